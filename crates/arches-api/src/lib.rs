@@ -1,0 +1,627 @@
+//! Wire types of the Arches HTTP/1.1 + JSON API, shared by the `moab` daemon
+//! and every client command. Serde only: no logic, no I/O.
+//!
+//! Routes (all under [`API_PREFIX`]) are listed in [`routes`]. Times are epoch
+//! seconds (`i64`); durations are seconds; `None` means "not set". The
+//! caller's identity is never a field: the daemon takes it from the socket's
+//! peer credentials.
+//!
+//! Text rendering (Moab's exact formats) is the clients' business; the daemon
+//! sends data.
+
+use serde::{Deserialize, Serialize};
+
+/// Version prefix of every route.
+pub const API_PREFIX: &str = "/v1";
+
+/// Route paths (relative to the socket; every one starts with [`API_PREFIX`]).
+pub mod routes {
+    /// `POST` [`crate::SubmitRequest`] → [`crate::SubmitResponse`].
+    pub const SUBMIT: &str = "/v1/jobs";
+    /// `GET` with [`crate::QueueQuery`] as query string → [`crate::QueueView`].
+    pub const QUEUE: &str = "/v1/queue";
+    /// `POST` [`crate::JobsRequest`] → [`crate::JobsView`] (checkjob, mdiag -j, mjobctl -q diag).
+    pub const JOBS_DETAIL: &str = "/v1/jobs/detail";
+    /// `POST` [`crate::JobActionRequest`] → [`crate::ActionResponse`] (mjobctl, canceljob, holds...).
+    pub const JOB_ACTION: &str = "/v1/jobs/action";
+    /// `GET` → [`crate::NodesView`]; `?name=` restricts to one node (or `ALL`).
+    pub const NODES: &str = "/v1/nodes";
+    /// `GET` → [`crate::SchedulerView`] (mdiag -S).
+    pub const SCHEDULER: &str = "/v1/scheduler";
+    /// `POST` [`crate::SchedulerControl`] → [`crate::ActionResponse`] (mschedctl).
+    pub const SCHEDULER_CONTROL: &str = "/v1/scheduler/control";
+    /// `GET` → [`crate::PriorityView`] (mdiag -p).
+    pub const PRIORITY: &str = "/v1/priority";
+    /// `POST` [`crate::BackfillQuery`] → [`crate::BackfillView`] (showbf).
+    pub const BACKFILL: &str = "/v1/backfill";
+    /// `POST` [`crate::StartQuery`] → [`crate::StartEstimate`] (showstart).
+    pub const STARTTIME: &str = "/v1/starttime";
+    /// `GET` → [`crate::ReservationsView`] (showres, mdiag -r).
+    pub const RESERVATIONS: &str = "/v1/reservations";
+    /// `POST` [`crate::ReservationRequest`] → [`crate::ActionResponse`] (mrsvctl).
+    pub const RESERVATION_CONTROL: &str = "/v1/reservations/control";
+    /// `GET` → [`crate::ConfigView`] (mdiag -C of the running configuration).
+    pub const CONFIG: &str = "/v1/config";
+    /// `GET` → [`crate::CredentialsView`] (mdiag -u -g -a -c -q).
+    pub const CREDENTIALS: &str = "/v1/credentials";
+    /// `GET` → [`crate::StatsView`] (showstats).
+    pub const STATS: &str = "/v1/stats";
+}
+
+/// Error body of every non-2xx answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiError {
+    /// The complete message a client prints (Moab's wording, e.g.
+    /// `ERROR:  invalid job specified (17)`), without trailing newline.
+    pub message: String,
+}
+
+// ---------------------------------------------------------------------------
+// Submission
+// ---------------------------------------------------------------------------
+
+/// A job submission as `msub` assembled it: command-line options merged over
+/// script directives (command line wins). Resource lists and extensions are
+/// passed as written; the daemon parses and validates them so that every
+/// rejection has one wording.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SubmitRequest {
+    /// The script text, copied at submit time.
+    pub script: String,
+    /// Job name (`-N`); default: script file name or `STDIN`.
+    pub name: Option<String>,
+    /// `-l` resource lists, each as written (`nodes=2:ppn=4,walltime=1:00:00`).
+    pub resources: Vec<String>,
+    /// `-W` attributes as written (`x=FLAGS:RESTARTABLE`, `depend=afterok:12`).
+    pub extensions: Vec<String>,
+    /// `-q` class.
+    pub class: Option<String>,
+    /// `-A` account.
+    pub account: Option<String>,
+    /// `-a` eligible date as written (`[[[[CC]YY]MM]DD]hhmm[.SS]`).
+    pub start_after: Option<String>,
+    /// `-h`: submit with a user hold.
+    pub hold: bool,
+    /// `-r y|n`.
+    pub rerunable: Option<bool>,
+    /// `-p` user priority.
+    pub priority: Option<i64>,
+    /// `-d` working directory (absolute); default: `submit_dir`.
+    pub workdir: Option<String>,
+    /// The directory msub ran in (absolute).
+    pub submit_dir: String,
+    /// `-o` as written (file or directory, may contain `$MOAB_JOBID`).
+    pub output: Option<String>,
+    /// `-e` as written.
+    pub error: Option<String>,
+    /// `-j oe`: stderr joined into stdout.
+    pub join: bool,
+    /// `-S` shell.
+    pub shell: Option<String>,
+    /// Environment exported to the job (`-V` whole environment, `-v` list),
+    /// already resolved by the client.
+    pub env: Vec<(String, String)>,
+    /// `-E`: add the `MOAB_*` variables.
+    pub moab_env: bool,
+    /// `-m` mail options and `-M` list (recorded, shown by checkjob).
+    pub mail_options: Option<String>,
+    pub mail_list: Option<String>,
+    /// The msub command line, for `checkjob -v` `Submit Args:`.
+    pub submit_args: String,
+    /// Host the client ran on.
+    pub submit_host: String,
+}
+
+/// Answer to a successful submission.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SubmitResponse {
+    /// Numeric job id.
+    pub id: u64,
+}
+
+// ---------------------------------------------------------------------------
+// Jobs as clients see them
+// ---------------------------------------------------------------------------
+
+/// Which showq section a job belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Section {
+    Active,
+    Eligible,
+    Blocked,
+    Completed,
+}
+
+/// A job's one-line summary (showq, mdiag -j, XML).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobSummary {
+    pub id: u64,
+    pub name: String,
+    pub user: String,
+    pub group: String,
+    pub account: Option<String>,
+    pub class: Option<String>,
+    pub qos: Option<String>,
+    /// Moab state word (`Running`, `Idle`, `UserHold`, ...).
+    pub state: String,
+    pub section: Section,
+    /// Processors requested (or allocated when active).
+    pub procs: u32,
+    /// Nodes requested (`nodes=N`) or allocated.
+    pub nodes: Option<u32>,
+    /// Wall-clock limit in seconds (`None`: none).
+    pub walltime: Option<i64>,
+    pub submit_time: i64,
+    pub start_time: Option<i64>,
+    pub completion_time: Option<i64>,
+    /// Exit status, when completed.
+    pub exit_code: Option<i32>,
+    /// True when the job was cancelled (`CNCLD`).
+    pub cancelled: bool,
+    /// Current start priority.
+    pub priority: i64,
+    /// Admin system priority is set (`*` in mdiag -p).
+    pub system_priority: bool,
+    /// Rank in the priority-ordered queue (Moab's IterationJobRank).
+    pub rank: Option<u32>,
+    /// First allocated node.
+    pub master_host: Option<String>,
+    pub partition: Option<String>,
+    /// Seconds spent suspended.
+    pub suspended_secs: i64,
+    /// Start of its reservation, if it has one.
+    pub reservation_start: Option<i64>,
+    /// Started by backfill.
+    pub backfilled: bool,
+    /// Preemptible (PREEMPTEE).
+    pub preemptible: bool,
+    /// Why it is blocked or did not start, in Moab's words.
+    pub block_reason: Option<String>,
+    /// Effective eligible queue time in seconds.
+    pub eligible_secs: i64,
+    /// Rerunable (`-r y` / RESTARTABLE).
+    pub restartable: bool,
+}
+
+/// Query of the showq route.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct QueueQuery {
+    /// Include completed jobs (showq -c).
+    #[serde(default)]
+    pub completed: bool,
+}
+
+/// Cluster summary line data (showq summaries and `<cluster>` XML).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ClusterSummary {
+    pub config_nodes: u32,
+    pub up_nodes: u32,
+    pub active_nodes: u32,
+    pub idle_nodes: u32,
+    pub up_procs: u32,
+    pub alloc_procs: u32,
+    pub idle_procs: u32,
+}
+
+/// showq's data: every job in section order (active by earliest completion,
+/// eligible and blocked by priority, completed by completion time).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QueueView {
+    pub now: i64,
+    pub cluster: ClusterSummary,
+    pub jobs: Vec<JobSummary>,
+    /// `JOBCPURGETIME` in seconds (showq -c's `purgetime`).
+    pub purge_secs: i64,
+    /// Scheduler name for messages.
+    pub scheduler: String,
+}
+
+/// Which jobs a detail query wants.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobsRequest {
+    /// Ids as typed (`17`, `Moab.17`), or `ALL`.
+    pub ids: Vec<String>,
+    /// Include completed jobs for `ALL`.
+    #[serde(default)]
+    pub completed: bool,
+}
+
+/// One node's share of a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeShare {
+    pub node: String,
+    pub tasks: u32,
+}
+
+/// One priority component (mdiag -p, checkjob -v).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PriorityComponent {
+    pub component: String,
+    pub sub: String,
+    pub value: f64,
+    pub contribution: f64,
+}
+
+/// Everything checkjob shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobDetail {
+    pub summary: JobSummary,
+    pub holds: Vec<String>,
+    pub tasks: u32,
+    pub tasks_per_node: Option<u32>,
+    pub mem_per_task_mb: u64,
+    pub features: Vec<String>,
+    pub flags: Vec<String>,
+    pub depend: Vec<String>,
+    pub start_after: Option<i64>,
+    pub start_count: u32,
+    pub bypass_count: u32,
+    pub user_priority: i64,
+    pub allocated: Vec<NodeShare>,
+    /// Reservation: start, end (None = no limit), nodes.
+    pub reservation: Option<ReservationSpan>,
+    pub priority_components: Vec<PriorityComponent>,
+    pub iwd: String,
+    pub submit_dir: String,
+    pub executable: String,
+    pub shell: Option<String>,
+    pub output_file: String,
+    pub error_file: String,
+    pub join: bool,
+    pub submit_args: String,
+    pub submit_host: String,
+    pub mail_options: Option<String>,
+    /// Notes and warnings (`NOTE:  ...`) the daemon wants shown.
+    pub messages: Vec<String>,
+    /// How the job started (`Priority`, `Reserved`, `Backfill`, `Forced`).
+    pub start_kind: Option<String>,
+}
+
+/// A reservation's time span and nodes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReservationSpan {
+    pub start: i64,
+    pub end: Option<i64>,
+    pub nodes: Vec<NodeShare>,
+}
+
+/// Answer to a detail query: found jobs in the order asked, plus the ids that
+/// matched nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobsView {
+    pub now: i64,
+    pub jobs: Vec<JobDetail>,
+    pub unknown: Vec<String>,
+}
+
+// ---------------------------------------------------------------------------
+// Job actions
+// ---------------------------------------------------------------------------
+
+/// One job-control action (mjobctl and the deprecated wrappers).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum JobAction {
+    Cancel,
+    /// Set holds of these types (`user`, `system`, `batch`, `defer`).
+    Hold {
+        types: Vec<String>,
+    },
+    /// Release holds of these types (`all` = every type).
+    Release {
+        types: Vec<String>,
+    },
+    /// `-m attr=value` / `attr+=value` / `attr-=value`, as written.
+    Modify {
+        changes: Vec<String>,
+    },
+    /// `-p PRIORITY [--flags=relative]`.
+    SystemPriority {
+        value: String,
+        relative: bool,
+    },
+    Suspend,
+    Resume,
+    Requeue,
+    Checkpoint,
+    /// `-N [signal=]SIG`.
+    Signal {
+        signal: String,
+    },
+    /// `-x`: start now (admin), `flags` from `-w flags=`.
+    Execute {
+        flags: Vec<String>,
+    },
+}
+
+/// A job action on a job expression (`17`, `17,18`, `Moab.17`, `ALL`, a regex).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobActionRequest {
+    pub jobs: Vec<String>,
+    pub action: JobAction,
+}
+
+/// Result of an action: lines for stdout and for stderr, in order, and
+/// whether any part failed (clients exit 1 then).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ActionResponse {
+    pub stdout: Vec<String>,
+    pub stderr: Vec<String>,
+    pub failed: bool,
+}
+
+// ---------------------------------------------------------------------------
+// Nodes
+// ---------------------------------------------------------------------------
+
+/// A node as checknode and mdiag -n show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeInfo {
+    pub name: String,
+    /// Moab node state (`Idle`, `Running`, `Busy`, `Down`, `Drained`, `Draining`).
+    pub state: String,
+    /// Seconds in the current state.
+    pub state_secs: i64,
+    pub procs: u32,
+    pub procs_used: u32,
+    pub mem_mb: u64,
+    pub mem_used_mb: u64,
+    pub features: Vec<String>,
+    pub partition: String,
+    pub classes: Vec<String>,
+    pub jobs: Vec<u64>,
+    pub load: f64,
+    /// Statistics since the daemon started tracking the node (seconds).
+    pub total_secs: i64,
+    pub up_secs: i64,
+    pub active_secs: i64,
+    pub reservations: Vec<NodeReservation>,
+    /// Resource manager name and type (`RM[local]*:  TYPE=LOCAL`).
+    pub rm: String,
+    pub rm_type: String,
+    pub opsys: Option<String>,
+    pub arch: Option<String>,
+    pub last_update: i64,
+}
+
+/// A reservation touching a node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeReservation {
+    pub id: String,
+    /// `Job`, `User`, `System`, `Standing`.
+    pub kind: String,
+    /// Job state for job reservations.
+    pub job_state: Option<String>,
+    pub tasks: u32,
+    pub start: i64,
+    pub end: Option<i64>,
+}
+
+/// Answer of the nodes route.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodesView {
+    pub now: i64,
+    pub nodes: Vec<NodeInfo>,
+}
+
+// ---------------------------------------------------------------------------
+// Scheduler
+// ---------------------------------------------------------------------------
+
+/// mdiag -S data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SchedulerView {
+    pub now: i64,
+    pub host: String,
+    pub socket: String,
+    pub mode: String,
+    pub started: i64,
+    pub iterations: u64,
+    pub last_iteration_ms: f64,
+    pub avg_iteration_ms: f64,
+    pub max_iteration_ms: f64,
+    pub paused: bool,
+    pub messages: Vec<String>,
+}
+
+/// mschedctl operations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum SchedulerControl {
+    /// `-k`: stop the daemon.
+    Kill,
+    /// `-p`: pause scheduling.
+    Pause,
+    /// `-r [secs]`: resume scheduling.
+    Resume { after_secs: Option<i64> },
+    /// `-S [N]`: step N iterations (simulation stepping).
+    Step { iterations: u64 },
+    /// `-s [N]`: stop at iteration N.
+    Stop { iteration: Option<u64> },
+    /// `-m config "PARAM VALUE"`.
+    ModifyConfig { line: String, evaluate_only: bool },
+}
+
+// ---------------------------------------------------------------------------
+// Priority, backfill, start estimates, reservations
+// ---------------------------------------------------------------------------
+
+/// mdiag -p data: weights and each queued job's breakdown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PriorityView {
+    pub now: i64,
+    /// Component weights as `(component, sub, component weight, sub weight)`.
+    pub weights: Vec<(String, String, i64, i64)>,
+    pub jobs: Vec<JobPriority>,
+}
+
+/// One job's priority breakdown.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobPriority {
+    pub id: u64,
+    pub priority: i64,
+    pub system: bool,
+    pub state: String,
+    pub components: Vec<PriorityComponent>,
+}
+
+/// showbf's request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct BackfillQuery {
+    pub user: Option<String>,
+    pub group: Option<String>,
+    pub account: Option<String>,
+    pub class: Option<String>,
+    pub qos: Option<String>,
+    pub partition: Option<String>,
+    /// Required duration as written (`-d`).
+    pub duration: Option<String>,
+    /// Minimum node count (`-n`).
+    pub nodes: Option<u32>,
+    /// Required features (`-f`, colon separated).
+    pub features: Vec<String>,
+    /// Memory comparison (`-m '>=256'`).
+    pub memory: Option<String>,
+}
+
+/// A backfill window: `procs` processors on `nodes` nodes free from `start`
+/// for `duration` seconds (`None` = no limit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackfillWindow {
+    pub partition: String,
+    pub procs: u32,
+    pub nodes: u32,
+    pub start: i64,
+    pub duration: Option<i64>,
+}
+
+/// showbf's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BackfillView {
+    pub now: i64,
+    pub user: String,
+    pub group: String,
+    pub windows: Vec<BackfillWindow>,
+}
+
+/// showstart's request: a job id or a hypothetical `procs@duration`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StartQuery {
+    Job {
+        id: String,
+    },
+    Hypothetical {
+        procs: u32,
+        duration: String,
+        qos: Option<String>,
+    },
+}
+
+/// showstart's answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartEstimate {
+    pub now: i64,
+    /// Job id, or `procs@duration` for hypothetical jobs.
+    pub job: String,
+    pub procs: u32,
+    pub walltime: Option<i64>,
+    /// Estimated start; `None` when it cannot be computed.
+    pub start: Option<i64>,
+    pub partition: String,
+    pub running: bool,
+    /// Why no estimate exists, or other notes.
+    pub note: Option<String>,
+}
+
+/// One reservation (showres).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReservationInfo {
+    pub id: String,
+    /// `Job`, `User`, `System`, `Standing`.
+    pub kind: String,
+    /// Job state letter source for job reservations (`Running`, `Idle`, ...).
+    pub job_state: Option<String>,
+    pub start: i64,
+    pub end: Option<i64>,
+    pub nodes: Vec<NodeShare>,
+    pub procs: u32,
+    pub owner: Option<String>,
+    pub flags: Vec<String>,
+    pub acl: Vec<String>,
+}
+
+/// showres data.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReservationsView {
+    pub now: i64,
+    pub reservations: Vec<ReservationInfo>,
+}
+
+/// mrsvctl operations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum ReservationRequest {
+    /// `-c`: create from `ATTR=VALUE` specs (`starttime=`, `duration=`, `hostlist=`, `procs=`, `users=`...).
+    Create { specs: Vec<String> },
+    /// `-r`: release (delete).
+    Release { id: String },
+}
+
+// ---------------------------------------------------------------------------
+// Configuration, credentials, statistics
+// ---------------------------------------------------------------------------
+
+/// A config diagnostic line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigDiagnostic {
+    pub file: String,
+    pub line: u32,
+    /// `WARNING` or `ERROR`.
+    pub severity: String,
+    pub message: String,
+}
+
+/// The running configuration (mdiag -C against a daemon, mschedctl -l).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConfigView {
+    pub file: Option<String>,
+    /// Effective `(PARAMETER, value)` pairs.
+    pub parameters: Vec<(String, String)>,
+    pub diagnostics: Vec<ConfigDiagnostic>,
+}
+
+/// A credential's configuration and usage (mdiag -u/-g/-a/-c/-q).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CredentialInfo {
+    /// `user`, `group`, `account`, `class`, `qos`.
+    pub kind: String,
+    pub name: String,
+    pub priority: i64,
+    pub flags: Vec<String>,
+    /// `(LIMIT, soft, hard)`.
+    pub limits: Vec<(String, u64, u64)>,
+    pub attributes: Vec<(String, String)>,
+    pub active_jobs: u32,
+    pub active_procs: u32,
+}
+
+/// Answer of the credentials route.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CredentialsView {
+    pub credentials: Vec<CredentialInfo>,
+}
+
+/// showstats data (totals since the daemon started).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StatsView {
+    pub now: i64,
+    pub since: i64,
+    pub jobs_completed: u64,
+    pub jobs_backfilled: u64,
+    pub proc_seconds_used: f64,
+    pub proc_seconds_available: f64,
+    pub wallclock_accuracy: f64,
+    pub avg_wait_secs: f64,
+}

@@ -1,0 +1,1 @@
+//! arches-client (being written).

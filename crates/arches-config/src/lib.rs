@@ -1,0 +1,1 @@
+//! arches-config (being written).

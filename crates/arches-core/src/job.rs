@@ -1,0 +1,521 @@
+//! Jobs as the scheduler sees them: what they request, who owns them, their
+//! holds, dependencies, flags and lifecycle state.
+//!
+//! Execution details (script, environment, output paths) are not here: they
+//! belong to the daemon's job record. The core keeps only what scheduling
+//! decisions depend on.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::str::FromStr;
+
+use crate::node::NodeId;
+use crate::{Secs, Time};
+
+/// Numeric job id. Ids are never reused.
+pub type JobId = u64;
+
+/// The credentials a job runs under (Moab's user, group, account, class, QoS).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Credentials {
+    pub user: String,
+    pub group: String,
+    pub account: Option<String>,
+    /// Class (queue).
+    pub class: Option<String>,
+    /// Quality of service.
+    pub qos: Option<String>,
+}
+
+/// What a job asks for. Moab's model: `tasks` tasks of `procs_per_task`
+/// processors each, optionally spread as exactly `nodes` nodes with
+/// `tasks_per_node` tasks each (`nodes=N:ppn=P`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// Total task count (`procs=N`, or `N*P` for `nodes=N:ppn=P`).
+    pub tasks: u32,
+    /// Processors per task (normally 1).
+    pub procs_per_task: u32,
+    /// Exact node count (`nodes=N`), if requested.
+    pub nodes: Option<u32>,
+    /// Tasks per node (`ppn=P`), if requested.
+    pub tasks_per_node: Option<u32>,
+    /// Memory per task in MB (0 = no memory requirement).
+    pub mem_per_task_mb: u64,
+    /// Required node features (all must be present).
+    pub features: Vec<String>,
+    /// Required partition.
+    pub partition: Option<String>,
+}
+
+impl Request {
+    /// A request for `procs` single-processor tasks anywhere.
+    pub fn procs(procs: u32) -> Self {
+        Request {
+            tasks: procs,
+            procs_per_task: 1,
+            nodes: None,
+            tasks_per_node: None,
+            mem_per_task_mb: 0,
+            features: Vec::new(),
+            partition: None,
+        }
+    }
+
+    /// Total processors requested.
+    pub fn total_procs(&self) -> u32 {
+        self.tasks.saturating_mul(self.procs_per_task)
+    }
+
+    /// Total memory requested in MB.
+    pub fn total_mem_mb(&self) -> u64 {
+        self.mem_per_task_mb.saturating_mul(u64::from(self.tasks))
+    }
+}
+
+/// Moab's job states (`MJobState[]`), printed verbatim by showq and checkjob.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum JobState {
+    Idle,
+    Starting,
+    Running,
+    Removed,
+    Completed,
+    Hold,
+    Deferred,
+    Vacated,
+    NotQueued,
+    BatchHold,
+    UserHold,
+    SystemHold,
+    Staging,
+    Staged,
+    Suspended,
+    Blocked,
+}
+
+impl JobState {
+    /// Moab's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobState::Idle => "Idle",
+            JobState::Starting => "Starting",
+            JobState::Running => "Running",
+            JobState::Removed => "Removed",
+            JobState::Completed => "Completed",
+            JobState::Hold => "Hold",
+            JobState::Deferred => "Deferred",
+            JobState::Vacated => "Vacated",
+            JobState::NotQueued => "NotQueued",
+            JobState::BatchHold => "BatchHold",
+            JobState::UserHold => "UserHold",
+            JobState::SystemHold => "SystemHold",
+            JobState::Staging => "Staging",
+            JobState::Staged => "Staged",
+            JobState::Suspended => "Suspended",
+            JobState::Blocked => "Blocked",
+        }
+    }
+
+    /// Running, starting or suspended: the job holds an allocation.
+    pub fn is_active(self) -> bool {
+        matches!(
+            self,
+            JobState::Running | JobState::Starting | JobState::Suspended
+        )
+    }
+
+    /// Finished for good (completed, removed or vacated).
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            JobState::Completed | JobState::Removed | JobState::Vacated
+        )
+    }
+}
+
+impl fmt::Display for JobState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Hold types (`MHoldType[]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum HoldType {
+    User,
+    System,
+    Batch,
+    Defer,
+}
+
+impl HoldType {
+    pub const ALL: [HoldType; 4] = [
+        HoldType::User,
+        HoldType::System,
+        HoldType::Batch,
+        HoldType::Defer,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HoldType::User => "User",
+            HoldType::System => "System",
+            HoldType::Batch => "Batch",
+            HoldType::Defer => "Defer",
+        }
+    }
+}
+
+impl fmt::Display for HoldType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for HoldType {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "user" | "u" => Ok(HoldType::User),
+            "system" | "s" => Ok(HoldType::System),
+            "batch" | "b" => Ok(HoldType::Batch),
+            "defer" | "d" => Ok(HoldType::Defer),
+            _ => Err(format!("invalid hold type '{s}'")),
+        }
+    }
+}
+
+/// The set of holds in place on a job.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Holds(BTreeSet<HoldType>);
+
+impl Holds {
+    pub fn none() -> Self {
+        Holds::default()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    pub fn contains(&self, h: HoldType) -> bool {
+        self.0.contains(&h)
+    }
+    /// Adds a hold; returns whether the set changed.
+    pub fn insert(&mut self, h: HoldType) -> bool {
+        self.0.insert(h)
+    }
+    /// Removes a hold; returns whether the set changed.
+    pub fn remove(&mut self, h: HoldType) -> bool {
+        self.0.remove(&h)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = HoldType> + '_ {
+        self.0.iter().copied()
+    }
+    /// The state Moab shows for a held job: the strongest hold wins.
+    pub fn state(&self) -> Option<JobState> {
+        if self.contains(HoldType::Batch) {
+            Some(JobState::BatchHold)
+        } else if self.contains(HoldType::System) {
+            Some(JobState::SystemHold)
+        } else if self.contains(HoldType::User) {
+            Some(JobState::UserHold)
+        } else if self.contains(HoldType::Defer) {
+            Some(JobState::Deferred)
+        } else {
+            None
+        }
+    }
+}
+
+/// Dependency kinds (`-W depend=TYPE:id[:id]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DependencyKind {
+    /// Start after the job started (`after`).
+    After,
+    /// Start after the job completed successfully (`afterok`).
+    AfterOk,
+    /// Start after the job failed (`afternotok`).
+    AfterNotOk,
+    /// Start after the job ended, whatever its status (`afterany`).
+    AfterAny,
+}
+
+impl DependencyKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DependencyKind::After => "after",
+            DependencyKind::AfterOk => "afterok",
+            DependencyKind::AfterNotOk => "afternotok",
+            DependencyKind::AfterAny => "afterany",
+        }
+    }
+}
+
+impl FromStr for DependencyKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "after" => Ok(DependencyKind::After),
+            "afterok" => Ok(DependencyKind::AfterOk),
+            "afternotok" => Ok(DependencyKind::AfterNotOk),
+            "afterany" => Ok(DependencyKind::AfterAny),
+            _ => Err(format!("unknown dependency type '{s}'")),
+        }
+    }
+}
+
+/// One dependency of a job on another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Dependency {
+    pub kind: DependencyKind,
+    pub job: JobId,
+}
+
+/// Moab job flags (`MJobFlags[]`) that matter to scheduling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum JobFlag {
+    Backfill,
+    Restartable,
+    Suspendable,
+    Preemptee,
+    Preemptor,
+    IgnPolicies,
+    IgnNodeState,
+    IgnRsv,
+    Checkpointable,
+    Interactive,
+}
+
+impl JobFlag {
+    pub const ALL: [JobFlag; 10] = [
+        JobFlag::Backfill,
+        JobFlag::Restartable,
+        JobFlag::Suspendable,
+        JobFlag::Preemptee,
+        JobFlag::Preemptor,
+        JobFlag::IgnPolicies,
+        JobFlag::IgnNodeState,
+        JobFlag::IgnRsv,
+        JobFlag::Checkpointable,
+        JobFlag::Interactive,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobFlag::Backfill => "BACKFILL",
+            JobFlag::Restartable => "RESTARTABLE",
+            JobFlag::Suspendable => "SUSPENDABLE",
+            JobFlag::Preemptee => "PREEMPTEE",
+            JobFlag::Preemptor => "PREEMPTOR",
+            JobFlag::IgnPolicies => "IGNPOLICIES",
+            JobFlag::IgnNodeState => "IGNNODESTATE",
+            JobFlag::IgnRsv => "IGNRSV",
+            JobFlag::Checkpointable => "CHECKPOINT",
+            JobFlag::Interactive => "INTERACTIVE",
+        }
+    }
+}
+
+impl fmt::Display for JobFlag {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for JobFlag {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let up = s.trim().to_ascii_uppercase();
+        JobFlag::ALL
+            .into_iter()
+            .find(|f| f.as_str() == up)
+            .or(match up.as_str() {
+                "IGNOREPOLICIES" => Some(JobFlag::IgnPolicies),
+                "IGNORENODESTATE" => Some(JobFlag::IgnNodeState),
+                "IGNORERSV" | "IGNRSV" => Some(JobFlag::IgnRsv),
+                "CHECKPOINTABLE" => Some(JobFlag::Checkpointable),
+                _ => None,
+            })
+            .ok_or_else(|| format!("unknown flag '{s}'"))
+    }
+}
+
+/// A set of job flags.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobFlags(BTreeSet<JobFlag>);
+
+impl JobFlags {
+    pub fn contains(&self, f: JobFlag) -> bool {
+        self.0.contains(&f)
+    }
+    pub fn insert(&mut self, f: JobFlag) -> bool {
+        self.0.insert(f)
+    }
+    pub fn remove(&mut self, f: JobFlag) -> bool {
+        self.0.remove(&f)
+    }
+    pub fn iter(&self) -> impl Iterator<Item = JobFlag> + '_ {
+        self.0.iter().copied()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl FromIterator<JobFlag> for JobFlags {
+    fn from_iter<I: IntoIterator<Item = JobFlag>>(iter: I) -> Self {
+        JobFlags(iter.into_iter().collect())
+    }
+}
+
+/// Processors (and memory) of one node given to a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Alloc {
+    pub node: NodeId,
+    /// Tasks placed on this node.
+    pub tasks: u32,
+    /// Processors dedicated on this node.
+    pub procs: u32,
+    /// Memory dedicated on this node (MB).
+    pub mem_mb: u64,
+}
+
+/// How a job came to start (shown by checkjob, counted by the simulator).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StartKind {
+    /// Started in priority order.
+    Priority,
+    /// Started at its reservation.
+    Reserved,
+    /// Started out of order by backfill.
+    Backfill,
+    /// Forced by an administrator (`mjobctl -x`).
+    Forced,
+}
+
+/// An active job's allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunInfo {
+    pub start_time: Time,
+    pub alloc: Vec<Alloc>,
+    pub how: StartKind,
+    /// Total time spent suspended so far.
+    pub suspended_secs: Secs,
+    /// When the current suspension began.
+    pub suspended_at: Option<Time>,
+}
+
+impl RunInfo {
+    pub fn procs(&self) -> u32 {
+        self.alloc.iter().map(|a| a.procs).sum()
+    }
+    pub fn nodes(&self) -> u32 {
+        self.alloc.len() as u32
+    }
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompletionCode {
+    /// The job's exit status (a signal death is 128 + signal, as shells report it).
+    Exit(i32),
+    /// Cancelled (`CNCLD` in Moab's output).
+    Cancelled,
+}
+
+/// A finished job's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub time: Time,
+    pub code: CompletionCode,
+}
+
+/// A job as the scheduler sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    pub id: JobId,
+    pub name: String,
+    pub cred: Credentials,
+    pub req: Request,
+    /// Requested wall-clock limit; `None` means none was given (and no class
+    /// default applied): such a job can never backfill.
+    pub walltime: Option<Secs>,
+    pub submit_time: Time,
+    /// Not eligible before this time (`msub -a`).
+    pub start_after: Option<Time>,
+    pub holds: Holds,
+    pub depend: Vec<Dependency>,
+    /// User priority (`msub -p`, -1024..1023).
+    pub user_prio: i64,
+    /// Administrator system priority (`mjobctl -p`), if set.
+    pub sys_prio: Option<i64>,
+    pub flags: JobFlags,
+    /// Lifecycle state. Held jobs are `Idle` here with holds set; use
+    /// [`Job::display_state`] for what Moab prints.
+    pub state: JobState,
+    pub run: Option<RunInfo>,
+    pub completion: Option<Completion>,
+    /// How many times the job was started.
+    pub start_count: u32,
+    /// How many times a lower-priority job was backfilled ahead of it.
+    pub bypass_count: u32,
+}
+
+impl Job {
+    /// A new idle job with the given basics; the rest defaults.
+    pub fn new(
+        id: JobId,
+        user: &str,
+        req: Request,
+        walltime: Option<Secs>,
+        submit_time: Time,
+    ) -> Self {
+        Job {
+            id,
+            name: format!("job{id}"),
+            cred: Credentials {
+                user: user.to_string(),
+                group: user.to_string(),
+                ..Credentials::default()
+            },
+            req,
+            walltime,
+            submit_time,
+            start_after: None,
+            holds: Holds::none(),
+            depend: Vec::new(),
+            user_prio: 0,
+            sys_prio: None,
+            flags: JobFlags::default(),
+            state: JobState::Idle,
+            run: None,
+            completion: None,
+            start_count: 0,
+            bypass_count: 0,
+        }
+    }
+
+    /// The state Moab prints: holds override `Idle`.
+    pub fn display_state(&self) -> JobState {
+        if self.state == JobState::Idle {
+            self.holds.state().unwrap_or(JobState::Idle)
+        } else {
+            self.state
+        }
+    }
+
+    /// Processors the job uses (allocated when active, requested otherwise).
+    pub fn procs(&self) -> u32 {
+        match &self.run {
+            Some(r) if self.state.is_active() => r.procs(),
+            _ => self.req.total_procs(),
+        }
+    }
+
+    /// When an active job must end by its wall-clock limit.
+    pub fn expected_end(&self) -> Option<Time> {
+        let run = self.run.as_ref()?;
+        let limit = self.walltime?;
+        Some(run.start_time + run.suspended_secs + limit)
+    }
+}

@@ -1,0 +1,36 @@
+//! Arches scheduling core.
+//!
+//! The domain model (jobs, nodes, credentials, policies) and the pure scheduling
+//! algorithm. Nothing in this crate performs I/O, spawns threads or reads a
+//! clock: time is always a parameter (`now`). The daemon, the simulator and the
+//! resource-manager backends are thin drivers around it.
+//!
+//! The shape follows quinn-proto and rust-analyzer's core: [`State::apply`]
+//! ingests what happened, [`schedule`] turns a state and a [`Policy`] into a
+//! [`Plan`] — starts, reservations and, for every job that did not start, the
+//! reason — and [`State::next_wakeup`] tells the driver when time alone will
+//! change something.
+
+pub mod job;
+pub mod node;
+pub mod plan;
+pub mod policy;
+pub mod schedule;
+pub mod state;
+pub mod timespec;
+
+pub use job::{
+    Alloc, Completion, CompletionCode, Credentials, Dependency, DependencyKind, HoldType, Holds,
+    Job, JobFlag, JobFlags, JobId, JobState, Request, RunInfo, StartKind,
+};
+pub use node::{Node, NodeAdminState, NodeId, NodeState};
+pub use plan::{BlockReason, Decision, Plan, PlannedReservation, PriorityBreakdown, Start};
+pub use policy::Policy;
+pub use schedule::schedule;
+pub use state::{Event, EventError, State};
+
+/// Seconds since the Unix epoch (or since the start of a simulated trace).
+pub type Time = i64;
+
+/// A length of time in seconds.
+pub type Secs = i64;

@@ -1,0 +1,176 @@
+//! What one scheduling iteration decided: starts, reservations and, for every
+//! queued job, its priority breakdown and why it did not start. Decisions are
+//! data and carry their reasons; commands print exactly what the scheduler
+//! used.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::job::{Alloc, Dependency, HoldType, JobId, StartKind};
+use crate::policy::PolicyLevel;
+use crate::Time;
+
+/// A job to start now, on exactly these resources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Start {
+    pub job: JobId,
+    pub alloc: Vec<Alloc>,
+    pub kind: StartKind,
+}
+
+/// A priority reservation: where and when a queued job is guaranteed to start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedReservation {
+    pub job: JobId,
+    pub start: Time,
+    /// `None` when the job has no wall-clock limit.
+    pub end: Option<Time>,
+    pub alloc: Vec<Alloc>,
+}
+
+/// One priority component's contribution (for `mdiag -p` and `checkjob -v`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PriorityComponent {
+    /// Moab's column name, e.g. `Serv`, `Cred`.
+    pub component: &'static str,
+    /// Subcomponent name, e.g. `QTime`, `QOS`.
+    pub sub: &'static str,
+    /// The raw factor value (minutes queued, QoS priority, ...).
+    pub value: f64,
+    /// Component weight × subcomponent weight × value.
+    pub contribution: f64,
+}
+
+/// How a job's priority was computed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PriorityBreakdown {
+    /// The start priority used to order the queue.
+    pub total: i64,
+    /// Whether an administrator system priority overrides the computed value.
+    pub system: bool,
+    pub components: Vec<PriorityComponent>,
+}
+
+/// Why a queued job did not start this iteration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockReason {
+    /// Holds are in place.
+    Hold(Vec<HoldType>),
+    /// `msub -a` start date not reached.
+    StartDate(Time),
+    /// A dependency is not satisfied.
+    Dependency(Dependency),
+    /// A dependency can never be satisfied (the job it waits for ended the wrong way).
+    DependencyFailed(Dependency),
+    /// A throttling limit would be exceeded.
+    Policy {
+        level: PolicyLevel,
+        /// `MAXJOB`, `MAXPROC`, ...
+        limit: &'static str,
+        /// `user`, `group`, `account`, `class`, `qos`.
+        cred_kind: &'static str,
+        cred: String,
+        max: u64,
+        requested: u64,
+        in_use: u64,
+    },
+    /// Not enough free resources now; waiting (possibly with a reservation).
+    Resources { idle_procs: u32, needed_procs: u32 },
+    /// The request can never be satisfied by the configured nodes.
+    NeverFits(String),
+    /// Behind a reservation with no computable start because a job it waits
+    /// for has no wall-clock limit (the LSF rule).
+    NoWalltimeAhead,
+    /// Not considered: beyond `BACKFILLDEPTH`.
+    BackfillDepth,
+    /// Its QoS forbids backfill (`NOBF`) and it is not the top job.
+    NoBackfill,
+    /// It has no wall-clock limit and so can never backfill.
+    NoWalltime,
+    /// Backfill chunking protects the free resources for larger jobs.
+    Chunking { size: u32, until: Time },
+    /// Starting it would delay a higher-priority reservation.
+    WouldDelayReservation(JobId),
+}
+
+impl fmt::Display for BlockReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BlockReason::Hold(h) => {
+                let names: Vec<&str> = h.iter().map(|h| h.as_str()).collect();
+                write!(f, "job has hold in place ({})", names.join(","))
+            }
+            BlockReason::StartDate(t) => write!(f, "start date not reached ({t})"),
+            BlockReason::Dependency(d) => {
+                write!(f, "dependency is not met ({}:{})", d.kind.as_str(), d.job)
+            }
+            BlockReason::DependencyFailed(d) => write!(
+                f,
+                "dependency cannot be met ({}:{} ended otherwise)",
+                d.kind.as_str(),
+                d.job
+            ),
+            BlockReason::Policy { level, limit, cred_kind, cred, max, requested, in_use } => write!(
+                f,
+                "job violates active {} {} limit of {} for {} {}  (Req: {}  InUse: {})",
+                level.as_str(),
+                limit,
+                max,
+                cred_kind,
+                cred,
+                requested,
+                in_use
+            ),
+            BlockReason::Resources { idle_procs, needed_procs } => write!(
+                f,
+                "insufficient idle procs ({idle_procs} available, {needed_procs} needed)"
+            ),
+            BlockReason::NeverFits(why) => write!(f, "job cannot run in any partition ({why})"),
+            BlockReason::NoWalltimeAhead => f.write_str(
+                "start time cannot be computed: a job ahead of it has no wall-clock limit",
+            ),
+            BlockReason::BackfillDepth => f.write_str("not considered for backfill (BACKFILLDEPTH)"),
+            BlockReason::NoBackfill => f.write_str("QOS does not allow backfill (NOBF)"),
+            BlockReason::NoWalltime => f.write_str("job has no wall-clock limit and cannot backfill"),
+            BlockReason::Chunking { size, until } => write!(
+                f,
+                "job may be blocked by backfill chunking (jobs smaller than {size} procs until {until})"
+            ),
+            BlockReason::WouldDelayReservation(j) => {
+                write!(f, "would delay the reservation of job {j}")
+            }
+        }
+    }
+}
+
+/// Everything the iteration concluded about one queued job.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Decision {
+    pub priority: PriorityBreakdown,
+    /// Rank in the priority-ordered queue (1 = first), Moab's IterationJobRank.
+    pub rank: u32,
+    /// Why it did not start (absent for jobs that started).
+    pub reason: Option<BlockReason>,
+    /// Whether the job is eligible (no hold, dependency or policy blocks it):
+    /// showq lists eligible jobs apart from blocked ones.
+    pub eligible: bool,
+}
+
+/// The output of one scheduling iteration.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Plan {
+    pub now: Time,
+    pub starts: Vec<Start>,
+    pub reservations: Vec<PlannedReservation>,
+    pub decisions: BTreeMap<JobId, Decision>,
+    /// When time alone will next change a decision (a reservation starts, a
+    /// start date arrives, a chunking window closes).
+    pub next_wakeup: Option<Time>,
+}
+
+impl Plan {
+    /// The reservation of a job, if it has one.
+    pub fn reservation(&self, job: JobId) -> Option<&PlannedReservation> {
+        self.reservations.iter().find(|r| r.job == job)
+    }
+}

@@ -1,0 +1,348 @@
+//! Scheduling policy: the typed form of every `moab.cfg` parameter that
+//! changes a scheduling decision. Policies are parameters of one algorithm
+//! (EASY and conservative backfill differ only in `reservation_depth`).
+//!
+//! Every enumerated value is one Rust enum with `FromStr` (case-insensitive,
+//! Moab's spelling) and `Display`. Build a policy by mutating
+//! [`Policy::default`], which holds Moab's defaults.
+
+use std::collections::BTreeMap;
+
+use crate::job::JobFlag;
+use crate::Secs;
+
+/// Declares a Moab enumeration with its spellings.
+macro_rules! moab_enum {
+    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum $name { $($(#[$vmeta])* $variant),+ }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            /// Moab's spelling.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text),+ }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, String> {
+                let t = s.trim();
+                $name::ALL
+                    .iter()
+                    .copied()
+                    .find(|v| v.as_str().eq_ignore_ascii_case(t))
+                    .ok_or_else(|| {
+                        let names: Vec<&str> = $name::ALL.iter().map(|v| v.as_str()).collect();
+                        format!("invalid value '{t}' (expected one of {})", names.join(", "))
+                    })
+            }
+        }
+    };
+}
+
+moab_enum! {
+    /// `BACKFILLPOLICY`.
+    BackfillPolicy {
+        FirstFit => "FIRSTFIT",
+        BestFit => "BESTFIT",
+        Greedy => "GREEDY",
+        Preempt => "PREEMPT",
+        None => "NONE",
+    }
+}
+
+moab_enum! {
+    /// `BACKFILLMETRIC`: what "best fit" maximises.
+    BackfillMetric {
+        Procs => "PROCS",
+        Nodes => "NODES",
+        Seconds => "SECONDS",
+        ProcSeconds => "PROCSECONDS",
+    }
+}
+
+moab_enum! {
+    /// `RESERVATIONPOLICY`.
+    ReservationPolicy {
+        /// Reserve for the jobs that are currently the highest priority; drop
+        /// reservations of jobs that fell behind.
+        CurrentHighest => "CURRENTHIGHEST",
+        /// Keep a reservation once made, even if the job's priority drops.
+        Highest => "HIGHEST",
+        /// Never reserve.
+        Never => "NEVER",
+    }
+}
+
+moab_enum! {
+    /// `NODEALLOCATIONPOLICY`.
+    NodeAllocationPolicy {
+        FirstAvailable => "FIRSTAVAILABLE",
+        LastAvailable => "LASTAVAILABLE",
+        MinResource => "MINRESOURCE",
+        Contiguous => "CONTIGUOUS",
+        MaxBalance => "MAXBALANCE",
+        Priority => "PRIORITY",
+        CpuLoad => "CPULOAD",
+    }
+}
+
+moab_enum! {
+    /// `PREEMPTPOLICY`.
+    PreemptPolicy {
+        Suspend => "SUSPEND",
+        Checkpoint => "CHECKPOINT",
+        Requeue => "REQUEUE",
+        Cancel => "CANCEL",
+    }
+}
+
+moab_enum! {
+    /// `BFVIRTUALWALLTIMECONFLICTPOLICY`.
+    VirtualWalltimeConflictPolicy {
+        None => "NONE",
+        Preempt => "PREEMPT",
+    }
+}
+
+moab_enum! {
+    /// `BFPRIORITYPOLICY`: order of backfill candidates (PREEMPT backfill).
+    BfPriorityPolicy {
+        None => "NONE",
+        Random => "RANDOM",
+        Duration => "DURATION",
+        HwDuration => "HWDURATION",
+    }
+}
+
+moab_enum! {
+    /// `QOSCFG[x] QFLAGS=`.
+    QosFlag {
+        Preemptor => "PREEMPTOR",
+        Preemptee => "PREEMPTEE",
+        NoBf => "NOBF",
+        NoReservation => "NORESERVATION",
+        ReserveAlways => "RESERVEALWAYS",
+        IgnAll => "IGNALL",
+        RunNow => "RUNNOW",
+    }
+}
+
+/// A soft,hard limit pair (`MAXJOB=2,4`). A single value sets both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limit {
+    pub soft: u64,
+    pub hard: u64,
+}
+
+impl Limit {
+    /// The limit at a policy level.
+    pub fn at(self, level: PolicyLevel) -> u64 {
+        match level {
+            PolicyLevel::Soft => self.soft,
+            PolicyLevel::Hard => self.hard,
+        }
+    }
+}
+
+/// Which side of soft,hard limits a pass enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PolicyLevel {
+    Soft,
+    Hard,
+}
+
+impl PolicyLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicyLevel::Soft => "SOFT",
+            PolicyLevel::Hard => "HARD",
+        }
+    }
+}
+
+/// Throttling limits of one credential (`MAXJOB`, `MAXPROC`, `MAXNODE`, `MAXWC`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Limits {
+    /// Active jobs.
+    pub max_job: Option<Limit>,
+    /// Active processors.
+    pub max_proc: Option<Limit>,
+    /// Active nodes.
+    pub max_node: Option<Limit>,
+    /// Outstanding wall-clock seconds of active jobs.
+    pub max_wc: Option<Limit>,
+}
+
+/// Configuration of one credential (`USERCFG`, `GROUPCFG`, `ACCOUNTCFG`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CredConfig {
+    pub priority: i64,
+    pub limits: Limits,
+    /// Default QoS (`QDEF=`).
+    pub qdef: Option<String>,
+    /// QoS access list (`QLIST=`); empty = any.
+    pub qlist: Vec<String>,
+}
+
+/// Configuration of one class/queue (`CLASSCFG[x]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClassConfig {
+    pub priority: i64,
+    pub limits: Limits,
+    /// `DEFAULT.WCLIMIT`: applied to jobs that request none.
+    pub default_wclimit: Option<Secs>,
+    /// `MAX.WCLIMIT`: the most a job of this class may request.
+    pub max_wclimit: Option<Secs>,
+    /// `QDEF=`: default QoS of the class's jobs.
+    pub qdef: Option<String>,
+    pub qlist: Vec<String>,
+    /// `JOBFLAGS=` / `FLAGS=`: flags given to every job of the class.
+    pub job_flags: Vec<JobFlag>,
+}
+
+/// Configuration of one QoS (`QOSCFG[x]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QosConfig {
+    pub priority: i64,
+    pub limits: Limits,
+    pub flags: Vec<QosFlag>,
+    /// `JOBFLAGS=`: flags given to every job of the QoS.
+    pub job_flags: Vec<JobFlag>,
+}
+
+/// Priority component and subcomponent weights (Moab §5.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PriorityWeights {
+    pub service: i64,
+    pub queuetime: i64,
+    pub xfactor: i64,
+    pub bypass: i64,
+    pub cred: i64,
+    pub user: i64,
+    pub group: i64,
+    pub account: i64,
+    pub class: i64,
+    pub qos: i64,
+    /// Weight of the job's user priority (`msub -p`).
+    pub userprio: i64,
+}
+
+impl Default for PriorityWeights {
+    fn default() -> Self {
+        // Moab defaults: SERVICEWEIGHT 1, QUEUETIMEWEIGHT 1, CREDWEIGHT 1,
+        // all other subcomponent weights 0: pure FIFO by queue time.
+        PriorityWeights {
+            service: 1,
+            queuetime: 1,
+            xfactor: 0,
+            bypass: 0,
+            cred: 1,
+            user: 0,
+            group: 0,
+            account: 0,
+            class: 0,
+            qos: 0,
+            userprio: 0,
+        }
+    }
+}
+
+/// One `RESERVATIONDEPTH[i]` / `RESERVATIONQOSLIST[i]` bucket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReservationBucket {
+    pub depth: u32,
+    /// QoS names sharing the bucket; `None` = `[ALL]`.
+    pub qos: Option<Vec<String>>,
+}
+
+/// Every scheduling parameter the core understands.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    pub backfill: BackfillPolicy,
+    pub backfill_metric: BackfillMetric,
+    /// `BACKFILLDEPTH`: queued jobs backfill looks at (0 = all).
+    pub backfill_depth: u32,
+    pub bf_chunk_duration: Secs,
+    pub bf_chunk_size: u32,
+    pub bf_priority_policy: BfPriorityPolicy,
+    /// `BFVIRTUALWALLTIMESCALINGFACTOR` (`None` = disabled).
+    pub bf_virtual_walltime_factor: Option<f64>,
+    pub bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy,
+    /// Reservation buckets; the default is one bucket of depth 1 for all QoS.
+    pub reservation_buckets: Vec<ReservationBucket>,
+    pub reservation_policy: ReservationPolicy,
+    pub node_allocation: NodeAllocationPolicy,
+    pub weights: PriorityWeights,
+    pub users: BTreeMap<String, CredConfig>,
+    pub groups: BTreeMap<String, CredConfig>,
+    pub accounts: BTreeMap<String, CredConfig>,
+    pub classes: BTreeMap<String, ClassConfig>,
+    pub qos: BTreeMap<String, QosConfig>,
+    pub preempt_policy: PreemptPolicy,
+    pub job_preempt_min_active: Secs,
+    pub job_preempt_max_active: Secs,
+    pub guaranteed_preemption: bool,
+    /// `RMPOLLINTERVAL`: the longest the daemon waits between iterations.
+    pub rm_poll_interval: Secs,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            backfill: BackfillPolicy::FirstFit,
+            backfill_metric: BackfillMetric::Procs,
+            backfill_depth: 0,
+            bf_chunk_duration: 0,
+            bf_chunk_size: 0,
+            bf_priority_policy: BfPriorityPolicy::None,
+            bf_virtual_walltime_factor: None,
+            bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy::None,
+            reservation_buckets: vec![ReservationBucket {
+                depth: 1,
+                qos: None,
+            }],
+            reservation_policy: ReservationPolicy::CurrentHighest,
+            node_allocation: NodeAllocationPolicy::LastAvailable,
+            weights: PriorityWeights::default(),
+            users: BTreeMap::new(),
+            groups: BTreeMap::new(),
+            accounts: BTreeMap::new(),
+            classes: BTreeMap::new(),
+            qos: BTreeMap::new(),
+            preempt_policy: PreemptPolicy::Requeue,
+            job_preempt_min_active: 0,
+            job_preempt_max_active: 0,
+            guaranteed_preemption: false,
+            rm_poll_interval: 30,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enums_parse_case_insensitively_and_round_trip() {
+        assert_eq!(
+            "bestfit".parse::<BackfillPolicy>(),
+            Ok(BackfillPolicy::BestFit)
+        );
+        for p in BackfillPolicy::ALL {
+            assert_eq!(p.to_string().parse::<BackfillPolicy>(), Ok(*p));
+        }
+        let e = "sometimes".parse::<ReservationPolicy>().unwrap_err();
+        assert!(e.contains("CURRENTHIGHEST"), "{e}");
+    }
+}

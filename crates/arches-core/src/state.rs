@@ -1,0 +1,583 @@
+//! The scheduler's state: nodes and jobs, changed only through [`State::apply`].
+//!
+//! `apply` validates every event against the current state and either applies
+//! it whole or returns an error and changes nothing. Per-node usage is
+//! maintained incrementally so an iteration never recomputes it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::job::{
+    Alloc, Completion, CompletionCode, HoldType, Job, JobFlag, JobId, JobState, RunInfo, StartKind,
+};
+use crate::node::{Node, NodeAdminState, NodeId, NodeState};
+use crate::{Secs, Time};
+
+/// Something that happened, fed to [`State::apply`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// A new job was accepted.
+    Submit(Box<Job>),
+    /// A job started on these resources (the backend confirmed the start).
+    Start {
+        job: JobId,
+        alloc: Vec<Alloc>,
+        kind: StartKind,
+    },
+    /// An active job ended with this exit status.
+    Finish {
+        job: JobId,
+        code: CompletionCode,
+    },
+    /// A job was cancelled (idle: removed from the queue; active: the backend
+    /// already killed it).
+    Cancel {
+        job: JobId,
+    },
+    SetHold {
+        job: JobId,
+        hold: HoldType,
+    },
+    ReleaseHold {
+        job: JobId,
+        hold: HoldType,
+    },
+    /// Change a queued (or, where allowed, active) job.
+    Modify {
+        job: JobId,
+        change: JobChange,
+    },
+    /// An active job was suspended: its processors are free for scheduling,
+    /// its memory stays held.
+    Suspend {
+        job: JobId,
+    },
+    Resume {
+        job: JobId,
+    },
+    /// An active job was stopped and goes back to the queue, keeping its id.
+    Requeue {
+        job: JobId,
+    },
+    /// A node's administrative state changed.
+    NodeState {
+        node: NodeId,
+        state: NodeAdminState,
+    },
+    /// A node joined the cluster.
+    AddNode(Node),
+    /// Forget a finished job (after `JOBCPURGETIME`).
+    Purge {
+        job: JobId,
+    },
+}
+
+/// A modification of a job (`mjobctl -m`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobChange {
+    Walltime(Option<Secs>),
+    Name(String),
+    Class(Option<String>),
+    Account(Option<String>),
+    Qos(Option<String>),
+    UserPrio(i64),
+    SysPrio(Option<i64>),
+    StartAfter(Option<Time>),
+    Flags(Vec<JobFlag>),
+}
+
+/// Why an event was refused. The state is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EventError {
+    #[error("unknown job {0}")]
+    UnknownJob(JobId),
+    #[error("job {0} already exists")]
+    DuplicateJob(JobId),
+    #[error("unknown node {0}")]
+    UnknownNode(NodeId),
+    #[error("job {job} is {state}, not {expected}")]
+    WrongState {
+        job: JobId,
+        state: &'static str,
+        expected: &'static str,
+    },
+    #[error("allocation for job {job} does not fit on node {node}")]
+    Overallocated { job: JobId, node: NodeId },
+    #[error("cannot modify {what} of active job {job}")]
+    ActiveJob { job: JobId, what: &'static str },
+}
+
+/// Resources in use on one node.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeUsage {
+    /// Processors dedicated to running jobs (suspended jobs excluded).
+    pub procs: u32,
+    /// Memory dedicated to active jobs, suspended ones included (MB).
+    pub mem_mb: u64,
+    /// Active jobs on the node (suspended ones included).
+    pub jobs: u32,
+}
+
+/// Nodes and jobs.
+#[derive(Debug, Clone, Default)]
+pub struct State {
+    nodes: Vec<Node>,
+    usage: Vec<NodeUsage>,
+    jobs: BTreeMap<JobId, Job>,
+    /// Queued jobs (state Idle, held or not).
+    queued: BTreeSet<JobId>,
+    /// Running, starting or suspended jobs.
+    active: BTreeSet<JobId>,
+}
+
+impl State {
+    /// A state with these nodes and no jobs.
+    pub fn new(nodes: Vec<Node>) -> Self {
+        let usage = vec![NodeUsage::default(); nodes.len()];
+        State {
+            nodes,
+            usage,
+            ..State::default()
+        }
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub fn node(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id as usize)
+    }
+
+    pub fn node_id(&self, name: &str) -> Option<NodeId> {
+        self.nodes
+            .iter()
+            .position(|n| n.name == name)
+            .map(|i| i as NodeId)
+    }
+
+    pub fn usage(&self, id: NodeId) -> NodeUsage {
+        self.usage.get(id as usize).copied().unwrap_or_default()
+    }
+
+    /// The state Moab prints for a node.
+    pub fn node_state(&self, id: NodeId) -> Option<NodeState> {
+        let n = self.node(id)?;
+        let u = self.usage(id);
+        // A node with only suspended jobs still counts as in use for display.
+        let used = if u.jobs > 0 && u.procs == 0 {
+            1
+        } else {
+            u.procs
+        };
+        Some(NodeState::derive(n.admin, used, n.procs))
+    }
+
+    pub fn job(&self, id: JobId) -> Option<&Job> {
+        self.jobs.get(&id)
+    }
+
+    /// Every job still remembered (queued, active and finished), by id.
+    pub fn jobs(&self) -> impl Iterator<Item = &Job> {
+        self.jobs.values()
+    }
+
+    /// Queued jobs by id (submission order for equal priority).
+    pub fn queued(&self) -> impl Iterator<Item = &Job> {
+        self.queued.iter().filter_map(|id| self.jobs.get(id))
+    }
+
+    /// Active jobs by id.
+    pub fn active(&self) -> impl Iterator<Item = &Job> {
+        self.active.iter().filter_map(|id| self.jobs.get(id))
+    }
+
+    pub fn queued_count(&self) -> usize {
+        self.queued.len()
+    }
+
+    pub fn active_count(&self) -> usize {
+        self.active.len()
+    }
+
+    /// Free processors on a usable node (0 for down or drained nodes).
+    pub fn free_procs(&self, id: NodeId) -> u32 {
+        match self.node(id) {
+            Some(n) if n.admin == NodeAdminState::Up => {
+                n.procs.saturating_sub(self.usage(id).procs)
+            }
+            _ => 0,
+        }
+    }
+
+    /// Free memory on a usable node (MB).
+    pub fn free_mem_mb(&self, id: NodeId) -> u64 {
+        match self.node(id) {
+            Some(n) if n.admin == NodeAdminState::Up => {
+                n.mem_mb.saturating_sub(self.usage(id).mem_mb)
+            }
+            _ => 0,
+        }
+    }
+
+    /// When time alone changes something: the earliest wall-clock expiry of
+    /// an active job or start date of a queued one.
+    pub fn next_wakeup(&self, now: Time) -> Option<Time> {
+        let ends = self.active().filter_map(|j| j.expected_end());
+        let dates = self.queued().filter_map(|j| j.start_after);
+        ends.chain(dates).filter(|t| *t > now).min()
+    }
+
+    /// Applies an event at time `now`. On error nothing changed.
+    pub fn apply(&mut self, event: Event, now: Time) -> Result<(), EventError> {
+        match event {
+            Event::Submit(job) => {
+                if self.jobs.contains_key(&job.id) {
+                    return Err(EventError::DuplicateJob(job.id));
+                }
+                let id = job.id;
+                if job.state == JobState::Idle {
+                    self.queued.insert(id);
+                }
+                self.jobs.insert(id, *job);
+                Ok(())
+            }
+            Event::Start { job, alloc, kind } => {
+                let j = self.get(job)?;
+                if j.state != JobState::Idle {
+                    return Err(wrong(j, "Idle"));
+                }
+                for a in &alloc {
+                    let n = self.node(a.node).ok_or(EventError::UnknownNode(a.node))?;
+                    let u = self.usage(a.node);
+                    if u.procs + a.procs > n.procs
+                        || (n.mem_mb > 0 && u.mem_mb + a.mem_mb > n.mem_mb)
+                    {
+                        return Err(EventError::Overallocated { job, node: a.node });
+                    }
+                }
+                self.add_usage(&alloc, true, true);
+                let j = self.jobs.get_mut(&job).expect("checked above");
+                j.state = JobState::Running;
+                j.start_count += 1;
+                j.run = Some(RunInfo {
+                    start_time: now,
+                    alloc,
+                    how: kind,
+                    suspended_secs: 0,
+                    suspended_at: None,
+                });
+                self.queued.remove(&job);
+                self.active.insert(job);
+                Ok(())
+            }
+            Event::Finish { job, code } => {
+                let j = self.get(job)?;
+                if !j.state.is_active() {
+                    return Err(wrong(j, "active"));
+                }
+                self.end_active(job, now, code, JobState::Completed);
+                Ok(())
+            }
+            Event::Cancel { job } => {
+                let j = self.get(job)?;
+                if j.state.is_finished() {
+                    return Err(wrong(j, "queued or active"));
+                }
+                if j.state.is_active() {
+                    self.end_active(job, now, CompletionCode::Cancelled, JobState::Removed);
+                } else {
+                    self.queued.remove(&job);
+                    let j = self.jobs.get_mut(&job).expect("checked above");
+                    j.state = JobState::Removed;
+                    j.completion = Some(Completion {
+                        time: now,
+                        code: CompletionCode::Cancelled,
+                    });
+                }
+                Ok(())
+            }
+            Event::SetHold { job, hold } => {
+                let j = self.get_mut(job)?;
+                if j.state.is_finished() {
+                    return Err(wrong(j, "queued"));
+                }
+                j.holds.insert(hold);
+                Ok(())
+            }
+            Event::ReleaseHold { job, hold } => {
+                let j = self.get_mut(job)?;
+                j.holds.remove(hold);
+                Ok(())
+            }
+            Event::Modify { job, change } => self.modify(job, change),
+            Event::Suspend { job } => {
+                let j = self.get(job)?;
+                if !matches!(j.state, JobState::Running | JobState::Starting) {
+                    return Err(wrong(j, "Running"));
+                }
+                let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
+                self.remove_usage(&alloc, true, false);
+                let j = self.jobs.get_mut(&job).expect("checked above");
+                j.state = JobState::Suspended;
+                if let Some(r) = j.run.as_mut() {
+                    r.suspended_at = Some(now);
+                }
+                Ok(())
+            }
+            Event::Resume { job } => {
+                let j = self.get(job)?;
+                if j.state != JobState::Suspended {
+                    return Err(wrong(j, "Suspended"));
+                }
+                let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
+                for a in &alloc {
+                    let n = self.node(a.node).ok_or(EventError::UnknownNode(a.node))?;
+                    if self.usage(a.node).procs + a.procs > n.procs {
+                        return Err(EventError::Overallocated { job, node: a.node });
+                    }
+                }
+                self.add_usage(&alloc, true, false);
+                let j = self.jobs.get_mut(&job).expect("checked above");
+                j.state = JobState::Running;
+                if let Some(r) = j.run.as_mut() {
+                    if let Some(at) = r.suspended_at.take() {
+                        r.suspended_secs += (now - at).max(0);
+                    }
+                }
+                Ok(())
+            }
+            Event::Requeue { job } => {
+                let j = self.get(job)?;
+                if !j.state.is_active() {
+                    return Err(wrong(j, "active"));
+                }
+                let suspended = j.state == JobState::Suspended;
+                let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
+                self.remove_usage(&alloc, !suspended, true);
+                let j = self.jobs.get_mut(&job).expect("checked above");
+                j.state = JobState::Idle;
+                j.run = None;
+                self.active.remove(&job);
+                self.queued.insert(job);
+                Ok(())
+            }
+            Event::NodeState { node, state } => {
+                let n = self
+                    .nodes
+                    .get_mut(node as usize)
+                    .ok_or(EventError::UnknownNode(node))?;
+                n.admin = state;
+                Ok(())
+            }
+            Event::AddNode(node) => {
+                self.nodes.push(node);
+                self.usage.push(NodeUsage::default());
+                Ok(())
+            }
+            Event::Purge { job } => {
+                let j = self.get(job)?;
+                if !j.state.is_finished() {
+                    return Err(wrong(j, "finished"));
+                }
+                self.jobs.remove(&job);
+                Ok(())
+            }
+        }
+    }
+
+    fn modify(&mut self, job: JobId, change: JobChange) -> Result<(), EventError> {
+        let j = self.get_mut(job)?;
+        if j.state.is_finished() {
+            return Err(wrong(j, "queued or active"));
+        }
+        let active = j.state.is_active();
+        match change {
+            JobChange::Walltime(w) => j.walltime = w,
+            JobChange::Name(n) => j.name = n,
+            JobChange::Class(c) if !active => j.cred.class = c,
+            JobChange::Account(a) if !active => j.cred.account = a,
+            JobChange::Qos(q) if !active => j.cred.qos = q,
+            JobChange::Class(_) => return Err(EventError::ActiveJob { job, what: "class" }),
+            JobChange::Account(_) => {
+                return Err(EventError::ActiveJob {
+                    job,
+                    what: "account",
+                })
+            }
+            JobChange::Qos(_) => return Err(EventError::ActiveJob { job, what: "QOS" }),
+            JobChange::UserPrio(p) => j.user_prio = p,
+            JobChange::SysPrio(p) => j.sys_prio = p,
+            JobChange::StartAfter(t) => j.start_after = t,
+            JobChange::Flags(f) => j.flags = f.into_iter().collect(),
+        }
+        Ok(())
+    }
+
+    fn end_active(&mut self, job: JobId, now: Time, code: CompletionCode, state: JobState) {
+        let j = self.jobs.get_mut(&job).expect("caller checked");
+        let suspended = j.state == JobState::Suspended;
+        let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
+        j.state = state;
+        j.completion = Some(Completion { time: now, code });
+        if let Some(r) = j.run.as_mut() {
+            if let Some(at) = r.suspended_at.take() {
+                r.suspended_secs += (now - at).max(0);
+            }
+        }
+        self.active.remove(&job);
+        self.remove_usage(&alloc, !suspended, true);
+    }
+
+    fn add_usage(&mut self, alloc: &[Alloc], procs: bool, mem_and_jobs: bool) {
+        for a in alloc {
+            let u = &mut self.usage[a.node as usize];
+            if procs {
+                u.procs += a.procs;
+            }
+            if mem_and_jobs {
+                u.mem_mb += a.mem_mb;
+                u.jobs += 1;
+            }
+        }
+    }
+
+    fn remove_usage(&mut self, alloc: &[Alloc], procs: bool, mem_and_jobs: bool) {
+        for a in alloc {
+            let u = &mut self.usage[a.node as usize];
+            if procs {
+                u.procs = u.procs.saturating_sub(a.procs);
+            }
+            if mem_and_jobs {
+                u.mem_mb = u.mem_mb.saturating_sub(a.mem_mb);
+                u.jobs = u.jobs.saturating_sub(1);
+            }
+        }
+    }
+
+    fn get(&self, job: JobId) -> Result<&Job, EventError> {
+        self.jobs.get(&job).ok_or(EventError::UnknownJob(job))
+    }
+
+    fn get_mut(&mut self, job: JobId) -> Result<&mut Job, EventError> {
+        self.jobs.get_mut(&job).ok_or(EventError::UnknownJob(job))
+    }
+}
+
+fn wrong(j: &Job, expected: &'static str) -> EventError {
+    EventError::WrongState {
+        job: j.id,
+        state: j.display_state().as_str(),
+        expected,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::Request;
+
+    fn two_nodes() -> State {
+        State::new(vec![Node::new("n1", 2, 1000), Node::new("n2", 2, 1000)])
+    }
+
+    #[test]
+    fn start_finish_tracks_usage() {
+        let mut s = two_nodes();
+        s.apply(
+            Event::Submit(Box::new(Job::new(1, "u", Request::procs(2), Some(60), 0))),
+            0,
+        )
+        .unwrap();
+        let alloc = vec![Alloc {
+            node: 0,
+            tasks: 2,
+            procs: 2,
+            mem_mb: 0,
+        }];
+        s.apply(
+            Event::Start {
+                job: 1,
+                alloc,
+                kind: StartKind::Priority,
+            },
+            5,
+        )
+        .unwrap();
+        assert_eq!(s.free_procs(0), 0);
+        assert_eq!(s.node_state(0), Some(NodeState::Busy));
+        assert_eq!(s.job(1).unwrap().expected_end(), Some(65));
+        s.apply(
+            Event::Finish {
+                job: 1,
+                code: CompletionCode::Exit(0),
+            },
+            30,
+        )
+        .unwrap();
+        assert_eq!(s.free_procs(0), 2);
+        assert_eq!(s.job(1).unwrap().state, JobState::Completed);
+    }
+
+    #[test]
+    fn refused_event_changes_nothing() {
+        let mut s = two_nodes();
+        s.apply(
+            Event::Submit(Box::new(Job::new(1, "u", Request::procs(3), Some(60), 0))),
+            0,
+        )
+        .unwrap();
+        let before = format!("{s:?}");
+        let alloc = vec![Alloc {
+            node: 0,
+            tasks: 3,
+            procs: 3,
+            mem_mb: 0,
+        }];
+        let err = s
+            .apply(
+                Event::Start {
+                    job: 1,
+                    alloc,
+                    kind: StartKind::Priority,
+                },
+                1,
+            )
+            .unwrap_err();
+        assert_eq!(err, EventError::Overallocated { job: 1, node: 0 });
+        assert_eq!(before, format!("{s:?}"));
+        assert!(s.apply(Event::Cancel { job: 9 }, 1).is_err());
+    }
+
+    #[test]
+    fn suspend_frees_procs_keeps_memory() {
+        let mut s = two_nodes();
+        let mut job = Job::new(1, "u", Request::procs(2), Some(100), 0);
+        job.req.mem_per_task_mb = 100;
+        s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        let alloc = vec![Alloc {
+            node: 0,
+            tasks: 2,
+            procs: 2,
+            mem_mb: 200,
+        }];
+        s.apply(
+            Event::Start {
+                job: 1,
+                alloc,
+                kind: StartKind::Priority,
+            },
+            0,
+        )
+        .unwrap();
+        s.apply(Event::Suspend { job: 1 }, 10).unwrap();
+        assert_eq!(s.free_procs(0), 2);
+        assert_eq!(s.free_mem_mb(0), 800);
+        s.apply(Event::Resume { job: 1 }, 40).unwrap();
+        assert_eq!(s.free_procs(0), 0);
+        assert_eq!(s.job(1).unwrap().expected_end(), Some(130));
+        s.apply(Event::Requeue { job: 1 }, 50).unwrap();
+        assert_eq!(s.free_procs(0), 2);
+        assert_eq!(s.free_mem_mb(0), 1000);
+        assert_eq!(s.job(1).unwrap().state, JobState::Idle);
+    }
+}

@@ -1,0 +1,1 @@
+//! arches-rm (being written).

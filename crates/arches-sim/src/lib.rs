@@ -1,0 +1,1 @@
+//! arches-sim (being written).

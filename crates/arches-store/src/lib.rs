@@ -1,0 +1,1 @@
+//! arches-store (being written).

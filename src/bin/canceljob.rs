@@ -1,0 +1,4 @@
+//! `canceljob`: see `man canceljob`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("canceljob")
+}

@@ -1,0 +1,4 @@
+//! `checkjob`: see `man checkjob`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("checkjob")
+}

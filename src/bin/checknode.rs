@@ -1,0 +1,4 @@
+//! `checknode`: see `man checknode`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("checknode")
+}

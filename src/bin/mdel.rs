@@ -1,0 +1,4 @@
+//! `mdel`: see `man mdel`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("mdel")
+}

@@ -1,0 +1,4 @@
+//! `mdiag`: see `man mdiag`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("mdiag")
+}

@@ -1,0 +1,4 @@
+//! `mjobctl`: see `man mjobctl`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("mjobctl")
+}

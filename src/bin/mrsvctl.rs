@@ -1,0 +1,4 @@
+//! `mrsvctl`: see `man mrsvctl`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("mrsvctl")
+}

@@ -1,0 +1,4 @@
+//! `mschedctl`: see `man mschedctl`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("mschedctl")
+}

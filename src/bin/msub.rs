@@ -1,0 +1,4 @@
+//! `msub`: see `man msub`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("msub")
+}

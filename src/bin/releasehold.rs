@@ -1,0 +1,4 @@
+//! `releasehold`: see `man releasehold`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("releasehold")
+}

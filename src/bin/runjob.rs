@@ -1,0 +1,4 @@
+//! `runjob`: see `man runjob`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("runjob")
+}

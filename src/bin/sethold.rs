@@ -1,0 +1,4 @@
+//! `sethold`: see `man sethold`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("sethold")
+}

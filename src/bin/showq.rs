@@ -1,0 +1,4 @@
+//! `showq`: see `man showq`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("showq")
+}

@@ -1,0 +1,4 @@
+//! `showres`: see `man showres`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("showres")
+}

@@ -1,0 +1,4 @@
+//! `showstart`: see `man showstart`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("showstart")
+}

@@ -1,0 +1,4 @@
+//! `showstats`: see `man showstats`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("showstats")
+}
