@@ -625,3 +625,55 @@ pub struct StatsView {
     pub wallclock_accuracy: f64,
     pub avg_wait_secs: f64,
 }
+
+// ---------------------------------------------------------------------------
+// Where the daemon lives
+// ---------------------------------------------------------------------------
+
+/// The home directory and socket that the daemon and every client agree on.
+///
+/// Resolution order (the same in `moab` and in every client):
+/// 1. the socket: `--socket` option, else `MOAB_SOCKET`, else `<home>/moab.sock`;
+/// 2. the home: `MOABHOMEDIR`, else the per-user default `$HOME/.arches`
+///    (or `/tmp/arches-<uid>` when `HOME` is unset).
+///
+/// A site that wants one daemon for all users sets `MOABHOMEDIR` (for example
+/// `/opt/moab`) system-wide.
+pub mod paths {
+    use std::path::PathBuf;
+
+    /// Name of the socket file inside the home directory.
+    pub const SOCKET_NAME: &str = "moab.sock";
+    /// Name of the configuration file inside the home directory.
+    pub const CONFIG_NAME: &str = "moab.cfg";
+
+    /// The home directory (`MOABHOMEDIR` or the per-user default).
+    pub fn home() -> PathBuf {
+        if let Some(h) = std::env::var_os("MOABHOMEDIR").filter(|h| !h.is_empty()) {
+            return PathBuf::from(h);
+        }
+        match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+            Some(h) => PathBuf::from(h).join(".arches"),
+            None => PathBuf::from(format!("/tmp/arches-{}", current_uid())),
+        }
+    }
+
+    /// The socket path, given an optional explicit `--socket`.
+    pub fn socket(explicit: Option<&std::path::Path>) -> PathBuf {
+        if let Some(p) = explicit {
+            return p.to_path_buf();
+        }
+        if let Some(s) = std::env::var_os("MOAB_SOCKET").filter(|s| !s.is_empty()) {
+            return PathBuf::from(s);
+        }
+        home().join(SOCKET_NAME)
+    }
+
+    fn current_uid() -> u32 {
+        // /proc/self is owned by the process's real uid; no libc needed.
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/proc/self")
+            .map(|m| m.uid())
+            .unwrap_or(0)
+    }
+}

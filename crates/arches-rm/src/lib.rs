@@ -1,1 +1,138 @@
-//! arches-rm (being written).
+//! Resource managers: the one trait every execution backend implements, and
+//! the backends (local processes, simulation, Slurm).
+//!
+//! The trait is synchronous and non-blocking by contract: `start`, `cancel`,
+//! `suspend`... return as soon as the request is handed over (a backend that
+//! talks to something slow queues the work on its own thread); what actually
+//! happened comes back later from [`ResourceManager::observe`]. The daemon and
+//! the simulator drive every backend the same way: apply the plan through the
+//! trait, then feed observations to `State::apply`.
+
+use arches_core::{JobId, Node, Secs, Time};
+
+/// What the backend needs to run one job: the decision (which nodes, how many
+/// tasks each) and the execution details kept by the daemon.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub job: JobId,
+    pub name: String,
+    /// Allocated nodes by name with task and processor counts, in allocation order.
+    pub nodes: Vec<LaunchNode>,
+    pub exec: ExecSpec,
+    /// Wall-clock limit to enforce (`None`: no limit).
+    pub walltime: Option<Secs>,
+    /// The job was requeued from a checkpoint (set `MOAB_RESTARTED=1`...).
+    pub restarted: bool,
+}
+
+/// One allocated node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchNode {
+    pub name: String,
+    pub tasks: u32,
+    pub procs: u32,
+}
+
+/// Execution details of a batch job.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ExecSpec {
+    /// The script text (spooled at submit time).
+    pub script: String,
+    /// Interpreter override (`-S`); otherwise the script's `#!` line, else `/bin/sh`.
+    pub shell: Option<String>,
+    /// Absolute working directory.
+    pub workdir: String,
+    /// Absolute stdout path (already resolved: directories and `$MOAB_JOBID` expanded).
+    pub stdout: String,
+    /// Absolute stderr path (ignored when `join`).
+    pub stderr: String,
+    pub join: bool,
+    /// Full environment of the job, in order, including `PBS_*` and `MOAB_*`
+    /// variables that do not depend on the allocation. The backend adds the
+    /// allocation-dependent ones (`PBS_NODEFILE`, `PBS_NP`, `PBS_NUM_NODES`,
+    /// `MOAB_NODELIST`...).
+    pub env: Vec<(String, String)>,
+    pub user: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// Supplementary groups of the user.
+    pub groups: Vec<u32>,
+    pub class: Option<String>,
+}
+
+/// Something a backend saw happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observation {
+    /// The job is running (it started, or was found running after a restart).
+    Running { job: JobId, at: Time },
+    /// The job ended. `code` is the exit status, 128+signal for a signal death.
+    Finished { job: JobId, at: Time, code: i32 },
+    /// The job was killed at its wall-clock limit.
+    WalltimeExceeded { job: JobId, at: Time, code: i32 },
+    /// The backend could not start the job (it goes back to the queue, deferred).
+    StartFailed {
+        job: JobId,
+        at: Time,
+        message: String,
+    },
+    /// The job was lost with its node; requeue or fail by its restartable flag.
+    NodeFailed { job: JobId, at: Time, node: String },
+    /// The job is no longer known to the backend (e.g. after a restart, nothing recorded).
+    Vanished { job: JobId, at: Time },
+    /// A node changed (added, down, drained, back up).
+    NodeChanged { node: Node },
+    /// A requested operation failed (suspend, signal...).
+    OperationFailed {
+        job: JobId,
+        at: Time,
+        operation: &'static str,
+        message: String,
+    },
+}
+
+/// Why a backend refused a request outright.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RmError {
+    #[error("job {0} is not known to the resource manager")]
+    UnknownJob(JobId),
+    #[error("{0}")]
+    Refused(String),
+    #[error("resource manager unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// The resource-manager function table (Maui's `MRMFunc`), as a trait.
+pub trait ResourceManager: Send {
+    /// The RM's configured name (`RMCFG[name]`).
+    fn name(&self) -> &str;
+    /// Its type as printed by mdiag -R and checknode (`LOCAL`, `SIM`, `SLURM`).
+    fn kind(&self) -> &'static str;
+    /// The nodes it manages now.
+    fn nodes(&mut self) -> Result<Vec<Node>, RmError>;
+    /// Start a job exactly on the given nodes.
+    fn start(&mut self, launch: &Launch, now: Time) -> Result<(), RmError>;
+    /// Terminate an active job (it will be reported as finished).
+    fn cancel(&mut self, job: JobId, now: Time) -> Result<(), RmError>;
+    /// Send a signal to every process of the job.
+    fn signal(&mut self, job: JobId, signal: i32, now: Time) -> Result<(), RmError>;
+    /// Stop the job's processes (with `signal`, default SIGSTOP).
+    fn suspend(&mut self, job: JobId, signal: Option<i32>, now: Time) -> Result<(), RmError>;
+    fn resume(&mut self, job: JobId, now: Time) -> Result<(), RmError>;
+    /// Terminate the job so it can be started again; no completion is recorded.
+    fn requeue(&mut self, job: JobId, now: Time) -> Result<(), RmError>;
+    /// Send `signal`, allow `timeout` seconds to write a checkpoint, then
+    /// terminate for requeue.
+    fn checkpoint(
+        &mut self,
+        job: JobId,
+        signal: i32,
+        timeout: Secs,
+        now: Time,
+    ) -> Result<(), RmError>;
+    /// Everything that happened since the last call.
+    fn observe(&mut self, now: Time) -> Vec<Observation>;
+    /// After a daemon restart: find these active jobs again. Jobs still
+    /// running are re-adopted; ended ones come back from `observe` as
+    /// `Finished`, unknown ones as `Vanished`.
+    fn recover(&mut self, active: &[JobId], now: Time) -> Result<(), RmError>;
+}
