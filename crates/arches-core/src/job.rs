@@ -440,6 +440,10 @@ pub struct Job {
     /// Requested wall-clock limit; `None` means none was given (and no class
     /// default applied): such a job can never backfill.
     pub walltime: Option<Secs>,
+    /// Run-time estimate used for planning (reservations, backfill) instead of
+    /// `walltime` when set — e.g. a prediction from the user's recent jobs.
+    /// `walltime` stays the kill limit.
+    pub estimate: Option<Secs>,
     pub submit_time: Time,
     /// Not eligible before this time (`msub -a`).
     pub start_after: Option<Time>,
@@ -480,6 +484,7 @@ impl Job {
             },
             req,
             walltime,
+            estimate: None,
             submit_time,
             start_after: None,
             holds: Holds::none(),
@@ -510,6 +515,11 @@ impl Job {
             Some(r) if self.state.is_active() => r.procs(),
             _ => self.req.total_procs(),
         }
+    }
+
+    /// The duration planning assumes: the estimate if set, else the walltime.
+    pub fn planning_walltime(&self) -> Option<Secs> {
+        self.estimate.or(self.walltime)
     }
 
     /// When an active job must end by its wall-clock limit.
