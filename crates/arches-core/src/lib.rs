@@ -15,6 +15,7 @@ pub mod job;
 pub mod node;
 pub mod plan;
 pub mod policy;
+pub mod profile;
 pub mod schedule;
 pub mod state;
 pub mod timespec;
