@@ -175,10 +175,7 @@ fn policy(p: &mut Policy, w: &[&str]) {
             );
         }
         "MAXJOB" | "MAXPROC" => {
-            let c = p
-                .users
-                .entry(w[1].to_string())
-                .or_insert_with(CredConfig::default);
+            let c = p.users.entry(w[1].to_string()).or_default();
             if w[0] == "MAXJOB" {
                 c.limits.max_job = Some(limit(w[2]));
             } else {
@@ -186,10 +183,7 @@ fn policy(p: &mut Policy, w: &[&str]) {
             }
         }
         "DEFAULTWC" | "MAXWC" => {
-            let c = p
-                .classes
-                .entry(w[1].to_string())
-                .or_insert_with(ClassConfig::default);
+            let c = p.classes.entry(w[1].to_string()).or_default();
             if w[0] == "DEFAULTWC" {
                 c.default_wclimit = Some(time(w[2]));
             } else {
