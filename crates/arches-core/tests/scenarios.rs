@@ -34,7 +34,7 @@ use std::path::Path;
 use arches_core::job::{CompletionCode, Job, JobId, Request, StartKind};
 use arches_core::node::Node;
 use arches_core::plan::{BlockReason, Plan};
-use arches_core::policy::{ClassConfig, CredConfig, Limit, QosConfig, QosFlag, ReservationBucket};
+use arches_core::policy::{Limit, QosConfig, QosFlag, ReservationBucket};
 use arches_core::state::{Event, State};
 use arches_core::{schedule, Policy, Time};
 
