@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         eprintln!("usage: fake_daemon HOME [PURGE_SECS]");
         return ExitCode::from(2);
     };
-    let mut cfg = config::embedded_default();
+    let mut cfg = config::embedded_default(&home);
     cfg.nodes = vec![Node::new("n1", 4, 8000), Node::new("n2", 4, 8000)];
     if let Some(p) = args.next().and_then(|p| p.parse().ok()) {
         cfg.purge_secs = p;

@@ -11,6 +11,8 @@ use arches_core::{Node, Policy, Secs};
 pub struct DaemonConfig {
     /// The file read, if any.
     pub file: Option<PathBuf>,
+    /// The daemon's home directory (state, logs, the local RM's spool).
+    pub home: PathBuf,
     pub policy: Policy,
     /// Configured nodes; empty means "whatever the resource manager reports".
     pub nodes: Vec<Node>,
@@ -36,7 +38,7 @@ pub fn load_config(home: &Path, explicit: Option<&Path>) -> anyhow::Result<Daemo
     let path = explicit
         .map(Path::to_path_buf)
         .unwrap_or_else(|| home.join(arches_api::paths::CONFIG_NAME));
-    let mut cfg = embedded_default();
+    let mut cfg = embedded_default(home);
     if explicit.is_some() && !path.exists() {
         anyhow::bail!("{}: configuration file not found", path.display());
     }
@@ -53,7 +55,7 @@ pub fn load_config(home: &Path, explicit: Option<&Path>) -> anyhow::Result<Daemo
 }
 
 /// The configuration used when there is no `moab.cfg`.
-pub fn embedded_default() -> DaemonConfig {
+pub fn embedded_default(home: &Path) -> DaemonConfig {
     let procs = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
         .unwrap_or(1);
@@ -70,6 +72,7 @@ pub fn embedded_default() -> DaemonConfig {
     ];
     DaemonConfig {
         file: None,
+        home: home.to_path_buf(),
         policy,
         nodes: vec![node],
         admins: Vec::new(),
@@ -107,7 +110,7 @@ mod tests {
 
     #[test]
     fn default_has_one_node_with_this_machine() {
-        let c = embedded_default();
+        let c = embedded_default(Path::new("/tmp"));
         assert_eq!(c.nodes.len(), 1);
         assert!(c.nodes[0].procs >= 1);
         assert_eq!(c.purge_secs, DEFAULT_PURGE_SECS);

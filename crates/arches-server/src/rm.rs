@@ -1,18 +1,27 @@
-//! Resource-manager construction, in one function ([`build_rm`]), and the
-//! conversion of backend [`Observation`]s into core events.
+//! Resource-manager construction, in one function ([`build_rm`]).
 
+use arches_rm::local::{LocalConfig, LocalRm};
 use arches_rm::ResourceManager;
 
 use crate::config::DaemonConfig;
 
-/// Builds the execution backend the configuration asks for.
-///
-/// The local backend (`arches_rm::local::LocalRm`) is not part of this build
-/// yet: starting the daemon without an injected backend is refused with a
-/// clear error rather than accepting jobs that could never run.
+/// Name of the spool directory of the local backend inside the home.
+pub const SPOOL_DIR: &str = "spool";
+
+/// Builds the execution backend the configuration asks for: the local
+/// backend (`RMCFG[local] TYPE=LOCAL`), whose per-job supervisors are this
+/// same executable run as `<exe> __supervise <job dir>`.
 pub fn build_rm(config: &DaemonConfig) -> anyhow::Result<Box<dyn ResourceManager>> {
-    let _ = config;
-    anyhow::bail!(
-        "no execution backend available: the local resource manager (arches_rm::local::LocalRm) is not built into this binary"
-    )
+    let exe = std::env::current_exe()?;
+    let supervisor = vec![
+        exe.to_string_lossy().into_owned(),
+        "__supervise".to_string(),
+    ];
+    let local = LocalConfig::new(
+        "local",
+        config.home.join(SPOOL_DIR),
+        supervisor,
+        config.nodes.clone(),
+    );
+    Ok(Box::new(LocalRm::new(local)?))
 }

@@ -265,7 +265,7 @@ fn finished_jobs_are_purged_and_ids_are_never_reused() {
 #[test]
 fn second_daemon_on_the_same_socket_is_refused() {
     let d = InProcess::start();
-    let mut cfg = arches_server::config::embedded_default();
+    let mut cfg = arches_server::config::embedded_default(d.home.path());
     cfg.nodes = common::test_nodes();
     let rm = arches_server::testing::FakeRm::new(d.home.path().join("rm2"), cfg.nodes.clone(), 0)
         .unwrap();

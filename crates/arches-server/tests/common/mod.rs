@@ -176,7 +176,7 @@ impl InProcess {
             .tempdir()
             .expect("tempdir");
         set_mode(home.path(), 0o755);
-        let mut cfg = config::embedded_default();
+        let mut cfg = config::embedded_default(home.path());
         cfg.nodes = test_nodes();
         tweak(&mut cfg);
         let rm = FakeRm::new(home.path().join("fake-rm"), cfg.nodes.clone(), 0).expect("rm");
@@ -242,9 +242,23 @@ pub struct ChildDaemon {
 }
 
 impl ChildDaemon {
+    /// The daemon with the fake backend.
     pub fn spawn(home: &Path) -> ChildDaemon {
-        let log = std::fs::File::create(home.join("daemon.stderr")).expect("log");
-        let child = Command::new(example("fake_daemon"))
+        ChildDaemon::spawn_example("fake_daemon", home)
+    }
+
+    /// The daemon with real local execution (as `moab` runs).
+    pub fn spawn_local(home: &Path) -> ChildDaemon {
+        ChildDaemon::spawn_example("local_daemon", home)
+    }
+
+    fn spawn_example(name: &str, home: &Path) -> ChildDaemon {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(home.join("daemon.stderr"))
+            .expect("log");
+        let child = Command::new(example(name))
             .arg(home)
             .stderr(log)
             .spawn()
@@ -256,6 +270,14 @@ impl ChildDaemon {
             api,
             child: Some(child),
         }
+    }
+
+    /// SIGTERM and wait; the exit status.
+    pub fn terminate(&mut self) -> Option<std::process::ExitStatus> {
+        let mut c = self.child.take()?;
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+        c.wait().ok()
     }
 
     pub fn kill9(&mut self) {
