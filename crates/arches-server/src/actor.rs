@@ -86,12 +86,16 @@ pub struct Snapshot {
 /// The published snapshot, swapped after every turn.
 pub type Published = Arc<RwLock<Arc<Snapshot>>>;
 
-/// Reads the current snapshot.
-pub fn current(p: &Published) -> Arc<Snapshot> {
-    match p.read() {
+/// Reads the current snapshot, with `now` set to the current time (views
+/// show remaining times against the clock, not against the last turn).
+pub fn current(p: &Published) -> Snapshot {
+    let snap = match p.read() {
         Ok(g) => Arc::clone(&g),
         Err(poisoned) => Arc::clone(&poisoned.into_inner()),
-    }
+    };
+    let mut s = (*snap).clone();
+    s.now = now();
+    s
 }
 
 /// The actor's own state.
@@ -216,24 +220,28 @@ impl Actor {
                 inputs.push(i);
             }
             let now = now();
-            let mut replies: Vec<Box<dyn FnOnce()>> = Vec::new();
-            for input in inputs {
-                self.handle(input, now, &mut replies);
-            }
-            self.persist()?;
-            self.publish(now);
-            for r in replies {
-                r();
+            if !inputs.is_empty() {
+                let mut replies: Vec<Box<dyn FnOnce()>> = Vec::new();
+                for input in inputs {
+                    self.handle(input, now, &mut replies);
+                }
+                // Durable and visible before anybody is told.
+                self.persist()?;
+                self.publish(now);
+                for r in replies {
+                    r();
+                }
             }
             self.observe(now);
             let due = self.last_iteration.elapsed() >= poll
                 || self.state.next_wakeup(now - 1).is_some_and(|t| t <= now)
                 || self.plan.next_wakeup.is_some_and(|t| t <= now);
-            if (self.wake || due) && !self.stop {
+            let iterate = (self.wake || due) && !self.stop;
+            if iterate {
                 self.iterate(now);
             }
             self.purge(now);
-            if !self.dirty.is_empty() || !self.purged.is_empty() {
+            if iterate || !self.dirty.is_empty() || !self.purged.is_empty() {
                 self.persist()?;
                 self.publish(now);
             }

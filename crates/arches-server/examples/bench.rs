@@ -1,0 +1,186 @@
+//! Benchmark (documented in the crate README section of the report):
+//!
+//! `cargo run --release -p arches-server --example bench -- [SUBMISSIONS] [QUEUED]`
+//!
+//! 1. Durable submissions per second: 16 concurrent clients submit
+//!    SUBMISSIONS jobs in total (default 4000) to a daemon with the fake
+//!    backend; every acknowledged id is durable (WAL, synchronous=FULL).
+//! 2. Read latency with a large queue: QUEUED jobs (default 100000) are
+//!    written to a fresh store, the daemon recovers them, then `showq`
+//!    (queue route) and `checkjob` (detail route) are timed.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use arches_api::{routes, JobsRequest, QueueView, SubmitRequest, SubmitResponse};
+use arches_core::{Job, Request};
+use arches_server::testing::FakeRm;
+use arches_server::{config, serve, Locations};
+use arches_store::{Batch, ExecRecord, JobRecord, Store};
+
+fn client(socket: &Path) -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .unix_socket(socket)
+        .timeout(Duration::from_secs(600))
+        .build()
+        .expect("client")
+}
+
+fn start(
+    home: &Path,
+) -> (
+    std::thread::JoinHandle<anyhow::Result<()>>,
+    std::path::PathBuf,
+) {
+    let mut cfg = config::embedded_default(home);
+    cfg.nodes = (0..16)
+        .map(|i| arches_core::Node::new(&format!("n{i}"), 32, 128_000))
+        .collect();
+    let rm = FakeRm::new(home.join("fake-rm"), cfg.nodes.clone(), 3600).expect("rm");
+    let loc = Locations {
+        home: home.to_path_buf(),
+        socket: home.join("moab.sock"),
+    };
+    let socket = loc.socket.clone();
+    let t = std::thread::spawn(move || serve(loc, cfg, Box::new(rm)));
+    let c = client(&socket);
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while c
+        .get(format!("http://localhost{}", routes::SCHEDULER))
+        .send()
+        .map(|r| !r.status().is_success())
+        .unwrap_or(true)
+    {
+        assert!(Instant::now() < deadline, "daemon did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (t, socket)
+}
+
+fn stop(socket: &Path, t: std::thread::JoinHandle<anyhow::Result<()>>) {
+    let _ = client(socket)
+        .post(format!("http://localhost{}", routes::SCHEDULER_CONTROL))
+        .json(&arches_api::SchedulerControl::Kill)
+        .send();
+    t.join().expect("join").expect("clean stop");
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let total: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(4000);
+    let queued: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
+
+    // 1. Submissions.
+    let home = tempfile::tempdir().expect("tempdir");
+    let (t, socket) = start(home.path());
+    let per = total / 16;
+    let t0 = Instant::now();
+    let workers: Vec<_> = (0..16)
+        .map(|_| {
+            let socket = socket.clone();
+            let dir = home.path().to_string_lossy().into_owned();
+            std::thread::spawn(move || {
+                let c = client(&socket);
+                let req = SubmitRequest {
+                    script: "sleep 3600\n".into(),
+                    submit_dir: dir,
+                    resources: vec!["procs=1,walltime=1:00:00".into()],
+                    ..SubmitRequest::default()
+                };
+                for _ in 0..per {
+                    let r = c
+                        .post(format!("http://localhost{}", routes::SUBMIT))
+                        .json(&req)
+                        .send()
+                        .expect("send");
+                    assert!(r.status().is_success());
+                    let _: SubmitResponse = r.json().expect("id");
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("worker");
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    println!(
+        "submit: {} durable submissions by 16 clients in {secs:.2} s = {:.0}/s",
+        per * 16,
+        (per * 16) as f64 / secs
+    );
+    stop(&socket, t);
+
+    // 2. Reads with a large queue (jobs written straight to the store).
+    let home = tempfile::tempdir().expect("tempdir");
+    {
+        let mut store = Store::open(&home.path().join("arches.db")).expect("store");
+        let mut batch = Batch::default();
+        for id in 1..=queued {
+            let mut job = Job::new(id, "bench", Request::procs(600), Some(3600), 0);
+            job.name = format!("job{id}");
+            batch
+                .upserts
+                .push(JobRecord::new(&job, ExecRecord::default()));
+        }
+        batch.next_id = Some(queued + 1);
+        store.commit(&batch).expect("fill");
+    }
+    let t1 = Instant::now();
+    let (t, socket) = start(home.path());
+    println!(
+        "startup with {queued} queued jobs: {:.2} s",
+        t1.elapsed().as_secs_f64()
+    );
+    let c = client(&socket);
+    let mut times = Vec::new();
+    for _ in 0..10 {
+        let t = Instant::now();
+        let q: QueueView = c
+            .get(format!("http://localhost{}", routes::QUEUE))
+            .send()
+            .expect("showq")
+            .json()
+            .expect("decode");
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(q.jobs.len() as u64, queued);
+    }
+    report("showq (all jobs, decoded)", &mut times);
+    let mut times = Vec::new();
+    for i in 0..200u64 {
+        let req = JobsRequest {
+            ids: vec![(1 + i * 97 % queued).to_string()],
+            completed: false,
+        };
+        let t = Instant::now();
+        let r = c
+            .post(format!("http://localhost{}", routes::JOBS_DETAIL))
+            .json(&req)
+            .send()
+            .expect("checkjob");
+        assert!(r.status().is_success());
+        let _ = r.bytes();
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    report("checkjob (one job)", &mut times);
+    let s: arches_api::SchedulerView = c
+        .get(format!("http://localhost{}", routes::SCHEDULER))
+        .send()
+        .expect("mdiag")
+        .json()
+        .expect("decode");
+    println!(
+        "scheduler iterations: {} avg {:.1} ms max {:.1} ms",
+        s.iterations, s.avg_iteration_ms, s.max_iteration_ms
+    );
+    stop(&socket, t);
+}
+
+fn report(what: &str, times: &mut [f64]) {
+    times.sort_by(|a, b| a.total_cmp(b));
+    let med = times[times.len() / 2];
+    let max = times[times.len() - 1];
+    println!(
+        "{what}: median {med:.1} ms, max {max:.1} ms over {} calls",
+        times.len()
+    );
+}
