@@ -1,0 +1,523 @@
+//! The typed configuration: what `moab.cfg` says, in the shapes the daemon,
+//! the simulator and the commands use.
+//!
+//! A [`Config`] starts from Moab's defaults ([`Config::default`]: no nodes, no
+//! resource managers, `root` the only administrator) and every parameter line
+//! is applied to it through the parameter table. Derived parts (the node list
+//! with `NODECFG[DEFAULT]` merged in, the reservation buckets) are rebuilt after
+//! each change, so the result does not depend on the order of the lines.
+
+use std::collections::BTreeMap;
+
+use arches_core::policy::{PreemptPolicy, ReservationBucket};
+use arches_core::{HoldType, Node, NodeAdminState, Policy, Secs};
+
+use crate::enums::{
+    BfOrder, DataStageModel, ResourceType, RmType, RuntimePrediction, SchedMode, SrPeriod,
+};
+use crate::parse::{self, Diagnostic, Parsed};
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Every scheduling parameter the core understands.
+    pub policy: Policy,
+    /// Compute nodes from `NODECFG[name]` (with `NODECFG[DEFAULT]` applied), in
+    /// the order they first appear.
+    pub nodes: Vec<Node>,
+    /// `NODECFG[name] PREEMPTPOLICY=`: per-node preemption policy overrides.
+    pub node_preempt_policy: BTreeMap<String, PreemptPolicy>,
+    /// Administrator user names by level (index 0 = `ADMINCFG[1]`); `root` is
+    /// always level 1.
+    pub admins: [Vec<String>; 5],
+    /// Administrator groups by level (`ADMINCFG[n] GROUPS=`).
+    pub admin_groups: [Vec<String>; 5],
+    /// Resource managers (`RMCFG[name]`), in the order they first appear.
+    pub rms: Vec<RmConfig>,
+    /// Scheduler settings (`SCHEDCFG[name]`).
+    pub sched: SchedConfig,
+    /// `JOBCPURGETIME`: how long finished jobs stay visible (Arches default 24 h).
+    pub job_purge_secs: Secs,
+    /// `JOBPURGETIME`: how long a job the RM no longer reports is kept.
+    pub job_rm_purge_secs: Secs,
+    /// `CLIENTTIMEOUT`.
+    pub client_timeout: Secs,
+    /// `DEFERTIME`.
+    pub defer_time: Secs,
+    /// `DEFERCOUNT`: defers before a batch hold.
+    pub defer_count: u32,
+    /// `DEFERSTARTCOUNT`: start failures before a defer.
+    pub defer_start_count: u32,
+    /// `JOBRETRYTIME`.
+    pub job_retry_time: Secs,
+    /// `RESERVATIONRETRYTIME`.
+    pub reservation_retry_time: Secs,
+    /// `LOGLEVEL`, `LOGFILE`, `LOGDIR`, ...
+    pub log: LogConfig,
+    /// `DATASTAGEMODEL`.
+    pub data_stage_model: DataStageModel,
+    /// `DATASTAGEHOLDTYPE`: hold placed on a job whose stage-in failed.
+    pub data_stage_hold: HoldType,
+    /// Standing reservations (`SRCFG[name]`), in the order they first appear.
+    pub standing_reservations: Vec<StandingReservation>,
+    /// `ENABLEPOSUSERPRIORITY`.
+    pub enable_pos_user_priority: bool,
+    /// `USEMOABJOBID`.
+    pub use_moab_job_id: bool,
+    /// `USEJOBREGEX`.
+    pub use_job_regex: bool,
+    /// `DISPLAYFLAGS`.
+    pub display_flags: Vec<String>,
+    /// `MSUBQUERYINTERVAL` (seconds between `msub -K` polls).
+    pub msub_query_interval: Secs,
+    /// `RUNTIMEPREDICTION` (Arches).
+    pub runtime_prediction: RuntimePrediction,
+    /// `BFORDER` (Arches).
+    pub bf_order: BfOrder,
+    /// Priority weights and caps of Moab §5.1 that `Policy::weights` has no
+    /// field for (fairshare, resource, target, attribute, usage components and
+    /// the `*CAP`s), by parameter name; absent = 0 (the default of each).
+    pub extra_weights: BTreeMap<&'static str, i64>,
+    /// Raw settings, for `effective()` and for rebuilding derived parts.
+    pub(crate) record: Record,
+}
+
+/// Logging settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogConfig {
+    /// `LOGLEVEL` 0–9.
+    pub level: u32,
+    /// `LOGFILE` (relative names are under `dir`).
+    pub file: String,
+    /// `LOGDIR` (relative names are under the Moab home directory).
+    pub dir: String,
+    /// `LOGFILEMAXSIZE` in bytes.
+    pub max_size: u64,
+    /// `LOGFILEROLLDEPTH`.
+    pub roll_depth: u32,
+}
+
+/// Scheduler settings (`SCHEDCFG[name] ...` and the legacy `SERVERHOST`,
+/// `SERVERPORT`, `SERVERMODE`, `SERVERNAME`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedConfig {
+    /// The scheduler's name (the `SCHEDCFG` index), default `Moab`.
+    pub name: String,
+    /// `SERVER=<host>[:<port>]`.
+    pub server: Option<String>,
+    /// `MODE=`.
+    pub mode: SchedMode,
+    /// `FLAGS=`.
+    pub flags: Vec<String>,
+    /// `MAXJOBID=`.
+    pub max_job_id: Option<u64>,
+    /// `MINJOBID=`.
+    pub min_job_id: Option<u64>,
+}
+
+/// One resource manager (`RMCFG[name] ...`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RmConfig {
+    pub name: String,
+    /// `TYPE=` (e.g. `LOCAL`, `SLURM`, `NATIVE`).
+    pub rm_type: RmType,
+    /// The part after `:` in `TYPE=NATIVE:msm`.
+    pub subtype: Option<String>,
+    /// `RESOURCETYPE=`.
+    pub resource_type: ResourceType,
+    /// `SERVER=` (`host[:port]` or a URL).
+    pub server: Option<String>,
+    /// `HOST=`.
+    pub host: Option<String>,
+    /// `PORT=`.
+    pub port: Option<u16>,
+    /// `TIMEOUT=`.
+    pub timeout: Secs,
+    /// `POLLINTERVAL=` (falls back to `RMPOLLINTERVAL`).
+    pub poll_interval: Option<Secs>,
+    /// `PARTITION=`: partition of the nodes this RM reports.
+    pub partition: Option<String>,
+    /// `FLAGS=`.
+    pub flags: Vec<String>,
+    /// `DEFAULTCLASS=`.
+    pub default_class: Option<String>,
+    /// `DESCRIPTION=`.
+    pub description: Option<String>,
+    /// `DATARM=`: storage RM that stages this RM's jobs' data.
+    pub data_rm: Option<String>,
+    /// Native interface URLs by attribute name (`CLUSTERQUERYURL`, ...).
+    pub urls: BTreeMap<String, String>,
+    /// `TARGETUSAGE=` percent of the storage cache data staging may fill.
+    pub target_usage: Option<f64>,
+    /// `MAXDSOP=`: concurrent data-staging operations.
+    pub max_dsop: Option<u32>,
+    /// `BANDWIDTH=` in KB/s.
+    pub bandwidth_kbps: Option<u64>,
+    /// `SUSPENDSIG=`.
+    pub suspend_sig: Option<i32>,
+    /// `CHECKPOINTSIG=`.
+    pub checkpoint_sig: Option<i32>,
+    /// `CHECKPOINTTIMEOUT=`.
+    pub checkpoint_timeout: Option<Secs>,
+    /// `SOFTTERMSIG=`.
+    pub soft_term_sig: Option<i32>,
+}
+
+impl RmConfig {
+    /// An RM with Moab's defaults (`TYPE=PBS`, `RESOURCETYPE=COMPUTE`, 30 s timeout).
+    pub fn new(name: &str) -> Self {
+        RmConfig {
+            name: name.to_string(),
+            rm_type: RmType::Pbs,
+            subtype: None,
+            resource_type: ResourceType::Compute,
+            server: None,
+            host: None,
+            port: None,
+            timeout: 30,
+            poll_interval: None,
+            partition: None,
+            flags: Vec::new(),
+            default_class: None,
+            description: None,
+            data_rm: None,
+            urls: BTreeMap::new(),
+            target_usage: None,
+            max_dsop: None,
+            bandwidth_kbps: None,
+            suspend_sig: None,
+            checkpoint_sig: None,
+            checkpoint_timeout: None,
+            soft_term_sig: None,
+        }
+    }
+
+    /// A native interface URL (`"SYSTEMQUERYURL"`, ...).
+    pub fn url(&self, attr: &str) -> Option<&str> {
+        self.urls.get(attr).map(String::as_str)
+    }
+
+    /// Whether this is a storage (data-staging) RM.
+    pub fn is_storage(&self) -> bool {
+        self.resource_type == ResourceType::Storage
+    }
+}
+
+/// A standing reservation (`SRCFG[name] ...`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StandingReservation {
+    pub name: String,
+    /// `PERIOD=`.
+    pub period: SrPeriod,
+    /// `STARTTIME=`: offset into the period.
+    pub start_time: Option<Secs>,
+    /// `ENDTIME=`: offset into the period.
+    pub end_time: Option<Secs>,
+    /// `DURATION=`.
+    pub duration: Option<Secs>,
+    /// `DAYS=` (`Mon`..`Sun`, empty = every day).
+    pub days: Vec<String>,
+    /// `HOSTLIST=`.
+    pub hosts: Vec<String>,
+    /// `TASKCOUNT=`.
+    pub task_count: u32,
+    /// `DEPTH=`: periods reserved ahead.
+    pub depth: u32,
+    /// `PARTITION=`.
+    pub partition: Option<String>,
+    /// Access lists.
+    pub users: Vec<String>,
+    pub groups: Vec<String>,
+    pub accounts: Vec<String>,
+    pub classes: Vec<String>,
+    pub qos: Vec<String>,
+    /// `FLAGS=`.
+    pub flags: Vec<String>,
+    /// `OWNER=`.
+    pub owner: Option<String>,
+}
+
+impl StandingReservation {
+    /// A reservation with Moab's defaults (`PERIOD=DAY`, `DEPTH=2`).
+    pub fn new(name: &str) -> Self {
+        StandingReservation {
+            name: name.to_string(),
+            period: SrPeriod::Day,
+            start_time: None,
+            end_time: None,
+            duration: None,
+            days: Vec::new(),
+            hosts: Vec::new(),
+            task_count: 0,
+            depth: 2,
+            partition: None,
+            users: Vec::new(),
+            groups: Vec::new(),
+            accounts: Vec::new(),
+            classes: Vec::new(),
+            qos: Vec::new(),
+            flags: Vec::new(),
+            owner: None,
+        }
+    }
+}
+
+/// What `NODECFG[name]` said, before `NODECFG[DEFAULT]` is merged in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct NodeSpec {
+    pub procs: Option<u32>,
+    pub mem_mb: Option<u64>,
+    pub features: Option<Vec<String>>,
+    pub partition: Option<String>,
+    pub state: Option<NodeAdminState>,
+    pub preempt_policy: Option<PreemptPolicy>,
+}
+
+/// `RESERVATIONDEPTH[i]` / `RESERVATIONQOSLIST[i]` as given.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct BucketSpec {
+    pub depth: Option<u32>,
+    /// `None` = `[ALL]`.
+    pub qos: Option<Vec<String>>,
+}
+
+/// Raw settings: what each line set, as normalised text, plus the specs the
+/// derived fields are rebuilt from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Record {
+    /// `NAME` or `NAME[index]` → (normalised value, line).
+    pub scalars: BTreeMap<String, (String, usize)>,
+    /// `NAME[index]` → attributes in first-set order → (value, line).
+    pub objects: BTreeMap<String, Vec<(String, String, usize)>>,
+    pub node_specs: Vec<(String, NodeSpec)>,
+    pub buckets: BTreeMap<u32, BucketSpec>,
+}
+
+/// The name `NODECFG[DEFAULT]` uses.
+pub const DEFAULT_NODE: &str = "DEFAULT";
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            policy: Policy::default(),
+            nodes: Vec::new(),
+            node_preempt_policy: BTreeMap::new(),
+            admins: [vec!["root".to_string()], vec![], vec![], vec![], vec![]],
+            admin_groups: Default::default(),
+            rms: Vec::new(),
+            sched: SchedConfig {
+                name: "Moab".to_string(),
+                server: None,
+                mode: SchedMode::Normal,
+                flags: Vec::new(),
+                max_job_id: None,
+                min_job_id: None,
+            },
+            job_purge_secs: 86400,
+            job_rm_purge_secs: 0,
+            client_timeout: 30,
+            defer_time: 3600,
+            defer_count: 24,
+            defer_start_count: 1,
+            job_retry_time: 60,
+            reservation_retry_time: 60,
+            log: LogConfig {
+                level: 0,
+                file: "moab.log".to_string(),
+                dir: "log".to_string(),
+                max_size: 10_000_000,
+                roll_depth: 3,
+            },
+            data_stage_model: DataStageModel::External,
+            data_stage_hold: HoldType::Defer,
+            standing_reservations: Vec::new(),
+            enable_pos_user_priority: false,
+            use_moab_job_id: false,
+            use_job_regex: false,
+            display_flags: Vec::new(),
+            msub_query_interval: 5,
+            runtime_prediction: RuntimePrediction::None,
+            bf_order: BfOrder::Priority,
+            extra_weights: BTreeMap::new(),
+            record: Record::default(),
+        }
+    }
+}
+
+impl Config {
+    /// Parses `moab.cfg` text; `file` names it in diagnostics.
+    pub fn parse(text: &str, file: &str) -> Parsed {
+        parse::parse(text, file)
+    }
+
+    /// The configuration used when there is no `moab.cfg`: Moab's defaults,
+    /// one node named `host` with `procs` processors and `mem_mb` MB, and a
+    /// `LOCAL` resource manager named `local` that runs jobs on it.
+    pub fn embedded_default(host: &str, procs: u32, mem_mb: u64) -> Config {
+        let mut config = Config::default();
+        let rm = RmConfig {
+            rm_type: RmType::Local,
+            ..RmConfig::new("local")
+        };
+        config.rms.push(rm);
+        config.record.objects.insert(
+            "RMCFG[local]".to_string(),
+            vec![("TYPE".to_string(), "LOCAL".to_string(), 0)],
+        );
+        let spec = NodeSpec {
+            procs: Some(procs),
+            mem_mb: Some(mem_mb),
+            ..NodeSpec::default()
+        };
+        config.record.node_specs.push((host.to_string(), spec));
+        config.record.objects.insert(
+            format!("NODECFG[{host}]"),
+            vec![
+                ("PROCS".to_string(), procs.to_string(), 0),
+                ("MEM".to_string(), mem_mb.to_string(), 0),
+            ],
+        );
+        config.rebuild();
+        config
+    }
+
+    /// Applies one `moab.cfg` line at run time (`mschedctl -m config "PARAM
+    /// VALUE"`). On success returns the warnings (unknown attribute, ...); on
+    /// error the configuration is unchanged and the errors are returned.
+    pub fn apply_line(&mut self, line: &str) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+        apply_line(self, line)
+    }
+
+    /// The effective value of every parameter as `(NAME, value)`, in table
+    /// order: parameters never set show their default; indexed objects show
+    /// one entry per index (`("RMCFG[data]", "TYPE=NATIVE RESOURCETYPE=STORAGE")`).
+    pub fn effective(&self) -> Vec<(String, String)> {
+        crate::params::effective(self)
+    }
+
+    /// The RM named `name`.
+    pub fn rm(&self, name: &str) -> Option<&RmConfig> {
+        self.rms.iter().find(|r| r.name == name)
+    }
+
+    /// The administrator level (1–5) of `user` in `groups`, if any.
+    pub fn admin_level(&self, user: &str, groups: &[String]) -> Option<u8> {
+        (0..5u8)
+            .find(|&i| {
+                let l = usize::from(i);
+                self.admins[l].iter().any(|u| u == user || u == "ALL")
+                    || self.admin_groups[l].iter().any(|g| groups.contains(g))
+            })
+            .map(|i| i + 1)
+    }
+
+    /// The first line that set an attribute of object `key` (`"RMCFG[x]"`), or 0.
+    pub(crate) fn object_line(&self, key: &str) -> usize {
+        self.record
+            .objects
+            .get(key)
+            .and_then(|attrs| attrs.iter().map(|(_, _, line)| *line).min())
+            .unwrap_or(0)
+    }
+
+    /// The RM entry named `name`, created with defaults if new.
+    pub(crate) fn rm_mut(&mut self, name: &str) -> &mut RmConfig {
+        let pos = match self.rms.iter().position(|r| r.name == name) {
+            Some(p) => p,
+            None => {
+                self.rms.push(RmConfig::new(name));
+                self.rms.len() - 1
+            }
+        };
+        &mut self.rms[pos]
+    }
+
+    /// The node spec named `name`, created if new.
+    pub(crate) fn node_mut(&mut self, name: &str) -> &mut NodeSpec {
+        let specs = &mut self.record.node_specs;
+        let pos = match specs.iter().position(|(n, _)| n == name) {
+            Some(p) => p,
+            None => {
+                specs.push((name.to_string(), NodeSpec::default()));
+                specs.len() - 1
+            }
+        };
+        &mut specs[pos].1
+    }
+
+    /// The standing reservation named `name`, created if new.
+    pub(crate) fn sr_mut(&mut self, name: &str) -> &mut StandingReservation {
+        let srs = &mut self.standing_reservations;
+        let pos = match srs.iter().position(|s| s.name == name) {
+            Some(p) => p,
+            None => {
+                srs.push(StandingReservation::new(name));
+                srs.len() - 1
+            }
+        };
+        &mut srs[pos]
+    }
+
+    /// Rebuilds the derived fields (nodes, reservation buckets) from the specs.
+    pub(crate) fn rebuild(&mut self) {
+        let default = self
+            .record
+            .node_specs
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(DEFAULT_NODE))
+            .map(|(_, s)| s.clone())
+            .unwrap_or_default();
+        self.nodes.clear();
+        self.node_preempt_policy.clear();
+        for (name, spec) in &self.record.node_specs {
+            if name.eq_ignore_ascii_case(DEFAULT_NODE) {
+                continue;
+            }
+            let mut node = Node::new(
+                name,
+                spec.procs.or(default.procs).unwrap_or(1),
+                spec.mem_mb.or(default.mem_mb).unwrap_or(0),
+            );
+            if let Some(f) = spec.features.as_ref().or(default.features.as_ref()) {
+                node.features = f.clone();
+            }
+            if let Some(p) = spec.partition.as_ref().or(default.partition.as_ref()) {
+                node.partition = p.clone();
+            }
+            node.admin = spec.state.or(default.state).unwrap_or_default();
+            if let Some(p) = spec.preempt_policy.or(default.preempt_policy) {
+                self.node_preempt_policy.insert(name.clone(), p);
+            }
+            self.nodes.push(node);
+        }
+        if !self.record.buckets.is_empty() {
+            self.policy.reservation_buckets = self
+                .record
+                .buckets
+                .values()
+                .map(|b| ReservationBucket {
+                    depth: b.depth.unwrap_or(1),
+                    qos: b.qos.clone(),
+                })
+                .collect();
+        }
+    }
+}
+
+/// Applies one line to `config` (see [`Config::apply_line`]). Diagnostics name
+/// the file `mschedctl` and line 1.
+pub fn apply_line(config: &mut Config, line: &str) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    let mut next = config.clone();
+    let diagnostics = parse::apply_text(&mut next, line, "mschedctl");
+    if diagnostics.iter().any(Diagnostic::is_error) {
+        return Err(diagnostics
+            .into_iter()
+            .filter(Diagnostic::is_error)
+            .collect());
+    }
+    *config = next;
+    Ok(diagnostics)
+}
+
+#[cfg(test)]
+mod tests;
