@@ -355,30 +355,51 @@ impl Config {
     /// `LOCAL` resource manager named `local` that runs jobs on it.
     pub fn embedded_default(host: &str, procs: u32, mem_mb: u64) -> Config {
         let mut config = Config::default();
-        let rm = RmConfig {
-            rm_type: RmType::Local,
-            ..RmConfig::new("local")
-        };
-        config.rms.push(rm);
-        config.record.objects.insert(
-            "RMCFG[local]".to_string(),
-            vec![("TYPE".to_string(), "LOCAL".to_string(), 0)],
-        );
-        let spec = NodeSpec {
-            procs: Some(procs),
-            mem_mb: Some(mem_mb),
-            ..NodeSpec::default()
-        };
-        config.record.node_specs.push((host.to_string(), spec));
-        config.record.objects.insert(
-            format!("NODECFG[{host}]"),
-            vec![
-                ("PROCS".to_string(), procs.to_string(), 0),
-                ("MEM".to_string(), mem_mb.to_string(), 0),
-            ],
-        );
-        config.rebuild();
+        config.fill_local_defaults(host, procs, mem_mb);
         config
+    }
+
+    /// Completes a configuration that names no compute resource manager or no
+    /// node, as the daemon does after reading `moab.cfg`: without a compute RM
+    /// a `LOCAL` RM named `local` is added; then, if there is a `LOCAL` RM and
+    /// no node, this host becomes the one node (`NODECFG[DEFAULT]` still
+    /// supplies its features and partition). A file that configures RMs and
+    /// nodes is left as it is.
+    pub fn fill_local_defaults(&mut self, host: &str, procs: u32, mem_mb: u64) {
+        let has_compute = self
+            .rms
+            .iter()
+            .any(|r| r.resource_type == ResourceType::Compute);
+        if !has_compute {
+            let name = if self.rm("local").is_none() {
+                "local"
+            } else {
+                "local-compute"
+            };
+            self.rms.push(RmConfig {
+                rm_type: RmType::Local,
+                ..RmConfig::new(name)
+            });
+            self.record.objects.insert(
+                format!("RMCFG[{name}]"),
+                vec![("TYPE".to_string(), "LOCAL".to_string(), 0)],
+            );
+        }
+        let has_local = self.rms.iter().any(|r| r.rm_type == RmType::Local);
+        if has_local && self.nodes.is_empty() {
+            let spec = self.node_mut(host);
+            spec.procs = Some(procs);
+            spec.mem_mb = Some(mem_mb);
+            let entry = self
+                .record
+                .objects
+                .entry(format!("NODECFG[{host}]"))
+                .or_default();
+            entry.retain(|(a, _, _)| a != "PROCS" && a != "MEM");
+            entry.push(("PROCS".to_string(), procs.to_string(), 0));
+            entry.push(("MEM".to_string(), mem_mb.to_string(), 0));
+            self.rebuild();
+        }
     }
 
     /// Applies one `moab.cfg` line at run time (`mschedctl -m config "PARAM

@@ -205,8 +205,16 @@ fn apply_one(config: &mut Config, text: &str, ctx: &mut Ctx<'_>) {
                 return;
             };
             let raw = rest.join(" ");
-            let value = match ty.parse(&raw) {
-                Ok(v) => v,
+            let value = match ty.read(&raw) {
+                Ok(reading) => {
+                    for note in reading.notes {
+                        ctx.warn(format!("{shown}: {note}"));
+                    }
+                    match reading.value {
+                        Some(v) => v,
+                        None => return,
+                    }
+                }
                 Err(why) => return ctx.error(format!("{shown}: {why}")),
             };
             let site = Site {
@@ -265,8 +273,16 @@ fn apply_attr(
             "{key}: unknown attribute '{attr_name}'{hint}; attribute ignored"
         ));
     };
-    let value = match attr.ty.parse(raw) {
-        Ok(v) => v,
+    let value = match attr.ty.read(raw) {
+        Ok(reading) => {
+            for note in reading.notes {
+                ctx.warn(format!("{key} {}: {note}", attr.name));
+            }
+            match reading.value {
+                Some(v) => v,
+                None => return,
+            }
+        }
         Err(why) => return ctx.error(format!("{key} {}: {why}", attr.name)),
     };
     let site = Site {

@@ -37,7 +37,7 @@ pub fn reference_markdown() -> String {
             cell(&ty.describe()),
             default_cell(p.default),
             cell(p.used_by),
-            cell(p.doc)
+            cell(&with_ignored(p.doc, ty))
         ));
     }
     md.push_str("\n## Objects\n");
@@ -64,11 +64,22 @@ pub fn reference_markdown() -> String {
                 "| {name} | {} | {} | {} |\n",
                 cell(&a.ty.describe()),
                 default_cell(a.default),
-                cell(a.doc)
+                cell(&with_ignored(a.doc, &a.ty))
             ));
         }
     }
     md
+}
+
+/// The doc plus the Moab values that are accepted but ignored, if any.
+fn with_ignored(doc: &str, ty: &crate::value::ValueType) -> String {
+    match ty.unsupported() {
+        [] => doc.to_string(),
+        words => format!(
+            "{doc} Moab values accepted and ignored: {}.",
+            words.join(", ")
+        ),
+    }
 }
 
 fn default_cell(d: Option<&str>) -> String {

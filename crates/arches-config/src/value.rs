@@ -22,6 +22,9 @@ pub struct Choices {
     pub names: fn() -> Vec<&'static str>,
     /// The canonical spelling of `text`, if it is one of the choices.
     pub canonical: fn(&str) -> Option<&'static str>,
+    /// Moab values Arches does not implement: accepted with a warning and
+    /// ignored, so a site's existing `moab.cfg` still loads.
+    pub unsupported: &'static [&'static str],
 }
 
 impl fmt::Debug for Choices {
@@ -34,9 +37,13 @@ impl fmt::Debug for Choices {
 /// `as_str` and `FromStr`).
 macro_rules! core_choices {
     ($t:ty) => {
+        core_choices!($t, [])
+    };
+    ($t:ty, [$($u:literal),* $(,)?]) => {
         $crate::value::Choices {
             names: || <$t>::ALL.iter().map(|v| v.as_str()).collect(),
             canonical: |s| s.parse::<$t>().ok().map(|v| v.as_str()),
+            unsupported: &[$($u),*],
         }
     };
 }
@@ -47,6 +54,7 @@ macro_rules! word_choices {
         $crate::value::Choices {
             names: || vec![$($w),+],
             canonical: |s| [$($w),+].into_iter().find(|w| w.eq_ignore_ascii_case(s.trim())),
+            unsupported: &[],
         }
     };
 }
@@ -110,10 +118,68 @@ pub enum Value {
     Bandwidth(u64),
 }
 
+/// What [`ValueType::read`] found in a valid value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    /// The value; `None` when the whole value is a Moab value Arches does not
+    /// support (the setting is ignored).
+    pub value: Option<Value>,
+    /// Warnings (unsupported Moab words that were dropped).
+    pub notes: Vec<String>,
+}
+
 impl ValueType {
-    /// Parses `raw` (already stripped of comments and quotes).
-    ///
-    /// The error is the "why" of `file:line: PARAM: why`.
+    /// Reads `raw` (already stripped of comments and quotes), accepting Moab
+    /// words Arches does not support with a note. The error is the "why" of
+    /// `file:line: PARAM: why`.
+    pub fn read(&self, raw: &str) -> Result<Reading, String> {
+        let text = raw.trim();
+        let unsupported = |w: &str| self.unsupported().iter().any(|u| u.eq_ignore_ascii_case(w));
+        match *self {
+            ValueType::Choice(c) if (c.canonical)(text).is_none() && unsupported(text) => {
+                Ok(Reading {
+                    value: None,
+                    notes: vec![format!(
+                        "'{text}' is a Moab value Arches does not support; the setting is ignored"
+                    )],
+                })
+            }
+            ValueType::ChoiceList(c) => {
+                if text.is_empty() {
+                    return Err("missing value".to_string());
+                }
+                let mut words = Vec::new();
+                let mut notes = Vec::new();
+                for w in split_list(text) {
+                    if (c.canonical)(&w).is_none() && unsupported(&w) {
+                        notes.push(format!(
+                            "'{w}' is a Moab value Arches does not support; it is ignored"
+                        ));
+                    } else {
+                        words.push(parse_choice(c, &w)?);
+                    }
+                }
+                Ok(Reading {
+                    value: Some(Value::Choices(words)),
+                    notes,
+                })
+            }
+            _ => self.parse(text).map(|v| Reading {
+                value: Some(v),
+                notes: Vec::new(),
+            }),
+        }
+    }
+
+    /// The Moab words this type accepts but ignores.
+    pub fn unsupported(&self) -> &'static [&'static str] {
+        match self {
+            ValueType::Choice(c) | ValueType::ChoiceList(c) => c.unsupported,
+            _ => &[],
+        }
+    }
+
+    /// Parses `raw` strictly: unsupported Moab words are errors too.
     pub fn parse(&self, raw: &str) -> Result<Value, String> {
         let text = raw.trim();
         if text.is_empty() {

@@ -129,3 +129,47 @@ fn effective_values_parse_back_to_the_same_config() {
     b.record = Record::default();
     assert_eq!(a, b, "{again}");
 }
+
+#[test]
+fn fill_local_defaults_completes_a_policy_only_file() {
+    let mut c = crate::parse("BACKFILLPOLICY NONE\nNODECFG[DEFAULT] FEATURES=ssd\n", "m").config;
+    assert!(c.nodes.is_empty());
+    c.fill_local_defaults("h", 4, 512);
+    assert_eq!(c.rms.len(), 1);
+    assert_eq!(
+        (c.rms[0].name.as_str(), c.rms[0].rm_type),
+        ("local", RmType::Local)
+    );
+    assert_eq!(c.nodes.len(), 1);
+    assert_eq!(
+        (
+            c.nodes[0].name.as_str(),
+            c.nodes[0].procs,
+            c.nodes[0].mem_mb
+        ),
+        ("h", 4, 512)
+    );
+    assert_eq!(c.nodes[0].features, ["ssd"]);
+    assert_eq!(c.policy.backfill, BackfillPolicy::None);
+}
+
+#[test]
+fn fill_local_defaults_leaves_configured_clusters_alone() {
+    let text = "RMCFG[slurm] TYPE=SLURM\nNODECFG[n1] PROCS=2\n";
+    let mut c = crate::parse(text, "m").config;
+    let before = c.clone();
+    c.fill_local_defaults("h", 4, 512);
+    assert_eq!(c, before);
+    // A storage RM alone is not a compute RM: the local one is added.
+    let mut c = crate::parse(
+        "RMCFG[d] TYPE=NATIVE RESOURCETYPE=STORAGE SYSTEMQUERYURL=exec://q\n",
+        "m",
+    )
+    .config;
+    c.fill_local_defaults("h", 1, 1);
+    assert_eq!(
+        c.rms.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(),
+        ["d", "local"]
+    );
+    assert_eq!(c.nodes.len(), 1);
+}

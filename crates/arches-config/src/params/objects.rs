@@ -8,7 +8,7 @@ use arches_core::JobFlag;
 use super::{AttrDef, ObjectIndex, ParamDef, Setter, Shape, Site};
 use crate::config::Config;
 use crate::enums::{NodeStateCfg, ResourceType, RmType, SchedMode, SrPeriod};
-use crate::value::{Value, ValueType};
+use crate::value::{Choices, Value, ValueType};
 
 const INT: ValueType = ValueType::Integer {
     min: i64::MIN,
@@ -132,6 +132,58 @@ macro_rules! cred_attrs {
     };
 }
 
+/// Job flags: the core's, plus Moab's others accepted and ignored.
+const JOB_FLAGS: Choices = core_choices!(
+    JobFlag,
+    [
+        "COALLOC",
+        "ADVRES",
+        "NOQUEUE",
+        "ARRAYJOB",
+        "BESTEFFORT",
+        "RSVMAP",
+        "SPVIOLATION",
+        "IGNNODEPOLICIES",
+        "IGNIDLEJOBRSV",
+        "FSVIOLATION",
+        "GLOBALQUEUE",
+        "NORESOURCES",
+        "NORMSTART",
+        "DEDICATED",
+        "SHAREDRESOURCE",
+    ]
+);
+
+/// QoS flags: the core's, plus Moab's others (`MQOSFlags[]`) accepted and ignored.
+const QOS_FLAGS: Choices = core_choices!(
+    QosFlag,
+    [
+        "IGNJOBPERUSER",
+        "IGNPROCPERUSER",
+        "IGNJOBQUEUEDPERUSER",
+        "IGNSYSMAXPE",
+        "IGNSYSMAXPROC",
+        "IGNSYSMAXTIME",
+        "IGNSYSMAXPS",
+        "IGNUSER",
+        "IGNSYSTEM",
+        "DEDICATED",
+        "USERESERVED",
+        "NTR",
+        "PREEMPTFSV",
+        "PREEMPTSPV",
+        "IGNHOSTLIST",
+        "PROVISION",
+        "DEADLINE",
+        "ENABLEUSERRSV",
+        "COALLOC",
+        "TRIGGER",
+        "PREEMPTCONFIG",
+        "PREEMPTORX",
+        "VIRTUAL",
+    ]
+);
+
 const QDEF_DOC: &str = "Default QoS (`QDEF=high&`: the `&` marks the class's default QoS).";
 
 static CLASS_ATTRS: &[AttrDef] = cred_attrs!(
@@ -174,7 +226,7 @@ static CLASS_ATTRS: &[AttrDef] = cred_attrs!(
         aliases: &["FLAGS"],
         ..attr(
             "JOBFLAGS",
-            ValueType::ChoiceList(core_choices!(JobFlag)),
+            ValueType::ChoiceList(JOB_FLAGS),
             None,
             "Flags given to every job of the class (e.g. SUSPENDABLE).",
             |c, s, v| {
@@ -189,7 +241,7 @@ static QOS_ATTRS: &[AttrDef] = cred_attrs!(
     qos,
     attr(
         "QFLAGS",
-        ValueType::ChoiceList(core_choices!(QosFlag)),
+        ValueType::ChoiceList(QOS_FLAGS),
         None,
         "QoS flags (PREEMPTOR, PREEMPTEE, NOBF, ...).",
         |c, s, v| {
@@ -203,7 +255,7 @@ static QOS_ATTRS: &[AttrDef] = cred_attrs!(
     ),
     attr(
         "JOBFLAGS",
-        ValueType::ChoiceList(core_choices!(JobFlag)),
+        ValueType::ChoiceList(JOB_FLAGS),
         None,
         "Flags given to every job of the QoS.",
         |c, s, v| {
@@ -451,7 +503,7 @@ static NODE_ATTRS: &[AttrDef] = &[
     ),
     attr(
         "PREEMPTPOLICY",
-        ValueType::Choice(core_choices!(PreemptPolicy)),
+        ValueType::Choice(core_choices!(PreemptPolicy, ["OVERCOMMIT", "MIGRATE"])),
         None,
         "Preemption policy for jobs on this node.",
         |c, s, v| {

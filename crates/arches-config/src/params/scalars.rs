@@ -103,7 +103,7 @@ pub(super) static SCALARS: &[ParamDef] = &[
             Some("FIRSTFIT"), "Backfill algorithm (NONE disables backfill).", "backfill",
             |c, _, v| { c.policy.backfill = v.parse_choice()?; Ok(()) })
     },
-    param("BACKFILLMETRIC", ValueType::Choice(core_choices!(BackfillMetric)), IndexKind::Partition,
+    param("BACKFILLMETRIC", ValueType::Choice(core_choices!(BackfillMetric, ["PE", "PESECONDS"])), IndexKind::Partition,
         Some("PROCS"), "What BESTFIT/GREEDY backfill maximises.", "backfill",
         |c, _, v| { c.policy.backfill_metric = v.parse_choice()?; Ok(()) }),
     param("BACKFILLDEPTH", COUNT, IndexKind::Partition, Some("0"),
@@ -153,7 +153,7 @@ pub(super) static SCALARS: &[ParamDef] = &[
             c.record.buckets.entry(b).or_default().qos = (!all).then(|| list.to_vec());
             Ok(())
         }),
-    param("RESERVATIONPOLICY", ValueType::Choice(core_choices!(ReservationPolicy)), IndexKind::Partition,
+    param("RESERVATIONPOLICY", ValueType::Choice(core_choices!(ReservationPolicy, ["DEFAULT"])), IndexKind::Partition,
         Some("CURRENTHIGHEST"), "Which idle jobs keep priority reservations.", "reservations",
         |c, _, v| { c.policy.reservation_policy = v.parse_choice()?; Ok(()) }),
     param("RESERVATIONRETRYTIME", ValueType::Duration, IndexKind::None, Some("00:01:00"),
@@ -162,14 +162,14 @@ pub(super) static SCALARS: &[ParamDef] = &[
     param("JOBRETRYTIME", ValueType::Duration, IndexKind::None, Some("00:01:00"),
         "Retry window for failed starts; also bounds the GUARANTEEDPREEMPTION lock.", "preemption",
         |c, _, v| { c.job_retry_time = v.duration()?; Ok(()) }),
-    param("NODEALLOCATIONPOLICY", ValueType::Choice(core_choices!(NodeAllocationPolicy)),
+    param("NODEALLOCATIONPOLICY", ValueType::Choice(core_choices!(NodeAllocationPolicy, ["LOCAL", "FASTEST"])),
         IndexKind::Partition, Some("LASTAVAILABLE"), "How nodes are chosen for a job.", "placement",
         |c, _, v| { c.policy.node_allocation = v.parse_choice()?; Ok(()) }),
     param("RMPOLLINTERVAL", ValueType::Duration, IndexKind::None, Some("00:00:30"),
         "Longest time between scheduling iterations.", "daemon",
         |c, _, v| { c.policy.rm_poll_interval = v.duration()?; Ok(()) }),
     // ---- preemption
-    param("PREEMPTPOLICY", ValueType::Choice(core_choices!(PreemptPolicy)), IndexKind::None,
+    param("PREEMPTPOLICY", ValueType::Choice(core_choices!(PreemptPolicy, ["OVERCOMMIT", "MIGRATE"])), IndexKind::None,
         Some("REQUEUE"), "How preemptees are preempted (falls back SUSPEND→REQUEUE→CANCEL).", "preemption",
         |c, _, v| { c.policy.preempt_policy = v.parse_choice()?; Ok(()) }),
     param("JOBPREEMPTMINACTIVETIME", ValueType::Duration, IndexKind::None, Some("0"),

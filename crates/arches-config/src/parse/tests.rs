@@ -429,3 +429,27 @@ fn logical_lines_track_first_line_numbers() {
         ]
     );
 }
+
+#[test]
+fn moab_values_arches_does_not_support_are_warnings_not_errors() {
+    let text = "NODEALLOCATIONPOLICY FASTEST\nQOSCFG[hi] QFLAGS=PREEMPTOR,DEDICATED\nCLASSCFG[b] JOBFLAGS=ADVRES,SUSPENDABLE\n";
+    let p = parse(text, "moab.cfg");
+    let m: Vec<String> = p.diagnostics.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        m,
+        [
+            "moab.cfg:1: WARNING: NODEALLOCATIONPOLICY: 'FASTEST' is a Moab value Arches does not support; the setting is ignored",
+            "moab.cfg:2: WARNING: QOSCFG[hi] QFLAGS: 'DEDICATED' is a Moab value Arches does not support; it is ignored",
+            "moab.cfg:3: WARNING: CLASSCFG[b] JOBFLAGS: 'ADVRES' is a Moab value Arches does not support; it is ignored",
+        ]
+    );
+    assert_eq!(
+        p.config.policy.node_allocation,
+        NodeAllocationPolicy::LastAvailable
+    );
+    assert_eq!(p.config.policy.qos["hi"].flags, [QosFlag::Preemptor]);
+    assert_eq!(
+        p.config.policy.classes["b"].job_flags,
+        [JobFlag::Suspendable]
+    );
+}

@@ -188,3 +188,19 @@ fn accessors_report_type_mismatches_without_panicking() {
         Err("value -1 out of range".to_string())
     );
 }
+
+#[test]
+fn read_accepts_unsupported_moab_words_with_notes() {
+    let c = core_choices!(arches_core::policy::BackfillMetric, ["PE"]);
+    let r = ValueType::Choice(c).read("pe").unwrap();
+    assert_eq!(r.value, None);
+    assert_eq!(r.notes.len(), 1);
+    assert!(ValueType::Choice(c).parse("PE").is_err());
+    let r = ValueType::ChoiceList(c).read("PROCS,PE").unwrap();
+    assert_eq!(r.value, Some(Value::Choices(vec!["PROCS"])));
+    assert!(ValueType::ChoiceList(c).read("PROCS,XX").is_err());
+    assert_eq!(
+        ValueType::ChoiceList(c).read(" "),
+        Err("missing value".to_string())
+    );
+}
