@@ -7,7 +7,9 @@
 //! ([`crate::reference_markdown`]). Scalar parameters live in
 //! [`scalars`], indexed objects (`RMCFG[x] ATTR=VALUE ...`) in [`objects`].
 
+mod creds;
 mod objects;
+mod rm;
 mod scalars;
 
 use crate::config::Config;
@@ -185,6 +187,40 @@ pub(crate) fn effective(config: &Config) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// Any whole number.
+pub(crate) const INT: ValueType = ValueType::Integer {
+    min: i64::MIN,
+    max: i64::MAX,
+};
+/// A count (fits `u32`).
+pub(crate) const COUNT: ValueType = ValueType::Integer {
+    min: 0,
+    max: u32::MAX as i64,
+};
+/// A positive count (fits `u32`).
+pub(crate) const POSITIVE: ValueType = ValueType::Integer {
+    min: 1,
+    max: u32::MAX as i64,
+};
+
+/// An attribute without aliases.
+pub(crate) const fn attr(
+    name: &'static str,
+    ty: ValueType,
+    default: Option<&'static str>,
+    doc: &'static str,
+    set: Setter,
+) -> AttrDef {
+    AttrDef {
+        name,
+        aliases: &[],
+        ty,
+        default,
+        doc,
+        set,
+    }
 }
 
 /// Quotes a value containing spaces so the line parses back.

@@ -7,23 +7,10 @@ use arches_core::policy::{
 };
 use arches_core::HoldType;
 
-use super::{IndexKind, ParamDef, Setter, Shape, Site};
+use super::{IndexKind, ParamDef, Setter, Shape, Site, COUNT, INT, POSITIVE};
 use crate::config::Config;
 use crate::enums::{BfOrder, DataStageModel, RuntimePrediction, SchedMode};
 use crate::value::{Value, ValueType};
-
-const INT: ValueType = ValueType::Integer {
-    min: i64::MIN,
-    max: i64::MAX,
-};
-const COUNT: ValueType = ValueType::Integer {
-    min: 0,
-    max: u32::MAX as i64,
-};
-const POSITIVE: ValueType = ValueType::Integer {
-    min: 1,
-    max: u32::MAX as i64,
-};
 
 const fn param(
     name: &'static str,
