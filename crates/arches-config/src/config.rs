@@ -12,11 +12,14 @@ use std::collections::BTreeMap;
 use arches_core::policy::{PreemptPolicy, ReservationBucket};
 use arches_core::{HoldType, Node, NodeAdminState, Policy, Secs};
 
-use crate::enums::{BfOrder, DataStageModel, ResourceType, RmType, RuntimePrediction, SchedMode};
+use crate::enums::{
+    BfOrder, DataStageModel, JobNodeMatchPolicy, NodeAccessPolicy, ResourceType, RmType,
+    RuntimePrediction, SchedMode,
+};
 use crate::parse::{self, Diagnostic, Parsed};
 
 mod parts;
-pub use parts::{LogConfig, RmConfig, SchedConfig, StandingReservation};
+pub use parts::{FairshareConfig, LogConfig, RmConfig, SchedConfig, StandingReservation};
 
 /// The whole configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,6 +74,12 @@ pub struct Config {
     pub display_flags: Vec<String>,
     /// `MSUBQUERYINTERVAL` (seconds between `msub -K` polls).
     pub msub_query_interval: Secs,
+    /// `NODEACCESSPOLICY`.
+    pub node_access_policy: NodeAccessPolicy,
+    /// `JOBNODEMATCHPOLICY` (`None` = not set).
+    pub job_node_match_policy: Option<JobNodeMatchPolicy>,
+    /// `FSPOLICY`, `FSDEPTH`, `FSINTERVAL`, `FSDECAY`.
+    pub fairshare: FairshareConfig,
     /// `RUNTIMEPREDICTION` (Arches).
     pub runtime_prediction: RuntimePrediction,
     /// `BFORDER` (Arches).
@@ -126,6 +135,14 @@ impl Default for Config {
             use_job_regex: false,
             display_flags: Vec::new(),
             msub_query_interval: 5,
+            node_access_policy: NodeAccessPolicy::Shared,
+            job_node_match_policy: None,
+            fairshare: FairshareConfig {
+                policy: None,
+                depth: 8,
+                interval: 43_200,
+                decay: 1.0,
+            },
             runtime_prediction: RuntimePrediction::None,
             bf_order: BfOrder::Priority,
             extra_weights: BTreeMap::new(),

@@ -123,6 +123,39 @@ cfg_enum! {
 }
 
 cfg_enum! {
+    /// `NODEACCESSPOLICY`: who may share a node (checknode `EffNodeAccessPolicy:`).
+    NodeAccessPolicy {
+        Shared => "SHARED",
+        SharedOnly => "SHAREDONLY",
+        SingleJob => "SINGLEJOB",
+        SingleTask => "SINGLETASK",
+        SingleUser => "SINGLEUSER",
+        UniqueUser => "UNIQUEUSER",
+    }
+}
+
+cfg_enum! {
+    /// `JOBNODEMATCHPOLICY` (mdiag -t column).
+    JobNodeMatchPolicy {
+        ExactNode => "EXACTNODE",
+        ExactProc => "EXACTPROC",
+        ExactTask => "EXACTTASK",
+        Auto => "AUTO",
+    }
+}
+
+cfg_enum! {
+    /// `FSPOLICY`: what fairshare usage measures (mdiag -f `FS Policy:`).
+    FsPolicy {
+        DedicatedPs => "DEDICATEDPS",
+        DedicatedPes => "DEDICATEDPES",
+        UtilizedPs => "UTILIZEDPS",
+        SDedicatedPes => "SDEDICATEDPES",
+        PDedicatedPs => "PDEDICATEDPS",
+    }
+}
+
+cfg_enum! {
     /// `SRCFG[x] PERIOD=`.
     SrPeriod {
         Day => "DAY",

@@ -31,10 +31,12 @@ pub mod reference;
 
 pub use checks::{check, CheckReport, Verbosity};
 pub use config::{
-    apply_line, Config, LogConfig, RmConfig, SchedConfig, StandingReservation, DEFAULT_NODE,
+    apply_line, Config, FairshareConfig, LogConfig, RmConfig, SchedConfig, StandingReservation,
+    DEFAULT_NODE,
 };
 pub use enums::{
-    BfOrder, DataStageModel, ResourceType, RmType, RuntimePrediction, SchedMode, SrPeriod,
+    BfOrder, DataStageModel, FsPolicy, JobNodeMatchPolicy, NodeAccessPolicy, ResourceType, RmType,
+    RuntimePrediction, SchedMode, SrPeriod,
 };
 pub use parse::{parse, Diagnostic, Parsed, Severity};
 pub use reference::reference_markdown;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use arches_core::Secs;
 
-use crate::enums::{ResourceType, RmType, SchedMode, SrPeriod};
+use crate::enums::{FsPolicy, ResourceType, RmType, SchedMode, SrPeriod};
 
 /// Logging settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,19 @@ pub struct LogConfig {
     pub max_size: u64,
     /// `LOGFILEROLLDEPTH`.
     pub roll_depth: u32,
+}
+
+/// Fairshare settings (shown by `mdiag -f`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FairshareConfig {
+    /// `FSPOLICY` (`None` = fairshare off).
+    pub policy: Option<FsPolicy>,
+    /// `FSDEPTH`: intervals remembered.
+    pub depth: u32,
+    /// `FSINTERVAL`: length of one interval.
+    pub interval: Secs,
+    /// `FSDECAY`: weight of each older interval.
+    pub decay: f64,
 }
 
 /// Scheduler settings (`SCHEDCFG[name] ...` and the legacy `SERVERHOST`,

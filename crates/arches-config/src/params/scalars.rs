@@ -9,7 +9,10 @@ use arches_core::HoldType;
 
 use super::{IndexKind, ParamDef, Setter, Shape, Site, COUNT, INT, POSITIVE};
 use crate::config::Config;
-use crate::enums::{BfOrder, DataStageModel, RuntimePrediction, SchedMode};
+use crate::enums::{
+    BfOrder, DataStageModel, FsPolicy, JobNodeMatchPolicy, NodeAccessPolicy, RuntimePrediction,
+    SchedMode,
+};
 use crate::value::{Value, ValueType};
 
 const fn param(
@@ -246,6 +249,24 @@ pub(super) static SCALARS: &[ParamDef] = &[
     extra_weight("RESCAP", "Cap of the resource component (0 = none)."),
     extra_weight("ATTRCAP", "Cap of the attribute component (0 = none)."),
     extra_weight("USAGECAP", "Cap of the usage component (0 = none)."),
+    // ---- nodes and fairshare
+    param("NODEACCESSPOLICY", ValueType::Choice(core_choices!(NodeAccessPolicy)), IndexKind::None,
+        Some("SHARED"), "Who may share a node.", "placement",
+        |c, _, v| { c.node_access_policy = v.parse_choice()?; Ok(()) }),
+    param("JOBNODEMATCHPOLICY", ValueType::Choice(core_choices!(JobNodeMatchPolicy)), IndexKind::None,
+        None, "How requested nodes/tasks match nodes.", "placement",
+        |c, _, v| { c.job_node_match_policy = Some(v.parse_choice()?); Ok(()) }),
+    param("FSPOLICY", ValueType::Choice(core_choices!(FsPolicy)), IndexKind::None, None,
+        "What fairshare usage measures (unset = fairshare off).", "fairshare",
+        |c, _, v| { c.fairshare.policy = Some(v.parse_choice()?); Ok(()) }),
+    param("FSDEPTH", POSITIVE, IndexKind::None, Some("8"), "Fairshare intervals remembered.", "fairshare",
+        |c, _, v| { c.fairshare.depth = v.u32()?; Ok(()) }),
+    param("FSINTERVAL", ValueType::Duration, IndexKind::None, Some("12:00:00"),
+        "Length of one fairshare interval.", "fairshare",
+        |c, _, v| { c.fairshare.interval = v.duration()?; Ok(()) }),
+    param("FSDECAY", ValueType::Float, IndexKind::None, Some("1.0"),
+        "Weight of each older fairshare interval.", "fairshare",
+        |c, _, v| { c.fairshare.decay = v.float()?; Ok(()) }),
     // ---- jobs
     param("JOBCPURGETIME", ValueType::Duration, IndexKind::None, Some("24:00:00"),
         "How long finished jobs stay visible (showq -c, checkjob); Arches default 24 h.", "daemon",

@@ -453,3 +453,30 @@ fn moab_values_arches_does_not_support_are_warnings_not_errors() {
         [JobFlag::Suspendable]
     );
 }
+
+#[test]
+fn node_access_match_and_fairshare_settings() {
+    let c = ok("NODEACCESSPOLICY singlejob\nJOBNODEMATCHPOLICY EXACTNODE\nFSPOLICY DEDICATEDPS\nFSDEPTH 6\nFSINTERVAL 00:20:00\nFSDECAY 0.5\n");
+    assert_eq!(
+        c.node_access_policy,
+        crate::enums::NodeAccessPolicy::SingleJob
+    );
+    assert_eq!(
+        c.job_node_match_policy,
+        Some(crate::enums::JobNodeMatchPolicy::ExactNode)
+    );
+    assert_eq!(
+        c.fairshare.policy,
+        Some(crate::enums::FsPolicy::DedicatedPs)
+    );
+    assert_eq!(
+        (c.fairshare.depth, c.fairshare.interval, c.fairshare.decay),
+        (6, 1200, 0.5)
+    );
+    let d = Config::default();
+    assert_eq!(
+        (d.fairshare.policy, d.fairshare.depth, d.fairshare.interval),
+        (None, 8, 43_200)
+    );
+    assert!(messages("FSDEPTH 0\n")[0].contains("FSDEPTH: value 0 out of range"));
+}
