@@ -244,7 +244,13 @@ impl Config {
         self.record
             .objects
             .get(key)
-            .and_then(|attrs| attrs.iter().map(|(_, _, line)| *line).min())
+            .and_then(|attrs| {
+                attrs
+                    .iter()
+                    .map(|(_, _, line)| *line)
+                    .filter(|l| *l > 0)
+                    .min()
+            })
             .unwrap_or(0)
     }
 
@@ -336,7 +342,7 @@ impl Config {
 /// the file `mschedctl` and line 1.
 pub fn apply_line(config: &mut Config, line: &str) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     let mut next = config.clone();
-    let diagnostics = parse::apply_text(&mut next, line, "mschedctl");
+    let diagnostics = parse::apply_text(&mut next, line, "mschedctl", parse::Origin::Runtime);
     if diagnostics.iter().any(Diagnostic::is_error) {
         return Err(diagnostics
             .into_iter()

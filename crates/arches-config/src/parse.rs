@@ -86,7 +86,7 @@ impl Parsed {
 /// Reads `moab.cfg` text; `file` names it in diagnostics.
 pub fn parse(text: &str, file: &str) -> Parsed {
     let mut config = Config::default();
-    let mut diagnostics = apply_text(&mut config, text, file);
+    let mut diagnostics = apply_text(&mut config, text, file, Origin::File);
     crate::checks::cross_check(&config, file, &mut diagnostics);
     Parsed {
         config,
@@ -137,13 +137,28 @@ pub fn logical_lines(text: &str) -> Vec<Line> {
     out
 }
 
+/// Where lines come from: a file (settings remember their line, and setting
+/// one again warns) or a runtime change (`mschedctl -m config`), which
+/// replaces what the file said without a warning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Origin {
+    File,
+    Runtime,
+}
+
 /// Applies every line of `text` to `config`, then rebuilds derived fields.
-pub(crate) fn apply_text(config: &mut Config, text: &str, file: &str) -> Vec<Diagnostic> {
+pub(crate) fn apply_text(
+    config: &mut Config,
+    text: &str,
+    file: &str,
+    origin: Origin,
+) -> Vec<Diagnostic> {
     let mut diags = Vec::new();
     for line in logical_lines(text) {
         let mut ctx = Ctx {
             file,
             line: line.number,
+            origin,
             diags: &mut diags,
         };
         apply_one(config, &line.text, &mut ctx);
@@ -156,10 +171,18 @@ pub(crate) fn apply_text(config: &mut Config, text: &str, file: &str) -> Vec<Dia
 struct Ctx<'a> {
     file: &'a str,
     line: usize,
+    origin: Origin,
     diags: &'a mut Vec<Diagnostic>,
 }
 
 impl Ctx<'_> {
+    /// The line a setting is recorded with (0 for runtime changes).
+    fn recorded_line(&self) -> usize {
+        match self.origin {
+            Origin::File => self.line,
+            Origin::Runtime => 0,
+        }
+    }
     fn push(&mut self, severity: Severity, message: String) {
         self.diags.push(Diagnostic {
             file: self.file.to_string(),
@@ -228,8 +251,9 @@ fn apply_one(config: &mut Config, text: &str, ctx: &mut Ctx<'_>) {
             let old = config
                 .record
                 .scalars
-                .insert(key.clone(), (value.to_string(), ctx.line));
-            if let Some((_, line)) = old.filter(|(_, l)| *l > 0 && *l != ctx.line) {
+                .insert(key.clone(), (value.to_string(), ctx.recorded_line()));
+            let recorded = ctx.recorded_line();
+            if let Some((_, line)) = old.filter(|(_, l)| *l > 0 && recorded > 0 && *l != recorded) {
                 ctx.warn(format!(
                     "{key} was already set on line {line}; the last value wins"
                 ));
@@ -296,20 +320,21 @@ fn apply_attr(
     let text = value.to_string();
     match entry.iter_mut().find(|(a, _, _)| a == attr.name) {
         Some(slot) => {
-            if slot.2 > 0 && slot.2 != ctx.line {
+            let recorded = ctx.recorded_line();
+            if slot.2 > 0 && recorded > 0 && slot.2 != recorded {
                 ctx.warn(format!(
                     "{key} {} was already set on line {}; the last value wins",
                     attr.name, slot.2
                 ));
             }
             slot.1 = text;
-            slot.2 = ctx.line;
+            slot.2 = recorded;
         }
-        None => entry.push((attr.name.to_string(), text, ctx.line)),
+        None => entry.push((attr.name.to_string(), text, ctx.recorded_line())),
     }
 }
 
-/// `NAME` or `NAME[index]` with the index kind checked; `None` after an error.
+/// `NAME` or `NAME[index]`.
 fn display_name(name: &str, index: Option<&str>) -> String {
     match index {
         Some(i) => format!("{name}[{i}]"),

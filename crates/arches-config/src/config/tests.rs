@@ -173,3 +173,15 @@ fn fill_local_defaults_leaves_configured_clusters_alone() {
     );
     assert_eq!(c.nodes.len(), 1);
 }
+
+#[test]
+fn runtime_changes_replace_file_settings_without_duplicate_warnings() {
+    let mut c = crate::parse("BACKFILLPOLICY FIRSTFIT\nRMCFG[a] TYPE=PBS\n", "m").config;
+    assert_eq!(c.apply_line("BACKFILLPOLICY BESTFIT").unwrap(), vec![]);
+    assert_eq!(c.apply_line("RMCFG[a] TYPE=SLURM").unwrap(), vec![]);
+    assert_eq!(c.apply_line("RMCFG[a] TYPE=LOCAL").unwrap(), vec![]);
+    assert_eq!(c.rm("a").unwrap().rm_type, RmType::Local);
+    let eff = c.effective();
+    assert!(eff.contains(&("BACKFILLPOLICY".to_string(), "BESTFIT".to_string())));
+    assert!(eff.contains(&("RMCFG[a]".to_string(), "TYPE=LOCAL".to_string())));
+}
