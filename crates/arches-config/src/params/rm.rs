@@ -27,6 +27,21 @@ fn set_url(c: &mut Config, s: Site<'_>, v: &Value) -> Result<(), String> {
     Ok(())
 }
 
+fn set_server(c: &mut Config, s: Site<'_>, v: &Value) -> Result<(), String> {
+    let server = v.text()?.to_string();
+    let type_given = c
+        .record
+        .objects
+        .get(&format!("RMCFG[{}]", s.index))
+        .is_some_and(|attrs| attrs.iter().any(|(a, _, _)| a == "TYPE"));
+    let rm = c.rm_mut(s.index);
+    if !type_given && server.to_ascii_lowercase().starts_with("moab://") {
+        rm.rm_type = RmType::Moab;
+    }
+    rm.server = Some(server);
+    Ok(())
+}
+
 /// One native-interface URL attribute.
 const fn url(name: &'static str, doc: &'static str) -> AttrDef {
     attr(name, ValueType::Url, None, doc, set_url)
@@ -39,8 +54,9 @@ pub(super) static RM_ATTRS: &[AttrDef] = &[
     attr("RESOURCETYPE", ValueType::Choice(core_choices!(ResourceType)), Some("COMPUTE"),
         "What the RM manages (STORAGE for data staging).",
         |c, s, v| { c.rm_mut(s.index).resource_type = v.parse_choice()?; Ok(()) }),
-    attr("SERVER", ValueType::Text, None, "host[:port] or URL of the RM server.",
-        |c, s, v| { c.rm_mut(s.index).server = Some(v.text()?.to_string()); Ok(()) }),
+    attr("SERVER", ValueType::Text, None,
+        "host[:port] or URL of the RM server (a moab:// URL implies TYPE=MOAB unless TYPE is given).",
+        set_server),
     attr("HOST", ValueType::Text, None, "RM server host.",
         |c, s, v| { c.rm_mut(s.index).host = Some(v.text()?.to_string()); Ok(()) }),
     attr("PORT", ValueType::Integer { min: 1, max: 65535 }, None, "RM server port.",

@@ -480,3 +480,39 @@ fn node_access_match_and_fairshare_settings() {
     );
     assert!(messages("FSDEPTH 0\n")[0].contains("FSDEPTH: value 0 out of range"));
 }
+
+#[test]
+fn moab_5_data_staging_examples_1_and_3_parse() {
+    // §17.12 example 1: verified (external) staging needs only SYSTEMQUERYURL.
+    let c = ok(concat!(
+        "RMCFG[torque] TYPE=PBS DATARM=data\n",
+        "DATASTAGEMODEL EXTERNAL\n",
+        "RMCFG[data] TYPE=NATIVE  RESOURCETYPE=STORAGE\n",
+        "RMCFG[data] SYSTEMQUERYURL=exec://$TOOLSDIR/system.query.dstage.pl\n",
+    ));
+    assert_eq!(c.data_stage_model, DataStageModel::External);
+    // Example 3: grid data staging through a peer Moab.
+    let c = ok(concat!(
+        "SCHEDCFG[source] MODE=NORMAL SERVER=gridhead:5353\n",
+        "ADMINCFG[1] USERS=sys\n",
+        "RMCFG[base] TYPE=PBS\n",
+        "RMCFG[cluster3] SERVER=moab://gridcluster3:5353 DATARM=c3storage\n",
+        "DATASTAGEMODEL LOOSE\n",
+        "RMCFG[c3storage] TYPE=NATIVE RESOURCETYPE=STORAGE\n",
+        "RMCFG[c3storage] SYSTEMQUERYURL=exec://$TOOLSDIR/dstage-ssh.systemquery.pl\n",
+        "RMCFG[c3storage] CLUSTERQUERYURL=exec://$TOOLSDIR/dstage-ssh.clusterquery.pl\n",
+        "RMCFG[c3storage] SYSTEMMODIFYURL=exec://$TOOLSDIR/dstage-ssh.systemmodify.pl\n",
+    ));
+    let peer = c.rm("cluster3").unwrap();
+    assert_eq!(
+        (peer.rm_type, peer.data_rm.as_deref()),
+        (RmType::Moab, Some("c3storage"))
+    );
+    assert_eq!(c.rm("base").unwrap().rm_type, RmType::Pbs);
+    // An explicit TYPE wins over the moab:// scheme, in either order.
+    let c = ok("RMCFG[a] TYPE=NATIVE SERVER=moab://x:1\nRMCFG[b] SERVER=moab://y:1 TYPE=SLURM\n");
+    assert_eq!(
+        (c.rm("a").unwrap().rm_type, c.rm("b").unwrap().rm_type),
+        (RmType::Native, RmType::Slurm)
+    );
+}
