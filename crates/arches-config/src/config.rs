@@ -5,7 +5,8 @@
 //! resource managers, `root` the only administrator) and every parameter line
 //! is applied to it through the parameter table. Derived parts (the node list
 //! with `NODECFG[DEFAULT]` merged in, the reservation buckets) are rebuilt after
-//! each change, so the result does not depend on the order of the lines.
+//! each change, so `NODECFG[DEFAULT]` may come before or after the nodes and
+//! `RESERVATIONQOSLIST[i]` before or after `RESERVATIONDEPTH[i]`.
 
 use std::collections::BTreeMap;
 
@@ -27,7 +28,9 @@ pub struct Config {
     /// Every scheduling parameter the core understands.
     pub policy: Policy,
     /// Compute nodes from `NODECFG[name]` (with `NODECFG[DEFAULT]` applied), in
-    /// the order they first appear.
+    /// the order they first appear. For the simulator and a `LOCAL` RM these
+    /// are the machine; with an RM that reports its own nodes they override
+    /// the reported attributes of the nodes of the same name.
     pub nodes: Vec<Node>,
     /// `NODECFG[name] PREEMPTPOLICY=`: per-node preemption policy overrides.
     pub node_preempt_policy: BTreeMap<String, PreemptPolicy>,

@@ -107,6 +107,7 @@ pub struct Line {
 pub fn logical_lines(text: &str) -> Vec<Line> {
     let mut out = Vec::new();
     let mut pending: Option<Line> = None;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (i, raw) in text.lines().enumerate() {
         let stripped = strip_comment(raw);
         let trimmed = stripped.trim_end();

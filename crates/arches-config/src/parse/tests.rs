@@ -516,3 +516,10 @@ fn moab_5_data_staging_examples_1_and_3_parse() {
         (RmType::Native, RmType::Slurm)
     );
 }
+
+#[test]
+fn byte_order_mark_crlf_and_tabs_are_tolerated() {
+    let c = ok("\u{feff}BACKFILLPOLICY\tNONE\r\nNODECFG[n1]\tPROCS=2\r\n");
+    assert_eq!(c.policy.backfill, BackfillPolicy::None);
+    assert_eq!(c.nodes[0].procs, 2);
+}
