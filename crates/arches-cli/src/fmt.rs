@@ -46,6 +46,11 @@ pub fn limit(t: Option<i64>) -> String {
     }
 }
 
+extern "C" {
+    /// POSIX `tzset(3)` (not exported by the libc crate on Unix).
+    fn tzset();
+}
+
 /// Broken-down local time of an epoch instant.
 struct Tm {
     year: i32,
@@ -61,6 +66,9 @@ fn local(epoch: i64) -> Tm {
     let t: libc::time_t = epoch as libc::time_t;
     // SAFETY: an all-zero `tm` is a valid value of this plain C struct.
     let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: tzset only (re)reads TZ into libc's globals; localtime_r does
+    // not promise to do so itself.
+    unsafe { tzset() };
     // SAFETY: both pointers are valid for the duration of the call;
     // localtime_r is the thread-safe variant and writes only into `tm`.
     let ok = unsafe { !libc::localtime_r(&t, &mut tm).is_null() };

@@ -444,6 +444,28 @@ pub fn build_request(
     })
 }
 
+/// What msub prints after a successful submission: `\n<id>\n`, or the
+/// XML answer `<Data><job JobID="<id>"/></Data>`, or nothing with `-z`.
+pub fn render_submitted(id: u64, xml: bool, silent: bool) -> String {
+    if xml {
+        format!(
+            "{}\n",
+            Element::new("Data")
+                .child(Element::new("job").attr("JobID", id))
+                .render()
+        )
+    } else if silent {
+        String::new()
+    } else {
+        format!("\n{id}\n")
+    }
+}
+
+/// The line `msub -K` prints when the job has finished.
+pub fn render_completed(id: u64) -> String {
+    format!("Job {id} completed\n")
+}
+
 fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: the buffer is valid for its whole length; gethostname writes
@@ -503,16 +525,7 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
         || a.format
             .as_deref()
             .is_some_and(|f| f.eq_ignore_ascii_case("xml"));
-    if xml {
-        print(&format!(
-            "{}\n",
-            Element::new("Data")
-                .child(Element::new("job").attr("JobID", id))
-                .render()
-        ));
-    } else if !a.silent {
-        print(&format!("\n{id}\n"));
-    }
+    print(&render_submitted(id, xml, a.silent));
     if a.wait {
         loop {
             std::thread::sleep(Duration::from_secs(QUERY_INTERVAL_SECS));
@@ -527,7 +540,7 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
                     .iter()
                     .all(|j| j.summary.section == Section::Completed);
             if done {
-                print(&format!("Job {id} completed\n"));
+                print(&render_completed(id));
                 break;
             }
         }

@@ -136,7 +136,7 @@ pub fn checkjob(a: Checkjob) -> Result<u8, String> {
         Format::Json => print_json(&view)?,
     }
     for id in &view.unknown {
-        eprintln!("ERROR:  invalid job specified: {id}");
+        eprintln!("{}", checkjob::unknown_job(id));
     }
     Ok(if view.unknown.is_empty() {
         EXIT_OK

@@ -13,6 +13,11 @@ pub const SEPARATOR: &str = "\n\n============================\n\n";
 /// Scheduler name shown as `SystemID:` (Moab's default `SCHEDCFG` name).
 pub const SYSTEM_ID: &str = "Moab";
 
+/// checkjob's message for an id the daemon does not know.
+pub fn unknown_job(id: &str) -> String {
+    format!("ERROR:  invalid job specified: {id}")
+}
+
 /// Renders every found job, joined by [`SEPARATOR`].
 pub fn render(view: &JobsView, verbose: u8) -> String {
     view.jobs
