@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 pub mod cmd;
 pub mod common;
+pub mod docs;
 pub mod fmt;
 pub mod render;
 
