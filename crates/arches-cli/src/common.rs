@@ -67,6 +67,11 @@ impl Output {
     }
 }
 
+/// The error for a report that has no Moab XML form.
+pub fn no_xml(what: &str) -> String {
+    format!("ERROR:    XML output is not available for {what} (use --format=json)")
+}
+
 /// Splits argv elements such as `"-s -u"` (one element holding several
 /// flags, as abipy passes to showq) into separate elements. Only elements
 /// that start with `-` are split; values are never touched.

@@ -4,7 +4,7 @@
 use arches_api::{JobsRequest, QueueQuery};
 use clap::{ArgAction, ArgGroup, Parser};
 
-use crate::common::{print, print_json, Connection, Format, Output};
+use crate::common::{no_xml, print, print_json, Connection, Format, Output};
 use crate::render::{checkjob, checknode, mdiag};
 use crate::EXIT_OK;
 
@@ -83,13 +83,15 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         let s = client.scheduler().map_err(err)?;
         match fmt {
             Format::Json => print_json(&s)?,
-            _ => print(&mdiag::render_scheduler(&s)),
+            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Text => print(&mdiag::render_scheduler(&s)),
         }
     } else if a.priority {
         let p = client.priority().map_err(err)?;
         match fmt {
             Format::Json => print_json(&p)?,
-            _ => print(&mdiag::render_priority(&p)),
+            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Text => print(&mdiag::render_priority(&p)),
         }
     } else if a.blocked {
         let q = client.queue(&QueueQuery::default()).map_err(err)?;
@@ -99,7 +101,8 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
                 q.jobs.retain(|j| j.section == arches_api::Section::Blocked);
                 print_json(&q)?
             }
-            _ => print(&mdiag::render_blocked(&q)),
+            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Text => print(&mdiag::render_blocked(&q)),
         }
     } else if a.jobs.is_some() {
         let completed = a
@@ -133,13 +136,15 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         }
         match fmt {
             Format::Json => print_json(&v)?,
-            _ => print(&mdiag::render_reservations(&v)),
+            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Text => print(&mdiag::render_reservations(&v)),
         }
     } else if a.config.is_some() {
         let c = client.config().map_err(err)?;
         match fmt {
             Format::Json => print_json(&c)?,
-            _ => print(&mdiag::render_config(&c)),
+            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Text => print(&mdiag::render_config(&c)),
         }
     } else {
         let (kind, name) = if a.users.is_some() {
@@ -161,7 +166,8 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
                     .retain(|c| c.kind == kind && name.is_none_or(|n| n == c.name));
                 print_json(&v)?
             }
-            _ => print(&mdiag::render_credentials(&v.credentials, kind, name)),
+            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Text => print(&mdiag::render_credentials(&v.credentials, kind, name)),
         }
     }
     Ok(EXIT_OK)

@@ -4,7 +4,7 @@
 use arches_api::SchedulerControl;
 use clap::{ArgGroup, Parser};
 
-use crate::common::{print, print_action, print_json, Connection, Format, Output};
+use crate::common::{no_xml, print, print_action, print_json, Connection, Format, Output};
 use crate::render::mdiag;
 use crate::EXIT_OK;
 
@@ -72,7 +72,8 @@ pub fn exec(a: Mschedctl) -> Result<u8, String> {
         let c = client.config().map_err(|e| e.to_string())?;
         match a.output.format() {
             Format::Json => print_json(&c)?,
-            _ => print(&mdiag::render_config(&c)),
+            Format::Xml => return Err(no_xml("mschedctl -l")),
+            Format::Text => print(&mdiag::render_config(&c)),
         }
         return Ok(EXIT_OK);
     }

@@ -3,7 +3,7 @@
 use arches_api::{BackfillQuery, JobsRequest, QueueQuery, StartQuery};
 use clap::{ArgAction, ArgGroup, Parser};
 
-use crate::common::{print, print_json, Connection, Format, Output};
+use crate::common::{no_xml, print, print_json, Connection, Format, Output};
 use crate::render::{checkjob, checknode, mdiag, showbf, showq};
 use crate::{EXIT_ERROR, EXIT_OK};
 
@@ -260,7 +260,8 @@ pub fn showbf(a: Showbf) -> Result<u8, String> {
     let view = client.backfill(&q).map_err(|e| e.to_string())?;
     match a.output.format() {
         Format::Json => print_json(&view)?,
-        _ => print(&showbf::render_backfill(&view)),
+        Format::Xml => return Err(no_xml("showbf")),
+        Format::Text => print(&showbf::render_backfill(&view)),
     }
     Ok(EXIT_OK)
 }
