@@ -9,7 +9,11 @@
 //! - estimate (wall-clock limit) = max(requested time, run time, 1);
 //! - run time = max(min(requested time, run time), 1) — an overrun is cut
 //!   (and, literally, a job with no requested time runs 1 second);
-//! - run time <= 0 or processors <= 0 → a 1-second, 1-processor placeholder.
+//! - run time <= 0 or processors <= 0 → a placeholder that runs 1 second
+//!   with a 1-second estimate, on its allocated processors (1 if unknown).
+//!   This reproduces pyss's EASY results exactly (KTH all-jobs bsld 92.88,
+//!   SDSC-SP2 106.96); a 1-processor placeholder or one keeping the requested
+//!   time as its estimate does not.
 //!
 //! [`SwfOptions::sanitize`] applies the SC'15 "strong filter" instead: drop
 //! jobs with run time, processors or requested time <= 0, and cut the run time
@@ -230,7 +234,8 @@ pub fn to_jobs(
         } else {
             let estimate = r.req_time.max(r.run).max(1);
             if r.run <= 0 || r.alloc_procs <= 0 {
-                let mut j = SimJob::new(r.job, r.submit, 1, estimate, 1);
+                let procs = r.alloc_procs.clamp(1, cap) as u32;
+                let mut j = SimJob::new(r.job, r.submit, procs, 1, 1);
                 j.placeholder = true;
                 j
             } else {
@@ -285,8 +290,9 @@ mod tests {
         assert_eq!((j(1).procs, j(1).walltime, j(1).runtime), (4, 200, 100));
         // Overran its estimate: cut; capped at the machine.
         assert_eq!((j(2).procs, j(2).walltime, j(2).runtime), (8, 300, 100));
-        assert!(j(3).placeholder && j(3).procs == 1 && j(3).runtime == 1);
-        assert!(j(4).placeholder, "no processor count");
+        assert!(j(3).placeholder && j(3).procs == 2 && j(3).runtime == 1);
+        assert_eq!(j(3).walltime, 1);
+        assert!(j(4).placeholder && j(4).procs == 1, "no processor count");
         // No requested time: pyss keeps the run as the estimate, runs 1 s.
         assert_eq!((j(5).walltime, j(5).runtime), (30, 1));
     }

@@ -48,8 +48,8 @@ pub struct SimJob {
     pub walltime: Secs,
     /// True run time, already cut at `walltime`.
     pub runtime: Secs,
-    /// A 1-second, 1-processor stand-in for a trace line without a usable run
-    /// time or size (pyss's convention); excluded from pyss-style statistics.
+    /// A 1-second stand-in for a trace line without a usable run time or
+    /// size (pyss's convention); excluded from pyss-style statistics.
     pub placeholder: bool,
     pub user: String,
     pub group: String,

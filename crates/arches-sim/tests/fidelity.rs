@@ -98,6 +98,43 @@ fn equal_submit_times_are_served_by_job_number() {
     );
 }
 
+fn easy() -> Policy {
+    policy(BackfillPolicy::FirstFit, 1)
+}
+
+#[test]
+fn easy_backfills_a_short_job_that_ends_before_the_reservation() {
+    // Job 2 (whole machine) waits for job 1; job 3 fits beside job 1 and
+    // ends before job 2's reservation at t=100; job 4 would delay it.
+    let jobs = vec![
+        SimJob::new(1, 0, 3, 100, 100),
+        SimJob::new(2, 1, 4, 50, 50),
+        SimJob::new(3, 2, 1, 90, 90),
+        SimJob::new(4, 3, 1, 200, 200),
+    ];
+    assert_eq!(
+        schedule_of(4, easy(), jobs),
+        vec![(1, 0, 100), (2, 100, 150), (3, 2, 92), (4, 150, 350)]
+    );
+}
+
+#[test]
+fn a_submission_is_scheduled_before_a_simultaneous_early_termination() {
+    // pyss order: job 3 arrives at t=50 while job 1 (planned to t=100) is
+    // still running, fits beside it, is backfilled ahead of job 2's reservation, and then
+    // job 1's termination at the same instant leaves job 2 one processor
+    // short until job 3 ends at t=60.
+    let jobs = vec![
+        SimJob::new(1, 0, 3, 100, 50),
+        SimJob::new(2, 10, 4, 100, 100),
+        SimJob::new(3, 50, 1, 10, 10),
+    ];
+    assert_eq!(
+        schedule_of(4, easy(), jobs),
+        vec![(1, 0, 50), (2, 60, 160), (3, 50, 60)]
+    );
+}
+
 #[test]
 fn a_job_larger_than_the_machine_is_skipped_not_hung() {
     let jobs = vec![SimJob::new(1, 0, 8, 10, 10), SimJob::new(2, 0, 4, 10, 10)];
@@ -194,6 +231,27 @@ fn kth_fcfs_matches_pyss_exactly() {
     assert_eq!((s.utilization * 10_000.0).round(), 6985.0);
     assert_eq!(s.makespan_s, 28_781_494);
     assert_eq!(s.max_wait_s, 946_685);
+}
+
+#[test]
+fn kth_easy_matches_pyss_exactly() {
+    // peer-results.md, KTH-SP2 jobs >= 15 on 100 processors, EASY: avg wait
+    // 6,899 s, bsld 92.88, utilization 0.6990, makespan 28,763,776 s, max
+    // wait 262,194 s; pyss-style wait 115.55 min.
+    let Some(jobs) = load("KTH-SP2-1996-2.swf.gz", 100, Some(15), usize::MAX) else {
+        return;
+    };
+    let mut sim = Simulation::new(machine(100, 100), easy(), jobs);
+    sim.run().unwrap();
+    check_feasible(sim.records(), 100);
+    let s = summarize(sim.records(), 100);
+    assert_eq!(s.jobs, 28_475);
+    assert_eq!(s.avg_wait_s.round(), 6_899.0);
+    assert_eq!((s.avg_bsld10 * 100.0).round(), 9_288.0);
+    assert_eq!((s.utilization * 10_000.0).round(), 6990.0);
+    assert_eq!(s.makespan_s, 28_763_776);
+    assert_eq!(s.max_wait_s, 262_194);
+    assert_eq!((s.pyss.avg_wait_min * 100.0).round(), 11_555.0);
 }
 
 #[test]
