@@ -67,6 +67,9 @@ pub struct SimulateArgs {
     /// Keep only jobs numbered at least N (KTH's cleaned log: 15).
     #[arg(long, value_name = "N")]
     pub min_job_id: Option<u64>,
+    /// Write a self-contained HTML report (SVG charts) here.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
     /// Skip malformed trace lines (counted in the summary) instead of failing.
     #[arg(long)]
     pub skip_malformed: bool,
@@ -174,6 +177,21 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
         eprintln!("moab simulate: job {} skipped: {}", s.job, s.reason);
     }
     write_summary(&args.summary, &summary)?;
+    if let Some(path) = &args.report {
+        let input = args.trace.as_ref().or(args.workload.as_ref());
+        let title = format!(
+            "Arches simulation: {} on {procs} processors ({} backfill, reservation depth {})",
+            input.map_or_else(String::new, |p| p.display().to_string()),
+            args.backfill,
+            if args.reservation_depth == u32::MAX {
+                "all".to_string()
+            } else {
+                args.reservation_depth.to_string()
+            }
+        );
+        let html = crate::report::render(&title, &summary, sim.records());
+        std::fs::write(path, html).map_err(|e| failure(format!("{}: {e}", path.display())))?;
+    }
     if let Some(path) = &args.jobs_csv {
         let f = File::create(path).map_err(|e| failure(format!("{}: {e}", path.display())))?;
         let mut w = BufWriter::new(f);

@@ -5,6 +5,7 @@
 //! - [`run`]: the deterministic event loop over `arches_core` and the
 //!   simulated backend `arches_rm::sim::SimRm`;
 //! - [`metrics`]: summary statistics (peer-results definitions) and the job CSV;
+//! - [`report`]: the self-contained HTML report with SVG charts;
 //! - [`generate`]: the Lublin & Feitelson (2003) synthetic workload model;
 //! - [`cli`]: `moab simulate`.
 //!
@@ -14,6 +15,7 @@
 pub mod cli;
 pub mod generate;
 pub mod metrics;
+pub mod report;
 pub mod run;
 pub mod swf;
 pub mod workload;
