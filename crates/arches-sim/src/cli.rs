@@ -243,8 +243,14 @@ fn load(args: &SimulateArgs) -> CliResult<(Vec<SimJob>, u32, usize)> {
 fn write_summary(dest: &str, summary: &Summary) -> CliResult<()> {
     let text = serde_json::to_string_pretty(summary).map_err(failure)?;
     if dest == "-" {
-        println!("{text}");
-        return Ok(());
+        let mut out = std::io::stdout().lock();
+        return match writeln!(out, "{text}").and_then(|()| out.flush()) {
+            // A closed pipe (`| head`) is not an error of the simulation.
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(failure(format!("stdout: {e}")))
+            }
+            _ => Ok(()),
+        };
     }
     std::fs::write(dest, text + "\n").map_err(|e| failure(format!("{dest}: {e}")))
 }
@@ -262,4 +268,97 @@ fn run_generate(args: &SimulateArgs, out: &PathBuf) -> CliResult<()> {
     };
     let text = generate(&params).map_err(usage)?;
     std::fs::write(out, text).map_err(|e| failure(format!("{}: {e}", out.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: SimulateArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<SimulateArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("simulate").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    #[test]
+    fn workload_run_writes_summary_and_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().join("w.jsonl");
+        std::fs::write(
+            &w,
+            "{\"id\":1,\"submit\":0,\"procs\":4,\"walltime\":100,\"runtime\":50}\n\
+             {\"id\":2,\"submit\":5,\"procs\":8,\"walltime\":100,\"runtime\":100}\n\
+             {\"id\":3,\"submit\":5,\"procs\":64,\"walltime\":100,\"runtime\":100}\n",
+        )
+        .unwrap();
+        let summary = dir.path().join("s.json");
+        let csv = dir.path().join("j.csv");
+        let report = dir.path().join("r.html");
+        let args = parse(&[
+            "--workload",
+            w.to_str().unwrap(),
+            "--procs",
+            "8",
+            "--procs-per-node",
+            "2",
+            "--summary",
+            summary.to_str().unwrap(),
+            "--jobs-csv",
+            csv.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ])
+        .unwrap();
+        run(&args).unwrap();
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+        assert_eq!(s["jobs"], 2);
+        assert_eq!(s["avg_wait_s"], 22.5);
+        assert_eq!(s["skipped"][0]["job"], 3);
+        let csv = std::fs::read_to_string(&csv).unwrap();
+        assert_eq!(csv.lines().nth(2), Some("2,5,50,150,8,100,100,45,0"));
+        assert!(std::fs::read_to_string(&report).unwrap().contains("<svg"));
+    }
+
+    #[test]
+    fn generated_trace_replays_and_bad_input_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let swf = dir.path().join("g.swf");
+        let g = parse(&[
+            "--generate",
+            swf.to_str().unwrap(),
+            "--procs",
+            "64",
+            "--gen-jobs",
+            "300",
+        ]);
+        run(&g.unwrap()).unwrap();
+        let summary = dir.path().join("s.json");
+        let args = parse(&[
+            "--trace",
+            swf.to_str().unwrap(),
+            "--reservation-depth",
+            "all",
+            "--summary",
+            summary.to_str().unwrap(),
+        ])
+        .unwrap();
+        assert_eq!(args.reservation_depth, u32::MAX);
+        run(&args).unwrap();
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+        assert_eq!(
+            (s["jobs"].as_u64(), s["machine_procs"].as_u64()),
+            (Some(300), Some(64))
+        );
+        assert!(parse(&["--trace", "x", "--reservation-depth", "some"]).is_err());
+        assert!(parse(&["--procs", "4"]).is_err(), "an input is required");
+        let missing = parse(&["--trace", "/nonexistent/t.swf"]).unwrap();
+        assert_eq!(run(&missing).unwrap_err().0, EXIT_USAGE);
+    }
 }
