@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use super::exec::{Credentials, ExecPlan, Prepared};
-use super::spool::{self, Control, LaunchFile, Status};
+use super::spool::{self, Control, LaunchFile, Pids, Status};
 use super::sys::{self, SignalFd, SUPERVISOR_SIGNALS};
 
 /// Entry point of the supervisor: `args` are the arguments after
@@ -95,13 +95,6 @@ impl Supervisor {
     fn start(dir: &Path) -> Result<Supervisor, String> {
         let signals = SignalFd::new(&SUPERVISOR_SIGNALS)
             .map_err(|e| format!("cannot set up signals: {e}"))?;
-        let here = Path::new(".");
-        spool::write_atomic(
-            here,
-            spool::PID,
-            format!("{}\n", std::process::id()).as_bytes(),
-        )
-        .map_err(|e| format!("cannot write the pid file: {e}"))?;
         let text = fs::read_to_string(spool::LAUNCH)
             .map_err(|e| format!("cannot read {}: {e}", dir.join(spool::LAUNCH).display()))?;
         let launch: LaunchFile =
@@ -109,8 +102,16 @@ impl Supervisor {
         let prepared = prepare(dir, &launch)?;
         let pgid = prepared.spawn()?;
         let now = Instant::now();
-        // Best effort: lets a restarted daemon clean up after a lost supervisor.
-        let _ = spool::write_atomic(here, spool::JOB_PID, format!("{pgid}\n").as_bytes());
+        let pids = Pids {
+            supervisor: i32::try_from(std::process::id()).unwrap_or(i32::MAX),
+            job: pgid,
+        };
+        if let Err(e) = spool::write_private(Path::new("."), spool::PID, pids.render().as_bytes()) {
+            // Without it a restarted daemon cannot find the job: do not run it.
+            let _ = sys::kill_group(pgid, libc::SIGKILL);
+            let _ = sys::wait(pgid);
+            return Err(format!("cannot write the pid file: {e}"));
+        }
         Ok(Supervisor {
             signals,
             grace: Duration::from_secs(launch.kill_grace_secs),
