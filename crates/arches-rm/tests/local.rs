@@ -232,6 +232,24 @@ fn join_merges_stderr_into_stdout() {
     assert_eq!(f.wait_for(6, LONG), finished(6, 0));
     assert_eq!(f.output(6), "out\n");
     assert_eq!(fs::read_to_string(f.path("6.err")).unwrap(), "err\n");
+
+    // Both to the same file without join: nothing is lost either.
+    let mut l = f.launch(30, "echo out\necho err >&2\necho out2\n");
+    l.exec.stderr = l.exec.stdout.clone();
+    f.start(&l);
+    assert_eq!(f.wait_for(30, LONG), finished(30, 0));
+    assert_eq!(f.output(30), "out\nerr\nout2\n");
+}
+
+#[test]
+fn spool_that_is_not_a_directory_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("file");
+    fs::write(&file, "").unwrap();
+    let config = LocalConfig::new("local", &file, supervisor(), vec![]);
+    assert!(LocalRm::new(config).is_err());
+    let config = LocalConfig::new("local", tmp.path().join("spool"), vec![], vec![]);
+    assert!(LocalRm::new(config).is_err(), "no supervisor command");
 }
 
 #[test]

@@ -130,6 +130,9 @@ impl LocalRm {
                 .map_err(unavailable)?;
         }
         let spool = config.spool_dir.canonicalize().map_err(unavailable)?;
+        if !spool.is_dir() {
+            return Err(unavailable(io::Error::other("not a directory")));
+        }
         let housekeeper = Housekeeper::start(&spool).map_err(unavailable)?;
         Ok(LocalRm {
             config,

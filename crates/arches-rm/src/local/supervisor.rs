@@ -6,7 +6,9 @@
 //! wall-clock limit (time spent suspended does not count), obeys the control
 //! commands the daemon appends to `ctl` (announced with SIGUSR1), and finally
 //! records the outcome durably in `status` and exits. SIGTERM or SIGINT to the
-//! supervisor cancels the job.
+//! supervisor cancels the job. The job ends when its leader (the script's
+//! interpreter) exits; processes it leaves behind in its process group are
+//! killed then.
 //!
 //! The supervisor's working directory is its job directory, so it keeps
 //! writing to the right place even if the daemon renames that directory
@@ -299,7 +301,8 @@ fn prepare(dir: &Path, launch: &LaunchFile) -> Result<Prepared, String> {
         env: &env,
         workdir: &launch.workdir,
         stdout: &launch.stdout,
-        stderr: (!launch.join).then_some(launch.stderr.as_str()),
+        // The same file twice would be truncated twice and overwritten: join.
+        stderr: (!launch.join && launch.stderr != launch.stdout).then_some(launch.stderr.as_str()),
         credentials,
     })
 }
