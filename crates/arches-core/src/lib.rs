@@ -11,14 +11,21 @@
 //! reason — and [`State::next_wakeup`] tells the driver when time alone will
 //! change something.
 
+pub mod backfill;
+mod context;
+pub mod eligibility;
 pub mod job;
 pub mod node;
+pub mod placement;
 pub mod plan;
 pub mod policy;
+pub mod priority;
+pub mod profile;
 pub mod schedule;
 pub mod state;
 pub mod timespec;
 
+pub use eligibility::effective_walltime;
 pub use job::{
     Alloc, Completion, CompletionCode, Credentials, Dependency, DependencyKind, HoldType, Holds,
     Job, JobFlag, JobFlags, JobId, JobState, Request, RunInfo, StartKind,
@@ -26,7 +33,7 @@ pub use job::{
 pub use node::{Node, NodeAdminState, NodeId, NodeState};
 pub use plan::{BlockReason, Decision, Plan, PlannedReservation, PriorityBreakdown, Start};
 pub use policy::Policy;
-pub use schedule::schedule;
+pub use schedule::{bypassed, schedule};
 pub use state::{Event, EventError, State};
 
 /// Seconds since the Unix epoch (or since the start of a simulated trace).

@@ -1,116 +1,400 @@
 //! One scheduling iteration: `schedule(&State, &Policy, now) -> Plan`.
 //!
-//! Order of work (after Maui's `MSched.c`): eligibility, priority, start jobs
-//! in priority order while they fit, reservations, backfill. This module is the
-//! entry point; each stage lives in its own module.
+//! Reservations and backfill are one algorithm (Moab §8.2, pyss EASY and
+//! conservative):
+//!
+//! 1. order the queue by priority ([`crate::priority`]); holds, start dates
+//!    and dependencies block jobs ([`crate::eligibility`]);
+//! 2. walk the queue: while nothing has been blocked, start every job that
+//!    fits now (`StartKind::Priority`). A job that does not fit gets a
+//!    reservation at its earliest start while its reservation bucket
+//!    (`RESERVATIONDEPTH`/`RESERVATIONQOSLIST`) has room; the reservation is
+//!    subtracted from the availability profile, so later jobs may only start
+//!    if they do not delay it;
+//! 3. jobs after the first blocked one are backfill candidates: a job still
+//!    inside its bucket's depth starts if it fits without delaying anything
+//!    (conservative backfill), otherwise gets its reservation; beyond the
+//!    depth, `BACKFILLPOLICY` decides: FIRSTFIT starts every candidate that
+//!    fits in queue order, BESTFIT and GREEDY choose by `BACKFILLMETRIC`
+//!    ([`crate::backfill`]), NONE starts nothing out of order (strict
+//!    priority: with depth 1 this is FCFS), PREEMPT behaves as FIRSTFIT until
+//!    preemption lands (the extension point is [`crate::backfill`]).
+//!
+//! With credential limits configured the walk runs twice, as Moab does: jobs
+//! within their soft limits first, then the jobs within their hard limits.
+//! Backfill honours the limits too.
+//!
+//! `RESERVATIONPOLICY HIGHEST` would need memory across iterations; the core
+//! is stateless between calls, so it behaves as `CURRENTHIGHEST`
+//! (reservations recomputed every iteration, sliding forward when jobs end
+//! early). `NEVER` makes no reservations: any job that fits starts.
 
+use crate::backfill::{self, Candidate};
+use crate::context::Ctx;
+use crate::eligibility::{check_static, has_limits, planning_duration, Tally, Usage};
 use crate::job::{Alloc, Job, JobState, StartKind};
-use crate::node::NodeAdminState;
-use crate::plan::{BlockReason, Decision, Plan, PriorityBreakdown, Start};
-use crate::policy::Policy;
+use crate::plan::{BlockReason, Decision, Plan, PlannedReservation, PriorityBreakdown, Start};
+use crate::policy::{BackfillPolicy, Policy, PolicyLevel, QosFlag, ReservationPolicy};
+use crate::priority::{priority, queue_order};
 use crate::state::State;
-use crate::Time;
+use crate::{Secs, Time};
 
 /// Runs one iteration. Pure: equal inputs give equal plans.
 pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
-    let _ = policy;
-    let mut free: Vec<(u32, u64)> = (0..state.nodes().len() as u32)
-        .map(|n| (state.free_procs(n), state.free_mem_mb(n)))
-        .collect();
-    let mut queue: Vec<&Job> = state
+    let mut entries: Vec<Entry> = state
         .queued()
         .filter(|j| j.state == JobState::Idle)
-        .collect();
-    queue.sort_by_key(|j| (j.submit_time, j.id));
-    let mut plan = Plan {
-        now,
-        ..Plan::default()
-    };
-    let mut blocked_head = false;
-    for (rank, job) in queue.iter().enumerate() {
-        let mut decision = Decision {
-            priority: PriorityBreakdown::default(),
-            rank: rank as u32 + 1,
+        .map(|job| Entry {
+            job,
+            prio: priority(job, policy, now),
             reason: None,
             eligible: true,
-        };
-        if !job.holds.is_empty() {
-            decision.eligible = false;
-            decision.reason = Some(BlockReason::Hold(job.holds.iter().collect()));
-        } else if job.start_after.is_some_and(|t| t > now) {
-            decision.eligible = false;
-            decision.reason = Some(BlockReason::StartDate(job.start_after.unwrap_or(now)));
-        } else if blocked_head {
-            decision.reason = Some(BlockReason::Resources {
-                idle_procs: free.iter().map(|f| f.0).sum(),
-                needed_procs: job.req.total_procs(),
-            });
-        } else if let Some(alloc) = place_first_available(state, job, &free) {
-            for a in &alloc {
-                let f = &mut free[a.node as usize];
-                f.0 -= a.procs;
-                f.1 = f.1.saturating_sub(a.mem_mb);
-            }
-            plan.starts.push(Start {
-                job: job.id,
-                alloc,
-                kind: StartKind::Priority,
-            });
-        } else {
-            blocked_head = true;
-            decision.reason = Some(BlockReason::Resources {
-                idle_procs: free.iter().map(|f| f.0).sum(),
-                needed_procs: job.req.total_procs(),
-            });
+            handled: false,
+            started: false,
+        })
+        .collect();
+    entries.sort_by(|a, b| queue_order((a.job, &a.prio), (b.job, &b.prio)));
+    for e in &mut entries {
+        if let Err(r) = check_static(state, e.job, now) {
+            e.reason = Some(r);
+            e.eligible = false;
+            e.handled = true;
         }
-        plan.decisions.insert(job.id, decision);
     }
-    plan.next_wakeup = state.next_wakeup(now);
-    plan
+    let throttled = has_limits(policy);
+    let mut walk = Walk {
+        ctx: Ctx::new(state, policy, now),
+        usage: if throttled {
+            Usage::from_state(state, policy, now)
+        } else {
+            Usage::default()
+        },
+        throttled,
+        plan: Plan {
+            now,
+            ..Plan::default()
+        },
+        bucket_left: policy.reservation_buckets.iter().map(|b| b.depth).collect(),
+        blocked: false,
+        top_reservation: None,
+        bf_considered: 0,
+        candidates: Vec::new(),
+    };
+    let levels: &[PolicyLevel] = if throttled {
+        &[PolicyLevel::Soft, PolicyLevel::Hard]
+    } else {
+        &[PolicyLevel::Hard]
+    };
+    for &level in levels {
+        for i in 0..entries.len() {
+            walk.consider(&mut entries, i, level);
+        }
+    }
+    if !walk.candidates.is_empty() {
+        let cands = std::mem::take(&mut walk.candidates);
+        backfill::select(&mut walk, &mut entries, cands);
+    }
+    walk.finish(entries)
 }
 
-/// Places a job's tasks on the first nodes with room, honouring features,
-/// partition, tasks-per-node and memory. `None` when it does not fit now.
-fn place_first_available(state: &State, job: &Job, free: &[(u32, u64)]) -> Option<Vec<Alloc>> {
-    let req = &job.req;
-    let ppt = req.procs_per_task.max(1);
-    let mut remaining = req.tasks;
-    let mut alloc = Vec::new();
-    for (i, node) in state.nodes().iter().enumerate() {
-        if remaining == 0 {
-            break;
+/// Queued jobs the driver may count as bypassed: eligible jobs that did not
+/// start although a lower-priority job was backfilled ahead of them.
+pub fn bypassed(plan: &Plan) -> Vec<crate::job::JobId> {
+    let lowest_bf = plan
+        .starts
+        .iter()
+        .filter(|s| s.kind == StartKind::Backfill)
+        .filter_map(|s| plan.decisions.get(&s.job).map(|d| d.rank))
+        .max();
+    let Some(max_rank) = lowest_bf else {
+        return Vec::new();
+    };
+    let mut out: Vec<(u32, crate::job::JobId)> = plan
+        .decisions
+        .iter()
+        .filter(|(_, d)| d.eligible && d.reason.is_some() && d.rank < max_rank)
+        .map(|(id, d)| (d.rank, *id))
+        .collect();
+    out.sort_unstable();
+    out.into_iter().map(|(_, id)| id).collect()
+}
+
+/// A queued job during the walk.
+pub(crate) struct Entry<'a> {
+    pub job: &'a Job,
+    pub prio: PriorityBreakdown,
+    pub reason: Option<BlockReason>,
+    pub eligible: bool,
+    /// Decided in an earlier pass (or statically blocked).
+    pub handled: bool,
+    pub started: bool,
+}
+
+/// The iteration's working state.
+pub(crate) struct Walk<'a> {
+    pub ctx: Ctx<'a>,
+    usage: Usage,
+    throttled: bool,
+    pub plan: Plan,
+    bucket_left: Vec<u32>,
+    /// A job has failed to start: later starts are out of priority order.
+    blocked: bool,
+    /// The first reservation made (what backfill must not delay).
+    top_reservation: Option<crate::job::JobId>,
+    bf_considered: u32,
+    /// Backfill candidates for BESTFIT/GREEDY.
+    candidates: Vec<Candidate>,
+}
+
+impl<'a> Walk<'a> {
+    fn consider(&mut self, entries: &mut [Entry<'a>], i: usize, level: PolicyLevel) {
+        if entries[i].handled || entries[i].started {
+            return;
         }
-        if node.admin != NodeAdminState::Up || !node.has_features(&req.features) {
-            continue;
-        }
-        if req.partition.as_ref().is_some_and(|p| *p != node.partition) {
-            continue;
-        }
-        let (fp, fm) = free[i];
-        let mut fit = fp / ppt;
-        if req.mem_per_task_mb > 0 && node.mem_mb > 0 {
-            fit = fit.min((fm / req.mem_per_task_mb) as u32);
-        }
-        if let Some(tpn) = req.tasks_per_node {
-            if fit < tpn {
-                continue;
+        let job = entries[i].job;
+        let policy = self.ctx.policy;
+        let dur = planning_duration(job, policy);
+        if self.throttled {
+            if let Err(r) = self.usage.check(job, tally(job, dur), policy, level) {
+                if level == PolicyLevel::Hard {
+                    entries[i].eligible = false;
+                    entries[i].handled = true;
+                }
+                entries[i].reason = Some(r);
+                return;
             }
-            fit = tpn;
         }
-        let tasks = fit.min(remaining);
-        if tasks == 0 {
-            continue;
+        entries[i].handled = true;
+        entries[i].reason = None;
+        if let Err(why) = self.ctx.ever_fits(job) {
+            entries[i].reason = Some(BlockReason::NeverFits(why));
+            entries[i].eligible = false;
+            return;
         }
-        remaining -= tasks;
-        alloc.push(Alloc {
-            node: i as u32,
-            tasks,
-            procs: tasks * ppt,
-            mem_mb: u64::from(tasks) * req.mem_per_task_mb,
+        let bucket = self.bucket_of(job);
+        let no_rsv = qos_flag(job, policy, QosFlag::NoReservation);
+        let can_reserve = policy.reservation_policy != ReservationPolicy::Never
+            && !no_rsv
+            && bucket.is_some_and(|b| self.bucket_left[b] > 0);
+
+        if !self.blocked {
+            if let Some(alloc) = self.ctx.fit_now(job, dur) {
+                self.start(entries, i, alloc, dur, StartKind::Priority);
+                return;
+            }
+            self.blocked = true;
+            self.reserve_or_wait(entries, i, if can_reserve { bucket } else { None }, dur);
+            return;
+        }
+        let bf = policy.backfill;
+        if dur.is_none() {
+            // Without a wall-clock limit a job only ever starts in priority
+            // order: it neither backfills nor holds an endless reservation.
+            entries[i].reason = Some(BlockReason::NoWalltime);
+            return;
+        }
+        if can_reserve {
+            // Inside the reservation depth: start it if it fits without
+            // delaying anything (conservative backfill), else reserve.
+            if bf != BackfillPolicy::None && self.backfill_ok(entries, i, dur).is_ok() {
+                if let Some(alloc) = self.ctx.fit_now(job, dur) {
+                    self.start(entries, i, alloc, dur, StartKind::Backfill);
+                    return;
+                }
+            }
+            self.reserve_or_wait(entries, i, bucket, dur);
+            return;
+        }
+        if policy.reservation_policy == ReservationPolicy::Never && bf == BackfillPolicy::None {
+            // No reservations and no backfill: strict priority order.
+            entries[i].reason = Some(self.resources(job));
+            return;
+        }
+        match bf {
+            BackfillPolicy::None => entries[i].reason = Some(self.resources(job)),
+            _ => {
+                if let Err(r) = self.backfill_ok(entries, i, dur) {
+                    entries[i].reason = Some(r);
+                    return;
+                }
+                if matches!(bf, BackfillPolicy::BestFit | BackfillPolicy::Greedy) {
+                    entries[i].reason = Some(self.resources(job));
+                    self.candidates.push(Candidate { index: i, dur });
+                } else {
+                    self.try_backfill(entries, i, dur);
+                }
+            }
+        }
+    }
+
+    /// Pre-conditions for starting out of priority order.
+    fn backfill_ok(
+        &mut self,
+        entries: &[Entry<'a>],
+        i: usize,
+        dur: Option<Secs>,
+    ) -> Result<(), BlockReason> {
+        let job = entries[i].job;
+        if dur.is_none() {
+            return Err(BlockReason::NoWalltime);
+        }
+        if qos_flag(job, self.ctx.policy, QosFlag::NoBf) {
+            return Err(BlockReason::NoBackfill);
+        }
+        let depth = self.ctx.policy.backfill_depth;
+        self.bf_considered += 1;
+        if depth > 0 && self.bf_considered > depth {
+            return Err(BlockReason::BackfillDepth);
+        }
+        Ok(())
+    }
+
+    /// Starts a backfill candidate if it fits now; records why not otherwise.
+    pub(crate) fn try_backfill(&mut self, entries: &mut [Entry<'a>], i: usize, dur: Option<Secs>) {
+        let job = entries[i].job;
+        if self.throttled {
+            // Earlier backfill starts this pass may have used the allowance.
+            let level = PolicyLevel::Hard;
+            if let Err(r) = self
+                .usage
+                .check(job, tally(job, dur), self.ctx.policy, level)
+            {
+                entries[i].reason = Some(r);
+                return;
+            }
+        }
+        match self.ctx.fit_now(job, dur) {
+            Some(alloc) => self.start(entries, i, alloc, dur, StartKind::Backfill),
+            None => {
+                let idle = self.ctx.idle_procs();
+                entries[i].reason = Some(match self.top_reservation {
+                    Some(r) if idle >= job.req.total_procs() => {
+                        BlockReason::WouldDelayReservation(r)
+                    }
+                    _ => self.resources(job),
+                });
+            }
+        }
+    }
+
+    fn reserve_or_wait(
+        &mut self,
+        entries: &mut [Entry<'a>],
+        i: usize,
+        bucket: Option<usize>,
+        dur: Option<Secs>,
+    ) {
+        let job = entries[i].job;
+        let Some(b) = bucket else {
+            entries[i].reason = Some(self.resources(job));
+            return;
+        };
+        match self.ctx.earliest(job, dur) {
+            Some((start, alloc)) => {
+                let end = dur.map(|d| start + d.max(1));
+                self.ctx.commit(job, start, end, &alloc);
+                self.bucket_left[b] -= 1;
+                self.top_reservation.get_or_insert(job.id);
+                self.plan.reservations.push(PlannedReservation {
+                    job: job.id,
+                    start,
+                    end,
+                    alloc,
+                });
+                entries[i].reason = Some(self.resources(job));
+            }
+            None => entries[i].reason = Some(BlockReason::NoWalltimeAhead),
+        }
+    }
+
+    pub(crate) fn start(
+        &mut self,
+        entries: &mut [Entry<'a>],
+        i: usize,
+        alloc: Vec<Alloc>,
+        dur: Option<Secs>,
+        kind: StartKind,
+    ) {
+        let job = entries[i].job;
+        let now = self.ctx.now;
+        let end = dur.map(|d| now + d.max(1));
+        self.ctx.commit(job, now, end, &alloc);
+        if self.throttled {
+            let mut t = tally(job, dur);
+            t.nodes = alloc.len() as u64;
+            self.usage.add(job, t);
+        }
+        entries[i].started = true;
+        entries[i].reason = None;
+        self.plan.starts.push(Start {
+            job: job.id,
+            alloc,
+            kind,
         });
     }
-    let nodes_ok = req.nodes.is_none_or(|n| alloc.len() as u32 == n);
-    (remaining == 0 && nodes_ok).then_some(alloc)
+
+    fn resources(&self, job: &Job) -> BlockReason {
+        BlockReason::Resources {
+            idle_procs: self.ctx.idle_procs(),
+            needed_procs: job.req.total_procs(),
+        }
+    }
+
+    fn bucket_of(&self, job: &Job) -> Option<usize> {
+        self.ctx
+            .policy
+            .reservation_buckets
+            .iter()
+            .position(|b| match (&b.qos, &job.cred.qos) {
+                (None, _) => true,
+                (Some(list), Some(q)) => list.iter().any(|x| x == q),
+                (Some(_), None) => false,
+            })
+    }
+
+    fn finish(mut self, entries: Vec<Entry<'a>>) -> Plan {
+        for (rank, e) in entries.into_iter().enumerate() {
+            self.plan.decisions.insert(
+                e.job.id,
+                Decision {
+                    priority: e.prio,
+                    rank: rank as u32 + 1,
+                    reason: if e.started { None } else { e.reason },
+                    eligible: e.eligible,
+                },
+            );
+        }
+        let now = self.ctx.now;
+        let rsv = self.plan.reservations.iter().map(|r| r.start);
+        self.plan.next_wakeup = self
+            .ctx
+            .state
+            .next_wakeup(now)
+            .into_iter()
+            .chain(rsv)
+            .filter(|t| *t > now)
+            .min();
+        self.plan
+    }
+}
+
+/// What a job adds to its credentials' usage.
+fn tally(job: &Job, dur: Option<Secs>) -> Tally {
+    Tally {
+        jobs: 1,
+        procs: u64::from(job.req.total_procs()),
+        nodes: u64::from(job.req.nodes.unwrap_or(1)),
+        wc: dur.map_or(0, |d| d.max(0) as u64),
+    }
+}
+
+/// Whether the job's QoS has a flag.
+pub(crate) fn qos_flag(job: &Job, policy: &Policy, flag: QosFlag) -> bool {
+    job.cred
+        .qos
+        .as_ref()
+        .and_then(|q| policy.qos.get(q))
+        .is_some_and(|q| q.flags.contains(&flag))
 }
 
 #[cfg(test)]
@@ -120,28 +404,43 @@ mod tests {
     use crate::node::Node;
     use crate::state::Event;
 
+    fn submit(s: &mut State, id: u64, procs: u32, wall: Option<i64>, t: Time) {
+        let j = Job::new(id, "u", Request::procs(procs), wall, t);
+        s.apply(Event::Submit(Box::new(j)), t).unwrap();
+    }
+
     #[test]
     fn fifo_starts_what_fits_in_order() {
         let mut s = State::new(vec![Node::new("n1", 4, 0)]);
         for (id, procs) in [(1, 2), (2, 4), (3, 1)] {
-            s.apply(
-                Event::Submit(Box::new(Job::new(
-                    id,
-                    "u",
-                    Request::procs(procs),
-                    Some(60),
-                    id as i64,
-                ))),
-                0,
-            )
-            .unwrap();
+            submit(&mut s, id, procs, Some(60), id as i64);
         }
         let plan = schedule(&s, &Policy::default(), 10);
         let started: Vec<u64> = plan.starts.iter().map(|s| s.job).collect();
-        assert_eq!(started, vec![1]);
+        // 1 starts; 2 is reserved at 70; 3 (1 proc, 60 s) backfills.
+        assert_eq!(started, vec![1, 3]);
+        assert_eq!(plan.starts[1].kind, StartKind::Backfill);
+        assert_eq!(plan.reservation(2).map(|r| r.start), Some(70));
         assert!(matches!(
             plan.decisions[&2].reason,
             Some(BlockReason::Resources { .. })
         ));
+        assert_eq!(bypassed(&plan), vec![2]);
+        assert_eq!(plan.next_wakeup, Some(70));
+    }
+
+    #[test]
+    fn backfill_none_is_strict_priority() {
+        let mut s = State::new(vec![Node::new("n1", 4, 0)]);
+        for (id, procs) in [(1, 2), (2, 4), (3, 1)] {
+            submit(&mut s, id, procs, Some(60), id as i64);
+        }
+        let p = Policy {
+            backfill: BackfillPolicy::None,
+            ..Policy::default()
+        };
+        let plan = schedule(&s, &p, 10);
+        assert_eq!(plan.starts.len(), 1);
+        assert!(bypassed(&plan).is_empty());
     }
 }

@@ -1,0 +1,168 @@
+//! Backfill selection for `BESTFIT` and `GREEDY` (FIRSTFIT runs inline in
+//! the queue walk of [`crate::schedule`]).
+//!
+//! - BESTFIT repeatedly starts the fitting candidate with the best
+//!   `BACKFILLMETRIC`. Starting a job only ever removes free capacity, so a
+//!   candidate that does not fit now never fits later in the same iteration:
+//!   one pass in descending metric order (ties in priority order) is exactly
+//!   "repeatedly pick the best that fits".
+//! - GREEDY looks for the combination of candidates with the largest total
+//!   metric. The search is bounded: it considers the first
+//!   [`GREEDY_CANDIDATES`] candidates that fit on their own, explores
+//!   include/exclude choices depth-first on a copy of the aggregate profile
+//!   for at most [`GREEDY_BUDGET`] nodes, starts the best combination found
+//!   in priority order, then fills what is left first-fit.
+//! - PREEMPT is today FIRSTFIT; preemption of backfilled jobs will plug in
+//!   here (choose preemptible candidates, mark their starts).
+
+use crate::placement::is_constrained;
+use crate::policy::{BackfillMetric, BackfillPolicy};
+use crate::profile::Amount;
+use crate::schedule::{Entry, Walk};
+use crate::Secs;
+
+/// At most this many candidates enter the GREEDY combination search.
+pub const GREEDY_CANDIDATES: usize = 16;
+/// At most this many search nodes per iteration for GREEDY.
+pub const GREEDY_BUDGET: usize = 4096;
+
+/// A queued job waiting for BESTFIT/GREEDY selection.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Candidate {
+    /// Index in the priority-ordered queue.
+    pub index: usize,
+    /// Planning duration (always set: jobs without one never backfill).
+    pub dur: Option<Secs>,
+}
+
+/// The metric value of a job for `BACKFILLMETRIC` (larger is better).
+pub fn metric(metric: BackfillMetric, procs: u32, nodes: Option<u32>, dur: Secs) -> u64 {
+    let procs = u64::from(procs);
+    let secs = dur.max(0) as u64;
+    match metric {
+        BackfillMetric::Procs => procs,
+        BackfillMetric::Nodes => u64::from(nodes.unwrap_or(1)),
+        BackfillMetric::Seconds => secs,
+        BackfillMetric::ProcSeconds => procs.saturating_mul(secs),
+    }
+}
+
+/// Chooses and starts backfill jobs among `cands` (in priority order).
+pub(crate) fn select<'a>(walk: &mut Walk<'a>, entries: &mut [Entry<'a>], cands: Vec<Candidate>) {
+    let policy = walk.ctx.policy;
+    let value = |c: &Candidate, entries: &[Entry<'a>]| {
+        let j = entries[c.index].job;
+        metric(
+            policy.backfill_metric,
+            j.req.total_procs(),
+            j.req.nodes,
+            c.dur.unwrap_or(0),
+        )
+    };
+    match policy.backfill {
+        BackfillPolicy::Greedy => {
+            let chosen = greedy(walk, entries, &cands, |c| value(c, entries));
+            for c in cands.iter().filter(|c| chosen.contains(&c.index)) {
+                walk.try_backfill(entries, c.index, c.dur);
+            }
+            for c in cands.iter().filter(|c| !chosen.contains(&c.index)) {
+                walk.try_backfill(entries, c.index, c.dur);
+            }
+        }
+        _ => {
+            let mut order: Vec<(u64, usize, Candidate)> = cands
+                .iter()
+                .enumerate()
+                .map(|(k, c)| (value(c, entries), k, *c))
+                .collect();
+            order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            for (_, _, c) in order {
+                walk.try_backfill(entries, c.index, c.dur);
+            }
+        }
+    }
+}
+
+/// Bounded search for the best combination; returns chosen queue indexes.
+fn greedy<'a>(
+    walk: &Walk<'a>,
+    entries: &[Entry<'a>],
+    cands: &[Candidate],
+    value: impl Fn(&Candidate) -> u64,
+) -> Vec<usize> {
+    let now = walk.ctx.now;
+    let prof = &walk.ctx.agg;
+    let items: Vec<(usize, i64, Option<i64>, u64)> = cands
+        .iter()
+        .filter(|c| !is_constrained(&entries[c.index].job.req))
+        .filter_map(|c| {
+            let procs = i64::from(entries[c.index].job.req.total_procs());
+            let end = c.dur.map(|d| now + d.max(1));
+            prof.free_over(now, end)
+                .covers(Amount::procs(procs))
+                .then_some((c.index, procs, end, value(c)))
+        })
+        .take(GREEDY_CANDIDATES)
+        .collect();
+    let mut best = (0u64, Vec::new());
+    let mut budget = GREEDY_BUDGET;
+    let mut stack = Vec::new();
+    let mut work = prof.clone();
+    dfs(
+        &items,
+        0,
+        &mut work,
+        now,
+        0,
+        &mut stack,
+        &mut best,
+        &mut budget,
+    );
+    best.1
+}
+
+#[allow(clippy::too_many_arguments)]
+fn dfs(
+    items: &[(usize, i64, Option<i64>, u64)],
+    k: usize,
+    prof: &mut crate::profile::Profile,
+    now: i64,
+    total: u64,
+    stack: &mut Vec<usize>,
+    best: &mut (u64, Vec<usize>),
+    budget: &mut usize,
+) {
+    if total > best.0 {
+        *best = (total, stack.clone());
+    }
+    if k == items.len() || *budget == 0 {
+        return;
+    }
+    *budget -= 1;
+    // Upper bound: everything left fits.
+    let rest: u64 = items[k..].iter().map(|i| i.3).sum();
+    if total + rest <= best.0 {
+        return;
+    }
+    let (idx, procs, end, v) = items[k];
+    if prof.add_usage(now, end, Amount::procs(procs)).is_ok() {
+        stack.push(idx);
+        dfs(items, k + 1, prof, now, total + v, stack, best, budget);
+        stack.pop();
+        let _ = prof.remove_usage(now, end, Amount::procs(procs));
+    }
+    dfs(items, k + 1, prof, now, total, stack, best, budget);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics() {
+        assert_eq!(metric(BackfillMetric::Procs, 4, None, 100), 4);
+        assert_eq!(metric(BackfillMetric::Nodes, 4, Some(2), 100), 2);
+        assert_eq!(metric(BackfillMetric::Seconds, 4, None, 100), 100);
+        assert_eq!(metric(BackfillMetric::ProcSeconds, 4, None, 100), 400);
+    }
+}

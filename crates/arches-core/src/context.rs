@@ -1,0 +1,281 @@
+//! The resource view one iteration plans against.
+//!
+//! Two layers, so that the common case stays cheap on big machines:
+//!
+//! - an **aggregate processor profile** (all usable processors of up nodes,
+//!   running jobs released at their planned end, planned starts and
+//!   reservations subtracted). Jobs without node constraints (single-processor
+//!   tasks, no features, memory, partition or node count) are planned on it
+//!   alone: processors are fungible for them, so the aggregate is exact;
+//! - **per-node profiles**, built lazily the first time a constrained job is
+//!   considered, for constrained feasibility and reservations. Constrained
+//!   jobs must fit both layers, and every usage is recorded in both, so the
+//!   aggregate stays the sum of the nodes.
+//!
+//! Concrete placement of a start uses per-node free processors now (kept in an
+//! ordered set of nodes with free processors, so a start costs only the nodes
+//! it touches), or the per-node profiles once they exist.
+
+use std::collections::BTreeSet;
+
+use crate::eligibility::planned_end;
+use crate::job::{Alloc, Job};
+use crate::node::NodeId;
+use crate::placement::{is_constrained, place};
+use crate::policy::Policy;
+use crate::profile::{Amount, Profile};
+use crate::state::State;
+use crate::{Secs, Time};
+
+/// Memory figure used for nodes that report none (never constrains).
+const UNLIMITED_MEM: i64 = i64::MAX / 4;
+
+/// The planning view of one iteration.
+pub(crate) struct Ctx<'a> {
+    pub state: &'a State,
+    pub policy: &'a Policy,
+    pub now: Time,
+    /// Aggregate free processors over time.
+    pub agg: Profile,
+    /// Free processors and memory per node right now.
+    free: Vec<(u32, u64)>,
+    /// Up nodes with free processors now.
+    free_set: BTreeSet<NodeId>,
+    /// Per-node profiles, once a constrained job needed them.
+    nodes: Option<Vec<Profile>>,
+    /// Every concrete usage planned so far (to replay into node profiles).
+    planned: Vec<(Vec<Alloc>, Time, Option<Time>)>,
+    /// Total configured processors of up nodes.
+    pub capacity: i64,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(state: &'a State, policy: &'a Policy, now: Time) -> Self {
+        let n = state.nodes().len();
+        let mut free = Vec::with_capacity(n);
+        let mut free_set = BTreeSet::new();
+        let mut total = 0i64;
+        let mut capacity = 0i64;
+        for (i, node) in state.nodes().iter().enumerate() {
+            let id = i as NodeId;
+            let p = state.free_procs(id);
+            free.push((p, state.free_mem_mb(id)));
+            if p > 0 {
+                free_set.insert(id);
+            }
+            total += i64::from(p);
+            if node.admin == crate::node::NodeAdminState::Up {
+                capacity += i64::from(node.procs);
+            }
+        }
+        let releases = running_releases(state, policy, now)
+            .map(|(_, end, procs, _)| (end, Amount::procs(procs)))
+            .collect();
+        let agg = Profile::from_releases(now, Amount::procs(total), releases);
+        Ctx {
+            state,
+            policy,
+            now,
+            agg,
+            free,
+            free_set,
+            nodes: None,
+            planned: Vec::new(),
+            capacity,
+        }
+    }
+
+    /// Free processors now (aggregate).
+    pub fn idle_procs(&self) -> u32 {
+        u32::try_from(self.agg.free_at(self.now).procs.max(0)).unwrap_or(u32::MAX)
+    }
+
+    /// Whether the request could run on the configured, up nodes at all.
+    pub fn ever_fits(&self, job: &Job) -> Result<(), String> {
+        let req = &job.req;
+        if i64::from(req.total_procs()) > self.capacity {
+            return Err(format!(
+                "{} procs requested, {} configured",
+                req.total_procs(),
+                self.capacity
+            ));
+        }
+        if !is_constrained(req) {
+            return Ok(());
+        }
+        let nodes = self.state.nodes();
+        let cands = 0..nodes.len() as NodeId;
+        let full = |id: NodeId| {
+            let n = &nodes[id as usize];
+            (n.procs, n.mem_mb)
+        };
+        place(
+            nodes,
+            req,
+            crate::policy::NodeAllocationPolicy::FirstAvailable,
+            cands,
+            full,
+        )
+        .map(|_| ())
+        .ok_or_else(|| "no set of nodes satisfies the request".to_string())
+    }
+
+    /// Tries to place `job` now for `dur` without delaying anything planned.
+    pub fn fit_now(&mut self, job: &Job, dur: Option<Secs>) -> Option<Vec<Alloc>> {
+        let end = dur.map(|d| self.now + d.max(1));
+        let demand = Amount::procs(i64::from(job.req.total_procs()));
+        if !self.agg.free_at(self.now).covers(demand)
+            || !self.agg.free_over(self.now, end).covers(demand)
+        {
+            return None;
+        }
+        if is_constrained(&job.req) {
+            self.ensure_nodes();
+        }
+        self.place_at(job, self.now, end)
+    }
+
+    /// Earliest start of `job` for `dur` from now on, with its placement when
+    /// the job needs per-node planning (empty for aggregate-only jobs).
+    pub fn earliest(&mut self, job: &Job, dur: Option<Secs>) -> Option<(Time, Vec<Alloc>)> {
+        let demand = Amount::procs(i64::from(job.req.total_procs()));
+        if !is_constrained(&job.req) {
+            let t = self
+                .agg
+                .earliest_fit(self.now, demand, dur.map(|d| d.max(1)))?;
+            return Some((t, Vec::new()));
+        }
+        self.ensure_nodes();
+        let times: Vec<Time> = self.agg.change_points(self.now).collect();
+        for t in times {
+            let end = dur.map(|d| t + d.max(1));
+            if !self.agg.free_over(t, end).covers(demand) {
+                continue;
+            }
+            if let Some(a) = self.place_at(job, t, end) {
+                return Some((t, a));
+            }
+        }
+        None
+    }
+
+    /// Records a planned usage (a start now, or a reservation) in every layer.
+    pub fn commit(&mut self, job: &Job, start: Time, end: Option<Time>, alloc: &[Alloc]) {
+        let demand = Amount::procs(i64::from(job.req.total_procs()));
+        self.agg.force_usage(start, end, demand);
+        if let Some(nodes) = self.nodes.as_mut() {
+            for a in alloc {
+                nodes[a.node as usize].force_usage(start, end, alloc_amount(a));
+            }
+        }
+        if start <= self.now {
+            for a in alloc {
+                let f = &mut self.free[a.node as usize];
+                f.0 = f.0.saturating_sub(a.procs);
+                f.1 = f.1.saturating_sub(a.mem_mb);
+                if f.0 == 0 {
+                    self.free_set.remove(&a.node);
+                }
+            }
+        }
+        if !alloc.is_empty() {
+            self.planned.push((alloc.to_vec(), start, end));
+        }
+    }
+
+    fn place_at(&self, job: &Job, t: Time, end: Option<Time>) -> Option<Vec<Alloc>> {
+        let nodes = self.state.nodes();
+        let pol = self.policy.node_allocation;
+        match &self.nodes {
+            Some(profiles) => {
+                let avail = |id: NodeId| {
+                    let a = profiles[id as usize].free_over(t, end);
+                    (clamp_u32(a.procs), u64::try_from(a.mem.max(0)).unwrap_or(0))
+                };
+                place(nodes, &job.req, pol, 0..nodes.len() as NodeId, avail)
+            }
+            None => {
+                let avail = |id: NodeId| self.free[id as usize];
+                place(nodes, &job.req, pol, self.free_set.iter().copied(), avail)
+            }
+        }
+    }
+
+    fn ensure_nodes(&mut self) {
+        if self.nodes.is_some() {
+            return;
+        }
+        let state = self.state;
+        let mut releases: Vec<Vec<(Time, Amount)>> = vec![Vec::new(); state.nodes().len()];
+        for (alloc, end, _, _) in running_releases(state, self.policy, self.now) {
+            releases[alloc.node as usize].push((end, alloc_amount(&alloc)));
+        }
+        let mut profiles: Vec<Profile> = state
+            .nodes()
+            .iter()
+            .enumerate()
+            .zip(releases)
+            .map(|((i, node), rel)| {
+                let id = i as NodeId;
+                let mem = if node.mem_mb == 0 {
+                    UNLIMITED_MEM
+                } else {
+                    i64::try_from(state.free_mem_mb(id)).unwrap_or(UNLIMITED_MEM)
+                };
+                let free = Amount {
+                    procs: i64::from(state.free_procs(id)),
+                    mem,
+                };
+                Profile::from_releases(self.now, free, rel)
+            })
+            .collect();
+        for (alloc, start, end) in &self.planned {
+            for a in alloc {
+                profiles[a.node as usize].force_usage(*start, *end, alloc_amount(a));
+            }
+        }
+        self.nodes = Some(profiles);
+    }
+}
+
+fn alloc_amount(a: &Alloc) -> Amount {
+    Amount {
+        procs: i64::from(a.procs),
+        mem: i64::try_from(a.mem_mb).unwrap_or(UNLIMITED_MEM),
+    }
+}
+
+fn clamp_u32(v: i64) -> u32 {
+    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+}
+
+/// `(alloc on an up node, planned end, procs, job)` for every running
+/// (not suspended) job with a computable end.
+fn running_releases<'s>(
+    state: &'s State,
+    policy: &'s Policy,
+    now: Time,
+) -> impl Iterator<Item = (Alloc, Time, i64, &'s Job)> + 's {
+    state
+        .active()
+        .filter(|j| j.state != crate::job::JobState::Suspended)
+        .filter_map(move |j| {
+            // A job past its planned end still holds its processors until the
+            // resource manager reports it finished: release it just after now.
+            let end = planned_end(j, policy)?.max(now + 1);
+            Some((j, end))
+        })
+        .flat_map(move |(j, end)| {
+            j.run
+                .as_ref()
+                .map(|r| r.alloc.clone())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(move |a| {
+                    state
+                        .node(a.node)
+                        .is_some_and(|n| n.admin == crate::node::NodeAdminState::Up)
+                })
+                .map(move |a| (a, end, i64::from(a.procs), j))
+        })
+}

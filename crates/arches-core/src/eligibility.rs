@@ -1,0 +1,396 @@
+//! Eligibility and throttling: holds, start dates, dependencies and the
+//! credential limits (`MAXJOB MAXPROC MAXNODE MAXWC`, soft,hard pairs) of
+//! users, groups, accounts, classes and QoS.
+//!
+//! Holds, dependencies, start dates and policy violations make a job
+//! *blocked*; lack of resources leaves it *eligible*. Limits are checked
+//! against a [`Usage`] tally of active jobs that the iteration updates as it
+//! plans starts, so backfill honours them too.
+
+use std::collections::BTreeMap;
+
+use crate::job::{CompletionCode, Dependency, DependencyKind, Job, JobFlag, JobState};
+use crate::plan::BlockReason;
+use crate::policy::{Limits, Policy, PolicyLevel};
+use crate::state::State;
+use crate::{Secs, Time};
+
+/// The wall-clock limit a job runs under: its own, else its class's
+/// `DEFAULT.WCLIMIT`, in both cases bounded by the class's `MAX.WCLIMIT`.
+/// `None` when neither the job nor its class gives one.
+pub fn effective_walltime(job: &Job, policy: &Policy) -> Option<Secs> {
+    let class = job.cred.class.as_ref().and_then(|c| policy.classes.get(c));
+    let w = job
+        .walltime
+        .or_else(|| class.and_then(|c| c.default_wclimit))?;
+    Some(match class.and_then(|c| c.max_wclimit) {
+        Some(max) => w.min(max),
+        None => w,
+    })
+}
+
+/// The duration planning assumes: the job's estimate if set, else its
+/// effective walltime.
+pub fn planning_duration(job: &Job, policy: &Policy) -> Option<Secs> {
+    job.estimate.or_else(|| effective_walltime(job, policy))
+}
+
+/// When an active job is expected to free its resources for planning
+/// purposes (`None` = never: no wall-clock limit).
+pub fn planned_end(job: &Job, policy: &Policy) -> Option<Time> {
+    let run = job.run.as_ref()?;
+    let d = planning_duration(job, policy)?;
+    Some(run.start_time + run.suspended_secs + d)
+}
+
+/// The static part of eligibility: holds, start date, dependencies.
+/// `Err` carries the reason the job is blocked.
+pub fn check_static(state: &State, job: &Job, now: Time) -> Result<(), BlockReason> {
+    if !job.holds.is_empty() {
+        return Err(BlockReason::Hold(job.holds.iter().collect()));
+    }
+    if let Some(t) = job.start_after.filter(|t| *t > now) {
+        return Err(BlockReason::StartDate(t));
+    }
+    for d in &job.depend {
+        match dependency_status(state, *d) {
+            DepStatus::Satisfied => {}
+            DepStatus::Waiting => return Err(BlockReason::Dependency(*d)),
+            DepStatus::Failed => return Err(BlockReason::DependencyFailed(*d)),
+        }
+    }
+    Ok(())
+}
+
+/// Whether a dependency is met, pending or can never be met.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DepStatus {
+    Satisfied,
+    Waiting,
+    Failed,
+}
+
+/// Evaluates one dependency against the other job's state. An unknown or
+/// purged job satisfies `afterany` and fails every other kind.
+pub fn dependency_status(state: &State, dep: Dependency) -> DepStatus {
+    let Some(other) = state.job(dep.job) else {
+        return match dep.kind {
+            DependencyKind::AfterAny => DepStatus::Satisfied,
+            _ => DepStatus::Failed,
+        };
+    };
+    let finished = other.state.is_finished();
+    let ok = matches!(
+        other.completion.map(|c| c.code),
+        Some(CompletionCode::Exit(0))
+    ) && other.state == JobState::Completed;
+    match dep.kind {
+        DependencyKind::After => {
+            if other.state.is_active() || (finished && other.start_count > 0) {
+                DepStatus::Satisfied
+            } else if finished {
+                DepStatus::Failed
+            } else {
+                DepStatus::Waiting
+            }
+        }
+        DependencyKind::AfterAny if finished => DepStatus::Satisfied,
+        DependencyKind::AfterOk if finished && ok => DepStatus::Satisfied,
+        DependencyKind::AfterOk if finished => DepStatus::Failed,
+        DependencyKind::AfterNotOk if finished && !ok => DepStatus::Satisfied,
+        DependencyKind::AfterNotOk if finished => DepStatus::Failed,
+        _ => DepStatus::Waiting,
+    }
+}
+
+/// Resources counted against a credential's limits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub jobs: u64,
+    pub procs: u64,
+    pub nodes: u64,
+    /// Outstanding wall-clock seconds.
+    pub wc: u64,
+}
+
+impl Tally {
+    fn add(&mut self, o: Tally) {
+        self.jobs += o.jobs;
+        self.procs += o.procs;
+        self.nodes += o.nodes;
+        self.wc += o.wc;
+    }
+}
+
+const KINDS: [&str; 5] = ["user", "group", "account", "class", "qos"];
+
+/// Active usage per credential, for throttling.
+#[derive(Debug, Clone, Default)]
+pub struct Usage {
+    by_cred: BTreeMap<(usize, String), Tally>,
+}
+
+impl Usage {
+    /// Tallies the active jobs of a state.
+    pub fn from_state(state: &State, policy: &Policy, now: Time) -> Self {
+        let mut u = Usage::default();
+        for j in state.active() {
+            let nodes = j.run.as_ref().map_or(0, |r| r.nodes());
+            let wc = planned_end(j, policy).map_or(0, |e| (e - now).max(0) as u64);
+            u.add(
+                j,
+                Tally {
+                    jobs: 1,
+                    procs: u64::from(j.procs()),
+                    nodes: u64::from(nodes),
+                    wc,
+                },
+            );
+        }
+        u
+    }
+
+    /// Counts a job (e.g. one the plan starts).
+    pub fn add(&mut self, job: &Job, t: Tally) {
+        for (k, name) in creds(job) {
+            self.by_cred
+                .entry((k, name.to_string()))
+                .or_default()
+                .add(t);
+        }
+    }
+
+    /// The tally of one credential (`kind` is `user`, `group`, ...).
+    pub fn get(&self, kind: &str, name: &str) -> Tally {
+        KINDS
+            .iter()
+            .position(|k| *k == kind)
+            .and_then(|k| self.by_cred.get(&(k, name.to_string())).copied())
+            .unwrap_or_default()
+    }
+
+    /// Checks a job requesting `req` against every credential limit at
+    /// `level`. Jobs flagged `IGNPOLICIES` are never throttled.
+    pub fn check(
+        &self,
+        job: &Job,
+        req: Tally,
+        policy: &Policy,
+        level: PolicyLevel,
+    ) -> Result<(), BlockReason> {
+        if job.flags.contains(JobFlag::IgnPolicies) {
+            return Ok(());
+        }
+        for (k, name) in creds(job) {
+            let Some(limits) = limits_of(policy, k, name) else {
+                continue;
+            };
+            let used = self
+                .by_cred
+                .get(&(k, name.to_string()))
+                .copied()
+                .unwrap_or_default();
+            let checks = [
+                ("MAXJOB", limits.max_job, used.jobs, req.jobs),
+                ("MAXPROC", limits.max_proc, used.procs, req.procs),
+                ("MAXNODE", limits.max_node, used.nodes, req.nodes),
+                ("MAXWC", limits.max_wc, used.wc, req.wc),
+            ];
+            for (limit, l, in_use, requested) in checks {
+                let Some(l) = l else { continue };
+                let max = l.at(level);
+                if in_use + requested > max {
+                    return Err(BlockReason::Policy {
+                        level,
+                        limit,
+                        cred_kind: KINDS[k],
+                        cred: name.to_string(),
+                        max,
+                        requested,
+                        in_use,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn creds(job: &Job) -> impl Iterator<Item = (usize, &str)> {
+    let c = &job.cred;
+    [
+        Some(c.user.as_str()),
+        Some(c.group.as_str()),
+        c.account.as_deref(),
+        c.class.as_deref(),
+        c.qos.as_deref(),
+    ]
+    .into_iter()
+    .enumerate()
+    .filter_map(|(k, n)| n.map(|n| (k, n)))
+}
+
+fn limits_of<'a>(policy: &'a Policy, kind: usize, name: &str) -> Option<&'a Limits> {
+    match kind {
+        0 => policy.users.get(name).map(|c| &c.limits),
+        1 => policy.groups.get(name).map(|c| &c.limits),
+        2 => policy.accounts.get(name).map(|c| &c.limits),
+        3 => policy.classes.get(name).map(|c| &c.limits),
+        _ => policy.qos.get(name).map(|c| &c.limits),
+    }
+}
+
+/// Whether any credential limit is configured at all (lets the iteration
+/// skip throttling work entirely in the common case).
+pub fn has_limits(policy: &Policy) -> bool {
+    let set = |l: &Limits| *l != Limits::default();
+    policy.users.values().any(|c| set(&c.limits))
+        || policy.groups.values().any(|c| set(&c.limits))
+        || policy.accounts.values().any(|c| set(&c.limits))
+        || policy.classes.values().any(|c| set(&c.limits))
+        || policy.qos.values().any(|c| set(&c.limits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{Alloc, HoldType, Request, StartKind};
+    use crate::node::Node;
+    use crate::policy::{ClassConfig, CredConfig, Limit};
+    use crate::state::Event;
+
+    fn state_with(jobs: Vec<Job>) -> State {
+        let mut s = State::new(vec![Node::new("n1", 8, 0)]);
+        for j in jobs {
+            s.apply(Event::Submit(Box::new(j)), 0).unwrap();
+        }
+        s
+    }
+
+    fn run(s: &mut State, id: u64, procs: u32) {
+        let alloc = vec![Alloc {
+            node: 0,
+            tasks: procs,
+            procs,
+            mem_mb: 0,
+        }];
+        s.apply(
+            Event::Start {
+                job: id,
+                alloc,
+                kind: StartKind::Priority,
+            },
+            0,
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn class_default_and_max_walltime() {
+        let mut p = Policy::default();
+        p.classes.insert(
+            "batch".into(),
+            ClassConfig {
+                default_wclimit: Some(600),
+                max_wclimit: Some(300),
+                ..ClassConfig::default()
+            },
+        );
+        let mut j = Job::new(1, "u", Request::procs(1), None, 0);
+        assert_eq!(effective_walltime(&j, &p), None);
+        j.cred.class = Some("batch".into());
+        assert_eq!(effective_walltime(&j, &p), Some(300));
+        j.walltime = Some(100);
+        assert_eq!(effective_walltime(&j, &p), Some(100));
+    }
+
+    #[test]
+    fn dependencies_follow_the_other_job() {
+        let a = Job::new(1, "u", Request::procs(1), Some(60), 0);
+        let mut s = state_with(vec![a]);
+        let dep = |kind, job| Dependency { kind, job };
+        assert_eq!(
+            dependency_status(&s, dep(DependencyKind::AfterOk, 1)),
+            DepStatus::Waiting
+        );
+        assert_eq!(
+            dependency_status(&s, dep(DependencyKind::AfterAny, 99)),
+            DepStatus::Satisfied
+        );
+        assert_eq!(
+            dependency_status(&s, dep(DependencyKind::AfterOk, 99)),
+            DepStatus::Failed
+        );
+        run(&mut s, 1, 1);
+        assert_eq!(
+            dependency_status(&s, dep(DependencyKind::After, 1)),
+            DepStatus::Satisfied
+        );
+        s.apply(
+            Event::Finish {
+                job: 1,
+                code: CompletionCode::Exit(3),
+            },
+            10,
+        )
+        .unwrap();
+        assert_eq!(
+            dependency_status(&s, dep(DependencyKind::AfterOk, 1)),
+            DepStatus::Failed
+        );
+        assert_eq!(
+            dependency_status(&s, dep(DependencyKind::AfterNotOk, 1)),
+            DepStatus::Satisfied
+        );
+        assert_eq!(
+            dependency_status(&s, dep(DependencyKind::AfterAny, 1)),
+            DepStatus::Satisfied
+        );
+    }
+
+    #[test]
+    fn holds_and_start_dates_block() {
+        let mut j = Job::new(1, "u", Request::procs(1), Some(60), 0);
+        j.start_after = Some(100);
+        let s = state_with(vec![]);
+        assert_eq!(check_static(&s, &j, 50), Err(BlockReason::StartDate(100)));
+        assert_eq!(check_static(&s, &j, 100), Ok(()));
+        j.holds.insert(HoldType::User);
+        assert_eq!(
+            check_static(&s, &j, 100),
+            Err(BlockReason::Hold(vec![HoldType::User]))
+        );
+    }
+
+    #[test]
+    fn soft_and_hard_limits() {
+        let mut p = Policy::default();
+        let mut c = CredConfig::default();
+        c.limits.max_job = Some(Limit { soft: 1, hard: 2 });
+        p.users.insert("u".into(), c);
+        assert!(has_limits(&p));
+        let a = Job::new(1, "u", Request::procs(1), Some(60), 0);
+        let b = Job::new(2, "u", Request::procs(1), Some(60), 0);
+        let mut s = state_with(vec![a, b.clone()]);
+        run(&mut s, 1, 1);
+        let u = Usage::from_state(&s, &p, 0);
+        assert_eq!(u.get("user", "u").jobs, 1);
+        let one = Tally {
+            jobs: 1,
+            procs: 1,
+            nodes: 1,
+            wc: 60,
+        };
+        let err = u.check(&b, one, &p, PolicyLevel::Soft).unwrap_err();
+        assert!(matches!(
+            err,
+            BlockReason::Policy {
+                limit: "MAXJOB",
+                max: 1,
+                in_use: 1,
+                ..
+            }
+        ));
+        assert_eq!(u.check(&b, one, &p, PolicyLevel::Hard), Ok(()));
+    }
+}

@@ -1,0 +1,213 @@
+//! Job start priority, Moab's formula (§5.1):
+//!
+//! ```text
+//! SERVICEWEIGHT × (QUEUETIMEWEIGHT × minutes queued + XFACTORWEIGHT × xfactor
+//!                  + BYPASSWEIGHT × bypass count + USERPRIOWEIGHT × user priority)
+//! + CREDWEIGHT × (USERWEIGHT × user prio + GROUPWEIGHT × group prio
+//!                 + ACCOUNTWEIGHT × account prio + CLASSWEIGHT × class prio
+//!                 + QOSWEIGHT × QoS prio)
+//! ```
+//!
+//! Only components whose effective weight (component × subcomponent) is
+//! non-zero contribute and appear in the breakdown. The user priority of
+//! `msub -p` is Moab's `UPrio` service subcomponent, weighted by
+//! `USERPRIOWEIGHT` (0 by default, as in Moab). An administrator system
+//! priority (`mjobctl -p`) overrides the computed value and puts the job
+//! before every job without one. With the default weights the order is FIFO by
+//! submit time; ties are broken by submit time, then job id.
+
+use std::cmp::Ordering;
+
+use crate::job::Job;
+use crate::plan::{PriorityBreakdown, PriorityComponent};
+use crate::policy::Policy;
+use crate::{Secs, Time};
+
+/// Computes a job's priority breakdown at time `now`.
+pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
+    let w = &policy.weights;
+    let mut comps = Vec::new();
+    let mut push = |component: &'static str, sub: &'static str, cw: i64, sw: i64, value: f64| {
+        let weight = cw.saturating_mul(sw);
+        if weight != 0 {
+            comps.push(PriorityComponent {
+                component,
+                sub,
+                value,
+                contribution: weight as f64 * value,
+            });
+        }
+    };
+    let queued: Secs = (now - job.submit_time).max(0);
+    push(
+        "Serv",
+        "QTime",
+        w.service,
+        w.queuetime,
+        (queued / 60) as f64,
+    );
+    if w.service != 0 && w.xfactor != 0 {
+        push(
+            "Serv",
+            "XFctr",
+            w.service,
+            w.xfactor,
+            xfactor(job, policy, now),
+        );
+    }
+    push(
+        "Serv",
+        "Byp",
+        w.service,
+        w.bypass,
+        f64::from(job.bypass_count),
+    );
+    push("Serv", "UPrio", w.service, w.userprio, job.user_prio as f64);
+    let c = &job.cred;
+    let cred_prio = |map: &std::collections::BTreeMap<String, crate::policy::CredConfig>,
+                     key: Option<&String>| {
+        key.and_then(|k| map.get(k)).map_or(0, |cfg| cfg.priority) as f64
+    };
+    push(
+        "Cred",
+        "User",
+        w.cred,
+        w.user,
+        cred_prio(&policy.users, Some(&c.user)),
+    );
+    push(
+        "Cred",
+        "Group",
+        w.cred,
+        w.group,
+        cred_prio(&policy.groups, Some(&c.group)),
+    );
+    push(
+        "Cred",
+        "Accnt",
+        w.cred,
+        w.account,
+        cred_prio(&policy.accounts, c.account.as_ref()),
+    );
+    let class_prio = c
+        .class
+        .as_ref()
+        .and_then(|k| policy.classes.get(k))
+        .map_or(0, |cfg| cfg.priority);
+    push("Cred", "Class", w.cred, w.class, class_prio as f64);
+    let qos_prio = c
+        .qos
+        .as_ref()
+        .and_then(|k| policy.qos.get(k))
+        .map_or(0, |cfg| cfg.priority);
+    push("Cred", "QOS", w.cred, w.qos, qos_prio as f64);
+
+    let computed: f64 = comps.iter().map(|c| c.contribution).sum();
+    let computed = computed.clamp(i64::MIN as f64, i64::MAX as f64) as i64;
+    match job.sys_prio {
+        Some(p) => PriorityBreakdown {
+            total: p,
+            system: true,
+            components: comps,
+        },
+        None => PriorityBreakdown {
+            total: computed,
+            system: false,
+            components: comps,
+        },
+    }
+}
+
+/// Expansion factor: (time queued + walltime) / walltime; 1 without walltime.
+pub fn xfactor(job: &Job, policy: &Policy, now: Time) -> f64 {
+    let queued = (now - job.submit_time).max(0) as f64;
+    match crate::eligibility::effective_walltime(job, policy) {
+        Some(w) if w > 0 => (queued + w as f64) / w as f64,
+        _ => 1.0,
+    }
+}
+
+/// Queue order: system-priority jobs first (highest first), then by total
+/// priority (highest first), then submit time, then job id.
+pub fn queue_order(a: (&Job, &PriorityBreakdown), b: (&Job, &PriorityBreakdown)) -> Ordering {
+    let (ja, pa) = a;
+    let (jb, pb) = b;
+    pb.system
+        .cmp(&pa.system)
+        .then(pb.total.cmp(&pa.total))
+        .then(ja.submit_time.cmp(&jb.submit_time))
+        .then(ja.id.cmp(&jb.id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::Request;
+    use crate::policy::{CredConfig, QosConfig};
+
+    fn job(id: u64, submit: Time) -> Job {
+        Job::new(id, "u", Request::procs(1), Some(3600), submit)
+    }
+
+    #[test]
+    fn default_weights_are_fifo() {
+        let p = Policy::default();
+        let a = job(1, 0);
+        let b = job(2, 30);
+        let c = job(3, 30);
+        let pa = priority(&a, &p, 600);
+        let pb = priority(&b, &p, 600);
+        let pc = priority(&c, &p, 600);
+        assert_eq!(pa.total, 10);
+        assert_eq!(pa.components.len(), 1);
+        assert_eq!(pa.components[0].sub, "QTime");
+        assert_eq!(queue_order((&a, &pa), (&b, &pb)), Ordering::Less);
+        assert_eq!(queue_order((&b, &pb), (&c, &pc)), Ordering::Less);
+    }
+
+    #[test]
+    fn credentials_and_system_priority() {
+        let mut p = Policy::default();
+        p.weights.qos = 10;
+        p.weights.user = 2;
+        p.qos.insert(
+            "high".into(),
+            QosConfig {
+                priority: 100,
+                ..QosConfig::default()
+            },
+        );
+        p.users.insert(
+            "u".into(),
+            CredConfig {
+                priority: 5,
+                ..CredConfig::default()
+            },
+        );
+        let mut a = job(1, 0);
+        a.cred.qos = Some("high".into());
+        let pa = priority(&a, &p, 120);
+        // 2 minutes + 10*100 + 2*5
+        assert_eq!(pa.total, 2 + 1000 + 10);
+        let subs: Vec<&str> = pa.components.iter().map(|c| c.sub).collect();
+        assert_eq!(subs, vec!["QTime", "User", "QOS"]);
+        let mut s = job(2, 100);
+        s.sys_prio = Some(1);
+        let ps = priority(&s, &p, 120);
+        assert!(ps.system);
+        assert_eq!(queue_order((&s, &ps), (&a, &pa)), Ordering::Less);
+    }
+
+    #[test]
+    fn xfactor_and_user_priority_weights() {
+        let mut p = Policy::default();
+        p.weights.queuetime = 0;
+        p.weights.xfactor = 100;
+        p.weights.userprio = 1;
+        let mut a = job(1, 0);
+        a.user_prio = 7;
+        let pa = priority(&a, &p, 3600);
+        // xfactor = (3600 + 3600) / 3600 = 2
+        assert_eq!(pa.total, 200 + 7);
+    }
+}

@@ -1,0 +1,381 @@
+//! Availability profile: a timeline of free capacity.
+//!
+//! A [`Profile`] knows spans and capacities, never jobs. It is a sorted list
+//! of breakpoints `(time, free)`: `free` holds from `time` until the next
+//! breakpoint, and the last breakpoint's amount holds forever. Usage
+//! rectangles are subtracted (`add_usage`) and given back (`remove_usage`);
+//! queries ask for the earliest time a demand fits for a duration and for the
+//! free amount over an interval. Every operation is O(breakpoints), which for
+//! a scheduling iteration is O(running jobs + reservations).
+//!
+//! An open end (`None`) means "forever": a job without a wall-clock limit.
+
+use crate::{Secs, Time};
+
+/// A two-dimensional amount of resources: processors and memory (MB).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, PartialOrd, Ord, Hash)]
+pub struct Amount {
+    pub procs: i64,
+    pub mem: i64,
+}
+
+impl Amount {
+    /// Processors only.
+    pub const fn procs(procs: i64) -> Self {
+        Amount { procs, mem: 0 }
+    }
+
+    /// Whether `demand` fits in `self` in every dimension.
+    pub fn covers(self, demand: Amount) -> bool {
+        self.procs >= demand.procs && self.mem >= demand.mem
+    }
+
+    fn plus(self, o: Amount) -> Amount {
+        Amount {
+            procs: self.procs + o.procs,
+            mem: self.mem + o.mem,
+        }
+    }
+
+    fn minus(self, o: Amount) -> Amount {
+        Amount {
+            procs: self.procs - o.procs,
+            mem: self.mem - o.mem,
+        }
+    }
+
+    fn min(self, o: Amount) -> Amount {
+        Amount {
+            procs: self.procs.min(o.procs),
+            mem: self.mem.min(o.mem),
+        }
+    }
+}
+
+/// Why a usage rectangle could not be added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    #[error("usage exceeds free capacity at time {0}")]
+    Overallocated(Time),
+    #[error("empty or reversed interval [{start}, {end})")]
+    BadInterval { start: Time, end: Time },
+}
+
+/// A timeline of free capacity starting at `origin`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Profile {
+    /// Breakpoints sorted by time, first at the origin; adjacent amounts differ.
+    spans: Vec<(Time, Amount)>,
+}
+
+impl Profile {
+    /// A profile with `free` available from `origin` on.
+    pub fn new(origin: Time, free: Amount) -> Self {
+        Profile {
+            spans: vec![(origin, free)],
+        }
+    }
+
+    /// Builds a profile from the free amount at `origin` and future releases
+    /// `(time, amount)` (in any order). Releases at or before the origin are
+    /// counted as free at the origin. O(r log r).
+    pub fn from_releases(origin: Time, free: Amount, mut releases: Vec<(Time, Amount)>) -> Self {
+        releases.sort_unstable_by_key(|r| r.0);
+        let mut spans = Vec::with_capacity(releases.len() + 1);
+        let mut cur = free;
+        let mut i = 0;
+        while i < releases.len() && releases[i].0 <= origin {
+            cur = cur.plus(releases[i].1);
+            i += 1;
+        }
+        spans.push((origin, cur));
+        while i < releases.len() {
+            let t = releases[i].0;
+            while i < releases.len() && releases[i].0 == t {
+                cur = cur.plus(releases[i].1);
+                i += 1;
+            }
+            if spans.last().is_some_and(|s| s.1 != cur) {
+                spans.push((t, cur));
+            }
+        }
+        Profile { spans }
+    }
+
+    /// The first time of the profile.
+    pub fn origin(&self) -> Time {
+        self.spans[0].0
+    }
+
+    /// The breakpoints `(time, free from then on)`.
+    pub fn spans(&self) -> &[(Time, Amount)] {
+        &self.spans
+    }
+
+    /// Free amount at time `t` (the origin's amount before the origin).
+    pub fn free_at(&self, t: Time) -> Amount {
+        self.spans[self.index_at(t)].1
+    }
+
+    /// Minimum free amount over `[start, end)` (`None` = forever).
+    pub fn free_over(&self, start: Time, end: Option<Time>) -> Amount {
+        let mut i = self.index_at(start);
+        let mut m = self.spans[i].1;
+        i += 1;
+        while i < self.spans.len() && end.is_none_or(|e| self.spans[i].0 < e) {
+            m = m.min(self.spans[i].1);
+            i += 1;
+        }
+        m
+    }
+
+    /// Earliest time `>= from` at which `demand` is free for `duration`
+    /// (`None` = forever). `None` if it never fits.
+    pub fn earliest_fit(&self, from: Time, demand: Amount, duration: Option<Secs>) -> Option<Time> {
+        let n = self.spans.len();
+        let mut i = self.index_at(from);
+        loop {
+            // Skip spans where the demand does not fit.
+            while i < n && !self.spans[i].1.covers(demand) {
+                i += 1;
+            }
+            if i == n {
+                return None;
+            }
+            let start = self.spans[i].0.max(from);
+            let end = duration.map(|d| start + d.max(0));
+            let mut j = i + 1;
+            let mut ok = true;
+            while j < n && end.is_none_or(|e| self.spans[j].0 < e) {
+                if !self.spans[j].1.covers(demand) {
+                    ok = false;
+                    break;
+                }
+                j += 1;
+            }
+            if ok {
+                return Some(start);
+            }
+            i = j;
+        }
+    }
+
+    /// The times at or after `from` where the free amount changes (candidate
+    /// start times), `from` first.
+    pub fn change_points(&self, from: Time) -> impl Iterator<Item = Time> + '_ {
+        let i = self.index_at(from);
+        std::iter::once(from).chain(self.spans[i + 1..].iter().map(|s| s.0))
+    }
+
+    /// Subtracts `amount` over `[start, end)`; refuses (changing nothing) if
+    /// that would make any free amount negative.
+    pub fn add_usage(
+        &mut self,
+        start: Time,
+        end: Option<Time>,
+        amount: Amount,
+    ) -> Result<(), ProfileError> {
+        check_interval(start, end)?;
+        let avail = self.free_over(start, end);
+        if !avail.covers(amount) {
+            return Err(ProfileError::Overallocated(start));
+        }
+        self.shift(start, end, |a| a.minus(amount));
+        Ok(())
+    }
+
+    /// Gives back `amount` over `[start, end)` (the inverse of `add_usage`).
+    pub fn remove_usage(
+        &mut self,
+        start: Time,
+        end: Option<Time>,
+        amount: Amount,
+    ) -> Result<(), ProfileError> {
+        check_interval(start, end)?;
+        self.shift(start, end, |a| a.plus(amount));
+        Ok(())
+    }
+
+    /// Subtracts without checking (a running job already holds the capacity,
+    /// e.g. on an overcommitted node).
+    pub fn force_usage(&mut self, start: Time, end: Option<Time>, amount: Amount) {
+        if check_interval(start, end).is_ok() {
+            self.shift(start, end, |a| a.minus(amount));
+        }
+    }
+
+    fn shift(&mut self, start: Time, end: Option<Time>, f: impl Fn(Amount) -> Amount) {
+        let start = start.max(self.origin());
+        let s = self.split(start);
+        let e = match end {
+            Some(e) => self.split(e),
+            None => self.spans.len(),
+        };
+        for sp in &mut self.spans[s..e] {
+            sp.1 = f(sp.1);
+        }
+        // Merge equal neighbours around the changed range.
+        let lo = s.saturating_sub(1);
+        let hi = (e + 1).min(self.spans.len());
+        let mut k = hi;
+        while k > lo + 1 {
+            k -= 1;
+            if self.spans[k].1 == self.spans[k - 1].1 {
+                self.spans.remove(k);
+            }
+        }
+    }
+
+    /// Ensures a breakpoint at `t` (>= origin); returns its index.
+    fn split(&mut self, t: Time) -> usize {
+        let i = self.index_at(t);
+        if self.spans[i].0 == t {
+            return i;
+        }
+        let amt = self.spans[i].1;
+        self.spans.insert(i + 1, (t, amt));
+        i + 1
+    }
+
+    /// Index of the span containing `t` (0 before the origin).
+    fn index_at(&self, t: Time) -> usize {
+        self.spans.partition_point(|s| s.0 <= t).saturating_sub(1)
+    }
+}
+
+fn check_interval(start: Time, end: Option<Time>) -> Result<(), ProfileError> {
+    match end {
+        Some(e) if e <= start => Err(ProfileError::BadInterval { start, end: e }),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn p(n: i64) -> Amount {
+        Amount::procs(n)
+    }
+
+    #[test]
+    fn earliest_fit_waits_for_releases() {
+        // 2 free now, +2 at 100, +4 at 200.
+        let prof = Profile::from_releases(0, p(2), vec![(200, p(4)), (100, p(2))]);
+        assert_eq!(prof.spans().len(), 3);
+        assert_eq!(prof.earliest_fit(0, p(2), Some(1000)), Some(0));
+        assert_eq!(prof.earliest_fit(0, p(3), Some(10)), Some(100));
+        assert_eq!(prof.earliest_fit(0, p(8), None), Some(200));
+        assert_eq!(prof.earliest_fit(0, p(9), Some(1)), None);
+        assert_eq!(prof.earliest_fit(150, p(3), Some(10)), Some(150));
+    }
+
+    #[test]
+    fn reservation_hole_is_respected() {
+        let mut prof = Profile::new(0, p(4));
+        prof.add_usage(100, Some(200), p(3)).unwrap();
+        // 2 procs for 50 s fit now; for 150 s they must wait for the hole to end.
+        assert_eq!(prof.earliest_fit(0, p(2), Some(50)), Some(0));
+        assert_eq!(prof.earliest_fit(0, p(2), Some(150)), Some(200));
+        assert_eq!(prof.earliest_fit(0, p(1), Some(150)), Some(0));
+        assert_eq!(prof.free_over(0, Some(100)), p(4));
+        assert_eq!(prof.free_over(50, Some(150)), p(1));
+        assert_eq!(
+            prof.add_usage(150, Some(160), p(2)),
+            Err(ProfileError::Overallocated(150))
+        );
+        assert!(prof.add_usage(10, Some(10), p(1)).is_err());
+    }
+
+    #[test]
+    fn open_ended_usage_never_returns() {
+        let mut prof = Profile::new(0, p(4));
+        prof.add_usage(10, None, p(4)).unwrap();
+        assert_eq!(prof.earliest_fit(0, p(1), Some(10)), Some(0));
+        assert_eq!(prof.earliest_fit(0, p(1), Some(11)), None);
+        assert_eq!(prof.earliest_fit(0, p(1), None), None);
+    }
+
+    #[test]
+    fn memory_dimension_counts() {
+        let prof = Profile::from_releases(
+            0,
+            Amount { procs: 4, mem: 100 },
+            vec![(50, Amount { procs: 0, mem: 900 })],
+        );
+        let d = Amount { procs: 1, mem: 500 };
+        assert_eq!(prof.earliest_fit(0, d, Some(10)), Some(50));
+    }
+
+    proptest! {
+        #[test]
+        fn never_overallocates_and_round_trips(
+            cap in 1i64..64,
+            ops in prop::collection::vec((0i64..100, 1i64..50, 1i64..64, any::<bool>()), 1..40)
+        ) {
+            let original = Profile::new(0, p(cap));
+            let mut prof = original.clone();
+            let mut added = Vec::new();
+            for (start, len, amt, open) in ops {
+                let end = if open { None } else { Some(start + len) };
+                if prof.add_usage(start, end, p(amt)).is_ok() {
+                    added.push((start, end, amt));
+                }
+                for s in prof.spans() {
+                    prop_assert!(s.1.procs >= 0 && s.1.procs <= cap);
+                }
+                // Spans are sorted and merged.
+                for w in prof.spans().windows(2) {
+                    prop_assert!(w[0].0 < w[1].0);
+                    prop_assert!(w[0].1 != w[1].1);
+                }
+            }
+            for (start, end, amt) in added.into_iter().rev() {
+                prof.remove_usage(start, end, p(amt)).unwrap();
+            }
+            prop_assert_eq!(prof, original);
+        }
+
+        #[test]
+        fn earliest_fit_is_feasible_and_earliest(
+            cap in 1i64..32,
+            used in prop::collection::vec((0i64..100, 1i64..50, 1i64..32), 0..20),
+            demand in 1i64..32,
+            dur in 1i64..60,
+        ) {
+            let mut prof = Profile::new(0, p(cap));
+            for (start, len, amt) in used {
+                let _ = prof.add_usage(start, Some(start + len), p(amt));
+            }
+            match prof.earliest_fit(0, p(demand), Some(dur)) {
+                Some(t) => {
+                    prop_assert!(prof.free_over(t, Some(t + dur)).procs >= demand);
+                    for earlier in 0..t {
+                        prop_assert!(prof.free_over(earlier, Some(earlier + dur)).procs < demand);
+                    }
+                    let mut after = prof.clone();
+                    prop_assert!(after.add_usage(t, Some(t + dur), p(demand)).is_ok());
+                }
+                None => prop_assert!(demand > cap),
+            }
+        }
+
+        #[test]
+        fn split_then_merge_keeps_amounts(
+            cap in 1i64..16,
+            cuts in prop::collection::vec(0i64..200, 0..30),
+            probe in 0i64..250,
+        ) {
+            let mut prof = Profile::new(0, p(cap));
+            let before = prof.free_at(probe);
+            for c in &cuts {
+                prof.split(*c);
+            }
+            prop_assert_eq!(prof.free_at(probe), before);
+            // A zero shift merges every split away again.
+            prof.shift(0, None, |a| a);
+            prop_assert_eq!(prof.spans().len(), 1);
+        }
+    }
+}
