@@ -54,7 +54,7 @@ fn main() -> ExitCode {
     // SAFETY: plain getters.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let out = tmp.path().join("out");
-    let launch = |job| Launch {
+    let launch = |job, script: &str| Launch {
         job,
         name: format!("bench{job}"),
         nodes: vec![LaunchNode {
@@ -63,7 +63,7 @@ fn main() -> ExitCode {
             procs: 1,
         }],
         exec: ExecSpec {
-            script: "exit 0\n".into(),
+            script: script.into(),
             workdir: tmp.path().to_string_lossy().into_owned(),
             stdout: out.to_string_lossy().into_owned(),
             stderr: out.to_string_lossy().into_owned(),
@@ -91,7 +91,7 @@ fn main() -> ExitCode {
     let mut in_observe = Duration::ZERO;
     for job in 1..=count {
         let t = Instant::now();
-        let result = rm.start(&launch(job), 0);
+        let result = rm.start(&launch(job, "exit 0\n"), 0);
         in_start += t.elapsed();
         if let Err(e) = result {
             eprintln!("start {job}: {e}");
@@ -132,7 +132,53 @@ fn main() -> ExitCode {
         total.as_secs_f64(),
         finished as f64 / total.as_secs_f64()
     );
-    if finished == count {
+    if finished != count {
+        return ExitCode::FAILURE;
+    }
+
+    // Observe and cancel with many jobs running.
+    let running = count.min(200);
+    let first = count + 1;
+    for job in first..first + running {
+        if let Err(e) = rm.start(&launch(job, "sleep 60\n"), 0) {
+            eprintln!("start {job}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let t = Instant::now();
+    let rounds = 20;
+    let mut early = 0;
+    for _ in 0..rounds {
+        early += rm.observe(0).len();
+    }
+    let per_observe = t.elapsed() / rounds;
+    let t = Instant::now();
+    for job in first..first + running {
+        if let Err(e) = rm.cancel(job, 0) {
+            eprintln!("cancel {job}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    let cancelling = t.elapsed();
+    let mut cancelled = 0;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while rm.active_jobs() > 0 && Instant::now() < deadline {
+        cancelled += rm
+            .observe(0)
+            .iter()
+            .filter(|o| matches!(o, Observation::Finished { code: 143, .. }))
+            .count();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    println!(
+        "{running} running jobs: observe() takes {:.3} ms; {running} cancels took {:.3} s; \
+         {cancelled} reported killed by SIGTERM in {:.3} s; {early} ended early",
+        per_observe.as_secs_f64() * 1000.0,
+        cancelling.as_secs_f64(),
+        t.elapsed().as_secs_f64()
+    );
+    if cancelled == running as usize {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
