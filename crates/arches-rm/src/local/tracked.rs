@@ -53,11 +53,13 @@ impl Supervised {
     /// `Some(description of its exit)`.
     pub(crate) fn ended(&mut self) -> Option<String> {
         if let Some(child) = &mut self.child {
-            return match child.try_wait() {
-                Ok(None) => None,
-                Ok(Some(status)) => Some(status.to_string()),
-                Err(e) => Some(format!("cannot be waited for: {e}")),
-            };
+            match child.try_wait() {
+                Ok(None) => return None,
+                Ok(Some(status)) => return Some(status.to_string()),
+                // Not waitable (e.g. SIGCHLD ignored, so reaped by the
+                // kernel): watch it like a re-adopted one from now on.
+                Err(_) => self.child = None,
+            }
         }
         if self.still_supervised() {
             None
