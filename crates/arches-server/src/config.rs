@@ -26,61 +26,90 @@ pub struct DaemonConfig {
     pub parameters: Vec<(String, String)>,
     /// Warnings to log (unknown parameters...).
     pub warnings: Vec<String>,
+    /// The compute resource manager: `(RMCFG name, TYPE)`.
+    pub compute_rm: (String, String),
 }
 
 /// Default `JOBCPURGETIME`: one day.
 pub const DEFAULT_PURGE_SECS: Secs = 86_400;
 
-/// Loads the configuration: `explicit` (`--config`) or `<home>/moab.cfg`.
-/// Without a file the embedded default is used: one node named after the
-/// host with all its processors and memory.
+/// Loads the configuration: `explicit` (`--config`) or `<home>/moab.cfg`,
+/// parsed by `arches-config`. Without a file the embedded default is used:
+/// one node named after the host with all its processors and memory, local
+/// execution. An invalid value is an error naming `file:line: why`; unknown
+/// parameters become warnings.
 pub fn load_config(home: &Path, explicit: Option<&Path>) -> anyhow::Result<DaemonConfig> {
     let path = explicit
         .map(Path::to_path_buf)
         .unwrap_or_else(|| home.join(arches_api::paths::CONFIG_NAME));
-    let mut cfg = embedded_default(home);
     if explicit.is_some() && !path.exists() {
         anyhow::bail!("{}: configuration file not found", path.display());
     }
-    if path.exists() {
-        // The moab.cfg parser (arches-config) is not available in this build:
-        // the file is noted and the embedded default applies.
-        cfg.warnings.push(format!(
-            "{}: moab.cfg parsing is not available in this build; using the embedded default",
-            path.display()
-        ));
-        cfg.file = Some(path);
-    }
-    Ok(cfg)
+    let (host, procs, mem) = machine();
+    let (mut moab, diagnostics, file) = if path.exists() {
+        let parsed = arches_config::load_file(&path)?;
+        if parsed.has_errors() {
+            let lines: Vec<String> = parsed
+                .errors()
+                .map(|d| format!("{}:{}: {}", d.file, d.line, d.message))
+                .collect();
+            anyhow::bail!("invalid configuration\n{}", lines.join("\n"));
+        }
+        (parsed.config, parsed.diagnostics, Some(path))
+    } else {
+        (
+            arches_config::Config::embedded_default(&host, procs, mem),
+            Vec::new(),
+            None,
+        )
+    };
+    moab.fill_local_defaults(&host, procs, mem);
+    let warnings = diagnostics
+        .iter()
+        .filter(|d| !d.is_error())
+        .map(|d| format!("{}:{}: {}", d.file, d.line, d.message))
+        .collect();
+    Ok(from_moab(home, moab, file, warnings))
 }
 
 /// The configuration used when there is no `moab.cfg`.
 pub fn embedded_default(home: &Path) -> DaemonConfig {
+    let (host, procs, mem) = machine();
+    let moab = arches_config::Config::embedded_default(&host, procs, mem);
+    from_moab(home, moab, None, Vec::new())
+}
+
+fn from_moab(
+    home: &Path,
+    moab: arches_config::Config,
+    file: Option<PathBuf>,
+    warnings: Vec<String>,
+) -> DaemonConfig {
+    DaemonConfig {
+        file,
+        home: home.to_path_buf(),
+        policy: moab.policy.clone(),
+        nodes: moab.nodes.clone(),
+        admins: moab.admins[0].clone(),
+        purge_secs: moab.job_purge_secs,
+        scheduler_name: moab.sched.name.clone(),
+        parameters: moab.effective(),
+        warnings,
+        compute_rm: moab
+            .rms
+            .iter()
+            .find(|r| r.resource_type == arches_config::ResourceType::Compute)
+            .map(|r| (r.name.clone(), r.rm_type.as_str().to_string()))
+            .unwrap_or_else(|| ("local".to_string(), "LOCAL".to_string())),
+    }
+}
+
+/// This host's short name, processor count and memory.
+fn machine() -> (String, u32, u64) {
     let procs = std::thread::available_parallelism()
         .map(|n| n.get() as u32)
         .unwrap_or(1);
-    let node = Node::new(&crate::ident::short_hostname(), procs, machine_mem_mb());
-    let policy = Policy::default();
-    let parameters = vec![
-        ("SCHEDCFG[Moab]".to_string(), "MODE=NORMAL".to_string()),
-        (
-            "RMPOLLINTERVAL".to_string(),
-            policy.rm_poll_interval.to_string(),
-        ),
-        ("JOBCPURGETIME".to_string(), DEFAULT_PURGE_SECS.to_string()),
-        ("RMCFG[local]".to_string(), "TYPE=LOCAL".to_string()),
-    ];
-    DaemonConfig {
-        file: None,
-        home: home.to_path_buf(),
-        policy,
-        nodes: vec![node],
-        admins: Vec::new(),
-        purge_secs: DEFAULT_PURGE_SECS,
-        scheduler_name: "Moab".to_string(),
-        parameters,
-        warnings: Vec::new(),
-    }
+    (crate::ident::short_hostname(), procs, machine_mem_mb())
 }
 
 /// Total memory of this machine in MB (`MemTotal` of /proc/meminfo; 0 when unknown).
@@ -114,6 +143,30 @@ mod tests {
         assert_eq!(c.nodes.len(), 1);
         assert!(c.nodes[0].procs >= 1);
         assert_eq!(c.purge_secs, DEFAULT_PURGE_SECS);
+    }
+
+    #[test]
+    fn config_file_is_parsed_and_bad_values_name_the_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("moab.cfg");
+        std::fs::write(
+            &cfg,
+            "ADMINCFG[1] USERS=root,alice\nJOBCPURGETIME 120\nNODECFG[n1] PROCS=8\nRMCFG[local] TYPE=LOCAL\nNOSUCHPARAM 1\n",
+        )
+        .unwrap();
+        let c = load_config(dir.path(), None).unwrap();
+        assert_eq!(c.purge_secs, 120);
+        assert!(c.admins.contains(&"alice".to_string()));
+        assert_eq!(c.nodes.len(), 1);
+        assert_eq!(c.nodes[0].procs, 8);
+        assert!(
+            c.warnings.iter().any(|w| w.contains("NOSUCHPARAM")),
+            "{:?}",
+            c.warnings
+        );
+        std::fs::write(&cfg, "RMPOLLINTERVAL 30\nBACKFILLPOLICY SOMETIMES\n").unwrap();
+        let e = format!("{:#}", load_config(dir.path(), None).unwrap_err());
+        assert!(e.contains("moab.cfg:2: "), "{e}");
     }
 
     #[test]

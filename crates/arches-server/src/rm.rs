@@ -8,17 +8,23 @@ use crate::config::DaemonConfig;
 /// Name of the spool directory of the local backend inside the home.
 pub const SPOOL_DIR: &str = "spool";
 
-/// Builds the execution backend the configuration asks for: the local
-/// backend (`RMCFG[local] TYPE=LOCAL`), whose per-job supervisors are this
-/// same executable run as `<exe> __supervise <job dir>`.
+/// Builds the execution backend the configuration asks for. Only the local
+/// backend (`RMCFG[name] TYPE=LOCAL`) runs jobs in this server; its per-job
+/// supervisors are this same executable run as `<exe> __supervise <job dir>`.
 pub fn build_rm(config: &DaemonConfig) -> anyhow::Result<Box<dyn ResourceManager>> {
+    let (name, kind) = &config.compute_rm;
+    if kind != "LOCAL" {
+        anyhow::bail!(
+            "RMCFG[{name}] TYPE={kind}: this server runs jobs only through TYPE=LOCAL resource managers"
+        );
+    }
     let exe = std::env::current_exe()?;
     let supervisor = vec![
         exe.to_string_lossy().into_owned(),
         "__supervise".to_string(),
     ];
     let local = LocalConfig::new(
-        "local",
+        name.as_str(),
         config.home.join(SPOOL_DIR),
         supervisor,
         config.nodes.clone(),
