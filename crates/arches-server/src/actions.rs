@@ -166,10 +166,45 @@ impl Actor {
                     .map_err(|e| format!("ERROR:  cannot signal job {id} ({e})"))?;
                 Ok(Some(format!("signal successfully sent to job {id}")))
             }
-            JobAction::Execute { .. } => Err(format!(
-                "ERROR:  cannot start job {id} (forced start is not supported by this server)"
-            )),
+            JobAction::Execute { .. } => self.execute(caller, id, now),
         }
+    }
+
+    /// `mjobctl -x` / `runjob`: start an idle job now on free resources.
+    fn execute(&mut self, caller: &Caller, id: JobId, now: Time) -> Outcome {
+        if !caller.admin {
+            return Err("ERROR:  request not authorized".to_string());
+        }
+        let job = self
+            .state
+            .job(id)
+            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let shown = job.display_state();
+        if shown != arches_core::JobState::Idle {
+            return Err(format!(
+                "job '{id}' is in state '{}'  (state must be idle)",
+                shown.as_str()
+            ));
+        }
+        let state = &self.state;
+        let n = state.nodes().len() as u32;
+        let alloc = arches_core::placement::place(
+            state.nodes(),
+            &job.req,
+            self.cfg.policy.node_allocation,
+            0..n,
+            |node| (state.free_procs(node), state.free_mem_mb(node)),
+        );
+        let Some(alloc) = alloc else {
+            let idle: u32 = (0..n).map(|node| state.free_procs(node)).sum();
+            return Err(format!(
+                "ERROR: job cannot run  (insufficient idle procs in cluster:  {} needed  {idle} available)",
+                job.req.total_procs()
+            ));
+        };
+        self.start_job(id, alloc, arches_core::StartKind::Forced, now)
+            .map_err(|e| format!("ERROR: job cannot run  ({e})"))?;
+        Ok(Some(format!("job {id} successfully started")))
     }
 
     fn holds(

@@ -457,54 +457,9 @@ impl Actor {
         let t0 = Instant::now();
         let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
         for start in &plan.starts {
-            let Some(job) = self.state.job(start.job) else {
-                continue;
-            };
-            let Some(rec) = self.exec.get(&start.job) else {
-                continue;
-            };
-            let nodes = start
-                .alloc
-                .iter()
-                .filter_map(|a| {
-                    Some(LaunchNode {
-                        name: self.state.node(a.node)?.name.clone(),
-                        tasks: a.tasks,
-                        procs: a.procs,
-                    })
-                })
-                .collect();
-            let launch = Launch {
-                job: job.id,
-                name: job.name.clone(),
-                nodes,
-                exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec),
-                walltime: job.walltime,
-                restarted: job.start_count > 0,
-            };
-            let wait = (now - job.submit_time).max(0) as f64;
-            match self.rm.start(&launch, now) {
-                Ok(()) => {
-                    if self.apply(
-                        Event::Start {
-                            job: start.job,
-                            alloc: start.alloc.clone(),
-                            kind: start.kind,
-                        },
-                        now,
-                    ) {
-                        self.stats.jobs_started += 1;
-                        self.stats.wait_secs_total += wait;
-                        if start.kind == arches_core::StartKind::Backfill {
-                            self.stats.jobs_backfilled += 1;
-                        }
-                        tracing::info!(job = start.job, "job started");
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(job = start.job, error = %e, "start failed");
-                    self.note(start.job, format!("cannot start job: {e}"));
-                }
+            if let Err(e) = self.start_job(start.job, start.alloc.clone(), start.kind, now) {
+                tracing::warn!(job = start.job, error = %e, "start failed");
+                self.note(start.job, format!("cannot start job: {e}"));
             }
         }
         // A failing start must not spin: the next attempt waits for the next
@@ -516,6 +471,63 @@ impl Actor {
         self.stats.last_ms = ms;
         self.stats.total_ms += ms;
         self.stats.max_ms = self.stats.max_ms.max(ms);
+    }
+
+    /// Hands a job to the backend on exactly these resources and records the
+    /// start.
+    pub(crate) fn start_job(
+        &mut self,
+        id: JobId,
+        alloc: Vec<arches_core::Alloc>,
+        kind: arches_core::StartKind,
+        now: Time,
+    ) -> Result<(), String> {
+        let job = self
+            .state
+            .job(id)
+            .ok_or_else(|| format!("unknown job {id}"))?;
+        let rec = self
+            .exec
+            .get(&id)
+            .ok_or_else(|| format!("no execution record for job {id}"))?;
+        let nodes = alloc
+            .iter()
+            .filter_map(|a| {
+                Some(LaunchNode {
+                    name: self.state.node(a.node)?.name.clone(),
+                    tasks: a.tasks,
+                    procs: a.procs,
+                })
+            })
+            .collect();
+        let launch = Launch {
+            job: id,
+            name: job.name.clone(),
+            nodes,
+            exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec),
+            walltime: job.walltime,
+            restarted: job.start_count > 0,
+        };
+        let wait = (now - job.submit_time).max(0) as f64;
+        self.rm.start(&launch, now).map_err(|e| e.to_string())?;
+        if !self.apply(
+            Event::Start {
+                job: id,
+                alloc,
+                kind,
+            },
+            now,
+        ) {
+            let _ = self.rm.cancel(id, now);
+            return Err("the allocation no longer fits".to_string());
+        }
+        self.stats.jobs_started += 1;
+        self.stats.wait_secs_total += wait;
+        if kind == arches_core::StartKind::Backfill {
+            self.stats.jobs_backfilled += 1;
+        }
+        tracing::info!(job = id, "job started");
+        Ok(())
     }
 
     fn purge(&mut self, now: Time) {

@@ -392,3 +392,57 @@ fn permission_refusal_between_two_real_users() {
     let r = d.api.act(&[&theirs.id.to_string()], JobAction::Cancel);
     assert!(!r.failed, "{r:?}");
 }
+
+#[test]
+fn paused_scheduler_and_forced_start() {
+    let d = InProcess::start();
+    let r: arches_api::ActionResponse = d
+        .api
+        .post(
+            routes::SCHEDULER_CONTROL,
+            &arches_api::SchedulerControl::Pause,
+        )
+        .unwrap();
+    assert!(!r.failed, "{r:?}");
+    let id = d.api.submit(&job("sleep 30\n", d.home.path())).unwrap();
+    let big = {
+        let mut req = job("sleep 30\n", d.home.path());
+        req.resources = vec!["procs=8".into()];
+        d.api.submit(&req).unwrap()
+    };
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(
+        d.api.state(id).as_deref(),
+        Some("Idle"),
+        "paused: nothing starts"
+    );
+    let r = d
+        .api
+        .act(&[&id.to_string()], JobAction::Execute { flags: vec![] });
+    assert_eq!(r.stdout, vec![format!("job {id} successfully started")]);
+    assert_eq!(d.api.state(id).as_deref(), Some("Running"));
+    let r = d
+        .api
+        .act(&[&big.to_string()], JobAction::Execute { flags: vec![] });
+    assert!(r.failed);
+    assert_eq!(
+        r.stderr,
+        vec![
+            "ERROR: job cannot run  (insufficient idle procs in cluster:  8 needed  7 available)"
+                .to_string()
+        ]
+    );
+    let r = d
+        .api
+        .act(&[&big.to_string()], JobAction::Hold { types: vec![] });
+    assert!(!r.failed);
+    let r = d
+        .api
+        .act(&[&big.to_string()], JobAction::Execute { flags: vec![] });
+    assert_eq!(
+        r.stderr,
+        vec![format!(
+            "job '{big}' is in state 'UserHold'  (state must be idle)"
+        )]
+    );
+}
