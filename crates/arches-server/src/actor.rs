@@ -116,6 +116,10 @@ pub struct Actor {
     /// Something happened that the scheduler must look at.
     pub(crate) wake: bool,
     pub(crate) stop: bool,
+    /// `mschedctl -r SECS`: when a pause ends.
+    pub(crate) resume_at: Option<Time>,
+    /// `mschedctl -s N` / `-S N`: pause once this iteration count is reached.
+    pub(crate) stop_at: Option<u64>,
     last_iteration: Instant,
 }
 
@@ -200,6 +204,8 @@ impl Actor {
             published: Arc::clone(&published),
             wake: true,
             stop: false,
+            resume_at: None,
+            stop_at: None,
             last_iteration: Instant::now(),
         };
         Ok((actor, published))
@@ -233,6 +239,11 @@ impl Actor {
                 }
             }
             self.observe(now);
+            if self.resume_at.is_some_and(|t| t <= now) {
+                self.resume_at = None;
+                self.stats.paused = false;
+                self.wake = true;
+            }
             let due = self.last_iteration.elapsed() >= poll
                 || self.state.next_wakeup(now - 1).is_some_and(|t| t <= now)
                 || self.plan.next_wakeup.is_some_and(|t| t <= now);
@@ -268,7 +279,7 @@ impl Actor {
                 }));
             }
             Input::Control { caller, req, reply } => {
-                let resp = self.control(&caller, &req);
+                let resp = self.control(&caller, &req, now);
                 replies.push(Box::new(move || {
                     let _ = reply.send(resp);
                 }));
@@ -293,44 +304,129 @@ impl Actor {
         Ok(SubmitResponse { id })
     }
 
-    fn control(&mut self, caller: &Caller, req: &SchedulerControl) -> ActionResponse {
+    fn control(&mut self, caller: &Caller, req: &SchedulerControl, now: Time) -> ActionResponse {
+        let mut resp = ActionResponse::default();
         if !caller.admin {
-            return ActionResponse {
-                stderr: vec!["ERROR:  request not authorized".to_string()],
-                failed: true,
-                ..ActionResponse::default()
-            };
+            resp.stderr.push(format!(
+                "ERROR:    user '{}' is not authorized to run command",
+                caller.user
+            ));
+            resp.failed = true;
+            return resp;
         }
-        let line = match req {
+        let iteration = self.stats.iterations;
+        match req {
             SchedulerControl::Kill => {
                 self.stop = true;
-                format!("{} will be shutdown immediately", self.cfg.scheduler_name.to_lowercase())
+                resp.stdout.push(format!(
+                    "{} will be shutdown immediately",
+                    self.cfg.scheduler_name.to_lowercase()
+                ));
             }
             SchedulerControl::Pause => {
+                if self.stats.paused {
+                    resp.stdout
+                        .push("scheduling was already paused".to_string());
+                }
                 self.stats.paused = true;
-                "scheduling will pause until modified by command".to_string()
+                self.resume_at = None;
+                resp.stdout.push(
+                    "scheduling will be disabled, cluster information will continue to be updated"
+                        .to_string(),
+                );
             }
-            SchedulerControl::Resume { .. } => {
+            SchedulerControl::Resume { after_secs } => match after_secs {
+                Some(secs) if *secs > 0 => {
+                    self.resume_at = Some(now + secs);
+                    resp.stdout
+                        .push(format!("scheduling will resume in {secs} seconds"));
+                }
+                _ => {
+                    self.stats.paused = false;
+                    self.resume_at = None;
+                    self.stop_at = None;
+                    self.wake = true;
+                    resp.stdout
+                        .push("scheduling will resume immediately".to_string());
+                }
+            },
+            SchedulerControl::Stop { iteration: at } => match at {
+                Some(n) if *n > iteration => {
+                    self.stop_at = Some(*n);
+                    resp.stdout.push(self.stop_message(*n));
+                }
+                _ => {
+                    if self.stats.paused {
+                        resp.stdout
+                            .push("scheduling was already stopped".to_string());
+                    }
+                    self.stats.paused = true;
+                    resp.stdout.push(format!(
+                        "scheduling will stop immediately at iteration {iteration}"
+                    ));
+                }
+            },
+            SchedulerControl::Step { iterations } => {
+                let n = iteration + (*iterations).max(1);
                 self.stats.paused = false;
+                self.stop_at = Some(n);
                 self.wake = true;
-                "scheduling will resume immediately".to_string()
+                resp.stdout.push(self.stop_message(n));
             }
-            SchedulerControl::Step { .. }
-            | SchedulerControl::Stop { .. }
-            | SchedulerControl::ModifyConfig { .. } => {
-                return ActionResponse {
-                    stderr: vec![
-                        "ERROR:  operation not supported by this server (simulation stepping and live reconfiguration are not available)".to_string(),
-                    ],
-                    failed: true,
-                    ..ActionResponse::default()
+            SchedulerControl::ModifyConfig {
+                line,
+                evaluate_only,
+            } => {
+                let mut moab = self.cfg.moab.clone();
+                match moab.apply_line(line) {
+                    Ok(warnings) => {
+                        for w in warnings {
+                            resp.stderr.push(format!("WARNING:  {}", w.message));
+                        }
+                        if !*evaluate_only {
+                            let mut cfg = crate::config::from_moab(
+                                &self.cfg.home,
+                                moab,
+                                self.cfg.file.clone(),
+                                self.cfg.warnings.clone(),
+                            );
+                            // Nodes are fixed for the life of the daemon.
+                            cfg.nodes = self.cfg.nodes.clone();
+                            self.cfg = Arc::new(cfg);
+                            self.wake = true;
+                            tracing::info!(line = %line, "configuration modified");
+                        }
+                        resp.stdout.push(format!(
+                            "{} '{}'",
+                            if *evaluate_only {
+                                "valid configuration line"
+                            } else {
+                                "configuration modified:"
+                            },
+                            line.trim()
+                        ));
+                    }
+                    Err(errors) => {
+                        for e in errors {
+                            resp.stderr.push(format!("ERROR:  {}", e.message));
+                        }
+                        resp.failed = true;
+                    }
                 }
             }
-        };
-        ActionResponse {
-            stdout: vec![line],
-            ..ActionResponse::default()
         }
+        resp
+    }
+
+    fn stop_message(&self, n: u64) -> String {
+        let ahead = n.saturating_sub(self.stats.iterations);
+        let secs = ahead.saturating_mul(self.cfg.policy.rm_poll_interval.max(1) as u64);
+        format!(
+            "scheduling will stop in {:02}:{:02}:{:02} at iteration {n}",
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60
+        )
     }
 
     /// Applies an event to a job and marks it for persistence; logs refusals.
@@ -471,6 +567,11 @@ impl Actor {
         self.stats.last_ms = ms;
         self.stats.total_ms += ms;
         self.stats.max_ms = self.stats.max_ms.max(ms);
+        if self.stop_at.is_some_and(|n| self.stats.iterations >= n) {
+            self.stop_at = None;
+            self.stats.paused = true;
+            tracing::info!(iteration = self.stats.iterations, "scheduling stopped");
+        }
     }
 
     /// Hands a job to the backend on exactly these resources and records the

@@ -28,6 +28,9 @@ pub struct DaemonConfig {
     pub warnings: Vec<String>,
     /// The compute resource manager: `(RMCFG name, TYPE)`.
     pub compute_rm: (String, String),
+    /// The parsed `moab.cfg` everything above was taken from (runtime
+    /// changes with `mschedctl -m config` apply to it).
+    pub moab: arches_config::Config,
 }
 
 /// Default `JOBCPURGETIME`: one day.
@@ -79,7 +82,8 @@ pub fn embedded_default(home: &Path) -> DaemonConfig {
     from_moab(home, moab, None, Vec::new())
 }
 
-fn from_moab(
+/// Derives the daemon configuration from a parsed `moab.cfg`.
+pub fn from_moab(
     home: &Path,
     moab: arches_config::Config,
     file: Option<PathBuf>,
@@ -101,6 +105,7 @@ fn from_moab(
             .find(|r| r.resource_type == arches_config::ResourceType::Compute)
             .map(|r| (r.name.clone(), r.rm_type.as_str().to_string()))
             .unwrap_or_else(|| ("local".to_string(), "LOCAL".to_string())),
+        moab,
     }
 }
 

@@ -446,3 +446,32 @@ fn paused_scheduler_and_forced_start() {
         )]
     );
 }
+
+#[test]
+fn runtime_configuration_changes_are_validated() {
+    let d = InProcess::start();
+    let ctl = |line: &str, evaluate_only: bool| -> arches_api::ActionResponse {
+        d.api
+            .post(
+                routes::SCHEDULER_CONTROL,
+                &arches_api::SchedulerControl::ModifyConfig {
+                    line: line.into(),
+                    evaluate_only,
+                },
+            )
+            .unwrap()
+    };
+    let r = ctl("BACKFILLPOLICY SOMETIMES", false);
+    assert!(r.failed && r.stderr[0].starts_with("ERROR:"), "{r:?}");
+    let r = ctl("JOBCPURGETIME 00:05:00", false);
+    assert!(!r.failed, "{r:?}");
+    let q = d.api.queue(false);
+    assert_eq!(q.purge_secs, 300);
+    let r = ctl("JOBCPURGETIME 10", true);
+    assert!(!r.failed, "{r:?}");
+    assert_eq!(
+        d.api.queue(false).purge_secs,
+        300,
+        "evaluate only changes nothing"
+    );
+}
