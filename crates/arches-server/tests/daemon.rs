@@ -388,6 +388,31 @@ fn permission_refusal_between_two_real_users() {
         v.jobs[1].summary.state, "UserHold",
         "refusal changed nothing"
     );
+    // A uid without a passwd entry cannot submit.
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid",
+            "54321",
+            "--regid",
+            "54321",
+            "--clear-groups",
+            "--",
+        ])
+        .arg(example("api_call"))
+        .args([
+            &d.api.socket.to_string_lossy(),
+            "POST",
+            routes::SUBMIT,
+            &sub,
+        ])
+        .output()
+        .expect("setpriv");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("400"), "{text}");
+    assert!(
+        text.contains("cannot submit job - unknown user (uid 54321"),
+        "{text}"
+    );
     // Root (an administrator) may act on the other user's job.
     let r = d.api.act(&[&theirs.id.to_string()], JobAction::Cancel);
     assert!(!r.failed, "{r:?}");
