@@ -13,17 +13,22 @@ use arches_rm::local::{LocalConfig, LocalRm};
 use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager};
 use tempfile::TempDir;
 
-/// The example supervisor binary next to this test executable.
-fn supervisor() -> Vec<String> {
+/// An example binary of this crate (`cargo test -p arches-rm` builds them).
+fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let debug = exe.parent().and_then(Path::parent).expect("target dir");
-    let path = debug.join("examples").join("supervisor");
+    let path = debug.join("examples").join(name);
     assert!(
         path.exists(),
         "{} missing: build it with `cargo build -p arches-rm --examples`",
         path.display()
     );
-    vec![path.to_string_lossy().into_owned()]
+    path
+}
+
+/// The example supervisor binary.
+fn supervisor() -> Vec<String> {
+    vec![example("supervisor").to_string_lossy().into_owned()]
 }
 
 struct Fixture {
@@ -706,4 +711,29 @@ fn unprivileged_supervisor_runs_its_own_jobs_and_refuses_others() {
         other => panic!("expected StartFailed, got {other:?}"),
     }
     assert!(!f.path("29.out").exists());
+}
+
+#[test]
+fn job_survives_the_death_of_the_daemon_process() {
+    let mut f = Fixture::new();
+    let status = Command::new(example("start_detached"))
+        .arg(f.rm.spool_dir())
+        .arg("31")
+        .arg(f.tmp.path())
+        .arg("echo $$ > pid31\nsleep 1.5\necho done\nexit 9\n")
+        .status()
+        .expect("start_detached");
+    assert!(status.success());
+    // The "daemon" is gone; its job is not.
+    let job: i32 = wait_file(&f.path("pid31"), LONG).trim().parse().unwrap();
+    // SAFETY: probing a pid.
+    assert_eq!(unsafe { libc::kill(job, 0) }, 0, "job died with its daemon");
+    f.restart();
+    f.rm.recover(&[31], 0).unwrap();
+    assert_eq!(
+        f.rm.observe(0),
+        vec![Observation::Running { job: 31, at: 0 }]
+    );
+    assert_eq!(f.wait_for(31, LONG), finished(31, 9));
+    assert_eq!(f.output(31), "done\n");
 }
