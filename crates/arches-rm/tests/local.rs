@@ -737,3 +737,22 @@ fn job_survives_the_death_of_the_daemon_process() {
     assert_eq!(f.wait_for(31, LONG), finished(31, 9));
     assert_eq!(f.output(31), "done\n");
 }
+
+#[test]
+fn descriptors_leaked_by_the_daemon_do_not_reach_the_job() {
+    use std::os::fd::AsRawFd;
+    const LEAKED: i32 = 57;
+    let mut f = Fixture::new();
+    let null = fs::File::open("/dev/null").unwrap();
+    // SAFETY: dup2 onto a free descriptor number; it has no close-on-exec.
+    assert_eq!(unsafe { libc::dup2(null.as_raw_fd(), LEAKED) }, LEAKED);
+    f.start(&f.launch(
+        32,
+        &format!("test -e /proc/$$/fd/{LEAKED} && echo leaked || echo clean\n"),
+    ));
+    let seen = f.wait_for(32, LONG);
+    // SAFETY: closing the descriptor made above.
+    unsafe { libc::close(LEAKED) };
+    assert_eq!(seen, finished(32, 0));
+    assert_eq!(f.output(32), "clean\n");
+}
