@@ -303,6 +303,12 @@ fn cancel_terminates_the_job() {
     f.start(&f.launch(9, "echo $$ > pid9\nsleep 30\n"));
     let pid: i32 = wait_file(&f.path("pid9"), LONG).trim().parse().unwrap();
     f.rm.cancel(9, 0).unwrap();
+    // What the daemon writes is for the supervisor only.
+    let dir = f.rm.job_dir(9);
+    for private in ["launch.json", "ctl"] {
+        let mode = fs::metadata(dir.join(private)).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{private}");
+    }
     assert_eq!(f.wait_for(9, LONG), finished(9, 128 + libc::SIGTERM));
     // SAFETY: probing a pid.
     assert_eq!(unsafe { libc::kill(pid, 0) }, -1, "job process survived");
