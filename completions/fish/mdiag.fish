@@ -17,6 +17,7 @@ complete -c mdiag -l timeout -d 'Seconds to wait for the daemon\'s answer before
 complete -c mdiag -s b -d 'Jobs blocked by holds, policies or dependencies'
 complete -c mdiag -s p -d 'Job priority breakdown per component'
 complete -c mdiag -s S -d 'The scheduler: host, mode, iterations, messages'
+complete -c mdiag -s t -d 'Partitions: nodes, processors and memory configured, up, dedicated and active'
 complete -c mdiag -s v -d 'Verbose; repeat for more'
 complete -c mdiag -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c mdiag -s h -l help -d 'Print help (see more with \'--help\')'

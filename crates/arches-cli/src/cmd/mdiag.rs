@@ -14,11 +14,11 @@ use crate::EXIT_OK;
     name = "mdiag",
     about = "Diagnose jobs, nodes, priorities, reservations, credentials and the scheduler",
     long_about = "Print diagnostic reports: -S the scheduler, -j jobs, -n nodes, -p job priorities, \
--b blocked jobs, -r reservations, -u/-g/-a/-c/-q users, groups, accounts, classes and QOS, \
+-b blocked jobs, -t partitions, -r reservations, -u/-g/-a/-c/-q users, groups, accounts, classes and QOS, \
 -C the configuration. Options taking a name restrict the report to that object.",
     group(ArgGroup::new("report").required(true).args([
         "accounts", "blocked", "classes", "config", "groups", "jobs", "nodes", "priority",
-        "qos", "reservations", "scheduler", "users"
+        "qos", "reservations", "scheduler", "partitions", "users"
     ]))
 )]
 pub struct Mdiag {
@@ -55,6 +55,9 @@ pub struct Mdiag {
     /// The scheduler: host, mode, iterations, messages.
     #[arg(short = 'S')]
     pub scheduler: bool,
+    /// Partitions: nodes, processors and memory configured, up, dedicated and active.
+    #[arg(short = 't')]
+    pub partitions: bool,
     /// Users (optionally one).
     #[arg(short = 'u', value_name = "USER", num_args = 0..=1, default_missing_value = "")]
     pub users: Option<String>,
@@ -128,6 +131,13 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
             Format::Json => print_json(&v)?,
             Format::Xml => print(&format!("{}\n", checknode::render_xml(&v))),
             Format::Text => print(&checknode::render_summary(&v)),
+        }
+    } else if a.partitions {
+        let v = client.nodes(None).map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&v)?,
+            Format::Xml => return Err(no_xml("mdiag -t")),
+            Format::Text => print(&mdiag::render_partitions(&v)),
         }
     } else if a.reservations.is_some() {
         let mut v = client.reservations().map_err(err)?;

@@ -441,3 +441,170 @@ pub fn render_stats_xml(s: &StatsView) -> String {
         )
         .render()
 }
+
+/// Per-partition totals for `mdiag -t`.
+#[derive(Default)]
+struct ParTotals {
+    procs: u64,
+    nodes: [u64; 4],
+    proc_stats: [u64; 4],
+    mem: [u64; 4],
+}
+
+/// `mdiag -t`: partitions with configured, up, dedicated and active nodes,
+/// processors and memory (Moab 7 `MParShow` layout, §8.7).
+pub fn render_partitions(v: &arches_api::NodesView) -> String {
+    use std::collections::BTreeMap;
+    let mut pars: BTreeMap<String, ParTotals> = BTreeMap::new();
+    for n in &v.nodes {
+        let up = !matches!(n.state.as_str(), "Down" | "Drained");
+        let active = n.procs_used > 0 || !n.jobs.is_empty();
+        for key in [n.partition.clone(), "ALL".to_string()] {
+            let t = pars.entry(key).or_default();
+            t.procs += n.procs as u64;
+            let cfg = [
+                1,
+                u64::from(up),
+                u64::from(n.procs_used > 0),
+                u64::from(active),
+            ];
+            for i in 0..4 {
+                t.nodes[i] += cfg[i];
+            }
+            let procs = n.procs as u64;
+            let used = n.procs_used as u64;
+            t.proc_stats[0] += procs;
+            t.proc_stats[1] += if up { procs } else { 0 };
+            t.proc_stats[2] += used;
+            t.proc_stats[3] += if active { used } else { 0 };
+            t.mem[0] += n.mem_mb;
+            t.mem[1] += if up { n.mem_mb } else { 0 };
+            t.mem[2] += n.mem_used_mb;
+            t.mem[3] += if active { n.mem_used_mb } else { 0 };
+        }
+    }
+    let real: Vec<&String> = pars.keys().filter(|k| k.as_str() != "ALL").collect();
+    let show_all = real.len() > 1;
+    let names: Vec<String> = pars
+        .keys()
+        .filter(|k| show_all || k.as_str() != "ALL")
+        .cloned()
+        .collect();
+    let mut o = String::from("Partition Status\n\n");
+    o.push_str(&format!(
+        "System Partition Settings:  PList: {}\n\n",
+        real.iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    ));
+    o.push_str(&format!(
+        "{:<20} {:>8}        {:>16.16} {:>18.18}\n\n",
+        "Name", "Procs", "NodeAccessPolicy", "JobNodeMatchPolicy"
+    ));
+    for name in &names {
+        o.push_str(&format!(
+            "{:<20} {:>8}        {:>16.16} {:>18.18}\n",
+            name, pars[name].procs, "---", "---"
+        ));
+    }
+    o.push_str(&format!(
+        "\n{:<14} {:>10} {:>10} {:>7} {:>10} {:>7} {:>10} {:>7}\n\n",
+        "Partition", "Configured", "Up", "U/C", "Dedicated", "D/U", "Active", "A/U"
+    ));
+    let pct = |a: u64, b: u64| {
+        if b == 0 {
+            0.0
+        } else {
+            a as f64 * 100.0 / b as f64
+        }
+    };
+    let section = |o: &mut String, title: &str, get: &dyn Fn(&ParTotals) -> [u64; 4]| {
+        o.push_str(&format!("{title} {}\n", "-".repeat(79 - title.len())));
+        for name in &names {
+            let s = get(&pars[name]);
+            o.push_str(&format!(
+                "{:<14.14} {:>10} {:>10} {:>6.2}% {:>10} {:>6.2}% {:>10} {:>6.2}%\n",
+                name,
+                s[0],
+                s[1],
+                pct(s[1], s[0]),
+                s[2],
+                pct(s[2], s[1]),
+                s[3],
+                pct(s[3], s[1])
+            ));
+        }
+        o.push('\n');
+    };
+    section(&mut o, "Nodes", &|t| t.nodes);
+    section(&mut o, "Processors", &|t| t.proc_stats);
+    section(&mut o, "Memory (in MB)", &|t| t.mem);
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arches_api::{NodeInfo, NodesView};
+
+    fn node(name: &str, par: &str, state: &str, procs: u32, used: u32) -> NodeInfo {
+        NodeInfo {
+            name: name.into(),
+            state: state.into(),
+            state_secs: 0,
+            procs,
+            procs_used: used,
+            mem_mb: 1024,
+            mem_used_mb: 0,
+            features: vec![],
+            partition: par.into(),
+            classes: vec![],
+            jobs: if used > 0 { vec![1] } else { vec![] },
+            load: 0.0,
+            total_secs: 0,
+            up_secs: 0,
+            active_secs: 0,
+            reservations: vec![],
+            rm: "local".into(),
+            rm_type: "LOCAL".into(),
+            opsys: None,
+            arch: None,
+            last_update: 0,
+        }
+    }
+
+    #[test]
+    fn partitions_table() {
+        let v = NodesView {
+            now: 0,
+            nodes: vec![
+                node("a", "p1", "Busy", 4, 4),
+                node("b", "p1", "Down", 4, 0),
+                node("c", "p2", "Idle", 8, 0),
+            ],
+        };
+        let s = render_partitions(&v);
+        assert!(
+            s.contains("System Partition Settings:  PList: p1,p2\n"),
+            "{s}"
+        );
+        assert!(s.contains(&format!("{:<20} {:>8}", "ALL", 16)), "{s}");
+        assert!(s.contains(&format!("Nodes {}\n", "-".repeat(74))), "{s}");
+        let p1 = s
+            .lines()
+            .skip_while(|l| !l.starts_with("Processors"))
+            .find(|l| l.starts_with("p1"))
+            .unwrap();
+        assert_eq!(
+            p1,
+            "p1                      8          4  50.00%          4 100.00%          4 100.00%"
+        );
+        // One partition only: no ALL row.
+        let one = render_partitions(&NodesView {
+            now: 0,
+            nodes: vec![node("a", "p1", "Idle", 2, 0)],
+        });
+        assert!(!one.contains("\nALL "), "{one}");
+    }
+}
