@@ -468,8 +468,8 @@ pub fn render_partitions(v: &arches_api::NodesView) -> String {
                 u64::from(n.procs_used > 0),
                 u64::from(active),
             ];
-            for i in 0..4 {
-                t.nodes[i] += cfg[i];
+            for (n, c) in t.nodes.iter_mut().zip(cfg) {
+                *n += c;
             }
             let procs = n.procs as u64;
             let used = n.procs_used as u64;
