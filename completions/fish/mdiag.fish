@@ -1,6 +1,6 @@
 complete -c mdiag -s a -d 'Accounts (optionally one)' -r
 complete -c mdiag -s c -d 'Classes/queues (optionally one)' -r
-complete -c mdiag -s C -d 'The configuration: parameters in effect and problems found' -r
+complete -c mdiag -s C -d 'Check a configuration file (default $MOABHOMEDIR/moab.cfg) without a daemon; exit 1 on errors' -r
 complete -c mdiag -s g -d 'Groups (optionally one)' -r
 complete -c mdiag -s j -d 'Jobs (optionally one); --xml gives the checkjob job XML' -r
 complete -c mdiag -s n -d 'Nodes (optionally one); --xml gives <node> elements' -r

@@ -31,7 +31,7 @@ pub struct Mdiag {
     /// Classes/queues (optionally one).
     #[arg(short = 'c', value_name = "CLASS", num_args = 0..=1, default_missing_value = "")]
     pub classes: Option<String>,
-    /// The configuration: parameters in effect and problems found.
+    /// Check a configuration file (default $MOABHOMEDIR/moab.cfg) without a daemon; exit 1 on errors.
     #[arg(short = 'C', value_name = "CONFIGFILE", num_args = 0..=1, default_missing_value = "")]
     pub config: Option<String>,
     /// Groups (optionally one).
@@ -77,9 +77,60 @@ fn some(s: &Option<String>) -> Option<&str> {
     s.as_deref().filter(|s| !s.is_empty())
 }
 
+/// `mdiag -C [FILE]`: checks a configuration file (default
+/// `$MOABHOMEDIR/moab.cfg`) with `arches-config`; exit 1 on any ERROR.
+fn check_config(file: Option<&str>, verbose: u8, fmt: Format) -> Result<u8, String> {
+    let path = match file {
+        Some(f) => std::path::PathBuf::from(f),
+        None => arches_api::paths::home().join(arches_api::paths::CONFIG_NAME),
+    };
+    let shown = path.display().to_string();
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if file.is_none() && e.kind() == std::io::ErrorKind::NotFound => {
+            print(&format!(
+                "{shown}: no configuration file; the embedded default configuration applies\n"
+            ));
+            return Ok(EXIT_OK);
+        }
+        Err(e) => {
+            let reason = e.to_string();
+            let reason = reason.split(" (os error").next().unwrap_or(&reason);
+            return Err(format!(
+                "ERROR:    cannot read configuration file '{shown}' ({reason})"
+            ));
+        }
+    };
+    let verbosity = if verbose > 0 {
+        arches_config::Verbosity::Verbose
+    } else {
+        arches_config::Verbosity::Normal
+    };
+    let report = arches_config::check(&text, &shown, verbosity);
+    match fmt {
+        Format::Json => print_json(&serde_json::json!({
+            "file": shown,
+            "lines": report.lines,
+            "errors": report.errors,
+            "warnings": report.warnings,
+        }))?,
+        Format::Xml => return Err(no_xml("mdiag -C")),
+        Format::Text => print(&report.render()),
+    }
+    Ok(if report.ok() {
+        EXIT_OK
+    } else {
+        crate::EXIT_ERROR
+    })
+}
+
 /// Runs mdiag.
 pub fn exec(a: Mdiag) -> Result<u8, String> {
     let fmt = a.output.format();
+    if let Some(file) = &a.config {
+        // Works without a daemon: the file is checked here.
+        return check_config(some(&Some(file.clone())), a.verbose, fmt);
+    }
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let err = |e: arches_client::ClientError| e.to_string();
     if a.scheduler {
@@ -148,13 +199,6 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
             Format::Json => print_json(&v)?,
             Format::Xml => return Err(no_xml("mdiag")),
             Format::Text => print(&mdiag::render_reservations(&v)),
-        }
-    } else if a.config.is_some() {
-        let c = client.config().map_err(err)?;
-        match fmt {
-            Format::Json => print_json(&c)?,
-            Format::Xml => return Err(no_xml("mdiag")),
-            Format::Text => print(&mdiag::render_config(&c)),
         }
     } else {
         let (kind, name) = if a.users.is_some() {
