@@ -167,8 +167,9 @@ pub fn render_blocked(q: &QueueView) -> String {
                 j.state
             ));
         }
-        if let Some(r) = &j.block_reason {
-            if r.starts_with("job ") {
+        // A hold already explains the block; otherwise give the daemon's reason.
+        if let Some(r) = j.block_reason.as_ref().filter(|_| hold.is_none()) {
+            if r.starts_with(&format!("job {id} ")) {
                 o.push_str(&format!("{r}\n"));
             } else {
                 o.push_str(&format!("job {id:<20} {r}\n"));
@@ -606,5 +607,74 @@ mod tests {
             nodes: vec![node("a", "p1", "Idle", 2, 0)],
         });
         assert!(!one.contains("\nALL "), "{one}");
+    }
+}
+
+#[cfg(test)]
+mod blocked_tests {
+    use super::*;
+    use arches_api::{ClusterSummary, JobSummary};
+
+    fn blocked(id: u64, state: &str, reason: Option<&str>) -> JobSummary {
+        JobSummary {
+            id,
+            name: "j".into(),
+            user: "u".into(),
+            group: "g".into(),
+            account: None,
+            class: None,
+            qos: None,
+            state: state.into(),
+            section: Section::Blocked,
+            procs: 1,
+            nodes: None,
+            walltime: None,
+            submit_time: 0,
+            start_time: None,
+            completion_time: None,
+            exit_code: None,
+            cancelled: false,
+            priority: 0,
+            system_priority: false,
+            rank: None,
+            master_host: None,
+            partition: None,
+            suspended_secs: 0,
+            reservation_start: None,
+            backfilled: false,
+            preemptible: false,
+            block_reason: reason.map(String::from),
+            eligible_secs: 0,
+            restartable: false,
+        }
+    }
+
+    #[test]
+    fn holds_and_policy_reasons() {
+        let q = QueueView {
+            now: 0,
+            cluster: ClusterSummary::default(),
+            jobs: vec![
+                blocked(2, "UserHold", Some("job has hold in place (User)")),
+                blocked(
+                    5,
+                    "Idle",
+                    Some("violates active HARD MAXJOB limit of 2 for user u"),
+                ),
+                blocked(6, "Idle", Some("job 6 violates idle HARD MAXIPROC limit")),
+            ],
+            purge_secs: 0,
+            scheduler: "Moab".into(),
+        };
+        let s = render_blocked(&q);
+        assert_eq!(
+            s,
+            "Diagnosing blocked jobs (policylevel SOFT  partition ALL)\n\n\
+job 2                    has the following hold(s) in place:  User\n\
+job 5                    violates active HARD MAXJOB limit of 2 for user u\n\
+job 6 violates idle HARD MAXIPROC limit\n"
+        );
+        let empty = QueueView { jobs: vec![], ..q };
+        assert!(render_blocked(&empty).ends_with("no blocked jobs found\n"));
     }
 }
