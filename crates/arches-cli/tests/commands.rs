@@ -341,6 +341,23 @@ fn case_mdiag_c_without_daemon() {
     );
 }
 
+fn case_msub_k_waits_for_completion() {
+    let f = Fake::start(vec![
+        ("/v1/jobs", ok(r#"{"id":3}"#)),
+        (
+            "/v1/jobs/detail",
+            ok(r#"{"now":0,"jobs":[],"unknown":["3"]}"#),
+        ),
+    ]);
+    let out = f.run_stdin("msub", &["-K"], "true\n");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "\n3\nJob 3 completed\n");
+    assert!(f
+        .requests()
+        .iter()
+        .any(|r| r.starts_with("POST /v1/jobs/detail")));
+}
+
 fn exec_mode(name: &str) -> ! {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     args[0] = name.into();
@@ -375,6 +392,10 @@ fn main() {
             case_no_daemon_and_usage_errors,
         ),
         ("mdiag_c_without_daemon", case_mdiag_c_without_daemon),
+        (
+            "msub_k_waits_for_completion",
+            case_msub_k_waits_for_completion,
+        ),
     ];
     let mut failed = 0;
     for (name, f) in cases {
