@@ -6,6 +6,7 @@ complete -c mdiag -s j -d 'Jobs (optionally one); --xml gives the checkjob job X
 complete -c mdiag -s n -d 'Nodes (optionally one); --xml gives <node> elements' -r
 complete -c mdiag -s q -d 'Quality of service (optionally one)' -r
 complete -c mdiag -s r -d 'Reservations (optionally one)' -r
+complete -c mdiag -s R -d 'Resource managers (optionally one): type, state, nodes reported' -r
 complete -c mdiag -s u -d 'Users (optionally one)' -r
 complete -c mdiag -s w -d 'With -j --xml: completed=true includes completed jobs' -r
 complete -c mdiag -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'

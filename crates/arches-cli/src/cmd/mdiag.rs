@@ -14,11 +14,11 @@ use crate::EXIT_OK;
     name = "mdiag",
     about = "Diagnose jobs, nodes, priorities, reservations, credentials and the scheduler",
     long_about = "Print diagnostic reports: -S the scheduler, -j jobs, -n nodes, -p job priorities, \
--b blocked jobs, -t partitions, -r reservations, -u/-g/-a/-c/-q users, groups, accounts, classes and QOS, \
+-b blocked jobs, -t partitions, -R resource managers, -r reservations, -u/-g/-a/-c/-q users, groups, accounts, classes and QOS, \
 -C the configuration. Options taking a name restrict the report to that object.",
     group(ArgGroup::new("report").required(true).args([
         "accounts", "blocked", "classes", "config", "groups", "jobs", "nodes", "priority",
-        "qos", "reservations", "scheduler", "partitions", "users"
+        "qos", "reservations", "rms", "scheduler", "partitions", "users"
     ]))
 )]
 pub struct Mdiag {
@@ -52,6 +52,9 @@ pub struct Mdiag {
     /// Reservations (optionally one).
     #[arg(short = 'r', value_name = "RSVID", num_args = 0..=1, default_missing_value = "")]
     pub reservations: Option<String>,
+    /// Resource managers (optionally one): type, state, nodes reported.
+    #[arg(short = 'R', value_name = "RM", num_args = 0..=1, default_missing_value = "")]
+    pub rms: Option<String>,
     /// The scheduler: host, mode, iterations, messages.
     #[arg(short = 'S')]
     pub scheduler: bool,
@@ -182,6 +185,13 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
             Format::Json => print_json(&v)?,
             Format::Xml => print(&format!("{}\n", checknode::render_xml(&v))),
             Format::Text => print(&checknode::render_summary(&v)),
+        }
+    } else if a.rms.is_some() {
+        let v = client.nodes(None).map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&v)?,
+            Format::Xml => return Err(no_xml("mdiag -R")),
+            Format::Text => print(&mdiag::render_rms(&v, some(&a.rms))),
         }
     } else if a.partitions {
         let v = client.nodes(None).map_err(err)?;

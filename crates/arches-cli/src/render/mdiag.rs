@@ -678,3 +678,93 @@ job 6 violates idle HARD MAXIPROC limit\n"
         assert!(render_blocked(&empty).ends_with("no blocked jobs found\n"));
     }
 }
+
+/// `mdiag -R`: resource managers as seen through the nodes they report.
+pub fn render_rms(v: &arches_api::NodesView, name: Option<&str>) -> String {
+    use std::collections::BTreeMap;
+    let mut rms: BTreeMap<&str, (&str, Vec<&arches_api::NodeInfo>)> = BTreeMap::new();
+    for n in &v.nodes {
+        rms.entry(n.rm.as_str())
+            .or_insert((n.rm_type.as_str(), Vec::new()))
+            .1
+            .push(n);
+    }
+    let mut o = String::new();
+    for (rm, (kind, nodes)) in rms.iter().filter(|(r, _)| name.is_none_or(|n| n == **r)) {
+        let up = nodes.iter().any(|n| n.state != "Down");
+        let procs: u32 = nodes.iter().map(|n| n.procs).sum();
+        let jobs: usize = nodes.iter().map(|n| n.jobs.len()).sum();
+        let last = nodes.iter().map(|n| n.last_update).max().unwrap_or(0);
+        o.push_str(&format!(
+            "RM[{rm}]  Type: {kind}  State: {}  ResourceType: COMPUTE\n",
+            if up { "Active" } else { "Down" }
+        ));
+        o.push_str(&format!("  {:<20}{}\n", "Nodes Reported:", nodes.len()));
+        o.push_str(&format!(
+            "  {:<20}Nodes={} ({} procs)  Jobs={}\n",
+            "Objects Reported:",
+            nodes.len(),
+            procs,
+            jobs
+        ));
+        if last > 0 {
+            o.push_str(&format!(
+                "  {:<20}{} ago\n",
+                "Last Update:",
+                duration((v.now - last).max(0))
+            ));
+        }
+        o.push('\n');
+    }
+    o
+}
+
+#[cfg(test)]
+mod rm_tests {
+    use super::*;
+
+    #[test]
+    fn rm_summary() {
+        let mut n = super::tests_support::node("n1");
+        n.last_update = 90;
+        let v = arches_api::NodesView {
+            now: 100,
+            nodes: vec![n],
+        };
+        assert_eq!(
+            render_rms(&v, None),
+            "RM[local]  Type: LOCAL  State: Active  ResourceType: COMPUTE\n  Nodes Reported:     1\n  Objects Reported:   Nodes=1 (4 procs)  Jobs=0\n  Last Update:        00:00:10 ago\n\n"
+        );
+        assert_eq!(render_rms(&v, Some("other")), "");
+    }
+}
+
+#[cfg(test)]
+mod tests_support {
+    /// A minimal idle node for tests.
+    pub fn node(name: &str) -> arches_api::NodeInfo {
+        arches_api::NodeInfo {
+            name: name.into(),
+            state: "Idle".into(),
+            state_secs: 0,
+            procs: 4,
+            procs_used: 0,
+            mem_mb: 1024,
+            mem_used_mb: 0,
+            features: vec![],
+            partition: "DEFAULT".into(),
+            classes: vec![],
+            jobs: vec![],
+            load: 0.0,
+            total_secs: 0,
+            up_secs: 0,
+            active_secs: 0,
+            reservations: vec![],
+            rm: "local".into(),
+            rm_type: "LOCAL".into(),
+            opsys: None,
+            arch: None,
+            last_update: 0,
+        }
+    }
+}
