@@ -5,7 +5,7 @@ use arches_api::{JobsRequest, QueueQuery};
 use clap::{ArgAction, ArgGroup, Parser};
 
 use crate::common::{no_xml, print, print_json, Connection, Format, Output};
-use crate::render::{checkjob, checknode, mdiag};
+use crate::render::{checkjob, checknode, cluster, mdiag};
 use crate::EXIT_OK;
 
 /// Diagnose the scheduler's objects.
@@ -191,14 +191,14 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         match fmt {
             Format::Json => print_json(&v)?,
             Format::Xml => return Err(no_xml("mdiag -R")),
-            Format::Text => print(&mdiag::render_rms(&v, some(&a.rms))),
+            Format::Text => print(&cluster::render_rms(&v, some(&a.rms))),
         }
     } else if a.partitions {
         let v = client.nodes(None).map_err(err)?;
         match fmt {
             Format::Json => print_json(&v)?,
             Format::Xml => return Err(no_xml("mdiag -t")),
-            Format::Text => print(&mdiag::render_partitions(&v)),
+            Format::Text => print(&cluster::render_partitions(&v)),
         }
     } else if a.reservations.is_some() {
         let mut v = client.reservations().map_err(err)?;
@@ -208,7 +208,7 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         match fmt {
             Format::Json => print_json(&v)?,
             Format::Xml => return Err(no_xml("mdiag")),
-            Format::Text => print(&mdiag::render_reservations(&v)),
+            Format::Text => print(&cluster::render_reservations(&v)),
         }
     } else {
         let (kind, name) = if a.users.is_some() {
@@ -231,7 +231,7 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
                 print_json(&v)?
             }
             Format::Xml => return Err(no_xml("mdiag")),
-            Format::Text => print(&mdiag::render_credentials(&v.credentials, kind, name)),
+            Format::Text => print(&cluster::render_credentials(&v.credentials, kind, name)),
         }
     }
     Ok(EXIT_OK)
