@@ -125,14 +125,15 @@ fields; none are renamed or removed within API version `/v1`.\n\n\
 | Command | JSON type |\n|---|---|\n\
 | showq, mdiag -b | `QueueView` |\n\
 | checkjob, mjobctl -q diag, mdiag -j | `JobsView` |\n\
-| checknode, mdiag -n | `NodesView` |\n\
+| checknode, mdiag -n, mdiag -t, mdiag -R | `NodesView` |\n\
 | showbf | `BackfillView` |\n\
 | showstart, mjobctl -q starttime | `StartEstimate` |\n\
 | showres, mdiag -r | `ReservationsView` |\n\
 | mdiag -S | `SchedulerView` |\n\
 | mdiag -p | `PriorityView` |\n\
 | mdiag -u/-g/-a/-c/-q | `CredentialsView` |\n\
-| mdiag -C, mschedctl -l config | `ConfigView` |\n\
+| mschedctl -l config | `ConfigView` |\n\
+| mdiag -C (no daemon) | `{\"file\", \"lines\", \"errors\", \"warnings\"}` (the arches-config check report) |\n\
 | showstats | `StatsView` |\n\n\
 ## Options common to every command\n\n\
 - `--socket PATH`: the daemon's socket (default `$MOAB_SOCKET`, else `$MOABHOMEDIR/moab.sock`).\n\
