@@ -523,3 +523,18 @@ fn byte_order_mark_crlf_and_tabs_are_tolerated() {
     assert_eq!(c.policy.backfill, BackfillPolicy::None);
     assert_eq!(c.nodes[0].procs, 2);
 }
+
+#[test]
+fn into_result_separates_usable_configs_from_invalid_ones() {
+    let (c, warnings) = parse("FOO 1\nLOGLEVEL 3\n", "m").into_result().unwrap();
+    assert_eq!((c.log.level, warnings.len()), (3, 1));
+    let errors = parse("FOO 1\nLOGLEVEL 30\n", "m")
+        .into_result()
+        .unwrap_err();
+    assert_eq!(errors.len(), 1);
+    let e: &dyn std::error::Error = &errors[0];
+    assert_eq!(
+        e.to_string(),
+        "m:2: ERROR: LOGLEVEL: value 30 out of range (0–9)"
+    );
+}
