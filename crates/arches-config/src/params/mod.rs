@@ -2,10 +2,11 @@
 //! aliases, value type, default, indexing, one-line doc, the feature that uses
 //! it, and the setter that stores the parsed value in the [`Config`].
 //!
-//! The table drives parsing ([`crate::parse`]), `mschedctl -l config`
+//! The table drives parsing ([`crate::parse()`]), `mschedctl -l config`
 //! ([`Config::effective`]) and the generated reference
 //! ([`crate::reference_markdown`]). Scalar parameters live in
-//! [`scalars`], indexed objects (`RMCFG[x] ATTR=VALUE ...`) in [`objects`].
+//! `scalars.rs`, indexed objects (`RMCFG[x] ATTR=VALUE ...`) in `objects.rs`,
+//! `creds.rs` and `rm.rs`.
 
 mod creds;
 mod objects;
