@@ -450,6 +450,11 @@ fn split_head(head: &str) -> Result<(&str, Option<&str>), String> {
     if index.trim().is_empty() || index.contains(['[', ']']) {
         return Err("malformed index (expected NAME[INDEX])".to_string());
     }
+    if index.contains(|c: char| c.is_whitespace() || "#\"'=".contains(c)) {
+        return Err(format!(
+            "invalid index '{index}' (no spaces, '#', '=' or quotes)"
+        ));
+    }
     Ok((name, Some(index.trim())))
 }
 

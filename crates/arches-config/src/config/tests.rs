@@ -188,7 +188,8 @@ fn runtime_changes_replace_file_settings_without_duplicate_warnings() {
 
 #[test]
 fn effective_values_with_spaces_hashes_and_quotes_parse_back() {
-    let text = "LOGFILE \"my #log\"\nRMCFG[x] TYPE=NATIVE DESCRIPTION='say \"hi\"'\n";
+    let text =
+        "LOGFILE \"my #log\"\nLOGDIR \"d\\\"\nRMCFG[x] TYPE=NATIVE DESCRIPTION='say \"hi\"'\n";
     let first = crate::parse(text, "a");
     assert!(first.diagnostics.is_empty(), "{:#?}", first.diagnostics);
     assert_eq!(first.config.log.file, "my #log");
@@ -206,6 +207,7 @@ fn effective_values_with_spaces_hashes_and_quotes_parse_back() {
     let second = crate::parse(&again, "b");
     assert!(second.diagnostics.is_empty(), "{:#?}", second.diagnostics);
     assert_eq!(second.config.log.file, "my #log");
+    assert_eq!(second.config.log.dir, "d\\");
     assert_eq!(
         second.config.rm("x").unwrap().description.as_deref(),
         Some("say \"hi\"")
@@ -222,31 +224,15 @@ mod round_trip {
 
     fn line() -> impl Strategy<Value = String> {
         let names: Vec<String> = crate::params::all().map(|p| p.name.to_string()).collect();
-        let words = proptest::sample::select(vec![
-            "1",
-            "0",
-            "5",
-            "2,4",
-            "1:00:00",
-            "0.5",
-            "80%",
-            "TRUE",
-            "NONE",
-            "BESTFIT",
-            "SUSPEND",
-            "LOCAL",
-            "STORAGE",
-            "SIGTSTP",
-            "4GB",
-            "exec://q",
-            "a,b",
-            "high&",
-            "PREEMPTOR",
-            "DAY",
-            "moab://h:1",
-            "[ALL]",
-            "x y",
-        ]);
+        let words = prop_oneof![
+            4 => proptest::sample::select(vec![
+                "1", "0", "5", "2,4", "1:00:00", "0.5", "80%", "TRUE", "NONE", "BESTFIT", "SUSPEND",
+                "LOCAL", "STORAGE", "SIGTSTP", "4GB", "exec://q", "a,b", "high&", "PREEMPTOR", "DAY",
+                "moab://h:1", "[ALL]", "x y",
+            ])
+            .prop_map(str::to_string),
+            1 => "[A-Za-z0-9:,.%&\"' #\\-]{0,8}",
+        ];
         let attrs = proptest::sample::select(vec![
             "TYPE",
             "PROCS",

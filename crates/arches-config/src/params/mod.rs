@@ -260,9 +260,9 @@ pub(crate) const fn attr(
     }
 }
 
-/// Quotes a value containing spaces, `#` or quotes so the line parses back.
+/// Quotes a value containing spaces, `#`, quotes or `\\` so the line parses back.
 fn quote(v: &str) -> String {
-    if !v.contains(|c: char| c.is_whitespace() || c == '#' || c == '"' || c == '\'') {
+    if !v.contains(|c: char| c.is_whitespace() || "#\"'\\".contains(c)) {
         v.to_string()
     } else if v.contains('"') {
         format!("'{v}'")

@@ -118,6 +118,10 @@ fn malformed_lines_are_errors() {
             "moab.cfg:7: ERROR: unterminated quote",
         ]
     );
+    assert_eq!(
+        messages("SRCFG[\"a b\"] PERIOD=DAY\n"),
+        ["moab.cfg:1: ERROR: SRCFG[a b]: invalid index 'a b' (no spaces, '#', '=' or quotes)"]
+    );
 }
 
 #[test]
