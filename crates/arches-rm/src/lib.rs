@@ -9,6 +9,7 @@
 //! trait, then feed observations to `State::apply`.
 
 pub mod local;
+pub mod sim;
 
 use arches_core::{JobId, Node, Secs, Time};
 

@@ -232,6 +232,24 @@ fn join_merges_stderr_into_stdout() {
     assert_eq!(f.wait_for(6, LONG), finished(6, 0));
     assert_eq!(f.output(6), "out\n");
     assert_eq!(fs::read_to_string(f.path("6.err")).unwrap(), "err\n");
+
+    // Both to the same file without join: nothing is lost either.
+    let mut l = f.launch(30, "echo out\necho err >&2\necho out2\n");
+    l.exec.stderr = l.exec.stdout.clone();
+    f.start(&l);
+    assert_eq!(f.wait_for(30, LONG), finished(30, 0));
+    assert_eq!(f.output(30), "out\nerr\nout2\n");
+}
+
+#[test]
+fn spool_that_is_not_a_directory_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("file");
+    fs::write(&file, "").unwrap();
+    let config = LocalConfig::new("local", &file, supervisor(), vec![]);
+    assert!(LocalRm::new(config).is_err());
+    let config = LocalConfig::new("local", tmp.path().join("spool"), vec![], vec![]);
+    assert!(LocalRm::new(config).is_err(), "no supervisor command");
 }
 
 #[test]
@@ -590,4 +608,102 @@ fn job_runs_as_its_user_when_root() {
         }
         other => panic!("expected StartFailed, got {other:?}"),
     }
+}
+
+/// The supervisor pid from a job directory's `pid` file.
+fn supervisor_pid(dir: &Path) -> i32 {
+    let text = wait_file(&dir.join("pid"), LONG);
+    text.lines()
+        .find_map(|l| l.strip_prefix("supervisor "))
+        .and_then(|p| p.trim().parse().ok())
+        .expect("supervisor pid")
+}
+
+#[test]
+fn a_killed_supervisor_takes_its_job_along() {
+    let mut f = Fixture::new();
+    f.start(&f.launch(25, "echo $$ > pid25\nsleep 30\n"));
+    let job: i32 = wait_file(&f.path("pid25"), LONG).trim().parse().unwrap();
+    let sup = supervisor_pid(&f.rm.job_dir(25));
+    // SAFETY: killing the supervisor we just started.
+    assert_eq!(unsafe { libc::kill(sup, libc::SIGKILL) }, 0);
+    assert_eq!(
+        f.wait_for(25, LONG),
+        Observation::Vanished { job: 25, at: 0 }
+    );
+    let deadline = Instant::now() + LONG;
+    // SAFETY: probing a pid.
+    while unsafe { libc::kill(job, 0) } == 0 {
+        assert!(Instant::now() < deadline, "orphaned job still running");
+        sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn recovery_cleans_up_stale_directories() {
+    let mut f = Fixture::new();
+    f.start(&f.launch(26, "exit 0\n"));
+    assert_eq!(f.wait_for(26, LONG), finished(26, 0));
+    // A job the daemon forgot while it was down, and one it never knew.
+    f.start(&f.launch(27, "exit 0\n"));
+    let stray = f.rm.spool_dir().join("99");
+    fs::create_dir(&stray).unwrap();
+    let status27 = f.rm.job_dir(27).join("status");
+    let deadline = Instant::now() + LONG;
+    while !status27.exists() {
+        assert!(Instant::now() < deadline, "job 27 never ended");
+        sleep(Duration::from_millis(20));
+    }
+    f.restart();
+    f.rm.recover(&[], 0).unwrap();
+    let deadline = Instant::now() + LONG;
+    loop {
+        assert_eq!(f.rm.observe(0), vec![]);
+        let left: Vec<_> = fs::read_dir(f.rm.spool_dir()).unwrap().flatten().collect();
+        if left.is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "spool not cleaned: {left:?}");
+        sleep(Duration::from_millis(50));
+    }
+}
+
+/// A LocalRm whose supervisors run as the test user (as a daemon not
+/// running as root would), through `setpriv`.
+fn unprivileged_fixture(uid: u32, gid: u32) -> Fixture {
+    let mut f = Fixture::new();
+    fs::set_permissions(f.tmp.path(), fs::Permissions::from_mode(0o777)).unwrap();
+    let wrapper = format!(
+        "chown -R {uid}:{gid} \"$1\" && exec setpriv --reuid {uid} --regid {gid} --clear-groups {} \"$1\"",
+        supervisor()[0]
+    );
+    let mut config = Fixture::config(f.tmp.path(), 1);
+    config.supervisor = vec!["/bin/sh".into(), "-c".into(), wrapper, "sh".into()];
+    f.rm = LocalRm::new(config).expect("LocalRm");
+    f
+}
+
+#[test]
+fn unprivileged_supervisor_runs_its_own_jobs_and_refuses_others() {
+    let (uid, gid) = test_user();
+    let mut f = unprivileged_fixture(uid, gid);
+    let mut l = f.launch(28, "id -u\n");
+    l.exec.uid = uid;
+    l.exec.gid = gid;
+    f.start(&l);
+    assert_eq!(f.wait_for(28, LONG), finished(28, 0));
+    assert_eq!(f.output(28), format!("{uid}\n"));
+
+    // SAFETY: plain getter.
+    let root = unsafe { libc::geteuid() };
+    assert_ne!(root, uid);
+    f.start(&f.launch(29, "echo never\n"));
+    match f.wait_for(29, LONG) {
+        Observation::StartFailed { message, .. } => {
+            assert!(message.contains("not root"), "{message}");
+            assert!(message.contains(&format!("uid {root}")), "{message}");
+        }
+        other => panic!("expected StartFailed, got {other:?}"),
+    }
+    assert!(!f.path("29.out").exists());
 }

@@ -3,35 +3,43 @@
 //!
 //! Protocol between [`LocalRm`] (in the daemon) and a supervisor
 //! ([`supervise_main`]), all through `<spool>/<jobid>/`:
-//! - `start` writes `launch.json` durably and spawns `<supervisor...> <job dir>`
-//!   in a new session, with its control signals blocked so that none is lost
-//!   before it is ready. That is the whole cost of a start.
-//! - The supervisor writes `pid`, forks the job, and at the end writes `status`
-//!   (`exit <code>` + `walltime ok|exceeded`, or `failed <reason>`) atomically
-//!   and durably before exiting.
+//! - `start` writes `launch.json` and spawns `<supervisor...> <job dir>` in a
+//!   new session, with its control signals blocked so that none is lost before
+//!   it is ready. That is the whole cost of a start; the spool is flushed to
+//!   disk in batches by a housekeeping thread (see `housekeeping`).
+//! - The supervisor forks the job, writes `pid` (its own pid and the job's
+//!   process group), and at the end writes `status` (`exit <code>` +
+//!   `walltime ok|exceeded`, or `failed <reason>`) atomically and durably
+//!   (temp file, fsync, rename, fsync dir) before exiting.
 //! - Control requests (cancel, signal, suspend, resume, requeue, checkpoint)
 //!   are appended as lines to `ctl`, then the supervisor is woken with SIGUSR1.
-//! - `observe` reaps supervisors it spawned (`try_wait`) and, for re-adopted
-//!   ones, looks for their `status` file.
+//! - `observe` reaps the supervisors it spawned (`try_wait`) and, for
+//!   re-adopted ones, looks for their `status` file.
 //!
-//! Conventions: a job started again after a checkpoint sees
-//! `MOAB_RESTARTED=1`. `Running` is reported for jobs re-adopted by
-//! `recover`; a successful `start` is itself the confirmation of a start. The
-//! directory of a job reported as ended is removed at the next `observe` (the
-//! daemon has handled the previous batch by then); `recover` removes the
-//! directories of jobs that are neither active nor still supervised.
-//! The spool directory must be traversable by job users (job directories are
-//! mode 0711, the script is owned by the user, the node file is readable).
+//! Conventions for the daemon:
+//! - A job started again after a checkpoint sees `MOAB_RESTARTED=1`.
+//! - A successful `start` is the confirmation of the start; `Running` is
+//!   reported only for jobs re-adopted by `recover`.
+//! - Cancel and walltime kills are signal deaths: code 128+SIGTERM (143), or
+//!   128+SIGKILL (137) when the job outlived the grace period.
+//! - The directory of a job reported as ended is removed at the next
+//!   `observe` (the daemon has handled the previous batch by then); `recover`
+//!   removes the directories of jobs that are neither active nor supervised.
+//! - The spool directory must be traversable by job users: job directories
+//!   are mode 0711, the script is owned by the user, the node file is
+//!   world-readable, `launch.json` and `ctl` are private to the daemon.
 
 mod exec;
+mod housekeeping;
 mod spool;
 mod supervisor;
 mod sys;
+mod tracked;
 
 pub use supervisor::supervise_main;
 
 use std::collections::BTreeMap;
-use std::fs::{self, DirBuilder, File};
+use std::fs::{self, DirBuilder};
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::process::CommandExt;
@@ -41,7 +49,9 @@ use std::process::{Child, Command, Stdio};
 use arches_core::{JobId, Node, Secs, Time};
 
 use crate::{Launch, Observation, ResourceManager, RmError};
-use spool::{Control, LaunchFile, Status};
+use housekeeping::{Housekeeper, TRASH_PREFIX};
+use spool::{Control, LaunchFile, Pids};
+use tracked::{runs_in, Supervised};
 
 /// Seconds between SIGTERM and SIGKILL when a job is terminated, by default.
 pub const DEFAULT_KILL_GRACE_SECS: u64 = 5;
@@ -51,7 +61,7 @@ pub const DEFAULT_KILL_GRACE_SECS: u64 = 5;
 pub struct LocalConfig {
     /// The RM's configured name (`RMCFG[name]`).
     pub name: String,
-    /// Where job directories live (created if missing).
+    /// Where job directories live (created if missing, mode 0711).
     pub spool_dir: PathBuf,
     /// The argument-vector prefix that runs the supervisor, e.g.
     /// `[path to moab, "__supervise"]`; the job directory is appended.
@@ -85,6 +95,7 @@ impl LocalConfig {
 pub struct LocalRm {
     config: LocalConfig,
     spool: PathBuf,
+    housekeeper: Housekeeper,
     jobs: BTreeMap<JobId, Supervised>,
     /// Requeued or checkpointed launches still winding down: never reported.
     retired: Vec<Supervised>,
@@ -97,7 +108,8 @@ pub struct LocalRm {
 }
 
 impl LocalRm {
-    /// Check the configuration and create the spool directory if needed.
+    /// Check the configuration, create the spool directory if needed and
+    /// start the housekeeping thread.
     pub fn new(config: LocalConfig) -> Result<LocalRm, RmError> {
         if config.supervisor.is_empty() {
             return Err(RmError::Refused(
@@ -118,9 +130,14 @@ impl LocalRm {
                 .map_err(unavailable)?;
         }
         let spool = config.spool_dir.canonicalize().map_err(unavailable)?;
+        if !spool.is_dir() {
+            return Err(unavailable(io::Error::other("not a directory")));
+        }
+        let housekeeper = Housekeeper::start(&spool).map_err(unavailable)?;
         Ok(LocalRm {
             config,
             spool,
+            housekeeper,
             jobs: BTreeMap::new(),
             retired: Vec::new(),
             pending: Vec::new(),
@@ -140,36 +157,32 @@ impl LocalRm {
         self.spool.join(job.to_string())
     }
 
-    /// Number of jobs being supervised (reported ones excluded).
+    /// Number of jobs being supervised and not yet reported.
     pub fn active_jobs(&self) -> usize {
         self.jobs.len()
     }
 
-    /// Move an existing directory of `job` out of the way before a new launch.
+    /// Make room for a new launch of `job` in `dir`.
     fn clear_dir(&mut self, job: JobId, dir: &Path) -> io::Result<()> {
         self.reported.retain(|d| d != dir);
         self.pending_dirs.retain(|d| d != dir);
         if let Some(old) = self.retired.iter_mut().find(|r| r.dir == dir) {
+            // Its supervisor is still winding down in there: move it aside.
             self.seq += 1;
             let moved = self.spool.join(format!(".retired-{job}-{}", self.seq));
             fs::rename(dir, &moved)?;
             old.dir = moved;
-            return Ok(());
         }
-        match fs::remove_dir_all(dir) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        }
+        self.housekeeper.reclaim(dir)
     }
 
     fn spawn_supervisor(&self, dir: &Path) -> io::Result<Child> {
-        let log = File::create(dir.join("supervisor.log"))?;
         let mut cmd = Command::new(&self.config.supervisor[0]);
         cmd.args(&self.config.supervisor[1..])
             .arg(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(log);
+            .stderr(Stdio::null());
         // SAFETY: setsid and sigprocmask are async-signal-safe.
         unsafe {
             cmd.pre_exec(|| {
@@ -223,104 +236,28 @@ impl LocalRm {
         for name in names {
             let dir = self.spool.join(&name);
             let current = name.parse::<JobId>().ok();
-            let retired = name.starts_with(".retired-");
-            if current.is_some_and(|j| active.contains(&j) || self.jobs.contains_key(&j))
-                || !(current.is_some() || retired)
+            let known = current.is_some_and(|j| active.contains(&j) || self.jobs.contains_key(&j))
                 || self.retired.iter().any(|r| r.dir == dir)
-            {
+                || self.pending_dirs.contains(&dir);
+            let ours = current.is_some()
+                || name.starts_with(".retired-")
+                || name.starts_with(TRASH_PREFIX);
+            if known || !ours {
                 continue;
             }
-            match spool::read_pid(&dir, spool::PID).filter(|&pid| runs_in(pid, &dir)) {
-                Some(pid) => self.retired.push(Supervised {
-                    job: current.unwrap_or(0),
-                    pid,
+            match Pids::read(&dir).filter(|p| runs_in(p.supervisor, &dir)) {
+                // A requeued launch still winding down.
+                Some(pids) => self.retired.push(Supervised {
+                    job: current.unwrap_or_default(),
+                    pid: pids.supervisor,
                     child: None,
                     arg: String::new(),
                     dir,
                 }),
-                None => {
-                    let _ = fs::remove_dir_all(&dir);
-                }
+                None => self.housekeeper.remove(dir),
             }
         }
     }
-}
-
-/// One supervisor process, spawned by us or re-adopted.
-struct Supervised {
-    job: JobId,
-    pid: i32,
-    /// Our child (reaped by `try_wait`), or `None` when re-adopted.
-    child: Option<Child>,
-    /// The job directory as passed on the supervisor's command line.
-    arg: String,
-    /// Where its files are now.
-    dir: PathBuf,
-}
-
-impl Supervised {
-    /// Whether a re-adopted supervisor is still at work.
-    fn still_supervised(&self) -> bool {
-        !self.dir.join(spool::STATUS).exists() && is_supervisor(self.pid, &self.arg)
-    }
-
-    /// Whether the supervisor has ended (reaping it when it is our child);
-    /// `Some(description)` of how a child of ours exited.
-    fn ended(&mut self) -> Option<String> {
-        if let Some(child) = &mut self.child {
-            return match child.try_wait() {
-                Ok(None) => None,
-                Ok(Some(status)) => Some(status.to_string()),
-                Err(e) => Some(format!("cannot be waited for: {e}")),
-            };
-        }
-        if self.still_supervised() {
-            None
-        } else {
-            Some("ended".to_string())
-        }
-    }
-
-    /// The observation for an ended launch, from its status file.
-    fn outcome(&self, exit: &str, now: Time) -> Observation {
-        let job = self.job;
-        match Status::read(&self.dir) {
-            Ok(Some(Status::Exited {
-                code,
-                walltime_exceeded: true,
-            })) => Observation::WalltimeExceeded { job, at: now, code },
-            Ok(Some(Status::Exited { code, .. })) => Observation::Finished { job, at: now, code },
-            Ok(Some(Status::Failed { message })) => Observation::StartFailed {
-                job,
-                at: now,
-                message,
-            },
-            Ok(None) if spool::read_pid(&self.dir, spool::JOB_PID).is_none() => {
-                let log = fs::read_to_string(self.dir.join("supervisor.log")).unwrap_or_default();
-                Observation::StartFailed {
-                    job,
-                    at: now,
-                    message: format!(
-                        "the supervisor {exit} without recording an outcome{}{}",
-                        if log.trim().is_empty() { "" } else { ": " },
-                        log.trim()
-                    ),
-                }
-            }
-            Ok(None) | Err(_) => Observation::Vanished { job, at: now },
-        }
-    }
-}
-
-/// Whether `pid` is a live supervisor whose last argument is `arg`.
-fn is_supervisor(pid: i32, arg: &str) -> bool {
-    sys::alive(pid) && sys::cmdline(pid).is_some_and(|argv| argv.last().is_some_and(|a| a == arg))
-}
-
-/// Whether `pid` is alive with `dir` as its working directory (a supervisor,
-/// possibly of a renamed directory).
-fn runs_in(pid: i32, dir: &Path) -> bool {
-    sys::alive(pid) && fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == dir)
 }
 
 fn check_signal(signal: i32) -> Result<i32, RmError> {
@@ -353,28 +290,26 @@ impl ResourceManager for LocalRm {
         let fail = |what: &str, e: io::Error| {
             RmError::Unavailable(format!("{what} {}: {e}", dir.display()))
         };
+        let json = serde_json::to_vec(&LaunchFile::new(launch, self.config.kill_grace_secs))
+            .map_err(|e| RmError::Refused(format!("cannot encode the launch of job {job}: {e}")))?;
         self.clear_dir(job, &dir)
             .map_err(|e| fail("cannot clear the job directory", e))?;
         DirBuilder::new()
             .mode(0o711)
             .create(&dir)
             .map_err(|e| fail("cannot create the job directory", e))?;
-        let json = serde_json::to_vec(&LaunchFile::new(launch, self.config.kill_grace_secs))
-            .map_err(|e| RmError::Refused(format!("cannot encode the launch of job {job}: {e}")))?;
-        let spooled = spool::write_durable(&dir, spool::LAUNCH, &json)
-            .and_then(|()| File::open(&self.spool)?.sync_all());
-        let child = spooled
+        let child = spool::write_private(&dir, spool::LAUNCH, &json)
             .and_then(|()| self.spawn_supervisor(&dir))
             .map_err(|e| {
                 let _ = fs::remove_dir_all(&dir);
                 fail("cannot start the supervisor for", e)
             })?;
-        let pid = i32::try_from(child.id()).unwrap_or(i32::MAX);
+        self.housekeeper.sync();
         self.jobs.insert(
             job,
             Supervised {
                 job,
-                pid,
+                pid: i32::try_from(child.id()).unwrap_or(i32::MAX),
                 child: Some(child),
                 arg: dir.to_string_lossy().into_owned(),
                 dir,
@@ -423,7 +358,7 @@ impl ResourceManager for LocalRm {
 
     fn observe(&mut self, now: Time) -> Vec<Observation> {
         for dir in std::mem::take(&mut self.reported) {
-            let _ = fs::remove_dir_all(dir);
+            self.housekeeper.remove(dir);
         }
         let mut out = std::mem::take(&mut self.pending);
         self.reported = std::mem::take(&mut self.pending_dirs);
@@ -439,13 +374,20 @@ impl ResourceManager for LocalRm {
                 self.reported.push(sup.dir);
             }
         }
-        self.retired.retain_mut(|sup| match sup.ended() {
-            None if sup.child.is_some() || runs_in(sup.pid, &sup.dir) => true,
-            _ => {
-                let _ = fs::remove_dir_all(&sup.dir);
-                false
+        let mut done = Vec::new();
+        self.retired.retain_mut(|sup| {
+            let running = match sup.child {
+                Some(_) => sup.ended().is_none(),
+                None => runs_in(sup.pid, &sup.dir),
+            };
+            if !running {
+                done.push(std::mem::take(&mut sup.dir));
             }
+            running
         });
+        for dir in done {
+            self.housekeeper.remove(dir);
+        }
         out
     }
 
@@ -455,23 +397,27 @@ impl ResourceManager for LocalRm {
                 continue;
             }
             let dir = self.job_dir(job);
-            let arg = dir.to_string_lossy().into_owned();
+            if !dir.exists() {
+                self.pending.push(Observation::Vanished { job, at: now });
+                continue;
+            }
+            if !dir.join(spool::STATUS).exists() {
+                if let Some(sup) = Supervised::adopt(job, dir.clone()) {
+                    self.pending.push(Observation::Running { job, at: now });
+                    self.jobs.insert(job, sup);
+                    continue;
+                }
+            }
+            // Ended, while we were away or just now.
             let sup = Supervised {
                 job,
-                pid: spool::read_pid(&dir, spool::PID).unwrap_or(0),
+                pid: 0,
                 child: None,
-                arg,
+                arg: String::new(),
                 dir,
             };
-            if sup.dir.join(spool::STATUS).exists() {
-                self.pending.push(sup.outcome("ended", now));
-                self.pending_dirs.push(sup.dir);
-            } else if sup.still_supervised() {
-                self.pending.push(Observation::Running { job, at: now });
-                self.jobs.insert(job, sup);
-            } else {
-                self.pending.push(Observation::Vanished { job, at: now });
-            }
+            self.pending.push(sup.outcome("ended", now));
+            self.pending_dirs.push(sup.dir);
         }
         self.collect_garbage(active);
         Ok(())

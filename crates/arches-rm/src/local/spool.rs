@@ -1,6 +1,6 @@
 //! The on-disk spool of one local job, shared by the daemon side
 //! ([`super::LocalRm`]) and the supervisor: `launch.json` (what to run),
-//! `pid` (the supervisor), `jobpid` (the job's process group), `ctl` (control
+//! `pid` (the supervisor and the job's process group), `ctl` (control
 //! commands appended by the daemon), `status` (the recorded outcome), and the
 //! files the supervisor prepares for the job (`script`, `nodefile`).
 //!
@@ -8,6 +8,7 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use arches_core::{JobId, Secs};
@@ -17,10 +18,8 @@ use crate::Launch;
 
 /// The launch description spooled by `start` and read by the supervisor.
 pub(crate) const LAUNCH: &str = "launch.json";
-/// The supervisor's pid.
+/// The supervisor's pid and the job's process group ([`Pids`]).
 pub(crate) const PID: &str = "pid";
-/// The job leader's pid (= its process group id), written once it is forked.
-pub(crate) const JOB_PID: &str = "jobpid";
 /// Control commands, one per line, appended by the daemon.
 pub(crate) const CTL: &str = "ctl";
 /// The outcome, written once, atomically and durably.
@@ -226,19 +225,49 @@ pub(crate) fn write_durable(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<
     File::open(dir)?.sync_all()
 }
 
-/// Write `dir/name` atomically (temp file + rename), without fsync.
-pub(crate) fn write_atomic(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
-    let tmp = dir.join(format!(".{name}.tmp"));
-    fs::write(&tmp, bytes)?;
-    fs::rename(&tmp, dir.join(name))
+/// Write a new file `dir/name` (readable by its owner only) in one write.
+pub(crate) fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(dir.join(name))?
+        .write_all(bytes)
 }
 
-/// Read a pid file; `None` when absent or malformed.
-pub(crate) fn read_pid(dir: &Path, name: &str) -> Option<i32> {
-    fs::read_to_string(dir.join(name))
-        .ok()
-        .and_then(|s| s.trim().parse::<i32>().ok())
-        .filter(|&p| p > 0)
+/// The `pid` file: written once, in one write, after the job is forked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pids {
+    pub supervisor: i32,
+    /// The job leader's pid, also its process group id.
+    pub job: i32,
+}
+
+impl Pids {
+    pub(crate) fn render(&self) -> String {
+        format!("supervisor {}\njob {}\n", self.supervisor, self.job)
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<Pids> {
+        let mut supervisor = None;
+        let mut job = None;
+        for line in text.lines() {
+            match line.split_once(' ') {
+                Some(("supervisor", p)) => supervisor = p.trim().parse::<i32>().ok(),
+                Some(("job", p)) => job = p.trim().parse::<i32>().ok(),
+                _ => return None,
+            }
+        }
+        Some(Pids {
+            supervisor: supervisor.filter(|&p| p > 0)?,
+            job: job.filter(|&p| p > 1)?,
+        })
+    }
+
+    /// Read `<dir>/pid`; `None` when absent, incomplete or malformed.
+    pub(crate) fn read(dir: &Path) -> Option<Pids> {
+        Pids::parse(&fs::read_to_string(dir.join(PID)).ok()?)
+    }
 }
 
 #[cfg(test)]
@@ -273,6 +302,18 @@ mod tests {
             message: "a\nb".into(),
         };
         assert_eq!(s.render(), "failed a b\n");
+    }
+
+    #[test]
+    fn pids_round_trip() {
+        let p = Pids {
+            supervisor: 10,
+            job: 11,
+        };
+        assert_eq!(Pids::parse(&p.render()), Some(p));
+        assert_eq!(Pids::parse("supervisor 10\n"), None);
+        assert_eq!(Pids::parse("supervisor 10\njob 1\n"), None);
+        assert_eq!(Pids::parse("supervisor x\njob 11\n"), None);
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! wall-clock limit (time spent suspended does not count), obeys the control
 //! commands the daemon appends to `ctl` (announced with SIGUSR1), and finally
 //! records the outcome durably in `status` and exits. SIGTERM or SIGINT to the
-//! supervisor cancels the job.
+//! supervisor cancels the job. The job ends when its leader (the script's
+//! interpreter) exits; processes it leaves behind in its process group are
+//! killed then.
 //!
 //! The supervisor's working directory is its job directory, so it keeps
 //! writing to the right place even if the daemon renames that directory
@@ -20,8 +22,14 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use super::exec::{Credentials, ExecPlan, Prepared};
-use super::spool::{self, Control, LaunchFile, Status};
+use super::spool::{self, Control, LaunchFile, Pids, Status};
 use super::sys::{self, SignalFd, SUPERVISOR_SIGNALS};
+
+/// Exit status of a supervisor called with bad arguments or a job directory
+/// it cannot enter (nothing is recorded then).
+const EXIT_USAGE: u8 = 2;
+/// Exit status of a supervisor that could not record the job's outcome.
+const EXIT_UNRECORDED: u8 = 3;
 
 /// Entry point of the supervisor: `args` are the arguments after
 /// `__supervise`, i.e. exactly one, the absolute path of the job's spool
@@ -29,12 +37,12 @@ use super::sys::{self, SignalFd, SUPERVISOR_SIGNALS};
 pub fn supervise_main(args: &[String]) -> ExitCode {
     let [dir] = args else {
         eprintln!("usage: moab __supervise <job spool directory>");
-        return ExitCode::from(2);
+        return ExitCode::from(EXIT_USAGE);
     };
     let dir = Path::new(dir);
     if let Err(e) = std::env::set_current_dir(dir) {
         eprintln!("supervisor: cannot enter {}: {e}", dir.display());
-        return ExitCode::from(2);
+        return ExitCode::from(EXIT_USAGE);
     }
     let status = match Supervisor::start(dir) {
         Ok(mut sup) => sup.run(),
@@ -47,7 +55,7 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
                 "supervisor: cannot record the status in {}: {e}",
                 dir.display()
             );
-            ExitCode::FAILURE
+            ExitCode::from(EXIT_UNRECORDED)
         }
     }
 }
@@ -95,13 +103,6 @@ impl Supervisor {
     fn start(dir: &Path) -> Result<Supervisor, String> {
         let signals = SignalFd::new(&SUPERVISOR_SIGNALS)
             .map_err(|e| format!("cannot set up signals: {e}"))?;
-        let here = Path::new(".");
-        spool::write_atomic(
-            here,
-            spool::PID,
-            format!("{}\n", std::process::id()).as_bytes(),
-        )
-        .map_err(|e| format!("cannot write the pid file: {e}"))?;
         let text = fs::read_to_string(spool::LAUNCH)
             .map_err(|e| format!("cannot read {}: {e}", dir.join(spool::LAUNCH).display()))?;
         let launch: LaunchFile =
@@ -109,8 +110,16 @@ impl Supervisor {
         let prepared = prepare(dir, &launch)?;
         let pgid = prepared.spawn()?;
         let now = Instant::now();
-        // Best effort: lets a restarted daemon clean up after a lost supervisor.
-        let _ = spool::write_atomic(here, spool::JOB_PID, format!("{pgid}\n").as_bytes());
+        let pids = Pids {
+            supervisor: i32::try_from(std::process::id()).unwrap_or(i32::MAX),
+            job: pgid,
+        };
+        if let Err(e) = spool::write_private(Path::new("."), spool::PID, pids.render().as_bytes()) {
+            // Without it a restarted daemon cannot find the job: do not run it.
+            let _ = sys::kill_group(pgid, libc::SIGKILL);
+            let _ = sys::wait(pgid);
+            return Err(format!("cannot write the pid file: {e}"));
+        }
         Ok(Supervisor {
             signals,
             grace: Duration::from_secs(launch.kill_grace_secs),
@@ -298,7 +307,8 @@ fn prepare(dir: &Path, launch: &LaunchFile) -> Result<Prepared, String> {
         env: &env,
         workdir: &launch.workdir,
         stdout: &launch.stdout,
-        stderr: (!launch.join).then_some(launch.stderr.as_str()),
+        // The same file twice would be truncated twice and overwritten: join.
+        stderr: (!launch.join && launch.stderr != launch.stdout).then_some(launch.stderr.as_str()),
         credentials,
     })
 }
@@ -364,4 +374,91 @@ fn write_owned(
     }
     f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(mode))
         .map_err(fail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::local::spool::NodeEntry;
+
+    #[test]
+    fn clock_does_not_count_paused_time() {
+        let t0 = Instant::now();
+        let secs = Duration::from_secs;
+        let mut clock = Clock {
+            limit: Some(secs(10)),
+            used: Duration::ZERO,
+            since: Some(t0),
+        };
+        assert_eq!(clock.deadline(), Some(t0 + secs(10)));
+        clock.pause(t0 + secs(4));
+        assert_eq!(clock.deadline(), None, "no deadline while suspended");
+        clock.resume(t0 + secs(100));
+        clock.resume(t0 + secs(200));
+        assert_eq!(clock.deadline(), Some(t0 + secs(106)));
+        clock.limit = None;
+        assert_eq!(clock.deadline(), None);
+    }
+
+    fn launch() -> LaunchFile {
+        LaunchFile {
+            job: 42,
+            name: "j".into(),
+            nodes: vec![
+                NodeEntry {
+                    name: "a".into(),
+                    tasks: 1,
+                    procs: 2,
+                },
+                NodeEntry {
+                    name: "b".into(),
+                    tasks: 2,
+                    procs: 2,
+                },
+            ],
+            script: String::new(),
+            shell: None,
+            workdir: "/".into(),
+            stdout: "/dev/null".into(),
+            stderr: "/dev/null".into(),
+            join: false,
+            env: vec![
+                ("PATH".into(), "/bin".into()),
+                ("PBS_NP".into(), "999".into()),
+                ("PBS_JOBID".into(), "42.host".into()),
+            ],
+            user: "u".into(),
+            uid: 1,
+            gid: 1,
+            groups: vec![],
+            walltime: None,
+            restarted: true,
+            kill_grace_secs: 5,
+        }
+    }
+
+    #[test]
+    fn environment_adds_the_allocation() {
+        let env = environment(&launch(), "/spool/42/nodefile");
+        let get = |k: &str| {
+            let found: Vec<&str> = env
+                .iter()
+                .filter(|(key, _)| key == k)
+                .map(|(_, v)| v.as_str())
+                .collect();
+            assert_eq!(found.len(), 1, "{k} set once");
+            found[0].to_string()
+        };
+        assert_eq!(env[0], ("PATH".to_string(), "/bin".to_string()));
+        assert_eq!(get("PBS_NP"), "4", "the allocation wins");
+        assert_eq!(get("PBS_JOBID"), "42.host", "kept from the spec");
+        assert_eq!(get("MOAB_JOBID"), "42");
+        assert_eq!(get("PBS_NODEFILE"), "/spool/42/nodefile");
+        assert_eq!(get("PBS_NUM_NODES"), "2");
+        assert_eq!(get("PBS_NUM_PPN"), "2");
+        assert_eq!(get("MOAB_NODELIST"), "a,b");
+        assert_eq!(get("MOAB_TASKMAP"), "a,b,b");
+        assert_eq!(get("MOAB_PROCCOUNT"), "4");
+        assert_eq!(get("MOAB_RESTARTED"), "1");
+    }
 }
