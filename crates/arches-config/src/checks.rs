@@ -19,6 +19,68 @@ use crate::parse::{self, Diagnostic, Severity};
 
 /// Adds whole-file diagnostics about `config` read from `file`.
 pub(crate) fn cross_check(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    check_storage(config, file, out);
+    check_qos_references(config, file, out);
+}
+
+/// Warns about `QDEF=`/`QLIST=` naming a QoS no `QOSCFG[...]` defines.
+fn check_qos_references(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    let p = &config.policy;
+    let creds = [
+        (
+            "CLASSCFG",
+            p.classes
+                .iter()
+                .map(|(n, c)| (n, &c.qdef, &c.qlist))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "USERCFG",
+            p.users
+                .iter()
+                .map(|(n, c)| (n, &c.qdef, &c.qlist))
+                .collect(),
+        ),
+        (
+            "GROUPCFG",
+            p.groups
+                .iter()
+                .map(|(n, c)| (n, &c.qdef, &c.qlist))
+                .collect(),
+        ),
+        (
+            "ACCOUNTCFG",
+            p.accounts
+                .iter()
+                .map(|(n, c)| (n, &c.qdef, &c.qlist))
+                .collect(),
+        ),
+    ];
+    for (param, entries) in creds {
+        for (name, qdef, qlist) in entries {
+            let key = format!("{param}[{name}]");
+            let named = qdef
+                .iter()
+                .map(|q| ("QDEF", q))
+                .chain(qlist.iter().map(|q| ("QLIST", q)));
+            for (attr, qos) in named {
+                if !p.qos.contains_key(qos) && !qos.eq_ignore_ascii_case("DEFAULT") {
+                    out.push(Diagnostic {
+                        file: file.to_string(),
+                        line: config.attr_line(&key, attr),
+                        severity: Severity::Warning,
+                        message: format!(
+                            "{key} {attr}: QoS '{qos}' is not defined (no QOSCFG[{qos}] line); it has no priority, limits or flags"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Errors about storage resource managers and `DATARM=` references.
+fn check_storage(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
     let mut error = |line: usize, message: String| {
         out.push(Diagnostic {
             file: file.to_string(),

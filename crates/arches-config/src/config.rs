@@ -257,6 +257,15 @@ impl Config {
             .unwrap_or(0)
     }
 
+    /// The line that set `attr` of object `key`, or 0.
+    pub(crate) fn attr_line(&self, key: &str, attr: &str) -> usize {
+        self.record
+            .objects
+            .get(key)
+            .and_then(|attrs| attrs.iter().find(|(a, _, _)| a == attr))
+            .map_or(0, |(_, _, line)| *line)
+    }
+
     /// The RM entry named `name`, created with defaults if new.
     pub(crate) fn rm_mut(&mut self, name: &str) -> &mut RmConfig {
         let pos = match self.rms.iter().position(|r| r.name == name) {

@@ -542,3 +542,15 @@ fn into_result_separates_usable_configs_from_invalid_ones() {
         "m:2: ERROR: LOGLEVEL: value 30 out of range (0–9)"
     );
 }
+
+#[test]
+fn undefined_qos_references_are_warnings() {
+    let m = messages("QOSCFG[high] PRIORITY=10\nCLASSCFG[special] QDEF=high& QLIST=high,low\nUSERCFG[bob] QDEF=gold\n");
+    assert_eq!(
+        m,
+        [
+            "moab.cfg:2: WARNING: CLASSCFG[special] QLIST: QoS 'low' is not defined (no QOSCFG[low] line); it has no priority, limits or flags",
+            "moab.cfg:3: WARNING: USERCFG[bob] QDEF: QoS 'gold' is not defined (no QOSCFG[gold] line); it has no priority, limits or flags",
+        ]
+    );
+}
