@@ -13,14 +13,45 @@
 //! first as Moab 5 did: `INFO:    line #3 is valid: 'BACKFILLPOLICY FIRSTFIT'`.
 //! The check fails (the command exits 1) when there is any ERROR.
 
-use crate::config::Config;
-use crate::enums::{DataStageModel, RmType};
+use crate::config::{Config, DEFAULT_NODE};
+use crate::enums::{DataStageModel, ResourceType, RmType};
 use crate::parse::{self, Diagnostic, Severity};
 
 /// Adds whole-file diagnostics about `config` read from `file`.
 pub(crate) fn cross_check(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
     check_storage(config, file, out);
     check_qos_references(config, file, out);
+    check_node_sizes(config, file, out);
+}
+
+/// Warns about nodes without a processor count when the configuration itself
+/// is the machine (no resource manager that reports nodes, or a `LOCAL` one).
+fn check_node_sizes(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    let rm_reports_nodes = config
+        .rms
+        .iter()
+        .any(|r| r.resource_type == ResourceType::Compute && r.rm_type != RmType::Local);
+    if rm_reports_nodes {
+        return;
+    }
+    let default_procs = config
+        .record
+        .node_specs
+        .iter()
+        .any(|(n, s)| n.eq_ignore_ascii_case(DEFAULT_NODE) && s.procs.is_some());
+    for (name, spec) in &config.record.node_specs {
+        if spec.procs.is_none() && !default_procs && !name.eq_ignore_ascii_case(DEFAULT_NODE) {
+            let key = format!("NODECFG[{name}]");
+            out.push(Diagnostic {
+                file: file.to_string(),
+                line: config.object_line(&key),
+                severity: Severity::Warning,
+                message: format!(
+                    "{key}: PROCS is set neither here nor in NODECFG[DEFAULT]; the node has 1 processor"
+                ),
+            });
+        }
+    }
 }
 
 /// Warns about `QDEF=`/`QLIST=` naming a QoS no `QOSCFG[...]` defines.

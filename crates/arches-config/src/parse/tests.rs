@@ -554,3 +554,18 @@ fn undefined_qos_references_are_warnings() {
         ]
     );
 }
+
+#[test]
+fn nodes_without_a_processor_count_are_warned_about_unless_an_rm_reports_them() {
+    let m = messages("NODECFG[n1] FEATURES=gpu\nNODECFG[n2] PROCS=4\n");
+    assert_eq!(
+        m,
+        ["moab.cfg:1: WARNING: NODECFG[n1]: PROCS is set neither here nor in NODECFG[DEFAULT]; the node has 1 processor"]
+    );
+    assert_eq!(
+        parse("NODECFG[n1] FEATURES=gpu\n", "m").config.nodes[0].procs,
+        1
+    );
+    assert!(messages("NODECFG[DEFAULT] PROCS=2\nNODECFG[n1] FEATURES=gpu\n").is_empty());
+    assert!(messages("RMCFG[s] TYPE=SLURM\nNODECFG[n1] FEATURES=gpu\n").is_empty());
+}
