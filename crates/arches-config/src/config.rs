@@ -226,6 +226,12 @@ impl Config {
         crate::params::effective(self)
     }
 
+    /// `RMPOLLINTERVAL`: the longest time between scheduling iterations
+    /// (kept in `policy.rm_poll_interval`, where the core reads it).
+    pub fn poll_interval(&self) -> Secs {
+        self.policy.rm_poll_interval
+    }
+
     /// The RM named `name`.
     pub fn rm(&self, name: &str) -> Option<&RmConfig> {
         self.rms.iter().find(|r| r.name == name)

@@ -15,6 +15,7 @@ fn default_config_has_moab_defaults_and_arches_purge_time() {
     assert_eq!(c.admins[0], ["root"]);
     assert_eq!(c.sched.name, "Moab");
     assert!(c.nodes.is_empty() && c.rms.is_empty());
+    assert_eq!(c.poll_interval(), 30);
 }
 
 #[test]
