@@ -146,6 +146,23 @@ fn main() {
     }
     report("showq (all jobs, decoded)", &mut times);
     let mut times = Vec::new();
+    let mut size = 0;
+    for _ in 0..10 {
+        let t = Instant::now();
+        let body = c
+            .get(format!("http://localhost{}", routes::QUEUE))
+            .send()
+            .expect("showq")
+            .bytes()
+            .expect("body");
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        size = body.len();
+    }
+    report(
+        &format!("showq (all jobs, {size} bytes, not decoded)"),
+        &mut times,
+    );
+    let mut times = Vec::new();
     for i in 0..200u64 {
         let req = JobsRequest {
             ids: vec![(1 + i * 97 % queued).to_string()],

@@ -61,6 +61,20 @@ impl Actor {
                 resp.failed = true;
                 continue;
             }
+            if let JobAction::Modify { changes } = &req.action {
+                // Each change stands alone, as in Moab: one line per change.
+                for c in changes {
+                    match self.modify(caller, id, c, now) {
+                        Ok(Some(line)) => resp.stdout.push(line),
+                        Ok(None) => {}
+                        Err(line) => {
+                            resp.stderr.push(line);
+                            resp.failed = true;
+                        }
+                    }
+                }
+                continue;
+            }
             match self.act(caller, id, &req.action, now) {
                 Ok(Some(line)) => resp.stdout.push(line),
                 Ok(None) => {}
@@ -95,15 +109,8 @@ impl Actor {
             }
             JobAction::Hold { types } => self.holds(caller, id, types, true, now),
             JobAction::Release { types } => self.holds(caller, id, types, false, now),
-            JobAction::Modify { changes } => {
-                let mut lines = Vec::new();
-                for c in changes {
-                    if let Some(l) = self.modify(caller, id, c, now)? {
-                        lines.push(l);
-                    }
-                }
-                Ok((!lines.is_empty()).then(|| lines.join("\n")))
-            }
+            // Changes are applied one by one in `job_action`.
+            JobAction::Modify { .. } => Ok(None),
             JobAction::SystemPriority { value, relative } => {
                 if !caller.admin {
                     return Err(
@@ -276,6 +283,9 @@ impl Actor {
         let (attr, op, value) = split_change(change)
             .ok_or_else(|| format!("ERROR:  no valid attributes specified ({change})"))?;
         let attr_l = attr.to_ascii_lowercase();
+        if value.is_empty() {
+            return Err(format!("ERROR:  no value specified for attribute '{attr}'"));
+        }
         let job = self
             .state
             .job(id)

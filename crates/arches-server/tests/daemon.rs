@@ -93,7 +93,25 @@ fn hold_release_modify_cancel_messages() {
         r.stderr,
         vec!["ERROR:  unknown attribute 'bogus' specified".to_string()]
     );
+    let r = d.api.act(
+        &[&sid],
+        JobAction::Modify {
+            changes: vec!["userprio=-5".into(), "qos=".into(), "account=acct".into()],
+        },
+    );
+    assert_eq!(
+        r.stdout,
+        vec![
+            "priority modified".to_string(),
+            format!("INFO:   Account for job {id} set to acct")
+        ]
+    );
+    assert_eq!(r.stderr.len(), 1, "{r:?}");
     let detail = &d.api.jobs(&[&sid]).jobs[0];
+    assert_eq!(
+        (detail.user_priority, detail.summary.account.as_deref()),
+        (-5, Some("acct"))
+    );
     assert_eq!(
         (detail.summary.walltime, detail.summary.name.as_str()),
         (Some(200), "renamed")
