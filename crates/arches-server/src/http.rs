@@ -26,7 +26,7 @@ use tokio::sync::oneshot;
 use crate::actor::{current, Caller, Input, Published};
 use crate::config::DaemonConfig;
 use crate::ident::{self, Peer};
-use crate::{jobspec, views};
+use crate::{estimates, jobspec, views};
 
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
@@ -305,23 +305,34 @@ async fn nodes(
     ok(view)
 }
 
-async fn backfill(body: Result<Bytes, BytesRejection>) -> Response {
-    match decode::<arches_api::BackfillQuery>(body) {
-        Ok(_) => error(
-            StatusCode::NOT_IMPLEMENTED,
-            "ERROR:  backfill windows are not available: the scheduling engine does not provide a window function (arches_core backfill windows) yet".into(),
-        ),
-        Err(e) => e.into_response(),
+async fn backfill(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<PeerInfo>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let q: arches_api::BackfillQuery = match decode(body) {
+        Ok(q) => q,
+        Err(e) => return e.into_response(),
+    };
+    let caller = match caller(&app, peer) {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    let group = ident::group_name(caller.peer.gid);
+    match estimates::backfill(&current(&app.published), &q, caller.user, group) {
+        Ok(v) => ok(v),
+        Err(e) => error(StatusCode::BAD_REQUEST, e.0),
     }
 }
 
-async fn starttime(body: Result<Bytes, BytesRejection>) -> Response {
-    match decode::<arches_api::StartQuery>(body) {
-        Ok(_) => error(
-            StatusCode::NOT_IMPLEMENTED,
-            "ERROR:  start estimates are not available: the scheduling engine does not provide a start-estimate function (arches_core start estimates) yet".into(),
-        ),
-        Err(e) => e.into_response(),
+async fn starttime(State(app): State<AppState>, body: Result<Bytes, BytesRejection>) -> Response {
+    let q: arches_api::StartQuery = match decode(body) {
+        Ok(q) => q,
+        Err(e) => return e.into_response(),
+    };
+    match estimates::start_estimate(&current(&app.published), &q) {
+        Ok(v) => ok(v),
+        Err(e) => error(StatusCode::NOT_FOUND, e.0),
     }
 }
 

@@ -11,6 +11,7 @@
 pub mod actions;
 pub mod actor;
 pub mod config;
+pub mod estimates;
 pub mod http;
 pub mod ident;
 pub mod jobspec;

@@ -428,7 +428,11 @@ pub fn reservations(s: &Snapshot) -> ReservationsView {
             start: r.start,
             end: r.end,
             nodes: shares(s, &r.alloc),
-            procs: r.alloc.iter().map(|a| a.procs).sum(),
+            procs: if r.alloc.is_empty() {
+                j.procs()
+            } else {
+                r.alloc.iter().map(|a| a.procs).sum()
+            },
             owner: Some(j.cred.user.clone()),
             flags: Vec::new(),
             acl: Vec::new(),

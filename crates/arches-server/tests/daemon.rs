@@ -209,9 +209,9 @@ fn malformed_and_oversized_bodies_get_4xx_and_the_daemon_keeps_serving() {
     assert_eq!(status, 404);
     let (status, text) = d
         .api
-        .post_raw(routes::STARTTIME, br#"{"kind":"job","id":"1"}"#.to_vec());
-    assert_eq!(status, 501);
-    assert!(text.contains("start-estimate function"), "{text}");
+        .post_raw(routes::STARTTIME, br#"{"kind":"job","id":"77"}"#.to_vec());
+    assert_eq!(status, 404);
+    assert!(text.contains("invalid job specified: 77"), "{text}");
     let id = d
         .api
         .submit(&job("true\n", d.home.path()))
@@ -517,4 +517,91 @@ fn runtime_configuration_changes_are_validated() {
         300,
         "evaluate only changes nothing"
     );
+}
+
+#[test]
+fn start_estimates_and_backfill_windows() {
+    let d = InProcess::start();
+    let mut req = job("sleep 1000\n", d.home.path());
+    req.resources = vec!["procs=6,walltime=100".into()];
+    let id = d.api.submit(&req).unwrap();
+    d.api.wait_state(id, "Running");
+    let e: arches_api::StartEstimate = d
+        .api
+        .post(
+            routes::STARTTIME,
+            &arches_api::StartQuery::Job { id: id.to_string() },
+        )
+        .unwrap();
+    assert!(e.running && e.start.is_some(), "{e:?}");
+    let e: arches_api::StartEstimate = d
+        .api
+        .post(
+            routes::STARTTIME,
+            &arches_api::StartQuery::Hypothetical {
+                procs: 4,
+                duration: "10".into(),
+                qos: None,
+            },
+        )
+        .unwrap();
+    let wait = e.start.expect("estimate") - e.now;
+    assert!((95..=100).contains(&wait), "{e:?}");
+    let bf: arches_api::BackfillView = d
+        .api
+        .post(routes::BACKFILL, &arches_api::BackfillQuery::default())
+        .unwrap();
+    assert_eq!(bf.user, "root");
+    let w: Vec<(u32, Option<i64>)> = bf.windows.iter().map(|w| (w.procs, w.duration)).collect();
+    assert_eq!(w, vec![(2, None)], "two procs free for ever");
+    // A whole-cluster job waiting behind the running one holds a reservation
+    // from its end: the free processors are then only free until it starts.
+    let mut big = job("sleep 10\n", d.home.path());
+    big.resources = vec!["procs=8,walltime=50".into()];
+    let big = d.api.submit(&big).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let windows = loop {
+        let bf: arches_api::BackfillView = d
+            .api
+            .post(routes::BACKFILL, &arches_api::BackfillQuery::default())
+            .unwrap();
+        let w: Vec<(u32, Option<i64>)> = bf.windows.iter().map(|w| (w.procs, w.duration)).collect();
+        if w.first().is_some_and(|x| x.1.is_some()) || std::time::Instant::now() > deadline {
+            break w;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let res: arches_api::ReservationsView = d.api.get(routes::RESERVATIONS);
+    let detail = d.api.jobs(&[&big.to_string()]);
+    assert_eq!(
+        windows.len(),
+        1,
+        "{windows:?} {res:?} {:?}",
+        detail.jobs[0].summary
+    );
+    assert_eq!(windows[0].0, 2);
+    assert!(
+        windows[0].1.is_some_and(|d| (95..=100).contains(&d)),
+        "{windows:?} {res:?} {:?}",
+        detail.jobs[0].summary
+    );
+    let e: arches_api::StartEstimate = d
+        .api
+        .post(
+            routes::STARTTIME,
+            &arches_api::StartQuery::Job {
+                id: big.to_string(),
+            },
+        )
+        .unwrap();
+    assert!(
+        e.start.is_some_and(|t| (95..=100).contains(&(t - e.now))),
+        "{e:?}"
+    );
+    let q = arches_api::BackfillQuery {
+        duration: Some("2:00".into()),
+        ..Default::default()
+    };
+    let bf: arches_api::BackfillView = d.api.post(routes::BACKFILL, &q).unwrap();
+    assert!(bf.windows.is_empty(), "{:?}", bf.windows);
 }
