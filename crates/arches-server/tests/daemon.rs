@@ -200,7 +200,9 @@ fn malformed_and_oversized_bodies_get_4xx_and_the_daemon_keeps_serving() {
         let e: arches_api::ApiError = serde_json::from_str(&text).expect("ApiError");
         assert!(e.message.starts_with("ERROR:"), "{}", e.message);
     }
-    let (status, text) = d.api.post_raw(routes::SUBMIT, vec![b' '; 3 * 1024 * 1024]);
+    let (status, text) = d
+        .api
+        .post_unchecked(routes::SUBMIT, &vec![b' '; 3 * 1024 * 1024]);
     assert_eq!(status, 413, "{text}");
     assert!(text.contains("larger than"), "{text}");
     let (status, _) = d.api.post_raw(routes::JOB_ACTION, b"{\"jobs\":1}".to_vec());

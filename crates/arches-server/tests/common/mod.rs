@@ -49,6 +49,31 @@ impl Api {
         (r.status().as_u16(), r.text().unwrap_or_default())
     }
 
+    /// POST over a raw connection, tolerating the server closing before the
+    /// whole body is written (oversized bodies): status line and body text.
+    pub fn post_unchecked(&self, route: &str, body: &[u8]) -> (u16, String) {
+        use std::io::{Read, Write};
+        let mut s = std::os::unix::net::UnixStream::connect(&self.socket).expect("connect");
+        let head = format!(
+            "POST {route} HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            body.len()
+        );
+        let _ = s.write_all(head.as_bytes()).and_then(|_| s.write_all(body));
+        let mut out = Vec::new();
+        let _ = s.read_to_end(&mut out);
+        let text = String::from_utf8_lossy(&out).into_owned();
+        let status = text
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let body = text
+            .split_once("\r\n\r\n")
+            .map(|x| x.1.to_string())
+            .unwrap_or_default();
+        (status, body)
+    }
+
     pub fn get_raw(&self, route: &str) -> (u16, String) {
         let r = self
             .client
