@@ -67,10 +67,7 @@ pub fn router(app: AppState) -> Router {
             get(|s: State<AppState>| read(s, views::scheduler)),
         )
         .route(routes::SCHEDULER_CONTROL, post(control))
-        .route(
-            routes::PRIORITY,
-            get(|s: State<AppState>| read(s, views::priority)),
-        )
+        .route(routes::PRIORITY, get(priority))
         .route(routes::BACKFILL, post(backfill))
         .route(routes::STARTTIME, post(starttime))
         .route(
@@ -153,6 +150,27 @@ async fn read<T: Serialize>(
     ok(f(&snap))
 }
 
+/// Builds and encodes a large view on the blocking pool, so that a big
+/// queue never stalls the I/O workers (submissions keep flowing).
+async fn heavy<T: Serialize + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Response {
+    let encoded = tokio::task::spawn_blocking(move || serde_json::to_vec(&f())).await;
+    match encoded {
+        Ok(Ok(bytes)) => (
+            [(axum::http::header::CONTENT_TYPE, "application/json")],
+            bytes,
+        )
+            .into_response(),
+        Ok(Err(e)) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("ERROR:  cannot encode the answer ({e})"),
+        ),
+        Err(e) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("ERROR:  internal error ({e})"),
+        ),
+    }
+}
+
 async fn ask<T>(
     app: &AppState,
     make: impl FnOnce(oneshot::Sender<T>) -> Input,
@@ -227,14 +245,23 @@ async fn queue(
             )
         }
     };
-    ok(views::queue(&current(&app.published), q.completed))
+    let snap = current(&app.published);
+    heavy(move || views::queue(&snap, q.completed)).await
 }
 
 async fn jobs_detail(State(app): State<AppState>, body: Result<Bytes, BytesRejection>) -> Response {
     match decode::<JobsRequest>(body) {
-        Ok(req) => ok(views::jobs(&current(&app.published), &req)),
+        Ok(req) => {
+            let snap = current(&app.published);
+            heavy(move || views::jobs(&snap, &req)).await
+        }
         Err(e) => e.into_response(),
     }
+}
+
+async fn priority(State(app): State<AppState>) -> Response {
+    let snap = current(&app.published);
+    heavy(move || views::priority(&snap)).await
 }
 
 async fn job_action(
