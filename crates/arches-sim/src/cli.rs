@@ -124,7 +124,12 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
     if let Some(out) = &args.generate {
         return run_generate(args, out);
     }
-    let (jobs, procs, malformed) = load(args)?;
+    let Loaded {
+        jobs,
+        procs,
+        malformed,
+        dropped,
+    } = load(args)?;
     let per_node = args.procs_per_node.unwrap_or(procs).max(1);
     let policy = Policy {
         backfill: args.backfill,
@@ -170,6 +175,8 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
     if args.until.is_none() {
         summary.never_started = sim.stranded();
     }
+    summary.malformed_lines = malformed;
+    summary.sanitize_dropped = dropped;
     if malformed > 0 {
         eprintln!("moab simulate: skipped {malformed} malformed trace lines");
     }
@@ -202,8 +209,18 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
     Ok(())
 }
 
-/// Reads the input: jobs, machine size, malformed lines skipped.
-fn load(args: &SimulateArgs) -> CliResult<(Vec<SimJob>, u32, usize)> {
+/// The input as read.
+struct Loaded {
+    jobs: Vec<SimJob>,
+    procs: u32,
+    /// Malformed lines skipped.
+    malformed: usize,
+    /// Jobs dropped by the sanitising filter.
+    dropped: usize,
+}
+
+/// Reads the input.
+fn load(args: &SimulateArgs) -> CliResult<Loaded> {
     if let Some(path) = &args.trace {
         let opts = SwfOptions {
             sanitize: args.sanitize,
@@ -222,8 +239,13 @@ fn load(args: &SimulateArgs) -> CliResult<(Vec<SimJob>, u32, usize)> {
                     path.display()
                 ))
             })?;
-        let (jobs, _) = to_jobs(&trace.records, procs, &opts);
-        return Ok((jobs, procs, trace.malformed));
+        let (jobs, dropped) = to_jobs(&trace.records, procs, &opts);
+        return Ok(Loaded {
+            jobs,
+            procs,
+            malformed: trace.malformed,
+            dropped,
+        });
     }
     let path = args
         .workload
@@ -237,7 +259,12 @@ fn load(args: &SimulateArgs) -> CliResult<(Vec<SimJob>, u32, usize)> {
         .procs
         .filter(|p| *p > 0)
         .ok_or_else(|| usage("a JSONL workload needs --procs N"))?;
-    Ok((jobs, procs, 0))
+    Ok(Loaded {
+        jobs,
+        procs,
+        malformed: 0,
+        dropped: 0,
+    })
 }
 
 fn write_summary(dest: &str, summary: &Summary) -> CliResult<()> {

@@ -127,6 +127,10 @@ pub struct Summary {
     pub skipped: Vec<SkippedEntry>,
     /// Jobs still queued when no event was left (they could never start).
     pub never_started: Vec<JobId>,
+    /// Malformed trace lines skipped (`--skip-malformed`).
+    pub malformed_lines: usize,
+    /// Trace jobs dropped by `--sanitize`.
+    pub sanitize_dropped: usize,
 }
 
 /// pyss-style statistics.
