@@ -187,6 +187,12 @@ impl<'a> Walk<'a> {
             return;
         }
         let bf = policy.backfill;
+        if dur.is_none() {
+            // Without a wall-clock limit a job only ever starts in priority
+            // order: it neither backfills nor holds an endless reservation.
+            entries[i].reason = Some(BlockReason::NoWalltime);
+            return;
+        }
         if can_reserve {
             // Inside the reservation depth: start it if it fits without
             // delaying anything (conservative backfill), else reserve.

@@ -1,0 +1,8 @@
+//! Pure renderers: API data in, Moab's exact text out. No I/O here.
+
+pub mod checkjob;
+pub mod checknode;
+pub mod mdiag;
+pub mod showbf;
+pub mod showq;
+pub mod xml;

@@ -1,0 +1,342 @@
+//! Data-driven scheduling scenarios: every `tests/scenarios/*.txt` file is
+//! replayed by one [`check`] helper that drives `State::apply` + `schedule`
+//! over time (submitting jobs, starting what each plan starts, finishing jobs
+//! at their run time) and verifies the expectations.
+//!
+//! # Format
+//! One directive per line; `#` starts a comment. Times are seconds, or
+//! `Nh`/`Nm`/`Ns`, or a clock `H:MM` (seconds since 0:00).
+//!
+//! ```text
+//! node NAME PROCS [MEM_MB] [FEATURE,...]      one node
+//! nodes COUNT PROCS [MEM_MB]                  COUNT nodes named n0, n1, ...
+//! policy KEY VALUE                            BACKFILLPOLICY, BACKFILLMETRIC,
+//!     BACKFILLDEPTH, RESERVATIONDEPTH, RESERVATIONPOLICY, NODEALLOCATIONPOLICY,
+//!     NOBF <qos>, MAXJOB <user> <soft>,<hard>, MAXPROC <user> <soft>,<hard>,
+//!     DEFAULTWC <class> <time>, MAXWC <class> <time>
+//! job ID submit=T procs=N wall=T|none run=T [user=U] [qos=Q] [class=C]
+//!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P]
+//! expect start ID T [priority|backfill]       the job starts at T (and how)
+//! expect nostart ID                           the job never starts
+//! expect rsv AT ID T                          after the iteration at AT, ID is reserved at T
+//! expect norsv AT ID                          ... ID has no reservation
+//! expect reason AT ID NAME                    ... ID's BlockReason variant is NAME
+//! expect eligible AT ID yes|no                ... ID's Decision.eligible
+//! expect nodes ID NAME,NAME                   the nodes the job started on
+//! ```
+//!
+//! Event order at one instant follows pyss: submissions, then terminations,
+//! then one scheduling iteration whose starts are applied at once.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use arches_core::job::{CompletionCode, Job, JobId, Request, StartKind};
+use arches_core::node::Node;
+use arches_core::plan::{BlockReason, Plan};
+use arches_core::policy::{Limit, QosConfig, QosFlag, ReservationBucket};
+use arches_core::state::{Event, State};
+use arches_core::{schedule, Policy, Time};
+
+struct Scenario {
+    nodes: Vec<Node>,
+    policy: Policy,
+    jobs: Vec<(Job, Time)>,
+    expects: Vec<(usize, Vec<String>)>,
+}
+
+fn time(s: &str) -> Time {
+    if s == "none" {
+        return -1;
+    }
+    if let Some((h, m)) = s.split_once(':') {
+        return h.parse::<i64>().unwrap() * 3600 + m.parse::<i64>().unwrap() * 60;
+    }
+    let (num, mul) = match s.chars().last() {
+        Some('h') => (&s[..s.len() - 1], 3600),
+        Some('m') => (&s[..s.len() - 1], 60),
+        Some('s') => (&s[..s.len() - 1], 1),
+        _ => (s, 1),
+    };
+    num.parse::<i64>()
+        .unwrap_or_else(|_| panic!("bad time '{s}'"))
+        * mul
+}
+
+fn limit(s: &str) -> Limit {
+    let (a, b) = s.split_once(',').unwrap_or((s, s));
+    Limit {
+        soft: a.parse().unwrap(),
+        hard: b.parse().unwrap(),
+    }
+}
+
+fn parse(text: &str) -> Scenario {
+    let mut sc = Scenario {
+        nodes: Vec::new(),
+        policy: Policy::default(),
+        jobs: Vec::new(),
+        expects: Vec::new(),
+    };
+    for (ln, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap().trim();
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if w.is_empty() {
+            continue;
+        }
+        match w[0] {
+            "node" => {
+                let mut n = Node::new(w[1], w[2].parse().unwrap(), 0);
+                if let Some(m) = w.get(3) {
+                    n.mem_mb = m.parse().unwrap();
+                }
+                if let Some(f) = w.get(4) {
+                    n.features = f.split(',').map(String::from).collect();
+                }
+                sc.nodes.push(n);
+            }
+            "nodes" => {
+                let count: usize = w[1].parse().unwrap();
+                let mem = w.get(3).map_or(0, |m| m.parse().unwrap());
+                for _ in 0..count {
+                    let name = format!("n{}", sc.nodes.len());
+                    sc.nodes.push(Node::new(&name, w[2].parse().unwrap(), mem));
+                }
+            }
+            "policy" => policy(&mut sc.policy, &w[1..]),
+            "job" => {
+                let id: JobId = w[1].parse().unwrap();
+                let kv: BTreeMap<&str, &str> = w[2..]
+                    .iter()
+                    .map(|x| x.split_once('=').unwrap_or((x, "")))
+                    .collect();
+                let mut req = Request::procs(kv.get("procs").map_or(1, |p| p.parse().unwrap()));
+                if let Some(n) = kv.get("nodes") {
+                    req.nodes = Some(n.parse().unwrap());
+                }
+                if let Some(p) = kv.get("ppn") {
+                    req.tasks_per_node = Some(p.parse().unwrap());
+                    req.tasks = req.nodes.unwrap_or(1) * req.tasks_per_node.unwrap();
+                }
+                if let Some(m) = kv.get("mem") {
+                    req.mem_per_task_mb = m.parse().unwrap();
+                }
+                if let Some(f) = kv.get("feature") {
+                    req.features.push(f.to_string());
+                }
+                let wall = time(kv["wall"]);
+                let user = kv.get("user").copied().unwrap_or("u");
+                let mut job = Job::new(
+                    id,
+                    user,
+                    req,
+                    (wall >= 0).then_some(wall),
+                    time(kv["submit"]),
+                );
+                job.cred.qos = kv.get("qos").map(|s| s.to_string());
+                job.cred.class = kv.get("class").map(|s| s.to_string());
+                if kv.contains_key("hold") {
+                    job.holds.insert(arches_core::HoldType::User);
+                }
+                if let Some(p) = kv.get("prio") {
+                    job.sys_prio = Some(p.parse().unwrap());
+                }
+                sc.jobs.push((job, time(kv["run"])));
+            }
+            "expect" => sc
+                .expects
+                .push((ln + 1, w[1..].iter().map(|s| s.to_string()).collect())),
+            other => panic!("line {}: unknown directive {other}", ln + 1),
+        }
+    }
+    sc
+}
+
+fn policy(p: &mut Policy, w: &[&str]) {
+    match w[0] {
+        "BACKFILLPOLICY" => p.backfill = w[1].parse().unwrap(),
+        "BACKFILLMETRIC" => p.backfill_metric = w[1].parse().unwrap(),
+        "BACKFILLDEPTH" => p.backfill_depth = w[1].parse().unwrap(),
+        "RESERVATIONPOLICY" => p.reservation_policy = w[1].parse().unwrap(),
+        "NODEALLOCATIONPOLICY" => p.node_allocation = w[1].parse().unwrap(),
+        "RESERVATIONDEPTH" => {
+            p.reservation_buckets = vec![ReservationBucket {
+                depth: w[1].parse().unwrap(),
+                qos: None,
+            }]
+        }
+        "NOBF" => {
+            p.qos.insert(
+                w[1].to_string(),
+                QosConfig {
+                    flags: vec![QosFlag::NoBf],
+                    ..QosConfig::default()
+                },
+            );
+        }
+        "MAXJOB" | "MAXPROC" => {
+            let c = p.users.entry(w[1].to_string()).or_default();
+            if w[0] == "MAXJOB" {
+                c.limits.max_job = Some(limit(w[2]));
+            } else {
+                c.limits.max_proc = Some(limit(w[2]));
+            }
+        }
+        "DEFAULTWC" | "MAXWC" => {
+            let c = p.classes.entry(w[1].to_string()).or_default();
+            if w[0] == "DEFAULTWC" {
+                c.default_wclimit = Some(time(w[2]));
+            } else {
+                c.max_wclimit = Some(time(w[2]));
+            }
+        }
+        other => panic!("unknown policy key {other}"),
+    }
+}
+
+/// What happened during a replay.
+#[derive(Default)]
+struct Outcome {
+    starts: BTreeMap<JobId, (Time, StartKind, Vec<String>)>,
+    plans: BTreeMap<Time, Plan>,
+}
+
+fn replay(sc: &Scenario) -> Outcome {
+    let mut state = State::new(sc.nodes.clone());
+    let mut out = Outcome::default();
+    let runtime: BTreeMap<JobId, Time> = sc.jobs.iter().map(|(j, r)| (j.id, *r)).collect();
+    let mut times: BTreeSet<Time> = sc.jobs.iter().map(|(j, _)| j.submit_time).collect();
+    for (_, e) in &sc.expects {
+        if matches!(e[0].as_str(), "rsv" | "norsv" | "reason" | "eligible") {
+            times.insert(time(&e[1]));
+        }
+    }
+    let mut ends: BTreeMap<Time, Vec<JobId>> = BTreeMap::new();
+    let mut guard = 0;
+    while let Some(now) = times.pop_first() {
+        guard += 1;
+        assert!(guard < 100_000, "scenario does not terminate");
+        for (j, _) in sc.jobs.iter().filter(|(j, _)| j.submit_time == now) {
+            state
+                .apply(Event::Submit(Box::new(j.clone())), now)
+                .unwrap();
+        }
+        for id in ends.remove(&now).unwrap_or_default() {
+            let code = CompletionCode::Exit(0);
+            state.apply(Event::Finish { job: id, code }, now).unwrap();
+        }
+        let plan = schedule(&state, &sc.policy, now);
+        for s in &plan.starts {
+            state
+                .apply(
+                    Event::Start {
+                        job: s.job,
+                        alloc: s.alloc.clone(),
+                        kind: s.kind,
+                    },
+                    now,
+                )
+                .unwrap();
+            let job = state.job(s.job).unwrap();
+            let wall = job.walltime.unwrap_or(i64::MAX / 4);
+            let end = now + runtime[&s.job].min(wall).max(1);
+            ends.entry(end).or_default().push(s.job);
+            times.insert(end);
+            let names = s
+                .alloc
+                .iter()
+                .map(|a| sc.nodes[a.node as usize].name.clone())
+                .collect();
+            out.starts.insert(s.job, (now, s.kind, names));
+        }
+        if let Some(w) = plan.next_wakeup {
+            times.insert(w);
+        }
+        out.plans.insert(now, plan);
+    }
+    out
+}
+
+fn reason_name(r: &Option<BlockReason>) -> String {
+    match r {
+        None => "none".into(),
+        Some(r) => format!("{r:?}")
+            .split(|c: char| !c.is_alphanumeric())
+            .next()
+            .unwrap_or("")
+            .to_string(),
+    }
+}
+
+/// Replays one scenario file and checks every expectation.
+fn check(path: &Path) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let sc = parse(&text);
+    let out = replay(&sc);
+    let name = path.file_name().unwrap().to_string_lossy();
+    let mut failures = Vec::new();
+    for (ln, e) in &sc.expects {
+        let id = |k: usize| -> JobId { e[k].parse().unwrap() };
+        let plan_at = |k: usize| out.plans.get(&time(&e[k])).expect("iteration at that time");
+        let ok = match e[0].as_str() {
+            "start" => out.starts.get(&id(1)).is_some_and(|(t, kind, _)| {
+                *t == time(&e[2])
+                    && e.get(3)
+                        .is_none_or(|k| format!("{kind:?}").eq_ignore_ascii_case(k))
+            }),
+            "nostart" => !out.starts.contains_key(&id(1)),
+            "rsv" => plan_at(1)
+                .reservation(id(2))
+                .is_some_and(|r| r.start == time(&e[3])),
+            "norsv" => plan_at(1).reservation(id(2)).is_none(),
+            "reason" => {
+                let d = plan_at(1).decisions.get(&id(2));
+                d.is_some_and(|d| reason_name(&d.reason) == e[3])
+            }
+            "eligible" => plan_at(1)
+                .decisions
+                .get(&id(2))
+                .is_some_and(|d| d.eligible == (e[3] == "yes")),
+            "nodes" => out
+                .starts
+                .get(&id(1))
+                .is_some_and(|(_, _, n)| n.join(",") == e[2]),
+            other => panic!("{name}:{ln}: unknown expectation {other}"),
+        };
+        if !ok {
+            let got = match e[0].as_str() {
+                "start" | "nostart" | "nodes" => format!("{:?}", out.starts.get(&id(1))),
+                _ => {
+                    let p = plan_at(1);
+                    format!("{:?} {:?}", p.reservation(id(2)), p.decisions.get(&id(2)))
+                }
+            };
+            failures.push(format!("{name}:{ln}: expect {} -- got {got}", e.join(" ")));
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+#[test]
+fn scenarios() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let mut failed = Vec::new();
+    for f in &files {
+        if let Err(e) = std::panic::catch_unwind(|| check(f)) {
+            let msg = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            failed.push(format!("{}: {msg}", f.display()));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
