@@ -174,8 +174,18 @@ impl Simulation {
             .last_plan
             .as_ref()
             .and_then(|p| p.next_wakeup)
-            .filter(|t| *t > self.now && self.state.queued_count() > 0);
+            .filter(|t| *t > self.now && self.state.queued_count() > 0)
+            .filter(|_| submit.is_some() || done.is_some() || self.dated_job_waiting());
         [submit, done, wake].into_iter().flatten().min()
+    }
+
+    /// Whether a queued job waits for a start date: with nothing running and
+    /// nothing left to submit, only that can change a decision, so other
+    /// wake-ups are ignored and a replay whose last jobs can never start ends.
+    fn dated_job_waiting(&self) -> bool {
+        self.state
+            .queued()
+            .any(|j| j.start_after.is_some_and(|t| t > self.now))
     }
 
     /// Processes the next `n` instants that have events; returns how many did.

@@ -180,6 +180,28 @@ fn until_stops_the_clock_and_resuming_gives_the_same_schedule() {
 }
 
 #[test]
+fn stage_in_delays_eligibility_and_wakes_the_scheduler() {
+    // Job 2 is staged in for 40 s: nothing else happens at t=50, so only
+    // the scheduler's wake-up starts it.
+    let mut staged = SimJob::new(2, 10, 1, 10, 10);
+    staged.eligible_at = Some(50);
+    let jobs = vec![SimJob::new(1, 0, 1, 20, 20), staged];
+    assert_eq!(schedule_of(4, easy(), jobs), vec![(1, 0, 20), (2, 50, 60)]);
+}
+
+#[test]
+fn a_job_that_can_never_start_ends_the_replay() {
+    let mut odd = SimJob::new(2, 0, 4, 10, 10);
+    odd.layout = Some((2, 2));
+    let jobs = vec![SimJob::new(1, 0, 1, 10, 10), odd];
+    // Two nodes of 2 processors would fit it; one node of 4 never does.
+    let mut sim = Simulation::new(machine(4, 4), easy(), jobs);
+    sim.run().unwrap();
+    assert_eq!(sim.records().len(), 1);
+    assert_eq!(sim.stranded().len() + sim.skipped().len(), 1);
+}
+
+#[test]
 fn empty_workload_gives_an_empty_summary() {
     let mut sim = Simulation::new(machine(4, 4), fcfs(), Vec::new());
     sim.run().unwrap();
