@@ -235,45 +235,147 @@ fn load(name: &str, procs: u32, min_job_id: Option<u64>, limit: usize) -> Option
     Some(jobs)
 }
 
-#[test]
-fn kth_fcfs_matches_pyss_exactly() {
-    // peer-results.md, KTH-SP2 jobs >= 15 on 100 processors, FCFS no backfill:
-    // 28,475 jobs, avg wait 354,169 s, bsld 6,829.28, utilization 0.6985,
-    // makespan 28,781,494 s, max wait 946,685 s.
-    let Some(jobs) = load("KTH-SP2-1996-2.swf.gz", 100, Some(15), usize::MAX) else {
+/// A row of `peer-results.md` (all jobs).
+struct Peer {
+    jobs: usize,
+    avg_wait_s: f64,
+    /// Average bounded slowdown × 100, rounded.
+    bsld_x100: f64,
+    /// Utilization × 10,000, rounded.
+    util_x10k: f64,
+    makespan_s: i64,
+    max_wait_s: i64,
+}
+
+/// Replays a whole trace and compares with pyss's row.
+fn assert_matches_pyss(name: &str, procs: u32, opts: SwfOptions, policy: Policy, peer: Peer) {
+    let Some(dir) = traces_dir() else {
+        eprintln!("traces not found (set ARCHES_TRACES): skipping {name}");
         return;
     };
-    let mut sim = Simulation::new(machine(100, 100), fcfs(), jobs);
+    let trace = read_swf(&dir.join(name), &opts).unwrap();
+    let (jobs, _) = to_jobs(&trace.records, procs, &opts);
+    let mut sim = Simulation::new(machine(procs, procs), policy, jobs);
     sim.run().unwrap();
-    check_feasible(sim.records(), 100);
-    let s = summarize(sim.records(), 100);
-    assert_eq!(s.jobs, 28_475);
-    assert_eq!(s.avg_wait_s.round(), 354_169.0);
-    assert_eq!((s.avg_bsld10 * 100.0).round(), 682_928.0);
-    assert_eq!((s.utilization * 10_000.0).round(), 6985.0);
-    assert_eq!(s.makespan_s, 28_781_494);
-    assert_eq!(s.max_wait_s, 946_685);
+    check_feasible(sim.records(), procs);
+    let s = summarize(sim.records(), procs);
+    assert_eq!(s.jobs, peer.jobs, "{name}");
+    assert_eq!(s.avg_wait_s.round(), peer.avg_wait_s, "{name}");
+    assert_eq!((s.avg_bsld10 * 100.0).round(), peer.bsld_x100, "{name}");
+    assert_eq!((s.utilization * 10_000.0).round(), peer.util_x10k, "{name}");
+    assert_eq!(s.makespan_s, peer.makespan_s, "{name}");
+    assert_eq!(s.max_wait_s, peer.max_wait_s, "{name}");
+}
+
+const KTH: &str = "KTH-SP2-1996-2.swf.gz";
+const SDSC: &str = "SDSC-SP2-1998-4.2-cln.swf.gz";
+const CTC: &str = "CTC-SP2-1996-3.1-cln.swf.gz";
+
+fn kth_opts(sanitize: bool) -> SwfOptions {
+    SwfOptions {
+        min_job_id: Some(15),
+        sanitize,
+        ..SwfOptions::default()
+    }
+}
+
+fn sanitized() -> SwfOptions {
+    SwfOptions {
+        sanitize: true,
+        ..SwfOptions::default()
+    }
 }
 
 #[test]
 fn kth_easy_matches_pyss_exactly() {
-    // peer-results.md, KTH-SP2 jobs >= 15 on 100 processors, EASY: avg wait
-    // 6,899 s, bsld 92.88, utilization 0.6990, makespan 28,763,776 s, max
-    // wait 262,194 s; pyss-style wait 115.55 min.
-    let Some(jobs) = load("KTH-SP2-1996-2.swf.gz", 100, Some(15), usize::MAX) else {
-        return;
+    // peer-results.md: KTH-SP2 jobs >= 15 on 100 processors, EASY.
+    let peer = Peer {
+        jobs: 28_475,
+        avg_wait_s: 6_899.0,
+        bsld_x100: 9_288.0,
+        util_x10k: 6990.0,
+        makespan_s: 28_763_776,
+        max_wait_s: 262_194,
     };
-    let mut sim = Simulation::new(machine(100, 100), easy(), jobs);
-    sim.run().unwrap();
-    check_feasible(sim.records(), 100);
-    let s = summarize(sim.records(), 100);
-    assert_eq!(s.jobs, 28_475);
-    assert_eq!(s.avg_wait_s.round(), 6_899.0);
-    assert_eq!((s.avg_bsld10 * 100.0).round(), 9_288.0);
-    assert_eq!((s.utilization * 10_000.0).round(), 6990.0);
-    assert_eq!(s.makespan_s, 28_763_776);
-    assert_eq!(s.max_wait_s, 262_194);
-    assert_eq!((s.pyss.avg_wait_min * 100.0).round(), 11_555.0);
+    assert_matches_pyss(KTH, 100, kth_opts(false), easy(), peer);
+}
+
+#[test]
+#[ignore = "minutes in a debug build: cargo test --release -p arches-sim -- --ignored"]
+fn kth_fcfs_matches_pyss_exactly() {
+    let peer = Peer {
+        jobs: 28_475,
+        avg_wait_s: 354_169.0,
+        bsld_x100: 682_928.0,
+        util_x10k: 6985.0,
+        makespan_s: 28_781_494,
+        max_wait_s: 946_685,
+    };
+    assert_matches_pyss(KTH, 100, kth_opts(false), fcfs(), peer);
+}
+
+#[test]
+#[ignore = "slow in a debug build: cargo test --release -p arches-sim -- --ignored"]
+fn sdsc_and_ctc_easy_match_pyss_exactly() {
+    let sdsc = Peer {
+        jobs: 59_715,
+        avg_wait_s: 18_942.0,
+        bsld_x100: 10_696.0,
+        util_x10k: 8245.0,
+        makespan_s: 63_025_323,
+        max_wait_s: 459_837,
+    };
+    assert_matches_pyss(SDSC, 128, SwfOptions::default(), easy(), sdsc);
+    let ctc512 = Peer {
+        jobs: 77_222,
+        avg_wait_s: 1_271.0,
+        bsld_x100: 460.0,
+        util_x10k: 5518.0,
+        makespan_s: 29_306_682,
+        max_wait_s: 97_748,
+    };
+    assert_matches_pyss(CTC, 512, SwfOptions::default(), easy(), ctc512);
+    let ctc430 = Peer {
+        jobs: 77_222,
+        avg_wait_s: 3_232.0,
+        bsld_x100: 1_055.0,
+        util_x10k: 6570.0,
+        makespan_s: 29_306_682,
+        max_wait_s: 152_179,
+    };
+    assert_matches_pyss(CTC, 430, SwfOptions::default(), easy(), ctc430);
+}
+
+#[test]
+#[ignore = "slow in a debug build: cargo test --release -p arches-sim -- --ignored"]
+fn sanitized_easy_matches_pyss_exactly() {
+    let kth = Peer {
+        jobs: 28_467,
+        avg_wait_s: 6_893.0,
+        bsld_x100: 9_272.0,
+        util_x10k: 6990.0,
+        makespan_s: 28_763_776,
+        max_wait_s: 262_194,
+    };
+    assert_matches_pyss(KTH, 100, kth_opts(true), easy(), kth);
+    let sdsc = Peer {
+        jobs: 53_999,
+        avg_wait_s: 20_495.0,
+        bsld_x100: 8_783.0,
+        util_x10k: 8245.0,
+        makespan_s: 63_025_323,
+        max_wait_s: 459_740,
+    };
+    assert_matches_pyss(SDSC, 128, sanitized(), easy(), sdsc);
+    let ctc = Peer {
+        jobs: 77_199,
+        avg_wait_s: 1_243.0,
+        bsld_x100: 450.0,
+        util_x10k: 5518.0,
+        makespan_s: 29_306_682,
+        max_wait_s: 101_073,
+    };
+    assert_matches_pyss(CTC, 512, sanitized(), easy(), ctc);
 }
 
 #[test]
