@@ -17,7 +17,7 @@ use arches_core::policy::{BackfillPolicy, ReservationBucket};
 use arches_core::Policy;
 
 use crate::generate::{generate, GenerateParams};
-use crate::metrics::{summarize, write_jobs_csv, SkippedEntry, Summary};
+use crate::metrics::{write_jobs_csv, Summary};
 use crate::run::{machine, Simulation};
 use crate::swf::{read_swf, to_jobs, SwfOptions};
 use crate::workload::{read_jsonl, SimJob};
@@ -161,20 +161,8 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
             eprintln!();
         }
     }
-    let mut summary: Summary = summarize(sim.records(), procs);
-    summary.iterations = sim.iterations();
+    let mut summary: Summary = sim.summary();
     summary.sim_wall_s = started.elapsed().as_secs_f64();
-    summary.skipped = sim
-        .skipped()
-        .iter()
-        .map(|s| SkippedEntry {
-            job: s.id,
-            reason: s.reason.clone(),
-        })
-        .collect();
-    if args.until.is_none() {
-        summary.never_started = sim.stranded();
-    }
     summary.malformed_lines = malformed;
     summary.sanitize_dropped = dropped;
     if malformed > 0 {

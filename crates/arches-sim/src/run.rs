@@ -27,7 +27,7 @@ use arches_core::{
 use arches_rm::sim::SimRm;
 use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager, RmError};
 
-use crate::metrics::JobRecord;
+use crate::metrics::{summarize, JobRecord, SkippedEntry, Summary};
 use crate::workload::SimJob;
 
 /// Why a simulation stopped with an error (a bug in a driver or the core:
@@ -159,6 +159,26 @@ impl Simulation {
     /// Jobs submitted so far.
     pub fn submitted(&self) -> usize {
         self.next
+    }
+
+    /// The summary of the jobs finished so far (`sim_wall_s` is left to the
+    /// caller, who knows what to time). Jobs still queued are listed as never
+    /// started only once no event is left.
+    pub fn summary(&self) -> Summary {
+        let mut s = summarize(&self.records, self.total_procs);
+        s.iterations = self.iterations;
+        s.skipped = self
+            .skipped
+            .iter()
+            .map(|k| SkippedEntry {
+                job: k.id,
+                reason: k.reason.clone(),
+            })
+            .collect();
+        if self.next_event().is_none() {
+            s.never_started = self.stranded();
+        }
+        s
     }
 
     /// Queued jobs left when nothing more can happen (they can never start).

@@ -145,6 +145,9 @@ fn a_job_larger_than_the_machine_is_skipped_not_hung() {
     assert!(sim.skipped()[0].reason.contains("needs 8 processors"));
     assert_eq!(sim.records().len(), 1);
     assert!(sim.stranded().is_empty());
+    let summary = sim.summary();
+    assert_eq!((summary.jobs, summary.skipped[0].job), (1, 1));
+    assert!(summary.iterations >= 1 && summary.never_started.is_empty());
 }
 
 #[test]
