@@ -30,14 +30,21 @@ impl Daemon {
 
     /// Starts a daemon with this `moab.cfg` content (None: no file).
     pub fn start_with_config(cfg: Option<&str>) -> Daemon {
-        let home = tempfile::Builder::new().prefix("arches-e2e").tempdir().expect("tempdir");
+        let home = tempfile::Builder::new()
+            .prefix("arches-e2e")
+            .tempdir()
+            .expect("tempdir");
         // Other users (permission tests) must reach the socket and job files.
         set_mode(home.path(), 0o755);
         if let Some(c) = cfg {
             std::fs::write(home.path().join("moab.cfg"), c).expect("write cfg");
         }
         let socket = home.path().join("moab.sock");
-        let mut d = Daemon { home, socket, child: None };
+        let mut d = Daemon {
+            home,
+            socket,
+            child: None,
+        };
         d.spawn();
         d
     }
@@ -60,10 +67,18 @@ impl Daemon {
             if out.status.success() {
                 return;
             }
-            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
                 panic!("moab exited early ({status}): {}", self.daemon_log());
             }
-            assert!(Instant::now() < deadline, "daemon did not answer: {}", self.daemon_log());
+            assert!(
+                Instant::now() < deadline,
+                "daemon did not answer: {}",
+                self.daemon_log()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -108,13 +123,19 @@ impl Daemon {
     /// A command for one of our client binaries, environment scrubbed, run in the home dir.
     pub fn cmd(&self, name: &str) -> Command {
         let mut c = Command::new(bin(name));
-        c.env_clear().envs(base_env(self.home.path(), &self.socket)).current_dir(self.home.path());
+        c.env_clear()
+            .envs(base_env(self.home.path(), &self.socket))
+            .current_dir(self.home.path());
         c
     }
 
     /// Runs a client command to completion.
     pub fn run(&self, name: &str, args: &[&str]) -> Output {
-        self.cmd(name).args(args).stdin(Stdio::null()).output().expect("run client")
+        self.cmd(name)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run client")
     }
 
     /// Runs a client command with `input` on stdin.
@@ -127,7 +148,12 @@ impl Daemon {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn client");
-        child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write stdin");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
         child.wait_with_output().expect("wait client")
     }
 
@@ -154,10 +180,17 @@ impl Daemon {
         let deadline = Instant::now() + timeout;
         loop {
             let out = self.checkjob(id);
-            if out.lines().any(|l| l.trim_end() == format!("State: {state}")) {
+            if out
+                .lines()
+                .any(|l| l.trim_end() == format!("State: {state}"))
+            {
                 return out;
             }
-            assert!(Instant::now() < deadline, "job {id} never reached {state}:\n{out}\n{}", self.daemon_log());
+            assert!(
+                Instant::now() < deadline,
+                "job {id} never reached {state}:\n{out}\n{}",
+                self.daemon_log()
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -167,14 +200,19 @@ impl Drop for Daemon {
     fn drop(&mut self) {
         self.stop();
         // Leave no job processes behind: their supervisors are in their own sessions.
-        let _ = Command::new("pkill").args(["-f", &self.home.path().to_string_lossy()]).status();
+        let _ = Command::new("pkill")
+            .args(["-f", &self.home.path().to_string_lossy()])
+            .status();
     }
 }
 
 /// The only environment the daemon and clients get.
 pub fn base_env(home: &Path, socket: &Path) -> Vec<(String, String)> {
     vec![
-        ("PATH".into(), "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin".into()),
+        (
+            "PATH".into(),
+            "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin".into(),
+        ),
         ("HOME".into(), home.to_string_lossy().into()),
         ("TZ".into(), "UTC".into()),
         ("MOABHOMEDIR".into(), home.to_string_lossy().into()),
@@ -190,8 +228,13 @@ pub fn text(b: &[u8]) -> String {
 /// The job id msub printed (`\n<id>\n`).
 pub fn parse_id(out: &Output) -> u64 {
     let s = text(&out.stdout);
-    assert!(s.starts_with('\n'), "msub output must start with an empty line: {s:?}");
-    s.trim().parse().unwrap_or_else(|_| panic!("msub did not print an id: {s:?}"))
+    assert!(
+        s.starts_with('\n'),
+        "msub output must start with an empty line: {s:?}"
+    );
+    s.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("msub did not print an id: {s:?}"))
 }
 
 pub fn set_mode(p: &Path, mode: u32) {
@@ -213,9 +256,16 @@ pub fn is_root() -> bool {
 
 /// Ensures a local test user exists (root only); returns its name.
 pub fn ensure_user(name: &str) -> String {
-    let exists = Command::new("id").arg(name).output().map(|o| o.status.success()).unwrap_or(false);
+    let exists = Command::new("id")
+        .arg(name)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
     if !exists {
-        let st = Command::new("useradd").args(["-M", "-s", "/bin/sh", name]).status().expect("useradd");
+        let st = Command::new("useradd")
+            .args(["-M", "-s", "/bin/sh", name])
+            .status()
+            .expect("useradd");
         assert!(st.success(), "useradd {name} failed");
     }
     name.to_string()

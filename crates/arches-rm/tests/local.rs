@@ -13,17 +13,22 @@ use arches_rm::local::{LocalConfig, LocalRm};
 use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager};
 use tempfile::TempDir;
 
-/// The example supervisor binary next to this test executable.
-fn supervisor() -> Vec<String> {
+/// An example binary of this crate (`cargo test -p arches-rm` builds them).
+fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     let debug = exe.parent().and_then(Path::parent).expect("target dir");
-    let path = debug.join("examples").join("supervisor");
+    let path = debug.join("examples").join(name);
     assert!(
         path.exists(),
         "{} missing: build it with `cargo build -p arches-rm --examples`",
         path.display()
     );
-    vec![path.to_string_lossy().into_owned()]
+    path
+}
+
+/// The example supervisor binary.
+fn supervisor() -> Vec<String> {
+    vec![example("supervisor").to_string_lossy().into_owned()]
 }
 
 struct Fixture {
@@ -298,6 +303,12 @@ fn cancel_terminates_the_job() {
     f.start(&f.launch(9, "echo $$ > pid9\nsleep 30\n"));
     let pid: i32 = wait_file(&f.path("pid9"), LONG).trim().parse().unwrap();
     f.rm.cancel(9, 0).unwrap();
+    // What the daemon writes is for the supervisor only.
+    let dir = f.rm.job_dir(9);
+    for private in ["launch.json", "ctl"] {
+        let mode = fs::metadata(dir.join(private)).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{private}");
+    }
     assert_eq!(f.wait_for(9, LONG), finished(9, 128 + libc::SIGTERM));
     // SAFETY: probing a pid.
     assert_eq!(unsafe { libc::kill(pid, 0) }, -1, "job process survived");
@@ -706,4 +717,48 @@ fn unprivileged_supervisor_runs_its_own_jobs_and_refuses_others() {
         other => panic!("expected StartFailed, got {other:?}"),
     }
     assert!(!f.path("29.out").exists());
+}
+
+#[test]
+fn job_survives_the_death_of_the_daemon_process() {
+    let mut f = Fixture::new();
+    let status = Command::new(example("start_detached"))
+        .arg(f.rm.spool_dir())
+        .arg("31")
+        .arg(f.tmp.path())
+        .arg("echo $$ > pid31\nsleep 1.5\necho done\nexit 9\n")
+        .status()
+        .expect("start_detached");
+    assert!(status.success());
+    // The "daemon" is gone; its job is not.
+    let job: i32 = wait_file(&f.path("pid31"), LONG).trim().parse().unwrap();
+    // SAFETY: probing a pid.
+    assert_eq!(unsafe { libc::kill(job, 0) }, 0, "job died with its daemon");
+    f.restart();
+    f.rm.recover(&[31], 0).unwrap();
+    assert_eq!(
+        f.rm.observe(0),
+        vec![Observation::Running { job: 31, at: 0 }]
+    );
+    assert_eq!(f.wait_for(31, LONG), finished(31, 9));
+    assert_eq!(f.output(31), "done\n");
+}
+
+#[test]
+fn descriptors_leaked_by_the_daemon_do_not_reach_the_job() {
+    use std::os::fd::AsRawFd;
+    const LEAKED: i32 = 57;
+    let mut f = Fixture::new();
+    let null = fs::File::open("/dev/null").unwrap();
+    // SAFETY: dup2 onto a free descriptor number; it has no close-on-exec.
+    assert_eq!(unsafe { libc::dup2(null.as_raw_fd(), LEAKED) }, LEAKED);
+    f.start(&f.launch(
+        32,
+        &format!("test -e /proc/$$/fd/{LEAKED} && echo leaked || echo clean\n"),
+    ));
+    let seen = f.wait_for(32, LONG);
+    // SAFETY: closing the descriptor made above.
+    unsafe { libc::close(LEAKED) };
+    assert_eq!(seen, finished(32, 0));
+    assert_eq!(f.output(32), "clean\n");
 }

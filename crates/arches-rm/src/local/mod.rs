@@ -28,6 +28,31 @@
 //! - The spool directory must be traversable by job users: job directories
 //!   are mode 0711, the script is owned by the user, the node file is
 //!   world-readable, `launch.json` and `ctl` are private to the daemon.
+//!
+//! Wiring it into a daemon whose binary dispatches `__supervise` to
+//! [`supervise_main`]:
+//!
+//! ```no_run
+//! use arches_core::Node;
+//! use arches_rm::local::{LocalConfig, LocalRm};
+//! use arches_rm::ResourceManager;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let moab = std::env::current_exe()?.to_string_lossy().into_owned();
+//! let config = LocalConfig::new(
+//!     "local",
+//!     "/var/spool/arches/jobs",
+//!     vec![moab, "__supervise".into()],
+//!     vec![Node::new("node01", 8, 16_384)],
+//! );
+//! let mut rm = LocalRm::new(config)?;
+//! let active_jobs = [17, 18]; // from the durable state
+//! let now = 1_700_000_000;
+//! rm.recover(&active_jobs, now)?;
+//! let observations = rm.observe(now); // Running / Finished / Vanished...
+//! # drop(observations);
+//! # Ok(())
+//! # }
+//! ```
 
 mod exec;
 mod housekeeping;

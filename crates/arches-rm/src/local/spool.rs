@@ -209,6 +209,7 @@ impl Control {
         let mut f = OpenOptions::new()
             .append(true)
             .create(true)
+            .mode(0o600)
             .open(dir.join(CTL))?;
         f.write_all(self.render().as_bytes())
     }

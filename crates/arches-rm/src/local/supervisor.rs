@@ -40,6 +40,7 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     };
     let dir = Path::new(dir);
+    sys::close_inherited_fds();
     if let Err(e) = std::env::set_current_dir(dir) {
         eprintln!("supervisor: cannot enter {}: {e}", dir.display());
         return ExitCode::from(EXIT_USAGE);

@@ -214,3 +214,26 @@ pub(crate) fn process_group(pid: i32) -> Option<i32> {
         .parse()
         .ok()
 }
+
+/// Close every descriptor from 3 up, so that nothing the daemon leaked
+/// without close-on-exec reaches the job. Call first thing, single-threaded.
+pub(crate) fn close_inherited_fds() {
+    // SAFETY: close_range only closes descriptors; nothing in this process
+    // holds any above 2 yet.
+    let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+    if r == -1 {
+        // Older kernels: close what /proc lists (collected before closing).
+        let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+            .map(|dir| {
+                dir.flatten()
+                    .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                    .filter(|&fd| fd > 2)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for fd in fds {
+            // SAFETY: as above; the directory handle itself is already closed.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
