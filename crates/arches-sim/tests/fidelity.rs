@@ -304,7 +304,6 @@ fn kth_easy_matches_pyss_exactly() {
 }
 
 #[test]
-#[ignore = "minutes in a debug build: cargo test --release -p arches-sim -- --ignored"]
 fn kth_fcfs_matches_pyss_exactly() {
     let peer = Peer {
         jobs: 28_475,
@@ -318,7 +317,6 @@ fn kth_fcfs_matches_pyss_exactly() {
 }
 
 #[test]
-#[ignore = "slow in a debug build: cargo test --release -p arches-sim -- --ignored"]
 fn sdsc_and_ctc_easy_match_pyss_exactly() {
     let sdsc = Peer {
         jobs: 59_715,
@@ -350,7 +348,6 @@ fn sdsc_and_ctc_easy_match_pyss_exactly() {
 }
 
 #[test]
-#[ignore = "slow in a debug build: cargo test --release -p arches-sim -- --ignored"]
 fn sanitized_easy_matches_pyss_exactly() {
     let kth = Peer {
         jobs: 28_467,
