@@ -94,15 +94,6 @@ pub struct SimulateArgs {
     pub target_load: f64,
 }
 
-fn parse_depth(s: &str) -> Result<u32, String> {
-    if s.eq_ignore_ascii_case("all") {
-        Ok(u32::MAX)
-    } else {
-        s.parse()
-            .map_err(|_| format!("invalid reservation depth '{s}' (a number or `all`)"))
-    }
-}
-
 /// Runs `moab simulate`.
 pub fn main(args: SimulateArgs) -> ExitCode {
     match run(&args) {
@@ -111,6 +102,15 @@ pub fn main(args: SimulateArgs) -> ExitCode {
             eprintln!("moab simulate: {msg}");
             ExitCode::from(code)
         }
+    }
+}
+
+fn parse_depth(s: &str) -> Result<u32, String> {
+    if s.eq_ignore_ascii_case("all") {
+        Ok(u32::MAX)
+    } else {
+        s.parse()
+            .map_err(|_| format!("invalid reservation depth '{s}' (a number or `all`)"))
     }
 }
 

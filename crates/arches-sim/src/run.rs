@@ -55,6 +55,21 @@ pub struct SkippedJob {
     pub reason: String,
 }
 
+/// A machine of `procs` processors in nodes of `per_node` (the last node
+/// takes the remainder). One node holding every processor is the flat
+/// processor pool of trace simulators such as pyss.
+pub fn machine(procs: u32, per_node: u32) -> Vec<Node> {
+    let per_node = per_node.max(1);
+    let mut nodes = Vec::new();
+    let mut left = procs;
+    while left > 0 {
+        let p = left.min(per_node);
+        nodes.push(Node::new(&format!("node{:04}", nodes.len() + 1), p, 0));
+        left -= p;
+    }
+    nodes
+}
+
 /// A running (or finished) simulation.
 #[derive(Debug)]
 pub struct Simulation {
@@ -74,16 +89,6 @@ pub struct Simulation {
     skipped: Vec<SkippedJob>,
     iterations: u64,
     dirty: bool,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Meta {
-    submit: Time,
-    procs: u32,
-    walltime: Secs,
-    runtime: Secs,
-    placeholder: bool,
-    start: Option<(Time, StartKind)>,
 }
 
 impl Simulation {
@@ -423,6 +428,16 @@ impl Simulation {
     }
 }
 
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    submit: Time,
+    procs: u32,
+    walltime: Secs,
+    runtime: Secs,
+    placeholder: bool,
+    start: Option<(Time, StartKind)>,
+}
+
 fn observed_job(obs: &Observation) -> JobId {
     match obs {
         Observation::Running { job, .. }
@@ -434,19 +449,4 @@ fn observed_job(obs: &Observation) -> JobId {
         | Observation::OperationFailed { job, .. } => *job,
         Observation::NodeChanged { .. } => 0,
     }
-}
-
-/// A machine of `procs` processors in nodes of `per_node` (the last node
-/// takes the remainder). One node holding every processor is the flat
-/// processor pool of trace simulators such as pyss.
-pub fn machine(procs: u32, per_node: u32) -> Vec<Node> {
-    let per_node = per_node.max(1);
-    let mut nodes = Vec::new();
-    let mut left = procs;
-    while left > 0 {
-        let p = left.min(per_node);
-        nodes.push(Node::new(&format!("node{:04}", nodes.len() + 1), p, 0));
-        left -= p;
-    }
-    nodes
 }
