@@ -117,6 +117,8 @@ pub struct Summary {
     pub utilization: f64,
     pub makespan_s: Secs,
     pub backfilled_jobs: usize,
+    /// Jobs preempted. The core's plan carries no preemptions yet, so the
+    /// replay never preempts and this stays 0.
     pub preempted_jobs: usize,
     pub iterations: u64,
     pub sim_wall_s: f64,
