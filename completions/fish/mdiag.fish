@@ -1,11 +1,12 @@
 complete -c mdiag -s a -d 'Accounts (optionally one)' -r
 complete -c mdiag -s c -d 'Classes/queues (optionally one)' -r
-complete -c mdiag -s C -d 'The configuration: parameters in effect and problems found' -r
+complete -c mdiag -s C -d 'Check a configuration file (default $MOABHOMEDIR/moab.cfg) without a daemon; exit 1 on errors' -r
 complete -c mdiag -s g -d 'Groups (optionally one)' -r
 complete -c mdiag -s j -d 'Jobs (optionally one); --xml gives the checkjob job XML' -r
 complete -c mdiag -s n -d 'Nodes (optionally one); --xml gives <node> elements' -r
 complete -c mdiag -s q -d 'Quality of service (optionally one)' -r
 complete -c mdiag -s r -d 'Reservations (optionally one)' -r
+complete -c mdiag -s R -d 'Resource managers (optionally one): type, state, nodes reported' -r
 complete -c mdiag -s u -d 'Users (optionally one)' -r
 complete -c mdiag -s w -d 'With -j --xml: completed=true includes completed jobs' -r
 complete -c mdiag -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
@@ -17,6 +18,7 @@ complete -c mdiag -l timeout -d 'Seconds to wait for the daemon\'s answer before
 complete -c mdiag -s b -d 'Jobs blocked by holds, policies or dependencies'
 complete -c mdiag -s p -d 'Job priority breakdown per component'
 complete -c mdiag -s S -d 'The scheduler: host, mode, iterations, messages'
+complete -c mdiag -s t -d 'Partitions: nodes, processors and memory configured, up, dedicated and active'
 complete -c mdiag -s v -d 'Verbose; repeat for more'
 complete -c mdiag -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c mdiag -s h -l help -d 'Print help (see more with \'--help\')'

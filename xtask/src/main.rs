@@ -17,7 +17,8 @@ use clap_complete::Shell;
 /// Every generated file: path relative to the workspace root → contents.
 fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
     let mut out = BTreeMap::new();
-    for cmd in arches_cli::commands() {
+    let moab = arches_server::cli_command().name("moab").bin_name("moab");
+    for cmd in arches_cli::commands().into_iter().chain([moab]) {
         let name = cmd.get_name().to_string();
         out.insert(
             PathBuf::from(format!("man/man1/{name}.1")),
@@ -35,11 +36,28 @@ fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
         }
     }
     out.insert(
+        PathBuf::from("docs/config-reference.md"),
+        arches_config::reference_markdown().into_bytes(),
+    );
+    out.insert(
         PathBuf::from("docs/commands.md"),
         commands_markdown().into_bytes(),
     );
     Ok(out)
 }
+
+/// Examples of the daemon's man page.
+const MOAB_EXAMPLES: &[(&str, &str)] = &[
+    ("moab", "Start the daemon with $MOABHOMEDIR/moab.cfg (or the embedded default) on $MOABHOMEDIR/moab.sock."),
+    ("moab --config /etc/arches/moab.cfg --home /var/lib/arches", "Start with an explicit configuration and home directory."),
+    ("mschedctl -k", "Stop a running daemon."),
+];
+
+/// EXIT STATUS of the daemon's man page.
+const MOAB_EXIT_STATUS: &str =
+    "0 after a clean shutdown (mschedctl -k or SIGTERM). Non-zero when the \
+configuration has errors, the home directory or socket cannot be set up, or another daemon already \
+serves the socket; the reason is printed on standard error.";
 
 /// Escapes text for roff.
 fn roff(s: &str) -> String {
@@ -61,26 +79,32 @@ fn man_page(cmd: clap::Command) -> Result<Vec<u8>> {
     man.render_description_section(&mut buf)?;
     man.render_options_section(&mut buf)?;
     let mut extra = String::from(".SH EXAMPLES\n");
-    for (line, what) in arches_cli::docs::examples(&name) {
+    let examples = if name == "moab" {
+        MOAB_EXAMPLES
+    } else {
+        arches_cli::docs::examples(&name)
+    };
+    for (line, what) in examples {
         extra.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff(line), roff(what)));
     }
     extra.push_str(&format!(
         ".SH \"EXIT STATUS\"\n{}\n",
-        roff(arches_cli::docs::EXIT_STATUS)
+        roff(if name == "moab" {
+            MOAB_EXIT_STATUS
+        } else {
+            arches_cli::docs::EXIT_STATUS
+        })
     ));
     extra.push_str(&format!(
         ".SH ENVIRONMENT\n{}\n",
         roff(arches_cli::docs::ENVIRONMENT)
     ));
-    let others: Vec<String> = arches_cli::COMMANDS
-        .iter()
+    let others: Vec<String> = std::iter::once(&"moab")
+        .chain(arches_cli::COMMANDS.iter())
         .filter(|c| **c != name)
         .map(|c| format!("\\fB{c}\\fR(1)"))
         .collect();
-    extra.push_str(&format!(
-        ".SH \"SEE ALSO\"\n\\fBmoab\\fR(8), {}\n",
-        others.join(", ")
-    ));
+    extra.push_str(&format!(".SH \"SEE ALSO\"\n{}\n", others.join(", ")));
     buf.extend_from_slice(extra.as_bytes());
     Ok(buf)
 }
@@ -101,14 +125,15 @@ fields; none are renamed or removed within API version `/v1`.\n\n\
 | Command | JSON type |\n|---|---|\n\
 | showq, mdiag -b | `QueueView` |\n\
 | checkjob, mjobctl -q diag, mdiag -j | `JobsView` |\n\
-| checknode, mdiag -n | `NodesView` |\n\
+| checknode, mdiag -n, mdiag -t, mdiag -R | `NodesView` |\n\
 | showbf | `BackfillView` |\n\
 | showstart, mjobctl -q starttime | `StartEstimate` |\n\
 | showres, mdiag -r | `ReservationsView` |\n\
 | mdiag -S | `SchedulerView` |\n\
 | mdiag -p | `PriorityView` |\n\
 | mdiag -u/-g/-a/-c/-q | `CredentialsView` |\n\
-| mdiag -C, mschedctl -l config | `ConfigView` |\n\
+| mschedctl -l config | `ConfigView` |\n\
+| mdiag -C (no daemon) | `{\"file\", \"lines\", \"errors\", \"warnings\"}` (the arches-config check report) |\n\
 | showstats | `StatsView` |\n\n\
 ## Options common to every command\n\n\
 - `--socket PATH`: the daemon's socket (default `$MOAB_SOCKET`, else `$MOABHOMEDIR/moab.sock`).\n\

@@ -301,6 +301,63 @@ fn case_no_daemon_and_usage_errors() {
     assert_eq!(out.status.code(), Some(0));
 }
 
+fn case_mdiag_c_without_daemon() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("none.sock");
+    let good = dir.path().join("good.cfg");
+    std::fs::write(&good, "BACKFILLPOLICY FIRSTFIT\nRESERVATIONDEPTH 2\n").unwrap();
+    let bad = dir.path().join("bad.cfg");
+    std::fs::write(
+        &bad,
+        "BACKFILLPOLICY FIRSTFIT\nRESERVATIONDEPTH lots\nBACKFILPOLICY BESTFIT\n",
+    )
+    .unwrap();
+    let f = Fake {
+        dir,
+        socket: sock,
+        seen: Arc::new(Mutex::new(Vec::new())),
+    };
+    let out = f.run("mdiag", &["-C", good.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let out = f.run("mdiag", &["-C", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let s = text(&out.stdout);
+    assert!(
+        s.contains(":2: ERROR:") && s.contains(":3: WARNING:"),
+        "{s}"
+    );
+    let out = f.run("mdiag", &["-C", "/nonexistent/moab.cfg"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("ERROR:    cannot read configuration file"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+fn case_msub_k_waits_for_completion() {
+    let f = Fake::start(vec![
+        ("/v1/jobs", ok(r#"{"id":3}"#)),
+        (
+            "/v1/jobs/detail",
+            ok(r#"{"now":0,"jobs":[],"unknown":["3"]}"#),
+        ),
+    ]);
+    let out = f.run_stdin("msub", &["-K"], "true\n");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "\n3\nJob 3 completed\n");
+    assert!(f
+        .requests()
+        .iter()
+        .any(|r| r.starts_with("POST /v1/jobs/detail")));
+}
+
 fn exec_mode(name: &str) -> ! {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     args[0] = name.into();
@@ -333,6 +390,11 @@ fn main() {
         (
             "no_daemon_and_usage_errors",
             case_no_daemon_and_usage_errors,
+        ),
+        ("mdiag_c_without_daemon", case_mdiag_c_without_daemon),
+        (
+            "msub_k_waits_for_completion",
+            case_msub_k_waits_for_completion,
         ),
     ];
     let mut failed = 0;

@@ -13,12 +13,105 @@
 //! first as Moab 5 did: `INFO:    line #3 is valid: 'BACKFILLPOLICY FIRSTFIT'`.
 //! The check fails (the command exits 1) when there is any ERROR.
 
-use crate::config::Config;
-use crate::enums::{DataStageModel, RmType};
+use crate::config::{Config, DEFAULT_NODE};
+use crate::enums::{DataStageModel, ResourceType, RmType};
 use crate::parse::{self, Diagnostic, Severity};
 
 /// Adds whole-file diagnostics about `config` read from `file`.
 pub(crate) fn cross_check(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    check_storage(config, file, out);
+    check_qos_references(config, file, out);
+    check_node_sizes(config, file, out);
+}
+
+/// Warns about nodes without a processor count when the configuration itself
+/// is the machine (no resource manager that reports nodes, or a `LOCAL` one).
+fn check_node_sizes(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    let rm_reports_nodes = config
+        .rms
+        .iter()
+        .any(|r| r.resource_type == ResourceType::Compute && r.rm_type != RmType::Local);
+    if rm_reports_nodes {
+        return;
+    }
+    let default_procs = config
+        .record
+        .node_specs
+        .iter()
+        .any(|(n, s)| n.eq_ignore_ascii_case(DEFAULT_NODE) && s.procs.is_some());
+    for (name, spec) in &config.record.node_specs {
+        if spec.procs.is_none() && !default_procs && !name.eq_ignore_ascii_case(DEFAULT_NODE) {
+            let key = format!("NODECFG[{name}]");
+            out.push(Diagnostic {
+                file: file.to_string(),
+                line: config.object_line(&key),
+                severity: Severity::Warning,
+                message: format!(
+                    "{key}: PROCS is set neither here nor in NODECFG[DEFAULT]; the node has 1 processor"
+                ),
+            });
+        }
+    }
+}
+
+/// Warns about `QDEF=`/`QLIST=` naming a QoS no `QOSCFG[...]` defines.
+fn check_qos_references(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    let p = &config.policy;
+    let creds = [
+        (
+            "CLASSCFG",
+            p.classes
+                .iter()
+                .map(|(n, c)| (n, &c.qdef, &c.qlist))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "USERCFG",
+            p.users
+                .iter()
+                .map(|(n, c)| (n, &c.qdef, &c.qlist))
+                .collect(),
+        ),
+        (
+            "GROUPCFG",
+            p.groups
+                .iter()
+                .map(|(n, c)| (n, &c.qdef, &c.qlist))
+                .collect(),
+        ),
+        (
+            "ACCOUNTCFG",
+            p.accounts
+                .iter()
+                .map(|(n, c)| (n, &c.qdef, &c.qlist))
+                .collect(),
+        ),
+    ];
+    for (param, entries) in creds {
+        for (name, qdef, qlist) in entries {
+            let key = format!("{param}[{name}]");
+            let named = qdef
+                .iter()
+                .map(|q| ("QDEF", q))
+                .chain(qlist.iter().map(|q| ("QLIST", q)));
+            for (attr, qos) in named {
+                if !p.qos.contains_key(qos) && !qos.eq_ignore_ascii_case("DEFAULT") {
+                    out.push(Diagnostic {
+                        file: file.to_string(),
+                        line: config.attr_line(&key, attr),
+                        severity: Severity::Warning,
+                        message: format!(
+                            "{key} {attr}: QoS '{qos}' is not defined (no QOSCFG[{qos}] line); it has no priority, limits or flags"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Errors about storage resource managers and `DATARM=` references.
+fn check_storage(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
     let mut error = |line: usize, message: String| {
         out.push(Diagnostic {
             file: file.to_string(),

@@ -226,6 +226,12 @@ impl Config {
         crate::params::effective(self)
     }
 
+    /// `RMPOLLINTERVAL`: the longest time between scheduling iterations
+    /// (kept in `policy.rm_poll_interval`, where the core reads it).
+    pub fn poll_interval(&self) -> Secs {
+        self.policy.rm_poll_interval
+    }
+
     /// The RM named `name`.
     pub fn rm(&self, name: &str) -> Option<&RmConfig> {
         self.rms.iter().find(|r| r.name == name)
@@ -255,6 +261,15 @@ impl Config {
                     .min()
             })
             .unwrap_or(0)
+    }
+
+    /// The line that set `attr` of object `key`, or 0.
+    pub(crate) fn attr_line(&self, key: &str, attr: &str) -> usize {
+        self.record
+            .objects
+            .get(key)
+            .and_then(|attrs| attrs.iter().find(|(a, _, _)| a == attr))
+            .map_or(0, |(_, _, line)| *line)
     }
 
     /// The RM entry named `name`, created with defaults if new.

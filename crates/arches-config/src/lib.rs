@@ -13,6 +13,22 @@
 //! - [`check`]: the `mdiag -C` report; [`reference_markdown`]: the generated
 //!   `docs/config-reference.md`.
 //!
+//! Decisions where Moab's behaviour is unspecified or Arches differs:
+//! - Per-partition values (`PARAM[p]`) are accepted only for the default
+//!   partition (`0`, `DEFAULT`, `ALL`); others are warned about and ignored,
+//!   because Arches applies one policy to every partition.
+//! - Moab values Arches does not implement (e.g. `NODEALLOCATIONPOLICY
+//!   FASTEST`, `QFLAGS=DEDICATED`) are warnings and are ignored, so an existing
+//!   site file still loads; the reference lists them per parameter.
+//! - `JOBCPURGETIME` defaults to 24 hours (Moab: 5 minutes).
+//! - `RMCFG TYPE=` defaults to `PBS` as in Moab; `SERVER=moab://` implies `MOAB`.
+//! - Reservation buckets are the configured `RESERVATIONDEPTH[i]` /
+//!   `RESERVATIONQOSLIST[i]` indexes in order (missing depth 1, missing list
+//!   `[ALL]`); with none configured there is one bucket of depth 1 for all QoS.
+//! - Storage RMs are checked after the whole file: `TYPE=NATIVE` and
+//!   `SYSTEMQUERYURL` always, `CLUSTERQUERYURL` and `SYSTEMMODIFYURL` for the
+//!   `LOOSE` and `TIGHT` models; a `DATARM=` must name a storage RM.
+//!
 //! ```
 //! let parsed = arches_config::parse("BACKFILLPOLICY BESTFIT\nNODECFG[n1] PROCS=8\n", "moab.cfg");
 //! assert!(!parsed.has_errors());

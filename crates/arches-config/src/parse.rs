@@ -64,6 +64,8 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+impl std::error::Error for Diagnostic {}
+
 /// The result of reading a file: the configuration and what was found.
 #[derive(Debug, Clone)]
 pub struct Parsed {
@@ -80,6 +82,20 @@ impl Parsed {
     /// The errors only.
     pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
         self.diagnostics.iter().filter(|d| d.is_error())
+    }
+
+    /// The configuration and its warnings, or every error if there is one
+    /// (what the daemon does at start: refuse an invalid file, log warnings).
+    pub fn into_result(self) -> Result<(Config, Vec<Diagnostic>), Vec<Diagnostic>> {
+        if self.has_errors() {
+            Err(self
+                .diagnostics
+                .into_iter()
+                .filter(Diagnostic::is_error)
+                .collect())
+        } else {
+            Ok((self.config, self.diagnostics))
+        }
     }
 }
 
@@ -433,6 +449,11 @@ fn split_head(head: &str) -> Result<(&str, Option<&str>), String> {
     }
     if index.trim().is_empty() || index.contains(['[', ']']) {
         return Err("malformed index (expected NAME[INDEX])".to_string());
+    }
+    if index.contains(|c: char| c.is_whitespace() || "#\"'=".contains(c)) {
+        return Err(format!(
+            "invalid index '{index}' (no spaces, '#', '=' or quotes)"
+        ));
     }
     Ok((name, Some(index.trim())))
 }

@@ -25,7 +25,7 @@ fn config_line() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
     fn arbitrary_text_never_panics(text in "\\PC{0,400}") {

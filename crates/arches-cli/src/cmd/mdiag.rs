@@ -5,7 +5,7 @@ use arches_api::{JobsRequest, QueueQuery};
 use clap::{ArgAction, ArgGroup, Parser};
 
 use crate::common::{no_xml, print, print_json, Connection, Format, Output};
-use crate::render::{checkjob, checknode, mdiag};
+use crate::render::{checkjob, checknode, cluster, mdiag};
 use crate::EXIT_OK;
 
 /// Diagnose the scheduler's objects.
@@ -14,11 +14,11 @@ use crate::EXIT_OK;
     name = "mdiag",
     about = "Diagnose jobs, nodes, priorities, reservations, credentials and the scheduler",
     long_about = "Print diagnostic reports: -S the scheduler, -j jobs, -n nodes, -p job priorities, \
--b blocked jobs, -r reservations, -u/-g/-a/-c/-q users, groups, accounts, classes and QOS, \
+-b blocked jobs, -t partitions, -R resource managers, -r reservations, -u/-g/-a/-c/-q users, groups, accounts, classes and QOS, \
 -C the configuration. Options taking a name restrict the report to that object.",
     group(ArgGroup::new("report").required(true).args([
         "accounts", "blocked", "classes", "config", "groups", "jobs", "nodes", "priority",
-        "qos", "reservations", "scheduler", "users"
+        "qos", "reservations", "rms", "scheduler", "partitions", "users"
     ]))
 )]
 pub struct Mdiag {
@@ -31,7 +31,7 @@ pub struct Mdiag {
     /// Classes/queues (optionally one).
     #[arg(short = 'c', value_name = "CLASS", num_args = 0..=1, default_missing_value = "")]
     pub classes: Option<String>,
-    /// The configuration: parameters in effect and problems found.
+    /// Check a configuration file (default $MOABHOMEDIR/moab.cfg) without a daemon; exit 1 on errors.
     #[arg(short = 'C', value_name = "CONFIGFILE", num_args = 0..=1, default_missing_value = "")]
     pub config: Option<String>,
     /// Groups (optionally one).
@@ -52,9 +52,15 @@ pub struct Mdiag {
     /// Reservations (optionally one).
     #[arg(short = 'r', value_name = "RSVID", num_args = 0..=1, default_missing_value = "")]
     pub reservations: Option<String>,
+    /// Resource managers (optionally one): type, state, nodes reported.
+    #[arg(short = 'R', value_name = "RM", num_args = 0..=1, default_missing_value = "")]
+    pub rms: Option<String>,
     /// The scheduler: host, mode, iterations, messages.
     #[arg(short = 'S')]
     pub scheduler: bool,
+    /// Partitions: nodes, processors and memory configured, up, dedicated and active.
+    #[arg(short = 't')]
+    pub partitions: bool,
     /// Users (optionally one).
     #[arg(short = 'u', value_name = "USER", num_args = 0..=1, default_missing_value = "")]
     pub users: Option<String>,
@@ -74,9 +80,60 @@ fn some(s: &Option<String>) -> Option<&str> {
     s.as_deref().filter(|s| !s.is_empty())
 }
 
+/// `mdiag -C [FILE]`: checks a configuration file (default
+/// `$MOABHOMEDIR/moab.cfg`) with `arches-config`; exit 1 on any ERROR.
+fn check_config(file: Option<&str>, verbose: u8, fmt: Format) -> Result<u8, String> {
+    let path = match file {
+        Some(f) => std::path::PathBuf::from(f),
+        None => arches_api::paths::home().join(arches_api::paths::CONFIG_NAME),
+    };
+    let shown = path.display().to_string();
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if file.is_none() && e.kind() == std::io::ErrorKind::NotFound => {
+            print(&format!(
+                "{shown}: no configuration file; the embedded default configuration applies\n"
+            ));
+            return Ok(EXIT_OK);
+        }
+        Err(e) => {
+            let reason = e.to_string();
+            let reason = reason.split(" (os error").next().unwrap_or(&reason);
+            return Err(format!(
+                "ERROR:    cannot read configuration file '{shown}' ({reason})"
+            ));
+        }
+    };
+    let verbosity = if verbose > 0 {
+        arches_config::Verbosity::Verbose
+    } else {
+        arches_config::Verbosity::Normal
+    };
+    let report = arches_config::check(&text, &shown, verbosity);
+    match fmt {
+        Format::Json => print_json(&serde_json::json!({
+            "file": shown,
+            "lines": report.lines,
+            "errors": report.errors,
+            "warnings": report.warnings,
+        }))?,
+        Format::Xml => return Err(no_xml("mdiag -C")),
+        Format::Text => print(&report.render()),
+    }
+    Ok(if report.ok() {
+        EXIT_OK
+    } else {
+        crate::EXIT_ERROR
+    })
+}
+
 /// Runs mdiag.
 pub fn exec(a: Mdiag) -> Result<u8, String> {
     let fmt = a.output.format();
+    if let Some(file) = &a.config {
+        // Works without a daemon: the file is checked here.
+        return check_config(some(&Some(file.clone())), a.verbose, fmt);
+    }
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let err = |e: arches_client::ClientError| e.to_string();
     if a.scheduler {
@@ -129,6 +186,20 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
             Format::Xml => print(&format!("{}\n", checknode::render_xml(&v))),
             Format::Text => print(&checknode::render_summary(&v)),
         }
+    } else if a.rms.is_some() {
+        let v = client.nodes(None).map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&v)?,
+            Format::Xml => return Err(no_xml("mdiag -R")),
+            Format::Text => print(&cluster::render_rms(&v, some(&a.rms))),
+        }
+    } else if a.partitions {
+        let v = client.nodes(None).map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&v)?,
+            Format::Xml => return Err(no_xml("mdiag -t")),
+            Format::Text => print(&cluster::render_partitions(&v)),
+        }
     } else if a.reservations.is_some() {
         let mut v = client.reservations().map_err(err)?;
         if let Some(id) = some(&a.reservations) {
@@ -137,14 +208,7 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         match fmt {
             Format::Json => print_json(&v)?,
             Format::Xml => return Err(no_xml("mdiag")),
-            Format::Text => print(&mdiag::render_reservations(&v)),
-        }
-    } else if a.config.is_some() {
-        let c = client.config().map_err(err)?;
-        match fmt {
-            Format::Json => print_json(&c)?,
-            Format::Xml => return Err(no_xml("mdiag")),
-            Format::Text => print(&mdiag::render_config(&c)),
+            Format::Text => print(&cluster::render_reservations(&v)),
         }
     } else {
         let (kind, name) = if a.users.is_some() {
@@ -167,7 +231,7 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
                 print_json(&v)?
             }
             Format::Xml => return Err(no_xml("mdiag")),
-            Format::Text => print(&mdiag::render_credentials(&v.credentials, kind, name)),
+            Format::Text => print(&cluster::render_credentials(&v.credentials, kind, name)),
         }
     }
     Ok(EXIT_OK)

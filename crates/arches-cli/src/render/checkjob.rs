@@ -181,8 +181,9 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     if !d.submit_dir.is_empty() {
         o.push_str(&format!("SubmitDir:      {}\n", d.submit_dir));
     }
-    if !d.executable.is_empty() {
-        o.push_str(&format!("Executable:     {}\n\n", d.executable));
+    // One line only: for scripts read from stdin the daemon may send the text.
+    if let Some(exe) = d.executable.lines().find(|l| !l.trim().is_empty()) {
+        o.push_str(&format!("Executable:     {exe}\n\n"));
     }
     if v {
         o.push_str(&format!("OutputFile:     {}\n", d.output_file));

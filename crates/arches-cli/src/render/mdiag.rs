@@ -1,10 +1,9 @@
-//! mdiag reports: `-S` scheduler, `-p` priority (§8.6), `-b` blocked jobs
-//! (§8.5), `-j` jobs (§8.4), `-r` reservations (§8.8), credentials
-//! (`-u -g -a -c -q`), configuration (`-C`), plus showstats.
+//! Job-centred mdiag reports: `-S` scheduler, `-p` priority (§8.6), `-b`
+//! blocked jobs (§8.5), `-j` jobs (§8.4), the running configuration, plus
+//! showstats. Cluster-wide reports are in [`super::cluster`].
 
 use arches_api::{
-    ConfigView, CredentialInfo, JobsView, PriorityView, QueueView, ReservationsView, SchedulerView,
-    Section, StatsView,
+    ConfigView, JobsView, PriorityView, QueueView, SchedulerView, Section, StatsView,
 };
 
 use super::xml::Element;
@@ -167,8 +166,9 @@ pub fn render_blocked(q: &QueueView) -> String {
                 j.state
             ));
         }
-        if let Some(r) = &j.block_reason {
-            if r.starts_with("job ") {
+        // A hold already explains the block; otherwise give the daemon's reason.
+        if let Some(r) = j.block_reason.as_ref().filter(|_| hold.is_none()) {
+            if r.starts_with(&format!("job {id} ")) {
                 o.push_str(&format!("{r}\n"));
             } else {
                 o.push_str(&format!("job {id:<20} {r}\n"));
@@ -257,113 +257,6 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
     o
 }
 
-/// `mdiag -r`.
-pub fn render_reservations(v: &ReservationsView) -> String {
-    let row = |a: &str, b: &str, c: &str, d: &str, e: &str, f: &str, g: &str, h: &str, i: &str| {
-        format!("{a:<26} {b:>4} {c:>3} {d:>11} {e:>11} {f:>12} {g:>4} {h:>4} {i:>4}\n")
-    };
-    let mut o = String::from("Diagnosing Reservations\n");
-    o.push_str(&row(
-        "RsvID",
-        "Type",
-        "Par",
-        "StartTime",
-        "EndTime",
-        "Duration",
-        "Node",
-        "Task",
-        "Proc",
-    ));
-    o.push_str(&row(
-        "-----",
-        "----",
-        "---",
-        "---------",
-        "-------",
-        "--------",
-        "----",
-        "----",
-        "----",
-    ));
-    for r in &v.reservations {
-        let tasks: u32 = r.nodes.iter().map(|n| n.tasks).sum();
-        o.push_str(&row(
-            &r.id,
-            &r.kind,
-            "-",
-            &duration(r.start - v.now),
-            &r.end
-                .map_or("INFINITY".to_string(), |e| duration(e - v.now)),
-            &r.end
-                .map_or("INFINITY".to_string(), |e| duration(e - r.start)),
-            &r.nodes.len().to_string(),
-            &tasks.to_string(),
-            &r.procs.to_string(),
-        ));
-        if !r.flags.is_empty() {
-            o.push_str(&format!("    Flags: {}\n", r.flags.join(" ")));
-        }
-        if !r.acl.is_empty() {
-            o.push_str(&format!("    ACL:   {}\n", r.acl.join(" ")));
-        }
-        if let Some(owner) = &r.owner {
-            o.push_str(&format!("    Owner: {owner}\n"));
-        }
-        if !r.nodes.is_empty() {
-            o.push_str(&format!(
-                "    Attributes (HostExp='{}')\n",
-                r.nodes
-                    .iter()
-                    .map(|n| n.node.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ));
-        }
-        o.push('\n');
-    }
-    o
-}
-
-/// `mdiag -u/-g/-a/-c/-q`: credentials of one kind (`name` restricts).
-pub fn render_credentials(creds: &[CredentialInfo], kind: &str, name: Option<&str>) -> String {
-    let word = match kind {
-        "account" => "acct",
-        other => other,
-    };
-    let mut o = format!("evaluating {word} information\n");
-    o.push_str(&format!(
-        "{:<12} {:>8} {:>12} {:>6} {:>6}  {}\n\n",
-        "Name", "Priority", "Flags", "Jobs", "Procs", "Limits"
-    ));
-    for c in creds
-        .iter()
-        .filter(|c| c.kind == kind && name.is_none_or(|n| n == c.name))
-    {
-        let flags = if c.flags.is_empty() {
-            "[NONE]".to_string()
-        } else {
-            c.flags.join(",")
-        };
-        let limits = if c.limits.is_empty() {
-            "[NONE]".to_string()
-        } else {
-            c.limits
-                .iter()
-                .map(|(l, s, h)| format!("{l}={s},{h}"))
-                .collect::<Vec<_>>()
-                .join("  ")
-        };
-        o.push_str(&format!(
-            "{:<12} {:>8} {:>12} {:>6} {:>6}  {}\n",
-            c.name, c.priority, flags, c.active_jobs, c.active_procs, limits
-        ));
-        for (k, v) in &c.attributes {
-            o.push_str(&format!("  {k}={v}\n"));
-        }
-    }
-    o
-}
-
 /// The running configuration (`mschedctl -l config`, `mdiag -C` against the daemon).
 pub fn render_config(c: &ConfigView) -> String {
     let mut o = String::new();
@@ -440,4 +333,73 @@ pub fn render_stats_xml(s: &StatsView) -> String {
                 .attr("time", s.now),
         )
         .render()
+}
+
+#[cfg(test)]
+mod blocked_tests {
+    use super::*;
+    use arches_api::{ClusterSummary, JobSummary};
+
+    fn blocked(id: u64, state: &str, reason: Option<&str>) -> JobSummary {
+        JobSummary {
+            id,
+            name: "j".into(),
+            user: "u".into(),
+            group: "g".into(),
+            account: None,
+            class: None,
+            qos: None,
+            state: state.into(),
+            section: Section::Blocked,
+            procs: 1,
+            nodes: None,
+            walltime: None,
+            submit_time: 0,
+            start_time: None,
+            completion_time: None,
+            exit_code: None,
+            cancelled: false,
+            priority: 0,
+            system_priority: false,
+            rank: None,
+            master_host: None,
+            partition: None,
+            suspended_secs: 0,
+            reservation_start: None,
+            backfilled: false,
+            preemptible: false,
+            block_reason: reason.map(String::from),
+            eligible_secs: 0,
+            restartable: false,
+        }
+    }
+
+    #[test]
+    fn holds_and_policy_reasons() {
+        let q = QueueView {
+            now: 0,
+            cluster: ClusterSummary::default(),
+            jobs: vec![
+                blocked(2, "UserHold", Some("job has hold in place (User)")),
+                blocked(
+                    5,
+                    "Idle",
+                    Some("violates active HARD MAXJOB limit of 2 for user u"),
+                ),
+                blocked(6, "Idle", Some("job 6 violates idle HARD MAXIPROC limit")),
+            ],
+            purge_secs: 0,
+            scheduler: "Moab".into(),
+        };
+        let s = render_blocked(&q);
+        assert_eq!(
+            s,
+            "Diagnosing blocked jobs (policylevel SOFT  partition ALL)\n\n\
+job 2                    has the following hold(s) in place:  User\n\
+job 5                    violates active HARD MAXJOB limit of 2 for user u\n\
+job 6 violates idle HARD MAXIPROC limit\n"
+        );
+        let empty = QueueView { jobs: vec![], ..q };
+        assert!(render_blocked(&empty).ends_with("no blocked jobs found\n"));
+    }
 }

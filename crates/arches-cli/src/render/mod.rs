@@ -2,6 +2,7 @@
 
 pub mod checkjob;
 pub mod checknode;
+pub mod cluster;
 pub mod mdiag;
 pub mod showbf;
 pub mod showq;

@@ -15,6 +15,7 @@ fn default_config_has_moab_defaults_and_arches_purge_time() {
     assert_eq!(c.admins[0], ["root"]);
     assert_eq!(c.sched.name, "Moab");
     assert!(c.nodes.is_empty() && c.rms.is_empty());
+    assert_eq!(c.poll_interval(), 30);
 }
 
 #[test]
@@ -184,4 +185,121 @@ fn runtime_changes_replace_file_settings_without_duplicate_warnings() {
     let eff = c.effective();
     assert!(eff.contains(&("BACKFILLPOLICY".to_string(), "BESTFIT".to_string())));
     assert!(eff.contains(&("RMCFG[a]".to_string(), "TYPE=LOCAL".to_string())));
+}
+
+#[test]
+fn effective_values_with_spaces_hashes_and_quotes_parse_back() {
+    let text =
+        "LOGFILE \"my #log\"\nLOGDIR \"d\\\"\nRMCFG[x] TYPE=NATIVE DESCRIPTION='say \"hi\"'\n";
+    let first = crate::parse(text, "a");
+    assert!(first.diagnostics.is_empty(), "{:#?}", first.diagnostics);
+    assert_eq!(first.config.log.file, "my #log");
+    assert_eq!(
+        first.config.rm("x").unwrap().description.as_deref(),
+        Some("say \"hi\"")
+    );
+    let again: String = first
+        .config
+        .effective()
+        .iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(n, v)| format!("{n} {v}\n"))
+        .collect();
+    let second = crate::parse(&again, "b");
+    assert!(second.diagnostics.is_empty(), "{:#?}", second.diagnostics);
+    assert_eq!(second.config.log.file, "my #log");
+    assert_eq!(second.config.log.dir, "d\\");
+    assert_eq!(
+        second.config.rm("x").unwrap().description.as_deref(),
+        Some("say \"hi\"")
+    );
+}
+
+mod round_trip {
+    //! Property: the effective values, written back as a file, give the same
+    //! configuration (what `mschedctl -m --flags=persistent` relies on).
+
+    use proptest::prelude::*;
+
+    use crate::config::{Config, Record};
+
+    fn line() -> impl Strategy<Value = String> {
+        let names: Vec<String> = crate::params::all().map(|p| p.name.to_string()).collect();
+        let words = prop_oneof![
+            4 => proptest::sample::select(vec![
+                "1", "0", "5", "2,4", "1:00:00", "0.5", "80%", "TRUE", "NONE", "BESTFIT", "SUSPEND",
+                "LOCAL", "STORAGE", "SIGTSTP", "4GB", "exec://q", "a,b", "high&", "PREEMPTOR", "DAY",
+                "moab://h:1", "[ALL]", "x y",
+            ])
+            .prop_map(str::to_string),
+            1 => "[A-Za-z0-9:,.%&\"' #\\-]{0,8}",
+        ];
+        let attrs = proptest::sample::select(vec![
+            "TYPE",
+            "PROCS",
+            "MEM",
+            "PRIORITY",
+            "MAXJOB",
+            "MAXWC",
+            "QDEF",
+            "QFLAGS",
+            "JOBFLAGS",
+            "SERVER",
+            "MODE",
+            "USERS",
+            "PERIOD",
+            "TARGETUSAGE",
+            "SUSPENDSIG",
+            "SYSTEMQUERYURL",
+            "RESOURCETYPE",
+            "FEATURES",
+            "STARTTIME",
+            "DEFAULT.WCLIMIT",
+        ]);
+        (
+            proptest::sample::select(names),
+            proptest::option::of(proptest::sample::select(vec![
+                "0", "1", "2", "a", "DEFAULT",
+            ])),
+            proptest::collection::vec((attrs, words.clone()), 1..4),
+            words,
+        )
+            .prop_map(|(name, index, pairs, word)| {
+                let head = match index {
+                    Some(i) => format!("{name}[{i}]"),
+                    None => name,
+                };
+                let is_object = matches!(
+                    crate::params::lookup(&head[..head.find('[').unwrap_or(head.len())])
+                        .map(|p| &p.shape),
+                    Some(crate::params::Shape::Object { .. })
+                );
+                if is_object {
+                    let attrs: Vec<String> =
+                        pairs.iter().map(|(a, w)| format!("{a}={w}")).collect();
+                    format!("{head} {}", attrs.join(" "))
+                } else {
+                    format!("{head} {word}")
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn effective_values_round_trip(lines in proptest::collection::vec(line(), 0..25)) {
+            let first = crate::parse(&lines.join("\n"), "a").config;
+            let text: String = first
+                .effective()
+                .iter()
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(n, v)| format!("{n} {v}\n"))
+                .collect();
+            let second = crate::parse(&text, "b");
+            prop_assert!(!second.has_errors(), "{:#?}\n{}", second.diagnostics, text);
+            let strip = |c: Config| Config { record: Record::default(), ..c };
+            prop_assert_eq!(strip(first), strip(second.config), "{}", text);
+        }
+    }
 }

@@ -2,10 +2,11 @@
 //! aliases, value type, default, indexing, one-line doc, the feature that uses
 //! it, and the setter that stores the parsed value in the [`Config`].
 //!
-//! The table drives parsing ([`crate::parse`]), `mschedctl -l config`
+//! The table drives parsing ([`crate::parse()`]), `mschedctl -l config`
 //! ([`Config::effective`]) and the generated reference
 //! ([`crate::reference_markdown`]). Scalar parameters live in
-//! [`scalars`], indexed objects (`RMCFG[x] ATTR=VALUE ...`) in [`objects`].
+//! `scalars.rs`, indexed objects (`RMCFG[x] ATTR=VALUE ...`) in `objects.rs`,
+//! `creds.rs` and `rm.rs`.
 
 mod creds;
 mod objects;
@@ -140,12 +141,26 @@ pub(crate) fn effective(config: &Config) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for p in all() {
         match &p.shape {
+            Shape::Scalar {
+                index: IndexKind::Bucket,
+                ..
+            } if !config.record.buckets.is_empty() => {
+                // Every configured bucket, with this parameter's value or default.
+                for i in config.record.buckets.keys() {
+                    let key = format!("{}[{i}]", p.name);
+                    let value = match config.record.scalars.get(&key) {
+                        Some((v, _)) => quote(v),
+                        None => p.default.unwrap_or("").to_string(),
+                    };
+                    out.push((key, value));
+                }
+            }
             Shape::Scalar { .. } => {
                 let mut any = false;
                 for (key, (value, _)) in &config.record.scalars {
                     if key == p.name || key.strip_prefix(p.name).is_some_and(|r| r.starts_with('['))
                     {
-                        out.push((key.clone(), value.clone()));
+                        out.push((key.clone(), quote(value)));
                         any = true;
                     }
                 }
@@ -171,6 +186,28 @@ pub(crate) fn effective(config: &Config) -> Vec<(String, String)> {
                     }
                     out.push((format!("{}[{}]", p.name, level + 1), parts.join(" ")));
                 }
+            }
+            Shape::Object {
+                index: ObjectIndex::OptionalName,
+                ..
+            } => {
+                // One scheduler: show the merged result under its final name.
+                let sched = &config.sched;
+                let mut parts = Vec::new();
+                if let Some(server) = &sched.server {
+                    parts.push(format!("SERVER={}", quote(server)));
+                }
+                parts.push(format!("MODE={}", sched.mode));
+                if !sched.flags.is_empty() {
+                    parts.push(format!("FLAGS={}", sched.flags.join(",")));
+                }
+                if let Some(id) = sched.max_job_id {
+                    parts.push(format!("MAXJOBID={id}"));
+                }
+                if let Some(id) = sched.min_job_id {
+                    parts.push(format!("MINJOBID={id}"));
+                }
+                out.push((format!("{}[{}]", p.name, sched.name), parts.join(" ")));
             }
             Shape::Object { .. } => {
                 let prefix = format!("{}[", p.name);
@@ -223,12 +260,14 @@ pub(crate) const fn attr(
     }
 }
 
-/// Quotes a value containing spaces so the line parses back.
+/// Quotes a value containing spaces, `#`, quotes or `\\` so the line parses back.
 fn quote(v: &str) -> String {
-    if v.contains(char::is_whitespace) {
-        format!("\"{v}\"")
-    } else {
+    if !v.contains(|c: char| c.is_whitespace() || "#\"'\\".contains(c)) {
         v.to_string()
+    } else if v.contains('"') {
+        format!("'{v}'")
+    } else {
+        format!("\"{v}\"")
     }
 }
 

@@ -338,7 +338,14 @@ pub(super) static SCALARS: &[ParamDef] = &[
         |c, _, v| { c.sched.mode = v.parse_choice()?; Ok(()) }),
     param("SERVERNAME", ValueType::Text, IndexKind::None, Some("Moab"),
         "Deprecated: the SCHEDCFG index (scheduler name).", "daemon",
-        |c, _, v| { c.sched.name = v.text()?.to_string(); Ok(()) }),
+        |c, _, v| {
+            let name = v.text()?;
+            if name.contains(|ch: char| ch.is_whitespace() || "[]=#\"'".contains(ch)) {
+                return Err(format!("invalid scheduler name '{name}' (no spaces, brackets, '=', '#' or quotes)"));
+            }
+            c.sched.name = name.to_string();
+            Ok(())
+        }),
     param("ADMIN1", ValueType::List, IndexKind::None, Some("root"),
         "Deprecated: level-1 administrators (ADMINCFG[1] USERS=); root is always one.", "commands",
         |c, _, v| set_admin(c, 0, v)),

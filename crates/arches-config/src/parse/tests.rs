@@ -118,6 +118,10 @@ fn malformed_lines_are_errors() {
             "moab.cfg:7: ERROR: unterminated quote",
         ]
     );
+    assert_eq!(
+        messages("SRCFG[\"a b\"] PERIOD=DAY\n"),
+        ["moab.cfg:1: ERROR: SRCFG[a b]: invalid index 'a b' (no spaces, '#', '=' or quotes)"]
+    );
 }
 
 #[test]
@@ -522,4 +526,46 @@ fn byte_order_mark_crlf_and_tabs_are_tolerated() {
     let c = ok("\u{feff}BACKFILLPOLICY\tNONE\r\nNODECFG[n1]\tPROCS=2\r\n");
     assert_eq!(c.policy.backfill, BackfillPolicy::None);
     assert_eq!(c.nodes[0].procs, 2);
+}
+
+#[test]
+fn into_result_separates_usable_configs_from_invalid_ones() {
+    let (c, warnings) = parse("FOO 1\nLOGLEVEL 3\n", "m").into_result().unwrap();
+    assert_eq!((c.log.level, warnings.len()), (3, 1));
+    let errors = parse("FOO 1\nLOGLEVEL 30\n", "m")
+        .into_result()
+        .unwrap_err();
+    assert_eq!(errors.len(), 1);
+    let e: &dyn std::error::Error = &errors[0];
+    assert_eq!(
+        e.to_string(),
+        "m:2: ERROR: LOGLEVEL: value 30 out of range (0–9)"
+    );
+}
+
+#[test]
+fn undefined_qos_references_are_warnings() {
+    let m = messages("QOSCFG[high] PRIORITY=10\nCLASSCFG[special] QDEF=high& QLIST=high,low\nUSERCFG[bob] QDEF=gold\n");
+    assert_eq!(
+        m,
+        [
+            "moab.cfg:2: WARNING: CLASSCFG[special] QLIST: QoS 'low' is not defined (no QOSCFG[low] line); it has no priority, limits or flags",
+            "moab.cfg:3: WARNING: USERCFG[bob] QDEF: QoS 'gold' is not defined (no QOSCFG[gold] line); it has no priority, limits or flags",
+        ]
+    );
+}
+
+#[test]
+fn nodes_without_a_processor_count_are_warned_about_unless_an_rm_reports_them() {
+    let m = messages("NODECFG[n1] FEATURES=gpu\nNODECFG[n2] PROCS=4\n");
+    assert_eq!(
+        m,
+        ["moab.cfg:1: WARNING: NODECFG[n1]: PROCS is set neither here nor in NODECFG[DEFAULT]; the node has 1 processor"]
+    );
+    assert_eq!(
+        parse("NODECFG[n1] FEATURES=gpu\n", "m").config.nodes[0].procs,
+        1
+    );
+    assert!(messages("NODECFG[DEFAULT] PROCS=2\nNODECFG[n1] FEATURES=gpu\n").is_empty());
+    assert!(messages("RMCFG[s] TYPE=SLURM\nNODECFG[n1] FEATURES=gpu\n").is_empty());
 }
