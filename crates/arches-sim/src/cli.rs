@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use arches_core::policy::{BackfillPolicy, ReservationBucket};
+use arches_core::policy::{BackfillPolicy, ReservationBucket, ReservationPolicy};
 
 use crate::generate::{generate, GenerateParams};
 use crate::metrics::{write_jobs_csv, Summary};
@@ -59,6 +59,11 @@ pub struct SimulateArgs {
     /// job (conservative backfill).
     #[arg(long, value_name = "N|all", value_parser = parse_depth)]
     pub reservation_depth: Option<u32>,
+    /// RESERVATIONPOLICY: CURRENTHIGHEST (default: reservations recomputed
+    /// every iteration), HIGHEST (kept and only compressed: pyss's
+    /// conservative backfill with `--reservation-depth all`), NEVER.
+    #[arg(long, value_name = "POLICY")]
+    pub reservation_policy: Option<ReservationPolicy>,
     /// Where to write the summary JSON (`-` = stdout).
     #[arg(long, value_name = "FILE|-", default_value = "-")]
     pub summary: String,
@@ -150,12 +155,16 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
     if let Some(b) = args.backfill {
         policy.backfill = b;
     }
+    if let Some(p) = args.reservation_policy {
+        policy.reservation_policy = p;
+    }
     if let Some(depth) = args.reservation_depth {
         policy.reservation_buckets = vec![ReservationBucket { depth, qos: None }];
     }
     let title_policy = format!(
-        "{} backfill, reservation depth {}",
+        "{} backfill, {} reservations, depth {}",
         policy.backfill,
+        policy.reservation_policy,
         match policy.reservation_buckets.first().map(|b| b.depth) {
             Some(u32::MAX) => "all".to_string(),
             Some(d) => d.to_string(),

@@ -20,6 +20,7 @@
 
 use std::collections::BTreeSet;
 
+use arches_core::policy::ReservationPolicy;
 use arches_core::{
     schedule, CompletionCode, Event, EventError, JobId, Node, Plan, Policy, Secs, StartKind, State,
     Time,
@@ -383,6 +384,15 @@ impl Simulation {
             if let Some(m) = self.meta.get_mut(&start.job) {
                 m.start = Some((at, start.kind));
             }
+        }
+        if self.policy.reservation_policy == ReservationPolicy::Highest {
+            // HIGHEST keeps reservations across iterations (pyss's
+            // conservative backfill): hand them back to the state.
+            let kept = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
+            let at = self.now;
+            self.state
+                .apply(Event::RememberReservations(kept), at)
+                .map_err(|source| SimError::Core { at, job: 0, source })?;
         }
         self.last_plan = Some(plan);
         Ok(())
