@@ -24,10 +24,13 @@
 //! within their soft limits first, then the jobs within their hard limits.
 //! Backfill honours the limits too.
 //!
-//! `RESERVATIONPOLICY HIGHEST` would need memory across iterations; the core
-//! is stateless between calls, so it behaves as `CURRENTHIGHEST`
-//! (reservations recomputed every iteration, sliding forward when jobs end
-//! early). `NEVER` makes no reservations: any job that fits starts.
+//! `RESERVATIONPOLICY CURRENTHIGHEST` recomputes every reservation each
+//! iteration (a reservation slides forward when jobs end early, and a
+//! higher-priority job may take a lower one's slot). `HIGHEST` keeps them:
+//! the reservations remembered in the state
+//! ([`crate::state::Event::RememberReservations`]) are held in the profile and
+//! each job can only move its own earlier (pyss's conservative compression).
+//! `NEVER` makes no reservations: any job that fits starts.
 
 use crate::backfill::{self, Candidate};
 use crate::context::Ctx;
@@ -36,12 +39,13 @@ use crate::job::{Alloc, Job, JobState, StartKind};
 use crate::plan::{BlockReason, Decision, Plan, PlannedReservation, PriorityBreakdown, Start};
 use crate::policy::{BackfillPolicy, Policy, PolicyLevel, QosFlag, ReservationPolicy};
 use crate::priority::{priority, queue_order};
+use crate::profile::Amount;
 use crate::state::State;
 use crate::{Secs, Time};
 
 /// Runs one iteration. Pure: equal inputs give equal plans.
 pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
-    let mut entries: Vec<Entry> = state
+    let entries: Vec<Entry> = state
         .queued()
         .filter(|j| j.state == JobState::Idle)
         .map(|job| Entry {
@@ -51,9 +55,31 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
             eligible: true,
             handled: false,
             started: false,
+            held: None,
         })
         .collect();
-    entries.sort_by(|a, b| queue_order((a.job, &a.prio), (b.job, &b.prio)));
+    // Sort compact keys, then move each entry once (entries are large).
+    let mut keys: Vec<(bool, i64, Time, u64, usize)> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            (
+                !e.prio.system,
+                -e.prio.total,
+                e.job.submit_time,
+                e.job.id,
+                i,
+            )
+        })
+        .collect();
+    keys.sort_unstable();
+    debug_assert!(keys.windows(2).all(|w| {
+        let a = &entries[w[0].4];
+        let b = &entries[w[1].4];
+        queue_order((a.job, &a.prio), (b.job, &b.prio)).is_le()
+    }));
+    let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
+    let mut entries: Vec<Entry> = keys.iter().filter_map(|k| slots[k.4].take()).collect();
     for e in &mut entries {
         if let Err(r) = check_static(state, e.job, now) {
             e.reason = Some(r);
@@ -62,8 +88,12 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
         }
     }
     let throttled = has_limits(policy);
+    let mut ctx = Ctx::new(state, policy, now);
+    if policy.reservation_policy == ReservationPolicy::Highest {
+        hold_remembered(&mut ctx, state, &mut entries);
+    }
     let mut walk = Walk {
-        ctx: Ctx::new(state, policy, now),
+        ctx,
         usage: if throttled {
             Usage::from_state(state, policy, now)
         } else {
@@ -119,6 +149,28 @@ pub fn bypassed(plan: &Plan) -> Vec<crate::job::JobId> {
     out.into_iter().map(|(_, id)| id).collect()
 }
 
+/// Under `RESERVATIONPOLICY HIGHEST`, puts every remembered reservation of
+/// a schedulable job back into the profile before the walk; each job takes
+/// its own out again when the walk reaches it, so it can only move earlier.
+fn hold_remembered(ctx: &mut Ctx<'_>, state: &State, entries: &mut [Entry<'_>]) {
+    for e in entries.iter_mut().filter(|e| !e.handled) {
+        let Some(t) = state.remembered_reservation(e.job.id) else {
+            continue;
+        };
+        let Some(d) = planning_duration(e.job, ctx.policy) else {
+            continue;
+        };
+        let start = t.max(ctx.now);
+        let end = Some(start + d.max(1));
+        ctx.agg.force_usage(
+            start,
+            end,
+            Amount::procs(i64::from(e.job.req.total_procs())),
+        );
+        e.held = Some((start, end));
+    }
+}
+
 /// A queued job during the walk.
 pub(crate) struct Entry<'a> {
     pub job: &'a Job,
@@ -128,6 +180,8 @@ pub(crate) struct Entry<'a> {
     /// Decided in an earlier pass (or statically blocked).
     pub handled: bool,
     pub started: bool,
+    /// A remembered reservation held in the profile (HIGHEST).
+    pub held: Option<(Time, Option<Time>)>,
 }
 
 /// The iteration's working state.
@@ -159,6 +213,7 @@ impl<'a> Walk<'a> {
                 if level == PolicyLevel::Hard {
                     entries[i].eligible = false;
                     entries[i].handled = true;
+                    self.release_held(entries, i);
                 }
                 entries[i].reason = Some(r);
                 return;
@@ -166,6 +221,7 @@ impl<'a> Walk<'a> {
         }
         entries[i].handled = true;
         entries[i].reason = None;
+        self.release_held(entries, i);
         if let Err(why) = self.ctx.ever_fits(job) {
             entries[i].reason = Some(BlockReason::NeverFits(why));
             entries[i].eligible = false;
@@ -224,6 +280,14 @@ impl<'a> Walk<'a> {
                     self.try_backfill(entries, i, dur);
                 }
             }
+        }
+    }
+
+    /// Takes a job's remembered reservation out of the profile.
+    fn release_held(&mut self, entries: &mut [Entry<'a>], i: usize) {
+        if let Some((start, end)) = entries[i].held.take() {
+            let procs = Amount::procs(i64::from(entries[i].job.req.total_procs()));
+            let _ = self.ctx.agg.remove_usage(start, end, procs);
         }
     }
 
@@ -353,27 +417,28 @@ impl<'a> Walk<'a> {
     }
 
     fn finish(mut self, entries: Vec<Entry<'a>>) -> Plan {
-        for (rank, e) in entries.into_iter().enumerate() {
-            self.plan.decisions.insert(
-                e.job.id,
-                Decision {
+        let now = self.ctx.now;
+        // Time alone changes: a running job's limit, a start date, a reservation.
+        let ends = self.ctx.state.active().filter_map(|j| j.expected_end());
+        let dates = entries.iter().filter_map(|e| match e.reason {
+            Some(BlockReason::StartDate(t)) => Some(t),
+            _ => None,
+        });
+        let rsv = self.plan.reservations.iter().map(|r| r.start);
+        self.plan.next_wakeup = ends.chain(dates).chain(rsv).filter(|t| *t > now).min();
+        self.plan.decisions = entries
+            .into_iter()
+            .enumerate()
+            .map(|(rank, e)| {
+                let d = Decision {
                     priority: e.prio,
                     rank: rank as u32 + 1,
                     reason: if e.started { None } else { e.reason },
                     eligible: e.eligible,
-                },
-            );
-        }
-        let now = self.ctx.now;
-        let rsv = self.plan.reservations.iter().map(|r| r.start);
-        self.plan.next_wakeup = self
-            .ctx
-            .state
-            .next_wakeup(now)
-            .into_iter()
-            .chain(rsv)
-            .filter(|t| *t > now)
-            .min();
+                };
+                (e.job.id, d)
+            })
+            .collect();
         self.plan
     }
 }

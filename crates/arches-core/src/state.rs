@@ -69,6 +69,12 @@ pub enum Event {
     Purge {
         job: JobId,
     },
+    /// Remember the priority reservations of the last plan (`(job, start)`),
+    /// replacing any remembered before. Only `RESERVATIONPOLICY HIGHEST` uses
+    /// them: a remembered reservation is never moved later, only compressed
+    /// earlier (pyss's conservative backfill). Drivers feed
+    /// `plan.reservations` back after applying the plan's starts.
+    RememberReservations(Vec<(JobId, Time)>),
 }
 
 /// A modification of a job (`mjobctl -m`).
@@ -127,6 +133,8 @@ pub struct State {
     queued: BTreeSet<JobId>,
     /// Running, starting or suspended jobs.
     active: BTreeSet<JobId>,
+    /// Reservation starts remembered from the last plan (queued jobs only).
+    remembered: BTreeMap<JobId, Time>,
 }
 
 impl State {
@@ -189,6 +197,12 @@ impl State {
     /// Active jobs by id.
     pub fn active(&self) -> impl Iterator<Item = &Job> {
         self.active.iter().filter_map(|id| self.jobs.get(id))
+    }
+
+    /// The remembered reservation start of a queued job, if any
+    /// (see [`Event::RememberReservations`]).
+    pub fn remembered_reservation(&self, job: JobId) -> Option<Time> {
+        self.remembered.get(&job).copied()
     }
 
     pub fn queued_count(&self) -> usize {
@@ -267,6 +281,7 @@ impl State {
                     suspended_at: None,
                 });
                 self.queued.remove(&job);
+                self.remembered.remove(&job);
                 self.active.insert(job);
                 Ok(())
             }
@@ -287,6 +302,7 @@ impl State {
                     self.end_active(job, now, CompletionCode::Cancelled, JobState::Removed);
                 } else {
                     self.queued.remove(&job);
+                    self.remembered.remove(&job);
                     let j = self.jobs.get_mut(&job).expect("checked above");
                     j.state = JobState::Removed;
                     j.completion = Some(Completion {
@@ -372,6 +388,16 @@ impl State {
             Event::AddNode(node) => {
                 self.nodes.push(node);
                 self.usage.push(NodeUsage::default());
+                Ok(())
+            }
+            Event::RememberReservations(list) => {
+                for (id, _) in &list {
+                    let j = self.get(*id)?;
+                    if j.state != JobState::Idle {
+                        return Err(wrong(j, "Idle"));
+                    }
+                }
+                self.remembered = list.into_iter().collect();
                 Ok(())
             }
             Event::Purge { job } => {

@@ -13,11 +13,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use arches_core::policy::{BackfillPolicy, ReservationBucket};
-use arches_core::Policy;
+use arches_core::policy::{BackfillPolicy, ReservationBucket, ReservationPolicy};
 
 use crate::generate::{generate, GenerateParams};
-use crate::metrics::{summarize, write_jobs_csv, SkippedEntry, Summary};
+use crate::metrics::{write_jobs_csv, Summary};
 use crate::run::{machine, Simulation};
 use crate::swf::{read_swf, to_jobs, SwfOptions};
 use crate::workload::{read_jsonl, SimJob};
@@ -42,19 +41,29 @@ pub struct SimulateArgs {
     /// JSONL workload to replay (one job per line, see the arches-sim docs).
     #[arg(long, value_name = "FILE")]
     pub workload: Option<PathBuf>,
-    /// Machine size in processors (default: the trace header's MaxProcs).
+    /// Machine size in processors (default: the --config nodes, else the
+    /// trace header's MaxProcs).
     #[arg(long, value_name = "N")]
     pub procs: Option<u32>,
     /// Processors per node (default: one node holding every processor).
     #[arg(long, value_name = "K")]
     pub procs_per_node: Option<u32>,
-    /// BACKFILLPOLICY: FIRSTFIT, BESTFIT, NONE...
-    #[arg(long, value_name = "POLICY", default_value = "FIRSTFIT")]
-    pub backfill: BackfillPolicy,
-    /// RESERVATIONDEPTH (1 = EASY); `all` reserves for every queued job
-    /// (conservative backfill).
-    #[arg(long, value_name = "N|all", default_value = "1", value_parser = parse_depth)]
-    pub reservation_depth: u32,
+    /// moab.cfg to take the policy and the nodes (NODECFG) from; the flags
+    /// below override it.
+    #[arg(long, value_name = "moab.cfg")]
+    pub config: Option<PathBuf>,
+    /// BACKFILLPOLICY: FIRSTFIT (default), BESTFIT, GREEDY, NONE.
+    #[arg(long, value_name = "POLICY")]
+    pub backfill: Option<BackfillPolicy>,
+    /// RESERVATIONDEPTH (default 1 = EASY); `all` reserves for every queued
+    /// job (conservative backfill).
+    #[arg(long, value_name = "N|all", value_parser = parse_depth)]
+    pub reservation_depth: Option<u32>,
+    /// RESERVATIONPOLICY: CURRENTHIGHEST (default: reservations recomputed
+    /// every iteration), HIGHEST (kept and only compressed: pyss's
+    /// conservative backfill with `--reservation-depth all`), NEVER.
+    #[arg(long, value_name = "POLICY")]
+    pub reservation_policy: Option<ReservationPolicy>,
     /// Where to write the summary JSON (`-` = stdout).
     #[arg(long, value_name = "FILE|-", default_value = "-")]
     pub summary: String,
@@ -90,15 +99,6 @@ pub struct SimulateArgs {
     pub target_load: f64,
 }
 
-fn parse_depth(s: &str) -> Result<u32, String> {
-    if s.eq_ignore_ascii_case("all") {
-        Ok(u32::MAX)
-    } else {
-        s.parse()
-            .map_err(|_| format!("invalid reservation depth '{s}' (a number or `all`)"))
-    }
-}
-
 /// Runs `moab simulate`.
 pub fn main(args: SimulateArgs) -> ExitCode {
     match run(&args) {
@@ -107,6 +107,15 @@ pub fn main(args: SimulateArgs) -> ExitCode {
             eprintln!("moab simulate: {msg}");
             ExitCode::from(code)
         }
+    }
+}
+
+fn parse_depth(s: &str) -> Result<u32, String> {
+    if s.eq_ignore_ascii_case("all") {
+        Ok(u32::MAX)
+    } else {
+        s.parse()
+            .map_err(|_| format!("invalid reservation depth '{s}' (a number or `all`)"))
     }
 }
 
@@ -124,18 +133,46 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
     if let Some(out) = &args.generate {
         return run_generate(args, out);
     }
-    let (jobs, procs, malformed) = load(args)?;
-    let per_node = args.procs_per_node.unwrap_or(procs).max(1);
-    let policy = Policy {
-        backfill: args.backfill,
-        reservation_buckets: vec![ReservationBucket {
-            depth: args.reservation_depth,
-            qos: None,
-        }],
-        ..Policy::default()
+    let config = args.config.as_deref().map(load_config).transpose()?;
+    let config_nodes = config
+        .as_ref()
+        .map(|c| c.nodes.clone())
+        .filter(|n| !n.is_empty() && args.procs.is_none());
+    let config_procs = config_nodes
+        .as_ref()
+        .map(|n| n.iter().map(|n| n.procs).sum::<u32>());
+    let Loaded {
+        jobs,
+        procs,
+        malformed,
+        dropped,
+    } = load(args, config_procs)?;
+    let nodes = match config_nodes {
+        Some(nodes) => nodes,
+        None => machine(procs, args.procs_per_node.unwrap_or(procs).max(1)),
     };
+    let mut policy = config.map(|c| c.policy).unwrap_or_default();
+    if let Some(b) = args.backfill {
+        policy.backfill = b;
+    }
+    if let Some(p) = args.reservation_policy {
+        policy.reservation_policy = p;
+    }
+    if let Some(depth) = args.reservation_depth {
+        policy.reservation_buckets = vec![ReservationBucket { depth, qos: None }];
+    }
+    let title_policy = format!(
+        "{} backfill, {} reservations, depth {}",
+        policy.backfill,
+        policy.reservation_policy,
+        match policy.reservation_buckets.first().map(|b| b.depth) {
+            Some(u32::MAX) => "all".to_string(),
+            Some(d) => d.to_string(),
+            None => "0".to_string(),
+        }
+    );
     let started = Instant::now();
-    let mut sim = Simulation::new(machine(procs, per_node), policy, jobs);
+    let mut sim = Simulation::new(nodes, policy, jobs);
     if let Some(u) = args.until {
         sim.run_until(u).map_err(failure)?;
     } else {
@@ -156,20 +193,10 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
             eprintln!();
         }
     }
-    let mut summary: Summary = summarize(sim.records(), procs);
-    summary.iterations = sim.iterations();
+    let mut summary: Summary = sim.summary();
     summary.sim_wall_s = started.elapsed().as_secs_f64();
-    summary.skipped = sim
-        .skipped()
-        .iter()
-        .map(|s| SkippedEntry {
-            job: s.id,
-            reason: s.reason.clone(),
-        })
-        .collect();
-    if args.until.is_none() {
-        summary.never_started = sim.stranded();
-    }
+    summary.malformed_lines = malformed;
+    summary.sanitize_dropped = dropped;
     if malformed > 0 {
         eprintln!("moab simulate: skipped {malformed} malformed trace lines");
     }
@@ -180,14 +207,8 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
     if let Some(path) = &args.report {
         let input = args.trace.as_ref().or(args.workload.as_ref());
         let title = format!(
-            "Arches simulation: {} on {procs} processors ({} backfill, reservation depth {})",
+            "Arches simulation: {} on {procs} processors ({title_policy})",
             input.map_or_else(String::new, |p| p.display().to_string()),
-            args.backfill,
-            if args.reservation_depth == u32::MAX {
-                "all".to_string()
-            } else {
-                args.reservation_depth.to_string()
-            }
         );
         let html = crate::report::render(&title, &summary, sim.records());
         std::fs::write(path, html).map_err(|e| failure(format!("{}: {e}", path.display())))?;
@@ -202,8 +223,31 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
     Ok(())
 }
 
-/// Reads the input: jobs, machine size, malformed lines skipped.
-fn load(args: &SimulateArgs) -> CliResult<(Vec<SimJob>, u32, usize)> {
+/// The input as read.
+struct Loaded {
+    jobs: Vec<SimJob>,
+    procs: u32,
+    /// Malformed lines skipped.
+    malformed: usize,
+    /// Jobs dropped by the sanitising filter.
+    dropped: usize,
+}
+
+/// Reads moab.cfg; errors are fatal, warnings are printed.
+fn load_config(path: &std::path::Path) -> CliResult<arches_config::Config> {
+    let parsed = arches_config::load_file(path).map_err(usage)?;
+    for d in &parsed.diagnostics {
+        eprintln!("moab simulate: {d}");
+    }
+    if parsed.has_errors() {
+        return Err(usage(format!("{}: invalid configuration", path.display())));
+    }
+    Ok(parsed.config)
+}
+
+/// Reads the input; `config_procs` is the machine size the configuration's
+/// nodes give (used when `--procs` is absent).
+fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
     if let Some(path) = &args.trace {
         let opts = SwfOptions {
             sanitize: args.sanitize,
@@ -213,6 +257,7 @@ fn load(args: &SimulateArgs) -> CliResult<(Vec<SimJob>, u32, usize)> {
         let trace = read_swf(path, &opts).map_err(usage)?;
         let procs = args
             .procs
+            .or(config_procs)
             .or(trace.header.max_procs)
             .or(trace.header.max_nodes)
             .filter(|p| *p > 0)
@@ -222,8 +267,13 @@ fn load(args: &SimulateArgs) -> CliResult<(Vec<SimJob>, u32, usize)> {
                     path.display()
                 ))
             })?;
-        let (jobs, _) = to_jobs(&trace.records, procs, &opts);
-        return Ok((jobs, procs, trace.malformed));
+        let (jobs, dropped) = to_jobs(&trace.records, procs, &opts);
+        return Ok(Loaded {
+            jobs,
+            procs,
+            malformed: trace.malformed,
+            dropped,
+        });
     }
     let path = args
         .workload
@@ -235,9 +285,15 @@ fn load(args: &SimulateArgs) -> CliResult<(Vec<SimJob>, u32, usize)> {
     }
     let procs = args
         .procs
+        .or(config_procs)
         .filter(|p| *p > 0)
-        .ok_or_else(|| usage("a JSONL workload needs --procs N"))?;
-    Ok((jobs, procs, 0))
+        .ok_or_else(|| usage("a JSONL workload needs --procs N or --config with NODECFG"))?;
+    Ok(Loaded {
+        jobs,
+        procs,
+        malformed: 0,
+        dropped: 0,
+    })
 }
 
 fn write_summary(dest: &str, summary: &Summary) -> CliResult<()> {
@@ -326,6 +382,53 @@ mod tests {
     }
 
     #[test]
+    fn config_gives_nodes_and_policy_and_flags_override_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = dir.path().join("moab.cfg");
+        std::fs::write(
+            &cfg,
+            "BACKFILLPOLICY NONE\nNODECFG[n1] PROCS=2\nNODECFG[n2] PROCS=2\n",
+        )
+        .unwrap();
+        let w = dir.path().join("w.jsonl");
+        // Job 3 could backfill beside job 1 while job 2 waits, unless NONE.
+        std::fs::write(
+            &w,
+            "{\"id\":1,\"submit\":0,\"procs\":3,\"walltime\":100,\"runtime\":100}\n\
+             {\"id\":2,\"submit\":1,\"procs\":4,\"walltime\":100,\"runtime\":100}\n\
+             {\"id\":3,\"submit\":2,\"procs\":1,\"walltime\":10,\"runtime\":10}\n",
+        )
+        .unwrap();
+        let summary = dir.path().join("s.json");
+        let backfilled = |extra: &[&str]| {
+            let mut argv = vec![
+                "--workload",
+                w.to_str().unwrap(),
+                "--config",
+                cfg.to_str().unwrap(),
+                "--summary",
+                summary.to_str().unwrap(),
+            ];
+            argv.extend_from_slice(extra);
+            run(&parse(&argv).unwrap()).unwrap();
+            let s: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+            assert_eq!(s["machine_procs"], 4);
+            s["backfilled_jobs"].as_u64().unwrap()
+        };
+        assert_eq!(backfilled(&[]), 0, "BACKFILLPOLICY NONE from moab.cfg");
+        assert_eq!(backfilled(&["--backfill", "FIRSTFIT"]), 1, "the flag wins");
+        std::fs::write(&cfg, "BACKFILLPOLICY SOMETIMES\n").unwrap();
+        let bad = parse(&[
+            "--workload",
+            w.to_str().unwrap(),
+            "--config",
+            cfg.to_str().unwrap(),
+        ]);
+        assert_eq!(run(&bad.unwrap()).unwrap_err().0, EXIT_USAGE);
+    }
+
+    #[test]
     fn generated_trace_replays_and_bad_input_is_a_usage_error() {
         let dir = tempfile::tempdir().unwrap();
         let swf = dir.path().join("g.swf");
@@ -348,7 +451,7 @@ mod tests {
             summary.to_str().unwrap(),
         ])
         .unwrap();
-        assert_eq!(args.reservation_depth, u32::MAX);
+        assert_eq!(args.reservation_depth, Some(u32::MAX));
         run(&args).unwrap();
         let s: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();

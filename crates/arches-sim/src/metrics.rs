@@ -117,6 +117,8 @@ pub struct Summary {
     pub utilization: f64,
     pub makespan_s: Secs,
     pub backfilled_jobs: usize,
+    /// Jobs preempted. The core's plan carries no preemptions yet, so the
+    /// replay never preempts and this stays 0.
     pub preempted_jobs: usize,
     pub iterations: u64,
     pub sim_wall_s: f64,
@@ -127,6 +129,10 @@ pub struct Summary {
     pub skipped: Vec<SkippedEntry>,
     /// Jobs still queued when no event was left (they could never start).
     pub never_started: Vec<JobId>,
+    /// Malformed trace lines skipped (`--skip-malformed`).
+    pub malformed_lines: usize,
+    /// Trace jobs dropped by `--sanitize`.
+    pub sanitize_dropped: usize,
 }
 
 /// pyss-style statistics.

@@ -20,6 +20,7 @@
 
 use std::collections::BTreeSet;
 
+use arches_core::policy::ReservationPolicy;
 use arches_core::{
     schedule, CompletionCode, Event, EventError, JobId, Node, Plan, Policy, Secs, StartKind, State,
     Time,
@@ -27,7 +28,7 @@ use arches_core::{
 use arches_rm::sim::SimRm;
 use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager, RmError};
 
-use crate::metrics::JobRecord;
+use crate::metrics::{summarize, JobRecord, SkippedEntry, Summary};
 use crate::workload::SimJob;
 
 /// Why a simulation stopped with an error (a bug in a driver or the core:
@@ -55,6 +56,21 @@ pub struct SkippedJob {
     pub reason: String,
 }
 
+/// A machine of `procs` processors in nodes of `per_node` (the last node
+/// takes the remainder). One node holding every processor is the flat
+/// processor pool of trace simulators such as pyss.
+pub fn machine(procs: u32, per_node: u32) -> Vec<Node> {
+    let per_node = per_node.max(1);
+    let mut nodes = Vec::new();
+    let mut left = procs;
+    while left > 0 {
+        let p = left.min(per_node);
+        nodes.push(Node::new(&format!("node{:04}", nodes.len() + 1), p, 0));
+        left -= p;
+    }
+    nodes
+}
+
 /// A running (or finished) simulation.
 #[derive(Debug)]
 pub struct Simulation {
@@ -74,16 +90,6 @@ pub struct Simulation {
     skipped: Vec<SkippedJob>,
     iterations: u64,
     dirty: bool,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Meta {
-    submit: Time,
-    procs: u32,
-    walltime: Secs,
-    runtime: Secs,
-    placeholder: bool,
-    start: Option<(Time, StartKind)>,
 }
 
 impl Simulation {
@@ -161,6 +167,26 @@ impl Simulation {
         self.next
     }
 
+    /// The summary of the jobs finished so far (`sim_wall_s` is left to the
+    /// caller, who knows what to time). Jobs still queued are listed as never
+    /// started only once no event is left.
+    pub fn summary(&self) -> Summary {
+        let mut s = summarize(&self.records, self.total_procs);
+        s.iterations = self.iterations;
+        s.skipped = self
+            .skipped
+            .iter()
+            .map(|k| SkippedEntry {
+                job: k.id,
+                reason: k.reason.clone(),
+            })
+            .collect();
+        if self.next_event().is_none() {
+            s.never_started = self.stranded();
+        }
+        s
+    }
+
     /// Queued jobs left when nothing more can happen (they can never start).
     pub fn stranded(&self) -> Vec<JobId> {
         self.state.queued().map(|j| j.id).collect()
@@ -174,8 +200,18 @@ impl Simulation {
             .last_plan
             .as_ref()
             .and_then(|p| p.next_wakeup)
-            .filter(|t| *t > self.now && self.state.queued_count() > 0);
+            .filter(|t| *t > self.now && self.state.queued_count() > 0)
+            .filter(|_| submit.is_some() || done.is_some() || self.dated_job_waiting());
         [submit, done, wake].into_iter().flatten().min()
+    }
+
+    /// Whether a queued job waits for a start date: with nothing running and
+    /// nothing left to submit, only that can change a decision, so other
+    /// wake-ups are ignored and a replay whose last jobs can never start ends.
+    fn dated_job_waiting(&self) -> bool {
+        self.state
+            .queued()
+            .any(|j| j.start_after.is_some_and(|t| t > self.now))
     }
 
     /// Processes the next `n` instants that have events; returns how many did.
@@ -349,6 +385,15 @@ impl Simulation {
                 m.start = Some((at, start.kind));
             }
         }
+        if self.policy.reservation_policy == ReservationPolicy::Highest {
+            // HIGHEST keeps reservations across iterations (pyss's
+            // conservative backfill): hand them back to the state.
+            let kept = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
+            let at = self.now;
+            self.state
+                .apply(Event::RememberReservations(kept), at)
+                .map_err(|source| SimError::Core { at, job: 0, source })?;
+        }
         self.last_plan = Some(plan);
         Ok(())
     }
@@ -393,6 +438,16 @@ impl Simulation {
     }
 }
 
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    submit: Time,
+    procs: u32,
+    walltime: Secs,
+    runtime: Secs,
+    placeholder: bool,
+    start: Option<(Time, StartKind)>,
+}
+
 fn observed_job(obs: &Observation) -> JobId {
     match obs {
         Observation::Running { job, .. }
@@ -404,19 +459,4 @@ fn observed_job(obs: &Observation) -> JobId {
         | Observation::OperationFailed { job, .. } => *job,
         Observation::NodeChanged { .. } => 0,
     }
-}
-
-/// A machine of `procs` processors in nodes of `per_node` (the last node
-/// takes the remainder). One node holding every processor is the flat
-/// processor pool of trace simulators such as pyss.
-pub fn machine(procs: u32, per_node: u32) -> Vec<Node> {
-    let per_node = per_node.max(1);
-    let mut nodes = Vec::new();
-    let mut left = procs;
-    while left > 0 {
-        let p = left.min(per_node);
-        nodes.push(Node::new(&format!("node{:04}", nodes.len() + 1), p, 0));
-        left -= p;
-    }
-    nodes
 }

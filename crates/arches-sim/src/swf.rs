@@ -122,6 +122,7 @@ pub fn parse_swf(
     opts: &SwfOptions,
 ) -> Result<SwfTrace, SwfError> {
     let mut trace = SwfTrace::default();
+    let mut seen = std::collections::BTreeSet::new();
     for (i, line) in reader.lines().enumerate() {
         let line = line.map_err(|source| SwfError::Io {
             file: file.to_string(),
@@ -135,7 +136,14 @@ pub fn parse_swf(
             parse_header_line(h, &mut trace.header);
             continue;
         }
-        match parse_record(text) {
+        let record = parse_record(text).and_then(|r| {
+            if seen.insert(r.job) {
+                Ok(r)
+            } else {
+                Err(format!("duplicate job number {}", r.job))
+            }
+        });
+        match record {
             Ok(r) => {
                 if opts.min_job_id.is_none_or(|m| r.job >= m) {
                     trace.records.push(r);
@@ -331,5 +339,8 @@ mod tests {
         };
         let t = parse_swf(bad.as_bytes(), "b.swf", &opts).unwrap();
         assert_eq!((t.records.len(), t.malformed), (1, 1));
+        let dup = "1 0 5 100 4 -1 -1 4 200 -1 1 3 2 -1 1 -1 -1 -1\n".repeat(2);
+        let e = parse_swf(dup.as_bytes(), "d.swf", &SwfOptions::default()).unwrap_err();
+        assert_eq!(e.to_string(), "d.swf:2: duplicate job number 1");
     }
 }

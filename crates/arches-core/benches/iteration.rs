@@ -1,0 +1,190 @@
+//! Cost of one scheduling iteration, and of a trace-like replay.
+//!
+//! - `iteration/jobs=100000,nodes=10000,depth=1`: 100,000 idle jobs on 10,000
+//!   8-processor nodes with about 90% of the machine busy, RESERVATIONDEPTH 1,
+//!   BACKFILLDEPTH 0 (target ≤ 100 ms); `depth=100` (target ≤ 1 s);
+//! - `scaling/...`: the same over a grid of jobs × nodes × depth;
+//! - `replay/easy-60k`: a 60,000-job synthetic workload on 128 processors
+//!   replayed event by event (schedule at every submission and completion),
+//!   the simulator's inner loop (target < 1 s).
+//!
+//! Workloads come from a fixed linear congruential generator: deterministic.
+
+use std::collections::BTreeMap;
+use std::hint::black_box;
+
+use arches_core::job::{Alloc, CompletionCode, Job, Request, StartKind};
+use arches_core::node::Node;
+use arches_core::policy::ReservationBucket;
+use arches_core::state::{Event, State};
+use arches_core::{schedule, Policy, Time};
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// `nodes` 8-processor nodes, ~90% busy with running jobs of varied ends,
+/// and `jobs` idle jobs.
+fn loaded_state(jobs: u64, nodes: u32) -> State {
+    let mut rng = Lcg(42);
+    let node_list = (0..nodes)
+        .map(|i| Node::new(&format!("n{i}"), 8, 0))
+        .collect();
+    let mut s = State::new(node_list);
+    let mut id = 1;
+    for n in 0..nodes {
+        if rng.below(10) == 0 {
+            continue;
+        }
+        let wall = 600 + rng.below(86_400) as i64;
+        let job = Job::new(id, "r", Request::procs(8), Some(wall), 0);
+        s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        let alloc = vec![Alloc {
+            node: n,
+            tasks: 8,
+            procs: 8,
+            mem_mb: 0,
+        }];
+        let kind = StartKind::Priority;
+        s.apply(
+            Event::Start {
+                job: id,
+                alloc,
+                kind,
+            },
+            0,
+        )
+        .unwrap();
+        id += 1;
+    }
+    for k in 0..jobs {
+        let procs = 1u32 << rng.below(9);
+        let wall = 60 + rng.below(86_400) as i64;
+        let user = format!("u{}", rng.below(50));
+        let job = Job::new(id, &user, Request::procs(procs), Some(wall), k as Time);
+        s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        id += 1;
+    }
+    s
+}
+
+fn policy(depth: u32) -> Policy {
+    Policy {
+        reservation_buckets: vec![ReservationBucket { depth, qos: None }],
+        backfill_depth: 0,
+        ..Policy::default()
+    }
+}
+
+fn iteration(c: &mut Criterion) {
+    let mut g = c.benchmark_group("iteration");
+    g.sample_size(10);
+    let s = loaded_state(100_000, 10_000);
+    for depth in [1u32, 100] {
+        let p = policy(depth);
+        let id = format!("jobs=100000,nodes=10000,depth={depth}");
+        g.bench_function(id, |b| b.iter(|| black_box(schedule(&s, &p, 1_000_000))));
+    }
+    g.finish();
+}
+
+fn scaling(c: &mut Criterion) {
+    let mut g = c.benchmark_group("scaling");
+    g.sample_size(10);
+    for (jobs, nodes) in [(1_000u64, 1_000u32), (10_000, 1_000), (10_000, 10_000)] {
+        let s = loaded_state(jobs, nodes);
+        for depth in [1u32, 10, 100] {
+            let p = policy(depth);
+            let id =
+                BenchmarkId::from_parameter(format!("jobs={jobs},nodes={nodes},depth={depth}"));
+            g.bench_with_input(id, &p, |b, p| {
+                b.iter(|| black_box(schedule(&s, p, 1_000_000)))
+            });
+        }
+    }
+    g.finish();
+}
+
+/// Replays a synthetic pyss-style workload; returns the sum of waits.
+fn replay(jobs: u64, procs: u32, policy: &Policy) -> i64 {
+    let mut rng = Lcg(7);
+    let mut s = State::new(vec![Node::new("m", procs, 0)]);
+    let mut subs: Vec<(Time, Job, i64)> = Vec::new();
+    let mut t = 0;
+    for id in 1..=jobs {
+        // Mean inter-arrival 1,400 s: an offered load of about 0.9.
+        t += rng.below(2_800) as i64;
+        let p = (1u32 << rng.below(7)).min(procs);
+        let wall = 60 + rng.below(36_000) as i64;
+        let run = 1 + rng.below(wall as u64) as i64;
+        subs.push((t, Job::new(id, "u", Request::procs(p), Some(wall), t), run));
+    }
+    let mut ends: BTreeMap<Time, Vec<u64>> = BTreeMap::new();
+    let mut runtime = BTreeMap::new();
+    let mut wait = 0;
+    let mut next = 0;
+    loop {
+        let ts = subs.get(next).map(|s| s.0);
+        let te = ends.keys().next().copied();
+        let now = match (ts, te) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => break,
+        };
+        while next < subs.len() && subs[next].0 == now {
+            let (_, job, run) = subs[next].clone();
+            runtime.insert(job.id, run);
+            s.apply(Event::Submit(Box::new(job)), now).unwrap();
+            next += 1;
+        }
+        if let Some(ids) = ends.remove(&now) {
+            for id in ids {
+                let code = CompletionCode::Exit(0);
+                s.apply(Event::Finish { job: id, code }, now).unwrap();
+                s.apply(Event::Purge { job: id }, now).unwrap();
+            }
+        }
+        let plan = schedule(&s, policy, now);
+        for st in plan.starts {
+            wait += now - s.job(st.job).map_or(now, |j| j.submit_time);
+            ends.entry(now + runtime[&st.job]).or_default().push(st.job);
+            let ev = Event::Start {
+                job: st.job,
+                alloc: st.alloc,
+                kind: st.kind,
+            };
+            s.apply(ev, now).unwrap();
+        }
+    }
+    wait
+}
+
+fn replays(c: &mut Criterion) {
+    let mut g = c.benchmark_group("replay");
+    g.sample_size(10);
+    let easy = policy(1);
+    g.bench_function("easy-60k", |b| {
+        b.iter(|| black_box(replay(60_000, 128, &easy)))
+    });
+    let cons = policy(10_000);
+    g.bench_function("conservative-60k", |b| {
+        b.iter(|| black_box(replay(60_000, 128, &cons)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, iteration, scaling, replays);
+criterion_main!(benches);
