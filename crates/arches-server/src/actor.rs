@@ -558,6 +558,23 @@ impl Actor {
                 self.note(start.job, format!("cannot start job: {e}"));
             }
         }
+        if self.cfg.policy.reservation_policy == arches_core::policy::ReservationPolicy::Highest {
+            // HIGHEST keeps reservations across iterations: hand them back.
+            // Not an event that needs another iteration (no wake).
+            let kept: Vec<(JobId, Time)> = plan
+                .reservations
+                .iter()
+                .filter(|r| {
+                    self.state
+                        .job(r.job)
+                        .is_some_and(|j| j.state == JobState::Idle)
+                })
+                .map(|r| (r.job, r.start))
+                .collect();
+            if let Err(e) = self.state.apply(Event::RememberReservations(kept), now) {
+                tracing::debug!(error = %e, "reservations not remembered");
+            }
+        }
         // A failing start must not spin: the next attempt waits for the next
         // event or poll.
         self.wake = false;
@@ -702,7 +719,7 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Resume { job }
         | Event::Requeue { job }
         | Event::Purge { job } => Some(*job),
-        Event::NodeState { .. } | Event::AddNode(_) => None,
+        Event::NodeState { .. } | Event::AddNode(_) | Event::RememberReservations(_) => None,
     }
 }
 
