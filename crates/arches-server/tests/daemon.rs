@@ -607,3 +607,29 @@ fn start_estimates_and_backfill_windows() {
     let bf: arches_api::BackfillView = d.api.post(routes::BACKFILL, &q).unwrap();
     assert!(bf.windows.is_empty(), "{:?}", bf.windows);
 }
+
+#[test]
+fn iterations_follow_events_and_do_not_spin() {
+    let d = InProcess::start_with(|c| {
+        c.policy.reservation_policy = arches_core::policy::ReservationPolicy::Highest;
+    });
+    let mut run = job("sleep 1000\n", d.home.path());
+    run.resources = vec!["procs=8,walltime=100".into()];
+    let first = d.api.submit(&run).unwrap();
+    d.api.wait_state(first, "Running");
+    let blocked = d.api.submit(&run).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let before: arches_api::SchedulerView = d.api.get(routes::SCHEDULER);
+    std::thread::sleep(Duration::from_millis(1500));
+    let after: arches_api::SchedulerView = d.api.get(routes::SCHEDULER);
+    assert!(
+        after.iterations - before.iterations <= 1,
+        "no events, no iterations: {} -> {}",
+        before.iterations,
+        after.iterations
+    );
+    let q = d.api.queue(false);
+    let row = q.jobs.iter().find(|j| j.id == blocked).unwrap();
+    assert!(row.reservation_start.is_some(), "{row:?}");
+    assert!(after.iterations >= 2, "submissions trigger iterations");
+}
