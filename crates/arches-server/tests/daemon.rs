@@ -633,3 +633,57 @@ fn iterations_follow_events_and_do_not_spin() {
     assert!(row.reservation_start.is_some(), "{row:?}");
     assert!(after.iterations >= 2, "submissions trigger iterations");
 }
+
+#[test]
+fn non_root_daemon_refuses_other_users_jobs() {
+    // SAFETY: getuid(2) has no preconditions.
+    assert_eq!(
+        unsafe { libc::getuid() },
+        0,
+        "runs as root (CI does) to switch users"
+    );
+    let user = "archessrv";
+    let exists = Command::new("id")
+        .arg(user)
+        .output()
+        .map(|o| o.status.success());
+    if !exists.unwrap_or(false) {
+        let st = Command::new("useradd")
+            .args(["-M", "-s", "/bin/sh", user])
+            .status()
+            .unwrap();
+        assert!(st.success(), "useradd");
+    }
+    let home = tempfile::Builder::new()
+        .prefix("arches-nr")
+        .tempdir()
+        .unwrap();
+    let st = Command::new("chown")
+        .arg(user)
+        .arg(home.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut child = Command::new("setpriv")
+        .args(["--reuid", user, "--regid", user, "--init-groups", "--"])
+        .arg(example("fake_daemon"))
+        .arg(home.path())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let api = Api::new(&home.path().join("moab.sock"));
+    api.wait_ready();
+    let e = api.submit(&job("true\n", home.path())).unwrap_err();
+    assert_eq!(
+        e,
+        format!("ERROR:    cannot submit job - server runs as uid {} and cannot run jobs for user 'root'", uid_of(user))
+    );
+    assert!(api.queue(true).jobs.is_empty());
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn uid_of(user: &str) -> String {
+    let out = Command::new("id").args(["-u", user]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
