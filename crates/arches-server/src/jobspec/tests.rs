@@ -163,3 +163,32 @@ fn oversized_script_is_rejected() {
     };
     assert!(parse(&req, &user(), "u", &Policy::default(), 0).is_err());
 }
+
+#[test]
+fn class_defaults_apply() {
+    let mut policy = Policy::default();
+    let class = arches_core::policy::ClassConfig {
+        default_wclimit: Some(3600),
+        job_flags: vec![JobFlag::Preemptee],
+        ..Default::default()
+    };
+    policy.classes.insert("batch".into(), class);
+    let req = SubmitRequest {
+        script: "true\n".into(),
+        class: Some("batch".into()),
+        submit_dir: "/tmp".into(),
+        ..SubmitRequest::default()
+    };
+    let s = parse(&req, &user(), "users", &policy, 0).unwrap();
+    assert_eq!(s.job.walltime, Some(3600));
+    assert!(s.job.flags.contains(JobFlag::Preemptee));
+    let mut explicit = req.clone();
+    explicit.resources = vec!["walltime=60".into()];
+    assert_eq!(
+        parse(&explicit, &user(), "u", &policy, 0)
+            .unwrap()
+            .job
+            .walltime,
+        Some(60)
+    );
+}
