@@ -11,8 +11,8 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use arches_api::{ActionResponse, JobActionRequest, SchedulerControl, SubmitResponse};
-use arches_core::{CompletionCode, Event, JobFlag, JobId, JobState, Plan, State, Time};
-use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager};
+use arches_core::{Event, JobId, JobState, Plan, State, Time};
+use arches_rm::{ExecSpec, Launch, LaunchNode, ResourceManager};
 use arches_store::{Batch, ExecRecord, JobRecord, Store};
 use tokio::sync::oneshot;
 
@@ -155,7 +155,7 @@ impl Actor {
         for rec in store.load_jobs()? {
             let job = rec.to_job()?;
             let id = job.id;
-            restore_job(&mut state, job)?;
+            crate::observe::restore_job(&mut state, job)?;
             if state.job(id).is_some_and(|j| j.state.is_active()) {
                 active.push(id);
             }
@@ -304,131 +304,6 @@ impl Actor {
         Ok(SubmitResponse { id })
     }
 
-    fn control(&mut self, caller: &Caller, req: &SchedulerControl, now: Time) -> ActionResponse {
-        let mut resp = ActionResponse::default();
-        if !caller.admin {
-            resp.stderr.push(format!(
-                "ERROR:    user '{}' is not authorized to run command",
-                caller.user
-            ));
-            resp.failed = true;
-            return resp;
-        }
-        let iteration = self.stats.iterations;
-        match req {
-            SchedulerControl::Kill => {
-                self.stop = true;
-                resp.stdout.push(format!(
-                    "{} will be shutdown immediately",
-                    self.cfg.scheduler_name.to_lowercase()
-                ));
-            }
-            SchedulerControl::Pause => {
-                if self.stats.paused {
-                    resp.stdout
-                        .push("scheduling was already paused".to_string());
-                }
-                self.stats.paused = true;
-                self.resume_at = None;
-                resp.stdout.push(
-                    "scheduling will be disabled, cluster information will continue to be updated"
-                        .to_string(),
-                );
-            }
-            SchedulerControl::Resume { after_secs } => match after_secs {
-                Some(secs) if *secs > 0 => {
-                    self.resume_at = Some(now + secs);
-                    resp.stdout
-                        .push(format!("scheduling will resume in {secs} seconds"));
-                }
-                _ => {
-                    self.stats.paused = false;
-                    self.resume_at = None;
-                    self.stop_at = None;
-                    self.wake = true;
-                    resp.stdout
-                        .push("scheduling will resume immediately".to_string());
-                }
-            },
-            SchedulerControl::Stop { iteration: at } => match at {
-                Some(n) if *n > iteration => {
-                    self.stop_at = Some(*n);
-                    resp.stdout.push(self.stop_message(*n));
-                }
-                _ => {
-                    if self.stats.paused {
-                        resp.stdout
-                            .push("scheduling was already stopped".to_string());
-                    }
-                    self.stats.paused = true;
-                    resp.stdout.push(format!(
-                        "scheduling will stop immediately at iteration {iteration}"
-                    ));
-                }
-            },
-            SchedulerControl::Step { iterations } => {
-                let n = iteration + (*iterations).max(1);
-                self.stats.paused = false;
-                self.stop_at = Some(n);
-                self.wake = true;
-                resp.stdout.push(self.stop_message(n));
-            }
-            SchedulerControl::ModifyConfig {
-                line,
-                evaluate_only,
-            } => {
-                let mut moab = self.cfg.moab.clone();
-                match moab.apply_line(line) {
-                    Ok(warnings) => {
-                        for w in warnings {
-                            resp.stderr.push(format!("WARNING:  {}", w.message));
-                        }
-                        if !*evaluate_only {
-                            let mut cfg = crate::config::from_moab(
-                                &self.cfg.home,
-                                moab,
-                                self.cfg.file.clone(),
-                                self.cfg.warnings.clone(),
-                            );
-                            // Nodes are fixed for the life of the daemon.
-                            cfg.nodes = self.cfg.nodes.clone();
-                            self.cfg = Arc::new(cfg);
-                            self.wake = true;
-                            tracing::info!(line = %line, "configuration modified");
-                        }
-                        resp.stdout.push(format!(
-                            "{} '{}'",
-                            if *evaluate_only {
-                                "valid configuration line"
-                            } else {
-                                "configuration modified:"
-                            },
-                            line.trim()
-                        ));
-                    }
-                    Err(errors) => {
-                        for e in errors {
-                            resp.stderr.push(format!("ERROR:  {}", e.message));
-                        }
-                        resp.failed = true;
-                    }
-                }
-            }
-        }
-        resp
-    }
-
-    fn stop_message(&self, n: u64) -> String {
-        let ahead = n.saturating_sub(self.stats.iterations);
-        let secs = ahead.saturating_mul(self.cfg.policy.rm_poll_interval.max(1) as u64);
-        format!(
-            "scheduling will stop in {:02}:{:02}:{:02} at iteration {n}",
-            secs / 3600,
-            secs / 60 % 60,
-            secs % 60
-        )
-    }
-
     /// Applies an event to a job and marks it for persistence; logs refusals.
     pub(crate) fn apply(&mut self, event: Event, now: Time) -> bool {
         let job = event_job(&event);
@@ -456,91 +331,6 @@ impl Actor {
                 rec.messages.remove(0);
             }
             self.dirty.insert(job);
-        }
-    }
-
-    fn observe(&mut self, now: Time) {
-        for o in self.rm.observe(now) {
-            match o {
-                Observation::Running { .. } => {}
-                Observation::Finished { job, at, code } => {
-                    self.finish(job, at.min(now), code);
-                }
-                Observation::WalltimeExceeded { job, at, code } => {
-                    if let Some(rec) = self.exec.get_mut(&job) {
-                        Arc::make_mut(rec).walltime_exceeded = true;
-                    }
-                    self.note(job, "job exceeded its wallclock limit".to_string());
-                    self.finish(job, at.min(now), code);
-                }
-                Observation::StartFailed { job, message, .. } => {
-                    self.note(job, format!("job start failed: {message}"));
-                    self.apply(Event::Requeue { job }, now);
-                }
-                Observation::NodeFailed { job, node, .. } => {
-                    self.note(job, format!("node {node} failed"));
-                    let restartable = self
-                        .state
-                        .job(job)
-                        .is_some_and(|j| j.flags.contains(JobFlag::Restartable));
-                    if restartable {
-                        self.apply(Event::Requeue { job }, now);
-                    } else {
-                        self.finish(job, now, -1);
-                    }
-                }
-                Observation::Vanished { job, .. } => {
-                    self.note(
-                        job,
-                        "job vanished from the resource manager while the server was down"
-                            .to_string(),
-                    );
-                    self.finish(job, now, -1);
-                }
-                Observation::NodeChanged { node } => match self.state.node_id(&node.name) {
-                    Some(id) => {
-                        let admin = node.admin;
-                        if self.state.node(id).is_some_and(|n| n.admin != admin) {
-                            self.apply(
-                                Event::NodeState {
-                                    node: id,
-                                    state: admin,
-                                },
-                                now,
-                            );
-                        }
-                    }
-                    None => {
-                        self.apply(Event::AddNode(node), now);
-                    }
-                },
-                Observation::OperationFailed {
-                    job,
-                    operation,
-                    message,
-                    ..
-                } => self.note(job, format!("{operation} failed: {message}")),
-            }
-        }
-    }
-
-    fn finish(&mut self, job: JobId, at: Time, code: i32) {
-        let Some(j) = self.state.job(job) else { return };
-        if !j.state.is_active() {
-            return;
-        }
-        let procs = f64::from(j.procs());
-        let start = j.run.as_ref().map_or(at, |r| r.start_time);
-        if self.apply(
-            Event::Finish {
-                job,
-                code: CompletionCode::Exit(code),
-            },
-            at,
-        ) {
-            self.stats.jobs_completed += 1;
-            self.stats.proc_seconds_used += procs * (at - start).max(0) as f64;
-            tracing::info!(job, code, "job finished");
         }
     }
 
@@ -739,60 +529,4 @@ pub(crate) fn exec_spec(user: &str, class: Option<String>, rec: &ExecRecord) -> 
         groups: rec.groups.clone(),
         class,
     }
-}
-
-/// Puts a stored job back into a fresh state, re-creating the allocation of
-/// active jobs (their usage, suspension time and start count).
-fn restore_job(state: &mut State, mut job: arches_core::Job) -> anyhow::Result<()> {
-    let id = job.id;
-    let run = job.run.take();
-    let target = job.state;
-    if !target.is_active() {
-        if target != JobState::Idle && !target.is_finished() {
-            job.state = JobState::Idle;
-        }
-        if target.is_finished() {
-            job.run = run;
-        }
-        state.apply(Event::Submit(Box::new(job)), 0)?;
-        return Ok(());
-    }
-    let Some(run) = run else {
-        job.state = JobState::Idle;
-        state.apply(Event::Submit(Box::new(job)), 0)?;
-        return Ok(());
-    };
-    job.state = JobState::Idle;
-    job.start_count = job.start_count.saturating_sub(1);
-    state.apply(Event::Submit(Box::new(job)), 0)?;
-    let known = run.alloc.iter().all(|a| state.node(a.node).is_some());
-    let started = known
-        && state
-            .apply(
-                Event::Start {
-                    job: id,
-                    alloc: run.alloc.clone(),
-                    kind: run.how,
-                },
-                run.start_time,
-            )
-            .is_ok();
-    if !started {
-        tracing::warn!(
-            job = id,
-            "stored allocation no longer fits the nodes; job requeued"
-        );
-        return Ok(());
-    }
-    if run.suspended_secs > 0 {
-        state.apply(Event::Suspend { job: id }, run.start_time)?;
-        state.apply(
-            Event::Resume { job: id },
-            run.start_time + run.suspended_secs,
-        )?;
-    }
-    if let Some(at) = run.suspended_at {
-        state.apply(Event::Suspend { job: id }, at)?;
-    }
-    Ok(())
 }

@@ -11,10 +11,12 @@
 pub mod actions;
 pub mod actor;
 pub mod config;
+mod control;
 pub mod estimates;
 pub mod http;
 pub mod ident;
 pub mod jobspec;
+mod observe;
 pub mod rm;
 pub mod testing;
 pub mod views;

@@ -1,0 +1,141 @@
+//! `mschedctl`: stop, pause, resume, stop/step at an iteration and runtime
+//! configuration changes, with Moab 7's messages (moab-formats §12.2).
+
+use std::sync::Arc;
+
+use arches_api::{ActionResponse, SchedulerControl};
+use arches_core::Time;
+
+use crate::actor::{Actor, Caller};
+
+impl Actor {
+    pub(crate) fn control(
+        &mut self,
+        caller: &Caller,
+        req: &SchedulerControl,
+        now: Time,
+    ) -> ActionResponse {
+        let mut resp = ActionResponse::default();
+        if !caller.admin {
+            resp.stderr.push(format!(
+                "ERROR:    user '{}' is not authorized to run command",
+                caller.user
+            ));
+            resp.failed = true;
+            return resp;
+        }
+        let iteration = self.stats.iterations;
+        match req {
+            SchedulerControl::Kill => {
+                self.stop = true;
+                resp.stdout.push(format!(
+                    "{} will be shutdown immediately",
+                    self.cfg.scheduler_name.to_lowercase()
+                ));
+            }
+            SchedulerControl::Pause => {
+                if self.stats.paused {
+                    resp.stdout
+                        .push("scheduling was already paused".to_string());
+                }
+                self.stats.paused = true;
+                self.resume_at = None;
+                resp.stdout.push(
+                    "scheduling will be disabled, cluster information will continue to be updated"
+                        .to_string(),
+                );
+            }
+            SchedulerControl::Resume { after_secs } => match after_secs {
+                Some(secs) if *secs > 0 => {
+                    self.resume_at = Some(now + secs);
+                    resp.stdout
+                        .push(format!("scheduling will resume in {secs} seconds"));
+                }
+                _ => {
+                    self.stats.paused = false;
+                    self.resume_at = None;
+                    self.stop_at = None;
+                    self.wake = true;
+                    resp.stdout
+                        .push("scheduling will resume immediately".to_string());
+                }
+            },
+            SchedulerControl::Stop { iteration: at } => match at {
+                Some(n) if *n > iteration => {
+                    self.stop_at = Some(*n);
+                    resp.stdout.push(self.stop_message(*n));
+                }
+                _ => {
+                    if self.stats.paused {
+                        resp.stdout
+                            .push("scheduling was already stopped".to_string());
+                    }
+                    self.stats.paused = true;
+                    resp.stdout.push(format!(
+                        "scheduling will stop immediately at iteration {iteration}"
+                    ));
+                }
+            },
+            SchedulerControl::Step { iterations } => {
+                let n = iteration + (*iterations).max(1);
+                self.stats.paused = false;
+                self.stop_at = Some(n);
+                self.wake = true;
+                resp.stdout.push(self.stop_message(n));
+            }
+            SchedulerControl::ModifyConfig {
+                line,
+                evaluate_only,
+            } => {
+                let mut moab = self.cfg.moab.clone();
+                match moab.apply_line(line) {
+                    Ok(warnings) => {
+                        for w in warnings {
+                            resp.stderr.push(format!("WARNING:  {}", w.message));
+                        }
+                        if !*evaluate_only {
+                            let mut cfg = crate::config::from_moab(
+                                &self.cfg.home,
+                                moab,
+                                self.cfg.file.clone(),
+                                self.cfg.warnings.clone(),
+                            );
+                            // Nodes are fixed for the life of the daemon.
+                            cfg.nodes = self.cfg.nodes.clone();
+                            self.cfg = Arc::new(cfg);
+                            self.wake = true;
+                            tracing::info!(line = %line, "configuration modified");
+                        }
+                        resp.stdout.push(format!(
+                            "{} '{}'",
+                            if *evaluate_only {
+                                "valid configuration line"
+                            } else {
+                                "configuration modified:"
+                            },
+                            line.trim()
+                        ));
+                    }
+                    Err(errors) => {
+                        for e in errors {
+                            resp.stderr.push(format!("ERROR:  {}", e.message));
+                        }
+                        resp.failed = true;
+                    }
+                }
+            }
+        }
+        resp
+    }
+
+    fn stop_message(&self, n: u64) -> String {
+        let ahead = n.saturating_sub(self.stats.iterations);
+        let secs = ahead.saturating_mul(self.cfg.policy.rm_poll_interval.max(1) as u64);
+        format!(
+            "scheduling will stop in {:02}:{:02}:{:02} at iteration {n}",
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60
+        )
+    }
+}

@@ -1,0 +1,153 @@
+//! Backend observations turned into core events, and the restoration of
+//! stored jobs into a fresh state at start-up (re-creating the allocations of
+//! active jobs).
+
+use std::sync::Arc;
+
+use arches_core::{CompletionCode, Event, JobFlag, JobId, JobState, State, Time};
+use arches_rm::Observation;
+
+use crate::actor::Actor;
+
+impl Actor {
+    pub(crate) fn observe(&mut self, now: Time) {
+        for o in self.rm.observe(now) {
+            match o {
+                Observation::Running { .. } => {}
+                Observation::Finished { job, at, code } => {
+                    self.finish(job, at.min(now), code);
+                }
+                Observation::WalltimeExceeded { job, at, code } => {
+                    if let Some(rec) = self.exec.get_mut(&job) {
+                        Arc::make_mut(rec).walltime_exceeded = true;
+                    }
+                    self.note(job, "job exceeded its wallclock limit".to_string());
+                    self.finish(job, at.min(now), code);
+                }
+                Observation::StartFailed { job, message, .. } => {
+                    self.note(job, format!("job start failed: {message}"));
+                    self.apply(Event::Requeue { job }, now);
+                }
+                Observation::NodeFailed { job, node, .. } => {
+                    self.note(job, format!("node {node} failed"));
+                    let restartable = self
+                        .state
+                        .job(job)
+                        .is_some_and(|j| j.flags.contains(JobFlag::Restartable));
+                    if restartable {
+                        self.apply(Event::Requeue { job }, now);
+                    } else {
+                        self.finish(job, now, -1);
+                    }
+                }
+                Observation::Vanished { job, .. } => {
+                    self.note(
+                        job,
+                        "job vanished from the resource manager while the server was down"
+                            .to_string(),
+                    );
+                    self.finish(job, now, -1);
+                }
+                Observation::NodeChanged { node } => match self.state.node_id(&node.name) {
+                    Some(id) => {
+                        let admin = node.admin;
+                        if self.state.node(id).is_some_and(|n| n.admin != admin) {
+                            self.apply(
+                                Event::NodeState {
+                                    node: id,
+                                    state: admin,
+                                },
+                                now,
+                            );
+                        }
+                    }
+                    None => {
+                        self.apply(Event::AddNode(node), now);
+                    }
+                },
+                Observation::OperationFailed {
+                    job,
+                    operation,
+                    message,
+                    ..
+                } => self.note(job, format!("{operation} failed: {message}")),
+            }
+        }
+    }
+
+    fn finish(&mut self, job: JobId, at: Time, code: i32) {
+        let Some(j) = self.state.job(job) else { return };
+        if !j.state.is_active() {
+            return;
+        }
+        let procs = f64::from(j.procs());
+        let start = j.run.as_ref().map_or(at, |r| r.start_time);
+        if self.apply(
+            Event::Finish {
+                job,
+                code: CompletionCode::Exit(code),
+            },
+            at,
+        ) {
+            self.stats.jobs_completed += 1;
+            self.stats.proc_seconds_used += procs * (at - start).max(0) as f64;
+            tracing::info!(job, code, "job finished");
+        }
+    }
+}
+
+/// Puts a stored job back into a fresh state, re-creating the allocation of
+/// active jobs (their usage, suspension time and start count).
+pub(crate) fn restore_job(state: &mut State, mut job: arches_core::Job) -> anyhow::Result<()> {
+    let id = job.id;
+    let run = job.run.take();
+    let target = job.state;
+    if !target.is_active() {
+        if target != JobState::Idle && !target.is_finished() {
+            job.state = JobState::Idle;
+        }
+        if target.is_finished() {
+            job.run = run;
+        }
+        state.apply(Event::Submit(Box::new(job)), 0)?;
+        return Ok(());
+    }
+    let Some(run) = run else {
+        job.state = JobState::Idle;
+        state.apply(Event::Submit(Box::new(job)), 0)?;
+        return Ok(());
+    };
+    job.state = JobState::Idle;
+    job.start_count = job.start_count.saturating_sub(1);
+    state.apply(Event::Submit(Box::new(job)), 0)?;
+    let known = run.alloc.iter().all(|a| state.node(a.node).is_some());
+    let started = known
+        && state
+            .apply(
+                Event::Start {
+                    job: id,
+                    alloc: run.alloc.clone(),
+                    kind: run.how,
+                },
+                run.start_time,
+            )
+            .is_ok();
+    if !started {
+        tracing::warn!(
+            job = id,
+            "stored allocation no longer fits the nodes; job requeued"
+        );
+        return Ok(());
+    }
+    if run.suspended_secs > 0 {
+        state.apply(Event::Suspend { job: id }, run.start_time)?;
+        state.apply(
+            Event::Resume { job: id },
+            run.start_time + run.suspended_secs,
+        )?;
+    }
+    if let Some(at) = run.suspended_at {
+        state.apply(Event::Suspend { job: id }, at)?;
+    }
+    Ok(())
+}
