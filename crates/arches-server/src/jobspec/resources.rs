@@ -1,0 +1,243 @@
+//! `-l` resource lists and `-W` attributes: `nodes=N[:ppn=P][:feature]`,
+//! `procs=`, `ncpus=`, `walltime=`, `mem`/`pmem`/`vmem` with units, `qos=`,
+//! `feature=`, `partition=`, `flags=`, `depend=`, `ttc=`, `gres=`, PBS Pro
+//! `select=`, and `x=` RM extensions.
+
+use arches_core::timespec::parse_duration;
+use arches_core::{Dependency, DependencyKind, JobFlag, Request};
+
+use super::{err, parse_job_id, SubmitError};
+
+/// Resources gathered from `-l` and `-W`.
+#[derive(Debug, Default)]
+pub(super) struct Resources {
+    pub(super) nodes: Option<u32>,
+    pub(super) ppn: Option<u32>,
+    pub(super) procs: Option<u32>,
+    pub(super) ncpus: Option<u32>,
+    /// Total memory (`mem=`), per task (`pmem=`), virtual (`vmem=`), MB.
+    pub(super) mem: Option<u64>,
+    pub(super) pmem: Option<u64>,
+    pub(super) vmem: Option<u64>,
+    pub(super) walltime: Option<i64>,
+    pub(super) qos: Option<String>,
+    pub(super) features: Vec<String>,
+    pub(super) partition: Option<String>,
+    pub(super) flags: Vec<JobFlag>,
+    pub(super) depend: Vec<Dependency>,
+    pub(super) ttc: Option<String>,
+    pub(super) gres: Vec<String>,
+}
+
+/// Splits `a=1,b=2` at commas.
+pub(super) fn split_top(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',').map(str::trim).filter(|s| !s.is_empty())
+}
+
+fn count(key: &str, v: &str) -> Result<u32, SubmitError> {
+    match v.trim().parse::<u32>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => err(format!("invalid value '{v}' for resource '{key}'")),
+    }
+}
+
+impl Resources {
+    pub(super) fn apply(&mut self, item: &str) -> Result<(), SubmitError> {
+        let Some((key, value)) = item.split_once('=') else {
+            return err(format!("malformed resource '{item}' (expected name=value)"));
+        };
+        let key = key.trim().to_ascii_lowercase();
+        let value = value.trim();
+        match key.as_str() {
+            "nodes" => self.nodes_spec(value)?,
+            "ppn" => self.ppn = Some(count(&key, value)?),
+            "procs" => self.procs = Some(count(&key, value)?),
+            "ncpus" => self.ncpus = Some(count(&key, value)?),
+            "walltime" | "wclimit" => {
+                let w = parse_duration(value)
+                    .map_err(|_| SubmitError(format!("invalid walltime '{value}'")))?;
+                self.walltime = Some(w);
+            }
+            "mem" => self.mem = Some(parse_mem(value)?),
+            "pmem" => self.pmem = Some(parse_mem(value)?),
+            "vmem" | "pvmem" => self.vmem = Some(parse_mem(value)?),
+            "qos" => self.qos = Some(non_empty(&key, value)?),
+            "feature" | "features" => {
+                for f in value.split([':', '|']).filter(|f| !f.is_empty()) {
+                    self.features.push(f.to_string());
+                }
+            }
+            "partition" => self.partition = Some(non_empty(&key, value)?),
+            "flags" => self.flags_spec(value)?,
+            "depend" => self.depend_spec(value)?,
+            "ttc" => self.ttc = Some(non_empty(&key, value)?),
+            "gres" => self.gres.push(non_empty(&key, value)?),
+            "select" => self.select_spec(value)?,
+            "naccesspolicy" | "nodeset" | "file" | "cput" | "pcput" | "other" | "host" => {}
+            _ => return err(format!("unknown resource '{key}'")),
+        }
+        Ok(())
+    }
+
+    fn nodes_spec(&mut self, value: &str) -> Result<(), SubmitError> {
+        let mut parts = value.split(':');
+        let first = parts.next().unwrap_or("");
+        self.nodes = Some(count("nodes", first)?);
+        for p in parts {
+            if let Some(v) = p.strip_prefix("ppn=") {
+                self.ppn = Some(count("ppn", v)?);
+            } else if p.is_empty() || p.contains('=') {
+                return err(format!("malformed node specification '{value}'"));
+            } else {
+                self.features.push(p.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    fn select_spec(&mut self, value: &str) -> Result<(), SubmitError> {
+        let mut parts = value.split(':');
+        let chunks = count("select", parts.next().unwrap_or(""))?;
+        let mut ncpus = 1;
+        let mut mem = None;
+        for p in parts {
+            let Some((k, v)) = p.split_once('=') else {
+                return err(format!("malformed select specification '{value}'"));
+            };
+            match k.to_ascii_lowercase().as_str() {
+                "ncpus" | "mpiprocs" => ncpus = count(k, v)?,
+                "mem" => mem = Some(parse_mem(v)?),
+                _ => {}
+            }
+        }
+        self.nodes = Some(chunks);
+        self.ppn = Some(ncpus);
+        if let Some(m) = mem {
+            self.mem = Some(m.saturating_mul(u64::from(chunks)));
+        }
+        Ok(())
+    }
+
+    fn flags_spec(&mut self, value: &str) -> Result<(), SubmitError> {
+        for f in value.split([':', ',']).filter(|f| !f.is_empty()) {
+            let flag = f.parse::<JobFlag>().map_err(SubmitError)?;
+            self.flags.push(flag);
+        }
+        Ok(())
+    }
+
+    /// `afterok:1:2[,afterany:3]`.
+    fn depend_spec(&mut self, value: &str) -> Result<(), SubmitError> {
+        for group in value.split(',').filter(|g| !g.is_empty()) {
+            let mut parts = group.split(':');
+            let kind: DependencyKind = parts.next().unwrap_or("").parse().map_err(SubmitError)?;
+            let mut any = false;
+            for id in parts {
+                any = true;
+                self.depend.push(Dependency {
+                    kind,
+                    job: parse_job_id(id)
+                        .ok_or_else(|| SubmitError(format!("invalid dependency job id '{id}'")))?,
+                });
+            }
+            if !any {
+                return err(format!("dependency '{group}' names no job"));
+            }
+        }
+        Ok(())
+    }
+
+    /// One `-W` attribute: `x=...` RM extensions, `depend=...`; others are
+    /// accepted and ignored (`umask=`, `group_list=`...).
+    pub(super) fn apply_extension(&mut self, ext: &str) -> Result<(), SubmitError> {
+        let Some((key, value)) = ext.split_once('=') else {
+            return err(format!("malformed attribute '{ext}'"));
+        };
+        match key.trim().to_ascii_lowercase().as_str() {
+            "x" => {
+                for part in value.split(';').filter(|p| !p.is_empty()) {
+                    let (k, v) = part
+                        .split_once([':', '='])
+                        .ok_or_else(|| SubmitError(format!("malformed extension '{part}'")))?;
+                    match k.to_ascii_lowercase().as_str() {
+                        "flags" => self.flags_spec(v)?,
+                        "qos" => self.qos = Some(non_empty(k, v)?),
+                        "partition" => self.partition = Some(non_empty(k, v)?),
+                        "feature" | "features" => self.apply(&format!("feature={v}"))?,
+                        "depend" => self.depend_spec(v)?,
+                        "gres" => self.gres.push(non_empty(k, v)?),
+                        "ttc" => self.ttc = Some(non_empty(k, v)?),
+                        "walltime" | "wclimit" => self.apply(&format!("walltime={v}"))?,
+                        "nodes" | "procs" | "mem" | "pmem" => self.apply(part)?,
+                        _ => {}
+                    }
+                }
+                Ok(())
+            }
+            "depend" => self.depend_spec(value.trim()),
+            _ => Ok(()),
+        }
+    }
+
+    pub(super) fn request(&self) -> Result<Request, SubmitError> {
+        let mut r = Request::procs(1);
+        match (self.nodes, self.procs.or(self.ncpus)) {
+            (Some(n), None) => {
+                let ppn = self.ppn.unwrap_or(1);
+                r.tasks = n
+                    .checked_mul(ppn)
+                    .ok_or_else(|| SubmitError("node request too large".into()))?;
+                r.nodes = Some(n);
+                r.tasks_per_node = Some(ppn);
+            }
+            (None, Some(p)) => r.tasks = p,
+            (Some(n), Some(p)) => {
+                r.tasks = p.max(n);
+                r.nodes = Some(n);
+            }
+            (None, None) => {
+                if let Some(ppn) = self.ppn {
+                    r.tasks = ppn;
+                    r.nodes = Some(1);
+                    r.tasks_per_node = Some(ppn);
+                }
+            }
+        }
+        let tasks = u64::from(r.tasks.max(1));
+        r.mem_per_task_mb = match (self.pmem, self.mem.or(self.vmem)) {
+            (Some(p), _) => p,
+            (None, Some(total)) => total.div_ceil(tasks),
+            (None, None) => 0,
+        };
+        r.features = self.features.clone();
+        r.partition = self.partition.clone();
+        Ok(r)
+    }
+}
+
+fn non_empty(key: &str, v: &str) -> Result<String, SubmitError> {
+    if v.trim().is_empty() {
+        err(format!("empty value for '{key}'"))
+    } else {
+        Ok(v.trim().to_string())
+    }
+}
+
+/// Memory with a unit (`b kb mb gb tb`, also `k m g t`, `w` ignored, case
+/// insensitive); no unit means bytes. Result in MB, rounded up.
+pub fn parse_mem(text: &str) -> Result<u64, SubmitError> {
+    let t = text.trim().to_ascii_lowercase();
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    let (num, unit) = t.split_at(digits);
+    let bad = || SubmitError(format!("invalid memory specification '{text}'"));
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let kb: u64 = match unit {
+        "" | "b" => return Ok(n.div_ceil(1024 * 1024)),
+        "k" | "kb" => n,
+        "m" | "mb" => n.checked_mul(1024).ok_or_else(bad)?,
+        "g" | "gb" => n.checked_mul(1024 * 1024).ok_or_else(bad)?,
+        "t" | "tb" => n.checked_mul(1024 * 1024 * 1024).ok_or_else(bad)?,
+        _ => return Err(bad()),
+    };
+    Ok(kb.div_ceil(1024))
+}
