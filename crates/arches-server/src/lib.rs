@@ -52,6 +52,17 @@ pub struct Options {
     /// Home directory (default: MOABHOMEDIR, else ~/.arches).
     #[arg(long, value_name = "DIR")]
     pub home: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Subcommand>,
+}
+
+/// What `moab` does instead of running the daemon.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum Subcommand {
+    /// Replay a workload (SWF trace or JSONL) through the real scheduling engine
+    /// with a virtual clock, as fast as the CPU allows, and report wait times,
+    /// bounded slowdown, utilisation and backfill statistics.
+    Simulate(arches_sim::cli::SimulateArgs),
 }
 
 /// The clap definition (for man pages and completions).
@@ -62,6 +73,9 @@ pub fn cli_command() -> clap::Command {
 /// Entry point of the `moab` binary.
 pub fn main() -> ExitCode {
     let opts = Options::parse();
+    if let Some(Subcommand::Simulate(args)) = opts.command {
+        return arches_sim::cli::main(args);
+    }
     match run(&opts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
