@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let opts = arches_server::Options {
+        command: None,
         config: None,
         socket: Some(home.join("moab.sock")),
         home: Some(home),
