@@ -81,20 +81,26 @@ pub struct Snapshot {
     pub socket: String,
     pub rm_name: String,
     pub rm_kind: String,
+    /// `now` is a virtual clock (a served simulation): readers keep it
+    /// instead of replacing it with the wall clock.
+    pub virtual_clock: bool,
 }
 
 /// The published snapshot, swapped after every turn.
 pub type Published = Arc<RwLock<Arc<Snapshot>>>;
 
 /// Reads the current snapshot, with `now` set to the current time (views
-/// show remaining times against the clock, not against the last turn).
+/// show remaining times against the clock, not against the last turn),
+/// unless the snapshot runs on a virtual clock.
 pub fn current(p: &Published) -> Snapshot {
     let snap = match p.read() {
         Ok(g) => Arc::clone(&g),
         Err(poisoned) => Arc::clone(&poisoned.into_inner()),
     };
     let mut s = (*snap).clone();
-    s.now = now();
+    if !s.virtual_clock {
+        s.now = now();
+    }
     s
 }
 
@@ -186,6 +192,7 @@ impl Actor {
             socket: socket.clone(),
             rm_name: rm.name().to_string(),
             rm_kind: rm.kind().to_string(),
+            virtual_clock: false,
         };
         let published = Arc::new(RwLock::new(Arc::new(snap)));
         let actor = Actor {
@@ -487,6 +494,7 @@ impl Actor {
             socket: self.socket.clone(),
             rm_name: self.rm.name().to_string(),
             rm_kind: self.rm.kind().to_string(),
+            virtual_clock: false,
         };
         match self.published.write() {
             Ok(mut g) => *g = Arc::new(snap),

@@ -18,6 +18,7 @@ pub mod ident;
 pub mod jobspec;
 mod observe;
 pub mod rm;
+pub mod simserve;
 pub mod testing;
 pub mod views;
 
@@ -74,6 +75,9 @@ pub fn cli_command() -> clap::Command {
 pub fn main() -> ExitCode {
     let opts = Options::parse();
     if let Some(Subcommand::Simulate(args)) = opts.command {
+        if args.serve {
+            return simserve::main(&args);
+        }
         return arches_sim::cli::main(args);
     }
     match run(&opts) {
@@ -139,11 +143,6 @@ pub fn serve(
         loc.socket.display().to_string(),
     )?;
     let (tx, rx) = std::sync::mpsc::channel();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the I/O runtime")?;
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
     let actor_thread = std::thread::Builder::new()
         .name("scheduler".into())
@@ -154,19 +153,44 @@ pub fn serve(
         })
         .context("cannot start the scheduler thread")?;
     let app = http::AppState {
-        tx: tx.clone(),
+        tx,
         published,
         cfg,
         daemon_uid: ident::current_uid(),
     };
-    let socket = loc.socket.clone();
+    let served = serve_socket(&loc.socket, app, done_rx);
+    let actor_result = actor_thread
+        .join()
+        .map_err(|_| anyhow::anyhow!("scheduler thread panicked"))?;
+    let _ = std::fs::remove_file(&loc.socket);
+    served?;
+    actor_result?;
+    tracing::info!("moab server stopped");
+    Ok(())
+}
+
+/// Serves the API of `app` on `socket` until SIGTERM/SIGINT or until the
+/// owner of the state signals `done` (then it is sent [`actor::Input::Shutdown`]).
+/// Used by the daemon and by the served simulation ([`simserve`]).
+pub(crate) fn serve_socket(
+    socket: &Path,
+    app: http::AppState,
+    done: tokio::sync::oneshot::Receiver<()>,
+) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the I/O runtime")?;
+    let socket = socket.to_path_buf();
+    let tx = app.tx.clone();
     let served = runtime.block_on(async move {
         let listener = tokio::net::UnixListener::bind(&socket)
             .with_context(|| format!("cannot bind {}", socket.display()))?;
         set_mode(&socket, 0o666)?;
         tracing::info!(socket = %socket.display(), "moab server listening");
         let stop = async move {
-            wait_for_stop(done_rx).await;
+            wait_for_stop(done).await;
             let _ = tx.send(actor::Input::Shutdown);
         };
         let app = http::router(app).into_make_service_with_connect_info::<http::PeerInfo>();
@@ -176,14 +200,7 @@ pub fn serve(
             .context("server failed")
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
-    let actor_result = actor_thread
-        .join()
-        .map_err(|_| anyhow::anyhow!("scheduler thread panicked"))?;
-    let _ = std::fs::remove_file(&loc.socket);
-    served?;
-    actor_result?;
-    tracing::info!("moab server stopped");
-    Ok(())
+    served
 }
 
 async fn wait_for_stop(done: tokio::sync::oneshot::Receiver<()>) {
@@ -211,7 +228,7 @@ fn prepare_home(home: &Path) -> anyhow::Result<()> {
 
 /// Refuses to start when another daemon answers on the socket; removes a
 /// stale socket file.
-fn claim_socket(socket: &Path) -> anyhow::Result<()> {
+pub(crate) fn claim_socket(socket: &Path) -> anyhow::Result<()> {
     if std::fs::symlink_metadata(socket).is_err() {
         if let Some(dir) = socket.parent() {
             std::fs::create_dir_all(dir)

@@ -85,6 +85,14 @@ pub struct SimulateArgs {
     /// Stop the clock T seconds after the trace start.
     #[arg(long, value_name = "T")]
     pub until: Option<i64>,
+    /// With --until: stop the replay at T and serve the normal client API
+    /// (showq, checkjob, showbf, mschedctl -S to step, -k to stop) on the
+    /// socket, with the virtual clock as "now".
+    #[arg(long, requires = "until")]
+    pub serve: bool,
+    /// Socket for --serve (default: MOAB_SOCKET, else <home>/moab.sock).
+    #[arg(long, value_name = "PATH", requires = "serve")]
+    pub socket: Option<PathBuf>,
     /// Write a synthetic Lublin & Feitelson workload to this SWF file and exit.
     #[arg(long, value_name = "OUT.swf")]
     pub generate: Option<PathBuf>,
@@ -129,10 +137,25 @@ fn failure<E: std::fmt::Display>(e: E) -> (u8, String) {
     (EXIT_FAILURE, e.to_string())
 }
 
-fn run(args: &SimulateArgs) -> CliResult<()> {
-    if let Some(out) = &args.generate {
-        return run_generate(args, out);
-    }
+/// A simulation ready to run, with what the input reading found.
+#[derive(Debug)]
+pub struct Prepared {
+    pub sim: Simulation,
+    /// Machine size in processors.
+    pub procs: u32,
+    /// Malformed lines skipped.
+    pub malformed: usize,
+    /// Jobs dropped by the sanitising filter.
+    pub dropped: usize,
+    /// "FIRSTFIT backfill, ... depth 1" for titles.
+    pub title_policy: String,
+    /// The `--config` file as parsed, if any.
+    pub config: Option<arches_config::Config>,
+}
+
+/// Reads the input and the configuration and builds the simulation (not yet
+/// run). Errors carry the exit status ([`EXIT_USAGE`] for bad input).
+pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     let config = args.config.as_deref().map(load_config).transpose()?;
     let config_nodes = config
         .as_ref()
@@ -151,7 +174,10 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
         Some(nodes) => nodes,
         None => machine(procs, args.procs_per_node.unwrap_or(procs).max(1)),
     };
-    let mut policy = config.map(|c| c.policy).unwrap_or_default();
+    let mut policy = config
+        .as_ref()
+        .map(|c| c.policy.clone())
+        .unwrap_or_default();
     if let Some(b) = args.backfill {
         policy.backfill = b;
     }
@@ -171,8 +197,34 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
             None => "0".to_string(),
         }
     );
+    Ok(Prepared {
+        sim: Simulation::new(nodes, policy, jobs),
+        procs,
+        malformed,
+        dropped,
+        title_policy,
+        config,
+    })
+}
+
+fn run(args: &SimulateArgs) -> CliResult<()> {
+    if let Some(out) = &args.generate {
+        return run_generate(args, out);
+    }
+    if args.serve {
+        return Err(usage(
+            "--serve is available only through the moab binary (moab simulate --serve)",
+        ));
+    }
+    let Prepared {
+        mut sim,
+        procs,
+        malformed,
+        dropped,
+        title_policy,
+        config: _,
+    } = prepare(args)?;
     let started = Instant::now();
-    let mut sim = Simulation::new(nodes, policy, jobs);
     if let Some(u) = args.until {
         sim.run_until(u).map_err(failure)?;
     } else {

@@ -20,7 +20,7 @@ pub mod run;
 pub mod swf;
 pub mod workload;
 
-pub use cli::{main, SimulateArgs};
+pub use cli::{main, prepare, Prepared, SimulateArgs};
 pub use metrics::{summarize, JobRecord, Summary};
 pub use run::{machine, SimError, Simulation};
 pub use workload::SimJob;

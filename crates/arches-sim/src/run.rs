@@ -127,6 +127,11 @@ impl Simulation {
         &self.state
     }
 
+    /// The scheduling policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
     /// The plan of the last scheduling iteration.
     pub fn last_plan(&self) -> Option<&Plan> {
         self.last_plan.as_ref()

@@ -1,0 +1,194 @@
+//! `moab simulate --until T --serve` end to end: the replay stops at T, the
+//! real clients read the simulated cluster through the socket, `mschedctl -S`
+//! advances the virtual clock and `mschedctl -k` stops the server.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{base_env, bin, text};
+
+/// 4 processors: job 1 (alice, 3 procs) runs 0..100; job 2 (4 procs) waits
+/// for it with a reservation at 100; job 3 (1 proc, 50 s) backfills at 2.
+const WORKLOAD: &str = concat!(
+    "{\"id\": 1, \"submit\": 0, \"procs\": 3, \"walltime\": 100, \"runtime\": 100, \"user\": \"alice\"}\n",
+    "{\"id\": 2, \"submit\": 1, \"procs\": 4, \"walltime\": 100, \"runtime\": 100, \"user\": \"bob\"}\n",
+    "{\"id\": 3, \"submit\": 2, \"procs\": 1, \"walltime\": 50, \"runtime\": 50}\n",
+);
+
+struct Served {
+    dir: tempfile::TempDir,
+    socket: std::path::PathBuf,
+    child: Option<Child>,
+}
+
+impl Served {
+    fn start(until: &str) -> Served {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let wl = dir.path().join("small.jsonl");
+        std::fs::write(&wl, WORKLOAD).expect("write workload");
+        let socket = dir.path().join("sim.sock");
+        let log = std::fs::File::create(dir.path().join("sim.stderr")).expect("log");
+        let child = Command::new(bin("moab"))
+            .args(["simulate", "--workload"])
+            .arg(&wl)
+            .args(["--procs", "4", "--until", until, "--serve", "--socket"])
+            .arg(&socket)
+            .env_clear()
+            .envs(base_env(dir.path(), &socket))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn moab simulate");
+        let mut s = Served {
+            dir,
+            socket,
+            child: Some(child),
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !s.run("showq", &[]).status.success() {
+            if let Some(status) = s.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                panic!("moab simulate exited early ({status}): {}", s.log());
+            }
+            assert!(Instant::now() < deadline, "never served: {}", s.log());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        s
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("sim.stderr")).unwrap_or_default()
+    }
+
+    fn run(&self, name: &str, args: &[&str]) -> Output {
+        Command::new(bin(name))
+            .args(args)
+            .env_clear()
+            .envs(base_env(self.dir.path(), &self.socket))
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run client")
+    }
+
+    fn stdout(&self, name: &str, args: &[&str]) -> String {
+        let out = self.run(name, args);
+        assert!(
+            out.status.success(),
+            "{name} {args:?} failed: {}",
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    }
+
+    fn wait_exit(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Some(c) = self.child.as_mut() {
+                if c.try_wait().ok().flatten().is_some() {
+                    self.child = None;
+                    return true;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn row<'a>(showq: &'a str, id: &str) -> Option<&'a str> {
+    showq.lines().find(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        // A job row: JOBID USERNAME STATE PROCS ... (STATE is capitalised).
+        f.first() == Some(&id) && f.get(2).is_some_and(|s| s.starts_with(char::is_uppercase))
+    })
+}
+
+#[test]
+fn served_simulation_shows_the_cluster_at_t_then_steps_and_stops() {
+    let mut s = Served::start("10");
+    let q = s.stdout("showq", &[]);
+    let one = row(&q, "1").unwrap_or_else(|| panic!("job 1 missing:\n{q}"));
+    assert!(one.contains("alice") && one.contains("Running"), "{one}");
+    // Remaining time is measured against the virtual clock (t=10): 90 s.
+    assert!(one.contains("00:01:30"), "{one}");
+    let three = row(&q, "3+").unwrap_or_else(|| panic!("backfilled job 3 missing:\n{q}"));
+    assert!(
+        three.contains("Running") && three.contains("00:00:42"),
+        "{three}"
+    );
+    let two = row(&q, "2").unwrap_or_else(|| panic!("job 2 missing:\n{q}"));
+    assert!(two.contains("bob") && two.contains("Idle"), "{two}");
+    assert!(q.contains("4 of 4 processors in use"), "{q}");
+
+    let cj = s.stdout("checkjob", &["2"]);
+    assert!(cj.contains("AName: job2"), "{cj}");
+    assert!(cj.contains("State: Idle"), "{cj}");
+    assert!(cj.contains("Creds:  user:bob"), "{cj}");
+    assert!(
+        cj.contains("Time Queued  Total: 00:00:09"),
+        "queued time against the virtual clock:\n{cj}"
+    );
+    assert!(cj.contains("Reservation '2' (00:01:30 -> 00:03:10"), "{cj}");
+
+    // One step: job 3 ends at t=52.
+    let step = s.stdout("mschedctl", &["-S", "1"]);
+    assert!(
+        step.starts_with("scheduling will stop in 00:00:42 at iteration"),
+        "{step}"
+    );
+    let q = s.stdout("showq", &[]);
+    assert!(row(&q, "3+").is_none(), "job 3 should have finished:\n{q}");
+    assert!(row(&q, "1").is_some_and(|l| l.contains("00:00:48")), "{q}");
+
+    // The next step reaches t=100: job 1 ends, job 2 starts.
+    s.stdout("mschedctl", &["-S"]);
+    let q = s.stdout("showq", &[]);
+    assert!(row(&q, "1").is_none(), "{q}");
+    assert!(row(&q, "2").is_some_and(|l| l.contains("Running")), "{q}");
+
+    // Writes are refused, the server keeps answering.
+    let cancel = s.run("canceljob", &["2"]);
+    assert!(!cancel.status.success());
+    assert!(
+        text(&cancel.stderr).contains("served simulation"),
+        "{}",
+        text(&cancel.stderr)
+    );
+
+    let kill = s.stdout("mschedctl", &["-k"]);
+    assert!(kill.contains("will be shutdown immediately"), "{kill}");
+    assert!(
+        s.wait_exit(Duration::from_secs(10)),
+        "did not stop: {}",
+        s.log()
+    );
+    assert!(!Path::new(&s.socket).exists(), "socket left behind");
+}
+
+#[test]
+fn serve_without_until_is_a_usage_error() {
+    let out = Command::new(bin("moab"))
+        .args(["simulate", "--workload", "w.jsonl", "--serve"])
+        .env_clear()
+        .output()
+        .expect("run moab simulate");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--until"),
+        "{}",
+        text(&out.stderr)
+    );
+}
