@@ -24,6 +24,7 @@ pub mod profile;
 pub mod schedule;
 pub mod state;
 pub mod timespec;
+pub mod windows;
 
 pub use eligibility::effective_walltime;
 pub use job::{
@@ -35,6 +36,7 @@ pub use plan::{BlockReason, Decision, Plan, PlannedReservation, PriorityBreakdow
 pub use policy::Policy;
 pub use schedule::{bypassed, schedule};
 pub use state::{Event, EventError, State};
+pub use windows::{backfill_windows, estimate_start, Window, WindowQuery};
 
 /// Seconds since the Unix epoch (or since the start of a simulated trace).
 pub type Time = i64;
