@@ -45,41 +45,38 @@ use crate::{Secs, Time};
 
 /// Runs one iteration. Pure: equal inputs give equal plans.
 pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
-    let entries: Vec<Entry> = state
-        .queued()
-        .filter(|j| j.state == JobState::Idle)
-        .map(|job| Entry {
+    let mut jobs: Vec<(&Job, PriorityBreakdown)> = Vec::with_capacity(state.queued_count());
+    jobs.extend(
+        state
+            .queued()
+            .filter(|j| j.state == JobState::Idle)
+            .map(|job| (job, priority(job, policy, now))),
+    );
+    // Sort compact keys, then build each (large) entry once, in order.
+    let mut keys: Vec<(bool, i64, Time, u64, usize)> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, (j, p))| (!p.system, -p.total, j.submit_time, j.id, i))
+        .collect();
+    keys.sort_unstable();
+    debug_assert!(keys.windows(2).all(|w| {
+        let (ja, pa) = &jobs[w[0].4];
+        let (jb, pb) = &jobs[w[1].4];
+        queue_order((ja, pa), (jb, pb)).is_le()
+    }));
+    let mut entries: Vec<Entry> = Vec::with_capacity(jobs.len());
+    entries.extend(keys.iter().map(|k| {
+        let (job, prio) = &mut jobs[k.4];
+        Entry {
             job,
-            prio: priority(job, policy, now),
+            prio: std::mem::take(prio),
             reason: None,
             eligible: true,
             handled: false,
             started: false,
             held: None,
-        })
-        .collect();
-    // Sort compact keys, then move each entry once (entries are large).
-    let mut keys: Vec<(bool, i64, Time, u64, usize)> = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            (
-                !e.prio.system,
-                -e.prio.total,
-                e.job.submit_time,
-                e.job.id,
-                i,
-            )
-        })
-        .collect();
-    keys.sort_unstable();
-    debug_assert!(keys.windows(2).all(|w| {
-        let a = &entries[w[0].4];
-        let b = &entries[w[1].4];
-        queue_order((a.job, &a.prio), (b.job, &b.prio)).is_le()
+        }
     }));
-    let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
-    let mut entries: Vec<Entry> = keys.iter().filter_map(|k| slots[k.4].take()).collect();
     for e in &mut entries {
         if let Err(r) = check_static(state, e.job, now) {
             e.reason = Some(r);
@@ -426,19 +423,19 @@ impl<'a> Walk<'a> {
         });
         let rsv = self.plan.reservations.iter().map(|r| r.start);
         self.plan.next_wakeup = ends.chain(dates).chain(rsv).filter(|t| *t > now).min();
-        self.plan.decisions = entries
-            .into_iter()
-            .enumerate()
-            .map(|(rank, e)| {
-                let d = Decision {
-                    priority: e.prio,
-                    rank: rank as u32 + 1,
-                    reason: if e.started { None } else { e.reason },
-                    eligible: e.eligible,
-                };
-                (e.job.id, d)
-            })
-            .collect();
+        let mut decisions: Vec<(crate::job::JobId, Decision)> = Vec::with_capacity(entries.len());
+        decisions.extend(entries.into_iter().enumerate().map(|(rank, e)| {
+            let d = Decision {
+                priority: e.prio,
+                rank: rank as u32 + 1,
+                reason: if e.started { None } else { e.reason },
+                eligible: e.eligible,
+            };
+            (e.job.id, d)
+        }));
+        // Ids are unique; sorted input makes the map a bulk build.
+        decisions.sort_unstable_by_key(|d| d.0);
+        self.plan.decisions = decisions.into_iter().collect();
         self.plan
     }
 }
