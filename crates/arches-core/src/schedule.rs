@@ -28,7 +28,7 @@
 //! iteration (a reservation slides forward when jobs end early, and a
 //! higher-priority job may take a lower one's slot). `HIGHEST` keeps them:
 //! the reservations remembered in the state
-//! ([`crate::state::Event::RememberReservations`]) are held in the profile and
+//! ([`State::remember_reservations`]) are held in the profile and
 //! each job can only move its own earlier (pyss's conservative compression).
 //! `NEVER` makes no reservations: any job that fits starts.
 

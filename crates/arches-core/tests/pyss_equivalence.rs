@@ -102,7 +102,7 @@ impl Sim<'_> {
         }
         self.wakes.extend(plan.reservations.iter().map(|r| r.start));
         let rsv = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
-        self.s.apply(Event::RememberReservations(rsv), now).unwrap();
+        self.s.remember_reservations(rsv).unwrap();
     }
 }
 
