@@ -8,6 +8,9 @@
 //! the simulator drive every backend the same way: apply the plan through the
 //! trait, then feed observations to `State::apply`.
 
+pub mod local;
+pub mod sim;
+
 use arches_core::{JobId, Node, Secs, Time};
 
 /// What the backend needs to run one job: the decision (which nodes, how many

@@ -1,7 +1,245 @@
-//! The `moab` daemon.
+//! The `moab` daemon: one actor thread owns the scheduler state (see
+//! [`actor`]), an axum server on a Unix socket answers the clients (see
+//! [`http`]), SQLite keeps everything acknowledged (see `arches-store`).
+//!
+//! Start-up: resolve the home (`MOABHOMEDIR` or the per-user default, or
+//! `--home`), load the configuration ([`config::load_config`]), open the
+//! store, build the resource manager ([`rm::build_rm`]), recover jobs, then
+//! serve until SIGTERM/SIGINT or `mschedctl -k`. Running jobs are left
+//! running; the next start re-adopts them.
+
+pub mod actions;
+pub mod actor;
+pub mod config;
+pub mod http;
+pub mod ident;
+pub mod jobspec;
+pub mod rm;
+pub mod testing;
+pub mod views;
+
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use arches_rm::ResourceManager;
+use clap::{CommandFactory, Parser};
+
+/// Exit status when the daemon cannot start or fails.
+pub const EXIT_FAILURE: u8 = 1;
+
+/// `moab [--config FILE] [--socket PATH] [--home DIR]`.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "moab",
+    version,
+    about = "The Arches workload manager daemon (Moab compatible)",
+    long_about = "Runs the scheduler in the foreground: reads moab.cfg from the home directory \
+                  (MOABHOMEDIR), keeps its state in arches.db there, logs to stderr and \
+                  log/moab.log, and answers the client commands on moab.sock."
+)]
+pub struct Options {
+    /// Configuration file (default: <home>/moab.cfg; without one the embedded default applies).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Socket path (default: MOAB_SOCKET, else <home>/moab.sock).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Home directory (default: MOABHOMEDIR, else ~/.arches).
+    #[arg(long, value_name = "DIR")]
+    pub home: Option<PathBuf>,
+}
+
+/// The clap definition (for man pages and completions).
+pub fn cli_command() -> clap::Command {
+    Options::command()
+}
 
 /// Entry point of the `moab` binary.
 pub fn main() -> ExitCode {
-    ExitCode::FAILURE
+    let opts = Options::parse();
+    match run(&opts) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("moab: {e:#}");
+            ExitCode::from(EXIT_FAILURE)
+        }
+    }
+}
+
+/// Resolved locations.
+#[derive(Debug, Clone)]
+pub struct Locations {
+    pub home: PathBuf,
+    pub socket: PathBuf,
+}
+
+impl Options {
+    /// Home and socket by the shared resolution rules.
+    pub fn locations(&self) -> Locations {
+        let home = self.home.clone().unwrap_or_else(arches_api::paths::home);
+        let socket = match (&self.socket, &self.home) {
+            (Some(s), _) => s.clone(),
+            (None, Some(h)) if std::env::var_os("MOAB_SOCKET").is_none() => {
+                h.join(arches_api::paths::SOCKET_NAME)
+            }
+            _ => arches_api::paths::socket(None),
+        };
+        Locations { home, socket }
+    }
+}
+
+/// Runs the daemon with the configured backend until it is told to stop.
+pub fn run(opts: &Options) -> anyhow::Result<()> {
+    let loc = opts.locations();
+    prepare_home(&loc.home)?;
+    init_logging(&loc.home);
+    let cfg = config::load_config(&loc.home, opts.config.as_deref())?;
+    let rm = rm::build_rm(&cfg)?;
+    serve(loc, cfg, rm)
+}
+
+/// Runs the daemon with an explicit backend (tests and benchmarks use
+/// [`testing::FakeRm`]). Blocks until shutdown.
+pub fn serve(
+    loc: Locations,
+    cfg: config::DaemonConfig,
+    rm: Box<dyn ResourceManager>,
+) -> anyhow::Result<()> {
+    prepare_home(&loc.home)?;
+    for w in &cfg.warnings {
+        tracing::warn!("{w}");
+    }
+    claim_socket(&loc.socket)?;
+    let cfg = Arc::new(cfg);
+    let store = arches_store::Store::open(&loc.home.join("arches.db"))
+        .with_context(|| format!("cannot open {}", loc.home.join("arches.db").display()))?;
+    let (actor, published) = actor::Actor::recover(
+        Arc::clone(&cfg),
+        store,
+        rm,
+        loc.socket.display().to_string(),
+    )?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the I/O runtime")?;
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    let actor_thread = std::thread::Builder::new()
+        .name("scheduler".into())
+        .spawn(move || {
+            let r = actor.run(rx);
+            let _ = done_tx.send(());
+            r
+        })
+        .context("cannot start the scheduler thread")?;
+    let app = http::AppState {
+        tx: tx.clone(),
+        published,
+        cfg,
+        daemon_uid: ident::current_uid(),
+    };
+    let socket = loc.socket.clone();
+    let served = runtime.block_on(async move {
+        let listener = tokio::net::UnixListener::bind(&socket)
+            .with_context(|| format!("cannot bind {}", socket.display()))?;
+        set_mode(&socket, 0o666)?;
+        tracing::info!(socket = %socket.display(), "moab server listening");
+        let stop = async move {
+            wait_for_stop(done_rx).await;
+            let _ = tx.send(actor::Input::Shutdown);
+        };
+        let app = http::router(app).into_make_service_with_connect_info::<http::PeerInfo>();
+        axum::serve(listener, app)
+            .with_graceful_shutdown(stop)
+            .await
+            .context("server failed")
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    let actor_result = actor_thread
+        .join()
+        .map_err(|_| anyhow::anyhow!("scheduler thread panicked"))?;
+    let _ = std::fs::remove_file(&loc.socket);
+    served?;
+    actor_result?;
+    tracing::info!("moab server stopped");
+    Ok(())
+}
+
+async fn wait_for_stop(done: tokio::sync::oneshot::Receiver<()>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    match (term, int) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM received"),
+                _ = int.recv() => tracing::info!("SIGINT received"),
+                _ = done => {}
+            }
+        }
+        _ => {
+            let _ = done.await;
+        }
+    }
+}
+
+fn prepare_home(home: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(home.join("log"))
+        .with_context(|| format!("cannot create {}", home.display()))
+}
+
+/// Refuses to start when another daemon answers on the socket; removes a
+/// stale socket file.
+fn claim_socket(socket: &Path) -> anyhow::Result<()> {
+    if std::fs::symlink_metadata(socket).is_err() {
+        if let Some(dir) = socket.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        return Ok(());
+    }
+    if std::os::unix::net::UnixStream::connect(socket).is_ok() {
+        anyhow::bail!(
+            "another moab server is already running on {}",
+            socket.display()
+        );
+    }
+    std::fs::remove_file(socket)
+        .with_context(|| format!("cannot remove stale socket {}", socket.display()))
+}
+
+fn set_mode(path: &Path, mode: u32) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
+        .with_context(|| format!("cannot set the mode of {}", path.display()))
+}
+
+/// Logs to stderr and to `<home>/log/moab.log` (`RUST_LOG` filters; default
+/// `info`). A second initialisation in the same process is ignored.
+fn init_logging(home: &Path) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(home.join("log").join("moab.log"));
+    let registry = tracing_subscriber::registry()
+        .with(filter)
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
+    let _ = match file {
+        Ok(f) => registry
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(false)
+                    .with_writer(std::sync::Mutex::new(f)),
+            )
+            .try_init(),
+        Err(_) => registry.try_init(),
+    };
 }

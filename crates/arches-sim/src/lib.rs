@@ -1,1 +1,26 @@
-//! arches-sim (being written).
+//! Trace-driven simulation for Arches.
+//!
+//! - [`swf`]: Standard Workload Format reader (pyss's semantics by default);
+//! - [`workload`]: the simulator's job model and the JSONL workload format;
+//! - [`run`]: the deterministic event loop over `arches_core` and the
+//!   simulated backend `arches_rm::sim::SimRm`;
+//! - [`metrics`]: summary statistics (peer-results definitions) and the job CSV;
+//! - [`report`]: the self-contained HTML report with SVG charts;
+//! - [`generate`]: the Lublin & Feitelson (2003) synthetic workload model;
+//! - [`cli`]: `moab simulate`.
+//!
+//! The simulator calls exactly the same scheduling code as the daemon: it is
+//! one more driver of `schedule(&State, &Policy, now)`, with a virtual clock.
+
+pub mod cli;
+pub mod generate;
+pub mod metrics;
+pub mod report;
+pub mod run;
+pub mod swf;
+pub mod workload;
+
+pub use cli::{main, SimulateArgs};
+pub use metrics::{summarize, JobRecord, Summary};
+pub use run::{machine, SimError, Simulation};
+pub use workload::SimJob;

@@ -1,1 +1,221 @@
-//! arches-store (being written).
+//! Durable state of the `moab` daemon: SQLite (bundled) in WAL mode with
+//! `synchronous=FULL`.
+//!
+//! Tables: `jobs` (the full record as a JSON blob plus indexed columns),
+//! `meta` (the job id counter and scheduler metadata). Ids are numeric, never
+//! reused: the counter survives restarts and purges. Writes are grouped: the
+//! daemon collects every change of one actor turn into one [`Batch`] and
+//! commits it in one transaction ([`Store::commit`]) before it acknowledges
+//! anything (group commit).
+//!
+//! Core types are not `Serialize`: [`record`] converts them to and from the
+//! stored form in one place.
+
+pub mod record;
+
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+pub use record::{ExecRecord, JobRecord};
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sql(#[from] rusqlite::Error),
+    #[error("corrupt job record {id}: {why}")]
+    Corrupt { id: u64, why: String },
+    #[error("cannot encode job record {id}: {why}")]
+    Encode { id: u64, why: String },
+}
+
+/// Changes committed together in one transaction.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// Records inserted or replaced.
+    pub upserts: Vec<JobRecord>,
+    /// Job ids purged for good.
+    pub deletes: Vec<u64>,
+    /// New value of the id counter (the next id to hand out), if it moved.
+    pub next_id: Option<u64>,
+    /// Scheduler metadata `(key, value)` to set.
+    pub meta: Vec<(String, String)>,
+}
+
+impl Batch {
+    /// Whether the batch changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.upserts.is_empty()
+            && self.deletes.is_empty()
+            && self.next_id.is_none()
+            && self.meta.is_empty()
+    }
+}
+
+/// The open database.
+pub struct Store {
+    conn: Connection,
+}
+
+const NEXT_ID_KEY: &str = "next_job_id";
+
+impl Store {
+    /// Opens (creating if needed) the database at `path`.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS jobs (
+                 id INTEGER PRIMARY KEY,
+                 state TEXT NOT NULL,
+                 user TEXT NOT NULL,
+                 finished_at INTEGER,
+                 record TEXT NOT NULL
+             );
+             CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state);
+             CREATE INDEX IF NOT EXISTS jobs_finished ON jobs(finished_at);
+             CREATE TABLE IF NOT EXISTS meta (
+                 key TEXT PRIMARY KEY,
+                 value TEXT NOT NULL
+             );",
+        )?;
+        Ok(Store { conn })
+    }
+
+    /// The next job id to hand out (1 on a new database).
+    pub fn next_id(&self) -> Result<u64, StoreError> {
+        let stored = self.meta(NEXT_ID_KEY)?.and_then(|v| v.parse::<u64>().ok());
+        let max: Option<i64> = self
+            .conn
+            .query_row("SELECT MAX(id) FROM jobs", [], |r| r.get(0))?;
+        let after_max = max.map_or(1, |m| m as u64 + 1);
+        Ok(stored.unwrap_or(1).max(after_max))
+    }
+
+    /// A metadata value.
+    pub fn meta(&self, key: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Every stored job, by id.
+    pub fn load_jobs(&self) -> Result<Vec<JobRecord>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, record FROM jobs ORDER BY id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, text) = row?;
+            let rec: JobRecord = serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+                id: id as u64,
+                why: e.to_string(),
+            })?;
+            out.push(rec);
+        }
+        Ok(out)
+    }
+
+    /// Commits a batch in one transaction; on error nothing was written.
+    pub fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let tx = self.conn.transaction()?;
+        {
+            let mut up = tx.prepare_cached(
+                "INSERT OR REPLACE INTO jobs (id, state, user, finished_at, record)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            for rec in &batch.upserts {
+                let text = serde_json::to_string(rec).map_err(|e| StoreError::Encode {
+                    id: rec.job.id,
+                    why: e.to_string(),
+                })?;
+                up.execute(params![
+                    rec.job.id as i64,
+                    rec.job.state,
+                    rec.job.user,
+                    rec.job.completion.as_ref().map(|c| c.time),
+                    text
+                ])?;
+            }
+            let mut del = tx.prepare_cached("DELETE FROM jobs WHERE id = ?1")?;
+            for id in &batch.deletes {
+                del.execute([*id as i64])?;
+            }
+            let mut meta =
+                tx.prepare_cached("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)")?;
+            if let Some(n) = batch.next_id {
+                meta.execute(params![NEXT_ID_KEY, n.to_string()])?;
+            }
+            for (k, v) in &batch.meta {
+                meta.execute(params![k, v])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arches_core::{HoldType, Job, Request};
+
+    fn rec(id: u64) -> JobRecord {
+        let mut job = Job::new(id, "alice", Request::procs(2), Some(60), 100);
+        job.holds.insert(HoldType::User);
+        JobRecord::new(&job, ExecRecord::default())
+    }
+
+    #[test]
+    fn jobs_and_counter_survive_reopen_and_purge() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.db");
+        {
+            let mut s = Store::open(&path).unwrap();
+            assert_eq!(s.next_id().unwrap(), 1);
+            let b = Batch {
+                upserts: vec![rec(1), rec(2)],
+                next_id: Some(3),
+                ..Batch::default()
+            };
+            s.commit(&b).unwrap();
+            let b = Batch {
+                deletes: vec![2],
+                ..Batch::default()
+            };
+            s.commit(&b).unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        assert_eq!(s.next_id().unwrap(), 3, "purged id 2 is never reused");
+        let jobs = s.load_jobs().unwrap();
+        assert_eq!(jobs.len(), 1);
+        let job = jobs[0].to_job().unwrap();
+        assert!(job.holds.contains(HoldType::User));
+        assert_eq!(job.req.total_procs(), 2);
+    }
+
+    #[test]
+    fn corrupt_record_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("b.db");
+        let s = Store::open(&path).unwrap();
+        s.conn
+            .execute(
+                "INSERT INTO jobs (id, state, user, record) VALUES (5, 'Idle', 'u', '{bad')",
+                [],
+            )
+            .unwrap();
+        assert!(matches!(
+            s.load_jobs(),
+            Err(StoreError::Corrupt { id: 5, .. })
+        ));
+    }
+}

@@ -1,0 +1,24 @@
+complete -c mdiag -s a -d 'Accounts (optionally one)' -r
+complete -c mdiag -s c -d 'Classes/queues (optionally one)' -r
+complete -c mdiag -s C -d 'Check a configuration file (default $MOABHOMEDIR/moab.cfg) without a daemon; exit 1 on errors' -r
+complete -c mdiag -s g -d 'Groups (optionally one)' -r
+complete -c mdiag -s j -d 'Jobs (optionally one); --xml gives the checkjob job XML' -r
+complete -c mdiag -s n -d 'Nodes (optionally one); --xml gives <node> elements' -r
+complete -c mdiag -s q -d 'Quality of service (optionally one)' -r
+complete -c mdiag -s r -d 'Reservations (optionally one)' -r
+complete -c mdiag -s R -d 'Resource managers (optionally one): type, state, nodes reported' -r
+complete -c mdiag -s u -d 'Users (optionally one)' -r
+complete -c mdiag -s w -d 'With -j --xml: completed=true includes completed jobs' -r
+complete -c mdiag -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
+xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
+json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"
+complete -c mdiag -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock)' -r -F
+complete -c mdiag -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
+complete -c mdiag -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
+complete -c mdiag -s b -d 'Jobs blocked by holds, policies or dependencies'
+complete -c mdiag -s p -d 'Job priority breakdown per component'
+complete -c mdiag -s S -d 'The scheduler: host, mode, iterations, messages'
+complete -c mdiag -s t -d 'Partitions: nodes, processors and memory configured, up, dedicated and active'
+complete -c mdiag -s v -d 'Verbose; repeat for more'
+complete -c mdiag -l xml -d 'Print Moab\'s XML document instead of text'
+complete -c mdiag -s h -l help -d 'Print help (see more with \'--help\')'

@@ -1,0 +1,24 @@
+complete -c mjobctl -s h -d 'Set a hold: user (default), system, batch or defer' -r
+complete -c mjobctl -s m -d 'Modify an attribute: ATTR=VAL, ATTR+=VAL or ATTR-=VAL (repeatable)' -r
+complete -c mjobctl -s N -d 'Send a signal: [signal=]SIGNO|SIGNAME' -r
+complete -c mjobctl -s p -d 'Set the system priority (+N adds to the maximum; with --flags=relative adds to the computed priority)' -r
+complete -c mjobctl -s q -d 'Query: diag (job details), starttime (start estimate) or hostlist (allocated hosts)' -r -f -a "diag\t''
+starttime\t''
+hostlist\t''"
+complete -c mjobctl -s u -d 'Release holds: all (default), user, system, batch or defer (comma list)' -r
+complete -c mjobctl -s w -d 'With -x: flags=ignorepolicies|ignorenodestate|ignorersv (repeatable)' -r
+complete -c mjobctl -l flags -d 'Flags: relative (with -p), completed (with -q diag)' -r
+complete -c mjobctl -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
+xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
+json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"
+complete -c mjobctl -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock)' -r -F
+complete -c mjobctl -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
+complete -c mjobctl -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
+complete -c mjobctl -l help -d 'Print help'
+complete -c mjobctl -s c -d 'Cancel the jobs'
+complete -c mjobctl -s C -d 'Checkpoint the jobs'
+complete -c mjobctl -s r -d 'Resume suspended jobs'
+complete -c mjobctl -s R -d 'Requeue active jobs'
+complete -c mjobctl -s s -d 'Suspend active jobs'
+complete -c mjobctl -s x -d 'Force the jobs to start now (admin)'
+complete -c mjobctl -l xml -d 'Print Moab\'s XML document instead of text'

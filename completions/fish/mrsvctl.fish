@@ -1,0 +1,11 @@
+complete -c mrsvctl -s r -d 'Release (delete) a reservation' -r
+complete -c mrsvctl -s a -d 'With -c: access list, e.g. USER==john (users=john also accepted)' -r
+complete -c mrsvctl -s d -d 'With -c: duration `[[[DD:]HH:]MM:]SS`' -r
+complete -c mrsvctl -s h -d 'With -c: host list (comma separated)' -r
+complete -c mrsvctl -s s -d 'With -c: start time (`[HH[:MM[:SS]]][_MO[/DD[/YY]]]` or +offset)' -r
+complete -c mrsvctl -s t -d 'With -c: processor count' -r
+complete -c mrsvctl -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock)' -r -F
+complete -c mrsvctl -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
+complete -c mrsvctl -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
+complete -c mrsvctl -l help -d 'Print help'
+complete -c mrsvctl -s c -d 'Create a reservation'

@@ -1,0 +1,18 @@
+complete -c showq -s w -d 'Only jobs matching <attr>=<value> (user, group, acct, class, qos, partition); repeatable' -r
+complete -c showq -s u -d 'Only jobs of this user' -r
+complete -c showq -s p -d 'Only jobs in this partition' -r
+complete -c showq -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
+xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
+json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"
+complete -c showq -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock)' -r -F
+complete -c showq -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
+complete -c showq -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
+complete -c showq -s b -d 'Show only blocked jobs'
+complete -c showq -s c -d 'Show recently completed jobs (kept for JOBCPURGETIME)'
+complete -c showq -s i -d 'Show eligible jobs in detail (priority, xfactor, class, queue time)'
+complete -c showq -s r -d 'Show active jobs in detail (partition, xfactor, group, master host)'
+complete -c showq -s v -d 'Verbose (accepted; Arches has no separate resource-manager job ids to add)'
+complete -c showq -s s -d 'Accepted for compatibility with third-party tools (abipy passes `-s`); no effect'
+complete -c showq -l noblock -d 'Accepted for compatibility (Rocoto); the daemon always answers without blocking'
+complete -c showq -l xml -d 'Print Moab\'s XML document instead of text'
+complete -c showq -s h -l help -d 'Print help (see more with \'--help\')'

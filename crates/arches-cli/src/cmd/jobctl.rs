@@ -1,0 +1,378 @@
+//! Job control: mjobctl and the deprecated wrappers canceljob (mdel),
+//! releasehold, sethold and runjob. The daemon words every confirmation; we
+//! print its lines (stdout to stdout, stderr to stderr) and exit 1 on failure.
+
+use arches_api::{JobAction, JobActionRequest, JobsRequest, StartQuery};
+use clap::{ArgAction, ArgGroup, Parser};
+
+use crate::common::{print, print_action, print_json, Connection, Format, Output};
+use crate::render::{checkjob, showbf};
+use crate::EXIT_OK;
+
+/// Sends one action and prints the answer.
+fn act(conn: &Connection, jobs: Vec<String>, action: JobAction) -> Result<u8, String> {
+    let client = conn.client().map_err(|e| e.to_string())?;
+    let r = client
+        .job_action(&JobActionRequest { jobs, action })
+        .map_err(|e| e.to_string())?;
+    Ok(print_action(&r))
+}
+
+/// Job expressions as typed, comma lists split (`111,222` → two).
+fn expand(jobs: &[String]) -> Vec<String> {
+    jobs.iter()
+        .flat_map(|j| j.split(',').filter(|s| !s.is_empty()).map(String::from))
+        .collect()
+}
+
+/// Cancel jobs.
+#[derive(Debug, Parser)]
+#[command(
+    name = "canceljob",
+    about = "Cancel jobs",
+    long_about = "Cancel one or more jobs (ids, job expressions or ALL). Prints `job '<id>' cancelled` \
+per job; an unknown job prints `ERROR:  invalid job specified (<id>)` on stderr and exits 1. \
+Equivalent to `mjobctl -c`."
+)]
+pub struct Canceljob {
+    /// Job ids, comma lists, expressions or ALL.
+    #[arg(value_name = "JOBID", required = true)]
+    pub jobs: Vec<String>,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Runs canceljob / mdel.
+pub fn canceljob(a: Canceljob) -> Result<u8, String> {
+    act(&a.conn, expand(&a.jobs), JobAction::Cancel)
+}
+
+const HOLD_TYPES: &[&str] = &["user", "system", "batch", "defer", "all"];
+
+fn is_hold_list(s: &str) -> bool {
+    !s.is_empty()
+        && s.split(',')
+            .all(|t| HOLD_TYPES.contains(&t.to_ascii_lowercase().as_str()))
+}
+
+/// Control jobs: cancel, hold, release, modify, suspend, resume, requeue, signal, query.
+#[derive(Debug, Parser)]
+#[command(
+    disable_help_flag = true,
+    name = "mjobctl",
+    about = "Control and modify jobs",
+    long_about = "Cancel, hold, release, modify, suspend, resume, requeue, checkpoint, signal, \
+prioritise, force-start or query jobs. JOBEXP is a job id, a comma list, a regular expression \
+(quote it) or ALL. The daemon prints Moab's confirmation per job.",
+    group(ArgGroup::new("op").required(true).args([
+        "cancel", "checkpoint", "hold", "modify", "signal", "priority", "query",
+        "resume", "requeue", "suspend", "release", "execute"
+    ]))
+)]
+pub struct Mjobctl {
+    /// Print help.
+    #[arg(long, action = ArgAction::Help)]
+    pub help: Option<bool>,
+    /// Cancel the jobs.
+    #[arg(short = 'c')]
+    pub cancel: bool,
+    /// Checkpoint the jobs.
+    #[arg(short = 'C')]
+    pub checkpoint: bool,
+    /// Set a hold: user (default), system, batch or defer.
+    #[arg(short = 'h', value_name = "TYPE", num_args = 0..=1, default_missing_value = "user")]
+    pub hold: Option<String>,
+    /// Modify an attribute: ATTR=VAL, ATTR+=VAL or ATTR-=VAL (repeatable).
+    #[arg(short = 'm', value_name = "ATTR=VALUE", action = ArgAction::Append)]
+    pub modify: Vec<String>,
+    /// Send a signal: [signal=]SIGNO|SIGNAME.
+    #[arg(short = 'N', value_name = "SIGNAL")]
+    pub signal: Option<String>,
+    /// Set the system priority (+N adds to the maximum; with --flags=relative adds to the computed priority).
+    #[arg(short = 'p', value_name = "PRIORITY", allow_hyphen_values = true)]
+    pub priority: Option<String>,
+    /// Query: diag (job details), starttime (start estimate) or hostlist (allocated hosts).
+    #[arg(short = 'q', value_name = "QUERY", value_parser = ["diag", "starttime", "hostlist"])]
+    pub query: Option<String>,
+    /// Resume suspended jobs.
+    #[arg(short = 'r')]
+    pub resume: bool,
+    /// Requeue active jobs.
+    #[arg(short = 'R')]
+    pub requeue: bool,
+    /// Suspend active jobs.
+    #[arg(short = 's')]
+    pub suspend: bool,
+    /// Release holds: all (default), user, system, batch or defer (comma list).
+    #[arg(short = 'u', value_name = "TYPE", num_args = 0..=1, default_missing_value = "all")]
+    pub release: Option<String>,
+    /// Force the jobs to start now (admin).
+    #[arg(short = 'x')]
+    pub execute: bool,
+    /// With -x: flags=ignorepolicies|ignorenodestate|ignorersv (repeatable).
+    #[arg(short = 'w', value_name = "flags=FLAGS", action = ArgAction::Append)]
+    pub constraints: Vec<String>,
+    /// Flags: relative (with -p), completed (with -q diag).
+    #[arg(long, value_name = "FLAGS")]
+    pub flags: Option<String>,
+    /// Job expressions.
+    #[arg(value_name = "JOBEXP")]
+    pub jobs: Vec<String>,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Runs mjobctl.
+pub fn mjobctl(mut a: Mjobctl) -> Result<u8, String> {
+    // `-h 17` / `-u 17`: the optional type was really the job; use the default type.
+    for (v, default) in [(&mut a.hold, "user"), (&mut a.release, "all")] {
+        if let Some(t) = v.as_ref().filter(|t| !is_hold_list(t)).cloned() {
+            a.jobs.insert(0, t);
+            *v = Some(default.to_string());
+        }
+    }
+    let jobs = expand(&a.jobs);
+    if jobs.is_empty() {
+        return Err("ERROR:    no job expression specified".into());
+    }
+    let flags: Vec<String> = a
+        .flags
+        .as_deref()
+        .map(|f| f.split(',').map(|s| s.to_ascii_lowercase()).collect())
+        .unwrap_or_default();
+    let types = |s: &str| -> Vec<String> { s.split(',').map(|t| t.to_ascii_lowercase()).collect() };
+    if let Some(q) = &a.query {
+        return query(&a, q, jobs, flags.iter().any(|f| f == "completed"));
+    }
+    let action = if a.cancel {
+        JobAction::Cancel
+    } else if a.checkpoint {
+        JobAction::Checkpoint
+    } else if let Some(h) = &a.hold {
+        JobAction::Hold { types: types(h) }
+    } else if let Some(r) = &a.release {
+        JobAction::Release { types: types(r) }
+    } else if !a.modify.is_empty() {
+        JobAction::Modify {
+            changes: a.modify.clone(),
+        }
+    } else if let Some(s) = &a.signal {
+        JobAction::Signal {
+            signal: s.strip_prefix("signal=").unwrap_or(s).to_string(),
+        }
+    } else if let Some(p) = &a.priority {
+        JobAction::SystemPriority {
+            value: p.clone(),
+            relative: flags.iter().any(|f| f == "relative"),
+        }
+    } else if a.resume {
+        JobAction::Resume
+    } else if a.requeue {
+        JobAction::Requeue
+    } else if a.suspend {
+        JobAction::Suspend
+    } else if a.execute {
+        let mut fl = Vec::new();
+        for c in &a.constraints {
+            let v = c.strip_prefix("flags=").ok_or_else(|| {
+                format!("ERROR:    invalid constraint '{c}' (expected flags=<flags>)")
+            })?;
+            fl.extend(v.split(',').map(|s| s.to_ascii_lowercase()));
+        }
+        JobAction::Execute { flags: fl }
+    } else {
+        return Err("ERROR:    no operation specified".into());
+    };
+    act(&a.conn, jobs, action)
+}
+
+fn query(a: &Mjobctl, q: &str, jobs: Vec<String>, completed: bool) -> Result<u8, String> {
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    match q {
+        "starttime" => {
+            let mut code = EXIT_OK;
+            for id in jobs {
+                let e = client
+                    .start_time(&StartQuery::Job { id })
+                    .map_err(|e| e.to_string())?;
+                match a.output.format() {
+                    Format::Text => print(&showbf::render_start(&e, showbf::Estimates::Rsv)),
+                    Format::Xml => print(&format!("{}\n", showbf::render_start_xml(&e))),
+                    Format::Json => print_json(&e)?,
+                }
+                if e.start.is_none() {
+                    code = crate::EXIT_ERROR;
+                }
+            }
+            Ok(code)
+        }
+        _ => {
+            let view = client
+                .jobs(&JobsRequest {
+                    ids: jobs,
+                    completed,
+                })
+                .map_err(|e| e.to_string())?;
+            match (q, a.output.format()) {
+                (_, Format::Json) => print_json(&view)?,
+                ("hostlist", _) => {
+                    for j in &view.jobs {
+                        let hosts: Vec<&str> =
+                            j.allocated.iter().map(|n| n.node.as_str()).collect();
+                        print(&format!("{}\n", hosts.join(",")));
+                    }
+                }
+                (_, Format::Xml) => print(&format!("{}\n", checkjob::render_xml(&view, false))),
+                (_, Format::Text) => print(&checkjob::render(&view, 0)),
+            }
+            for id in &view.unknown {
+                eprintln!("ERROR:  invalid job specified ({id})");
+            }
+            Ok(if view.unknown.is_empty() {
+                EXIT_OK
+            } else {
+                crate::EXIT_ERROR
+            })
+        }
+    }
+}
+
+/// Release job holds.
+#[derive(Debug, Parser)]
+#[command(
+    name = "releasehold",
+    about = "Release job holds",
+    long_about = "Release holds on jobs: the user hold by default, -b the batch hold, -a every hold \
+(user, system, batch). Equivalent to `mjobctl -u`.",
+    group(ArgGroup::new("kind").args(["all", "batch"]))
+)]
+pub struct Releasehold {
+    /// Release all holds (user, system, batch).
+    #[arg(short = 'a')]
+    pub all: bool,
+    /// Release the batch hold.
+    #[arg(short = 'b')]
+    pub batch: bool,
+    /// Job expressions.
+    #[arg(value_name = "JOBEXP", required = true)]
+    pub jobs: Vec<String>,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Runs releasehold.
+pub fn releasehold(a: Releasehold) -> Result<u8, String> {
+    let t = if a.all {
+        "all"
+    } else if a.batch {
+        "batch"
+    } else {
+        "user"
+    };
+    act(
+        &a.conn,
+        expand(&a.jobs),
+        JobAction::Release {
+            types: vec![t.into()],
+        },
+    )
+}
+
+/// Set job holds.
+#[derive(Debug, Parser)]
+#[command(
+    name = "sethold",
+    about = "Set job holds",
+    long_about = "Place a hold on jobs: the user hold by default, -b the batch hold. \
+Equivalent to `mjobctl -h`."
+)]
+pub struct Sethold {
+    /// Set the batch hold instead of the user hold.
+    #[arg(short = 'b')]
+    pub batch: bool,
+    /// Job ids.
+    #[arg(value_name = "JOBID", required = true)]
+    pub jobs: Vec<String>,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Runs sethold.
+pub fn sethold(a: Sethold) -> Result<u8, String> {
+    let t = if a.batch { "batch" } else { "user" };
+    act(
+        &a.conn,
+        expand(&a.jobs),
+        JobAction::Hold {
+            types: vec![t.into()],
+        },
+    )
+}
+
+/// Start a job now.
+#[derive(Debug, Parser)]
+#[command(
+    name = "runjob",
+    about = "Start a job immediately (administrators)",
+    long_about = "Force a job to start now. -f ignores throttling policies; -x also ignores \
+reservations and node state. Equivalent to `mjobctl -x`."
+)]
+pub struct Runjob {
+    /// Clear job parameters left by previous runs.
+    #[arg(short = 'c')]
+    pub clear: bool,
+    /// Force: ignore throttling policies.
+    #[arg(short = 'f')]
+    pub force: bool,
+    /// Run on these nodes (comma or colon separated).
+    #[arg(short = 'n', value_name = "NODELIST")]
+    pub nodes: Option<String>,
+    /// Run in this partition.
+    #[arg(short = 'p', value_name = "PARTITION")]
+    pub partition: Option<String>,
+    /// Force: ignore policies, reservations and node state.
+    #[arg(short = 'x')]
+    pub force_all: bool,
+    /// Job id.
+    #[arg(value_name = "JOBID")]
+    pub job: String,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Runs runjob.
+pub fn runjob(a: Runjob) -> Result<u8, String> {
+    let mut flags = Vec::new();
+    if a.clear {
+        flags.push("clear".to_string());
+    }
+    if a.force || a.force_all {
+        flags.push("ignorepolicies".to_string());
+    }
+    if a.force_all {
+        flags.push("ignorersv".to_string());
+        flags.push("ignorenodestate".to_string());
+    }
+    if let Some(n) = &a.nodes {
+        flags.push(format!("hostlist={}", n.replace(':', ",")));
+    }
+    if let Some(p) = &a.partition {
+        flags.push(format!("partition={p}"));
+    }
+    act(&a.conn, vec![a.job.clone()], JobAction::Execute { flags })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hold_types_recognised() {
+        assert!(is_hold_list("user"));
+        assert!(is_hold_list("Batch,System"));
+        assert!(!is_hold_list("17"));
+        assert_eq!(expand(&["1,2".into(), "3".into()]), ["1", "2", "3"]);
+    }
+}

@@ -1,0 +1,238 @@
+//! mdiag: diagnostics of the scheduler, jobs, nodes, priorities, blocked
+//! jobs, reservations, credentials and configuration.
+
+use arches_api::{JobsRequest, QueueQuery};
+use clap::{ArgAction, ArgGroup, Parser};
+
+use crate::common::{no_xml, print, print_json, Connection, Format, Output};
+use crate::render::{checkjob, checknode, cluster, mdiag};
+use crate::EXIT_OK;
+
+/// Diagnose the scheduler's objects.
+#[derive(Debug, Parser)]
+#[command(
+    name = "mdiag",
+    about = "Diagnose jobs, nodes, priorities, reservations, credentials and the scheduler",
+    long_about = "Print diagnostic reports: -S the scheduler, -j jobs, -n nodes, -p job priorities, \
+-b blocked jobs, -t partitions, -R resource managers, -r reservations, -u/-g/-a/-c/-q users, groups, accounts, classes and QOS, \
+-C the configuration. Options taking a name restrict the report to that object.",
+    group(ArgGroup::new("report").required(true).args([
+        "accounts", "blocked", "classes", "config", "groups", "jobs", "nodes", "priority",
+        "qos", "reservations", "rms", "scheduler", "partitions", "users"
+    ]))
+)]
+pub struct Mdiag {
+    /// Accounts (optionally one).
+    #[arg(short = 'a', value_name = "ACCOUNT", num_args = 0..=1, default_missing_value = "")]
+    pub accounts: Option<String>,
+    /// Jobs blocked by holds, policies or dependencies.
+    #[arg(short = 'b')]
+    pub blocked: bool,
+    /// Classes/queues (optionally one).
+    #[arg(short = 'c', value_name = "CLASS", num_args = 0..=1, default_missing_value = "")]
+    pub classes: Option<String>,
+    /// Check a configuration file (default $MOABHOMEDIR/moab.cfg) without a daemon; exit 1 on errors.
+    #[arg(short = 'C', value_name = "CONFIGFILE", num_args = 0..=1, default_missing_value = "")]
+    pub config: Option<String>,
+    /// Groups (optionally one).
+    #[arg(short = 'g', value_name = "GROUP", num_args = 0..=1, default_missing_value = "")]
+    pub groups: Option<String>,
+    /// Jobs (optionally one); --xml gives the checkjob job XML.
+    #[arg(short = 'j', value_name = "JOBID", num_args = 0..=1, default_missing_value = "")]
+    pub jobs: Option<String>,
+    /// Nodes (optionally one); --xml gives <node> elements.
+    #[arg(short = 'n', value_name = "NODE", num_args = 0..=1, default_missing_value = "")]
+    pub nodes: Option<String>,
+    /// Job priority breakdown per component.
+    #[arg(short = 'p')]
+    pub priority: bool,
+    /// Quality of service (optionally one).
+    #[arg(short = 'q', value_name = "QOS", num_args = 0..=1, default_missing_value = "")]
+    pub qos: Option<String>,
+    /// Reservations (optionally one).
+    #[arg(short = 'r', value_name = "RSVID", num_args = 0..=1, default_missing_value = "")]
+    pub reservations: Option<String>,
+    /// Resource managers (optionally one): type, state, nodes reported.
+    #[arg(short = 'R', value_name = "RM", num_args = 0..=1, default_missing_value = "")]
+    pub rms: Option<String>,
+    /// The scheduler: host, mode, iterations, messages.
+    #[arg(short = 'S')]
+    pub scheduler: bool,
+    /// Partitions: nodes, processors and memory configured, up, dedicated and active.
+    #[arg(short = 't')]
+    pub partitions: bool,
+    /// Users (optionally one).
+    #[arg(short = 'u', value_name = "USER", num_args = 0..=1, default_missing_value = "")]
+    pub users: Option<String>,
+    /// Verbose; repeat for more.
+    #[arg(short = 'v', action = ArgAction::Count)]
+    pub verbose: u8,
+    /// With -j --xml: completed=true includes completed jobs.
+    #[arg(short = 'w', value_name = "ATTR=VALUE", action = ArgAction::Append)]
+    pub constraints: Vec<String>,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+fn some(s: &Option<String>) -> Option<&str> {
+    s.as_deref().filter(|s| !s.is_empty())
+}
+
+/// `mdiag -C [FILE]`: checks a configuration file (default
+/// `$MOABHOMEDIR/moab.cfg`) with `arches-config`; exit 1 on any ERROR.
+fn check_config(file: Option<&str>, verbose: u8, fmt: Format) -> Result<u8, String> {
+    let path = match file {
+        Some(f) => std::path::PathBuf::from(f),
+        None => arches_api::paths::home().join(arches_api::paths::CONFIG_NAME),
+    };
+    let shown = path.display().to_string();
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if file.is_none() && e.kind() == std::io::ErrorKind::NotFound => {
+            print(&format!(
+                "{shown}: no configuration file; the embedded default configuration applies\n"
+            ));
+            return Ok(EXIT_OK);
+        }
+        Err(e) => {
+            let reason = e.to_string();
+            let reason = reason.split(" (os error").next().unwrap_or(&reason);
+            return Err(format!(
+                "ERROR:    cannot read configuration file '{shown}' ({reason})"
+            ));
+        }
+    };
+    let verbosity = if verbose > 0 {
+        arches_config::Verbosity::Verbose
+    } else {
+        arches_config::Verbosity::Normal
+    };
+    let report = arches_config::check(&text, &shown, verbosity);
+    match fmt {
+        Format::Json => print_json(&serde_json::json!({
+            "file": shown,
+            "lines": report.lines,
+            "errors": report.errors,
+            "warnings": report.warnings,
+        }))?,
+        Format::Xml => return Err(no_xml("mdiag -C")),
+        Format::Text => print(&report.render()),
+    }
+    Ok(if report.ok() {
+        EXIT_OK
+    } else {
+        crate::EXIT_ERROR
+    })
+}
+
+/// Runs mdiag.
+pub fn exec(a: Mdiag) -> Result<u8, String> {
+    let fmt = a.output.format();
+    if let Some(file) = &a.config {
+        // Works without a daemon: the file is checked here.
+        return check_config(some(&Some(file.clone())), a.verbose, fmt);
+    }
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let err = |e: arches_client::ClientError| e.to_string();
+    if a.scheduler {
+        let s = client.scheduler().map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&s)?,
+            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Text => print(&mdiag::render_scheduler(&s)),
+        }
+    } else if a.priority {
+        let p = client.priority().map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&p)?,
+            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Text => print(&mdiag::render_priority(&p)),
+        }
+    } else if a.blocked {
+        let q = client.queue(&QueueQuery::default()).map_err(err)?;
+        match fmt {
+            Format::Json => {
+                let mut q = q;
+                q.jobs.retain(|j| j.section == arches_api::Section::Blocked);
+                print_json(&q)?
+            }
+            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Text => print(&mdiag::render_blocked(&q)),
+        }
+    } else if a.jobs.is_some() {
+        let completed = a
+            .constraints
+            .iter()
+            .any(|c| c.eq_ignore_ascii_case("completed=true"));
+        let ids = vec![some(&a.jobs).unwrap_or("ALL").to_string()];
+        let v = client.jobs(&JobsRequest { ids, completed }).map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&v)?,
+            Format::Xml => print(&format!("{}\n", checkjob::render_xml(&v, a.verbose > 0))),
+            Format::Text => print(&mdiag::render_jobs(&v, a.verbose > 0)),
+        }
+        for id in &v.unknown {
+            eprintln!("ERROR:  invalid job specified: {id}");
+        }
+        if !v.unknown.is_empty() {
+            return Ok(crate::EXIT_ERROR);
+        }
+    } else if a.nodes.is_some() {
+        let v = client.nodes(some(&a.nodes)).map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&v)?,
+            Format::Xml => print(&format!("{}\n", checknode::render_xml(&v))),
+            Format::Text => print(&checknode::render_summary(&v)),
+        }
+    } else if a.rms.is_some() {
+        let v = client.nodes(None).map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&v)?,
+            Format::Xml => return Err(no_xml("mdiag -R")),
+            Format::Text => print(&cluster::render_rms(&v, some(&a.rms))),
+        }
+    } else if a.partitions {
+        let v = client.nodes(None).map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&v)?,
+            Format::Xml => return Err(no_xml("mdiag -t")),
+            Format::Text => print(&cluster::render_partitions(&v)),
+        }
+    } else if a.reservations.is_some() {
+        let mut v = client.reservations().map_err(err)?;
+        if let Some(id) = some(&a.reservations) {
+            v.reservations.retain(|r| r.id == id);
+        }
+        match fmt {
+            Format::Json => print_json(&v)?,
+            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Text => print(&cluster::render_reservations(&v)),
+        }
+    } else {
+        let (kind, name) = if a.users.is_some() {
+            ("user", some(&a.users))
+        } else if a.groups.is_some() {
+            ("group", some(&a.groups))
+        } else if a.accounts.is_some() {
+            ("account", some(&a.accounts))
+        } else if a.classes.is_some() {
+            ("class", some(&a.classes))
+        } else {
+            ("qos", some(&a.qos))
+        };
+        let v = client.credentials().map_err(err)?;
+        match fmt {
+            Format::Json => {
+                let mut v = v;
+                v.credentials
+                    .retain(|c| c.kind == kind && name.is_none_or(|n| n == c.name));
+                print_json(&v)?
+            }
+            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Text => print(&cluster::render_credentials(&v.credentials, kind, name)),
+        }
+    }
+    Ok(EXIT_OK)
+}

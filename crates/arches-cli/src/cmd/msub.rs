@@ -1,0 +1,508 @@
+//! msub: submit a job script. The script comes from the file operand or
+//! stdin and is copied at submit time; `#PBS`, `#MSUB` and `#MOAB`
+//! directives in the script header are parsed with the same options as the
+//! command line, and the command line wins.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use arches_api::{JobsRequest, Section, SubmitRequest};
+use clap::{ArgAction, Parser};
+
+use crate::common::{print, Connection};
+use crate::render::xml::Element;
+use crate::EXIT_OK;
+
+/// Seconds between completion checks of `msub -K` (Moab's MSUBQUERYINTERVAL).
+pub const QUERY_INTERVAL_SECS: u64 = 5;
+
+/// Submit a job.
+#[derive(Debug, Clone, Parser, Default)]
+#[command(
+    name = "msub",
+    about = "Submit a batch job",
+    long_about = "Submit a job script (the SCRIPT operand, or standard input) to the scheduler. \
+Options may also be given in the script header as `#PBS`, `#MSUB` or `#MOAB` directive lines \
+(before the first command); command-line options override directives. On success the job id is \
+printed after an empty line.",
+    disable_help_flag = true
+)]
+pub struct Msub {
+    /// Job is not eligible before this time: [[[[CC]YY]MM]DD]hhmm[.SS].
+    #[arg(short = 'a', value_name = "DATETIME")]
+    pub start_after: Option<String>,
+    /// Account to charge.
+    #[arg(short = 'A', value_name = "ACCOUNT")]
+    pub account: Option<String>,
+    /// Checkpoint interval: n, s, c or c=<minutes> (passed to the daemon as checkpoint=...).
+    #[arg(short = 'c', value_name = "INTERVAL")]
+    pub checkpoint: Option<String>,
+    /// Directive prefix to look for instead of #PBS/#MSUB/#MOAB; '' disables directives.
+    #[arg(short = 'C', value_name = "PREFIX")]
+    pub prefix: Option<String>,
+    /// Working directory of the job (relative paths are resolved against the current directory).
+    #[arg(short = 'd', value_name = "PATH")]
+    pub workdir: Option<String>,
+    /// Standard error path: [host:]path (file or directory).
+    #[arg(short = 'e', value_name = "PATH")]
+    pub error: Option<String>,
+    /// Add the MOAB_* variables (MOAB_JOBID, MOAB_NODELIST, ...) to the job's environment.
+    #[arg(short = 'E')]
+    pub moab_env: bool,
+    /// Submit with a user hold.
+    #[arg(short = 'h')]
+    pub hold: bool,
+    /// Interactive job (not supported: refused with Moab's message).
+    #[arg(short = 'I')]
+    pub interactive: bool,
+    /// Join streams: oe merges stderr into stdout, n keeps them apart.
+    #[arg(short = 'j', value_name = "JOIN")]
+    pub join: Option<String>,
+    /// Keep streams on the execution host: e, o, eo, oe or n (passed as keep_files=...).
+    #[arg(short = 'k', value_name = "KEEP")]
+    pub keep: Option<String>,
+    /// Wait until the job completes, then print `Job <id> completed`.
+    #[arg(short = 'K')]
+    pub wait: bool,
+    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works).
+    #[arg(short = 'l', value_name = "RESOURCES", action = ArgAction::Append)]
+    pub resources: Vec<String>,
+    /// Mail options: n, or any of a (abort), b (begin), e (end).
+    #[arg(short = 'm', value_name = "MAILOPTIONS")]
+    pub mail_options: Option<String>,
+    /// Mail recipients: user[@host][,...].
+    #[arg(short = 'M', value_name = "USERLIST")]
+    pub mail_list: Option<String>,
+    /// Job name (default: the script's file name, or STDIN).
+    #[arg(short = 'N', value_name = "NAME")]
+    pub name: Option<String>,
+    /// Standard output path: [host:]path (file or directory).
+    #[arg(short = 'o', value_name = "PATH")]
+    pub output: Option<String>,
+    /// User priority (-1024..0; positive values need ENABLEPOSUSERPRIORITY).
+    #[arg(short = 'p', value_name = "PRIORITY", allow_hyphen_values = true)]
+    pub priority: Option<String>,
+    /// Destination class/queue: [queue][@server].
+    #[arg(short = 'q', value_name = "QUEUE")]
+    pub queue: Option<String>,
+    /// Rerunable: y or n.
+    #[arg(short = 'r', value_name = "y|n")]
+    pub rerunable: Option<String>,
+    /// Shell of the job: path[@host][,...].
+    #[arg(short = 'S', value_name = "SHELL")]
+    pub shell: Option<String>,
+    /// Users the job may run as: user[@host][,...] (passed as user_list=...).
+    #[arg(short = 'u', value_name = "USERLIST")]
+    pub user_list: Option<String>,
+    /// Variables to export: VAR[=value][,VAR...] (a bare VAR takes its current value).
+    #[arg(short = 'v', value_name = "VARIABLES", action = ArgAction::Append)]
+    pub variables: Vec<String>,
+    /// Export the whole current environment.
+    #[arg(short = 'V')]
+    pub all_env: bool,
+    /// Additional attributes, e.g. x=FLAGS:RESTARTABLE or depend=afterok:12 (repeatable).
+    #[arg(short = 'W', value_name = "ATTRIBUTES", action = ArgAction::Append)]
+    pub extensions: Vec<String>,
+    /// Silent: do not print the job id.
+    #[arg(short = 'z')]
+    pub silent: bool,
+    /// Print the answer as `<Data><job JobID="..."/></Data>`.
+    #[arg(long)]
+    pub xml: bool,
+    /// Output format; xml is the same as --xml.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
+    /// Print help.
+    #[arg(long, action = ArgAction::Help)]
+    pub help: Option<bool>,
+    /// Job script (default: standard input).
+    #[arg(value_name = "SCRIPT")]
+    pub script: Option<PathBuf>,
+    #[command(flatten)]
+    pub conn: ConnectionOpt,
+}
+
+/// [`Connection`] made `Default` for directive parsing.
+#[derive(Debug, Clone, clap::Args, Default)]
+pub struct ConnectionOpt {
+    #[command(flatten)]
+    pub inner: Option<Connection>,
+}
+
+pub use super::msub_script::{directives, read_script, shell_split, MAX_SCRIPT_BYTES};
+
+/// `ERROR:    cannot submit job - <reason>`.
+pub(crate) fn fail(reason: impl std::fmt::Display) -> String {
+    format!("ERROR:    cannot submit job - {reason}")
+}
+
+/// Merges directive options under command-line options (command line wins;
+/// list options keep directive entries first so later ones override).
+pub fn merge(dir: Msub, cli: Msub) -> Msub {
+    fn pick<T>(c: Option<T>, d: Option<T>) -> Option<T> {
+        c.or(d)
+    }
+    let cat = |d: Vec<String>, c: Vec<String>| -> Vec<String> { d.into_iter().chain(c).collect() };
+    Msub {
+        start_after: pick(cli.start_after, dir.start_after),
+        account: pick(cli.account, dir.account),
+        checkpoint: pick(cli.checkpoint, dir.checkpoint),
+        prefix: cli.prefix,
+        workdir: pick(cli.workdir, dir.workdir),
+        error: pick(cli.error, dir.error),
+        moab_env: cli.moab_env || dir.moab_env,
+        hold: cli.hold || dir.hold,
+        interactive: cli.interactive || dir.interactive,
+        join: pick(cli.join, dir.join),
+        keep: pick(cli.keep, dir.keep),
+        wait: cli.wait || dir.wait,
+        resources: cat(dir.resources, cli.resources),
+        mail_options: pick(cli.mail_options, dir.mail_options),
+        mail_list: pick(cli.mail_list, dir.mail_list),
+        name: pick(cli.name, dir.name),
+        output: pick(cli.output, dir.output),
+        priority: pick(cli.priority, dir.priority),
+        queue: pick(cli.queue, dir.queue),
+        rerunable: pick(cli.rerunable, dir.rerunable),
+        shell: pick(cli.shell, dir.shell),
+        user_list: pick(cli.user_list, dir.user_list),
+        variables: cat(dir.variables, cli.variables),
+        all_env: cli.all_env || dir.all_env,
+        extensions: cat(dir.extensions, cli.extensions),
+        silent: cli.silent || dir.silent,
+        xml: cli.xml || dir.xml,
+        format: cli.format,
+        help: None,
+        script: cli.script,
+        conn: cli.conn,
+    }
+}
+
+/// Resolves `-v` and `-V` into the environment list (`env` = the current
+/// environment, sorted by name for determinism).
+pub fn resolve_env(a: &Msub, env: &[(String, String)]) -> Result<Vec<(String, String)>, String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut set = |k: String, v: String| {
+        if let Some(e) = out.iter_mut().find(|e| e.0 == k) {
+            e.1 = v;
+        } else {
+            out.push((k, v));
+        }
+    };
+    if a.all_env {
+        for (k, v) in env {
+            set(k.clone(), v.clone());
+        }
+    }
+    for list in &a.variables {
+        for item in list.split(',') {
+            let item = item.trim();
+            if item.is_empty() {
+                continue;
+            }
+            match item.split_once('=') {
+                Some((k, v)) if !k.is_empty() => {
+                    let v = v.trim_matches(|c| c == '\'' || c == '"');
+                    set(k.to_string(), v.to_string())
+                }
+                Some(_) => return Err(fail(format!("invalid variable '{item}'"))),
+                None => {
+                    let v = env
+                        .iter()
+                        .find(|(k, _)| k == item)
+                        .map(|(_, v)| v.clone())
+                        .unwrap_or_default();
+                    set(item.to_string(), v);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Builds the submission from merged options.
+pub fn build_request(
+    a: &Msub,
+    script: String,
+    cwd: &Path,
+    env: &[(String, String)],
+    argv: &[String],
+    host: &str,
+) -> Result<SubmitRequest, String> {
+    if a.interactive {
+        return Err("ERROR:    interactive jobs are disabled".into());
+    }
+    let priority = match &a.priority {
+        Some(p) => Some(
+            p.parse::<i64>()
+                .map_err(|_| fail(format!("invalid priority '{p}'")))?,
+        ),
+        None => None,
+    };
+    let rerunable = match a.rerunable.as_deref() {
+        None => None,
+        Some(v) if v.eq_ignore_ascii_case("y") || v.eq_ignore_ascii_case("yes") => Some(true),
+        Some(v) if v.eq_ignore_ascii_case("n") || v.eq_ignore_ascii_case("no") => Some(false),
+        Some(v) => {
+            return Err(fail(format!(
+                "invalid rerunable value '{v}' (expected y or n)"
+            )))
+        }
+    };
+    let join = match a.join.as_deref() {
+        None | Some("n") => false,
+        Some("oe") | Some("eo") => true,
+        Some(v) => return Err(fail(format!("invalid join value '{v}' (expected oe or n)"))),
+    };
+    let workdir = a.workdir.as_ref().map(|d| {
+        let p = Path::new(d);
+        if p.is_absolute() {
+            d.clone()
+        } else {
+            cwd.join(p).display().to_string()
+        }
+    });
+    let name = a.name.clone().or_else(|| {
+        a.script
+            .as_ref()
+            .and_then(|p| p.file_name())
+            .map(|f| f.to_string_lossy().to_string())
+    });
+    let mut extensions = a.extensions.clone();
+    if let Some(c) = &a.checkpoint {
+        extensions.push(format!("checkpoint={c}"));
+    }
+    if let Some(k) = &a.keep {
+        extensions.push(format!("keep_files={k}"));
+    }
+    if let Some(u) = &a.user_list {
+        extensions.push(format!("user_list={u}"));
+    }
+    Ok(SubmitRequest {
+        script,
+        name: Some(name.unwrap_or_else(|| "STDIN".to_string())),
+        resources: a.resources.clone(),
+        extensions,
+        class: a
+            .queue
+            .as_deref()
+            .map(|q| q.split('@').next().unwrap_or(q).to_string())
+            .filter(|q| !q.is_empty()),
+        account: a.account.clone(),
+        start_after: a.start_after.clone(),
+        hold: a.hold,
+        rerunable,
+        priority,
+        workdir,
+        submit_dir: cwd.display().to_string(),
+        output: a.output.clone(),
+        error: a.error.clone(),
+        join,
+        shell: a.shell.clone(),
+        env: resolve_env(a, env)?,
+        moab_env: a.moab_env,
+        mail_options: a.mail_options.clone(),
+        mail_list: a.mail_list.clone(),
+        submit_args: argv.join(" "),
+        submit_host: host.to_string(),
+    })
+}
+
+/// What msub prints after a successful submission: `\n<id>\n`, or the
+/// XML answer `<Data><job JobID="<id>"/></Data>`, or nothing with `-z`.
+pub fn render_submitted(id: u64, xml: bool, silent: bool) -> String {
+    if xml {
+        format!(
+            "{}\n",
+            Element::new("Data")
+                .child(Element::new("job").attr("JobID", id))
+                .render()
+        )
+    } else if silent {
+        String::new()
+    } else {
+        format!("\n{id}\n")
+    }
+}
+
+/// The line `msub -K` prints when the job has finished.
+pub fn render_completed(id: u64) -> String {
+    format!("Job {id} completed\n")
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its whole length; gethostname writes
+    // at most that many bytes.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "localhost".into();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).to_string()
+}
+
+fn parse_words(words: Vec<String>) -> Result<Msub, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let argv = std::iter::once("msub".to_string()).chain(words);
+    let m = Msub::command().try_get_matches_from(argv)?;
+    Msub::from_arg_matches(&m)
+}
+
+/// Runs msub.
+pub fn exec(cli: Msub) -> Result<u8, String> {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let script = read_script(cli.script.as_deref())?;
+    let words = directives(&script, cli.prefix.as_deref())?;
+    let dir = if words.is_empty() {
+        Msub::default()
+    } else {
+        let d = parse_words(words).map_err(|e| {
+            fail(format!(
+                "invalid directive in script ({})",
+                e.to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .trim_start_matches("error: ")
+            ))
+        })?;
+        if d.script.is_some() {
+            return Err(fail("a directive names a script operand"));
+        }
+        d
+    };
+    let a = merge(dir, cli);
+    let cwd = std::env::current_dir()
+        .map_err(|e| fail(format!("cannot determine current directory ({e})")))?;
+    let mut env: Vec<(String, String)> = std::env::vars().collect();
+    env.sort();
+    let req = build_request(&a, script, &cwd, &env, &argv, &hostname())?;
+    let conn = a.conn.inner.clone().unwrap_or(Connection {
+        socket: None,
+        host: None,
+        timeout: arches_client::DEFAULT_TIMEOUT_SECS,
+    });
+    let client = conn.client().map_err(|e| e.to_string())?;
+    let id = client.submit(&req).map_err(|e| e.to_string())?.id;
+    let xml = a.xml
+        || a.format
+            .as_deref()
+            .is_some_and(|f| f.eq_ignore_ascii_case("xml"));
+    print(&render_submitted(id, xml, a.silent));
+    if a.wait {
+        loop {
+            std::thread::sleep(Duration::from_secs(QUERY_INTERVAL_SECS));
+            let v = client
+                .jobs(&JobsRequest {
+                    ids: vec![id.to_string()],
+                    completed: true,
+                })
+                .map_err(|e| e.to_string())?;
+            let done = v.jobs.is_empty()
+                || v.jobs
+                    .iter()
+                    .all(|j| j.summary.section == Section::Completed);
+            if done {
+                print(&render_completed(id));
+                break;
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(words: &[&str]) -> Msub {
+        parse_words(words.iter().map(|s| s.to_string()).collect()).unwrap()
+    }
+
+    #[test]
+    fn attached_l_and_repeats() {
+        let a = p(&["-los=CLE_quad_cache", "-l", "nodes=2", "-lwalltime=60"]);
+        assert_eq!(a.resources, ["os=CLE_quad_cache", "nodes=2", "walltime=60"]);
+    }
+
+    #[test]
+    fn command_line_wins() {
+        let d = p(&["-N", "fromscript", "-q", "batch", "-l", "walltime=10"]);
+        let c = p(&["-N", "fromcli", "-l", "walltime=20", "job.sh"]);
+        let m = merge(d, c);
+        assert_eq!(m.name.as_deref(), Some("fromcli"));
+        assert_eq!(m.queue.as_deref(), Some("batch"));
+        assert_eq!(m.resources, ["walltime=10", "walltime=20"]);
+    }
+
+    #[test]
+    fn env_resolution() {
+        let env = vec![
+            ("HOME".to_string(), "/home/u".to_string()),
+            ("PATH".to_string(), "/bin".to_string()),
+        ];
+        let a = p(&["-v", "K=V,HOME", "-v", "X='q'"]);
+        assert_eq!(
+            resolve_env(&a, &env).unwrap(),
+            [
+                ("K".to_string(), "V".to_string()),
+                ("HOME".to_string(), "/home/u".to_string()),
+                ("X".to_string(), "q".to_string())
+            ]
+        );
+        let all = p(&["-V", "-v", "PATH=/x"]);
+        assert_eq!(
+            resolve_env(&all, &env).unwrap(),
+            [
+                ("HOME".to_string(), "/home/u".to_string()),
+                ("PATH".to_string(), "/x".to_string())
+            ]
+        );
+    }
+
+    #[test]
+    fn request_fields() {
+        let a = p(&[
+            "-d",
+            "sub",
+            "-r",
+            "y",
+            "-j",
+            "oe",
+            "-q",
+            "batch@server",
+            "-p",
+            "-5",
+            "-h",
+            "job.sh",
+        ]);
+        let r = build_request(
+            &a,
+            "echo".into(),
+            Path::new("/work"),
+            &[],
+            &["-h".into()],
+            "h1",
+        )
+        .unwrap();
+        assert_eq!(r.workdir.as_deref(), Some("/work/sub"));
+        assert_eq!(r.rerunable, Some(true));
+        assert!(r.join && r.hold);
+        assert_eq!(r.class.as_deref(), Some("batch"));
+        assert_eq!(r.priority, Some(-5));
+        assert_eq!(r.name.as_deref(), Some("job.sh"));
+        assert_eq!(r.submit_dir, "/work");
+        let stdin = p(&[]);
+        let r = build_request(&stdin, "x".into(), Path::new("/"), &[], &[], "h").unwrap();
+        assert_eq!(r.name.as_deref(), Some("STDIN"));
+        let bad = p(&["-r", "maybe"]);
+        let e = build_request(&bad, "x".into(), Path::new("/"), &[], &[], "h").unwrap_err();
+        assert!(e.starts_with("ERROR:    cannot submit job - "), "{e}");
+        let inter = p(&["-I"]);
+        assert_eq!(
+            build_request(&inter, "x".into(), Path::new("/"), &[], &[], "h").unwrap_err(),
+            "ERROR:    interactive jobs are disabled"
+        );
+    }
+}

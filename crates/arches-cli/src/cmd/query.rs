@@ -1,0 +1,384 @@
+//! Query commands: showq, checkjob, checknode, showbf, showstart, showstats.
+
+use arches_api::{BackfillQuery, JobsRequest, QueueQuery, StartQuery};
+use clap::{ArgAction, ArgGroup, Parser};
+
+use crate::common::{no_xml, print, print_json, Connection, Format, Output};
+use crate::render::{checkjob, checknode, mdiag, showbf, showq};
+use crate::{EXIT_ERROR, EXIT_OK};
+
+/// Display the job queue: active, eligible and blocked jobs.
+#[derive(Debug, Parser)]
+#[command(
+    name = "showq",
+    about = "Display the job queue: active, eligible and blocked jobs",
+    long_about = "Display the job queue in Moab's format: active jobs (earliest completion first), \
+eligible jobs (priority order) and blocked jobs, with the cluster's processor and node usage. \
+-r, -i, -c and -b select a single detailed section.",
+    group(ArgGroup::new("mode").args(["running", "idle", "completed", "blocked"]))
+)]
+pub struct Showq {
+    /// Show only blocked jobs.
+    #[arg(short = 'b')]
+    pub blocked: bool,
+    /// Show recently completed jobs (kept for JOBCPURGETIME).
+    #[arg(short = 'c')]
+    pub completed: bool,
+    /// Show eligible jobs in detail (priority, xfactor, class, queue time).
+    #[arg(short = 'i')]
+    pub idle: bool,
+    /// Show active jobs in detail (partition, xfactor, group, master host).
+    #[arg(short = 'r')]
+    pub running: bool,
+    /// Verbose (accepted; Arches has no separate resource-manager job ids to add).
+    #[arg(short = 'v')]
+    pub verbose: bool,
+    /// Only jobs matching <attr>=<value> (user, group, acct, class, qos, partition); repeatable.
+    #[arg(short = 'w', value_name = "CONSTRAINT", action = ArgAction::Append)]
+    pub constraints: Vec<String>,
+    /// Only jobs of this user.
+    #[arg(short = 'u', value_name = "USER")]
+    pub user: Option<String>,
+    /// Only jobs in this partition.
+    #[arg(short = 'p', value_name = "PARTITION")]
+    pub partition: Option<String>,
+    /// Accepted for compatibility with third-party tools (abipy passes `-s`); no effect.
+    #[arg(short = 's')]
+    pub summary: bool,
+    /// Accepted for compatibility (Rocoto); the daemon always answers without blocking.
+    #[arg(long)]
+    pub noblock: bool,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Runs showq.
+pub fn showq(a: Showq) -> Result<u8, String> {
+    let mut filter = showq::Filter::default();
+    for c in &a.constraints {
+        filter.add_constraint(c)?;
+    }
+    if let Some(u) = &a.user {
+        filter.user = Some(u.clone());
+    }
+    if let Some(p) = &a.partition {
+        filter.partition = Some(p.clone());
+    }
+    let mode = if a.running {
+        showq::Mode::Running
+    } else if a.idle {
+        showq::Mode::Idle
+    } else if a.completed {
+        showq::Mode::Completed
+    } else if a.blocked {
+        showq::Mode::Blocked
+    } else {
+        showq::Mode::Default
+    };
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let view = client
+        .queue(&QueueQuery {
+            completed: a.completed,
+        })
+        .map_err(|e| e.to_string())?;
+    match a.output.format() {
+        Format::Text => print(&showq::render(&view, &filter, mode)),
+        Format::Xml => print(&format!("{}\n", showq::render_xml(&view, &filter, mode))),
+        Format::Json => {
+            let mut v = view;
+            v.jobs.retain(|j| filter.matches(j));
+            print_json(&v)?
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+/// Display detailed information about jobs.
+#[derive(Debug, Parser)]
+#[command(
+    name = "checkjob",
+    about = "Display detailed status of one or more jobs",
+    long_about = "Display a job's state, credentials, wall time, requested and allocated resources, \
+reservation and priority in Moab's format. Several ids print several reports separated by a line of \
+'=' characters; ALL selects every job."
+)]
+pub struct Checkjob {
+    /// Verbose; give twice (-v -v or -vv) for more detail.
+    #[arg(short = 'v', action = ArgAction::Count)]
+    pub verbose: u8,
+    /// Job ids (`17`, `Moab.17`) or ALL.
+    #[arg(value_name = "JOBID", required = true)]
+    pub jobs: Vec<String>,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Runs checkjob.
+pub fn checkjob(a: Checkjob) -> Result<u8, String> {
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let view = client
+        .jobs(&JobsRequest {
+            ids: a.jobs.clone(),
+            completed: true,
+        })
+        .map_err(|e| e.to_string())?;
+    match a.output.format() {
+        Format::Text => {
+            if !view.jobs.is_empty() {
+                print(&checkjob::render(&view, a.verbose));
+            }
+        }
+        Format::Xml => print(&format!("{}\n", checkjob::render_xml(&view, a.verbose > 0))),
+        Format::Json => print_json(&view)?,
+    }
+    for id in &view.unknown {
+        eprintln!("{}", checkjob::unknown_job(id));
+    }
+    Ok(if view.unknown.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_ERROR
+    })
+}
+
+/// Display detailed information about nodes.
+#[derive(Debug, Parser)]
+#[command(
+    name = "checknode",
+    about = "Display detailed status of a node",
+    long_about = "Display a node's state, configured, utilized and dedicated resources, statistics \
+and reservations in Moab's format. ALL shows every node."
+)]
+pub struct Checknode {
+    /// Verbose; give twice for more detail.
+    #[arg(short = 'v', action = ArgAction::Count)]
+    pub verbose: u8,
+    /// Node name or ALL.
+    #[arg(value_name = "NODE", required = true)]
+    pub node: String,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Runs checknode.
+pub fn checknode(a: Checknode) -> Result<u8, String> {
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let view = client.nodes(Some(&a.node)).map_err(|e| e.to_string())?;
+    if view.nodes.is_empty() {
+        return Err(format!("ERROR:    cannot locate node '{}'", a.node));
+    }
+    match a.output.format() {
+        Format::Text => print(&checknode::render(&view, a.verbose)),
+        Format::Xml => print(&format!("{}\n", checknode::render_xml(&view))),
+        Format::Json => print_json(&view)?,
+    }
+    Ok(EXIT_OK)
+}
+
+/// Show resources available for immediate use (backfill windows).
+#[derive(Debug, Parser)]
+#[command(
+    name = "showbf",
+    about = "Show resources available now for backfill",
+    long_about = "Show the processors and nodes that a job could use right now without delaying any \
+reserved job, per partition, with how long they stay free. Credential-based throttling policies are \
+not taken into account."
+)]
+pub struct Showbf {
+    /// Show availability for all users, groups and accounts.
+    #[arg(short = 'A')]
+    pub all: bool,
+    /// Only for this account.
+    #[arg(short = 'a', value_name = "ACCOUNT")]
+    pub account: Option<String>,
+    /// Class (queue) the job would use.
+    #[arg(short = 'c', value_name = "CLASS")]
+    pub class: Option<String>,
+    /// Minimum duration the resources must stay free (`[[[DD:]HH:]MM:]SS`).
+    #[arg(short = 'd', value_name = "DURATION")]
+    pub duration: Option<String>,
+    /// Required node features (colon separated).
+    #[arg(short = 'f', value_name = "FEATURES")]
+    pub features: Option<String>,
+    /// Only for this group.
+    #[arg(short = 'g', value_name = "GROUP")]
+    pub group: Option<String>,
+    /// Node memory comparison, e.g. '>=256' (MB).
+    #[arg(short = 'm', value_name = "[CMP]MEMORY")]
+    pub memory: Option<String>,
+    /// Only windows with at least this many nodes.
+    #[arg(short = 'n', value_name = "NODECOUNT")]
+    pub nodes: Option<u32>,
+    /// Only this partition.
+    #[arg(short = 'p', value_name = "PARTITION")]
+    pub partition: Option<String>,
+    /// QOS the job would run under.
+    #[arg(short = 'q', value_name = "QOS")]
+    pub qos: Option<String>,
+    /// Only for this user.
+    #[arg(short = 'u', value_name = "USER")]
+    pub user: Option<String>,
+    /// Verbose (accepted; the table is already complete).
+    #[arg(short = 'v')]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Runs showbf.
+pub fn showbf(a: Showbf) -> Result<u8, String> {
+    let q = BackfillQuery {
+        user: a.user.clone(),
+        group: a.group.clone(),
+        account: a.account.clone(),
+        class: a.class.clone(),
+        qos: a.qos.clone(),
+        partition: a.partition.clone(),
+        duration: a.duration.clone(),
+        nodes: a.nodes,
+        features: a
+            .features
+            .as_deref()
+            .map(|f| {
+                f.split([':', ','])
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        memory: a.memory.clone(),
+    };
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let view = client.backfill(&q).map_err(|e| e.to_string())?;
+    match a.output.format() {
+        Format::Json => print_json(&view)?,
+        Format::Xml => return Err(no_xml("showbf")),
+        Format::Text => print(&showbf::render_backfill(&view)),
+    }
+    Ok(EXIT_OK)
+}
+
+/// Estimate when a job (or a hypothetical job) will start.
+#[derive(Debug, Parser)]
+#[command(
+    name = "showstart",
+    about = "Estimate when a job will start",
+    long_about = "Estimate the start and completion of a queued job, or of a hypothetical job given \
+as PROCS[@DURATION] (duration `[[[DD:]HH:]MM:]SS`, default 1 second)."
+)]
+pub struct Showstart {
+    /// Job id, or PROCS[@DURATION] for a hypothetical job.
+    #[arg(value_name = "JOBID|PROCS[@DURATION]")]
+    pub target: String,
+    /// Estimation method: rsv (default), prio, hist or all.
+    #[arg(short = 'e', value_name = "METHOD", value_parser = ["all", "hist", "prio", "rsv"])]
+    pub method: Option<String>,
+    /// Extra limits of a hypothetical job: qos=<QOS>.
+    #[arg(short = 'l', value_name = "qos=QOS")]
+    pub limits: Option<String>,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Parses `PROCS[@DURATION]` (`None` when the target is a job id).
+pub fn parse_hypothetical(t: &str) -> Option<(u32, String)> {
+    let (p, d) = t.split_once('@')?;
+    p.parse().ok().map(|n| (n, d.to_string()))
+}
+
+/// Runs showstart.
+pub fn showstart(a: Showstart) -> Result<u8, String> {
+    let q = match parse_hypothetical(&a.target) {
+        Some((procs, duration)) => {
+            let qos = match &a.limits {
+                Some(l) => Some(
+                    l.strip_prefix("qos=")
+                        .ok_or_else(|| {
+                            format!("ERROR:    invalid limit '{l}' (expected qos=<QOS>)")
+                        })?
+                        .to_string(),
+                ),
+                None => None,
+            };
+            StartQuery::Hypothetical {
+                procs,
+                duration,
+                qos,
+            }
+        }
+        None => StartQuery::Job {
+            id: a.target.clone(),
+        },
+    };
+    let which = match a.method.as_deref() {
+        Some("all") => showbf::Estimates::All,
+        Some("hist") => showbf::Estimates::Hist,
+        Some("prio") => showbf::Estimates::Prio,
+        _ => showbf::Estimates::Rsv,
+    };
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let est = client.start_time(&q).map_err(|e| e.to_string())?;
+    match a.output.format() {
+        Format::Text => print(&showbf::render_start(&est, which)),
+        Format::Xml => print(&format!("{}\n", showbf::render_start_xml(&est))),
+        Format::Json => print_json(&est)?,
+    }
+    Ok(if est.start.is_some() {
+        EXIT_OK
+    } else {
+        EXIT_ERROR
+    })
+}
+
+/// Show scheduler statistics.
+#[derive(Debug, Parser)]
+#[command(
+    name = "showstats",
+    about = "Show scheduler statistics since the daemon started",
+    long_about = "Show how long the scheduler has been active, completed and backfilled job counts, \
+average queue time, dedicated versus available processor hours and wall-clock accuracy."
+)]
+pub struct Showstats {
+    /// Verbose (accepted; all statistics are always shown).
+    #[arg(short = 'v')]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Runs showstats.
+pub fn showstats(a: Showstats) -> Result<u8, String> {
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let s = client.stats().map_err(|e| e.to_string())?;
+    match a.output.format() {
+        Format::Text => print(&mdiag::render_stats(&s)),
+        Format::Xml => print(&format!("{}\n", mdiag::render_stats_xml(&s))),
+        Format::Json => print_json(&s)?,
+    }
+    Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hypothetical_targets() {
+        assert_eq!(parse_hypothetical("12@3600"), Some((12, "3600".into())));
+        assert_eq!(parse_hypothetical("4@1:00:00"), Some((4, "1:00:00".into())));
+        assert_eq!(parse_hypothetical("4761849"), None);
+        assert_eq!(parse_hypothetical("Moab.17"), None);
+    }
+}

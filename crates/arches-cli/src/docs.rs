@@ -1,0 +1,141 @@
+//! Documentation data shared by the man pages, `docs/commands.md` and the
+//! tests: usage examples per command and the exit-status text.
+
+/// `(command line, what it does)` examples for a command.
+pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
+    match name {
+        "msub" => &[
+            (
+                "msub job.sh",
+                "Submit job.sh; prints an empty line and the job id.",
+            ),
+            (
+                "msub -l nodes=2:ppn=4,walltime=1:00:00 -N sim job.sh",
+                "Request 8 processors on 2 nodes for one hour.",
+            ),
+            (
+                "msub -q batch -A proj1 -j oe -o /tmp/out < job.sh",
+                "Submit a script read from standard input.",
+            ),
+            (
+                "msub --xml job.sh",
+                "Print <Data><job JobID=\"...\"/></Data> instead of the id.",
+            ),
+            ("msub -K job.sh", "Wait until the job completes."),
+        ],
+        "showq" => &[
+            (
+                "showq",
+                "Active, eligible and blocked jobs with cluster usage.",
+            ),
+            ("showq -w user=$USER", "Only your own jobs."),
+            (
+                "showq -r",
+                "Active jobs with partition, xfactor, group and master host.",
+            ),
+            (
+                "showq -c --xml",
+                "Recently completed jobs as XML, with exit codes.",
+            ),
+        ],
+        "checkjob" => &[
+            ("checkjob 17", "Full status of job 17."),
+            ("checkjob -v 17 18", "Verbose status of two jobs."),
+            ("checkjob --xml 17", "The job as Moab XML."),
+        ],
+        "checknode" => &[
+            (
+                "checknode n01",
+                "State, resources and reservations of node n01.",
+            ),
+            ("checknode --xml ALL", "Every node as Moab XML."),
+        ],
+        "canceljob" | "mdel" => &[
+            ("canceljob 17", "Cancel job 17; prints job '17' cancelled."),
+            ("canceljob 17 18 19", "Cancel several jobs."),
+        ],
+        "mjobctl" => &[
+            ("mjobctl -c 17", "Cancel job 17."),
+            ("mjobctl -h user 17", "Place a user hold on job 17."),
+            ("mjobctl -u all 17", "Release every hold of job 17."),
+            (
+                "mjobctl -m wclimit=2:00:00 17",
+                "Change the wall-clock limit of job 17.",
+            ),
+            ("mjobctl -q diag ALL --format=xml", "Every job as Moab XML."),
+        ],
+        "releasehold" => &[
+            ("releasehold 17", "Release the user hold of job 17."),
+            ("releasehold -a 17", "Release every hold of job 17."),
+        ],
+        "sethold" => &[
+            ("sethold 17", "Place a user hold on job 17."),
+            ("sethold -b 17", "Place a batch hold on job 17."),
+        ],
+        "runjob" => &[
+            ("runjob 17", "Start job 17 now."),
+            (
+                "runjob -x 17",
+                "Start job 17 now, ignoring policies and reservations.",
+            ),
+        ],
+        "mdiag" => &[
+            ("mdiag -S", "Scheduler status."),
+            ("mdiag -p", "Priority breakdown of queued jobs."),
+            ("mdiag -n --xml", "Every node as Moab XML."),
+            ("mdiag -j 17 --xml", "Job 17 as Moab XML."),
+            ("mdiag -b", "Why blocked jobs are blocked."),
+        ],
+        "mschedctl" => &[
+            ("mschedctl -p", "Pause scheduling."),
+            ("mschedctl -r", "Resume scheduling."),
+            (
+                "mschedctl -m config \"RESERVATIONDEPTH 4\"",
+                "Change a parameter at run time.",
+            ),
+            ("mschedctl -k", "Stop the daemon."),
+        ],
+        "showbf" => &[
+            ("showbf", "Resources free right now, per partition."),
+            (
+                "showbf -d 2:00:00 -n 2",
+                "Windows of at least two nodes lasting two hours.",
+            ),
+        ],
+        "showstart" => &[
+            ("showstart 17", "Estimated start of job 17."),
+            (
+                "showstart 16@1:00:00",
+                "When a 16-processor one-hour job could start.",
+            ),
+        ],
+        "showres" => &[
+            ("showres", "Every reservation."),
+            (
+                "showres -n",
+                "Reserved nodes, one line per node and reservation.",
+            ),
+        ],
+        "showstats" => &[
+            ("showstats", "Scheduler statistics."),
+            ("showstats --xml", "The same as XML."),
+        ],
+        "mrsvctl" => &[
+            (
+                "mrsvctl -c -h n01,n02 -s +1:00:00 -d 2:00:00 -a USER==alice",
+                "Reserve two nodes for alice in one hour, for two hours.",
+            ),
+            ("mrsvctl -r system.1", "Release reservation system.1."),
+        ],
+        _ => &[],
+    }
+}
+
+/// The EXIT STATUS text of every client.
+pub const EXIT_STATUS: &str = "0 on success. 1 on any error: the daemon cannot be reached \
+(ERROR:    cannot connect to Moab server '<socket>' (<reason>)), the client timed out, the daemon \
+rejected the request, or an argument is invalid. Error messages go to standard error.";
+
+/// The ENVIRONMENT text of every client.
+pub const ENVIRONMENT: &str = "MOAB_SOCKET: the daemon's Unix socket. MOABHOMEDIR: the home \
+directory holding moab.sock (default ~/.arches). TZ: time zone of printed dates.";

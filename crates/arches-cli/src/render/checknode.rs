@@ -1,0 +1,257 @@
+//! checknode (Moab 7 `MCheckNode` order, moab-formats.md §4.3), the
+//! `mdiag -n` summary table (§8.2) and the shared node XML (§8.3).
+
+use arches_api::{NodeInfo, NodesView};
+
+use super::xml::Element;
+use crate::fmt::duration;
+
+/// Memory in Moab's resource-string form: `G` when a whole number of GiB.
+fn mem(mb: u64) -> String {
+    if mb >= 1024 && mb % 1024 == 0 {
+        format!("{}G", mb / 1024)
+    } else {
+        format!("{mb}M")
+    }
+}
+
+/// `PROCS: n  MEM: xG`, or `---` when empty.
+fn resources(procs: u32, mem_mb: u64) -> String {
+    let mut parts = Vec::new();
+    if procs > 0 {
+        parts.push(format!("PROCS: {procs}"));
+    }
+    if mem_mb > 0 {
+        parts.push(format!("MEM: {}", mem(mem_mb)));
+    }
+    if parts.is_empty() {
+        "---".to_string()
+    } else {
+        parts.join("  ")
+    }
+}
+
+fn pct(part: i64, whole: i64) -> f64 {
+    if whole <= 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// One node's report.
+pub fn render_one(n: &NodeInfo, now: i64, verbose: u8) -> String {
+    let v = verbose >= 1;
+    let mut o = format!("node {}\n\n", n.name);
+    o.push_str(&format!(
+        "State:  {:>8}  (in current state for {})\n",
+        n.state,
+        duration(n.state_secs)
+    ));
+    o.push_str(&format!(
+        "Configured Resources: {}\n",
+        resources(n.procs, n.mem_mb)
+    ));
+    let utilized = if n.load > 0.0 {
+        resources(n.load.round() as u32, 0)
+    } else {
+        "---".to_string()
+    };
+    o.push_str(&format!("Utilized   Resources: {utilized}\n"));
+    o.push_str(&format!(
+        "Dedicated  Resources: {}\n",
+        resources(n.procs_used, n.mem_used_mb)
+    ));
+    if verbose >= 2 {
+        o.push_str(&format!(
+            "Not dedicated to jobs: {}\n",
+            resources(
+                n.procs.saturating_sub(n.procs_used),
+                n.mem_mb.saturating_sub(n.mem_used_mb)
+            )
+        ));
+    }
+    o.push_str(&format!(
+        "Opsys:      {:<8}  Arch:      {:<6}\n",
+        n.opsys.as_deref().unwrap_or("---"),
+        n.arch.as_deref().unwrap_or("---")
+    ));
+    o.push_str(&format!(
+        "Speed:      {:<6.2}    CPULoad:  {:>6.3}\n",
+        1.0, n.load
+    ));
+    if v {
+        o.push_str(&format!("Partition:  {}  Rack/Slot:  ---\n", n.partition));
+    }
+    if !n.features.is_empty() {
+        o.push_str(&format!("Features:   {}\n", n.features.join(",")));
+    }
+    if v && !n.classes.is_empty() {
+        o.push_str(&format!(
+            "Classes:    {}\n",
+            n.classes
+                .iter()
+                .map(|c| format!("[{c}]"))
+                .collect::<String>()
+        ));
+    }
+    o.push_str(&format!(
+        "{:<11.11} TYPE={}\n",
+        format!("RM[{}]*:", n.rm),
+        n.rm_type
+    ));
+    o.push_str(&format!(
+        "\nTotal Time: {}  Up: {} ({:.2}%)  Active: {} ({:.2}%)\n",
+        duration(n.total_secs),
+        duration(n.up_secs),
+        pct(n.up_secs, n.total_secs),
+        duration(n.active_secs),
+        pct(n.active_secs, n.total_secs)
+    ));
+    o.push_str("\nReservations:\n");
+    if n.reservations.is_empty() {
+        o.push_str("  ---\n");
+    }
+    for r in &n.reservations {
+        let kind = match &r.job_state {
+            Some(js) if r.kind == "Job" => format!("Job:{js:<7}"),
+            _ => r.kind.clone(),
+        };
+        o.push_str(&format!(
+            "  {}x{}  {}  {} -> {} ({})\n",
+            r.id,
+            r.tasks,
+            kind,
+            duration(r.start - now),
+            r.end.map_or("INFINITY".to_string(), |e| duration(e - now)),
+            r.end
+                .map_or("INFINITY".to_string(), |e| duration(e - r.start)),
+        ));
+    }
+    if v && !n.jobs.is_empty() {
+        o.push_str(&format!(
+            "Jobs:        {}\n",
+            n.jobs
+                .iter()
+                .map(|j| j.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
+    }
+    o
+}
+
+/// Every node's report, separated by a blank line.
+pub fn render(view: &NodesView, verbose: u8) -> String {
+    view.nodes
+        .iter()
+        .map(|n| render_one(n, view.now, verbose))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// `mdiag -n`: the compute node summary table.
+pub fn render_summary(view: &NodesView) -> String {
+    let mut o = String::from("compute node summary\n");
+    o.push_str(&format!(
+        "{:<20} {:>8} {:>7} {:>11} {:>13}\n\n",
+        "Name", "State", "Procs", "Memory", "Opsys"
+    ));
+    let (mut pa, mut pc, mut ma, mut mc) = (0u64, 0u64, 0u64, 0u64);
+    let (mut active, mut idle, mut down) = (0, 0, 0);
+    for n in &view.nodes {
+        let avail_p = n.procs.saturating_sub(n.procs_used);
+        let avail_m = n.mem_mb.saturating_sub(n.mem_used_mb);
+        pa += avail_p as u64;
+        pc += n.procs as u64;
+        ma += avail_m;
+        mc += n.mem_mb;
+        match n.state.as_str() {
+            "Idle" => idle += 1,
+            "Down" | "Drained" => down += 1,
+            _ => active += 1,
+        }
+        o.push_str(&format!(
+            "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>6}\n",
+            n.name,
+            n.state,
+            avail_p,
+            n.procs,
+            avail_m,
+            n.mem_mb,
+            n.opsys.as_deref().unwrap_or("-")
+        ));
+    }
+    o.push_str(&format!(
+        "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>6}\n",
+        "-----", "---", pa, pc, ma, mc, "-----"
+    ));
+    o.push_str(&format!(
+        "\nTotal Nodes: {}  (Active: {active}  Idle: {idle}  Down: {down})\n",
+        view.nodes.len()
+    ));
+    o
+}
+
+/// `<node ...></node>` as in `mdiag -n --xml` / `checknode --xml`.
+pub fn node_element(n: &NodeInfo) -> Element {
+    let classes: String = n.classes.iter().map(|c| format!("[{c}]")).collect();
+    let mut e = Element::new("node")
+        .attr("AVLCLASS", &classes)
+        .attr("CFGCLASS", &classes)
+        .attr("LASTUPDATETIME", n.last_update)
+        .attr("LOAD", format!("{:.6}", n.load))
+        .attr("NODEID", &n.name)
+        .attr("NODESTATE", &n.state)
+        .attr("PARTITION", &n.partition)
+        .attr("RAMEM", n.mem_mb.saturating_sub(n.mem_used_mb))
+        .attr("RAPROC", n.procs.saturating_sub(n.procs_used))
+        .attr("RCMEM", n.mem_mb)
+        .attr("RCPROC", n.procs)
+        .attr("RMACCESSLIST", &n.rm)
+        .attr("SPEED", format!("{:.6}", 1.0))
+        .attr("STATACTIVETIME", n.active_secs)
+        .attr("STATMODIFYTIME", n.last_update)
+        .attr("STATTOTALTIME", n.total_secs)
+        .attr("STATUPTIME", n.up_secs)
+        .explicit_close();
+    if !n.features.is_empty() {
+        e = e.attr("FEATURES", n.features.join(","));
+    }
+    if let Some(os) = &n.opsys {
+        e = e.attr("OS", os).attr("OSLIST", os);
+    }
+    if let Some(a) = &n.arch {
+        e = e.attr("ARCH", a);
+    }
+    if !n.jobs.is_empty() {
+        e = e.attr(
+            "JOBLIST",
+            n.jobs
+                .iter()
+                .map(|j| j.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+    }
+    if !n.reservations.is_empty() {
+        e = e.attr("RESCOUNT", n.reservations.len()).attr(
+            "RSVLIST",
+            n.reservations
+                .iter()
+                .map(|r| r.id.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+    }
+    e
+}
+
+/// `<Data>` with every node.
+pub fn render_xml(view: &NodesView) -> String {
+    let mut d = Element::new("Data");
+    for n in &view.nodes {
+        d.push(node_element(n));
+    }
+    d.render()
+}

@@ -1,0 +1,9 @@
+//! Pure renderers: API data in, Moab's exact text out. No I/O here.
+
+pub mod checkjob;
+pub mod checknode;
+pub mod cluster;
+pub mod mdiag;
+pub mod showbf;
+pub mod showq;
+pub mod xml;

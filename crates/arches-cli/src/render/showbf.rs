@@ -1,0 +1,185 @@
+//! showbf (Moab table form, moab-formats.md §5.3), showstart (§6.3) and
+//! showres (§7.3).
+
+use arches_api::{BackfillView, ReservationsView, StartEstimate};
+
+use super::xml::Element;
+use crate::fmt::{date, date_with_year, duration, limit, plural, short_date};
+
+/// `showbf`: one row per window plus `ReqID=0`.
+pub fn render_backfill(view: &BackfillView) -> String {
+    let mut o = format!(
+        "{:<12} {:>6} {:>6}  {:>12}  {:>12}  {:>14}\n",
+        "Partition", "Tasks", "Nodes", "StartOffset", "Duration", "StartDate"
+    );
+    o.push_str(&format!(
+        "{:<12} {:>6} {:>6}  {:>12}  {:>12}  {:>14}\n",
+        "---------", "-----", "-----", "------------", "------------", "--------------"
+    ));
+    for w in &view.windows {
+        o.push_str(&format!(
+            "{:<12} {:>6} {:>6}  {:>12}  {:>12}  {:>14}\n",
+            w.partition,
+            w.procs,
+            w.nodes,
+            duration((w.start - view.now).max(0)),
+            limit(w.duration),
+            short_date(w.start)
+        ));
+        o.push_str("ReqID=0\n");
+    }
+    o
+}
+
+/// Which estimate blocks `showstart -e` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Estimates {
+    /// Reservation based (the default).
+    Rsv,
+    /// Priority based.
+    Prio,
+    /// Historical.
+    Hist,
+    /// All three.
+    All,
+}
+
+/// `showstart` text.
+pub fn render_start(e: &StartEstimate, which: Estimates) -> String {
+    let wall = e.walltime.unwrap_or(0);
+    let mut o = format!(
+        "job {} requires {} proc{} for {}\n\n",
+        e.job,
+        e.procs,
+        plural(e.procs as usize),
+        limit(e.walltime)
+    );
+    let Some(start) = e.start else {
+        o.push_str(&format!(
+            "{}\n",
+            e.note
+                .as_deref()
+                .unwrap_or("ERROR:  cannot determine earliest start time for job")
+        ));
+        return o;
+    };
+    let methods: &[&str] = match which {
+        Estimates::Rsv => &["Rsv"],
+        Estimates::Prio => &["Priority"],
+        Estimates::Hist => &["Historical"],
+        Estimates::All => &["Rsv", "Priority", "Historical"],
+    };
+    for m in methods {
+        let s = start.max(e.now);
+        o.push_str(&format!(
+            "{:<40} {:>11} on {}\n",
+            format!("Estimated {m} based start in"),
+            duration(s - e.now),
+            date(s)
+        ));
+        o.push_str(&format!(
+            "{:<40} {:>11} on {}\n\n",
+            format!("Estimated {m} based completion in"),
+            duration(s + wall - e.now),
+            date(s + wall)
+        ));
+    }
+    o.push_str(&format!("Best Partition: {}\n", e.partition));
+    if e.running {
+        o.push_str("\n\nNOTE:  job is running\n");
+    } else if let Some(n) = &e.note {
+        o.push_str(&format!("\n{n}\n"));
+    }
+    o
+}
+
+/// `showstart --format=xml`.
+pub fn render_start_xml(e: &StartEstimate) -> String {
+    let mut job = Element::new("job")
+        .attr("JobID", &e.job)
+        .attr("ReqProcs", e.procs)
+        .attr("now", e.now)
+        .attr("StartTime", e.start.unwrap_or(0))
+        .attr("Partition", &e.partition);
+    if let Some(w) = e.walltime {
+        job = job.attr("ReqAWDuration", w);
+        if let Some(s) = e.start {
+            job = job.attr("CompletionTime", s.max(e.now) + w);
+        }
+    }
+    Element::new("Data").child(job).render()
+}
+
+/// `showres` (plain): one row per reservation.
+pub fn render_reservations(view: &ReservationsView, verbose: bool) -> String {
+    let mut o = format!(
+        "{:<18} {:>5} {:>1} {:>11} {:>11} {:>11} {:>9} {}\n\n",
+        "ReservationID", "Type", "S", "Start", "End", "Duration", "   N/P   ", "StartTime"
+    );
+    for r in &view.reservations {
+        let state = match (&r.job_state, r.kind.as_str()) {
+            (Some(s), "Job") => s.chars().next().unwrap_or('-'),
+            _ => '-',
+        };
+        let when = if verbose {
+            date_with_year(r.start)
+        } else {
+            date(r.start)
+        };
+        o.push_str(&format!(
+            "{:<18} {:>5} {} {:>11} {:>11} {:>11} {:>4}/{:<4} {}\n",
+            r.id,
+            r.kind,
+            state,
+            duration(r.start - view.now),
+            r.end
+                .map_or("INFINITY".to_string(), |e| duration(e - view.now)),
+            r.end
+                .map_or("INFINITY".to_string(), |e| duration(e - r.start)),
+            r.nodes.len(),
+            r.procs,
+            when
+        ));
+    }
+    let n = view.reservations.len();
+    o.push_str(&format!("\n{n} reservation{} located\n", plural(n)));
+    o
+}
+
+/// `showres -n`: one row per (node, reservation).
+pub fn render_reserved_nodes(view: &ReservationsView) -> String {
+    let mut o = format!("reservations on {}\n\n", date(view.now));
+    o.push_str(&format!(
+        "{:<16}{:>4} {:>18} {:>10} {:>4} {:>11} {:>11}  {}\n\n",
+        "NodeName", "Type", "ReservationID", "JobState", "Task", "Start", "Duration", "StartTime"
+    ));
+    let mut rows: Vec<(&str, &arches_api::ReservationInfo, u32)> = Vec::new();
+    for r in &view.reservations {
+        for n in &r.nodes {
+            rows.push((n.node.as_str(), r, n.tasks));
+        }
+    }
+    rows.sort_by(|a, b| a.0.cmp(b.0).then(a.1.start.cmp(&b.1.start)));
+    let mut nodes: Vec<&str> = rows.iter().map(|r| r.0).collect();
+    nodes.dedup();
+    for (node, r, tasks) in &rows {
+        o.push_str(&format!(
+            "{:<16}{:>4} {:>18} {:>10} {:>4} {:>11} {:>11}  {}\n",
+            node,
+            r.kind,
+            r.id,
+            r.job_state.as_deref().unwrap_or("-"),
+            tasks,
+            duration(r.start - view.now),
+            r.end
+                .map_or("INFINITY".to_string(), |e| duration(e - r.start)),
+            date(r.start)
+        ));
+    }
+    o.push_str(&format!(
+        "\n{} node{} reserved\n",
+        nodes.len(),
+        plural(nodes.len())
+    ));
+    o
+}

@@ -1,0 +1,469 @@
+//! showq: default three-section report, `-r`, `-i`, `-c`, `-b` and `--xml`
+//! (Moab 6–9 shapes, moab-formats.md §2).
+
+use arches_api::{JobSummary, QueueView, Section};
+
+use super::xml::Element;
+use crate::fmt::{date, duration, limit, plural};
+
+/// Which report to print.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Active, eligible and blocked sections.
+    Default,
+    /// `-r`: active jobs in detail.
+    Running,
+    /// `-i`: eligible jobs in detail.
+    Idle,
+    /// `-c`: completed jobs.
+    Completed,
+    /// `-b`: blocked jobs only.
+    Blocked,
+}
+
+/// Job filters (`-w`, `-u`, `-p`); every set field must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub user: Option<String>,
+    pub group: Option<String>,
+    pub account: Option<String>,
+    pub class: Option<String>,
+    pub qos: Option<String>,
+    pub partition: Option<String>,
+}
+
+impl Filter {
+    /// Adds one `-w` constraint (`user=x`, `acct=y`, also `class:z`).
+    pub fn add_constraint(&mut self, c: &str) -> Result<(), String> {
+        let (k, v) = c
+            .split_once('=')
+            .or_else(|| c.split_once(':'))
+            .ok_or_else(|| {
+                format!("ERROR:    invalid constraint '{c}' (expected <attr>=<value>)")
+            })?;
+        let v = Some(v.to_string());
+        match k.to_ascii_lowercase().as_str() {
+            "user" => self.user = v,
+            "group" => self.group = v,
+            "acct" | "account" => self.account = v,
+            "class" | "queue" => self.class = v,
+            "qos" => self.qos = v,
+            "partition" | "par" => self.partition = v,
+            _ => {
+                return Err(format!(
+                    "ERROR:    invalid constraint '{k}' (expected user, group, acct, class, qos or partition)"
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a job passes every constraint.
+    pub fn matches(&self, j: &JobSummary) -> bool {
+        fn eq(want: &Option<String>, have: Option<&str>) -> bool {
+            want.as_deref().is_none_or(|w| Some(w) == have)
+        }
+        eq(&self.user, Some(&j.user))
+            && eq(&self.group, Some(&j.group))
+            && eq(&self.account, j.account.as_deref())
+            && eq(&self.class, j.class.as_deref())
+            && eq(&self.qos, j.qos.as_deref())
+            && eq(&self.partition, j.partition.as_deref())
+    }
+}
+
+const ACTIVE_BANNER: &str = "active jobs------------------------";
+const ELIGIBLE_BANNER: &str = "eligible jobs----------------------";
+const BLOCKED_BANNER: &str = "blocked jobs-----------------------";
+const COMPLETED_BANNER: &str = "completed jobs---------------------";
+
+/// Renders the text report.
+pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
+    let jobs: Vec<&JobSummary> = view.jobs.iter().filter(|j| filter.matches(j)).collect();
+    let of = |s: Section| -> Vec<&JobSummary> {
+        jobs.iter().copied().filter(|j| j.section == s).collect()
+    };
+    let mut out = String::from("\n");
+    match mode {
+        Mode::Default => {
+            let (a, e, b) = (
+                of(Section::Active),
+                of(Section::Eligible),
+                of(Section::Blocked),
+            );
+            active_plain(&mut out, view, &a);
+            out.push('\n');
+            queued_plain(&mut out, ELIGIBLE_BANNER, "eligible", &e);
+            out.push('\n');
+            queued_plain(&mut out, BLOCKED_BANNER, "blocked", &b);
+            out.push('\n');
+            total(&mut out, a.len() + e.len() + b.len());
+        }
+        Mode::Blocked => {
+            let b = of(Section::Blocked);
+            queued_plain(&mut out, BLOCKED_BANNER, "blocked", &b);
+            out.push('\n');
+            total(&mut out, b.len());
+        }
+        Mode::Running => {
+            let a = of(Section::Active);
+            out.push_str(ACTIVE_BANNER);
+            out.push('\n');
+            out.push_str("JOBID               S  PAR  EFFIC  XFACTOR  Q  USERNAME    GROUP            MHOST PROCS   REMAINING            STARTTIME\n\n");
+            for j in &a {
+                let start = j.start_time.unwrap_or(view.now);
+                out.push_str(&format!(
+                    "{:<19} {} {:>4} {:>6} {:>8.1} {:>2} {:>9} {:>8} {:>16} {:>5} {:>11}  {:>19}\n",
+                    id_with_marker(j),
+                    state_letter(j),
+                    par3(j),
+                    "------",
+                    xfactor(j, start),
+                    q2(j),
+                    j.user,
+                    j.group,
+                    j.master_host.as_deref().unwrap_or("-"),
+                    j.procs,
+                    remaining(j, view.now),
+                    date(start)
+                ));
+            }
+            out.push('\n');
+            summary(&mut out, view, a.len());
+            out.push('\n');
+            total(&mut out, a.len());
+        }
+        Mode::Idle => {
+            let e = of(Section::Eligible);
+            out.push_str(ELIGIBLE_BANNER);
+            out.push('\n');
+            out.push_str("JOBID                 PRIORITY  XFACTOR  Q  USERNAME    GROUP  PROCS     WCLIMIT     CLASS      SYSTEMQUEUETIME\n\n");
+            for j in &e {
+                let id = if j.reservation_start.is_some() {
+                    format!("{}*", j.id)
+                } else {
+                    j.id.to_string()
+                };
+                out.push_str(&format!(
+                    "{:<19} {:>10} {:>8.1} {:>2} {:>9} {:>8} {:>6} {:>11} {:>9}  {:>20}\n",
+                    id,
+                    j.priority,
+                    xfactor(j, view.now),
+                    q2(j),
+                    j.user,
+                    j.group,
+                    j.procs,
+                    limit(j.walltime),
+                    j.class.as_deref().unwrap_or("-"),
+                    date(view.now - j.eligible_secs)
+                ));
+            }
+            out.push('\n');
+            out.push_str(&format!("{} eligible job{}   \n", e.len(), plural(e.len())));
+            out.push('\n');
+            total(&mut out, e.len());
+        }
+        Mode::Completed => {
+            let c = of(Section::Completed);
+            out.push_str(COMPLETED_BANNER);
+            out.push('\n');
+            out.push_str("JOBID               S CCODE         PAR  EFFIC  XFACTOR  Q  USERNAME    GROUP            MHOST PROCS    WALLTIME        COMPLETIONTIME\n\n");
+            for j in &c {
+                let end = j.completion_time.unwrap_or(view.now);
+                let (wall, xf) = match j.start_time {
+                    Some(s) => ((end - s).max(0), xfactor(j, s)),
+                    None => (0, 0.0),
+                };
+                out.push_str(&format!(
+                    "{:<19} {} {:<11} {:>5} {:>6} {:>8.1} {:>2} {:>9} {:>8} {:>16} {:>5} {:>11}  {:>20}\n",
+                    j.id,
+                    state_letter(j),
+                    completion_code(j, true),
+                    if j.start_time.is_some() { par3(j) } else { "-".to_string() },
+                    "------",
+                    xf,
+                    q2(j),
+                    j.user,
+                    j.group,
+                    j.master_host.as_deref().unwrap_or("-"),
+                    j.procs,
+                    duration(wall),
+                    date(end)
+                ));
+            }
+            out.push('\n');
+            out.push_str(&format!(
+                "{} completed job{}   (purgetime: {})\n",
+                c.len(),
+                plural(c.len()),
+                duration(view.purge_secs)
+            ));
+            out.push('\n');
+            total(&mut out, c.len());
+        }
+    }
+    out
+}
+
+fn active_plain(out: &mut String, view: &QueueView, a: &[&JobSummary]) {
+    out.push_str(ACTIVE_BANNER);
+    out.push('\n');
+    out.push_str(&format!(
+        "{:<18} {:>8} {:>10} {:>5} {:>11} {:>20}\n\n",
+        "JOBID", "USERNAME", "STATE", "PROCS", "REMAINING", "STARTTIME"
+    ));
+    for j in a {
+        out.push_str(&row(
+            &id_with_marker(j),
+            j,
+            &remaining(j, view.now),
+            j.start_time.unwrap_or(view.now),
+        ));
+    }
+    out.push('\n');
+    summary(out, view, a.len());
+}
+
+fn queued_plain(out: &mut String, banner: &str, word: &str, jobs: &[&JobSummary]) {
+    out.push_str(banner);
+    out.push('\n');
+    out.push_str(&format!(
+        "{:<18} {:>8} {:>10} {:>5} {:>11} {:>20}\n\n",
+        "JOBID", "USERNAME", "STATE", "PROCS", "WCLIMIT", "QUEUETIME"
+    ));
+    for j in jobs {
+        out.push_str(&row(
+            &j.id.to_string(),
+            j,
+            &limit(j.walltime),
+            j.submit_time,
+        ));
+    }
+    out.push('\n');
+    out.push_str(&format!(
+        "{} {word} job{}   \n",
+        jobs.len(),
+        plural(jobs.len())
+    ));
+}
+
+fn row(id: &str, j: &JobSummary, time: &str, when: i64) -> String {
+    format!(
+        "{:<18} {:>8} {:>10} {:>5} {:>11}  {:>19}\n",
+        id,
+        j.user,
+        j.state,
+        j.procs,
+        time,
+        date(when)
+    )
+}
+
+fn summary(out: &mut String, view: &QueueView, n: usize) {
+    let c = &view.cluster;
+    out.push_str(&format!(
+        "{:<21} {:>12} processors in use by local jobs ({:.2}%)\n",
+        format!("{n} active job{}", plural(n)),
+        format!("{} of {}", c.alloc_procs, c.up_procs),
+        percent(c.alloc_procs, c.up_procs)
+    ));
+    out.push_str(&format!(
+        "{:>21} {:>12} nodes active      ({:.2}%)\n",
+        "",
+        format!("{} of {}", c.active_nodes, c.up_nodes),
+        percent(c.active_nodes, c.up_nodes)
+    ));
+}
+
+fn total(out: &mut String, n: usize) {
+    if n == 1 {
+        out.push_str("Total job:  1\n");
+    } else {
+        out.push_str(&format!("Total jobs:  {n}\n"));
+    }
+}
+
+fn percent(part: u32, whole: u32) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// Job id plus the active-section marker: `*` backfilled and preemptible,
+/// `+` backfilled, `-` preemptible.
+fn id_with_marker(j: &JobSummary) -> String {
+    let m = match (j.backfilled, j.preemptible) {
+        (true, true) => "*",
+        (true, false) => "+",
+        (false, true) => "-",
+        (false, false) => "",
+    };
+    format!("{}{m}", j.id)
+}
+
+/// Wall-clock time left: limit minus the time actually run.
+pub fn remaining(j: &JobSummary, now: i64) -> String {
+    match (j.walltime, j.start_time) {
+        (Some(w), Some(s)) => duration(w - ((now - s) - j.suspended_secs).max(0)),
+        (Some(w), None) => duration(w),
+        (None, _) => "INFINITY".to_string(),
+    }
+}
+
+/// `(queue time + limit) / limit`, queue time measured up to `until`.
+fn xfactor(j: &JobSummary, until: i64) -> f64 {
+    let queued = (until - j.submit_time).max(0) as f64;
+    match j.walltime {
+        Some(w) if w > 0 => (queued + w as f64) / w as f64,
+        _ => 1.0,
+    }
+}
+
+fn state_letter(j: &JobSummary) -> char {
+    j.state.chars().next().unwrap_or('-')
+}
+
+fn par3(j: &JobSummary) -> String {
+    match &j.partition {
+        Some(p) => p.chars().take(3).collect(),
+        None => "-".to_string(),
+    }
+}
+
+fn q2(j: &JobSummary) -> String {
+    match &j.qos {
+        Some(q) if !q.is_empty() && q != "DEFAULT" => q.chars().take(2).collect(),
+        _ => "-".to_string(),
+    }
+}
+
+/// `0`, `1`, `CNCLD` (XML) or `CNCLD(<code>)` (text) for completed jobs.
+pub fn completion_code(j: &JobSummary, with_code: bool) -> String {
+    if j.cancelled {
+        match (with_code, j.exit_code) {
+            (true, Some(c)) => format!("CNCLD({c})"),
+            _ => "CNCLD".to_string(),
+        }
+    } else {
+        j.exit_code.map_or("-".to_string(), |c| c.to_string())
+    }
+}
+
+/// Renders `showq --xml` (or `showq -c --xml`): one line, counts equal to
+/// the number of `<job>` children.
+pub fn render_xml(view: &QueueView, filter: &Filter, mode: Mode) -> String {
+    let c = &view.cluster;
+    let cluster = Element::new("cluster")
+        .attr("LocalActiveNodes", c.active_nodes)
+        .attr("LocalAllocProcs", c.alloc_procs)
+        .attr("LocalConfigNodes", c.config_nodes)
+        .attr("LocalIdleNodes", c.idle_nodes)
+        .attr("LocalIdleProcs", c.idle_procs)
+        .attr("LocalUpNodes", c.up_nodes)
+        .attr("LocalUpProcs", c.up_procs)
+        .attr("RemoteActiveNodes", 0)
+        .attr("RemoteAllocProcs", 0)
+        .attr("RemoteConfigNodes", 0)
+        .attr("RemoteIdleNodes", 0)
+        .attr("RemoteIdleProcs", 0)
+        .attr("RemoteUpNodes", 0)
+        .attr("RemoteUpProcs", 0)
+        .attr("time", view.now);
+    let mut data = Element::new("Data")
+        .child(Element::new("Object").text("queue"))
+        .child(cluster);
+    let sections: &[(Section, &str)] = match mode {
+        Mode::Completed => &[(Section::Completed, "completed")],
+        Mode::Running => &[(Section::Active, "active")],
+        Mode::Idle => &[(Section::Eligible, "eligible")],
+        Mode::Blocked => &[(Section::Blocked, "blocked")],
+        Mode::Default => &[
+            (Section::Active, "active"),
+            (Section::Eligible, "eligible"),
+            (Section::Blocked, "blocked"),
+        ],
+    };
+    for (s, name) in sections {
+        let jobs: Vec<&JobSummary> = view
+            .jobs
+            .iter()
+            .filter(|j| j.section == *s && filter.matches(j))
+            .collect();
+        let mut q = Element::new("queue")
+            .attr("count", jobs.len())
+            .attr("option", name);
+        if *s == Section::Completed {
+            q = q.attr("purgetime", view.purge_secs);
+        }
+        for j in jobs {
+            q.push(job_xml(j, view.now));
+        }
+        data.push(q);
+    }
+    data.render()
+}
+
+fn job_xml(j: &JobSummary, now: i64) -> Element {
+    let mut e = Element::new("job")
+        .attr_opt("Account", j.account.as_ref())
+        .attr_opt("Class", j.class.as_ref())
+        .attr("EEDuration", j.eligible_secs)
+        .attr("GJID", j.id)
+        .attr("Group", &j.group)
+        .attr("JobID", j.id)
+        .attr("JobName", &j.name)
+        .attr_opt("QOS", j.qos.as_ref())
+        .attr_opt("ReqAWDuration", j.walltime)
+        .attr_opt("ReqNodes", j.nodes)
+        .attr("ReqProcs", j.procs)
+        .attr("StartPriority", j.priority)
+        .attr("StartTime", j.start_time.unwrap_or(0))
+        .attr("State", &j.state)
+        .attr("SubmissionTime", j.submit_time)
+        .attr("SuspendDuration", j.suspended_secs)
+        .attr("User", &j.user);
+    let ran = |end: i64| -> i64 {
+        j.start_time
+            .map_or(0, |s| ((end - s) - j.suspended_secs).max(0))
+    };
+    match j.section {
+        Section::Active => {
+            let aw = ran(now);
+            e = e
+                .attr("AWDuration", aw)
+                .attr("DRMJID", j.id)
+                .attr_opt("MasterHost", j.master_host.as_ref())
+                .attr_opt("PAL", j.partition.as_ref())
+                .attr(
+                    "RsvStartTime",
+                    j.reservation_start.or(j.start_time).unwrap_or(0),
+                )
+                .attr("RunPriority", j.priority)
+                .attr("StatPSDed", format!("{:.6}", aw as f64 * j.procs as f64));
+        }
+        Section::Eligible => {}
+        Section::Blocked => {
+            if let Some(r) = &j.block_reason {
+                e = e.attr("BlockReason", r).attr("Description", r);
+            }
+        }
+        Section::Completed => {
+            let end = j.completion_time.unwrap_or(now);
+            let aw = ran(end);
+            e = e
+                .attr("CompletionCode", completion_code(j, false))
+                .attr("CompletionTime", end)
+                .attr("StatPSDed", format!("{:.6}", aw as f64 * j.procs as f64));
+            if j.start_time.is_some() {
+                e = e
+                    .attr("AWDuration", aw)
+                    .attr("DRMJID", j.id)
+                    .attr_opt("MasterHost", j.master_host.as_ref())
+                    .attr_opt("PAL", j.partition.as_ref());
+            }
+        }
+    }
+    e
+}

@@ -1,0 +1,417 @@
+//! Whole commands against a fake daemon: argv handling, the request sent,
+//! what reaches stdout and stderr, and exit codes.
+//!
+//! `harness = false`: this file is its own `main`. With `ARCHES_CLI_EXEC` set
+//! it runs one command (`arches_cli::run_with`) and exits; otherwise it runs
+//! the cases below, each spawning this executable as the command under test
+//! against a fake daemon on a temporary Unix socket.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixListener;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+/// A fake daemon answering `route → JSON body` (status 200) or
+/// `route → (status, body)`; it records every request line and body.
+struct Fake {
+    dir: tempfile::TempDir,
+    socket: PathBuf,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+type Answer = (u16, String);
+
+impl Fake {
+    fn start(answers: Vec<(&'static str, Answer)>) -> Fake {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("moab.sock");
+        let listener = UnixListener::bind(&socket).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut s) = stream else { break };
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 8192];
+                let req = loop {
+                    let n = s.read(&mut chunk).unwrap_or(0);
+                    if n == 0 {
+                        break None;
+                    }
+                    buf.extend_from_slice(&chunk[..n]);
+                    let t = String::from_utf8_lossy(&buf).to_string();
+                    if let Some(i) = t.find("\r\n\r\n") {
+                        let len = t[..i]
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                            })
+                            .unwrap_or(0);
+                        if buf.len() >= i + 4 + len {
+                            break Some((
+                                t[..i].lines().next().unwrap_or("").to_string(),
+                                t[i + 4..].to_string(),
+                            ));
+                        }
+                    }
+                };
+                let Some((line, body)) = req else { continue };
+                log.lock().unwrap().push(format!("{line} {body}"));
+                let path = line.split(' ').nth(1).unwrap_or("");
+                let route = path.split('?').next().unwrap_or("");
+                let (status, body) = answers
+                    .iter()
+                    .find(|(r, _)| *r == route)
+                    .map(|(_, a)| a.clone())
+                    .unwrap_or((404, r#"{"message":"ERROR:    no such route"}"#.to_string()));
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Fake { dir, socket, seen }
+    }
+
+    fn run(&self, name: &str, args: &[&str]) -> Output {
+        self.run_stdin(name, args, "")
+    }
+
+    fn run_stdin(&self, name: &str, args: &[&str], input: &str) -> Output {
+        let mut c = Command::new(std::env::current_exe().unwrap());
+        c.env("ARCHES_CLI_EXEC", name)
+            .env("MOAB_SOCKET", &self.socket)
+            .env("TZ", "UTC")
+            .current_dir(self.dir.path())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn ok(body: &str) -> Answer {
+    (200, body.to_string())
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).to_string()
+}
+
+const QUEUE: &str = r#"{"now":1000,"cluster":{"config_nodes":2,"up_nodes":2,"active_nodes":1,"idle_nodes":1,"up_procs":8,"alloc_procs":4,"idle_procs":4},"jobs":[
+ {"id":7,"name":"a","user":"alice","group":"g","account":null,"class":null,"qos":null,"state":"Running","section":"active","procs":4,"nodes":null,"walltime":3600,"submit_time":900,"start_time":950,"completion_time":null,"exit_code":null,"cancelled":false,"priority":10,"system_priority":false,"rank":null,"master_host":"n1","partition":"local","suspended_secs":0,"reservation_start":null,"backfilled":false,"preemptible":false,"block_reason":null,"eligible_secs":50,"restartable":false},
+ {"id":8,"name":"b","user":"bob","group":"g","account":null,"class":null,"qos":null,"state":"Idle","section":"eligible","procs":2,"nodes":null,"walltime":60,"submit_time":990,"start_time":null,"completion_time":null,"exit_code":null,"cancelled":false,"priority":5,"system_priority":false,"rank":1,"master_host":null,"partition":null,"suspended_secs":0,"reservation_start":null,"backfilled":false,"preemptible":false,"block_reason":null,"eligible_secs":10,"restartable":false}
+],"purge_secs":300,"scheduler":"Moab"}"#;
+
+fn case_showq_compound_argv_host_timeout() {
+    let f = Fake::start(vec![("/v1/queue", ok(QUEUE))]);
+    // abipy passes "-s -u" as ONE argv element; OSC passes --host=...; vsc-jobs --timeout=N.
+    let out = f.run("showq", &["-s -u", "bob", "--host=master", "--timeout=5"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(
+        s.lines().any(|l| l.starts_with("8 ") && l.contains("bob")),
+        "{s}"
+    );
+    assert!(!s.contains("alice"), "{s}");
+    assert!(s.contains("Total job:  1"), "{s}");
+    // FireWorks counts the lines containing the user name: one per job.
+    let out = f.run("showq", &["-w", "user=alice"]);
+    assert_eq!(
+        text(&out.stdout)
+            .lines()
+            .filter(|l| l.contains("alice"))
+            .count(),
+        1
+    );
+    let out = f.run("showq", &["--format=json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["jobs"].as_array().unwrap().len(), 2);
+    let out = f.run("showq", &["--noblock", "--xml", "-u", "alice"]);
+    let x = text(&out.stdout);
+    assert!(
+        x.starts_with("<Data><Object>queue</Object>") && x.ends_with("</Data>\n"),
+        "{x}"
+    );
+}
+
+fn case_canceljob_and_unknown_job() {
+    let f = Fake::start(vec![(
+        "/v1/jobs/action",
+        ok(
+            r#"{"stdout":["job '7' cancelled"],"stderr":["ERROR:  invalid job specified (9)"],"failed":true}"#,
+        ),
+    )]);
+    let out = f.run("canceljob", &["7", "9"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "job '7' cancelled\n");
+    assert_eq!(text(&out.stderr), "ERROR:  invalid job specified (9)\n");
+    let r = f.requests();
+    assert!(
+        r[0].contains(r#""jobs":["7","9"]"#) && r[0].contains(r#""action":"cancel""#),
+        "{r:?}"
+    );
+    // mdel is the same command; mjobctl -c takes comma lists (nextflow).
+    let out = f.run("mdel", &["7"]);
+    assert_eq!(out.status.code(), Some(1));
+    f.run("mjobctl", &["-c", "111,222"]);
+    assert!(f
+        .requests()
+        .last()
+        .unwrap()
+        .contains(r#""jobs":["111","222"]"#));
+}
+
+fn case_mjobctl_hold_forms() {
+    let f = Fake::start(vec![(
+        "/v1/jobs/action",
+        ok(r#"{"stdout":["holds modified for job 7"],"stderr":[],"failed":false}"#),
+    )]);
+    for (args, want) in [
+        (
+            vec!["-h", "user", "7"],
+            r#""action":"hold","types":["user"]"#,
+        ),
+        (vec!["-h", "7"], r#""action":"hold","types":["user"]"#),
+        (vec!["-u", "7"], r#""action":"release","types":["all"]"#),
+        (
+            vec!["-u", "batch,system", "7"],
+            r#""action":"release","types":["batch","system"]"#,
+        ),
+    ] {
+        let out = f.run("mjobctl", &args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(text(&out.stdout), "holds modified for job 7\n");
+        let last = f.requests().last().unwrap().clone();
+        assert!(
+            last.contains(want) && last.contains(r#""jobs":["7"]"#),
+            "{args:?}: {last}"
+        );
+    }
+}
+
+fn case_checkjob_unknown() {
+    let f = Fake::start(vec![(
+        "/v1/jobs/detail",
+        ok(r#"{"now":0,"jobs":[],"unknown":["424242"]}"#),
+    )]);
+    let out = f.run("checkjob", &["424242"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stderr), "ERROR:  invalid job specified: 424242\n");
+    assert!(out.stdout.is_empty());
+}
+
+fn case_msub_stdin_directives_and_errors() {
+    let f = Fake::start(vec![("/v1/jobs", ok(r#"{"id":42}"#))]);
+    let script = "#!/bin/sh\n#PBS -N fromdir\n#MSUB -l walltime=60\necho hi\n#PBS -N ignored\n";
+    let out = f.run_stdin("msub", &["-l", "nodes=1", "-v", "A=1"], script);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "\n42\n");
+    assert!(out.stderr.is_empty());
+    let r = f.requests();
+    let body: serde_json::Value = serde_json::from_str(
+        r[0].split_once(' ')
+            .unwrap()
+            .1
+            .split_once(' ')
+            .unwrap()
+            .1
+            .split_once(' ')
+            .unwrap()
+            .1,
+    )
+    .unwrap();
+    assert_eq!(body["name"], "fromdir");
+    assert_eq!(
+        body["resources"],
+        serde_json::json!(["walltime=60", "nodes=1"])
+    );
+    assert_eq!(body["env"], serde_json::json!([["A", "1"]]));
+    assert_eq!(body["script"], script);
+    let out = f.run("msub", &["--xml", "/dev/null"]);
+    assert_eq!(text(&out.stdout), "<Data><job JobID=\"42\"/></Data>\n");
+    let out = f.run("msub", &["/nonexistent/script.sh"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("ERROR:    cannot submit job - "),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let bad = Fake::start(vec![(
+        "/v1/jobs",
+        (
+            400,
+            r#"{"message":"ERROR:    cannot submit job - invalid walltime '0'"}"#.to_string(),
+        ),
+    )]);
+    let out = bad.run_stdin("msub", &["-l", "walltime=0"], "true\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        text(&out.stderr),
+        "ERROR:    cannot submit job - invalid walltime '0'\n"
+    );
+}
+
+fn case_no_daemon_and_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("none.sock");
+    let f = Fake {
+        dir,
+        socket: sock,
+        seen: Arc::new(Mutex::new(Vec::new())),
+    };
+    let t = std::time::Instant::now();
+    let out = f.run("showq", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("ERROR:    cannot connect to Moab server '"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(t.elapsed().as_secs() < 2);
+    let out = f.run("showq", &["--bogus"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = f.run("checkjob", &["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stdout).contains("--xml"));
+    let out = f.run("mjobctl", &["--help"]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+fn case_mdiag_c_without_daemon() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("none.sock");
+    let good = dir.path().join("good.cfg");
+    std::fs::write(&good, "BACKFILLPOLICY FIRSTFIT\nRESERVATIONDEPTH 2\n").unwrap();
+    let bad = dir.path().join("bad.cfg");
+    std::fs::write(
+        &bad,
+        "BACKFILLPOLICY FIRSTFIT\nRESERVATIONDEPTH lots\nBACKFILPOLICY BESTFIT\n",
+    )
+    .unwrap();
+    let f = Fake {
+        dir,
+        socket: sock,
+        seen: Arc::new(Mutex::new(Vec::new())),
+    };
+    let out = f.run("mdiag", &["-C", good.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let out = f.run("mdiag", &["-C", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let s = text(&out.stdout);
+    assert!(
+        s.contains(":2: ERROR:") && s.contains(":3: WARNING:"),
+        "{s}"
+    );
+    let out = f.run("mdiag", &["-C", "/nonexistent/moab.cfg"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("ERROR:    cannot read configuration file"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+fn case_msub_k_waits_for_completion() {
+    let f = Fake::start(vec![
+        ("/v1/jobs", ok(r#"{"id":3}"#)),
+        (
+            "/v1/jobs/detail",
+            ok(r#"{"now":0,"jobs":[],"unknown":["3"]}"#),
+        ),
+    ]);
+    let out = f.run_stdin("msub", &["-K"], "true\n");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "\n3\nJob 3 completed\n");
+    assert!(f
+        .requests()
+        .iter()
+        .any(|r| r.starts_with("POST /v1/jobs/detail")));
+}
+
+fn exec_mode(name: &str) -> ! {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    args[0] = name.into();
+    let code = arches_cli::run_with(name, args);
+    let _ = std::io::stdout().flush();
+    // ExitCode has no accessor; compare with the two codes the clients use.
+    std::process::exit(if code == std::process::ExitCode::SUCCESS {
+        0
+    } else {
+        1
+    });
+}
+
+fn main() {
+    if let Ok(name) = std::env::var("ARCHES_CLI_EXEC") {
+        exec_mode(&name);
+    }
+    let cases: &[(&str, fn())] = &[
+        (
+            "showq_compound_argv_host_timeout",
+            case_showq_compound_argv_host_timeout,
+        ),
+        ("canceljob_and_unknown_job", case_canceljob_and_unknown_job),
+        ("mjobctl_hold_forms", case_mjobctl_hold_forms),
+        ("checkjob_unknown", case_checkjob_unknown),
+        (
+            "msub_stdin_directives_and_errors",
+            case_msub_stdin_directives_and_errors,
+        ),
+        (
+            "no_daemon_and_usage_errors",
+            case_no_daemon_and_usage_errors,
+        ),
+        ("mdiag_c_without_daemon", case_mdiag_c_without_daemon),
+        (
+            "msub_k_waits_for_completion",
+            case_msub_k_waits_for_completion,
+        ),
+    ];
+    let mut failed = 0;
+    for (name, f) in cases {
+        match std::panic::catch_unwind(f) {
+            Ok(()) => println!("test {name} ... ok"),
+            Err(_) => {
+                println!("test {name} ... FAILED");
+                failed += 1;
+            }
+        }
+    }
+    println!(
+        "test result: {} passed; {failed} failed",
+        cases.len() - failed
+    );
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,249 @@
+//! Whole-file checks run after every line is read (references between
+//! objects, data-staging requirements), and the `mdiag -C` report.
+//!
+//! `mdiag -C` format (one line each, in line order):
+//!
+//! ```text
+//! moab.cfg:12: WARNING: unknown parameter 'BACKFILPOLICY' (did you mean BACKFILLPOLICY?); line ignored
+//! moab.cfg:14: ERROR: RMCFG[hsm] TARGETUSAGE: invalid percentage '180%' (expected 0–100%, or a fraction 0–1)
+//! moab.cfg: 20 parameter lines, 1 error, 1 warning
+//! ```
+//!
+//! With [`Verbosity::Verbose`], every line without a diagnostic is listed
+//! first as Moab 5 did: `INFO:    line #3 is valid: 'BACKFILLPOLICY FIRSTFIT'`.
+//! The check fails (the command exits 1) when there is any ERROR.
+
+use crate::config::{Config, DEFAULT_NODE};
+use crate::enums::{DataStageModel, ResourceType, RmType};
+use crate::parse::{self, Diagnostic, Severity};
+
+/// Adds whole-file diagnostics about `config` read from `file`.
+pub(crate) fn cross_check(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    check_storage(config, file, out);
+    check_qos_references(config, file, out);
+    check_node_sizes(config, file, out);
+}
+
+/// Warns about nodes without a processor count when the configuration itself
+/// is the machine (no resource manager that reports nodes, or a `LOCAL` one).
+fn check_node_sizes(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    let rm_reports_nodes = config
+        .rms
+        .iter()
+        .any(|r| r.resource_type == ResourceType::Compute && r.rm_type != RmType::Local);
+    if rm_reports_nodes {
+        return;
+    }
+    let default_procs = config
+        .record
+        .node_specs
+        .iter()
+        .any(|(n, s)| n.eq_ignore_ascii_case(DEFAULT_NODE) && s.procs.is_some());
+    for (name, spec) in &config.record.node_specs {
+        if spec.procs.is_none() && !default_procs && !name.eq_ignore_ascii_case(DEFAULT_NODE) {
+            let key = format!("NODECFG[{name}]");
+            out.push(Diagnostic {
+                file: file.to_string(),
+                line: config.object_line(&key),
+                severity: Severity::Warning,
+                message: format!(
+                    "{key}: PROCS is set neither here nor in NODECFG[DEFAULT]; the node has 1 processor"
+                ),
+            });
+        }
+    }
+}
+
+/// Warns about `QDEF=`/`QLIST=` naming a QoS no `QOSCFG[...]` defines.
+fn check_qos_references(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    let p = &config.policy;
+    let creds = [
+        (
+            "CLASSCFG",
+            p.classes
+                .iter()
+                .map(|(n, c)| (n, &c.qdef, &c.qlist))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "USERCFG",
+            p.users
+                .iter()
+                .map(|(n, c)| (n, &c.qdef, &c.qlist))
+                .collect(),
+        ),
+        (
+            "GROUPCFG",
+            p.groups
+                .iter()
+                .map(|(n, c)| (n, &c.qdef, &c.qlist))
+                .collect(),
+        ),
+        (
+            "ACCOUNTCFG",
+            p.accounts
+                .iter()
+                .map(|(n, c)| (n, &c.qdef, &c.qlist))
+                .collect(),
+        ),
+    ];
+    for (param, entries) in creds {
+        for (name, qdef, qlist) in entries {
+            let key = format!("{param}[{name}]");
+            let named = qdef
+                .iter()
+                .map(|q| ("QDEF", q))
+                .chain(qlist.iter().map(|q| ("QLIST", q)));
+            for (attr, qos) in named {
+                if !p.qos.contains_key(qos) && !qos.eq_ignore_ascii_case("DEFAULT") {
+                    out.push(Diagnostic {
+                        file: file.to_string(),
+                        line: config.attr_line(&key, attr),
+                        severity: Severity::Warning,
+                        message: format!(
+                            "{key} {attr}: QoS '{qos}' is not defined (no QOSCFG[{qos}] line); it has no priority, limits or flags"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Errors about storage resource managers and `DATARM=` references.
+fn check_storage(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    let mut error = |line: usize, message: String| {
+        out.push(Diagnostic {
+            file: file.to_string(),
+            line,
+            severity: Severity::Error,
+            message,
+        })
+    };
+    for rm in &config.rms {
+        let line = config.object_line(&format!("RMCFG[{}]", rm.name));
+        if let Some(data) = &rm.data_rm {
+            match config.rm(data) {
+                None => error(
+                    line,
+                    format!(
+                        "RMCFG[{}] DATARM: no resource manager named '{data}' (add RMCFG[{data}] TYPE=NATIVE RESOURCETYPE=STORAGE ...)",
+                        rm.name
+                    ),
+                ),
+                Some(d) if !d.is_storage() => error(
+                    line,
+                    format!(
+                        "RMCFG[{}] DATARM: resource manager '{data}' is not a storage RM (set RMCFG[{data}] RESOURCETYPE=STORAGE)",
+                        rm.name
+                    ),
+                ),
+                Some(_) => {}
+            }
+        }
+        if !rm.is_storage() {
+            continue;
+        }
+        if rm.rm_type != RmType::Native {
+            error(
+                line,
+                format!(
+                    "RMCFG[{}] TYPE: a storage resource manager must have TYPE=NATIVE (found {})",
+                    rm.name, rm.rm_type
+                ),
+            );
+        }
+        let mut required = vec!["SYSTEMQUERYURL"];
+        if matches!(
+            config.data_stage_model,
+            DataStageModel::Loose | DataStageModel::Tight
+        ) {
+            required.extend(["CLUSTERQUERYURL", "SYSTEMMODIFYURL"]);
+        }
+        for url in required {
+            if rm.url(url).is_none() {
+                error(
+                    line,
+                    format!(
+                        "RMCFG[{}] {url}: required for a storage resource manager with DATASTAGEMODEL {}",
+                        rm.name, config.data_stage_model
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// How much `mdiag -C` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verbosity {
+    /// Diagnostics and the summary.
+    Normal,
+    /// Also one `INFO` line per valid line.
+    Verbose,
+}
+
+/// The `mdiag -C` report of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckReport {
+    /// Lines to print, in order (the last is the summary).
+    pub lines: Vec<String>,
+    pub errors: usize,
+    pub warnings: usize,
+}
+
+impl CheckReport {
+    /// Whether the file has no errors (exit status 0).
+    pub fn ok(&self) -> bool {
+        self.errors == 0
+    }
+
+    /// The report as text, one line each, newline-terminated.
+    pub fn render(&self) -> String {
+        let mut s = self.lines.join("\n");
+        s.push('\n');
+        s
+    }
+}
+
+/// Checks `text` read from `file` (`mdiag -C [file]`).
+pub fn check(text: &str, file: &str, verbosity: Verbosity) -> CheckReport {
+    let parsed = parse::parse(text, file);
+    let logical = parse::logical_lines(text);
+    let mut lines = Vec::new();
+    if verbosity == Verbosity::Verbose {
+        for l in &logical {
+            if !parsed.diagnostics.iter().any(|d| d.line == l.number) {
+                lines.push(format!(
+                    "INFO:    line #{} is valid: '{}'",
+                    l.number, l.text
+                ));
+            }
+        }
+    }
+    let mut diags = parsed.diagnostics.clone();
+    diags.sort_by_key(|d| d.line);
+    lines.extend(diags.iter().map(ToString::to_string));
+    let errors = diags.iter().filter(|d| d.is_error()).count();
+    let warnings = diags.len() - errors;
+    lines.push(format!(
+        "{file}: {} parameter line{}, {errors} error{}, {warnings} warning{}",
+        logical.len(),
+        plural(logical.len()),
+        plural(errors),
+        plural(warnings)
+    ));
+    CheckReport {
+        lines,
+        errors,
+        warnings,
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}

@@ -1,0 +1,201 @@
+//! The parts of a [`super::Config`] that are objects of their own: log and
+//! scheduler settings, resource managers, standing reservations.
+
+use std::collections::BTreeMap;
+
+use arches_core::Secs;
+
+use crate::enums::{FsPolicy, ResourceType, RmType, SchedMode, SrPeriod};
+
+/// Logging settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogConfig {
+    /// `LOGLEVEL` 0–9.
+    pub level: u32,
+    /// `LOGFILE` (relative names are under `dir`).
+    pub file: String,
+    /// `LOGDIR` (relative names are under the Moab home directory).
+    pub dir: String,
+    /// `LOGFILEMAXSIZE` in bytes.
+    pub max_size: u64,
+    /// `LOGFILEROLLDEPTH`.
+    pub roll_depth: u32,
+}
+
+/// Fairshare settings (shown by `mdiag -f`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FairshareConfig {
+    /// `FSPOLICY` (`None` = fairshare off).
+    pub policy: Option<FsPolicy>,
+    /// `FSDEPTH`: intervals remembered.
+    pub depth: u32,
+    /// `FSINTERVAL`: length of one interval.
+    pub interval: Secs,
+    /// `FSDECAY`: weight of each older interval.
+    pub decay: f64,
+}
+
+/// Scheduler settings (`SCHEDCFG[name] ...` and the legacy `SERVERHOST`,
+/// `SERVERPORT`, `SERVERMODE`, `SERVERNAME`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedConfig {
+    /// The scheduler's name (the `SCHEDCFG` index), default `Moab`.
+    pub name: String,
+    /// `SERVER=<host>[:<port>]`.
+    pub server: Option<String>,
+    /// `MODE=`.
+    pub mode: SchedMode,
+    /// `FLAGS=`.
+    pub flags: Vec<String>,
+    /// `MAXJOBID=`.
+    pub max_job_id: Option<u64>,
+    /// `MINJOBID=`.
+    pub min_job_id: Option<u64>,
+}
+
+/// One resource manager (`RMCFG[name] ...`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RmConfig {
+    pub name: String,
+    /// `TYPE=` (e.g. `LOCAL`, `SLURM`, `NATIVE`).
+    pub rm_type: RmType,
+    /// The part after `:` in `TYPE=NATIVE:msm`.
+    pub subtype: Option<String>,
+    /// `RESOURCETYPE=`.
+    pub resource_type: ResourceType,
+    /// `SERVER=` (`host[:port]` or a URL).
+    pub server: Option<String>,
+    /// `HOST=`.
+    pub host: Option<String>,
+    /// `PORT=`.
+    pub port: Option<u16>,
+    /// `TIMEOUT=`.
+    pub timeout: Secs,
+    /// `POLLINTERVAL=` (falls back to `RMPOLLINTERVAL`).
+    pub poll_interval: Option<Secs>,
+    /// `PARTITION=`: partition of the nodes this RM reports.
+    pub partition: Option<String>,
+    /// `FLAGS=`.
+    pub flags: Vec<String>,
+    /// `DEFAULTCLASS=`.
+    pub default_class: Option<String>,
+    /// `DESCRIPTION=`.
+    pub description: Option<String>,
+    /// `DATARM=`: storage RM that stages this RM's jobs' data.
+    pub data_rm: Option<String>,
+    /// Native interface URLs by attribute name (`CLUSTERQUERYURL`, ...).
+    pub urls: BTreeMap<String, String>,
+    /// `TARGETUSAGE=` percent of the storage cache data staging may fill.
+    pub target_usage: Option<f64>,
+    /// `MAXDSOP=`: concurrent data-staging operations.
+    pub max_dsop: Option<u32>,
+    /// `BANDWIDTH=` in KB/s.
+    pub bandwidth_kbps: Option<u64>,
+    /// `SUSPENDSIG=`.
+    pub suspend_sig: Option<i32>,
+    /// `CHECKPOINTSIG=`.
+    pub checkpoint_sig: Option<i32>,
+    /// `CHECKPOINTTIMEOUT=`.
+    pub checkpoint_timeout: Option<Secs>,
+    /// `SOFTTERMSIG=`.
+    pub soft_term_sig: Option<i32>,
+}
+
+impl RmConfig {
+    /// An RM with Moab's defaults (`TYPE=PBS`, `RESOURCETYPE=COMPUTE`, 30 s timeout).
+    pub fn new(name: &str) -> Self {
+        RmConfig {
+            name: name.to_string(),
+            rm_type: RmType::Pbs,
+            subtype: None,
+            resource_type: ResourceType::Compute,
+            server: None,
+            host: None,
+            port: None,
+            timeout: 30,
+            poll_interval: None,
+            partition: None,
+            flags: Vec::new(),
+            default_class: None,
+            description: None,
+            data_rm: None,
+            urls: BTreeMap::new(),
+            target_usage: None,
+            max_dsop: None,
+            bandwidth_kbps: None,
+            suspend_sig: None,
+            checkpoint_sig: None,
+            checkpoint_timeout: None,
+            soft_term_sig: None,
+        }
+    }
+
+    /// A native interface URL (`"SYSTEMQUERYURL"`, ...).
+    pub fn url(&self, attr: &str) -> Option<&str> {
+        self.urls.get(attr).map(String::as_str)
+    }
+
+    /// Whether this is a storage (data-staging) RM.
+    pub fn is_storage(&self) -> bool {
+        self.resource_type == ResourceType::Storage
+    }
+}
+
+/// A standing reservation (`SRCFG[name] ...`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StandingReservation {
+    pub name: String,
+    /// `PERIOD=`.
+    pub period: SrPeriod,
+    /// `STARTTIME=`: offset into the period.
+    pub start_time: Option<Secs>,
+    /// `ENDTIME=`: offset into the period.
+    pub end_time: Option<Secs>,
+    /// `DURATION=`.
+    pub duration: Option<Secs>,
+    /// `DAYS=` (`Mon`..`Sun`, empty = every day).
+    pub days: Vec<String>,
+    /// `HOSTLIST=`.
+    pub hosts: Vec<String>,
+    /// `TASKCOUNT=`.
+    pub task_count: u32,
+    /// `DEPTH=`: periods reserved ahead.
+    pub depth: u32,
+    /// `PARTITION=`.
+    pub partition: Option<String>,
+    /// Access lists.
+    pub users: Vec<String>,
+    pub groups: Vec<String>,
+    pub accounts: Vec<String>,
+    pub classes: Vec<String>,
+    pub qos: Vec<String>,
+    /// `FLAGS=`.
+    pub flags: Vec<String>,
+    /// `OWNER=`.
+    pub owner: Option<String>,
+}
+
+impl StandingReservation {
+    /// A reservation with Moab's defaults (`PERIOD=DAY`, `DEPTH=2`).
+    pub fn new(name: &str) -> Self {
+        StandingReservation {
+            name: name.to_string(),
+            period: SrPeriod::Day,
+            start_time: None,
+            end_time: None,
+            duration: None,
+            days: Vec::new(),
+            hosts: Vec::new(),
+            task_count: 0,
+            depth: 2,
+            partition: None,
+            users: Vec::new(),
+            groups: Vec::new(),
+            accounts: Vec::new(),
+            classes: Vec::new(),
+            qos: Vec::new(),
+            flags: Vec::new(),
+            owner: None,
+        }
+    }
+}

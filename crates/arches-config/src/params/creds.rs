@@ -1,0 +1,239 @@
+//! Credential objects: `CLASSCFG`, `QOSCFG`, `USERCFG`, `GROUPCFG`,
+//! `ACCOUNTCFG` — priority, soft,hard throttling limits, default QoS and QoS
+//! lists, job and QoS flags.
+
+use arches_core::policy::{ClassConfig, CredConfig, Limits, QosConfig, QosFlag};
+use arches_core::JobFlag;
+
+use super::{attr, AttrDef, Site, INT};
+use crate::config::Config;
+use crate::value::{Choices, Value, ValueType};
+
+fn class<'a>(c: &'a mut Config, s: Site<'_>) -> &'a mut ClassConfig {
+    c.policy.classes.entry(s.index.to_string()).or_default()
+}
+fn qos<'a>(c: &'a mut Config, s: Site<'_>) -> &'a mut QosConfig {
+    c.policy.qos.entry(s.index.to_string()).or_default()
+}
+fn user<'a>(c: &'a mut Config, s: Site<'_>) -> &'a mut CredConfig {
+    c.policy.users.entry(s.index.to_string()).or_default()
+}
+fn group<'a>(c: &'a mut Config, s: Site<'_>) -> &'a mut CredConfig {
+    c.policy.groups.entry(s.index.to_string()).or_default()
+}
+fn account<'a>(c: &'a mut Config, s: Site<'_>) -> &'a mut CredConfig {
+    c.policy.accounts.entry(s.index.to_string()).or_default()
+}
+
+/// A QoS name with Moab's `&` marker (`QDEF=high&`) removed.
+fn qos_name(v: &Value) -> Result<String, String> {
+    let name = v.text()?.trim_end_matches('&').trim();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return Err(format!("invalid QoS name '{}'", v.text()?));
+    }
+    Ok(name.to_string())
+}
+
+fn qos_list(v: &Value) -> Result<Vec<String>, String> {
+    Ok(v.list()?
+        .iter()
+        .map(|q| q.trim_end_matches('&').to_string())
+        .filter(|q| !q.is_empty())
+        .collect())
+}
+
+fn job_flags(v: &Value) -> Result<Vec<JobFlag>, String> {
+    v.choices()?.iter().map(|f| f.parse()).collect()
+}
+
+fn set_limit(l: &mut Limits, s: Site<'_>, v: &Value) -> Result<(), String> {
+    let limit = Some(v.limit()?);
+    match s.name {
+        "MAXJOB" => l.max_job = limit,
+        "MAXPROC" => l.max_proc = limit,
+        "MAXNODE" => l.max_node = limit,
+        "MAXWC" => l.max_wc = limit,
+        other => return Err(format!("internal error: {other} is not a limit")),
+    }
+    Ok(())
+}
+
+/// PRIORITY, the throttling limits, and the rows in `$extra`, for one
+/// credential kind whose config is reached with `$get`.
+macro_rules! cred_attrs {
+    ($get:ident, $($extra:expr),* $(,)?) => {
+        &[
+            attr("PRIORITY", INT, Some("0"), "Credential priority (times the kind's weight).",
+                |c, s, v| { $get(c, s).priority = v.integer()?; Ok(()) }),
+            attr("MAXJOB", ValueType::Limit, None, "Active jobs, SOFT[,HARD].",
+                |c, s, v| set_limit(&mut $get(c, s).limits, s, v)),
+            AttrDef { aliases: &["MAXPROCS"], ..attr("MAXPROC", ValueType::Limit, None,
+                "Active processors, SOFT[,HARD].", |c, s, v| set_limit(&mut $get(c, s).limits, s, v)) },
+            AttrDef { aliases: &["MAXNODES"], ..attr("MAXNODE", ValueType::Limit, None,
+                "Active nodes, SOFT[,HARD].", |c, s, v| set_limit(&mut $get(c, s).limits, s, v)) },
+            attr("MAXWC", ValueType::DurationLimit, None, "Outstanding wall-clock time of active jobs, SOFT[,HARD].",
+                |c, s, v| set_limit(&mut $get(c, s).limits, s, v)),
+            $($extra),*
+        ]
+    };
+}
+
+/// Job flags: the core's, plus Moab's others accepted and ignored.
+const JOB_FLAGS: Choices = core_choices!(
+    JobFlag,
+    [
+        "COALLOC",
+        "ADVRES",
+        "NOQUEUE",
+        "ARRAYJOB",
+        "BESTEFFORT",
+        "RSVMAP",
+        "SPVIOLATION",
+        "IGNNODEPOLICIES",
+        "IGNIDLEJOBRSV",
+        "FSVIOLATION",
+        "GLOBALQUEUE",
+        "NORESOURCES",
+        "NORMSTART",
+        "DEDICATED",
+        "SHAREDRESOURCE",
+    ]
+);
+
+/// QoS flags: the core's, plus Moab's others (`MQOSFlags[]`) accepted and ignored.
+const QOS_FLAGS: Choices = core_choices!(
+    QosFlag,
+    [
+        "IGNJOBPERUSER",
+        "IGNPROCPERUSER",
+        "IGNJOBQUEUEDPERUSER",
+        "IGNSYSMAXPE",
+        "IGNSYSMAXPROC",
+        "IGNSYSMAXTIME",
+        "IGNSYSMAXPS",
+        "IGNUSER",
+        "IGNSYSTEM",
+        "DEDICATED",
+        "USERESERVED",
+        "NTR",
+        "PREEMPTFSV",
+        "PREEMPTSPV",
+        "IGNHOSTLIST",
+        "PROVISION",
+        "DEADLINE",
+        "ENABLEUSERRSV",
+        "COALLOC",
+        "TRIGGER",
+        "PREEMPTCONFIG",
+        "PREEMPTORX",
+        "VIRTUAL",
+    ]
+);
+
+const QDEF_DOC: &str = "Default QoS (`QDEF=high&`: the `&` marks the class's default QoS).";
+
+pub(super) static CLASS_ATTRS: &[AttrDef] = cred_attrs!(
+    class,
+    attr(
+        "DEFAULT.WCLIMIT",
+        ValueType::Duration,
+        None,
+        "Wall-clock limit given to jobs that request none.",
+        |c, s, v| {
+            class(c, s).default_wclimit = Some(v.duration()?);
+            Ok(())
+        }
+    ),
+    attr(
+        "MAX.WCLIMIT",
+        ValueType::Duration,
+        None,
+        "Largest wall-clock limit a job may request.",
+        |c, s, v| {
+            class(c, s).max_wclimit = Some(v.duration()?);
+            Ok(())
+        }
+    ),
+    attr("QDEF", ValueType::Text, None, QDEF_DOC, |c, s, v| {
+        class(c, s).qdef = Some(qos_name(v)?);
+        Ok(())
+    }),
+    attr(
+        "QLIST",
+        ValueType::List,
+        None,
+        "QoS the class's jobs may use (empty = any).",
+        |c, s, v| {
+            class(c, s).qlist = qos_list(v)?;
+            Ok(())
+        }
+    ),
+    AttrDef {
+        aliases: &["FLAGS"],
+        ..attr(
+            "JOBFLAGS",
+            ValueType::ChoiceList(JOB_FLAGS),
+            None,
+            "Flags given to every job of the class (e.g. SUSPENDABLE).",
+            |c, s, v| {
+                class(c, s).job_flags = job_flags(v)?;
+                Ok(())
+            }
+        )
+    },
+);
+
+pub(super) static QOS_ATTRS: &[AttrDef] = cred_attrs!(
+    qos,
+    attr(
+        "QFLAGS",
+        ValueType::ChoiceList(QOS_FLAGS),
+        None,
+        "QoS flags (PREEMPTOR, PREEMPTEE, NOBF, ...).",
+        |c, s, v| {
+            qos(c, s).flags = v
+                .choices()?
+                .iter()
+                .map(|f| f.parse())
+                .collect::<Result<_, _>>()?;
+            Ok(())
+        }
+    ),
+    attr(
+        "JOBFLAGS",
+        ValueType::ChoiceList(JOB_FLAGS),
+        None,
+        "Flags given to every job of the QoS.",
+        |c, s, v| {
+            qos(c, s).job_flags = job_flags(v)?;
+            Ok(())
+        }
+    ),
+);
+
+/// QDEF and QLIST of user, group and account credentials.
+macro_rules! cred_q_attrs {
+    ($get:ident) => {
+        cred_attrs!(
+            $get,
+            attr("QDEF", ValueType::Text, None, QDEF_DOC, |c, s, v| {
+                $get(c, s).qdef = Some(qos_name(v)?);
+                Ok(())
+            }),
+            attr(
+                "QLIST",
+                ValueType::List,
+                None,
+                "QoS the credential may use (empty = any).",
+                |c, s, v| {
+                    $get(c, s).qlist = qos_list(v)?;
+                    Ok(())
+                }
+            ),
+        )
+    };
+}
+
+pub(super) static USER_ATTRS: &[AttrDef] = cred_q_attrs!(user);
+pub(super) static GROUP_ATTRS: &[AttrDef] = cred_q_attrs!(group);
+pub(super) static ACCOUNT_ATTRS: &[AttrDef] = cred_q_attrs!(account);

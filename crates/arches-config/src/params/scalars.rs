@@ -1,0 +1,358 @@
+//! Scalar parameters: `NAME VALUE` (optionally `NAME[partition]` or
+//! `NAME[bucket]`).
+
+use arches_core::policy::{
+    BackfillMetric, BackfillPolicy, BfPriorityPolicy, NodeAllocationPolicy, PreemptPolicy,
+    ReservationPolicy, VirtualWalltimeConflictPolicy,
+};
+use arches_core::HoldType;
+
+use super::{IndexKind, ParamDef, Setter, Shape, Site, COUNT, INT, POSITIVE};
+use crate::config::Config;
+use crate::enums::{
+    BfOrder, DataStageModel, FsPolicy, JobNodeMatchPolicy, NodeAccessPolicy, RuntimePrediction,
+    SchedMode,
+};
+use crate::value::{Value, ValueType};
+
+const fn param(
+    name: &'static str,
+    ty: ValueType,
+    index: IndexKind,
+    default: Option<&'static str>,
+    doc: &'static str,
+    used_by: &'static str,
+    set: Setter,
+) -> ParamDef {
+    ParamDef {
+        name,
+        aliases: &[],
+        shape: Shape::Scalar { ty, index, set },
+        default,
+        doc,
+        used_by,
+    }
+}
+
+/// A priority weight or cap the core's `PriorityWeights` has no field for.
+const fn extra_weight(name: &'static str, doc: &'static str) -> ParamDef {
+    param(
+        name,
+        INT,
+        IndexKind::Partition,
+        Some("0"),
+        doc,
+        "priority",
+        |c, s, v| {
+            match v.integer()? {
+                0 => c.extra_weights.remove(s.name),
+                w => c.extra_weights.insert(s.name, w),
+            };
+            Ok(())
+        },
+    )
+}
+
+/// Sets the host or the port part of `SCHEDCFG SERVER=` (legacy SERVERHOST/SERVERPORT).
+fn set_server_part(c: &mut Config, host: Option<&str>, port: Option<i64>) {
+    let current = c.sched.server.clone().unwrap_or_default();
+    let (cur_host, cur_port) = match current.rsplit_once(':') {
+        Some((h, p)) => (h.to_string(), Some(p.to_string())),
+        None => (current, None),
+    };
+    let h = host.map(str::to_string).unwrap_or(cur_host);
+    let p = port.map(|p| p.to_string()).or(cur_port);
+    c.sched.server = Some(match p {
+        Some(p) => format!("{h}:{p}"),
+        None => h,
+    });
+}
+
+/// Sets the legacy `ADMINn` list (level `n`); root always stays level 1.
+pub(super) fn set_admin(c: &mut Config, level: usize, v: &Value) -> Result<(), String> {
+    let mut users = v.list()?.to_vec();
+    if level == 0 && !users.iter().any(|u| u == "root") {
+        users.insert(0, "root".to_string());
+    }
+    c.admins[level] = users;
+    Ok(())
+}
+
+fn bucket(s: Site<'_>) -> Result<u32, String> {
+    s.index
+        .parse()
+        .map_err(|_| format!("invalid bucket index '{}'", s.index))
+}
+
+/// Every scalar parameter.
+pub(super) static SCALARS: &[ParamDef] = &[
+    // ---- backfill and reservations
+    ParamDef {
+        aliases: &["BACKFILLTYPE"],
+        ..param("BACKFILLPOLICY", ValueType::Choice(core_choices!(BackfillPolicy)), IndexKind::Partition,
+            Some("FIRSTFIT"), "Backfill algorithm (NONE disables backfill).", "backfill",
+            |c, _, v| { c.policy.backfill = v.parse_choice()?; Ok(()) })
+    },
+    param("BACKFILLMETRIC", ValueType::Choice(core_choices!(BackfillMetric, ["PE", "PESECONDS"])), IndexKind::Partition,
+        Some("PROCS"), "What BESTFIT/GREEDY backfill maximises.", "backfill",
+        |c, _, v| { c.policy.backfill_metric = v.parse_choice()?; Ok(()) }),
+    param("BACKFILLDEPTH", COUNT, IndexKind::Partition, Some("0"),
+        "Idle jobs backfill evaluates per iteration (0 = all).", "backfill",
+        |c, _, v| { c.policy.backfill_depth = v.u32()?; Ok(()) }),
+    param("BFCHUNKDURATION", ValueType::Duration, IndexKind::None, Some("0"),
+        "Time freed resources are held for jobs of at least BFCHUNKSIZE (0 = off).", "backfill",
+        |c, _, v| { c.policy.bf_chunk_duration = v.duration()?; Ok(()) }),
+    param("BFCHUNKSIZE", COUNT, IndexKind::None, Some("0"),
+        "Minimum job size (procs) allowed to use chunked resources.", "backfill",
+        |c, _, v| { c.policy.bf_chunk_size = v.u32()?; Ok(()) }),
+    param("BFPRIORITYPOLICY", ValueType::Choice(core_choices!(BfPriorityPolicy)), IndexKind::None,
+        Some("NONE"), "Order of backfill candidates / which backfill job PREEMPT backfill preempts.", "backfill",
+        |c, _, v| { c.policy.bf_priority_policy = v.parse_choice()?; Ok(()) }),
+    param("BFVIRTUALWALLTIMESCALINGFACTOR", ValueType::Float, IndexKind::Partition, Some("0"),
+        "Backfill with wall-clock limits scaled by this factor (0 = disabled).", "backfill",
+        |c, _, v| {
+            let f = v.float()?;
+            c.policy.bf_virtual_walltime_factor = (f > 0.0).then_some(f);
+            Ok(())
+        }),
+    param("BFVIRTUALWALLTIMECONFLICTPOLICY",
+        ValueType::Choice(core_choices!(VirtualWalltimeConflictPolicy)), IndexKind::None, Some("NONE"),
+        "What happens when a virtual-walltime backfill job runs into a reservation.", "backfill",
+        |c, _, v| { c.policy.bf_virtual_walltime_conflict = v.parse_choice()?; Ok(()) }),
+    param("BFORDER", ValueType::Choice(core_choices!(BfOrder)), IndexKind::None, Some("PRIORITY"),
+        "Arches: order backfill considers candidates (PRIORITY, or SHORTESTPREDICTEDFIRST).", "backfill",
+        |c, _, v| { c.bf_order = v.parse_choice()?; Ok(()) }),
+    param("RUNTIMEPREDICTION", ValueType::Choice(core_choices!(RuntimePrediction)), IndexKind::None,
+        Some("NONE"),
+        "Arches: predict run time as the mean of the user's last two jobs (USERMEAN2, Tsafrir et al.) or use the request (NONE).",
+        "backfill",
+        |c, _, v| { c.runtime_prediction = v.parse_choice()?; Ok(()) }),
+    param("RESERVATIONDEPTH", COUNT, IndexKind::Bucket, Some("1"),
+        "Priority reservations made in the bucket (RESERVATIONDEPTH[i]).", "reservations",
+        |c, s, v| {
+            let b = bucket(s)?;
+            c.record.buckets.entry(b).or_default().depth = Some(v.u32()?);
+            Ok(())
+        }),
+    param("RESERVATIONQOSLIST", ValueType::List, IndexKind::Bucket, Some("[ALL]"),
+        "QoS names sharing the bucket (RESERVATIONQOSLIST[i]), or [ALL].", "reservations",
+        |c, s, v| {
+            let b = bucket(s)?;
+            let list = v.list()?;
+            let all = list.is_empty() || list.iter().any(|q| q.eq_ignore_ascii_case("[ALL]") || q.eq_ignore_ascii_case("ALL"));
+            c.record.buckets.entry(b).or_default().qos = (!all).then(|| list.to_vec());
+            Ok(())
+        }),
+    param("RESERVATIONPOLICY", ValueType::Choice(core_choices!(ReservationPolicy, ["DEFAULT"])), IndexKind::Partition,
+        Some("CURRENTHIGHEST"), "Which idle jobs keep priority reservations.", "reservations",
+        |c, _, v| { c.policy.reservation_policy = v.parse_choice()?; Ok(()) }),
+    param("RESERVATIONRETRYTIME", ValueType::Duration, IndexKind::None, Some("00:01:00"),
+        "How long a job that failed to start in its reservation keeps retrying.", "reservations",
+        |c, _, v| { c.reservation_retry_time = v.duration()?; Ok(()) }),
+    param("JOBRETRYTIME", ValueType::Duration, IndexKind::None, Some("00:01:00"),
+        "Retry window for failed starts; also bounds the GUARANTEEDPREEMPTION lock.", "preemption",
+        |c, _, v| { c.job_retry_time = v.duration()?; Ok(()) }),
+    param("NODEALLOCATIONPOLICY", ValueType::Choice(core_choices!(NodeAllocationPolicy, ["LOCAL", "FASTEST"])),
+        IndexKind::Partition, Some("LASTAVAILABLE"), "How nodes are chosen for a job.", "placement",
+        |c, _, v| { c.policy.node_allocation = v.parse_choice()?; Ok(()) }),
+    param("RMPOLLINTERVAL", ValueType::Duration, IndexKind::None, Some("00:00:30"),
+        "Longest time between scheduling iterations.", "daemon",
+        |c, _, v| { c.policy.rm_poll_interval = v.duration()?; Ok(()) }),
+    // ---- preemption
+    param("PREEMPTPOLICY", ValueType::Choice(core_choices!(PreemptPolicy, ["OVERCOMMIT", "MIGRATE"])), IndexKind::None,
+        Some("REQUEUE"), "How preemptees are preempted (falls back SUSPEND→REQUEUE→CANCEL).", "preemption",
+        |c, _, v| { c.policy.preempt_policy = v.parse_choice()?; Ok(()) }),
+    param("JOBPREEMPTMINACTIVETIME", ValueType::Duration, IndexKind::None, Some("0"),
+        "A job must have run this long before it may be preempted (0 = no minimum).", "preemption",
+        |c, _, v| { c.policy.job_preempt_min_active = v.duration()?; Ok(()) }),
+    param("JOBPREEMPTMAXACTIVETIME", ValueType::Duration, IndexKind::None, Some("0"),
+        "A job that has run longer than this is no longer preemptible (0 = no maximum).", "preemption",
+        |c, _, v| { c.policy.job_preempt_max_active = v.duration()?; Ok(()) }),
+    param("GUARANTEEDPREEMPTION", ValueType::Boolean, IndexKind::None, Some("FALSE"),
+        "Lock the preemptor's resources after preempting so it starts.", "preemption",
+        |c, _, v| { c.policy.guaranteed_preemption = v.boolean()?; Ok(()) }),
+    // ---- priority weights the core uses
+    param("SERVICEWEIGHT", INT, IndexKind::Partition, Some("1"), "Service component weight.", "priority",
+        |c, _, v| { c.policy.weights.service = v.integer()?; Ok(()) }),
+    param("QUEUETIMEWEIGHT", INT, IndexKind::Partition, Some("1"), "Weight of minutes queued.", "priority",
+        |c, _, v| { c.policy.weights.queuetime = v.integer()?; Ok(()) }),
+    param("XFACTORWEIGHT", INT, IndexKind::Partition, Some("0"), "Weight of the expansion factor.", "priority",
+        |c, _, v| { c.policy.weights.xfactor = v.integer()?; Ok(()) }),
+    param("BYPASSWEIGHT", INT, IndexKind::Partition, Some("0"), "Weight of times the job was backfilled over.", "priority",
+        |c, _, v| { c.policy.weights.bypass = v.integer()?; Ok(()) }),
+    param("USERPRIOWEIGHT", INT, IndexKind::Partition, Some("0"), "Weight of the user priority (msub -p).", "priority",
+        |c, _, v| { c.policy.weights.userprio = v.integer()?; Ok(()) }),
+    param("CREDWEIGHT", INT, IndexKind::Partition, Some("1"), "Credential component weight.", "priority",
+        |c, _, v| { c.policy.weights.cred = v.integer()?; Ok(()) }),
+    param("USERWEIGHT", INT, IndexKind::Partition, Some("0"), "Weight of USERCFG PRIORITY.", "priority",
+        |c, _, v| { c.policy.weights.user = v.integer()?; Ok(()) }),
+    param("GROUPWEIGHT", INT, IndexKind::Partition, Some("0"), "Weight of GROUPCFG PRIORITY.", "priority",
+        |c, _, v| { c.policy.weights.group = v.integer()?; Ok(()) }),
+    param("ACCOUNTWEIGHT", INT, IndexKind::Partition, Some("0"), "Weight of ACCOUNTCFG PRIORITY.", "priority",
+        |c, _, v| { c.policy.weights.account = v.integer()?; Ok(()) }),
+    param("CLASSWEIGHT", INT, IndexKind::Partition, Some("0"), "Weight of CLASSCFG PRIORITY.", "priority",
+        |c, _, v| { c.policy.weights.class = v.integer()?; Ok(()) }),
+    param("QOSWEIGHT", INT, IndexKind::Partition, Some("0"), "Weight of QOSCFG PRIORITY.", "priority",
+        |c, _, v| { c.policy.weights.qos = v.integer()?; Ok(()) }),
+    // ---- other priority weights and caps (Config::extra_weights)
+    extra_weight("STARTCOUNTWEIGHT", "Weight of the job's start count."),
+    extra_weight("DEADLINEWEIGHT", "Weight of deadline proximity."),
+    extra_weight("SPVIOLATIONWEIGHT", "Weight of soft-policy violation."),
+    extra_weight("TARGETWEIGHT", "Target service component weight."),
+    extra_weight("TARGETQUEUETIMEWEIGHT", "Weight of distance to the target queue time."),
+    extra_weight("TARGETXFACTORWEIGHT", "Weight of distance to the target expansion factor."),
+    extra_weight("FSWEIGHT", "Fairshare component weight."),
+    extra_weight("FSUSERWEIGHT", "Weight of user fairshare."),
+    extra_weight("FSGROUPWEIGHT", "Weight of group fairshare."),
+    extra_weight("FSACCOUNTWEIGHT", "Weight of account fairshare."),
+    extra_weight("FSQOSWEIGHT", "Weight of QoS fairshare."),
+    extra_weight("FSCLASSWEIGHT", "Weight of class fairshare."),
+    extra_weight("FSGUSERWEIGHT", "Weight of global user fairshare."),
+    extra_weight("FSGGROUPWEIGHT", "Weight of global group fairshare."),
+    extra_weight("FSGACCOUNTWEIGHT", "Weight of global account fairshare."),
+    extra_weight("FSJPUWEIGHT", "Weight of jobs per user fairshare."),
+    extra_weight("FSPPUWEIGHT", "Weight of procs per user fairshare."),
+    extra_weight("FSPSPUWEIGHT", "Weight of proc-seconds per user fairshare."),
+    extra_weight("WCACCURACYWEIGHT", "Weight of the user's wall-clock accuracy."),
+    extra_weight("RESWEIGHT", "Resource component weight."),
+    extra_weight("NODEWEIGHT", "Weight of requested nodes."),
+    extra_weight("PROCWEIGHT", "Weight of requested processors."),
+    extra_weight("MEMWEIGHT", "Weight of requested memory."),
+    extra_weight("SWAPWEIGHT", "Weight of requested swap."),
+    extra_weight("DISKWEIGHT", "Weight of requested disk."),
+    extra_weight("PSWEIGHT", "Weight of requested processor-seconds."),
+    extra_weight("PEWEIGHT", "Weight of requested processor-equivalents."),
+    extra_weight("WALLTIMEWEIGHT", "Weight of requested wall-clock time."),
+    extra_weight("ATTRWEIGHT", "Attribute component weight."),
+    extra_weight("ATTRATTRWEIGHT", "Weight of job attributes."),
+    extra_weight("ATTRGRESWEIGHT", "Weight of generic resources."),
+    extra_weight("ATTRSTATEWEIGHT", "Weight of job state."),
+    extra_weight("JOBIDWEIGHT", "Weight of the job id."),
+    extra_weight("JOBNAMEWEIGHT", "Weight of the job name."),
+    extra_weight("USAGEWEIGHT", "Usage component weight."),
+    extra_weight("USAGECONSUMEDWEIGHT", "Weight of consumed usage."),
+    extra_weight("USAGEREMAININGWEIGHT", "Weight of remaining usage."),
+    extra_weight("USAGEPERCENTWEIGHT", "Weight of percent usage."),
+    extra_weight("USAGEEXECUTIONTIMEWEIGHT", "Weight of execution time."),
+    extra_weight("SERVICECAP", "Cap of the service component (0 = none)."),
+    extra_weight("QUEUETIMECAP", "Cap of the queue-time subcomponent (0 = none)."),
+    extra_weight("XFACTORCAP", "Cap of the expansion-factor subcomponent (0 = none)."),
+    extra_weight("BYPASSCAP", "Cap of the bypass subcomponent (0 = none)."),
+    extra_weight("TARGETCAP", "Cap of the target component (0 = none)."),
+    extra_weight("CREDCAP", "Cap of the credential component (0 = none)."),
+    extra_weight("USERCAP", "Cap of the user subcomponent (0 = none)."),
+    extra_weight("GROUPCAP", "Cap of the group subcomponent (0 = none)."),
+    extra_weight("ACCOUNTCAP", "Cap of the account subcomponent (0 = none)."),
+    extra_weight("CLASSCAP", "Cap of the class subcomponent (0 = none)."),
+    extra_weight("QOSCAP", "Cap of the QoS subcomponent (0 = none)."),
+    extra_weight("FSCAP", "Cap of the fairshare component (0 = none)."),
+    extra_weight("RESCAP", "Cap of the resource component (0 = none)."),
+    extra_weight("ATTRCAP", "Cap of the attribute component (0 = none)."),
+    extra_weight("USAGECAP", "Cap of the usage component (0 = none)."),
+    // ---- nodes and fairshare
+    param("NODEACCESSPOLICY", ValueType::Choice(core_choices!(NodeAccessPolicy)), IndexKind::None,
+        Some("SHARED"), "Who may share a node.", "placement",
+        |c, _, v| { c.node_access_policy = v.parse_choice()?; Ok(()) }),
+    param("JOBNODEMATCHPOLICY", ValueType::Choice(core_choices!(JobNodeMatchPolicy)), IndexKind::None,
+        None, "How requested nodes/tasks match nodes.", "placement",
+        |c, _, v| { c.job_node_match_policy = Some(v.parse_choice()?); Ok(()) }),
+    param("FSPOLICY", ValueType::Choice(core_choices!(FsPolicy)), IndexKind::None, None,
+        "What fairshare usage measures (unset = fairshare off).", "fairshare",
+        |c, _, v| { c.fairshare.policy = Some(v.parse_choice()?); Ok(()) }),
+    param("FSDEPTH", POSITIVE, IndexKind::None, Some("8"), "Fairshare intervals remembered.", "fairshare",
+        |c, _, v| { c.fairshare.depth = v.u32()?; Ok(()) }),
+    param("FSINTERVAL", ValueType::Duration, IndexKind::None, Some("12:00:00"),
+        "Length of one fairshare interval.", "fairshare",
+        |c, _, v| { c.fairshare.interval = v.duration()?; Ok(()) }),
+    param("FSDECAY", ValueType::Float, IndexKind::None, Some("1.0"),
+        "Weight of each older fairshare interval.", "fairshare",
+        |c, _, v| { c.fairshare.decay = v.float()?; Ok(()) }),
+    // ---- jobs
+    param("JOBCPURGETIME", ValueType::Duration, IndexKind::None, Some("24:00:00"),
+        "How long finished jobs stay visible (showq -c, checkjob); Arches default 24 h.", "daemon",
+        |c, _, v| { c.job_purge_secs = v.duration()?; Ok(()) }),
+    param("JOBPURGETIME", ValueType::Duration, IndexKind::None, Some("0"),
+        "How long a job the RM no longer reports is kept.", "daemon",
+        |c, _, v| { c.job_rm_purge_secs = v.duration()?; Ok(()) }),
+    param("DEFERTIME", ValueType::Duration, IndexKind::None, Some("01:00:00"),
+        "Time a job stays Deferred before it is released.", "scheduler",
+        |c, _, v| { c.defer_time = v.duration()?; Ok(()) }),
+    param("DEFERCOUNT", COUNT, IndexKind::None, Some("24"),
+        "Defers before a job gets a batch hold.", "scheduler",
+        |c, _, v| { c.defer_count = v.u32()?; Ok(()) }),
+    param("DEFERSTARTCOUNT", COUNT, IndexKind::None, Some("1"),
+        "Start failures before a job is deferred.", "scheduler",
+        |c, _, v| { c.defer_start_count = v.u32()?; Ok(()) }),
+    // ---- data staging
+    param("DATASTAGEMODEL", ValueType::Choice(core_choices!(DataStageModel)), IndexKind::None,
+        Some("EXTERNAL"), "Data-staging model (Moab 5 §17.12): EXTERNAL, LOOSE, TIGHT or LOCAL.", "data staging",
+        |c, _, v| { c.data_stage_model = v.parse_choice()?; Ok(()) }),
+    param("DATASTAGEHOLDTYPE", ValueType::Choice(core_choices!(HoldType)), IndexKind::None, Some("Defer"),
+        "Hold placed on a job whose data staging failed.", "data staging",
+        |c, _, v| { c.data_stage_hold = v.parse_choice()?; Ok(()) }),
+    // ---- commands and daemon
+    param("CLIENTTIMEOUT", ValueType::Duration, IndexKind::None, Some("00:00:30"),
+        "How long commands wait for the daemon.", "commands",
+        |c, _, v| { c.client_timeout = v.duration()?; Ok(()) }),
+    param("ENABLEPOSUSERPRIORITY", ValueType::Boolean, IndexKind::None, Some("FALSE"),
+        "Allow users to request a positive priority (msub -p > 0).", "commands",
+        |c, _, v| { c.enable_pos_user_priority = v.boolean()?; Ok(()) }),
+    param("USEMOABJOBID", ValueType::Boolean, IndexKind::None, Some("FALSE"),
+        "Report Moab job ids instead of resource-manager ids.", "commands",
+        |c, _, v| { c.use_moab_job_id = v.boolean()?; Ok(()) }),
+    param("USEJOBREGEX", ValueType::Boolean, IndexKind::None, Some("FALSE"),
+        "Treat every mjobctl job expression as a regular expression.", "commands",
+        |c, _, v| { c.use_job_regex = v.boolean()?; Ok(()) }),
+    param("DISPLAYFLAGS", ValueType::ChoiceList(word_choices!("ACCOUNTCENTRIC", "CONDENSED", "ENABLEPOSPRIO",
+        "HIDEBLOCKED", "HIDEOUTPUT", "LOCAL", "NODECENTRIC", "REPORTEDNODESONLY", "SERVICEPROVISIONING",
+        "SHOWSYSTEMJOBS", "SUMMARY", "TEST", "VERBOSE", "USEBLOCKING", "HIDEDRAINED")),
+        IndexKind::None, Some("[NONE]"), "Flags changing how showq/showbf render.", "commands",
+        |c, _, v| { c.display_flags = v.choices()?.iter().map(|s| s.to_string()).collect(); Ok(()) }),
+    param("MSUBQUERYINTERVAL", POSITIVE, IndexKind::None, Some("5"),
+        "Seconds between msub -K polls.", "commands",
+        |c, _, v| { c.msub_query_interval = v.integer()?; Ok(()) }),
+    param("LOGLEVEL", ValueType::Integer { min: 0, max: 9 }, IndexKind::None, Some("0"),
+        "Log verbosity 0–9.", "daemon",
+        |c, _, v| { c.log.level = v.u32()?; Ok(()) }),
+    param("LOGFILE", ValueType::Text, IndexKind::None, Some("moab.log"),
+        "Log file name (relative names are under LOGDIR).", "daemon",
+        |c, _, v| { c.log.file = v.text()?.to_string(); Ok(()) }),
+    param("LOGDIR", ValueType::Text, IndexKind::None, Some("log"),
+        "Log directory (relative names are under the Moab home directory).", "daemon",
+        |c, _, v| { c.log.dir = v.text()?.to_string(); Ok(()) }),
+    param("LOGFILEMAXSIZE", ValueType::Integer { min: 0, max: i64::MAX }, IndexKind::None, Some("10000000"),
+        "Bytes after which the log rolls (0 = never).", "daemon",
+        |c, _, v| { c.log.max_size = v.integer()?.unsigned_abs(); Ok(()) }),
+    param("LOGFILEROLLDEPTH", COUNT, IndexKind::None, Some("3"),
+        "Rolled log files kept.", "daemon",
+        |c, _, v| { c.log.roll_depth = v.u32()?; Ok(()) }),
+    // ---- legacy forms of SCHEDCFG / ADMINCFG
+    param("SERVERHOST", ValueType::Text, IndexKind::None, None,
+        "Deprecated: host of SCHEDCFG SERVER=.", "daemon",
+        |c, _, v| { set_server_part(c, Some(v.text()?), None); Ok(()) }),
+    param("SERVERPORT", ValueType::Integer { min: 1, max: 65535 }, IndexKind::None, None,
+        "Deprecated: port of SCHEDCFG SERVER=.", "daemon",
+        |c, _, v| { set_server_part(c, None, Some(v.integer()?)); Ok(()) }),
+    param("SERVERMODE", ValueType::Choice(core_choices!(SchedMode)), IndexKind::None, Some("NORMAL"),
+        "Deprecated: SCHEDCFG MODE=.", "daemon",
+        |c, _, v| { c.sched.mode = v.parse_choice()?; Ok(()) }),
+    param("SERVERNAME", ValueType::Text, IndexKind::None, Some("Moab"),
+        "Deprecated: the SCHEDCFG index (scheduler name).", "daemon",
+        |c, _, v| {
+            let name = v.text()?;
+            if name.contains(|ch: char| ch.is_whitespace() || "[]=#\"'".contains(ch)) {
+                return Err(format!("invalid scheduler name '{name}' (no spaces, brackets, '=', '#' or quotes)"));
+            }
+            c.sched.name = name.to_string();
+            Ok(())
+        }),
+    param("ADMIN1", ValueType::List, IndexKind::None, Some("root"),
+        "Deprecated: level-1 administrators (ADMINCFG[1] USERS=); root is always one.", "commands",
+        |c, _, v| set_admin(c, 0, v)),
+    param("ADMIN2", ValueType::List, IndexKind::None, Some("[NONE]"),
+        "Deprecated: level-2 administrators (ADMINCFG[2] USERS=).", "commands",
+        |c, _, v| set_admin(c, 1, v)),
+    param("ADMIN3", ValueType::List, IndexKind::None, Some("[NONE]"),
+        "Deprecated: level-3 administrators (ADMINCFG[3] USERS=).", "commands",
+        |c, _, v| set_admin(c, 2, v)),
+];

@@ -1,0 +1,339 @@
+//! The on-disk spool of one local job, shared by the daemon side
+//! ([`super::LocalRm`]) and the supervisor: `launch.json` (what to run),
+//! `pid` (the supervisor and the job's process group), `ctl` (control
+//! commands appended by the daemon), `status` (the recorded outcome), and the
+//! files the supervisor prepares for the job (`script`, `nodefile`).
+//!
+//! Every format here is private to the local backend.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use arches_core::{JobId, Secs};
+use serde::{Deserialize, Serialize};
+
+use crate::Launch;
+
+/// The launch description spooled by `start` and read by the supervisor.
+pub(crate) const LAUNCH: &str = "launch.json";
+/// The supervisor's pid and the job's process group ([`Pids`]).
+pub(crate) const PID: &str = "pid";
+/// Control commands, one per line, appended by the daemon.
+pub(crate) const CTL: &str = "ctl";
+/// The outcome, written once, atomically and durably.
+pub(crate) const STATUS: &str = "status";
+/// The job script as executed.
+pub(crate) const SCRIPT: &str = "script";
+/// `PBS_NODEFILE`: one line per allocated processor.
+pub(crate) const NODEFILE: &str = "nodefile";
+
+/// `launch.json`: a [`Launch`] plus the backend settings the supervisor needs.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct LaunchFile {
+    pub job: JobId,
+    pub name: String,
+    pub nodes: Vec<NodeEntry>,
+    pub script: String,
+    pub shell: Option<String>,
+    pub workdir: String,
+    pub stdout: String,
+    pub stderr: String,
+    pub join: bool,
+    pub env: Vec<(String, String)>,
+    pub user: String,
+    pub uid: u32,
+    pub gid: u32,
+    pub groups: Vec<u32>,
+    pub walltime: Option<Secs>,
+    pub restarted: bool,
+    pub kill_grace_secs: u64,
+}
+
+/// One allocated node in `launch.json`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub(crate) struct NodeEntry {
+    pub name: String,
+    pub tasks: u32,
+    pub procs: u32,
+}
+
+impl LaunchFile {
+    pub(crate) fn new(launch: &Launch, kill_grace_secs: u64) -> Self {
+        let exec = &launch.exec;
+        LaunchFile {
+            job: launch.job,
+            name: launch.name.clone(),
+            nodes: launch
+                .nodes
+                .iter()
+                .map(|n| NodeEntry {
+                    name: n.name.clone(),
+                    tasks: n.tasks,
+                    procs: n.procs,
+                })
+                .collect(),
+            script: exec.script.clone(),
+            shell: exec.shell.clone(),
+            workdir: exec.workdir.clone(),
+            stdout: exec.stdout.clone(),
+            stderr: exec.stderr.clone(),
+            join: exec.join,
+            env: exec.env.clone(),
+            user: exec.user.clone(),
+            uid: exec.uid,
+            gid: exec.gid,
+            groups: exec.groups.clone(),
+            walltime: launch.walltime,
+            restarted: launch.restarted,
+            kill_grace_secs,
+        }
+    }
+}
+
+/// The recorded outcome of one launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// The job ran and ended: exit code, 128+signal for a signal death.
+    Exited { code: i32, walltime_exceeded: bool },
+    /// The job could not be started.
+    Failed { message: String },
+}
+
+impl Status {
+    /// The text written to the `status` file.
+    pub(crate) fn render(&self) -> String {
+        match self {
+            Status::Exited {
+                code,
+                walltime_exceeded,
+            } => format!(
+                "exit {code}\nwalltime {}\n",
+                if *walltime_exceeded { "exceeded" } else { "ok" }
+            ),
+            Status::Failed { message } => {
+                format!("failed {}\n", message.replace(['\n', '\r'], " "))
+            }
+        }
+    }
+
+    /// Parse a `status` file.
+    pub(crate) fn parse(text: &str) -> Result<Status, String> {
+        let mut lines = text.lines();
+        let first = lines.next().ok_or("empty status file")?;
+        if let Some(message) = first.strip_prefix("failed ") {
+            return Ok(Status::Failed {
+                message: message.to_string(),
+            });
+        }
+        let code = first
+            .strip_prefix("exit ")
+            .and_then(|c| c.trim().parse::<i32>().ok())
+            .ok_or_else(|| format!("bad status line {first:?}"))?;
+        let walltime_exceeded = match lines.next().map(str::trim) {
+            Some("walltime exceeded") => true,
+            Some("walltime ok") | None => false,
+            Some(other) => return Err(format!("bad status line {other:?}")),
+        };
+        Ok(Status::Exited {
+            code,
+            walltime_exceeded,
+        })
+    }
+
+    /// Read `<dir>/status`; `Ok(None)` when it does not exist yet.
+    pub(crate) fn read(dir: &Path) -> Result<Option<Status>, String> {
+        match fs::read_to_string(dir.join(STATUS)) {
+            Ok(text) => Status::parse(&text).map(Some),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(format!("cannot read {}: {e}", dir.join(STATUS).display())),
+        }
+    }
+}
+
+/// A control command from the daemon to a supervisor (one `ctl` line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Control {
+    /// Terminate (SIGTERM, SIGKILL after the grace period).
+    Cancel,
+    /// Terminate for requeue (the daemon reports no completion).
+    Requeue,
+    /// Send a signal to the job's process group.
+    Signal(i32),
+    /// Stop the job with this signal and pause the wall-clock.
+    Suspend(i32),
+    /// SIGCONT and restart the wall-clock.
+    Resume,
+    /// Send `signal`, then terminate after `timeout` seconds.
+    Checkpoint { signal: i32, timeout: Secs },
+}
+
+impl Control {
+    pub(crate) fn render(&self) -> String {
+        match self {
+            Control::Cancel => "cancel\n".to_string(),
+            Control::Requeue => "requeue\n".to_string(),
+            Control::Signal(s) => format!("signal {s}\n"),
+            Control::Suspend(s) => format!("suspend {s}\n"),
+            Control::Resume => "resume\n".to_string(),
+            Control::Checkpoint { signal, timeout } => format!("checkpoint {signal} {timeout}\n"),
+        }
+    }
+
+    pub(crate) fn parse(line: &str) -> Result<Control, String> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let num = |w: &str| {
+            w.parse::<i64>()
+                .map_err(|_| format!("bad number {w:?} in control line {line:?}"))
+        };
+        let sig = |w: &str| -> Result<i32, String> {
+            i32::try_from(num(w)?).map_err(|_| format!("bad signal in {line:?}"))
+        };
+        match words.as_slice() {
+            ["cancel"] => Ok(Control::Cancel),
+            ["requeue"] => Ok(Control::Requeue),
+            ["signal", s] => Ok(Control::Signal(sig(s)?)),
+            ["suspend", s] => Ok(Control::Suspend(sig(s)?)),
+            ["resume"] => Ok(Control::Resume),
+            ["checkpoint", s, t] => Ok(Control::Checkpoint {
+                signal: sig(s)?,
+                timeout: num(t)?,
+            }),
+            _ => Err(format!("unknown control line {line:?}")),
+        }
+    }
+
+    /// Append this command to `<dir>/ctl` in one write.
+    pub(crate) fn append(&self, dir: &Path) -> io::Result<()> {
+        let mut f = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o600)
+            .open(dir.join(CTL))?;
+        f.write_all(self.render().as_bytes())
+    }
+}
+
+/// Write `dir/name` atomically and durably: temp file, fsync, rename, fsync dir.
+pub(crate) fn write_durable(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let tmp = dir.join(format!(".{name}.tmp"));
+    let mut f = File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    drop(f);
+    fs::rename(&tmp, dir.join(name))?;
+    File::open(dir)?.sync_all()
+}
+
+/// Write a new file `dir/name` (readable by its owner only) in one write.
+pub(crate) fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(dir.join(name))?
+        .write_all(bytes)
+}
+
+/// The `pid` file: written once, in one write, after the job is forked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Pids {
+    pub supervisor: i32,
+    /// The job leader's pid, also its process group id.
+    pub job: i32,
+}
+
+impl Pids {
+    pub(crate) fn render(&self) -> String {
+        format!("supervisor {}\njob {}\n", self.supervisor, self.job)
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<Pids> {
+        let mut supervisor = None;
+        let mut job = None;
+        for line in text.lines() {
+            match line.split_once(' ') {
+                Some(("supervisor", p)) => supervisor = p.trim().parse::<i32>().ok(),
+                Some(("job", p)) => job = p.trim().parse::<i32>().ok(),
+                _ => return None,
+            }
+        }
+        Some(Pids {
+            supervisor: supervisor.filter(|&p| p > 0)?,
+            job: job.filter(|&p| p > 1)?,
+        })
+    }
+
+    /// Read `<dir>/pid`; `None` when absent, incomplete or malformed.
+    pub(crate) fn read(dir: &Path) -> Option<Pids> {
+        Pids::parse(&fs::read_to_string(dir.join(PID)).ok()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_round_trips() {
+        for s in [
+            Status::Exited {
+                code: 3,
+                walltime_exceeded: false,
+            },
+            Status::Exited {
+                code: 143,
+                walltime_exceeded: true,
+            },
+            Status::Failed {
+                message: "cannot chdir to /x: No such file".into(),
+            },
+        ] {
+            assert_eq!(Status::parse(&s.render()), Ok(s));
+        }
+        assert!(Status::parse("").is_err());
+        assert!(Status::parse("exit x\n").is_err());
+        assert!(Status::parse("exit 1\nwalltime maybe\n").is_err());
+    }
+
+    #[test]
+    fn failure_messages_stay_on_one_line() {
+        let s = Status::Failed {
+            message: "a\nb".into(),
+        };
+        assert_eq!(s.render(), "failed a b\n");
+    }
+
+    #[test]
+    fn pids_round_trip() {
+        let p = Pids {
+            supervisor: 10,
+            job: 11,
+        };
+        assert_eq!(Pids::parse(&p.render()), Some(p));
+        assert_eq!(Pids::parse("supervisor 10\n"), None);
+        assert_eq!(Pids::parse("supervisor 10\njob 1\n"), None);
+        assert_eq!(Pids::parse("supervisor x\njob 11\n"), None);
+    }
+
+    #[test]
+    fn control_round_trips() {
+        for c in [
+            Control::Cancel,
+            Control::Requeue,
+            Control::Signal(10),
+            Control::Suspend(19),
+            Control::Resume,
+            Control::Checkpoint {
+                signal: 12,
+                timeout: 30,
+            },
+        ] {
+            assert_eq!(Control::parse(c.render().trim_end()), Ok(c));
+        }
+        assert!(Control::parse("signal").is_err());
+        assert!(Control::parse("signal x").is_err());
+        assert!(Control::parse("reboot").is_err());
+    }
+}

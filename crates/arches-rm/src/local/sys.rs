@@ -1,0 +1,239 @@
+//! Thin safe wrappers over the few Unix calls the local backend needs
+//! (signals, signalfd, poll, waitpid) that std does not offer.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// The signals a supervisor receives through its signalfd. They are blocked
+/// from the moment it is spawned (see [`block_supervisor_signals`]) so that a
+/// request sent before it is ready stays pending instead of killing it.
+pub(crate) const SUPERVISOR_SIGNALS: [i32; 5] = [
+    libc::SIGCHLD,
+    libc::SIGUSR1,
+    libc::SIGTERM,
+    libc::SIGINT,
+    libc::SIGHUP,
+];
+
+fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+fn sigset(signals: &[i32]) -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise and fill a plain sigset_t.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for &s in signals {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+/// Block the supervisor signals in the calling thread. Async-signal-safe: used
+/// between fork and exec.
+pub(crate) fn block_supervisor_signals() -> io::Result<()> {
+    let set = sigset(&SUPERVISOR_SIGNALS);
+    // SAFETY: sigprocmask with a valid set and a null old set.
+    cvt(unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) })?;
+    Ok(())
+}
+
+/// Send `signal` to a process.
+pub(crate) fn kill(pid: i32, signal: i32) -> io::Result<()> {
+    if pid <= 0 {
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    // SAFETY: kill has no memory-safety preconditions.
+    cvt(unsafe { libc::kill(pid, signal) }).map(drop)
+}
+
+/// Send `signal` to every process of a process group.
+pub(crate) fn kill_group(pgid: i32, signal: i32) -> io::Result<()> {
+    if pgid <= 1 {
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    // SAFETY: kill has no memory-safety preconditions.
+    cvt(unsafe { libc::kill(-pgid, signal) }).map(drop)
+}
+
+/// Whether a process exists and is not a zombie.
+pub(crate) fn alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state is the first field after the parenthesised command name.
+        Ok(stat) => stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].split_whitespace().next())
+            .is_some_and(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
+}
+
+/// The argument vector of a live process, from `/proc/<pid>/cmdline`.
+pub(crate) fn cmdline(pid: i32) -> Option<Vec<String>> {
+    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+    if raw.is_empty() {
+        return None;
+    }
+    Some(
+        raw.split(|&b| b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect(),
+    )
+}
+
+/// A signalfd receiving a set of (blocked) signals.
+pub(crate) struct SignalFd {
+    fd: OwnedFd,
+}
+
+impl SignalFd {
+    /// Block `signals` in this (single-threaded) process and receive them here.
+    pub(crate) fn new(signals: &[i32]) -> io::Result<SignalFd> {
+        let set = sigset(signals);
+        // SAFETY: valid set pointer; signalfd returns a new descriptor we own.
+        unsafe {
+            cvt(libc::sigprocmask(
+                libc::SIG_BLOCK,
+                &set,
+                std::ptr::null_mut(),
+            ))?;
+            let fd = cvt(libc::signalfd(
+                -1,
+                &set,
+                libc::SFD_CLOEXEC | libc::SFD_NONBLOCK,
+            ))?;
+            Ok(SignalFd {
+                fd: OwnedFd::from_raw_fd(fd),
+            })
+        }
+    }
+
+    /// Wait until a signal is pending or `timeout_ms` elapses (-1: forever).
+    pub(crate) fn wait(&self, timeout_ms: i32) -> io::Result<()> {
+        let mut pfd = libc::pollfd {
+            fd: self.fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        match cvt(unsafe { libc::poll(&mut pfd, 1, timeout_ms) }) {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The signals received since the last call (coalesced by the kernel).
+    pub(crate) fn drain(&self) -> io::Result<Vec<i32>> {
+        let mut out = Vec::new();
+        loop {
+            // SAFETY: signalfd_siginfo is plain data; read fills at most its size.
+            let mut info: libc::signalfd_siginfo = unsafe { std::mem::zeroed() };
+            let size = std::mem::size_of::<libc::signalfd_siginfo>();
+            let n = unsafe {
+                libc::read(
+                    self.fd.as_raw_fd(),
+                    (&mut info as *mut libc::signalfd_siginfo).cast(),
+                    size,
+                )
+            };
+            if n == -1 {
+                let e = io::Error::last_os_error();
+                return match e.kind() {
+                    io::ErrorKind::WouldBlock => Ok(out),
+                    io::ErrorKind::Interrupted => continue,
+                    _ => Err(e),
+                };
+            }
+            if n as usize != size {
+                return Ok(out);
+            }
+            out.push(info.ssi_signo as i32);
+        }
+    }
+}
+
+/// Non-blocking `waitpid`: the raw wait status once `pid` has ended.
+pub(crate) fn try_wait(pid: i32) -> io::Result<Option<i32>> {
+    let mut status = 0;
+    // SAFETY: valid out pointer.
+    let r = cvt(unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) })?;
+    Ok((r == pid).then_some(status))
+}
+
+/// Blocking `waitpid` on one child.
+pub(crate) fn wait(pid: i32) -> io::Result<i32> {
+    let mut status = 0;
+    loop {
+        // SAFETY: valid out pointer.
+        match cvt(unsafe { libc::waitpid(pid, &mut status, 0) }) {
+            Ok(_) => return Ok(status),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// A wait status as a shell-style exit code: the code, or 128+signal.
+pub(crate) fn exit_code(status: i32) -> i32 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        status
+    }
+}
+
+/// The effective uid of this process.
+pub(crate) fn euid() -> u32 {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// The process group of a live process, from `/proc/<pid>/stat`.
+pub(crate) fn process_group(pid: i32) -> Option<i32> {
+    if !alive(pid) {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // After the command name: state, ppid, pgrp.
+    stat[stat.rfind(')')? + 1..]
+        .split_whitespace()
+        .nth(2)?
+        .parse()
+        .ok()
+}
+
+/// Close every descriptor from 3 up, so that nothing the daemon leaked
+/// without close-on-exec reaches the job. Call first thing, single-threaded.
+pub(crate) fn close_inherited_fds() {
+    // SAFETY: close_range only closes descriptors; nothing in this process
+    // holds any above 2 yet.
+    let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+    if r == -1 {
+        // Older kernels: close what /proc lists (collected before closing).
+        let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+            .map(|dir| {
+                dir.flatten()
+                    .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                    .filter(|&fd| fd > 2)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for fd in fds {
+            // SAFETY: as above; the directory handle itself is already closed.
+            unsafe { libc::close(fd) };
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The daemon's handle on one supervisor process — spawned by this
+//! [`super::LocalRm`] (a child it reaps) or re-adopted after a restart (found
+//! through its `pid` file and `/proc`) — and how its end is reported.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Child;
+
+use arches_core::{JobId, Time};
+
+use super::spool::{self, Pids, Status};
+use super::sys;
+use crate::Observation;
+
+/// One supervisor process.
+pub(crate) struct Supervised {
+    pub job: JobId,
+    pub pid: i32,
+    /// Our child (reaped by `try_wait`), or `None` when re-adopted.
+    pub child: Option<Child>,
+    /// The job directory as passed on the supervisor's command line.
+    pub arg: String,
+    /// Where its files are now (a requeued launch's directory is moved aside
+    /// when the job starts again).
+    pub dir: PathBuf,
+}
+
+impl Supervised {
+    /// Re-adopt the supervisor of `dir`, if one is at work there.
+    pub(crate) fn adopt(job: JobId, dir: PathBuf) -> Option<Supervised> {
+        let arg = dir.to_string_lossy().into_owned();
+        let pid = Pids::read(&dir)
+            .map(|p| p.supervisor)
+            .filter(|&pid| is_supervisor(pid, &arg))
+            // Not written yet: the supervisor may be about to fork the job.
+            .or_else(|| find_supervisor(&arg))?;
+        let sup = Supervised {
+            job,
+            pid,
+            child: None,
+            arg,
+            dir,
+        };
+        sup.still_supervised().then_some(sup)
+    }
+
+    /// Whether a re-adopted supervisor is still at work.
+    pub(crate) fn still_supervised(&self) -> bool {
+        !self.dir.join(spool::STATUS).exists() && is_supervisor(self.pid, &self.arg)
+    }
+
+    /// Whether the supervisor has ended (reaping it when it is our child):
+    /// `Some(description of its exit)`.
+    pub(crate) fn ended(&mut self) -> Option<String> {
+        if let Some(child) = &mut self.child {
+            match child.try_wait() {
+                Ok(None) => return None,
+                Ok(Some(status)) => return Some(status.to_string()),
+                // Not waitable (e.g. SIGCHLD ignored, so reaped by the
+                // kernel): watch it like a re-adopted one from now on.
+                Err(_) => self.child = None,
+            }
+        }
+        if self.still_supervised() {
+            None
+        } else {
+            Some("ended".to_string())
+        }
+    }
+
+    /// The observation for an ended launch, from its status file.
+    pub(crate) fn outcome(&self, exit: &str, now: Time) -> Observation {
+        let job = self.job;
+        match Status::read(&self.dir) {
+            Ok(Some(Status::Exited {
+                code,
+                walltime_exceeded: true,
+            })) => Observation::WalltimeExceeded { job, at: now, code },
+            Ok(Some(Status::Exited { code, .. })) => Observation::Finished { job, at: now, code },
+            Ok(Some(Status::Failed { message })) => Observation::StartFailed {
+                job,
+                at: now,
+                message,
+            },
+            Ok(None) | Err(_) => match Pids::read(&self.dir) {
+                None => Observation::StartFailed {
+                    job,
+                    at: now,
+                    message: format!("the supervisor {exit} before starting the job"),
+                },
+                Some(pids) => {
+                    // The supervisor was killed: do not leave its job running
+                    // unsupervised (only if the leader still leads its group).
+                    if sys::process_group(pids.job) == Some(pids.job) {
+                        let _ = sys::kill_group(pids.job, libc::SIGKILL);
+                    }
+                    Observation::Vanished { job, at: now }
+                }
+            },
+        }
+    }
+}
+
+/// Whether `pid` is a live supervisor whose last argument is `arg`.
+pub(crate) fn is_supervisor(pid: i32, arg: &str) -> bool {
+    sys::alive(pid) && sys::cmdline(pid).is_some_and(|argv| argv.last().is_some_and(|a| a == arg))
+}
+
+/// Look through `/proc` for the supervisor of `arg` (slow; recovery only).
+fn find_supervisor(arg: &str) -> Option<i32> {
+    let mut pids: Vec<i32> = fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    pids.sort_unstable();
+    pids.into_iter()
+        .find(|&pid| is_supervisor(pid, arg) && runs_in(pid, Path::new(arg)))
+}
+
+/// Whether `pid` is alive with `dir` as its working directory (a supervisor,
+/// possibly of a directory moved aside).
+pub(crate) fn runs_in(pid: i32, dir: &Path) -> bool {
+    sys::alive(pid) && fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == dir)
+}

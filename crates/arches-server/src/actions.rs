@@ -1,0 +1,524 @@
+//! Job actions (mjobctl, canceljob, sethold, releasehold...): permission
+//! checks and Moab's result messages (moab-formats §9.2). A refused action
+//! changes nothing.
+
+use arches_api::{ActionResponse, JobAction, JobActionRequest};
+use arches_core::state::JobChange;
+use arches_core::timespec::parse_duration;
+use arches_core::{Event, HoldType, JobFlag, JobId, Time};
+
+use crate::actor::{Actor, Caller};
+use crate::jobspec::parse_job_id;
+
+/// One job's outcome: a line and whether it failed.
+type Outcome = Result<Option<String>, String>;
+
+impl Actor {
+    /// Runs a job action for a caller.
+    pub(crate) fn job_action(
+        &mut self,
+        caller: &Caller,
+        req: &JobActionRequest,
+        now: Time,
+    ) -> ActionResponse {
+        let mut resp = ActionResponse::default();
+        let mut ids: Vec<JobId> = Vec::new();
+        if req.jobs.is_empty() {
+            resp.stderr
+                .push("ERROR:  no job expression specified".to_string());
+            resp.failed = true;
+            return resp;
+        }
+        for expr in &req.jobs {
+            for part in expr.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                if part.eq_ignore_ascii_case("ALL") {
+                    let all = self
+                        .state
+                        .jobs()
+                        .filter(|j| !j.state.is_finished())
+                        .filter(|j| caller.admin || j.cred.user == caller.user)
+                        .map(|j| j.id);
+                    ids.extend(all);
+                    continue;
+                }
+                match parse_job_id(part)
+                    .filter(|id| self.state.job(*id).is_some_and(|j| !j.state.is_finished()))
+                {
+                    Some(id) => ids.push(id),
+                    None => {
+                        resp.stderr
+                            .push(format!("ERROR:  invalid job specified ({part})"));
+                        resp.failed = true;
+                    }
+                }
+            }
+        }
+        for id in ids {
+            let owner = self.state.job(id).map(|j| j.cred.user.clone());
+            if !caller.admin && owner.as_deref() != Some(caller.user.as_str()) {
+                resp.stderr
+                    .push("ERROR:  request not authorized - not job owner".to_string());
+                resp.failed = true;
+                continue;
+            }
+            match self.act(caller, id, &req.action, now) {
+                Ok(Some(line)) => resp.stdout.push(line),
+                Ok(None) => {}
+                Err(line) => {
+                    resp.stderr.push(line);
+                    resp.failed = true;
+                }
+            }
+        }
+        resp
+    }
+
+    fn act(&mut self, caller: &Caller, id: JobId, action: &JobAction, now: Time) -> Outcome {
+        let Some(job) = self.state.job(id) else {
+            return Err(format!("ERROR:  invalid job specified ({id})"));
+        };
+        let active = job.state.is_active();
+        match action {
+            JobAction::Cancel => {
+                if active {
+                    if let Err(e) = self.rm.cancel(id, now) {
+                        tracing::warn!(job = id, error = %e, "backend cancel failed");
+                    }
+                }
+                if self.apply(Event::Cancel { job: id }, now) {
+                    Ok(Some(format!("job '{id}' cancelled")))
+                } else {
+                    Err(format!(
+                        "ERROR:  cannot cancel job '{id}' (job is not queued or active)"
+                    ))
+                }
+            }
+            JobAction::Hold { types } => self.holds(caller, id, types, true, now),
+            JobAction::Release { types } => self.holds(caller, id, types, false, now),
+            JobAction::Modify { changes } => {
+                let mut lines = Vec::new();
+                for c in changes {
+                    if let Some(l) = self.modify(caller, id, c, now)? {
+                        lines.push(l);
+                    }
+                }
+                Ok((!lines.is_empty()).then(|| lines.join("\n")))
+            }
+            JobAction::SystemPriority { value, relative } => {
+                if !caller.admin {
+                    return Err(
+                        "ERROR:  request not authorized - cannot specify absolute priority"
+                            .to_string(),
+                    );
+                }
+                self.set_sysprio(id, value, *relative, now)
+            }
+            JobAction::Suspend => {
+                if !active || job.state == arches_core::JobState::Suspended {
+                    return Err(format!(
+                        "job {id} cannot be preempted (cannot preempt non-active job)"
+                    ));
+                }
+                self.rm
+                    .suspend(id, None, now)
+                    .map_err(|e| format!("job {id} cannot be preempted ({e})"))?;
+                self.apply(Event::Suspend { job: id }, now);
+                Ok(Some(format!("job {id} successfully preempted")))
+            }
+            JobAction::Resume => {
+                if job.state != arches_core::JobState::Suspended {
+                    return Err(format!("job {id} cannot be resumed (job is not suspended)"));
+                }
+                self.rm
+                    .resume(id, now)
+                    .map_err(|e| format!("job {id} cannot be resumed ({e})"))?;
+                if self.apply(Event::Resume { job: id }, now) {
+                    Ok(Some(format!("job {id} successfully resumed ")))
+                } else {
+                    Err(format!("job {id} cannot be resumed (resources are in use)"))
+                }
+            }
+            JobAction::Requeue | JobAction::Checkpoint => {
+                if !active {
+                    return Err(format!(
+                        "job {id} cannot be preempted (cannot preempt non-active job)"
+                    ));
+                }
+                let r = if matches!(action, JobAction::Checkpoint) {
+                    self.rm.checkpoint(id, libc::SIGUSR1, 300, now)
+                } else {
+                    self.rm.requeue(id, now)
+                };
+                r.map_err(|e| format!("job {id} cannot be preempted ({e})"))?;
+                self.apply(Event::Requeue { job: id }, now);
+                Ok(Some(format!("job {id} successfully preempted")))
+            }
+            JobAction::Signal { signal } => {
+                let sig = parse_signal(signal)
+                    .ok_or_else(|| format!("ERROR:  invalid signal '{signal}' specified"))?;
+                if !active {
+                    return Err(format!(
+                        "ERROR:  cannot signal job {id} (job is not active)"
+                    ));
+                }
+                self.rm
+                    .signal(id, sig, now)
+                    .map_err(|e| format!("ERROR:  cannot signal job {id} ({e})"))?;
+                Ok(Some(format!("signal successfully sent to job {id}")))
+            }
+            JobAction::Execute { .. } => Err(format!(
+                "ERROR:  cannot start job {id} (forced start is not supported by this server)"
+            )),
+        }
+    }
+
+    fn holds(
+        &mut self,
+        caller: &Caller,
+        id: JobId,
+        types: &[String],
+        set: bool,
+        now: Time,
+    ) -> Outcome {
+        let mut kinds = Vec::new();
+        if types.is_empty() {
+            if set {
+                kinds.push(HoldType::User);
+            } else {
+                kinds.extend(HoldType::ALL);
+            }
+        }
+        for t in types {
+            if t.eq_ignore_ascii_case("all") {
+                kinds.extend(HoldType::ALL);
+            } else {
+                kinds.push(
+                    t.parse::<HoldType>()
+                        .map_err(|_| "ERROR:  invalid hold type specified".to_string())?,
+                );
+            }
+        }
+        let job = self
+            .state
+            .job(id)
+            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        if set && job.state.is_active() {
+            return Err(format!("ERROR:  cannot hold active job {id}"));
+        }
+        let present: Vec<HoldType> = job.holds.iter().collect();
+        let effective: Vec<HoldType> = kinds
+            .into_iter()
+            .filter(|h| {
+                if set {
+                    !present.contains(h)
+                } else {
+                    present.contains(h)
+                }
+            })
+            .collect();
+        if !caller.admin && effective.iter().any(|h| *h != HoldType::User) {
+            return Err(if set {
+                "ERROR:  request not authorized".to_string()
+            } else {
+                "ERROR:  only admins can clear non-user job holds".to_string()
+            });
+        }
+        if effective.is_empty() {
+            return Ok(None);
+        }
+        for hold in effective {
+            let event = if set {
+                Event::SetHold { job: id, hold }
+            } else {
+                Event::ReleaseHold { job: id, hold }
+            };
+            self.apply(event, now);
+        }
+        Ok(Some(holds_message(self, id)))
+    }
+
+    fn modify(&mut self, caller: &Caller, id: JobId, change: &str, now: Time) -> Outcome {
+        let (attr, op, value) = split_change(change)
+            .ok_or_else(|| format!("ERROR:  no valid attributes specified ({change})"))?;
+        let attr_l = attr.to_ascii_lowercase();
+        let job = self
+            .state
+            .job(id)
+            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let active = job.state.is_active();
+        match attr_l.as_str() {
+            "walltime" | "wclimit" | "reqawduration" => {
+                let secs = parse_duration(value)
+                    .map_err(|_| format!("ERROR:  invalid walltime '{value}'"))?;
+                let old = job.walltime.unwrap_or(0);
+                let new = match op {
+                    '+' => old + secs,
+                    '-' => (old - secs).max(1),
+                    _ => secs,
+                };
+                if new <= 0 {
+                    return Err(format!(
+                        "cannot change walltime attribute for job {id} from {old} to {new} (invalid value)"
+                    ));
+                }
+                if active && new < old {
+                    return Err(format!(
+                        "cannot reduce walltime for active job {id} from {old} to {new} (cancel job instead?)"
+                    ));
+                }
+                if active && new > old && !caller.admin {
+                    return Err(format!(
+                        "not authorized to increase walltime attribute for job {id} to '{new}' (job is active)"
+                    ));
+                }
+                self.apply(
+                    Event::Modify {
+                        job: id,
+                        change: JobChange::Walltime(Some(new)),
+                    },
+                    now,
+                );
+                Ok(Some(format!(
+                    "set walltime attribute for job {id} to '{new}' "
+                )))
+            }
+            "class" | "queue" => {
+                if active {
+                    return Err(format!("ERROR:  cannot modify class of active job {id}"));
+                }
+                let classes = &self.cfg.policy.classes;
+                if !classes.is_empty() && !classes.contains_key(value) {
+                    return Err(format!("ERROR:  cannot locate class '{value}'"));
+                }
+                self.apply(
+                    Event::Modify {
+                        job: id,
+                        change: JobChange::Class(Some(value.to_string())),
+                    },
+                    now,
+                );
+                Ok(Some(format!("class/queue set to {value} for job {id}")))
+            }
+            "jobname" | "name" => {
+                self.apply(
+                    Event::Modify {
+                        job: id,
+                        change: JobChange::Name(value.to_string()),
+                    },
+                    now,
+                );
+                Ok(Some(format!(
+                    "user-specified jobname modified for job {id}"
+                )))
+            }
+            "account" => {
+                if active {
+                    return Err("ERROR:  cannot modify active job's account".to_string());
+                }
+                self.apply(
+                    Event::Modify {
+                        job: id,
+                        change: JobChange::Account(Some(value.to_string())),
+                    },
+                    now,
+                );
+                Ok(Some(format!("INFO:   Account for job {id} set to {value}")))
+            }
+            "qos" => {
+                if active {
+                    return Err("ERROR:  cannot modify QOS of active job".to_string());
+                }
+                let qos = &self.cfg.policy.qos;
+                if !qos.is_empty() && !qos.contains_key(value) {
+                    return Err("ERROR:  invalid QOS specified".to_string());
+                }
+                self.apply(
+                    Event::Modify {
+                        job: id,
+                        change: JobChange::Qos(Some(value.to_string())),
+                    },
+                    now,
+                );
+                Ok(Some("job QOS modified".to_string()))
+            }
+            "userprio" => {
+                let v: i64 = value
+                    .parse()
+                    .map_err(|_| "ERROR:  invalid value for user priority".to_string())?;
+                let new = match op {
+                    '+' => job.user_prio + v,
+                    '-' => job.user_prio - v,
+                    _ => v,
+                };
+                if !(-1024..=1023).contains(&new) {
+                    return Err("ERROR:  invalid value for user priority".to_string());
+                }
+                if new > 0 && !caller.admin {
+                    return Err("ERROR:  only admins can set positive job priority".to_string());
+                }
+                self.apply(
+                    Event::Modify {
+                        job: id,
+                        change: JobChange::UserPrio(new),
+                    },
+                    now,
+                );
+                Ok(Some("priority modified".to_string()))
+            }
+            "sysprio" | "priority" => {
+                if !caller.admin {
+                    return Err(
+                        "ERROR:  request not authorized - cannot specify absolute priority"
+                            .to_string(),
+                    );
+                }
+                let v = match op {
+                    '+' => format!("+{value}"),
+                    '-' => format!("-{value}"),
+                    _ => value.to_string(),
+                };
+                self.set_sysprio(id, &v, false, now)
+            }
+            "flags" => {
+                let mut flags: Vec<JobFlag> = if op == '=' {
+                    Vec::new()
+                } else {
+                    job.flags.iter().collect()
+                };
+                for f in value.split([':', ',']).filter(|f| !f.is_empty()) {
+                    let flag = f
+                        .parse::<JobFlag>()
+                        .map_err(|_| format!("ERROR:  unknown flag '{f}'"))?;
+                    if op == '-' {
+                        flags.retain(|x| *x != flag);
+                    } else if !flags.contains(&flag) {
+                        flags.push(flag);
+                    }
+                }
+                self.apply(
+                    Event::Modify {
+                        job: id,
+                        change: JobChange::Flags(flags),
+                    },
+                    now,
+                );
+                Ok(Some(format!("flags modified for job {id}")))
+            }
+            "hold" => {
+                let types = vec![value.to_string()];
+                self.holds(caller, id, &types, op != '-', now)
+            }
+            _ => Err(format!("ERROR:  unknown attribute '{attr}' specified")),
+        }
+    }
+
+    fn set_sysprio(&mut self, id: JobId, value: &str, relative: bool, now: Time) -> Outcome {
+        let job = self
+            .state
+            .job(id)
+            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let (sign, digits) = match value.as_bytes().first() {
+            Some(b'+') => (1, &value[1..]),
+            Some(b'-') => (-1, &value[1..]),
+            _ => (0, value),
+        };
+        let v: i64 = digits
+            .trim()
+            .parse()
+            .map_err(|_| format!("ERROR:  invalid priority '{value}'"))?;
+        let new = if relative || sign != 0 {
+            let base = job.sys_prio.unwrap_or(0);
+            base + if sign < 0 { -v } else { v }
+        } else {
+            if !(0..=1000).contains(&v) {
+                return Err("ERROR:  system priority must be in the range 0 - 1000".to_string());
+            }
+            v
+        };
+        self.apply(
+            Event::Modify {
+                job: id,
+                change: JobChange::SysPrio(Some(new)),
+            },
+            now,
+        );
+        Ok(Some(format!("job {id} system priority modified")))
+    }
+}
+
+/// `holds modified for job <id>` plus what is still in place.
+fn holds_message(actor: &Actor, id: JobId) -> String {
+    let left: Vec<&str> = actor
+        .state
+        .job(id)
+        .map(|j| j.holds.iter().map(|h| h.as_str()).collect())
+        .unwrap_or_default();
+    match left.len() {
+        0 => format!("holds modified for job {id}"),
+        1 => format!(
+            "holds modified for job {id}  ({} hold still in place)",
+            left[0]
+        ),
+        _ => format!(
+            "holds modified for job {id}  ({} holds still in place)",
+            left.join(",")
+        ),
+    }
+}
+
+/// `attr=v`, `attr+=v`, `attr-=v` → (attr, op, value).
+fn split_change(c: &str) -> Option<(&str, char, &str)> {
+    let (lhs, value) = c.split_once('=')?;
+    let (attr, op) = match lhs.strip_suffix('+') {
+        Some(a) => (a, '+'),
+        None => match lhs.strip_suffix('-') {
+            Some(a) => (a, '-'),
+            None => (lhs, '='),
+        },
+    };
+    let attr = attr.trim();
+    (!attr.is_empty()).then_some((attr, op, value.trim()))
+}
+
+/// `[signal=]SIGTERM`, `TERM`, `15`.
+pub(crate) fn parse_signal(text: &str) -> Option<i32> {
+    let t = text.trim();
+    let t = t.strip_prefix("signal=").unwrap_or(t);
+    if let Ok(n) = t.parse::<i32>() {
+        return (1..=64).contains(&n).then_some(n);
+    }
+    let name = t.to_ascii_uppercase();
+    let name = name.strip_prefix("SIG").unwrap_or(&name);
+    Some(match name {
+        "HUP" => libc::SIGHUP,
+        "INT" => libc::SIGINT,
+        "QUIT" => libc::SIGQUIT,
+        "KILL" => libc::SIGKILL,
+        "USR1" => libc::SIGUSR1,
+        "USR2" => libc::SIGUSR2,
+        "TERM" => libc::SIGTERM,
+        "CONT" => libc::SIGCONT,
+        "STOP" => libc::SIGSTOP,
+        "TSTP" => libc::SIGTSTP,
+        "ALRM" => libc::SIGALRM,
+        "XCPU" => libc::SIGXCPU,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_and_signals_parse() {
+        assert_eq!(split_change("walltime+=10"), Some(("walltime", '+', "10")));
+        assert_eq!(split_change("userprio-=5"), Some(("userprio", '-', "5")));
+        assert_eq!(split_change("jobname=x"), Some(("jobname", '=', "x")));
+        assert_eq!(split_change("=x"), None);
+        assert_eq!(parse_signal("signal=SIGUSR1"), Some(libc::SIGUSR1));
+        assert_eq!(parse_signal("term"), Some(libc::SIGTERM));
+        assert_eq!(parse_signal("9"), Some(9));
+        assert_eq!(parse_signal("bogus"), None);
+    }
+}

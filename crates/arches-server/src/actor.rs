@@ -1,0 +1,660 @@
+//! The single owner of the mutable state: a plain thread fed by a closed
+//! [`Input`] enum. Each turn it drains every pending input (so concurrent
+//! submissions share one commit), persists, publishes a new [`Snapshot`] and
+//! only then replies; then it collects backend observations, runs a
+//! scheduling iteration when something changed or a timer is due, hands the
+//! starts to the backend, persists and publishes again.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use arches_api::{ActionResponse, JobActionRequest, SchedulerControl, SubmitResponse};
+use arches_core::{CompletionCode, Event, JobFlag, JobId, JobState, Plan, State, Time};
+use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager};
+use arches_store::{Batch, ExecRecord, JobRecord, Store};
+use tokio::sync::oneshot;
+
+use crate::config::DaemonConfig;
+use crate::ident::Peer;
+use crate::jobspec::{Submission, SubmitError};
+
+/// Everything the actor can be asked to do.
+pub enum Input {
+    /// A parsed submission; answered after the job is durable.
+    Submit {
+        sub: Box<Submission>,
+        reply: oneshot::Sender<Result<SubmitResponse, SubmitError>>,
+    },
+    /// A job action by a caller.
+    Action {
+        caller: Caller,
+        req: JobActionRequest,
+        reply: oneshot::Sender<ActionResponse>,
+    },
+    /// mschedctl.
+    Control {
+        caller: Caller,
+        req: SchedulerControl,
+        reply: oneshot::Sender<ActionResponse>,
+    },
+    /// Stop after this turn (SIGTERM/SIGINT).
+    Shutdown,
+}
+
+/// An identified caller.
+#[derive(Debug, Clone)]
+pub struct Caller {
+    pub peer: Peer,
+    /// User name (`uid<N>` when the uid has no passwd entry).
+    pub user: String,
+    pub admin: bool,
+}
+
+/// Scheduler statistics for `mdiag -S` and showstats.
+#[derive(Debug, Clone, Default)]
+pub struct SchedStats {
+    pub started: Time,
+    pub iterations: u64,
+    pub last_ms: f64,
+    pub total_ms: f64,
+    pub max_ms: f64,
+    pub paused: bool,
+    pub jobs_completed: u64,
+    pub jobs_backfilled: u64,
+    pub proc_seconds_used: f64,
+    pub wait_secs_total: f64,
+    pub jobs_started: u64,
+}
+
+/// What readers see: the state after the last turn. Never blocks the actor.
+#[derive(Clone)]
+pub struct Snapshot {
+    pub now: Time,
+    pub state: Arc<State>,
+    pub exec: Arc<BTreeMap<JobId, Arc<ExecRecord>>>,
+    pub plan: Arc<Plan>,
+    pub cfg: Arc<DaemonConfig>,
+    pub stats: SchedStats,
+    pub host: String,
+    pub socket: String,
+    pub rm_name: String,
+    pub rm_kind: String,
+}
+
+/// The published snapshot, swapped after every turn.
+pub type Published = Arc<RwLock<Arc<Snapshot>>>;
+
+/// Reads the current snapshot.
+pub fn current(p: &Published) -> Arc<Snapshot> {
+    match p.read() {
+        Ok(g) => Arc::clone(&g),
+        Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+    }
+}
+
+/// The actor's own state.
+pub struct Actor {
+    pub(crate) cfg: Arc<DaemonConfig>,
+    pub(crate) state: State,
+    pub(crate) exec: BTreeMap<JobId, Arc<ExecRecord>>,
+    pub(crate) plan: Arc<Plan>,
+    pub(crate) store: Store,
+    pub(crate) rm: Box<dyn ResourceManager>,
+    pub(crate) next_id: u64,
+    pub(crate) stats: SchedStats,
+    pub(crate) dirty: BTreeSet<JobId>,
+    pub(crate) purged: Vec<JobId>,
+    pub(crate) host: String,
+    pub(crate) socket: String,
+    pub(crate) published: Published,
+    /// Something happened that the scheduler must look at.
+    pub(crate) wake: bool,
+    pub(crate) stop: bool,
+    last_iteration: Instant,
+}
+
+/// How often backend observations are collected.
+const OBSERVE_EVERY: Duration = Duration::from_millis(250);
+
+/// The wall clock in epoch seconds.
+pub fn now() -> Time {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as Time)
+        .unwrap_or(0)
+}
+
+impl Actor {
+    /// Recovers the state from the store and the backend; publishes the
+    /// first snapshot.
+    pub fn recover(
+        cfg: Arc<DaemonConfig>,
+        store: Store,
+        mut rm: Box<dyn ResourceManager>,
+        socket: String,
+    ) -> anyhow::Result<(Actor, Published)> {
+        let now = now();
+        let nodes = if cfg.nodes.is_empty() {
+            rm.nodes()?
+        } else {
+            cfg.nodes.clone()
+        };
+        let mut state = State::new(nodes);
+        let mut exec = BTreeMap::new();
+        let mut active = Vec::new();
+        for rec in store.load_jobs()? {
+            let job = rec.to_job()?;
+            let id = job.id;
+            restore_job(&mut state, job)?;
+            if state.job(id).is_some_and(|j| j.state.is_active()) {
+                active.push(id);
+            }
+            exec.insert(id, Arc::new(rec.exec));
+        }
+        rm.recover(&active, now)?;
+        let next_id = store.next_id()?;
+        tracing::info!(
+            jobs = exec.len(),
+            active = active.len(),
+            next_id,
+            "state recovered"
+        );
+        let host = crate::ident::short_hostname();
+        let stats = SchedStats {
+            started: now,
+            ..SchedStats::default()
+        };
+        let plan = Arc::new(Plan::default());
+        let snap = Snapshot {
+            now,
+            state: Arc::new(state.clone()),
+            exec: Arc::new(exec.clone()),
+            plan: Arc::clone(&plan),
+            cfg: Arc::clone(&cfg),
+            stats: stats.clone(),
+            host: host.clone(),
+            socket: socket.clone(),
+            rm_name: rm.name().to_string(),
+            rm_kind: rm.kind().to_string(),
+        };
+        let published = Arc::new(RwLock::new(Arc::new(snap)));
+        let actor = Actor {
+            cfg,
+            state,
+            exec,
+            plan,
+            store,
+            rm,
+            next_id,
+            stats,
+            dirty: BTreeSet::new(),
+            purged: Vec::new(),
+            host,
+            socket,
+            published: Arc::clone(&published),
+            wake: true,
+            stop: false,
+            last_iteration: Instant::now(),
+        };
+        Ok((actor, published))
+    }
+
+    /// Runs until shutdown. Returns an error only when the store fails (no
+    /// acknowledgement is ever given for something not durable).
+    pub fn run(mut self, rx: Receiver<Input>) -> anyhow::Result<()> {
+        let poll = Duration::from_secs(self.cfg.policy.rm_poll_interval.max(1) as u64);
+        loop {
+            let mut inputs = Vec::new();
+            match rx.recv_timeout(OBSERVE_EVERY) {
+                Ok(i) => inputs.push(i),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => self.stop = true,
+            }
+            while let Ok(i) = rx.try_recv() {
+                inputs.push(i);
+            }
+            let now = now();
+            let mut replies: Vec<Box<dyn FnOnce()>> = Vec::new();
+            for input in inputs {
+                self.handle(input, now, &mut replies);
+            }
+            self.persist()?;
+            self.publish(now);
+            for r in replies {
+                r();
+            }
+            self.observe(now);
+            let due = self.last_iteration.elapsed() >= poll
+                || self.state.next_wakeup(now - 1).is_some_and(|t| t <= now)
+                || self.plan.next_wakeup.is_some_and(|t| t <= now);
+            if (self.wake || due) && !self.stop {
+                self.iterate(now);
+            }
+            self.purge(now);
+            if !self.dirty.is_empty() || !self.purged.is_empty() {
+                self.persist()?;
+                self.publish(now);
+            }
+            if self.stop {
+                self.publish(now);
+                tracing::info!("scheduler stopped");
+                return Ok(());
+            }
+        }
+    }
+
+    fn handle(&mut self, input: Input, now: Time, replies: &mut Vec<Box<dyn FnOnce()>>) {
+        match input {
+            Input::Submit { sub, reply } => {
+                let result = self.submit(*sub, now);
+                replies.push(Box::new(move || {
+                    let _ = reply.send(result);
+                }));
+            }
+            Input::Action { caller, req, reply } => {
+                let resp = self.job_action(&caller, &req, now);
+                replies.push(Box::new(move || {
+                    let _ = reply.send(resp);
+                }));
+            }
+            Input::Control { caller, req, reply } => {
+                let resp = self.control(&caller, &req);
+                replies.push(Box::new(move || {
+                    let _ = reply.send(resp);
+                }));
+            }
+            Input::Shutdown => self.stop = true,
+        }
+    }
+
+    fn submit(&mut self, sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
+        sub.check_against(&self.state)?;
+        let id = self.next_id;
+        let (mut job, exec) = sub.finalize(id, &self.host);
+        job.submit_time = now;
+        self.state
+            .apply(Event::Submit(Box::new(job)), now)
+            .map_err(|e| SubmitError(e.to_string()))?;
+        self.next_id += 1;
+        self.exec.insert(id, Arc::new(exec));
+        self.dirty.insert(id);
+        self.wake = true;
+        tracing::info!(job = id, "job submitted");
+        Ok(SubmitResponse { id })
+    }
+
+    fn control(&mut self, caller: &Caller, req: &SchedulerControl) -> ActionResponse {
+        if !caller.admin {
+            return ActionResponse {
+                stderr: vec!["ERROR:  request not authorized".to_string()],
+                failed: true,
+                ..ActionResponse::default()
+            };
+        }
+        let line = match req {
+            SchedulerControl::Kill => {
+                self.stop = true;
+                format!("{} will be shutdown immediately", self.cfg.scheduler_name.to_lowercase())
+            }
+            SchedulerControl::Pause => {
+                self.stats.paused = true;
+                "scheduling will pause until modified by command".to_string()
+            }
+            SchedulerControl::Resume { .. } => {
+                self.stats.paused = false;
+                self.wake = true;
+                "scheduling will resume immediately".to_string()
+            }
+            SchedulerControl::Step { .. }
+            | SchedulerControl::Stop { .. }
+            | SchedulerControl::ModifyConfig { .. } => {
+                return ActionResponse {
+                    stderr: vec![
+                        "ERROR:  operation not supported by this server (simulation stepping and live reconfiguration are not available)".to_string(),
+                    ],
+                    failed: true,
+                    ..ActionResponse::default()
+                }
+            }
+        };
+        ActionResponse {
+            stdout: vec![line],
+            ..ActionResponse::default()
+        }
+    }
+
+    /// Applies an event to a job and marks it for persistence; logs refusals.
+    pub(crate) fn apply(&mut self, event: Event, now: Time) -> bool {
+        let job = event_job(&event);
+        match self.state.apply(event, now) {
+            Ok(()) => {
+                if let Some(j) = job {
+                    self.dirty.insert(j);
+                }
+                self.wake = true;
+                true
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "event refused");
+                false
+            }
+        }
+    }
+
+    /// Adds a note shown by checkjob.
+    pub(crate) fn note(&mut self, job: JobId, text: String) {
+        if let Some(rec) = self.exec.get_mut(&job) {
+            let rec = Arc::make_mut(rec);
+            rec.messages.push(text);
+            if rec.messages.len() > 20 {
+                rec.messages.remove(0);
+            }
+            self.dirty.insert(job);
+        }
+    }
+
+    fn observe(&mut self, now: Time) {
+        for o in self.rm.observe(now) {
+            match o {
+                Observation::Running { .. } => {}
+                Observation::Finished { job, at, code } => {
+                    self.finish(job, at.min(now), code);
+                }
+                Observation::WalltimeExceeded { job, at, code } => {
+                    if let Some(rec) = self.exec.get_mut(&job) {
+                        Arc::make_mut(rec).walltime_exceeded = true;
+                    }
+                    self.note(job, "job exceeded its wallclock limit".to_string());
+                    self.finish(job, at.min(now), code);
+                }
+                Observation::StartFailed { job, message, .. } => {
+                    self.note(job, format!("job start failed: {message}"));
+                    self.apply(Event::Requeue { job }, now);
+                }
+                Observation::NodeFailed { job, node, .. } => {
+                    self.note(job, format!("node {node} failed"));
+                    let restartable = self
+                        .state
+                        .job(job)
+                        .is_some_and(|j| j.flags.contains(JobFlag::Restartable));
+                    if restartable {
+                        self.apply(Event::Requeue { job }, now);
+                    } else {
+                        self.finish(job, now, -1);
+                    }
+                }
+                Observation::Vanished { job, .. } => {
+                    self.note(
+                        job,
+                        "job vanished from the resource manager while the server was down"
+                            .to_string(),
+                    );
+                    self.finish(job, now, -1);
+                }
+                Observation::NodeChanged { node } => match self.state.node_id(&node.name) {
+                    Some(id) => {
+                        let admin = node.admin;
+                        if self.state.node(id).is_some_and(|n| n.admin != admin) {
+                            self.apply(
+                                Event::NodeState {
+                                    node: id,
+                                    state: admin,
+                                },
+                                now,
+                            );
+                        }
+                    }
+                    None => {
+                        self.apply(Event::AddNode(node), now);
+                    }
+                },
+                Observation::OperationFailed {
+                    job,
+                    operation,
+                    message,
+                    ..
+                } => self.note(job, format!("{operation} failed: {message}")),
+            }
+        }
+    }
+
+    fn finish(&mut self, job: JobId, at: Time, code: i32) {
+        let Some(j) = self.state.job(job) else { return };
+        if !j.state.is_active() {
+            return;
+        }
+        let procs = f64::from(j.procs());
+        let start = j.run.as_ref().map_or(at, |r| r.start_time);
+        if self.apply(
+            Event::Finish {
+                job,
+                code: CompletionCode::Exit(code),
+            },
+            at,
+        ) {
+            self.stats.jobs_completed += 1;
+            self.stats.proc_seconds_used += procs * (at - start).max(0) as f64;
+            tracing::info!(job, code, "job finished");
+        }
+    }
+
+    fn iterate(&mut self, now: Time) {
+        self.wake = false;
+        self.last_iteration = Instant::now();
+        if self.stats.paused {
+            return;
+        }
+        let t0 = Instant::now();
+        let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
+        for start in &plan.starts {
+            let Some(job) = self.state.job(start.job) else {
+                continue;
+            };
+            let Some(rec) = self.exec.get(&start.job) else {
+                continue;
+            };
+            let nodes = start
+                .alloc
+                .iter()
+                .filter_map(|a| {
+                    Some(LaunchNode {
+                        name: self.state.node(a.node)?.name.clone(),
+                        tasks: a.tasks,
+                        procs: a.procs,
+                    })
+                })
+                .collect();
+            let launch = Launch {
+                job: job.id,
+                name: job.name.clone(),
+                nodes,
+                exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec),
+                walltime: job.walltime,
+                restarted: job.start_count > 0,
+            };
+            let wait = (now - job.submit_time).max(0) as f64;
+            match self.rm.start(&launch, now) {
+                Ok(()) => {
+                    if self.apply(
+                        Event::Start {
+                            job: start.job,
+                            alloc: start.alloc.clone(),
+                            kind: start.kind,
+                        },
+                        now,
+                    ) {
+                        self.stats.jobs_started += 1;
+                        self.stats.wait_secs_total += wait;
+                        if start.kind == arches_core::StartKind::Backfill {
+                            self.stats.jobs_backfilled += 1;
+                        }
+                        tracing::info!(job = start.job, "job started");
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(job = start.job, error = %e, "start failed");
+                    self.note(start.job, format!("cannot start job: {e}"));
+                }
+            }
+        }
+        // A failing start must not spin: the next attempt waits for the next
+        // event or poll.
+        self.wake = false;
+        self.plan = Arc::new(plan);
+        let ms = t0.elapsed().as_secs_f64() * 1000.0;
+        self.stats.iterations += 1;
+        self.stats.last_ms = ms;
+        self.stats.total_ms += ms;
+        self.stats.max_ms = self.stats.max_ms.max(ms);
+    }
+
+    fn purge(&mut self, now: Time) {
+        let limit = self.cfg.purge_secs;
+        let old: Vec<JobId> = self
+            .state
+            .jobs()
+            .filter(|j| j.state.is_finished())
+            .filter(|j| j.completion.is_some_and(|c| now - c.time >= limit))
+            .map(|j| j.id)
+            .collect();
+        for job in old {
+            if self.state.apply(Event::Purge { job }, now).is_ok() {
+                self.exec.remove(&job);
+                self.dirty.remove(&job);
+                self.purged.push(job);
+                tracing::debug!(job, "job purged");
+            }
+        }
+    }
+
+    fn persist(&mut self) -> anyhow::Result<()> {
+        if self.dirty.is_empty() && self.purged.is_empty() {
+            return Ok(());
+        }
+        let mut batch = Batch {
+            deletes: std::mem::take(&mut self.purged),
+            next_id: Some(self.next_id),
+            ..Batch::default()
+        };
+        for id in std::mem::take(&mut self.dirty) {
+            if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {
+                batch.upserts.push(JobRecord::new(job, (**rec).clone()));
+            }
+        }
+        self.store.commit(&batch)?;
+        Ok(())
+    }
+
+    fn publish(&mut self, now: Time) {
+        let snap = Snapshot {
+            now,
+            state: Arc::new(self.state.clone()),
+            exec: Arc::new(self.exec.clone()),
+            plan: Arc::clone(&self.plan),
+            cfg: Arc::clone(&self.cfg),
+            stats: self.stats.clone(),
+            host: self.host.clone(),
+            socket: self.socket.clone(),
+            rm_name: self.rm.name().to_string(),
+            rm_kind: self.rm.kind().to_string(),
+        };
+        match self.published.write() {
+            Ok(mut g) => *g = Arc::new(snap),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(snap),
+        }
+    }
+}
+
+/// The job an event is about.
+fn event_job(e: &Event) -> Option<JobId> {
+    match e {
+        Event::Submit(j) => Some(j.id),
+        Event::Start { job, .. }
+        | Event::Finish { job, .. }
+        | Event::Cancel { job }
+        | Event::SetHold { job, .. }
+        | Event::ReleaseHold { job, .. }
+        | Event::Modify { job, .. }
+        | Event::Suspend { job }
+        | Event::Resume { job }
+        | Event::Requeue { job }
+        | Event::Purge { job } => Some(*job),
+        Event::NodeState { .. } | Event::AddNode(_) => None,
+    }
+}
+
+/// The backend's view of a job's execution record.
+pub(crate) fn exec_spec(user: &str, class: Option<String>, rec: &ExecRecord) -> ExecSpec {
+    ExecSpec {
+        script: rec.script.clone(),
+        shell: rec.shell.clone(),
+        workdir: rec.workdir.clone(),
+        stdout: rec.stdout.clone(),
+        stderr: rec.stderr.clone(),
+        join: rec.join,
+        env: rec.env.clone(),
+        user: user.to_string(),
+        uid: rec.uid,
+        gid: rec.gid,
+        groups: rec.groups.clone(),
+        class,
+    }
+}
+
+/// Puts a stored job back into a fresh state, re-creating the allocation of
+/// active jobs (their usage, suspension time and start count).
+fn restore_job(state: &mut State, mut job: arches_core::Job) -> anyhow::Result<()> {
+    let id = job.id;
+    let run = job.run.take();
+    let target = job.state;
+    if !target.is_active() {
+        if target != JobState::Idle && !target.is_finished() {
+            job.state = JobState::Idle;
+        }
+        if target.is_finished() {
+            job.run = run;
+        }
+        state.apply(Event::Submit(Box::new(job)), 0)?;
+        return Ok(());
+    }
+    let Some(run) = run else {
+        job.state = JobState::Idle;
+        state.apply(Event::Submit(Box::new(job)), 0)?;
+        return Ok(());
+    };
+    job.state = JobState::Idle;
+    job.start_count = job.start_count.saturating_sub(1);
+    state.apply(Event::Submit(Box::new(job)), 0)?;
+    let known = run.alloc.iter().all(|a| state.node(a.node).is_some());
+    let started = known
+        && state
+            .apply(
+                Event::Start {
+                    job: id,
+                    alloc: run.alloc.clone(),
+                    kind: run.how,
+                },
+                run.start_time,
+            )
+            .is_ok();
+    if !started {
+        tracing::warn!(
+            job = id,
+            "stored allocation no longer fits the nodes; job requeued"
+        );
+        return Ok(());
+    }
+    if run.suspended_secs > 0 {
+        state.apply(Event::Suspend { job: id }, run.start_time)?;
+        state.apply(
+            Event::Resume { job: id },
+            run.start_time + run.suspended_secs,
+        )?;
+    }
+    if let Some(at) = run.suspended_at {
+        state.apply(Event::Suspend { job: id }, at)?;
+    }
+    Ok(())
+}

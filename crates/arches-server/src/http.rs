@@ -1,0 +1,336 @@
+//! The HTTP/1.1 + JSON API on the Unix socket (axum). Every request carries
+//! the caller's kernel credentials (SO_PEERCRED, taken when the connection
+//! is accepted); reads are answered from the last snapshot, writes are
+//! messages to the actor with a one-shot reply. Bad bodies get a 4xx
+//! [`ApiError`] and leave the daemon unaffected.
+
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+
+use arches_api::{
+    routes, ApiError, JobActionRequest, JobsRequest, QueueQuery, SchedulerControl, SubmitRequest,
+};
+use axum::body::Bytes;
+use axum::extract::connect_info::{ConnectInfo, Connected};
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use tokio::net::UnixListener;
+use tokio::sync::oneshot;
+
+use crate::actor::{current, Caller, Input, Published};
+use crate::config::DaemonConfig;
+use crate::ident::{self, Peer};
+use crate::{jobspec, views};
+
+/// Largest accepted request body.
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// The caller's credentials as seen when the connection was accepted.
+#[derive(Debug, Clone, Copy)]
+pub struct PeerInfo(pub Option<Peer>);
+
+impl Connected<axum::serve::IncomingStream<'_, UnixListener>> for PeerInfo {
+    fn connect_info(stream: axum::serve::IncomingStream<'_, UnixListener>) -> Self {
+        PeerInfo(stream.io().peer_cred().ok().map(|c| Peer {
+            uid: c.uid(),
+            gid: c.gid(),
+        }))
+    }
+}
+
+/// Shared by every handler.
+#[derive(Clone)]
+pub struct AppState {
+    pub tx: Sender<Input>,
+    pub published: Published,
+    pub cfg: Arc<DaemonConfig>,
+    /// The daemon's own uid (a non-root daemon runs only its user's jobs).
+    pub daemon_uid: u32,
+}
+
+/// The router with every route of [`arches_api::routes`].
+pub fn router(app: AppState) -> Router {
+    Router::new()
+        .route(routes::SUBMIT, post(submit))
+        .route(routes::QUEUE, get(queue))
+        .route(routes::JOBS_DETAIL, post(jobs_detail))
+        .route(routes::JOB_ACTION, post(job_action))
+        .route(routes::NODES, get(nodes))
+        .route(
+            routes::SCHEDULER,
+            get(|s: State<AppState>| read(s, views::scheduler)),
+        )
+        .route(routes::SCHEDULER_CONTROL, post(control))
+        .route(
+            routes::PRIORITY,
+            get(|s: State<AppState>| read(s, views::priority)),
+        )
+        .route(routes::BACKFILL, post(backfill))
+        .route(routes::STARTTIME, post(starttime))
+        .route(
+            routes::RESERVATIONS,
+            get(|s: State<AppState>| read(s, views::reservations)),
+        )
+        .route(routes::RESERVATION_CONTROL, post(reservation_control))
+        .route(
+            routes::CONFIG,
+            get(|s: State<AppState>| read(s, views::config)),
+        )
+        .route(
+            routes::CREDENTIALS,
+            get(|s: State<AppState>| read(s, views::credentials)),
+        )
+        .route(
+            routes::STATS,
+            get(|s: State<AppState>| read(s, views::stats)),
+        )
+        .fallback(|| async { error(StatusCode::NOT_FOUND, "ERROR:  unknown request".into()) })
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(app)
+}
+
+fn error(status: StatusCode, message: String) -> Response {
+    (status, Json(ApiError { message })).into_response()
+}
+
+/// A refused request: status and Moab-style message.
+struct Failure(StatusCode, String);
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        error(self.0, self.1)
+    }
+}
+
+fn ok<T: Serialize>(v: T) -> Response {
+    Json(v).into_response()
+}
+
+/// Decodes a JSON body, mapping every failure to a 4xx [`ApiError`].
+fn decode<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T, Failure> {
+    let bytes = body.map_err(|r| {
+        let status = r.status();
+        let why = if status == StatusCode::PAYLOAD_TOO_LARGE {
+            format!("request body larger than {MAX_BODY_BYTES} bytes")
+        } else {
+            r.body_text()
+        };
+        Failure(status, format!("ERROR:  invalid request ({why})"))
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        Failure(
+            StatusCode::BAD_REQUEST,
+            format!("ERROR:  malformed request ({e})"),
+        )
+    })
+}
+
+fn caller(app: &AppState, peer: PeerInfo) -> Result<Caller, Failure> {
+    let peer = peer.0.ok_or_else(|| {
+        Failure(
+            StatusCode::FORBIDDEN,
+            "ERROR:  cannot determine the caller's identity".into(),
+        )
+    })?;
+    let user = ident::user_by_uid(peer.uid)
+        .map(|u| u.name)
+        .unwrap_or_else(|| format!("uid{}", peer.uid));
+    let admin = peer.uid == 0 || app.cfg.admins.contains(&user);
+    Ok(Caller { peer, user, admin })
+}
+
+async fn read<T: Serialize>(
+    State(app): State<AppState>,
+    f: fn(&crate::actor::Snapshot) -> T,
+) -> Response {
+    let snap = current(&app.published);
+    ok(f(&snap))
+}
+
+async fn ask<T>(
+    app: &AppState,
+    make: impl FnOnce(oneshot::Sender<T>) -> Input,
+) -> Result<T, Failure> {
+    let (tx, rx) = oneshot::channel();
+    let unavailable = || {
+        Failure(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "ERROR:  server is shutting down".into(),
+        )
+    };
+    app.tx.send(make(tx)).map_err(|_| unavailable())?;
+    rx.await.map_err(|_| unavailable())
+}
+
+async fn submit(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<PeerInfo>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let req: SubmitRequest = match decode(body) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let reject = |why: String| error(StatusCode::BAD_REQUEST, jobspec::SubmitError(why).message());
+    let Some(peer) = peer.0 else {
+        return reject("cannot determine the caller's identity".into());
+    };
+    let Some(user) = ident::user_by_uid(peer.uid) else {
+        return reject(format!(
+            "unknown user (uid {} has no passwd entry)",
+            peer.uid
+        ));
+    };
+    if app.daemon_uid != 0 && peer.uid != app.daemon_uid {
+        return reject(format!(
+            "server runs as uid {} and cannot run jobs for user '{}'",
+            app.daemon_uid, user.name
+        ));
+    }
+    let group = ident::group_name(peer.gid);
+    let snap = current(&app.published);
+    let sub = match jobspec::parse(&req, &user, &group, &app.cfg.policy, snap.now) {
+        Ok(mut s) => {
+            s.exec.groups = ident::groups_of(&user);
+            s
+        }
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.message()),
+    };
+    match ask(&app, |reply| Input::Submit {
+        sub: Box::new(sub),
+        reply,
+    })
+    .await
+    {
+        Ok(Ok(resp)) => ok(resp),
+        Ok(Err(e)) => error(StatusCode::BAD_REQUEST, e.message()),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn queue(
+    State(app): State<AppState>,
+    q: Result<Query<QueueQuery>, QueryRejection>,
+) -> Response {
+    let q = match q {
+        Ok(Query(q)) => q,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("ERROR:  malformed request ({})", e.body_text()),
+            )
+        }
+    };
+    ok(views::queue(&current(&app.published), q.completed))
+}
+
+async fn jobs_detail(State(app): State<AppState>, body: Result<Bytes, BytesRejection>) -> Response {
+    match decode::<JobsRequest>(body) {
+        Ok(req) => ok(views::jobs(&current(&app.published), &req)),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn job_action(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<PeerInfo>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let req: JobActionRequest = match decode(body) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let caller = match caller(&app, peer) {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    match ask(&app, |reply| Input::Action { caller, req, reply }).await {
+        Ok(resp) => ok(resp),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn control(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<PeerInfo>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let req: SchedulerControl = match decode(body) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let caller = match caller(&app, peer) {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    match ask(&app, |reply| Input::Control { caller, req, reply }).await {
+        Ok(resp) => ok(resp),
+        Err(e) => e.into_response(),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct NodeQuery {
+    name: Option<String>,
+}
+
+async fn nodes(
+    State(app): State<AppState>,
+    q: Result<Query<NodeQuery>, QueryRejection>,
+) -> Response {
+    let name = match q {
+        Ok(Query(q)) => q.name,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("ERROR:  malformed request ({})", e.body_text()),
+            )
+        }
+    };
+    let view = views::nodes(&current(&app.published), name.as_deref());
+    if let Some(n) = name.filter(|n| !n.eq_ignore_ascii_case("ALL")) {
+        if view.nodes.is_empty() {
+            return error(
+                StatusCode::NOT_FOUND,
+                format!("ERROR:    cannot locate node '{n}'"),
+            );
+        }
+    }
+    ok(view)
+}
+
+async fn backfill(body: Result<Bytes, BytesRejection>) -> Response {
+    match decode::<arches_api::BackfillQuery>(body) {
+        Ok(_) => error(
+            StatusCode::NOT_IMPLEMENTED,
+            "ERROR:  backfill windows are not available: the scheduling engine does not provide a window function (arches_core backfill windows) yet".into(),
+        ),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn starttime(body: Result<Bytes, BytesRejection>) -> Response {
+    match decode::<arches_api::StartQuery>(body) {
+        Ok(_) => error(
+            StatusCode::NOT_IMPLEMENTED,
+            "ERROR:  start estimates are not available: the scheduling engine does not provide a start-estimate function (arches_core start estimates) yet".into(),
+        ),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn reservation_control(body: Result<Bytes, BytesRejection>) -> Response {
+    match decode::<arches_api::ReservationRequest>(body) {
+        Ok(_) => error(
+            StatusCode::NOT_IMPLEMENTED,
+            "ERROR:  administrative reservations are not supported by this server yet".into(),
+        ),
+        Err(e) => e.into_response(),
+    }
+}

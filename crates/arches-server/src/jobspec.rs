@@ -1,0 +1,653 @@
+//! Submission parsing: a [`SubmitRequest`] plus the caller's identity becomes
+//! a core [`Job`] (without id yet) and the execution record. Everything that
+//! needs no daemon state is checked here; [`Submission::check_against`]
+//! checks what does (node sizes, dependencies), and [`Submission::finalize`]
+//! fills in what depends on the id (output paths, environment).
+//!
+//! Every rejection is a [`SubmitError`] whose text follows
+//! `ERROR:    cannot submit job - `.
+
+use std::path::Path;
+
+use arches_api::SubmitRequest;
+use arches_core::timespec::parse_duration;
+use arches_core::{
+    Dependency, DependencyKind, HoldType, Job, JobFlag, JobId, NodeAdminState, Policy, Request,
+    State, Time,
+};
+use arches_store::ExecRecord;
+
+use crate::ident::UserInfo;
+
+/// Largest accepted script.
+pub const MAX_SCRIPT_BYTES: usize = 1024 * 1024;
+
+/// A rejected submission; the text is the reason (the client prefixes it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SubmitError(pub String);
+
+impl SubmitError {
+    /// The full Moab line: `ERROR:    cannot submit job - <reason>`.
+    pub fn message(&self) -> String {
+        format!("ERROR:    cannot submit job - {}", self.0)
+    }
+}
+
+fn err<T>(why: impl Into<String>) -> Result<T, SubmitError> {
+    Err(SubmitError(why.into()))
+}
+
+/// A parsed submission waiting for its id.
+#[derive(Debug, Clone)]
+pub struct Submission {
+    /// The job with id 0.
+    pub job: Job,
+    pub exec: ExecRecord,
+    req: SubmitRequest,
+    user: UserInfo,
+    group: String,
+}
+
+/// Parses a submission for `user` at time `now`.
+pub fn parse(
+    req: &SubmitRequest,
+    user: &UserInfo,
+    group: &str,
+    policy: &Policy,
+    now: Time,
+) -> Result<Submission, SubmitError> {
+    if req.script.len() > MAX_SCRIPT_BYTES {
+        return err(format!(
+            "script too large ({} bytes, limit {MAX_SCRIPT_BYTES})",
+            req.script.len()
+        ));
+    }
+    if !req.submit_dir.starts_with('/') {
+        return err(format!(
+            "submit directory '{}' is not absolute",
+            req.submit_dir
+        ));
+    }
+    let mut res = Resources::default();
+    for list in &req.resources {
+        for item in split_top(list) {
+            res.apply(item)?;
+        }
+    }
+    for ext in &req.extensions {
+        res.apply_extension(ext)?;
+    }
+    let class = req.class.clone().filter(|c| !c.is_empty());
+    let class_cfg = class.as_ref().and_then(|c| policy.classes.get(c));
+    let walltime = res
+        .walltime
+        .or_else(|| class_cfg.and_then(|c| c.default_wclimit));
+    if let Some(w) = walltime {
+        if w <= 0 {
+            return err(format!("invalid wallclock limit ({w})"));
+        }
+    }
+    let request = res.request()?;
+    let name = req
+        .name
+        .clone()
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "STDIN".to_string());
+    let mut job = Job::new(0, &user.name, request, walltime, now);
+    job.name = name;
+    job.cred.group = group.to_string();
+    job.cred.account = req.account.clone().filter(|a| !a.is_empty());
+    job.cred.class = class;
+    job.cred.qos = res.qos.clone();
+    job.depend = res.depend.clone();
+    if let Some(p) = req.priority {
+        if !(-1024..=1023).contains(&p) {
+            return err(format!("invalid user priority {p} (range -1024..1023)"));
+        }
+        job.user_prio = p;
+    }
+    let mut flags = res.flags.clone();
+    if req.rerunable == Some(true) {
+        flags.push(JobFlag::Restartable);
+    }
+    if let Some(c) = class_cfg {
+        flags.extend(c.job_flags.iter().copied());
+    }
+    job.flags = flags.into_iter().collect();
+    if req.hold {
+        job.holds.insert(HoldType::User);
+    }
+    if let Some(a) = &req.start_after {
+        job.start_after = Some(parse_start_date(a, now)?);
+    }
+    let workdir = req
+        .workdir
+        .clone()
+        .filter(|w| !w.is_empty())
+        .unwrap_or_else(|| req.submit_dir.clone());
+    let exec = ExecRecord {
+        script: req.script.clone(),
+        shell: req.shell.clone().filter(|s| !s.is_empty()),
+        workdir: absolute(&workdir, &req.submit_dir),
+        join: req.join,
+        uid: user.uid,
+        gid: user.gid,
+        submit_dir: req.submit_dir.clone(),
+        submit_args: req.submit_args.clone(),
+        submit_host: req.submit_host.clone(),
+        mail_options: req.mail_options.clone(),
+        mail_list: req.mail_list.clone(),
+        gres: res.gres.clone(),
+        ttc: res.ttc.clone(),
+        ..ExecRecord::default()
+    };
+    Ok(Submission {
+        job,
+        exec,
+        req: req.clone(),
+        user: user.clone(),
+        group: group.to_string(),
+    })
+}
+
+impl Submission {
+    /// Checks the request against the cluster and the known jobs.
+    pub fn check_against(&self, state: &State) -> Result<(), SubmitError> {
+        for d in &self.job.depend {
+            if state.job(d.job).is_none() {
+                return err(format!(
+                    "cannot locate dependency job '{}' ({}:{})",
+                    d.job,
+                    d.kind.as_str(),
+                    d.job
+                ));
+            }
+        }
+        fits_somewhere(state, &self.job.req)
+    }
+
+    /// Gives the job its id: output paths and environment are resolved.
+    pub fn finalize(mut self, id: JobId, host: &str) -> (Job, ExecRecord) {
+        self.job.id = id;
+        let name = self.job.name.clone();
+        let sdir = self.req.submit_dir.clone();
+        let sid = id.to_string();
+        let out_default = format!("{name}.o{id}");
+        let err_default = format!("{name}.e{id}");
+        self.exec.stdout = output_path(self.req.output.as_deref(), &out_default, &sdir, &sid);
+        self.exec.stderr = output_path(self.req.error.as_deref(), &err_default, &sdir, &sid);
+        let class = self.job.cred.class.clone().unwrap_or_default();
+        let account = self.job.cred.account.clone().unwrap_or_default();
+        let mut env: Vec<(String, String)> = Vec::new();
+        let reserved = [
+            "PBS_JOBID",
+            "PBS_JOBNAME",
+            "PBS_O_WORKDIR",
+            "PBS_O_HOST",
+            "PBS_QUEUE",
+            "MOAB_JOBID",
+            "MOAB_JOBNAME",
+            "MOAB_CLASS",
+            "MOAB_USER",
+            "MOAB_GROUP",
+            "MOAB_ACCOUNT",
+            "HOME",
+            "USER",
+            "LOGNAME",
+            "SHELL",
+        ];
+        let mut path = None;
+        for (k, v) in &self.req.env {
+            if k == "PATH" {
+                path = Some(v.clone());
+            } else if !reserved.contains(&k.as_str()) {
+                env.push((k.clone(), v.clone()));
+            }
+        }
+        let o_host = if self.req.submit_host.is_empty() {
+            host.to_string()
+        } else {
+            self.req.submit_host.clone()
+        };
+        for (k, v) in [
+            ("HOME", self.user.home.clone()),
+            ("USER", self.user.name.clone()),
+            ("LOGNAME", self.user.name.clone()),
+            ("SHELL", self.user.shell.clone()),
+            (
+                "PATH",
+                path.unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".to_string()),
+            ),
+            ("PBS_JOBID", sid.clone()),
+            ("PBS_JOBNAME", name.clone()),
+            ("PBS_O_WORKDIR", sdir.clone()),
+            ("PBS_O_HOST", o_host),
+            ("PBS_QUEUE", class.clone()),
+            ("MOAB_JOBID", sid),
+            ("MOAB_JOBNAME", name),
+            ("MOAB_CLASS", class),
+            ("MOAB_USER", self.user.name.clone()),
+            ("MOAB_GROUP", self.group.clone()),
+            ("MOAB_ACCOUNT", account),
+        ] {
+            env.push((k.to_string(), v));
+        }
+        self.exec.env = env;
+        (self.job, self.exec)
+    }
+}
+
+/// Resolves `-o`/`-e`: a file, or a directory (trailing `/` or existing
+/// directory) receiving the default name; `$MOAB_JOBID`/`$PBS_JOBID`
+/// expanded; relative paths against the submit directory.
+pub fn output_path(given: Option<&str>, default_name: &str, submit_dir: &str, id: &str) -> String {
+    let Some(g) = given.filter(|g| !g.is_empty()) else {
+        return Path::new(submit_dir)
+            .join(default_name)
+            .to_string_lossy()
+            .into_owned();
+    };
+    let mut g = g.to_string();
+    for var in ["MOAB_JOBID", "PBS_JOBID"] {
+        g = g.replace(&format!("${{{var}}}"), id);
+        g = g.replace(&format!("${var}"), id);
+    }
+    // `host:path` as qsub writes it.
+    if let Some((h, p)) = g.split_once(':') {
+        if !h.contains('/') && p.starts_with('/') {
+            g = p.to_string();
+        }
+    }
+    let abs = absolute(&g, submit_dir);
+    if g.ends_with('/') || Path::new(&abs).is_dir() {
+        Path::new(&abs)
+            .join(default_name)
+            .to_string_lossy()
+            .into_owned()
+    } else {
+        abs
+    }
+}
+
+fn absolute(p: &str, base: &str) -> String {
+    if p.starts_with('/') {
+        p.to_string()
+    } else {
+        Path::new(base).join(p).to_string_lossy().into_owned()
+    }
+}
+
+/// Checks that some set of usable nodes can hold the request.
+fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
+    let nodes: Vec<_> = state
+        .nodes()
+        .iter()
+        .filter(|n| n.admin != NodeAdminState::Down)
+        .filter(|n| n.has_features(&req.features))
+        .filter(|n| req.partition.as_ref().is_none_or(|p| *p == n.partition))
+        .collect();
+    if nodes.is_empty() {
+        return err(match (&req.partition, req.features.is_empty()) {
+            (Some(p), _) => format!("no nodes in partition '{p}' with the requested features"),
+            (None, false) => format!("no node has features '{}'", req.features.join(":")),
+            (None, true) => "no compute nodes are configured".to_string(),
+        });
+    }
+    let ppt = req.procs_per_task.max(1);
+    let max_procs = nodes.iter().map(|n| n.procs).max().unwrap_or(0);
+    if let Some(tpn) = req.tasks_per_node {
+        let need = tpn.saturating_mul(ppt);
+        if need > max_procs {
+            return err(format!(
+                "job requests {need} procs per node but no node has more than {max_procs}"
+            ));
+        }
+    }
+    if let Some(n) = req.nodes {
+        if n as usize > nodes.len() {
+            return err(format!(
+                "job requests {n} nodes but only {} are available",
+                nodes.len()
+            ));
+        }
+    }
+    let total: u64 = nodes.iter().map(|n| u64::from(n.procs / ppt)).sum();
+    if u64::from(req.tasks) > total {
+        return err(format!(
+            "job requests {} procs but the cluster has only {}",
+            req.total_procs(),
+            nodes.iter().map(|n| u64::from(n.procs)).sum::<u64>()
+        ));
+    }
+    if req.mem_per_task_mb > 0 {
+        let per_node_tasks = req.tasks_per_node.unwrap_or(1).max(1);
+        let need = req
+            .mem_per_task_mb
+            .saturating_mul(u64::from(per_node_tasks));
+        let max_mem = nodes.iter().map(|n| n.mem_mb).max().unwrap_or(0);
+        if max_mem > 0 && need > max_mem {
+            return err(format!(
+                "job requests {need} MB of memory per node but no node has more than {max_mem} MB"
+            ));
+        }
+        let total_mem: u64 = nodes.iter().map(|n| n.mem_mb).sum();
+        if total_mem > 0 && req.total_mem_mb() > total_mem {
+            return err(format!(
+                "job requests {} MB of memory but the cluster has only {total_mem} MB",
+                req.total_mem_mb()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Resources gathered from `-l` and `-W`.
+#[derive(Debug, Default)]
+struct Resources {
+    nodes: Option<u32>,
+    ppn: Option<u32>,
+    procs: Option<u32>,
+    ncpus: Option<u32>,
+    /// Total memory (`mem=`), per task (`pmem=`), virtual (`vmem=`), MB.
+    mem: Option<u64>,
+    pmem: Option<u64>,
+    vmem: Option<u64>,
+    walltime: Option<i64>,
+    qos: Option<String>,
+    features: Vec<String>,
+    partition: Option<String>,
+    flags: Vec<JobFlag>,
+    depend: Vec<Dependency>,
+    ttc: Option<String>,
+    gres: Vec<String>,
+}
+
+/// Splits `a=1,b=2` at commas.
+fn split_top(list: &str) -> impl Iterator<Item = &str> {
+    list.split(',').map(str::trim).filter(|s| !s.is_empty())
+}
+
+fn count(key: &str, v: &str) -> Result<u32, SubmitError> {
+    match v.trim().parse::<u32>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => err(format!("invalid value '{v}' for resource '{key}'")),
+    }
+}
+
+impl Resources {
+    fn apply(&mut self, item: &str) -> Result<(), SubmitError> {
+        let Some((key, value)) = item.split_once('=') else {
+            return err(format!("malformed resource '{item}' (expected name=value)"));
+        };
+        let key = key.trim().to_ascii_lowercase();
+        let value = value.trim();
+        match key.as_str() {
+            "nodes" => self.nodes_spec(value)?,
+            "ppn" => self.ppn = Some(count(&key, value)?),
+            "procs" => self.procs = Some(count(&key, value)?),
+            "ncpus" => self.ncpus = Some(count(&key, value)?),
+            "walltime" | "wclimit" => {
+                let w = parse_duration(value)
+                    .map_err(|_| SubmitError(format!("invalid walltime '{value}'")))?;
+                self.walltime = Some(w);
+            }
+            "mem" => self.mem = Some(parse_mem(value)?),
+            "pmem" => self.pmem = Some(parse_mem(value)?),
+            "vmem" | "pvmem" => self.vmem = Some(parse_mem(value)?),
+            "qos" => self.qos = Some(non_empty(&key, value)?),
+            "feature" | "features" => {
+                for f in value.split([':', '|']).filter(|f| !f.is_empty()) {
+                    self.features.push(f.to_string());
+                }
+            }
+            "partition" => self.partition = Some(non_empty(&key, value)?),
+            "flags" => self.flags_spec(value)?,
+            "depend" => self.depend_spec(value)?,
+            "ttc" => self.ttc = Some(non_empty(&key, value)?),
+            "gres" => self.gres.push(non_empty(&key, value)?),
+            "select" => self.select_spec(value)?,
+            "naccesspolicy" | "nodeset" | "file" | "cput" | "pcput" | "other" | "host" => {}
+            _ => return err(format!("unknown resource '{key}'")),
+        }
+        Ok(())
+    }
+
+    fn nodes_spec(&mut self, value: &str) -> Result<(), SubmitError> {
+        let mut parts = value.split(':');
+        let first = parts.next().unwrap_or("");
+        self.nodes = Some(count("nodes", first)?);
+        for p in parts {
+            if let Some(v) = p.strip_prefix("ppn=") {
+                self.ppn = Some(count("ppn", v)?);
+            } else if p.is_empty() || p.contains('=') {
+                return err(format!("malformed node specification '{value}'"));
+            } else {
+                self.features.push(p.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    fn select_spec(&mut self, value: &str) -> Result<(), SubmitError> {
+        let mut parts = value.split(':');
+        let chunks = count("select", parts.next().unwrap_or(""))?;
+        let mut ncpus = 1;
+        let mut mem = None;
+        for p in parts {
+            let Some((k, v)) = p.split_once('=') else {
+                return err(format!("malformed select specification '{value}'"));
+            };
+            match k.to_ascii_lowercase().as_str() {
+                "ncpus" | "mpiprocs" => ncpus = count(k, v)?,
+                "mem" => mem = Some(parse_mem(v)?),
+                _ => {}
+            }
+        }
+        self.nodes = Some(chunks);
+        self.ppn = Some(ncpus);
+        if let Some(m) = mem {
+            self.mem = Some(m.saturating_mul(u64::from(chunks)));
+        }
+        Ok(())
+    }
+
+    fn flags_spec(&mut self, value: &str) -> Result<(), SubmitError> {
+        for f in value.split([':', ',']).filter(|f| !f.is_empty()) {
+            let flag = f.parse::<JobFlag>().map_err(SubmitError)?;
+            self.flags.push(flag);
+        }
+        Ok(())
+    }
+
+    /// `afterok:1:2[,afterany:3]`.
+    fn depend_spec(&mut self, value: &str) -> Result<(), SubmitError> {
+        for group in value.split(',').filter(|g| !g.is_empty()) {
+            let mut parts = group.split(':');
+            let kind: DependencyKind = parts.next().unwrap_or("").parse().map_err(SubmitError)?;
+            let mut any = false;
+            for id in parts {
+                any = true;
+                self.depend.push(Dependency {
+                    kind,
+                    job: parse_job_id(id)
+                        .ok_or_else(|| SubmitError(format!("invalid dependency job id '{id}'")))?,
+                });
+            }
+            if !any {
+                return err(format!("dependency '{group}' names no job"));
+            }
+        }
+        Ok(())
+    }
+
+    /// One `-W` attribute: `x=...` RM extensions, `depend=...`; others are
+    /// accepted and ignored (`umask=`, `group_list=`...).
+    fn apply_extension(&mut self, ext: &str) -> Result<(), SubmitError> {
+        let Some((key, value)) = ext.split_once('=') else {
+            return err(format!("malformed attribute '{ext}'"));
+        };
+        match key.trim().to_ascii_lowercase().as_str() {
+            "x" => {
+                for part in value.split(';').filter(|p| !p.is_empty()) {
+                    let (k, v) = part
+                        .split_once([':', '='])
+                        .ok_or_else(|| SubmitError(format!("malformed extension '{part}'")))?;
+                    match k.to_ascii_lowercase().as_str() {
+                        "flags" => self.flags_spec(v)?,
+                        "qos" => self.qos = Some(non_empty(k, v)?),
+                        "partition" => self.partition = Some(non_empty(k, v)?),
+                        "feature" | "features" => self.apply(&format!("feature={v}"))?,
+                        "depend" => self.depend_spec(v)?,
+                        "gres" => self.gres.push(non_empty(k, v)?),
+                        "ttc" => self.ttc = Some(non_empty(k, v)?),
+                        "walltime" | "wclimit" => self.apply(&format!("walltime={v}"))?,
+                        "nodes" | "procs" | "mem" | "pmem" => self.apply(part)?,
+                        _ => {}
+                    }
+                }
+                Ok(())
+            }
+            "depend" => self.depend_spec(value.trim()),
+            _ => Ok(()),
+        }
+    }
+
+    fn request(&self) -> Result<Request, SubmitError> {
+        let mut r = Request::procs(1);
+        match (self.nodes, self.procs.or(self.ncpus)) {
+            (Some(n), None) => {
+                let ppn = self.ppn.unwrap_or(1);
+                r.tasks = n
+                    .checked_mul(ppn)
+                    .ok_or_else(|| SubmitError("node request too large".into()))?;
+                r.nodes = Some(n);
+                r.tasks_per_node = Some(ppn);
+            }
+            (None, Some(p)) => r.tasks = p,
+            (Some(n), Some(p)) => {
+                r.tasks = p.max(n);
+                r.nodes = Some(n);
+            }
+            (None, None) => {
+                if let Some(ppn) = self.ppn {
+                    r.tasks = ppn;
+                    r.nodes = Some(1);
+                    r.tasks_per_node = Some(ppn);
+                }
+            }
+        }
+        let tasks = u64::from(r.tasks.max(1));
+        r.mem_per_task_mb = match (self.pmem, self.mem.or(self.vmem)) {
+            (Some(p), _) => p,
+            (None, Some(total)) => total.div_ceil(tasks),
+            (None, None) => 0,
+        };
+        r.features = self.features.clone();
+        r.partition = self.partition.clone();
+        Ok(r)
+    }
+}
+
+fn non_empty(key: &str, v: &str) -> Result<String, SubmitError> {
+    if v.trim().is_empty() {
+        err(format!("empty value for '{key}'"))
+    } else {
+        Ok(v.trim().to_string())
+    }
+}
+
+/// `Moab.17`, `17`, `17.host` → 17.
+pub fn parse_job_id(text: &str) -> Option<JobId> {
+    let t = text.trim();
+    if let Ok(n) = t.parse() {
+        return Some(n);
+    }
+    if let Some((a, b)) = t.split_once('.') {
+        if let Ok(n) = b.parse() {
+            return Some(n);
+        }
+        if let Ok(n) = a.parse() {
+            return Some(n);
+        }
+    }
+    None
+}
+
+/// Memory with a unit (`b kb mb gb tb`, also `k m g t`, `w` ignored, case
+/// insensitive); no unit means bytes. Result in MB, rounded up.
+pub fn parse_mem(text: &str) -> Result<u64, SubmitError> {
+    let t = text.trim().to_ascii_lowercase();
+    let digits = t.bytes().take_while(u8::is_ascii_digit).count();
+    let (num, unit) = t.split_at(digits);
+    let bad = || SubmitError(format!("invalid memory specification '{text}'"));
+    let n: u64 = num.parse().map_err(|_| bad())?;
+    let kb: u64 = match unit {
+        "" | "b" => return Ok(n.div_ceil(1024 * 1024)),
+        "k" | "kb" => n,
+        "m" | "mb" => n.checked_mul(1024).ok_or_else(bad)?,
+        "g" | "gb" => n.checked_mul(1024 * 1024).ok_or_else(bad)?,
+        "t" | "tb" => n.checked_mul(1024 * 1024 * 1024).ok_or_else(bad)?,
+        _ => return Err(bad()),
+    };
+    Ok(kb.div_ceil(1024))
+}
+
+/// `msub -a [[[[CC]YY]MM]DD]hhmm[.SS]` in local time.
+pub fn parse_start_date(text: &str, now: Time) -> Result<Time, SubmitError> {
+    let bad = || SubmitError(format!("invalid date '{text}'"));
+    let (main, secs) = match text.split_once('.') {
+        Some((m, s)) => (m, Some(s)),
+        None => (text, None),
+    };
+    if !main.bytes().all(|b| b.is_ascii_digit()) || ![4, 6, 8, 10, 12].contains(&main.len()) {
+        return Err(bad());
+    }
+    let field = |s: &str| s.parse::<i32>().map_err(|_| bad());
+    let sec = match secs {
+        Some(s) if s.len() == 2 => field(s)?,
+        Some(_) => return Err(bad()),
+        None => 0,
+    };
+    let t = now as libc::time_t;
+    // SAFETY: zeroed tm is a valid out-parameter; localtime_r fills it.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid for the call.
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return Err(bad());
+    }
+    let n = main.len();
+    tm.tm_min = field(&main[n - 2..])?;
+    tm.tm_hour = field(&main[n - 4..n - 2])?;
+    if n >= 6 {
+        tm.tm_mday = field(&main[n - 6..n - 4])?;
+    }
+    if n >= 8 {
+        tm.tm_mon = field(&main[n - 8..n - 6])? - 1;
+    }
+    if n >= 10 {
+        let yy = field(&main[n - 10..n - 8])?;
+        tm.tm_year = if n == 12 {
+            field(&main[..2])? * 100 + yy - 1900
+        } else {
+            2000 + yy - 1900
+        };
+    }
+    tm.tm_sec = sec;
+    tm.tm_isdst = -1;
+    if tm.tm_min > 59 || tm.tm_hour > 23 || tm.tm_sec > 60 || !(0..12).contains(&tm.tm_mon) {
+        return Err(bad());
+    }
+    if !(1..=31).contains(&tm.tm_mday) {
+        return Err(bad());
+    }
+    // SAFETY: tm is fully initialised.
+    let at = unsafe { libc::mktime(&mut tm) };
+    if at == -1 {
+        return Err(bad());
+    }
+    Ok(at as Time)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,165 @@
+//! Unit tests of submission parsing.
+
+use super::*;
+use arches_core::Node;
+
+fn user() -> UserInfo {
+    UserInfo {
+        name: "alice".into(),
+        uid: 1000,
+        gid: 1000,
+        home: "/home/alice".into(),
+        shell: "/bin/bash".into(),
+    }
+}
+
+fn submit(resources: &[&str], ext: &[&str]) -> Result<Submission, SubmitError> {
+    let req = SubmitRequest {
+        script: "true\n".into(),
+        resources: resources.iter().map(|s| s.to_string()).collect(),
+        extensions: ext.iter().map(|s| s.to_string()).collect(),
+        submit_dir: "/tmp/sub".into(),
+        ..SubmitRequest::default()
+    };
+    parse(&req, &user(), "users", &Policy::default(), 1000)
+}
+
+#[test]
+fn nodes_ppn_features_and_walltime() {
+    let s = submit(&["nodes=2:ppn=4:fast,walltime=1-02:00:00"], &[]).unwrap();
+    let r = &s.job.req;
+    assert_eq!((r.tasks, r.nodes, r.tasks_per_node), (8, Some(2), Some(4)));
+    assert_eq!(r.features, vec!["fast".to_string()]);
+    assert_eq!(s.job.walltime, Some(93600));
+    let s = submit(&["walltime=30:00:00", "procs=3"], &[]).unwrap();
+    assert_eq!(s.job.walltime, Some(108000));
+    assert_eq!(s.job.req.tasks, 3);
+}
+
+#[test]
+fn memory_units_and_select() {
+    assert_eq!(parse_mem("2GB").unwrap(), 2048);
+    assert_eq!(parse_mem("512mb").unwrap(), 512);
+    assert_eq!(parse_mem("1024kb").unwrap(), 1);
+    assert_eq!(parse_mem("1tb").unwrap(), 1024 * 1024);
+    assert!(parse_mem("12xb").is_err());
+    let s = submit(&["select=1:ncpus=4:mem=8gb"], &[]).unwrap();
+    assert_eq!(s.job.req.tasks, 4);
+    assert_eq!(s.job.req.mem_per_task_mb, 2048);
+    let s = submit(&["procs=2,pmem=100mb"], &[]).unwrap();
+    assert_eq!(s.job.req.total_mem_mb(), 200);
+}
+
+#[test]
+fn flags_depend_and_extensions() {
+    let s = submit(
+        &["flags=suspendable", "qos=high", "gres=matlab:2"],
+        &[
+            "x=FLAGS:RESTARTABLE;PARTITION:p1",
+            "depend=afterok:Moab.4:5",
+        ],
+    )
+    .unwrap();
+    assert!(s.job.flags.contains(JobFlag::Suspendable));
+    assert!(s.job.flags.contains(JobFlag::Restartable));
+    assert_eq!(s.job.req.partition.as_deref(), Some("p1"));
+    assert_eq!(s.job.cred.qos.as_deref(), Some("high"));
+    assert_eq!(s.job.depend.len(), 2);
+    assert_eq!(s.job.depend[0].job, 4);
+    assert_eq!(s.exec.gres, vec!["matlab:2".to_string()]);
+}
+
+#[test]
+fn malformed_requests_are_rejected() {
+    for bad in [
+        "walltime=0",
+        "walltime=-5",
+        "procs=abc",
+        "nodes=0",
+        "mem=lots",
+        "nodes=1:ppn=",
+        "bogus",
+        "flags=whatever",
+    ] {
+        assert!(submit(&[bad], &[]).is_err(), "{bad} accepted");
+    }
+    assert!(submit(&[], &["depend=afterok"]).is_err());
+    let e = submit(&["walltime=0"], &[]).unwrap_err();
+    assert!(e.message().starts_with("ERROR:    cannot submit job - "));
+}
+
+#[test]
+fn cluster_fit_and_dependencies_are_checked() {
+    let state = State::new(vec![Node::new("n1", 4, 1000)]);
+    assert!(submit(&["nodes=1:ppn=4"], &[])
+        .unwrap()
+        .check_against(&state)
+        .is_ok());
+    for bad in [
+        "nodes=1:ppn=5",
+        "nodes=2",
+        "procs=5",
+        "mem=2000mb",
+        "feature=gpu",
+    ] {
+        let s = submit(&[bad], &[]).unwrap();
+        assert!(s.check_against(&state).is_err(), "{bad} fits?");
+    }
+    let s = submit(&[], &["depend=afterok:99"]).unwrap();
+    assert!(s.check_against(&state).unwrap_err().0.contains("99"));
+}
+
+#[test]
+fn finalize_resolves_paths_and_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_string_lossy().to_string();
+    let req = SubmitRequest {
+        script: "true\n".into(),
+        name: Some("job".into()),
+        submit_dir: d.clone(),
+        output: Some("out/$MOAB_JOBID.log".into()),
+        error: Some(format!("{d}/")),
+        env: vec![("FOO".into(), "bar".into()), ("PATH".into(), "/x".into())],
+        ..SubmitRequest::default()
+    };
+    let s = parse(&req, &user(), "users", &Policy::default(), 0).unwrap();
+    let (job, exec) = s.finalize(42, "host");
+    assert_eq!(job.id, 42);
+    assert_eq!(exec.stdout, format!("{d}/out/42.log"));
+    assert_eq!(exec.stderr, format!("{d}/job.e42"));
+    let get = |k: &str| {
+        exec.env
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(get("FOO").as_deref(), Some("bar"));
+    assert_eq!(get("PATH").as_deref(), Some("/x"));
+    assert_eq!(get("PBS_JOBID").as_deref(), Some("42"));
+    assert_eq!(get("MOAB_JOBNAME").as_deref(), Some("job"));
+    assert_eq!(get("MOAB_USER").as_deref(), Some("alice"));
+    assert_eq!(get("HOME").as_deref(), Some("/home/alice"));
+    assert_eq!(output_path(None, "x.o1", "/s", "1"), "/s/x.o1".to_string());
+}
+
+#[test]
+fn start_dates_parse_in_local_time() {
+    let now = 1_700_000_000;
+    let t = parse_start_date("202612041300", now).unwrap();
+    let t2 = parse_start_date("202612041300.30", now).unwrap();
+    assert_eq!(t2 - t, 30);
+    assert!(parse_start_date("2561", now).is_err());
+    assert!(parse_start_date("abc", now).is_err());
+    let s = submit(&[], &[]).unwrap();
+    assert_eq!(s.job.start_after, None);
+}
+
+#[test]
+fn oversized_script_is_rejected() {
+    let req = SubmitRequest {
+        script: "x".repeat(MAX_SCRIPT_BYTES + 1),
+        submit_dir: "/tmp".into(),
+        ..SubmitRequest::default()
+    };
+    assert!(parse(&req, &user(), "u", &Policy::default(), 0).is_err());
+}

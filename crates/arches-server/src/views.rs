@@ -1,0 +1,592 @@
+//! Read-only views built from the last published [`Snapshot`]: showq,
+//! checkjob, checknode, mdiag, showres, showstats... Never touches the actor.
+
+use arches_api::{
+    ClusterSummary, ConfigDiagnostic, ConfigView, CredentialInfo, CredentialsView, JobDetail,
+    JobPriority, JobSummary, JobsRequest, JobsView, NodeInfo, NodeReservation, NodeShare,
+    NodesView, PriorityComponent, PriorityView, QueueView, ReservationInfo, ReservationSpan,
+    ReservationsView, SchedulerView, Section, StatsView,
+};
+use arches_core::policy::Limits;
+use arches_core::{CompletionCode, Job, JobFlag, NodeAdminState, StartKind};
+
+use crate::actor::Snapshot;
+use crate::jobspec::parse_job_id;
+
+/// showq's data.
+pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
+    let mut active = Vec::new();
+    let mut waiting = Vec::new();
+    let mut done = Vec::new();
+    for j in s.state.jobs() {
+        if j.state.is_active() {
+            active.push((j.expected_end().unwrap_or(i64::MAX), j.id, summary(s, j)));
+        } else if j.state.is_finished() {
+            if completed {
+                let t = j.completion.map_or(0, |c| c.time);
+                done.push((t, j.id, summary(s, j)));
+            }
+        } else {
+            let rank = s.plan.decisions.get(&j.id).map_or(u32::MAX, |d| d.rank);
+            waiting.push((rank, j.id, summary(s, j)));
+        }
+    }
+    active.sort_by_key(|(t, id, _)| (*t, *id));
+    waiting.sort_by_key(|(r, id, _)| (*r, *id));
+    done.sort_by_key(|(t, id, _)| (*t, *id));
+    let (eligible, blocked): (Vec<_>, Vec<_>) = waiting
+        .into_iter()
+        .partition(|(_, _, j)| j.section == Section::Eligible);
+    let jobs = active
+        .into_iter()
+        .map(|x| x.2)
+        .chain(eligible.into_iter().map(|x| x.2))
+        .chain(blocked.into_iter().map(|x| x.2))
+        .chain(done.into_iter().map(|x| x.2))
+        .collect();
+    QueueView {
+        now: s.now,
+        cluster: cluster(s),
+        jobs,
+        purge_secs: s.cfg.purge_secs,
+        scheduler: s.cfg.scheduler_name.clone(),
+    }
+}
+
+/// checkjob's data: the jobs asked for, in order, and the unknown ids.
+pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
+    let mut out = JobsView {
+        now: s.now,
+        jobs: Vec::new(),
+        unknown: Vec::new(),
+    };
+    for text in &req.ids {
+        if text.eq_ignore_ascii_case("ALL") {
+            let all = s
+                .state
+                .jobs()
+                .filter(|j| req.completed || !j.state.is_finished());
+            out.jobs.extend(all.map(|j| detail(s, j)));
+            continue;
+        }
+        match parse_job_id(text).and_then(|id| s.state.job(id)) {
+            Some(j) => out.jobs.push(detail(s, j)),
+            None => out.unknown.push(text.clone()),
+        }
+    }
+    out
+}
+
+/// The summary line of one job.
+pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
+    let decision = s.plan.decisions.get(&j.id);
+    let queued = !j.state.is_active() && !j.state.is_finished();
+    let section = if j.state.is_active() {
+        Section::Active
+    } else if j.state.is_finished() {
+        Section::Completed
+    } else {
+        let eligible = decision.map_or(j.holds.is_empty(), |d| d.eligible && j.holds.is_empty());
+        if eligible {
+            Section::Eligible
+        } else {
+            Section::Blocked
+        }
+    };
+    let run = j.run.as_ref();
+    let first = run
+        .and_then(|r| r.alloc.first())
+        .and_then(|a| s.state.node(a.node));
+    let eligible_from = j.start_after.unwrap_or(j.submit_time).max(j.submit_time);
+    JobSummary {
+        id: j.id,
+        name: j.name.clone(),
+        user: j.cred.user.clone(),
+        group: j.cred.group.clone(),
+        account: j.cred.account.clone(),
+        class: j.cred.class.clone(),
+        qos: j.cred.qos.clone(),
+        state: j.display_state().as_str().to_string(),
+        section,
+        procs: j.procs(),
+        nodes: match run {
+            Some(r) if j.state.is_active() => Some(r.nodes()),
+            _ => j.req.nodes,
+        },
+        walltime: j.walltime,
+        submit_time: j.submit_time,
+        start_time: run.map(|r| r.start_time),
+        completion_time: j.completion.map(|c| c.time),
+        exit_code: j.completion.and_then(|c| match c.code {
+            CompletionCode::Exit(x) => Some(x),
+            CompletionCode::Cancelled => None,
+        }),
+        cancelled: j
+            .completion
+            .is_some_and(|c| c.code == CompletionCode::Cancelled),
+        priority: j
+            .sys_prio
+            .or(decision.map(|d| d.priority.total))
+            .unwrap_or(0),
+        system_priority: j.sys_prio.is_some(),
+        rank: decision.map(|d| d.rank),
+        master_host: first.map(|n| n.name.clone()),
+        partition: first
+            .map(|n| n.partition.clone())
+            .or_else(|| j.req.partition.clone()),
+        suspended_secs: run.map_or(0, |r| r.suspended_secs),
+        reservation_start: s.plan.reservation(j.id).map(|r| r.start),
+        backfilled: run.is_some_and(|r| r.how == StartKind::Backfill),
+        preemptible: j.flags.contains(JobFlag::Preemptee),
+        block_reason: decision
+            .and_then(|d| d.reason.as_ref())
+            .map(|r| r.to_string()),
+        eligible_secs: if queued && section == Section::Eligible {
+            (s.now - eligible_from).max(0)
+        } else {
+            0
+        },
+        restartable: j.flags.contains(JobFlag::Restartable),
+    }
+}
+
+fn shares(s: &Snapshot, alloc: &[arches_core::Alloc]) -> Vec<NodeShare> {
+    alloc
+        .iter()
+        .filter_map(|a| {
+            Some(NodeShare {
+                node: s.state.node(a.node)?.name.clone(),
+                tasks: a.tasks,
+            })
+        })
+        .collect()
+}
+
+/// Everything checkjob shows about one job.
+pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
+    let rec = s.exec.get(&j.id);
+    let decision = s.plan.decisions.get(&j.id);
+    let reservation = s.plan.reservation(j.id).map(|r| ReservationSpan {
+        start: r.start,
+        end: r.end,
+        nodes: shares(s, &r.alloc),
+    });
+    JobDetail {
+        summary: summary(s, j),
+        holds: j.holds.iter().map(|h| h.as_str().to_string()).collect(),
+        tasks: j.req.tasks,
+        tasks_per_node: j.req.tasks_per_node,
+        mem_per_task_mb: j.req.mem_per_task_mb,
+        features: j.req.features.clone(),
+        flags: j.flags.iter().map(|f| f.as_str().to_string()).collect(),
+        depend: j
+            .depend
+            .iter()
+            .map(|d| format!("{}:{}", d.kind.as_str(), d.job))
+            .collect(),
+        start_after: j.start_after,
+        start_count: j.start_count,
+        bypass_count: j.bypass_count,
+        user_priority: j.user_prio,
+        allocated: j
+            .run
+            .as_ref()
+            .filter(|_| j.state.is_active())
+            .map(|r| shares(s, &r.alloc))
+            .unwrap_or_default(),
+        reservation,
+        priority_components: decision
+            .map(|d| components(&d.priority.components))
+            .unwrap_or_default(),
+        iwd: rec.map(|r| r.workdir.clone()).unwrap_or_default(),
+        submit_dir: rec.map(|r| r.submit_dir.clone()).unwrap_or_default(),
+        executable: rec.map(|r| r.script.clone()).unwrap_or_default(),
+        shell: rec.and_then(|r| r.shell.clone()),
+        output_file: rec.map(|r| r.stdout.clone()).unwrap_or_default(),
+        error_file: rec.map(|r| r.stderr.clone()).unwrap_or_default(),
+        join: rec.is_some_and(|r| r.join),
+        submit_args: rec.map(|r| r.submit_args.clone()).unwrap_or_default(),
+        submit_host: rec.map(|r| r.submit_host.clone()).unwrap_or_default(),
+        mail_options: rec.and_then(|r| r.mail_options.clone()),
+        messages: rec.map(|r| r.messages.clone()).unwrap_or_default(),
+        start_kind: j.run.as_ref().map(|r| {
+            match r.how {
+                StartKind::Priority => "Priority",
+                StartKind::Reserved => "Reserved",
+                StartKind::Backfill => "Backfill",
+                StartKind::Forced => "Forced",
+            }
+            .to_string()
+        }),
+    }
+}
+
+fn components(c: &[arches_core::plan::PriorityComponent]) -> Vec<PriorityComponent> {
+    c.iter()
+        .map(|c| PriorityComponent {
+            component: c.component.to_string(),
+            sub: c.sub.to_string(),
+            value: c.value,
+            contribution: c.contribution,
+        })
+        .collect()
+}
+
+/// showq's cluster summary.
+pub fn cluster(s: &Snapshot) -> ClusterSummary {
+    let mut c = ClusterSummary::default();
+    for (i, n) in s.state.nodes().iter().enumerate() {
+        let u = s.state.usage(i as u32);
+        c.config_nodes += 1;
+        if n.admin == NodeAdminState::Down {
+            continue;
+        }
+        c.up_nodes += 1;
+        c.up_procs += n.procs;
+        c.alloc_procs += u.procs;
+        if u.jobs > 0 {
+            c.active_nodes += 1;
+        }
+    }
+    c.idle_nodes = c.up_nodes - c.active_nodes;
+    c.idle_procs = c.up_procs.saturating_sub(c.alloc_procs);
+    c
+}
+
+/// checknode / mdiag -n data; `name` restricts to one node (`ALL`: every node).
+pub fn nodes(s: &Snapshot, name: Option<&str>) -> NodesView {
+    let mut out = Vec::new();
+    for (i, n) in s.state.nodes().iter().enumerate() {
+        if name.is_some_and(|w| !w.eq_ignore_ascii_case("ALL") && w != n.name) {
+            continue;
+        }
+        let id = i as u32;
+        let u = s.state.usage(id);
+        let on_node = |j: &&Job| {
+            j.run
+                .as_ref()
+                .is_some_and(|r| r.alloc.iter().any(|a| a.node == id))
+        };
+        let jobs: Vec<&Job> = s.state.active().filter(on_node).collect();
+        let mut reservations: Vec<NodeReservation> = jobs
+            .iter()
+            .map(|j| NodeReservation {
+                id: j.id.to_string(),
+                kind: "Job".to_string(),
+                job_state: Some(j.display_state().as_str().to_string()),
+                tasks: task_count(j.run.as_ref().map(|r| r.alloc.as_slice()), id),
+                start: j.run.as_ref().map_or(s.now, |r| r.start_time),
+                end: j.expected_end(),
+            })
+            .collect();
+        for r in &s.plan.reservations {
+            if r.alloc.iter().any(|a| a.node == id) {
+                reservations.push(NodeReservation {
+                    id: r.job.to_string(),
+                    kind: "Job".to_string(),
+                    job_state: Some("Idle".to_string()),
+                    tasks: task_count(Some(&r.alloc), id),
+                    start: r.start,
+                    end: r.end,
+                });
+            }
+        }
+        out.push(NodeInfo {
+            name: n.name.clone(),
+            state: s
+                .state
+                .node_state(id)
+                .map_or("Unknown", |st| st.as_str())
+                .to_string(),
+            state_secs: s.now - s.stats.started,
+            procs: n.procs,
+            procs_used: u.procs,
+            mem_mb: n.mem_mb,
+            mem_used_mb: u.mem_mb,
+            features: n.features.clone(),
+            partition: n.partition.clone(),
+            classes: s.cfg.policy.classes.keys().cloned().collect(),
+            jobs: jobs.iter().map(|j| j.id).collect(),
+            load: f64::from(u.procs),
+            total_secs: s.now - s.stats.started,
+            up_secs: s.now - s.stats.started,
+            active_secs: 0,
+            reservations,
+            rm: s.rm_name.clone(),
+            rm_type: s.rm_kind.clone(),
+            opsys: None,
+            arch: None,
+            last_update: s.now,
+        });
+    }
+    NodesView {
+        now: s.now,
+        nodes: out,
+    }
+}
+
+fn task_count(alloc: Option<&[arches_core::Alloc]>, node: u32) -> u32 {
+    alloc
+        .unwrap_or_default()
+        .iter()
+        .filter(|a| a.node == node)
+        .map(|a| a.tasks)
+        .sum()
+}
+
+/// mdiag -S data.
+pub fn scheduler(s: &Snapshot) -> SchedulerView {
+    let st = &s.stats;
+    SchedulerView {
+        now: s.now,
+        host: s.host.clone(),
+        socket: s.socket.clone(),
+        mode: "NORMAL".to_string(),
+        started: st.started,
+        iterations: st.iterations,
+        last_iteration_ms: st.last_ms,
+        avg_iteration_ms: if st.iterations > 0 {
+            st.total_ms / st.iterations as f64
+        } else {
+            0.0
+        },
+        max_iteration_ms: st.max_ms,
+        paused: st.paused,
+        messages: s.cfg.warnings.clone(),
+    }
+}
+
+/// mdiag -p data.
+pub fn priority(s: &Snapshot) -> PriorityView {
+    let w = &s.cfg.policy.weights;
+    let weights = [
+        ("Serv", "QTime", w.service, w.queuetime),
+        ("Serv", "XFactor", w.service, w.xfactor),
+        ("Serv", "Bypass", w.service, w.bypass),
+        ("Cred", "User", w.cred, w.user),
+        ("Cred", "Group", w.cred, w.group),
+        ("Cred", "Account", w.cred, w.account),
+        ("Cred", "Class", w.cred, w.class),
+        ("Cred", "QOS", w.cred, w.qos),
+    ]
+    .into_iter()
+    .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d))
+    .collect();
+    let mut jobs: Vec<(u32, JobPriority)> = s
+        .state
+        .queued()
+        .map(|j| {
+            let d = s.plan.decisions.get(&j.id);
+            (
+                d.map_or(u32::MAX, |d| d.rank),
+                JobPriority {
+                    id: j.id,
+                    priority: j.sys_prio.or(d.map(|d| d.priority.total)).unwrap_or(0),
+                    system: j.sys_prio.is_some(),
+                    state: j.display_state().as_str().to_string(),
+                    components: d
+                        .map(|d| components(&d.priority.components))
+                        .unwrap_or_default(),
+                },
+            )
+        })
+        .collect();
+    jobs.sort_by_key(|(r, p)| (*r, p.id));
+    PriorityView {
+        now: s.now,
+        weights,
+        jobs: jobs.into_iter().map(|x| x.1).collect(),
+    }
+}
+
+/// showres data: active jobs and the plan's priority reservations.
+pub fn reservations(s: &Snapshot) -> ReservationsView {
+    let mut out = Vec::new();
+    for j in s.state.active() {
+        let Some(r) = j.run.as_ref() else { continue };
+        out.push(ReservationInfo {
+            id: j.id.to_string(),
+            kind: "Job".to_string(),
+            job_state: Some(j.display_state().as_str().to_string()),
+            start: r.start_time,
+            end: j.expected_end(),
+            nodes: shares(s, &r.alloc),
+            procs: r.procs(),
+            owner: Some(j.cred.user.clone()),
+            flags: Vec::new(),
+            acl: Vec::new(),
+        });
+    }
+    for r in &s.plan.reservations {
+        let Some(j) = s.state.job(r.job) else {
+            continue;
+        };
+        out.push(ReservationInfo {
+            id: r.job.to_string(),
+            kind: "Job".to_string(),
+            job_state: Some(j.display_state().as_str().to_string()),
+            start: r.start,
+            end: r.end,
+            nodes: shares(s, &r.alloc),
+            procs: r.alloc.iter().map(|a| a.procs).sum(),
+            owner: Some(j.cred.user.clone()),
+            flags: Vec::new(),
+            acl: Vec::new(),
+        });
+    }
+    ReservationsView {
+        now: s.now,
+        reservations: out,
+    }
+}
+
+/// The running configuration.
+pub fn config(s: &Snapshot) -> ConfigView {
+    ConfigView {
+        file: s.cfg.file.as_ref().map(|f| f.display().to_string()),
+        parameters: s.cfg.parameters.clone(),
+        diagnostics: s
+            .cfg
+            .warnings
+            .iter()
+            .map(|w| ConfigDiagnostic {
+                file: s
+                    .cfg
+                    .file
+                    .as_ref()
+                    .map(|f| f.display().to_string())
+                    .unwrap_or_default(),
+                line: 0,
+                severity: "WARNING".to_string(),
+                message: w.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// mdiag -u/-g/-a/-c/-q data: configured credentials and those in use.
+pub fn credentials(s: &Snapshot) -> CredentialsView {
+    use std::collections::BTreeMap;
+    let p = &s.cfg.policy;
+    // (kind, name) -> info
+    let mut map: BTreeMap<(&'static str, String), CredentialInfo> = BTreeMap::new();
+    fn entry<'m>(
+        map: &'m mut BTreeMap<(&'static str, String), CredentialInfo>,
+        kind: &'static str,
+        name: &str,
+    ) -> &'m mut CredentialInfo {
+        map.entry((kind, name.to_string()))
+            .or_insert_with(|| CredentialInfo {
+                kind: kind.to_string(),
+                name: name.to_string(),
+                priority: 0,
+                flags: Vec::new(),
+                limits: Vec::new(),
+                attributes: Vec::new(),
+                active_jobs: 0,
+                active_procs: 0,
+            })
+    }
+    for (kind, creds) in [
+        ("user", &p.users),
+        ("group", &p.groups),
+        ("account", &p.accounts),
+    ] {
+        for (name, c) in creds {
+            let e = entry(&mut map, kind, name);
+            e.priority = c.priority;
+            e.limits = limits(&c.limits);
+        }
+    }
+    for (name, c) in &p.classes {
+        let e = entry(&mut map, "class", name);
+        e.priority = c.priority;
+        e.limits = limits(&c.limits);
+        if let Some(w) = c.default_wclimit {
+            e.attributes
+                .push(("DEFAULT.WCLIMIT".to_string(), w.to_string()));
+        }
+        if let Some(w) = c.max_wclimit {
+            e.attributes
+                .push(("MAX.WCLIMIT".to_string(), w.to_string()));
+        }
+    }
+    for (name, q) in &p.qos {
+        let e = entry(&mut map, "qos", name);
+        e.priority = q.priority;
+        e.limits = limits(&q.limits);
+        e.flags = q.flags.iter().map(|f| f.to_string()).collect();
+    }
+    for j in s.state.jobs().filter(|j| !j.state.is_finished()) {
+        let c = &j.cred;
+        let names = [
+            ("user", Some(&c.user)),
+            ("group", Some(&c.group)),
+            ("account", c.account.as_ref()),
+            ("class", c.class.as_ref()),
+            ("qos", c.qos.as_ref()),
+        ];
+        for (kind, name) in names {
+            let Some(name) = name else { continue };
+            let e = entry(&mut map, kind, name);
+            if j.state.is_active() {
+                e.active_jobs += 1;
+                e.active_procs += j.procs();
+            }
+        }
+    }
+    CredentialsView {
+        credentials: map.into_values().collect(),
+    }
+}
+
+fn limits(l: &Limits) -> Vec<(String, u64, u64)> {
+    [
+        ("MAXJOB", l.max_job),
+        ("MAXPROC", l.max_proc),
+        ("MAXNODE", l.max_node),
+        ("MAXWC", l.max_wc),
+    ]
+    .into_iter()
+    .filter_map(|(n, v)| v.map(|v| (n.to_string(), v.soft, v.hard)))
+    .collect()
+}
+
+/// showstats data.
+pub fn stats(s: &Snapshot) -> StatsView {
+    let st = &s.stats;
+    let up_procs: u64 = s
+        .state
+        .nodes()
+        .iter()
+        .filter(|n| n.admin != NodeAdminState::Down)
+        .map(|n| u64::from(n.procs))
+        .sum();
+    let mut acc = (0.0, 0u32);
+    for j in s.state.jobs().filter(|j| j.state.is_finished()) {
+        if let (Some(r), Some(c), Some(w)) = (j.run.as_ref(), j.completion, j.walltime) {
+            if w > 0 {
+                acc.0 += ((c.time - r.start_time).max(0) as f64 / w as f64).min(1.0);
+                acc.1 += 1;
+            }
+        }
+    }
+    StatsView {
+        now: s.now,
+        since: st.started,
+        jobs_completed: st.jobs_completed,
+        jobs_backfilled: st.jobs_backfilled,
+        proc_seconds_used: st.proc_seconds_used,
+        proc_seconds_available: up_procs as f64 * (s.now - st.started).max(0) as f64,
+        wallclock_accuracy: if acc.1 > 0 {
+            acc.0 / f64::from(acc.1)
+        } else {
+            0.0
+        },
+        avg_wait_secs: if st.jobs_started > 0 {
+            st.wait_secs_total / st.jobs_started as f64
+        } else {
+            0.0
+        },
+    }
+}

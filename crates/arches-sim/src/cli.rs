@@ -1,0 +1,364 @@
+//! `moab simulate`: the command-line front end of the simulator.
+//!
+//! Reads a trace (`--trace FILE.swf[.gz]`) or a JSONL workload
+//! (`--workload FILE.jsonl`), replays it on a machine (`--procs`, default the
+//! trace header's `MaxProcs`) under a policy (`--backfill`,
+//! `--reservation-depth`), and writes the summary JSON (`--summary`, default
+//! stdout) and optionally the per-job CSV (`--jobs-csv`). `--generate OUT.swf`
+//! writes a synthetic Lublin & Feitelson workload instead.
+
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use arches_core::policy::{BackfillPolicy, ReservationBucket};
+use arches_core::Policy;
+
+use crate::generate::{generate, GenerateParams};
+use crate::metrics::{summarize, write_jobs_csv, SkippedEntry, Summary};
+use crate::run::{machine, Simulation};
+use crate::swf::{read_swf, to_jobs, SwfOptions};
+use crate::workload::{read_jsonl, SimJob};
+
+/// Exit status: success.
+pub const EXIT_OK: u8 = 0;
+/// Exit status: the simulation or its output failed.
+pub const EXIT_FAILURE: u8 = 1;
+/// Exit status: bad arguments or unreadable input.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Instants simulated between two progress-bar updates.
+const PROGRESS_STEP: usize = 4096;
+
+/// Arguments of `moab simulate`.
+#[derive(Debug, Clone, clap::Args)]
+#[command(group(clap::ArgGroup::new("input").required(true).args(["trace", "workload", "generate"])))]
+pub struct SimulateArgs {
+    /// SWF trace to replay (plain or gzip).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// JSONL workload to replay (one job per line, see the arches-sim docs).
+    #[arg(long, value_name = "FILE")]
+    pub workload: Option<PathBuf>,
+    /// Machine size in processors (default: the trace header's MaxProcs).
+    #[arg(long, value_name = "N")]
+    pub procs: Option<u32>,
+    /// Processors per node (default: one node holding every processor).
+    #[arg(long, value_name = "K")]
+    pub procs_per_node: Option<u32>,
+    /// BACKFILLPOLICY: FIRSTFIT, BESTFIT, NONE...
+    #[arg(long, value_name = "POLICY", default_value = "FIRSTFIT")]
+    pub backfill: BackfillPolicy,
+    /// RESERVATIONDEPTH (1 = EASY); `all` reserves for every queued job
+    /// (conservative backfill).
+    #[arg(long, value_name = "N|all", default_value = "1", value_parser = parse_depth)]
+    pub reservation_depth: u32,
+    /// Where to write the summary JSON (`-` = stdout).
+    #[arg(long, value_name = "FILE|-", default_value = "-")]
+    pub summary: String,
+    /// Write one CSV line per job here.
+    #[arg(long, value_name = "FILE")]
+    pub jobs_csv: Option<PathBuf>,
+    /// SC'15 strong filter: drop jobs with run, processors or requested time <= 0.
+    #[arg(long)]
+    pub sanitize: bool,
+    /// Keep only jobs numbered at least N (KTH's cleaned log: 15).
+    #[arg(long, value_name = "N")]
+    pub min_job_id: Option<u64>,
+    /// Write a self-contained HTML report (SVG charts) here.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+    /// Skip malformed trace lines (counted in the summary) instead of failing.
+    #[arg(long)]
+    pub skip_malformed: bool,
+    /// Stop the clock T seconds after the trace start.
+    #[arg(long, value_name = "T")]
+    pub until: Option<i64>,
+    /// Write a synthetic Lublin & Feitelson workload to this SWF file and exit.
+    #[arg(long, value_name = "OUT.swf")]
+    pub generate: Option<PathBuf>,
+    /// Generator: number of jobs.
+    #[arg(long, value_name = "N", default_value = "10000")]
+    pub gen_jobs: usize,
+    /// Generator: PRNG seed.
+    #[arg(long, value_name = "SEED", default_value = "1")]
+    pub seed: u64,
+    /// Generator: target offered load (0 < L).
+    #[arg(long, value_name = "L", default_value = "0.7")]
+    pub target_load: f64,
+}
+
+fn parse_depth(s: &str) -> Result<u32, String> {
+    if s.eq_ignore_ascii_case("all") {
+        Ok(u32::MAX)
+    } else {
+        s.parse()
+            .map_err(|_| format!("invalid reservation depth '{s}' (a number or `all`)"))
+    }
+}
+
+/// Runs `moab simulate`.
+pub fn main(args: SimulateArgs) -> ExitCode {
+    match run(&args) {
+        Ok(()) => ExitCode::from(EXIT_OK),
+        Err((code, msg)) => {
+            eprintln!("moab simulate: {msg}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+type CliResult<T> = Result<T, (u8, String)>;
+
+fn usage<E: std::fmt::Display>(e: E) -> (u8, String) {
+    (EXIT_USAGE, e.to_string())
+}
+
+fn failure<E: std::fmt::Display>(e: E) -> (u8, String) {
+    (EXIT_FAILURE, e.to_string())
+}
+
+fn run(args: &SimulateArgs) -> CliResult<()> {
+    if let Some(out) = &args.generate {
+        return run_generate(args, out);
+    }
+    let (jobs, procs, malformed) = load(args)?;
+    let per_node = args.procs_per_node.unwrap_or(procs).max(1);
+    let policy = Policy {
+        backfill: args.backfill,
+        reservation_buckets: vec![ReservationBucket {
+            depth: args.reservation_depth,
+            qos: None,
+        }],
+        ..Policy::default()
+    };
+    let started = Instant::now();
+    let mut sim = Simulation::new(machine(procs, per_node), policy, jobs);
+    if let Some(u) = args.until {
+        sim.run_until(u).map_err(failure)?;
+    } else {
+        let progress = std::io::stderr().is_terminal();
+        let total = sim.total_jobs();
+        while sim.step(PROGRESS_STEP).map_err(failure)? == PROGRESS_STEP {
+            if progress {
+                eprint!(
+                    "\r{:>6.2}%  {} / {} jobs submitted  t={}",
+                    100.0 * sim.submitted() as f64 / total.max(1) as f64,
+                    sim.submitted(),
+                    total,
+                    sim.now()
+                );
+            }
+        }
+        if progress {
+            eprintln!();
+        }
+    }
+    let mut summary: Summary = summarize(sim.records(), procs);
+    summary.iterations = sim.iterations();
+    summary.sim_wall_s = started.elapsed().as_secs_f64();
+    summary.skipped = sim
+        .skipped()
+        .iter()
+        .map(|s| SkippedEntry {
+            job: s.id,
+            reason: s.reason.clone(),
+        })
+        .collect();
+    if args.until.is_none() {
+        summary.never_started = sim.stranded();
+    }
+    if malformed > 0 {
+        eprintln!("moab simulate: skipped {malformed} malformed trace lines");
+    }
+    for s in &summary.skipped {
+        eprintln!("moab simulate: job {} skipped: {}", s.job, s.reason);
+    }
+    write_summary(&args.summary, &summary)?;
+    if let Some(path) = &args.report {
+        let input = args.trace.as_ref().or(args.workload.as_ref());
+        let title = format!(
+            "Arches simulation: {} on {procs} processors ({} backfill, reservation depth {})",
+            input.map_or_else(String::new, |p| p.display().to_string()),
+            args.backfill,
+            if args.reservation_depth == u32::MAX {
+                "all".to_string()
+            } else {
+                args.reservation_depth.to_string()
+            }
+        );
+        let html = crate::report::render(&title, &summary, sim.records());
+        std::fs::write(path, html).map_err(|e| failure(format!("{}: {e}", path.display())))?;
+    }
+    if let Some(path) = &args.jobs_csv {
+        let f = File::create(path).map_err(|e| failure(format!("{}: {e}", path.display())))?;
+        let mut w = BufWriter::new(f);
+        write_jobs_csv(sim.records(), &mut w)
+            .and_then(|()| w.flush())
+            .map_err(|e| failure(format!("{}: {e}", path.display())))?;
+    }
+    Ok(())
+}
+
+/// Reads the input: jobs, machine size, malformed lines skipped.
+fn load(args: &SimulateArgs) -> CliResult<(Vec<SimJob>, u32, usize)> {
+    if let Some(path) = &args.trace {
+        let opts = SwfOptions {
+            sanitize: args.sanitize,
+            min_job_id: args.min_job_id,
+            skip_malformed: args.skip_malformed,
+        };
+        let trace = read_swf(path, &opts).map_err(usage)?;
+        let procs = args
+            .procs
+            .or(trace.header.max_procs)
+            .or(trace.header.max_nodes)
+            .filter(|p| *p > 0)
+            .ok_or_else(|| {
+                usage(format!(
+                    "{}: the header gives no MaxProcs; pass --procs",
+                    path.display()
+                ))
+            })?;
+        let (jobs, _) = to_jobs(&trace.records, procs, &opts);
+        return Ok((jobs, procs, trace.malformed));
+    }
+    let path = args
+        .workload
+        .as_ref()
+        .ok_or_else(|| usage("give --trace, --workload or --generate"))?;
+    let mut jobs = read_jsonl(path).map_err(usage)?;
+    if let Some(m) = args.min_job_id {
+        jobs.retain(|j| j.id >= m);
+    }
+    let procs = args
+        .procs
+        .filter(|p| *p > 0)
+        .ok_or_else(|| usage("a JSONL workload needs --procs N"))?;
+    Ok((jobs, procs, 0))
+}
+
+fn write_summary(dest: &str, summary: &Summary) -> CliResult<()> {
+    let text = serde_json::to_string_pretty(summary).map_err(failure)?;
+    if dest == "-" {
+        let mut out = std::io::stdout().lock();
+        return match writeln!(out, "{text}").and_then(|()| out.flush()) {
+            // A closed pipe (`| head`) is not an error of the simulation.
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(failure(format!("stdout: {e}")))
+            }
+            _ => Ok(()),
+        };
+    }
+    std::fs::write(dest, text + "\n").map_err(|e| failure(format!("{dest}: {e}")))
+}
+
+fn run_generate(args: &SimulateArgs, out: &PathBuf) -> CliResult<()> {
+    let procs = args
+        .procs
+        .filter(|p| *p > 1)
+        .ok_or_else(|| usage("--generate needs --procs N (N >= 2)"))?;
+    let params = GenerateParams {
+        jobs: args.gen_jobs,
+        machine_procs: procs,
+        target_load: args.target_load,
+        seed: args.seed,
+    };
+    let text = generate(&params).map_err(usage)?;
+    std::fs::write(out, text).map_err(|e| failure(format!("{}: {e}", out.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: SimulateArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<SimulateArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("simulate").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    #[test]
+    fn workload_run_writes_summary_and_csv() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().join("w.jsonl");
+        std::fs::write(
+            &w,
+            "{\"id\":1,\"submit\":0,\"procs\":4,\"walltime\":100,\"runtime\":50}\n\
+             {\"id\":2,\"submit\":5,\"procs\":8,\"walltime\":100,\"runtime\":100}\n\
+             {\"id\":3,\"submit\":5,\"procs\":64,\"walltime\":100,\"runtime\":100}\n",
+        )
+        .unwrap();
+        let summary = dir.path().join("s.json");
+        let csv = dir.path().join("j.csv");
+        let report = dir.path().join("r.html");
+        let args = parse(&[
+            "--workload",
+            w.to_str().unwrap(),
+            "--procs",
+            "8",
+            "--procs-per-node",
+            "2",
+            "--summary",
+            summary.to_str().unwrap(),
+            "--jobs-csv",
+            csv.to_str().unwrap(),
+            "--report",
+            report.to_str().unwrap(),
+        ])
+        .unwrap();
+        run(&args).unwrap();
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+        assert_eq!(s["jobs"], 2);
+        assert_eq!(s["avg_wait_s"], 22.5);
+        assert_eq!(s["skipped"][0]["job"], 3);
+        let csv = std::fs::read_to_string(&csv).unwrap();
+        assert_eq!(csv.lines().nth(2), Some("2,5,50,150,8,100,100,45,0"));
+        assert!(std::fs::read_to_string(&report).unwrap().contains("<svg"));
+    }
+
+    #[test]
+    fn generated_trace_replays_and_bad_input_is_a_usage_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let swf = dir.path().join("g.swf");
+        let g = parse(&[
+            "--generate",
+            swf.to_str().unwrap(),
+            "--procs",
+            "64",
+            "--gen-jobs",
+            "300",
+        ]);
+        run(&g.unwrap()).unwrap();
+        let summary = dir.path().join("s.json");
+        let args = parse(&[
+            "--trace",
+            swf.to_str().unwrap(),
+            "--reservation-depth",
+            "all",
+            "--summary",
+            summary.to_str().unwrap(),
+        ])
+        .unwrap();
+        assert_eq!(args.reservation_depth, u32::MAX);
+        run(&args).unwrap();
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+        assert_eq!(
+            (s["jobs"].as_u64(), s["machine_procs"].as_u64()),
+            (Some(300), Some(64))
+        );
+        assert!(parse(&["--trace", "x", "--reservation-depth", "some"]).is_err());
+        assert!(parse(&["--procs", "4"]).is_err(), "an input is required");
+        let missing = parse(&["--trace", "/nonexistent/t.swf"]).unwrap();
+        assert_eq!(run(&missing).unwrap_err().0, EXIT_USAGE);
+    }
+}

@@ -1,0 +1,357 @@
+//! Simulation metrics, with the definitions of `peer-results.md`:
+//!
+//! - wait = start − submit (s);
+//! - bounded slowdown (10 s threshold) = max(1, (wait + run) / max(run, 10));
+//! - utilization = Σ(run × procs) / (P × makespan), makespan = last end −
+//!   first submit;
+//! - "all jobs" averages over every simulated job; the pyss-style statistics
+//!   (Tsafrir, Etsion & Feitelson 2007) drop the 1-second placeholder jobs,
+//!   the first 1 % of jobs in finish order (warm-up) and every job finishing
+//!   after the first job that ends after the last submission (cool-down).
+//!
+//! The breakdown splits jobs by size (processors) and by length (run time):
+//! a job is *small* when it uses at most 1/16 of the machine and *short* when
+//! it runs at most one hour.
+
+use std::io::Write;
+
+use arches_core::{JobId, Secs, Time};
+use serde::Serialize;
+
+/// Bounded-slowdown threshold (s).
+pub const BSLD_THRESHOLD: Secs = 10;
+/// Run time at or under which a job counts as short (s).
+pub const SHORT_JOB_SECS: Secs = 3600;
+/// A small job uses at most this fraction of the machine (1/`SMALL_JOB_DIVISOR`).
+pub const SMALL_JOB_DIVISOR: u32 = 16;
+
+/// One finished job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JobRecord {
+    pub id: JobId,
+    pub submit: Time,
+    pub start: Time,
+    pub end: Time,
+    pub procs: u32,
+    pub walltime: Secs,
+    /// True run time as replayed (already cut at the walltime).
+    pub runtime: Secs,
+    pub backfilled: bool,
+    pub placeholder: bool,
+}
+
+impl JobRecord {
+    pub fn wait(&self) -> Secs {
+        self.start - self.submit
+    }
+
+    /// Time actually run (end − start).
+    pub fn run(&self) -> Secs {
+        self.end - self.start
+    }
+
+    /// Bounded slowdown with a 10 s threshold.
+    pub fn bsld(&self) -> f64 {
+        let run = self.run();
+        ((self.wait() + run) as f64 / run.max(BSLD_THRESHOLD) as f64).max(1.0)
+    }
+}
+
+/// Averages over a set of jobs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Averages {
+    pub jobs: usize,
+    pub avg_wait_s: f64,
+    pub avg_bsld10: f64,
+    pub max_wait_s: Secs,
+    pub backfilled_jobs: usize,
+}
+
+impl Averages {
+    fn of<'a>(jobs: impl Iterator<Item = &'a JobRecord>) -> Self {
+        let mut a = Averages::default();
+        let (mut wait, mut bsld) = (0f64, 0f64);
+        for j in jobs {
+            a.jobs += 1;
+            wait += j.wait() as f64;
+            bsld += j.bsld();
+            a.max_wait_s = a.max_wait_s.max(j.wait());
+            a.backfilled_jobs += usize::from(j.backfilled);
+        }
+        if a.jobs > 0 {
+            a.avg_wait_s = wait / a.jobs as f64;
+            a.avg_bsld10 = bsld / a.jobs as f64;
+        }
+        a
+    }
+}
+
+/// One row of the size/length breakdown.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bucket {
+    pub label: String,
+    #[serde(flatten)]
+    pub stats: Averages,
+    /// Share of the bucket's jobs started by backfill.
+    pub backfilled_share: f64,
+}
+
+/// The size and length breakdown.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Breakdown {
+    pub by_size: Vec<Bucket>,
+    pub by_length: Vec<Bucket>,
+    /// Share of small (≤ P/16 processors) and short (≤ 1 h) jobs that backfilled.
+    pub small_short_backfilled_share: f64,
+    pub small_short_jobs: usize,
+}
+
+/// The summary written by `--summary`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Summary {
+    pub machine_procs: u32,
+    pub jobs: usize,
+    pub avg_wait_s: f64,
+    pub avg_bsld10: f64,
+    pub max_wait_s: Secs,
+    pub utilization: f64,
+    pub makespan_s: Secs,
+    pub backfilled_jobs: usize,
+    pub preempted_jobs: usize,
+    pub iterations: u64,
+    pub sim_wall_s: f64,
+    /// pyss-style statistics (wait in minutes, as the 2007 paper prints it).
+    pub pyss: PyssStats,
+    pub breakdown: Breakdown,
+    /// Jobs larger than the machine, skipped with a reason.
+    pub skipped: Vec<SkippedEntry>,
+    /// Jobs still queued when no event was left (they could never start).
+    pub never_started: Vec<JobId>,
+}
+
+/// pyss-style statistics.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PyssStats {
+    pub jobs: usize,
+    pub avg_wait_min: f64,
+    pub avg_bsld10: f64,
+}
+
+/// A skipped job in the summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedEntry {
+    pub job: JobId,
+    pub reason: String,
+}
+
+/// Computes the summary (with `iterations` and `sim_wall_s` left to the caller).
+pub fn summarize(records: &[JobRecord], machine_procs: u32) -> Summary {
+    let all = Averages::of(records.iter());
+    let mut s = Summary {
+        machine_procs,
+        jobs: all.jobs,
+        avg_wait_s: all.avg_wait_s,
+        avg_bsld10: all.avg_bsld10,
+        max_wait_s: all.max_wait_s,
+        backfilled_jobs: all.backfilled_jobs,
+        ..Summary::default()
+    };
+    if records.is_empty() {
+        return s;
+    }
+    let first_submit = records.iter().map(|r| r.submit).min().unwrap_or(0);
+    let last_end = records.iter().map(|r| r.end).max().unwrap_or(0);
+    s.makespan_s = last_end - first_submit;
+    let work: f64 = records
+        .iter()
+        .map(|r| r.run() as f64 * f64::from(r.procs))
+        .sum();
+    if s.makespan_s > 0 && machine_procs > 0 {
+        s.utilization = work / (f64::from(machine_procs) * s.makespan_s as f64);
+    }
+    s.pyss = pyss_stats(records);
+    s.breakdown = breakdown(records, machine_procs);
+    s
+}
+
+/// pyss-style statistics over records in finish order.
+pub fn pyss_stats(records: &[JobRecord]) -> PyssStats {
+    let mut by_finish: Vec<&JobRecord> = records.iter().collect();
+    by_finish.sort_by_key(|r| r.end);
+    let last_submit = records.iter().map(|r| r.submit).max().unwrap_or(0);
+    let warmup = records.len() / 100;
+    let cooldown = by_finish
+        .iter()
+        .position(|r| r.end > last_submit)
+        .unwrap_or(by_finish.len().saturating_sub(1));
+    let kept = by_finish
+        .iter()
+        .enumerate()
+        .filter(|(i, r)| *i >= warmup && *i <= cooldown && !r.placeholder)
+        .map(|(_, r)| *r);
+    let a = Averages::of(kept);
+    PyssStats {
+        jobs: a.jobs,
+        avg_wait_min: a.avg_wait_s / 60.0,
+        avg_bsld10: a.avg_bsld10,
+    }
+}
+
+fn breakdown(records: &[JobRecord], machine_procs: u32) -> Breakdown {
+    let sizes: [(u32, &str); 6] = [
+        (1, "1"),
+        (4, "2-4"),
+        (16, "5-16"),
+        (64, "17-64"),
+        (256, "65-256"),
+        (u32::MAX, ">256"),
+    ];
+    let lengths: [(Secs, &str); 5] = [
+        (600, "<=10m"),
+        (3600, "10m-1h"),
+        (4 * 3600, "1h-4h"),
+        (12 * 3600, "4h-12h"),
+        (Secs::MAX, ">12h"),
+    ];
+    let bucket = |label: &str, rs: Vec<&JobRecord>| {
+        let stats = Averages::of(rs.into_iter());
+        Bucket {
+            label: label.to_string(),
+            backfilled_share: share(stats.backfilled_jobs, stats.jobs),
+            stats,
+        }
+    };
+    let mut by_size = Vec::new();
+    let mut lo = 0;
+    for (hi, label) in sizes {
+        let rs: Vec<&JobRecord> = records
+            .iter()
+            .filter(|r| r.procs > lo && r.procs <= hi)
+            .collect();
+        if !rs.is_empty() {
+            by_size.push(bucket(label, rs));
+        }
+        lo = hi;
+    }
+    let mut by_length = Vec::new();
+    let mut lo = -1;
+    for (hi, label) in lengths {
+        let rs: Vec<&JobRecord> = records
+            .iter()
+            .filter(|r| r.run() > lo && r.run() <= hi)
+            .collect();
+        if !rs.is_empty() {
+            by_length.push(bucket(label, rs));
+        }
+        lo = hi;
+    }
+    let small = (machine_procs / SMALL_JOB_DIVISOR).max(1);
+    let ss: Vec<&JobRecord> = records
+        .iter()
+        .filter(|r| r.procs <= small && r.run() <= SHORT_JOB_SECS)
+        .collect();
+    Breakdown {
+        by_size,
+        by_length,
+        small_short_backfilled_share: share(ss.iter().filter(|r| r.backfilled).count(), ss.len()),
+        small_short_jobs: ss.len(),
+    }
+}
+
+fn share(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+/// Writes the per-job CSV (`--jobs-csv`), in job-number order.
+pub fn write_jobs_csv(records: &[JobRecord], mut out: impl Write) -> std::io::Result<()> {
+    let mut rs: Vec<&JobRecord> = records.iter().collect();
+    rs.sort_by_key(|r| r.id);
+    writeln!(
+        out,
+        "job_id,submit,start,end,procs,walltime,runtime,wait,backfilled"
+    )?;
+    for r in rs {
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{}",
+            r.id,
+            r.submit,
+            r.start,
+            r.end,
+            r.procs,
+            r.walltime,
+            r.run(),
+            r.wait(),
+            u8::from(r.backfilled)
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(id: JobId, submit: Time, start: Time, run: Secs, procs: u32) -> JobRecord {
+        JobRecord {
+            id,
+            submit,
+            start,
+            end: start + run,
+            procs,
+            walltime: run,
+            runtime: run,
+            backfilled: false,
+            placeholder: false,
+        }
+    }
+
+    #[test]
+    fn definitions_match_peer_results() {
+        let rs = [rec(1, 0, 0, 100, 2), rec(2, 0, 100, 5, 4)];
+        let s = summarize(&rs, 4);
+        assert_eq!(s.jobs, 2);
+        assert_eq!(s.avg_wait_s, 50.0);
+        // bsld: job 1 = 1; job 2 = (100 + 5) / 10 = 10.5.
+        assert!((s.avg_bsld10 - 5.75).abs() < 1e-12);
+        assert_eq!(s.makespan_s, 105);
+        assert!((s.utilization - (200.0 + 20.0) / (4.0 * 105.0)).abs() < 1e-12);
+        assert_eq!(s.max_wait_s, 100);
+    }
+
+    #[test]
+    fn empty_is_empty() {
+        let s = summarize(&[], 8);
+        assert_eq!((s.jobs, s.makespan_s, s.utilization), (0, 0, 0.0));
+        assert_eq!(s.pyss, PyssStats::default());
+    }
+
+    #[test]
+    fn pyss_style_drops_warmup_cooldown_and_placeholders() {
+        // 200 jobs submitted at t = i, each waits i seconds and runs 10 s.
+        let mut rs: Vec<JobRecord> = (0..200)
+            .map(|i| rec(i + 1, i as i64, 2 * i as i64, 10, 1))
+            .collect();
+        rs[50].placeholder = true;
+        let p = pyss_stats(&rs);
+        // Warm-up: first 2 in finish order. Last submit 199; first end > 199
+        // is job with 2i + 10 > 199 → i = 95; keep indices 2..=95 minus one placeholder.
+        assert_eq!(p.jobs, 93);
+    }
+
+    #[test]
+    fn csv_has_the_documented_columns() {
+        let mut out = Vec::new();
+        write_jobs_csv(&[rec(2, 0, 5, 10, 3), rec(1, 0, 0, 5, 1)], &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "job_id,submit,start,end,procs,walltime,runtime,wait,backfilled\n\
+             1,0,0,5,1,5,5,0,0\n2,0,5,15,3,10,10,5,0\n"
+        );
+    }
+}

@@ -1,0 +1,422 @@
+//! The simulation loop: a virtual clock jumping from event to event, driving
+//! `arches_core` through the simulated backend ([`arches_rm::sim::SimRm`]).
+//!
+//! Synchronous and deterministic: no threads, no sleeping, no hash-map order.
+//! Event order copies pyss (the reference simulator) exactly:
+//!
+//! 1. jobs whose planned end (start + wall-clock limit) is the current instant
+//!    are released first — in pyss's availability profile their processors
+//!    are free at that instant whatever the event order;
+//! 2. submissions at this instant, in submit then job-number order, each
+//!    followed by a scheduling iteration;
+//! 3. terminations at this instant, in the order the jobs started, each
+//!    followed by an iteration if it changed anything (pyss schedules after
+//!    every submission and termination event, not once per timestamp);
+//! 4. starts take effect immediately (the backend schedules their completion).
+//!
+//! Finished jobs are recorded and purged from the [`State`] so iterations stay
+//! cheap. [`Simulation::run_until`] stops the clock part-way and keeps the
+//! state for inspection (the daemon serves it).
+
+use std::collections::BTreeSet;
+
+use arches_core::{
+    schedule, CompletionCode, Event, EventError, JobId, Node, Plan, Policy, Secs, StartKind, State,
+    Time,
+};
+use arches_rm::sim::SimRm;
+use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager, RmError};
+
+use crate::metrics::JobRecord;
+use crate::workload::SimJob;
+
+/// Why a simulation stopped with an error (a bug in a driver or the core:
+/// the core refused an event the simulator derived from its own plan).
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("at t={at}: the core refused an event for job {job}: {source}")]
+    Core {
+        at: Time,
+        job: JobId,
+        source: EventError,
+    },
+    #[error("at t={at}: the simulated backend refused job {job}: {source}")]
+    Backend {
+        at: Time,
+        job: JobId,
+        source: RmError,
+    },
+}
+
+/// A job the simulator could not replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedJob {
+    pub id: JobId,
+    pub reason: String,
+}
+
+/// A running (or finished) simulation.
+#[derive(Debug)]
+pub struct Simulation {
+    state: State,
+    policy: Policy,
+    rm: SimRm,
+    now: Time,
+    pending: Vec<SimJob>,
+    next: usize,
+    total_procs: u32,
+    max_node_procs: u32,
+    /// Jobs other jobs depend on: kept in the state after they finish.
+    keep: BTreeSet<JobId>,
+    meta: std::collections::BTreeMap<JobId, Meta>,
+    last_plan: Option<Plan>,
+    records: Vec<JobRecord>,
+    skipped: Vec<SkippedJob>,
+    iterations: u64,
+    dirty: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    submit: Time,
+    procs: u32,
+    walltime: Secs,
+    runtime: Secs,
+    placeholder: bool,
+    start: Option<(Time, StartKind)>,
+}
+
+impl Simulation {
+    /// A simulation of `jobs` (any order) on `nodes` under `policy`.
+    pub fn new(nodes: Vec<Node>, policy: Policy, mut jobs: Vec<SimJob>) -> Self {
+        jobs.sort_by_key(|j| (j.submit, j.id));
+        let total_procs = nodes.iter().map(|n| n.procs).sum();
+        let max_node_procs = nodes.iter().map(|n| n.procs).max().unwrap_or(0);
+        let keep = jobs
+            .iter()
+            .flat_map(|j| j.depend.iter().map(|d| d.job))
+            .collect();
+        let now = jobs.first().map_or(0, |j| j.submit);
+        Simulation {
+            state: State::new(nodes.clone()),
+            policy,
+            rm: SimRm::new("sim", nodes),
+            now,
+            pending: jobs,
+            next: 0,
+            total_procs,
+            max_node_procs,
+            keep,
+            meta: std::collections::BTreeMap::new(),
+            last_plan: None,
+            records: Vec::new(),
+            skipped: Vec::new(),
+            iterations: 0,
+            dirty: false,
+        }
+    }
+
+    /// The scheduler's state now.
+    pub fn state(&self) -> &State {
+        &self.state
+    }
+
+    /// The plan of the last scheduling iteration.
+    pub fn last_plan(&self) -> Option<&Plan> {
+        self.last_plan.as_ref()
+    }
+
+    /// The virtual clock.
+    pub fn now(&self) -> Time {
+        self.now
+    }
+
+    /// Processors of the simulated machine.
+    pub fn total_procs(&self) -> u32 {
+        self.total_procs
+    }
+
+    /// Scheduling iterations run so far.
+    pub fn iterations(&self) -> u64 {
+        self.iterations
+    }
+
+    /// Finished jobs, in finish order.
+    pub fn records(&self) -> &[JobRecord] {
+        &self.records
+    }
+
+    /// Jobs that could not be replayed (larger than the machine).
+    pub fn skipped(&self) -> &[SkippedJob] {
+        &self.skipped
+    }
+
+    /// Jobs submitted so far plus those still to come.
+    pub fn total_jobs(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Jobs submitted so far.
+    pub fn submitted(&self) -> usize {
+        self.next
+    }
+
+    /// Queued jobs left when nothing more can happen (they can never start).
+    pub fn stranded(&self) -> Vec<JobId> {
+        self.state.queued().map(|j| j.id).collect()
+    }
+
+    /// When the next event happens, if any.
+    pub fn next_event(&self) -> Option<Time> {
+        let submit = self.pending.get(self.next).map(|j| j.submit);
+        let done = self.rm.next_completion();
+        let wake = self
+            .last_plan
+            .as_ref()
+            .and_then(|p| p.next_wakeup)
+            .filter(|t| *t > self.now && self.state.queued_count() > 0);
+        [submit, done, wake].into_iter().flatten().min()
+    }
+
+    /// Processes the next `n` instants that have events; returns how many did.
+    pub fn step(&mut self, n: usize) -> Result<usize, SimError> {
+        for done in 0..n {
+            let Some(t) = self.next_event() else {
+                return Ok(done);
+            };
+            self.advance_to(t)?;
+        }
+        Ok(n)
+    }
+
+    /// Runs until no event is left.
+    pub fn run(&mut self) -> Result<(), SimError> {
+        while let Some(t) = self.next_event() {
+            self.advance_to(t)?;
+        }
+        Ok(())
+    }
+
+    /// Runs every event at or before `until`, then sets the clock to `until`.
+    pub fn run_until(&mut self, until: Time) -> Result<(), SimError> {
+        while let Some(t) = self.next_event().filter(|t| *t <= until) {
+            self.advance_to(t)?;
+        }
+        self.now = self.now.max(until);
+        Ok(())
+    }
+
+    /// Handles every event at instant `t` (see the module doc for the order).
+    fn advance_to(&mut self, t: Time) -> Result<(), SimError> {
+        self.now = t;
+        let ended = self.rm.observe(t);
+        let mut released = vec![false; ended.len()];
+        for (i, obs) in ended.iter().enumerate() {
+            let job = observed_job(obs);
+            let planned_end = self
+                .meta
+                .get(&job)
+                .and_then(|m| m.start.map(|(s, _)| s + m.walltime));
+            if planned_end == Some(t) {
+                self.finish(obs)?;
+                released[i] = true;
+            }
+        }
+        while self.pending.get(self.next).is_some_and(|j| j.submit == t) {
+            let job = self.pending[self.next].clone();
+            self.next += 1;
+            self.submit(&job)?;
+            self.iterate()?;
+        }
+        for (i, obs) in ended.iter().enumerate() {
+            if !released[i] {
+                self.finish(obs)?;
+            }
+            if self.dirty {
+                self.iterate()?;
+            }
+        }
+        if ended.is_empty() && (self.dirty || self.next_is_wakeup(t)) {
+            self.iterate()?;
+        }
+        Ok(())
+    }
+
+    fn next_is_wakeup(&self, t: Time) -> bool {
+        self.last_plan
+            .as_ref()
+            .is_some_and(|p| p.next_wakeup == Some(t) && p.now < t)
+    }
+
+    fn submit(&mut self, job: &SimJob) -> Result<(), SimError> {
+        if let Some(reason) = self.too_big(job) {
+            self.skipped.push(SkippedJob { id: job.id, reason });
+            return Ok(());
+        }
+        self.state
+            .apply(Event::Submit(Box::new(job.to_core())), self.now)
+            .map_err(|source| SimError::Core {
+                at: self.now,
+                job: job.id,
+                source,
+            })?;
+        self.rm.set_runtime(job.id, job.runtime);
+        self.meta.insert(
+            job.id,
+            Meta {
+                submit: job.submit,
+                procs: job.procs,
+                walltime: job.walltime,
+                runtime: job.runtime,
+                placeholder: job.placeholder,
+                start: None,
+            },
+        );
+        self.dirty = true;
+        Ok(())
+    }
+
+    fn too_big(&self, job: &SimJob) -> Option<String> {
+        if job.procs > self.total_procs {
+            return Some(format!(
+                "needs {} processors, the machine has {}",
+                job.procs, self.total_procs
+            ));
+        }
+        if let Some((nodes, ppn)) = job.layout {
+            let fitting = self.state.nodes().iter().filter(|n| n.procs >= ppn).count();
+            if ppn > self.max_node_procs || nodes as usize > fitting {
+                return Some(format!(
+                    "needs {nodes} nodes of {ppn} processors, the machine has {fitting} such nodes"
+                ));
+            }
+        }
+        None
+    }
+
+    /// One scheduling iteration; its starts take effect now.
+    fn iterate(&mut self) -> Result<(), SimError> {
+        self.dirty = false;
+        if self.state.queued_count() == 0 {
+            return Ok(());
+        }
+        let plan = schedule(&self.state, &self.policy, self.now);
+        self.iterations += 1;
+        for start in &plan.starts {
+            let launch = Launch {
+                job: start.job,
+                name: format!("job{}", start.job),
+                nodes: start
+                    .alloc
+                    .iter()
+                    .map(|a| LaunchNode {
+                        name: self
+                            .state
+                            .node(a.node)
+                            .map(|n| n.name.clone())
+                            .unwrap_or_default(),
+                        tasks: a.tasks,
+                        procs: a.procs,
+                    })
+                    .collect(),
+                exec: ExecSpec::default(),
+                walltime: self.meta.get(&start.job).map(|m| m.walltime),
+                restarted: false,
+            };
+            let at = self.now;
+            self.rm
+                .start(&launch, at)
+                .map_err(|source| SimError::Backend {
+                    at,
+                    job: start.job,
+                    source,
+                })?;
+            self.state
+                .apply(
+                    Event::Start {
+                        job: start.job,
+                        alloc: start.alloc.clone(),
+                        kind: start.kind,
+                    },
+                    at,
+                )
+                .map_err(|source| SimError::Core {
+                    at,
+                    job: start.job,
+                    source,
+                })?;
+            if let Some(m) = self.meta.get_mut(&start.job) {
+                m.start = Some((at, start.kind));
+            }
+        }
+        self.last_plan = Some(plan);
+        Ok(())
+    }
+
+    fn finish(&mut self, obs: &Observation) -> Result<(), SimError> {
+        let (job, code) = match obs {
+            Observation::Finished { job, code, .. }
+            | Observation::WalltimeExceeded { job, code, .. } => (*job, *code),
+            _ => return Ok(()),
+        };
+        let at = self.now;
+        let core = |source| SimError::Core { at, job, source };
+        self.state
+            .apply(
+                Event::Finish {
+                    job,
+                    code: CompletionCode::Exit(code),
+                },
+                at,
+            )
+            .map_err(core)?;
+        self.rm.forget(job);
+        if let Some(m) = self.meta.remove(&job) {
+            let (start, kind) = m.start.unwrap_or((at, StartKind::Priority));
+            self.records.push(JobRecord {
+                id: job,
+                submit: m.submit,
+                start,
+                end: at,
+                procs: m.procs,
+                walltime: m.walltime,
+                runtime: m.runtime,
+                backfilled: kind == StartKind::Backfill,
+                placeholder: m.placeholder,
+            });
+        }
+        if !self.keep.contains(&job) {
+            self.state.apply(Event::Purge { job }, at).map_err(core)?;
+        }
+        self.dirty = true;
+        Ok(())
+    }
+}
+
+fn observed_job(obs: &Observation) -> JobId {
+    match obs {
+        Observation::Running { job, .. }
+        | Observation::Finished { job, .. }
+        | Observation::WalltimeExceeded { job, .. }
+        | Observation::StartFailed { job, .. }
+        | Observation::NodeFailed { job, .. }
+        | Observation::Vanished { job, .. }
+        | Observation::OperationFailed { job, .. } => *job,
+        Observation::NodeChanged { .. } => 0,
+    }
+}
+
+/// A machine of `procs` processors in nodes of `per_node` (the last node
+/// takes the remainder). One node holding every processor is the flat
+/// processor pool of trace simulators such as pyss.
+pub fn machine(procs: u32, per_node: u32) -> Vec<Node> {
+    let per_node = per_node.max(1);
+    let mut nodes = Vec::new();
+    let mut left = procs;
+    while left > 0 {
+        let p = left.min(per_node);
+        nodes.push(Node::new(&format!("node{:04}", nodes.len() + 1), p, 0));
+        left -= p;
+    }
+    nodes
+}

@@ -1,0 +1,312 @@
+//! Workloads: the simulator's job model ([`SimJob`]) and the JSONL workload
+//! format.
+//!
+//! # JSONL workload format
+//!
+//! One JSON object per line; blank lines and lines starting with `#` are
+//! ignored. Times are integer seconds from the start of the workload.
+//!
+//! | field | required | meaning |
+//! |---|---|---|
+//! | `id` | yes | job number (unique, positive) |
+//! | `submit` | yes | submit time (s, >= 0) |
+//! | `procs` | one of | total processors (single-processor tasks anywhere) |
+//! | `nodes` + `ppn` | one of | exactly `nodes` nodes with `ppn` processors each |
+//! | `walltime` | yes | wall-clock limit (s, > 0): what the scheduler plans with, and the kill limit |
+//! | `runtime` | yes | true run time (s, >= 0); cut at `walltime` |
+//! | `user`, `group`, `account`, `class`, `qos` | no | credentials (user and group default to `user<id>`-style `u`) |
+//! | `priority` | no | user priority (`msub -p`, -1024..1023) |
+//! | `flags` | no | list of Moab job flags, e.g. `["BACKFILL", "PREEMPTEE"]` |
+//! | `depend` | no | Moab dependency, e.g. `"afterok:12:13"` or `"afterany:4,after:5"` |
+//! | `stagein` | no | seconds of data staging: the job is not eligible before `submit + stagein` |
+//!
+//! Example:
+//!
+//! ```text
+//! {"id": 1, "submit": 0, "procs": 16, "walltime": 3600, "runtime": 1800, "user": "alice"}
+//! {"id": 2, "submit": 60, "nodes": 2, "ppn": 8, "walltime": 600, "runtime": 700, "depend": "afterok:1"}
+//! ```
+
+use std::io::BufRead;
+use std::path::Path;
+
+use arches_core::{Dependency, DependencyKind, Job, JobFlag, JobId, Request, Secs, Time};
+use serde::Deserialize;
+
+use crate::swf::open_maybe_gz;
+
+/// One job of a workload, as the simulator replays it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimJob {
+    pub id: JobId,
+    pub submit: Time,
+    /// Total processors.
+    pub procs: u32,
+    /// Exact node layout (`nodes`, `ppn`) when the workload asked for one.
+    pub layout: Option<(u32, u32)>,
+    /// Wall-clock limit: the duration the scheduler plans with and the kill limit.
+    pub walltime: Secs,
+    /// True run time, already cut at `walltime`.
+    pub runtime: Secs,
+    /// A 1-second stand-in for a trace line without a usable run time or
+    /// size (pyss's convention); excluded from pyss-style statistics.
+    pub placeholder: bool,
+    pub user: String,
+    pub group: String,
+    pub account: Option<String>,
+    pub class: Option<String>,
+    pub qos: Option<String>,
+    pub priority: i64,
+    pub flags: Vec<JobFlag>,
+    pub depend: Vec<Dependency>,
+    /// Not eligible before this time (data staging).
+    pub eligible_at: Option<Time>,
+}
+
+impl SimJob {
+    /// A plain job: `procs` processors, limit `walltime`, true run `runtime`.
+    pub fn new(id: JobId, submit: Time, procs: u32, walltime: Secs, runtime: Secs) -> Self {
+        SimJob {
+            id,
+            submit,
+            procs,
+            layout: None,
+            walltime,
+            runtime: runtime.min(walltime),
+            placeholder: false,
+            user: "u".into(),
+            group: "g".into(),
+            account: None,
+            class: None,
+            qos: None,
+            priority: 0,
+            flags: Vec::new(),
+            depend: Vec::new(),
+            eligible_at: None,
+        }
+    }
+
+    /// The job as the scheduling core sees it (idle, just submitted).
+    pub fn to_core(&self) -> Job {
+        let req = match self.layout {
+            Some((nodes, ppn)) => Request {
+                tasks: nodes * ppn,
+                nodes: Some(nodes),
+                tasks_per_node: Some(ppn),
+                ..Request::procs(nodes * ppn)
+            },
+            None => Request::procs(self.procs),
+        };
+        let mut job = Job::new(self.id, &self.user, req, Some(self.walltime), self.submit);
+        job.cred.group = self.group.clone();
+        job.cred.account = self.account.clone();
+        job.cred.class = self.class.clone();
+        job.cred.qos = self.qos.clone();
+        job.user_prio = self.priority;
+        job.flags = self.flags.iter().copied().collect();
+        job.depend = self.depend.clone();
+        job.start_after = self.eligible_at;
+        job
+    }
+}
+
+/// Why a JSONL workload could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    #[error("{file}: {source}")]
+    Io {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("{file}:{line}: {what}")]
+    Invalid {
+        file: String,
+        line: usize,
+        what: String,
+    },
+}
+
+/// Reads a JSONL workload (plain or `.gz`), sorted by submit time then id.
+pub fn read_jsonl(path: &Path) -> Result<Vec<SimJob>, WorkloadError> {
+    let file = path.display().to_string();
+    let reader = open_maybe_gz(path).map_err(|source| WorkloadError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    parse_jsonl(reader, &file)
+}
+
+/// Parses JSONL workload text; `file` names the source in errors.
+pub fn parse_jsonl(reader: impl BufRead, file: &str) -> Result<Vec<SimJob>, WorkloadError> {
+    let mut jobs = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, line) in reader.lines().enumerate() {
+        let line = line.map_err(|source| WorkloadError::Io {
+            file: file.to_string(),
+            source,
+        })?;
+        let text = line.trim();
+        if text.is_empty() || text.starts_with('#') {
+            continue;
+        }
+        let invalid = |what: String| WorkloadError::Invalid {
+            file: file.to_string(),
+            line: i + 1,
+            what,
+        };
+        let raw: RawJob = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        let job = raw.into_job().map_err(invalid)?;
+        if !seen.insert(job.id) {
+            return Err(invalid(format!("duplicate job id {}", job.id)));
+        }
+        jobs.push(job);
+    }
+    jobs.sort_by_key(|j| (j.submit, j.id));
+    Ok(jobs)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawJob {
+    id: JobId,
+    submit: Time,
+    procs: Option<u32>,
+    nodes: Option<u32>,
+    ppn: Option<u32>,
+    walltime: Secs,
+    runtime: Secs,
+    user: Option<String>,
+    group: Option<String>,
+    account: Option<String>,
+    class: Option<String>,
+    qos: Option<String>,
+    priority: Option<i64>,
+    #[serde(default)]
+    flags: Vec<String>,
+    depend: Option<String>,
+    stagein: Option<Secs>,
+}
+
+impl RawJob {
+    fn into_job(self) -> Result<SimJob, String> {
+        if self.id == 0 {
+            return Err("id must be positive".into());
+        }
+        if self.submit < 0 {
+            return Err(format!("submit must be >= 0, got {}", self.submit));
+        }
+        if self.walltime <= 0 {
+            return Err(format!("walltime must be > 0, got {}", self.walltime));
+        }
+        if self.runtime < 0 {
+            return Err(format!("runtime must be >= 0, got {}", self.runtime));
+        }
+        let (procs, layout) = match (self.procs, self.nodes, self.ppn) {
+            (Some(p), None, None) if p > 0 => (p, None),
+            (None, Some(n), Some(ppn)) if n > 0 && ppn > 0 => {
+                let total = n.checked_mul(ppn).ok_or("nodes * ppn overflows")?;
+                (total, Some((n, ppn)))
+            }
+            (None, Some(n), None) if n > 0 => (n, Some((n, 1))),
+            _ => return Err("give either a positive `procs` or positive `nodes` and `ppn`".into()),
+        };
+        let mut job = SimJob::new(self.id, self.submit, procs, self.walltime, self.runtime);
+        job.layout = layout;
+        if let Some(u) = self.user {
+            job.user = u;
+        }
+        job.group = self.group.unwrap_or_else(|| job.user.clone());
+        job.account = self.account;
+        job.class = self.class;
+        job.qos = self.qos;
+        job.priority = self.priority.unwrap_or(0);
+        if !(-1024..=1023).contains(&job.priority) {
+            return Err(format!("priority {} outside -1024..1023", job.priority));
+        }
+        job.flags = self
+            .flags
+            .iter()
+            .map(|f| f.parse::<JobFlag>())
+            .collect::<Result<_, _>>()?;
+        if let Some(d) = self.depend {
+            job.depend = parse_depend(&d)?;
+        }
+        if let Some(s) = self.stagein {
+            if s < 0 {
+                return Err(format!("stagein must be >= 0, got {s}"));
+            }
+            job.eligible_at = Some(self.submit + s);
+        }
+        Ok(job)
+    }
+}
+
+/// Parses Moab's `TYPE:id[:id][,TYPE:id...]` dependency syntax.
+fn parse_depend(text: &str) -> Result<Vec<Dependency>, String> {
+    let mut out = Vec::new();
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let mut fields = part.split(':');
+        let kind: DependencyKind = fields.next().unwrap_or_default().parse()?;
+        let mut any = false;
+        for id in fields {
+            let job = id
+                .trim()
+                .parse::<JobId>()
+                .map_err(|_| format!("invalid job id '{id}' in dependency '{part}'"))?;
+            out.push(Dependency { kind, job });
+            any = true;
+        }
+        if !any {
+            return Err(format!("dependency '{part}' names no job"));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_both_sizes_and_optional_fields() {
+        let text = r#"
+# comment
+{"id": 2, "submit": 60, "nodes": 2, "ppn": 8, "walltime": 600, "runtime": 700, "depend": "afterok:1", "stagein": 30}
+{"id": 1, "submit": 0, "procs": 16, "walltime": 3600, "runtime": 1800, "user": "alice", "flags": ["backfill"], "priority": 5}
+"#;
+        let jobs = parse_jsonl(text.as_bytes(), "w.jsonl").unwrap();
+        assert_eq!(jobs[0].id, 1);
+        assert_eq!(jobs[0].user, "alice");
+        assert_eq!(jobs[0].group, "alice");
+        assert_eq!(jobs[0].flags, vec![JobFlag::Backfill]);
+        assert_eq!(jobs[1].procs, 16);
+        assert_eq!(jobs[1].layout, Some((2, 8)));
+        assert_eq!(jobs[1].runtime, 600, "cut at the walltime");
+        assert_eq!(jobs[1].eligible_at, Some(90));
+        assert_eq!(
+            jobs[1].depend,
+            vec![Dependency {
+                kind: DependencyKind::AfterOk,
+                job: 1
+            }]
+        );
+        let core = jobs[1].to_core();
+        assert_eq!(core.req.nodes, Some(2));
+        assert_eq!(core.req.total_procs(), 16);
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let text = "{\"id\": 1, \"submit\": 0, \"procs\": 1, \"walltime\": 10, \"runtime\": 5}\n\
+                    {\"id\": 2, \"submit\": 0, \"walltime\": 10, \"runtime\": 5}\n";
+        let e = parse_jsonl(text.as_bytes(), "w.jsonl").unwrap_err();
+        assert!(e.to_string().starts_with("w.jsonl:2: give either"), "{e}");
+        let dup = "{\"id\": 1, \"submit\": 0, \"procs\": 1, \"walltime\": 10, \"runtime\": 5}\n"
+            .repeat(2);
+        let e = parse_jsonl(dup.as_bytes(), "d").unwrap_err();
+        assert!(e.to_string().contains("d:2: duplicate job id 1"), "{e}");
+        let bad = "{\"id\": 1, \"submit\": 0, \"procs\": 1, \"walltime\": 10, \"runtime\": 5, \"colour\": 1}";
+        let e = parse_jsonl(bad.as_bytes(), "b").unwrap_err();
+        assert!(e.to_string().contains("unknown field `colour`"), "{e}");
+    }
+}

@@ -1,0 +1,331 @@
+//! The stored form of a job: a serde mirror of the core [`Job`] plus the
+//! daemon's execution record. This module is the only place where core types
+//! are converted to and from what is written to disk.
+
+use arches_core::{
+    Alloc, Completion, CompletionCode, Credentials, Dependency, Holds, Job, JobFlag, JobState,
+    Request, RunInfo, StartKind,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::StoreError;
+
+/// One job as stored: the scheduler's view and the execution details.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRecord {
+    pub job: StoredJob,
+    pub exec: ExecRecord,
+}
+
+/// Execution details and submission metadata kept by the daemon (not needed
+/// by scheduling decisions).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ExecRecord {
+    pub script: String,
+    pub shell: Option<String>,
+    pub workdir: String,
+    pub stdout: String,
+    pub stderr: String,
+    pub join: bool,
+    pub env: Vec<(String, String)>,
+    pub uid: u32,
+    pub gid: u32,
+    pub groups: Vec<u32>,
+    pub submit_dir: String,
+    pub submit_args: String,
+    pub submit_host: String,
+    pub mail_options: Option<String>,
+    pub mail_list: Option<String>,
+    /// Generic resources as written (`gres=`), recorded.
+    pub gres: Vec<String>,
+    /// `ttc=` as written, recorded.
+    pub ttc: Option<String>,
+    /// Notes shown by checkjob (start failures, recovery notes).
+    pub messages: Vec<String>,
+    /// Exit status was observed as a wall-clock kill.
+    pub walltime_exceeded: bool,
+}
+
+/// Serde mirror of [`Job`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredJob {
+    pub id: u64,
+    pub name: String,
+    pub user: String,
+    pub group: String,
+    pub account: Option<String>,
+    pub class: Option<String>,
+    pub qos: Option<String>,
+    pub tasks: u32,
+    pub procs_per_task: u32,
+    pub nodes: Option<u32>,
+    pub tasks_per_node: Option<u32>,
+    pub mem_per_task_mb: u64,
+    pub features: Vec<String>,
+    pub partition: Option<String>,
+    pub walltime: Option<i64>,
+    pub estimate: Option<i64>,
+    pub submit_time: i64,
+    pub start_after: Option<i64>,
+    pub holds: Vec<String>,
+    pub depend: Vec<(String, u64)>,
+    pub user_prio: i64,
+    pub sys_prio: Option<i64>,
+    pub flags: Vec<String>,
+    pub state: String,
+    pub run: Option<StoredRun>,
+    pub completion: Option<StoredCompletion>,
+    pub start_count: u32,
+    pub bypass_count: u32,
+}
+
+/// Serde mirror of [`RunInfo`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredRun {
+    pub start_time: i64,
+    /// `(node index, tasks, procs, mem_mb)`.
+    pub alloc: Vec<(u32, u32, u32, u64)>,
+    pub how: String,
+    pub suspended_secs: i64,
+    pub suspended_at: Option<i64>,
+}
+
+/// Serde mirror of [`Completion`]: `exit` is `None` for a cancelled job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredCompletion {
+    pub time: i64,
+    pub exit: Option<i32>,
+}
+
+impl JobRecord {
+    /// Stores a core job with its execution record.
+    pub fn new(job: &Job, exec: ExecRecord) -> Self {
+        JobRecord {
+            job: StoredJob::from_job(job),
+            exec,
+        }
+    }
+
+    /// Replaces the scheduler part with the job's current state.
+    pub fn refresh(&mut self, job: &Job) {
+        self.job = StoredJob::from_job(job);
+    }
+
+    /// Back to a core job.
+    pub fn to_job(&self) -> Result<Job, StoreError> {
+        self.job.to_job()
+    }
+}
+
+const STATES: [JobState; 16] = [
+    JobState::Idle,
+    JobState::Starting,
+    JobState::Running,
+    JobState::Removed,
+    JobState::Completed,
+    JobState::Hold,
+    JobState::Deferred,
+    JobState::Vacated,
+    JobState::NotQueued,
+    JobState::BatchHold,
+    JobState::UserHold,
+    JobState::SystemHold,
+    JobState::Staging,
+    JobState::Staged,
+    JobState::Suspended,
+    JobState::Blocked,
+];
+
+fn kind_str(k: StartKind) -> &'static str {
+    match k {
+        StartKind::Priority => "Priority",
+        StartKind::Reserved => "Reserved",
+        StartKind::Backfill => "Backfill",
+        StartKind::Forced => "Forced",
+    }
+}
+
+impl StoredJob {
+    /// Mirrors a core job.
+    pub fn from_job(j: &Job) -> Self {
+        StoredJob {
+            id: j.id,
+            name: j.name.clone(),
+            user: j.cred.user.clone(),
+            group: j.cred.group.clone(),
+            account: j.cred.account.clone(),
+            class: j.cred.class.clone(),
+            qos: j.cred.qos.clone(),
+            tasks: j.req.tasks,
+            procs_per_task: j.req.procs_per_task,
+            nodes: j.req.nodes,
+            tasks_per_node: j.req.tasks_per_node,
+            mem_per_task_mb: j.req.mem_per_task_mb,
+            features: j.req.features.clone(),
+            partition: j.req.partition.clone(),
+            walltime: j.walltime,
+            estimate: j.estimate,
+            submit_time: j.submit_time,
+            start_after: j.start_after,
+            holds: j.holds.iter().map(|h| h.as_str().to_string()).collect(),
+            depend: j
+                .depend
+                .iter()
+                .map(|d| (d.kind.as_str().to_string(), d.job))
+                .collect(),
+            user_prio: j.user_prio,
+            sys_prio: j.sys_prio,
+            flags: j.flags.iter().map(|f| f.as_str().to_string()).collect(),
+            state: j.state.as_str().to_string(),
+            run: j.run.as_ref().map(|r| StoredRun {
+                start_time: r.start_time,
+                alloc: r
+                    .alloc
+                    .iter()
+                    .map(|a| (a.node, a.tasks, a.procs, a.mem_mb))
+                    .collect(),
+                how: kind_str(r.how).to_string(),
+                suspended_secs: r.suspended_secs,
+                suspended_at: r.suspended_at,
+            }),
+            completion: j.completion.map(|c| StoredCompletion {
+                time: c.time,
+                exit: match c.code {
+                    CompletionCode::Exit(x) => Some(x),
+                    CompletionCode::Cancelled => None,
+                },
+            }),
+            start_count: j.start_count,
+            bypass_count: j.bypass_count,
+        }
+    }
+
+    /// Back to a core job; unknown names are a [`StoreError::Corrupt`].
+    pub fn to_job(&self) -> Result<Job, StoreError> {
+        let bad = |why: String| StoreError::Corrupt { id: self.id, why };
+        let state = STATES
+            .into_iter()
+            .find(|s| s.as_str() == self.state)
+            .ok_or_else(|| bad(format!("unknown state '{}'", self.state)))?;
+        let mut holds = Holds::none();
+        for h in &self.holds {
+            holds.insert(h.parse().map_err(bad)?);
+        }
+        let mut depend = Vec::new();
+        for (k, id) in &self.depend {
+            depend.push(Dependency {
+                kind: k.parse().map_err(bad)?,
+                job: *id,
+            });
+        }
+        let mut flags = Vec::new();
+        for f in &self.flags {
+            flags.push(f.parse::<JobFlag>().map_err(bad)?);
+        }
+        let run = match &self.run {
+            None => None,
+            Some(r) => Some(RunInfo {
+                start_time: r.start_time,
+                alloc: r
+                    .alloc
+                    .iter()
+                    .map(|&(node, tasks, procs, mem_mb)| Alloc {
+                        node,
+                        tasks,
+                        procs,
+                        mem_mb,
+                    })
+                    .collect(),
+                how: match r.how.as_str() {
+                    "Priority" => StartKind::Priority,
+                    "Reserved" => StartKind::Reserved,
+                    "Backfill" => StartKind::Backfill,
+                    "Forced" => StartKind::Forced,
+                    other => return Err(bad(format!("unknown start kind '{other}'"))),
+                },
+                suspended_secs: r.suspended_secs,
+                suspended_at: r.suspended_at,
+            }),
+        };
+        let mut job = Job::new(
+            self.id,
+            &self.user,
+            Request {
+                tasks: self.tasks,
+                procs_per_task: self.procs_per_task,
+                nodes: self.nodes,
+                tasks_per_node: self.tasks_per_node,
+                mem_per_task_mb: self.mem_per_task_mb,
+                features: self.features.clone(),
+                partition: self.partition.clone(),
+            },
+            self.walltime,
+            self.submit_time,
+        );
+        job.name = self.name.clone();
+        job.cred = Credentials {
+            user: self.user.clone(),
+            group: self.group.clone(),
+            account: self.account.clone(),
+            class: self.class.clone(),
+            qos: self.qos.clone(),
+        };
+        job.estimate = self.estimate;
+        job.start_after = self.start_after;
+        job.holds = holds;
+        job.depend = depend;
+        job.user_prio = self.user_prio;
+        job.sys_prio = self.sys_prio;
+        job.flags = flags.into_iter().collect();
+        job.state = state;
+        job.run = run;
+        job.completion = self.completion.as_ref().map(|c| Completion {
+            time: c.time,
+            code: c
+                .exit
+                .map_or(CompletionCode::Cancelled, CompletionCode::Exit),
+        });
+        job.start_count = self.start_count;
+        job.bypass_count = self.bypass_count;
+        Ok(job)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arches_core::{DependencyKind, HoldType};
+
+    #[test]
+    fn round_trip_keeps_every_field() {
+        let mut j = Job::new(7, "bob", Request::procs(4), Some(3600), 50);
+        j.name = "x".into();
+        j.cred.account = Some("acct".into());
+        j.holds.insert(HoldType::Batch);
+        j.depend.push(Dependency {
+            kind: DependencyKind::AfterOk,
+            job: 3,
+        });
+        j.flags.insert(JobFlag::Restartable);
+        j.state = JobState::Completed;
+        j.run = Some(RunInfo {
+            start_time: 60,
+            alloc: vec![Alloc {
+                node: 0,
+                tasks: 4,
+                procs: 4,
+                mem_mb: 10,
+            }],
+            how: StartKind::Backfill,
+            suspended_secs: 5,
+            suspended_at: None,
+        });
+        j.completion = Some(Completion {
+            time: 90,
+            code: CompletionCode::Cancelled,
+        });
+        let text = serde_json::to_string(&StoredJob::from_job(&j)).unwrap();
+        let back: StoredJob = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.to_job().unwrap(), j);
+    }
+}

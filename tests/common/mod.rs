@@ -1,0 +1,272 @@
+//! End-to-end test harness: starts the real `moab` daemon on a temporary home
+//! and socket and runs the real client binaries against it with a scrubbed
+//! environment (only PATH, HOME, TZ and the Moab variables are passed).
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Path of one of our binaries, built by cargo for these tests.
+pub fn bin(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_BIN_EXE_moab"));
+    dir.parent().expect("target dir").join(name)
+}
+
+/// A running daemon with its own home directory.
+pub struct Daemon {
+    pub home: tempfile::TempDir,
+    pub socket: PathBuf,
+    child: Option<Child>,
+}
+
+impl Daemon {
+    /// Starts a daemon on the embedded default configuration.
+    pub fn start() -> Daemon {
+        Daemon::start_with_config(None)
+    }
+
+    /// Starts a daemon with this `moab.cfg` content (None: no file).
+    pub fn start_with_config(cfg: Option<&str>) -> Daemon {
+        let home = tempfile::Builder::new()
+            .prefix("arches-e2e")
+            .tempdir()
+            .expect("tempdir");
+        // Other users (permission tests) must reach the socket and job files.
+        set_mode(home.path(), 0o755);
+        if let Some(c) = cfg {
+            std::fs::write(home.path().join("moab.cfg"), c).expect("write cfg");
+        }
+        let socket = home.path().join("moab.sock");
+        let mut d = Daemon {
+            home,
+            socket,
+            child: None,
+        };
+        d.spawn();
+        d
+    }
+
+    /// Starts (or restarts) the daemon process and waits until it answers.
+    pub fn spawn(&mut self) {
+        let log = std::fs::File::create(self.home.path().join("daemon.stderr")).expect("log");
+        let child = Command::new(bin("moab"))
+            .env_clear()
+            .envs(base_env(self.home.path(), &self.socket))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("spawn moab");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let out = self.run("showq", &[]);
+            if out.status.success() {
+                return;
+            }
+            if let Some(status) = self
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                panic!("moab exited early ({status}): {}", self.daemon_log());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "daemon did not answer: {}",
+                self.daemon_log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// What the daemon wrote to stderr.
+    pub fn daemon_log(&self) -> String {
+        std::fs::read_to_string(self.home.path().join("daemon.stderr")).unwrap_or_default()
+    }
+
+    /// kill -9 the daemon (no cleanup at all).
+    pub fn kill9(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM the daemon and wait for it to exit.
+    pub fn stop(&mut self) -> Option<std::process::ExitStatus> {
+        let mut c = self.child.take()?;
+        // SAFETY: plain kill(2) on our own child's pid.
+        unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+        c.wait().ok()
+    }
+
+    /// Waits for the daemon process to exit on its own (after `mschedctl -k`).
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let c = self.child.as_mut()?;
+            if let Ok(Some(s)) = c.try_wait() {
+                self.child = None;
+                return Some(s);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// A command for one of our client binaries, environment scrubbed, run in the home dir.
+    pub fn cmd(&self, name: &str) -> Command {
+        let mut c = Command::new(bin(name));
+        c.env_clear()
+            .envs(base_env(self.home.path(), &self.socket))
+            .current_dir(self.home.path());
+        c
+    }
+
+    /// Runs a client command to completion.
+    pub fn run(&self, name: &str, args: &[&str]) -> Output {
+        self.cmd(name)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run client")
+    }
+
+    /// Runs a client command with `input` on stdin.
+    pub fn run_stdin(&self, name: &str, args: &[&str], input: &str) -> Output {
+        let mut child = self
+            .cmd(name)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn client");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        child.wait_with_output().expect("wait client")
+    }
+
+    /// Submits a script file with extra msub arguments; returns the job id.
+    pub fn submit(&self, script: &str, args: &[&str]) -> u64 {
+        let path = self.home.path().join(format!("job-{}.sh", unique()));
+        std::fs::write(&path, script).expect("write script");
+        set_mode(&path, 0o644);
+        let mut all: Vec<&str> = args.to_vec();
+        let p = path.to_string_lossy().to_string();
+        all.push(&p);
+        let out = self.run("msub", &all);
+        assert!(out.status.success(), "msub failed: {}", text(&out.stderr));
+        parse_id(&out)
+    }
+
+    /// checkjob output for a job.
+    pub fn checkjob(&self, id: u64) -> String {
+        text(&self.run("checkjob", &[&id.to_string()]).stdout)
+    }
+
+    /// Polls checkjob until the job shows `state` (e.g. "Completed").
+    pub fn wait_state(&self, id: u64, state: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let out = self.checkjob(id);
+            if out
+                .lines()
+                .any(|l| l.trim_end() == format!("State: {state}"))
+            {
+                return out;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "job {id} never reached {state}:\n{out}\n{}",
+                self.daemon_log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        self.stop();
+        // Leave no job processes behind: their supervisors are in their own sessions.
+        let _ = Command::new("pkill")
+            .args(["-f", &self.home.path().to_string_lossy()])
+            .status();
+    }
+}
+
+/// The only environment the daemon and clients get.
+pub fn base_env(home: &Path, socket: &Path) -> Vec<(String, String)> {
+    vec![
+        (
+            "PATH".into(),
+            "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin".into(),
+        ),
+        ("HOME".into(), home.to_string_lossy().into()),
+        ("TZ".into(), "UTC".into()),
+        ("MOABHOMEDIR".into(), home.to_string_lossy().into()),
+        ("MOAB_SOCKET".into(), socket.to_string_lossy().into()),
+    ]
+}
+
+/// Lossy UTF-8.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The job id msub printed (`\n<id>\n`).
+pub fn parse_id(out: &Output) -> u64 {
+    let s = text(&out.stdout);
+    assert!(
+        s.starts_with('\n'),
+        "msub output must start with an empty line: {s:?}"
+    );
+    s.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("msub did not print an id: {s:?}"))
+}
+
+pub fn set_mode(p: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode));
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+/// Whether we run as root (CI does).
+pub fn is_root() -> bool {
+    // SAFETY: getuid(2) has no preconditions.
+    unsafe { libc::getuid() == 0 }
+}
+
+/// Ensures a local test user exists (root only); returns its name.
+pub fn ensure_user(name: &str) -> String {
+    let exists = Command::new("id")
+        .arg(name)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !exists {
+        let st = Command::new("useradd")
+            .args(["-M", "-s", "/bin/sh", name])
+            .status()
+            .expect("useradd");
+        assert!(st.success(), "useradd {name} failed");
+    }
+    name.to_string()
+}

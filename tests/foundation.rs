@@ -1,0 +1,289 @@
+//! Foundation end to end: submit, run, watch, hold, modify, cancel, XML,
+//! permissions, bad input and crash recovery — real binaries, real daemon.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::{is_root, parse_id, text, Daemon};
+
+const LONG: Duration = Duration::from_secs(30);
+
+#[test]
+fn submitted_file_job_runs_writes_output_and_records_exit_code() {
+    let d = Daemon::start();
+    let script = "#!/bin/sh\n#PBS -N e2ejob\n#PBS -l walltime=00:05:00\necho out-$PBS_JOBID-$MOAB_JOBNAME\necho err >&2\nexit 3\n";
+    let id = d.submit(script, &[]);
+    let out = d.wait_state(id, "Completed", LONG);
+    assert!(out.contains("Completion Code: 3"), "{out}");
+    assert!(out.contains("AName: e2ejob"), "{out}");
+    let o =
+        std::fs::read_to_string(d.home.path().join(format!("e2ejob.o{id}"))).expect("stdout file");
+    assert_eq!(o.trim(), format!("out-{id}-e2ejob"));
+    let e =
+        std::fs::read_to_string(d.home.path().join(format!("e2ejob.e{id}"))).expect("stderr file");
+    assert_eq!(e.trim(), "err");
+    // Completed jobs stay visible in showq -c with their exit code.
+    let c = text(&d.run("showq", &["-c"]).stdout);
+    assert!(
+        c.lines()
+            .any(|l| l.starts_with(&id.to_string()) && l.contains(" C 3 ")),
+        "{c}"
+    );
+}
+
+#[test]
+fn stdin_submission_prints_blank_line_then_id_and_nothing_on_stderr() {
+    let d = Daemon::start();
+    let out = d.run_stdin("msub", &[], "echo from-stdin\n");
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "stderr: {}", text(&out.stderr));
+    let id = parse_id(&out);
+    assert_eq!(text(&out.stdout), format!("\n{id}\n"));
+    d.wait_state(id, "Completed", LONG);
+    let o =
+        std::fs::read_to_string(d.home.path().join(format!("STDIN.o{id}"))).expect("STDIN.o file");
+    assert_eq!(o.trim(), "from-stdin");
+}
+
+#[test]
+fn job_environment_and_node_file() {
+    let d = Daemon::start();
+    let script = "#!/bin/bash\n#MSUB -l nodes=1:ppn=1\necho \"np=$PBS_NP nodes=$PBS_NUM_NODES user=$MOAB_USER\"\nwc -l < \"$PBS_NODEFILE\"\n";
+    let id = d.submit(script, &["-N", "envjob", "-j", "oe"]);
+    d.wait_state(id, "Completed", LONG);
+    let o = std::fs::read_to_string(d.home.path().join(format!("envjob.o{id}"))).expect("output");
+    let mut lines = o.lines();
+    let first = lines.next().unwrap_or_default();
+    assert!(first.starts_with("np=1 nodes=1 user="), "{o}");
+    assert_eq!(lines.next().map(str::trim), Some("1"), "{o}");
+}
+
+#[test]
+fn hold_release_modify_cancel() {
+    let d = Daemon::start();
+    let id = d.submit("sleep 30\n", &["-h", "-l", "walltime=100"]);
+    let q = text(&d.run("showq", &[]).stdout);
+    let row = q
+        .lines()
+        .find(|l| l.starts_with(&id.to_string()))
+        .unwrap_or_else(|| panic!("{q}"));
+    assert!(row.contains("UserHold"), "{q}");
+    assert!(q.contains("1 blocked job"), "{q}");
+
+    let m = d.run("mjobctl", &["-m", "walltime=200", &id.to_string()]);
+    assert!(m.status.success(), "{}", text(&m.stderr));
+    assert!(
+        d.checkjob(id).contains("WallTime:   00:00:00 of 00:03:20"),
+        "{}",
+        d.checkjob(id)
+    );
+
+    let r = d.run("releasehold", &[&id.to_string()]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    d.wait_state(id, "Running", LONG);
+
+    let c = d.run("canceljob", &[&id.to_string()]);
+    assert!(c.status.success(), "{}", text(&c.stderr));
+    assert!(
+        text(&c.stdout).contains(&format!("job '{id}' cancelled")),
+        "{}",
+        text(&c.stdout)
+    );
+    d.wait_state(id, "Removed", LONG);
+
+    let again = d.run("canceljob", &[&id.to_string()]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        text(&again.stderr).contains(&format!("ERROR:  invalid job specified ({id})")),
+        "{}",
+        text(&again.stderr)
+    );
+}
+
+#[test]
+fn xml_outputs_parse_and_counts_match() {
+    let d = Daemon::start();
+    let held = d.submit("sleep 30\n", &["-h"]);
+    let out = d.run("msub", &["--xml", "/dev/null"]);
+    let x = text(&out.stdout);
+    let doc = roxmltree::Document::parse(x.trim()).unwrap_or_else(|e| panic!("{e}: {x}"));
+    assert_eq!(doc.root_element().tag_name().name(), "Data");
+    let q = text(&d.run("showq", &["--xml"]).stdout);
+    assert!(!q.trim().contains('\n'), "showq --xml must be one line");
+    let doc = roxmltree::Document::parse(q.trim()).unwrap_or_else(|e| panic!("{e}: {q}"));
+    let mut total = 0;
+    for queue in doc
+        .root_element()
+        .children()
+        .filter(|n| n.has_tag_name("queue"))
+    {
+        let count: usize = queue
+            .attribute("count")
+            .expect("count")
+            .parse()
+            .expect("number");
+        assert_eq!(
+            count,
+            queue.children().filter(|n| n.has_tag_name("job")).count(),
+            "{q}"
+        );
+        total += count;
+    }
+    assert!(total >= 1, "{q}");
+    let c = text(&d.run("checkjob", &["--xml", &held.to_string()]).stdout);
+    let doc = roxmltree::Document::parse(c.trim()).unwrap_or_else(|e| panic!("{e}: {c}"));
+    let job = doc
+        .root_element()
+        .children()
+        .find(|n| n.has_tag_name("job"))
+        .expect("job");
+    assert_eq!(job.attribute("JobID"), Some(held.to_string().as_str()));
+}
+
+#[test]
+fn bad_submissions_are_rejected_and_queue_nothing() {
+    let d = Daemon::start();
+    for args in [
+        vec!["-l", "walltime=0"],
+        vec!["-l", "walltime=-5"],
+        vec!["-l", "nodes=1:ppn=100000"],
+        vec!["-l", "procs=abc"],
+        vec!["-l", "mem=999999tb"],
+        vec!["-W", "depend=afterok:987654"],
+    ] {
+        let out = d.run_stdin("msub", &args, "true\n");
+        assert_eq!(out.status.code(), Some(1), "{args:?} must fail");
+        let err = text(&out.stderr);
+        assert!(
+            err.starts_with("ERROR:    cannot submit job - "),
+            "{args:?}: {err}"
+        );
+        assert!(
+            out.stdout.iter().all(|b| b.is_ascii_whitespace()),
+            "{args:?}: stdout {:?}",
+            text(&out.stdout)
+        );
+    }
+    let missing = d.run("msub", &["/nonexistent/script.sh"]);
+    assert_eq!(missing.status.code(), Some(1));
+    let q = text(&d.run("showq", &[]).stdout);
+    assert!(q.contains("Total jobs:  0"), "{q}");
+}
+
+#[test]
+fn unknown_job_and_no_daemon_errors() {
+    let d = Daemon::start();
+    let out = d.run("checkjob", &["424242"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("invalid job specified")
+            || text(&out.stderr).contains("invalid job specified")
+    );
+    // A client with no daemon behind its socket says so quickly and exits 1.
+    let start = std::time::Instant::now();
+    let out = d
+        .cmd("showq")
+        .env("MOAB_SOCKET", d.home.path().join("nothing.sock"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("ERROR:"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(start.elapsed() < Duration::from_secs(2));
+}
+
+#[test]
+fn mschedctl_k_stops_the_daemon_and_mdiag_s_reports_it_alive() {
+    let mut d = Daemon::start();
+    let s = text(&d.run("mdiag", &["-S"]).stdout);
+    assert!(s.contains("Moab Server running on"), "{s}");
+    let k = d.run("mschedctl", &["-k"]);
+    assert!(k.status.success(), "{}", text(&k.stderr));
+    assert!(
+        text(&k.stdout).contains("will be shutdown immediately"),
+        "{}",
+        text(&k.stdout)
+    );
+    let status = d
+        .wait_exit(Duration::from_secs(10))
+        .expect("daemon exits after mschedctl -k");
+    assert!(status.success(), "{status}");
+    assert!(!d.socket.exists(), "socket removed on clean shutdown");
+}
+
+#[test]
+fn permission_refusal_between_two_real_users() {
+    assert!(
+        is_root(),
+        "this test creates a user and must run as root (CI does)"
+    );
+    let d = Daemon::start();
+    let user = common::ensure_user("archese2e");
+    let id = d.submit("sleep 30\n", &["-h"]);
+    let other = |prog: &str, args: &[&str]| {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid", &user, "--regid", &user, "--init-groups", "--"])
+            .arg(common::bin(prog))
+            .args(args)
+            .env_clear()
+            .envs(common::base_env(d.home.path(), &d.socket));
+        c.output().expect("setpriv")
+    };
+    // Everybody may list jobs.
+    let q = other("showq", &[]);
+    assert!(q.status.success(), "{}", text(&q.stderr));
+    assert!(text(&q.stdout).contains(&id.to_string()));
+    // Only the owner (or an admin) may act on a job.
+    for (prog, args) in [
+        ("canceljob", vec![id.to_string()]),
+        ("releasehold", vec![id.to_string()]),
+    ] {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = other(prog, &a);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{prog} by another user must fail"
+        );
+        assert!(
+            text(&out.stderr).contains("not authorized"),
+            "{prog}: {}",
+            text(&out.stderr)
+        );
+    }
+    assert!(
+        d.checkjob(id).contains("State: UserHold"),
+        "refusal changed nothing"
+    );
+}
+
+#[test]
+fn kill9_restart_loses_nothing_and_running_jobs_finish() {
+    let mut d = Daemon::start();
+    let running = d.submit(
+        "#!/bin/sh\nsleep 3\necho done\nexit 7\n",
+        &["-N", "survivor"],
+    );
+    d.wait_state(running, "Running", LONG);
+    let held = d.submit("true\n", &["-h"]);
+    d.kill9();
+    d.spawn();
+    assert!(
+        d.checkjob(held).contains("State: UserHold"),
+        "{}",
+        d.checkjob(held)
+    );
+    let out = d.wait_state(running, "Completed", LONG);
+    assert!(out.contains("Completion Code: 7"), "{out}");
+    let o = std::fs::read_to_string(d.home.path().join(format!("survivor.o{running}")))
+        .expect("output");
+    assert_eq!(o.trim(), "done");
+    // Ids are never reused after a restart.
+    let next = d.submit("true\n", &[]);
+    assert!(next > held, "{next} <= {held}");
+}
