@@ -324,18 +324,33 @@ impl<'a> Walk<'a> {
                 return;
             }
         }
-        match self.ctx.fit_now(job, dur) {
-            Some(alloc) => self.start(entries, i, alloc, dur, StartKind::Backfill),
-            None => {
-                let idle = self.ctx.idle_procs();
-                entries[i].reason = Some(match self.top_reservation {
-                    Some(r) if idle >= job.req.total_procs() => {
-                        BlockReason::WouldDelayReservation(r)
-                    }
-                    _ => self.resources(job),
-                });
+        if let Some(alloc) = self.ctx.fit_now(job, dur) {
+            self.start(entries, i, alloc, dur, StartKind::Backfill);
+            return;
+        }
+        // BFVIRTUALWALLTIMESCALINGFACTOR: a second try with the walltime
+        // scaled. The job is planned for the scaled time only; what happens
+        // if it overruns into a reservation (BFVIRTUALWALLTIMECONFLICTPOLICY
+        // PREEMPT) is the driver's and the preemption work's concern.
+        let virt = self
+            .ctx
+            .policy
+            .bf_virtual_walltime_factor
+            .filter(|f| *f > 0.0);
+        let scaled = virt
+            .zip(dur)
+            .map(|(f, d)| ((d as f64 * f).ceil() as Secs).max(1));
+        if let Some(v) = scaled.filter(|v| Some(*v) != dur) {
+            if let Some(alloc) = self.ctx.fit_now(job, Some(v)) {
+                self.start(entries, i, alloc, Some(v), StartKind::Backfill);
+                return;
             }
         }
+        let idle = self.ctx.idle_procs();
+        entries[i].reason = Some(match self.top_reservation {
+            Some(r) if idle >= job.req.total_procs() => BlockReason::WouldDelayReservation(r),
+            _ => self.resources(job),
+        });
     }
 
     fn reserve_or_wait(
