@@ -36,7 +36,7 @@ pub use plan::{BlockReason, Decision, Plan, PlannedReservation, PriorityBreakdow
 pub use policy::Policy;
 pub use schedule::{bypassed, schedule};
 pub use state::{Event, EventError, State};
-pub use windows::{backfill_windows, estimate_start, Window, WindowQuery};
+pub use windows::{backfill_windows, estimate_start, reservations, Window, WindowQuery};
 
 /// Seconds since the Unix epoch (or since the start of a simulated trace).
 pub type Time = i64;

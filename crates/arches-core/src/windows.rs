@@ -16,7 +16,7 @@ use crate::eligibility::planning_duration;
 use crate::job::Job;
 use crate::node::NodeId;
 use crate::placement::node_matches;
-use crate::plan::Plan;
+use crate::plan::{Plan, PlannedReservation};
 use crate::policy::Policy;
 use crate::schedule::schedule;
 use crate::state::State;
@@ -157,6 +157,16 @@ pub fn estimate_start(state: &State, policy: &Policy, now: Time, job: &Job) -> O
 /// A processor count on one node and how long that many stay idle.
 type Level = (u32, Option<Secs>);
 
+/// The plan's priority reservations with concrete nodes (showres): those the
+/// engine planned on the aggregate processor pool are pinned to nodes the
+/// way [`backfill_windows`] sees them. Ordered by start, then job id.
+pub fn reservations(state: &State, policy: &Policy, plan: &Plan) -> Vec<PlannedReservation> {
+    let (_, pinned) = planned_ctx_with(state, policy, plan);
+    let mut out = pinned;
+    out.sort_by_key(|r| (r.start, r.job));
+    out
+}
+
 /// Orders durations, `None` (forever) being the longest.
 fn longer(a: Option<Secs>, b: Option<Secs>) -> std::cmp::Ordering {
     match (a, b) {
@@ -169,6 +179,15 @@ fn longer(a: Option<Secs>, b: Option<Secs>) -> std::cmp::Ordering {
 
 /// A planning context holding the plan's starts and reservations on nodes.
 fn planned_ctx<'a>(state: &'a State, policy: &'a Policy, plan: &Plan) -> Ctx<'a> {
+    planned_ctx_with(state, policy, plan).0
+}
+
+/// Same, also returning the reservations with their (pinned) nodes.
+fn planned_ctx_with<'a>(
+    state: &'a State,
+    policy: &'a Policy,
+    plan: &Plan,
+) -> (Ctx<'a>, Vec<PlannedReservation>) {
     let now = plan.now;
     let mut ctx = Ctx::new(state, policy, now);
     ctx.node_profiles();
@@ -178,6 +197,7 @@ fn planned_ctx<'a>(state: &'a State, policy: &'a Policy, plan: &Plan) -> Ctx<'a>
             ctx.commit(job, now, end, &s.alloc);
         }
     }
+    let mut pinned = Vec::with_capacity(plan.reservations.len());
     for r in &plan.reservations {
         if let Some(job) = state.job(r.job) {
             let alloc = if r.alloc.is_empty() {
@@ -186,9 +206,10 @@ fn planned_ctx<'a>(state: &'a State, policy: &'a Policy, plan: &Plan) -> Ctx<'a>
                 r.alloc.clone()
             };
             ctx.commit(job, r.start, r.end, &alloc);
+            pinned.push(PlannedReservation { alloc, ..r.clone() });
         }
     }
-    ctx
+    (ctx, pinned)
 }
 
 #[cfg(test)]
@@ -243,6 +264,13 @@ mod tests {
         let long = backfill_windows(&s, &p, 0, &q);
         assert_eq!(long.len(), 1);
         assert_eq!(long[0].nodes, 1);
+        // showres: C is pinned to the three nodes job 1 frees and three idle ones.
+        let plan = schedule(&s, &p, 0);
+        let rsv = reservations(&s, &p, &plan);
+        assert_eq!(rsv.len(), 1);
+        let nodes: Vec<u32> = rsv[0].alloc.iter().map(|a| a.node).collect();
+        assert_eq!(nodes, vec![0, 1, 2, 4, 5, 6]);
+        assert_eq!((rsv[0].start, rsv[0].end), (3600, Some(10_800)));
         // showstart: C (6 procs) could start when job 1 ends.
         assert_eq!(estimate_start(&s, &p, 0, s.job(3).unwrap()), Some(3600));
         let small = Job::new(99, "u", Request::procs(2), Some(60), 0);
