@@ -106,6 +106,7 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
         top_reservation: None,
         bf_considered: 0,
         candidates: Vec::new(),
+        chunk_until: None,
     };
     let levels: &[PolicyLevel] = if throttled {
         &[PolicyLevel::Soft, PolicyLevel::Hard]
@@ -195,6 +196,8 @@ pub(crate) struct Walk<'a> {
     bf_considered: u32,
     /// Backfill candidates for BESTFIT/GREEDY.
     candidates: Vec<Candidate>,
+    /// Backfill chunking: small jobs may not backfill before this time.
+    chunk_until: Option<Time>,
 }
 
 impl<'a> Walk<'a> {
@@ -236,6 +239,7 @@ impl<'a> Walk<'a> {
                 return;
             }
             self.blocked = true;
+            self.note_blocked(job);
             self.reserve_or_wait(entries, i, if can_reserve { bucket } else { None }, dur);
             return;
         }
@@ -255,6 +259,7 @@ impl<'a> Walk<'a> {
                     return;
                 }
             }
+            self.note_blocked(job);
             self.reserve_or_wait(entries, i, bucket, dur);
             return;
         }
@@ -277,6 +282,29 @@ impl<'a> Walk<'a> {
                     self.try_backfill(entries, i, dur);
                 }
             }
+        }
+    }
+
+    /// Backfill chunking (`BFCHUNKSIZE`, `BFCHUNKDURATION`, FIRSTFIT only):
+    /// while a job of at least the chunk size is blocked, smaller jobs may
+    /// not backfill for the chunk duration, so freed processors accumulate
+    /// for it. The core keeps no history, so the job counts as blocked since
+    /// it became eligible (its submit time or start date).
+    fn note_blocked(&mut self, job: &Job) {
+        let p = self.ctx.policy;
+        if p.backfill != BackfillPolicy::FirstFit
+            || p.bf_chunk_size == 0
+            || p.bf_chunk_duration <= 0
+            || job.req.total_procs() < p.bf_chunk_size
+        {
+            return;
+        }
+        let since = job
+            .start_after
+            .map_or(job.submit_time, |t| t.max(job.submit_time));
+        let until = since + p.bf_chunk_duration;
+        if until > self.ctx.now {
+            self.chunk_until = Some(self.chunk_until.map_or(until, |u| u.max(until)));
         }
     }
 
@@ -323,6 +351,11 @@ impl<'a> Walk<'a> {
                 entries[i].reason = Some(r);
                 return;
             }
+        }
+        let size = self.ctx.policy.bf_chunk_size;
+        if let Some(until) = self.chunk_until.filter(|_| job.req.total_procs() < size) {
+            entries[i].reason = Some(BlockReason::Chunking { size, until });
+            return;
         }
         if let Some(alloc) = self.ctx.fit_now(job, dur) {
             self.start(entries, i, alloc, dur, StartKind::Backfill);
@@ -437,7 +470,12 @@ impl<'a> Walk<'a> {
             _ => None,
         });
         let rsv = self.plan.reservations.iter().map(|r| r.start);
-        self.plan.next_wakeup = ends.chain(dates).chain(rsv).filter(|t| *t > now).min();
+        self.plan.next_wakeup = ends
+            .chain(dates)
+            .chain(rsv)
+            .chain(self.chunk_until)
+            .filter(|t| *t > now)
+            .min();
         let mut decisions: Vec<(crate::job::JobId, Decision)> = Vec::with_capacity(entries.len());
         decisions.extend(entries.into_iter().enumerate().map(|(rank, e)| {
             let d = Decision {
