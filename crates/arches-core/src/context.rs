@@ -109,15 +109,9 @@ impl<'a> Ctx<'a> {
             let n = &nodes[id as usize];
             (n.procs, n.mem_mb)
         };
-        place(
-            nodes,
-            req,
-            crate::policy::NodeAllocationPolicy::FirstAvailable,
-            cands,
-            full,
-        )
-        .map(|_| ())
-        .ok_or_else(|| "no set of nodes satisfies the request".to_string())
+        place(nodes, req, self.policy.node_allocation, cands, full)
+            .map(|_| ())
+            .ok_or_else(|| "no set of nodes satisfies the request".to_string())
     }
 
     /// Tries to place `job` now for `dur` without delaying anything planned.
