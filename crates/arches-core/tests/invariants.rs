@@ -157,3 +157,112 @@ proptest! {
         prop_assert_eq!(started + never, specs.len(), "every job that fits ran");
     }
 }
+
+/// Replays single-processor-task jobs (FIFO, run time <= walltime) and
+/// returns, per job, its first reservation start and its actual start.
+fn guarantee_replay(
+    procs: u32,
+    jobs: &[(Time, u32, i64, i64)],
+    policy: &Policy,
+    remember: bool,
+) -> BTreeMap<JobId, (Option<Time>, Time)> {
+    let mut state = State::new(vec![Node::new("m", procs, 0)]);
+    let mut out: BTreeMap<JobId, (Option<Time>, Time)> = BTreeMap::new();
+    let mut first_rsv: BTreeMap<JobId, Time> = BTreeMap::new();
+    let mut ends: BTreeMap<Time, Vec<JobId>> = BTreeMap::new();
+    let mut times: Vec<Time> = jobs.iter().map(|j| j.0).collect();
+    let mut next = 0;
+    while !times.is_empty() {
+        times.sort_unstable();
+        times.dedup();
+        let now = times.remove(0);
+        while next < jobs.len() && jobs[next].0 <= now {
+            let (submit, p, wall, _) = jobs[next];
+            let job = Job::new(
+                next as JobId + 1,
+                "u",
+                Request::procs(p),
+                Some(wall),
+                submit,
+            );
+            state.apply(Event::Submit(Box::new(job)), now).unwrap();
+            next += 1;
+        }
+        for id in ends.remove(&now).unwrap_or_default() {
+            let code = CompletionCode::Exit(0);
+            state.apply(Event::Finish { job: id, code }, now).unwrap();
+        }
+        let plan = schedule(&state, policy, now);
+        for s in &plan.starts {
+            state
+                .apply(
+                    Event::Start {
+                        job: s.job,
+                        alloc: s.alloc.clone(),
+                        kind: s.kind,
+                    },
+                    now,
+                )
+                .unwrap();
+            let (_, _, wall, run) = jobs[s.job as usize - 1];
+            let end = now + run.min(wall);
+            ends.entry(end).or_default().push(s.job);
+            times.push(end);
+            out.insert(s.job, (first_rsv.get(&s.job).copied(), now));
+        }
+        for r in &plan.reservations {
+            first_rsv.entry(r.job).or_insert(r.start);
+            times.push(r.start);
+        }
+        if remember {
+            let rsv = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
+            state.remember_reservations(rsv).unwrap();
+        }
+    }
+    out
+}
+
+fn fifo_jobs() -> impl Strategy<Value = Vec<(Time, u32, i64, i64)>> {
+    prop::collection::vec((0i64..50, 1u32..8, 1i64..100, 1i64..100), 1..30).prop_map(|v| {
+        let mut t = 0;
+        v.into_iter()
+            .map(|(dt, p, wall, run)| {
+                t += dt;
+                (t, p, wall, run.min(wall))
+            })
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// EASY: backfill never delays the protected job past its reservation.
+    #[test]
+    fn easy_never_delays_the_reservation(jobs in fifo_jobs()) {
+        let policy = Policy::default();
+        for (id, (rsv, start)) in guarantee_replay(8, &jobs, &policy, false) {
+            if let Some(r) = rsv {
+                prop_assert!(start <= r, "job {id} reserved at {r} started at {start}");
+            }
+        }
+    }
+
+    /// Conservative with kept reservations (HIGHEST): no job ever starts
+    /// later than the first reservation it was given.
+    #[test]
+    fn conservative_keeps_every_reservation(jobs in fifo_jobs()) {
+        let policy = Policy {
+            reservation_buckets: vec![ReservationBucket { depth: 1000, qos: None }],
+            reservation_policy: ReservationPolicy::Highest,
+            ..Policy::default()
+        };
+        let out = guarantee_replay(8, &jobs, &policy, true);
+        prop_assert_eq!(out.len(), jobs.len());
+        for (id, (rsv, start)) in out {
+            if let Some(r) = rsv {
+                prop_assert!(start <= r, "job {id} reserved at {r} started at {start}");
+            }
+        }
+    }
+}
