@@ -9,7 +9,19 @@
 //! ingests what happened, [`schedule`] turns a state and a [`Policy`] into a
 //! [`Plan`] — starts, reservations and, for every job that did not start, the
 //! reason — and [`State::next_wakeup`] tells the driver when time alone will
-//! change something.
+//! change something; [`Plan::next_wakeup`] adds this plan's reservation starts
+//! and chunking deadlines.
+//!
+//! Modules of the engine: [`profile`] (availability timeline), [`priority`]
+//! (Moab's formula), [`eligibility`] (holds, dependencies, credential
+//! limits), [`placement`] (`NODEALLOCATIONPOLICY`), [`schedule`] (one
+//! algorithm for priority starts, reservations and FIRSTFIT backfill),
+//! [`backfill`] (BESTFIT/GREEDY selection), [`windows`] (showbf windows,
+//! showstart estimates, showres node pinning).
+//!
+//! Drivers that use `RESERVATIONPOLICY HIGHEST` pass each plan's reservations
+//! back with [`State::remember_reservations`] so that reservations are kept
+//! and only ever compressed earlier (pyss's conservative backfill).
 
 pub mod backfill;
 mod context;
