@@ -6,7 +6,7 @@
 //! resource-manager backends are thin drivers around it.
 //!
 //! The shape follows quinn-proto and rust-analyzer's core: [`State::apply`]
-//! ingests what happened, [`schedule`] turns a state and a [`Policy`] into a
+//! ingests what happened, [`schedule()`] turns a state and a [`Policy`] into a
 //! [`Plan`] — starts, reservations and, for every job that did not start, the
 //! reason — and [`State::next_wakeup`] tells the driver when time alone will
 //! change something; [`Plan::next_wakeup`] adds this plan's reservation starts
@@ -14,7 +14,7 @@
 //!
 //! Modules of the engine: [`profile`] (availability timeline), [`priority`]
 //! (Moab's formula), [`eligibility`] (holds, dependencies, credential
-//! limits), [`placement`] (`NODEALLOCATIONPOLICY`), [`schedule`] (one
+//! limits), [`placement`] (`NODEALLOCATIONPOLICY`), [`mod@schedule`] (one
 //! algorithm for priority starts, reservations and FIRSTFIT backfill),
 //! [`backfill`] (BESTFIT/GREEDY selection), [`windows`] (showbf windows,
 //! showstart estimates, showres node pinning).
