@@ -29,7 +29,11 @@
 //! higher-priority job may take a lower one's slot). `HIGHEST` keeps them:
 //! the reservations remembered in the state
 //! ([`State::remember_reservations`]) are held in the profile and
-//! each job can only move its own earlier (pyss's conservative compression).
+//! each job can only move its own earlier (pyss's conservative compression);
+//! when nothing was freed earlier than planned since they were remembered
+//! ([`State::reservations_may_compress`]) they stay exactly where they are
+//! and only new jobs are placed around them, as pyss does between
+//! terminations.
 //! `NEVER` makes no reservations: any job that fits starts.
 
 use crate::backfill::{self, Candidate};
@@ -107,6 +111,8 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
         bf_considered: 0,
         candidates: Vec::new(),
         chunk_until: None,
+        pinned: policy.reservation_policy == ReservationPolicy::Highest
+            && !state.reservations_may_compress(),
     };
     let levels: &[PolicyLevel] = if throttled {
         &[PolicyLevel::Soft, PolicyLevel::Hard]
@@ -198,6 +204,8 @@ pub(crate) struct Walk<'a> {
     candidates: Vec<Candidate>,
     /// Backfill chunking: small jobs may not backfill before this time.
     chunk_until: Option<Time>,
+    /// HIGHEST with nothing freed early: remembered reservations stay put.
+    pinned: bool,
 }
 
 impl<'a> Walk<'a> {
@@ -221,6 +229,25 @@ impl<'a> Walk<'a> {
         }
         entries[i].handled = true;
         entries[i].reason = None;
+        if self.pinned {
+            if let Some((start, end)) = entries[i].held.filter(|h| h.0 > self.ctx.now) {
+                // Nothing was freed early: the kept reservation stays put.
+                self.blocked = true;
+                if let Some(b) = self.bucket_of(job) {
+                    self.bucket_left[b] = self.bucket_left[b].saturating_sub(1);
+                }
+                self.top_reservation.get_or_insert(job.id);
+                self.plan.reservations.push(PlannedReservation {
+                    job: job.id,
+                    start,
+                    end,
+                    alloc: Vec::new(),
+                });
+                entries[i].held = None;
+                entries[i].reason = Some(self.resources(job));
+                return;
+            }
+        }
         self.release_held(entries, i);
         if let Err(why) = self.ctx.ever_fits(job) {
             entries[i].reason = Some(BlockReason::NeverFits(why));
