@@ -30,7 +30,7 @@
 //! the reservations remembered in the state
 //! ([`State::remember_reservations`]) are held in the profile and
 //! each job can only move its own earlier (pyss's conservative compression);
-//! when nothing was freed earlier than planned since they were remembered
+//! when no job ended since they were remembered
 //! ([`State::reservations_may_compress`]) they stay exactly where they are
 //! and only new jobs are placed around them, as pyss does between
 //! terminations.
@@ -204,7 +204,7 @@ pub(crate) struct Walk<'a> {
     candidates: Vec<Candidate>,
     /// Backfill chunking: small jobs may not backfill before this time.
     chunk_until: Option<Time>,
-    /// HIGHEST with nothing freed early: remembered reservations stay put.
+    /// HIGHEST with no job ended since: remembered reservations stay put.
     pinned: bool,
 }
 
@@ -231,7 +231,7 @@ impl<'a> Walk<'a> {
         entries[i].reason = None;
         if self.pinned {
             if let Some((start, end)) = entries[i].held.filter(|h| h.0 > self.ctx.now) {
-                // Nothing was freed early: the kept reservation stays put.
+                // No job ended since: the kept reservation stays put.
                 self.blocked = true;
                 if let Some(b) = self.bucket_of(job) {
                     self.bucket_left[b] = self.bucket_left[b].saturating_sub(1);

@@ -129,8 +129,8 @@ pub struct State {
     active: BTreeSet<JobId>,
     /// Reservation starts remembered from the last plan (queued jobs only).
     remembered: BTreeMap<JobId, Time>,
-    /// Capacity was freed earlier than planned (or the machine changed) since
-    /// reservations were last remembered: they may compress.
+    /// A job ended (or the machine or a job changed) since reservations were
+    /// last remembered: they may compress.
     released_early: bool,
 }
 
@@ -216,12 +216,11 @@ impl State {
         Ok(())
     }
 
-    /// Whether remembered reservations may move: capacity was released
-    /// earlier than planned (a job ended before its planned end, was
-    /// cancelled, suspended or requeued, a node or job changed) since they
-    /// were remembered. When not, `RESERVATIONPOLICY HIGHEST` keeps every
-    /// remembered reservation exactly where it is, as pyss does between
-    /// terminations.
+    /// Whether remembered reservations may move: since they were remembered
+    /// a job ended, was cancelled, suspended or requeued, or a node or job
+    /// changed. When not (only submissions and starts happened),
+    /// `RESERVATIONPOLICY HIGHEST` keeps every remembered reservation exactly
+    /// where it is, as pyss does between terminations.
     pub fn reservations_may_compress(&self) -> bool {
         self.released_early
     }
@@ -272,7 +271,7 @@ impl State {
     pub fn apply(&mut self, event: Event, now: Time) -> Result<(), EventError> {
         let frees = !matches!(
             event,
-            Event::Submit(_) | Event::Start { .. } | Event::Finish { .. } | Event::Purge { .. }
+            Event::Submit(_) | Event::Start { .. } | Event::Purge { .. }
         );
         self.apply_inner(event, now)?;
         if frees {
@@ -470,14 +469,6 @@ impl State {
 
     fn end_active(&mut self, job: JobId, now: Time, code: CompletionCode, state: JobState) {
         let j = self.jobs.get_mut(&job).expect("caller checked");
-        let planned = j
-            .run
-            .as_ref()
-            .zip(j.planning_walltime())
-            .map(|(r, w)| r.start_time + r.suspended_secs + w);
-        if planned.is_none_or(|end| now < end) {
-            self.released_early = true;
-        }
         let suspended = j.state == JobState::Suspended;
         let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
         j.state = state;
@@ -639,34 +630,16 @@ mod tests {
         .unwrap();
         assert_eq!(s.remembered_reservation(1), None);
         assert!(s.remember_reservations(vec![(1, 20)]).is_err());
-        // Ending at the planned end frees nothing early; ending before does.
+        // Submissions keep reservations in place; any end lets them move.
         s.remember_reservations(Vec::new()).unwrap();
+        s.apply(
+            Event::Submit(Box::new(Job::new(2, "u", Request::procs(1), Some(60), 0))),
+            20,
+        )
+        .unwrap();
         assert!(!s.reservations_may_compress());
         let code = CompletionCode::Exit(0);
         s.apply(Event::Finish { job: 1, code }, 70).unwrap();
-        assert!(!s.reservations_may_compress());
-        s.apply(
-            Event::Submit(Box::new(Job::new(2, "u", Request::procs(1), Some(60), 0))),
-            70,
-        )
-        .unwrap();
-        let alloc = vec![Alloc {
-            node: 0,
-            tasks: 1,
-            procs: 1,
-            mem_mb: 0,
-        }];
-        let kind = StartKind::Priority;
-        s.apply(
-            Event::Start {
-                job: 2,
-                alloc,
-                kind,
-            },
-            70,
-        )
-        .unwrap();
-        s.apply(Event::Finish { job: 2, code }, 100).unwrap();
         assert!(s.reservations_may_compress());
     }
 
