@@ -52,7 +52,7 @@ fn load(file: &str, procs: u32, min_id: u64) -> Vec<TraceJob> {
             continue;
         }
         let (p, run, est) = if run <= 0 || alloc <= 0 {
-            (1, 1, req_time.max(1))
+            (1, 1, 1)
         } else {
             let est = req_time.max(run).max(1);
             let run = req_time.min(run).max(1);
@@ -102,7 +102,7 @@ impl Sim<'_> {
         }
         self.wakes.extend(plan.reservations.iter().map(|r| r.start));
         let rsv = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
-        self.s.apply(Event::RememberReservations(rsv), now).unwrap();
+        self.s.remember_reservations(rsv).unwrap();
     }
 }
 
