@@ -1,5 +1,5 @@
 //! Backfill selection for `BESTFIT` and `GREEDY` (FIRSTFIT runs inline in
-//! the queue walk of [`crate::schedule`]).
+//! the queue walk of [`mod@crate::schedule`]).
 //!
 //! - BESTFIT repeatedly starts the fitting candidate with the best
 //!   `BACKFILLMETRIC`. Starting a job only ever removes free capacity, so a

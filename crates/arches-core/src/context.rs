@@ -109,15 +109,9 @@ impl<'a> Ctx<'a> {
             let n = &nodes[id as usize];
             (n.procs, n.mem_mb)
         };
-        place(
-            nodes,
-            req,
-            crate::policy::NodeAllocationPolicy::FirstAvailable,
-            cands,
-            full,
-        )
-        .map(|_| ())
-        .ok_or_else(|| "no set of nodes satisfies the request".to_string())
+        place(nodes, req, self.policy.node_allocation, cands, full)
+            .map(|_| ())
+            .ok_or_else(|| "no set of nodes satisfies the request".to_string())
     }
 
     /// Tries to place `job` now for `dur` without delaying anything planned.
@@ -181,6 +175,31 @@ impl<'a> Ctx<'a> {
         if !alloc.is_empty() {
             self.planned.push((alloc.to_vec(), start, end));
         }
+    }
+
+    /// Per-node profiles (built on first use).
+    pub fn node_profiles(&mut self) -> &[Profile] {
+        self.ensure_nodes();
+        self.nodes.as_deref().unwrap_or(&[])
+    }
+
+    /// Concrete nodes for a reservation planned on the aggregate only:
+    /// nodes busy now first (so idle nodes stay idle as long as possible),
+    /// then by index.
+    pub fn place_reservation(&mut self, job: &Job, start: Time, end: Option<Time>) -> Vec<Alloc> {
+        self.ensure_nodes();
+        let Some(profiles) = self.nodes.as_ref() else {
+            return Vec::new();
+        };
+        let now = self.now;
+        let mut order: Vec<NodeId> = (0..profiles.len() as NodeId).collect();
+        order.sort_by_key(|id| (profiles[*id as usize].free_at(now).procs, *id));
+        let avail = |id: NodeId| {
+            let a = profiles[id as usize].free_over(start, end);
+            (clamp_u32(a.procs), u64::try_from(a.mem.max(0)).unwrap_or(0))
+        };
+        let pol = crate::policy::NodeAllocationPolicy::FirstAvailable;
+        place(self.state.nodes(), &job.req, pol, order.into_iter(), avail).unwrap_or_default()
     }
 
     fn place_at(&self, job: &Job, t: Time, end: Option<Time>) -> Option<Vec<Alloc>> {

@@ -6,10 +6,22 @@
 //! resource-manager backends are thin drivers around it.
 //!
 //! The shape follows quinn-proto and rust-analyzer's core: [`State::apply`]
-//! ingests what happened, [`schedule`] turns a state and a [`Policy`] into a
+//! ingests what happened, [`schedule()`] turns a state and a [`Policy`] into a
 //! [`Plan`] — starts, reservations and, for every job that did not start, the
 //! reason — and [`State::next_wakeup`] tells the driver when time alone will
-//! change something.
+//! change something; [`Plan::next_wakeup`] adds this plan's reservation starts
+//! and chunking deadlines.
+//!
+//! Modules of the engine: [`profile`] (availability timeline), [`priority`]
+//! (Moab's formula), [`eligibility`] (holds, dependencies, credential
+//! limits), [`placement`] (`NODEALLOCATIONPOLICY`), [`mod@schedule`] (one
+//! algorithm for priority starts, reservations and FIRSTFIT backfill),
+//! [`backfill`] (BESTFIT/GREEDY selection), [`windows`] (showbf windows,
+//! showstart estimates, showres node pinning).
+//!
+//! Drivers that use `RESERVATIONPOLICY HIGHEST` pass each plan's reservations
+//! back with [`State::remember_reservations`] so that reservations are kept
+//! and only ever compressed earlier (pyss's conservative backfill).
 
 pub mod backfill;
 mod context;
@@ -24,6 +36,7 @@ pub mod profile;
 pub mod schedule;
 pub mod state;
 pub mod timespec;
+pub mod windows;
 
 pub use eligibility::effective_walltime;
 pub use job::{
@@ -35,6 +48,7 @@ pub use plan::{BlockReason, Decision, Plan, PlannedReservation, PriorityBreakdow
 pub use policy::Policy;
 pub use schedule::{bypassed, schedule};
 pub use state::{Event, EventError, State};
+pub use windows::{backfill_windows, estimate_start, reservations, Window, WindowQuery};
 
 /// Seconds since the Unix epoch (or since the start of a simulated trace).
 pub type Time = i64;

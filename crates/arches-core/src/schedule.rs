@@ -28,8 +28,12 @@
 //! iteration (a reservation slides forward when jobs end early, and a
 //! higher-priority job may take a lower one's slot). `HIGHEST` keeps them:
 //! the reservations remembered in the state
-//! ([`crate::state::Event::RememberReservations`]) are held in the profile and
-//! each job can only move its own earlier (pyss's conservative compression).
+//! ([`State::remember_reservations`]) are held in the profile and
+//! each job can only move its own earlier (pyss's conservative compression);
+//! when no job ended since they were remembered
+//! ([`State::reservations_may_compress`]) they stay exactly where they are
+//! and only new jobs are placed around them, as pyss does between
+//! terminations.
 //! `NEVER` makes no reservations: any job that fits starts.
 
 use crate::backfill::{self, Candidate};
@@ -45,41 +49,38 @@ use crate::{Secs, Time};
 
 /// Runs one iteration. Pure: equal inputs give equal plans.
 pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
-    let entries: Vec<Entry> = state
-        .queued()
-        .filter(|j| j.state == JobState::Idle)
-        .map(|job| Entry {
+    let mut jobs: Vec<(&Job, PriorityBreakdown)> = Vec::with_capacity(state.queued_count());
+    jobs.extend(
+        state
+            .queued()
+            .filter(|j| j.state == JobState::Idle)
+            .map(|job| (job, priority(job, policy, now))),
+    );
+    // Sort compact keys, then build each (large) entry once, in order.
+    let mut keys: Vec<(bool, i64, Time, u64, usize)> = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, (j, p))| (!p.system, -p.total, j.submit_time, j.id, i))
+        .collect();
+    keys.sort_unstable();
+    debug_assert!(keys.windows(2).all(|w| {
+        let (ja, pa) = &jobs[w[0].4];
+        let (jb, pb) = &jobs[w[1].4];
+        queue_order((ja, pa), (jb, pb)).is_le()
+    }));
+    let mut entries: Vec<Entry> = Vec::with_capacity(jobs.len());
+    entries.extend(keys.iter().map(|k| {
+        let (job, prio) = &mut jobs[k.4];
+        Entry {
             job,
-            prio: priority(job, policy, now),
+            prio: std::mem::take(prio),
             reason: None,
             eligible: true,
             handled: false,
             started: false,
             held: None,
-        })
-        .collect();
-    // Sort compact keys, then move each entry once (entries are large).
-    let mut keys: Vec<(bool, i64, Time, u64, usize)> = entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            (
-                !e.prio.system,
-                -e.prio.total,
-                e.job.submit_time,
-                e.job.id,
-                i,
-            )
-        })
-        .collect();
-    keys.sort_unstable();
-    debug_assert!(keys.windows(2).all(|w| {
-        let a = &entries[w[0].4];
-        let b = &entries[w[1].4];
-        queue_order((a.job, &a.prio), (b.job, &b.prio)).is_le()
+        }
     }));
-    let mut slots: Vec<Option<Entry>> = entries.into_iter().map(Some).collect();
-    let mut entries: Vec<Entry> = keys.iter().filter_map(|k| slots[k.4].take()).collect();
     for e in &mut entries {
         if let Err(r) = check_static(state, e.job, now) {
             e.reason = Some(r);
@@ -109,6 +110,9 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
         top_reservation: None,
         bf_considered: 0,
         candidates: Vec::new(),
+        chunk_until: None,
+        pinned: policy.reservation_policy == ReservationPolicy::Highest
+            && !state.reservations_may_compress(),
     };
     let levels: &[PolicyLevel] = if throttled {
         &[PolicyLevel::Soft, PolicyLevel::Hard]
@@ -198,6 +202,10 @@ pub(crate) struct Walk<'a> {
     bf_considered: u32,
     /// Backfill candidates for BESTFIT/GREEDY.
     candidates: Vec<Candidate>,
+    /// Backfill chunking: small jobs may not backfill before this time.
+    chunk_until: Option<Time>,
+    /// HIGHEST with no job ended since: remembered reservations stay put.
+    pinned: bool,
 }
 
 impl<'a> Walk<'a> {
@@ -221,6 +229,25 @@ impl<'a> Walk<'a> {
         }
         entries[i].handled = true;
         entries[i].reason = None;
+        if self.pinned {
+            if let Some((start, end)) = entries[i].held.filter(|h| h.0 > self.ctx.now) {
+                // No job ended since: the kept reservation stays put.
+                self.blocked = true;
+                if let Some(b) = self.bucket_of(job) {
+                    self.bucket_left[b] = self.bucket_left[b].saturating_sub(1);
+                }
+                self.top_reservation.get_or_insert(job.id);
+                self.plan.reservations.push(PlannedReservation {
+                    job: job.id,
+                    start,
+                    end,
+                    alloc: Vec::new(),
+                });
+                entries[i].held = None;
+                entries[i].reason = Some(self.resources(job));
+                return;
+            }
+        }
         self.release_held(entries, i);
         if let Err(why) = self.ctx.ever_fits(job) {
             entries[i].reason = Some(BlockReason::NeverFits(why));
@@ -239,6 +266,7 @@ impl<'a> Walk<'a> {
                 return;
             }
             self.blocked = true;
+            self.note_blocked(job);
             self.reserve_or_wait(entries, i, if can_reserve { bucket } else { None }, dur);
             return;
         }
@@ -258,6 +286,7 @@ impl<'a> Walk<'a> {
                     return;
                 }
             }
+            self.note_blocked(job);
             self.reserve_or_wait(entries, i, bucket, dur);
             return;
         }
@@ -280,6 +309,29 @@ impl<'a> Walk<'a> {
                     self.try_backfill(entries, i, dur);
                 }
             }
+        }
+    }
+
+    /// Backfill chunking (`BFCHUNKSIZE`, `BFCHUNKDURATION`, FIRSTFIT only):
+    /// while a job of at least the chunk size is blocked, smaller jobs may
+    /// not backfill for the chunk duration, so freed processors accumulate
+    /// for it. The core keeps no history, so the job counts as blocked since
+    /// it became eligible (its submit time or start date).
+    fn note_blocked(&mut self, job: &Job) {
+        let p = self.ctx.policy;
+        if p.backfill != BackfillPolicy::FirstFit
+            || p.bf_chunk_size == 0
+            || p.bf_chunk_duration <= 0
+            || job.req.total_procs() < p.bf_chunk_size
+        {
+            return;
+        }
+        let since = job
+            .start_after
+            .map_or(job.submit_time, |t| t.max(job.submit_time));
+        let until = since + p.bf_chunk_duration;
+        if until > self.ctx.now {
+            self.chunk_until = Some(self.chunk_until.map_or(until, |u| u.max(until)));
         }
     }
 
@@ -327,18 +379,38 @@ impl<'a> Walk<'a> {
                 return;
             }
         }
-        match self.ctx.fit_now(job, dur) {
-            Some(alloc) => self.start(entries, i, alloc, dur, StartKind::Backfill),
-            None => {
-                let idle = self.ctx.idle_procs();
-                entries[i].reason = Some(match self.top_reservation {
-                    Some(r) if idle >= job.req.total_procs() => {
-                        BlockReason::WouldDelayReservation(r)
-                    }
-                    _ => self.resources(job),
-                });
+        let size = self.ctx.policy.bf_chunk_size;
+        if let Some(until) = self.chunk_until.filter(|_| job.req.total_procs() < size) {
+            entries[i].reason = Some(BlockReason::Chunking { size, until });
+            return;
+        }
+        if let Some(alloc) = self.ctx.fit_now(job, dur) {
+            self.start(entries, i, alloc, dur, StartKind::Backfill);
+            return;
+        }
+        // BFVIRTUALWALLTIMESCALINGFACTOR: a second try with the walltime
+        // scaled. The job is planned for the scaled time only; what happens
+        // if it overruns into a reservation (BFVIRTUALWALLTIMECONFLICTPOLICY
+        // PREEMPT) is the driver's and the preemption work's concern.
+        let virt = self
+            .ctx
+            .policy
+            .bf_virtual_walltime_factor
+            .filter(|f| *f > 0.0);
+        let scaled = virt
+            .zip(dur)
+            .map(|(f, d)| ((d as f64 * f).ceil() as Secs).max(1));
+        if let Some(v) = scaled.filter(|v| Some(*v) != dur) {
+            if let Some(alloc) = self.ctx.fit_now(job, Some(v)) {
+                self.start(entries, i, alloc, Some(v), StartKind::Backfill);
+                return;
             }
         }
+        let idle = self.ctx.idle_procs();
+        entries[i].reason = Some(match self.top_reservation {
+            Some(r) if idle >= job.req.total_procs() => BlockReason::WouldDelayReservation(r),
+            _ => self.resources(job),
+        });
     }
 
     fn reserve_or_wait(
@@ -425,20 +497,25 @@ impl<'a> Walk<'a> {
             _ => None,
         });
         let rsv = self.plan.reservations.iter().map(|r| r.start);
-        self.plan.next_wakeup = ends.chain(dates).chain(rsv).filter(|t| *t > now).min();
-        self.plan.decisions = entries
-            .into_iter()
-            .enumerate()
-            .map(|(rank, e)| {
-                let d = Decision {
-                    priority: e.prio,
-                    rank: rank as u32 + 1,
-                    reason: if e.started { None } else { e.reason },
-                    eligible: e.eligible,
-                };
-                (e.job.id, d)
-            })
-            .collect();
+        self.plan.next_wakeup = ends
+            .chain(dates)
+            .chain(rsv)
+            .chain(self.chunk_until)
+            .filter(|t| *t > now)
+            .min();
+        let mut decisions: Vec<(crate::job::JobId, Decision)> = Vec::with_capacity(entries.len());
+        decisions.extend(entries.into_iter().enumerate().map(|(rank, e)| {
+            let d = Decision {
+                priority: e.prio,
+                rank: rank as u32 + 1,
+                reason: if e.started { None } else { e.reason },
+                eligible: e.eligible,
+            };
+            (e.job.id, d)
+        }));
+        // Ids are unique; sorted input makes the map a bulk build.
+        decisions.sort_unstable_by_key(|d| d.0);
+        self.plan.decisions = decisions.into_iter().collect();
         self.plan
     }
 }

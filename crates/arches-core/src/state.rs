@@ -69,12 +69,6 @@ pub enum Event {
     Purge {
         job: JobId,
     },
-    /// Remember the priority reservations of the last plan (`(job, start)`),
-    /// replacing any remembered before. Only `RESERVATIONPOLICY HIGHEST` uses
-    /// them: a remembered reservation is never moved later, only compressed
-    /// earlier (pyss's conservative backfill). Drivers feed
-    /// `plan.reservations` back after applying the plan's starts.
-    RememberReservations(Vec<(JobId, Time)>),
 }
 
 /// A modification of a job (`mjobctl -m`).
@@ -135,6 +129,9 @@ pub struct State {
     active: BTreeSet<JobId>,
     /// Reservation starts remembered from the last plan (queued jobs only).
     remembered: BTreeMap<JobId, Time>,
+    /// A job ended (or the machine or a job changed) since reservations were
+    /// last remembered: they may compress.
+    released_early: bool,
 }
 
 impl State {
@@ -199,8 +196,37 @@ impl State {
         self.active.iter().filter_map(|id| self.jobs.get(id))
     }
 
+    /// Remembers the priority reservations of the last plan (`(job, start)`),
+    /// replacing any remembered before. Only `RESERVATIONPOLICY HIGHEST` uses
+    /// them: a remembered reservation is never moved later, only compressed
+    /// earlier (pyss's conservative backfill). Drivers pass
+    /// `plan.reservations` back after applying the plan's starts. This is
+    /// planning memory, not an [`Event`]: losing it (e.g. on restart) only
+    /// means the next iteration recomputes reservations from scratch. Every
+    /// job must be queued (`Idle`); on error nothing changes.
+    pub fn remember_reservations(&mut self, list: Vec<(JobId, Time)>) -> Result<(), EventError> {
+        for (id, _) in &list {
+            let j = self.get(*id)?;
+            if j.state != JobState::Idle {
+                return Err(wrong(j, "Idle"));
+            }
+        }
+        self.remembered = list.into_iter().collect();
+        self.released_early = false;
+        Ok(())
+    }
+
+    /// Whether remembered reservations may move: since they were remembered
+    /// a job ended, was cancelled, suspended or requeued, or a node or job
+    /// changed. When not (only submissions and starts happened),
+    /// `RESERVATIONPOLICY HIGHEST` keeps every remembered reservation exactly
+    /// where it is, as pyss does between terminations.
+    pub fn reservations_may_compress(&self) -> bool {
+        self.released_early
+    }
+
     /// The remembered reservation start of a queued job, if any
-    /// (see [`Event::RememberReservations`]).
+    /// (see [`State::remember_reservations`]).
     pub fn remembered_reservation(&self, job: JobId) -> Option<Time> {
         self.remembered.get(&job).copied()
     }
@@ -243,6 +269,18 @@ impl State {
 
     /// Applies an event at time `now`. On error nothing changed.
     pub fn apply(&mut self, event: Event, now: Time) -> Result<(), EventError> {
+        let frees = !matches!(
+            event,
+            Event::Submit(_) | Event::Start { .. } | Event::Purge { .. }
+        );
+        self.apply_inner(event, now)?;
+        if frees {
+            self.released_early = true;
+        }
+        Ok(())
+    }
+
+    fn apply_inner(&mut self, event: Event, now: Time) -> Result<(), EventError> {
         match event {
             Event::Submit(job) => {
                 if self.jobs.contains_key(&job.id) {
@@ -388,16 +426,6 @@ impl State {
             Event::AddNode(node) => {
                 self.nodes.push(node);
                 self.usage.push(NodeUsage::default());
-                Ok(())
-            }
-            Event::RememberReservations(list) => {
-                for (id, _) in &list {
-                    let j = self.get(*id)?;
-                    if j.state != JobState::Idle {
-                        return Err(wrong(j, "Idle"));
-                    }
-                }
-                self.remembered = list.into_iter().collect();
                 Ok(())
             }
             Event::Purge { job } => {
@@ -572,6 +600,47 @@ mod tests {
         assert_eq!(err, EventError::Overallocated { job: 1, node: 0 });
         assert_eq!(before, format!("{s:?}"));
         assert!(s.apply(Event::Cancel { job: 9 }, 1).is_err());
+    }
+
+    #[test]
+    fn remembered_reservations_are_validated_and_dropped_on_start() {
+        let mut s = two_nodes();
+        s.apply(
+            Event::Submit(Box::new(Job::new(1, "u", Request::procs(1), Some(60), 0))),
+            0,
+        )
+        .unwrap();
+        assert!(s.remember_reservations(vec![(9, 10)]).is_err());
+        s.remember_reservations(vec![(1, 10)]).unwrap();
+        assert_eq!(s.remembered_reservation(1), Some(10));
+        let alloc = vec![Alloc {
+            node: 0,
+            tasks: 1,
+            procs: 1,
+            mem_mb: 0,
+        }];
+        s.apply(
+            Event::Start {
+                job: 1,
+                alloc,
+                kind: StartKind::Priority,
+            },
+            10,
+        )
+        .unwrap();
+        assert_eq!(s.remembered_reservation(1), None);
+        assert!(s.remember_reservations(vec![(1, 20)]).is_err());
+        // Submissions keep reservations in place; any end lets them move.
+        s.remember_reservations(Vec::new()).unwrap();
+        s.apply(
+            Event::Submit(Box::new(Job::new(2, "u", Request::procs(1), Some(60), 0))),
+            20,
+        )
+        .unwrap();
+        assert!(!s.reservations_may_compress());
+        let code = CompletionCode::Exit(0);
+        s.apply(Event::Finish { job: 1, code }, 70).unwrap();
+        assert!(s.reservations_may_compress());
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //! policy KEY VALUE                            BACKFILLPOLICY, BACKFILLMETRIC,
 //!     BACKFILLDEPTH, RESERVATIONDEPTH, RESERVATIONPOLICY, NODEALLOCATIONPOLICY,
 //!     NOBF <qos>, MAXJOB <user> <soft>,<hard>, MAXPROC <user> <soft>,<hard>,
-//!     DEFAULTWC <class> <time>, MAXWC <class> <time>
+//!     DEFAULTWC <class> <time>, MAXWC <class> <time>,
+//!     BFVIRTUALWALLTIMESCALINGFACTOR <f>, BFCHUNKSIZE <procs>, BFCHUNKDURATION <time>
 //! job ID submit=T procs=N wall=T|none run=T [user=U] [qos=Q] [class=C]
 //!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P]
 //! expect start ID T [priority|backfill]       the job starts at T (and how)
@@ -159,6 +160,11 @@ fn policy(p: &mut Policy, w: &[&str]) {
         "BACKFILLDEPTH" => p.backfill_depth = w[1].parse().unwrap(),
         "RESERVATIONPOLICY" => p.reservation_policy = w[1].parse().unwrap(),
         "NODEALLOCATIONPOLICY" => p.node_allocation = w[1].parse().unwrap(),
+        "BFCHUNKSIZE" => p.bf_chunk_size = w[1].parse().unwrap(),
+        "BFCHUNKDURATION" => p.bf_chunk_duration = time(w[1]),
+        "BFVIRTUALWALLTIMESCALINGFACTOR" => {
+            p.bf_virtual_walltime_factor = Some(w[1].parse().unwrap())
+        }
         "RESERVATIONDEPTH" => {
             p.reservation_buckets = vec![ReservationBucket {
                 depth: w[1].parse().unwrap(),

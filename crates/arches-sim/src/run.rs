@@ -396,7 +396,7 @@ impl Simulation {
             let kept = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
             let at = self.now;
             self.state
-                .apply(Event::RememberReservations(kept), at)
+                .remember_reservations(kept)
                 .map_err(|source| SimError::Core { at, job: 0, source })?;
         }
         self.last_plan = Some(plan);

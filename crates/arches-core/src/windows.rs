@@ -1,0 +1,281 @@
+//! Backfill windows (showbf) and start estimates (showstart).
+//!
+//! A backfill window is a rectangle of idle resources starting now: a set of
+//! nodes, the processors idle on them, and how long they stay idle given the
+//! running jobs, this iteration's planned starts and its priority
+//! reservations (Moab §8.2.2). Windows may overlap; they are listed widest
+//! first — the seed's figure yields "4 nodes for 1 hour" and "1 node with no
+//! time limit".
+//!
+//! Reservations the engine planned on the aggregate processor pool (jobs
+//! without node constraints) are pinned to concrete nodes here, preferring
+//! nodes that are busy now so that idle nodes stay idle longest.
+
+use crate::context::Ctx;
+use crate::eligibility::planning_duration;
+use crate::job::Job;
+use crate::node::NodeId;
+use crate::placement::node_matches;
+use crate::plan::{Plan, PlannedReservation};
+use crate::policy::Policy;
+use crate::schedule::schedule;
+use crate::state::State;
+use crate::{Secs, Time};
+
+/// Filters of a window query (showbf `-d -n -f -p -M`). Defaults match all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WindowQuery {
+    /// Only windows lasting at least this long.
+    pub min_duration: Option<Secs>,
+    /// Only windows with at least this many nodes.
+    pub min_nodes: u32,
+    /// Only windows with at least this many processors.
+    pub min_procs: u32,
+    /// Only nodes with all these features.
+    pub features: Vec<String>,
+    /// Only nodes of this partition.
+    pub partition: Option<String>,
+    /// Only nodes with at least this much free memory (MB).
+    pub min_mem_mb: u64,
+}
+
+/// A rectangle of idle resources starting at `start`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Window {
+    pub start: Time,
+    /// How long the resources stay idle (`None` = no limit).
+    pub duration: Option<Secs>,
+    pub nodes: u32,
+    pub procs: u32,
+    /// The nodes of the window, ascending.
+    pub node_ids: Vec<NodeId>,
+}
+
+/// The backfill windows available now, widest first.
+pub fn backfill_windows(state: &State, policy: &Policy, now: Time, q: &WindowQuery) -> Vec<Window> {
+    let plan = schedule(state, policy, now);
+    let mut ctx = planned_ctx(state, policy, &plan);
+    let profiles = ctx.node_profiles().to_vec();
+    // Per node: (procs level k, how long k procs stay idle), k = 1..=free now.
+    let mut levels: Vec<(NodeId, Vec<Level>)> = Vec::new();
+    for (i, node) in state.nodes().iter().enumerate() {
+        let id = i as NodeId;
+        if !q.features.iter().all(|f| node.features.contains(f))
+            || q.partition.as_ref().is_some_and(|p| *p != node.partition)
+            || !node_matches(node, &crate::job::Request::procs(1))
+        {
+            continue;
+        }
+        let prof = &profiles[i];
+        let now_free = prof.free_at(now);
+        if now_free.procs <= 0
+            || (q.min_mem_mb > 0 && node.mem_mb > 0 && now_free.mem < q.min_mem_mb as i64)
+        {
+            continue;
+        }
+        let mut lv = Vec::new();
+        let mut level = now_free.procs;
+        for &(t, amt) in prof.spans().iter().filter(|s| s.0 > now) {
+            while amt.procs < level && level > 0 {
+                lv.push((level as u32, Some(t - now)));
+                level -= 1;
+            }
+        }
+        while level > 0 {
+            lv.push((level as u32, None));
+            level -= 1;
+        }
+        levels.push((id, lv));
+    }
+    // Candidate durations: every distinct one, longest first (None = forever).
+    let mut durs: Vec<Option<Secs>> = levels
+        .iter()
+        .flat_map(|(_, l)| l.iter().map(|x| x.1))
+        .collect();
+    durs.sort_by(|a, b| longer(*b, *a));
+    durs.dedup();
+    let mut out: Vec<Window> = Vec::new();
+    for d in durs {
+        if q.min_duration.is_some_and(|m| d.is_some_and(|d| d < m)) {
+            continue;
+        }
+        let mut ids = Vec::new();
+        let mut procs = 0u32;
+        for (id, lv) in &levels {
+            let k = lv
+                .iter()
+                .filter(|x| !longer(d, x.1).is_gt())
+                .map(|x| x.0)
+                .max();
+            if let Some(k) = k {
+                ids.push(*id);
+                procs += k;
+            }
+        }
+        if ids.is_empty() || (ids.len() as u32) < q.min_nodes || procs < q.min_procs {
+            continue;
+        }
+        // A shorter window with the same resources as a longer one adds nothing.
+        if out
+            .iter()
+            .any(|w| w.nodes == ids.len() as u32 && w.procs == procs)
+        {
+            continue;
+        }
+        out.push(Window {
+            start: now,
+            duration: d,
+            nodes: ids.len() as u32,
+            procs,
+            node_ids: ids,
+        });
+    }
+    out.sort_by(|a, b| {
+        b.nodes
+            .cmp(&a.nodes)
+            .then(b.procs.cmp(&a.procs))
+            .then(longer(b.duration, a.duration))
+    });
+    out
+}
+
+/// The earliest start the engine would give `job` if it were the top job:
+/// only running jobs count, not other queued jobs. `job` may be queued in the
+/// state or hypothetical (showstart with a resource request). `None` when it
+/// can never run on the configured nodes, or waits on a job without a
+/// wall-clock limit.
+pub fn estimate_start(state: &State, policy: &Policy, now: Time, job: &Job) -> Option<Time> {
+    let mut ctx = Ctx::new(state, policy, now);
+    ctx.ever_fits(job).ok()?;
+    let dur = planning_duration(job, policy);
+    if ctx.fit_now(job, dur).is_some() {
+        return Some(now);
+    }
+    ctx.earliest(job, dur).map(|(t, _)| t)
+}
+
+/// A processor count on one node and how long that many stay idle.
+type Level = (u32, Option<Secs>);
+
+/// The plan's priority reservations with concrete nodes (showres): those the
+/// engine planned on the aggregate processor pool are pinned to nodes the
+/// way [`backfill_windows`] sees them. Ordered by start, then job id.
+pub fn reservations(state: &State, policy: &Policy, plan: &Plan) -> Vec<PlannedReservation> {
+    let (_, pinned) = planned_ctx_with(state, policy, plan);
+    let mut out = pinned;
+    out.sort_by_key(|r| (r.start, r.job));
+    out
+}
+
+/// Orders durations, `None` (forever) being the longest.
+fn longer(a: Option<Secs>, b: Option<Secs>) -> std::cmp::Ordering {
+    match (a, b) {
+        (None, None) => std::cmp::Ordering::Equal,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (Some(x), Some(y)) => x.cmp(&y),
+    }
+}
+
+/// A planning context holding the plan's starts and reservations on nodes.
+fn planned_ctx<'a>(state: &'a State, policy: &'a Policy, plan: &Plan) -> Ctx<'a> {
+    planned_ctx_with(state, policy, plan).0
+}
+
+/// Same, also returning the reservations with their (pinned) nodes.
+fn planned_ctx_with<'a>(
+    state: &'a State,
+    policy: &'a Policy,
+    plan: &Plan,
+) -> (Ctx<'a>, Vec<PlannedReservation>) {
+    let now = plan.now;
+    let mut ctx = Ctx::new(state, policy, now);
+    ctx.node_profiles();
+    for s in &plan.starts {
+        if let Some(job) = state.job(s.job) {
+            let end = planning_duration(job, policy).map(|d| now + d.max(1));
+            ctx.commit(job, now, end, &s.alloc);
+        }
+    }
+    let mut pinned = Vec::with_capacity(plan.reservations.len());
+    for r in &plan.reservations {
+        if let Some(job) = state.job(r.job) {
+            let alloc = if r.alloc.is_empty() {
+                ctx.place_reservation(job, r.start, r.end)
+            } else {
+                r.alloc.clone()
+            };
+            ctx.commit(job, r.start, r.end, &alloc);
+            pinned.push(PlannedReservation { alloc, ..r.clone() });
+        }
+    }
+    (ctx, pinned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{Alloc, Request, StartKind};
+    use crate::node::Node;
+    use crate::state::Event;
+
+    fn run_on(s: &mut State, id: u64, nodes: &[u32], wall: Secs) {
+        let job = Job::new(id, "u", Request::procs(nodes.len() as u32), Some(wall), 0);
+        s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        let alloc = nodes
+            .iter()
+            .map(|n| Alloc {
+                node: *n,
+                tasks: 1,
+                procs: 1,
+                mem_mb: 0,
+            })
+            .collect();
+        let kind = StartKind::Priority;
+        s.apply(
+            Event::Start {
+                job: id,
+                alloc,
+                kind,
+            },
+            0,
+        )
+        .unwrap();
+    }
+
+    /// The seed's figure: 8 nodes, two running jobs and a reservation for
+    /// job C: 4 nodes for one hour, and 1 node with no time limit.
+    #[test]
+    fn seed_figure_windows() {
+        let nodes = (0..8).map(|i| Node::new(&format!("n{i}"), 1, 0)).collect();
+        let mut s = State::new(nodes);
+        run_on(&mut s, 1, &[0, 1, 2], 3600);
+        run_on(&mut s, 2, &[3], 36_000);
+        let c = Job::new(3, "u", Request::procs(6), Some(7200), 0);
+        s.apply(Event::Submit(Box::new(c)), 0).unwrap();
+        let p = Policy::default();
+        let w = backfill_windows(&s, &p, 0, &WindowQuery::default());
+        let shape: Vec<(u32, Option<Secs>)> = w.iter().map(|w| (w.nodes, w.duration)).collect();
+        assert_eq!(shape, vec![(4, Some(3600)), (1, None)]);
+        let q = WindowQuery {
+            min_duration: Some(7200),
+            ..WindowQuery::default()
+        };
+        let long = backfill_windows(&s, &p, 0, &q);
+        assert_eq!(long.len(), 1);
+        assert_eq!(long[0].nodes, 1);
+        // showres: C is pinned to the three nodes job 1 frees and three idle ones.
+        let plan = schedule(&s, &p, 0);
+        let rsv = reservations(&s, &p, &plan);
+        assert_eq!(rsv.len(), 1);
+        let nodes: Vec<u32> = rsv[0].alloc.iter().map(|a| a.node).collect();
+        assert_eq!(nodes, vec![0, 1, 2, 4, 5, 6]);
+        assert_eq!((rsv[0].start, rsv[0].end), (3600, Some(10_800)));
+        // showstart: C (6 procs) could start when job 1 ends.
+        assert_eq!(estimate_start(&s, &p, 0, s.job(3).unwrap()), Some(3600));
+        let small = Job::new(99, "u", Request::procs(2), Some(60), 0);
+        assert_eq!(estimate_start(&s, &p, 0, &small), Some(0));
+        let huge = Job::new(98, "u", Request::procs(9), Some(60), 0);
+        assert_eq!(estimate_start(&s, &p, 0, &huge), None);
+    }
+}
