@@ -143,6 +143,16 @@ fn served_simulation_shows_the_cluster_at_t_then_steps_and_stops() {
     );
     assert!(cj.contains("Reservation '2' (00:01:30 -> 00:03:10"), "{cj}");
 
+    let start = s.stdout("showstart", &["2"]);
+    assert!(
+        start.contains("Estimated Rsv based start in                00:01:30"),
+        "{start}"
+    );
+    let node = s.stdout("checknode", &["node0001"]);
+    assert!(node.contains("in current state for 00:00:10"), "{node}");
+    let diag = s.stdout("mdiag", &["-S"]);
+    assert!(diag.contains("(Mode: SIMULATION)"), "{diag}");
+
     // One step: job 3 ends at t=52.
     let step = s.stdout("mschedctl", &["-S", "1"]);
     assert!(

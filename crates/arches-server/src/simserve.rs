@@ -274,7 +274,6 @@ impl SimServer {
         SchedStats {
             started: self.started,
             iterations: self.sim.iterations(),
-            paused: true,
             jobs_completed: records.len() as u64,
             jobs_backfilled: records.iter().filter(|r| r.backfilled).count() as u64,
             proc_seconds_used: records
@@ -313,7 +312,10 @@ fn daemon_config(
         .map(PathBuf::from)
         .unwrap_or_else(arches_api::paths::home);
     let moab = moab.unwrap_or_default();
-    let mut cfg = crate::config::from_moab(&home, moab, None, Vec::new());
+    let note = "served simulation: 'mschedctl -S [N]' processes N more event instants, \
+                'mschedctl -k' stops"
+        .to_string();
+    let mut cfg = crate::config::from_moab(&home, moab, None, vec![note]);
     cfg.policy = sim.policy().clone();
     cfg.nodes = sim.state().nodes().to_vec();
     if let Some(me) = ident::user_by_uid(ident::current_uid()) {

@@ -341,7 +341,12 @@ pub fn scheduler(s: &Snapshot) -> SchedulerView {
         now: s.now,
         host: s.host.clone(),
         socket: s.socket.clone(),
-        mode: "NORMAL".to_string(),
+        mode: if s.virtual_clock {
+            "SIMULATION"
+        } else {
+            "NORMAL"
+        }
+        .to_string(),
         started: st.started,
         iterations: st.iterations,
         last_iteration_ms: st.last_ms,
