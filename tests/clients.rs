@@ -47,13 +47,15 @@ fn dask_jobqueue_moab_cluster_computes_on_two_worker_jobs_and_cancels_them() {
         .map(|v| v.as_str().and_then(|s| s.parse().ok()).expect("numeric id"))
         .collect();
     assert_eq!(ids.len(), 2, "{out}");
-    let completed = text(&d.run("showq", &["-c"]).stdout);
-    assert_eq!(job_rows(&completed), ids, "{completed}");
 
     // cluster.close() cancelled both (canceljob), after they had started.
     for id in &ids {
         let cj = d.wait_state(*id, "Removed", Duration::from_secs(30));
         assert!(cj.contains("AName: dask-e2e"), "{cj}");
+    }
+    let completed = text(&d.run("showq", &["-c"]).stdout);
+    assert_eq!(job_rows(&completed), ids, "{completed}");
+    for id in &ids {
         let row = completed
             .lines()
             .find(|l| l.starts_with(&format!("{id} ")))
