@@ -22,22 +22,33 @@ const SCRIPT_TIMEOUT: Duration = Duration::from_secs(300);
 
 #[test]
 fn dask_jobqueue_moab_cluster_computes_on_two_worker_jobs_and_cancels_them() {
+    // dask-jobqueue's default resource line is PBS-Pro `select=` syntax.
+    dask_round_trip(None, "#PBS -l select=1:ncpus=1:mem=");
+}
+
+#[test]
+fn dask_jobqueue_with_a_moab_site_resource_spec() {
+    // What users on real Moab sites configure (real-clients.md §2.1).
+    let spec = "nodes=1:ppn=1,mem=1gb";
+    dask_round_trip(Some(spec), &format!("#PBS -l {spec}\n"));
+}
+
+/// One MoabCluster round trip: scale to 2 worker jobs, compute, close; checks
+/// the result, the 2 submitted jobs and their cancellation.
+fn dask_round_trip(resource_spec: Option<&str>, expected_line: &str) {
     let Some(venv) = clients_venv() else { return };
     let d = Daemon::start();
     let logs = d.home.path().join("dask-logs");
     std::fs::create_dir_all(&logs).expect("log dir");
-    let out = run_client(
-        &d,
-        &venv,
-        "dask_e2e.py",
-        &[logs.to_str().expect("utf-8 path")],
-    );
+    let mut args = vec![logs.to_str().expect("utf-8 path")];
+    args.extend(resource_spec);
+    let out = run_client(&d, &venv, "dask_e2e.py", &args);
 
     // sum(x*x for x in 0..10), computed on the workers.
     assert_eq!(out["result"], 285, "{out}");
     assert_eq!(out["workers"], 2, "{out}");
     let script = out["job_script"].as_str().expect("job_script");
-    assert!(script.contains("#PBS -l select=1:ncpus=1:mem="), "{script}");
+    assert!(script.contains(expected_line), "{script}");
 
     // Exactly two jobs were submitted through our msub: the ids dask parsed.
     let ids: Vec<u64> = out["job_ids"]

@@ -4,7 +4,7 @@ Starts a MoabCluster whose scheduler listens on 127.0.0.1, scales to two worker
 jobs (submitted with our `msub`), computes a sum of squares on them, closes the
 cluster (our `canceljob`) and prints one JSON line:
 {"result": <int>, "job_ids": [...], "workers": <int>, "job_script": "..."}.
-Usage: python dask_e2e.py <log_directory>
+Usage: python dask_e2e.py <log_directory> [<resource_spec>]
 """
 
 import json
@@ -16,12 +16,15 @@ from dask_jobqueue import MoabCluster
 
 def main() -> None:
     log_dir = sys.argv[1]
+    # Unset: dask-jobqueue's default PBS-Pro "select=" resource line.
+    resource_spec = sys.argv[2] if len(sys.argv) > 2 else None
     cluster = MoabCluster(
         cores=1,
         memory="1GB",
         processes=1,
         walltime="00:05:00",
         queue=None,
+        resource_spec=resource_spec,
         job_name="dask-e2e",
         log_directory=log_dir,
         scheduler_options={"host": "127.0.0.1"},
