@@ -48,7 +48,10 @@ pub use plan::{BlockReason, Decision, Plan, PlannedReservation, PriorityBreakdow
 pub use policy::Policy;
 pub use schedule::{bypassed, schedule};
 pub use state::{Event, EventError, State};
-pub use windows::{backfill_windows, estimate_start, reservations, Window, WindowQuery};
+pub use windows::{
+    backfill_windows, estimate_start, reservations, reservations_at, windows_in_plan, Window,
+    WindowQuery,
+};
 
 /// Seconds since the Unix epoch (or since the start of a simulated trace).
 pub type Time = i64;

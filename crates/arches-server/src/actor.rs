@@ -361,7 +361,7 @@ impl Actor {
                 })
                 .map(|r| (r.job, r.start))
                 .collect();
-            if let Err(e) = self.state.apply(Event::RememberReservations(kept), now) {
+            if let Err(e) = self.state.remember_reservations(kept) {
                 tracing::debug!(error = %e, "reservations not remembered");
             }
         }
@@ -509,7 +509,7 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Resume { job }
         | Event::Requeue { job }
         | Event::Purge { job } => Some(*job),
-        Event::NodeState { .. } | Event::AddNode(_) | Event::RememberReservations(_) => None,
+        Event::NodeState { .. } | Event::AddNode(_) => None,
     }
 }
 
