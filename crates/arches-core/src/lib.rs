@@ -44,7 +44,9 @@ pub use job::{
     Job, JobFlag, JobFlags, JobId, JobState, Request, RunInfo, StartKind,
 };
 pub use node::{Node, NodeAdminState, NodeId, NodeState};
-pub use plan::{BlockReason, Decision, Plan, PlannedReservation, PriorityBreakdown, Start};
+pub use plan::{
+    BlockReason, Decision, Decisions, Plan, PlannedReservation, PriorityBreakdown, Start,
+};
 pub use policy::Policy;
 pub use schedule::{bypassed, schedule};
 pub use state::{Event, EventError, State};
