@@ -521,7 +521,9 @@ impl<'a> Walk<'a> {
                 *slot = Some((e.job.id, d));
             }
         }
-        self.plan.decisions = slots.into_iter().flatten().collect();
+        let mut decisions = Vec::with_capacity(slots.len());
+        decisions.extend(slots.into_iter().flatten());
+        self.plan.decisions = decisions.into_iter().collect();
         self.plan
     }
 }
