@@ -44,11 +44,16 @@ pub use job::{
     Job, JobFlag, JobFlags, JobId, JobState, Request, RunInfo, StartKind,
 };
 pub use node::{Node, NodeAdminState, NodeId, NodeState};
-pub use plan::{BlockReason, Decision, Plan, PlannedReservation, PriorityBreakdown, Start};
+pub use plan::{
+    BlockReason, Decision, Decisions, Plan, PlannedReservation, PriorityBreakdown, Start,
+};
 pub use policy::Policy;
 pub use schedule::{bypassed, schedule};
 pub use state::{Event, EventError, State};
-pub use windows::{backfill_windows, estimate_start, reservations, Window, WindowQuery};
+pub use windows::{
+    backfill_windows, estimate_start, reservations, reservations_at, windows_in_plan, Window,
+    WindowQuery,
+};
 
 /// Seconds since the Unix epoch (or since the start of a simulated trace).
 pub type Time = i64;

@@ -3,7 +3,6 @@
 //! data and carry their reasons; commands print exactly what the scheduler
 //! used.
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::job::{Alloc, Dependency, HoldType, JobId, StartKind};
@@ -162,15 +161,95 @@ pub struct Plan {
     pub now: Time,
     pub starts: Vec<Start>,
     pub reservations: Vec<PlannedReservation>,
-    pub decisions: BTreeMap<JobId, Decision>,
+    pub decisions: Decisions,
     /// When time alone will next change a decision (a reservation starts, a
     /// start date arrives, a chunking window closes).
     pub next_wakeup: Option<Time>,
+}
+
+/// Every queued job's [`Decision`], ordered by job id: a sorted vector,
+/// built in one pass per iteration and searched by id (a map rebuilt on
+/// every iteration cost a third of an FCFS simulation).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Decisions(Vec<(JobId, Decision)>);
+
+impl Decisions {
+    /// The decision about `job`.
+    pub fn get(&self, job: &JobId) -> Option<&Decision> {
+        self.0
+            .binary_search_by_key(job, |d| d.0)
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+
+    /// Decisions by ascending job id.
+    pub fn iter(&self) -> impl Iterator<Item = (&JobId, &Decision)> {
+        self.0.iter().map(|(id, d)| (id, d))
+    }
+
+    /// Decisions by ascending job id, without the ids.
+    pub fn values(&self) -> impl Iterator<Item = &Decision> {
+        self.0.iter().map(|d| &d.1)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Collects decisions in any order (linear for input already sorted by id);
+/// like a map, the last decision given for an id wins.
+impl FromIterator<(JobId, Decision)> for Decisions {
+    fn from_iter<I: IntoIterator<Item = (JobId, Decision)>>(iter: I) -> Self {
+        let mut v: Vec<(JobId, Decision)> = iter.into_iter().collect();
+        v.sort_by_key(|d| d.0);
+        // `dedup_by` keeps the earlier element: swap the later one in.
+        v.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                std::mem::swap(later, kept);
+            }
+            same
+        });
+        Decisions(v)
+    }
 }
 
 impl Plan {
     /// The reservation of a job, if it has one.
     pub fn reservation(&self, job: JobId) -> Option<&PlannedReservation> {
         self.reservations.iter().find(|r| r.job == job)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(rank: u32) -> Decision {
+        Decision {
+            priority: PriorityBreakdown::default(),
+            rank,
+            reason: None,
+            eligible: true,
+        }
+    }
+
+    #[test]
+    fn decisions_sort_by_id_and_the_last_one_wins() {
+        let ds: Decisions = [(7, d(1)), (3, d(2)), (7, d(3)), (5, d(4))]
+            .into_iter()
+            .collect();
+        let ids: Vec<JobId> = ds.iter().map(|(id, _)| *id).collect();
+        assert_eq!(ids, vec![3, 5, 7]);
+        assert_eq!(ds.get(&7).map(|d| d.rank), Some(3));
+        assert_eq!(ds.get(&5).map(|d| d.rank), Some(4));
+        assert!(ds.get(&4).is_none());
+        assert_eq!(ds.len(), 3);
+        assert!(Decisions::default().is_empty());
     }
 }

@@ -128,7 +128,9 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
         let cands = std::mem::take(&mut walk.candidates);
         backfill::select(&mut walk, &mut entries, cands);
     }
-    walk.finish(entries)
+    // Rank -> position in the queued iteration (job id order).
+    let order: Vec<usize> = keys.iter().map(|k| k.4).collect();
+    walk.finish(entries, &order)
 }
 
 /// Queued jobs the driver may count as bypassed: eligible jobs that did not
@@ -488,7 +490,7 @@ impl<'a> Walk<'a> {
             })
     }
 
-    fn finish(mut self, entries: Vec<Entry<'a>>) -> Plan {
+    fn finish(mut self, entries: Vec<Entry<'a>>, order: &[usize]) -> Plan {
         let now = self.ctx.now;
         // Time alone changes: a running job's limit, a start date, a reservation.
         let ends = self.ctx.state.active().filter_map(|j| j.expected_end());
@@ -503,18 +505,24 @@ impl<'a> Walk<'a> {
             .chain(self.chunk_until)
             .filter(|t| *t > now)
             .min();
-        let mut decisions: Vec<(crate::job::JobId, Decision)> = Vec::with_capacity(entries.len());
-        decisions.extend(entries.into_iter().enumerate().map(|(rank, e)| {
+        // Decisions are placed at their job's position in id order (`order`
+        // maps rank to it) instead of sorting the large values by id; sorted
+        // input makes the map a bulk build.
+        let mut slots: Vec<Option<(crate::job::JobId, Decision)>> = Vec::new();
+        slots.resize_with(entries.len(), || None);
+        for (rank, e) in entries.into_iter().enumerate() {
             let d = Decision {
                 priority: e.prio,
                 rank: rank as u32 + 1,
                 reason: if e.started { None } else { e.reason },
                 eligible: e.eligible,
             };
-            (e.job.id, d)
-        }));
-        // Ids are unique; sorted input makes the map a bulk build.
-        decisions.sort_unstable_by_key(|d| d.0);
+            if let Some(slot) = order.get(rank).and_then(|&i| slots.get_mut(i)) {
+                *slot = Some((e.job.id, d));
+            }
+        }
+        let mut decisions = Vec::with_capacity(slots.len());
+        decisions.extend(slots.into_iter().flatten());
         self.plan.decisions = decisions.into_iter().collect();
         self.plan
     }
@@ -564,7 +572,7 @@ mod tests {
         assert_eq!(plan.starts[1].kind, StartKind::Backfill);
         assert_eq!(plan.reservation(2).map(|r| r.start), Some(70));
         assert!(matches!(
-            plan.decisions[&2].reason,
+            plan.decisions.get(&2).and_then(|d| d.reason.as_ref()),
             Some(BlockReason::Resources { .. })
         ));
         assert_eq!(bypassed(&plan), vec![2]);

@@ -54,7 +54,21 @@ pub struct Window {
 /// The backfill windows available now, widest first.
 pub fn backfill_windows(state: &State, policy: &Policy, now: Time, q: &WindowQuery) -> Vec<Window> {
     let plan = schedule(state, policy, now);
-    let mut ctx = planned_ctx(state, policy, &plan);
+    windows_in_plan(state, policy, &plan, now, q)
+}
+
+/// The backfill windows at `now` given an already computed `plan` (a driver
+/// serving showbf from its last iteration instead of scheduling again).
+/// `now` may be later than `plan.now`; the plan's starts that the driver has
+/// already applied to `state` (running jobs) are not counted twice.
+pub fn windows_in_plan(
+    state: &State,
+    policy: &Policy,
+    plan: &Plan,
+    now: Time,
+    q: &WindowQuery,
+) -> Vec<Window> {
+    let mut ctx = planned_ctx_with(state, policy, plan, now).0;
     let profiles = ctx.node_profiles().to_vec();
     // Per node: (procs level k, how long k procs stay idle), k = 1..=free now.
     let mut levels: Vec<(NodeId, Vec<Level>)> = Vec::new();
@@ -161,7 +175,18 @@ type Level = (u32, Option<Secs>);
 /// engine planned on the aggregate processor pool are pinned to nodes the
 /// way [`backfill_windows`] sees them. Ordered by start, then job id.
 pub fn reservations(state: &State, policy: &Policy, plan: &Plan) -> Vec<PlannedReservation> {
-    let (_, pinned) = planned_ctx_with(state, policy, plan);
+    reservations_at(state, policy, plan, plan.now)
+}
+
+/// [`reservations`] seen at `now` (at or after `plan.now`), for a driver
+/// whose `state` already holds the plan's starts as running jobs.
+pub fn reservations_at(
+    state: &State,
+    policy: &Policy,
+    plan: &Plan,
+    now: Time,
+) -> Vec<PlannedReservation> {
+    let (_, pinned) = planned_ctx_with(state, policy, plan, now);
     let mut out = pinned;
     out.sort_by_key(|r| (r.start, r.job));
     out
@@ -177,35 +202,40 @@ fn longer(a: Option<Secs>, b: Option<Secs>) -> std::cmp::Ordering {
     }
 }
 
-/// A planning context holding the plan's starts and reservations on nodes.
-fn planned_ctx<'a>(state: &'a State, policy: &'a Policy, plan: &Plan) -> Ctx<'a> {
-    planned_ctx_with(state, policy, plan).0
-}
-
-/// Same, also returning the reservations with their (pinned) nodes.
+/// A planning context at `now` (never before `plan.now`) holding the plan's
+/// starts and reservations on nodes, and the reservations with their
+/// (pinned) nodes. Starts whose job already runs in `state` are part of the
+/// running load already; reservations due before `now` are held from `now`.
 fn planned_ctx_with<'a>(
     state: &'a State,
     policy: &'a Policy,
     plan: &Plan,
+    now: Time,
 ) -> (Ctx<'a>, Vec<PlannedReservation>) {
-    let now = plan.now;
+    let now = now.max(plan.now);
     let mut ctx = Ctx::new(state, policy, now);
     ctx.node_profiles();
     for s in &plan.starts {
-        if let Some(job) = state.job(s.job) {
+        let Some(job) = state.job(s.job) else {
+            continue;
+        };
+        if job.run.is_none() {
             let end = planning_duration(job, policy).map(|d| now + d.max(1));
             ctx.commit(job, now, end, &s.alloc);
         }
     }
     let mut pinned = Vec::with_capacity(plan.reservations.len());
     for r in &plan.reservations {
-        if let Some(job) = state.job(r.job) {
+        if let Some(job) = state.job(r.job).filter(|j| j.run.is_none()) {
+            let start = r.start.max(now);
             let alloc = if r.alloc.is_empty() {
-                ctx.place_reservation(job, r.start, r.end)
+                ctx.place_reservation(job, start, r.end)
             } else {
                 r.alloc.clone()
             };
-            ctx.commit(job, r.start, r.end, &alloc);
+            if r.end.is_none_or(|e| e > start) {
+                ctx.commit(job, start, r.end, &alloc);
+            }
             pinned.push(PlannedReservation { alloc, ..r.clone() });
         }
     }
@@ -277,5 +307,40 @@ mod tests {
         assert_eq!(estimate_start(&s, &p, 0, &small), Some(0));
         let huge = Job::new(98, "u", Request::procs(9), Some(60), 0);
         assert_eq!(estimate_start(&s, &p, 0, &huge), None);
+    }
+
+    /// A driver that applied the plan's starts and serves showbf/showres
+    /// later from the same plan sees the same windows, shifted by the time
+    /// passed, and the same pinned reservation.
+    #[test]
+    fn windows_in_plan_after_starts_applied() {
+        let nodes = (0..4).map(|i| Node::new(&format!("n{i}"), 2, 0)).collect();
+        let mut s = State::new(nodes);
+        run_on(&mut s, 1, &[0, 1], 600);
+        for (id, procs, wall) in [(2, 8, 1200), (3, 2, 300)] {
+            let job = Job::new(id, "u", Request::procs(procs), Some(wall), 0);
+            s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        }
+        let p = Policy::default();
+        let q = WindowQuery::default();
+        let before = backfill_windows(&s, &p, 0, &q);
+        let plan = schedule(&s, &p, 0);
+        assert_eq!(plan.starts.len(), 1, "job 3 backfills");
+        let rsv_before = reservations(&s, &p, &plan);
+        for st in &plan.starts {
+            let (job, alloc) = (st.job, st.alloc.clone());
+            let kind = StartKind::Backfill;
+            s.apply(Event::Start { job, alloc, kind }, 0).unwrap();
+        }
+        assert_eq!(windows_in_plan(&s, &p, &plan, 0, &q), before);
+        assert_eq!(reservations_at(&s, &p, &plan, 0), rsv_before);
+        let later = windows_in_plan(&s, &p, &plan, 100, &q);
+        let shifted: Vec<(u32, Option<Secs>)> = before
+            .iter()
+            .map(|w| (w.procs, w.duration.map(|d| d - 100)))
+            .collect();
+        let got: Vec<(u32, Option<Secs>)> = later.iter().map(|w| (w.procs, w.duration)).collect();
+        assert_eq!(got, shifted);
+        assert!(later.iter().all(|w| w.start == 100));
     }
 }

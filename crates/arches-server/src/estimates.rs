@@ -1,13 +1,12 @@
-//! showstart and showbf from the last snapshot: a processor availability
-//! profile ([`arches_core::profile::Profile`]) of the matching nodes, with the
-//! running jobs until their wall-clock ends and the plan's reservations
-//! subtracted. Processors only, aggregated over the matching nodes: an
-//! estimate, like Moab's.
+//! showstart and showbf from the last snapshot. The scheduling arithmetic is
+//! the core's ([`arches_core::windows_in_plan`], [`arches_core::estimate_start`],
+//! [`arches_core::reservations_at`]); this module only parses the queries
+//! (durations, `-m` memory comparisons) into core terms and converts the
+//! answers to API types.
 
 use arches_api::{BackfillQuery, BackfillView, BackfillWindow, StartEstimate, StartQuery};
-use arches_core::profile::{Amount, Profile};
 use arches_core::timespec::parse_duration;
-use arches_core::{Node, NodeAdminState, Request};
+use arches_core::{Job, PlannedReservation, Request, WindowQuery};
 
 use crate::actor::Snapshot;
 use crate::jobspec::parse_job_id;
@@ -16,42 +15,9 @@ use crate::jobspec::parse_job_id;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EstimateError(pub String);
 
-/// Profile of the nodes `keep` selects.
-fn profile(s: &Snapshot, keep: impl Fn(&Node) -> bool) -> Profile {
-    let nodes = s.state.nodes();
-    let mine = |id: u32| nodes.get(id as usize).is_some_and(&keep);
-    let total: i64 = nodes
-        .iter()
-        .filter(|n| n.admin == NodeAdminState::Up && keep(n))
-        .map(|n| i64::from(n.procs))
-        .sum();
-    let mut p = Profile::new(s.now, Amount::procs(total));
-    for j in s.state.active() {
-        let Some(r) = j.run.as_ref() else { continue };
-        let procs: i64 = r
-            .alloc
-            .iter()
-            .filter(|a| mine(a.node))
-            .map(|a| i64::from(a.procs))
-            .sum();
-        let end = j.expected_end().map(|e| e.max(s.now + 1));
-        p.force_usage(s.now, end, Amount::procs(procs));
-    }
-    for r in &s.plan.reservations {
-        // The engine plans jobs without node constraints in aggregate (no
-        // allocation yet): they hold their whole processor count.
-        let procs: i64 = if r.alloc.is_empty() {
-            s.state.job(r.job).map_or(0, |j| i64::from(j.procs()))
-        } else {
-            r.alloc
-                .iter()
-                .filter(|a| mine(a.node))
-                .map(|a| i64::from(a.procs))
-                .sum()
-        };
-        p.force_usage(r.start.max(s.now), r.end, Amount::procs(procs));
-    }
-    p
+/// The last plan's priority reservations pinned to nodes, as of `s.now`.
+pub fn pinned_reservations(s: &Snapshot) -> Vec<PlannedReservation> {
+    arches_core::reservations_at(&s.state, &s.cfg.policy, &s.plan, s.now)
 }
 
 /// showstart.
@@ -77,15 +43,9 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
                 e.running = true;
                 e.start = Some(r.start_time);
             } else if let Some(r) = s.plan.reservation(job.id) {
-                e.start = Some(r.start);
+                e.start = Some(r.start.max(s.now));
             } else {
-                let req = job.req.clone();
-                let p = profile(s, |n| matches(n, &req));
-                e.start = p.earliest_fit(
-                    s.now,
-                    Amount::procs(i64::from(job.procs())),
-                    job.planning_walltime(),
-                );
+                e.start = arches_core::estimate_start(&s.state, &s.cfg.policy, s.now, job);
                 if e.start.is_none() {
                     e.note = Some("job cannot run with the configured resources".into());
                 }
@@ -93,12 +53,20 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
             Ok(e)
         }
         StartQuery::Hypothetical {
-            procs, duration, ..
+            procs,
+            duration,
+            qos,
         } => {
             let secs = parse_duration(duration)
                 .map_err(|_| EstimateError(format!("ERROR:  invalid duration '{duration}'")))?;
-            let p = profile(s, |n| n.admin == NodeAdminState::Up);
-            let start = p.earliest_fit(s.now, Amount::procs(i64::from(*procs)), Some(secs));
+            if *procs == 0 {
+                return Err(EstimateError(format!(
+                    "ERROR:  invalid processor count in '{procs}@{duration}'"
+                )));
+            }
+            let mut job = Job::new(0, "", Request::procs(*procs), Some(secs), s.now);
+            job.cred.qos = qos.clone();
+            let start = arches_core::estimate_start(&s.state, &s.cfg.policy, s.now, &job);
             Ok(StartEstimate {
                 now: s.now,
                 job: format!("{procs}@{duration}"),
@@ -115,68 +83,23 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
     }
 }
 
-fn matches(n: &Node, req: &Request) -> bool {
-    n.admin == NodeAdminState::Up
-        && n.has_features(&req.features)
-        && req.partition.as_ref().is_none_or(|p| *p == n.partition)
-}
-
-/// showbf: windows starting now, each the processors free from now for the
-/// longest duration (`None` = no limit), widest first.
+/// showbf: the core's windows starting now, widest first.
 pub fn backfill(
     s: &Snapshot,
     q: &BackfillQuery,
     user: String,
     group: String,
 ) -> Result<BackfillView, EstimateError> {
-    let min_dur = match &q.duration {
-        Some(d) => Some(
-            parse_duration(d)
-                .map_err(|_| EstimateError(format!("ERROR:  invalid duration '{d}'")))?,
-        ),
-        None => None,
-    };
-    let keep = |n: &Node| {
-        n.admin == NodeAdminState::Up
-            && n.has_features(&q.features)
-            && q.partition.as_ref().is_none_or(|p| *p == n.partition)
-    };
-    let p = profile(s, keep);
-    let idle_nodes = s
-        .state
-        .nodes()
-        .iter()
-        .enumerate()
-        .filter(|(i, n)| keep(n) && s.state.free_procs(*i as u32) > 0)
-        .count() as u32;
-    let mut windows = Vec::new();
-    let spans = p.spans();
-    let mut level = spans.first().map_or(0, |sp| sp.1.procs);
-    for sp in spans.iter().skip(1) {
-        if sp.1.procs < level {
-            if level > 0 {
-                windows.push((level, Some(sp.0 - s.now)));
-            }
-            level = sp.1.procs;
-        }
-    }
-    if level > 0 {
-        windows.push((level, None));
-    }
+    let wq = window_query(q)?;
     let partition = q.partition.clone().unwrap_or_else(|| "ALL".into());
-    let windows = windows
+    let windows = arches_core::windows_in_plan(&s.state, &s.cfg.policy, &s.plan, s.now, &wq)
         .into_iter()
-        .filter(|(_, d)| match (min_dur, d) {
-            (Some(m), Some(d)) => *d >= m,
-            _ => true,
-        })
-        .filter(|_| q.nodes.is_none_or(|n| idle_nodes >= n))
-        .map(|(procs, duration)| BackfillWindow {
+        .map(|w| BackfillWindow {
             partition: partition.clone(),
-            procs: procs as u32,
-            nodes: idle_nodes.min(procs as u32),
-            start: s.now,
-            duration,
+            procs: w.procs,
+            nodes: w.nodes,
+            start: w.start,
+            duration: w.duration,
         })
         .collect();
     Ok(BackfillView {
@@ -185,4 +108,84 @@ pub fn backfill(
         group: q.group.clone().unwrap_or(group),
         windows,
     })
+}
+
+/// Maps showbf's options onto the core's [`WindowQuery`].
+fn window_query(q: &BackfillQuery) -> Result<WindowQuery, EstimateError> {
+    let min_duration = match &q.duration {
+        Some(d) => Some(
+            parse_duration(d)
+                .map_err(|_| EstimateError(format!("ERROR:  invalid duration '{d}'")))?,
+        ),
+        None => None,
+    };
+    let min_mem_mb = match &q.memory {
+        Some(m) => min_memory(m)?,
+        None => 0,
+    };
+    Ok(WindowQuery {
+        min_duration,
+        min_nodes: q.nodes.unwrap_or(0),
+        min_procs: 0,
+        features: q.features.clone(),
+        partition: q.partition.clone(),
+        min_mem_mb,
+    })
+}
+
+/// showbf `-m`: `>=N`, `>N`, `=N`, `==N` or `N` (MB) as a lower bound on
+/// free node memory. Upper bounds cannot be expressed as a window filter.
+fn min_memory(text: &str) -> Result<u64, EstimateError> {
+    let t = text.trim();
+    let bad = || EstimateError(format!("ERROR:  invalid memory comparison '{text}'"));
+    let (offset, num) = if let Some(n) = t.strip_prefix(">=") {
+        (0, n)
+    } else if let Some(n) = t.strip_prefix('>') {
+        (1, n)
+    } else if let Some(n) = t.strip_prefix("==") {
+        (0, n)
+    } else if let Some(n) = t.strip_prefix('=') {
+        (0, n)
+    } else if t.starts_with('<') {
+        return Err(bad());
+    } else {
+        (0, t)
+    };
+    let n: u64 = num.trim().parse().map_err(|_| bad())?;
+    Ok(n + offset)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_comparisons_become_lower_bounds() {
+        assert_eq!(min_memory(">=256"), Ok(256));
+        assert_eq!(min_memory(">256"), Ok(257));
+        assert_eq!(min_memory("=512"), Ok(512));
+        assert_eq!(min_memory("1024"), Ok(1024));
+        assert!(min_memory("<=256").is_err());
+        assert!(min_memory(">=lots").is_err());
+    }
+
+    #[test]
+    fn window_query_parses_duration_and_nodes() {
+        let q = BackfillQuery {
+            duration: Some("1:00:00".into()),
+            nodes: Some(2),
+            features: vec!["fast".into()],
+            memory: Some(">=128".into()),
+            ..BackfillQuery::default()
+        };
+        let w = window_query(&q).unwrap();
+        assert_eq!(w.min_duration, Some(3600));
+        assert_eq!((w.min_nodes, w.min_mem_mb), (2, 128));
+        assert_eq!(w.features, vec!["fast".to_string()]);
+        let bad = BackfillQuery {
+            duration: Some("soon".into()),
+            ..BackfillQuery::default()
+        };
+        assert!(window_query(&bad).is_err());
+    }
 }

@@ -166,11 +166,19 @@ fn shares(s: &Snapshot, alloc: &[arches_core::Alloc]) -> Vec<NodeShare> {
 pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
     let rec = s.exec.get(&j.id);
     let decision = s.plan.decisions.get(&j.id);
-    let reservation = s.plan.reservation(j.id).map(|r| ReservationSpan {
-        start: r.start,
-        end: r.end,
-        nodes: shares(s, &r.alloc),
-    });
+    let pinned = if s.plan.reservation(j.id).is_some() {
+        crate::estimates::pinned_reservations(s)
+    } else {
+        Vec::new()
+    };
+    let reservation = pinned
+        .iter()
+        .find(|r| r.job == j.id)
+        .map(|r| ReservationSpan {
+            start: r.start,
+            end: r.end,
+            nodes: shares(s, &r.alloc),
+        });
     JobDetail {
         summary: summary(s, j),
         holds: j.holds.iter().map(|h| h.as_str().to_string()).collect(),
@@ -256,6 +264,7 @@ pub fn cluster(s: &Snapshot) -> ClusterSummary {
 /// checknode / mdiag -n data; `name` restricts to one node (`ALL`: every node).
 pub fn nodes(s: &Snapshot, name: Option<&str>) -> NodesView {
     let mut out = Vec::new();
+    let pinned = crate::estimates::pinned_reservations(s);
     for (i, n) in s.state.nodes().iter().enumerate() {
         if name.is_some_and(|w| !w.eq_ignore_ascii_case("ALL") && w != n.name) {
             continue;
@@ -279,7 +288,7 @@ pub fn nodes(s: &Snapshot, name: Option<&str>) -> NodesView {
                 end: j.expected_end(),
             })
             .collect();
-        for r in &s.plan.reservations {
+        for r in &pinned {
             if r.alloc.iter().any(|a| a.node == id) {
                 reservations.push(NodeReservation {
                     id: r.job.to_string(),
@@ -404,7 +413,8 @@ pub fn priority(s: &Snapshot) -> PriorityView {
     }
 }
 
-/// showres data: active jobs and the plan's priority reservations.
+/// showres data: active jobs and the plan's priority reservations, pinned
+/// to nodes by the core.
 pub fn reservations(s: &Snapshot) -> ReservationsView {
     let mut out = Vec::new();
     for j in s.state.active() {
@@ -422,7 +432,7 @@ pub fn reservations(s: &Snapshot) -> ReservationsView {
             acl: Vec::new(),
         });
     }
-    for r in &s.plan.reservations {
+    for r in crate::estimates::pinned_reservations(s) {
         let Some(j) = s.state.job(r.job) else {
             continue;
         };

@@ -1,0 +1,160 @@
+//! The engine live: a daemon on two 2-processor nodes, real `sleep` jobs, and
+//! checkjob/showstart/showres/showbf reporting the core's reservation and
+//! backfill windows; a short job backfills, a long one waits.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{text, Daemon};
+
+const CFG: &str = "NODECFG[n1] PROCS=2\nNODECFG[n2] PROCS=2\nRMCFG[local] TYPE=LOCAL\n";
+
+/// Seconds of a Moab duration/offset such as `-00:05:01`, `1:58`,
+/// `1:05:54:59` or `INFINITY` (`None`).
+fn secs(t: &str) -> Option<i64> {
+    let t = t.trim().trim_end_matches(')');
+    let (neg, t) = match t.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, t),
+    };
+    let parts: Vec<i64> = t
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let v = match parts.as_slice() {
+        [d, h, m, s] => ((d * 24 + h) * 60 + m) * 60 + s,
+        [h, m, s] => (h * 60 + m) * 60 + s,
+        [m, s] => m * 60 + s,
+        [s] => *s,
+        _ => return None,
+    };
+    Some(if neg { -v } else { v })
+}
+
+fn assert_near(what: &str, got: i64, want: i64, out: &str) {
+    assert!(
+        (got - want).abs() <= 4,
+        "{what}: got {got}s, expected about {want}s\n{out}"
+    );
+}
+
+/// The showres row of `id`: (type, state, start, end, duration, N/P).
+fn showres_row(out: &str, id: u64) -> Option<Vec<String>> {
+    out.lines()
+        .map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>())
+        .find(|f| f.first().is_some_and(|x| *x == id.to_string()))
+}
+
+/// Polls checkjob until `pred` holds for its output.
+fn wait_for(d: &Daemon, id: u64, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let out = d.checkjob(id);
+        if pred(&out) {
+            return out;
+        }
+        assert!(Instant::now() < deadline, "job {id}: {what}\n{out}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn reservation_showstart_showres_showbf_and_backfill_live() {
+    let d = Daemon::start_with_config(Some(CFG));
+    let a = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=2,walltime=00:01:00"]);
+    let b = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=1,walltime=00:02:00"]);
+    d.wait_state(a, "Running", Duration::from_secs(20));
+    d.wait_state(b, "Running", Duration::from_secs(20));
+    // The big job needs all four processors: it waits for b (2 minutes).
+    let big = d.submit("sleep 1\n", &["-l", "procs=4,walltime=00:01:00"]);
+    let cj = wait_for(&d, big, "no reservation", |o| o.contains("Reservation '"));
+
+    // showres: b's end is where the big job's reservation starts.
+    let res = text(&d.run("showres", &[]).stdout);
+    let row_b = showres_row(&res, b).unwrap_or_else(|| panic!("no row for {b}\n{res}"));
+    let row_big = showres_row(&res, big).unwrap_or_else(|| panic!("no row for {big}\n{res}"));
+    assert_eq!(
+        (row_b[1].as_str(), row_b[2].as_str()),
+        ("Job", "R"),
+        "{res}"
+    );
+    assert_eq!(
+        (row_big[1].as_str(), row_big[2].as_str()),
+        ("Job", "I"),
+        "{res}"
+    );
+    let b_end = secs(&row_b[4]).expect("b end");
+    assert_near("b ends after its 2 minute walltime", b_end, 120, &res);
+    let rsv_start = secs(&row_big[3]).expect("rsv start");
+    assert_near("reservation starts at b's end", rsv_start, b_end, &res);
+    assert_eq!(secs(&row_big[5]), Some(60), "{res}");
+    assert_eq!(row_big[6], "2/4", "pinned to both nodes, 4 procs\n{res}");
+
+    // checkjob: Reservation '<id>' (start -> end  Duration: 00:01:00)
+    let line = cj
+        .lines()
+        .find(|l| l.starts_with(&format!("Reservation '{big}' (")))
+        .unwrap_or_else(|| panic!("no reservation line\n{cj}"));
+    let inner = line.split_once('(').map(|x| x.1).unwrap_or_default();
+    let f: Vec<&str> = inner.split_whitespace().collect();
+    assert_eq!((f[1], f[3]), ("->", "Duration:"), "{line}");
+    let (s, e) = (secs(f[0]).expect("start"), secs(f[2]).expect("end"));
+    assert_near("checkjob reservation start", s, rsv_start, &cj);
+    assert_eq!(e - s, 60, "{line}");
+    assert_eq!(secs(f[4]), Some(60), "{line}");
+
+    // showstart: the reservation's start.
+    let ss = text(&d.run("showstart", &[&big.to_string()]).stdout);
+    let est = ss
+        .lines()
+        .find_map(|l| l.strip_prefix("Estimated Rsv based start in"))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(secs)
+        .unwrap_or_else(|| panic!("no estimate\n{ss}"));
+    assert_near("showstart", est, rsv_start, &ss);
+
+    // showbf: one processor on n2 stays idle until the reservation.
+    let bf = text(&d.run("showbf", &[]).stdout);
+    let win: Vec<Vec<&str>> = bf
+        .lines()
+        .filter(|l| l.starts_with("ALL "))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(win.len(), 1, "one window\n{bf}");
+    assert_eq!((win[0][1], win[0][2]), ("1", "1"), "1 task on 1 node\n{bf}");
+    let dur = secs(win[0][4]).expect("window duration");
+    assert_near("window lasts until the reservation", dur, rsv_start, &bf);
+
+    // A long job does not fit the window and waits behind the reservation...
+    let long = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=1,walltime=00:10:00"]);
+    // ...while a short one submitted after it backfills into the window.
+    let short = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=1,walltime=00:00:30"]);
+    d.wait_state(short, "Running", Duration::from_secs(20));
+    let long_out = d.checkjob(long);
+    assert!(long_out.contains("State: Idle"), "{long_out}");
+    let big_out = d.checkjob(big);
+    assert!(big_out.contains("State: Idle"), "{big_out}");
+    assert!(
+        big_out.contains(&format!("Reservation '{big}' (")),
+        "{big_out}"
+    );
+    let stats = text(&d.run("showstats", &[]).stdout);
+    let backfilled = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("Backfilled Jobs:"))
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    assert_eq!(backfilled, Some(1), "{stats}");
+    // The window is used up: nothing is left idle now.
+    let bf = text(&d.run("showbf", &[]).stdout);
+    assert!(!bf.lines().any(|l| l.starts_with("ALL ")), "{bf}");
+    // A hypothetical 4-processor job could start once b ends.
+    let hs = text(&d.run("showstart", &["4@60"]).stdout);
+    let hyp = hs
+        .lines()
+        .find_map(|l| l.strip_prefix("Estimated Rsv based start in"))
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(secs)
+        .unwrap_or_else(|| panic!("no estimate\n{hs}"));
+    assert_near("hypothetical start", hyp, rsv_start, &hs);
+}
