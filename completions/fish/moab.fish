@@ -39,17 +39,20 @@ complete -c moab -n "__fish_moab_using_subcommand simulate" -l config -d 'moab.c
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l backfill -d 'BACKFILLPOLICY: FIRSTFIT (default), BESTFIT, GREEDY, NONE' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l reservation-depth -d 'RESERVATIONDEPTH (default 1 = EASY); `all` reserves for every queued job (conservative backfill)' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l reservation-policy -d 'RESERVATIONPOLICY: CURRENTHIGHEST (default: reservations recomputed every iteration), HIGHEST (kept and only compressed: pyss\'s conservative backfill with `--reservation-depth all`), NEVER' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l runtime-prediction -d 'RUNTIMEPREDICTION: NONE (plan with the walltimes) or USERMEAN2 (plan with the mean of the user\'s last two run times, extended stepwise when a job outlives it: EASY++). Default: the --config value, else NONE' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l summary -d 'Where to write the summary JSON (`-` = stdout)' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l jobs-csv -d 'Write one CSV line per job here' -r -F
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l min-job-id -d 'Keep only jobs numbered at least N (KTH\'s cleaned log: 15)' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l report -d 'Write a self-contained HTML report (SVG charts) here' -r -F
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l until -d 'Stop the clock T seconds after the trace start' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l socket -d 'Socket for --serve (default: MOAB_SOCKET, else <home>/moab.sock)' -r -F
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l generate -d 'Write a synthetic Lublin & Feitelson workload to this SWF file and exit' -r -F
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l gen-jobs -d 'Generator: number of jobs' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l seed -d 'Generator: PRNG seed' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l target-load -d 'Generator: target offered load (0 < L)' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l sanitize -d 'SC\'15 strong filter: drop jobs with run, processors or requested time <= 0'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l skip-malformed -d 'Skip malformed trace lines (counted in the summary) instead of failing'
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l serve -d 'With --until: stop the replay at T and serve the normal client API (showq, checkjob, showbf, mschedctl -S to step, -k to stop) on the socket, with the virtual clock as "now"'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -s h -l help -d 'Print help'
 complete -c moab -n "__fish_moab_using_subcommand help; and not __fish_seen_subcommand_from simulate help" -f -a "simulate" -d 'Replay a workload (SWF trace or JSONL) through the real scheduling engine with a virtual clock, as fast as the CPU allows, and report wait times, bounded slowdown, utilisation and backfill statistics'
 complete -c moab -n "__fish_moab_using_subcommand help; and not __fish_seen_subcommand_from simulate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -83,6 +83,10 @@ pub enum JobChange {
     SysPrio(Option<i64>),
     StartAfter(Option<Time>),
     Flags(Vec<JobFlag>),
+    /// The planning run-time estimate (`Job::estimate`; run-time prediction
+    /// sets and extends it, also while the job runs). The walltime is
+    /// unchanged and stays the kill limit.
+    Estimate(Option<Secs>),
 }
 
 /// Why an event was refused. The state is unchanged.
@@ -463,6 +467,7 @@ impl State {
             JobChange::SysPrio(p) => j.sys_prio = p,
             JobChange::StartAfter(t) => j.start_after = t,
             JobChange::Flags(f) => j.flags = f.into_iter().collect(),
+            JobChange::Estimate(e) => j.estimate = e,
         }
         Ok(())
     }

@@ -126,6 +126,8 @@ pub struct Actor {
     pub(crate) resume_at: Option<Time>,
     /// `mschedctl -s N` / `-S N`: pause once this iteration count is reached.
     pub(crate) stop_at: Option<u64>,
+    /// `RUNTIMEPREDICTION`: planning estimates (shared with the simulator).
+    pub(crate) predictor: arches_sim::predict::Predictor,
     last_iteration: Instant,
 }
 
@@ -195,6 +197,7 @@ impl Actor {
             virtual_clock: false,
         };
         let published = Arc::new(RwLock::new(Arc::new(snap)));
+        let predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
         let actor = Actor {
             cfg,
             state,
@@ -213,6 +216,7 @@ impl Actor {
             stop: false,
             resume_at: None,
             stop_at: None,
+            predictor,
             last_iteration: Instant::now(),
         };
         Ok((actor, published))
@@ -300,6 +304,7 @@ impl Actor {
         let id = self.next_id;
         let (mut job, exec) = sub.finalize(id, &self.host);
         job.submit_time = now;
+        job.estimate = self.predictor.predict(&job.cred.user, job.walltime);
         self.state
             .apply(Event::Submit(Box::new(job)), now)
             .map_err(|e| SubmitError(e.to_string()))?;
@@ -348,6 +353,15 @@ impl Actor {
             return;
         }
         let t0 = Instant::now();
+        for (job, secs) in self.predictor.corrections(&self.state, now) {
+            self.apply(
+                Event::Modify {
+                    job,
+                    change: arches_core::state::JobChange::Estimate(Some(secs)),
+                },
+                now,
+            );
+        }
         let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
         for start in &plan.starts {
             if let Err(e) = self.start_job(start.job, start.alloc.clone(), start.kind, now) {

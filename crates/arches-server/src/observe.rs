@@ -82,6 +82,8 @@ impl Actor {
         }
         let procs = f64::from(j.procs());
         let start = j.run.as_ref().map_or(at, |r| r.start_time);
+        let user = j.cred.user.clone();
+        self.predictor.completed(job, &user, (at - start).max(0));
         if self.apply(
             Event::Finish {
                 job,

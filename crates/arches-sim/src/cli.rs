@@ -64,6 +64,11 @@ pub struct SimulateArgs {
     /// conservative backfill with `--reservation-depth all`), NEVER.
     #[arg(long, value_name = "POLICY")]
     pub reservation_policy: Option<ReservationPolicy>,
+    /// RUNTIMEPREDICTION: NONE (plan with the walltimes) or USERMEAN2 (plan
+    /// with the mean of the user's last two run times, extended stepwise
+    /// when a job outlives it: EASY++). Default: the --config value, else NONE.
+    #[arg(long, value_name = "NONE|USERMEAN2")]
+    pub runtime_prediction: Option<arches_config::RuntimePrediction>,
     /// Where to write the summary JSON (`-` = stdout).
     #[arg(long, value_name = "FILE|-", default_value = "-")]
     pub summary: String,
@@ -197,8 +202,18 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
             None => "0".to_string(),
         }
     );
+    let prediction = args
+        .runtime_prediction
+        .or_else(|| config.as_ref().map(|c| c.runtime_prediction))
+        .unwrap_or(arches_config::RuntimePrediction::None);
+    let title_policy = match prediction {
+        arches_config::RuntimePrediction::None => title_policy,
+        p => format!("{title_policy}, run-time prediction {p}"),
+    };
+    let mut sim = Simulation::new(nodes, policy, jobs);
+    sim.set_runtime_prediction(prediction);
     Ok(Prepared {
-        sim: Simulation::new(nodes, policy, jobs),
+        sim,
         procs,
         malformed,
         dropped,
@@ -391,6 +406,30 @@ mod tests {
 
     fn parse(argv: &[&str]) -> Result<SimulateArgs, clap::Error> {
         Cli::try_parse_from(std::iter::once("simulate").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    #[test]
+    fn prediction_and_serve_flags_parse() {
+        let a = parse(&["--workload", "w", "--runtime-prediction", "usermean2"]).unwrap();
+        assert_eq!(
+            a.runtime_prediction,
+            Some(arches_config::RuntimePrediction::UserMean2)
+        );
+        assert!(parse(&["--workload", "w", "--runtime-prediction", "usermean3"]).is_err());
+        // --serve needs --until; --socket needs --serve.
+        assert!(parse(&["--workload", "w", "--serve"]).is_err());
+        assert!(parse(&["--workload", "w", "--until", "5", "--socket", "s"]).is_err());
+        let a = parse(&[
+            "--workload",
+            "w",
+            "--until",
+            "5",
+            "--serve",
+            "--socket",
+            "s",
+        ])
+        .unwrap();
+        assert!(a.serve && a.socket.is_some());
     }
 
     #[test]

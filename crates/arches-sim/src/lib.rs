@@ -15,6 +15,7 @@
 pub mod cli;
 pub mod generate;
 pub mod metrics;
+pub mod predict;
 pub mod report;
 pub mod run;
 pub mod swf;

@@ -20,7 +20,9 @@
 
 use std::collections::BTreeSet;
 
+use arches_config::RuntimePrediction;
 use arches_core::policy::ReservationPolicy;
+use arches_core::state::JobChange;
 use arches_core::{
     schedule, CompletionCode, Event, EventError, JobId, Node, Plan, Policy, Secs, StartKind, State,
     Time,
@@ -29,6 +31,7 @@ use arches_rm::sim::SimRm;
 use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager, RmError};
 
 use crate::metrics::{summarize, JobRecord, SkippedEntry, Summary};
+use crate::predict::Predictor;
 use crate::workload::SimJob;
 
 /// Why a simulation stopped with an error (a bug in a driver or the core:
@@ -90,6 +93,8 @@ pub struct Simulation {
     skipped: Vec<SkippedJob>,
     iterations: u64,
     dirty: bool,
+    /// Run-time prediction (`RUNTIMEPREDICTION`; off by default).
+    predictor: Predictor,
 }
 
 impl Simulation {
@@ -119,12 +124,19 @@ impl Simulation {
             skipped: Vec::new(),
             iterations: 0,
             dirty: false,
+            predictor: Predictor::default(),
         }
     }
 
     /// The scheduler's state now.
     pub fn state(&self) -> &State {
         &self.state
+    }
+
+    /// Plans with predicted run times (`RUNTIMEPREDICTION USERMEAN2`, see
+    /// [`crate::predict`]) instead of the requested walltimes.
+    pub fn set_runtime_prediction(&mut self, kind: RuntimePrediction) {
+        self.predictor = Predictor::new(kind);
     }
 
     /// The scheduling policy.
@@ -294,8 +306,10 @@ impl Simulation {
             self.skipped.push(SkippedJob { id: job.id, reason });
             return Ok(());
         }
+        let mut core = job.to_core();
+        core.estimate = self.predictor.predict(&core.cred.user, core.walltime);
         self.state
-            .apply(Event::Submit(Box::new(job.to_core())), self.now)
+            .apply(Event::Submit(Box::new(core)), self.now)
             .map_err(|source| SimError::Core {
                 at: self.now,
                 job: job.id,
@@ -341,6 +355,7 @@ impl Simulation {
         if self.state.queued_count() == 0 {
             return Ok(());
         }
+        self.correct_predictions()?;
         let plan = schedule(&self.state, &self.policy, self.now);
         self.iterations += 1;
         for start in &plan.starts {
@@ -411,6 +426,11 @@ impl Simulation {
         };
         let at = self.now;
         let core = |source| SimError::Core { at, job, source };
+        if let Some(j) = self.state.job(job) {
+            let ran = j.run.as_ref().map_or(0, |r| at - r.start_time);
+            let user = j.cred.user.clone();
+            self.predictor.completed(job, &user, ran);
+        }
         self.state
             .apply(
                 Event::Finish {
@@ -439,6 +459,30 @@ impl Simulation {
             self.state.apply(Event::Purge { job }, at).map_err(core)?;
         }
         self.dirty = true;
+        Ok(())
+    }
+}
+
+impl Simulation {
+    /// Extends the expired predictions of running jobs (EASY++ correction)
+    /// so that planning never assumes a running job has already ended.
+    fn correct_predictions(&mut self) -> Result<(), SimError> {
+        let now = self.now;
+        for (job, next) in self.predictor.corrections(&self.state, now) {
+            self.state
+                .apply(
+                    Event::Modify {
+                        job,
+                        change: JobChange::Estimate(Some(next)),
+                    },
+                    now,
+                )
+                .map_err(|source| SimError::Core {
+                    at: now,
+                    job,
+                    source,
+                })?;
+        }
         Ok(())
     }
 }

@@ -1,0 +1,268 @@
+//! Run-time prediction for planning (Tsafrir, Etsion & Feitelson 2007,
+//! "EASY++"): `RUNTIMEPREDICTION USERMEAN2` predicts a job's run time as the
+//! mean of the same user's last two completed run times (the walltime when
+//! the user has no history), never above the walltime. When a running job
+//! outlives its prediction the prediction is extended stepwise (+1 min, 5,
+//! 15, 30 min, 1, 2, 5, 10, 20, 50, 100 h past the elapsed time), capped at
+//! the walltime. The walltime stays the kill limit: predictions only go to
+//! `Job::estimate`, which the core plans with.
+//!
+//! This is driver-side logic shared by the simulator loop
+//! ([`crate::run::Simulation`]) and the daemon: both call [`Predictor`] at
+//! submission, at completion and before each scheduling iteration.
+
+use std::collections::BTreeMap;
+
+use arches_config::RuntimePrediction;
+use arches_core::{JobId, JobState, Secs, State, Time};
+
+/// The stepwise extensions of an expired prediction, in seconds.
+pub const EXTENSIONS: [Secs; 11] = [
+    60,
+    5 * 60,
+    15 * 60,
+    30 * 60,
+    3600,
+    2 * 3600,
+    5 * 3600,
+    10 * 3600,
+    20 * 3600,
+    50 * 3600,
+    100 * 3600,
+];
+
+/// Per-user run-time history and per-job correction counts.
+#[derive(Debug, Clone, Default)]
+pub struct Predictor {
+    enabled: bool,
+    /// The user's last two completed run times, most recent last.
+    history: BTreeMap<String, Vec<Secs>>,
+    /// How many times a job's prediction was extended.
+    extended: BTreeMap<JobId, usize>,
+}
+
+impl Predictor {
+    /// A predictor for this `RUNTIMEPREDICTION` setting.
+    pub fn new(kind: RuntimePrediction) -> Self {
+        Predictor {
+            enabled: kind == RuntimePrediction::UserMean2,
+            ..Predictor::default()
+        }
+    }
+
+    /// Whether predictions are made at all (`USERMEAN2`).
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The estimate for a new job of `user` with limit `walltime`: `None`
+    /// when prediction is off or nothing is known (plan with the walltime).
+    pub fn predict(&self, user: &str, walltime: Option<Secs>) -> Option<Secs> {
+        if !self.enabled {
+            return None;
+        }
+        let past = self.history.get(user).filter(|h| !h.is_empty())?;
+        let mean = (past.iter().sum::<Secs>() + past.len() as Secs - 1) / past.len() as Secs;
+        let mean = mean.max(1);
+        Some(walltime.map_or(mean, |w| mean.min(w)))
+    }
+
+    /// Records a finished job's actual run time and forgets its corrections.
+    pub fn completed(&mut self, job: JobId, user: &str, runtime: Secs) {
+        self.extended.remove(&job);
+        if !self.enabled {
+            return;
+        }
+        let h = self.history.entry(user.to_string()).or_default();
+        h.push(runtime.max(0));
+        if h.len() > 2 {
+            h.remove(0);
+        }
+    }
+
+    /// The corrected estimate of a job running since `start` whose estimate
+    /// `estimate` has expired at `now`; `None` when it has not expired (or
+    /// already equals the walltime, or prediction is off).
+    pub fn correction(
+        &mut self,
+        job: JobId,
+        start: Time,
+        estimate: Option<Secs>,
+        walltime: Option<Secs>,
+        now: Time,
+    ) -> Option<Secs> {
+        let estimate = estimate?;
+        if !self.enabled || start + estimate > now || walltime.is_some_and(|w| estimate >= w) {
+            return None;
+        }
+        let elapsed = (now - start).max(0);
+        let n = self.extended.entry(job).or_insert(0);
+        let step = EXTENSIONS[(*n).min(EXTENSIONS.len() - 1)];
+        *n += 1;
+        let next = (elapsed + step).max(estimate + 1);
+        Some(walltime.map_or(next, |w| next.min(w)))
+    }
+}
+
+impl Predictor {
+    /// The corrected estimates of every running job of `state` whose
+    /// prediction has expired at `now`, in job order; the driver applies
+    /// each as `Event::Modify { change: JobChange::Estimate(Some(secs)) }`
+    /// before it runs a scheduling iteration.
+    pub fn corrections(&mut self, state: &State, now: Time) -> Vec<(JobId, Secs)> {
+        if !self.enabled {
+            return Vec::new();
+        }
+        let expired: Vec<(JobId, Time, Option<Secs>, Option<Secs>)> = state
+            .jobs()
+            .filter(|j| j.state == JobState::Running)
+            .filter_map(|j| {
+                let run = j.run.as_ref()?;
+                let start = run.start_time + run.suspended_secs;
+                let est = j.estimate?;
+                (start + est <= now).then_some((j.id, start, j.estimate, j.walltime))
+            })
+            .collect();
+        expired
+            .into_iter()
+            .filter_map(|(job, start, est, wall)| {
+                self.correction(job, start, est, wall, now)
+                    .map(|s| (job, s))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_history_plans_with_the_walltime_then_the_mean_of_the_last_two() {
+        let mut p = Predictor::new(RuntimePrediction::UserMean2);
+        assert_eq!(p.predict("alice", Some(3600)), None);
+        p.completed(1, "alice", 100);
+        assert_eq!(p.predict("alice", Some(3600)), Some(100));
+        p.completed(2, "alice", 300);
+        assert_eq!(p.predict("alice", Some(3600)), Some(200));
+        p.completed(3, "alice", 1000);
+        assert_eq!(p.predict("alice", Some(3600)), Some(650));
+        // Never above the walltime; other users are separate.
+        assert_eq!(p.predict("alice", Some(500)), Some(500));
+        assert_eq!(p.predict("bob", Some(500)), None);
+    }
+
+    #[test]
+    fn disabled_predicts_nothing() {
+        let mut p = Predictor::new(RuntimePrediction::None);
+        p.completed(1, "alice", 100);
+        assert_eq!(p.predict("alice", Some(3600)), None);
+        assert_eq!(p.correction(1, 0, Some(10), Some(3600), 50), None);
+    }
+
+    #[test]
+    fn expired_predictions_grow_stepwise_up_to_the_walltime() {
+        let mut p = Predictor::new(RuntimePrediction::UserMean2);
+        // Not expired yet.
+        assert_eq!(p.correction(7, 1000, Some(100), Some(10_000), 1099), None);
+        assert_eq!(
+            p.correction(7, 1000, Some(100), Some(10_000), 1100),
+            Some(160)
+        );
+        assert_eq!(
+            p.correction(7, 1000, Some(160), Some(10_000), 1160),
+            Some(160 + 300)
+        );
+        assert_eq!(
+            p.correction(7, 1000, Some(460), Some(10_000), 1460),
+            Some(460 + 900)
+        );
+        assert_eq!(
+            p.correction(7, 1000, Some(1360), Some(2000), 2360),
+            Some(2000)
+        );
+        // At the walltime: nothing more to extend.
+        assert_eq!(p.correction(7, 1000, Some(2000), Some(2000), 3000), None);
+        // A completion resets the job's step count.
+        p.completed(7, "u", 2000);
+        assert_eq!(p.correction(7, 0, Some(10), None, 10), Some(70));
+    }
+
+    #[test]
+    fn corrections_cover_only_running_jobs_past_their_prediction() {
+        use arches_core::{Event, Job, Node, Request, StartKind};
+        let mut state = State::new(vec![Node::new("n1", 4, 0)]);
+        for (id, est) in [(1, 100), (2, 1000)] {
+            let mut j = Job::new(id, "u", Request::procs(1), Some(5000), 0);
+            j.estimate = Some(est);
+            state.apply(Event::Submit(Box::new(j)), 0).unwrap();
+            state
+                .apply(
+                    Event::Start {
+                        job: id,
+                        alloc: vec![arches_core::Alloc {
+                            node: 0,
+                            tasks: 1,
+                            procs: 1,
+                            mem_mb: 0,
+                        }],
+                        kind: StartKind::Priority,
+                    },
+                    0,
+                )
+                .unwrap();
+        }
+        let mut idle = Job::new(3, "u", Request::procs(1), Some(5000), 0);
+        idle.estimate = Some(1);
+        state.apply(Event::Submit(Box::new(idle)), 0).unwrap();
+        let mut p = Predictor::new(RuntimePrediction::UserMean2);
+        assert_eq!(p.corrections(&state, 150), vec![(1, 210)]);
+        assert!(Predictor::new(RuntimePrediction::None)
+            .corrections(&state, 150)
+            .is_empty());
+    }
+
+    /// Start time of each finished job of a replay on 4 processors.
+    fn starts(kind: RuntimePrediction) -> Vec<(JobId, Time)> {
+        use crate::{machine, SimJob, Simulation};
+        let job = |id, submit, procs, wall, run, user: &str| {
+            let mut j = SimJob::new(id, submit, procs, wall, run);
+            j.user = user.to_string();
+            j
+        };
+        let jobs = vec![
+            // alice's history: two 10 s jobs, so her next job is predicted 10 s.
+            job(1, 0, 1, 1000, 10, "alice"),
+            job(2, 20, 1, 1000, 10, "alice"),
+            // ...but it runs 500 s.
+            job(3, 40, 3, 1000, 500, "alice"),
+            // bob's 4-processor job waits for job 3 (reservation).
+            job(4, 41, 4, 100, 100, "bob"),
+            // carol's 100 s job backfills only if job 3 is planned to run long.
+            job(5, 42, 1, 100, 100, "carol"),
+        ];
+        let mut sim = Simulation::new(machine(4, 4), arches_core::Policy::default(), jobs);
+        sim.set_runtime_prediction(kind);
+        sim.run().expect("replay");
+        let mut v: Vec<(JobId, Time)> = sim.records().iter().map(|r| (r.id, r.start)).collect();
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn predictions_change_the_plan_and_expired_ones_are_extended() {
+        // Planning with the walltime: job 3 ends at 1040 for the planner, so
+        // job 5 backfills at once.
+        let none = starts(RuntimePrediction::None);
+        assert_eq!(none, vec![(1, 0), (2, 20), (3, 40), (4, 540), (5, 42)]);
+        // USERMEAN2 predicts job 3 ends at 50: job 5 would delay job 4's
+        // reservation, so it waits. At 50 the prediction expires and is
+        // extended by 1 min (end 110, job 5 still too long); at 110 by 5 min
+        // (end 410): job 5 (110..210) now backfills.
+        let predicted = starts(RuntimePrediction::UserMean2);
+        assert_eq!(
+            predicted,
+            vec![(1, 0), (2, 20), (3, 40), (4, 540), (5, 110)]
+        );
+    }
+}
