@@ -40,6 +40,7 @@ complete -c moab -n "__fish_moab_using_subcommand simulate" -l backfill -d 'BACK
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l reservation-depth -d 'RESERVATIONDEPTH (default 1 = EASY); `all` reserves for every queued job (conservative backfill)' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l reservation-policy -d 'RESERVATIONPOLICY: CURRENTHIGHEST (default: reservations recomputed every iteration), HIGHEST (kept and only compressed: pyss\'s conservative backfill with `--reservation-depth all`), NEVER' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l runtime-prediction -d 'RUNTIMEPREDICTION: NONE (plan with the walltimes) or USERMEAN2 (plan with the mean of the user\'s last two run times, extended stepwise when a job outlives it: EASY++). Default: the --config value, else NONE' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l bf-order -d 'BFORDER: PRIORITY (default) or SHORTESTPREDICTEDFIRST (SJBF: backfill candidates shortest planning duration first). Default: the --config value, else PRIORITY' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l summary -d 'Where to write the summary JSON (`-` = stdout)' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l jobs-csv -d 'Write one CSV line per job here' -r -F
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l min-job-id -d 'Keep only jobs numbered at least N (KTH\'s cleaned log: 15)' -r

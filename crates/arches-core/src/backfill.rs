@@ -75,7 +75,12 @@ pub(crate) fn select<'a>(walk: &mut Walk<'a>, entries: &mut [Entry<'a>], cands: 
                 .enumerate()
                 .map(|(k, c)| (value(c, entries), k, *c))
                 .collect();
-            order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            if policy.bf_shortest_first {
+                // SJBF: shortest planning duration first, then priority.
+                order.sort_by_key(|(_, k, c)| (c.dur.unwrap_or(Secs::MAX), *k));
+            } else {
+                order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            }
             for (_, _, c) in order {
                 walk.try_backfill(entries, c.index, c.dur);
             }

@@ -276,6 +276,10 @@ pub struct Policy {
     pub bf_chunk_duration: Secs,
     pub bf_chunk_size: u32,
     pub bf_priority_policy: BfPriorityPolicy,
+    /// `BFORDER SHORTESTPREDICTEDFIRST` (Arches, SJBF): backfill candidates
+    /// are tried shortest planning duration (estimate, else walltime) first
+    /// instead of in priority order (FIRSTFIT and BESTFIT).
+    pub bf_shortest_first: bool,
     /// `BFVIRTUALWALLTIMESCALINGFACTOR` (`None` = disabled).
     pub bf_virtual_walltime_factor: Option<f64>,
     pub bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy,
@@ -306,6 +310,7 @@ impl Default for Policy {
             bf_chunk_duration: 0,
             bf_chunk_size: 0,
             bf_priority_policy: BfPriorityPolicy::None,
+            bf_shortest_first: false,
             bf_virtual_walltime_factor: None,
             bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy::None,
             reservation_buckets: vec![ReservationBucket {

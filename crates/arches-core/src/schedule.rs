@@ -304,7 +304,9 @@ impl<'a> Walk<'a> {
                     entries[i].reason = Some(r);
                     return;
                 }
-                if matches!(bf, BackfillPolicy::BestFit | BackfillPolicy::Greedy) {
+                if matches!(bf, BackfillPolicy::BestFit | BackfillPolicy::Greedy)
+                    || policy.bf_shortest_first
+                {
                     entries[i].reason = Some(self.resources(job));
                     self.candidates.push(Candidate { index: i, dur });
                 } else {

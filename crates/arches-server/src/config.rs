@@ -92,7 +92,10 @@ pub fn from_moab(
     DaemonConfig {
         file,
         home: home.to_path_buf(),
-        policy: moab.policy.clone(),
+        policy: arches_core::Policy {
+            bf_shortest_first: moab.bf_order == arches_config::BfOrder::ShortestPredictedFirst,
+            ..moab.policy.clone()
+        },
         nodes: moab.nodes.clone(),
         admins: moab.admins[0].clone(),
         purge_secs: moab.job_purge_secs,

@@ -69,6 +69,11 @@ pub struct SimulateArgs {
     /// when a job outlives it: EASY++). Default: the --config value, else NONE.
     #[arg(long, value_name = "NONE|USERMEAN2")]
     pub runtime_prediction: Option<arches_config::RuntimePrediction>,
+    /// BFORDER: PRIORITY (default) or SHORTESTPREDICTEDFIRST (SJBF: backfill
+    /// candidates shortest planning duration first). Default: the --config
+    /// value, else PRIORITY.
+    #[arg(long, value_name = "PRIORITY|SHORTESTPREDICTEDFIRST")]
+    pub bf_order: Option<arches_config::BfOrder>,
     /// Where to write the summary JSON (`-` = stdout).
     #[arg(long, value_name = "FILE|-", default_value = "-")]
     pub summary: String,
@@ -202,6 +207,12 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
             None => "0".to_string(),
         }
     );
+    if let Some(order) = args
+        .bf_order
+        .or_else(|| config.as_ref().map(|c| c.bf_order))
+    {
+        policy.bf_shortest_first = order == arches_config::BfOrder::ShortestPredictedFirst;
+    }
     let prediction = args
         .runtime_prediction
         .or_else(|| config.as_ref().map(|c| c.runtime_prediction))

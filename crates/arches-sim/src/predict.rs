@@ -265,4 +265,38 @@ mod tests {
             vec![(1, 0), (2, 20), (3, 40), (4, 540), (5, 110)]
         );
     }
+
+    /// Start times on 4 processors of two backfill candidates: A (90 s,
+    /// higher priority) and B (10 s); only one fits before job 2's
+    /// reservation at 100.
+    fn candidate_starts(shortest_first: bool) -> Vec<(JobId, Time)> {
+        use crate::{machine, SimJob, Simulation};
+        let jobs = vec![
+            SimJob::new(1, 0, 3, 100, 100),
+            SimJob::new(10, 0, 1, 5, 5),
+            SimJob::new(2, 1, 4, 100, 100),
+            SimJob::new(3, 2, 1, 90, 90),
+            SimJob::new(4, 3, 1, 10, 10),
+        ];
+        let policy = arches_core::Policy {
+            bf_shortest_first: shortest_first,
+            ..arches_core::Policy::default()
+        };
+        let mut sim = Simulation::new(machine(4, 4), policy, jobs);
+        sim.run().expect("replay");
+        let mut v: Vec<(JobId, Time)> = sim
+            .records()
+            .iter()
+            .filter(|r| r.id == 3 || r.id == 4)
+            .map(|r| (r.id, r.start))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn shortest_first_backfill_prefers_the_short_candidate() {
+        assert_eq!(candidate_starts(false), vec![(3, 5), (4, 200)]);
+        assert_eq!(candidate_starts(true), vec![(3, 200), (4, 5)]);
+    }
 }
