@@ -2,44 +2,7 @@
 //! enums live in `arches_core::policy`). Each is one Rust enum with Moab's
 //! spelling, case-insensitive `FromStr` and `Display`.
 
-/// Declares an enumeration with its spellings (same shape as the core's).
-macro_rules! cfg_enum {
-    ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum $name { $($(#[$vmeta])* $variant),+ }
-
-        impl $name {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-            /// Moab's spelling.
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text),+ }
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl std::str::FromStr for $name {
-            type Err = String;
-            fn from_str(s: &str) -> Result<Self, String> {
-                let t = s.trim();
-                $name::ALL
-                    .iter()
-                    .copied()
-                    .find(|v| v.as_str().eq_ignore_ascii_case(t))
-                    .ok_or_else(|| {
-                        let names: Vec<&str> = $name::ALL.iter().map(|v| v.as_str()).collect();
-                        format!("invalid value '{t}' (expected one of {})", names.join(", "))
-                    })
-            }
-        }
-    };
-}
+use arches_core::moab_enum as cfg_enum;
 
 cfg_enum! {
     /// `RMCFG[x] TYPE=`: the resource-manager interface.

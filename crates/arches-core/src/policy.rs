@@ -11,7 +11,10 @@ use std::collections::BTreeMap;
 use crate::job::JobFlag;
 use crate::Secs;
 
-/// Declares a Moab enumeration with its spellings.
+/// Declares a Moab enumeration with its spellings: the enum, `ALL`, `as_str`,
+/// `Display` and a case-insensitive `FromStr`. Exported so the configuration
+/// crate declares its own enumerations the same way.
+#[macro_export]
 macro_rules! moab_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident => $text:literal),+ $(,)? }) => {
         $(#[$meta])*
