@@ -289,7 +289,13 @@ mod round_trip {
 
         #[test]
         fn effective_values_round_trip(lines in proptest::collection::vec(line(), 0..25)) {
-            let first = crate::parse(&lines.join("\n"), "a").config;
+            // Whole-file checks (a storage RM without its URLs, ...) may
+            // reject what the generator wrote; the effective values must
+            // still re-read to the same configuration, and a file accepted
+            // without errors must re-read without errors.
+            let parsed = crate::parse(&lines.join("\n"), "a");
+            let first_ok = !parsed.has_errors();
+            let first = parsed.config;
             let text: String = first
                 .effective()
                 .iter()
@@ -297,7 +303,7 @@ mod round_trip {
                 .map(|(n, v)| format!("{n} {v}\n"))
                 .collect();
             let second = crate::parse(&text, "b");
-            prop_assert!(!second.has_errors(), "{:#?}\n{}", second.diagnostics, text);
+            prop_assert!(!first_ok || !second.has_errors(), "{:#?}\n{}", second.diagnostics, text);
             let strip = |c: Config| Config { record: Record::default(), ..c };
             prop_assert_eq!(strip(first), strip(second.config), "{}", text);
         }

@@ -179,10 +179,10 @@ pub(crate) fn effective(config: &Config) -> Vec<(String, String)> {
                     }
                     let mut parts = Vec::new();
                     if !users.is_empty() {
-                        parts.push(format!("USERS={}", users.join(",")));
+                        parts.push(format!("USERS={}", quote(&users.join(","))));
                     }
                     if !groups.is_empty() {
-                        parts.push(format!("GROUPS={}", groups.join(",")));
+                        parts.push(format!("GROUPS={}", quote(&groups.join(","))));
                     }
                     out.push((format!("{}[{}]", p.name, level + 1), parts.join(" ")));
                 }
@@ -199,7 +199,7 @@ pub(crate) fn effective(config: &Config) -> Vec<(String, String)> {
                 }
                 parts.push(format!("MODE={}", sched.mode));
                 if !sched.flags.is_empty() {
-                    parts.push(format!("FLAGS={}", sched.flags.join(",")));
+                    parts.push(format!("FLAGS={}", quote(&sched.flags.join(","))));
                 }
                 if let Some(id) = sched.max_job_id {
                     parts.push(format!("MAXJOBID={id}"));
