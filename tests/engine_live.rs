@@ -158,3 +158,34 @@ fn reservation_showstart_showres_showbf_and_backfill_live() {
         .unwrap_or_else(|| panic!("no estimate\n{hs}"));
     assert_near("hypothetical start", hyp, rsv_start, &hs);
 }
+
+/// `mdiag -c`, `-q` and `-u` on a live daemon: the configured classes, QoS and
+/// users in the Maui/Moab layouts, with usage counted from running jobs.
+#[test]
+fn mdiag_credentials_show_the_configuration_and_usage() {
+    let cfg = format!(
+        "{CFG}QOSCFG[high] PRIORITY=1000 QFLAGS=PREEMPTOR\n\
+         CLASSCFG[batch] QDEF=high MAXJOB=2,4 DEFAULT.WCLIMIT=00:10:00\n\
+         USERCFG[DEFAULT] MAXPROC=8\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let id = d.submit("sleep 30\n", &["-q", "batch", "-l", "procs=1"]);
+    d.wait_state(id, "Running", Duration::from_secs(20));
+
+    let c = text(&d.run("mdiag", &["-c"]).stdout);
+    assert!(c.contains("\nClass/Queue Status\n"), "{c}");
+    let batch = c.lines().find(|l| l.starts_with("batch ")).expect(&c);
+    assert!(batch.contains(" high "), "{c}");
+    assert!(batch.ends_with("  MAXJOB=1:2,4"), "{c}");
+    assert!(c.contains("\n  DEFAULT.WCLIMIT=00:10:00\n"), "{c}");
+
+    let q = text(&d.run("mdiag", &["-q"]).stdout);
+    let high = q.lines().find(|l| l.starts_with("high ")).expect(&q);
+    assert!(high.contains(" 1000 ") && high.contains("PREEMPTOR"), "{q}");
+    assert!(q.contains("  Classes:  batch\n"), "{q}");
+    assert!(q.lines().any(|l| l.starts_with("DEFAULT ")), "{q}");
+
+    let u = text(&d.run("mdiag", &["-u"]).stdout);
+    assert!(u.starts_with("evaluating user information\nName "), "{u}");
+    d.run("canceljob", &[&id.to_string()]);
+}

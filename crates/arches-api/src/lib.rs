@@ -593,7 +593,7 @@ pub struct ConfigView {
 }
 
 /// A credential's configuration and usage (mdiag -u/-g/-a/-c/-q).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct CredentialInfo {
     /// `user`, `group`, `account`, `class`, `qos`.
     pub kind: String,
@@ -605,10 +605,25 @@ pub struct CredentialInfo {
     pub attributes: Vec<(String, String)>,
     pub active_jobs: u32,
     pub active_procs: u32,
+    /// Default QoS (`QDEF=`).
+    #[serde(default)]
+    pub qdef: Option<String>,
+    /// QoS access list (`QLIST=`); empty = any.
+    #[serde(default)]
+    pub qlist: Vec<String>,
+    /// Partition access list (`PLIST=`); empty = any.
+    #[serde(default)]
+    pub partitions: Vec<String>,
+    /// Fairshare target (`FSTARGET=`), percent.
+    #[serde(default)]
+    pub fs_target: f64,
+    /// `JOBFLAGS=` given to every job of the class or QoS.
+    #[serde(default)]
+    pub job_flags: Vec<String>,
 }
 
 /// Answer of the credentials route.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CredentialsView {
     pub credentials: Vec<CredentialInfo>,
 }

@@ -498,14 +498,11 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             .or_insert_with(|| CredentialInfo {
                 kind: kind.to_string(),
                 name: name.to_string(),
-                priority: 0,
-                flags: Vec::new(),
-                limits: Vec::new(),
-                attributes: Vec::new(),
-                active_jobs: 0,
-                active_procs: 0,
+                ..CredentialInfo::default()
             })
     }
+    // Moab always has the DEFAULT QoS.
+    entry(&mut map, "qos", "DEFAULT");
     for (kind, creds) in [
         ("user", &p.users),
         ("group", &p.groups),
@@ -515,19 +512,28 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             let e = entry(&mut map, kind, name);
             e.priority = c.priority;
             e.limits = limits(&c.limits);
+            e.qdef = c.qdef.clone();
+            e.qlist = c.qlist.clone();
         }
     }
     for (name, c) in &p.classes {
         let e = entry(&mut map, "class", name);
         e.priority = c.priority;
         e.limits = limits(&c.limits);
+        e.qdef = c.qdef.clone();
+        e.qlist = c.qlist.clone();
+        e.job_flags = c.job_flags.iter().map(|f| f.to_string()).collect();
         if let Some(w) = c.default_wclimit {
-            e.attributes
-                .push(("DEFAULT.WCLIMIT".to_string(), w.to_string()));
+            e.attributes.push((
+                "DEFAULT.WCLIMIT".to_string(),
+                arches_config::value::format_duration(w),
+            ));
         }
         if let Some(w) = c.max_wclimit {
-            e.attributes
-                .push(("MAX.WCLIMIT".to_string(), w.to_string()));
+            e.attributes.push((
+                "MAX.WCLIMIT".to_string(),
+                arches_config::value::format_duration(w),
+            ));
         }
     }
     for (name, q) in &p.qos {
@@ -535,6 +541,7 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         e.priority = q.priority;
         e.limits = limits(&q.limits);
         e.flags = q.flags.iter().map(|f| f.to_string()).collect();
+        e.job_flags = q.job_flags.iter().map(|f| f.to_string()).collect();
     }
     for j in s.state.jobs().filter(|j| !j.state.is_finished()) {
         let c = &j.cred;

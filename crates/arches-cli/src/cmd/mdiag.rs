@@ -5,7 +5,7 @@ use arches_api::{JobsRequest, QueueQuery};
 use clap::{ArgAction, ArgGroup, Parser};
 
 use crate::common::{no_xml, print, print_json, Connection, Format, Output};
-use crate::render::{checkjob, checknode, cluster, mdiag};
+use crate::render::{checkjob, checknode, cluster, creds, mdiag};
 use crate::EXIT_OK;
 
 /// Diagnose the scheduler's objects.
@@ -231,7 +231,7 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
                 print_json(&v)?
             }
             Format::Xml => return Err(no_xml("mdiag")),
-            Format::Text => print(&cluster::render_credentials(&v.credentials, kind, name)),
+            Format::Text => print(&creds::render_credentials(&v.credentials, kind, name)),
         }
     }
     Ok(EXIT_OK)

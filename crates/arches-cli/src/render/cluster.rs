@@ -1,7 +1,7 @@
 //! Cluster-wide mdiag reports: reservations (`-r`), credentials
 //! (`-u -g -a -c -q`), partitions (`-t`) and resource managers (`-R`).
 
-use arches_api::{CredentialInfo, ReservationsView};
+use arches_api::ReservationsView;
 
 use crate::fmt::duration;
 
@@ -68,46 +68,6 @@ pub fn render_reservations(v: &ReservationsView) -> String {
             ));
         }
         o.push('\n');
-    }
-    o
-}
-
-/// `mdiag -u/-g/-a/-c/-q`: credentials of one kind (`name` restricts).
-pub fn render_credentials(creds: &[CredentialInfo], kind: &str, name: Option<&str>) -> String {
-    let word = match kind {
-        "account" => "acct",
-        other => other,
-    };
-    let mut o = format!("evaluating {word} information\n");
-    o.push_str(&format!(
-        "{:<12} {:>8} {:>12} {:>6} {:>6}  {}\n\n",
-        "Name", "Priority", "Flags", "Jobs", "Procs", "Limits"
-    ));
-    for c in creds
-        .iter()
-        .filter(|c| c.kind == kind && name.is_none_or(|n| n == c.name))
-    {
-        let flags = if c.flags.is_empty() {
-            "[NONE]".to_string()
-        } else {
-            c.flags.join(",")
-        };
-        let limits = if c.limits.is_empty() {
-            "[NONE]".to_string()
-        } else {
-            c.limits
-                .iter()
-                .map(|(l, s, h)| format!("{l}={s},{h}"))
-                .collect::<Vec<_>>()
-                .join("  ")
-        };
-        o.push_str(&format!(
-            "{:<12} {:>8} {:>12} {:>6} {:>6}  {}\n",
-            c.name, c.priority, flags, c.active_jobs, c.active_procs, limits
-        ));
-        for (k, v) in &c.attributes {
-            o.push_str(&format!("  {k}={v}\n"));
-        }
     }
     o
 }

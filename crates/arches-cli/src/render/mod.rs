@@ -3,6 +3,7 @@
 pub mod checkjob;
 pub mod checknode;
 pub mod cluster;
+pub mod creds;
 pub mod mdiag;
 pub mod showbf;
 pub mod showq;
