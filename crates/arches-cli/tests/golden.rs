@@ -5,7 +5,9 @@
 //!
 //! Normalisations are explicit per sample and explained where used. Samples
 //! not tested here, and why:
-//! - showq-1, showq-r-1, showq-c-1, checkjob-1/5/6, checknode-2, mdiag-q/c/u/a/f/G/T/R-*,
+//! - mdiag-a-1: hand-edited sample (its QOSList column is aligned two ways); accounts use the
+//!   `-u` layout, which `mdiag_u_users_from_maui_doc` checks exactly (see render::creds).
+//! - showq-1, showq-r-1, showq-c-1, checkjob-1/5/6, checknode-2, mdiag-f/G/T/R-*,
 //!   showbf-2/3, showstart-3, sethold-1, releasehold-1, mjobctl-q-diag-xml-2: Moab 4/5 or Maui
 //!   shapes (`PROC` header, `Job '13678'(x1)` reservations, legacy showbf text...) that we do not emit.
 //! - showq-3, showq-4, msub-2, msub-3, runjob-1: job ids such as `yuby.3`, `4364.orion`,
