@@ -7,11 +7,15 @@
 //! the walltime. The walltime stays the kill limit: predictions only go to
 //! `Job::estimate`, which the core plans with.
 //!
+//! A queued job's prediction is refreshed whenever its user's history
+//! changes (pyss and the paper compute predictions at decision time, with the
+//! most recent history, not once at submission).
+//!
 //! This is driver-side logic shared by the simulator loop
 //! ([`crate::run::Simulation`]) and the daemon: both call [`Predictor`] at
 //! submission, at completion and before each scheduling iteration.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use arches_config::RuntimePrediction;
 use arches_core::{JobId, JobState, Secs, State, Time};
@@ -39,6 +43,8 @@ pub struct Predictor {
     history: BTreeMap<String, Vec<Secs>>,
     /// How many times a job's prediction was extended.
     extended: BTreeMap<JobId, usize>,
+    /// Users whose history changed since the last [`Predictor::corrections`].
+    changed: BTreeSet<String>,
 }
 
 impl Predictor {
@@ -73,6 +79,7 @@ impl Predictor {
         if !self.enabled {
             return;
         }
+        self.changed.insert(user.to_string());
         let h = self.history.entry(user.to_string()).or_default();
         h.push(runtime.max(0));
         if h.len() > 2 {
@@ -106,13 +113,37 @@ impl Predictor {
 
 impl Predictor {
     /// The corrected estimates of every running job of `state` whose
-    /// prediction has expired at `now`, in job order; the driver applies
-    /// each as `Event::Modify { change: JobChange::Estimate(Some(secs)) }`
-    /// before it runs a scheduling iteration.
+    /// prediction has expired at `now`, in job order, then the refreshed
+    /// predictions of queued jobs whose user's history changed since the last
+    /// call; the driver applies each as
+    /// `Event::Modify { change: JobChange::Estimate(Some(secs)) }` before it
+    /// runs a scheduling iteration.
     pub fn corrections(&mut self, state: &State, now: Time) -> Vec<(JobId, Secs)> {
         if !self.enabled {
             return Vec::new();
         }
+        let mut out = self.expired(state, now);
+        if !self.changed.is_empty() {
+            let changed = std::mem::take(&mut self.changed);
+            for j in state.jobs() {
+                if j.run.is_some() || j.state.is_active() || j.state.is_finished() {
+                    continue;
+                }
+                if !changed.contains(j.cred.user.as_str()) {
+                    continue;
+                }
+                if let Some(p) = self.predict(&j.cred.user, j.walltime) {
+                    if j.estimate != Some(p) {
+                        out.push((j.id, p));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Corrections of running jobs whose prediction expired at `now`.
+    fn expired(&mut self, state: &State, now: Time) -> Vec<(JobId, Secs)> {
         let expired: Vec<(JobId, Time, Option<Secs>, Option<Secs>)> = state
             .jobs()
             .filter(|j| j.state == JobState::Running)
@@ -220,6 +251,18 @@ mod tests {
         assert!(Predictor::new(RuntimePrediction::None)
             .corrections(&state, 150)
             .is_empty());
+        // A completion of the user's job refreshes the queued job's
+        // prediction once (running jobs keep theirs until they expire).
+        // (Job 1 is reported again: the test does not apply corrections.)
+        let idle_ones = |c: Vec<(JobId, Secs)>| -> Vec<(JobId, Secs)> {
+            c.into_iter().filter(|(j, _)| *j == 3).collect()
+        };
+        p.completed(9, "u", 40);
+        assert_eq!(idle_ones(p.corrections(&state, 160)), vec![(3, 40)]);
+        assert_eq!(idle_ones(p.corrections(&state, 170)), vec![]);
+        // Another user's history does not touch it.
+        p.completed(10, "v", 7);
+        assert_eq!(idle_ones(p.corrections(&state, 180)), vec![]);
     }
 
     /// Start time of each finished job of a replay on 4 processors.
