@@ -11,6 +11,7 @@
 pub mod local;
 pub mod sim;
 pub mod slurm;
+pub mod storage;
 
 use arches_core::{JobId, Node, Secs, Time};
 
