@@ -90,6 +90,9 @@ pub enum BlockReason {
     Chunking { size: u32, until: Time },
     /// Starting it would delay a higher-priority reservation.
     WouldDelayReservation(JobId),
+    /// An administrative or standing reservation it is not on the access
+    /// list of holds the processors it would need (the reservation's id).
+    ReservationConflict(String),
 }
 
 impl fmt::Display for BlockReason {
@@ -137,6 +140,9 @@ impl fmt::Display for BlockReason {
             ),
             BlockReason::WouldDelayReservation(j) => {
                 write!(f, "would delay the reservation of job {j}")
+            }
+            BlockReason::ReservationConflict(r) => {
+                write!(f, "reservation conflict (resources reserved by {r})")
             }
         }
     }
