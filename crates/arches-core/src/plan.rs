@@ -93,6 +93,10 @@ pub enum BlockReason {
     /// An administrative or standing reservation it is not on the access
     /// list of holds the processors it would need (the reservation's id).
     ReservationConflict(String),
+    /// Waiting for its stage-in data: until it is confirmed (`None`), or
+    /// until the estimated data-ready time (TIGHT; compute is reserved from
+    /// then on).
+    DataStaging(Option<Time>),
 }
 
 impl fmt::Display for BlockReason {
@@ -143,6 +147,10 @@ impl fmt::Display for BlockReason {
             }
             BlockReason::ReservationConflict(r) => {
                 write!(f, "reservation conflict (resources reserved by {r})")
+            }
+            BlockReason::DataStaging(None) => f.write_str("job is waiting for stage-in data"),
+            BlockReason::DataStaging(Some(t)) => {
+                write!(f, "job is waiting for stage-in data (expected ready at {t})")
             }
         }
     }
