@@ -1,7 +1,8 @@
 //! The Slurm backend against a real cluster (`scripts/slurm-cluster start 4`):
 //! placement checked through `squeue`, exit statuses, job environment,
 //! cancel, suspend/resume, requeue, recovery by tag. Skipped with a notice
-//! when no cluster answers, unless `CI` is set.
+//! when no cluster answers, unless `CI` is set (and `.ci/run` did not report
+//! `ARCHES_SLURM_UNAVAILABLE`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -28,7 +29,9 @@ fn cluster() -> Option<PathBuf> {
     if up {
         return Some(conf);
     }
-    if std::env::var_os("CI").is_some() {
+    // .ci/run sets ARCHES_SLURM_UNAVAILABLE (with a warning) when it could
+    // not install or start the cluster.
+    if std::env::var_os("CI").is_some() && std::env::var_os("ARCHES_SLURM_UNAVAILABLE").is_none() {
         panic!(
             "CI is set but no Slurm cluster answers (SLURM_CONF={})",
             conf.display()
