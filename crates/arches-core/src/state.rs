@@ -4,6 +4,7 @@
 //! it whole or returns an error and changes nothing. Per-node usage is
 //! maintained incrementally so an iteration never recomputes it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
