@@ -399,3 +399,50 @@ fn slurmd_killed_mid_job_requeues_restartable_jobs_and_fails_the_others() {
     fx.d.run("canceljob", &[&r.to_string()]);
     fx.wait_slurm("r", "CANCELLED", 20);
 }
+
+#[test]
+fn a_restarted_daemon_finds_its_slurm_jobs_again() {
+    let Some(mut fx) = fixture("rs") else { return };
+    let e = fx.submit("e", "nodes=1:ppn=1,walltime=60", "sleep 4; exit 3", &[]);
+    let l = fx.submit("l", "nodes=2:ppn=2,walltime=300", "sleep 300", &[]);
+    fx.wait_slurm("e", "RUNNING", 20);
+    let nodes_l = fx.wait_slurm("l", "RUNNING", 20);
+    fx.d.kill9();
+    // e ends while Arches is down.
+    fx.wait_slurm("e", "FAILED", 30);
+    fx.d.spawn();
+    let out = fx.d.wait_state(e, "Completed", Duration::from_secs(20));
+    assert!(out.contains("Completion Code: 3"), "{out}");
+    let out = fx.d.checkjob(l);
+    assert!(out.contains("State: Running"), "{out}");
+    assert_eq!(fx.arches_nodes(l), nodes_l);
+    // Adopted: a cancel reaches the same Slurm job, and nothing was started twice.
+    fx.d.run("canceljob", &[&l.to_string()]);
+    fx.wait_slurm("l", "CANCELLED", 20);
+    assert_eq!(fx.squeue("l").len(), 1, "{:?}", fx.squeue("l"));
+    assert_eq!(fx.squeue("e").len(), 1, "{:?}", fx.squeue("e"));
+}
+
+#[test]
+fn a_slurmctld_restart_is_waited_out() {
+    let Some(fx) = fixture("ctld") else { return };
+    let a = fx.submit("a", "nodes=1:ppn=1,walltime=60", "sleep 6", &[]);
+    fx.wait_slurm("a", "RUNNING", 20);
+    fx.cluster_script(&["stop-ctld"]);
+    let b = fx.submit("b", "nodes=1:ppn=1,walltime=60", "exit 5", &[]);
+    std::thread::sleep(Duration::from_secs(3));
+    let out = fx.d.checkjob(a);
+    assert!(out.contains("State: Running"), "{out}");
+    fx.cluster_script(&["start-ctld"]);
+    fx.wait_slurm("b", "FAILED", 60);
+    let out = fx.d.wait_state(b, "Completed", Duration::from_secs(30));
+    assert!(out.contains("Completion Code: 5"), "{out}");
+    let out = fx.d.wait_state(a, "Completed", Duration::from_secs(30));
+    assert!(out.contains("Completion Code: 0"), "{out}");
+    assert_eq!(
+        fx.squeue("b").len(),
+        1,
+        "started once: {:?}",
+        fx.squeue("b")
+    );
+}
