@@ -463,6 +463,9 @@ pub struct Job {
     pub start_count: u32,
     /// How many times a lower-priority job was backfilled ahead of it.
     pub bypass_count: u32,
+    /// Suspended by an administrator or its owner (`mjobctl -s`): not
+    /// resumed automatically.
+    pub admin_suspended: bool,
 }
 
 impl Job {
@@ -497,6 +500,7 @@ impl Job {
             completion: None,
             start_count: 0,
             bypass_count: 0,
+            admin_suspended: false,
         }
     }
 

@@ -87,6 +87,9 @@ pub enum JobChange {
     /// sets and extends it, also while the job runs). The walltime is
     /// unchanged and stays the kill limit.
     Estimate(Option<Secs>),
+    /// Marks a suspension as an administrator's (`mjobctl -s`): such a job
+    /// is not resumed automatically.
+    AdminSuspended(bool),
 }
 
 /// Why an event was refused. The state is unchanged.
@@ -397,6 +400,7 @@ impl State {
                 self.add_usage(&alloc, true, false);
                 let j = self.jobs.get_mut(&job).expect("checked above");
                 j.state = JobState::Running;
+                j.admin_suspended = false;
                 if let Some(r) = j.run.as_mut() {
                     if let Some(at) = r.suspended_at.take() {
                         r.suspended_secs += (now - at).max(0);
@@ -415,6 +419,7 @@ impl State {
                 let j = self.jobs.get_mut(&job).expect("checked above");
                 j.state = JobState::Idle;
                 j.run = None;
+                j.admin_suspended = false;
                 self.active.remove(&job);
                 self.queued.insert(job);
                 Ok(())
@@ -468,6 +473,7 @@ impl State {
             JobChange::StartAfter(t) => j.start_after = t,
             JobChange::Flags(f) => j.flags = f.into_iter().collect(),
             JobChange::Estimate(e) => j.estimate = e,
+            JobChange::AdminSuspended(b) => j.admin_suspended = b,
         }
         Ok(())
     }
