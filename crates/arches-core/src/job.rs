@@ -466,6 +466,9 @@ pub struct Job {
     /// Suspended by an administrator or its owner (`mjobctl -s`): not
     /// resumed automatically.
     pub admin_suspended: bool,
+    /// Waiting for stage-in data (`None`: no staging or the data is there).
+    /// Set by the staging driver from [`crate::staging::plan`].
+    pub data_wait: Option<crate::staging::DataWait>,
 }
 
 impl Job {
@@ -501,6 +504,7 @@ impl Job {
             start_count: 0,
             bypass_count: 0,
             admin_suspended: false,
+            data_wait: None,
         }
     }
 

@@ -34,7 +34,9 @@ pub mod policy;
 pub mod preempt;
 pub mod priority;
 pub mod profile;
+pub mod resv;
 pub mod schedule;
+pub mod staging;
 pub mod state;
 pub mod timespec;
 pub mod windows;
@@ -49,7 +51,9 @@ pub use plan::{
     BlockReason, Decision, Decisions, Plan, PlannedReservation, PriorityBreakdown, Start,
 };
 pub use policy::Policy;
+pub use resv::{Acl, Period, Reservation, Standing};
 pub use schedule::{bypassed, schedule};
+pub use staging::DataWait;
 pub use state::{Event, EventError, State};
 pub use windows::{
     backfill_windows, estimate_start, reservations, reservations_at, windows_in_plan, Window,

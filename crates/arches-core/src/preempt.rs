@@ -561,7 +561,7 @@ pub(crate) fn resume_suspended<'a>(walk: &mut Walk<'a>, entries: &[Entry<'a>]) {
             .map(|a| Alloc { mem_mb: 0, ..*a })
             .collect();
         walk.ctx
-            .commit_procs(run.procs(), now, left.map(|l| now + l), &alloc);
+            .commit_procs(job, run.procs(), now, left.map(|l| now + l), &alloc);
         walk.plan.resumes.push(job.id);
     }
 }

@@ -267,6 +267,12 @@ impl<'a> Walk<'a> {
             && !no_rsv
             && bucket.is_some_and(|b| self.bucket_left[b] > 0);
 
+        if let Some(ready) = job.data_wait.and_then(|w| w.ready_at()) {
+            if ready > self.ctx.now {
+                self.reserve_after_data(entries, i, dur, ready);
+                return;
+            }
+        }
         if (can_reserve && policy.backfill == BackfillPolicy::Preempt)
             || crate::preempt::is_preemptor(job, policy)
         {
@@ -440,6 +446,33 @@ impl<'a> Walk<'a> {
         });
     }
 
+    /// TIGHT data staging: the job's data is expected at `ready`; its compute
+    /// is reserved from then on (not counted against the reservation depth)
+    /// and nothing is held idle before.
+    fn reserve_after_data(
+        &mut self,
+        entries: &mut [Entry<'a>],
+        i: usize,
+        dur: Option<Secs>,
+        ready: Time,
+    ) {
+        let job = entries[i].job;
+        entries[i].reason = Some(BlockReason::DataStaging(Some(ready)));
+        if self.ctx.policy.reservation_policy == ReservationPolicy::Never || dur.is_none() {
+            return;
+        }
+        if let Some((start, alloc)) = self.ctx.earliest_from(job, dur, ready) {
+            let end = dur.map(|d| start + d.max(1));
+            self.ctx.commit(job, start, end, &alloc);
+            self.plan.reservations.push(PlannedReservation {
+                job: job.id,
+                start,
+                end,
+                alloc,
+            });
+        }
+    }
+
     fn reserve_or_wait(
         &mut self,
         entries: &mut [Entry<'a>],
@@ -497,6 +530,9 @@ impl<'a> Walk<'a> {
     }
 
     fn resources(&self, job: &Job) -> BlockReason {
+        if let Some(r) = self.ctx.reservation_conflict(job) {
+            return BlockReason::ReservationConflict(r);
+        }
         BlockReason::Resources {
             idle_procs: self.ctx.idle_procs(),
             needed_procs: job.req.total_procs(),
@@ -520,14 +556,22 @@ impl<'a> Walk<'a> {
         // Time alone changes: a running job's limit, a start date, a reservation.
         let ends = self.ctx.state.active().filter_map(|j| j.expected_end());
         let dates = entries.iter().filter_map(|e| match e.reason {
-            Some(BlockReason::StartDate(t)) => Some(t),
+            Some(BlockReason::StartDate(t)) | Some(BlockReason::DataStaging(Some(t))) => Some(t),
             _ => None,
         });
         let rsv = self.plan.reservations.iter().map(|r| r.start);
         let retry = self.plan.preempt_notes.iter().filter_map(|n| n.retry_at);
+        // Administrative and standing reservations begin and end.
+        let held: Vec<Time> = self
+            .ctx
+            .held_reservations()
+            .flat_map(|r| [Some(r.start), r.end])
+            .flatten()
+            .collect();
         self.plan.next_wakeup = ends
             .chain(dates)
             .chain(rsv)
+            .chain(held)
             .chain(retry)
             .chain(self.chunk_until)
             .filter(|t| *t > now)
