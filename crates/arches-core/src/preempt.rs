@@ -209,8 +209,11 @@ struct CredInfo {
 /// thousands of running jobs of a handful of credentials.
 #[derive(Default)]
 struct CredMemo<'a> {
-    seen: Vec<((Option<&'a str>, Option<&'a str>), CredInfo)>,
+    seen: Vec<(CredKey<'a>, CredInfo)>,
 }
+
+/// (class, QoS).
+type CredKey<'a> = (Option<&'a str>, Option<&'a str>);
 
 impl<'a> CredMemo<'a> {
     fn get(&mut self, job: &'a Job, policy: &Policy) -> CredInfo {
