@@ -446,3 +446,60 @@ fn a_slurmctld_restart_is_waited_out() {
         fx.squeue("b")
     );
 }
+
+#[test]
+fn jobs_run_as_their_user_and_admin_suspend_resume_go_through_slurm() {
+    let Some(fx) = fixture("usr") else { return };
+    if !common::is_root() {
+        eprintln!("NOTICE: not root; the run-as-user part is skipped");
+        return;
+    }
+    let user = common::ensure_user("archese2e");
+    let outdir = tempfile::Builder::new()
+        .prefix("arches-slurm-user")
+        .tempdir()
+        .unwrap();
+    common::set_mode(outdir.path(), 0o1777);
+    let out = outdir.path().join("u.out");
+    let script = fx.d.home.path().join("user-job.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nid -un\ncat \"$PBS_NODEFILE\" | wc -l\necho \"$MOAB_NODELIST\"\nfor i in $(seq 1 100); do sleep 0.2; done\n",
+    )
+    .unwrap();
+    common::set_mode(&script, 0o644);
+    let name = format!("{}u", fx.prefix);
+    let o = Command::new("setpriv")
+        .args(["--reuid", &user, "--regid", &user, "--init-groups", "--"])
+        .arg(common::bin("msub"))
+        .args(["-N", &name, "-l", "nodes=1:ppn=3,walltime=60", "-o"])
+        .arg(&out)
+        .arg("-j")
+        .arg("oe")
+        .arg(&script)
+        .current_dir(outdir.path())
+        .env_clear()
+        .envs(common::base_env(fx.d.home.path(), &fx.d.socket))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "msub as {user}: {}", text(&o.stderr));
+    let id = common::parse_id(&o);
+    let nodes = fx.wait_slurm("u", "RUNNING", 20);
+    let owner = fx.slurm("squeue", &["-h", "-t", "all", "-n", &name, "-o", "%u"]);
+    assert_eq!(owner.trim(), user, "the Slurm job belongs to the user");
+    // Admin suspend/resume reach Slurm.
+    let s = fx.d.run("mjobctl", &["-s", &id.to_string()]);
+    assert!(s.status.success(), "{}", text(&s.stderr));
+    fx.wait_slurm("u", "SUSPENDED", 20);
+    let r = fx.d.run("mjobctl", &["-r", &id.to_string()]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    fx.wait_slurm("u", "RUNNING", 20);
+    fx.d.run("canceljob", &[&id.to_string()]);
+    fx.wait_slurm("u", "CANCELLED", 20);
+    let text_out = std::fs::read_to_string(&out).unwrap_or_default();
+    let lines: Vec<&str> = text_out.lines().collect();
+    assert!(
+        lines.len() >= 3 && lines[0] == user && lines[1].trim() == "3" && lines[2] == nodes[0],
+        "job output: {text_out:?}"
+    );
+}
