@@ -73,9 +73,13 @@ impl Actor {
             .state
             .job(id)
             .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
-        if !matches!(job.state, JobState::Running | JobState::Starting)
-            && !(job.state == JobState::Suspended && requested != PreemptPolicy::Suspend)
-        {
+        let preemptible = match job.state {
+            JobState::Running | JobState::Starting => true,
+            // A suspended job may still be requeued, checkpointed or cancelled.
+            JobState::Suspended => requested != PreemptPolicy::Suspend,
+            _ => false,
+        };
+        if !preemptible {
             return Err(format!(
                 "job {id} cannot be preempted (cannot preempt non-active job)"
             ));
