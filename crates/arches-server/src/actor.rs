@@ -73,6 +73,8 @@ pub struct SchedStats {
     pub proc_seconds_used: f64,
     pub wait_secs_total: f64,
     pub jobs_started: u64,
+    /// Jobs preempted by the scheduler (QoS or PREEMPT backfill).
+    pub jobs_preempted: u64,
 }
 
 /// Execution records by job: a persistent map, so publishing a snapshot
@@ -432,6 +434,7 @@ impl Actor {
             );
         }
         let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
+        self.apply_preemptions(&plan, now);
         for start in &plan.starts {
             if let Err(e) = self.start_job(start.job, start.alloc.clone(), start.kind, now) {
                 tracing::warn!(job = start.job, error = %e, "start failed");

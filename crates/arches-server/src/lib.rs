@@ -18,6 +18,7 @@ pub mod ident;
 pub mod jobspec;
 mod observe;
 pub mod pace;
+mod preempt;
 pub mod rm;
 pub mod rsvctl;
 pub mod simserve;
