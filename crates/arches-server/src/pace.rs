@@ -99,6 +99,20 @@ impl Pace {
     }
 }
 
+/// Returns freed heap memory to the system. The allocator keeps what a
+/// large transient structure (the records read at start-up, an iteration
+/// over 100,000 jobs, a full `showq` answer) used, so the resident size
+/// would stay at its peak; trimming after such work keeps it near the
+/// live data.
+pub fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim has no preconditions; it only releases free
+    // memory of the allocator's arenas.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,19 +143,5 @@ mod tests {
         assert_eq!(p.wait(t0, true), MIN_GAP);
         assert_eq!(p.wait(t0 + MIN_GAP, true), Duration::ZERO);
         assert!(p.tick(t0 + TICK));
-    }
-}
-
-/// Returns freed heap memory to the system. The allocator keeps what a
-/// large transient structure (the records read at start-up, an iteration
-/// over 100,000 jobs, a full `showq` answer) used, so the resident size
-/// would stay at its peak; trimming after such work keeps it near the
-/// live data.
-pub fn trim_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim has no preconditions; it only releases free
-    // memory of the allocator's arenas.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
