@@ -73,6 +73,8 @@ pub struct SchedStats {
     pub proc_seconds_used: f64,
     pub wait_secs_total: f64,
     pub jobs_started: u64,
+    /// Jobs preempted by the scheduler (QoS or PREEMPT backfill).
+    pub jobs_preempted: u64,
 }
 
 /// Execution records by job: a persistent map, so publishing a snapshot
@@ -445,6 +447,7 @@ impl Actor {
             );
         }
         let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
+        self.apply_preemptions(&plan, now);
         let starts = plan
             .starts
             .iter()
