@@ -5,7 +5,7 @@
 //! scheduling iteration when something changed or a timer is due, hands the
 //! starts to the backend, persists and publishes again.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use arches_api::{ActionResponse, JobActionRequest, SchedulerControl, SubmitResponse};
 use arches_core::{Event, JobId, JobState, Plan, State, Time};
 use arches_rm::{ExecSpec, Launch, LaunchNode, ResourceManager};
-use arches_store::{Batch, ExecRecord, JobRecord, Store};
+use arches_store::{Batch, ExecRecord, JobRecord, Payload, Store};
 use tokio::sync::oneshot;
 
 use crate::config::DaemonConfig;
@@ -74,12 +74,16 @@ pub struct SchedStats {
     pub jobs_started: u64,
 }
 
+/// Execution records by job: a persistent map, so publishing a snapshot
+/// shares it instead of copying it.
+pub type ExecMap = imbl::OrdMap<JobId, Arc<ExecRecord>>;
+
 /// What readers see: the state after the last turn. Never blocks the actor.
 #[derive(Clone)]
 pub struct Snapshot {
     pub now: Time,
     pub state: Arc<State>,
-    pub exec: Arc<BTreeMap<JobId, Arc<ExecRecord>>>,
+    pub exec: Arc<ExecMap>,
     pub plan: Arc<Plan>,
     pub cfg: Arc<DaemonConfig>,
     pub stats: SchedStats,
@@ -114,7 +118,7 @@ pub fn current(p: &Published) -> Snapshot {
 pub struct Actor {
     pub(crate) cfg: Arc<DaemonConfig>,
     pub(crate) state: State,
-    pub(crate) exec: BTreeMap<JobId, Arc<ExecRecord>>,
+    pub(crate) exec: ExecMap,
     pub(crate) plan: Arc<Plan>,
     pub(crate) store: Store,
     pub(crate) rm: Box<dyn ResourceManager>,
@@ -122,6 +126,9 @@ pub struct Actor {
     pub(crate) stats: SchedStats,
     pub(crate) dirty: BTreeSet<JobId>,
     pub(crate) purged: Vec<JobId>,
+    /// Scripts and environments of jobs submitted this turn, written with
+    /// the next commit (then read back from the store when a job starts).
+    pub(crate) payloads: Vec<(JobId, Payload)>,
     pub(crate) host: String,
     pub(crate) socket: String,
     pub(crate) published: Published,
@@ -168,7 +175,7 @@ impl Actor {
             cfg.nodes.clone()
         };
         let mut state = State::new(nodes);
-        let mut exec = BTreeMap::new();
+        let mut exec = ExecMap::new();
         let mut active = Vec::new();
         for rec in store.load_jobs()? {
             let job = rec.to_job()?;
@@ -228,6 +235,7 @@ impl Actor {
             stats,
             dirty: BTreeSet::new(),
             purged: Vec::new(),
+            payloads: Vec::new(),
             host,
             socket,
             published: Arc::clone(&published),
@@ -329,7 +337,7 @@ impl Actor {
     fn submit(&mut self, sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
         sub.check_against(&self.state)?;
         let id = self.next_id;
-        let (mut job, exec) = sub.finalize(id, &self.host);
+        let (mut job, exec, payload) = sub.finalize(id, &self.host);
         job.submit_time = now;
         job.estimate = self.predictor.predict(&job.cred.user, job.walltime);
         self.state
@@ -337,6 +345,7 @@ impl Actor {
             .map_err(|e| SubmitError(e.to_string()))?;
         self.next_id += 1;
         self.exec.insert(id, Arc::new(exec));
+        self.payloads.push((id, payload));
         self.dirty.insert(id);
         self.wake = true;
         tracing::info!(job = id, "job submitted");
@@ -446,6 +455,14 @@ impl Actor {
             .exec
             .get(&id)
             .ok_or_else(|| format!("no execution record for job {id}"))?;
+        let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
+            Some((_, p)) => p.clone(),
+            None => self
+                .store
+                .payload(id)
+                .map_err(|e| format!("cannot read the job's script: {e}"))?
+                .unwrap_or_default(),
+        };
         let nodes = alloc
             .iter()
             .filter_map(|a| {
@@ -460,7 +477,7 @@ impl Actor {
             job: id,
             name: job.name.clone(),
             nodes,
-            exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec),
+            exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload),
             walltime: job.walltime,
             restarted: job.start_count > 0,
         };
@@ -507,12 +524,13 @@ impl Actor {
 
     fn persist(&mut self) -> anyhow::Result<()> {
         let rsv = !self.rsv_changes.0.is_empty() || !self.rsv_changes.1.is_empty();
-        if self.dirty.is_empty() && self.purged.is_empty() && !rsv {
+        if self.dirty.is_empty() && self.purged.is_empty() && self.payloads.is_empty() && !rsv {
             return Ok(());
         }
         let (rsv_upserts, rsv_deletes) = std::mem::take(&mut self.rsv_changes);
         let mut batch = Batch {
             deletes: std::mem::take(&mut self.purged),
+            payloads: std::mem::take(&mut self.payloads),
             next_id: Some(self.next_id),
             rsv_upserts,
             rsv_deletes,
@@ -571,15 +589,20 @@ fn event_job(e: &Event) -> Option<JobId> {
 }
 
 /// The backend's view of a job's execution record.
-pub(crate) fn exec_spec(user: &str, class: Option<String>, rec: &ExecRecord) -> ExecSpec {
+pub(crate) fn exec_spec(
+    user: &str,
+    class: Option<String>,
+    rec: &ExecRecord,
+    payload: Payload,
+) -> ExecSpec {
     ExecSpec {
-        script: rec.script.clone(),
+        script: payload.script,
         shell: rec.shell.clone(),
         workdir: rec.workdir.clone(),
         stdout: rec.stdout.clone(),
         stderr: rec.stderr.clone(),
         join: rec.join,
-        env: rec.env.clone(),
+        env: payload.env,
         user: user.to_string(),
         uid: rec.uid,
         gid: rec.gid,
