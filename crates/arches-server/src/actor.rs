@@ -2,7 +2,8 @@
 //! [`Input`] enum. Each turn it drains every pending input (so concurrent
 //! submissions share one commit), persists, publishes a new [`Snapshot`] and
 //! only then replies; then it collects backend observations, runs a
-//! scheduling iteration when something changed or a timer is due, hands the
+//! scheduling iteration when something changed or a timer is due (spaced and
+//! coalesced under a storm of events, see [`crate::pace`]), hands the
 //! starts to the backend, persists and publishes again.
 
 use std::collections::BTreeSet;
@@ -145,11 +146,9 @@ pub struct Actor {
     /// since the last commit ([`crate::rsvctl`]).
     pub(crate) rsv_next: u64,
     pub(crate) rsv_changes: (Vec<arches_store::ReservationRecord>, Vec<String>),
-    last_iteration: Instant,
+    /// When iterations, observations and commits happen.
+    pace: crate::pace::Pace,
 }
-
-/// How often backend observations are collected.
-const OBSERVE_EVERY: Duration = Duration::from_millis(250);
 
 /// The wall clock in epoch seconds.
 pub fn now() -> Time {
@@ -246,7 +245,7 @@ impl Actor {
             predictor,
             rsv_next,
             rsv_changes: (Vec::new(), Vec::new()),
-            last_iteration: Instant::now(),
+            pace: crate::pace::Pace::default(),
         };
         Ok((actor, published))
     }
@@ -256,15 +255,7 @@ impl Actor {
     pub fn run(mut self, rx: Receiver<Input>) -> anyhow::Result<()> {
         let poll = Duration::from_secs(self.cfg.policy.rm_poll_interval.max(1) as u64);
         loop {
-            let mut inputs = Vec::new();
-            match rx.recv_timeout(OBSERVE_EVERY) {
-                Ok(i) => inputs.push(i),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => self.stop = true,
-            }
-            while let Ok(i) = rx.try_recv() {
-                inputs.push(i);
-            }
+            let inputs = self.collect(&rx);
             let now = now();
             if !inputs.is_empty() {
                 let mut replies: Vec<Box<dyn FnOnce()>> = Vec::new();
@@ -278,20 +269,28 @@ impl Actor {
                     r();
                 }
             }
-            self.observe(now);
-            if self.resume_at.is_some_and(|t| t <= now) {
-                self.resume_at = None;
-                self.stats.paused = false;
-                self.wake = true;
+            // Backend observations and the checks that scan every job run
+            // on a timer, not on every turn (a submission storm makes
+            // hundreds of turns a second).
+            if self.pace.tick(Instant::now()) {
+                self.observe(now);
+                if self.resume_at.is_some_and(|t| t <= now) {
+                    self.resume_at = None;
+                    self.stats.paused = false;
+                    self.wake = true;
+                }
+                let due = self.pace.since_iteration(Instant::now()) >= poll
+                    || self.state.next_wakeup(now - 1).is_some_and(|t| t <= now)
+                    || self.plan.next_wakeup.is_some_and(|t| t <= now);
+                if due {
+                    self.wake = true;
+                }
+                self.purge(now);
             }
-            let due = self.last_iteration.elapsed() >= poll
-                || self.state.next_wakeup(now - 1).is_some_and(|t| t <= now)
-                || self.plan.next_wakeup.is_some_and(|t| t <= now);
-            let iterate = (self.wake || due) && !self.stop;
+            let iterate = self.wake && !self.stop && self.pace.may_iterate(Instant::now());
             if iterate {
                 self.iterate(now);
             }
-            self.purge(now);
             if iterate || !self.dirty.is_empty() || !self.purged.is_empty() {
                 self.persist()?;
                 self.publish(now);
@@ -302,6 +301,40 @@ impl Actor {
                 return Ok(());
             }
         }
+    }
+
+    /// Waits for the inputs of one turn: blocks until the first one (or
+    /// the next timer), then keeps collecting while more keep arriving, so
+    /// concurrent clients share one commit.
+    fn collect(&mut self, rx: &Receiver<Input>) -> Vec<Input> {
+        use crate::pace::{LINGER, MAX_COLLECT};
+        let mut inputs = Vec::new();
+        match rx.recv_timeout(self.pace.wait(Instant::now(), self.wake && !self.stop)) {
+            Ok(i) => inputs.push(i),
+            Err(RecvTimeoutError::Timeout) => return inputs,
+            Err(RecvTimeoutError::Disconnected) => {
+                self.stop = true;
+                return inputs;
+            }
+        }
+        let start = Instant::now();
+        loop {
+            while let Ok(i) = rx.try_recv() {
+                inputs.push(i);
+            }
+            if start.elapsed() >= MAX_COLLECT {
+                break;
+            }
+            match rx.recv_timeout(LINGER) {
+                Ok(i) => inputs.push(i),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.stop = true;
+                    break;
+                }
+            }
+        }
+        inputs
     }
 
     fn handle(&mut self, input: Input, now: Time, replies: &mut Vec<Box<dyn FnOnce()>>) {
@@ -384,11 +417,11 @@ impl Actor {
 
     fn iterate(&mut self, now: Time) {
         self.wake = false;
-        self.last_iteration = Instant::now();
+        let t0 = Instant::now();
+        self.pace.iterated(t0, Duration::ZERO);
         if self.stats.paused {
             return;
         }
-        let t0 = Instant::now();
         for (job, secs) in self.predictor.corrections(&self.state, now) {
             self.apply(
                 Event::Modify {
@@ -426,6 +459,7 @@ impl Actor {
         // event or poll.
         self.wake = false;
         self.plan = Arc::new(plan);
+        self.pace.iterated(t0, t0.elapsed());
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         self.stats.iterations += 1;
         self.stats.last_ms = ms;
