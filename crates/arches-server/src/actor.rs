@@ -84,6 +84,8 @@ pub struct Snapshot {
     /// `now` is a virtual clock (a served simulation): readers keep it
     /// instead of replacing it with the wall clock.
     pub virtual_clock: bool,
+    /// Data staging: the storage RM and why stage-ins wait.
+    pub staging: Option<Arc<crate::staging::StagingSnapshot>>,
 }
 
 /// The published snapshot, swapped after every turn.
@@ -128,6 +130,8 @@ pub struct Actor {
     pub(crate) stop_at: Option<u64>,
     /// `RUNTIMEPREDICTION`: planning estimates (shared with the simulator).
     pub(crate) predictor: arches_sim::predict::Predictor,
+    /// Data staging (a storage RM is configured).
+    pub(crate) staging: Option<crate::staging::Driver>,
     last_iteration: Instant,
 }
 
@@ -195,9 +199,11 @@ impl Actor {
             rm_name: rm.name().to_string(),
             rm_kind: rm.kind().to_string(),
             virtual_clock: false,
+            staging: None,
         };
         let published = Arc::new(RwLock::new(Arc::new(snap)));
         let predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
+        let cfg_for_staging = Arc::clone(&cfg);
         let actor = Actor {
             cfg,
             state,
@@ -217,6 +223,7 @@ impl Actor {
             resume_at: None,
             stop_at: None,
             predictor,
+            staging: crate::staging::Driver::from_config(&cfg_for_staging),
             last_iteration: Instant::now(),
         };
         Ok((actor, published))
@@ -250,6 +257,7 @@ impl Actor {
                 }
             }
             self.observe(now);
+            self.staging_poll(now);
             if self.resume_at.is_some_and(|t| t <= now) {
                 self.resume_at = None;
                 self.stats.paused = false;
@@ -362,6 +370,7 @@ impl Actor {
                 now,
             );
         }
+        self.staging_round(now);
         let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
         for start in &plan.starts {
             if let Err(e) = self.start_job(start.job, start.alloc.clone(), start.kind, now) {
@@ -509,6 +518,10 @@ impl Actor {
             rm_name: self.rm.name().to_string(),
             rm_kind: self.rm.kind().to_string(),
             virtual_clock: false,
+            staging: self
+                .staging
+                .as_ref()
+                .map(|d| Arc::new(d.snapshot(&self.exec, now))),
         };
         match self.published.write() {
             Ok(mut g) => *g = Arc::new(snap),

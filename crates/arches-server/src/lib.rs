@@ -19,6 +19,7 @@ pub mod jobspec;
 mod observe;
 pub mod rm;
 pub mod simserve;
+pub mod staging;
 pub mod testing;
 pub mod views;
 

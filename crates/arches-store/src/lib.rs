@@ -17,7 +17,7 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-pub use record::{ExecRecord, JobRecord};
+pub use record::{ExecRecord, JobRecord, StageRecord};
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
