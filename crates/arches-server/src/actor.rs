@@ -39,6 +39,12 @@ pub enum Input {
         req: SchedulerControl,
         reply: oneshot::Sender<ActionResponse>,
     },
+    /// mrsvctl -c / -r.
+    Reservation {
+        caller: Caller,
+        req: arches_api::ReservationRequest,
+        reply: oneshot::Sender<ActionResponse>,
+    },
     /// Stop after this turn (SIGTERM/SIGINT).
     Shutdown,
 }
@@ -132,6 +138,10 @@ pub struct Actor {
     pub(crate) predictor: arches_sim::predict::Predictor,
     /// Data staging (a storage RM is configured).
     pub(crate) staging: Option<crate::staging::Driver>,
+    /// Next `system.N` reservation id, and reservations created/released
+    /// since the last commit ([`crate::rsvctl`]).
+    pub(crate) rsv_next: u64,
+    pub(crate) rsv_changes: (Vec<arches_store::ReservationRecord>, Vec<String>),
     last_iteration: Instant,
 }
 
@@ -173,6 +183,15 @@ impl Actor {
             }
             exec.insert(id, Arc::new(rec.exec));
         }
+        for rec in store.load_reservations()? {
+            if let Err(e) = state.add_reservation(rec.to_core()) {
+                tracing::warn!(rsv = %rec.id, error = %e, "stored reservation not restored");
+            }
+        }
+        let rsv_next = store
+            .meta(crate::rsvctl::NEXT_RSV_KEY)?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
         rm.recover(&active, now)?;
         let next_id = store.next_id()?;
         tracing::info!(
@@ -224,6 +243,8 @@ impl Actor {
             stop_at: None,
             predictor,
             staging: crate::staging::Driver::from_config(&cfg_for_staging),
+            rsv_next,
+            rsv_changes: (Vec::new(), Vec::new()),
             last_iteration: Instant::now(),
         };
         Ok((actor, published))
@@ -299,6 +320,12 @@ impl Actor {
             }
             Input::Control { caller, req, reply } => {
                 let resp = self.control(&caller, &req, now);
+                replies.push(Box::new(move || {
+                    let _ = reply.send(resp);
+                }));
+            }
+            Input::Reservation { caller, req, reply } => {
+                let resp = self.reservation_control(&caller, &req, now);
                 replies.push(Box::new(move || {
                     let _ = reply.send(resp);
                 }));
@@ -488,14 +515,22 @@ impl Actor {
     }
 
     fn persist(&mut self) -> anyhow::Result<()> {
-        if self.dirty.is_empty() && self.purged.is_empty() {
+        let rsv = !self.rsv_changes.0.is_empty() || !self.rsv_changes.1.is_empty();
+        if self.dirty.is_empty() && self.purged.is_empty() && !rsv {
             return Ok(());
         }
+        let (rsv_upserts, rsv_deletes) = std::mem::take(&mut self.rsv_changes);
         let mut batch = Batch {
             deletes: std::mem::take(&mut self.purged),
             next_id: Some(self.next_id),
+            rsv_upserts,
+            rsv_deletes,
             ..Batch::default()
         };
+        if rsv {
+            let key = crate::rsvctl::NEXT_RSV_KEY.to_string();
+            batch.meta.push((key, self.rsv_next.to_string()));
+        }
         for id in std::mem::take(&mut self.dirty) {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {
                 batch.upserts.push(JobRecord::new(job, (**rec).clone()));

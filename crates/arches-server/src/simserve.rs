@@ -151,6 +151,11 @@ impl SimServer {
                     "a served simulation does not accept job changes".to_string(),
                 ));
             }),
+            Input::Reservation { reply, .. } => Box::new(move || {
+                let _ = reply.send(refusal(
+                    "a served simulation does not accept reservation changes".to_string(),
+                ));
+            }),
             Input::Control { caller, req, reply } => {
                 let resp = self.control(&caller, &req)?;
                 Box::new(move || {
