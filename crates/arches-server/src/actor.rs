@@ -5,7 +5,7 @@
 //! scheduling iteration when something changed or a timer is due, hands the
 //! starts to the backend, persists and publishes again.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -74,12 +74,16 @@ pub struct SchedStats {
     pub jobs_started: u64,
 }
 
+/// Execution records by job: a persistent map, so publishing a snapshot
+/// shares it instead of copying it.
+pub type ExecMap = imbl::OrdMap<JobId, Arc<ExecRecord>>;
+
 /// What readers see: the state after the last turn. Never blocks the actor.
 #[derive(Clone)]
 pub struct Snapshot {
     pub now: Time,
     pub state: Arc<State>,
-    pub exec: Arc<BTreeMap<JobId, Arc<ExecRecord>>>,
+    pub exec: Arc<ExecMap>,
     pub plan: Arc<Plan>,
     pub cfg: Arc<DaemonConfig>,
     pub stats: SchedStats,
@@ -116,7 +120,7 @@ pub fn current(p: &Published) -> Snapshot {
 pub struct Actor {
     pub(crate) cfg: Arc<DaemonConfig>,
     pub(crate) state: State,
-    pub(crate) exec: BTreeMap<JobId, Arc<ExecRecord>>,
+    pub(crate) exec: ExecMap,
     pub(crate) plan: Arc<Plan>,
     pub(crate) store: Store,
     pub(crate) rm: Box<dyn ResourceManager>,
@@ -172,7 +176,7 @@ impl Actor {
             cfg.nodes.clone()
         };
         let mut state = State::new(nodes);
-        let mut exec = BTreeMap::new();
+        let mut exec = ExecMap::new();
         let mut active = Vec::new();
         for rec in store.load_jobs()? {
             let job = rec.to_job()?;
