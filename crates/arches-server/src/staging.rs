@@ -217,7 +217,7 @@ impl Driver {
     }
 
     /// What readers see.
-    pub fn snapshot(&self, exec: &BTreeMap<JobId, Arc<ExecRecord>>, now: Time) -> StagingSnapshot {
+    pub fn snapshot(&self, exec: &crate::actor::ExecMap, now: Time) -> StagingSnapshot {
         StagingSnapshot {
             info: self.info(exec, now),
             deferred: self.deferred.clone(),
@@ -225,7 +225,7 @@ impl Driver {
     }
 
     /// checknode / mdiag -R.
-    pub fn info(&self, exec: &BTreeMap<JobId, Arc<ExecRecord>>, now: Time) -> StorageInfo {
+    pub fn info(&self, exec: &crate::actor::ExecMap, now: Time) -> StorageInfo {
         let mut ops = Vec::new();
         let mut active = 0;
         let mut dedicated = 0u64;
