@@ -11,7 +11,7 @@ use std::path::Path;
 
 use arches_api::SubmitRequest;
 use arches_core::{HoldType, Job, JobFlag, JobId, NodeAdminState, Policy, Request, State, Time};
-use arches_store::ExecRecord;
+use arches_store::{ExecRecord, Payload};
 
 use crate::ident::UserInfo;
 
@@ -126,7 +126,11 @@ pub fn parse(
     let stage_in = crate::staging::parse_specs("STAGEIN", &res.stagein, &workdir)?;
     let stage_out = crate::staging::parse_specs("STAGEOUT", &res.stageout, &user.home)?;
     let exec = ExecRecord {
-        script: req.script.clone(),
+        executable: Payload {
+            script: req.script.clone(),
+            env: Vec::new(),
+        }
+        .executable(),
         shell: req.shell.clone().filter(|s| !s.is_empty()),
         workdir,
         join: req.join,
@@ -169,7 +173,8 @@ impl Submission {
     }
 
     /// Gives the job its id: output paths and environment are resolved.
-    pub fn finalize(mut self, id: JobId, host: &str) -> (Job, ExecRecord) {
+    /// The script and environment come back as the job's [`Payload`].
+    pub fn finalize(mut self, id: JobId, host: &str) -> (Job, ExecRecord, Payload) {
         self.job.id = id;
         let name = self.job.name.clone();
         let sdir = self.req.submit_dir.clone();
@@ -234,8 +239,11 @@ impl Submission {
         ] {
             env.push((k.to_string(), v));
         }
-        self.exec.env = env;
-        (self.job, self.exec)
+        let payload = Payload {
+            script: std::mem::take(&mut self.req.script),
+            env,
+        };
+        (self.job, self.exec, payload)
     }
 }
 

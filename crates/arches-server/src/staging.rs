@@ -196,6 +196,12 @@ impl Driver {
             .any(|p| p.job == job && p.dir == dir && p.file == file)
     }
 
+    fn staging_now(&self, job: JobId, dir: Dir, file: usize) -> bool {
+        self.pending
+            .values()
+            .any(|p| p.job == job && p.dir == dir && p.file == file && p.kind == Kind::Stage)
+    }
+
     fn fail(&mut self, now: Time, msg: String) {
         tracing::warn!(rm = %self.rm_name, "{msg}");
         self.failures.push_back(format!("[{now}] {msg}"));
@@ -470,6 +476,11 @@ impl Actor {
                     .map(|(i, r)| {
                         let mut f = r.to_core();
                         f.in_flight = d.in_flight(id, Dir::In, i);
+                        // A stage request on its way counts as an operation.
+                        if d.staging_now(id, Dir::In, i) {
+                            f.status = StageStatus::Active;
+                            f.started = f.started.or(Some(now));
+                        }
                         f.last_query = d.last_query.get(&(id, Dir::In, i)).copied();
                         f
                     })
