@@ -48,11 +48,16 @@ struct Fx {
 }
 
 fn fixture(label: &str) -> Option<Fx> {
+    fixture_with(label, "")
+}
+
+/// A fixture whose `moab.cfg` also has `extra`.
+fn fixture_with(label: &str, extra: &str) -> Option<Fx> {
     let conf = cluster()?;
     let guard = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     reset(&conf);
     let cfg = format!(
-        "RMCFG[slurm] TYPE=SLURM SERVER={} POLLINTERVAL=1\nRESERVATIONDEPTH 1\n",
+        "RMCFG[slurm] TYPE=SLURM SERVER={} POLLINTERVAL=1\nRESERVATIONDEPTH 1\n{extra}",
         conf.display()
     );
     let d = Daemon::start_with_config(Some(&cfg));
@@ -502,4 +507,35 @@ fn jobs_run_as_their_user_and_admin_suspend_resume_go_through_slurm() {
         lines.len() >= 3 && lines[0] == user && lines[1].trim() == "3" && lines[2] == nodes[0],
         "job output: {text_out:?}"
     );
+}
+
+#[test]
+fn a_high_qos_job_suspends_a_low_qos_one_in_slurm_which_resumes_later() {
+    let extra =
+        "QOSWEIGHT 1\nQOSCFG[high] QFLAGS=PREEMPTOR PRIORITY=1000\nQOSCFG[low] QFLAGS=PREEMPTEE\n\
+                 RESERVATIONPOLICY NEVER\nPREEMPTPOLICY SUSPEND\n";
+    let Some(fx) = fixture_with("pre", extra) else {
+        return;
+    };
+    let low = fx.submit(
+        "low",
+        "procs=32,walltime=300,qos=low,flags=suspendable",
+        "sleep 300",
+        &[],
+    );
+    let nodes_low = fx.wait_slurm("low", "RUNNING", 20);
+    assert_eq!(nodes_low.len(), 4);
+    let high = fx.submit("high", "procs=8,walltime=60,qos=high", "sleep 4", &[]);
+    // Slurm suspends low (its CPUs are free) and runs high on one of its nodes.
+    fx.wait_slurm("low", "SUSPENDED", 30);
+    let nodes_high = fx.wait_slurm("high", "RUNNING", 30);
+    assert_eq!(nodes_high, fx.arches_nodes(high));
+    fx.d.wait_state(low, "Suspended", Duration::from_secs(10));
+    // high ends; Arches resumes low in Slurm.
+    fx.wait_slurm("high", "COMPLETED", 30);
+    fx.wait_slurm("low", "RUNNING", 30);
+    fx.d.wait_state(low, "Running", Duration::from_secs(10));
+    assert_eq!(fx.squeue("low").len(), 1, "resumed, not restarted");
+    fx.d.run("canceljob", &[&low.to_string()]);
+    fx.wait_slurm("low", "CANCELLED", 20);
 }

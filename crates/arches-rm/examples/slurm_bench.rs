@@ -125,11 +125,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // 3. One poll with N running jobs (the worker's squeue --json + parse).
     let mut polls = Vec::new();
+    let mut fulls = Vec::new();
     let mut count = 0;
     for _ in 0..5 {
         let t = Instant::now();
-        count = query_jobs(&cfg)?;
+        count = query_jobs(&cfg, false)?;
         polls.push(t.elapsed());
+        let t = Instant::now();
+        query_jobs(&cfg, true)?;
+        fulls.push(t.elapsed());
     }
     let mut infos = Vec::new();
     for _ in 0..5 {
@@ -141,8 +145,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _ = rm.observe(0);
     let observe = t.elapsed();
     println!(
-        "poll with {count} jobs in squeue: squeue --json + parse median {:.0} ms; sinfo --json median {:.0} ms; observe() on the scheduler thread {:.3} ms",
+        "poll with {count} jobs in squeue: squeue -o text + parse median {:.0} ms; squeue --json + parse (when a job ended) median {:.0} ms; sinfo --json median {:.0} ms; observe() on the scheduler thread {:.3} ms",
         median(polls).as_secs_f64() * 1e3,
+        median(fulls).as_secs_f64() * 1e3,
         median(infos).as_secs_f64() * 1e3,
         observe.as_secs_f64() * 1e3
     );

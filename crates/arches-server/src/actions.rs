@@ -196,7 +196,9 @@ impl Actor {
                 job.req.total_procs()
             ));
         };
-        self.start_job(id, alloc, arches_core::StartKind::Forced, now)
+        self.start_jobs(vec![(id, alloc, arches_core::StartKind::Forced)], now)
+            .pop()
+            .map_or_else(|| Err("not started".to_string()), |(_, r)| r)
             .map_err(|e| format!("ERROR: job cannot run  ({e})"))?;
         Ok(Some(format!("job {id} successfully started")))
     }

@@ -15,6 +15,7 @@ mod control;
 pub mod estimates;
 pub mod http;
 pub mod ident;
+pub mod intent;
 pub mod jobspec;
 mod observe;
 pub mod pace;
