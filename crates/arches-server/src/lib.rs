@@ -19,10 +19,11 @@ pub mod intent;
 pub mod jobspec;
 mod observe;
 pub mod pace;
-mod preempt;
+pub mod preempt;
 pub mod rm;
 pub mod rsvctl;
 pub mod simserve;
+pub mod staging;
 pub mod testing;
 pub mod views;
 
