@@ -18,6 +18,7 @@ pub mod metrics;
 pub mod predict;
 pub mod report;
 pub mod run;
+pub mod staging;
 pub mod swf;
 pub mod workload;
 
