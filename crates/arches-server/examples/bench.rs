@@ -180,7 +180,10 @@ fn local_starts(n: usize) {
         if waiting == 0 {
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(600), "jobs never started");
+        assert!(
+            t0.elapsed() < Duration::from_secs(600),
+            "jobs never started"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     let secs = t0.elapsed().as_secs_f64();
