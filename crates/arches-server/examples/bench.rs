@@ -14,6 +14,8 @@
 //!    node of STARTS slots), released by one request, and the time until
 //!    every one has been started (supervisor spawned) is measured.
 //!
+//! `bench starts N` runs only section 3 (in a fresh, small process; the
+//! temporary home, and so the job spool, is under `TMPDIR`).
 //! `bench fill HOME N` only writes N queued jobs to HOME's store (to measure
 //! the real `moab` binary on it).
 
@@ -209,6 +211,12 @@ fn main() -> std::process::ExitCode {
 
 fn run() {
     let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("starts") {
+        // `bench starts N`: only section 3, in a fresh (small) process: a
+        // start forks the daemon, so its size matters.
+        local_starts(args.nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000));
+        return;
+    }
     if args.peek().map(String::as_str) == Some("fill") {
         // `bench fill HOME N`: only write the store, for measuring the real
         // `moab` binary on it.
