@@ -13,6 +13,29 @@ use std::time::{Duration, Instant};
 
 use common::{text, Daemon};
 
+/// Holds `flock` on `<cluster dir>/.tests.lock` while alive: test runs of
+/// other processes (another checkout's `cargo test`) wait instead of
+/// sharing the nodes.
+struct ClusterLock(#[allow(dead_code)] std::fs::File);
+
+fn lock_cluster(conf: &std::path::Path) -> ClusterLock {
+    use std::os::fd::AsRawFd;
+    let dir = conf
+        .parent()
+        .and_then(std::path::Path::parent)
+        .unwrap_or(std::path::Path::new("/tmp"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".tests.lock"))
+        .expect("cluster lock file");
+    // SAFETY: flock(2) on a descriptor we own; blocks until granted.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+    assert_eq!(rc, 0, "flock: {}", std::io::Error::last_os_error());
+    ClusterLock(file)
+}
+
 /// The cluster's nodes are shared: one daemon at a time.
 static CLUSTER: Mutex<()> = Mutex::new(());
 
@@ -45,6 +68,7 @@ struct Fx {
     /// Prefix of this test's job names (Slurm job names are Arches job names).
     prefix: String,
     _guard: std::sync::MutexGuard<'static, ()>,
+    _lock: ClusterLock,
 }
 
 fn fixture(label: &str) -> Option<Fx> {
@@ -55,6 +79,7 @@ fn fixture(label: &str) -> Option<Fx> {
 fn fixture_with(label: &str, extra: &str) -> Option<Fx> {
     let conf = cluster()?;
     let guard = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let lock = lock_cluster(&conf);
     reset(&conf);
     let cfg = format!(
         "RMCFG[slurm] TYPE=SLURM SERVER={} POLLINTERVAL=1\nRESERVATIONDEPTH 1\n{extra}",
@@ -67,6 +92,7 @@ fn fixture_with(label: &str, extra: &str) -> Option<Fx> {
         conf,
         prefix,
         _guard: guard,
+        _lock: lock,
     })
 }
 

@@ -12,6 +12,29 @@ use std::time::{Duration, Instant};
 use arches_rm::slurm::{SlurmConfig, SlurmRm};
 use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager};
 
+/// Holds `flock` on `<cluster dir>/.tests.lock` while alive: test runs of
+/// other processes (another checkout's `cargo test`) wait instead of
+/// sharing the nodes.
+struct ClusterLock(#[allow(dead_code)] std::fs::File);
+
+fn lock_cluster(conf: &std::path::Path) -> ClusterLock {
+    use std::os::fd::AsRawFd;
+    let dir = conf
+        .parent()
+        .and_then(std::path::Path::parent)
+        .unwrap_or(std::path::Path::new("/tmp"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".tests.lock"))
+        .expect("cluster lock file");
+    // SAFETY: flock(2) on a descriptor we own; blocks until granted.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+    assert_eq!(rc, 0, "flock: {}", std::io::Error::last_os_error());
+    ClusterLock(file)
+}
+
 /// The cluster's nodes are shared: one test at a time.
 static CLUSTER: Mutex<()> = Mutex::new(());
 
@@ -43,6 +66,7 @@ fn cluster() -> Option<PathBuf> {
 
 struct Fixture {
     _guard: std::sync::MutexGuard<'static, ()>,
+    _lock: ClusterLock,
     conf: PathBuf,
     dir: tempfile::TempDir,
     tag: String,
@@ -51,6 +75,7 @@ struct Fixture {
 fn fixture(name: &str) -> Option<Fixture> {
     let conf = cluster()?;
     let guard = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    let lock = lock_cluster(&conf);
     let dir = tempfile::Builder::new()
         .prefix("arches-slurm-rm")
         .tempdir()
@@ -58,6 +83,7 @@ fn fixture(name: &str) -> Option<Fixture> {
     let tag = format!("{name}-{}", std::process::id());
     Some(Fixture {
         _guard: guard,
+        _lock: lock,
         conf,
         dir,
         tag,
