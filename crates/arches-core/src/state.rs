@@ -136,15 +136,24 @@ pub struct State {
     /// A job ended (or the machine or a job changed) since reservations were
     /// last remembered: they may compress.
     released_early: bool,
+    /// Indexes for the lean path ([`crate::lean`]), maintained by `apply`.
+    idx: crate::index::Indexes,
+    /// Nodes whose administrative state is not `Up`.
+    nodes_not_up: usize,
 }
 
 impl State {
     /// A state with these nodes and no jobs.
     pub fn new(nodes: Vec<Node>) -> Self {
         let usage = vec![NodeUsage::default(); nodes.len()];
+        let nodes_not_up = nodes
+            .iter()
+            .filter(|n| n.admin != NodeAdminState::Up)
+            .count();
         State {
             nodes,
             usage,
+            nodes_not_up,
             ..State::default()
         }
     }
@@ -277,11 +286,38 @@ impl State {
             event,
             Event::Submit(_) | Event::Start { .. } | Event::Purge { .. }
         );
-        self.apply_inner(event, now)?;
+        // Lean indexes: take the job out as it is, put it back as it is after
+        // the event (also when the event is refused and nothing changed).
+        let touched = event_job(&event);
+        if let Some(j) = touched.and_then(|id| self.jobs.get(&id)) {
+            self.idx.remove(j, self.queued.contains(&j.id));
+        }
+        let res = self.apply_inner(event, now);
+        if let Some(j) = touched.and_then(|id| self.jobs.get(&id)) {
+            self.idx.add(j, self.queued.contains(&j.id));
+        }
+        if touched.is_none() {
+            self.nodes_not_up = self
+                .nodes
+                .iter()
+                .filter(|n| n.admin != NodeAdminState::Up)
+                .count();
+        }
+        res?;
         if frees {
             self.released_early = true;
         }
         Ok(())
+    }
+
+    /// The lean path's indexes.
+    pub(crate) fn indexes(&self) -> &crate::index::Indexes {
+        &self.idx
+    }
+
+    /// Whether every node is administratively up.
+    pub(crate) fn all_nodes_up(&self) -> bool {
+        self.nodes_not_up == 0
     }
 
     fn apply_inner(&mut self, event: Event, now: Time) -> Result<(), EventError> {
@@ -519,6 +555,24 @@ impl State {
 
     fn get_mut(&mut self, job: JobId) -> Result<&mut Job, EventError> {
         self.jobs.get_mut(&job).ok_or(EventError::UnknownJob(job))
+    }
+}
+
+/// The job an event changes, if any.
+fn event_job(e: &Event) -> Option<JobId> {
+    match e {
+        Event::Submit(j) => Some(j.id),
+        Event::Start { job, .. }
+        | Event::Finish { job, .. }
+        | Event::Cancel { job }
+        | Event::SetHold { job, .. }
+        | Event::ReleaseHold { job, .. }
+        | Event::Modify { job, .. }
+        | Event::Suspend { job }
+        | Event::Resume { job }
+        | Event::Requeue { job }
+        | Event::Purge { job } => Some(*job),
+        Event::NodeState { .. } | Event::AddNode(_) => None,
     }
 }
 

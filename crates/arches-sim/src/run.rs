@@ -24,8 +24,8 @@ use arches_config::RuntimePrediction;
 use arches_core::policy::ReservationPolicy;
 use arches_core::state::JobChange;
 use arches_core::{
-    schedule, CompletionCode, Event, EventError, JobId, Node, Plan, Policy, Secs, StartKind, State,
-    Time,
+    schedule, schedule_lean, CompletionCode, Event, EventError, JobId, Node, Plan, Policy, Secs,
+    StartKind, State, Time,
 };
 use arches_rm::sim::SimRm;
 use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager, RmError};
@@ -95,6 +95,9 @@ pub struct Simulation {
     dirty: bool,
     /// Run-time prediction (`RUNTIMEPREDICTION`; off by default).
     predictor: Predictor,
+    /// Always run the full iteration (plans with every job's decision, for
+    /// `--serve`); otherwise the lean one where the policy allows it.
+    full_plans: bool,
 }
 
 impl Simulation {
@@ -125,7 +128,17 @@ impl Simulation {
             iterations: 0,
             dirty: false,
             predictor: Predictor::default(),
+            full_plans: false,
         }
+    }
+
+    /// Runs the full iteration ([`arches_core::schedule()`]) every time, so
+    /// the last plan carries every queued job's decision (what `--serve`
+    /// shows). By default the simulation runs the lean iteration
+    /// ([`arches_core::schedule_lean`]) where the policy allows it: the same
+    /// starts and reservations, without per-job decisions.
+    pub fn set_full_plans(&mut self, full: bool) {
+        self.full_plans = full;
     }
 
     /// The scheduler's state now.
@@ -356,7 +369,15 @@ impl Simulation {
             return Ok(());
         }
         self.correct_predictions()?;
-        let plan = schedule(&self.state, &self.policy, self.now);
+        let lean = if self.full_plans {
+            None
+        } else {
+            schedule_lean(&self.state, &self.policy, self.now)
+        };
+        let plan = match lean {
+            Some(lean) => lean.into_plan(),
+            None => schedule(&self.state, &self.policy, self.now),
+        };
         self.iterations += 1;
         for start in &plan.starts {
             let launch = Launch {
