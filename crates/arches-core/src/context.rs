@@ -144,15 +144,24 @@ impl<'a> Ctx<'a> {
     /// Earliest start of `job` for `dur` from now on, with its placement when
     /// the job needs per-node planning (empty for aggregate-only jobs).
     pub fn earliest(&mut self, job: &Job, dur: Option<Secs>) -> Option<(Time, Vec<Alloc>)> {
+        self.earliest_from(job, dur, self.now)
+    }
+
+    /// Earliest start of `job` for `dur` at or after `from`.
+    pub fn earliest_from(
+        &mut self,
+        job: &Job,
+        dur: Option<Secs>,
+        from: Time,
+    ) -> Option<(Time, Vec<Alloc>)> {
+        let from = from.max(self.now);
         let demand = Amount::procs(i64::from(job.req.total_procs()));
         if !is_constrained(&job.req) {
-            let t = self
-                .agg
-                .earliest_fit(self.now, demand, dur.map(|d| d.max(1)))?;
+            let t = self.agg.earliest_fit(from, demand, dur.map(|d| d.max(1)))?;
             return Some((t, Vec::new()));
         }
         self.ensure_nodes();
-        let times: Vec<Time> = self.agg.change_points(self.now).collect();
+        let times: Vec<Time> = self.agg.change_points(from).collect();
         for t in times {
             let end = dur.map(|d| t + d.max(1));
             if !self.agg.free_over(t, end).covers(demand) {

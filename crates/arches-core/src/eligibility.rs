@@ -52,6 +52,9 @@ pub fn check_static(state: &State, job: &Job, now: Time) -> Result<(), BlockReas
     if let Some(t) = job.start_after.filter(|t| *t > now) {
         return Err(BlockReason::StartDate(t));
     }
+    if job.data_wait == Some(crate::staging::DataWait::Unknown) {
+        return Err(BlockReason::DataStaging(None));
+    }
     for d in &job.depend {
         match dependency_status(state, *d) {
             DepStatus::Satisfied => {}

@@ -463,6 +463,9 @@ pub struct Job {
     pub start_count: u32,
     /// How many times a lower-priority job was backfilled ahead of it.
     pub bypass_count: u32,
+    /// Waiting for stage-in data (`None`: no staging or the data is there).
+    /// Set by the staging driver from [`crate::staging::plan`].
+    pub data_wait: Option<crate::staging::DataWait>,
 }
 
 impl Job {
@@ -497,6 +500,7 @@ impl Job {
             completion: None,
             start_count: 0,
             bypass_count: 0,
+            data_wait: None,
         }
     }
 

@@ -36,6 +36,7 @@ pub mod policy;
 pub mod priority;
 pub mod profile;
 pub mod schedule;
+pub mod staging;
 pub mod state;
 pub mod timespec;
 pub mod windows;
@@ -52,6 +53,7 @@ pub use plan::{
 };
 pub use policy::Policy;
 pub use schedule::{bypassed, schedule};
+pub use staging::DataWait;
 pub use state::{Event, EventError, State};
 pub use windows::{
     backfill_windows, estimate_start, reservations, reservations_at, windows_in_plan, Window,

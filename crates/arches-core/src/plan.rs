@@ -90,6 +90,10 @@ pub enum BlockReason {
     Chunking { size: u32, until: Time },
     /// Starting it would delay a higher-priority reservation.
     WouldDelayReservation(JobId),
+    /// Waiting for its stage-in data: until it is confirmed (`None`), or
+    /// until the estimated data-ready time (TIGHT; compute is reserved from
+    /// then on).
+    DataStaging(Option<Time>),
 }
 
 impl fmt::Display for BlockReason {
@@ -137,6 +141,10 @@ impl fmt::Display for BlockReason {
             ),
             BlockReason::WouldDelayReservation(j) => {
                 write!(f, "would delay the reservation of job {j}")
+            }
+            BlockReason::DataStaging(None) => f.write_str("job is waiting for stage-in data"),
+            BlockReason::DataStaging(Some(t)) => {
+                write!(f, "job is waiting for stage-in data (expected ready at {t})")
             }
         }
     }

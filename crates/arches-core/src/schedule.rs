@@ -262,6 +262,12 @@ impl<'a> Walk<'a> {
             && !no_rsv
             && bucket.is_some_and(|b| self.bucket_left[b] > 0);
 
+        if let Some(ready) = job.data_wait.and_then(|w| w.ready_at()) {
+            if ready > self.ctx.now {
+                self.reserve_after_data(entries, i, dur, ready);
+                return;
+            }
+        }
         if !self.blocked {
             if let Some(alloc) = self.ctx.fit_now(job, dur) {
                 self.start(entries, i, alloc, dur, StartKind::Priority);
@@ -417,6 +423,33 @@ impl<'a> Walk<'a> {
         });
     }
 
+    /// TIGHT data staging: the job's data is expected at `ready`; its compute
+    /// is reserved from then on (not counted against the reservation depth)
+    /// and nothing is held idle before.
+    fn reserve_after_data(
+        &mut self,
+        entries: &mut [Entry<'a>],
+        i: usize,
+        dur: Option<Secs>,
+        ready: Time,
+    ) {
+        let job = entries[i].job;
+        entries[i].reason = Some(BlockReason::DataStaging(Some(ready)));
+        if self.ctx.policy.reservation_policy == ReservationPolicy::Never || dur.is_none() {
+            return;
+        }
+        if let Some((start, alloc)) = self.ctx.earliest_from(job, dur, ready) {
+            let end = dur.map(|d| start + d.max(1));
+            self.ctx.commit(job, start, end, &alloc);
+            self.plan.reservations.push(PlannedReservation {
+                job: job.id,
+                start,
+                end,
+                alloc,
+            });
+        }
+    }
+
     fn reserve_or_wait(
         &mut self,
         entries: &mut [Entry<'a>],
@@ -497,7 +530,7 @@ impl<'a> Walk<'a> {
         // Time alone changes: a running job's limit, a start date, a reservation.
         let ends = self.ctx.state.active().filter_map(|j| j.expected_end());
         let dates = entries.iter().filter_map(|e| match e.reason {
-            Some(BlockReason::StartDate(t)) => Some(t),
+            Some(BlockReason::StartDate(t)) | Some(BlockReason::DataStaging(Some(t))) => Some(t),
             _ => None,
         });
         let rsv = self.plan.reservations.iter().map(|r| r.start);

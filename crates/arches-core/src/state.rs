@@ -87,6 +87,8 @@ pub enum JobChange {
     /// sets and extends it, also while the job runs). The walltime is
     /// unchanged and stays the kill limit.
     Estimate(Option<Secs>),
+    /// Waiting for stage-in data ([`crate::staging`]).
+    DataWait(Option<crate::staging::DataWait>),
 }
 
 /// Why an event was refused. The state is unchanged.
@@ -276,7 +278,10 @@ impl State {
     /// an active job or start date of a queued one.
     pub fn next_wakeup(&self, now: Time) -> Option<Time> {
         let ends = self.active().filter_map(|j| j.expected_end());
-        let dates = self.queued().filter_map(|j| j.start_after);
+        let dates = self.queued().filter_map(|j| {
+            let data = j.data_wait.and_then(|w| w.ready_at());
+            j.start_after.into_iter().chain(data).min()
+        });
         ends.chain(dates).filter(|t| *t > now).min()
     }
 
@@ -504,6 +509,7 @@ impl State {
             JobChange::StartAfter(t) => j.start_after = t,
             JobChange::Flags(f) => j.flags = f.into_iter().collect(),
             JobChange::Estimate(e) => j.estimate = e,
+            JobChange::DataWait(w) => j.data_wait = w,
         }
         Ok(())
     }
