@@ -12,7 +12,7 @@
 //! - wall-clock expiries of running jobs and start dates of queued jobs (what
 //!   `next_wakeup` needs);
 //! - counts of what the lean path cannot handle (system priorities,
-//!   suspended jobs).
+//!   suspended jobs, jobs waiting for stage-in data).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -161,6 +161,8 @@ pub struct Indexes {
     pub sys_prio: usize,
     /// Suspended jobs.
     pub suspended: usize,
+    /// Queued jobs waiting for stage-in data.
+    pub data_wait: usize,
 }
 
 impl Indexes {
@@ -193,6 +195,9 @@ impl Indexes {
                 }
                 if job.sys_prio.is_some() {
                     count(&mut self.sys_prio, add);
+                }
+                if job.data_wait.is_some() {
+                    count(&mut self.data_wait, add);
                 }
             }
             JobState::Running | JobState::Starting => {

@@ -8,7 +8,8 @@
 //! limits, `BACKFILLPOLICY FIRSTFIT`/`PREEMPT`/`NONE` without backfill depth,
 //! chunking, virtual walltime scaling or shortest-first ordering,
 //! `RESERVATIONPOLICY CURRENTHIGHEST` or `NEVER`, no class wall-clock
-//! defaults, every node up and no suspended job. Otherwise
+//! defaults, every node up, no suspended job and no job waiting for
+//! stage-in data ([`crate::staging`]). Otherwise
 //! [`schedule_lean`] returns `None` and the driver runs the full iteration.
 //!
 //! Instead of ordering every queued job by priority it walks the state's
@@ -96,7 +97,12 @@ pub fn lean_supported(policy: &Policy) -> bool {
 /// reservations and `next_wakeup` equal `schedule()`'s.
 pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPlan> {
     let idx = state.indexes();
-    if !lean_supported(policy) || idx.sys_prio > 0 || idx.suspended > 0 || !state.all_nodes_up() {
+    if !lean_supported(policy)
+        || idx.sys_prio > 0
+        || idx.suspended > 0
+        || idx.data_wait > 0
+        || !state.all_nodes_up()
+    {
         return None;
     }
     let releases = idx

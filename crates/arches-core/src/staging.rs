@@ -187,9 +187,7 @@ pub fn parse_stage_spec(
             StageSpecError(format!("invalid source '{src}': no file name in the path"))
         })?;
         let dest = match dest {
-            Some("") => {
-                return Err(StageSpecError("empty destination after ','".into()))
-            }
+            Some("") => return Err(StageSpecError("empty destination after ','".into())),
             Some(d) => {
                 let d = normalize_url(d)
                     .map_err(|e| StageSpecError(format!("invalid destination '{d}': {e}")))?;
