@@ -24,6 +24,7 @@ use crate::node::NodeId;
 use crate::placement::{is_constrained, place};
 use crate::policy::Policy;
 use crate::profile::{Amount, Profile};
+use crate::resv::Holds;
 use crate::state::State;
 use crate::{Secs, Time};
 
@@ -47,6 +48,9 @@ pub(crate) struct Ctx<'a> {
     planned: Vec<(Vec<Alloc>, Time, Option<Time>)>,
     /// Total configured processors of up nodes.
     pub capacity: i64,
+    /// Administrative and standing reservations held out of the profiles
+    /// ([`crate::resv`]).
+    rsv: Holds,
 }
 
 impl<'a> Ctx<'a> {
@@ -83,7 +87,15 @@ impl<'a> Ctx<'a> {
                 capacity += i64::from(node.procs);
             }
         }
-        let agg = Profile::from_releases(now, Amount::procs(total), releases);
+        let mut agg = Profile::from_releases(now, Amount::procs(total), releases);
+        let list = crate::resv::in_force(state, &policy.standing, now);
+        let rsv = if list.is_empty() {
+            Holds::default()
+        } else {
+            let h = Holds::new(list, state, node_profiles(state, policy, now), now);
+            h.apply_all(&mut agg, &mut [], 1);
+            h
+        };
         Ctx {
             state,
             policy,
@@ -94,7 +106,56 @@ impl<'a> Ctx<'a> {
             nodes: None,
             planned: Vec::new(),
             capacity,
+            rsv,
         }
+    }
+
+    /// Whether a job needs per-node planning: node constraints, or
+    /// reservations it may use (what it takes must come out of them).
+    fn needs_nodes(&self, job: &Job) -> bool {
+        is_constrained(&job.req) || (!self.rsv.is_empty() && self.rsv.admits(&job.cred))
+    }
+
+    /// Gives the reservations `job` may use back to the profiles.
+    fn lift(&mut self, job: &Job) {
+        if !self.rsv.is_empty() {
+            self.rsv.lift(&job.cred, &mut self.agg, self.nodes.as_mut());
+        }
+    }
+
+    /// Undoes [`Ctx::lift`]; `taken`: what the job took out of them.
+    fn unlift(&mut self, taken: Option<(&[Alloc], Time, Option<Time>)>) {
+        if !self.rsv.is_empty() {
+            self.rsv
+                .unlift_after(&mut self.agg, self.nodes.as_mut(), taken);
+        }
+    }
+
+    /// Lifts the reservations these credentials may use for the rest of
+    /// this context's life (showbf for a user, group or account).
+    pub fn lift_for(&mut self, cred: &crate::job::Credentials) {
+        if !self.rsv.is_empty() {
+            self.rsv.lift(cred, &mut self.agg, self.nodes.as_mut());
+        }
+    }
+
+    /// Why a job that did not fit now was kept off: the first reservation
+    /// holding processors now, when without those it would have had enough.
+    pub fn reservation_conflict(&self, job: &Job) -> Option<String> {
+        if self.rsv.is_empty() {
+            return None;
+        }
+        let (held, first) = self.rsv.held_now(self.now);
+        let idle = self.agg.free_at(self.now).procs;
+        let need = i64::from(job.req.total_procs());
+        (idle < need && idle + held >= need)
+            .then(|| first.map(str::to_string))
+            .flatten()
+    }
+
+    /// The reservations held in this context's profiles.
+    pub fn held_reservations(&self) -> impl Iterator<Item = &crate::resv::Reservation> {
+        self.rsv.held().map(|h| &h.rsv)
     }
 
     /// Free processors now (aggregate).
@@ -128,6 +189,13 @@ impl<'a> Ctx<'a> {
 
     /// Tries to place `job` now for `dur` without delaying anything planned.
     pub fn fit_now(&mut self, job: &Job, dur: Option<Secs>) -> Option<Vec<Alloc>> {
+        self.lift(job);
+        let r = self.fit_now_lifted(job, dur);
+        self.unlift(None);
+        r
+    }
+
+    fn fit_now_lifted(&mut self, job: &Job, dur: Option<Secs>) -> Option<Vec<Alloc>> {
         let end = dur.map(|d| self.now + d.max(1));
         let demand = Amount::procs(i64::from(job.req.total_procs()));
         if !self.agg.free_at(self.now).covers(demand)
@@ -135,7 +203,7 @@ impl<'a> Ctx<'a> {
         {
             return None;
         }
-        if is_constrained(&job.req) {
+        if self.needs_nodes(job) {
             self.ensure_nodes();
         }
         self.place_at(job, self.now, end)
@@ -154,9 +222,21 @@ impl<'a> Ctx<'a> {
         dur: Option<Secs>,
         from: Time,
     ) -> Option<(Time, Vec<Alloc>)> {
+        self.lift(job);
+        let r = self.earliest_from_lifted(job, dur, from);
+        self.unlift(None);
+        r
+    }
+
+    fn earliest_from_lifted(
+        &mut self,
+        job: &Job,
+        dur: Option<Secs>,
+        from: Time,
+    ) -> Option<(Time, Vec<Alloc>)> {
         let from = from.max(self.now);
         let demand = Amount::procs(i64::from(job.req.total_procs()));
-        if !is_constrained(&job.req) {
+        if !self.needs_nodes(job) {
             let t = self.agg.earliest_fit(from, demand, dur.map(|d| d.max(1)))?;
             return Some((t, Vec::new()));
         }
@@ -176,6 +256,12 @@ impl<'a> Ctx<'a> {
 
     /// Records a planned usage (a start now, or a reservation) in every layer.
     pub fn commit(&mut self, job: &Job, start: Time, end: Option<Time>, alloc: &[Alloc]) {
+        self.lift(job);
+        self.commit_lifted(job, start, end, alloc);
+        self.unlift(Some((alloc, start, end)));
+    }
+
+    fn commit_lifted(&mut self, job: &Job, start: Time, end: Option<Time>, alloc: &[Alloc]) {
         let demand = Amount::procs(i64::from(job.req.total_procs()));
         self.agg.force_usage(start, end, demand);
         if let Some(nodes) = self.nodes.as_mut() {
@@ -232,7 +318,24 @@ impl<'a> Ctx<'a> {
                     let a = profiles[id as usize].free_over(t, end);
                     (clamp_u32(a.procs), u64::try_from(a.mem.max(0)).unwrap_or(0))
                 };
+                // A job inside reservations it may use prefers their nodes.
+                let inside = self.rsv.lifted_nodes();
+                if !inside.is_empty() {
+                    let first = place(nodes, &job.req, pol, inside.into_iter(), avail);
+                    if first.is_some() {
+                        return first;
+                    }
+                }
                 place(nodes, &job.req, pol, 0..nodes.len() as NodeId, avail)
+            }
+            None if !self.rsv.is_empty() => {
+                // Reservations not lifted for this job keep it off what
+                // they hold at any time of its run.
+                let avail = |id: NodeId| {
+                    let (p, m) = self.free[id as usize];
+                    (p.saturating_sub(self.rsv.blocked(id, t, end)), m)
+                };
+                place(nodes, &job.req, pol, self.free_set.iter().copied(), avail)
             }
             None => {
                 let avail = |id: NodeId| self.free[id as usize];
@@ -245,37 +348,43 @@ impl<'a> Ctx<'a> {
         if self.nodes.is_some() {
             return;
         }
-        let state = self.state;
-        let mut releases: Vec<Vec<(Time, Amount)>> = vec![Vec::new(); state.nodes().len()];
-        for (alloc, end, _, _) in running_releases(state, self.policy, self.now) {
-            releases[alloc.node as usize].push((end, alloc_amount(&alloc)));
-        }
-        let mut profiles: Vec<Profile> = state
-            .nodes()
-            .iter()
-            .enumerate()
-            .zip(releases)
-            .map(|((i, node), rel)| {
-                let id = i as NodeId;
-                let mem = if node.mem_mb == 0 {
-                    UNLIMITED_MEM
-                } else {
-                    i64::try_from(state.free_mem_mb(id)).unwrap_or(UNLIMITED_MEM)
-                };
-                let free = Amount {
-                    procs: i64::from(state.free_procs(id)),
-                    mem,
-                };
-                Profile::from_releases(self.now, free, rel)
-            })
-            .collect();
+        let mut profiles = node_profiles(self.state, self.policy, self.now);
         for (alloc, start, end) in &self.planned {
             for a in alloc {
                 profiles[a.node as usize].force_usage(*start, *end, alloc_amount(a));
             }
         }
+        let mut scratch = Profile::new(self.now, Amount::default());
+        self.rsv.apply_all(&mut scratch, &mut profiles, 1);
         self.nodes = Some(profiles);
     }
+}
+
+/// Per-node free profiles given the running jobs only.
+fn node_profiles(state: &State, policy: &Policy, now: Time) -> Vec<Profile> {
+    let mut releases: Vec<Vec<(Time, Amount)>> = vec![Vec::new(); state.nodes().len()];
+    for (alloc, end, _, _) in running_releases(state, policy, now) {
+        releases[alloc.node as usize].push((end, alloc_amount(&alloc)));
+    }
+    state
+        .nodes()
+        .iter()
+        .enumerate()
+        .zip(releases)
+        .map(|((i, node), rel)| {
+            let id = i as NodeId;
+            let mem = if node.mem_mb == 0 {
+                UNLIMITED_MEM
+            } else {
+                i64::try_from(state.free_mem_mb(id)).unwrap_or(UNLIMITED_MEM)
+            };
+            let free = Amount {
+                procs: i64::from(state.free_procs(id)),
+                mem,
+            };
+            Profile::from_releases(now, free, rel)
+        })
+        .collect()
 }
 
 fn alloc_amount(a: &Alloc) -> Amount {

@@ -8,8 +8,9 @@
 //! limits, `BACKFILLPOLICY FIRSTFIT`/`PREEMPT`/`NONE` without backfill depth,
 //! chunking, virtual walltime scaling or shortest-first ordering,
 //! `RESERVATIONPOLICY CURRENTHIGHEST` or `NEVER`, no class wall-clock
-//! defaults, every node up, no suspended job and no job waiting for
-//! stage-in data ([`crate::staging`]). Otherwise
+//! defaults, every node up, no suspended job, no job waiting for stage-in
+//! data ([`crate::staging`]) and no administrative or standing reservation
+//! ([`crate::resv`]). Otherwise
 //! [`schedule_lean`] returns `None` and the driver runs the full iteration.
 //!
 //! Instead of ordering every queued job by priority it walks the state's
@@ -102,6 +103,8 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         || idx.suspended > 0
         || idx.data_wait > 0
         || !state.all_nodes_up()
+        || !policy.standing.is_empty()
+        || state.reservations().any(|r| r.end.is_none_or(|e| e > now))
     {
         return None;
     }

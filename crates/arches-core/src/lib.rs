@@ -35,6 +35,7 @@ pub mod plan;
 pub mod policy;
 pub mod priority;
 pub mod profile;
+pub mod resv;
 pub mod schedule;
 pub mod staging;
 pub mod state;
@@ -52,6 +53,7 @@ pub use plan::{
     BlockReason, Decision, Decisions, Plan, PlannedReservation, PriorityBreakdown, Start,
 };
 pub use policy::Policy;
+pub use resv::{Acl, Period, Reservation, Standing};
 pub use schedule::{bypassed, schedule};
 pub use staging::DataWait;
 pub use state::{Event, EventError, State};

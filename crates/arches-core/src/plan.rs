@@ -90,6 +90,9 @@ pub enum BlockReason {
     Chunking { size: u32, until: Time },
     /// Starting it would delay a higher-priority reservation.
     WouldDelayReservation(JobId),
+    /// An administrative or standing reservation it is not on the access
+    /// list of holds the processors it would need (the reservation's id).
+    ReservationConflict(String),
     /// Waiting for its stage-in data: until it is confirmed (`None`), or
     /// until the estimated data-ready time (TIGHT; compute is reserved from
     /// then on).
@@ -141,6 +144,9 @@ impl fmt::Display for BlockReason {
             ),
             BlockReason::WouldDelayReservation(j) => {
                 write!(f, "would delay the reservation of job {j}")
+            }
+            BlockReason::ReservationConflict(r) => {
+                write!(f, "reservation conflict (resources reserved by {r})")
             }
             BlockReason::DataStaging(None) => f.write_str("job is waiting for stage-in data"),
             BlockReason::DataStaging(Some(t)) => {

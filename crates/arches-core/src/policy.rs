@@ -302,6 +302,8 @@ pub struct Policy {
     pub guaranteed_preemption: bool,
     /// `RMPOLLINTERVAL`: the longest the daemon waits between iterations.
     pub rm_poll_interval: Secs,
+    /// Standing reservations (`SRCFG[name]`), materialised each iteration.
+    pub standing: Vec<crate::resv::Standing>,
 }
 
 impl Default for Policy {
@@ -333,6 +335,7 @@ impl Default for Policy {
             job_preempt_max_active: 0,
             guaranteed_preemption: false,
             rm_poll_interval: 30,
+            standing: Vec::new(),
         }
     }
 }

@@ -507,6 +507,9 @@ impl<'a> Walk<'a> {
     }
 
     fn resources(&self, job: &Job) -> BlockReason {
+        if let Some(r) = self.ctx.reservation_conflict(job) {
+            return BlockReason::ReservationConflict(r);
+        }
         BlockReason::Resources {
             idle_procs: self.ctx.idle_procs(),
             needed_procs: job.req.total_procs(),
@@ -534,9 +537,17 @@ impl<'a> Walk<'a> {
             _ => None,
         });
         let rsv = self.plan.reservations.iter().map(|r| r.start);
+        // Administrative and standing reservations begin and end.
+        let held: Vec<Time> = self
+            .ctx
+            .held_reservations()
+            .flat_map(|r| [Some(r.start), r.end])
+            .flatten()
+            .collect();
         self.plan.next_wakeup = ends
             .chain(dates)
             .chain(rsv)
+            .chain(held)
             .chain(self.chunk_until)
             .filter(|t| *t > now)
             .min();

@@ -110,6 +110,10 @@ pub enum EventError {
     Overallocated { job: JobId, node: NodeId },
     #[error("cannot modify {what} of active job {job}")]
     ActiveJob { job: JobId, what: &'static str },
+    #[error("reservation {0} already exists")]
+    DuplicateReservation(String),
+    #[error("invalid reservation: {0}")]
+    BadReservation(String),
 }
 
 /// Resources in use on one node.
@@ -138,6 +142,8 @@ pub struct State {
     /// A job ended (or the machine or a job changed) since reservations were
     /// last remembered: they may compress.
     released_early: bool,
+    /// Administrative reservations (`mrsvctl -c`), by id.
+    reservations: BTreeMap<String, crate::resv::Reservation>,
     /// Indexes for the lean path ([`crate::lean`]), maintained by `apply`.
     idx: crate::index::Indexes,
     /// Nodes whose administrative state is not `Up`.
@@ -244,6 +250,49 @@ impl State {
     /// (see [`State::remember_reservations`]).
     pub fn remembered_reservation(&self, job: JobId) -> Option<Time> {
         self.remembered.get(&job).copied()
+    }
+
+    /// The administrative reservations, by id.
+    pub fn reservations(&self) -> impl Iterator<Item = &crate::resv::Reservation> {
+        self.reservations.values()
+    }
+
+    pub fn reservation(&self, id: &str) -> Option<&crate::resv::Reservation> {
+        self.reservations.get(id)
+    }
+
+    /// Adds an administrative reservation. Refused (nothing changes) when
+    /// the id is taken, a host is unknown, nothing is reserved or the
+    /// window is empty.
+    pub fn add_reservation(&mut self, r: crate::resv::Reservation) -> Result<(), EventError> {
+        if self.reservations.contains_key(&r.id) {
+            return Err(EventError::DuplicateReservation(r.id));
+        }
+        if let Some(h) = r.hosts.iter().find(|h| self.node_id(h).is_none()) {
+            return Err(EventError::BadReservation(format!("unknown host '{h}'")));
+        }
+        if r.hosts.is_empty() && r.procs == 0 {
+            return Err(EventError::BadReservation(
+                "no hosts and no task count".to_string(),
+            ));
+        }
+        if r.end.is_some_and(|e| e <= r.start) {
+            return Err(EventError::BadReservation(
+                "end is not after start".to_string(),
+            ));
+        }
+        self.reservations.insert(r.id.clone(), r);
+        self.released_early = true;
+        Ok(())
+    }
+
+    /// Removes an administrative reservation (`mrsvctl -r`).
+    pub fn remove_reservation(&mut self, id: &str) -> Option<crate::resv::Reservation> {
+        let r = self.reservations.remove(id);
+        if r.is_some() {
+            self.released_early = true;
+        }
+        r
     }
 
     pub fn queued_count(&self) -> usize {

@@ -37,6 +37,10 @@ pub struct WindowQuery {
     pub partition: Option<String>,
     /// Only nodes with at least this much free memory (MB).
     pub min_mem_mb: u64,
+    /// The credentials asking (showbf `-u -g -a -c -q`): the administrative
+    /// and standing reservations they are on the access list of count as
+    /// idle; without, every such reservation is busy.
+    pub cred: Option<crate::job::Credentials>,
 }
 
 /// A rectangle of idle resources starting at `start`.
@@ -69,6 +73,9 @@ pub fn windows_in_plan(
     q: &WindowQuery,
 ) -> Vec<Window> {
     let mut ctx = planned_ctx_with(state, policy, plan, now).0;
+    if let Some(c) = &q.cred {
+        ctx.lift_for(c);
+    }
     let profiles = ctx.node_profiles().to_vec();
     // Per node: (procs level k, how long k procs stay idle), k = 1..=free now.
     let mut levels: Vec<(NodeId, Vec<Level>)> = Vec::new();

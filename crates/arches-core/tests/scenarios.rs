@@ -16,7 +16,11 @@
 //!     DEFAULTWC <class> <time>, MAXWC <class> <time>,
 //!     BFVIRTUALWALLTIMESCALINGFACTOR <f>, BFCHUNKSIZE <procs>, BFCHUNKDURATION <time>
 //! job ID submit=T procs=N wall=T|none run=T [user=U] [qos=Q] [class=C]
-//!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P]
+//!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P] [group=G] [account=A]
+//! rsv ID start=T end=T|none [hosts=A,B] [procs=N] [users=..] [groups=..]
+//!     [accounts=..] [classes=..] [qos=..]     an administrative reservation
+//! srcfg NAME [period=DAY|WEEK|INFINITY] [starttime=T] [endtime=T] [days=Mon,..]
+//!     [hosts=A,B] [tasks=N] [depth=N] [users=..] ...   a standing reservation
 //! expect start ID T [priority|backfill]       the job starts at T (and how)
 //! expect nostart ID                           the job never starts
 //! expect rsv AT ID T                          after the iteration at AT, ID is reserved at T
@@ -37,12 +41,29 @@ use arches_core::node::Node;
 use arches_core::plan::{BlockReason, Plan};
 use arches_core::policy::{Limit, QosConfig, QosFlag, ReservationBucket};
 use arches_core::state::{Event, State};
-use arches_core::{schedule, Policy, Time};
+use arches_core::{schedule, Acl, Policy, Reservation, Standing, Time};
+
+fn list(kv: &BTreeMap<&str, &str>, k: &str) -> Vec<String> {
+    kv.get(k)
+        .map(|v| v.split(',').map(String::from).collect())
+        .unwrap_or_default()
+}
+
+fn acl(kv: &BTreeMap<&str, &str>) -> Acl {
+    Acl {
+        users: list(kv, "users"),
+        groups: list(kv, "groups"),
+        accounts: list(kv, "accounts"),
+        classes: list(kv, "classes"),
+        qos: list(kv, "qos"),
+    }
+}
 
 struct Scenario {
     nodes: Vec<Node>,
     policy: Policy,
     jobs: Vec<(Job, Time)>,
+    rsvs: Vec<Reservation>,
     expects: Vec<(usize, Vec<String>)>,
 }
 
@@ -77,6 +98,7 @@ fn parse(text: &str) -> Scenario {
         nodes: Vec::new(),
         policy: Policy::default(),
         jobs: Vec::new(),
+        rsvs: Vec::new(),
         expects: Vec::new(),
     };
     for (ln, raw) in text.lines().enumerate() {
@@ -136,6 +158,10 @@ fn parse(text: &str) -> Scenario {
                 );
                 job.cred.qos = kv.get("qos").map(|s| s.to_string());
                 job.cred.class = kv.get("class").map(|s| s.to_string());
+                job.cred.account = kv.get("account").map(|s| s.to_string());
+                if let Some(g) = kv.get("group") {
+                    job.cred.group = g.to_string();
+                }
                 if kv.contains_key("hold") {
                     job.holds.insert(arches_core::HoldType::User);
                 }
@@ -143,6 +169,44 @@ fn parse(text: &str) -> Scenario {
                     job.sys_prio = Some(p.parse().unwrap());
                 }
                 sc.jobs.push((job, time(kv["run"])));
+            }
+            "rsv" | "srcfg" => {
+                let kv: BTreeMap<&str, &str> = w[2..]
+                    .iter()
+                    .map(|x| x.split_once('=').unwrap_or((x, "")))
+                    .collect();
+                if w[0] == "rsv" {
+                    let end = time(kv["end"]);
+                    sc.rsvs.push(Reservation {
+                        id: w[1].to_string(),
+                        start: time(kv["start"]),
+                        end: (end >= 0).then_some(end),
+                        hosts: list(&kv, "hosts"),
+                        procs: kv.get("procs").map_or(0, |p| p.parse().unwrap()),
+                        acl: acl(&kv),
+                        flags: Vec::new(),
+                        owner: None,
+                        standing: None,
+                    });
+                } else {
+                    let mut st = Standing::new(w[1]);
+                    if let Some(p) = kv.get("period") {
+                        st.period = p.parse().unwrap();
+                    }
+                    st.start_time = kv.get("starttime").map(|t| time(t));
+                    st.end_time = kv.get("endtime").map(|t| time(t));
+                    st.days = list(&kv, "days")
+                        .iter()
+                        .map(|d| arches_core::resv::weekday(d).unwrap())
+                        .collect();
+                    st.hosts = list(&kv, "hosts");
+                    st.tasks = kv.get("tasks").map_or(0, |p| p.parse().unwrap());
+                    if let Some(d) = kv.get("depth") {
+                        st.depth = d.parse().unwrap();
+                    }
+                    st.acl = acl(&kv);
+                    sc.policy.standing.push(st);
+                }
             }
             "expect" => sc
                 .expects
@@ -209,6 +273,9 @@ struct Outcome {
 
 fn replay(sc: &Scenario) -> Outcome {
     let mut state = State::new(sc.nodes.clone());
+    for r in &sc.rsvs {
+        state.add_reservation(r.clone()).unwrap();
+    }
     let mut out = Outcome::default();
     let runtime: BTreeMap<JobId, Time> = sc.jobs.iter().map(|(j, r)| (j.id, *r)).collect();
     let mut times: BTreeSet<Time> = sc.jobs.iter().map(|(j, _)| j.submit_time).collect();
@@ -219,7 +286,13 @@ fn replay(sc: &Scenario) -> Outcome {
     }
     let mut ends: BTreeMap<Time, Vec<JobId>> = BTreeMap::new();
     let mut guard = 0;
+    // Standing reservations wake the scheduler forever: stop once every
+    // job is done and every expectation's time is past.
+    let last_fixed = times.last().copied().unwrap_or(0);
     while let Some(now) = times.pop_first() {
+        if now > last_fixed && state.queued_count() == 0 && state.active_count() == 0 {
+            break;
+        }
         guard += 1;
         assert!(guard < 100_000, "scenario does not terminate");
         for (j, _) in sc.jobs.iter().filter(|(j, _)| j.submit_time == now) {

@@ -90,7 +90,16 @@ pub fn backfill(
     user: String,
     group: String,
 ) -> Result<BackfillView, EstimateError> {
-    let wq = window_query(q)?;
+    let mut wq = window_query(q)?;
+    // Reservations the asking credentials may use count as idle (showbf
+    // -u/-g/-a/-c/-q, else the caller's own user and group).
+    wq.cred = Some(arches_core::Credentials {
+        user: q.user.clone().unwrap_or_else(|| user.clone()),
+        group: q.group.clone().unwrap_or_else(|| group.clone()),
+        account: q.account.clone(),
+        class: q.class.clone(),
+        qos: q.qos.clone(),
+    });
     let partition = q.partition.clone().unwrap_or_else(|| "ALL".into());
     let windows = arches_core::windows_in_plan(&s.state, &s.cfg.policy, &s.plan, s.now, &wq)
         .into_iter()
@@ -130,6 +139,7 @@ fn window_query(q: &BackfillQuery) -> Result<WindowQuery, EstimateError> {
         features: q.features.clone(),
         partition: q.partition.clone(),
         min_mem_mb,
+        cred: None,
     })
 }
 
