@@ -1,4 +1,7 @@
 complete -c mrsvctl -s r -d 'Release (delete) a reservation' -r
+complete -c mrsvctl -s q -d 'Show a reservation (or ALL) in detail, as mdiag -r' -r
+complete -c mrsvctl -s e -d 'With -c: end time (same forms as -s)' -r
+complete -c mrsvctl -s n -d 'With -c: reservation name (id) instead of system.N' -r
 complete -c mrsvctl -s a -d 'With -c: access list, e.g. USER==john (users=john also accepted)' -r
 complete -c mrsvctl -s d -d 'With -c: duration `[[[DD:]HH:]MM:]SS`' -r
 complete -c mrsvctl -s h -d 'With -c: host list (comma separated)' -r

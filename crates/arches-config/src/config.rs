@@ -342,6 +342,11 @@ impl Config {
             }
             self.nodes.push(node);
         }
+        self.policy.standing = self
+            .standing_reservations
+            .iter()
+            .map(StandingReservation::to_core)
+            .collect();
         if !self.record.buckets.is_empty() {
             self.policy.reservation_buckets = self
                 .record
@@ -369,6 +374,24 @@ pub fn apply_line(config: &mut Config, line: &str) -> Result<Vec<Diagnostic>, Ve
     }
     *config = next;
     Ok(diagnostics)
+}
+
+/// `SRCFG[x] RESOURCES=PROCS:N[;MEM:M]...`: the processors per task.
+pub(crate) fn sr_procs_per_task(text: &str) -> Result<u32, String> {
+    let mut procs = 1;
+    for part in text.split([';', '+', ',']) {
+        let (k, v) = part
+            .split_once(':')
+            .ok_or_else(|| format!("invalid resource '{part}' (expected TYPE:COUNT)"))?;
+        let n: u32 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("invalid count '{v}' for {k}"))?;
+        if k.trim().eq_ignore_ascii_case("PROCS") {
+            procs = n;
+        }
+    }
+    Ok(procs)
 }
 
 /// What `NODECFG[name]` said, before `NODECFG[DEFAULT]` is merged in.

@@ -4,7 +4,10 @@
 //! it whole or returns an error and changes nothing. Per-node usage is
 //! maintained incrementally so an iteration never recomputes it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use imbl::{OrdMap, OrdSet};
 
 use crate::job::{
     Alloc, Completion, CompletionCode, HoldType, Job, JobFlag, JobId, JobState, RunInfo, StartKind,
@@ -128,17 +131,22 @@ pub struct NodeUsage {
 }
 
 /// Nodes and jobs.
+///
+/// The job containers are persistent (structurally shared) maps: cloning a
+/// `State` is O(1) and a clone shares every job with the original until one
+/// of them changes it (a changed job is copied once, `Arc::make_mut`). The
+/// daemon publishes a clone after every turn for its readers.
 #[derive(Debug, Clone, Default)]
 pub struct State {
     nodes: Vec<Node>,
     usage: Vec<NodeUsage>,
-    jobs: BTreeMap<JobId, Job>,
+    jobs: OrdMap<JobId, Arc<Job>>,
     /// Queued jobs (state Idle, held or not).
-    queued: BTreeSet<JobId>,
+    queued: OrdSet<JobId>,
     /// Running, starting or suspended jobs.
-    active: BTreeSet<JobId>,
+    active: OrdSet<JobId>,
     /// Reservation starts remembered from the last plan (queued jobs only).
-    remembered: BTreeMap<JobId, Time>,
+    remembered: OrdMap<JobId, Time>,
     /// A job ended (or the machine or a job changed) since reservations were
     /// last remembered: they may compress.
     released_early: bool,
@@ -199,22 +207,22 @@ impl State {
     }
 
     pub fn job(&self, id: JobId) -> Option<&Job> {
-        self.jobs.get(&id)
+        self.jobs.get(&id).map(|j| &**j)
     }
 
     /// Every job still remembered (queued, active and finished), by id.
     pub fn jobs(&self) -> impl Iterator<Item = &Job> {
-        self.jobs.values()
+        self.jobs.values().map(|j| &**j)
     }
 
     /// Queued jobs by id (submission order for equal priority).
     pub fn queued(&self) -> impl Iterator<Item = &Job> {
-        self.queued.iter().filter_map(|id| self.jobs.get(id))
+        self.queued.iter().filter_map(|id| self.job(*id))
     }
 
     /// Active jobs by id.
     pub fn active(&self) -> impl Iterator<Item = &Job> {
-        self.active.iter().filter_map(|id| self.jobs.get(id))
+        self.active.iter().filter_map(|id| self.job(*id))
     }
 
     /// Remembers the priority reservations of the last plan (`(job, start)`),
@@ -384,7 +392,7 @@ impl State {
                 if job.state == JobState::Idle {
                     self.queued.insert(id);
                 }
-                self.jobs.insert(id, *job);
+                self.jobs.insert(id, Arc::new(*job));
                 Ok(())
             }
             Event::Start { job, alloc, kind } => {
@@ -402,7 +410,11 @@ impl State {
                     }
                 }
                 self.add_usage(&alloc, true, true);
-                let j = self.jobs.get_mut(&job).expect("checked above");
+                let j = self
+                    .jobs
+                    .get_mut(&job)
+                    .map(Arc::make_mut)
+                    .expect("checked above");
                 j.state = JobState::Running;
                 j.start_count += 1;
                 j.run = Some(RunInfo {
@@ -435,7 +447,11 @@ impl State {
                 } else {
                     self.queued.remove(&job);
                     self.remembered.remove(&job);
-                    let j = self.jobs.get_mut(&job).expect("checked above");
+                    let j = self
+                        .jobs
+                        .get_mut(&job)
+                        .map(Arc::make_mut)
+                        .expect("checked above");
                     j.state = JobState::Removed;
                     j.completion = Some(Completion {
                         time: now,
@@ -465,7 +481,11 @@ impl State {
                 }
                 let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
                 self.remove_usage(&alloc, true, false);
-                let j = self.jobs.get_mut(&job).expect("checked above");
+                let j = self
+                    .jobs
+                    .get_mut(&job)
+                    .map(Arc::make_mut)
+                    .expect("checked above");
                 j.state = JobState::Suspended;
                 if let Some(r) = j.run.as_mut() {
                     r.suspended_at = Some(now);
@@ -485,7 +505,11 @@ impl State {
                     }
                 }
                 self.add_usage(&alloc, true, false);
-                let j = self.jobs.get_mut(&job).expect("checked above");
+                let j = self
+                    .jobs
+                    .get_mut(&job)
+                    .map(Arc::make_mut)
+                    .expect("checked above");
                 j.state = JobState::Running;
                 if let Some(r) = j.run.as_mut() {
                     if let Some(at) = r.suspended_at.take() {
@@ -502,7 +526,11 @@ impl State {
                 let suspended = j.state == JobState::Suspended;
                 let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
                 self.remove_usage(&alloc, !suspended, true);
-                let j = self.jobs.get_mut(&job).expect("checked above");
+                let j = self
+                    .jobs
+                    .get_mut(&job)
+                    .map(Arc::make_mut)
+                    .expect("checked above");
                 j.state = JobState::Idle;
                 j.run = None;
                 self.active.remove(&job);
@@ -564,7 +592,11 @@ impl State {
     }
 
     fn end_active(&mut self, job: JobId, now: Time, code: CompletionCode, state: JobState) {
-        let j = self.jobs.get_mut(&job).expect("caller checked");
+        let j = self
+            .jobs
+            .get_mut(&job)
+            .map(Arc::make_mut)
+            .expect("caller checked");
         let suspended = j.state == JobState::Suspended;
         let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
         j.state = state;
@@ -605,11 +637,14 @@ impl State {
     }
 
     fn get(&self, job: JobId) -> Result<&Job, EventError> {
-        self.jobs.get(&job).ok_or(EventError::UnknownJob(job))
+        self.job(job).ok_or(EventError::UnknownJob(job))
     }
 
     fn get_mut(&mut self, job: JobId) -> Result<&mut Job, EventError> {
-        self.jobs.get_mut(&job).ok_or(EventError::UnknownJob(job))
+        self.jobs
+            .get_mut(&job)
+            .map(Arc::make_mut)
+            .ok_or(EventError::UnknownJob(job))
     }
 }
 

@@ -10,6 +10,7 @@
 
 pub mod local;
 pub mod sim;
+pub mod slurm;
 pub mod storage;
 
 use arches_core::{JobId, Node, Secs, Time};

@@ -118,9 +118,7 @@ fn main() {
         for id in 1..=queued {
             let mut job = Job::new(id, "bench", Request::procs(600), Some(3600), 0);
             job.name = format!("job{id}");
-            batch
-                .upserts
-                .push(JobRecord::new(&job, ExecRecord::default()));
+            batch.upserts.push(JobRecord::new(&job, typical_exec(id)));
         }
         batch.next_id = Some(queued + 1);
         store.commit(&batch).expect("fill");
@@ -128,8 +126,9 @@ fn main() {
     let t1 = Instant::now();
     let (t, socket) = start(home.path());
     println!(
-        "startup with {queued} queued jobs: {:.2} s",
-        t1.elapsed().as_secs_f64()
+        "startup with {queued} queued jobs: {:.2} s, {}",
+        t1.elapsed().as_secs_f64(),
+        memory()
     );
     let c = client(&socket);
     let mut times = Vec::new();
@@ -179,6 +178,7 @@ fn main() {
         times.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     report("checkjob (one job)", &mut times);
+    println!("after showq and checkjob: {}", memory());
     let s: arches_api::SchedulerView = c
         .get(format!("http://localhost{}", routes::SCHEDULER))
         .send()
@@ -190,6 +190,60 @@ fn main() {
         s.iterations, s.avg_iteration_ms, s.max_iteration_ms
     );
     stop(&socket, t);
+}
+
+/// What `msub` typically stores for a job: a short script and the
+/// environment `jobspec` builds (no `-V`).
+fn typical_exec(id: u64) -> ExecRecord {
+    let mut env: Vec<(String, String)> = [
+        ("HOME", "/home/bench"),
+        ("USER", "bench"),
+        ("LOGNAME", "bench"),
+        ("SHELL", "/bin/bash"),
+        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+        ("PBS_O_WORKDIR", "/home/bench/work"),
+        ("PBS_O_HOST", "login1"),
+        ("PBS_QUEUE", "batch"),
+        ("MOAB_CLASS", "batch"),
+        ("MOAB_USER", "bench"),
+        ("MOAB_GROUP", "bench"),
+        ("MOAB_ACCOUNT", ""),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    for k in ["PBS_JOBID", "MOAB_JOBID"] {
+        env.push((k.to_string(), id.to_string()));
+    }
+    for k in ["PBS_JOBNAME", "MOAB_JOBNAME"] {
+        env.push((k.to_string(), format!("job{id}")));
+    }
+    ExecRecord {
+        script: "#!/bin/sh\n#PBS -l walltime=1:00:00\ncd $PBS_O_WORKDIR\n./simulate --steps 1000 input.dat\n".into(),
+        workdir: "/home/bench/work".into(),
+        stdout: format!("/home/bench/work/job{id}.o{id}"),
+        stderr: format!("/home/bench/work/job{id}.e{id}"),
+        submit_dir: "/home/bench/work".into(),
+        submit_args: "-l walltime=1:00:00 job.sh".into(),
+        submit_host: "login1".into(),
+        env,
+        ..ExecRecord::default()
+    }
+}
+
+/// This process's resident memory now and its peak (the daemon runs in
+/// process; the clients' share is small).
+fn memory() -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map_or("?".to_string(), |kb| format!("{} MB", kb / 1024))
+    };
+    format!("RSS {} (peak {})", field("VmRSS:"), field("VmHWM:"))
 }
 
 fn report(what: &str, times: &mut [f64]) {

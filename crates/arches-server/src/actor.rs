@@ -5,7 +5,7 @@
 //! scheduling iteration when something changed or a timer is due, hands the
 //! starts to the backend, persists and publishes again.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
@@ -39,6 +39,12 @@ pub enum Input {
         req: SchedulerControl,
         reply: oneshot::Sender<ActionResponse>,
     },
+    /// mrsvctl -c / -r.
+    Reservation {
+        caller: Caller,
+        req: arches_api::ReservationRequest,
+        reply: oneshot::Sender<ActionResponse>,
+    },
     /// Stop after this turn (SIGTERM/SIGINT).
     Shutdown,
 }
@@ -68,12 +74,16 @@ pub struct SchedStats {
     pub jobs_started: u64,
 }
 
+/// Execution records by job: a persistent map, so publishing a snapshot
+/// shares it instead of copying it.
+pub type ExecMap = imbl::OrdMap<JobId, Arc<ExecRecord>>;
+
 /// What readers see: the state after the last turn. Never blocks the actor.
 #[derive(Clone)]
 pub struct Snapshot {
     pub now: Time,
     pub state: Arc<State>,
-    pub exec: Arc<BTreeMap<JobId, Arc<ExecRecord>>>,
+    pub exec: Arc<ExecMap>,
     pub plan: Arc<Plan>,
     pub cfg: Arc<DaemonConfig>,
     pub stats: SchedStats,
@@ -108,7 +118,7 @@ pub fn current(p: &Published) -> Snapshot {
 pub struct Actor {
     pub(crate) cfg: Arc<DaemonConfig>,
     pub(crate) state: State,
-    pub(crate) exec: BTreeMap<JobId, Arc<ExecRecord>>,
+    pub(crate) exec: ExecMap,
     pub(crate) plan: Arc<Plan>,
     pub(crate) store: Store,
     pub(crate) rm: Box<dyn ResourceManager>,
@@ -128,6 +138,10 @@ pub struct Actor {
     pub(crate) stop_at: Option<u64>,
     /// `RUNTIMEPREDICTION`: planning estimates (shared with the simulator).
     pub(crate) predictor: arches_sim::predict::Predictor,
+    /// Next `system.N` reservation id, and reservations created/released
+    /// since the last commit ([`crate::rsvctl`]).
+    pub(crate) rsv_next: u64,
+    pub(crate) rsv_changes: (Vec<arches_store::ReservationRecord>, Vec<String>),
     last_iteration: Instant,
 }
 
@@ -158,7 +172,7 @@ impl Actor {
             cfg.nodes.clone()
         };
         let mut state = State::new(nodes);
-        let mut exec = BTreeMap::new();
+        let mut exec = ExecMap::new();
         let mut active = Vec::new();
         for rec in store.load_jobs()? {
             let job = rec.to_job()?;
@@ -169,6 +183,15 @@ impl Actor {
             }
             exec.insert(id, Arc::new(rec.exec));
         }
+        for rec in store.load_reservations()? {
+            if let Err(e) = state.add_reservation(rec.to_core()) {
+                tracing::warn!(rsv = %rec.id, error = %e, "stored reservation not restored");
+            }
+        }
+        let rsv_next = store
+            .meta(crate::rsvctl::NEXT_RSV_KEY)?
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1);
         rm.recover(&active, now)?;
         let next_id = store.next_id()?;
         tracing::info!(
@@ -217,6 +240,8 @@ impl Actor {
             resume_at: None,
             stop_at: None,
             predictor,
+            rsv_next,
+            rsv_changes: (Vec::new(), Vec::new()),
             last_iteration: Instant::now(),
         };
         Ok((actor, published))
@@ -291,6 +316,12 @@ impl Actor {
             }
             Input::Control { caller, req, reply } => {
                 let resp = self.control(&caller, &req, now);
+                replies.push(Box::new(move || {
+                    let _ = reply.send(resp);
+                }));
+            }
+            Input::Reservation { caller, req, reply } => {
+                let resp = self.reservation_control(&caller, &req, now);
                 replies.push(Box::new(move || {
                     let _ = reply.send(resp);
                 }));
@@ -479,14 +510,22 @@ impl Actor {
     }
 
     fn persist(&mut self) -> anyhow::Result<()> {
-        if self.dirty.is_empty() && self.purged.is_empty() {
+        let rsv = !self.rsv_changes.0.is_empty() || !self.rsv_changes.1.is_empty();
+        if self.dirty.is_empty() && self.purged.is_empty() && !rsv {
             return Ok(());
         }
+        let (rsv_upserts, rsv_deletes) = std::mem::take(&mut self.rsv_changes);
         let mut batch = Batch {
             deletes: std::mem::take(&mut self.purged),
             next_id: Some(self.next_id),
+            rsv_upserts,
+            rsv_deletes,
             ..Batch::default()
         };
+        if rsv {
+            let key = crate::rsvctl::NEXT_RSV_KEY.to_string();
+            batch.meta.push((key, self.rsv_next.to_string()));
+        }
         for id in std::mem::take(&mut self.dirty) {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {
                 batch.upserts.push(JobRecord::new(job, (**rec).clone()));

@@ -363,12 +363,21 @@ async fn starttime(State(app): State<AppState>, body: Result<Bytes, BytesRejecti
     }
 }
 
-async fn reservation_control(body: Result<Bytes, BytesRejection>) -> Response {
-    match decode::<arches_api::ReservationRequest>(body) {
-        Ok(_) => error(
-            StatusCode::NOT_IMPLEMENTED,
-            "ERROR:  administrative reservations are not supported by this server yet".into(),
-        ),
+async fn reservation_control(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<PeerInfo>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let req: arches_api::ReservationRequest = match decode(body) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let caller = match caller(&app, peer) {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    match ask(&app, |reply| Input::Reservation { caller, req, reply }).await {
+        Ok(resp) => ok(resp),
         Err(e) => e.into_response(),
     }
 }

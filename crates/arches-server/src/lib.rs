@@ -18,6 +18,7 @@ pub mod ident;
 pub mod jobspec;
 mod observe;
 pub mod rm;
+pub mod rsvctl;
 pub mod simserve;
 pub mod testing;
 pub mod views;

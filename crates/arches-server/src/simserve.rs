@@ -10,7 +10,6 @@
 //! instants (each runs the scheduling iterations its events call for) and
 //! `mschedctl -k` stops. Submissions and job changes are refused.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::mpsc::Receiver;
@@ -18,7 +17,7 @@ use std::sync::{Arc, RwLock};
 
 use anyhow::Context;
 use arches_api::{ActionResponse, SchedulerControl};
-use arches_core::{Job, JobId, JobState, Time};
+use arches_core::{Job, JobState, Time};
 use arches_sim::{SimulateArgs, Simulation};
 use arches_store::ExecRecord;
 
@@ -151,6 +150,11 @@ impl SimServer {
                     "a served simulation does not accept job changes".to_string(),
                 ));
             }),
+            Input::Reservation { reply, .. } => Box::new(move || {
+                let _ = reply.send(refusal(
+                    "a served simulation does not accept reservation changes".to_string(),
+                ));
+            }),
             Input::Control { caller, req, reply } => {
                 let resp = self.control(&caller, &req)?;
                 Box::new(move || {
@@ -235,7 +239,7 @@ impl SimServer {
     /// What the views see: the simulation at its virtual now.
     fn snapshot(&self) -> Snapshot {
         let state = self.sim.state();
-        let exec: BTreeMap<JobId, Arc<ExecRecord>> = state
+        let exec: crate::actor::ExecMap = state
             .jobs()
             .map(|j| (j.id, Arc::new(synthetic_record(j, &self.host))))
             .collect();

@@ -265,6 +265,7 @@ pub fn cluster(s: &Snapshot) -> ClusterSummary {
 pub fn nodes(s: &Snapshot, name: Option<&str>) -> NodesView {
     let mut out = Vec::new();
     let pinned = crate::estimates::pinned_reservations(s);
+    let admin_rsv = crate::rsvctl::in_force(s);
     for (i, n) in s.state.nodes().iter().enumerate() {
         if name.is_some_and(|w| !w.eq_ignore_ascii_case("ALL") && w != n.name) {
             continue;
@@ -288,6 +289,18 @@ pub fn nodes(s: &Snapshot, name: Option<&str>) -> NodesView {
                 end: j.expected_end(),
             })
             .collect();
+        for (r, on) in &admin_rsv {
+            if let Some((_, p)) = on.iter().find(|x| x.0 == id) {
+                reservations.push(NodeReservation {
+                    id: r.id.clone(),
+                    kind: "User".to_string(),
+                    job_state: None,
+                    tasks: *p,
+                    start: r.start,
+                    end: r.end,
+                });
+            }
+        }
         for r in &pinned {
             if r.alloc.iter().any(|a| a.node == id) {
                 reservations.push(NodeReservation {
@@ -453,6 +466,8 @@ pub fn reservations(s: &Snapshot) -> ReservationsView {
             acl: Vec::new(),
         });
     }
+    // Administrative (mrsvctl) and standing (SRCFG) reservations.
+    out.extend(crate::rsvctl::infos(s));
     ReservationsView {
         now: s.now,
         reservations: out,

@@ -2,7 +2,8 @@
 //! `synchronous=FULL`.
 //!
 //! Tables: `jobs` (the full record as a JSON blob plus indexed columns),
-//! `meta` (the job id counter and scheduler metadata). Ids are numeric, never
+//! `meta` (the job id counter and scheduler metadata), `reservations`
+//! (administrative reservations, `mrsvctl -c`, as JSON by id). Ids are numeric, never
 //! reused: the counter survives restarts and purges. Writes are grouped: the
 //! daemon collects every change of one actor turn into one [`Batch`] and
 //! commits it in one transaction ([`Store::commit`]) before it acknowledges
@@ -17,7 +18,7 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-pub use record::{ExecRecord, JobRecord};
+pub use record::{ExecRecord, JobRecord, ReservationRecord};
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +29,8 @@ pub enum StoreError {
     Corrupt { id: u64, why: String },
     #[error("cannot encode job record {id}: {why}")]
     Encode { id: u64, why: String },
+    #[error("corrupt reservation record {id}: {why}")]
+    CorruptReservation { id: String, why: String },
 }
 
 /// Changes committed together in one transaction.
@@ -41,6 +44,10 @@ pub struct Batch {
     pub next_id: Option<u64>,
     /// Scheduler metadata `(key, value)` to set.
     pub meta: Vec<(String, String)>,
+    /// Administrative reservations inserted or replaced.
+    pub rsv_upserts: Vec<ReservationRecord>,
+    /// Administrative reservations released.
+    pub rsv_deletes: Vec<String>,
 }
 
 impl Batch {
@@ -50,6 +57,8 @@ impl Batch {
             && self.deletes.is_empty()
             && self.next_id.is_none()
             && self.meta.is_empty()
+            && self.rsv_upserts.is_empty()
+            && self.rsv_deletes.is_empty()
     }
 }
 
@@ -80,6 +89,10 @@ impl Store {
              CREATE TABLE IF NOT EXISTS meta (
                  key TEXT PRIMARY KEY,
                  value TEXT NOT NULL
+             );
+             CREATE TABLE IF NOT EXISTS reservations (
+                 id TEXT PRIMARY KEY,
+                 record TEXT NOT NULL
              );",
         )?;
         Ok(Store { conn })
@@ -121,6 +134,25 @@ impl Store {
         Ok(out)
     }
 
+    /// Every stored administrative reservation, by id.
+    pub fn load_reservations(&self) -> Result<Vec<ReservationRecord>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, record FROM reservations ORDER BY id")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, text) = row?;
+            let rec: ReservationRecord =
+                serde_json::from_str(&text).map_err(|e| StoreError::CorruptReservation {
+                    id,
+                    why: e.to_string(),
+                })?;
+            out.push(rec);
+        }
+        Ok(out)
+    }
+
     /// Commits a batch in one transaction; on error nothing was written.
     pub fn commit(&mut self, batch: &Batch) -> Result<(), StoreError> {
         if batch.is_empty() {
@@ -157,6 +189,21 @@ impl Store {
             for (k, v) in &batch.meta {
                 meta.execute(params![k, v])?;
             }
+            let mut rup = tx.prepare_cached(
+                "INSERT OR REPLACE INTO reservations (id, record) VALUES (?1, ?2)",
+            )?;
+            for r in &batch.rsv_upserts {
+                let text =
+                    serde_json::to_string(r).map_err(|e| StoreError::CorruptReservation {
+                        id: r.id.clone(),
+                        why: e.to_string(),
+                    })?;
+                rup.execute(params![r.id, text])?;
+            }
+            let mut rdel = tx.prepare_cached("DELETE FROM reservations WHERE id = ?1")?;
+            for id in &batch.rsv_deletes {
+                rdel.execute([id])?;
+            }
         }
         tx.commit()?;
         Ok(())
@@ -172,6 +219,48 @@ mod tests {
         let mut job = Job::new(id, "alice", Request::procs(2), Some(60), 100);
         job.holds.insert(HoldType::User);
         JobRecord::new(&job, ExecRecord::default())
+    }
+
+    #[test]
+    fn reservations_survive_reopen_and_release() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        let r = arches_core::Reservation {
+            id: "system.1".into(),
+            start: 10,
+            end: Some(100),
+            hosts: vec!["n1".into()],
+            procs: 0,
+            acl: arches_core::Acl {
+                users: vec!["alice".into()],
+                ..arches_core::Acl::default()
+            },
+            flags: Vec::new(),
+            owner: Some("root".into()),
+            standing: None,
+        };
+        {
+            let mut s = Store::open(&path).unwrap();
+            let mut two = r.clone();
+            two.id = "system.2".into();
+            let b = Batch {
+                rsv_upserts: vec![
+                    ReservationRecord::from_core(&r),
+                    ReservationRecord::from_core(&two),
+                ],
+                ..Batch::default()
+            };
+            s.commit(&b).unwrap();
+            let b = Batch {
+                rsv_deletes: vec!["system.2".into()],
+                ..Batch::default()
+            };
+            s.commit(&b).unwrap();
+        }
+        let s = Store::open(&path).unwrap();
+        let v = s.load_reservations().unwrap();
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].to_core(), r);
     }
 
     #[test]

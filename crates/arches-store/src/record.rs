@@ -329,3 +329,60 @@ mod tests {
         assert_eq!(back.to_job().unwrap(), j);
     }
 }
+
+/// Serde mirror of an administrative [`arches_core::Reservation`]
+/// (`mrsvctl -c`), stored in the `reservations` table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReservationRecord {
+    pub id: String,
+    pub start: i64,
+    pub end: Option<i64>,
+    pub hosts: Vec<String>,
+    pub procs: u32,
+    pub users: Vec<String>,
+    pub groups: Vec<String>,
+    pub accounts: Vec<String>,
+    pub classes: Vec<String>,
+    pub qos: Vec<String>,
+    pub flags: Vec<String>,
+    pub owner: Option<String>,
+}
+
+impl ReservationRecord {
+    pub fn from_core(r: &arches_core::Reservation) -> Self {
+        ReservationRecord {
+            id: r.id.clone(),
+            start: r.start,
+            end: r.end,
+            hosts: r.hosts.clone(),
+            procs: r.procs,
+            users: r.acl.users.clone(),
+            groups: r.acl.groups.clone(),
+            accounts: r.acl.accounts.clone(),
+            classes: r.acl.classes.clone(),
+            qos: r.acl.qos.clone(),
+            flags: r.flags.clone(),
+            owner: r.owner.clone(),
+        }
+    }
+
+    pub fn to_core(&self) -> arches_core::Reservation {
+        arches_core::Reservation {
+            id: self.id.clone(),
+            start: self.start,
+            end: self.end,
+            hosts: self.hosts.clone(),
+            procs: self.procs,
+            acl: arches_core::Acl {
+                users: self.users.clone(),
+                groups: self.groups.clone(),
+                accounts: self.accounts.clone(),
+                classes: self.classes.clone(),
+                qos: self.qos.clone(),
+            },
+            flags: self.flags.clone(),
+            owner: self.owner.clone(),
+            standing: None,
+        }
+    }
+}

@@ -52,9 +52,10 @@ pub fn showres(a: Showres) -> Result<u8, String> {
     disable_help_flag = true,
     name = "mrsvctl",
     about = "Create or release reservations",
-    long_about = "Create an administrative reservation (-c) from a host list, start time, duration, \
-processor count and access list, or release one (-r RSVID).",
-    group(ArgGroup::new("op").required(true).args(["create", "release"]))
+    long_about = "Create an administrative reservation (-c) from a host list, start time, duration \
+or end time, processor count and access list, release one (-r RSVID), or show reservations in \
+detail (-q RSVID|ALL). Creating and releasing are for administrators.",
+    group(ArgGroup::new("op").required(true).args(["create", "release", "query"]))
 )]
 pub struct Mrsvctl {
     /// Print help.
@@ -66,6 +67,15 @@ pub struct Mrsvctl {
     /// Release (delete) a reservation.
     #[arg(short = 'r', value_name = "RSVID")]
     pub release: Option<String>,
+    /// Show a reservation (or ALL) in detail, as mdiag -r.
+    #[arg(short = 'q', value_name = "RSVID")]
+    pub query: Option<String>,
+    /// With -c: end time (same forms as -s).
+    #[arg(short = 'e', value_name = "ENDTIME")]
+    pub end: Option<String>,
+    /// With -c: reservation name (id) instead of system.N.
+    #[arg(short = 'n', value_name = "NAME")]
+    pub name: Option<String>,
     /// With -c: access list, e.g. USER==john (users=john also accepted).
     #[arg(short = 'a', value_name = "ACL")]
     pub acl: Option<String>,
@@ -106,6 +116,21 @@ fn acl_spec(acl: &str) -> String {
 
 /// Runs mrsvctl.
 pub fn mrsvctl(a: Mrsvctl) -> Result<u8, String> {
+    if let Some(q) = &a.query {
+        let client = a.conn.client().map_err(|e| e.to_string())?;
+        let mut v = client.reservations().map_err(|e| e.to_string())?;
+        // `-q diag RSVID` is accepted as `-q RSVID`.
+        let id = a.specs.first().filter(|_| q == "diag").unwrap_or(q);
+        if !id.eq_ignore_ascii_case("ALL") && id != "diag" {
+            v.reservations.retain(|r| &r.id == id);
+            if v.reservations.is_empty() {
+                eprintln!("ERROR:  cannot locate reservation '{id}'");
+                return Ok(crate::EXIT_ERROR);
+            }
+        }
+        print(&crate::render::cluster::render_reservations(&v));
+        return Ok(EXIT_OK);
+    }
     let req = if let Some(id) = &a.release {
         ReservationRequest::Release { id: id.clone() }
     } else {
@@ -115,6 +140,12 @@ pub fn mrsvctl(a: Mrsvctl) -> Result<u8, String> {
         }
         if let Some(d) = &a.duration {
             specs.push(format!("duration={d}"));
+        }
+        if let Some(e) = &a.end {
+            specs.push(format!("endtime={e}"));
+        }
+        if let Some(n) = &a.name {
+            specs.push(format!("name={n}"));
         }
         if let Some(h) = &a.hosts {
             specs.push(format!("hostlist={h}"));

@@ -159,6 +159,8 @@ pub struct StandingReservation {
     pub hosts: Vec<String>,
     /// `TASKCOUNT=`.
     pub task_count: u32,
+    /// `RESOURCES=PROCS:N`: processors per task.
+    pub procs_per_task: u32,
     /// `DEPTH=`: periods reserved ahead.
     pub depth: u32,
     /// `PARTITION=`.
@@ -176,6 +178,37 @@ pub struct StandingReservation {
 }
 
 impl StandingReservation {
+    /// The core's standing reservation (what the scheduler materialises).
+    pub fn to_core(&self) -> arches_core::Standing {
+        let mut s = arches_core::Standing::new(&self.name);
+        s.period = match self.period {
+            SrPeriod::Day => arches_core::Period::Day,
+            SrPeriod::Week => arches_core::Period::Week,
+            SrPeriod::Infinity => arches_core::Period::Infinity,
+        };
+        s.start_time = self.start_time;
+        s.end_time = self.end_time;
+        s.duration = self.duration;
+        s.days = self
+            .days
+            .iter()
+            .filter_map(|d| arches_core::resv::weekday(d))
+            .collect();
+        s.hosts = self.hosts.clone();
+        s.tasks = self.task_count.saturating_mul(self.procs_per_task.max(1));
+        s.depth = self.depth;
+        s.acl = arches_core::Acl {
+            users: self.users.clone(),
+            groups: self.groups.clone(),
+            accounts: self.accounts.clone(),
+            classes: self.classes.clone(),
+            qos: self.qos.clone(),
+        };
+        s.flags = self.flags.clone();
+        s.owner = self.owner.clone();
+        s
+    }
+
     /// A reservation with Moab's defaults (`PERIOD=DAY`, `DEPTH=2`).
     pub fn new(name: &str) -> Self {
         StandingReservation {
@@ -187,6 +220,7 @@ impl StandingReservation {
             days: Vec::new(),
             hosts: Vec::new(),
             task_count: 0,
+            procs_per_task: 1,
             depth: 2,
             partition: None,
             users: Vec::new(),

@@ -248,6 +248,16 @@ static SR_ATTRS: &[AttrDef] = &[
         },
     ),
     attr(
+        "RESOURCES",
+        ValueType::Text,
+        Some("PROCS:1"),
+        "Resources per task (PROCS:N[;MEM:M]); only processors are reserved.",
+        |c, s, v| {
+            c.sr_mut(s.index).procs_per_task = crate::config::sr_procs_per_task(v.text()?)?;
+            Ok(())
+        },
+    ),
+    attr(
         "DEPTH",
         COUNT,
         Some("2"),

@@ -374,6 +374,20 @@ fn standing_reservations_are_typed() {
         (2, 4, ["bob".to_string()].as_slice())
     );
     assert_eq!(sr.depth, 2);
+    // The core's policy carries it for the scheduler.
+    let st = &c.policy.standing[0];
+    assert_eq!(st.name, "maint");
+    assert_eq!(st.period, arches_core::Period::Week);
+    assert_eq!(st.days, [1, 2]);
+    assert_eq!(
+        (st.tasks, st.acl.users.as_slice()),
+        (4, ["bob".to_string()].as_slice())
+    );
+    let c = ok("SRCFG[x] TASKCOUNT=3 RESOURCES=PROCS:2;MEM:512 ACCOUNTLIST=a1\n");
+    assert_eq!(c.policy.standing[0].tasks, 6);
+    assert_eq!(c.policy.standing[0].acl.accounts, ["a1"]);
+    let e = messages("SRCFG[x] RESOURCES=PROCS\n");
+    assert!(e[0].contains("RESOURCES"), "{e:?}");
 }
 
 #[test]

@@ -62,6 +62,9 @@ mod sys;
 mod tracked;
 
 pub use supervisor::supervise_main;
+// Shared with the Slurm backend (same job environment and node file).
+pub(crate) use spool::LaunchFile;
+pub(crate) use supervisor::environment;
 
 use std::collections::BTreeMap;
 use std::fs::{self, DirBuilder};
@@ -75,7 +78,7 @@ use arches_core::{JobId, Node, Secs, Time};
 
 use crate::{Launch, Observation, ResourceManager, RmError};
 use housekeeping::{Housekeeper, TRASH_PREFIX};
-use spool::{Control, LaunchFile, Pids};
+use spool::{Control, Pids};
 use tracked::{runs_in, Supervised};
 
 /// Seconds between SIGTERM and SIGKILL when a job is terminated, by default.

@@ -1,0 +1,284 @@
+//! What the backend reads from Slurm: `sinfo --json` nodes and `squeue --json`
+//! jobs (Slurm 22.05, OpenAPI v0.0.38 layout), host lists, wait statuses.
+//! Pure functions, tested without a cluster.
+
+use arches_core::{Node, NodeAdminState};
+use serde::Deserialize;
+
+/// One node of `sinfo --json`.
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub(crate) struct SlurmNode {
+    pub name: String,
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub state_flags: Vec<String>,
+    #[serde(default)]
+    pub cpus: Option<u32>,
+    #[serde(default)]
+    pub real_memory: Option<u64>,
+    #[serde(default)]
+    pub features: Option<String>,
+    #[serde(default)]
+    pub partitions: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct NodesDoc {
+    #[serde(default)]
+    nodes: Vec<SlurmNode>,
+}
+
+/// One job of `squeue --json` (only the fields the backend uses).
+#[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
+pub(crate) struct SlurmJob {
+    pub job_id: u64,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub comment: Option<String>,
+    #[serde(default)]
+    pub job_state: String,
+    #[serde(default)]
+    pub state_reason: Option<String>,
+    /// The raw wait status (`exit 3` is 768).
+    #[serde(default)]
+    pub exit_code: Option<i64>,
+    #[serde(default)]
+    pub nodes: Option<String>,
+    #[serde(default)]
+    pub restart_cnt: Option<u32>,
+    #[serde(default)]
+    pub end_time: Option<i64>,
+    #[serde(default)]
+    pub start_time: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct JobsDoc {
+    #[serde(default)]
+    jobs: Vec<SlurmJob>,
+}
+
+/// Parses `sinfo --json`.
+pub(crate) fn parse_nodes(text: &str) -> Result<Vec<SlurmNode>, String> {
+    serde_json::from_str::<NodesDoc>(text)
+        .map(|d| d.nodes)
+        .map_err(|e| format!("cannot parse sinfo --json: {e}"))
+}
+
+/// Parses `squeue --json`.
+pub(crate) fn parse_jobs(text: &str) -> Result<Vec<SlurmJob>, String> {
+    serde_json::from_str::<JobsDoc>(text)
+        .map(|d| d.jobs)
+        .map_err(|e| format!("cannot parse squeue --json: {e}"))
+}
+
+impl SlurmNode {
+    /// The administrative state the engine should see: down (also while
+    /// not responding: the engine stops using it at once), drained
+    /// (draining too: running jobs finish, nothing new starts), else up.
+    pub(crate) fn admin(&self) -> NodeAdminState {
+        let state = self.state.to_ascii_lowercase();
+        let flag = |f: &str| self.state_flags.iter().any(|s| s.eq_ignore_ascii_case(f));
+        let base = state.trim_end_matches(['*', '~', '#', '!', '%', '$', '@', '^', '-']);
+        if base.starts_with("down")
+            || base.starts_with("fail")
+            || base == "future"
+            || base == "unknown"
+            || flag("NOT_RESPONDING")
+            || flag("FAIL")
+            || flag("POWERED_DOWN")
+            || state.ends_with('*')
+        {
+            NodeAdminState::Down
+        } else if base.starts_with("drain") || flag("DRAIN") || flag("MAINTENANCE") {
+            NodeAdminState::Drained
+        } else {
+            NodeAdminState::Up
+        }
+    }
+
+    /// The node as the engine sees it; `partition` is the Arches partition
+    /// (`RMCFG[x] PARTITION=`, else `DEFAULT`).
+    pub(crate) fn to_node(&self, partition: &str) -> Node {
+        let mut node = Node::new(
+            &self.name,
+            self.cpus.unwrap_or(1),
+            self.real_memory.unwrap_or(0),
+        );
+        node.features = self
+            .features
+            .as_deref()
+            .unwrap_or("")
+            .split(',')
+            .map(str::trim)
+            .filter(|f| !f.is_empty() && *f != "(null)")
+            .map(String::from)
+            .collect();
+        node.partition = partition.to_string();
+        node.admin = self.admin();
+        node
+    }
+}
+
+/// How a Slurm job stands, for the backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Queued in Slurm (held or released, not yet running).
+    Pending,
+    Running,
+    Suspended,
+    /// Ending; its outcome follows.
+    Completing,
+    /// Ended: the state name decides how.
+    Ended,
+}
+
+impl SlurmJob {
+    pub(crate) fn phase(&self) -> Phase {
+        match self.job_state.as_str() {
+            "PENDING" | "CONFIGURING" | "REQUEUED" | "REQUEUE_HOLD" | "REQUEUE_FED"
+            | "RESV_DEL_HOLD" => Phase::Pending,
+            "RUNNING" | "SIGNALING" | "RESIZING" | "STAGE_OUT" => Phase::Running,
+            "SUSPENDED" | "STOPPED" => Phase::Suspended,
+            "COMPLETING" => Phase::Completing,
+            _ => Phase::Ended,
+        }
+    }
+
+    /// The node names it runs (ran) on.
+    pub(crate) fn node_names(&self) -> Vec<String> {
+        expand_hostlist(self.nodes.as_deref().unwrap_or(""))
+    }
+}
+
+/// Exit status from a raw wait status: the exit code, or 128 + signal.
+pub(crate) fn decode_wait_status(raw: i64) -> i32 {
+    let raw = raw as i32;
+    let sig = raw & 0x7f;
+    if sig == 0 {
+        (raw >> 8) & 0xff
+    } else {
+        128 + sig
+    }
+}
+
+/// Expands a Slurm host list such as `n[1-3,7],gpu01,x[08-10]` into names
+/// (`x08`, `x09`, `x10`: zero padding kept).
+pub(crate) fn expand_hostlist(list: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut start = 0;
+    let bytes = list.as_bytes();
+    let mut items = Vec::new();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'[' => depth += 1,
+            b']' => depth -= 1,
+            b',' if depth == 0 => {
+                items.push(&list[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&list[start..]);
+    for item in items.into_iter().map(str::trim).filter(|s| !s.is_empty()) {
+        expand_one(item, &mut out);
+    }
+    out
+}
+
+fn expand_one(item: &str, out: &mut Vec<String>) {
+    let Some(open) = item.find('[') else {
+        out.push(item.to_string());
+        return;
+    };
+    let Some(close) = item[open..].find(']').map(|c| c + open) else {
+        out.push(item.to_string());
+        return;
+    };
+    let (prefix, ranges, rest) = (&item[..open], &item[open + 1..close], &item[close + 1..]);
+    let mut tails = Vec::new();
+    expand_one(rest, &mut tails);
+    if rest.is_empty() {
+        tails = vec![String::new()];
+    }
+    for range in ranges.split(',') {
+        let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+        let width = lo.len();
+        match (lo.parse::<u64>(), hi.parse::<u64>()) {
+            (Ok(a), Ok(b)) if a <= b && b - a < 100_000 => {
+                for n in a..=b {
+                    for t in &tails {
+                        out.push(format!("{prefix}{n:0width$}{t}"));
+                    }
+                }
+            }
+            _ => out.push(format!("{prefix}{range}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hostlists() {
+        assert_eq!(expand_hostlist("n[1-3,7]"), ["n1", "n2", "n3", "n7"]);
+        assert_eq!(expand_hostlist("n2"), ["n2"]);
+        assert_eq!(expand_hostlist(""), Vec::<String>::new());
+        assert_eq!(
+            expand_hostlist("a[08-10],b1,c[1,3]"),
+            ["a08", "a09", "a10", "b1", "c1", "c3"]
+        );
+        assert_eq!(
+            expand_hostlist("r[1-2]n[1-2]"),
+            ["r1n1", "r1n2", "r2n1", "r2n2"]
+        );
+    }
+
+    #[test]
+    fn wait_statuses() {
+        assert_eq!(decode_wait_status(0), 0);
+        assert_eq!(decode_wait_status(768), 3);
+        assert_eq!(decode_wait_status(9), 137);
+        assert_eq!(decode_wait_status(15), 143);
+    }
+
+    #[test]
+    fn sinfo_nodes() {
+        let text = r#"{"meta":{},"errors":[],"nodes":[
+            {"name":"n1","state":"idle","state_flags":[],"cpus":8,"real_memory":4096,"features":"fast,ib","partitions":["batch"]},
+            {"name":"n2","state":"allocated","state_flags":["NOT_RESPONDING"],"cpus":8,"real_memory":4096,"features":""},
+            {"name":"n3","state":"idle","state_flags":["DRAIN"],"cpus":4,"real_memory":null},
+            {"name":"n4","state":"down","state_flags":[],"cpus":8}]}"#;
+        let nodes = parse_nodes(text).unwrap();
+        let n1 = nodes[0].to_node("DEFAULT");
+        assert_eq!(
+            (n1.procs, n1.mem_mb, n1.admin),
+            (8, 4096, NodeAdminState::Up)
+        );
+        assert_eq!(n1.features, ["fast", "ib"]);
+        assert_eq!(nodes[1].admin(), NodeAdminState::Down);
+        assert_eq!(nodes[2].admin(), NodeAdminState::Drained);
+        assert_eq!(nodes[2].to_node("p").partition, "p");
+        assert_eq!(nodes[3].admin(), NodeAdminState::Down);
+        assert!(parse_nodes("not json").is_err());
+    }
+
+    #[test]
+    fn squeue_jobs() {
+        let text = r#"{"jobs":[{"job_id":2,"name":"arches.7","comment":"arches:t:7","job_state":"FAILED",
+            "state_reason":"NonZeroExitCode","exit_code":768,"nodes":"n[2-3]","restart_cnt":0,"end_time":5},
+            {"job_id":3,"job_state":"PENDING","comment":null,"nodes":""}]}"#;
+        let jobs = parse_jobs(text).unwrap();
+        assert_eq!(jobs[0].phase(), Phase::Ended);
+        assert_eq!(jobs[0].node_names(), ["n2", "n3"]);
+        assert_eq!(decode_wait_status(jobs[0].exit_code.unwrap()), 3);
+        assert_eq!(jobs[1].phase(), Phase::Pending);
+        assert!(jobs[1].node_names().is_empty());
+    }
+}

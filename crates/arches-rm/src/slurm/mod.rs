@@ -1,0 +1,301 @@
+//! The Slurm backend (`RMCFG[name] TYPE=SLURM`): Arches decides when and
+//! where every job runs, Slurm executes it on its nodes.
+//!
+//! How (facts in `shared/slurm/README.md`, Slurm 22.05):
+//! - **One worker thread** makes every Slurm call (`sbatch`, `scontrol`,
+//!   `scancel`, `squeue --json`, `sinfo --json`). The trait methods only queue
+//!   a request and return; what happened comes back from `observe`. So a slow
+//!   or restarting slurmctld never blocks the scheduling iteration or client
+//!   queries. Only [`ResourceManager::nodes`] (the discovery at daemon start)
+//!   waits for Slurm.
+//! - **Start**: `sbatch --hold --no-requeue` pinned with `--nodelist` = the
+//!   engine's nodes and `--exclude` = every other node (a node list alone
+//!   means "at least these"), then `scontrol release` (batched for all the
+//!   starts of one round). Slurm never chooses nodes or start times
+//!   (configure it with `sched/builtin`, see docs/slurm.md).
+//! - **Tag**: every Slurm job carries the comment `arches:<tag>:<job>:<nonce>`,
+//!   so a restarted Arches finds its jobs again (`recover`) and cancels
+//!   launches it no longer owns.
+//! - **State**: `squeue --json` every poll interval; ends are reported with
+//!   the exit status decoded from the raw wait status; `TIMEOUT` is a
+//!   wall-clock kill; `NODE_FAIL` becomes [`Observation::NodeFailed`] (the
+//!   daemon requeues or fails the job by its restartable flag). `sinfo
+//!   --json` keeps node states current (`NodeChanged`).
+//! - **Control**: cancel = `scancel`; signal = `scancel --full --signal`;
+//!   suspend/resume = `scontrol suspend/resume` (a non-STOP suspend signal is
+//!   sent with `scancel --full`, resume then sends CONT); requeue = cancel
+//!   the Slurm job without reporting it (the next start is a new Slurm job);
+//!   checkpoint = signal, then cancel after the timeout.
+//! - **Environment**: `sbatch` runs with exactly the job's environment plus
+//!   the allocation variables the local backend sets (`PBS_NODEFILE`,
+//!   `PBS_NP`, `MOAB_NODELIST`...); the node file is written in the spool
+//!   directory (which must be visible on the compute nodes). As root, the job
+//!   is submitted with `--uid/--gid` of its user.
+//! - **slurmctld unreachable**: polls are skipped, starts are retried for
+//!   `retry` before they fail; a retried start first looks for its tag, so
+//!   a submit whose answer was lost is not submitted twice.
+
+mod json;
+mod worker;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::time::{Duration, Instant};
+
+use arches_core::{JobId, Node, Secs, Time};
+
+use crate::{Launch, Observation, ResourceManager, RmError};
+use worker::{Request, Worker};
+
+/// Configuration of a [`SlurmRm`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlurmConfig {
+    /// The RM's configured name (`RMCFG[name]`).
+    pub name: String,
+    /// What identifies this Arches instance's Slurm jobs (in their comment).
+    pub tag: String,
+    /// Where job node files and scripts go (created if missing, mode 0711);
+    /// must be readable on the compute nodes.
+    pub spool_dir: PathBuf,
+    /// `SLURM_CONF` for every Slurm command (`None`: inherited).
+    pub slurm_conf: Option<PathBuf>,
+    /// Directory of the Slurm commands (`None`: found through `PATH`).
+    pub bin_dir: Option<PathBuf>,
+    /// The Arches partition of the discovered nodes.
+    pub partition: String,
+    /// Time between two `squeue`/`sinfo` polls.
+    pub poll_interval: Duration,
+    /// How long an unreachable slurmctld is waited out (start retries,
+    /// node discovery) before giving up.
+    pub retry: Duration,
+}
+
+impl SlurmConfig {
+    /// Defaults: `SLURM_CONF` inherited, 1 s polls, slurmctld waited out for 2 min.
+    pub fn new(
+        name: impl Into<String>,
+        tag: impl Into<String>,
+        spool_dir: impl Into<PathBuf>,
+    ) -> SlurmConfig {
+        SlurmConfig {
+            name: name.into(),
+            tag: tag.into(),
+            spool_dir: spool_dir.into(),
+            slurm_conf: None,
+            bin_dir: None,
+            partition: arches_core::node::DEFAULT_PARTITION.to_string(),
+            poll_interval: Duration::from_secs(1),
+            retry: Duration::from_secs(120),
+        }
+    }
+
+    /// A Slurm command with this configuration's environment.
+    pub(crate) fn command(&self, program: &str) -> Command {
+        let mut cmd = match &self.bin_dir {
+            Some(dir) => Command::new(dir.join(program)),
+            None => Command::new(program),
+        };
+        if let Some(conf) = &self.slurm_conf {
+            cmd.env("SLURM_CONF", conf);
+        }
+        cmd.stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// Runs a Slurm command; its stdout, or why it failed.
+    pub(crate) fn run(&self, program: &str, args: &[&str]) -> Result<String, String> {
+        output(self.command(program).args(args), program)
+    }
+}
+
+/// Runs a prepared command; its stdout, or the command and its stderr.
+pub(crate) fn output(cmd: &mut Command, program: &str) -> Result<String, String> {
+    match cmd.output() {
+        Ok(out) if out.status.success() => Ok(String::from_utf8_lossy(&out.stdout).into_owned()),
+        Ok(out) => {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let err = err.trim();
+            Err(format!(
+                "{program} failed ({}): {}",
+                out.status,
+                if err.is_empty() { "no message" } else { err }
+            ))
+        }
+        Err(e) => Err(format!("cannot run {program}: {e}")),
+    }
+}
+
+/// Whether a Slurm command's failure means slurmctld is (temporarily) not
+/// answering, so the request should be retried rather than failed.
+pub(crate) fn unreachable(message: &str) -> bool {
+    [
+        "Unable to contact slurm controller",
+        "Socket timed out",
+        "Connection refused",
+        "Zero Bytes were transmitted",
+        "Slurm backup controller in standby mode",
+        "Communication connection failure",
+        "Transport endpoint is not connected",
+        "Unable to establish",
+    ]
+    .iter()
+    .any(|m| message.contains(m))
+}
+
+/// The Slurm backend. Dropping it stops its worker (after the Slurm call in
+/// progress); the Slurm jobs keep running and a new instance with the same
+/// tag finds them with `recover`.
+pub struct SlurmRm {
+    config: SlurmConfig,
+    requests: Sender<Request>,
+    observations: Receiver<Observation>,
+}
+
+impl SlurmRm {
+    /// Creates the spool directory and starts the worker thread. Slurm is
+    /// not contacted here.
+    pub fn new(config: SlurmConfig) -> Result<SlurmRm, RmError> {
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o711)
+            .create(&config.spool_dir)
+            .map_err(|e| {
+                RmError::Unavailable(format!(
+                    "spool directory {}: {e}",
+                    config.spool_dir.display()
+                ))
+            })?;
+        let (requests, rx) = mpsc::channel();
+        let (tx, observations) = mpsc::channel();
+        let worker = Worker::new(config.clone(), tx);
+        std::thread::Builder::new()
+            .name(format!("slurm-{}", config.name))
+            .spawn(move || worker.run(rx))
+            .map_err(|e| RmError::Unavailable(format!("cannot start the Slurm worker: {e}")))?;
+        Ok(SlurmRm {
+            config,
+            requests,
+            observations,
+        })
+    }
+
+    fn send(&self, request: Request) -> Result<(), RmError> {
+        self.requests
+            .send(request)
+            .map_err(|_| RmError::Unavailable("the Slurm worker thread has stopped".into()))
+    }
+}
+
+/// Reads the nodes from `sinfo --json` (one call, no retry).
+pub fn query_nodes(config: &SlurmConfig) -> Result<Vec<Node>, RmError> {
+    let text = config
+        .run("sinfo", &["--json"])
+        .map_err(RmError::Unavailable)?;
+    let nodes = json::parse_nodes(&text).map_err(RmError::Unavailable)?;
+    Ok(nodes.iter().map(|n| n.to_node(&config.partition)).collect())
+}
+
+/// One `squeue --json` call and its parse, as the worker polls; returns the
+/// number of jobs Slurm reported (for benchmarks and diagnostics).
+pub fn query_jobs(config: &SlurmConfig) -> Result<usize, RmError> {
+    let text = config
+        .run("squeue", &["--json"])
+        .map_err(RmError::Unavailable)?;
+    json::parse_jobs(&text)
+        .map(|j| j.len())
+        .map_err(RmError::Unavailable)
+}
+
+fn check_signal(signal: i32) -> Result<i32, RmError> {
+    if (1..=64).contains(&signal) {
+        Ok(signal)
+    } else {
+        Err(RmError::Refused(format!("invalid signal number {signal}")))
+    }
+}
+
+impl ResourceManager for SlurmRm {
+    fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    fn kind(&self) -> &'static str {
+        "SLURM"
+    }
+
+    /// The nodes Slurm reports; waits out an unreachable slurmctld for
+    /// `retry` (this is called once, when the daemon starts).
+    fn nodes(&mut self) -> Result<Vec<Node>, RmError> {
+        let deadline = Instant::now() + self.config.retry;
+        loop {
+            match query_nodes(&self.config) {
+                Ok(nodes) if !nodes.is_empty() => return Ok(nodes),
+                Ok(_) if Instant::now() >= deadline => {
+                    return Err(RmError::Unavailable("Slurm reports no nodes".into()))
+                }
+                Err(e) if Instant::now() >= deadline || !unreachable(&e.to_string()) => {
+                    return Err(e)
+                }
+                _ => std::thread::sleep(Duration::from_millis(500)),
+            }
+        }
+    }
+
+    fn start(&mut self, launch: &Launch, _now: Time) -> Result<(), RmError> {
+        if launch.nodes.is_empty() {
+            return Err(RmError::Refused(format!(
+                "job {}: no nodes allocated",
+                launch.job
+            )));
+        }
+        self.send(Request::Start(Box::new(launch.clone())))
+    }
+
+    fn cancel(&mut self, job: JobId, _now: Time) -> Result<(), RmError> {
+        self.send(Request::Cancel(job))
+    }
+
+    fn signal(&mut self, job: JobId, signal: i32, _now: Time) -> Result<(), RmError> {
+        let signal = check_signal(signal)?;
+        self.send(Request::Signal(job, signal))
+    }
+
+    fn suspend(&mut self, job: JobId, signal: Option<i32>, _now: Time) -> Result<(), RmError> {
+        let signal = signal.map(check_signal).transpose()?;
+        self.send(Request::Suspend(job, signal))
+    }
+
+    fn resume(&mut self, job: JobId, _now: Time) -> Result<(), RmError> {
+        self.send(Request::Resume(job))
+    }
+
+    fn requeue(&mut self, job: JobId, _now: Time) -> Result<(), RmError> {
+        self.send(Request::Requeue(job))
+    }
+
+    fn checkpoint(
+        &mut self,
+        job: JobId,
+        signal: i32,
+        timeout: Secs,
+        _now: Time,
+    ) -> Result<(), RmError> {
+        let signal = check_signal(signal)?;
+        if timeout < 0 {
+            return Err(RmError::Refused(format!(
+                "negative checkpoint timeout {timeout}"
+            )));
+        }
+        self.send(Request::Checkpoint(job, signal, timeout))
+    }
+
+    fn observe(&mut self, _now: Time) -> Vec<Observation> {
+        self.observations.try_iter().collect()
+    }
+
+    fn recover(&mut self, active: &[JobId], _now: Time) -> Result<(), RmError> {
+        self.send(Request::Recover(active.to_vec()))
+    }
+}
