@@ -14,7 +14,7 @@
 //! [`schedule_lean`] returns `None` and the driver runs the full iteration.
 //!
 //! Instead of ordering every queued job by priority it walks the state's
-//! incremental queue index (ordered by submit time, then id) and builds the
+//! incremental queue index (enabled with [`State::set_lean_indexes`]) (ordered by submit time, then id) and builds the
 //! availability profile from the release index. Once every reservation is
 //! placed, the rest of the queue can only backfill: blocks of the index whose
 //! smallest job cannot fit for its shortest duration are skipped whole, and
@@ -97,7 +97,7 @@ pub fn lean_supported(policy: &Policy) -> bool {
 /// [`crate::schedule()`]. Pure: equal inputs give equal plans, and the starts,
 /// reservations and `next_wakeup` equal `schedule()`'s.
 pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPlan> {
-    let idx = state.indexes();
+    let idx = state.indexes()?;
     if !lean_supported(policy)
         || idx.sys_prio > 0
         || idx.suspended > 0

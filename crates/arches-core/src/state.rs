@@ -152,8 +152,10 @@ pub struct State {
     released_early: bool,
     /// Administrative reservations (`mrsvctl -c`), by id.
     reservations: BTreeMap<String, crate::resv::Reservation>,
-    /// Indexes for the lean path ([`crate::lean`]), maintained by `apply`.
-    idx: crate::index::Indexes,
+    /// Indexes for the lean path ([`crate::lean`]), maintained by `apply`
+    /// once a driver enabled them ([`State::set_lean_indexes`]; the daemon
+    /// does not, so its clones stay O(1)).
+    idx: Option<Box<crate::index::Indexes>>,
     /// Nodes whose administrative state is not `Up`.
     nodes_not_up: usize,
 }
@@ -348,17 +350,22 @@ impl State {
             event,
             Event::Submit(_) | Event::Start { .. } | Event::Purge { .. }
         );
+        let event_job_none = event_job(&event).is_none();
         // Lean indexes: take the job out as it is, put it back as it is after
         // the event (also when the event is refused and nothing changed).
-        let touched = event_job(&event);
+        let touched = event_job(&event).filter(|_| self.idx.is_some());
         if let Some(j) = touched.and_then(|id| self.jobs.get(&id)) {
-            self.idx.remove(j, self.queued.contains(&j.id));
+            if let Some(idx) = self.idx.as_mut() {
+                idx.remove(j, self.queued.contains(&j.id));
+            }
         }
         let res = self.apply_inner(event, now);
         if let Some(j) = touched.and_then(|id| self.jobs.get(&id)) {
-            self.idx.add(j, self.queued.contains(&j.id));
+            if let Some(idx) = self.idx.as_mut() {
+                idx.add(j, self.queued.contains(&j.id));
+            }
         }
-        if touched.is_none() {
+        if event_job_none {
             self.nodes_not_up = self
                 .nodes
                 .iter()
@@ -372,9 +379,28 @@ impl State {
         Ok(())
     }
 
-    /// The lean path's indexes.
-    pub(crate) fn indexes(&self) -> &crate::index::Indexes {
-        &self.idx
+    /// The lean path's indexes, if enabled.
+    pub(crate) fn indexes(&self) -> Option<&crate::index::Indexes> {
+        self.idx.as_deref()
+    }
+
+    /// Enables (building them from the current jobs) or drops the
+    /// incremental indexes that [`crate::schedule_lean`] needs; without them
+    /// it always declines. Off by default: they cost memory and make clones
+    /// O(queue). The simulator enables them.
+    pub fn set_lean_indexes(&mut self, on: bool) {
+        if !on {
+            self.idx = None;
+            return;
+        }
+        if self.idx.is_some() {
+            return;
+        }
+        let mut idx = crate::index::Indexes::default();
+        for j in self.jobs.values() {
+            idx.add(j, self.queued.contains(&j.id));
+        }
+        self.idx = Some(Box::new(idx));
     }
 
     /// Whether every node is administratively up.

@@ -111,8 +111,10 @@ impl Simulation {
             .flat_map(|j| j.depend.iter().map(|d| d.job))
             .collect();
         let now = jobs.first().map_or(0, |j| j.submit);
+        let mut state = State::new(nodes.clone());
+        state.set_lean_indexes(true);
         Simulation {
-            state: State::new(nodes.clone()),
+            state,
             policy,
             rm: SimRm::new("sim", nodes),
             now,
@@ -139,6 +141,7 @@ impl Simulation {
     /// starts and reservations, without per-job decisions.
     pub fn set_full_plans(&mut self, full: bool) {
         self.full_plans = full;
+        self.state.set_lean_indexes(!full);
     }
 
     /// The scheduler's state now.
