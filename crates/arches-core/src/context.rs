@@ -256,13 +256,26 @@ impl<'a> Ctx<'a> {
 
     /// Records a planned usage (a start now, or a reservation) in every layer.
     pub fn commit(&mut self, job: &Job, start: Time, end: Option<Time>, alloc: &[Alloc]) {
+        self.commit_procs(job, job.req.total_procs(), start, end, alloc);
+    }
+
+    /// [`Ctx::commit`] of `procs` processors (a resumed job's allocation,
+    /// whose memory stayed held).
+    pub fn commit_procs(
+        &mut self,
+        job: &Job,
+        procs: u32,
+        start: Time,
+        end: Option<Time>,
+        alloc: &[Alloc],
+    ) {
         self.lift(job);
-        self.commit_lifted(job, start, end, alloc);
+        self.commit_lifted(procs, start, end, alloc);
         self.unlift(Some((alloc, start, end)));
     }
 
-    fn commit_lifted(&mut self, job: &Job, start: Time, end: Option<Time>, alloc: &[Alloc]) {
-        let demand = Amount::procs(i64::from(job.req.total_procs()));
+    fn commit_lifted(&mut self, procs: u32, start: Time, end: Option<Time>, alloc: &[Alloc]) {
+        let demand = Amount::procs(i64::from(procs));
         self.agg.force_usage(start, end, demand);
         if let Some(nodes) = self.nodes.as_mut() {
             for a in alloc {
@@ -282,6 +295,88 @@ impl<'a> Ctx<'a> {
         if !alloc.is_empty() {
             self.planned.push((alloc.to_vec(), start, end));
         }
+    }
+
+    /// Frees an active job's resources from now until its planned end, as if
+    /// it were preempted now (suspension keeps its memory). `reverse` undoes
+    /// an earlier release. Used by [`crate::preempt`] to try victim sets.
+    pub fn release(&mut self, job: &Job, keep_mem: bool, reverse: bool) {
+        let Some(run) = job.run.as_ref() else {
+            return;
+        };
+        let end = planned_end(job, self.policy).map(|e| e.max(self.now + 1));
+        let procs: i64 = run.alloc.iter().map(|a| i64::from(a.procs)).sum();
+        if reverse {
+            self.agg.force_usage(self.now, end, Amount::procs(procs));
+        } else {
+            let _ = self.agg.remove_usage(self.now, end, Amount::procs(procs));
+        }
+        for a in &run.alloc {
+            let up = self
+                .state
+                .node(a.node)
+                .is_some_and(|n| n.admin == crate::node::NodeAdminState::Up);
+            if !up {
+                continue;
+            }
+            let mut amount = alloc_amount(a);
+            if keep_mem {
+                amount.mem = 0;
+            }
+            if let Some(nodes) = self.nodes.as_mut() {
+                let p = &mut nodes[a.node as usize];
+                if reverse {
+                    p.force_usage(self.now, end, amount);
+                } else {
+                    let _ = p.remove_usage(self.now, end, amount);
+                }
+            }
+            let mem = if keep_mem { 0 } else { a.mem_mb };
+            let f = &mut self.free[a.node as usize];
+            if reverse {
+                f.0 = f.0.saturating_sub(a.procs);
+                f.1 = f.1.saturating_sub(mem);
+                if f.0 == 0 {
+                    self.free_set.remove(&a.node);
+                }
+            } else {
+                f.0 += a.procs;
+                f.1 += mem;
+                if f.0 > 0 {
+                    self.free_set.insert(a.node);
+                }
+            }
+        }
+    }
+
+    /// Whether `demand` processors are free (aggregate) from now for `dur`.
+    pub fn covers_now(&self, procs: u32, dur: Option<Secs>) -> bool {
+        let end = dur.map(|d| self.now + d.max(1));
+        let demand = Amount::procs(i64::from(procs));
+        self.agg.free_at(self.now).covers(demand)
+            && self.agg.free_over(self.now, end).covers(demand)
+    }
+
+    /// Free processors and memory of a node right now (after this plan's starts).
+    pub fn free_now(&self, node: NodeId) -> (u32, u64) {
+        self.free.get(node as usize).copied().unwrap_or((0, 0))
+    }
+
+    /// Places `job` on what is free right now, ignoring later reservations
+    /// (optimistic PREEMPT backfill).
+    pub fn fit_free_now(&mut self, job: &Job) -> Option<Vec<Alloc>> {
+        self.lift(job);
+        let demand = Amount::procs(i64::from(job.req.total_procs()));
+        let r = if self.agg.free_at(self.now).covers(demand) {
+            if self.needs_nodes(job) {
+                self.ensure_nodes();
+            }
+            self.place_at(job, self.now, Some(self.now + 1))
+        } else {
+            None
+        };
+        self.unlift(None);
+        r
     }
 
     /// Per-node profiles (built on first use).

@@ -463,6 +463,9 @@ pub struct Job {
     pub start_count: u32,
     /// How many times a lower-priority job was backfilled ahead of it.
     pub bypass_count: u32,
+    /// Suspended by an administrator or its owner (`mjobctl -s`): not
+    /// resumed automatically.
+    pub admin_suspended: bool,
     /// Waiting for stage-in data (`None`: no staging or the data is there).
     /// Set by the staging driver from [`crate::staging::plan`].
     pub data_wait: Option<crate::staging::DataWait>,
@@ -500,6 +503,7 @@ impl Job {
             completion: None,
             start_count: 0,
             bypass_count: 0,
+            admin_suspended: false,
             data_wait: None,
         }
     }

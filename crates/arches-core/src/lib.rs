@@ -33,6 +33,7 @@ pub mod node;
 pub mod placement;
 pub mod plan;
 pub mod policy;
+pub mod preempt;
 pub mod priority;
 pub mod profile;
 pub mod resv;

@@ -179,6 +179,13 @@ pub struct Plan {
     /// When time alone will next change a decision (a reservation starts, a
     /// start date arrives, a chunking window closes).
     pub next_wakeup: Option<Time>,
+    /// Running jobs to preempt before the starts are applied
+    /// ([`crate::preempt`]).
+    pub preemptions: Vec<crate::preempt::Preemption>,
+    /// Suspended jobs to resume (before the starts).
+    pub resumes: Vec<JobId>,
+    /// Why blocked preemptors did not preempt.
+    pub preempt_notes: Vec<crate::preempt::PreemptNote>,
 }
 
 /// Every queued job's [`Decision`], ordered by job id: a sorted vector,
@@ -234,6 +241,19 @@ impl FromIterator<(JobId, Decision)> for Decisions {
 }
 
 impl Plan {
+    /// The preemption of a job by this plan, if any.
+    pub fn preemption(&self, job: JobId) -> Option<&crate::preempt::Preemption> {
+        self.preemptions.iter().find(|p| p.job == job)
+    }
+
+    /// Why a preemptor did not preempt in this plan, if it tried.
+    pub fn preempt_note(&self, job: JobId) -> Option<&str> {
+        self.preempt_notes
+            .iter()
+            .find(|n| n.job == job)
+            .map(|n| n.text.as_str())
+    }
+
     /// The reservation of a job, if it has one.
     pub fn reservation(&self, job: JobId) -> Option<&PlannedReservation> {
         self.reservations.iter().find(|r| r.job == job)

@@ -118,6 +118,55 @@ pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
     }
 }
 
+/// `(system, total)` of [`priority`] without building the breakdown: the
+/// same terms summed in the same order, skipping zero weights (used for the
+/// thousands of running jobs preemption compares).
+pub fn priority_total(job: &Job, policy: &Policy, now: Time) -> (bool, i64) {
+    if let Some(p) = job.sys_prio {
+        return (true, p);
+    }
+    let w = &policy.weights;
+    let mut sum = 0.0f64;
+    let mut add = |cw: i64, sw: i64, value: &dyn Fn() -> f64| {
+        let weight = cw.saturating_mul(sw);
+        if weight != 0 {
+            sum += weight as f64 * value();
+        }
+    };
+    let queued: Secs = (now - job.submit_time).max(0);
+    add(w.service, w.queuetime, &|| (queued / 60) as f64);
+    if w.service != 0 && w.xfactor != 0 {
+        add(w.service, w.xfactor, &|| xfactor(job, policy, now));
+    }
+    add(w.service, w.bypass, &|| f64::from(job.bypass_count));
+    add(w.service, w.userprio, &|| job.user_prio as f64);
+    let c = &job.cred;
+    let cred_prio = |map: &std::collections::BTreeMap<String, crate::policy::CredConfig>,
+                     key: Option<&String>| {
+        key.and_then(|k| map.get(k)).map_or(0, |cfg| cfg.priority) as f64
+    };
+    add(w.cred, w.user, &|| cred_prio(&policy.users, Some(&c.user)));
+    add(w.cred, w.group, &|| {
+        cred_prio(&policy.groups, Some(&c.group))
+    });
+    add(w.cred, w.account, &|| {
+        cred_prio(&policy.accounts, c.account.as_ref())
+    });
+    add(w.cred, w.class, &|| {
+        c.class
+            .as_ref()
+            .and_then(|k| policy.classes.get(k))
+            .map_or(0, |cfg| cfg.priority) as f64
+    });
+    add(w.cred, w.qos, &|| {
+        c.qos
+            .as_ref()
+            .and_then(|k| policy.qos.get(k))
+            .map_or(0, |cfg| cfg.priority) as f64
+    });
+    (false, sum.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
+}
+
 /// Expansion factor: (time queued + walltime) / walltime; 1 without walltime.
 pub fn xfactor(job: &Job, policy: &Policy, now: Time) -> f64 {
     let queued = (now - job.submit_time).max(0) as f64;
@@ -147,6 +196,31 @@ mod tests {
 
     fn job(id: u64, submit: Time) -> Job {
         Job::new(id, "u", Request::procs(1), Some(3600), submit)
+    }
+
+    #[test]
+    fn priority_total_matches_the_breakdown() {
+        let mut p = Policy::default();
+        p.weights.qos = 3;
+        p.weights.xfactor = 2;
+        p.weights.userprio = 1;
+        p.weights.class = 5;
+        p.qos.insert(
+            "q".into(),
+            QosConfig {
+                priority: 70,
+                ..QosConfig::default()
+            },
+        );
+        for (k, t) in [(1u64, 0i64), (2, 500), (3, 7_000)] {
+            let mut j = job(k, t);
+            j.cred.qos = (k != 2).then(|| "q".to_string());
+            j.user_prio = k as i64 * 7 - 10;
+            let b = priority(&j, &p, 9_999);
+            assert_eq!(priority_total(&j, &p, 9_999), (b.system, b.total));
+            j.sys_prio = Some(5);
+            assert_eq!(priority_total(&j, &p, 9_999), (true, 5));
+        }
     }
 
     #[test]

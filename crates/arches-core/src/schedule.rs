@@ -17,8 +17,12 @@
 //!    depth, `BACKFILLPOLICY` decides: FIRSTFIT starts every candidate that
 //!    fits in queue order, BESTFIT and GREEDY choose by `BACKFILLMETRIC`
 //!    ([`crate::backfill`]), NONE starts nothing out of order (strict
-//!    priority: with depth 1 this is FCFS), PREEMPT behaves as FIRSTFIT until
-//!    preemption lands (the extension point is [`crate::backfill`]).
+//!    priority: with depth 1 this is FCFS), PREEMPT is FIRSTFIT that also
+//!    starts jobs optimistically on what is free now ([`crate::preempt`]).
+//!
+//! Preemptors that do not fit, and under PREEMPT backfill jobs within the
+//! reservation depth, may preempt running jobs ([`crate::preempt`]);
+//! suspended jobs resume before the walk.
 //!
 //! With credential limits configured the walk runs twice, as Moab does: jobs
 //! within their soft limits first, then the jobs within their hard limits.
@@ -119,6 +123,7 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
     } else {
         &[PolicyLevel::Hard]
     };
+    crate::preempt::resume_suspended(&mut walk, &entries);
     for &level in levels {
         for i in 0..entries.len() {
             walk.consider(&mut entries, i, level);
@@ -265,6 +270,16 @@ impl<'a> Walk<'a> {
         if let Some(ready) = job.data_wait.and_then(|w| w.ready_at()) {
             if ready > self.ctx.now {
                 self.reserve_after_data(entries, i, dur, ready);
+                return;
+            }
+        }
+        if (can_reserve && policy.backfill == BackfillPolicy::Preempt)
+            || crate::preempt::is_preemptor(job, policy)
+        {
+            // Preemption (crate::preempt): only when it does not fit as is.
+            if self.ctx.fit_now(job, dur).is_none()
+                && crate::preempt::try_preempt(self, entries, i, dur, can_reserve)
+            {
                 return;
             }
         }
@@ -416,6 +431,14 @@ impl<'a> Walk<'a> {
                 return;
             }
         }
+        if self.ctx.policy.backfill == BackfillPolicy::Preempt {
+            // Optimistic: start on what is free now even if it may run into
+            // a reservation; it is preempted when that slot comes.
+            if let Some(alloc) = self.ctx.fit_free_now(job) {
+                self.start(entries, i, alloc, dur, StartKind::Backfill);
+                return;
+            }
+        }
         let idle = self.ctx.idle_procs();
         entries[i].reason = Some(match self.top_reservation {
             Some(r) if idle >= job.req.total_procs() => BlockReason::WouldDelayReservation(r),
@@ -537,6 +560,7 @@ impl<'a> Walk<'a> {
             _ => None,
         });
         let rsv = self.plan.reservations.iter().map(|r| r.start);
+        let retry = self.plan.preempt_notes.iter().filter_map(|n| n.retry_at);
         // Administrative and standing reservations begin and end.
         let held: Vec<Time> = self
             .ctx
@@ -548,6 +572,7 @@ impl<'a> Walk<'a> {
             .chain(dates)
             .chain(rsv)
             .chain(held)
+            .chain(retry)
             .chain(self.chunk_until)
             .filter(|t| *t > now)
             .min();

@@ -90,6 +90,9 @@ pub enum JobChange {
     /// sets and extends it, also while the job runs). The walltime is
     /// unchanged and stays the kill limit.
     Estimate(Option<Secs>),
+    /// Marks a suspension as an administrator's (`mjobctl -s`): such a job
+    /// is not resumed automatically.
+    AdminSuspended(bool),
     /// Waiting for stage-in data ([`crate::staging`]).
     DataWait(Option<crate::staging::DataWait>),
 }
@@ -537,6 +540,7 @@ impl State {
                     .map(Arc::make_mut)
                     .expect("checked above");
                 j.state = JobState::Running;
+                j.admin_suspended = false;
                 if let Some(r) = j.run.as_mut() {
                     if let Some(at) = r.suspended_at.take() {
                         r.suspended_secs += (now - at).max(0);
@@ -559,6 +563,7 @@ impl State {
                     .expect("checked above");
                 j.state = JobState::Idle;
                 j.run = None;
+                j.admin_suspended = false;
                 self.active.remove(&job);
                 self.queued.insert(job);
                 Ok(())
@@ -612,6 +617,7 @@ impl State {
             JobChange::StartAfter(t) => j.start_after = t,
             JobChange::Flags(f) => j.flags = f.into_iter().collect(),
             JobChange::Estimate(e) => j.estimate = e,
+            JobChange::AdminSuspended(b) => j.admin_suspended = b,
             JobChange::DataWait(w) => j.data_wait = w,
         }
         Ok(())

@@ -9,7 +9,8 @@ use arches_core::job::{CompletionCode, Job, JobId, Request};
 use arches_core::node::Node;
 use arches_core::plan::BlockReason;
 use arches_core::policy::{
-    BackfillMetric, BackfillPolicy, NodeAllocationPolicy, ReservationBucket, ReservationPolicy,
+    BackfillMetric, BackfillPolicy, NodeAllocationPolicy, PreemptPolicy, ReservationBucket,
+    ReservationPolicy,
 };
 use arches_core::state::{Event, State};
 use arches_core::{schedule, Policy, Time};
@@ -112,6 +113,7 @@ proptest! {
         let mut order: Vec<usize> = (0..specs.len()).collect();
         order.sort_by_key(|i| specs[*i].submit);
         let mut started = 0usize;
+        let mut ran = std::collections::BTreeSet::new();
         let mut never = 0usize;
         let mut steps = 0;
         loop {
@@ -131,6 +133,16 @@ proptest! {
             }
             let plan = schedule(&state, &policy, now);
             prop_assert_eq!(&plan, &schedule(&state, &policy, now));
+            // PREEMPT backfill requeues optimistic backfill jobs.
+            for p in &plan.preemptions {
+                prop_assert_eq!(policy.backfill, BackfillPolicy::Preempt);
+                prop_assert_eq!(p.method, PreemptPolicy::Requeue);
+                let res = state.apply(Event::Requeue { job: p.job }, now);
+                prop_assert!(res.is_ok(), "requeue refused: {:?}", res);
+                for ids in events.values_mut() {
+                    ids.retain(|j| *j != p.job);
+                }
+            }
             for s in &plan.starts {
                 let res = state.apply(
                     Event::Start { job: s.job, alloc: s.alloc.clone(), kind: s.kind },
@@ -141,7 +153,9 @@ proptest! {
                 let end = now + spec.run.min(spec.wall.unwrap_or(i64::MAX / 4)).max(1);
                 events.entry(end).or_default().push(s.job);
                 times.push(end);
-                started += 1;
+                if ran.insert(s.job) {
+                    started += 1;
+                }
             }
             if let Some(w) = plan.next_wakeup {
                 times.push(w);

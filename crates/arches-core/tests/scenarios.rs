@@ -14,9 +14,12 @@
 //!     BACKFILLDEPTH, RESERVATIONDEPTH, RESERVATIONPOLICY, NODEALLOCATIONPOLICY,
 //!     NOBF <qos>, MAXJOB <user> <soft>,<hard>, MAXPROC <user> <soft>,<hard>,
 //!     DEFAULTWC <class> <time>, MAXWC <class> <time>,
-//!     BFVIRTUALWALLTIMESCALINGFACTOR <f>, BFCHUNKSIZE <procs>, BFCHUNKDURATION <time>
+//!     BFVIRTUALWALLTIMESCALINGFACTOR <f>, BFCHUNKSIZE <procs>, BFCHUNKDURATION <time>,
+//!     QFLAGS <qos> <FLAG,...>, QOSPRIO <qos> <n>, QOSWEIGHT <n>, QOSJOBFLAGS <qos> <FLAG,...>,
+//!     CLASSJOBFLAGS <class> <FLAG,...>, PREEMPTPOLICY <p>, JOBPREEMPTMINACTIVETIME <t>,
+//!     JOBPREEMPTMAXACTIVETIME <t>
 //! job ID submit=T procs=N wall=T|none run=T [user=U] [qos=Q] [class=C]
-//!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P] [group=G] [account=A]
+//!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P] [group=G] [account=A] [flags=F,G]
 //! rsv ID start=T end=T|none [hosts=A,B] [procs=N] [users=..] [groups=..]
 //!     [accounts=..] [classes=..] [qos=..]     an administrative reservation
 //! srcfg NAME [period=DAY|WEEK|INFINITY] [starttime=T] [endtime=T] [days=Mon,..]
@@ -28,7 +31,18 @@
 //! expect reason AT ID NAME                    ... ID's BlockReason variant is NAME
 //! expect eligible AT ID yes|no                ... ID's Decision.eligible
 //! expect nodes ID NAME,NAME                   the nodes the job started on
+//! expect preempt ID T [METHOD] [BY]           the job is preempted at T (how, for whom)
+//! expect nopreempt ID                         the job is never preempted
+//! expect resume ID T                          the suspended job resumes at T
+//! expect restart ID T                         the job's last start (after a requeue) is at T
+//! expect end ID T                             the job finishes at T
+//! expect note AT ID WORD                      ... ID's preempt note contains WORD
+//! expect preempts AT COUNT                    the iteration at AT preempts COUNT jobs
 //! ```
+//!
+//! Preempted jobs are suspended (their remaining run time is kept and they
+//! end that much later after resuming), requeued (checkpoint too: they run
+//! their full run time again) or cancelled, as the plan says.
 //!
 //! Event order at one instant follows pyss: submissions, then terminations,
 //! then one scheduling iteration whose starts are applied at once.
@@ -36,9 +50,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use arches_core::job::{CompletionCode, Job, JobId, Request, StartKind};
+use arches_core::job::{CompletionCode, Job, JobFlag, JobId, Request, StartKind};
 use arches_core::node::Node;
 use arches_core::plan::{BlockReason, Plan};
+use arches_core::policy::PreemptPolicy;
 use arches_core::policy::{Limit, QosConfig, QosFlag, ReservationBucket};
 use arches_core::state::{Event, State};
 use arches_core::{schedule, Acl, Policy, Reservation, Standing, Time};
@@ -168,6 +183,11 @@ fn parse(text: &str) -> Scenario {
                 if let Some(p) = kv.get("prio") {
                     job.sys_prio = Some(p.parse().unwrap());
                 }
+                if let Some(f) = kv.get("flags") {
+                    for x in f.split(',') {
+                        job.flags.insert(x.parse().unwrap());
+                    }
+                }
                 sc.jobs.push((job, time(kv["run"])));
             }
             "rsv" | "srcfg" => {
@@ -260,6 +280,26 @@ fn policy(p: &mut Policy, w: &[&str]) {
                 c.max_wclimit = Some(time(w[2]));
             }
         }
+        "QFLAGS" => {
+            let q = p.qos.entry(w[1].to_string()).or_default();
+            q.flags
+                .extend(w[2].split(',').map(|f| f.parse::<QosFlag>().unwrap()));
+        }
+        "QOSPRIO" => p.qos.entry(w[1].to_string()).or_default().priority = w[2].parse().unwrap(),
+        "QOSWEIGHT" => p.weights.qos = w[1].parse().unwrap(),
+        "QOSJOBFLAGS" => {
+            let q = p.qos.entry(w[1].to_string()).or_default();
+            q.job_flags
+                .extend(w[2].split(',').map(|f| f.parse::<JobFlag>().unwrap()));
+        }
+        "CLASSJOBFLAGS" => {
+            let c = p.classes.entry(w[1].to_string()).or_default();
+            c.job_flags
+                .extend(w[2].split(',').map(|f| f.parse::<JobFlag>().unwrap()));
+        }
+        "PREEMPTPOLICY" => p.preempt_policy = w[1].parse().unwrap(),
+        "JOBPREEMPTMINACTIVETIME" => p.job_preempt_min_active = time(w[1]),
+        "JOBPREEMPTMAXACTIVETIME" => p.job_preempt_max_active = time(w[1]),
         other => panic!("unknown policy key {other}"),
     }
 }
@@ -268,7 +308,11 @@ fn policy(p: &mut Policy, w: &[&str]) {
 #[derive(Default)]
 struct Outcome {
     starts: BTreeMap<JobId, (Time, StartKind, Vec<String>)>,
+    last_start: BTreeMap<JobId, Time>,
     plans: BTreeMap<Time, Plan>,
+    preempted: BTreeMap<JobId, Vec<(Time, PreemptPolicy, JobId)>>,
+    resumed: BTreeMap<JobId, Vec<Time>>,
+    ended: BTreeMap<JobId, Time>,
 }
 
 fn replay(sc: &Scenario) -> Outcome {
@@ -280,11 +324,16 @@ fn replay(sc: &Scenario) -> Outcome {
     let runtime: BTreeMap<JobId, Time> = sc.jobs.iter().map(|(j, r)| (j.id, *r)).collect();
     let mut times: BTreeSet<Time> = sc.jobs.iter().map(|(j, _)| j.submit_time).collect();
     for (_, e) in &sc.expects {
-        if matches!(e[0].as_str(), "rsv" | "norsv" | "reason" | "eligible") {
+        if matches!(
+            e[0].as_str(),
+            "rsv" | "norsv" | "reason" | "eligible" | "note" | "preempts"
+        ) {
             times.insert(time(&e[1]));
         }
     }
-    let mut ends: BTreeMap<Time, Vec<JobId>> = BTreeMap::new();
+    // When each running job ends, and what a suspended job still needs.
+    let mut end_of: BTreeMap<JobId, Time> = BTreeMap::new();
+    let mut left: BTreeMap<JobId, Time> = BTreeMap::new();
     let mut guard = 0;
     // Standing reservations wake the scheduler forever: stop once every
     // job is done and every expectation's time is past.
@@ -300,11 +349,48 @@ fn replay(sc: &Scenario) -> Outcome {
                 .apply(Event::Submit(Box::new(j.clone())), now)
                 .unwrap();
         }
-        for id in ends.remove(&now).unwrap_or_default() {
+        let ending: Vec<JobId> = end_of
+            .iter()
+            .filter(|(_, t)| **t == now)
+            .map(|(j, _)| *j)
+            .collect();
+        for id in ending {
+            end_of.remove(&id);
             let code = CompletionCode::Exit(0);
             state.apply(Event::Finish { job: id, code }, now).unwrap();
+            out.ended.insert(id, now);
         }
         let plan = schedule(&state, &sc.policy, now);
+        for p in &plan.preemptions {
+            let ev = match p.method {
+                PreemptPolicy::Suspend => {
+                    if let Some(e) = end_of.remove(&p.job) {
+                        left.insert(p.job, e - now);
+                    }
+                    Event::Suspend { job: p.job }
+                }
+                PreemptPolicy::Checkpoint | PreemptPolicy::Requeue => {
+                    end_of.remove(&p.job);
+                    Event::Requeue { job: p.job }
+                }
+                PreemptPolicy::Cancel => {
+                    end_of.remove(&p.job);
+                    Event::Cancel { job: p.job }
+                }
+            };
+            state.apply(ev, now).unwrap();
+            out.preempted
+                .entry(p.job)
+                .or_default()
+                .push((now, p.method, p.by));
+        }
+        for &id in &plan.resumes {
+            state.apply(Event::Resume { job: id }, now).unwrap();
+            let end = now + left.remove(&id).unwrap_or(1).max(1);
+            end_of.insert(id, end);
+            times.insert(end);
+            out.resumed.entry(id).or_default().push(now);
+        }
         for s in &plan.starts {
             state
                 .apply(
@@ -319,14 +405,15 @@ fn replay(sc: &Scenario) -> Outcome {
             let job = state.job(s.job).unwrap();
             let wall = job.walltime.unwrap_or(i64::MAX / 4);
             let end = now + runtime[&s.job].min(wall).max(1);
-            ends.entry(end).or_default().push(s.job);
+            end_of.insert(s.job, end);
             times.insert(end);
             let names = s
                 .alloc
                 .iter()
                 .map(|a| sc.nodes[a.node as usize].name.clone())
                 .collect();
-            out.starts.insert(s.job, (now, s.kind, names));
+            out.last_start.insert(s.job, now);
+            out.starts.entry(s.job).or_insert((now, s.kind, names));
         }
         if let Some(w) = plan.next_wakeup {
             times.insert(w);
@@ -380,11 +467,35 @@ fn check(path: &Path) {
                 .starts
                 .get(&id(1))
                 .is_some_and(|(_, _, n)| n.join(",") == e[2]),
+            "preempt" => out.preempted.get(&id(1)).is_some_and(|v| {
+                v.iter().any(|(t, m, by)| {
+                    *t == time(&e[2])
+                        && e.get(3).is_none_or(|x| m.as_str().eq_ignore_ascii_case(x))
+                        && e.get(4).is_none_or(|x| by.to_string() == *x)
+                })
+            }),
+            "nopreempt" => !out.preempted.contains_key(&id(1)),
+            "resume" => out
+                .resumed
+                .get(&id(1))
+                .is_some_and(|v| v.contains(&time(&e[2]))),
+            "restart" => out.last_start.get(&id(1)) == Some(&time(&e[2])),
+            "end" => out.ended.get(&id(1)) == Some(&time(&e[2])),
+            "note" => plan_at(1)
+                .preempt_note(id(2))
+                .is_some_and(|n| n.contains(e[3].as_str())),
+            "preempts" => plan_at(1).preemptions.len() == e[2].parse::<usize>().unwrap(),
             other => panic!("{name}:{ln}: unknown expectation {other}"),
         };
         if !ok {
             let got = match e[0].as_str() {
                 "start" | "nostart" | "nodes" => format!("{:?}", out.starts.get(&id(1))),
+                "preempt" | "nopreempt" => format!("{:?}", out.preempted.get(&id(1))),
+                "resume" => format!("{:?}", out.resumed.get(&id(1))),
+                "restart" => format!("{:?}", out.last_start.get(&id(1))),
+                "end" => format!("{:?}", out.ended.get(&id(1))),
+                "note" => format!("{:?}", plan_at(1).preempt_notes),
+                "preempts" => format!("{:?}", plan_at(1).preemptions),
                 _ => {
                     let p = plan_at(1);
                     format!("{:?} {:?}", p.reservation(id(2)), p.decisions.get(&id(2)))

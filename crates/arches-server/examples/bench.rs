@@ -16,7 +16,7 @@ use arches_api::{routes, JobsRequest, QueueView, SubmitRequest, SubmitResponse};
 use arches_core::{Job, Request};
 use arches_server::testing::FakeRm;
 use arches_server::{config, serve, Locations};
-use arches_store::{Batch, ExecRecord, JobRecord, Store};
+use arches_store::{Batch, ExecRecord, JobRecord, Payload, Store};
 
 fn client(socket: &Path) -> reqwest::blocking::Client {
     reqwest::blocking::Client::builder()
@@ -118,7 +118,9 @@ fn main() {
         for id in 1..=queued {
             let mut job = Job::new(id, "bench", Request::procs(600), Some(3600), 0);
             job.name = format!("job{id}");
-            batch.upserts.push(JobRecord::new(&job, typical_exec(id)));
+            let (exec, payload) = typical_exec(id);
+            batch.upserts.push(JobRecord::new(&job, exec));
+            batch.payloads.push((id, payload));
         }
         batch.next_id = Some(queued + 1);
         store.commit(&batch).expect("fill");
@@ -194,7 +196,7 @@ fn main() {
 
 /// What `msub` typically stores for a job: a short script and the
 /// environment `jobspec` builds (no `-V`).
-fn typical_exec(id: u64) -> ExecRecord {
+fn typical_exec(id: u64) -> (ExecRecord, Payload) {
     let mut env: Vec<(String, String)> = [
         ("HOME", "/home/bench"),
         ("USER", "bench"),
@@ -218,17 +220,21 @@ fn typical_exec(id: u64) -> ExecRecord {
     for k in ["PBS_JOBNAME", "MOAB_JOBNAME"] {
         env.push((k.to_string(), format!("job{id}")));
     }
-    ExecRecord {
+    let payload = Payload {
         script: "#!/bin/sh\n#PBS -l walltime=1:00:00\ncd $PBS_O_WORKDIR\n./simulate --steps 1000 input.dat\n".into(),
+        env,
+    };
+    let exec = ExecRecord {
+        executable: payload.executable(),
         workdir: "/home/bench/work".into(),
         stdout: format!("/home/bench/work/job{id}.o{id}"),
         stderr: format!("/home/bench/work/job{id}.e{id}"),
         submit_dir: "/home/bench/work".into(),
         submit_args: "-l walltime=1:00:00 job.sh".into(),
         submit_host: "login1".into(),
-        env,
         ..ExecRecord::default()
-    }
+    };
+    (exec, payload)
 }
 
 /// This process's resident memory now and its peak (the daemon runs in

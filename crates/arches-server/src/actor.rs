@@ -2,7 +2,8 @@
 //! [`Input`] enum. Each turn it drains every pending input (so concurrent
 //! submissions share one commit), persists, publishes a new [`Snapshot`] and
 //! only then replies; then it collects backend observations, runs a
-//! scheduling iteration when something changed or a timer is due, hands the
+//! scheduling iteration when something changed or a timer is due (spaced and
+//! coalesced under a storm of events, see [`crate::pace`]), hands the
 //! starts to the backend, persists and publishes again.
 
 use std::collections::BTreeSet;
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 use arches_api::{ActionResponse, JobActionRequest, SchedulerControl, SubmitResponse};
 use arches_core::{Event, JobId, JobState, Plan, State, Time};
 use arches_rm::{ExecSpec, Launch, LaunchNode, ResourceManager};
-use arches_store::{Batch, ExecRecord, JobRecord, Store};
+use arches_store::{Batch, ExecRecord, JobRecord, Payload, Store};
 use tokio::sync::oneshot;
 
 use crate::config::DaemonConfig;
@@ -126,6 +127,9 @@ pub struct Actor {
     pub(crate) stats: SchedStats,
     pub(crate) dirty: BTreeSet<JobId>,
     pub(crate) purged: Vec<JobId>,
+    /// Scripts and environments of jobs submitted this turn, written with
+    /// the next commit (then read back from the store when a job starts).
+    pub(crate) payloads: Vec<(JobId, Payload)>,
     pub(crate) host: String,
     pub(crate) socket: String,
     pub(crate) published: Published,
@@ -142,11 +146,9 @@ pub struct Actor {
     /// since the last commit ([`crate::rsvctl`]).
     pub(crate) rsv_next: u64,
     pub(crate) rsv_changes: (Vec<arches_store::ReservationRecord>, Vec<String>),
-    last_iteration: Instant,
+    /// When iterations, observations and commits happen.
+    pace: crate::pace::Pace,
 }
-
-/// How often backend observations are collected.
-const OBSERVE_EVERY: Duration = Duration::from_millis(250);
 
 /// The wall clock in epoch seconds.
 pub fn now() -> Time {
@@ -232,6 +234,7 @@ impl Actor {
             stats,
             dirty: BTreeSet::new(),
             purged: Vec::new(),
+            payloads: Vec::new(),
             host,
             socket,
             published: Arc::clone(&published),
@@ -242,7 +245,7 @@ impl Actor {
             predictor,
             rsv_next,
             rsv_changes: (Vec::new(), Vec::new()),
-            last_iteration: Instant::now(),
+            pace: crate::pace::Pace::default(),
         };
         Ok((actor, published))
     }
@@ -252,15 +255,7 @@ impl Actor {
     pub fn run(mut self, rx: Receiver<Input>) -> anyhow::Result<()> {
         let poll = Duration::from_secs(self.cfg.policy.rm_poll_interval.max(1) as u64);
         loop {
-            let mut inputs = Vec::new();
-            match rx.recv_timeout(OBSERVE_EVERY) {
-                Ok(i) => inputs.push(i),
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => self.stop = true,
-            }
-            while let Ok(i) = rx.try_recv() {
-                inputs.push(i);
-            }
+            let inputs = self.collect(&rx);
             let now = now();
             if !inputs.is_empty() {
                 let mut replies: Vec<Box<dyn FnOnce()>> = Vec::new();
@@ -274,20 +269,28 @@ impl Actor {
                     r();
                 }
             }
-            self.observe(now);
-            if self.resume_at.is_some_and(|t| t <= now) {
-                self.resume_at = None;
-                self.stats.paused = false;
-                self.wake = true;
+            // Backend observations and the checks that scan every job run
+            // on a timer, not on every turn (a submission storm makes
+            // hundreds of turns a second).
+            if self.pace.tick(Instant::now()) {
+                self.observe(now);
+                if self.resume_at.is_some_and(|t| t <= now) {
+                    self.resume_at = None;
+                    self.stats.paused = false;
+                    self.wake = true;
+                }
+                let due = self.pace.since_iteration(Instant::now()) >= poll
+                    || self.state.next_wakeup(now - 1).is_some_and(|t| t <= now)
+                    || self.plan.next_wakeup.is_some_and(|t| t <= now);
+                if due {
+                    self.wake = true;
+                }
+                self.purge(now);
             }
-            let due = self.last_iteration.elapsed() >= poll
-                || self.state.next_wakeup(now - 1).is_some_and(|t| t <= now)
-                || self.plan.next_wakeup.is_some_and(|t| t <= now);
-            let iterate = (self.wake || due) && !self.stop;
+            let iterate = self.wake && !self.stop && self.pace.may_iterate(Instant::now());
             if iterate {
                 self.iterate(now);
             }
-            self.purge(now);
             if iterate || !self.dirty.is_empty() || !self.purged.is_empty() {
                 self.persist()?;
                 self.publish(now);
@@ -298,6 +301,40 @@ impl Actor {
                 return Ok(());
             }
         }
+    }
+
+    /// Waits for the inputs of one turn: blocks until the first one (or
+    /// the next timer), then keeps collecting while more keep arriving, so
+    /// concurrent clients share one commit.
+    fn collect(&mut self, rx: &Receiver<Input>) -> Vec<Input> {
+        use crate::pace::{LINGER, MAX_COLLECT};
+        let mut inputs = Vec::new();
+        match rx.recv_timeout(self.pace.wait(Instant::now(), self.wake && !self.stop)) {
+            Ok(i) => inputs.push(i),
+            Err(RecvTimeoutError::Timeout) => return inputs,
+            Err(RecvTimeoutError::Disconnected) => {
+                self.stop = true;
+                return inputs;
+            }
+        }
+        let start = Instant::now();
+        loop {
+            while let Ok(i) = rx.try_recv() {
+                inputs.push(i);
+            }
+            if start.elapsed() >= MAX_COLLECT {
+                break;
+            }
+            match rx.recv_timeout(LINGER) {
+                Ok(i) => inputs.push(i),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.stop = true;
+                    break;
+                }
+            }
+        }
+        inputs
     }
 
     fn handle(&mut self, input: Input, now: Time, replies: &mut Vec<Box<dyn FnOnce()>>) {
@@ -333,7 +370,7 @@ impl Actor {
     fn submit(&mut self, sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
         sub.check_against(&self.state)?;
         let id = self.next_id;
-        let (mut job, exec) = sub.finalize(id, &self.host);
+        let (mut job, exec, payload) = sub.finalize(id, &self.host);
         job.submit_time = now;
         job.estimate = self.predictor.predict(&job.cred.user, job.walltime);
         self.state
@@ -341,6 +378,7 @@ impl Actor {
             .map_err(|e| SubmitError(e.to_string()))?;
         self.next_id += 1;
         self.exec.insert(id, Arc::new(exec));
+        self.payloads.push((id, payload));
         self.dirty.insert(id);
         self.wake = true;
         tracing::info!(job = id, "job submitted");
@@ -379,11 +417,11 @@ impl Actor {
 
     fn iterate(&mut self, now: Time) {
         self.wake = false;
-        self.last_iteration = Instant::now();
+        let t0 = Instant::now();
+        self.pace.iterated(t0, Duration::ZERO);
         if self.stats.paused {
             return;
         }
-        let t0 = Instant::now();
         for (job, secs) in self.predictor.corrections(&self.state, now) {
             self.apply(
                 Event::Modify {
@@ -421,6 +459,7 @@ impl Actor {
         // event or poll.
         self.wake = false;
         self.plan = Arc::new(plan);
+        self.pace.iterated(t0, t0.elapsed());
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         self.stats.iterations += 1;
         self.stats.last_ms = ms;
@@ -450,6 +489,14 @@ impl Actor {
             .exec
             .get(&id)
             .ok_or_else(|| format!("no execution record for job {id}"))?;
+        let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
+            Some((_, p)) => p.clone(),
+            None => self
+                .store
+                .payload(id)
+                .map_err(|e| format!("cannot read the job's script: {e}"))?
+                .unwrap_or_default(),
+        };
         let nodes = alloc
             .iter()
             .filter_map(|a| {
@@ -464,7 +511,7 @@ impl Actor {
             job: id,
             name: job.name.clone(),
             nodes,
-            exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec),
+            exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload),
             walltime: job.walltime,
             restarted: job.start_count > 0,
         };
@@ -511,12 +558,13 @@ impl Actor {
 
     fn persist(&mut self) -> anyhow::Result<()> {
         let rsv = !self.rsv_changes.0.is_empty() || !self.rsv_changes.1.is_empty();
-        if self.dirty.is_empty() && self.purged.is_empty() && !rsv {
+        if self.dirty.is_empty() && self.purged.is_empty() && self.payloads.is_empty() && !rsv {
             return Ok(());
         }
         let (rsv_upserts, rsv_deletes) = std::mem::take(&mut self.rsv_changes);
         let mut batch = Batch {
             deletes: std::mem::take(&mut self.purged),
+            payloads: std::mem::take(&mut self.payloads),
             next_id: Some(self.next_id),
             rsv_upserts,
             rsv_deletes,
@@ -575,15 +623,20 @@ fn event_job(e: &Event) -> Option<JobId> {
 }
 
 /// The backend's view of a job's execution record.
-pub(crate) fn exec_spec(user: &str, class: Option<String>, rec: &ExecRecord) -> ExecSpec {
+pub(crate) fn exec_spec(
+    user: &str,
+    class: Option<String>,
+    rec: &ExecRecord,
+    payload: Payload,
+) -> ExecSpec {
     ExecSpec {
-        script: rec.script.clone(),
+        script: payload.script,
         shell: rec.shell.clone(),
         workdir: rec.workdir.clone(),
         stdout: rec.stdout.clone(),
         stderr: rec.stderr.clone(),
         join: rec.join,
-        env: rec.env.clone(),
+        env: payload.env,
         user: user.to_string(),
         uid: rec.uid,
         gid: rec.gid,

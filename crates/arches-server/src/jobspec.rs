@@ -11,7 +11,7 @@ use std::path::Path;
 
 use arches_api::SubmitRequest;
 use arches_core::{HoldType, Job, JobFlag, JobId, NodeAdminState, Policy, Request, State, Time};
-use arches_store::ExecRecord;
+use arches_store::{ExecRecord, Payload};
 
 use crate::ident::UserInfo;
 
@@ -123,7 +123,11 @@ pub fn parse(
         .filter(|w| !w.is_empty())
         .unwrap_or_else(|| req.submit_dir.clone());
     let exec = ExecRecord {
-        script: req.script.clone(),
+        executable: Payload {
+            script: req.script.clone(),
+            env: Vec::new(),
+        }
+        .executable(),
         shell: req.shell.clone().filter(|s| !s.is_empty()),
         workdir: absolute(&workdir, &req.submit_dir),
         join: req.join,
@@ -164,7 +168,8 @@ impl Submission {
     }
 
     /// Gives the job its id: output paths and environment are resolved.
-    pub fn finalize(mut self, id: JobId, host: &str) -> (Job, ExecRecord) {
+    /// The script and environment come back as the job's [`Payload`].
+    pub fn finalize(mut self, id: JobId, host: &str) -> (Job, ExecRecord, Payload) {
         self.job.id = id;
         let name = self.job.name.clone();
         let sdir = self.req.submit_dir.clone();
@@ -229,8 +234,11 @@ impl Submission {
         ] {
             env.push((k.to_string(), v));
         }
-        self.exec.env = env;
-        (self.job, self.exec)
+        let payload = Payload {
+            script: std::mem::take(&mut self.req.script),
+            env,
+        };
+        (self.job, self.exec, payload)
     }
 }
 

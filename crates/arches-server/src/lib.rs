@@ -17,6 +17,7 @@ pub mod http;
 pub mod ident;
 pub mod jobspec;
 mod observe;
+pub mod pace;
 pub mod rm;
 pub mod rsvctl;
 pub mod simserve;

@@ -208,7 +208,7 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
             .unwrap_or_default(),
         iwd: rec.map(|r| r.workdir.clone()).unwrap_or_default(),
         submit_dir: rec.map(|r| r.submit_dir.clone()).unwrap_or_default(),
-        executable: rec.map(|r| r.script.clone()).unwrap_or_default(),
+        executable: rec.map(|r| r.executable.clone()).unwrap_or_default(),
         shell: rec.and_then(|r| r.shell.clone()),
         output_file: rec.map(|r| r.stdout.clone()).unwrap_or_default(),
         error_file: rec.map(|r| r.stderr.clone()).unwrap_or_default(),

@@ -12,13 +12,14 @@
 //! Core types are not `Serialize`: [`record`] converts them to and from the
 //! stored form in one place.
 
+mod payload;
 pub mod record;
 
 use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-pub use record::{ExecRecord, JobRecord, ReservationRecord};
+pub use record::{ExecRecord, JobRecord, Payload, ReservationRecord};
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +49,8 @@ pub struct Batch {
     pub rsv_upserts: Vec<ReservationRecord>,
     /// Administrative reservations released.
     pub rsv_deletes: Vec<String>,
+    /// Scripts and environments of new jobs (`payloads` table).
+    pub payloads: Vec<(u64, Payload)>,
 }
 
 impl Batch {
@@ -59,6 +62,7 @@ impl Batch {
             && self.meta.is_empty()
             && self.rsv_upserts.is_empty()
             && self.rsv_deletes.is_empty()
+            && self.payloads.is_empty()
     }
 }
 
@@ -95,6 +99,7 @@ impl Store {
                  record TEXT NOT NULL
              );",
         )?;
+        conn.execute_batch(payload::SCHEMA)?;
         Ok(Store { conn })
     }
 
@@ -123,14 +128,26 @@ impl Store {
             .prepare("SELECT id, record FROM jobs ORDER BY id")?;
         let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
         let mut out = Vec::new();
+        let mut legacy = Vec::new();
         for row in rows {
             let (id, text) = row?;
-            let rec: JobRecord = serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
-                id: id as u64,
-                why: e.to_string(),
-            })?;
+            let mut rec: JobRecord =
+                serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+                    id: id as u64,
+                    why: e.to_string(),
+                })?;
+            if rec.exec.legacy_script.is_some() || rec.exec.legacy_env.is_some() {
+                let payload = Payload {
+                    script: rec.exec.legacy_script.take().unwrap_or_default(),
+                    env: rec.exec.legacy_env.take().unwrap_or_default(),
+                };
+                rec.exec.executable = payload.executable();
+                legacy.push((rec.clone(), payload));
+            }
             out.push(rec);
         }
+        drop(stmt);
+        self.migrate_payloads(&legacy)?;
         Ok(out)
     }
 
@@ -204,6 +221,7 @@ impl Store {
             for id in &batch.rsv_deletes {
                 rdel.execute([id])?;
             }
+            payload::commit(&tx, batch)?;
         }
         tx.commit()?;
         Ok(())
@@ -219,6 +237,59 @@ mod tests {
         let mut job = Job::new(id, "alice", Request::procs(2), Some(60), 100);
         job.holds.insert(HoldType::User);
         JobRecord::new(&job, ExecRecord::default())
+    }
+
+    #[test]
+    fn payloads_are_stored_apart_and_purged_with_their_job() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.db");
+        let p = Payload {
+            script: "#!/bin/sh\necho hi\n".into(),
+            env: vec![("A".into(), "1".into())],
+        };
+        let mut s = Store::open(&path).unwrap();
+        s.commit(&Batch {
+            upserts: vec![rec(1), rec(2)],
+            payloads: vec![(1, p.clone()), (2, p.clone())],
+            ..Batch::default()
+        })
+        .unwrap();
+        assert_eq!(s.payload(1).unwrap(), Some(p.clone()));
+        assert_eq!(s.payload(3).unwrap(), None);
+        s.commit(&Batch {
+            deletes: vec![2],
+            ..Batch::default()
+        })
+        .unwrap();
+        assert_eq!(s.payload(2).unwrap(), None);
+        assert_eq!(p.executable(), "#!/bin/sh");
+    }
+
+    #[test]
+    fn records_with_inline_scripts_are_migrated_to_payloads() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.db");
+        let s = Store::open(&path).unwrap();
+        let mut old = serde_json::to_value(rec(7)).unwrap();
+        old["exec"]["script"] = "\n  sleep 1\n".into();
+        old["exec"]["env"] = serde_json::json!([["X", "y"]]);
+        s.conn
+            .execute(
+                "INSERT INTO jobs (id, state, user, record) VALUES (7, 'Idle', 'alice', ?1)",
+                [old.to_string()],
+            )
+            .unwrap();
+        let jobs = s.load_jobs().unwrap();
+        assert_eq!(jobs[0].exec.executable, "  sleep 1");
+        assert_eq!(jobs[0].exec.legacy_script, None);
+        let p = s.payload(7).unwrap().expect("migrated");
+        assert_eq!(p.script, "\n  sleep 1\n");
+        assert_eq!(p.env, vec![("X".to_string(), "y".to_string())]);
+        drop(s);
+        let s = Store::open(&path).unwrap();
+        let jobs = s.load_jobs().unwrap();
+        assert_eq!(jobs[0].exec.legacy_script, None, "record rewritten");
+        assert_eq!(jobs[0].exec.executable, "  sleep 1");
     }
 
     #[test]

@@ -17,17 +17,44 @@ pub struct JobRecord {
     pub exec: ExecRecord,
 }
 
+/// What a job runs: its script and environment. Stored in the `payloads`
+/// table, apart from the job record, and read back only when the job starts,
+/// so the daemon does not keep it in memory for every queued job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Payload {
+    pub script: String,
+    pub env: Vec<(String, String)>,
+}
+
+impl Payload {
+    /// What checkjob shows as the executable: the script's first non-empty
+    /// line, at most 4 KiB.
+    pub fn executable(&self) -> String {
+        let line = self
+            .script
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        let mut end = line.len().min(4096);
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        line[..end].to_string()
+    }
+}
+
 /// Execution details and submission metadata kept by the daemon (not needed
-/// by scheduling decisions).
+/// by scheduling decisions). The script and environment are a [`Payload`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ExecRecord {
-    pub script: String,
+    /// The script's first non-empty line (checkjob's executable).
+    #[serde(default)]
+    pub executable: String,
     pub shell: Option<String>,
     pub workdir: String,
     pub stdout: String,
     pub stderr: String,
     pub join: bool,
-    pub env: Vec<(String, String)>,
     pub uid: u32,
     pub gid: u32,
     pub groups: Vec<u32>,
@@ -44,6 +71,13 @@ pub struct ExecRecord {
     pub messages: Vec<String>,
     /// Exit status was observed as a wall-clock kill.
     pub walltime_exceeded: bool,
+    /// The script of a record written before payloads had their own table
+    /// ([`crate::Store::load_jobs`] moves it there). `None` in memory.
+    #[serde(default, rename = "script", skip_serializing_if = "Option::is_none")]
+    pub legacy_script: Option<String>,
+    /// The environment of such a record, likewise.
+    #[serde(default, rename = "env", skip_serializing_if = "Option::is_none")]
+    pub legacy_env: Option<Vec<(String, String)>>,
 }
 
 /// Serde mirror of [`Job`].

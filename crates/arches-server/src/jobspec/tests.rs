@@ -123,12 +123,13 @@ fn finalize_resolves_paths_and_environment() {
         ..SubmitRequest::default()
     };
     let s = parse(&req, &user(), "users", &Policy::default(), 0).unwrap();
-    let (job, exec) = s.finalize(42, "host");
+    let (job, exec, payload) = s.finalize(42, "host");
     assert_eq!(job.id, 42);
     assert_eq!(exec.stdout, format!("{d}/out/42.log"));
     assert_eq!(exec.stderr, format!("{d}/job.e42"));
     let get = |k: &str| {
-        exec.env
+        payload
+            .env
             .iter()
             .find(|(n, _)| n == k)
             .map(|(_, v)| v.clone())

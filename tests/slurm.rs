@@ -1,0 +1,401 @@
+//! The daemon on a real Slurm cluster (`RMCFG[slurm] TYPE=SLURM`, the 4-node
+//! `scripts/slurm-cluster` cluster, 8 CPUs per node): Arches decides, Slurm
+//! runs. Every placement is checked through Slurm (`squeue`), not through
+//! Arches. Skipped with a notice when no cluster answers, unless `CI` is set
+//! (and `.ci/run` did not report `ARCHES_SLURM_UNAVAILABLE`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{text, Daemon};
+
+/// The cluster's nodes are shared: one daemon at a time.
+static CLUSTER: Mutex<()> = Mutex::new(());
+
+fn cluster() -> Option<PathBuf> {
+    let conf = std::env::var_os("SLURM_CONF")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp/arches-slurm-test/etc/slurm.conf"));
+    let up = conf.exists()
+        && Command::new("scontrol")
+            .arg("ping")
+            .env("SLURM_CONF", &conf)
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if up {
+        return Some(conf);
+    }
+    if std::env::var_os("CI").is_some() && std::env::var_os("ARCHES_SLURM_UNAVAILABLE").is_none() {
+        panic!(
+            "CI is set but no Slurm cluster answers (SLURM_CONF={})",
+            conf.display()
+        );
+    }
+    eprintln!("NOTICE: no Slurm cluster (scripts/slurm-cluster start 4); Slurm test skipped");
+    None
+}
+
+struct Fx {
+    d: Daemon,
+    conf: PathBuf,
+    /// Prefix of this test's job names (Slurm job names are Arches job names).
+    prefix: String,
+    _guard: std::sync::MutexGuard<'static, ()>,
+}
+
+fn fixture(label: &str) -> Option<Fx> {
+    let conf = cluster()?;
+    let guard = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
+    reset(&conf);
+    let cfg = format!(
+        "RMCFG[slurm] TYPE=SLURM SERVER={} POLLINTERVAL=1\nRESERVATIONDEPTH 1\n",
+        conf.display()
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let prefix = format!("{label}{}x", std::process::id());
+    Some(Fx {
+        d,
+        conf,
+        prefix,
+        _guard: guard,
+    })
+}
+
+/// A clean cluster: no job left by an earlier (failed) test, no drained node.
+fn reset(conf: &Path) {
+    let run = |args: &[&str]| {
+        Command::new(args[0])
+            .args(&args[1..])
+            .env("SLURM_CONF", conf)
+            .output()
+            .map(|o| text(&o.stdout))
+            .unwrap_or_default()
+    };
+    let live = || {
+        run(&[
+            "squeue",
+            "-h",
+            "-t",
+            "PENDING,RUNNING,SUSPENDED,COMPLETING",
+            "-o",
+            "%i",
+        ])
+    };
+    let ids: Vec<String> = live().split_whitespace().map(String::from).collect();
+    if !ids.is_empty() {
+        let mut args = vec!["scancel"];
+        args.extend(ids.iter().map(String::as_str));
+        run(&args);
+    }
+    let nodes = run(&["sinfo", "-h", "-N", "-o", "%N %T"]);
+    for line in nodes.lines() {
+        let mut f = line.split_whitespace();
+        if let (Some(n), Some(st)) = (f.next(), f.next()) {
+            if st.starts_with("drain") {
+                run(&[
+                    "scontrol",
+                    "update",
+                    &format!("NodeName={n}"),
+                    "State=RESUME",
+                ]);
+            }
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !live().trim().is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+impl Drop for Fx {
+    fn drop(&mut self) {
+        // Cancel through Arches first (a dead daemon's jobs would keep running).
+        let _ = self.d.run("canceljob", &["ALL"]);
+        reset(&self.conf);
+    }
+}
+
+impl Fx {
+    fn slurm(&self, program: &str, args: &[&str]) -> String {
+        let out = Command::new(program)
+            .args(args)
+            .env("SLURM_CONF", &self.conf)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}",
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    }
+
+    /// `scripts/slurm-cluster` on this cluster.
+    fn cluster_script(&self, args: &[&str]) {
+        let dir = self.conf.parent().and_then(Path::parent).unwrap();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/slurm-cluster");
+        let st = Command::new(script)
+            .args(args)
+            .env("ARCHES_SLURM_DIR", dir)
+            .env("SLURM_CONF", &self.conf)
+            .status()
+            .unwrap();
+        assert!(st.success(), "slurm-cluster {args:?}");
+    }
+
+    fn submit(&self, name: &str, resources: &str, script: &str, extra: &[&str]) -> u64 {
+        let name = format!("{}{name}", self.prefix);
+        let mut args = vec!["-N", &name, "-l", resources];
+        args.extend_from_slice(extra);
+        self.d.submit(&format!("#!/bin/sh\n{script}\n"), &args)
+    }
+
+    /// Slurm's view of this test's job `name`: `(state, nodes)` of each of
+    /// its Slurm jobs, oldest first.
+    fn squeue(&self, name: &str) -> Vec<(String, Vec<String>)> {
+        let name = format!("{}{name}", self.prefix);
+        let out = self.slurm("squeue", &["-h", "-t", "all", "-o", "%i|%j|%T|%N"]);
+        let mut rows: Vec<(u64, String, Vec<String>)> = out
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split('|').collect();
+                (f.len() == 4 && f[1] == name).then(|| {
+                    (
+                        f[0].trim().parse().unwrap_or(0),
+                        f[2].to_string(),
+                        expand(f[3].trim()),
+                    )
+                })
+            })
+            .collect();
+        rows.sort();
+        rows.into_iter().map(|(_, s, n)| (s, n)).collect()
+    }
+
+    /// Waits until the newest Slurm job of `name` is in `state`; its nodes.
+    fn wait_slurm(&self, name: &str, state: &str, timeout: u64) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(timeout);
+        loop {
+            let rows = self.squeue(name);
+            if let Some((s, nodes)) = rows.last() {
+                if s == state {
+                    return nodes.clone();
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name}: Slurm shows {rows:?}, expected {state}\n{}",
+                self.d.daemon_log()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    /// The nodes checkjob lists under `Allocated Nodes:`.
+    fn arches_nodes(&self, id: u64) -> Vec<String> {
+        let out = self.d.checkjob(id);
+        let line = out
+            .lines()
+            .skip_while(|l| !l.starts_with("Allocated Nodes:"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no allocation:\n{out}"));
+        let mut names: Vec<String> = line
+            .split(['[', ']'])
+            .filter(|s| !s.is_empty())
+            .map(|s| s.split(':').next().unwrap().to_string())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn checknode_state(&self, node: &str) -> String {
+        let out = text(&self.d.run("checknode", &[node]).stdout);
+        out.lines()
+            .find_map(|l| l.strip_prefix("State:"))
+            .and_then(|s| s.split_whitespace().next())
+            .unwrap_or("")
+            .to_string()
+    }
+
+    fn wait_node(&self, node: &str, state: &str, timeout: u64) {
+        let deadline = Instant::now() + Duration::from_secs(timeout);
+        loop {
+            let got = self.checknode_state(node);
+            if got == state {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "checknode {node}: {got}, expected {state}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+/// `n[1-3,7]` → names (enough for the test cluster's node names).
+fn expand(list: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if list.is_empty() || list == "(null)" {
+        return out;
+    }
+    if let Some((prefix, rest)) = list.split_once('[') {
+        for part in rest.trim_end_matches(']').split(',') {
+            let (a, b) = part.split_once('-').unwrap_or((part, part));
+            let (a, b): (u32, u32) = (a.parse().unwrap(), b.parse().unwrap());
+            out.extend((a..=b).map(|i| format!("{prefix}{i}")));
+        }
+    } else {
+        out.extend(list.split(',').map(String::from));
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn multi_node_jobs_run_on_the_nodes_the_engine_chose_and_nodes_reflect_slurm() {
+    let Some(fx) = fixture("place") else { return };
+    let showq = text(&fx.d.run("showq", &[]).stdout);
+    assert!(showq.contains("of 32 processors"), "{showq}");
+    assert!(showq.contains("of 4 nodes"), "{showq}");
+    let a = fx.submit("a", "nodes=1:ppn=6,walltime=60", "sleep 30", &[]);
+    let b = fx.submit("b", "nodes=3:ppn=5,walltime=60", "sleep 30", &[]);
+    let sa = fx.wait_slurm("a", "RUNNING", 20);
+    let sb = fx.wait_slurm("b", "RUNNING", 20);
+    assert_eq!(sa, fx.arches_nodes(a), "job a: Slurm vs engine");
+    assert_eq!(sb, fx.arches_nodes(b), "job b: Slurm vs engine");
+    assert_eq!(sb.len(), 3);
+    let showq = text(&fx.d.run("showq", &[]).stdout);
+    assert!(showq.contains("21 of 32 processors"), "{showq}");
+    // A drained Slurm node is Drained for Arches, and comes back.
+    let free = ["n1", "n2", "n3", "n4"]
+        .into_iter()
+        .find(|n| !sa.iter().chain(&sb).any(|x| x == n));
+    let node = free.unwrap_or("n4");
+    fx.slurm(
+        "scontrol",
+        &[
+            "update",
+            &format!("NodeName={node}"),
+            "State=DRAIN",
+            "Reason=arches-test",
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        // Draining while a job still runs on it.
+        let st = fx.checknode_state(node);
+        if st == "Drained" || st == "Draining" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "checknode {node}: {st}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    fx.slurm(
+        "scontrol",
+        &["update", &format!("NodeName={node}"), "State=RESUME"],
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while ["Drained", "Draining"].contains(&fx.checknode_state(node).as_str()) {
+        assert!(Instant::now() < deadline, "{node} stays drained");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for id in [a, b] {
+        fx.d.run("canceljob", &[&id.to_string()]);
+    }
+    fx.wait_slurm("a", "CANCELLED", 20);
+    fx.wait_slurm("b", "CANCELLED", 20);
+}
+
+#[test]
+fn backfill_around_a_reservation_then_cancel() {
+    let Some(fx) = fixture("bf") else { return };
+    // A holds 3 of the 4 nodes; B needs all 4 and waits with a reservation
+    // at A's end; C is short enough to run on the free node meanwhile.
+    let a = fx.submit("a", "nodes=3:ppn=8,walltime=300", "sleep 300", &[]);
+    fx.wait_slurm("a", "RUNNING", 20);
+    let b = fx.submit("b", "nodes=4:ppn=8,walltime=60", "sleep 60", &[]);
+    let c = fx.submit("c", "nodes=1:ppn=8,walltime=30", "sleep 3", &[]);
+    let nodes_c = fx.wait_slurm("c", "RUNNING", 20);
+    assert_eq!(nodes_c, fx.arches_nodes(c));
+    assert!(!fx.arches_nodes(a).contains(&nodes_c[0]));
+    assert!(
+        fx.squeue("b").is_empty(),
+        "B is not in Slurm while it waits"
+    );
+    let out = fx.d.checkjob(b);
+    assert!(out.contains("State: Idle"), "{out}");
+    fx.wait_slurm("c", "COMPLETED", 30);
+    fx.d.wait_state(c, "Completed", Duration::from_secs(20));
+    // A ends early: B starts on all four nodes.
+    fx.d.run("canceljob", &[&a.to_string()]);
+    fx.wait_slurm("a", "CANCELLED", 20);
+    let nodes_b = fx.wait_slurm("b", "RUNNING", 30);
+    assert_eq!(nodes_b, ["n1", "n2", "n3", "n4"]);
+    fx.d.run("canceljob", &[&b.to_string()]);
+    fx.wait_slurm("b", "CANCELLED", 20);
+    fx.d.wait_state(b, "Removed", Duration::from_secs(20));
+}
+
+#[test]
+fn requeue_starts_a_new_slurm_job_and_exit_codes_come_back() {
+    let Some(fx) = fixture("rq") else { return };
+    let r = fx.submit("r", "nodes=1:ppn=2,walltime=120", "sleep 120", &["-r", "y"]);
+    fx.wait_slurm("r", "RUNNING", 20);
+    let out = fx.d.run("mjobctl", &["-R", &r.to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let rows = fx.squeue("r");
+        if rows.len() == 2 && rows[0].0 == "CANCELLED" && rows[1].0 == "RUNNING" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "after requeue: {rows:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    fx.d.run("canceljob", &[&r.to_string()]);
+    fx.wait_slurm("r", "CANCELLED", 20);
+    let e = fx.submit("e", "nodes=1:ppn=1,walltime=60", "exit 7", &[]);
+    fx.wait_slurm("e", "FAILED", 20);
+    let out = fx.d.wait_state(e, "Completed", Duration::from_secs(20));
+    assert!(out.contains("Completion Code: 7"), "{out}");
+}
+
+#[test]
+fn slurmd_killed_mid_job_requeues_restartable_jobs_and_fails_the_others() {
+    let Some(fx) = fixture("nf") else { return };
+    let r = fx.submit("r", "nodes=1:ppn=8,walltime=300", "sleep 300", &["-r", "y"]);
+    let f = fx.submit("f", "nodes=1:ppn=8,walltime=300", "sleep 300", &["-r", "n"]);
+    let nodes_r = fx.wait_slurm("r", "RUNNING", 20);
+    let nodes_f = fx.wait_slurm("f", "RUNNING", 20);
+    let (dead_r, dead_f) = (nodes_r[0].clone(), nodes_f[0].clone());
+    fx.cluster_script(&["kill-node", &dead_r]);
+    fx.cluster_script(&["kill-node", &dead_f]);
+    // Slurm notices (SlurmdTimeout), ends both with NODE_FAIL; Arches stops
+    // using the nodes, requeues r elsewhere and fails f.
+    fx.wait_slurm("f", "NODE_FAIL", 120);
+    fx.wait_node(&dead_f, "Down", 30);
+    let out = fx.d.wait_state(f, "Completed", Duration::from_secs(30));
+    assert!(!out.contains("Completion Code: 0 "), "{out}");
+    let now_r = fx.wait_slurm("r", "RUNNING", 60);
+    assert!(
+        now_r != [dead_r.clone()] && now_r != [dead_f.clone()],
+        "requeued onto a dead node: {now_r:?}"
+    );
+    assert_eq!(fx.squeue("r").len(), 2, "{:?}", fx.squeue("r"));
+    assert_eq!(now_r, fx.arches_nodes(r));
+    let out = fx.d.checkjob(r);
+    assert!(out.contains("node") && out.contains("failed"), "{out}");
+    // The nodes come back.
+    fx.cluster_script(&["start-node", &dead_r]);
+    if dead_f != dead_r {
+        fx.cluster_script(&["start-node", &dead_f]);
+    }
+    fx.wait_node(&dead_r, "Idle", 60);
+    fx.d.run("canceljob", &[&r.to_string()]);
+    fx.wait_slurm("r", "CANCELLED", 20);
+}
