@@ -12,7 +12,7 @@
 //! - wall-clock expiries of running jobs and start dates of queued jobs (what
 //!   `next_wakeup` needs);
 //! - counts of what the lean path cannot handle (system priorities,
-//!   suspended jobs, jobs waiting for stage-in data).
+//!   suspended jobs, jobs waiting for stage-in data, preemptors).
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -163,6 +163,8 @@ pub struct Indexes {
     pub suspended: usize,
     /// Queued jobs waiting for stage-in data.
     pub data_wait: usize,
+    /// Queued jobs with the `PREEMPTOR` job flag.
+    pub preemptors: usize,
 }
 
 impl Indexes {
@@ -198,6 +200,9 @@ impl Indexes {
                 }
                 if job.data_wait.is_some() {
                     count(&mut self.data_wait, add);
+                }
+                if job.flags.contains(crate::job::JobFlag::Preemptor) {
+                    count(&mut self.preemptors, add);
                 }
             }
             JobState::Running | JobState::Starting => {

@@ -5,7 +5,7 @@
 //! It applies when the queue order is static and no credential limit is set
 //! ([`lean_supported`]): priority is FIFO by queue time (the only non-zero
 //! priority weight is `QUEUETIMEWEIGHT`, no system priorities), no throttling
-//! limits, `BACKFILLPOLICY FIRSTFIT`/`PREEMPT`/`NONE` without backfill depth,
+//! limits, no preemptor, `BACKFILLPOLICY FIRSTFIT` or `NONE` without backfill depth,
 //! chunking, virtual walltime scaling or shortest-first ordering,
 //! `RESERVATIONPOLICY CURRENTHIGHEST` or `NEVER`, no class wall-clock
 //! defaults, every node up, no suspended job, no job waiting for stage-in
@@ -24,7 +24,7 @@
 
 use crate::context::Ctx;
 use crate::eligibility::{check_static, has_limits, planning_duration};
-use crate::job::{Job, StartKind};
+use crate::job::{Job, JobFlag, StartKind};
 use crate::plan::{Plan, PlannedReservation, Start};
 use crate::policy::{BackfillPolicy, Policy, QosFlag, ReservationPolicy};
 use crate::profile::Amount;
@@ -77,8 +77,15 @@ pub fn lean_supported(policy: &Policy) -> bool {
     fifo && !has_limits(policy)
         && matches!(
             policy.backfill,
-            BackfillPolicy::FirstFit | BackfillPolicy::Preempt | BackfillPolicy::None
+            BackfillPolicy::FirstFit | BackfillPolicy::None
         )
+        && !policy.qos.values().any(|q| {
+            q.flags.contains(&QosFlag::Preemptor) || q.job_flags.contains(&JobFlag::Preemptor)
+        })
+        && !policy
+            .classes
+            .values()
+            .any(|c| c.job_flags.contains(&JobFlag::Preemptor))
         && policy.backfill_depth == 0
         && !chunking
         && !policy.bf_shortest_first
@@ -102,6 +109,7 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         || idx.sys_prio > 0
         || idx.suspended > 0
         || idx.data_wait > 0
+        || idx.preemptors > 0
         || !state.all_nodes_up()
         || !policy.standing.is_empty()
         || state.reservations().any(|r| r.end.is_none_or(|e| e > now))

@@ -75,7 +75,6 @@ fn policy() -> impl Strategy<Value = Policy> {
         prop::sample::select(vec![
             BackfillPolicy::FirstFit,
             BackfillPolicy::None,
-            BackfillPolicy::Preempt,
             BackfillPolicy::BestFit,
         ]),
         prop::sample::select(vec![0u32, 1, 2, 5, 100]),
