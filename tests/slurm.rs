@@ -48,11 +48,16 @@ struct Fx {
 }
 
 fn fixture(label: &str) -> Option<Fx> {
+    fixture_with(label, "")
+}
+
+/// A fixture whose `moab.cfg` also has `extra`.
+fn fixture_with(label: &str, extra: &str) -> Option<Fx> {
     let conf = cluster()?;
     let guard = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     reset(&conf);
     let cfg = format!(
-        "RMCFG[slurm] TYPE=SLURM SERVER={} POLLINTERVAL=1\nRESERVATIONDEPTH 1\n",
+        "RMCFG[slurm] TYPE=SLURM SERVER={} POLLINTERVAL=1\nRESERVATIONDEPTH 1\n{extra}",
         conf.display()
     );
     let d = Daemon::start_with_config(Some(&cfg));
@@ -398,4 +403,139 @@ fn slurmd_killed_mid_job_requeues_restartable_jobs_and_fails_the_others() {
     fx.wait_node(&dead_r, "Idle", 60);
     fx.d.run("canceljob", &[&r.to_string()]);
     fx.wait_slurm("r", "CANCELLED", 20);
+}
+
+#[test]
+fn a_restarted_daemon_finds_its_slurm_jobs_again() {
+    let Some(mut fx) = fixture("rs") else { return };
+    let e = fx.submit("e", "nodes=1:ppn=1,walltime=60", "sleep 4; exit 3", &[]);
+    let l = fx.submit("l", "nodes=2:ppn=2,walltime=300", "sleep 300", &[]);
+    fx.wait_slurm("e", "RUNNING", 20);
+    let nodes_l = fx.wait_slurm("l", "RUNNING", 20);
+    fx.d.kill9();
+    // e ends while Arches is down.
+    fx.wait_slurm("e", "FAILED", 30);
+    fx.d.spawn();
+    let out = fx.d.wait_state(e, "Completed", Duration::from_secs(20));
+    assert!(out.contains("Completion Code: 3"), "{out}");
+    let out = fx.d.checkjob(l);
+    assert!(out.contains("State: Running"), "{out}");
+    assert_eq!(fx.arches_nodes(l), nodes_l);
+    // Adopted: a cancel reaches the same Slurm job, and nothing was started twice.
+    fx.d.run("canceljob", &[&l.to_string()]);
+    fx.wait_slurm("l", "CANCELLED", 20);
+    assert_eq!(fx.squeue("l").len(), 1, "{:?}", fx.squeue("l"));
+    assert_eq!(fx.squeue("e").len(), 1, "{:?}", fx.squeue("e"));
+}
+
+#[test]
+fn a_slurmctld_restart_is_waited_out() {
+    let Some(fx) = fixture("ctld") else { return };
+    let a = fx.submit("a", "nodes=1:ppn=1,walltime=60", "sleep 6", &[]);
+    fx.wait_slurm("a", "RUNNING", 20);
+    fx.cluster_script(&["stop-ctld"]);
+    let b = fx.submit("b", "nodes=1:ppn=1,walltime=60", "exit 5", &[]);
+    std::thread::sleep(Duration::from_secs(3));
+    let out = fx.d.checkjob(a);
+    assert!(out.contains("State: Running"), "{out}");
+    fx.cluster_script(&["start-ctld"]);
+    fx.wait_slurm("b", "FAILED", 60);
+    let out = fx.d.wait_state(b, "Completed", Duration::from_secs(30));
+    assert!(out.contains("Completion Code: 5"), "{out}");
+    let out = fx.d.wait_state(a, "Completed", Duration::from_secs(30));
+    assert!(out.contains("Completion Code: 0"), "{out}");
+    assert_eq!(
+        fx.squeue("b").len(),
+        1,
+        "started once: {:?}",
+        fx.squeue("b")
+    );
+}
+
+#[test]
+fn jobs_run_as_their_user_and_admin_suspend_resume_go_through_slurm() {
+    let Some(fx) = fixture("usr") else { return };
+    if !common::is_root() {
+        eprintln!("NOTICE: not root; the run-as-user part is skipped");
+        return;
+    }
+    let user = common::ensure_user("archese2e");
+    let outdir = tempfile::Builder::new()
+        .prefix("arches-slurm-user")
+        .tempdir()
+        .unwrap();
+    common::set_mode(outdir.path(), 0o1777);
+    let out = outdir.path().join("u.out");
+    let script = fx.d.home.path().join("user-job.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nid -un\ncat \"$PBS_NODEFILE\" | wc -l\necho \"$MOAB_NODELIST\"\nfor i in $(seq 1 100); do sleep 0.2; done\n",
+    )
+    .unwrap();
+    common::set_mode(&script, 0o644);
+    let name = format!("{}u", fx.prefix);
+    let o = Command::new("setpriv")
+        .args(["--reuid", &user, "--regid", &user, "--init-groups", "--"])
+        .arg(common::bin("msub"))
+        .args(["-N", &name, "-l", "nodes=1:ppn=3,walltime=60", "-o"])
+        .arg(&out)
+        .arg("-j")
+        .arg("oe")
+        .arg(&script)
+        .current_dir(outdir.path())
+        .env_clear()
+        .envs(common::base_env(fx.d.home.path(), &fx.d.socket))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "msub as {user}: {}", text(&o.stderr));
+    let id = common::parse_id(&o);
+    let nodes = fx.wait_slurm("u", "RUNNING", 20);
+    let owner = fx.slurm("squeue", &["-h", "-t", "all", "-n", &name, "-o", "%u"]);
+    assert_eq!(owner.trim(), user, "the Slurm job belongs to the user");
+    // Admin suspend/resume reach Slurm.
+    let s = fx.d.run("mjobctl", &["-s", &id.to_string()]);
+    assert!(s.status.success(), "{}", text(&s.stderr));
+    fx.wait_slurm("u", "SUSPENDED", 20);
+    let r = fx.d.run("mjobctl", &["-r", &id.to_string()]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    fx.wait_slurm("u", "RUNNING", 20);
+    fx.d.run("canceljob", &[&id.to_string()]);
+    fx.wait_slurm("u", "CANCELLED", 20);
+    let text_out = std::fs::read_to_string(&out).unwrap_or_default();
+    let lines: Vec<&str> = text_out.lines().collect();
+    assert!(
+        lines.len() >= 3 && lines[0] == user && lines[1].trim() == "3" && lines[2] == nodes[0],
+        "job output: {text_out:?}"
+    );
+}
+
+#[test]
+fn a_high_qos_job_suspends_a_low_qos_one_in_slurm_which_resumes_later() {
+    let extra =
+        "QOSWEIGHT 1\nQOSCFG[high] QFLAGS=PREEMPTOR PRIORITY=1000\nQOSCFG[low] QFLAGS=PREEMPTEE\n\
+                 RESERVATIONPOLICY NEVER\nPREEMPTPOLICY SUSPEND\n";
+    let Some(fx) = fixture_with("pre", extra) else {
+        return;
+    };
+    let low = fx.submit(
+        "low",
+        "procs=32,walltime=300,qos=low,flags=suspendable",
+        "sleep 300",
+        &[],
+    );
+    let nodes_low = fx.wait_slurm("low", "RUNNING", 20);
+    assert_eq!(nodes_low.len(), 4);
+    let high = fx.submit("high", "procs=8,walltime=60,qos=high", "sleep 4", &[]);
+    // Slurm suspends low (its CPUs are free) and runs high on one of its nodes.
+    fx.wait_slurm("low", "SUSPENDED", 30);
+    let nodes_high = fx.wait_slurm("high", "RUNNING", 30);
+    assert_eq!(nodes_high, fx.arches_nodes(high));
+    fx.d.wait_state(low, "Suspended", Duration::from_secs(10));
+    // high ends; Arches resumes low in Slurm.
+    fx.wait_slurm("high", "COMPLETED", 30);
+    fx.wait_slurm("low", "RUNNING", 30);
+    fx.d.wait_state(low, "Running", Duration::from_secs(10));
+    assert_eq!(fx.squeue("low").len(), 1, "resumed, not restarted");
+    fx.d.run("canceljob", &[&low.to_string()]);
+    fx.wait_slurm("low", "CANCELLED", 20);
 }

@@ -51,10 +51,16 @@ impl Daemon {
 
     /// Starts (or restarts) the daemon process and waits until it answers.
     pub fn spawn(&mut self) {
+        self.spawn_env(&[]);
+    }
+
+    /// Like [`Daemon::spawn`] with extra environment variables for the daemon.
+    pub fn spawn_env(&mut self, extra: &[(&str, &str)]) {
         let log = std::fs::File::create(self.home.path().join("daemon.stderr")).expect("log");
         let child = Command::new(bin("moab"))
             .env_clear()
             .envs(base_env(self.home.path(), &self.socket))
+            .envs(extra.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)

@@ -65,8 +65,37 @@ fn stop(socket: &Path, t: std::thread::JoinHandle<anyhow::Result<()>>) {
     t.join().expect("join").expect("clean stop");
 }
 
+/// Writes `queued` held-free queued jobs (typical records, too big for the
+/// bench's 16 nodes so nothing starts) straight to the store in `home`.
+fn fill(home: &Path, queued: u64) {
+    let mut store = Store::open(&home.join("arches.db")).expect("store");
+    let mut batch = Batch::default();
+    for id in 1..=queued {
+        let mut job = Job::new(id, "bench", Request::procs(600), Some(3600), 0);
+        job.name = format!("job{id}");
+        let (exec, payload) = typical_exec(id);
+        batch.upserts.push(JobRecord::new(&job, exec));
+        batch.payloads.push((id, payload));
+    }
+    batch.next_id = Some(queued + 1);
+    store.commit(&batch).expect("fill");
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("fill") {
+        // `bench fill HOME N`: only write the store, for measuring the real
+        // `moab` binary on it.
+        let home = std::path::PathBuf::from(args.nth(1).expect("bench fill HOME N"));
+        let n = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
+        std::fs::create_dir_all(&home).expect("home");
+        fill(&home, n);
+        println!(
+            "{n} queued jobs written to {}",
+            home.join("arches.db").display()
+        );
+        return;
+    }
     let total: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(4000);
     let queued: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
 
@@ -112,19 +141,7 @@ fn main() {
 
     // 2. Reads with a large queue (jobs written straight to the store).
     let home = tempfile::tempdir().expect("tempdir");
-    {
-        let mut store = Store::open(&home.path().join("arches.db")).expect("store");
-        let mut batch = Batch::default();
-        for id in 1..=queued {
-            let mut job = Job::new(id, "bench", Request::procs(600), Some(3600), 0);
-            job.name = format!("job{id}");
-            let (exec, payload) = typical_exec(id);
-            batch.upserts.push(JobRecord::new(&job, exec));
-            batch.payloads.push((id, payload));
-        }
-        batch.next_id = Some(queued + 1);
-        store.commit(&batch).expect("fill");
-    }
+    fill(home.path(), queued);
     let t1 = Instant::now();
     let (t, socket) = start(home.path());
     println!(

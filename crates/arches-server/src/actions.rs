@@ -3,6 +3,7 @@
 //! changes nothing.
 
 use arches_api::{ActionResponse, JobAction, JobActionRequest};
+use arches_core::policy::PreemptPolicy;
 use arches_core::state::JobChange;
 use arches_core::timespec::parse_duration;
 use arches_core::{Event, HoldType, JobFlag, JobId, Time};
@@ -120,19 +121,11 @@ impl Actor {
                 }
                 self.set_sysprio(id, value, *relative, now)
             }
-            JobAction::Suspend => {
-                if !active || job.state == arches_core::JobState::Suspended {
-                    return Err(format!(
-                        "job {id} cannot be preempted (cannot preempt non-active job)"
-                    ));
-                }
-                self.rm
-                    .suspend(id, None, now)
-                    .map_err(|e| format!("job {id} cannot be preempted ({e})"))?;
-                self.apply(Event::Suspend { job: id }, now);
-                Ok(Some(format!("job {id} successfully preempted")))
-            }
+            JobAction::Suspend => self.preempt_lines(id, PreemptPolicy::Suspend, now),
             JobAction::Resume => {
+                if !caller.admin {
+                    return Err("ERROR:  request not authorized".to_string());
+                }
                 if job.state != arches_core::JobState::Suspended {
                     return Err(format!("job {id} cannot be resumed (job is not suspended)"));
                 }
@@ -145,21 +138,8 @@ impl Actor {
                     Err(format!("job {id} cannot be resumed (resources are in use)"))
                 }
             }
-            JobAction::Requeue | JobAction::Checkpoint => {
-                if !active {
-                    return Err(format!(
-                        "job {id} cannot be preempted (cannot preempt non-active job)"
-                    ));
-                }
-                let r = if matches!(action, JobAction::Checkpoint) {
-                    self.rm.checkpoint(id, libc::SIGUSR1, 300, now)
-                } else {
-                    self.rm.requeue(id, now)
-                };
-                r.map_err(|e| format!("job {id} cannot be preempted ({e})"))?;
-                self.apply(Event::Requeue { job: id }, now);
-                Ok(Some(format!("job {id} successfully preempted")))
-            }
+            JobAction::Requeue => self.preempt_lines(id, PreemptPolicy::Requeue, now),
+            JobAction::Checkpoint => self.preempt_lines(id, PreemptPolicy::Checkpoint, now),
             JobAction::Signal { signal } => {
                 let sig = parse_signal(signal)
                     .ok_or_else(|| format!("ERROR:  invalid signal '{signal}' specified"))?;
@@ -175,6 +155,13 @@ impl Actor {
             }
             JobAction::Execute { .. } => self.execute(caller, id, now),
         }
+    }
+
+    /// `mjobctl -s/-R/-C`: the escalation note (if any) and the result as
+    /// one outcome (lines joined).
+    fn preempt_lines(&mut self, id: JobId, method: PreemptPolicy, now: Time) -> Outcome {
+        self.manual_preempt(id, method, now)
+            .map(|lines| Some(lines.join("\n")))
     }
 
     /// `mjobctl -x` / `runjob`: start an idle job now on free resources.
@@ -209,7 +196,9 @@ impl Actor {
                 job.req.total_procs()
             ));
         };
-        self.start_job(id, alloc, arches_core::StartKind::Forced, now)
+        self.start_jobs(vec![(id, alloc, arches_core::StartKind::Forced)], now)
+            .pop()
+            .map_or_else(|| Err("not started".to_string()), |(_, r)| r)
             .map_err(|e| format!("ERROR: job cannot run  ({e})"))?;
         Ok(Some(format!("job {id} successfully started")))
     }

@@ -73,6 +73,8 @@ pub struct SchedStats {
     pub proc_seconds_used: f64,
     pub wait_secs_total: f64,
     pub jobs_started: u64,
+    /// Jobs preempted by the scheduler (QoS or PREEMPT backfill).
+    pub jobs_preempted: u64,
 }
 
 /// Execution records by job: a persistent map, so publishing a snapshot
@@ -130,6 +132,9 @@ pub struct Actor {
     /// Scripts and environments of jobs submitted this turn, written with
     /// the next commit (then read back from the store when a job starts).
     pub(crate) payloads: Vec<(JobId, Payload)>,
+    /// Jobs recovered from a start intent (their start was not confirmed
+    /// before the last stop): requeued if the backend does not know them.
+    pub(crate) unconfirmed: BTreeSet<JobId>,
     pub(crate) host: String,
     pub(crate) socket: String,
     pub(crate) published: Published,
@@ -176,7 +181,15 @@ impl Actor {
         let mut state = State::new(nodes);
         let mut exec = ExecMap::new();
         let mut active = Vec::new();
-        for rec in store.load_jobs()? {
+        let mut records = store.load_jobs()?;
+        let unconfirmed: BTreeSet<JobId> =
+            crate::intent::apply_intents(&mut records, store.load_start_intents()?)
+                .into_iter()
+                .collect();
+        if !unconfirmed.is_empty() {
+            tracing::warn!(jobs = ?unconfirmed, "starts not confirmed before the last stop");
+        }
+        for rec in records {
             let job = rec.to_job()?;
             let id = job.id;
             crate::observe::restore_job(&mut state, job)?;
@@ -235,6 +248,7 @@ impl Actor {
             dirty: BTreeSet::new(),
             purged: Vec::new(),
             payloads: Vec::new(),
+            unconfirmed,
             host,
             socket,
             published: Arc::clone(&published),
@@ -247,6 +261,7 @@ impl Actor {
             rsv_changes: (Vec::new(), Vec::new()),
             pace: crate::pace::Pace::default(),
         };
+        crate::pace::trim_heap();
         Ok((actor, published))
     }
 
@@ -432,10 +447,16 @@ impl Actor {
             );
         }
         let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
-        for start in &plan.starts {
-            if let Err(e) = self.start_job(start.job, start.alloc.clone(), start.kind, now) {
-                tracing::warn!(job = start.job, error = %e, "start failed");
-                self.note(start.job, format!("cannot start job: {e}"));
+        self.apply_preemptions(&plan, now);
+        let starts = plan
+            .starts
+            .iter()
+            .map(|s| (s.job, s.alloc.clone(), s.kind))
+            .collect();
+        for (job, result) in self.start_jobs(starts, now) {
+            if let Err(e) = result {
+                tracing::warn!(job, error = %e, "start failed");
+                self.note(job, format!("cannot start job: {e}"));
             }
         }
         if self.cfg.policy.reservation_policy == arches_core::policy::ReservationPolicy::Highest {
@@ -460,6 +481,9 @@ impl Actor {
         self.wake = false;
         self.plan = Arc::new(plan);
         self.pace.iterated(t0, t0.elapsed());
+        if t0.elapsed() >= crate::pace::TRIM_AFTER {
+            crate::pace::trim_heap();
+        }
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         self.stats.iterations += 1;
         self.stats.last_ms = ms;

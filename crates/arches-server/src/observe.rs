@@ -41,6 +41,9 @@ impl Actor {
                     }
                 }
                 Observation::Vanished { job, .. } => {
+                    if self.requeue_unconfirmed(job, now) {
+                        continue;
+                    }
                     self.note(
                         job,
                         "job vanished from the resource manager while the server was down"

@@ -26,6 +26,10 @@ pub const LINGER: Duration = Duration::from_micros(300);
 /// Most time spent collecting the inputs of one turn.
 pub const MAX_COLLECT: Duration = Duration::from_millis(3);
 
+/// An iteration at least this long (a large queue) allocated enough
+/// transient memory to be worth returning ([`trim_heap`]).
+pub const TRIM_AFTER: Duration = Duration::from_millis(100);
+
 /// The actor's timers.
 #[derive(Debug)]
 pub struct Pace {
@@ -92,6 +96,20 @@ impl Pace {
         } else {
             tick
         }
+    }
+}
+
+/// Returns freed heap memory to the system. The allocator keeps what a
+/// large transient structure (the records read at start-up, an iteration
+/// over 100,000 jobs, a full `showq` answer) used, so the resident size
+/// would stay at its peak; trimming after such work keeps it near the
+/// live data.
+pub fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim has no preconditions; it only releases free
+    // memory of the allocator's arenas.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 

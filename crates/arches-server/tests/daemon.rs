@@ -52,7 +52,8 @@ fn hold_release_modify_cancel_messages() {
     let d = InProcess::start();
     let mut req = job("sleep 30\n", d.home.path());
     req.hold = true;
-    req.resources = vec!["walltime=100".into()];
+    // Suspendable, so that mjobctl -s suspends instead of escalating.
+    req.resources = vec!["walltime=100".into(), "flags=suspendable".into()];
     let id = d.api.submit(&req).unwrap();
     let sid = id.to_string();
     let q = d.api.queue(false);

@@ -14,6 +14,7 @@
 
 mod payload;
 pub mod record;
+mod starts;
 
 use std::path::Path;
 
@@ -100,6 +101,7 @@ impl Store {
              );",
         )?;
         conn.execute_batch(payload::SCHEMA)?;
+        conn.execute_batch(starts::SCHEMA)?;
         Ok(Store { conn })
     }
 
@@ -222,6 +224,7 @@ impl Store {
                 rdel.execute([id])?;
             }
             payload::commit(&tx, batch)?;
+            starts::commit(&tx, batch)?;
         }
         tx.commit()?;
         Ok(())
@@ -290,6 +293,36 @@ mod tests {
         let jobs = s.load_jobs().unwrap();
         assert_eq!(jobs[0].exec.legacy_script, None, "record rewritten");
         assert_eq!(jobs[0].exec.executable, "  sleep 1");
+    }
+
+    #[test]
+    fn start_intents_last_until_their_job_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        {
+            let mut s = Store::open(&path).unwrap();
+            s.record_starts(&[rec(1), rec(2)]).unwrap();
+        }
+        let mut s = Store::open(&path).unwrap();
+        let ids: Vec<u64> = s
+            .load_start_intents()
+            .unwrap()
+            .iter()
+            .map(|r| r.job.id)
+            .collect();
+        assert_eq!(ids, vec![1, 2], "intents survive a crash");
+        s.commit(&Batch {
+            upserts: vec![rec(1)],
+            ..Batch::default()
+        })
+        .unwrap();
+        let ids: Vec<u64> = s
+            .load_start_intents()
+            .unwrap()
+            .iter()
+            .map(|r| r.job.id)
+            .collect();
+        assert_eq!(ids, vec![2], "a commit of the job settles its intent");
     }
 
     #[test]

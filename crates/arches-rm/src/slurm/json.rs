@@ -74,6 +74,38 @@ pub(crate) fn parse_jobs(text: &str) -> Result<Vec<SlurmJob>, String> {
         .map_err(|e| format!("cannot parse squeue --json: {e}"))
 }
 
+/// The `squeue -o` format of the cheap poll (no exit code: when a job of
+/// ours has ended, the worker reads `squeue --json` once for the statuses).
+pub(crate) const SQUEUE_FORMAT: &str = "%i|%T|%r|%N|%k";
+
+/// Parses `squeue -h -t all -o SQUEUE_FORMAT` (the comment is last: it may
+/// contain `|`).
+pub(crate) fn parse_jobs_text(text: &str) -> Vec<SlurmJob> {
+    text.lines()
+        .filter_map(|line| {
+            let mut f = line.splitn(5, '|');
+            let job_id = f.next()?.trim().parse().ok()?;
+            let job_state = f.next()?.trim().to_string();
+            let reason = f.next()?.trim();
+            let nodes = f.next()?.trim();
+            let comment = f.next().unwrap_or("").trim();
+            let opt = |s: &str| (!s.is_empty() && s != "(null)").then(|| s.to_string());
+            Some(SlurmJob {
+                job_id,
+                name: String::new(),
+                comment: opt(comment),
+                job_state,
+                state_reason: opt(reason),
+                exit_code: None,
+                nodes: opt(nodes),
+                restart_cnt: None,
+                end_time: None,
+                start_time: None,
+            })
+        })
+        .collect()
+}
+
 impl SlurmNode {
     /// The administrative state the engine should see: down (also while
     /// not responding: the engine stops using it at once), drained
@@ -267,6 +299,21 @@ mod tests {
         assert_eq!(nodes[2].to_node("p").partition, "p");
         assert_eq!(nodes[3].admin(), NodeAdminState::Down);
         assert!(parse_nodes("not json").is_err());
+    }
+
+    #[test]
+    fn squeue_text() {
+        let jobs = parse_jobs_text(
+            "12|RUNNING|None|n[1-2]|arches:t:7:1.2\n13|PENDING|JobHeldUser||a|b\nbad line\n",
+        );
+        assert_eq!(jobs.len(), 2);
+        assert_eq!(jobs[0].job_id, 12);
+        assert_eq!(jobs[0].phase(), Phase::Running);
+        assert_eq!(jobs[0].node_names(), ["n1", "n2"]);
+        assert_eq!(jobs[0].comment.as_deref(), Some("arches:t:7:1.2"));
+        assert_eq!(jobs[1].comment.as_deref(), Some("a|b"));
+        assert_eq!(jobs[1].nodes, None);
+        assert_eq!(jobs[1].state_reason.as_deref(), Some("JobHeldUser"));
     }
 
     #[test]

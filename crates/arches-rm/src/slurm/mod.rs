@@ -16,8 +16,10 @@
 //! - **Tag**: every Slurm job carries the comment `arches:<tag>:<job>:<nonce>`,
 //!   so a restarted Arches finds its jobs again (`recover`) and cancels
 //!   launches it no longer owns.
-//! - **State**: `squeue --json` every poll interval; ends are reported with
-//!   the exit status decoded from the raw wait status; `TIMEOUT` is a
+//! - **State**: a cheap `squeue -o` text poll every poll interval (paced to
+//!   at least twice its own duration); when one of our jobs has ended, one
+//!   `squeue --json` for the raw wait status, from which the exit status is
+//!   decoded; `TIMEOUT` is a
 //!   wall-clock kill; `NODE_FAIL` becomes [`Observation::NodeFailed`] (the
 //!   daemon requeues or fails the job by its restartable flag). `sinfo
 //!   --json` keeps node states current (`NodeChanged`).
@@ -197,15 +199,24 @@ pub fn query_nodes(config: &SlurmConfig) -> Result<Vec<Node>, RmError> {
     Ok(nodes.iter().map(|n| n.to_node(&config.partition)).collect())
 }
 
-/// One `squeue --json` call and its parse, as the worker polls; returns the
-/// number of jobs Slurm reported (for benchmarks and diagnostics).
-pub fn query_jobs(config: &SlurmConfig) -> Result<usize, RmError> {
-    let text = config
-        .run("squeue", &["--json"])
-        .map_err(RmError::Unavailable)?;
-    json::parse_jobs(&text)
-        .map(|j| j.len())
-        .map_err(RmError::Unavailable)
+/// One poll of the jobs as the worker makes it, with its parse; returns the
+/// number of jobs Slurm reported (for benchmarks and diagnostics). `full`:
+/// `squeue --json` (what a poll costs when one of our jobs has ended),
+/// else the cheap `squeue -o` text poll.
+pub fn query_jobs(config: &SlurmConfig, full: bool) -> Result<usize, RmError> {
+    if full {
+        let text = config
+            .run("squeue", &["--json"])
+            .map_err(RmError::Unavailable)?;
+        json::parse_jobs(&text)
+            .map(|j| j.len())
+            .map_err(RmError::Unavailable)
+    } else {
+        let text = config
+            .run("squeue", &["-h", "-t", "all", "-o", json::SQUEUE_FORMAT])
+            .map_err(RmError::Unavailable)?;
+        Ok(json::parse_jobs_text(&text).len())
+    }
 }
 
 fn check_signal(signal: i32) -> Result<i32, RmError> {

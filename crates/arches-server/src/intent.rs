@@ -1,0 +1,122 @@
+//! Start intents: a start decided but not confirmed survives a crash.
+//!
+//! Before jobs go to the backend, the record each will have once started is
+//! committed to the store's `starts` table (one commit for all the starts of
+//! an iteration). The turn's normal commit then writes the started jobs and
+//! settles their intents. If the daemon dies in between, the job may be
+//! running although its record says queued: recovery takes the intent's
+//! record instead, so the backend re-adopts the job if it runs (or records
+//! its end), and a job the backend never received goes back to the queue
+//! instead of being lost or started twice.
+//!
+//! `ARCHES_FAILPOINT` makes the daemon kill itself (SIGKILL, like `kill -9`)
+//! at a chosen point, for the crash tests: `start-intent` (intents durable,
+//! nothing started) or `start-launched` (jobs started, not recorded).
+
+use arches_core::{Alloc, Event, Job, JobId, JobState, RunInfo, StartKind, Time};
+use arches_store::JobRecord;
+
+use crate::actor::Actor;
+
+/// The environment variable naming a failpoint.
+pub const FAILPOINT_ENV: &str = "ARCHES_FAILPOINT";
+
+/// Kills the process (no cleanup, like `kill -9`) when `ARCHES_FAILPOINT`
+/// names this point.
+pub fn failpoint(name: &str) {
+    if std::env::var(FAILPOINT_ENV).is_ok_and(|v| v == name) {
+        tracing::warn!(failpoint = name, "failpoint reached: killing the daemon");
+        // SAFETY: kill(2) on our own pid.
+        unsafe {
+            libc::kill(libc::getpid(), libc::SIGKILL);
+        }
+    }
+}
+
+/// The job as it will be once started on `alloc` at `now`.
+fn started(job: &Job, alloc: &[Alloc], kind: StartKind, now: Time) -> Job {
+    let mut j = job.clone();
+    j.state = JobState::Running;
+    j.start_count += 1;
+    j.run = Some(RunInfo {
+        start_time: now,
+        alloc: alloc.to_vec(),
+        how: kind,
+        suspended_secs: 0,
+        suspended_at: None,
+    });
+    j
+}
+
+impl Actor {
+    /// Starts these jobs: records the intents durably, then hands each job
+    /// to the backend ([`Actor::start_job`]). Returns each job's outcome;
+    /// when the intents cannot be written nothing is started.
+    pub(crate) fn start_jobs(
+        &mut self,
+        starts: Vec<(JobId, Vec<Alloc>, StartKind)>,
+        now: Time,
+    ) -> Vec<(JobId, Result<(), String>)> {
+        if starts.is_empty() {
+            return Vec::new();
+        }
+        let intents: Vec<JobRecord> = starts
+            .iter()
+            .filter_map(|(id, alloc, kind)| {
+                let job = self.state.job(*id)?;
+                let rec = self.exec.get(id)?;
+                Some(JobRecord::new(
+                    &started(job, alloc, *kind, now),
+                    (**rec).clone(),
+                ))
+            })
+            .collect();
+        if let Err(e) = self.store.record_starts(&intents) {
+            tracing::error!(error = %e, "cannot record start intents: nothing started");
+            let why = format!("cannot record the start durably: {e}");
+            return starts
+                .into_iter()
+                .map(|(id, _, _)| (id, Err(why.clone())))
+                .collect();
+        }
+        failpoint("start-intent");
+        let out = starts
+            .into_iter()
+            .map(|(id, alloc, kind)| (id, self.start_job(id, alloc, kind, now)))
+            .collect();
+        failpoint("start-launched");
+        out
+    }
+
+    /// After recovery: a job whose start was never confirmed and that the
+    /// backend does not know was never started: back to the queue.
+    /// Returns whether `job` was such a job.
+    pub(crate) fn requeue_unconfirmed(&mut self, job: JobId, now: Time) -> bool {
+        if !self.unconfirmed.remove(&job) {
+            return false;
+        }
+        self.note(
+            job,
+            "start not confirmed before the server stopped: requeued".to_string(),
+        );
+        self.apply(Event::Requeue { job }, now);
+        tracing::info!(job, "unconfirmed start requeued");
+        true
+    }
+}
+
+/// Replaces the records of queued jobs that have a start intent with the
+/// intent (the job may be running). Returns the ids of those jobs.
+pub(crate) fn apply_intents(records: &mut [JobRecord], intents: Vec<JobRecord>) -> Vec<JobId> {
+    let mut out = Vec::new();
+    for intent in intents {
+        let id = intent.job.id;
+        if let Ok(i) = records.binary_search_by_key(&id, |r| r.job.id) {
+            if records[i].job.state == JobState::Idle.as_str() {
+                records[i] = intent;
+                out.push(id);
+            }
+        }
+    }
+    out
+}
