@@ -270,3 +270,20 @@ fn requeue_then_start_elsewhere_and_recover_after_restart() {
     // The requeued launch was never reported.
     assert_eq!(seen.iter().filter(|o| is_end(o, 9)).count(), 1, "{seen:?}");
 }
+
+#[test]
+fn checkpoint_signals_then_terminates_without_a_report() {
+    let Some(f) = fixture("ckpt") else { return };
+    let mut rm = f.rm();
+    rm.nodes().unwrap();
+    let script = "#!/bin/sh\ntrap 'echo checkpoint' USR2\necho started\nfor i in $(seq 1 300); do sleep 0.2; done\n";
+    rm.start(&f.launch(3, &[("n2", 1)], script), 0).unwrap();
+    f.wait_output(3, "started");
+    rm.checkpoint(3, libc::SIGUSR2, 2, 0).unwrap();
+    f.wait_output(3, "checkpoint");
+    // Terminated after the timeout, for a requeue: never reported.
+    f.wait_squeue(3, "%T", "CANCELLED");
+    std::thread::sleep(Duration::from_millis(1500));
+    let seen = rm.observe(0);
+    assert!(!seen.iter().any(|o| is_end(o, 3)), "{seen:?}");
+}

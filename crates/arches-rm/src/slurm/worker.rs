@@ -823,6 +823,103 @@ mod tests {
         assert_eq!(script_text(&e), "#!/bin/zsh\necho hi\n");
     }
 
+    fn ended(state: &str, exit: i64) -> SlurmJob {
+        SlurmJob {
+            job_id: 5,
+            name: String::new(),
+            comment: None,
+            job_state: state.into(),
+            state_reason: None,
+            exit_code: Some(exit),
+            nodes: Some("n[1-2]".into()),
+            restart_cnt: None,
+            end_time: Some(100),
+            start_time: None,
+        }
+    }
+
+    #[test]
+    fn outcomes() {
+        let t = Track {
+            slurm: 5,
+            nodes: vec!["n1".into(), "n2".into()],
+            submitted: Instant::now(),
+            started: true,
+            signal_suspended: false,
+            cancelled: false,
+            resumed: None,
+        };
+        let mut nodes = BTreeMap::new();
+        nodes.insert("n1".to_string(), NodeAdminState::Up);
+        nodes.insert("n2".to_string(), NodeAdminState::Down);
+        let o = |state: &str, exit: i64| outcome(7, &t, &ended(state, exit), &nodes);
+        assert_eq!(
+            o("COMPLETED", 0),
+            Observation::Finished {
+                job: 7,
+                at: 100,
+                code: 0
+            }
+        );
+        assert_eq!(
+            o("FAILED", 768),
+            Observation::Finished {
+                job: 7,
+                at: 100,
+                code: 3
+            }
+        );
+        assert_eq!(
+            o("FAILED", 9),
+            Observation::Finished {
+                job: 7,
+                at: 100,
+                code: 137
+            }
+        );
+        assert_eq!(
+            o("FAILED", 0),
+            Observation::Finished {
+                job: 7,
+                at: 100,
+                code: 1
+            }
+        );
+        assert_eq!(
+            o("CANCELLED", 0),
+            Observation::Finished {
+                job: 7,
+                at: 100,
+                code: 143
+            }
+        );
+        assert_eq!(
+            o("TIMEOUT", 0),
+            Observation::WalltimeExceeded {
+                job: 7,
+                at: 100,
+                code: 143
+            }
+        );
+        assert_eq!(
+            o("NODE_FAIL", 0),
+            Observation::NodeFailed {
+                job: 7,
+                at: 100,
+                node: "n2".into()
+            },
+            "the node that is down"
+        );
+        assert_eq!(
+            o("OUT_OF_MEMORY", 0),
+            Observation::Finished {
+                job: 7,
+                at: 100,
+                code: 137
+            }
+        );
+    }
+
     #[test]
     fn tags() {
         let (tx, _rx) = std::sync::mpsc::channel();
