@@ -276,6 +276,66 @@ pub struct JobDetail {
     pub messages: Vec<String>,
     /// How the job started (`Priority`, `Reserved`, `Backfill`, `Forced`).
     pub start_kind: Option<String>,
+    /// Data staging (`StageIn:`/`StageOut:` lines).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub staging: Vec<StageLine>,
+}
+
+/// One file of a job's data staging.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageLine {
+    /// `in` or `out`.
+    pub direction: String,
+    pub src: String,
+    /// Destination as requested (checkjob shows only this).
+    pub dest: String,
+    pub size: Option<u64>,
+    pub transferred: u64,
+    /// `pending`, `active`, `complete`, `failed`, `removed`.
+    pub status: String,
+    /// Expected data-ready time (TIGHT).
+    pub ready: Option<i64>,
+    pub error: Option<String>,
+}
+
+/// A storage resource manager (`RESOURCETYPE=STORAGE`) as checknode and
+/// mdiag -R show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StorageInfo {
+    /// The RM's name (`RMCFG[name]`).
+    pub rm: String,
+    /// The storage node's name (cluster query), else the RM's.
+    pub node: String,
+    pub model: String,
+    pub max_dsop: Option<u32>,
+    pub target_usage: Option<f64>,
+    pub disk_mb: Option<u64>,
+    pub disk_avail_mb: Option<u64>,
+    pub rate_kbps: Option<f64>,
+    /// MB dedicated to staged data of queued jobs.
+    pub dedicated_mb: u64,
+    /// Active operations now.
+    pub active_ops: u32,
+    pub cluster_query_url: Option<String>,
+    pub system_query_url: Option<String>,
+    pub system_modify_url: Option<String>,
+    /// Every staging operation known: (job, status, bytes done, size, dest).
+    pub operations: Vec<StorageOp>,
+    /// Recent failures, newest last.
+    pub failures: Vec<String>,
+    pub last_update: i64,
+    /// Interface calls queued or running now.
+    pub in_flight: u32,
+}
+
+/// One staging operation on a storage RM.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorageOp {
+    pub job: String,
+    pub status: String,
+    pub transferred: u64,
+    pub size: Option<u64>,
+    pub dest: String,
 }
 
 /// A reservation's time span and nodes.
@@ -403,6 +463,9 @@ pub struct NodeReservation {
 pub struct NodesView {
     pub now: i64,
     pub nodes: Vec<NodeInfo>,
+    /// Storage resource managers (data staging).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub storage: Vec<StorageInfo>,
 }
 
 // ---------------------------------------------------------------------------

@@ -582,6 +582,7 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         mail_options: None,
         messages: vec![],
         start_kind: None,
+        staging: vec![],
     }
 }
 
@@ -783,6 +784,7 @@ fn mdiag_n_xml_node_shape() {
     let ours = checknode::render_xml(&NodesView {
         now: 0,
         nodes: vec![n],
+        storage: vec![],
     });
     assert!(ours.contains("></node>"), "explicit close tag");
     let od = roxmltree::Document::parse(&ours).unwrap();

@@ -65,6 +65,9 @@ pub struct Config {
     pub data_stage_model: DataStageModel,
     /// `DATASTAGEHOLDTYPE`: hold placed on a job whose stage-in failed.
     pub data_stage_hold: HoldType,
+    /// `TOOLSDIR`: `$TOOLSDIR` of `exec://` interface URLs (relative to the
+    /// Moab home directory).
+    pub tools_dir: String,
     /// Standing reservations (`SRCFG[name]`), in the order they first appear.
     pub standing_reservations: Vec<StandingReservation>,
     /// `ENABLEPOSUSERPRIORITY`.
@@ -132,6 +135,7 @@ impl Default for Config {
             },
             data_stage_model: DataStageModel::External,
             data_stage_hold: HoldType::Defer,
+            tools_dir: "tools".to_string(),
             standing_reservations: Vec::new(),
             enable_pos_user_priority: false,
             use_moab_job_id: false,

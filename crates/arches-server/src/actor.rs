@@ -97,6 +97,8 @@ pub struct Snapshot {
     /// `now` is a virtual clock (a served simulation): readers keep it
     /// instead of replacing it with the wall clock.
     pub virtual_clock: bool,
+    /// Data staging: the storage RM and why stage-ins wait.
+    pub staging: Option<Arc<crate::staging::StagingSnapshot>>,
 }
 
 /// The published snapshot, swapped after every turn.
@@ -147,6 +149,8 @@ pub struct Actor {
     pub(crate) stop_at: Option<u64>,
     /// `RUNTIMEPREDICTION`: planning estimates (shared with the simulator).
     pub(crate) predictor: arches_sim::predict::Predictor,
+    /// Data staging (a storage RM is configured).
+    pub(crate) staging: Option<crate::staging::Driver>,
     /// Next `system.N` reservation id, and reservations created/released
     /// since the last commit ([`crate::rsvctl`]).
     pub(crate) rsv_next: u64,
@@ -233,9 +237,11 @@ impl Actor {
             rm_name: rm.name().to_string(),
             rm_kind: rm.kind().to_string(),
             virtual_clock: false,
+            staging: None,
         };
         let published = Arc::new(RwLock::new(Arc::new(snap)));
         let predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
+        let cfg_for_staging = Arc::clone(&cfg);
         let actor = Actor {
             cfg,
             state,
@@ -257,6 +263,7 @@ impl Actor {
             resume_at: None,
             stop_at: None,
             predictor,
+            staging: crate::staging::Driver::from_config(&cfg_for_staging),
             rsv_next,
             rsv_changes: (Vec::new(), Vec::new()),
             pace: crate::pace::Pace::default(),
@@ -289,6 +296,7 @@ impl Actor {
             // hundreds of turns a second).
             if self.pace.tick(Instant::now()) {
                 self.observe(now);
+                self.staging_poll(now);
                 if self.resume_at.is_some_and(|t| t <= now) {
                     self.resume_at = None;
                     self.stats.paused = false;
@@ -446,6 +454,7 @@ impl Actor {
                 now,
             );
         }
+        self.staging_round(now);
         let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
         self.apply_preemptions(&plan, now);
         let starts = plan
@@ -620,6 +629,10 @@ impl Actor {
             rm_name: self.rm.name().to_string(),
             rm_kind: self.rm.kind().to_string(),
             virtual_clock: false,
+            staging: self
+                .staging
+                .as_ref()
+                .map(|d| Arc::new(d.snapshot(&self.exec, now))),
         };
         match self.published.write() {
             Ok(mut g) => *g = Arc::new(snap),

@@ -322,7 +322,7 @@ async fn nodes(
     };
     let view = views::nodes(&current(&app.published), name.as_deref());
     if let Some(n) = name.filter(|n| !n.eq_ignore_ascii_case("ALL")) {
-        if view.nodes.is_empty() {
+        if view.nodes.is_empty() && view.storage.is_empty() {
             return error(
                 StatusCode::NOT_FOUND,
                 format!("ERROR:    cannot locate node '{n}'"),

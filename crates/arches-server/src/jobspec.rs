@@ -122,6 +122,9 @@ pub fn parse(
         .clone()
         .filter(|w| !w.is_empty())
         .unwrap_or_else(|| req.submit_dir.clone());
+    let workdir = absolute(&workdir, &req.submit_dir);
+    let stage_in = crate::staging::parse_specs("STAGEIN", &res.stagein, &workdir)?;
+    let stage_out = crate::staging::parse_specs("STAGEOUT", &res.stageout, &user.home)?;
     let exec = ExecRecord {
         executable: Payload {
             script: req.script.clone(),
@@ -129,7 +132,7 @@ pub fn parse(
         }
         .executable(),
         shell: req.shell.clone().filter(|s| !s.is_empty()),
-        workdir: absolute(&workdir, &req.submit_dir),
+        workdir,
         join: req.join,
         uid: user.uid,
         gid: user.gid,
@@ -140,6 +143,8 @@ pub fn parse(
         mail_list: req.mail_list.clone(),
         gres: res.gres.clone(),
         ttc: res.ttc.clone(),
+        stage_in,
+        stage_out,
         ..ExecRecord::default()
     };
     Ok(Submission {

@@ -23,6 +23,7 @@ mod preempt;
 pub mod rm;
 pub mod rsvctl;
 pub mod simserve;
+pub mod staging;
 pub mod testing;
 pub mod views;
 

@@ -255,6 +255,7 @@ impl SimServer {
             rm_name: "sim".to_string(),
             rm_kind: "SIM".to_string(),
             virtual_clock: true,
+            staging: None,
         }
     }
 

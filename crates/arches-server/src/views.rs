@@ -216,7 +216,16 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
         submit_args: rec.map(|r| r.submit_args.clone()).unwrap_or_default(),
         submit_host: rec.map(|r| r.submit_host.clone()).unwrap_or_default(),
         mail_options: rec.and_then(|r| r.mail_options.clone()),
-        messages: rec.map(|r| r.messages.clone()).unwrap_or_default(),
+        messages: rec
+            .map(|r| {
+                let mut m = r.messages.clone();
+                m.extend(crate::staging::job_notes(s, j, r));
+                m
+            })
+            .unwrap_or_default(),
+        staging: rec
+            .map(|r| crate::staging::stage_lines(r, j.data_wait))
+            .unwrap_or_default(),
         start_kind: j.run.as_ref().map(|r| {
             match r.how {
                 StartKind::Priority => "Priority",
@@ -344,6 +353,7 @@ pub fn nodes(s: &Snapshot, name: Option<&str>) -> NodesView {
     NodesView {
         now: s.now,
         nodes: out,
+        storage: crate::staging::storage_view(s, name),
     }
 }
 

@@ -71,6 +71,12 @@ pub struct ExecRecord {
     pub messages: Vec<String>,
     /// Exit status was observed as a wall-clock kill.
     pub walltime_exceeded: bool,
+    /// `STAGEIN` files and their staging progress.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stage_in: Vec<StageRecord>,
+    /// `STAGEOUT` files (and the implicit stdout/stderr stage-out).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stage_out: Vec<StageRecord>,
     /// The script of a record written before payloads had their own table
     /// ([`crate::Store::load_jobs`] moves it there). `None` in memory.
     #[serde(default, rename = "script", skip_serializing_if = "Option::is_none")]
@@ -78,6 +84,57 @@ pub struct ExecRecord {
     /// The environment of such a record, likewise.
     #[serde(default, rename = "env", skip_serializing_if = "Option::is_none")]
     pub legacy_env: Option<Vec<(String, String)>>,
+}
+
+/// One file to stage (serde mirror of `arches_core::staging::StageFile`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct StageRecord {
+    pub src: String,
+    pub dest: String,
+    #[serde(default)]
+    pub size: Option<u64>,
+    #[serde(default)]
+    pub transferred: u64,
+    /// `pending`, `active`, `complete`, `failed`, `removed`.
+    #[serde(default)]
+    pub status: String,
+    #[serde(default)]
+    pub estimate: Option<i64>,
+    #[serde(default)]
+    pub started: Option<i64>,
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+impl StageRecord {
+    /// The core's view (a script in flight is not persisted).
+    pub fn to_core(&self) -> arches_core::staging::StageFile {
+        arches_core::staging::StageFile {
+            src: self.src.clone(),
+            dest: self.dest.clone(),
+            size: self.size,
+            transferred: self.transferred,
+            status: arches_core::staging::StageStatus::parse(&self.status).unwrap_or_default(),
+            estimate: self.estimate,
+            started: self.started,
+            last_query: None,
+            in_flight: false,
+            error: self.error.clone(),
+        }
+    }
+
+    pub fn from_core(f: &arches_core::staging::StageFile) -> Self {
+        StageRecord {
+            src: f.src.clone(),
+            dest: f.dest.clone(),
+            size: f.size,
+            transferred: f.transferred,
+            status: f.status.as_str().to_string(),
+            estimate: f.estimate,
+            started: f.started,
+            error: f.error.clone(),
+        }
+    }
 }
 
 /// Serde mirror of [`Job`].

@@ -191,7 +191,17 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         match fmt {
             Format::Json => print_json(&v)?,
             Format::Xml => return Err(no_xml("mdiag -R")),
-            Format::Text => print(&cluster::render_rms(&v, some(&a.rms))),
+            Format::Text => {
+                let mut o = cluster::render_rms(&v, some(&a.rms));
+                for st in v
+                    .storage
+                    .iter()
+                    .filter(|st| some(&a.rms).is_none_or(|n| n == st.rm))
+                {
+                    o.push_str(&crate::render::staging::rm_block(st, v.now));
+                }
+                print(&o)
+            }
         }
     } else if a.partitions {
         let v = client.nodes(None).map_err(err)?;

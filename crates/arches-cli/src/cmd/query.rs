@@ -170,11 +170,20 @@ pub struct Checknode {
 pub fn checknode(a: Checknode) -> Result<u8, String> {
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let view = client.nodes(Some(&a.node)).map_err(|e| e.to_string())?;
-    if view.nodes.is_empty() {
+    if view.nodes.is_empty() && view.storage.is_empty() {
         return Err(format!("ERROR:    cannot locate node '{}'", a.node));
     }
     match a.output.format() {
-        Format::Text => print(&checknode::render(&view, a.verbose)),
+        Format::Text => {
+            let mut parts = vec![checknode::render(&view, a.verbose)];
+            parts.extend(
+                view.storage
+                    .iter()
+                    .map(|s| crate::render::staging::storage_node(s, view.now, a.verbose)),
+            );
+            parts.retain(|p| !p.is_empty());
+            print(&parts.join("\n"))
+        }
         Format::Xml => print(&format!("{}\n", checknode::render_xml(&view))),
         Format::Json => print_json(&view)?,
     }

@@ -82,6 +82,7 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
         duration(queued.max(0)),
         duration(s.eligible_secs)
     ));
+    o.push_str(&super::staging::checkjob_lines(d, v));
     if let Some(st) = s.start_time {
         o.push_str(&format!("StartTime: {}\n", date(st)));
     }

@@ -213,6 +213,7 @@ mod tests {
                 node("b", "p1", "Down", 4, 0),
                 node("c", "p2", "Idle", 8, 0),
             ],
+            storage: vec![],
         };
         let s = render_partitions(&v);
         assert!(
@@ -234,6 +235,7 @@ mod tests {
         let one = render_partitions(&NodesView {
             now: 0,
             nodes: vec![node("a", "p1", "Idle", 2, 0)],
+            storage: vec![],
         });
         assert!(!one.contains("\nALL "), "{one}");
     }
@@ -290,6 +292,7 @@ mod rm_tests {
         let v = arches_api::NodesView {
             now: 100,
             nodes: vec![n],
+            storage: vec![],
         };
         assert_eq!(
             render_rms(&v, None),

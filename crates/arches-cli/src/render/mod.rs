@@ -7,4 +7,5 @@ pub mod creds;
 pub mod mdiag;
 pub mod showbf;
 pub mod showq;
+pub mod staging;
 pub mod xml;

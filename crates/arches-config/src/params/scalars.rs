@@ -290,6 +290,9 @@ pub(super) static SCALARS: &[ParamDef] = &[
     param("DATASTAGEHOLDTYPE", ValueType::Choice(core_choices!(HoldType)), IndexKind::None, Some("Defer"),
         "Hold placed on a job whose data staging failed.", "data staging",
         |c, _, v| { c.data_stage_hold = v.parse_choice()?; Ok(()) }),
+    param("TOOLSDIR", ValueType::Text, IndexKind::None, Some("tools"),
+        "Directory of the interface scripts ($TOOLSDIR in exec:// URLs; relative names are under the Moab home directory, else the tools shipped next to the binaries).", "data staging",
+        |c, _, v| { c.tools_dir = v.text()?.to_string(); Ok(()) }),
     // ---- commands and daemon
     param("CLIENTTIMEOUT", ValueType::Duration, IndexKind::None, Some("00:00:30"),
         "How long commands wait for the daemon.", "commands",

@@ -27,6 +27,9 @@ pub(super) struct Resources {
     pub(super) depend: Vec<Dependency>,
     pub(super) ttc: Option<String>,
     pub(super) gres: Vec<String>,
+    /// `x=STAGEIN:...` / `x=STAGEOUT:...` values as written.
+    pub(super) stagein: Vec<String>,
+    pub(super) stageout: Vec<String>,
 }
 
 /// Splits `a=1,b=2` at commas.
@@ -167,6 +170,8 @@ impl Resources {
                         "depend" => self.depend_spec(v)?,
                         "gres" => self.gres.push(non_empty(k, v)?),
                         "ttc" => self.ttc = Some(non_empty(k, v)?),
+                        "stagein" => self.stagein.push(v.to_string()),
+                        "stageout" => self.stageout.push(v.to_string()),
                         "walltime" | "wclimit" => self.apply(&format!("walltime={v}"))?,
                         "nodes" | "procs" | "mem" | "pmem" => self.apply(part)?,
                         _ => {}
