@@ -92,18 +92,25 @@ pub fn has_flag(job: &Job, policy: &Policy, flag: JobFlag) -> bool {
             .as_ref()
             .and_then(|c| policy.classes.get(c))
             .is_some_and(|c| c.job_flags.contains(&flag))
-        || job
-            .cred
-            .qos
-            .as_ref()
+        || effective_qos(job, policy)
             .and_then(|q| policy.qos.get(q))
             .is_some_and(|q| q.job_flags.contains(&flag))
 }
 
+/// The job's QoS, or its class's default (`CLASSCFG[c] QDEF=`) when the
+/// driver did not assign one (the simulator's workloads).
+pub fn effective_qos<'j>(job: &'j Job, policy: &'j Policy) -> Option<&'j String> {
+    job.cred.qos.as_ref().or_else(|| {
+        job.cred
+            .class
+            .as_ref()
+            .and_then(|c| policy.classes.get(c))
+            .and_then(|c| c.qdef.as_ref())
+    })
+}
+
 fn qos_has(job: &Job, policy: &Policy, flag: QosFlag) -> bool {
-    job.cred
-        .qos
-        .as_ref()
+    effective_qos(job, policy)
         .and_then(|q| policy.qos.get(q))
         .is_some_and(|q| q.flags.contains(&flag))
 }

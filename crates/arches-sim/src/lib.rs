@@ -16,6 +16,7 @@ pub mod cli;
 pub mod generate;
 pub mod metrics;
 pub mod predict;
+mod preempt;
 pub mod report;
 pub mod run;
 pub mod swf;

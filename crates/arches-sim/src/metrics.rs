@@ -117,9 +117,17 @@ pub struct Summary {
     pub utilization: f64,
     pub makespan_s: Secs,
     pub backfilled_jobs: usize,
-    /// Jobs preempted. The core's plan carries no preemptions yet, so the
-    /// replay never preempts and this stays 0.
+    /// Preemptions carried out (a job preempted twice counts twice).
     pub preempted_jobs: usize,
+    /// Of those, jobs cancelled (PREEMPTPOLICY CANCEL or no other method).
+    pub preempt_cancelled: usize,
+    /// Processor-seconds of work lost by requeued, checkpointed (the
+    /// simulator restarts them from the beginning) or cancelled jobs;
+    /// suspensions lose none.
+    pub preempt_lost_proc_s: f64,
+    /// Jobs that started by preempting others, and their average wait.
+    pub preemptor_jobs: usize,
+    pub preemptor_avg_wait_s: f64,
     pub iterations: u64,
     pub sim_wall_s: f64,
     /// pyss-style statistics (wait in minutes, as the 2007 paper prints it).

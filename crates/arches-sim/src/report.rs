@@ -54,7 +54,7 @@ pub fn render(title: &str, summary: &Summary, records: &[JobRecord]) -> String {
 }
 
 fn summary_table(html: &mut String, s: &Summary) {
-    let rows: [(&str, String); 10] = [
+    let rows: [(&str, String); 11] = [
         ("machine processors", s.machine_procs.to_string()),
         ("jobs", s.jobs.to_string()),
         ("average wait (s)", format!("{:.0}", s.avg_wait_s)),
@@ -66,6 +66,13 @@ fn summary_table(html: &mut String, s: &Summary) {
         ("utilization", format!("{:.4}", s.utilization)),
         ("makespan (s)", s.makespan_s.to_string()),
         ("backfilled jobs", s.backfilled_jobs.to_string()),
+        (
+            "preemptions / lost work (proc-s) / preemptors' wait (s)",
+            format!(
+                "{} / {:.0} / {:.0}",
+                s.preempted_jobs, s.preempt_lost_proc_s, s.preemptor_avg_wait_s
+            ),
+        ),
         (
             "pyss-style wait (min) / bsld",
             format!("{:.2} / {:.2}", s.pyss.avg_wait_min, s.pyss.avg_bsld10),

@@ -77,17 +77,17 @@ pub fn machine(procs: u32, per_node: u32) -> Vec<Node> {
 /// A running (or finished) simulation.
 #[derive(Debug)]
 pub struct Simulation {
-    state: State,
+    pub(crate) state: State,
     policy: Policy,
-    rm: SimRm,
-    now: Time,
+    pub(crate) rm: SimRm,
+    pub(crate) now: Time,
     pending: Vec<SimJob>,
     next: usize,
     total_procs: u32,
     max_node_procs: u32,
     /// Jobs other jobs depend on: kept in the state after they finish.
     keep: BTreeSet<JobId>,
-    meta: std::collections::BTreeMap<JobId, Meta>,
+    pub(crate) meta: std::collections::BTreeMap<JobId, Meta>,
     last_plan: Option<Plan>,
     records: Vec<JobRecord>,
     skipped: Vec<SkippedJob>,
@@ -98,6 +98,8 @@ pub struct Simulation {
     /// Always run the full iteration (plans with every job's decision, for
     /// `--serve`); otherwise the lean one where the policy allows it.
     full_plans: bool,
+    /// Preemption statistics ([`crate::preempt`]).
+    pub(crate) preempt: crate::preempt::PreemptStats,
 }
 
 impl Simulation {
@@ -131,6 +133,7 @@ impl Simulation {
             dirty: false,
             predictor: Predictor::default(),
             full_plans: false,
+            preempt: crate::preempt::PreemptStats::default(),
         }
     }
 
@@ -206,6 +209,7 @@ impl Simulation {
     pub fn summary(&self) -> Summary {
         let mut s = summarize(&self.records, self.total_procs);
         s.iterations = self.iterations;
+        self.preempt.fill(&mut s);
         s.skipped = self
             .skipped
             .iter()
@@ -368,7 +372,7 @@ impl Simulation {
     /// One scheduling iteration; its starts take effect now.
     fn iterate(&mut self) -> Result<(), SimError> {
         self.dirty = false;
-        if self.state.queued_count() == 0 {
+        if self.state.queued_count() == 0 && self.preempt.suspended == 0 {
             return Ok(());
         }
         self.correct_predictions()?;
@@ -382,6 +386,7 @@ impl Simulation {
             None => schedule(&self.state, &self.policy, self.now),
         };
         self.iterations += 1;
+        self.apply_preemptions(&plan)?;
         for start in &plan.starts {
             let launch = Launch {
                 job: start.job,
@@ -512,13 +517,13 @@ impl Simulation {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Meta {
-    submit: Time,
+pub(crate) struct Meta {
+    pub(crate) submit: Time,
     procs: u32,
     walltime: Secs,
     runtime: Secs,
     placeholder: bool,
-    start: Option<(Time, StartKind)>,
+    pub(crate) start: Option<(Time, StartKind)>,
 }
 
 fn observed_job(obs: &Observation) -> JobId {
