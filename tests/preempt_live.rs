@@ -242,3 +242,36 @@ fn owners_may_suspend_their_jobs_but_not_resume_or_touch_others() {
     d.wait_state(mine, "Running", LONG);
     let _ = d.run("mjobctl", &["-c", &format!("{mine},{root_job}")]);
 }
+
+#[test]
+fn checkjob_says_why_a_preemptor_did_not_preempt() {
+    let d = Daemon::start_with_config(Some(&cfg("SUSPEND")));
+    // Running, but without the PREEMPTEE attribute.
+    let plain = d.submit("sleep 60\n", &["-l", "procs=2,walltime=120"]);
+    d.wait_state(plain, "Running", LONG);
+    let high = d.submit("sleep 1\n", &["-l", "procs=2,walltime=60,qos=high"]);
+    let deadline = Instant::now() + LONG;
+    loop {
+        let out = d.checkjob(high);
+        if out.contains("cannot preempt: no running job with the PREEMPTEE attribute") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no preemption note:\n{out}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = text(&d.run("checkjob", &["-v", &high.to_string()]).stdout);
+    assert!(out.contains("cannot preempt"), "{out}");
+    // A preemptee that is running: checkjob says whether it is preemptible.
+    let _ = d.run("mjobctl", &["-c", &format!("{plain},{high}")]);
+    let low = d.submit(
+        "sleep 60\n",
+        &["-l", "procs=1,walltime=120,qos=low,flags=suspendable"],
+    );
+    d.wait_state(low, "Running", LONG);
+    let out = d.checkjob(low);
+    assert!(
+        out.contains("NOTE:  preemptible (no preemptor waiting)"),
+        "{out}"
+    );
+    let _ = d.run("mjobctl", &["-c", &low.to_string()]);
+}

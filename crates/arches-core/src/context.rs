@@ -189,6 +189,15 @@ impl<'a> Ctx<'a> {
 
     /// Tries to place `job` now for `dur` without delaying anything planned.
     pub fn fit_now(&mut self, job: &Job, dur: Option<Secs>) -> Option<Vec<Alloc>> {
+        if !self.rsv.is_empty() {
+            // Cheap refusal before lifting: not enough processors now even
+            // with the reservations the job may use.
+            let demand = i64::from(job.req.total_procs());
+            let free = self.agg.free_at(self.now).procs;
+            if free < demand && free + self.rsv.admitted_at(&job.cred, self.now) < demand {
+                return None;
+            }
+        }
         self.lift(job);
         let r = self.fit_now_lifted(job, dur);
         self.unlift(None);
@@ -203,7 +212,10 @@ impl<'a> Ctx<'a> {
         {
             return None;
         }
-        if self.needs_nodes(job) {
+        // A start now is placed on per-node free processors, less what
+        // reservations not lifted hold during the run: jobs on an access
+        // list need no per-node profiles for it.
+        if is_constrained(&job.req) {
             self.ensure_nodes();
         }
         self.place_at(job, self.now, end)
@@ -425,11 +437,20 @@ impl<'a> Ctx<'a> {
             }
             None if !self.rsv.is_empty() => {
                 // Reservations not lifted for this job keep it off what
-                // they hold at any time of its run.
+                // they hold at any time of its run; a job inside
+                // reservations it may use prefers their nodes.
                 let avail = |id: NodeId| {
                     let (p, m) = self.free[id as usize];
                     (p.saturating_sub(self.rsv.blocked(id, t, end)), m)
                 };
+                let mut inside = self.rsv.lifted_nodes();
+                inside.retain(|n| self.free_set.contains(n));
+                if !inside.is_empty() {
+                    let first = place(nodes, &job.req, pol, inside.into_iter(), avail);
+                    if first.is_some() {
+                        return first;
+                    }
+                }
                 place(nodes, &job.req, pol, self.free_set.iter().copied(), avail)
             }
             None => {

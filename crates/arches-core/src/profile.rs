@@ -238,6 +238,53 @@ impl Profile {
     }
 
     /// Index of the span containing `t` (0 before the origin).
+    /// Adds a step function of processors in one merge pass, O(spans +
+    /// steps): `steps` are `(time, change)` sorted by time, each change
+    /// holding from its time on (changes at or before the origin apply from
+    /// the origin). Many usage rectangles at once (a reservation over many
+    /// nodes) cost one pass instead of one per rectangle.
+    pub fn add_steps(&mut self, steps: &[(Time, i64)]) {
+        if steps.is_empty() {
+            return;
+        }
+        let origin = self.origin();
+        let mut acc = 0i64;
+        let mut j = 0;
+        while j < steps.len() && steps[j].0 <= origin {
+            acc += steps[j].1;
+            j += 1;
+        }
+        let with = |a: Amount, acc: i64| Amount {
+            procs: a.procs + acc,
+            mem: a.mem,
+        };
+        let mut out: Vec<(Time, Amount)> = Vec::with_capacity(self.spans.len() + steps.len() - j);
+        let mut base = self.spans[0].1;
+        out.push((origin, with(base, acc)));
+        let mut i = 1;
+        loop {
+            let t = match (self.spans.get(i), steps.get(j)) {
+                (Some(a), Some(b)) => a.0.min(b.0),
+                (Some(a), None) => a.0,
+                (None, Some(b)) => b.0,
+                (None, None) => break,
+            };
+            if self.spans.get(i).is_some_and(|x| x.0 == t) {
+                base = self.spans[i].1;
+                i += 1;
+            }
+            while j < steps.len() && steps[j].0 == t {
+                acc += steps[j].1;
+                j += 1;
+            }
+            let amt = with(base, acc);
+            if out.last().is_some_and(|l| l.1 != amt) {
+                out.push((t, amt));
+            }
+        }
+        self.spans = out;
+    }
+
     fn index_at(&self, t: Time) -> usize {
         self.spans.partition_point(|s| s.0 <= t).saturating_sub(1)
     }
@@ -253,6 +300,35 @@ fn check_interval(start: Time, end: Option<Time>) -> Result<(), ProfileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn add_steps_equals_rectangles() {
+        let base = Profile::from_releases(
+            10,
+            Amount { procs: 4, mem: 7 },
+            vec![(20, Amount::procs(2)), (40, Amount::procs(2))],
+        );
+        let rects: [(Time, Option<Time>, i64); 3] =
+            [(5, Some(25), 1), (20, None, 2), (30, Some(40), 3)];
+        let mut a = base.clone();
+        for (s, e, p) in rects {
+            a.force_usage(s, e, Amount::procs(p));
+        }
+        let mut steps = Vec::new();
+        for (s, e, p) in rects {
+            steps.push((s, -p));
+            if let Some(e) = e {
+                steps.push((e, p));
+            }
+        }
+        steps.sort_unstable();
+        let mut b = base.clone();
+        b.add_steps(&steps);
+        assert_eq!(a, b);
+        let inverse: Vec<(Time, i64)> = steps.iter().map(|(t, d)| (*t, -d)).collect();
+        b.add_steps(&inverse);
+        assert_eq!(b, base);
+    }
     use proptest::prelude::*;
 
     fn p(n: i64) -> Amount {

@@ -112,7 +112,19 @@ impl Reservation {
             }
             (0..nodes.len() as NodeId).collect()
         } else {
-            let mut v: Vec<NodeId> = self.hosts.iter().filter_map(|h| state.node_id(h)).collect();
+            let mut v: Vec<NodeId> = if self.hosts.len() > 8 {
+                let by_name: std::collections::HashMap<&str, NodeId> = nodes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| (n.name.as_str(), i as NodeId))
+                    .collect();
+                self.hosts
+                    .iter()
+                    .filter_map(|h| by_name.get(h.as_str()).copied())
+                    .collect()
+            } else {
+                self.hosts.iter().filter_map(|h| state.node_id(h)).collect()
+            };
             v.sort_unstable();
             v.dedup();
             v
@@ -288,6 +300,9 @@ pub fn in_force(state: &State, standing: &[Standing], now: Time) -> Vec<Reservat
 pub(crate) struct Held {
     pub rsv: Reservation,
     pub segs: Vec<(NodeId, Time, Option<Time>, i64)>,
+    /// The segments summed into one step function of held processors
+    /// (`(time, change)`, sorted), applied to the aggregate in one pass.
+    steps: Vec<(Time, i64)>,
 }
 
 impl Held {
@@ -298,7 +313,11 @@ impl Held {
         let mut segs = Vec::new();
         let start = rsv.start.max(now);
         if rsv.end.is_some_and(|e| e <= start) {
-            return Held { rsv, segs };
+            return Held {
+                rsv,
+                segs,
+                steps: Vec::new(),
+            };
         }
         for (node, procs) in rsv.resolve(state) {
             let Some(p) = profiles.get(node as usize) else {
@@ -321,16 +340,46 @@ impl Held {
                 }
             }
         }
-        Held { rsv, segs }
+        let mut h = Held {
+            rsv,
+            segs,
+            steps: Vec::new(),
+        };
+        h.rebuild_steps();
+        h
+    }
+
+    fn rebuild_steps(&mut self) {
+        let mut ev: Vec<(Time, i64)> = Vec::with_capacity(self.segs.len() * 2);
+        for &(_, s, e, p) in &self.segs {
+            ev.push((s, p));
+            if let Some(e) = e {
+                ev.push((e, -p));
+            }
+        }
+        ev.sort_unstable_by_key(|x| x.0);
+        let mut steps: Vec<(Time, i64)> = Vec::with_capacity(ev.len());
+        for (t, d) in ev {
+            match steps.last_mut() {
+                Some(l) if l.0 == t => l.1 += d,
+                _ => steps.push((t, d)),
+            }
+        }
+        steps.retain(|x| x.1 != 0);
+        self.steps = steps;
     }
 
     /// Adds (`sign` 1) or removes (`sign` -1) the held usage.
     pub fn apply(&self, agg: &mut Profile, nodes: &mut [Profile], sign: i64) {
+        // Held usage lowers the free amount: the steps enter negated.
+        let steps: Vec<(Time, i64)> = self.steps.iter().map(|(t, d)| (*t, -d * sign)).collect();
+        agg.add_steps(&steps);
+        if nodes.is_empty() {
+            return;
+        }
         for &(node, s, e, p) in &self.segs {
-            let a = Amount::procs(p * sign);
-            agg.force_usage(s, e, a);
             if let Some(n) = nodes.get_mut(node as usize) {
-                n.force_usage(s, e, a);
+                n.force_usage(s, e, Amount::procs(p * sign));
             }
         }
     }
@@ -366,6 +415,7 @@ impl Held {
             }
         }
         self.segs = out;
+        self.rebuild_steps();
         // Per-node amounts a job takes are the same over its whole run, so
         // one pass per reservation suffices; reduce what later ones see.
         for (node, want) in alloc.iter_mut() {
@@ -392,7 +442,11 @@ impl Held {
 pub(crate) struct Holds {
     held: Vec<Held>,
     /// Held indices per reserved node.
-    by_node: BTreeMap<NodeId, Vec<usize>>,
+    by_node: Vec<Vec<usize>>,
+    /// The iteration's time, and the processors each reservation holds
+    /// then (kept up to date as admitted jobs take from them).
+    now: Time,
+    at_now: Vec<i64>,
     /// Indices lifted (given back to the profiles) for the current job.
     lifted: Vec<usize>,
 }
@@ -408,7 +462,7 @@ impl Holds {
         now: Time,
     ) -> Self {
         let mut held = Vec::with_capacity(list.len());
-        let mut by_node: BTreeMap<NodeId, Vec<usize>> = BTreeMap::new();
+        let mut by_node: Vec<Vec<usize>> = vec![Vec::new(); state.nodes().len()];
         let mut scratch = Profile::new(now, Amount::default());
         for r in list {
             let h = Held::new(r, state, &profiles, now);
@@ -417,16 +471,21 @@ impl Holds {
             let mut nodes: Vec<NodeId> = h.segs.iter().map(|s| s.0).collect();
             nodes.dedup();
             for n in nodes {
-                let v = by_node.entry(n).or_default();
+                let Some(v) = by_node.get_mut(n as usize) else {
+                    continue;
+                };
                 if v.last() != Some(&i) {
                     v.push(i);
                 }
             }
             held.push(h);
         }
+        let at_now = held.iter().map(|h| h.held_at(now)).collect();
         Holds {
             held,
             by_node,
+            now,
+            at_now,
             lifted: Vec::new(),
         }
     }
@@ -438,6 +497,22 @@ impl Holds {
     /// The held reservations.
     pub fn held(&self) -> impl Iterator<Item = &Held> {
         self.held.iter()
+    }
+
+    /// Processors held at `t` by the reservations admitting `c`.
+    pub fn admitted_at(&self, c: &Credentials, t: Time) -> i64 {
+        self.held
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.rsv.acl.admits(c))
+            .map(|(i, h)| {
+                if t == self.now {
+                    self.at_now[i]
+                } else {
+                    h.held_at(t)
+                }
+            })
+            .sum()
     }
 
     /// Whether any reservation admits these credentials.
@@ -480,10 +555,11 @@ impl Holds {
         nodes: Option<&mut Vec<Profile>>,
         taken: Option<(&[Alloc], Time, Option<Time>)>,
     ) {
-        if let Some((alloc, start, end)) = taken {
+        if let Some((alloc, start, end)) = taken.filter(|_| !self.lifted.is_empty()) {
             let mut per = per_node(alloc);
             for &i in &self.lifted {
                 self.held[i].consume(&mut per, start, end);
+                self.at_now[i] = self.held[i].held_at(self.now);
             }
         }
         self.unlift(agg, nodes);
@@ -512,7 +588,7 @@ impl Holds {
     /// Processors on `node` that reservations not lifted hold at some time
     /// in `[from, to)` (the sum of each one's maximum).
     pub fn blocked(&self, node: NodeId, from: Time, to: Option<Time>) -> u32 {
-        let Some(list) = self.by_node.get(&node) else {
+        let Some(list) = self.by_node.get(node as usize).filter(|l| !l.is_empty()) else {
             return 0;
         };
         let mut total = 0i64;
@@ -543,7 +619,11 @@ impl Holds {
             if self.lifted.contains(&i) {
                 continue;
             }
-            let p = h.held_at(now);
+            let p = if now == self.now {
+                self.at_now[i]
+            } else {
+                h.held_at(now)
+            };
             if p > 0 {
                 total += p;
                 first.get_or_insert(h.rsv.id.as_str());

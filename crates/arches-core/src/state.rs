@@ -294,6 +294,19 @@ impl State {
                 "end is not after start".to_string(),
             ));
         }
+        // Resources are reserved once: no two host reservations share a
+        // host at the same time.
+        for other in self.reservations.values() {
+            if !other.overlaps(r.start, r.end) {
+                continue;
+            }
+            if let Some(h) = r.hosts.iter().find(|h| other.hosts.contains(h)) {
+                return Err(EventError::BadReservation(format!(
+                    "host '{h}' is already reserved by {} at that time",
+                    other.id
+                )));
+            }
+        }
         self.reservations.insert(r.id.clone(), r);
         self.released_early = true;
         Ok(())

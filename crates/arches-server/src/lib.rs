@@ -19,7 +19,7 @@ pub mod intent;
 pub mod jobspec;
 mod observe;
 pub mod pace;
-mod preempt;
+pub mod preempt;
 pub mod rm;
 pub mod rsvctl;
 pub mod simserve;

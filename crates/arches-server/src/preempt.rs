@@ -158,3 +158,73 @@ impl Actor {
         }
     }
 }
+
+/// Whether a job shows as preemptible (showq's `-` marker): the PREEMPTEE
+/// attribute (job flag, class or QoS) or an optimistic PREEMPT backfill start.
+pub fn shows_preemptible(s: &crate::actor::Snapshot, j: &arches_core::Job) -> bool {
+    arches_core::preempt::is_preemptee(j, &s.cfg.policy)
+        || (j.state.is_active() && arches_core::preempt::is_optimistic_backfill(j, &s.cfg.policy))
+}
+
+/// The block reason with the preemption attempt appended (checkjob,
+/// mdiag -j): why a blocked preemptor did not preempt.
+pub fn block_reason(
+    s: &crate::actor::Snapshot,
+    j: &arches_core::Job,
+    reason: Option<String>,
+) -> Option<String> {
+    match (reason, s.plan.preempt_note(j.id)) {
+        (Some(r), Some(n)) => Some(format!("{r}; {n}")),
+        (r, _) => r,
+    }
+}
+
+/// checkjob notes on preemption (seed §8.4.3's checklist): for a running
+/// job, whether and why not it can be preempted by the best waiting
+/// preemptor; for a suspended one, why it is not resumed yet.
+pub fn job_notes(s: &crate::actor::Snapshot, j: &arches_core::Job) -> Vec<String> {
+    use arches_core::preempt::{is_preemptee, is_preemptor, why_not_preemptible};
+    let policy = &s.cfg.policy;
+    let mut out = Vec::new();
+    match j.state {
+        JobState::Running | JobState::Starting => {
+            let optimistic = arches_core::preempt::is_optimistic_backfill(j, policy);
+            if !is_preemptee(j, policy) && !optimistic {
+                return out;
+            }
+            // The best queued preemptor, if any.
+            let best = s
+                .plan
+                .decisions
+                .iter()
+                .filter_map(|(id, d)| s.state.job(*id).map(|q| (q, d)))
+                .filter(|(q, d)| d.eligible && is_preemptor(q, policy))
+                .max_by_key(|(_, d)| (d.priority.system, d.priority.total));
+            match best {
+                Some((q, d)) => {
+                    let p = Some((d.priority.system, d.priority.total));
+                    match why_not_preemptible(j, policy, s.now, true, p) {
+                        Some(why) => {
+                            out.push(format!("NOTE:  not preemptible by job {}: {why}", q.id))
+                        }
+                        None => out.push(format!("NOTE:  preemptible by job {}", q.id)),
+                    }
+                }
+                None => out.push(match why_not_preemptible(j, policy, s.now, true, None) {
+                    Some(why) => format!("NOTE:  not preemptible: {why}"),
+                    None => "NOTE:  preemptible (no preemptor waiting)".to_string(),
+                }),
+            }
+        }
+        JobState::Suspended if j.admin_suspended => {
+            out.push("NOTE:  suspended by mjobctl -s: resumed only by mjobctl -r".to_string());
+        }
+        JobState::Suspended => {
+            out.push(
+                "NOTE:  suspended by preemption: resumed when its processors are free".to_string(),
+            );
+        }
+        _ => {}
+    }
+    out
+}

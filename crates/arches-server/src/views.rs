@@ -137,10 +137,14 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
         suspended_secs: run.map_or(0, |r| r.suspended_secs),
         reservation_start: s.plan.reservation(j.id).map(|r| r.start),
         backfilled: run.is_some_and(|r| r.how == StartKind::Backfill),
-        preemptible: j.flags.contains(JobFlag::Preemptee),
-        block_reason: decision
-            .and_then(|d| d.reason.as_ref())
-            .map(|r| r.to_string()),
+        preemptible: crate::preempt::shows_preemptible(s, j),
+        block_reason: crate::preempt::block_reason(
+            s,
+            j,
+            decision
+                .and_then(|d| d.reason.as_ref())
+                .map(|r| r.to_string()),
+        ),
         eligible_secs: if queued && section == Section::Eligible {
             (s.now - eligible_from).max(0)
         } else {
@@ -220,6 +224,7 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
             .map(|r| {
                 let mut m = r.messages.clone();
                 m.extend(crate::staging::job_notes(s, j, r));
+                m.extend(crate::preempt::job_notes(s, j));
                 m
             })
             .unwrap_or_default(),

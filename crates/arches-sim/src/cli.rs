@@ -115,6 +115,21 @@ pub struct SimulateArgs {
     /// Generator: target offered load (0 < L).
     #[arg(long, value_name = "L", default_value = "0.7")]
     pub target_load: f64,
+    /// Data staging model for the jobs' stage-in (JSONL `stagein` seconds or
+    /// `stagein_size` MB, else --stage-size): SELF (the job stages its own
+    /// data on its nodes), LOOSE or TIGHT (DATASTAGEMODEL). Prints the
+    /// compute processor-hours idle waiting for data.
+    #[arg(long, value_name = "SELF|LOOSE|TIGHT", ignore_case = true)]
+    pub staging: Option<crate::staging::StagingMode>,
+    /// --staging: transfer rate of one staging operation, KB/s.
+    #[arg(long, value_name = "KB/s", default_value = "102400")]
+    pub stage_rate: f64,
+    /// --staging: simultaneous staging operations (MAXDSOP).
+    #[arg(long, value_name = "N", default_value = "4")]
+    pub stage_maxdsop: u32,
+    /// --staging: stage-in size (MB) of every job without its own.
+    #[arg(long, value_name = "MB")]
+    pub stage_size: Option<u64>,
 }
 
 /// Runs `moab simulate`.
@@ -161,6 +176,8 @@ pub struct Prepared {
     pub title_policy: String,
     /// The `--config` file as parsed, if any.
     pub config: Option<arches_config::Config>,
+    /// What `--staging` did to the workload.
+    pub staging: Option<crate::staging::StagingSummary>,
 }
 
 /// Reads the input and the configuration and builds the simulation (not yet
@@ -175,11 +192,23 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         .as_ref()
         .map(|n| n.iter().map(|n| n.procs).sum::<u32>());
     let Loaded {
-        jobs,
+        mut jobs,
         procs,
         malformed,
         dropped,
     } = load(args, config_procs)?;
+    let staging = args.staging.map(|mode| {
+        if args.stage_rate.is_nan() || args.stage_rate <= 0.0 {
+            return Err(usage("--stage-rate must be > 0"));
+        }
+        let model = crate::staging::StorageModel {
+            rate_kbps: args.stage_rate,
+            max_dsop: args.stage_maxdsop.max(1),
+            default_mb: args.stage_size,
+        };
+        Ok(crate::staging::apply(mode, &model, &mut jobs))
+    });
+    let staging = staging.transpose()?;
     let nodes = match config_nodes {
         Some(nodes) => nodes,
         None => machine(procs, args.procs_per_node.unwrap_or(procs).max(1)),
@@ -232,6 +261,7 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         dropped,
         title_policy,
         config,
+        staging,
     })
 }
 
@@ -251,6 +281,7 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
         dropped,
         title_policy,
         config: _,
+        staging,
     } = prepare(args)?;
     let started = Instant::now();
     if let Some(u) = args.until {
@@ -282,6 +313,13 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
     }
     for s in &summary.skipped {
         eprintln!("moab simulate: job {} skipped: {}", s.job, s.reason);
+    }
+    if let Some(st) = &staging {
+        summary.staging = Some(st.clone());
+        eprintln!(
+            "moab simulate: staging {}: {} jobs staged, {:.1} processor-hours of compute idle waiting for data, mean stage wait {:.0} s",
+            st.mode, st.staged_jobs, st.idle_proc_hours_waiting_for_data, st.mean_stage_wait_s
+        );
     }
     write_summary(&args.summary, &summary)?;
     if let Some(path) = &args.report {

@@ -19,6 +19,7 @@ pub mod predict;
 mod preempt;
 pub mod report;
 pub mod run;
+pub mod staging;
 pub mod swf;
 pub mod workload;
 

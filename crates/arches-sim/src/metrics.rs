@@ -141,6 +141,9 @@ pub struct Summary {
     pub malformed_lines: usize,
     /// Trace jobs dropped by `--sanitize`.
     pub sanitize_dropped: usize,
+    /// `--staging`: the model and the compute idle waiting for data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staging: Option<crate::staging::StagingSummary>,
 }
 
 /// pyss-style statistics.

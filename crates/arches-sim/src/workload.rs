@@ -18,7 +18,8 @@
 //! | `priority` | no | user priority (`msub -p`, -1024..1023) |
 //! | `flags` | no | list of Moab job flags, e.g. `["BACKFILL", "PREEMPTEE"]` |
 //! | `depend` | no | Moab dependency, e.g. `"afterok:12:13"` or `"afterany:4,after:5"` |
-//! | `stagein` | no | seconds of data staging: the job is not eligible before `submit + stagein` |
+//! | `stagein` | no | seconds of data staging: the job is not eligible before `submit + stagein` (with `--staging`: its stage time at the storage's rate) |
+//! | `stagein_size` | no | stage-in size in MB (with `--staging`: stage time = size / `--stage-rate`) |
 //!
 //! Example:
 //!
@@ -61,6 +62,13 @@ pub struct SimJob {
     pub depend: Vec<Dependency>,
     /// Not eligible before this time (data staging).
     pub eligible_at: Option<Time>,
+    /// Stage-in: seconds at the storage's full rate (`stagein`) and size in
+    /// MB (`stagein_size`), for `--staging` ([`crate::staging`]).
+    pub stage_secs: Option<Secs>,
+    pub stage_mb: Option<u64>,
+    /// TIGHT staging: the data is ready at this time; compute is reserved
+    /// from then on.
+    pub data_ready: Option<Time>,
 }
 
 impl SimJob {
@@ -83,6 +91,9 @@ impl SimJob {
             flags: Vec::new(),
             depend: Vec::new(),
             eligible_at: None,
+            stage_secs: None,
+            stage_mb: None,
+            data_ready: None,
         }
     }
 
@@ -106,6 +117,7 @@ impl SimJob {
         job.flags = self.flags.iter().copied().collect();
         job.depend = self.depend.clone();
         job.start_after = self.eligible_at;
+        job.data_wait = self.data_ready.map(arches_core::DataWait::Until);
         job
     }
 }
@@ -185,6 +197,8 @@ struct RawJob {
     flags: Vec<String>,
     depend: Option<String>,
     stagein: Option<Secs>,
+    /// Stage-in size in MB (with `--staging`).
+    stagein_size: Option<u64>,
 }
 
 impl RawJob {
@@ -236,7 +250,9 @@ impl RawJob {
                 return Err(format!("stagein must be >= 0, got {s}"));
             }
             job.eligible_at = Some(self.submit + s);
+            job.stage_secs = Some(s);
         }
+        job.stage_mb = self.stagein_size;
         Ok(job)
     }
 }

@@ -168,6 +168,9 @@ pub struct StoredJob {
     pub completion: Option<StoredCompletion>,
     pub start_count: u32,
     pub bypass_count: u32,
+    /// Suspended by `mjobctl -s` (not resumed automatically).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub admin_suspended: bool,
 }
 
 /// Serde mirror of [`RunInfo`].
@@ -288,6 +291,7 @@ impl StoredJob {
             }),
             start_count: j.start_count,
             bypass_count: j.bypass_count,
+            admin_suspended: j.admin_suspended,
         }
     }
 
@@ -378,6 +382,7 @@ impl StoredJob {
         });
         job.start_count = self.start_count;
         job.bypass_count = self.bypass_count;
+        job.admin_suspended = self.admin_suspended;
         Ok(job)
     }
 }
@@ -398,6 +403,7 @@ mod tests {
             job: 3,
         });
         j.flags.insert(JobFlag::Restartable);
+        j.admin_suspended = true;
         j.state = JobState::Completed;
         j.run = Some(RunInfo {
             start_time: 60,
