@@ -283,3 +283,28 @@ fn malformed_stagein_is_refused_and_nothing_is_queued() {
     let q = text(&d.run("showq", &[]).stdout);
     assert!(q.contains("0 active jobs") || !q.contains("j.sh"), "{q}");
 }
+
+#[test]
+fn stdout_is_staged_back_to_the_home_directory() {
+    let d = Daemon::start_with_config(Some(&config("LOOSE", "", &tools())));
+    let id = d.submit("#!/bin/sh\necho staged-back\n", &["-N", "stgout"]);
+    let name = format!("stgout.o{id}");
+    let out = wait_for(&d, "the implicit stage-out", || {
+        let o = d.checkjob(id);
+        o.contains(&format!(
+            "StageOut: File=$HOME/{name}  Size=12 bytes  Status=complete"
+        ))
+        .then_some(o)
+    });
+    // SAFETY: getuid has no preconditions.
+    let uid = unsafe { libc::getuid() };
+    let home = std::process::Command::new("sh")
+        .args(["-c", &format!("getent passwd {uid} | cut -d: -f6")])
+        .output()
+        .map(|o| text(&o.stdout).trim().to_string())
+        .unwrap();
+    let copied = Path::new(&home).join(&name);
+    let content = std::fs::read_to_string(&copied);
+    let _ = std::fs::remove_file(&copied);
+    assert_eq!(content.unwrap(), "staged-back\n", "{out}");
+}

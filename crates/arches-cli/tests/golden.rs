@@ -1266,3 +1266,53 @@ fn mdiag_q_qos_from_maui_doc() {
     let our_rows: Vec<(String, String)> = ours.lines().skip(6).map(row).collect();
     assert_eq!(our_rows, sample_rows);
 }
+
+/// showres with an administrative (`mrsvctl -c`) reservation next to job
+/// reservations: the Moab sample's rows are unchanged, the `User` row
+/// follows the same layout (state `-`), and the count includes it; `-n`
+/// lists it per node with job state `-`.
+#[test]
+fn showres_with_an_administrative_reservation() {
+    let g = golden("showres-1", true);
+    let now = utc(2005, 9, 1, 15, 7, 51);
+    let t = |s: &str| now + secs(s);
+    let mut admin = rsv("system.1", "Idle", t("1:00:00"), t("3:00:00"), 2, 8);
+    admin.kind = "User".into();
+    admin.job_state = None;
+    admin.nodes.iter_mut().for_each(|n| n.tasks = 4);
+    admin.acl = vec!["USER==alice".into()];
+    let v = ReservationsView {
+        now,
+        reservations: vec![
+            rsv("12941", "Running", t("-00:05:01"), t("2:41:39"), 13, 25),
+            rsv("12944", "Running", t("-00:05:01"), t("6:34:59"), 16, 16),
+            rsv("12946", "Running", t("-00:05:01"), t("1:05:54:59"), 1, 2),
+            rsv("12954", "Running", t("-00:04:59"), t("2:55:01"), 2, 4),
+            rsv("12956", "Idle", t("1:05:54:59"), t("1:12:34:59"), 16, 32),
+            rsv("12969", "Idle", t("6:34:59"), t("13:14:59"), 4, 4),
+            admin.clone(),
+        ],
+    };
+    let row = "system.1            User -     1:00:00     3:00:00     2:00:00    2/8    Thu Sep  1 16:07:51";
+    let expected = g.replace(
+        "Thu Sep  1 21:42:50\n\n6 reservations",
+        &format!("Thu Sep  1 21:42:50\n{row}\n\n7 reservations"),
+    );
+    assert_eq!(
+        format!("\n{}", showbf::render_reservations(&v, false)),
+        expected
+    );
+
+    let only = ReservationsView {
+        now,
+        reservations: vec![admin.clone()],
+    };
+    let n = showbf::render_reserved_nodes(&only);
+    let line = "n0              User           system.1          -    4     1:00:00     2:00:00  Thu Sep  1 16:07:51";
+    assert!(n.lines().any(|l| l == line), "{n}");
+    assert!(n.ends_with("\n2 nodes reserved\n"), "{n}");
+    // mdiag -r / mrsvctl -q: the row, then the access list and hosts.
+    let d = arches_cli::render::cluster::render_reservations(&only);
+    assert!(d.contains("    ACL:   USER==alice\n"), "{d}");
+    assert!(d.contains("    Attributes (HostExp='n0 n1')\n"), "{d}");
+}

@@ -721,6 +721,53 @@ mod tests {
     }
 
     #[test]
+    fn showbf_and_showstart_see_reservations_by_credentials() {
+        use crate::job::{Job, Request};
+        use crate::windows::{backfill_windows, estimate_start, WindowQuery};
+        let mut s = State::new(vec![Node::new("n0", 4, 0), Node::new("n1", 4, 0)]);
+        s.add_reservation(Reservation {
+            id: "system.1".into(),
+            start: 0,
+            end: Some(1000),
+            hosts: vec!["n0".into()],
+            procs: 0,
+            acl: Acl {
+                users: vec!["alice".into()],
+                ..Acl::default()
+            },
+            flags: Vec::new(),
+            owner: None,
+            standing: None,
+        })
+        .unwrap();
+        let p = crate::Policy::default();
+        let shape = |q: &WindowQuery| -> Vec<(u32, u32, Option<Secs>)> {
+            backfill_windows(&s, &p, 0, q)
+                .iter()
+                .map(|w| (w.nodes, w.procs, w.duration))
+                .collect()
+        };
+        assert_eq!(shape(&WindowQuery::default()), vec![(1, 4, None)]);
+        let alice = Credentials {
+            user: "alice".into(),
+            ..Credentials::default()
+        };
+        let q = WindowQuery {
+            cred: Some(alice),
+            ..WindowQuery::default()
+        };
+        assert_eq!(shape(&q), vec![(2, 8, None)]);
+        let bob = Job::new(1, "bob", Request::procs(8), Some(100), 0);
+        assert_eq!(estimate_start(&s, &p, 0, &bob), Some(1000));
+        let alices = Job::new(2, "alice", Request::procs(8), Some(100), 0);
+        assert_eq!(estimate_start(&s, &p, 0, &alices), Some(0));
+        // Overlapping host reservations are refused.
+        let mut again = s.reservation("system.1").unwrap().clone();
+        again.id = "system.2".into();
+        assert!(s.add_reservation(again).is_err());
+    }
+
+    #[test]
     fn weekdays_parse() {
         assert_eq!(weekday("Mon"), Some(1));
         assert_eq!(weekday("sunday"), Some(0));

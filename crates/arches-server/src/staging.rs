@@ -107,6 +107,8 @@ pub struct Driver {
     deferred: BTreeMap<JobId, String>,
     failures: VecDeque<String>,
     last_round: Option<Time>,
+    /// Finished jobs whose implicit stdout/stderr stage-out was considered.
+    implicit_done: std::collections::BTreeSet<JobId>,
     /// The last round left work that needs time to pass (queries, transfers).
     busy: bool,
 }
@@ -171,6 +173,7 @@ impl Driver {
             deferred: BTreeMap::new(),
             failures: VecDeque::new(),
             last_round: None,
+            implicit_done: std::collections::BTreeSet::new(),
             busy: false,
         })
     }
@@ -589,6 +592,7 @@ impl Actor {
         if d.urls[2].is_none() {
             return;
         }
+        self.implicit_stage_out(d, now);
         let jobs: Vec<JobId> = self
             .exec
             .iter()
@@ -656,6 +660,62 @@ impl Actor {
                     call,
                 );
             }
+        }
+    }
+}
+
+impl Actor {
+    /// Moab §17.12.7: when a job completes successfully, its standard output
+    /// and error are staged back to the user's home directory (unless they
+    /// are already there). Recorded once, as STAGEOUT entries.
+    fn implicit_stage_out(&mut self, d: &mut Driver, now: Time) {
+        let done: Vec<JobId> = self
+            .state
+            .jobs()
+            .filter(|j| {
+                j.completion.is_some_and(|c| {
+                    c.code == arches_core::CompletionCode::Exit(0) && now - c.time < 3600
+                })
+            })
+            .map(|j| j.id)
+            .filter(|id| !d.implicit_done.contains(id))
+            .collect();
+        if d.implicit_done.len() > 10_000 {
+            d.implicit_done.retain(|id| self.state.job(*id).is_some());
+        }
+        for id in done {
+            d.implicit_done.insert(id);
+            let Some(rec) = self.exec.get(&id) else {
+                continue;
+            };
+            let Some(home) = crate::ident::user_by_uid(rec.uid).map(|u| u.home) else {
+                continue;
+            };
+            let mut files = vec![rec.stdout.clone()];
+            if !rec.join {
+                files.push(rec.stderr.clone());
+            }
+            let home_dir = format!("{}/", home.trim_end_matches('/'));
+            let new: Vec<StageRecord> = files
+                .into_iter()
+                .filter(|f| f.starts_with('/') && !f.starts_with(&home_dir))
+                .filter(|f| !rec.stage_out.iter().any(|o| o.src == format!("file://{f}")))
+                .filter_map(|f| {
+                    let name = f.rsplit('/').next()?.to_string();
+                    Some(StageRecord {
+                        src: format!("file://{f}"),
+                        dest: format!("file://$HOME/{name}"),
+                        status: StageStatus::Pending.as_str().to_string(),
+                        ..StageRecord::default()
+                    })
+                })
+                .collect();
+            if new.is_empty() {
+                continue;
+            }
+            let rec = Arc::make_mut(self.exec.get_mut(&id).expect("job has a record"));
+            rec.stage_out.extend(new);
+            self.dirty.insert(id);
         }
     }
 }

@@ -100,7 +100,16 @@ pub struct Simulation {
     full_plans: bool,
     /// Preemption statistics ([`crate::preempt`]).
     pub(crate) preempt: crate::preempt::PreemptStats,
+    /// Consecutive wake-ups at reservation edges with nothing else
+    /// happening (bounded by [`MAX_RSV_WAKES`]).
+    rsv_idle_wakes: u32,
 }
+
+/// With standing reservations (`SRCFG`) a queued job may wait for a window
+/// to end with nothing running: the replay keeps waking at reservation
+/// edges, but ends after this many such wake-ups in a row with no start,
+/// completion or submission (a job that can never start).
+pub const MAX_RSV_WAKES: u32 = 1000;
 
 impl Simulation {
     /// A simulation of `jobs` (any order) on `nodes` under `policy`.
@@ -134,6 +143,7 @@ impl Simulation {
             predictor: Predictor::default(),
             full_plans: false,
             preempt: crate::preempt::PreemptStats::default(),
+            rsv_idle_wakes: 0,
         }
     }
 
@@ -238,7 +248,12 @@ impl Simulation {
             .as_ref()
             .and_then(|p| p.next_wakeup)
             .filter(|t| *t > self.now && self.state.queued_count() > 0)
-            .filter(|_| submit.is_some() || done.is_some() || self.dated_job_waiting());
+            .filter(|_| {
+                submit.is_some()
+                    || done.is_some()
+                    || self.dated_job_waiting()
+                    || (!self.policy.standing.is_empty() && self.rsv_idle_wakes < MAX_RSV_WAKES)
+            });
         [submit, done, wake].into_iter().flatten().min()
     }
 
@@ -283,6 +298,12 @@ impl Simulation {
     fn advance_to(&mut self, t: Time) -> Result<(), SimError> {
         self.now = t;
         let ended = self.rm.observe(t);
+        let submitting = self.pending.get(self.next).is_some_and(|j| j.submit == t);
+        if ended.is_empty() && !submitting && self.rm.next_completion().is_none() {
+            self.rsv_idle_wakes += 1;
+        } else {
+            self.rsv_idle_wakes = 0;
+        }
         let mut released = vec![false; ended.len()];
         for (i, obs) in ended.iter().enumerate() {
             let job = observed_job(obs);
