@@ -477,7 +477,13 @@ fn jobs_run_as_their_user_and_admin_suspend_resume_go_through_slurm() {
     let o = Command::new("setpriv")
         .args(["--reuid", &user, "--regid", &user, "--init-groups", "--"])
         .arg(common::bin("msub"))
-        .args(["-N", &name, "-l", "nodes=1:ppn=3,walltime=60", "-o"])
+        .args([
+            "-N",
+            &name,
+            "-l",
+            "nodes=1:ppn=3,walltime=60,flags=suspendable",
+            "-o",
+        ])
         .arg(&out)
         .arg("-j")
         .arg("oe")

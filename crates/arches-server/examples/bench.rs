@@ -7,7 +7,17 @@
 //!    backend; every acknowledged id is durable (WAL, synchronous=FULL).
 //! 2. Read latency with a large queue: QUEUED jobs (default 100000) are
 //!    written to a fresh store, the daemon recovers them, then `showq`
-//!    (queue route) and `checkjob` (detail route) are timed.
+//!    (queue route) and `checkjob` (detail route) are timed; the process's
+//!    resident memory is reported (the daemon runs in process).
+//! 3. Trivial local jobs started per second: STARTS (default 1000) held
+//!    `true` jobs are submitted to a daemon with the real local backend (one
+//!    node of STARTS slots), released by one request, and the time until
+//!    every one has been started (supervisor spawned) is measured.
+//!
+//! `bench starts N` runs only section 3 (in a fresh, small process; the
+//! temporary home, and so the job spool, is under `TMPDIR`).
+//! `bench fill HOME N` only writes N queued jobs to HOME's store (to measure
+//! the real `moab` binary on it).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -81,8 +91,132 @@ fn fill(home: &Path, queued: u64) {
     store.commit(&batch).expect("fill");
 }
 
-fn main() {
+/// Starts a daemon with the real local backend: one node of `slots`
+/// processors on this machine; the bench binary is the job supervisor.
+fn start_local(
+    home: &Path,
+    slots: u32,
+) -> (
+    std::thread::JoinHandle<anyhow::Result<()>>,
+    std::path::PathBuf,
+) {
+    let mut cfg = config::embedded_default(home);
+    cfg.nodes = vec![arches_core::Node::new(
+        &arches_server::ident::short_hostname(),
+        slots,
+        1_000_000_000,
+    )];
+    let rm = arches_server::rm::build_rm(&cfg).expect("local backend");
+    let loc = Locations {
+        home: home.to_path_buf(),
+        socket: home.join("moab.sock"),
+    };
+    let socket = loc.socket.clone();
+    let t = std::thread::spawn(move || serve(loc, cfg, rm));
+    wait_ready(&socket);
+    (t, socket)
+}
+
+fn wait_ready(socket: &Path) {
+    let c = client(socket);
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while c
+        .get(format!("http://localhost{}", routes::SCHEDULER))
+        .send()
+        .map(|r| !r.status().is_success())
+        .unwrap_or(true)
+    {
+        assert!(Instant::now() < deadline, "daemon did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Section 3: trivial local jobs started per second.
+fn local_starts(n: usize) {
+    let home = tempfile::tempdir().expect("tempdir");
+    let (t, socket) = start_local(home.path(), n as u32);
+    let c = client(&socket);
+    let dir = home.path().to_string_lossy().into_owned();
+    let req = SubmitRequest {
+        script: "true\n".into(),
+        submit_dir: dir,
+        resources: vec!["procs=1,walltime=60".into()],
+        hold: true,
+        ..SubmitRequest::default()
+    };
+    let mut ids = Vec::new();
+    for _ in 0..n {
+        let r = c
+            .post(format!("http://localhost{}", routes::SUBMIT))
+            .json(&req)
+            .send()
+            .expect("send");
+        assert!(r.status().is_success());
+        let s: SubmitResponse = r.json().expect("id");
+        ids.push(s.id.to_string());
+    }
+    let t0 = Instant::now();
+    let r = c
+        .post(format!("http://localhost{}", routes::JOB_ACTION))
+        .json(&arches_api::JobActionRequest {
+            jobs: ids,
+            action: arches_api::JobAction::Release {
+                types: vec!["all".into()],
+            },
+        })
+        .send()
+        .expect("release");
+    assert!(r.status().is_success());
+    loop {
+        let q: QueueView = c
+            .get(format!("http://localhost{}", routes::QUEUE))
+            .send()
+            .expect("showq")
+            .json()
+            .expect("decode");
+        let waiting = q
+            .jobs
+            .iter()
+            .filter(|j| j.state == "Idle" || j.state.ends_with("Hold"))
+            .count();
+        if waiting == 0 {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(600),
+            "jobs never started"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    println!(
+        "local starts: {n} trivial jobs started in {secs:.2} s = {:.0}/s ({:.2} ms per start)",
+        n as f64 / secs,
+        secs * 1000.0 / n as f64
+    );
+    // Let them finish before stopping.
+    std::thread::sleep(Duration::from_secs(2));
+    stop(&socket, t);
+}
+
+fn main() -> std::process::ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    if argv.get(1).map(String::as_str) == Some("__supervise") {
+        // The local backend runs each job under `<this binary> __supervise`.
+        return arches_rm::local::supervise_main(&argv[2..]);
+    }
+    run();
+    std::process::ExitCode::SUCCESS
+}
+
+fn run() {
     let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("starts") {
+        // `bench starts N`: only section 3, in a fresh (small) process: a
+        // start forks the daemon, so its size matters.
+        local_starts(args.nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000));
+        return;
+    }
     if args.peek().map(String::as_str) == Some("fill") {
         // `bench fill HOME N`: only write the store, for measuring the real
         // `moab` binary on it.
@@ -98,6 +232,7 @@ fn main() {
     }
     let total: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(4000);
     let queued: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let starts: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1000);
 
     // 1. Submissions.
     let home = tempfile::tempdir().expect("tempdir");
@@ -209,6 +344,9 @@ fn main() {
         s.iterations, s.avg_iteration_ms, s.max_iteration_ms
     );
     stop(&socket, t);
+
+    // 3. Local starts.
+    local_starts(starts);
 }
 
 /// What `msub` typically stores for a job: a short script and the

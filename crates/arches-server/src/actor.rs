@@ -185,15 +185,14 @@ impl Actor {
         let mut state = State::new(nodes);
         let mut exec = ExecMap::new();
         let mut active = Vec::new();
-        let mut records = store.load_jobs()?;
-        let unconfirmed: BTreeSet<JobId> =
-            crate::intent::apply_intents(&mut records, store.load_start_intents()?)
-                .into_iter()
-                .collect();
-        if !unconfirmed.is_empty() {
-            tracing::warn!(jobs = ?unconfirmed, "starts not confirmed before the last stop");
-        }
-        for rec in records {
+        let mut intents: std::collections::BTreeMap<JobId, JobRecord> = store
+            .load_start_intents()?
+            .into_iter()
+            .map(|r| (r.job.id, r))
+            .collect();
+        let mut unconfirmed = BTreeSet::new();
+        store.for_each_job(|rec| {
+            let rec = crate::intent::prefer_intent(rec, &mut intents, &mut unconfirmed);
             let job = rec.to_job()?;
             let id = job.id;
             crate::observe::restore_job(&mut state, job)?;
@@ -201,6 +200,10 @@ impl Actor {
                 active.push(id);
             }
             exec.insert(id, Arc::new(rec.exec));
+            Ok::<(), anyhow::Error>(())
+        })?;
+        if !unconfirmed.is_empty() {
+            tracing::warn!(jobs = ?unconfirmed, "starts not confirmed before the last stop");
         }
         for rec in store.load_reservations()? {
             if let Err(e) = state.add_reservation(rec.to_core()) {

@@ -152,23 +152,9 @@ async fn read<T: Serialize>(
 
 /// Builds and encodes a large view on the blocking pool, so that a big
 /// queue never stalls the I/O workers (submissions keep flowing).
+/// The answer is streamed in chunks as it is encoded ([`crate::stream`]).
 async fn heavy<T: Serialize + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Response {
-    let encoded = tokio::task::spawn_blocking(move || serde_json::to_vec(&f())).await;
-    match encoded {
-        Ok(Ok(bytes)) => (
-            [(axum::http::header::CONTENT_TYPE, "application/json")],
-            bytes,
-        )
-            .into_response(),
-        Ok(Err(e)) => error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("ERROR:  cannot encode the answer ({e})"),
-        ),
-        Err(e) => error(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("ERROR:  internal error ({e})"),
-        ),
-    }
+    crate::stream::json(f)
 }
 
 async fn ask<T>(

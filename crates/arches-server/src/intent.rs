@@ -13,6 +13,8 @@
 //! at a chosen point, for the crash tests: `start-intent` (intents durable,
 //! nothing started) or `start-launched` (jobs started, not recorded).
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use arches_core::{Alloc, Event, Job, JobId, JobState, RunInfo, StartKind, Time};
 use arches_store::JobRecord;
 
@@ -105,18 +107,19 @@ impl Actor {
     }
 }
 
-/// Replaces the records of queued jobs that have a start intent with the
-/// intent (the job may be running). Returns the ids of those jobs.
-pub(crate) fn apply_intents(records: &mut [JobRecord], intents: Vec<JobRecord>) -> Vec<JobId> {
-    let mut out = Vec::new();
-    for intent in intents {
-        let id = intent.job.id;
-        if let Ok(i) = records.binary_search_by_key(&id, |r| r.job.id) {
-            if records[i].job.state == JobState::Idle.as_str() {
-                records[i] = intent;
-                out.push(id);
-            }
+/// A stored record, or its start intent (the job may be running) when the
+/// record still says queued; such jobs are added to `unconfirmed`.
+pub(crate) fn prefer_intent(
+    rec: JobRecord,
+    intents: &mut BTreeMap<JobId, JobRecord>,
+    unconfirmed: &mut BTreeSet<JobId>,
+) -> JobRecord {
+    let id = rec.job.id;
+    match intents.remove(&id) {
+        Some(intent) if rec.job.state == JobState::Idle.as_str() => {
+            unconfirmed.insert(id);
+            intent
         }
+        _ => rec,
     }
-    out
 }

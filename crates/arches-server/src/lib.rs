@@ -24,6 +24,7 @@ pub mod rm;
 pub mod rsvctl;
 pub mod simserve;
 pub mod staging;
+mod stream;
 pub mod testing;
 pub mod views;
 

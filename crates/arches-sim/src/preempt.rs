@@ -188,6 +188,27 @@ mod tests {
     }
 
     #[test]
+    fn jsonl_class_with_qdef_and_flags_drives_preemption() {
+        // CLASSCFG[special] QDEF=high; the low job's class gives PREEMPTEE
+        // through JOBFLAGS, its own flags make it suspendable.
+        let text = concat!(
+            r#"{"id":1,"submit":0,"procs":4,"walltime":1000,"runtime":1000,"class":"batch","flags":["SUSPENDABLE"]}"#,
+            "\n",
+            r#"{"id":2,"submit":100,"procs":2,"walltime":100,"runtime":100,"class":"special"}"#,
+            "\n"
+        );
+        let jobs = crate::workload::parse_jsonl(text.as_bytes(), "w.jsonl").unwrap();
+        let mut p = policy(PreemptPolicy::Suspend);
+        p.classes.entry("special".into()).or_default().qdef = Some("high".into());
+        p.classes.entry("batch".into()).or_default().job_flags = vec![JobFlag::Preemptee];
+        let mut sim = Simulation::new(machine(4, 4), p, jobs);
+        sim.run().unwrap();
+        let s = sim.summary();
+        assert_eq!((s.jobs, s.preempted_jobs, s.preemptor_jobs), (2, 1, 1));
+        assert_eq!(s.makespan_s, 1100);
+    }
+
+    #[test]
     fn a_job_that_allows_nothing_is_cancelled() {
         let mut sim = Simulation::new(
             machine(4, 4),

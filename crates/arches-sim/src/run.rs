@@ -349,6 +349,10 @@ impl Simulation {
         }
         let mut core = job.to_core();
         core.estimate = self.predictor.predict(&core.cred.user, core.walltime);
+        if core.cred.qos.is_none() {
+            // CLASSCFG[c] QDEF=: the class's default QoS, as msub assigns it.
+            core.cred.qos = arches_core::preempt::effective_qos(&core, &self.policy).cloned();
+        }
         self.state
             .apply(Event::Submit(Box::new(core)), self.now)
             .map_err(|source| SimError::Core {

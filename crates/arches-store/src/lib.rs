@@ -125,14 +125,30 @@ impl Store {
 
     /// Every stored job, by id.
     pub fn load_jobs(&self) -> Result<Vec<JobRecord>, StoreError> {
+        let mut out = Vec::new();
+        self.for_each_job(|rec| {
+            out.push(rec);
+            Ok::<(), StoreError>(())
+        })?;
+        Ok(out)
+    }
+
+    /// Hands every stored job to `f`, by id, one at a time (the daemon's
+    /// start-up never holds all the decoded records at once).
+    pub fn for_each_job<E: From<StoreError>>(
+        &self,
+        mut f: impl FnMut(JobRecord) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, record FROM jobs ORDER BY id")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?;
-        let mut out = Vec::new();
+            .prepare("SELECT id, record FROM jobs ORDER BY id")
+            .map_err(StoreError::from)?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .map_err(StoreError::from)?;
         let mut legacy = Vec::new();
         for row in rows {
-            let (id, text) = row?;
+            let (id, text) = row.map_err(StoreError::from)?;
             let mut rec: JobRecord =
                 serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
                     id: id as u64,
@@ -146,11 +162,11 @@ impl Store {
                 rec.exec.executable = payload.executable();
                 legacy.push((rec.clone(), payload));
             }
-            out.push(rec);
+            f(rec)?;
         }
         drop(stmt);
         self.migrate_payloads(&legacy)?;
-        Ok(out)
+        Ok(())
     }
 
     /// Every stored administrative reservation, by id.
