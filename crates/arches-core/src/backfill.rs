@@ -16,7 +16,7 @@
 //!   here (choose preemptible candidates, mark their starts).
 
 use crate::placement::is_constrained;
-use crate::policy::{BackfillMetric, BackfillPolicy};
+use crate::policy::{BackfillMetric, BackfillPolicy, BfPriorityPolicy};
 use crate::profile::Amount;
 use crate::schedule::{Entry, Walk};
 use crate::Secs;
@@ -75,7 +75,20 @@ pub(crate) fn select<'a>(walk: &mut Walk<'a>, entries: &mut [Entry<'a>], cands: 
                 .enumerate()
                 .map(|(k, c)| (value(c, entries), k, *c))
                 .collect();
-            if policy.bf_shortest_first {
+            if policy.backfill == BackfillPolicy::Preempt {
+                // BFPRIORITYPOLICY orders PREEMPT backfill candidates.
+                match policy.bf_priority_policy {
+                    BfPriorityPolicy::Duration | BfPriorityPolicy::HwDuration => {
+                        order.sort_by_key(|(_, k, c)| (c.dur.unwrap_or(Secs::MAX), *k))
+                    }
+                    BfPriorityPolicy::Random => order.sort_by_key(|(_, k, c)| {
+                        // Deterministic shuffle (the core has no randomness).
+                        let id = entries[c.index].job.id;
+                        (id.wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(17), *k)
+                    }),
+                    BfPriorityPolicy::None => order.sort_by_key(|(_, k, _)| *k),
+                }
+            } else if policy.bf_shortest_first {
                 // SJBF: shortest planning duration first, then priority.
                 order.sort_by_key(|(_, k, c)| (c.dur.unwrap_or(Secs::MAX), *k));
             } else {

@@ -327,6 +327,8 @@ impl<'a> Walk<'a> {
                 }
                 if matches!(bf, BackfillPolicy::BestFit | BackfillPolicy::Greedy)
                     || policy.bf_shortest_first
+                    || (bf == BackfillPolicy::Preempt
+                        && policy.bf_priority_policy != crate::policy::BfPriorityPolicy::None)
                 {
                     entries[i].reason = Some(self.resources(job));
                     self.candidates.push(Candidate { index: i, dur });

@@ -17,7 +17,7 @@
 //!     BFVIRTUALWALLTIMESCALINGFACTOR <f>, BFCHUNKSIZE <procs>, BFCHUNKDURATION <time>,
 //!     QFLAGS <qos> <FLAG,...>, QOSPRIO <qos> <n>, QOSWEIGHT <n>, QOSJOBFLAGS <qos> <FLAG,...>,
 //!     CLASSJOBFLAGS <class> <FLAG,...>, PREEMPTPOLICY <p>, JOBPREEMPTMINACTIVETIME <t>,
-//!     JOBPREEMPTMAXACTIVETIME <t>
+//!     JOBPREEMPTMAXACTIVETIME <t>, BFPRIORITYPOLICY <p>
 //! job ID submit=T procs=N wall=T|none run=T [user=U] [qos=Q] [class=C]
 //!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P] [group=G] [account=A] [flags=F,G]
 //! rsv ID start=T end=T|none [hosts=A,B] [procs=N] [users=..] [groups=..]
@@ -298,6 +298,7 @@ fn policy(p: &mut Policy, w: &[&str]) {
                 .extend(w[2].split(',').map(|f| f.parse::<JobFlag>().unwrap()));
         }
         "PREEMPTPOLICY" => p.preempt_policy = w[1].parse().unwrap(),
+        "BFPRIORITYPOLICY" => p.bf_priority_policy = w[1].parse().unwrap(),
         "JOBPREEMPTMINACTIVETIME" => p.job_preempt_min_active = time(w[1]),
         "JOBPREEMPTMAXACTIVETIME" => p.job_preempt_max_active = time(w[1]),
         other => panic!("unknown policy key {other}"),
