@@ -55,6 +55,21 @@ pub(crate) struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub fn new(state: &'a State, policy: &'a Policy, now: Time) -> Self {
+        let releases = running_releases(state, policy, now)
+            .map(|(_, end, procs, _)| (end, Amount::procs(procs)))
+            .collect();
+        Self::with_releases(state, policy, now, releases)
+    }
+
+    /// A context whose aggregate profile releases these `(time, amount)`
+    /// (what [`Ctx::new`] derives from the running jobs; the lean path reads
+    /// them from the state's release index instead).
+    pub fn with_releases(
+        state: &'a State,
+        policy: &'a Policy,
+        now: Time,
+        releases: Vec<(Time, Amount)>,
+    ) -> Self {
         let n = state.nodes().len();
         let mut free = Vec::with_capacity(n);
         let mut free_set = BTreeSet::new();
@@ -72,9 +87,6 @@ impl<'a> Ctx<'a> {
                 capacity += i64::from(node.procs);
             }
         }
-        let releases = running_releases(state, policy, now)
-            .map(|(_, end, procs, _)| (end, Amount::procs(procs)))
-            .collect();
         let mut agg = Profile::from_releases(now, Amount::procs(total), releases);
         let list = crate::resv::in_force(state, &policy.standing, now);
         let rsv = if list.is_empty() {

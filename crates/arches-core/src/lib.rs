@@ -26,7 +26,9 @@
 pub mod backfill;
 mod context;
 pub mod eligibility;
+mod index;
 pub mod job;
+pub mod lean;
 pub mod node;
 pub mod placement;
 pub mod plan;
@@ -46,6 +48,7 @@ pub use job::{
     Alloc, Completion, CompletionCode, Credentials, Dependency, DependencyKind, HoldType, Holds,
     Job, JobFlag, JobFlags, JobId, JobState, Request, RunInfo, StartKind,
 };
+pub use lean::{schedule_lean, LeanPlan};
 pub use node::{Node, NodeAdminState, NodeId, NodeState};
 pub use plan::{
     BlockReason, Decision, Decisions, Plan, PlannedReservation, PriorityBreakdown, Start,

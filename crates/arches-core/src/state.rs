@@ -155,15 +155,26 @@ pub struct State {
     released_early: bool,
     /// Administrative reservations (`mrsvctl -c`), by id.
     reservations: BTreeMap<String, crate::resv::Reservation>,
+    /// Indexes for the lean path ([`crate::lean`]), maintained by `apply`
+    /// once a driver enabled them ([`State::set_lean_indexes`]; the daemon
+    /// does not, so its clones stay O(1)).
+    idx: Option<Box<crate::index::Indexes>>,
+    /// Nodes whose administrative state is not `Up`.
+    nodes_not_up: usize,
 }
 
 impl State {
     /// A state with these nodes and no jobs.
     pub fn new(nodes: Vec<Node>) -> Self {
         let usage = vec![NodeUsage::default(); nodes.len()];
+        let nodes_not_up = nodes
+            .iter()
+            .filter(|n| n.admin != NodeAdminState::Up)
+            .count();
         State {
             nodes,
             usage,
+            nodes_not_up,
             ..State::default()
         }
     }
@@ -355,11 +366,62 @@ impl State {
             event,
             Event::Submit(_) | Event::Start { .. } | Event::Purge { .. }
         );
-        self.apply_inner(event, now)?;
+        let event_job_none = event_job(&event).is_none();
+        // Lean indexes: take the job out as it is, put it back as it is after
+        // the event (also when the event is refused and nothing changed).
+        let touched = event_job(&event).filter(|_| self.idx.is_some());
+        if let Some(j) = touched.and_then(|id| self.jobs.get(&id)) {
+            if let Some(idx) = self.idx.as_mut() {
+                idx.remove(j, self.queued.contains(&j.id));
+            }
+        }
+        let res = self.apply_inner(event, now);
+        if let Some(j) = touched.and_then(|id| self.jobs.get(&id)) {
+            if let Some(idx) = self.idx.as_mut() {
+                idx.add(j, self.queued.contains(&j.id));
+            }
+        }
+        if event_job_none {
+            self.nodes_not_up = self
+                .nodes
+                .iter()
+                .filter(|n| n.admin != NodeAdminState::Up)
+                .count();
+        }
+        res?;
         if frees {
             self.released_early = true;
         }
         Ok(())
+    }
+
+    /// The lean path's indexes, if enabled.
+    pub(crate) fn indexes(&self) -> Option<&crate::index::Indexes> {
+        self.idx.as_deref()
+    }
+
+    /// Enables (building them from the current jobs) or drops the
+    /// incremental indexes that [`crate::schedule_lean`] needs; without them
+    /// it always declines. Off by default: they cost memory and make clones
+    /// O(queue). The simulator enables them.
+    pub fn set_lean_indexes(&mut self, on: bool) {
+        if !on {
+            self.idx = None;
+            return;
+        }
+        if self.idx.is_some() {
+            return;
+        }
+        let mut idx = crate::index::Indexes::default();
+        for j in self.jobs.values() {
+            idx.add(j, self.queued.contains(&j.id));
+        }
+        self.idx = Some(Box::new(idx));
+    }
+
+    /// Whether every node is administratively up.
+    pub(crate) fn all_nodes_up(&self) -> bool {
+        self.nodes_not_up == 0
     }
 
     fn apply_inner(&mut self, event: Event, now: Time) -> Result<(), EventError> {
@@ -628,6 +690,24 @@ impl State {
             .get_mut(&job)
             .map(Arc::make_mut)
             .ok_or(EventError::UnknownJob(job))
+    }
+}
+
+/// The job an event changes, if any.
+fn event_job(e: &Event) -> Option<JobId> {
+    match e {
+        Event::Submit(j) => Some(j.id),
+        Event::Start { job, .. }
+        | Event::Finish { job, .. }
+        | Event::Cancel { job }
+        | Event::SetHold { job, .. }
+        | Event::ReleaseHold { job, .. }
+        | Event::Modify { job, .. }
+        | Event::Suspend { job }
+        | Event::Resume { job }
+        | Event::Requeue { job }
+        | Event::Purge { job } => Some(*job),
+        Event::NodeState { .. } | Event::AddNode(_) => None,
     }
 }
 

@@ -252,6 +252,8 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     };
     let mut sim = Simulation::new(nodes, policy, jobs);
     sim.set_runtime_prediction(prediction);
+    // A served simulation shows every queued job's decision.
+    sim.set_full_plans(args.serve);
     Ok(Prepared {
         sim,
         procs,

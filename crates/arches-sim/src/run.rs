@@ -24,8 +24,8 @@ use arches_config::RuntimePrediction;
 use arches_core::policy::ReservationPolicy;
 use arches_core::state::JobChange;
 use arches_core::{
-    schedule, CompletionCode, Event, EventError, JobId, Node, Plan, Policy, Secs, StartKind, State,
-    Time,
+    schedule, schedule_lean, CompletionCode, Event, EventError, JobId, Node, Plan, Policy, Secs,
+    StartKind, State, Time,
 };
 use arches_rm::sim::SimRm;
 use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager, RmError};
@@ -95,6 +95,9 @@ pub struct Simulation {
     dirty: bool,
     /// Run-time prediction (`RUNTIMEPREDICTION`; off by default).
     predictor: Predictor,
+    /// Always run the full iteration (plans with every job's decision, for
+    /// `--serve`); otherwise the lean one where the policy allows it.
+    full_plans: bool,
     /// Preemption statistics ([`crate::preempt`]).
     pub(crate) preempt: crate::preempt::PreemptStats,
     /// Consecutive wake-ups at reservation edges with nothing else
@@ -119,8 +122,10 @@ impl Simulation {
             .flat_map(|j| j.depend.iter().map(|d| d.job))
             .collect();
         let now = jobs.first().map_or(0, |j| j.submit);
+        let mut state = State::new(nodes.clone());
+        state.set_lean_indexes(true);
         Simulation {
-            state: State::new(nodes.clone()),
+            state,
             policy,
             rm: SimRm::new("sim", nodes),
             now,
@@ -136,9 +141,20 @@ impl Simulation {
             iterations: 0,
             dirty: false,
             predictor: Predictor::default(),
+            full_plans: false,
             preempt: crate::preempt::PreemptStats::default(),
             rsv_idle_wakes: 0,
         }
+    }
+
+    /// Runs the full iteration ([`arches_core::schedule()`]) every time, so
+    /// the last plan carries every queued job's decision (what `--serve`
+    /// shows). By default the simulation runs the lean iteration
+    /// ([`arches_core::schedule_lean`]) where the policy allows it: the same
+    /// starts and reservations, without per-job decisions.
+    pub fn set_full_plans(&mut self, full: bool) {
+        self.full_plans = full;
+        self.state.set_lean_indexes(!full);
     }
 
     /// The scheduler's state now.
@@ -385,7 +401,15 @@ impl Simulation {
             return Ok(());
         }
         self.correct_predictions()?;
-        let plan = schedule(&self.state, &self.policy, self.now);
+        let lean = if self.full_plans {
+            None
+        } else {
+            schedule_lean(&self.state, &self.policy, self.now)
+        };
+        let plan = match lean {
+            Some(lean) => lean.into_plan(),
+            None => schedule(&self.state, &self.policy, self.now),
+        };
         self.iterations += 1;
         self.apply_preemptions(&plan)?;
         for start in &plan.starts {

@@ -1,0 +1,286 @@
+//! Incremental indexes kept by [`crate::State`] for the lean scheduling path
+//! ([`crate::lean`]): maintained by `State::apply` (every change of a job
+//! goes through it), never read by the full [`crate::schedule()`].
+//!
+//! - the idle queue ordered by `(submit time, id)` — the queue order whenever
+//!   priority is FIFO by queue time — in blocks that carry the smallest
+//!   processor count and planning duration of their jobs, so a backfill pass
+//!   skips a whole block when nothing in it can fit;
+//! - planned releases of running jobs (start + estimate, else walltime), so an
+//!   iteration builds its availability profile without scanning and sorting
+//!   the running jobs;
+//! - wall-clock expiries of running jobs and start dates of queued jobs (what
+//!   `next_wakeup` needs);
+//! - counts of what the lean path cannot handle (system priorities,
+//!   suspended jobs, jobs waiting for stage-in data, preemptors).
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use crate::job::{Job, JobId, JobState};
+use crate::{Secs, Time};
+
+/// Jobs per block of the ordered queue (split at twice this).
+const BLOCK: usize = 64;
+
+/// One queued job in the ordered queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QueueItem {
+    pub submit: Time,
+    pub id: JobId,
+    pub procs: u32,
+    /// Planning duration (estimate, else walltime); `Secs::MAX` without one.
+    pub dur: Secs,
+}
+
+impl QueueItem {
+    fn key(&self) -> (Time, JobId) {
+        (self.submit, self.id)
+    }
+}
+
+/// A run of consecutive queued jobs with lower bounds of their demands.
+#[derive(Clone, Default)]
+pub struct Block {
+    pub items: Vec<QueueItem>,
+    pub min_procs: u32,
+    pub min_dur: Secs,
+}
+
+impl Block {
+    fn recompute(&mut self) {
+        self.min_procs = self.items.iter().map(|i| i.procs).min().unwrap_or(u32::MAX);
+        self.min_dur = self.items.iter().map(|i| i.dur).min().unwrap_or(Secs::MAX);
+    }
+}
+
+/// Idle jobs ordered by `(submit, id)`, in blocks.
+#[derive(Clone, Default)]
+pub struct OrderedQueue {
+    blocks: Vec<Block>,
+    len: usize,
+}
+
+impl fmt::Debug for OrderedQueue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The block layout depends on history; print the content only.
+        f.debug_list()
+            .entries(
+                self.blocks
+                    .iter()
+                    .flat_map(|b| b.items.iter().map(|i| i.id)),
+            )
+            .finish()
+    }
+}
+
+impl OrderedQueue {
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    /// The block that holds (or would hold) `key`.
+    fn block_of(&self, key: (Time, JobId)) -> usize {
+        let b = self
+            .blocks
+            .partition_point(|b| b.items.last().is_some_and(|l| l.key() < key));
+        b.min(self.blocks.len().saturating_sub(1))
+    }
+
+    pub fn insert(&mut self, item: QueueItem) {
+        if self.blocks.is_empty() {
+            self.blocks.push(Block::default());
+        }
+        let b = self.block_of(item.key());
+        let blk = &mut self.blocks[b];
+        let pos = blk.items.partition_point(|i| i.key() < item.key());
+        if blk.items.get(pos).is_some_and(|i| i.key() == item.key()) {
+            blk.items[pos] = item;
+            blk.recompute();
+            return;
+        }
+        blk.items.insert(pos, item);
+        blk.min_procs = blk.min_procs.min(item.procs);
+        blk.min_dur = blk.min_dur.min(item.dur);
+        if blk.items.len() == 1 {
+            blk.recompute();
+        }
+        self.len += 1;
+        if blk.items.len() >= 2 * BLOCK {
+            let tail = blk.items.split_off(BLOCK);
+            blk.recompute();
+            let mut nb = Block {
+                items: tail,
+                ..Block::default()
+            };
+            nb.recompute();
+            self.blocks.insert(b + 1, nb);
+        }
+    }
+
+    pub fn remove(&mut self, submit: Time, id: JobId) {
+        if self.blocks.is_empty() {
+            return;
+        }
+        let key = (submit, id);
+        let b = self.block_of(key);
+        let blk = &mut self.blocks[b];
+        let pos = blk.items.partition_point(|i| i.key() < key);
+        if blk.items.get(pos).is_none_or(|i| i.key() != key) {
+            return;
+        }
+        blk.items.remove(pos);
+        self.len -= 1;
+        if blk.items.is_empty() {
+            self.blocks.remove(b);
+        } else {
+            blk.recompute();
+        }
+    }
+}
+
+/// Everything the lean path reads instead of scanning jobs.
+#[derive(Debug, Clone, Default)]
+pub struct Indexes {
+    pub queue: OrderedQueue,
+    /// `(planned end, job) -> processors` of running (not suspended) jobs
+    /// with a planning duration (start + estimate, else walltime).
+    pub releases: std::collections::BTreeMap<(Time, JobId), u32>,
+    /// Running jobs without any planning duration (never release).
+    pub open_running: usize,
+    /// `(expected end by walltime, job)` of running jobs.
+    pub ends: BTreeSet<(Time, JobId)>,
+    /// `(start date, job)` of queued jobs with one.
+    pub dated: BTreeSet<(Time, JobId)>,
+    /// Queued jobs with an administrator system priority.
+    pub sys_prio: usize,
+    /// Suspended jobs.
+    pub suspended: usize,
+    /// Queued jobs waiting for stage-in data.
+    pub data_wait: usize,
+    /// Queued jobs with the `PREEMPTOR` job flag.
+    pub preemptors: usize,
+}
+
+impl Indexes {
+    /// Adds `job` (as it is now) to the indexes; `queued` says whether it is
+    /// in the state's queue.
+    pub fn add(&mut self, job: &Job, queued: bool) {
+        self.update(job, queued, true);
+    }
+
+    /// Removes `job` (as it was when added).
+    pub fn remove(&mut self, job: &Job, queued: bool) {
+        self.update(job, queued, false);
+    }
+
+    fn update(&mut self, job: &Job, queued: bool, add: bool) {
+        match job.state {
+            JobState::Idle if queued => {
+                if add {
+                    self.queue.insert(QueueItem {
+                        submit: job.submit_time,
+                        id: job.id,
+                        procs: job.req.total_procs(),
+                        dur: job.planning_walltime().unwrap_or(Secs::MAX),
+                    });
+                } else {
+                    self.queue.remove(job.submit_time, job.id);
+                }
+                if let Some(t) = job.start_after {
+                    set(&mut self.dated, (t, job.id), add);
+                }
+                if job.sys_prio.is_some() {
+                    count(&mut self.sys_prio, add);
+                }
+                if job.data_wait.is_some() {
+                    count(&mut self.data_wait, add);
+                }
+                if job.flags.contains(crate::job::JobFlag::Preemptor) {
+                    count(&mut self.preemptors, add);
+                }
+            }
+            JobState::Running | JobState::Starting => {
+                let Some(run) = job.run.as_ref() else {
+                    return;
+                };
+                let base = run.start_time + run.suspended_secs;
+                match job.planning_walltime() {
+                    Some(d) => {
+                        let key = (base + d, job.id);
+                        if add {
+                            self.releases.insert(key, run.procs());
+                        } else {
+                            self.releases.remove(&key);
+                        }
+                    }
+                    None => count(&mut self.open_running, add),
+                }
+                if let Some(w) = job.walltime {
+                    set(&mut self.ends, (base + w, job.id), add);
+                }
+            }
+            JobState::Suspended => count(&mut self.suspended, add),
+            _ => {}
+        }
+    }
+}
+
+fn set(s: &mut BTreeSet<(Time, JobId)>, k: (Time, JobId), add: bool) {
+    if add {
+        s.insert(k);
+    } else {
+        s.remove(&k);
+    }
+}
+
+fn count(c: &mut usize, add: bool) {
+    if add {
+        *c += 1;
+    } else {
+        *c = c.saturating_sub(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordered_queue_keeps_order_and_bounds() {
+        let mut q = OrderedQueue::default();
+        let n = 1000u64;
+        for i in 0..n {
+            let id = (i * 7919) % n;
+            q.insert(QueueItem {
+                submit: (id / 3) as Time,
+                id,
+                procs: (id % 50 + 1) as u32,
+                dur: (id % 17 + 1) as Secs,
+            });
+        }
+        assert_eq!(q.len(), n as usize);
+        for i in (0..n).filter(|i| i % 3 == 0) {
+            q.remove((i / 3) as Time, i);
+        }
+        q.remove(5, 999_999);
+        let ids: Vec<JobId> = q
+            .blocks()
+            .iter()
+            .flat_map(|b| b.items.iter().map(|i| i.id))
+            .collect();
+        let want: Vec<JobId> = (0..n).filter(|i| i % 3 != 0).collect();
+        assert_eq!(ids, want);
+        assert_eq!(q.len(), want.len());
+        for b in q.blocks() {
+            assert!(!b.items.is_empty());
+            assert_eq!(b.min_procs, b.items.iter().map(|i| i.procs).min().unwrap());
+            assert_eq!(b.min_dur, b.items.iter().map(|i| i.dur).min().unwrap());
+        }
+    }
+}

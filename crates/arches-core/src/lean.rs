@@ -1,0 +1,301 @@
+//! The lean scheduling iteration: the same starts, reservations and
+//! `next_wakeup` as [`crate::schedule()`], without the per-job decision
+//! records, for drivers that only act on starts (the simulator).
+//!
+//! It applies when the queue order is static and no credential limit is set
+//! ([`lean_supported`]): priority is FIFO by queue time (the only non-zero
+//! priority weight is `QUEUETIMEWEIGHT`, no system priorities), no throttling
+//! limits, no preemptor, `BACKFILLPOLICY FIRSTFIT` or `NONE` without backfill depth,
+//! chunking, virtual walltime scaling or shortest-first ordering,
+//! `RESERVATIONPOLICY CURRENTHIGHEST` or `NEVER`, no class wall-clock
+//! defaults, every node up, no suspended job, no job waiting for stage-in
+//! data ([`crate::staging`]) and no administrative or standing reservation
+//! ([`crate::resv`]). Otherwise
+//! [`schedule_lean`] returns `None` and the driver runs the full iteration.
+//!
+//! Instead of ordering every queued job by priority it walks the state's
+//! incremental queue index (enabled with [`State::set_lean_indexes`]) (ordered by submit time, then id) and builds the
+//! availability profile from the release index. Once every reservation is
+//! placed, the rest of the queue can only backfill: blocks of the index whose
+//! smallest job cannot fit for its shortest duration are skipped whole, and
+//! with `BACKFILLPOLICY NONE` the walk stops. The walk itself is
+//! [`mod@crate::schedule`]'s, restricted to what these policies use; the
+//! property tests in `tests/lean.rs` compare both on random states.
+
+use crate::context::Ctx;
+use crate::eligibility::{check_static, has_limits, planning_duration};
+use crate::job::{Job, JobFlag, StartKind};
+use crate::plan::{Plan, PlannedReservation, Start};
+use crate::policy::{BackfillPolicy, Policy, QosFlag, ReservationPolicy};
+use crate::profile::Amount;
+use crate::schedule::qos_flag;
+use crate::state::State;
+use crate::{Secs, Time};
+
+/// What a lean iteration decided: the starts and reservations of
+/// [`crate::schedule()`]'s plan, without decisions.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LeanPlan {
+    pub now: Time,
+    pub starts: Vec<Start>,
+    pub reservations: Vec<PlannedReservation>,
+    pub next_wakeup: Option<Time>,
+}
+
+impl LeanPlan {
+    /// A [`Plan`] with these starts and reservations and no decisions.
+    pub fn into_plan(self) -> Plan {
+        Plan {
+            now: self.now,
+            starts: self.starts,
+            reservations: self.reservations,
+            next_wakeup: self.next_wakeup,
+            ..Plan::default()
+        }
+    }
+}
+
+/// Whether the policy allows the lean path (see the module doc).
+pub fn lean_supported(policy: &Policy) -> bool {
+    let w = &policy.weights;
+    let zero = |cw: i64, sw: i64| cw.saturating_mul(sw) == 0;
+    let no_prio = |m: &std::collections::BTreeMap<String, crate::policy::CredConfig>| {
+        m.values().all(|c| c.priority == 0)
+    };
+    let fifo = w.service.saturating_mul(w.queuetime) >= 0
+        && zero(w.service, w.xfactor)
+        && zero(w.service, w.bypass)
+        && zero(w.service, w.userprio)
+        && (zero(w.cred, w.user) || no_prio(&policy.users))
+        && (zero(w.cred, w.group) || no_prio(&policy.groups))
+        && (zero(w.cred, w.account) || no_prio(&policy.accounts))
+        && (zero(w.cred, w.class) || policy.classes.values().all(|c| c.priority == 0))
+        && (zero(w.cred, w.qos) || policy.qos.values().all(|c| c.priority == 0));
+    let chunking = policy.backfill == BackfillPolicy::FirstFit
+        && policy.bf_chunk_size > 0
+        && policy.bf_chunk_duration > 0;
+    fifo && !has_limits(policy)
+        && matches!(
+            policy.backfill,
+            BackfillPolicy::FirstFit | BackfillPolicy::None
+        )
+        && !policy.qos.values().any(|q| {
+            q.flags.contains(&QosFlag::Preemptor) || q.job_flags.contains(&JobFlag::Preemptor)
+        })
+        && !policy
+            .classes
+            .values()
+            .any(|c| c.job_flags.contains(&JobFlag::Preemptor))
+        && policy.backfill_depth == 0
+        && !chunking
+        && !policy.bf_shortest_first
+        && policy.bf_virtual_walltime_factor.is_none_or(|f| f <= 0.0)
+        && matches!(
+            policy.reservation_policy,
+            ReservationPolicy::CurrentHighest | ReservationPolicy::Never
+        )
+        && policy
+            .classes
+            .values()
+            .all(|c| c.default_wclimit.is_none() && c.max_wclimit.is_none())
+}
+
+/// One lean iteration, or `None` when the policy or the state needs the full
+/// [`crate::schedule()`]. Pure: equal inputs give equal plans, and the starts,
+/// reservations and `next_wakeup` equal `schedule()`'s.
+pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPlan> {
+    let idx = state.indexes()?;
+    if !lean_supported(policy)
+        || idx.sys_prio > 0
+        || idx.suspended > 0
+        || idx.data_wait > 0
+        || idx.preemptors > 0
+        || !state.all_nodes_up()
+        || !policy.standing.is_empty()
+        || state.reservations().any(|r| r.end.is_none_or(|e| e > now))
+    {
+        return None;
+    }
+    let releases = idx
+        .releases
+        .iter()
+        .map(|(&(end, _), &procs)| (end.max(now + 1), Amount::procs(i64::from(procs))))
+        .collect();
+    let ctx = Ctx::with_releases(state, policy, now, releases);
+    let mut walk = Lean {
+        ctx,
+        starts: Vec::new(),
+        reservations: Vec::new(),
+        bucket_left: policy.reservation_buckets.iter().map(|b| b.depth).collect(),
+        blocked: false,
+    };
+    let never = policy.reservation_policy == ReservationPolicy::Never;
+    'blocks: for block in idx.queue.blocks() {
+        // Once blocked with no reservation left to place, only backfill can
+        // start anything.
+        let only_backfill = walk.blocked && (never || walk.bucket_left.iter().all(|b| *b == 0));
+        if only_backfill {
+            if policy.backfill == BackfillPolicy::None {
+                break 'blocks;
+            }
+            if !walk.may_fit(block.min_procs, block.min_dur) {
+                continue;
+            }
+        }
+        for item in &block.items {
+            let only_backfill = walk.blocked && (never || walk.bucket_left.iter().all(|b| *b == 0));
+            if only_backfill && !walk.may_fit(item.procs, item.dur) {
+                continue;
+            }
+            let Some(job) = state.job(item.id) else {
+                continue;
+            };
+            walk.consider(job);
+        }
+    }
+    let Lean {
+        starts,
+        reservations,
+        ..
+    } = walk;
+    // Time alone changes: a running job's limit, a start date, a reservation.
+    let after = (now + 1, 0);
+    let end = idx.ends.range(after..).next().map(|k| k.0);
+    let date = idx
+        .dated
+        .range(after..)
+        .find(|(_, id)| state.job(*id).is_some_and(|j| j.holds.is_empty()))
+        .map(|k| k.0);
+    let rsv = reservations
+        .iter()
+        .map(|r| r.start)
+        .filter(|t| *t > now)
+        .min();
+    let next_wakeup = [end, date, rsv].into_iter().flatten().min();
+    Some(LeanPlan {
+        now,
+        starts,
+        reservations,
+        next_wakeup,
+    })
+}
+
+struct Lean<'a> {
+    ctx: Ctx<'a>,
+    starts: Vec<Start>,
+    reservations: Vec<PlannedReservation>,
+    bucket_left: Vec<u32>,
+    blocked: bool,
+}
+
+impl<'a> Lean<'a> {
+    /// Whether a job of at least `procs` processors for at least `dur`
+    /// seconds could start now (a necessary condition of `fit_now`).
+    fn may_fit(&self, procs: u32, dur: Secs) -> bool {
+        if dur == Secs::MAX {
+            // No planning duration: such jobs never backfill.
+            return false;
+        }
+        let now = self.ctx.now;
+        let end = now.saturating_add(dur.max(1));
+        self.ctx
+            .agg
+            .free_over(now, Some(end))
+            .covers(Amount::procs(i64::from(procs)))
+    }
+
+    /// [`crate::schedule`]'s `Walk::consider` for the supported policies.
+    fn consider(&mut self, job: &Job) {
+        let policy = self.ctx.policy;
+        let now = self.ctx.now;
+        if check_static(self.ctx.state, job, now).is_err() {
+            return;
+        }
+        let dur = planning_duration(job, policy);
+        if self.ctx.ever_fits(job).is_err() {
+            return;
+        }
+        let bucket = self.bucket_of(job);
+        let can_reserve = policy.reservation_policy != ReservationPolicy::Never
+            && !qos_flag(job, policy, QosFlag::NoReservation)
+            && bucket.is_some_and(|b| self.bucket_left[b] > 0);
+        let bf = policy.backfill;
+        if !self.blocked {
+            if let Some(alloc) = self.ctx.fit_now(job, dur) {
+                self.start(job, alloc, dur, StartKind::Priority);
+                return;
+            }
+            self.blocked = true;
+            if can_reserve {
+                self.reserve(job, bucket, dur);
+            }
+            return;
+        }
+        if dur.is_none() {
+            return;
+        }
+        let no_bf = qos_flag(job, policy, QosFlag::NoBf);
+        if can_reserve {
+            if bf != BackfillPolicy::None && !no_bf {
+                if let Some(alloc) = self.ctx.fit_now(job, dur) {
+                    self.start(job, alloc, dur, StartKind::Backfill);
+                    return;
+                }
+            }
+            self.reserve(job, bucket, dur);
+            return;
+        }
+        if bf == BackfillPolicy::None || no_bf {
+            return;
+        }
+        if let Some(alloc) = self.ctx.fit_now(job, dur) {
+            self.start(job, alloc, dur, StartKind::Backfill);
+        }
+    }
+
+    fn reserve(&mut self, job: &Job, bucket: Option<usize>, dur: Option<Secs>) {
+        let Some(b) = bucket else {
+            return;
+        };
+        if let Some((start, alloc)) = self.ctx.earliest(job, dur) {
+            let end = dur.map(|d| start + d.max(1));
+            self.ctx.commit(job, start, end, &alloc);
+            self.bucket_left[b] -= 1;
+            self.reservations.push(PlannedReservation {
+                job: job.id,
+                start,
+                end,
+                alloc,
+            });
+        }
+    }
+
+    fn start(
+        &mut self,
+        job: &Job,
+        alloc: Vec<crate::job::Alloc>,
+        dur: Option<Secs>,
+        kind: StartKind,
+    ) {
+        let now = self.ctx.now;
+        let end = dur.map(|d| now + d.max(1));
+        self.ctx.commit(job, now, end, &alloc);
+        self.starts.push(Start {
+            job: job.id,
+            alloc,
+            kind,
+        });
+    }
+
+    fn bucket_of(&self, job: &Job) -> Option<usize> {
+        self.ctx
+            .policy
+            .reservation_buckets
+            .iter()
+            .position(|b| match (&b.qos, &job.cred.qos) {
+                (None, _) => true,
+                (Some(list), Some(q)) => list.iter().any(|x| x == q),
+                (Some(_), None) => false,
+            })
+    }
+}

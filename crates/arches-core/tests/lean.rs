@@ -1,0 +1,255 @@
+//! `schedule_lean` against `schedule`: on random replays (clusters, jobs with
+//! holds, start dates, estimates, node constraints, overruns, cancellations,
+//! QoS flags; random policies), every iteration where the lean path applies
+//! gives exactly the full iteration's starts, reservations and next wake-up.
+//! The replay applies the full plan's starts, so the state indexes the lean
+//! path reads are exercised through every kind of event.
+
+use std::collections::BTreeMap;
+
+use arches_core::job::{CompletionCode, HoldType, Job, JobId, Request};
+use arches_core::lean::lean_supported;
+use arches_core::node::Node;
+use arches_core::policy::{
+    BackfillPolicy, NodeAllocationPolicy, QosConfig, QosFlag, ReservationBucket, ReservationPolicy,
+};
+use arches_core::state::{Event, JobChange, State};
+use arches_core::{schedule, schedule_lean, Policy, Time};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+struct Spec {
+    submit: Time,
+    procs: u32,
+    ppn: Option<(u32, u32)>,
+    wall: Option<i64>,
+    estimate: Option<i64>,
+    run: i64,
+    hold_until: Option<Time>,
+    start_after: Option<Time>,
+    qos: u8,
+    cancel_at: Option<Time>,
+}
+
+fn spec() -> impl Strategy<Value = Spec> {
+    (
+        (
+            0i64..300,
+            1u32..12,
+            prop::option::weighted(0.1, (1u32..3, 1u32..3)),
+        ),
+        (
+            prop::option::weighted(0.9, 1i64..400),
+            prop::option::weighted(0.2, 1i64..300),
+            1i64..500,
+        ),
+        (
+            prop::option::weighted(0.1, 0i64..400),
+            prop::option::weighted(0.1, 0i64..400),
+            0u8..4,
+            prop::option::weighted(0.05, 0i64..400),
+        ),
+    )
+        .prop_map(
+            |(
+                (submit, procs, ppn),
+                (wall, estimate, run),
+                (hold_until, start_after, qos, cancel_at),
+            )| Spec {
+                submit,
+                procs,
+                ppn,
+                wall,
+                estimate,
+                run,
+                hold_until,
+                start_after,
+                qos,
+                cancel_at,
+            },
+        )
+}
+
+fn policy() -> impl Strategy<Value = Policy> {
+    (
+        prop::sample::select(vec![
+            BackfillPolicy::FirstFit,
+            BackfillPolicy::None,
+            BackfillPolicy::BestFit,
+        ]),
+        prop::sample::select(vec![0u32, 1, 2, 5, 100]),
+        prop::sample::select(vec![
+            ReservationPolicy::CurrentHighest,
+            ReservationPolicy::CurrentHighest,
+            ReservationPolicy::Never,
+            ReservationPolicy::Highest,
+        ]),
+        prop::sample::select(NodeAllocationPolicy::ALL.to_vec()),
+        0u8..4,
+        0i64..3,
+    )
+        .prop_map(|(bf, depth, rp, na, qos_mode, qtw)| {
+            let mut p = Policy {
+                backfill: bf,
+                reservation_buckets: vec![ReservationBucket { depth, qos: None }],
+                reservation_policy: rp,
+                node_allocation: na,
+                ..Policy::default()
+            };
+            p.weights.queuetime = qtw;
+            let flag = |f: QosFlag| QosConfig {
+                flags: vec![f],
+                ..QosConfig::default()
+            };
+            match qos_mode {
+                1 => {
+                    p.qos.insert("q1".into(), flag(QosFlag::NoBf));
+                    p.qos.insert("q2".into(), flag(QosFlag::NoReservation));
+                }
+                2 => {
+                    // Two buckets: q1 and q2 share one, everything else the other.
+                    p.reservation_buckets = vec![
+                        ReservationBucket {
+                            depth: 1,
+                            qos: Some(vec!["q1".into(), "q2".into()]),
+                        },
+                        ReservationBucket {
+                            depth: depth.max(1),
+                            qos: None,
+                        },
+                    ];
+                }
+                _ => {}
+            }
+            p
+        })
+}
+
+fn make_job(id: JobId, s: &Spec) -> Job {
+    let mut req = Request::procs(s.procs);
+    if let Some((nodes, ppn)) = s.ppn {
+        req.nodes = Some(nodes);
+        req.tasks_per_node = Some(ppn);
+        req.tasks = nodes * ppn;
+    }
+    let mut j = Job::new(id, "u", req, s.wall, s.submit);
+    j.estimate = s.estimate;
+    j.start_after = s.start_after;
+    if s.hold_until.is_some() {
+        j.holds.insert(HoldType::User);
+    }
+    j.cred.qos = match s.qos {
+        1 => Some("q1".into()),
+        2 => Some("q2".into()),
+        _ => None,
+    };
+    j
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn lean_equals_full_on_random_replays(
+        sizes in prop::collection::vec(1u32..9, 1..4),
+        specs in prop::collection::vec(spec(), 1..30),
+        policy in policy(),
+    ) {
+        let nodes: Vec<Node> = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Node::new(&format!("n{i}"), *p, 0))
+            .collect();
+        let mut state = State::new(nodes);
+        // Enabled part-way for some replays: built from the jobs present.
+        let enable_at = specs[0].submit % 3 * 50;
+        let mut enabled = false;
+        // time -> what happens then
+        let mut submits: BTreeMap<Time, Vec<usize>> = BTreeMap::new();
+        for (i, s) in specs.iter().enumerate() {
+            submits.entry(s.submit).or_default().push(i);
+        }
+        let mut ends: BTreeMap<Time, Vec<JobId>> = BTreeMap::new();
+        let mut times: Vec<Time> = specs
+            .iter()
+            .flat_map(|s| [Some(s.submit), s.hold_until, s.start_after, s.cancel_at])
+            .flatten()
+            .collect();
+        let mut lean_used = 0usize;
+        loop {
+            times.sort_unstable();
+            times.dedup();
+            let Some(now) = times.first().copied() else { break };
+            times.remove(0);
+            for id in ends.remove(&now).unwrap_or_default() {
+                if state.job(id).is_some_and(|j| j.state.is_active()) {
+                    let code = CompletionCode::Exit(0);
+                    state.apply(Event::Finish { job: id, code }, now).unwrap();
+                    if id % 3 == 0 {
+                        state.apply(Event::Purge { job: id }, now).unwrap();
+                    }
+                }
+            }
+            for i in submits.remove(&now).unwrap_or_default() {
+                let id = i as JobId + 1;
+                state.apply(Event::Submit(Box::new(make_job(id, &specs[i]))), now).unwrap();
+            }
+            for (i, s) in specs.iter().enumerate() {
+                let id = i as JobId + 1;
+                let Some(j) = state.job(id) else { continue };
+                let held = !j.holds.is_empty();
+                if s.hold_until == Some(now) && held {
+                    state.apply(Event::ReleaseHold { job: id, hold: HoldType::User }, now).unwrap();
+                }
+                let finished = state.job(id).is_some_and(|j| j.state.is_finished());
+                if s.cancel_at == Some(now) && !finished {
+                    state.apply(Event::Cancel { job: id }, now).unwrap();
+                }
+                // A running job that outlived its estimate gets a longer one.
+                let overdue = state.job(id).is_some_and(|j| {
+                    j.state.is_active()
+                        && j.estimate.is_some()
+                        && j.run.as_ref().is_some_and(|r| r.start_time + j.estimate.unwrap_or(0) <= now)
+                });
+                if overdue && id % 2 == 0 {
+                    let next = state.job(id).and_then(|j| j.estimate).unwrap_or(0) * 2;
+                    let change = JobChange::Estimate(Some(next));
+                    state.apply(Event::Modify { job: id, change }, now).unwrap();
+                }
+            }
+            if !enabled && now >= enable_at {
+                prop_assert!(schedule_lean(&state, &policy, now).is_none());
+                state.set_lean_indexes(true);
+                enabled = true;
+            }
+            let plan = schedule(&state, &policy, now);
+            match schedule_lean(&state, &policy, now) {
+                Some(lean) => {
+                    lean_used += 1;
+                    prop_assert_eq!(&lean.starts, &plan.starts, "starts at {}", now);
+                    prop_assert_eq!(&lean.reservations, &plan.reservations, "reservations at {}", now);
+                    prop_assert_eq!(lean.next_wakeup, plan.next_wakeup, "next wake-up at {}", now);
+                }
+                None => prop_assert!(
+                    !enabled || !lean_supported(&policy),
+                    "lean refused a supported policy"
+                ),
+            }
+            for st in &plan.starts {
+                state
+                    .apply(Event::Start { job: st.job, alloc: st.alloc.clone(), kind: st.kind }, now)
+                    .unwrap();
+                let s = &specs[(st.job - 1) as usize];
+                let end = now + s.run;
+                ends.entry(end).or_default().push(st.job);
+                times.push(end);
+            }
+            if let Some(w) = plan.next_wakeup.filter(|w| *w > now && *w < 5000) {
+                times.push(w);
+            }
+        }
+        if lean_supported(&policy) && enabled {
+            prop_assert!(lean_used > 0);
+        }
+    }
+}
