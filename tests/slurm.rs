@@ -87,13 +87,22 @@ fn fixture_with(label: &str, extra: &str) -> Option<Fx> {
     );
     let d = Daemon::start_with_config(Some(&cfg));
     let prefix = format!("{label}{}x", std::process::id());
-    Some(Fx {
+    let fx = Fx {
         d,
         conf,
         prefix,
         _guard: guard,
         _lock: lock,
-    })
+    };
+    // Nodes just restarted by an earlier test may still be coming back.
+    for n in ["n1", "n2", "n3", "n4"] {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while fx.checknode_state(n) == "Down" {
+            assert!(Instant::now() < deadline, "{n} stays down");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+    Some(fx)
 }
 
 /// A clean cluster: no job left by an earlier (failed) test, no drained node.
