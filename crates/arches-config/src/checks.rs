@@ -22,6 +22,37 @@ pub(crate) fn cross_check(config: &Config, file: &str, out: &mut Vec<Diagnostic>
     check_storage(config, file, out);
     check_qos_references(config, file, out);
     check_node_sizes(config, file, out);
+    check_slurm_node_sizes(config, file, out);
+}
+
+/// With a Slurm compute RM the nodes, processors and memory come from
+/// Slurm: `NODECFG` `PROCS=`/`MEM=` are ignored (features, partition and
+/// state still apply on top of what Slurm reports).
+fn check_slurm_node_sizes(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    let Some(rm) = config
+        .rms
+        .iter()
+        .find(|r| r.resource_type == ResourceType::Compute && r.rm_type == RmType::Slurm)
+    else {
+        return;
+    };
+    for (key, attr) in config.rm_node_size_overrides() {
+        let line = config
+            .record
+            .objects
+            .get(&key)
+            .and_then(|attrs| attrs.iter().find(|(a, _, l)| a == attr && *l > 0))
+            .map_or_else(|| config.object_line(&key), |(_, _, l)| *l);
+        out.push(Diagnostic {
+            file: file.to_string(),
+            line,
+            severity: Severity::Warning,
+            message: format!(
+                "{key} {attr}: ignored with RMCFG[{}] TYPE=SLURM (Slurm reports each node's processors and memory)",
+                rm.name
+            ),
+        });
+    }
 }
 
 /// Warns about nodes without a processor count when the configuration itself

@@ -216,6 +216,67 @@ impl Config {
         }
     }
 
+    /// A node a resource manager reported (Slurm's `sinfo`), with what
+    /// `NODECFG[name]` (else `NODECFG[DEFAULT]`) sets laid on top: its
+    /// `FEATURES` are added to the reported ones, `PARTITION` replaces the
+    /// RM's partition, a `STATE` other than UP wins over a reported Up (a
+    /// reported Down stays Down). `PROCS` and `MEM` are not applied: the RM
+    /// knows the node's processors and memory
+    /// ([`Config::rm_node_size_overrides`] lists them for a warning).
+    pub fn overlay_node(&self, node: &mut Node) {
+        let specs = &self.record.node_specs;
+        let own = specs.iter().find(|(n, _)| *n == node.name).map(|(_, s)| s);
+        let default = specs
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(DEFAULT_NODE))
+            .map(|(_, s)| s);
+        let pick = |f: fn(&NodeSpec) -> bool| own.filter(|s| f(s)).or(default.filter(|s| f(s)));
+        if let Some(features) = pick(|s| s.features.is_some()).and_then(|s| s.features.as_ref()) {
+            for f in features {
+                if !node.features.contains(f) {
+                    node.features.push(f.clone());
+                }
+            }
+        }
+        if let Some(p) = pick(|s| s.partition.is_some()).and_then(|s| s.partition.as_ref()) {
+            node.partition = p.clone();
+        }
+        if let Some(state) = pick(|s| s.state.is_some()).and_then(|s| s.state) {
+            let rank = |a: NodeAdminState| match a {
+                NodeAdminState::Up => 0,
+                NodeAdminState::Drained => 1,
+                NodeAdminState::Down => 2,
+            };
+            if rank(state) > rank(node.admin) {
+                node.admin = state;
+            }
+        }
+    }
+
+    /// Names of the nodes `NODECFG[name]` configures (`DEFAULT` excluded).
+    pub fn configured_node_names(&self) -> impl Iterator<Item = &str> {
+        self.record
+            .node_specs
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .filter(|n| !n.eq_ignore_ascii_case(DEFAULT_NODE))
+    }
+
+    /// `(NODECFG[name], attribute)` of every `PROCS=`/`MEM=` set, which a
+    /// node-reporting resource manager (Slurm) overrides.
+    pub fn rm_node_size_overrides(&self) -> Vec<(String, &'static str)> {
+        let mut out = Vec::new();
+        for (name, spec) in &self.record.node_specs {
+            if spec.procs.is_some() {
+                out.push((format!("NODECFG[{name}]"), "PROCS"));
+            }
+            if spec.mem_mb.is_some() {
+                out.push((format!("NODECFG[{name}]"), "MEM"));
+            }
+        }
+        out
+    }
+
     /// Applies one `moab.cfg` line at run time (`mschedctl -m config "PARAM
     /// VALUE"`). On success returns the warnings (unknown attribute, ...); on
     /// error the configuration is unchanged and the errors are returned.

@@ -26,6 +26,22 @@ pub enum Event {
         alloc: Vec<Alloc>,
         kind: StartKind,
     },
+    /// A job was handed to a backend that confirms starts later (Slurm
+    /// starts it at its next scheduling pass): it holds these resources like
+    /// a started job, in state `Starting`, until [`Event::Started`] (or it
+    /// ends, is requeued or cancelled first).
+    Launch {
+        job: JobId,
+        alloc: Vec<Alloc>,
+        kind: StartKind,
+    },
+    /// The backend reports a `Starting` job running since `at`: it becomes
+    /// `Running` and its start time (which its wall-clock limit counts from)
+    /// is `at`, kept between the launch and the event's time.
+    Started {
+        job: JobId,
+        at: Time,
+    },
     /// An active job ended with this exit status.
     Finish {
         job: JobId,
@@ -68,6 +84,13 @@ pub enum Event {
     },
     /// A node joined the cluster.
     AddNode(Node),
+    /// A node's resources or attributes changed (processors, memory,
+    /// features, partition, administrative state; the name is kept). Jobs
+    /// already on it keep their allocations, even if it shrank below them.
+    UpdateNode {
+        node: NodeId,
+        attrs: Node,
+    },
     /// Forget a finished job (after `JOBCPURGETIME`).
     Purge {
         job: JobId,
@@ -364,7 +387,11 @@ impl State {
     pub fn apply(&mut self, event: Event, now: Time) -> Result<(), EventError> {
         let frees = !matches!(
             event,
-            Event::Submit(_) | Event::Start { .. } | Event::Purge { .. }
+            Event::Submit(_)
+                | Event::Start { .. }
+                | Event::Launch { .. }
+                | Event::Started { .. }
+                | Event::Purge { .. }
         );
         let event_job_none = event_job(&event).is_none();
         // Lean indexes: take the job out as it is, put it back as it is after
@@ -438,37 +465,25 @@ impl State {
                 Ok(())
             }
             Event::Start { job, alloc, kind } => {
+                self.start(job, alloc, kind, JobState::Running, now)
+            }
+            Event::Launch { job, alloc, kind } => {
+                self.start(job, alloc, kind, JobState::Starting, now)
+            }
+            Event::Started { job, at } => {
                 let j = self.get(job)?;
-                if j.state != JobState::Idle {
-                    return Err(wrong(j, "Idle"));
+                if j.state != JobState::Starting {
+                    return Err(wrong(j, "Starting"));
                 }
-                for a in &alloc {
-                    let n = self.node(a.node).ok_or(EventError::UnknownNode(a.node))?;
-                    let u = self.usage(a.node);
-                    if u.procs + a.procs > n.procs
-                        || (n.mem_mb > 0 && u.mem_mb + a.mem_mb > n.mem_mb)
-                    {
-                        return Err(EventError::Overallocated { job, node: a.node });
-                    }
-                }
-                self.add_usage(&alloc, true, true);
                 let j = self
                     .jobs
                     .get_mut(&job)
                     .map(Arc::make_mut)
                     .expect("checked above");
                 j.state = JobState::Running;
-                j.start_count += 1;
-                j.run = Some(RunInfo {
-                    start_time: now,
-                    alloc,
-                    how: kind,
-                    suspended_secs: 0,
-                    suspended_at: None,
-                });
-                self.queued.remove(&job);
-                self.remembered.remove(&job);
-                self.active.insert(job);
+                if let Some(r) = j.run.as_mut() {
+                    r.start_time = at.clamp(r.start_time, now.max(r.start_time));
+                }
                 Ok(())
             }
             Event::Finish { job, code } => {
@@ -594,6 +609,15 @@ impl State {
                 self.usage.push(NodeUsage::default());
                 Ok(())
             }
+            Event::UpdateNode { node, attrs } => {
+                let n = self
+                    .nodes
+                    .get_mut(node as usize)
+                    .ok_or(EventError::UnknownNode(node))?;
+                let name = std::mem::take(&mut n.name);
+                *n = Node { name, ..attrs };
+                Ok(())
+            }
             Event::Purge { job } => {
                 let j = self.get(job)?;
                 if !j.state.is_finished() {
@@ -603,6 +627,47 @@ impl State {
                 Ok(())
             }
         }
+    }
+
+    /// `Start`/`Launch`: the job takes its allocation, in `state`.
+    fn start(
+        &mut self,
+        job: JobId,
+        alloc: Vec<Alloc>,
+        kind: StartKind,
+        state: JobState,
+        now: Time,
+    ) -> Result<(), EventError> {
+        let j = self.get(job)?;
+        if j.state != JobState::Idle {
+            return Err(wrong(j, "Idle"));
+        }
+        for a in &alloc {
+            let n = self.node(a.node).ok_or(EventError::UnknownNode(a.node))?;
+            let u = self.usage(a.node);
+            if u.procs + a.procs > n.procs || (n.mem_mb > 0 && u.mem_mb + a.mem_mb > n.mem_mb) {
+                return Err(EventError::Overallocated { job, node: a.node });
+            }
+        }
+        self.add_usage(&alloc, true, true);
+        let j = self
+            .jobs
+            .get_mut(&job)
+            .map(Arc::make_mut)
+            .expect("checked above");
+        j.state = state;
+        j.start_count += 1;
+        j.run = Some(RunInfo {
+            start_time: now,
+            alloc,
+            how: kind,
+            suspended_secs: 0,
+            suspended_at: None,
+        });
+        self.queued.remove(&job);
+        self.remembered.remove(&job);
+        self.active.insert(job);
+        Ok(())
     }
 
     fn modify(&mut self, job: JobId, change: JobChange) -> Result<(), EventError> {
@@ -698,6 +763,8 @@ fn event_job(e: &Event) -> Option<JobId> {
     match e {
         Event::Submit(j) => Some(j.id),
         Event::Start { job, .. }
+        | Event::Launch { job, .. }
+        | Event::Started { job, .. }
         | Event::Finish { job, .. }
         | Event::Cancel { job }
         | Event::SetHold { job, .. }
@@ -707,7 +774,7 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Resume { job }
         | Event::Requeue { job }
         | Event::Purge { job } => Some(*job),
-        Event::NodeState { .. } | Event::AddNode(_) => None,
+        Event::NodeState { .. } | Event::AddNode(_) | Event::UpdateNode { .. } => None,
     }
 }
 
@@ -764,6 +831,183 @@ mod tests {
         .unwrap();
         assert_eq!(s.free_procs(0), 2);
         assert_eq!(s.job(1).unwrap().state, JobState::Completed);
+    }
+
+    #[test]
+    fn a_launched_job_is_starting_until_the_backend_confirms_it() {
+        let mut s = two_nodes();
+        s.apply(
+            Event::Submit(Box::new(Job::new(1, "u", Request::procs(2), Some(60), 0))),
+            0,
+        )
+        .unwrap();
+        let alloc = vec![Alloc {
+            node: 1,
+            tasks: 2,
+            procs: 2,
+            mem_mb: 100,
+        }];
+        assert!(s.apply(Event::Started { job: 1, at: 5 }, 5).is_err());
+        s.apply(
+            Event::Launch {
+                job: 1,
+                alloc,
+                kind: StartKind::Backfill,
+            },
+            10,
+        )
+        .unwrap();
+        let j = s.job(1).unwrap();
+        assert_eq!(j.state, JobState::Starting);
+        assert_eq!(j.start_count, 1);
+        assert_eq!((s.free_procs(1), s.free_mem_mb(1)), (0, 900));
+        assert_eq!(s.active_count(), 1);
+        // Confirmed: running since the backend's start time, limit from there.
+        s.apply(Event::Started { job: 1, at: 25 }, 30).unwrap();
+        let j = s.job(1).unwrap();
+        assert_eq!(j.state, JobState::Running);
+        assert_eq!(j.expected_end(), Some(85));
+        // Only once: a running job is not restarted.
+        let err = s.apply(Event::Started { job: 1, at: 40 }, 40).unwrap_err();
+        assert!(matches!(err, EventError::WrongState { .. }), "{err:?}");
+        assert_eq!(s.job(1).unwrap().expected_end(), Some(85));
+    }
+
+    #[test]
+    fn a_start_time_outside_launch_and_now_is_clamped() {
+        for (at, want) in [(3, 10), (50, 20), (15, 15)] {
+            let mut s = two_nodes();
+            s.apply(
+                Event::Submit(Box::new(Job::new(1, "u", Request::procs(1), Some(60), 0))),
+                0,
+            )
+            .unwrap();
+            let alloc = vec![Alloc {
+                node: 0,
+                tasks: 1,
+                procs: 1,
+                mem_mb: 0,
+            }];
+            s.apply(
+                Event::Launch {
+                    job: 1,
+                    alloc,
+                    kind: StartKind::Priority,
+                },
+                10,
+            )
+            .unwrap();
+            s.apply(Event::Started { job: 1, at }, 20).unwrap();
+            let start = s.job(1).unwrap().run.as_ref().unwrap().start_time;
+            assert_eq!(start, want, "reported {at}");
+        }
+    }
+
+    #[test]
+    fn a_starting_job_can_end_or_go_back_to_the_queue() {
+        let mut s = two_nodes();
+        for id in [1, 2] {
+            s.apply(
+                Event::Submit(Box::new(Job::new(id, "u", Request::procs(1), Some(60), 0))),
+                0,
+            )
+            .unwrap();
+            let alloc = vec![Alloc {
+                node: 0,
+                tasks: 1,
+                procs: 1,
+                mem_mb: 0,
+            }];
+            s.apply(
+                Event::Launch {
+                    job: id,
+                    alloc,
+                    kind: StartKind::Priority,
+                },
+                1,
+            )
+            .unwrap();
+        }
+        assert_eq!(s.free_procs(0), 0);
+        s.apply(Event::Requeue { job: 1 }, 2).unwrap();
+        assert_eq!(s.job(1).unwrap().state, JobState::Idle);
+        s.apply(
+            Event::Finish {
+                job: 2,
+                code: CompletionCode::Exit(3),
+            },
+            3,
+        )
+        .unwrap();
+        assert_eq!(s.job(2).unwrap().state, JobState::Completed);
+        assert_eq!(s.free_procs(0), 2);
+    }
+
+    #[test]
+    fn node_updates_change_resources_and_keep_allocations() {
+        let mut s = two_nodes();
+        s.apply(
+            Event::Submit(Box::new(Job::new(1, "u", Request::procs(2), Some(60), 0))),
+            0,
+        )
+        .unwrap();
+        let alloc = vec![Alloc {
+            node: 0,
+            tasks: 2,
+            procs: 2,
+            mem_mb: 0,
+        }];
+        s.apply(
+            Event::Start {
+                job: 1,
+                alloc,
+                kind: StartKind::Priority,
+            },
+            0,
+        )
+        .unwrap();
+        let mut bigger = Node::new("ignored", 8, 4000);
+        bigger.features = vec!["gpu".into()];
+        bigger.partition = "p".into();
+        s.apply(
+            Event::UpdateNode {
+                node: 0,
+                attrs: bigger,
+            },
+            1,
+        )
+        .unwrap();
+        let n = s.node(0).unwrap();
+        assert_eq!(
+            (n.name.as_str(), n.procs, n.mem_mb, n.partition.as_str()),
+            ("n1", 8, 4000, "p")
+        );
+        assert!(n.has_features(&["gpu".to_string()]));
+        assert_eq!(s.free_procs(0), 6);
+        // Shrunk below its allocation: nothing free, the job keeps running.
+        let mut down = Node::new("n1", 1, 4000);
+        down.admin = NodeAdminState::Down;
+        s.apply(
+            Event::UpdateNode {
+                node: 0,
+                attrs: down,
+            },
+            2,
+        )
+        .unwrap();
+        assert_eq!(s.free_procs(0), 0);
+        assert_eq!(s.node_state(0), Some(NodeState::Down));
+        assert!(!s.all_nodes_up());
+        assert_eq!(s.job(1).unwrap().state, JobState::Running);
+        assert!(s
+            .apply(
+                Event::UpdateNode {
+                    node: 7,
+                    attrs: Node::new("x", 1, 1),
+                },
+                3,
+            )
+            .is_err());
     }
 
     #[test]

@@ -649,6 +649,8 @@ fn event_job(e: &Event) -> Option<JobId> {
     match e {
         Event::Submit(j) => Some(j.id),
         Event::Start { job, .. }
+        | Event::Launch { job, .. }
+        | Event::Started { job, .. }
         | Event::Finish { job, .. }
         | Event::Cancel { job }
         | Event::SetHold { job, .. }
@@ -658,7 +660,7 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Resume { job }
         | Event::Requeue { job }
         | Event::Purge { job } => Some(*job),
-        Event::NodeState { .. } | Event::AddNode(_) => None,
+        Event::NodeState { .. } | Event::AddNode(_) | Event::UpdateNode { .. } => None,
     }
 }
 

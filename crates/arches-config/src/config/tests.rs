@@ -309,3 +309,53 @@ mod round_trip {
         }
     }
 }
+
+#[test]
+fn nodecfg_is_laid_on_top_of_nodes_a_resource_manager_reports() {
+    let text = "RMCFG[slurm] TYPE=SLURM\nNODECFG[DEFAULT] FEATURES=ib\n\
+                NODECFG[n1] FEATURES=gpu,fast PARTITION=gpu PROCS=2\n\
+                NODECFG[n2] STATE=Drained MEM=100\n";
+    let parsed = crate::parse(text, "moab.cfg");
+    let c = &parsed.config;
+    let reported = |name: &str| {
+        let mut n = Node::new(name, 8, 4096);
+        n.features = vec!["fast".into()];
+        n.partition = "batch".into();
+        n
+    };
+    let mut n1 = reported("n1");
+    c.overlay_node(&mut n1);
+    assert_eq!((n1.procs, n1.mem_mb), (8, 4096), "Slurm's size stays");
+    assert_eq!(n1.features, ["fast", "gpu"]);
+    assert_eq!(n1.partition, "gpu");
+    assert_eq!(n1.admin, NodeAdminState::Up);
+    let mut n2 = reported("n2");
+    c.overlay_node(&mut n2);
+    assert_eq!(n2.features, ["fast", "ib"], "NODECFG[DEFAULT]");
+    assert_eq!(
+        (n2.partition.as_str(), n2.admin),
+        ("batch", NodeAdminState::Drained)
+    );
+    let mut n2 = reported("n2");
+    n2.admin = NodeAdminState::Down;
+    c.overlay_node(&mut n2);
+    assert_eq!(n2.admin, NodeAdminState::Down, "a reported Down stays Down");
+    assert_eq!(c.configured_node_names().collect::<Vec<_>>(), ["n1", "n2"]);
+    // PROCS= and MEM= are reported at their own lines.
+    let warnings: Vec<String> = parsed
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .map(|d| format!("{}:{}: {}", d.file, d.line, d.message))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "moab.cfg:3: NODECFG[n1] PROCS: ignored with RMCFG[slurm] TYPE=SLURM (Slurm reports each node's processors and memory)",
+            "moab.cfg:4: NODECFG[n2] MEM: ignored with RMCFG[slurm] TYPE=SLURM (Slurm reports each node's processors and memory)",
+        ]
+    );
+    // Without a Slurm RM nothing is said.
+    let local = crate::parse("NODECFG[n1] PROCS=2 MEM=10\n", "moab.cfg");
+    assert!(local.diagnostics.is_empty(), "{:?}", local.diagnostics);
+}
