@@ -131,16 +131,25 @@ fn reset(conf: &Path) {
         args.extend(ids.iter().map(String::as_str));
         run(&args);
     }
-    let nodes = run(&["sinfo", "-h", "-N", "-o", "%N %T"]);
+    let nodes = run(&["sinfo", "-h", "-N", "-o", "%N %T %f"]);
     for line in nodes.lines() {
         let mut f = line.split_whitespace();
-        if let (Some(n), Some(st)) = (f.next(), f.next()) {
+        if let (Some(n), Some(st), Some(features)) = (f.next(), f.next(), f.next()) {
             if st.starts_with("drain") {
                 run(&[
                     "scontrol",
                     "update",
                     &format!("NodeName={n}"),
                     "State=RESUME",
+                ]);
+            }
+            if features != "(null)" {
+                run(&[
+                    "scontrol",
+                    "update",
+                    &format!("NodeName={n}"),
+                    "AvailableFeatures=",
+                    "ActiveFeatures=",
                 ]);
             }
         }
@@ -252,6 +261,38 @@ impl Fx {
         names
     }
 
+    /// Slurm's start time of the newest Slurm job of `name` (epoch).
+    fn slurm_start(&self, name: &str) -> i64 {
+        let name = format!("{}{name}", self.prefix);
+        let out = Command::new("squeue")
+            .args(["-h", "-t", "all", "-n", &name, "-o", "%i %S"])
+            .env("SLURM_CONF", &self.conf)
+            .env("SLURM_TIME_FORMAT", "%s")
+            .output()
+            .unwrap();
+        text(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let (id, t) = l.split_once(' ')?;
+                Some((id.parse::<u64>().ok()?, t.trim().parse::<i64>().ok()?))
+            })
+            .max()
+            .map(|(_, t)| t)
+            .unwrap_or_else(|| panic!("{name}: no start time in Slurm"))
+    }
+
+    /// Arches' start time of a job (checkjob's XML `StartTime`).
+    fn arches_start(&self, id: u64) -> i64 {
+        let out = text(
+            &self
+                .d
+                .run("checkjob", &["--format=xml", &id.to_string()])
+                .stdout,
+        );
+        let at = out.find("StartTime=\"").expect(&out) + "StartTime=\"".len();
+        out[at..].split('"').next().unwrap().parse().expect(&out)
+    }
+
     fn checknode_state(&self, node: &str) -> String {
         let out = text(&self.d.run("checknode", &[node]).stdout);
         out.lines()
@@ -277,6 +318,54 @@ impl Fx {
     }
 }
 
+/// Starts slurmctld again when dropped: a test that stopped it and failed
+/// must not leave the shared cluster without a controller.
+struct CtldBack<'a>(&'a Fx);
+
+impl Drop for CtldBack<'_> {
+    fn drop(&mut self) {
+        self.0.cluster_script(&["start-ctld"]);
+    }
+}
+
+/// `MinJobAge=2` while alive (`scontrol reconfigure`): Slurm forgets ended
+/// jobs within seconds, as a production cluster does after `MinJobAge`.
+/// The configuration is put back when dropped.
+struct ShortJobAge<'a> {
+    fx: &'a Fx,
+    original: String,
+}
+
+impl<'a> ShortJobAge<'a> {
+    fn new(fx: &'a Fx) -> ShortJobAge<'a> {
+        let original = std::fs::read_to_string(&fx.conf).unwrap();
+        assert!(original.contains("\nMinJobAge="), "{original}");
+        let short: String = original
+            .lines()
+            .map(|l| {
+                if l.starts_with("MinJobAge=") {
+                    "MinJobAge=2\n".to_string()
+                } else {
+                    format!("{l}\n")
+                }
+            })
+            .collect();
+        std::fs::write(&fx.conf, short).unwrap();
+        fx.slurm("scontrol", &["reconfigure"]);
+        ShortJobAge { fx, original }
+    }
+}
+
+impl Drop for ShortJobAge<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::write(&self.fx.conf, &self.original);
+        let _ = Command::new("scontrol")
+            .arg("reconfigure")
+            .env("SLURM_CONF", &self.fx.conf)
+            .status();
+    }
+}
+
 /// `n[1-3,7]` → names (enough for the test cluster's node names).
 fn expand(list: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -298,10 +387,48 @@ fn expand(list: &str) -> Vec<String> {
 
 #[test]
 fn multi_node_jobs_run_on_the_nodes_the_engine_chose_and_nodes_reflect_slurm() {
-    let Some(fx) = fixture("place") else { return };
+    // NODECFG does not turn discovery off: its features are laid on top of
+    // Slurm's nodes, its PROCS= is ignored with a warning.
+    let Some(fx) = fixture_with("place", "NODECFG[n1] FEATURES=gpu PROCS=2\n") else {
+        return;
+    };
     let showq = text(&fx.d.run("showq", &[]).stdout);
     assert!(showq.contains("of 32 processors"), "{showq}");
     assert!(showq.contains("of 4 nodes"), "{showq}");
+    let n1 = text(&fx.d.run("checknode", &["n1"]).stdout);
+    assert!(n1.contains("Configured Resources: PROCS: 8"), "{n1}");
+    assert!(n1.contains("Features:   gpu"), "{n1}");
+    let check = fx.d.run("mdiag", &["-C"]);
+    let check = text(&check.stdout) + &text(&check.stderr);
+    assert!(
+        check.contains("NODECFG[n1] PROCS: ignored with RMCFG[slurm] TYPE=SLURM"),
+        "{check}"
+    );
+    // A feature added in Slurm is followed; a job asking for it lands there.
+    fx.slurm(
+        "scontrol",
+        &[
+            "update",
+            "NodeName=n3",
+            "AvailableFeatures=big",
+            "ActiveFeatures=big",
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let n3 = text(&fx.d.run("checknode", &["n3"]).stdout);
+        if n3.contains("Features:   big") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{n3}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let g = fx.submit("g", "nodes=1:ppn=1,walltime=60,feature=gpu", "sleep 1", &[]);
+    let f = fx.submit("f", "nodes=1:ppn=1,walltime=60,feature=big", "sleep 1", &[]);
+    assert_eq!(fx.wait_slurm("g", "COMPLETED", 20), ["n1"]);
+    assert_eq!(fx.wait_slurm("f", "COMPLETED", 20), ["n3"]);
+    fx.d.wait_state(g, "Completed", Duration::from_secs(20));
+    fx.d.wait_state(f, "Completed", Duration::from_secs(20));
     let a = fx.submit("a", "nodes=1:ppn=6,walltime=60", "sleep 30", &[]);
     let b = fx.submit("b", "nodes=3:ppn=5,walltime=60", "sleep 30", &[]);
     let sa = fx.wait_slurm("a", "RUNNING", 20);
@@ -400,9 +527,41 @@ fn requeue_starts_a_new_slurm_job_and_exit_codes_come_back() {
     fx.d.run("canceljob", &[&r.to_string()]);
     fx.wait_slurm("r", "CANCELLED", 20);
     let e = fx.submit("e", "nodes=1:ppn=1,walltime=60", "exit 7", &[]);
+    // Killed by a signal: 128 + 9.
+    let k = fx.submit("k", "nodes=1:ppn=1,walltime=60", "kill -9 $$", &[]);
     fx.wait_slurm("e", "FAILED", 20);
     let out = fx.d.wait_state(e, "Completed", Duration::from_secs(20));
     assert!(out.contains("Completion Code: 7"), "{out}");
+    fx.wait_slurm("k", "FAILED", 20);
+    let out = fx.d.wait_state(k, "Completed", Duration::from_secs(20));
+    assert!(out.contains("Completion Code: 137"), "{out}");
+    // mjobctl -N reaches the job's processes through Slurm.
+    let log = fx.d.home.path().join("sig.out");
+    let script =
+        "trap 'echo got USR1' USR1\necho started\nfor i in $(seq 1 300); do sleep 0.2; done";
+    let s = fx.submit(
+        "s",
+        "nodes=1:ppn=1,walltime=120",
+        script,
+        &["-o", &log.to_string_lossy(), "-j", "oe"],
+    );
+    let wait_log = |want: &str| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let got = std::fs::read_to_string(&log).unwrap_or_default();
+            if got.contains(want) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "no {want:?} in {got:?}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    wait_log("started");
+    let out = fx.d.run("mjobctl", &["-N", "USR1", &s.to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    wait_log("got USR1");
+    fx.d.run("canceljob", &[&s.to_string()]);
+    fx.wait_slurm("s", "CANCELLED", 20);
 }
 
 #[test]
@@ -443,16 +602,31 @@ fn slurmd_killed_mid_job_requeues_restartable_jobs_and_fails_the_others() {
 #[test]
 fn a_restarted_daemon_finds_its_slurm_jobs_again() {
     let Some(mut fx) = fixture("rs") else { return };
-    let e = fx.submit("e", "nodes=1:ppn=1,walltime=60", "sleep 4; exit 3", &[]);
+    let e = fx.submit("e", "nodes=1:ppn=1,walltime=60", "sleep 3; exit 3", &[]);
     let l = fx.submit("l", "nodes=2:ppn=2,walltime=300", "sleep 300", &[]);
     fx.wait_slurm("e", "RUNNING", 20);
     let nodes_l = fx.wait_slurm("l", "RUNNING", 20);
+    fx.d.wait_state(e, "Running", Duration::from_secs(10));
     fx.d.kill9();
-    // e ends while Arches is down.
+    // e ends while Arches is down, and Slurm forgets it (MinJobAge): only
+    // the completion log still knows how it ended.
     fx.wait_slurm("e", "FAILED", 30);
+    {
+        let _age = ShortJobAge::new(&fx);
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while !fx.squeue("e").is_empty() {
+            assert!(
+                Instant::now() < deadline,
+                "Slurm keeps {:?}",
+                fx.squeue("e")
+            );
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
     fx.d.spawn();
     let out = fx.d.wait_state(e, "Completed", Duration::from_secs(20));
     assert!(out.contains("Completion Code: 3"), "{out}");
+    assert!(!out.contains("vanished"), "{out}");
     let out = fx.d.checkjob(l);
     assert!(out.contains("State: Running"), "{out}");
     assert_eq!(fx.arches_nodes(l), nodes_l);
@@ -460,25 +634,38 @@ fn a_restarted_daemon_finds_its_slurm_jobs_again() {
     fx.d.run("canceljob", &[&l.to_string()]);
     fx.wait_slurm("l", "CANCELLED", 20);
     assert_eq!(fx.squeue("l").len(), 1, "{:?}", fx.squeue("l"));
-    assert_eq!(fx.squeue("e").len(), 1, "{:?}", fx.squeue("e"));
 }
 
 #[test]
 fn a_slurmctld_restart_is_waited_out() {
     let Some(fx) = fixture("ctld") else { return };
     let a = fx.submit("a", "nodes=1:ppn=1,walltime=60", "sleep 6", &[]);
+    let k = fx.submit("k", "nodes=1:ppn=1,walltime=120", "sleep 120", &[]);
     fx.wait_slurm("a", "RUNNING", 20);
+    fx.wait_slurm("k", "RUNNING", 20);
+    fx.d.wait_state(a, "Running", Duration::from_secs(10));
+    // Arches counts a's time from Slurm's start, not from its decision.
+    assert_eq!(fx.arches_start(a), fx.slurm_start("a"));
     fx.cluster_script(&["stop-ctld"]);
-    let b = fx.submit("b", "nodes=1:ppn=1,walltime=60", "exit 5", &[]);
+    let back = CtldBack(&fx);
+    let b = fx.submit("b", "nodes=1:ppn=1,walltime=60", "sleep 2; exit 5", &[]);
+    // Decided, not running: Starting (never Running) while Slurm is away.
+    fx.d.wait_state(b, "Starting", Duration::from_secs(10));
+    // A cancel during the outage is not lost.
+    fx.d.run("canceljob", &[&k.to_string()]);
     std::thread::sleep(Duration::from_secs(3));
+    let out = fx.d.checkjob(b);
+    assert!(out.contains("State: Starting"), "{out}");
     let out = fx.d.checkjob(a);
     assert!(out.contains("State: Running"), "{out}");
-    fx.cluster_script(&["start-ctld"]);
+    drop(back);
     fx.wait_slurm("b", "FAILED", 60);
     let out = fx.d.wait_state(b, "Completed", Duration::from_secs(30));
     assert!(out.contains("Completion Code: 5"), "{out}");
+    assert_eq!(fx.arches_start(b), fx.slurm_start("b"));
     let out = fx.d.wait_state(a, "Completed", Duration::from_secs(30));
     assert!(out.contains("Completion Code: 0"), "{out}");
+    fx.wait_slurm("k", "CANCELLED", 30);
     assert_eq!(
         fx.squeue("b").len(),
         1,
@@ -552,31 +739,115 @@ fn jobs_run_as_their_user_and_admin_suspend_resume_go_through_slurm() {
 
 #[test]
 fn a_high_qos_job_suspends_a_low_qos_one_in_slurm_which_resumes_later() {
+    // SUSPENDSIG other than STOP: the job gets it, and Slurm still suspends
+    // the job (so the preemptor's CPUs are free in Slurm, not only in Arches).
     let extra =
         "QOSWEIGHT 1\nQOSCFG[high] QFLAGS=PREEMPTOR PRIORITY=1000\nQOSCFG[low] QFLAGS=PREEMPTEE\n\
-                 RESERVATIONPOLICY NEVER\nPREEMPTPOLICY SUSPEND\n";
-    let Some(fx) = fixture_with("pre", extra) else {
+                 RESERVATIONPOLICY NEVER\nPREEMPTPOLICY SUSPEND\nRMCFG[slurm] SUSPENDSIG=SIGTSTP\n";
+    let Some(mut fx) = fixture_with("pre", extra) else {
         return;
     };
+    let log = fx.d.home.path().join("low.out");
     let low = fx.submit(
         "low",
         "procs=32,walltime=300,qos=low,flags=suspendable",
-        "sleep 300",
-        &[],
+        "trap 'echo got TSTP' TSTP\nfor i in $(seq 1 1500); do sleep 0.2; done",
+        &["-o", &log.to_string_lossy(), "-j", "oe"],
     );
     let nodes_low = fx.wait_slurm("low", "RUNNING", 20);
     assert_eq!(nodes_low.len(), 4);
-    let high = fx.submit("high", "procs=8,walltime=60,qos=high", "sleep 4", &[]);
+    fx.d.wait_state(low, "Running", Duration::from_secs(10));
+    let high = fx.submit("high", "procs=8,walltime=60,qos=high", "sleep 8", &[]);
     // Slurm suspends low (its CPUs are free) and runs high on one of its nodes.
     fx.wait_slurm("low", "SUSPENDED", 30);
     let nodes_high = fx.wait_slurm("high", "RUNNING", 30);
     assert_eq!(nodes_high, fx.arches_nodes(high));
+    fx.d.wait_state(high, "Running", Duration::from_secs(10));
+    assert_eq!(fx.arches_start(high), fx.slurm_start("high"));
     fx.d.wait_state(low, "Suspended", Duration::from_secs(10));
-    // high ends; Arches resumes low in Slurm.
+    // The suspended job's other processors are free for other jobs, in
+    // Arches as in Slurm (docs/slurm.md §3).
+    let mid = fx.submit("mid", "procs=8,walltime=60", "sleep 16", &[]);
+    let nodes_mid = fx.wait_slurm("mid", "RUNNING", 30);
+    assert!(nodes_low.contains(&nodes_mid[0]), "{nodes_mid:?}");
+    // The daemon restarts while low is suspended (by a signal): nothing
+    // about that suspension is lost.
+    fx.d.kill9();
+    fx.d.spawn();
     fx.wait_slurm("high", "COMPLETED", 30);
+    fx.d.wait_state(high, "Completed", Duration::from_secs(20));
+    // high is done, mid still runs on low's processors: low stays suspended.
+    assert_eq!(
+        fx.squeue("mid").last().map(|r| r.0.as_str()),
+        Some("RUNNING")
+    );
+    assert_eq!(
+        fx.squeue("low").last().map(|r| r.0.as_str()),
+        Some("SUSPENDED")
+    );
+    let out = fx.d.checkjob(low);
+    assert!(out.contains("State: Suspended"), "{out}");
+    // mid ends; Arches resumes low in Slurm.
+    fx.wait_slurm("mid", "COMPLETED", 30);
     fx.wait_slurm("low", "RUNNING", 30);
     fx.d.wait_state(low, "Running", Duration::from_secs(10));
     assert_eq!(fx.squeue("low").len(), 1, "resumed, not restarted");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains("got TSTP")
+    {
+        assert!(Instant::now() < deadline, "low never saw SIGTSTP");
+        std::thread::sleep(Duration::from_millis(200));
+    }
     fx.d.run("canceljob", &[&low.to_string()]);
     fx.wait_slurm("low", "CANCELLED", 20);
+}
+
+#[test]
+fn checkpoint_and_requeue_preemption_restart_the_jobs_as_new_slurm_jobs() {
+    let extra =
+        "QOSWEIGHT 1\nQOSCFG[high] QFLAGS=PREEMPTOR PRIORITY=1000\nQOSCFG[low] QFLAGS=PREEMPTEE\n\
+                 RESERVATIONPOLICY NEVER\nPREEMPTPOLICY CHECKPOINT\n\
+                 RMCFG[slurm] CHECKPOINTSIG=SIGUSR2 CHECKPOINTTIMEOUT=2\n";
+    let Some(fx) = fixture_with("ck", extra) else {
+        return;
+    };
+    let log = fx.d.home.path().join("ckpt.out");
+    // c can checkpoint (it gets CHECKPOINTSIG, then is requeued after the
+    // timeout); r cannot but is restartable (requeued at once).
+    let c = fx.submit(
+        "c",
+        "nodes=2:ppn=8,walltime=300,qos=low,flags=checkpoint:suspendable",
+        "trap 'echo checkpoint' USR2\nfor i in $(seq 1 1500); do sleep 0.2; done",
+        &["-o", &log.to_string_lossy(), "-j", "oe"],
+    );
+    let r = fx.submit(
+        "r",
+        "nodes=2:ppn=8,walltime=300,qos=low,flags=restartable:suspendable",
+        "sleep 300",
+        &[],
+    );
+    fx.wait_slurm("c", "RUNNING", 20);
+    fx.wait_slurm("r", "RUNNING", 20);
+    fx.d.wait_state(c, "Running", Duration::from_secs(10));
+    fx.d.wait_state(r, "Running", Duration::from_secs(10));
+    let high = fx.submit("high", "procs=32,walltime=60,qos=high", "sleep 3", &[]);
+    fx.wait_slurm("high", "RUNNING", 40);
+    fx.wait_slurm("high", "COMPLETED", 30);
+    assert_eq!(fx.squeue("c")[0].0, "CANCELLED");
+    assert_eq!(fx.squeue("r")[0].0, "CANCELLED");
+    let ckpt = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(ckpt.contains("checkpoint"), "{ckpt:?}");
+    // Both start again, each as a new Slurm job.
+    fx.wait_slurm("c", "RUNNING", 30);
+    fx.wait_slurm("r", "RUNNING", 30);
+    assert_eq!(fx.squeue("c").len(), 2, "{:?}", fx.squeue("c"));
+    assert_eq!(fx.squeue("r").len(), 2, "{:?}", fx.squeue("r"));
+    fx.d.wait_state(c, "Running", Duration::from_secs(10));
+    for id in [c, r] {
+        fx.d.run("canceljob", &[&id.to_string()]);
+    }
+    fx.wait_slurm("c", "CANCELLED", 20);
+    fx.wait_slurm("r", "CANCELLED", 20);
 }

@@ -68,7 +68,8 @@ pub struct ExecSpec {
 /// Something a backend saw happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Observation {
-    /// The job is running (it started, or was found running after a restart).
+    /// The job is running (it started, or was found running after a
+    /// restart) since `at`.
     Running { job: JobId, at: Time },
     /// The job ended. `code` is the exit status, 128+signal for a signal death.
     Finished { job: JobId, at: Time, code: i32 },
@@ -84,7 +85,8 @@ pub enum Observation {
     NodeFailed { job: JobId, at: Time, node: String },
     /// The job is no longer known to the backend (e.g. after a restart, nothing recorded).
     Vanished { job: JobId, at: Time },
-    /// A node changed (added, down, drained, back up).
+    /// A node changed (added, down, drained, back up, resized, features):
+    /// its attributes as the backend sees them now.
     NodeChanged { node: Node },
     /// A requested operation failed (suspend, signal...).
     OperationFailed {
@@ -112,6 +114,13 @@ pub trait ResourceManager: Send {
     fn name(&self) -> &str;
     /// Its type as printed by mdiag -R and checknode (`LOCAL`, `SIM`, `SLURM`).
     fn kind(&self) -> &'static str;
+    /// Whether a job handed over by `start` runs only once the backend says
+    /// so ([`Observation::Running`]): the daemon shows it `Starting` until
+    /// then and counts its run time from the reported start. `false` (the
+    /// default): it runs from the moment `start` returns.
+    fn confirms_starts(&self) -> bool {
+        false
+    }
     /// The nodes it manages now.
     fn nodes(&mut self) -> Result<Vec<Node>, RmError>;
     /// Start a job exactly on the given nodes.

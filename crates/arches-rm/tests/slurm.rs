@@ -91,11 +91,85 @@ fn fixture(name: &str) -> Option<Fixture> {
 }
 
 impl Fixture {
-    fn rm(&self) -> SlurmRm {
+    fn config(&self) -> SlurmConfig {
         let mut cfg = SlurmConfig::new("slurm", &self.tag, self.dir.path().join("spool"));
         cfg.slurm_conf = Some(self.conf.clone());
         cfg.poll_interval = Duration::from_millis(300);
-        SlurmRm::new(cfg).unwrap()
+        cfg
+    }
+
+    fn rm(&self) -> SlurmRm {
+        SlurmRm::new(self.config()).unwrap()
+    }
+
+    /// `scripts/slurm-cluster` on this cluster.
+    fn cluster_script(&self, args: &[&str]) {
+        let dir = self
+            .conf
+            .parent()
+            .and_then(std::path::Path::parent)
+            .unwrap();
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/slurm-cluster");
+        let st = Command::new(script)
+            .args(args)
+            .env("ARCHES_SLURM_DIR", dir)
+            .env("SLURM_CONF", &self.conf)
+            .status()
+            .unwrap();
+        assert!(st.success(), "slurm-cluster {args:?}");
+    }
+
+    /// A Slurm command on this cluster; its stdout.
+    fn slurm(&self, program: &str, args: &[&str]) -> String {
+        let out = Command::new(program)
+            .args(args)
+            .env("SLURM_CONF", &self.conf)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{program} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The Slurm job id of Arches job `job` (its newest Slurm job).
+    fn slurm_id(&self, job: u64) -> String {
+        let ids = self.squeue(job, "%i");
+        ids.iter()
+            .filter_map(|i| i.parse::<u64>().ok())
+            .max()
+            .unwrap_or_else(|| panic!("job {job} not in Slurm"))
+            .to_string()
+    }
+
+    /// CPUs Slurm allocated to the newest Slurm job of `job`, per node
+    /// (`scontrol show job -d`: `Nodes=n1 CPU_IDs=0-5`).
+    fn cpus_per_node(&self, job: u64) -> Vec<(String, u32)> {
+        let out = self.slurm("scontrol", &["show", "job", "-d", &self.slurm_id(job)]);
+        let mut per_node = Vec::new();
+        for line in out.lines().map(str::trim) {
+            let (Some(nodes), Some(ids)) = (
+                line.strip_prefix("Nodes=")
+                    .and_then(|l| l.split_whitespace().next()),
+                line.split_whitespace()
+                    .find_map(|w| w.strip_prefix("CPU_IDs=")),
+            ) else {
+                continue;
+            };
+            let count: u32 = ids
+                .split(',')
+                .map(|r| match r.split_once('-') {
+                    Some((a, b)) => b.parse::<u32>().unwrap() - a.parse::<u32>().unwrap() + 1,
+                    None => 1,
+                })
+                .sum();
+            per_node.push((nodes.to_string(), count));
+        }
+        per_node.sort();
+        per_node
     }
 
     fn launch(&self, job: u64, nodes: &[(&str, u32)], script: &str) -> Launch {
@@ -182,6 +256,16 @@ impl Fixture {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+}
+
+/// Restarts slurmctld when dropped (a test that stopped it and failed must
+/// not leave the shared cluster without a controller).
+struct CtldBack<'a>(&'a Fixture);
+
+impl Drop for CtldBack<'_> {
+    fn drop(&mut self) {
+        self.0.cluster_script(&["start-ctld"]);
     }
 }
 
@@ -312,4 +396,222 @@ fn checkpoint_signals_then_terminates_without_a_report() {
     std::thread::sleep(Duration::from_millis(1500));
     let seen = rm.observe(0);
     assert!(!seen.iter().any(|o| is_end(o, 3)), "{seen:?}");
+}
+
+#[test]
+fn an_uneven_layout_gets_exactly_the_engines_processors_per_node() {
+    let Some(f) = fixture("uneven") else { return };
+    let mut rm = f.rm();
+    rm.nodes().unwrap();
+    // 2 on n3 and 6 on n1, given in that order: Slurm alone makes it 7+1.
+    let script = "#!/bin/sh\nsleep 30\n";
+    rm.start(&f.launch(21, &[("n3", 2), ("n1", 6)], script), 0)
+        .unwrap();
+    let o = wait_obs(&mut rm, |o| {
+        matches!(o, Observation::Running { job: 21, .. })
+    });
+    assert!(
+        matches!(o, Observation::Running { at, .. } if at > 0),
+        "{o:?}"
+    );
+    assert_eq!(
+        f.cpus_per_node(21),
+        [("n1".to_string(), 6), ("n3".to_string(), 2)]
+    );
+    // So the two processors the engine sees free on n1 are free in Slurm.
+    rm.start(&f.launch(22, &[("n1", 2)], script), 0).unwrap();
+    f.wait_squeue(22, "%T", "RUNNING");
+    // The reservation pinned the start only: it has ended.
+    let res = f.slurm("scontrol", &["show", "reservation", "-o"]);
+    assert!(
+        res.lines()
+            .filter(|l| l.contains(&format!("arches.{}.", f.tag)))
+            .all(|l| l.contains("State=INACTIVE")),
+        "{res}"
+    );
+    rm.cancel(21, 0).unwrap();
+    rm.cancel(22, 0).unwrap();
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(seen.iter().any(|o| is_end(o, 21)) && seen.iter().any(|o| is_end(o, 22))) {
+        seen.extend(rm.observe(0));
+        assert!(Instant::now() < deadline, "{seen:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_suspend_signal_other_than_stop_still_frees_the_cpus_in_slurm() {
+    let Some(f) = fixture("tstp") else { return };
+    let mut rm = f.rm();
+    rm.nodes().unwrap();
+    let script = "#!/bin/sh\ntrap 'echo got TSTP' TSTP\necho started\nfor i in $(seq 1 300); do sleep 0.2; done\n";
+    rm.start(&f.launch(23, &[("n2", 8)], script), 0).unwrap();
+    f.wait_output(23, "started");
+    rm.suspend(23, Some(libc::SIGTSTP), 0).unwrap();
+    f.wait_squeue(23, "%T", "SUSPENDED");
+    // Slurm gave the CPUs back: another job starts on them.
+    let other = f.slurm(
+        "sbatch",
+        &[
+            "--parsable",
+            "-N1",
+            "-n8",
+            "-w",
+            "n2",
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "sleep 1",
+        ],
+    );
+    let other = other.trim().to_string();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let st = f.slurm("squeue", &["-h", "-t", "all", "-j", &other, "-o", "%T"]);
+        if st.trim() == "RUNNING" || st.trim() == "COMPLETED" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "other job: {st}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    f.wait_squeue(23, "%T", "SUSPENDED");
+    rm.resume(23, 0).unwrap();
+    f.wait_squeue(23, "%T", "RUNNING");
+    f.wait_output(23, "got TSTP");
+    rm.cancel(23, 0).unwrap();
+    let o = wait_obs(&mut rm, |o| is_end(o, 23));
+    assert!(
+        matches!(o, Observation::Finished { code: 143, .. }),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn a_job_slurm_does_not_start_where_it_was_placed_is_a_failed_start() {
+    let Some(f) = fixture("stuck") else { return };
+    let mut cfg = f.config();
+    cfg.timeout = Duration::from_secs(2);
+    let mut rm = SlurmRm::new(cfg).unwrap();
+    rm.nodes().unwrap();
+    // A Slurm job Arches does not know holds n4's CPUs.
+    let blocker = f.slurm(
+        "sbatch",
+        &[
+            "--parsable",
+            "-N1",
+            "-n8",
+            "-w",
+            "n4",
+            "-o",
+            "/dev/null",
+            "--wrap",
+            "sleep 60",
+        ],
+    );
+    let blocker = blocker.trim().to_string();
+    rm.start(&f.launch(24, &[("n4", 1)], "#!/bin/sh\nsleep 1\n"), 0)
+        .unwrap();
+    let o = wait_obs(&mut rm, |o| is_end(o, 24));
+    match &o {
+        Observation::StartFailed { message, .. } => {
+            assert!(message.contains("not started"), "{message}");
+            assert!(message.contains("pending"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Never reported running, and no longer waiting in Slurm.
+    f.wait_squeue(24, "%T", "CANCELLED");
+    f.slurm("scancel", &[&blocker]);
+}
+
+#[test]
+fn a_recovery_waits_for_slurmctld_and_cancels_orphaned_jobs() {
+    let Some(f) = fixture("recov") else { return };
+    let mut rm = f.rm();
+    rm.nodes().unwrap();
+    let script = "#!/bin/sh\nsleep 60\n";
+    rm.start(&f.launch(25, &[("n1", 1)], script), 0).unwrap();
+    rm.start(&f.launch(26, &[("n2", 1)], script), 0).unwrap();
+    f.wait_squeue(25, "%T", "RUNNING");
+    f.wait_squeue(26, "%T", "RUNNING");
+    drop(rm);
+    f.cluster_script(&["stop-ctld"]);
+    let back = CtldBack(&f);
+    // The restarted daemon knows only job 25; Slurm does not answer for
+    // longer than the timeout: nothing is concluded, nothing given up.
+    let mut cfg = f.config();
+    cfg.timeout = Duration::from_secs(1);
+    let mut rm = SlurmRm::new(cfg).unwrap();
+    rm.recover(&[25], 0).unwrap();
+    std::thread::sleep(Duration::from_secs(4));
+    let seen = rm.observe(0);
+    assert!(seen.is_empty(), "{seen:?}");
+    drop(back);
+    let o = wait_obs(&mut rm, |o| {
+        matches!(
+            o,
+            Observation::Running { job: 25, .. } | Observation::Vanished { .. }
+        )
+    });
+    assert!(matches!(o, Observation::Running { job: 25, .. }), "{o:?}");
+    // Job 26's launch belongs to nobody now: cancelled, never reported.
+    f.wait_squeue(26, "%T", "CANCELLED");
+    rm.cancel(25, 0).unwrap();
+    let o = wait_obs(&mut rm, |o| is_end(o, 25) || is_end(o, 26));
+    assert!(
+        matches!(
+            o,
+            Observation::Finished {
+                job: 25,
+                code: 143,
+                ..
+            }
+        ),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn a_submit_whose_answer_was_lost_is_adopted_by_its_tag() {
+    let Some(f) = fixture("lost") else { return };
+    // sbatch submits, then "loses" its answer once (as when slurmctld goes
+    // away after accepting the job): the worker must not submit twice.
+    let bin = f.dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for p in ["squeue", "sinfo", "scontrol", "scancel", "sacct"] {
+        let real = Command::new("sh")
+            .args(["-c", &format!("command -v {p}")])
+            .output()
+            .unwrap();
+        let real = String::from_utf8_lossy(&real.stdout).trim().to_string();
+        std::os::unix::fs::symlink(real, bin.join(p)).unwrap();
+    }
+    let marker = f.dir.path().join("lost-once");
+    let sbatch = bin.join("sbatch");
+    std::fs::write(
+        &sbatch,
+        format!(
+            "#!/bin/sh\nout=$(/usr/bin/sbatch \"$@\") || exit $?\nif [ ! -e {m} ]; then : > {m}; \
+             echo 'sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)' >&2; exit 1; fi\n\
+             echo \"$out\"\n",
+            m = marker.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&sbatch, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cfg = f.config();
+    cfg.bin_dir = Some(bin);
+    let mut rm = SlurmRm::new(cfg).unwrap();
+    rm.nodes().unwrap();
+    rm.start(
+        &f.launch(27, &[("n3", 1)], "#!/bin/sh\nsleep 2\nexit 4\n"),
+        0,
+    )
+    .unwrap();
+    let o = wait_obs(&mut rm, |o| is_end(o, 27));
+    assert!(matches!(o, Observation::Finished { code: 4, .. }), "{o:?}");
+    assert!(marker.exists(), "the answer was lost once");
+    assert_eq!(f.squeue(27, "%T"), ["FAILED"], "submitted once");
 }

@@ -177,11 +177,7 @@ impl Actor {
         socket: String,
     ) -> anyhow::Result<(Actor, Published)> {
         let now = now();
-        let nodes = if cfg.nodes.is_empty() {
-            rm.nodes()?
-        } else {
-            cfg.nodes.clone()
-        };
+        let nodes = initial_nodes(&cfg, rm.as_mut())?;
         let mut state = State::new(nodes);
         let mut exec = ExecMap::new();
         let mut active = Vec::new();
@@ -553,14 +549,21 @@ impl Actor {
         };
         let wait = (now - job.submit_time).max(0) as f64;
         self.rm.start(&launch, now).map_err(|e| e.to_string())?;
-        if !self.apply(
+        let event = if self.rm.confirms_starts() {
+            // Starting until the backend reports it running.
+            Event::Launch {
+                job: id,
+                alloc,
+                kind,
+            }
+        } else {
             Event::Start {
                 job: id,
                 alloc,
                 kind,
-            },
-            now,
-        ) {
+            }
+        };
+        if !self.apply(event, now) {
             let _ = self.rm.cancel(id, now);
             return Err("the allocation no longer fits".to_string());
         }
@@ -642,6 +645,38 @@ impl Actor {
             Err(poisoned) => *poisoned.into_inner() = Arc::new(snap),
         }
     }
+}
+
+/// The nodes the state starts with. A resource manager that reports its
+/// nodes (Slurm) is always asked, with `NODECFG` laid on top (features,
+/// partition, state; its `PROCS=`/`MEM=` are ignored, with a warning from
+/// the configuration check); otherwise the configured nodes, or the RM's
+/// when none is configured.
+fn initial_nodes(
+    cfg: &DaemonConfig,
+    rm: &mut dyn ResourceManager,
+) -> anyhow::Result<Vec<arches_core::Node>> {
+    if cfg.compute_rm.1 != "SLURM" {
+        return Ok(if cfg.nodes.is_empty() {
+            rm.nodes()?
+        } else {
+            cfg.nodes.clone()
+        });
+    }
+    let mut nodes = rm.nodes()?;
+    for n in &mut nodes {
+        cfg.moab.overlay_node(n);
+    }
+    for name in cfg.moab.configured_node_names() {
+        if !nodes.iter().any(|n| n.name == name) {
+            tracing::warn!(
+                node = name,
+                "NODECFG[{name}]: {} does not report this node; ignored",
+                cfg.compute_rm.0
+            );
+        }
+    }
+    Ok(nodes)
 }
 
 /// The job an event is about.

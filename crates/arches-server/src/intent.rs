@@ -35,10 +35,11 @@ pub fn failpoint(name: &str) {
     }
 }
 
-/// The job as it will be once started on `alloc` at `now`.
-fn started(job: &Job, alloc: &[Alloc], kind: StartKind, now: Time) -> Job {
+/// The job as it will be once started on `alloc` at `now` (`Starting` when
+/// the backend confirms starts later).
+fn started(job: &Job, alloc: &[Alloc], kind: StartKind, now: Time, state: JobState) -> Job {
     let mut j = job.clone();
-    j.state = JobState::Running;
+    j.state = state;
     j.start_count += 1;
     j.run = Some(RunInfo {
         start_time: now,
@@ -62,13 +63,18 @@ impl Actor {
         if starts.is_empty() {
             return Vec::new();
         }
+        let state = if self.rm.confirms_starts() {
+            JobState::Starting
+        } else {
+            JobState::Running
+        };
         let intents: Vec<JobRecord> = starts
             .iter()
             .filter_map(|(id, alloc, kind)| {
                 let job = self.state.job(*id)?;
                 let rec = self.exec.get(id)?;
                 Some(JobRecord::new(
-                    &started(job, alloc, *kind, now),
+                    &started(job, alloc, *kind, now, state),
                     (**rec).clone(),
                 ))
             })

@@ -13,7 +13,17 @@ impl Actor {
     pub(crate) fn observe(&mut self, now: Time) {
         for o in self.rm.observe(now) {
             match o {
-                Observation::Running { .. } => {}
+                Observation::Running { job, at } => {
+                    // A launched job runs now, since Slurm's start time.
+                    if self
+                        .state
+                        .job(job)
+                        .is_some_and(|j| j.state == JobState::Starting)
+                    {
+                        self.apply(Event::Started { job, at }, now);
+                        tracing::info!(job, at, "job running");
+                    }
+                }
                 Observation::Finished { job, at, code } => {
                     self.finish(job, at.min(now), code);
                 }
@@ -46,28 +56,33 @@ impl Actor {
                     }
                     self.note(
                         job,
-                        "job vanished from the resource manager while the server was down"
+                        "job vanished from the resource manager, which has no record of how it ended"
                             .to_string(),
                     );
                     self.finish(job, now, -1);
                 }
-                Observation::NodeChanged { node } => match self.state.node_id(&node.name) {
-                    Some(id) => {
-                        let admin = node.admin;
-                        if self.state.node(id).is_some_and(|n| n.admin != admin) {
-                            self.apply(
-                                Event::NodeState {
-                                    node: id,
-                                    state: admin,
-                                },
-                                now,
-                            );
+                Observation::NodeChanged { mut node } => {
+                    // NODECFG features, partition and state stay on top.
+                    self.cfg.moab.overlay_node(&mut node);
+                    match self.state.node_id(&node.name) {
+                        Some(id) => {
+                            if self.state.node(id).is_some_and(|n| *n != node) {
+                                tracing::info!(node = node.name, "node changed");
+                                self.apply(
+                                    Event::UpdateNode {
+                                        node: id,
+                                        attrs: node,
+                                    },
+                                    now,
+                                );
+                            }
+                        }
+                        None => {
+                            tracing::info!(node = node.name, "node added");
+                            self.apply(Event::AddNode(node), now);
                         }
                     }
-                    None => {
-                        self.apply(Event::AddNode(node), now);
-                    }
-                },
+                }
                 Observation::OperationFailed {
                     job,
                     operation,
@@ -126,17 +141,22 @@ pub(crate) fn restore_job(state: &mut State, mut job: arches_core::Job) -> anyho
     job.start_count = job.start_count.saturating_sub(1);
     state.apply(Event::Submit(Box::new(job)), 0)?;
     let known = run.alloc.iter().all(|a| state.node(a.node).is_some());
-    let started = known
-        && state
-            .apply(
-                Event::Start {
-                    job: id,
-                    alloc: run.alloc.clone(),
-                    kind: run.how,
-                },
-                run.start_time,
-            )
-            .is_ok();
+    let (alloc, kind) = (run.alloc.clone(), run.how);
+    let event = if target == JobState::Starting {
+        // Still waiting for its backend to run it.
+        Event::Launch {
+            job: id,
+            alloc,
+            kind,
+        }
+    } else {
+        Event::Start {
+            job: id,
+            alloc,
+            kind,
+        }
+    };
+    let started = known && state.apply(event, run.start_time).is_ok();
     if !started {
         tracing::warn!(
             job = id,

@@ -44,7 +44,9 @@ pub fn build_rm(config: &DaemonConfig) -> anyhow::Result<Box<dyn ResourceManager
 /// The Slurm backend's settings from `RMCFG[name]`: `SERVER=` an absolute
 /// path is the `slurm.conf` to use (else `SLURM_CONF` of the daemon's
 /// environment, else Slurm's default), `POLLINTERVAL=` (default 1 s),
-/// `PARTITION=` the Arches partition of the nodes. Jobs are tagged with the
+/// `PARTITION=` the Arches partition of the nodes, `TIMEOUT=` (default
+/// 30 s) how long a start waits for an unreachable slurmctld and a released
+/// job may stay pending in Slurm. Jobs are tagged with the
 /// RM name and a hash of the home directory, so two daemons on one cluster
 /// never adopt each other's jobs.
 pub fn slurm_config(config: &DaemonConfig, name: &str) -> SlurmConfig {
@@ -61,6 +63,9 @@ pub fn slurm_config(config: &DaemonConfig, name: &str) -> SlurmConfig {
     }
     if let Some(p) = rm.and_then(|r| r.partition.clone()) {
         c.partition = p;
+    }
+    if let Some(t) = rm.map(|r| r.timeout).filter(|t| *t > 0) {
+        c.timeout = Duration::from_secs(t as u64);
     }
     c
 }

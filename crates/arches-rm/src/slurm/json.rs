@@ -21,12 +21,56 @@ pub(crate) struct SlurmNode {
     pub features: Option<String>,
     #[serde(default)]
     pub partitions: Vec<String>,
+    /// Hardware threads per core (a core reservation counts cores).
+    #[serde(default)]
+    pub threads: Option<u32>,
+}
+
+/// An entry of the `errors` array Slurm's JSON carries: `squeue --json` and
+/// `sinfo --json` exit 0 with an error here and no jobs or nodes when
+/// slurmctld does not answer.
+#[derive(Deserialize)]
+struct JsonError {
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+/// How a message about a JSON `errors` entry starts.
+pub(crate) const JSON_ERROR: &str = "Slurm reported an error in its JSON";
+
+/// The `errors` array as one message, `None` when it is empty.
+fn errors_message(errors: &[JsonError], what: &str) -> Option<String> {
+    if errors.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = errors
+        .iter()
+        .map(|e| {
+            let d = e.description.as_deref().unwrap_or("");
+            let m = e.error.as_deref().unwrap_or("");
+            match (d.is_empty(), m.is_empty()) {
+                (false, false) => format!("{d}: {m}"),
+                (false, true) => d.to_string(),
+                _ => m.to_string(),
+            }
+        })
+        .collect();
+    // Slurm says no more than "Unspecified error" when the controller is
+    // unreachable: `unreachable()` treats this message as such.
+    Some(format!(
+        "{what}: {JSON_ERROR} (slurmctld not answering?): {}",
+        parts.join("; ")
+    ))
 }
 
 #[derive(Deserialize)]
 struct NodesDoc {
     #[serde(default)]
     nodes: Vec<SlurmNode>,
+    #[serde(default)]
+    errors: Vec<JsonError>,
 }
 
 /// One job of `squeue --json` (only the fields the backend uses).
@@ -58,36 +102,48 @@ pub(crate) struct SlurmJob {
 struct JobsDoc {
     #[serde(default)]
     jobs: Vec<SlurmJob>,
+    #[serde(default)]
+    errors: Vec<JsonError>,
 }
 
-/// Parses `sinfo --json`.
+/// Parses `sinfo --json`; an error when Slurm reports one.
 pub(crate) fn parse_nodes(text: &str) -> Result<Vec<SlurmNode>, String> {
-    serde_json::from_str::<NodesDoc>(text)
-        .map(|d| d.nodes)
-        .map_err(|e| format!("cannot parse sinfo --json: {e}"))
+    let doc = serde_json::from_str::<NodesDoc>(text)
+        .map_err(|e| format!("cannot parse sinfo --json: {e}"))?;
+    match errors_message(&doc.errors, "sinfo --json") {
+        Some(e) => Err(e),
+        None => Ok(doc.nodes),
+    }
 }
 
-/// Parses `squeue --json`.
+/// Parses `squeue --json`; an error when Slurm reports one (an empty job
+/// list then means nothing).
 pub(crate) fn parse_jobs(text: &str) -> Result<Vec<SlurmJob>, String> {
-    serde_json::from_str::<JobsDoc>(text)
-        .map(|d| d.jobs)
-        .map_err(|e| format!("cannot parse squeue --json: {e}"))
+    let doc = serde_json::from_str::<JobsDoc>(text)
+        .map_err(|e| format!("cannot parse squeue --json: {e}"))?;
+    match errors_message(&doc.errors, "squeue --json") {
+        Some(e) => Err(e),
+        None => Ok(doc.jobs),
+    }
 }
 
-/// The `squeue -o` format of the cheap poll (no exit code: when a job of
-/// ours has ended, the worker reads `squeue --json` once for the statuses).
-pub(crate) const SQUEUE_FORMAT: &str = "%i|%T|%r|%N|%k";
+/// The `squeue -o` format of the cheap poll, run with
+/// `SLURM_TIME_FORMAT=%s` so that the start time is in epoch seconds (no
+/// exit code: when a job of ours has ended, the worker reads `squeue
+/// --json` once for the statuses).
+pub(crate) const SQUEUE_FORMAT: &str = "%i|%T|%r|%N|%S|%k";
 
 /// Parses `squeue -h -t all -o SQUEUE_FORMAT` (the comment is last: it may
 /// contain `|`).
 pub(crate) fn parse_jobs_text(text: &str) -> Vec<SlurmJob> {
     text.lines()
         .filter_map(|line| {
-            let mut f = line.splitn(5, '|');
+            let mut f = line.splitn(6, '|');
             let job_id = f.next()?.trim().parse().ok()?;
             let job_state = f.next()?.trim().to_string();
             let reason = f.next()?.trim();
             let nodes = f.next()?.trim();
+            let start = f.next()?.trim();
             let comment = f.next().unwrap_or("").trim();
             let opt = |s: &str| (!s.is_empty() && s != "(null)").then(|| s.to_string());
             Some(SlurmJob {
@@ -100,10 +156,50 @@ pub(crate) fn parse_jobs_text(text: &str) -> Vec<SlurmJob> {
                 nodes: opt(nodes),
                 restart_cnt: None,
                 end_time: None,
-                start_time: None,
+                start_time: start.parse().ok().filter(|t| *t > 0),
             })
         })
         .collect()
+}
+
+/// The `sacct` fields the completion-log lookup asks for (run with
+/// `SLURM_TIME_FORMAT=%s`).
+pub(crate) const SACCT_FIELDS: &str = "jobid,state,exitcode,start,end,nodelist";
+
+/// The last end of Slurm job `id` in `sacct -n -P -o SACCT_FIELDS` output
+/// (the completion log has a line per end of a run, a requeue included:
+/// ends in a final state only; step lines `ID.batch` skipped). The exit
+/// code `E:S` becomes the raw wait status `squeue --json` gives.
+pub(crate) fn parse_sacct(text: &str, id: u64) -> Option<SlurmJob> {
+    let want = id.to_string();
+    text.lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split('|').map(str::trim).collect();
+            if f.len() < 5 || f[0] != want {
+                return None;
+            }
+            let state = f[1].split_whitespace().next().unwrap_or("").to_string();
+            let (code, sig) = f[2].split_once(':').unwrap_or((f[2], "0"));
+            let (code, sig): (i64, i64) = (code.parse().ok()?, sig.parse().unwrap_or(0));
+            let job = SlurmJob {
+                job_id: id,
+                name: String::new(),
+                comment: None,
+                job_state: state,
+                state_reason: None,
+                exit_code: Some(if sig != 0 {
+                    sig & 0x7f
+                } else {
+                    (code & 0xff) << 8
+                }),
+                nodes: f.get(5).map(|s| s.to_string()).filter(|s| s != "(null)"),
+                restart_cnt: None,
+                end_time: f[4].parse().ok(),
+                start_time: f[3].parse().ok(),
+            };
+            (job.phase() == Phase::Ended).then_some(job)
+        })
+        .last()
 }
 
 impl SlurmNode {
@@ -304,13 +400,15 @@ mod tests {
     #[test]
     fn squeue_text() {
         let jobs = parse_jobs_text(
-            "12|RUNNING|None|n[1-2]|arches:t:7:1.2\n13|PENDING|JobHeldUser||a|b\nbad line\n",
+            "12|RUNNING|None|n[1-2]|1795617276|arches:t:7:1.2\n13|PENDING|JobHeldUser||N/A|a|b\nbad line\n",
         );
         assert_eq!(jobs.len(), 2);
         assert_eq!(jobs[0].job_id, 12);
         assert_eq!(jobs[0].phase(), Phase::Running);
         assert_eq!(jobs[0].node_names(), ["n1", "n2"]);
         assert_eq!(jobs[0].comment.as_deref(), Some("arches:t:7:1.2"));
+        assert_eq!(jobs[0].start_time, Some(1795617276));
+        assert_eq!(jobs[1].start_time, None);
         assert_eq!(jobs[1].comment.as_deref(), Some("a|b"));
         assert_eq!(jobs[1].nodes, None);
         assert_eq!(jobs[1].state_reason.as_deref(), Some("JobHeldUser"));
@@ -327,5 +425,40 @@ mod tests {
         assert_eq!(decode_wait_status(jobs[0].exit_code.unwrap()), 3);
         assert_eq!(jobs[1].phase(), Phase::Pending);
         assert!(jobs[1].node_names().is_empty());
+    }
+
+    #[test]
+    fn json_errors_are_failures_not_empty_lists() {
+        // What squeue/sinfo --json print (exit 0) while slurmctld is down.
+        let down = r#"{"meta":{},"errors":[{"description":"Failed while looking for jobs",
+            "error_number":-1,"error":"Unspecified error","source":"slurm_load_jobs"}],"jobs":[]}"#;
+        let e = parse_jobs(down).unwrap_err();
+        assert!(e.contains("Failed while looking for jobs"), "{e}");
+        assert!(crate::slurm::unreachable(&e), "{e}");
+        let down = r#"{"errors":[{"error":"Unspecified error","errno":-1}],"nodes":[]}"#;
+        assert!(parse_nodes(down).is_err());
+        assert_eq!(parse_jobs(r#"{"errors":[],"jobs":[]}"#), Ok(vec![]));
+    }
+
+    #[test]
+    fn completion_log_lines() {
+        // sacct -c -n -P -o SACCT_FIELDS, SLURM_TIME_FORMAT=%s: a requeue
+        // (PENDING), then the final end; other jobs and steps ignored.
+        let text = "7|PENDING|0:0|100|110|n3\n7|FAILED|3:0|120|130|n1\n7.batch|FAILED|3:0|120|130|n1\n                    8|FAILED|0:9|5|6|n2\n9|CANCELLED by 0|0:15|5|9|(null)\n";
+        let j = parse_sacct(text, 7).unwrap();
+        assert_eq!(
+            (j.job_state.as_str(), j.start_time, j.end_time),
+            ("FAILED", Some(120), Some(130))
+        );
+        assert_eq!(decode_wait_status(j.exit_code.unwrap()), 3);
+        assert_eq!(j.node_names(), ["n1"]);
+        let j = parse_sacct(text, 8).unwrap();
+        assert_eq!(decode_wait_status(j.exit_code.unwrap()), 137);
+        let j = parse_sacct(text, 9).unwrap();
+        assert_eq!(j.job_state, "CANCELLED");
+        assert_eq!(decode_wait_status(j.exit_code.unwrap()), 143);
+        assert_eq!(j.nodes, None);
+        assert_eq!(parse_sacct(text, 10), None);
+        assert_eq!(parse_sacct("7|PENDING|0:0|1|2|n1\n", 7), None);
     }
 }

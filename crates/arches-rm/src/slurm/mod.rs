@@ -12,7 +12,13 @@
 //!   engine's nodes and `--exclude` = every other node (a node list alone
 //!   means "at least these"), then `scontrol release` (batched for all the
 //!   starts of one round). Slurm never chooses nodes or start times
-//!   (configure it with `sched/builtin`, see docs/slurm.md).
+//!   (configure it with `sched/builtin`, see docs/slurm.md). An uneven
+//!   layout (not the same processors on every node) is pinned with a core
+//!   reservation holding exactly the engine's processors per node, ended
+//!   once the job runs. The job is `Starting` for the engine until Slurm
+//!   runs it ([`Observation::Running`] with Slurm's start time); a job
+//!   still pending in Slurm `timeout` after its release is reported as a
+//!   failed start (the engine requeues it) and cancelled.
 //! - **Tag**: every Slurm job carries the comment `arches:<tag>:<job>:<nonce>`,
 //!   so a restarted Arches finds its jobs again (`recover`) and cancels
 //!   launches it no longer owns.
@@ -21,21 +27,30 @@
 //!   `squeue --json` for the raw wait status, from which the exit status is
 //!   decoded; `TIMEOUT` is a
 //!   wall-clock kill; `NODE_FAIL` becomes [`Observation::NodeFailed`] (the
-//!   daemon requeues or fails the job by its restartable flag). `sinfo
-//!   --json` keeps node states current (`NodeChanged`).
+//!   daemon requeues or fails the job by its restartable flag). A job
+//!   `squeue` no longer lists (after `MinJobAge`) is looked up in the
+//!   completion log (`sacct -c`, or `sacct` with accounting) before it is
+//!   reported vanished. `sinfo --json` keeps the nodes current
+//!   (`NodeChanged`: state, processors, memory, features; a node Slurm no
+//!   longer has is reported Down).
 //! - **Control**: cancel = `scancel`; signal = `scancel --full --signal`;
 //!   suspend/resume = `scontrol suspend/resume` (a non-STOP suspend signal is
-//!   sent with `scancel --full`, resume then sends CONT); requeue = cancel
-//!   the Slurm job without reporting it (the next start is a new Slurm job);
-//!   checkpoint = signal, then cancel after the timeout.
+//!   sent first with `scancel --full`; `scontrol suspend` still follows, so
+//!   Slurm frees the CPUs for the preemptor); requeue = cancel the Slurm job
+//!   without reporting it (the next start is a new Slurm job); checkpoint =
+//!   signal, then cancel after the timeout.
 //! - **Environment**: `sbatch` runs with exactly the job's environment plus
 //!   the allocation variables the local backend sets (`PBS_NODEFILE`,
 //!   `PBS_NP`, `MOAB_NODELIST`...); the node file is written in the spool
 //!   directory (which must be visible on the compute nodes). As root, the job
 //!   is submitted with `--uid/--gid` of its user.
-//! - **slurmctld unreachable**: polls are skipped, starts are retried for
-//!   `retry` before they fail; a retried start first looks for its tag, so
-//!   a submit whose answer was lost is not submitted twice.
+//! - **slurmctld unreachable** (a call fails to reach it, or `scontrol
+//!   ping` says so): polls only run `scontrol ping` (milliseconds, where a
+//!   failing `squeue` or `sbatch` takes 9 s); starts wait without `sbatch`,
+//!   for at most `timeout` (RMCFG `TIMEOUT`), then fail; cancels wait and
+//!   are sent when it answers again; a waiting start first looks for its
+//!   tag, so a submit whose answer was lost is not submitted twice. A
+//!   recovery that cannot reach Slurm is retried at every poll.
 
 mod json;
 mod worker;
@@ -68,13 +83,15 @@ pub struct SlurmConfig {
     pub partition: String,
     /// Time between two `squeue`/`sinfo` polls.
     pub poll_interval: Duration,
-    /// How long an unreachable slurmctld is waited out (start retries,
-    /// node discovery) before giving up.
-    pub retry: Duration,
+    /// RMCFG `TIMEOUT`: how long a start waits for an unreachable
+    /// slurmctld, how long a released job may stay pending in Slurm, and
+    /// how long node discovery waits at daemon start, before each fails.
+    pub timeout: Duration,
 }
 
 impl SlurmConfig {
-    /// Defaults: `SLURM_CONF` inherited, 1 s polls, slurmctld waited out for 2 min.
+    /// Defaults: `SLURM_CONF` inherited, 1 s polls, a 30 s timeout (Moab's
+    /// RMCFG `TIMEOUT` default).
     pub fn new(
         name: impl Into<String>,
         tag: impl Into<String>,
@@ -88,7 +105,7 @@ impl SlurmConfig {
             bin_dir: None,
             partition: arches_core::node::DEFAULT_PARTITION.to_string(),
             poll_interval: Duration::from_secs(1),
-            retry: Duration::from_secs(120),
+            timeout: Duration::from_secs(30),
         }
     }
 
@@ -140,6 +157,7 @@ pub(crate) fn unreachable(message: &str) -> bool {
         "Communication connection failure",
         "Transport endpoint is not connected",
         "Unable to establish",
+        json::JSON_ERROR,
     ]
     .iter()
     .any(|m| message.contains(m))
@@ -212,9 +230,10 @@ pub fn query_jobs(config: &SlurmConfig, full: bool) -> Result<usize, RmError> {
             .map(|j| j.len())
             .map_err(RmError::Unavailable)
     } else {
-        let text = config
-            .run("squeue", &["-h", "-t", "all", "-o", json::SQUEUE_FORMAT])
-            .map_err(RmError::Unavailable)?;
+        let mut cmd = config.command("squeue");
+        cmd.env("SLURM_TIME_FORMAT", "%s")
+            .args(["-h", "-t", "all", "-o", json::SQUEUE_FORMAT]);
+        let text = output(&mut cmd, "squeue").map_err(RmError::Unavailable)?;
         Ok(json::parse_jobs_text(&text).len())
     }
 }
@@ -236,10 +255,16 @@ impl ResourceManager for SlurmRm {
         "SLURM"
     }
 
+    /// Slurm runs a released job at its next scheduling pass, or later when
+    /// the CPUs are busy in Slurm: `Starting` until it reports it running.
+    fn confirms_starts(&self) -> bool {
+        true
+    }
+
     /// The nodes Slurm reports; waits out an unreachable slurmctld for
-    /// `retry` (this is called once, when the daemon starts).
+    /// `timeout` (this is called once, when the daemon starts).
     fn nodes(&mut self) -> Result<Vec<Node>, RmError> {
-        let deadline = Instant::now() + self.config.retry;
+        let deadline = Instant::now() + self.config.timeout;
         loop {
             match query_nodes(&self.config) {
                 Ok(nodes) if !nodes.is_empty() => return Ok(nodes),

@@ -1,6 +1,6 @@
 //! The Slurm worker thread: every Slurm call happens here, in request order.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use arches_core::{JobId, NodeAdminState, Secs, Time};
+use arches_core::{JobId, Node, NodeAdminState, Secs, Time};
 
 use super::json::{self, decode_wait_status, Phase, SlurmJob};
 use super::{output, unreachable, SlurmConfig};
@@ -32,21 +32,37 @@ const RELEASE_BATCH: usize = 64;
 /// (seen with 22.05: `scancel --signal` 0.3 s after `scontrol resume` was
 /// lost, 2 s after it arrived): signals wait this long after a resume.
 const RESUME_SETTLE: Duration = Duration::from_secs(2);
-/// A submitted job missing from `squeue` this long is reported vanished.
+/// A submitted job missing from `squeue` this long is looked up in the
+/// completion log, then reported vanished.
 const MISSING_GRACE: Duration = Duration::from_secs(30);
+/// A completion-log entry that ended this long before our submit is another
+/// job's (Slurm job ids start again after its state is wiped).
+const CLOCK_SLACK: Time = 60;
+/// The file in a job's spool directory that records its Slurm job: `<slurm
+/// job id> <submit time>`. It outlives a daemon restart, so a job Slurm no
+/// longer lists can still be looked up in the completion log.
+const RECORD: &str = "slurm-job";
 
 /// One Arches job's current Slurm job.
 struct Track {
     slurm: u64,
     nodes: Vec<String>,
-    submitted: Instant,
-    /// Seen running or suspended.
+    /// When it was submitted (epoch seconds).
+    submitted_at: Time,
+    /// When it was released to run (`None` while we hold it).
+    released: Option<Instant>,
+    /// Seen running or suspended in Slurm.
     started: bool,
-    /// Suspended with a signal other than STOP (resume sends CONT).
-    signal_suspended: bool,
+    /// Arches has it suspended (until a resume): suspended in Slurm once it
+    /// runs, held while it has not started yet.
+    suspended: bool,
     cancelled: bool,
     /// When it was last resumed (see [`RESUME_SETTLE`]).
     resumed: Option<Instant>,
+    /// The core reservation that pins an uneven layout, until the job runs.
+    reservation: Option<String>,
+    /// Since when `squeue` no longer lists it.
+    missing: Option<Instant>,
 }
 
 /// A start waiting for slurmctld to answer again.
@@ -65,8 +81,22 @@ pub(crate) struct Worker {
     retired: BTreeMap<u64, Option<Instant>>,
     deferred: Vec<Deferred>,
     to_release: Vec<u64>,
-    /// Last known node states.
-    nodes: BTreeMap<String, NodeAdminState>,
+    /// The nodes as last reported by `sinfo`, with their threads per core,
+    /// and their order in Slurm (core counts of a reservation follow it).
+    nodes: BTreeMap<String, Node>,
+    threads: HashMap<String, u32>,
+    order: Vec<String>,
+    /// Since when slurmctld does not answer: starts wait (no `sbatch`),
+    /// polls only probe with `scontrol ping`.
+    down: Option<Instant>,
+    /// The active jobs of a recovery that could not reach Slurm yet:
+    /// retried at every poll until it does.
+    recovery: Option<Vec<JobId>>,
+    /// Cancels asked for jobs of the pending recovery.
+    cancel_after_recovery: BTreeSet<JobId>,
+    /// Slurm jobs to cancel, and reservations to drop, once slurmctld answers.
+    cancels: Vec<u64>,
+    stale_reservations: Vec<String>,
     seq: u64,
 }
 
@@ -80,6 +110,13 @@ impl Worker {
             deferred: Vec::new(),
             to_release: Vec::new(),
             nodes: BTreeMap::new(),
+            threads: HashMap::new(),
+            order: Vec::new(),
+            down: None,
+            recovery: None,
+            cancel_after_recovery: BTreeSet::new(),
+            cancels: Vec::new(),
+            stale_reservations: Vec::new(),
             seq: 0,
         }
     }
@@ -107,9 +144,15 @@ impl Worker {
             }
             if Instant::now() >= next_poll {
                 let t = Instant::now();
-                self.poll();
-                // A slow slurmctld is polled less often (at most half the time).
-                next_poll = Instant::now() + self.cfg.poll_interval.max(2 * t.elapsed());
+                let answered = self.poll();
+                // A slow slurmctld is polled less often (at most half the
+                // time); a poll that failed says nothing about its speed.
+                let pace = if answered {
+                    self.cfg.poll_interval.max(2 * t.elapsed())
+                } else {
+                    self.cfg.poll_interval
+                };
+                next_poll = Instant::now() + pace;
             }
         }
     }
@@ -128,6 +171,48 @@ impl Worker {
         });
     }
 
+    /// A Slurm command; an unreachable slurmctld is remembered.
+    fn call(&mut self, program: &str, args: &[&str]) -> Result<String, String> {
+        let r = self.cfg.run(program, args);
+        if let Err(e) = &r {
+            if unreachable(e) {
+                self.went_down(e);
+            }
+        }
+        r
+    }
+
+    fn went_down(&mut self, why: &str) {
+        if self.down.is_none() {
+            tracing::warn!(
+                "slurmctld does not answer ({why}): starts wait, polls probe with `scontrol ping`"
+            );
+            self.down = Some(Instant::now());
+        }
+    }
+
+    /// `scontrol ping` (milliseconds, where a failing `squeue` or `sbatch`
+    /// takes about 9 s): whether slurmctld answers.
+    fn ping(&mut self) -> bool {
+        let up = self
+            .cfg
+            .command("scontrol")
+            .arg("ping")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(" is UP"));
+        if up {
+            if let Some(since) = self.down.take() {
+                tracing::info!(
+                    "slurmctld answers again after {:.1} s",
+                    since.elapsed().as_secs_f64()
+                );
+            }
+        } else {
+            self.went_down("scontrol ping: not UP");
+        }
+        up
+    }
+
     fn handle(&mut self, request: Request) {
         match request {
             Request::Start(launch) => {
@@ -135,60 +220,69 @@ impl Worker {
                 let nonce = format!("{}.{}", now(), self.seq);
                 self.submit(launch, nonce, Instant::now());
             }
-            Request::Cancel(job) => {
-                if let Some(i) = self.deferred.iter().position(|d| d.launch.job == job) {
-                    self.deferred.remove(i);
-                    self.emit(Observation::Finished {
-                        job,
-                        at: now(),
-                        code: 128 + libc::SIGTERM,
-                    });
-                    return;
-                }
-                let Some(t) = self.jobs.get_mut(&job) else {
-                    return self.failed(job, "cancel", format!("job {job} is not in Slurm"));
-                };
-                t.cancelled = true;
-                let id = t.slurm.to_string();
-                if let Err(e) = self.cfg.run("scancel", &[&id]) {
-                    self.failed(job, "cancel", e);
-                }
-            }
+            Request::Cancel(job) => self.cancel(job),
             Request::Signal(job, sig) => {
                 self.scancel_signal(job, sig, "signal");
             }
-            Request::Suspend(job, sig) => match sig {
-                Some(s) if s != libc::SIGSTOP => {
-                    if self.scancel_signal(job, s, "suspend") {
-                        if let Some(t) = self.jobs.get_mut(&job) {
-                            t.signal_suspended = true;
-                        }
-                    }
-                }
-                _ => self.scontrol_job(job, "suspend"),
-            },
-            Request::Resume(job) => {
-                let by_signal = self.jobs.get(&job).is_some_and(|t| t.signal_suspended);
-                if by_signal {
-                    if self.scancel_signal(job, libc::SIGCONT, "resume") {
-                        if let Some(t) = self.jobs.get_mut(&job) {
-                            t.signal_suspended = false;
-                        }
-                    }
-                } else {
-                    self.scontrol_job(job, "resume");
-                    if let Some(t) = self.jobs.get_mut(&job) {
-                        t.resumed = Some(Instant::now());
-                    }
-                }
-            }
+            Request::Suspend(job, sig) => self.suspend(job, sig),
+            Request::Resume(job) => self.resume(job),
             Request::Requeue(job) => self.retire(job, None),
             Request::Checkpoint(job, sig, timeout) => {
                 self.scancel_signal(job, sig, "checkpoint");
                 let deadline = Instant::now() + Duration::from_secs(timeout.max(0) as u64);
                 self.retire(job, Some(deadline));
             }
-            Request::Recover(active) => self.recover(&active),
+            Request::Recover(active) => {
+                self.recovery = Some(active);
+                if !self.try_recover() {
+                    tracing::warn!(
+                        "Slurm does not answer: the recovery of the active jobs is retried at every poll"
+                    );
+                }
+            }
+        }
+    }
+
+    fn cancel(&mut self, job: JobId) {
+        if let Some(i) = self.deferred.iter().position(|d| d.launch.job == job) {
+            self.deferred.remove(i);
+            let _ = fs::remove_dir_all(self.job_dir(job));
+            self.emit(Observation::Finished {
+                job,
+                at: now(),
+                code: 128 + libc::SIGTERM,
+            });
+            return;
+        }
+        let Some(t) = self.jobs.get_mut(&job) else {
+            if self.recovery.as_ref().is_some_and(|a| a.contains(&job)) {
+                // Cancelled once the recovery has found its Slurm job.
+                self.cancel_after_recovery.insert(job);
+                return;
+            }
+            return self.failed(job, "cancel", format!("job {job} is not in Slurm"));
+        };
+        t.cancelled = true;
+        let id = t.slurm;
+        if let Err(e) = self.scancel(id) {
+            self.failed(job, "cancel", e);
+        }
+    }
+
+    /// `scancel ID`, or later when slurmctld does not answer (the cancel is
+    /// not lost: it is sent as soon as it answers again).
+    fn scancel(&mut self, id: u64) -> Result<(), String> {
+        if self.down.is_some() {
+            self.cancels.push(id);
+            return Ok(());
+        }
+        match self.call("scancel", &[&id.to_string()]) {
+            Ok(_) => Ok(()),
+            Err(e) if unreachable(&e) => {
+                self.cancels.push(id);
+                Ok(())
+            }
+            Err(e) => Err(e),
         }
     }
 
@@ -198,6 +292,10 @@ impl Worker {
             self.failed(job, operation, format!("job {job} is not in Slurm"));
             return false;
         };
+        if self.down.is_some() {
+            self.failed(job, operation, "slurmctld does not answer".into());
+            return false;
+        }
         if let Some(wait) = t
             .resumed
             .map(|r| RESUME_SETTLE.saturating_sub(r.elapsed()))
@@ -207,7 +305,7 @@ impl Worker {
         }
         let id = t.slurm.to_string();
         let arg = format!("--signal={sig}");
-        match self.cfg.run("scancel", &["--full", &arg, &id]) {
+        match self.call("scancel", &["--full", &arg, &id]) {
             Ok(_) => true,
             Err(e) => {
                 self.failed(job, operation, e);
@@ -216,14 +314,94 @@ impl Worker {
         }
     }
 
-    /// `scontrol suspend|resume ID`.
-    fn scontrol_job(&mut self, job: JobId, what: &'static str) {
+    /// Suspend: `scontrol suspend`, which stops the processes and gives the
+    /// CPUs back to Slurm, so the job that preempts it can start there. A
+    /// `SUSPENDSIG` other than STOP is sent first (`scancel --full`), for
+    /// jobs that trap it; a job only signalled would keep its CPUs in Slurm
+    /// and the preemptor would wait. The way back is the same for both:
+    /// `scontrol resume` (CONT), so nothing about how a job was suspended
+    /// needs to outlive a restart. A job not yet running in Slurm is held
+    /// (`scontrol hold`) instead, and released by the resume; one that
+    /// starts in Slurm before the hold takes is suspended by the next poll.
+    fn suspend(&mut self, job: JobId, sig: Option<i32>) {
         let Some(t) = self.jobs.get(&job) else {
-            return self.failed(job, what, format!("job {job} is not in Slurm"));
+            return self.failed(job, "suspend", format!("job {job} is not in Slurm"));
         };
-        let id = t.slurm.to_string();
-        if let Err(e) = self.cfg.run("scontrol", &[what, &id]) {
-            self.failed(job, what, e);
+        if self.down.is_some() {
+            return self.failed(job, "suspend", "slurmctld does not answer".into());
+        }
+        let (slurm, mut started) = (t.slurm, t.started);
+        if !started {
+            // Released moments ago: has Slurm run it since the last poll?
+            if let Some(at) = self.running_since(slurm) {
+                started = true;
+                self.emit(Observation::Running { job, at });
+            }
+        }
+        if let Some(t) = self.jobs.get_mut(&job) {
+            t.suspended = true;
+            t.started = started;
+            if !started {
+                t.released = None;
+            }
+        }
+        let id = slurm.to_string();
+        if !started {
+            if let Err(e) = self.call("scontrol", &["hold", &id]) {
+                self.failed(job, "suspend", e);
+            }
+            return;
+        }
+        if let Some(s) = sig.filter(|s| *s != libc::SIGSTOP) {
+            self.scancel_signal(job, s, "suspend");
+        }
+        if let Err(e) = self.call("scontrol", &["suspend", &id]) {
+            self.failed(job, "suspend", e);
+        }
+    }
+
+    /// When Slurm job `slurm` started, if it runs (or is suspended) now.
+    fn running_since(&mut self, slurm: u64) -> Option<Time> {
+        let id = slurm.to_string();
+        let mut cmd = self.cfg.command("squeue");
+        cmd.env("SLURM_TIME_FORMAT", "%s").args([
+            "-h",
+            "-t",
+            "all",
+            "-j",
+            &id,
+            "-o",
+            json::SQUEUE_FORMAT,
+        ]);
+        let text = output(&mut cmd, "squeue").ok()?;
+        let j = json::parse_jobs_text(&text)
+            .into_iter()
+            .find(|j| j.job_id == slurm)?;
+        matches!(j.phase(), Phase::Running | Phase::Suspended)
+            .then(|| j.start_time.filter(|s| *s > 0).unwrap_or_else(now))
+    }
+
+    fn resume(&mut self, job: JobId) {
+        let Some(t) = self.jobs.get(&job) else {
+            return self.failed(job, "resume", format!("job {job} is not in Slurm"));
+        };
+        if self.down.is_some() {
+            return self.failed(job, "resume", "slurmctld does not answer".into());
+        }
+        let (id, started) = (t.slurm.to_string(), t.started);
+        let what = if started { "resume" } else { "release" };
+        match self.call("scontrol", &[what, &id]) {
+            Ok(_) => {
+                if let Some(t) = self.jobs.get_mut(&job) {
+                    t.suspended = false;
+                    if started {
+                        t.resumed = Some(Instant::now());
+                    } else {
+                        t.released = Some(Instant::now());
+                    }
+                }
+            }
+            Err(e) => self.failed(job, "resume", e),
         }
     }
 
@@ -235,9 +413,12 @@ impl Worker {
             return;
         };
         if deadline.is_none() {
-            if let Err(e) = self.cfg.run("scancel", &[&t.slurm.to_string()]) {
+            if let Err(e) = self.scancel(t.slurm) {
                 tracing::warn!(job, "requeue: {e}");
             }
+        }
+        if let Some(r) = t.reservation {
+            self.drop_reservation(r);
         }
         self.retired.insert(t.slurm, deadline);
         let _ = fs::remove_dir_all(self.job_dir(job));
@@ -259,7 +440,40 @@ impl Worker {
         Some((job.parse().ok()?, nonce))
     }
 
-    /// Submits one launch held and queues its release.
+    /// The prefix of our core reservations' names (Slurm names allow
+    /// letters, digits, `.`, `_` and `-`).
+    fn reservation_prefix(&self) -> String {
+        let tag: String = self
+            .cfg
+            .tag
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("arches.{tag}.")
+    }
+
+    /// Records the Slurm job of a launch in its spool directory.
+    fn write_record(&self, job: JobId, slurm: u64, submitted_at: Time) {
+        let path = self.job_dir(job).join(RECORD);
+        if let Err(e) = fs::write(&path, format!("{slurm} {submitted_at}\n")) {
+            tracing::warn!(job, "cannot write {}: {e}", path.display());
+        }
+    }
+
+    fn read_record(&self, job: JobId) -> Option<(u64, Time)> {
+        let text = fs::read_to_string(self.job_dir(job).join(RECORD)).ok()?;
+        let mut f = text.split_whitespace();
+        Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+    }
+
+    /// Submits one launch held and queues its release; while slurmctld does
+    /// not answer the launch waits (no `sbatch` that would take 9 s to fail).
     fn submit(&mut self, launch: Box<Launch>, nonce: String, first_try: Instant) {
         let job = launch.job;
         if self.jobs.contains_key(&job) {
@@ -270,37 +484,53 @@ impl Worker {
             });
             return;
         }
-        if self.nodes.is_empty() {
+        if self.down.is_none() && self.nodes.is_empty() {
             // The exclude list needs every node's name.
             self.poll_nodes();
         }
+        if self.down.is_some() {
+            return self.defer(launch, nonce, first_try);
+        }
         let tag = self.tag(job, &nonce);
-        match self.sbatch(&launch, &tag) {
+        let (layout_args, exact) = layout(&launch);
+        let reservation = if exact {
+            None
+        } else {
+            self.core_reservation(&launch, &nonce)
+        };
+        match self.sbatch(&launch, &tag, layout_args, reservation.as_deref()) {
             Ok(slurm) => {
                 tracing::debug!(job, slurm, "submitted to Slurm");
+                let submitted_at = now();
+                self.write_record(job, slurm, submitted_at);
                 self.to_release.push(slurm);
                 self.jobs.insert(
                     job,
                     Track {
                         slurm,
                         nodes: launch.nodes.iter().map(|n| n.name.clone()).collect(),
-                        submitted: Instant::now(),
+                        submitted_at,
+                        released: None,
                         started: false,
-                        signal_suspended: false,
+                        suspended: false,
                         cancelled: false,
                         resumed: None,
+                        reservation,
+                        missing: None,
                     },
                 );
             }
-            Err(e) if unreachable(&e) && first_try.elapsed() < self.cfg.retry => {
-                tracing::warn!(job, "slurmctld unreachable, start retried: {e}");
-                self.deferred.push(Deferred {
-                    launch,
-                    nonce,
-                    first_try,
-                });
+            Err(e) if unreachable(&e) => {
+                self.went_down(&e);
+                if let Some(r) = reservation {
+                    self.stale_reservations.push(r);
+                }
+                self.defer(launch, nonce, first_try);
             }
             Err(e) => {
+                if let Some(r) = reservation {
+                    self.drop_reservation(r);
+                }
                 let _ = fs::remove_dir_all(self.job_dir(job));
                 self.emit(Observation::StartFailed {
                     job,
@@ -311,8 +541,130 @@ impl Worker {
         }
     }
 
+    /// A start waits for slurmctld, at most `timeout` (RMCFG TIMEOUT) after
+    /// its first try; then it fails (the job goes back to the queue).
+    fn defer(&mut self, launch: Box<Launch>, nonce: String, first_try: Instant) {
+        if first_try.elapsed() >= self.cfg.timeout {
+            return self.give_up(launch.job);
+        }
+        tracing::info!(
+            job = launch.job,
+            "slurmctld does not answer: start deferred"
+        );
+        self.deferred.push(Deferred {
+            launch,
+            nonce,
+            first_try,
+        });
+    }
+
+    fn give_up(&self, job: JobId) {
+        let _ = fs::remove_dir_all(self.job_dir(job));
+        self.emit(Observation::StartFailed {
+            job,
+            at: now(),
+            message: format!(
+                "slurmctld did not answer for {} s (RMCFG TIMEOUT)",
+                self.cfg.timeout.as_secs()
+            ),
+        });
+    }
+
+    /// Deferred starts past their timeout fail.
+    fn expire_deferred(&mut self) {
+        let timeout = self.cfg.timeout;
+        let (late, keep): (Vec<Deferred>, Vec<Deferred>) = std::mem::take(&mut self.deferred)
+            .into_iter()
+            .partition(|d| d.first_try.elapsed() >= timeout);
+        self.deferred = keep;
+        for d in late {
+            self.give_up(d.launch.job);
+        }
+    }
+
+    /// An uneven layout (not the same processors on every node) is pinned
+    /// with a core reservation holding exactly the engine's processors on
+    /// each node: Slurm splits a job's CPUs over its nodes as it likes
+    /// otherwise (6+2 asked, 7+1 given), and neither `--distribution=arbitrary`
+    /// nor `--ntasks-per-node` changes that in 22.05. The reservation ends
+    /// as soon as the job runs (the job keeps its CPUs). `None`: not
+    /// possible (no privilege, processors not whole cores...), the layout
+    /// is then approximated.
+    fn core_reservation(&mut self, launch: &Launch, nonce: &str) -> Option<String> {
+        let job = launch.job;
+        let pos = |name: &str| self.order.iter().position(|o| o == name);
+        let mut nodes: Vec<&crate::LaunchNode> = launch.nodes.iter().collect();
+        // Slurm gives the core counts to the nodes in its own node order.
+        nodes.sort_by_key(|n| pos(&n.name).unwrap_or(usize::MAX));
+        let mut names = Vec::new();
+        let mut cores = Vec::new();
+        for n in nodes {
+            let threads = self.threads.get(&n.name).copied().unwrap_or(1).max(1);
+            if n.procs == 0 || n.procs % threads != 0 || pos(&n.name).is_none() {
+                tracing::warn!(
+                    job,
+                    node = n.name,
+                    "{} processors are not whole cores ({threads} threads per core): layout approximated",
+                    n.procs
+                );
+                return None;
+            }
+            names.push(n.name.as_str());
+            cores.push((n.procs / threads).to_string());
+        }
+        let name = format!("{}{job}.{nonce}", self.reservation_prefix());
+        let args = [
+            "create".to_string(),
+            "reservation".to_string(),
+            format!("ReservationName={name}"),
+            format!("Users={}", launch.exec.user),
+            "StartTime=now".to_string(),
+            "Duration=UNLIMITED".to_string(),
+            format!("Nodes={}", names.join(",")),
+            format!("CoreCnt={}", cores.join(",")),
+        ];
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        match self.call("scontrol", &args) {
+            Ok(_) => Some(name),
+            Err(e) => {
+                tracing::warn!(
+                    job,
+                    "no core reservation for the uneven layout ({e}): Slurm splits the processors itself"
+                );
+                None
+            }
+        }
+    }
+
+    /// Ends one of our core reservations: deleted, or (a job runs in it)
+    /// ended now, which leaves the job its CPUs. Later when slurmctld does
+    /// not answer.
+    fn drop_reservation(&mut self, name: String) {
+        if self.down.is_some() {
+            self.stale_reservations.push(name);
+            return;
+        }
+        let arg = format!("ReservationName={name}");
+        if self
+            .call("scontrol", &["delete", "reservation", &name])
+            .is_err()
+        {
+            match self.call("scontrol", &["update", &arg, "EndTime=now"]) {
+                Err(e) if unreachable(&e) => self.stale_reservations.push(name),
+                Err(e) => tracing::debug!(reservation = name, "not ended: {e}"),
+                Ok(_) => {}
+            }
+        }
+    }
+
     /// Writes the node file and script, runs `sbatch --hold`; the Slurm job id.
-    fn sbatch(&self, launch: &Launch, tag: &str) -> Result<u64, String> {
+    fn sbatch(
+        &self,
+        launch: &Launch,
+        tag: &str,
+        layout_args: Vec<String>,
+        reservation: Option<&str>,
+    ) -> Result<u64, String> {
         let job = launch.job;
         let exec = &launch.exec;
         let dir = self.job_dir(job);
@@ -358,7 +710,10 @@ impl Worker {
         if !others.is_empty() {
             args.push(format!("--exclude={}", others.join(",")));
         }
-        args.extend(layout(launch));
+        if let Some(r) = reservation {
+            args.push(format!("--reservation={r}"));
+        }
+        args.extend(layout_args);
         if let Some(w) = launch.walltime.filter(|w| *w > 0) {
             args.push(format!("--time={}", (w + 59) / 60));
         }
@@ -397,99 +752,211 @@ impl Worker {
             .map_err(|_| format!("sbatch printed no job id: {out:?}"))
     }
 
-    /// `scontrol release` of the jobs submitted this round.
+    /// `scontrol release` of the jobs submitted this round (later when
+    /// slurmctld does not answer: they stay held meanwhile).
     fn release(&mut self) {
-        if self.to_release.is_empty() {
+        if self.to_release.is_empty() || self.down.is_some() {
             return;
         }
-        let ids: Vec<String> = self.to_release.drain(..).map(|i| i.to_string()).collect();
-        let list = ids.join(",");
-        for attempt in 0.. {
-            match self.cfg.run("scontrol", &["release", &list]) {
-                Ok(_) => return,
-                Err(e) if unreachable(&e) && attempt < 20 => {
-                    std::thread::sleep(Duration::from_millis(500));
-                }
-                Err(e) => {
-                    // Released one by one so one bad id does not hold the others;
-                    // still-held jobs are released again by the next poll.
-                    tracing::warn!("scontrol release {list}: {e}");
-                    for id in &ids {
-                        let _ = self.cfg.run("scontrol", &["release", id]);
+        let ids: Vec<u64> = std::mem::take(&mut self.to_release);
+        let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+        match self.call("scontrol", &["release", &list]) {
+            Ok(_) => self.mark_released(&ids),
+            Err(e) if unreachable(&e) => self.to_release = ids,
+            Err(e) => {
+                // Released one by one so one bad id does not hold the others;
+                // still-held jobs are released again by the next poll.
+                tracing::warn!("scontrol release {list}: {e}");
+                for id in ids {
+                    if self.call("scontrol", &["release", &id.to_string()]).is_ok() {
+                        self.mark_released(&[id]);
                     }
-                    return;
                 }
+            }
+        }
+    }
+
+    fn mark_released(&mut self, ids: &[u64]) {
+        let ids: HashSet<u64> = ids.iter().copied().collect();
+        let at = Instant::now();
+        for t in self.jobs.values_mut() {
+            if ids.contains(&t.slurm) {
+                t.released = Some(at);
             }
         }
     }
 
     /// `squeue --json` (all jobs); `None` when slurmctld does not answer.
-    fn squeue(&self) -> Option<Vec<SlurmJob>> {
+    fn squeue(&mut self) -> Option<Vec<SlurmJob>> {
         match self
-            .cfg
-            .run("squeue", &["--json"])
+            .call("squeue", &["--json"])
             .and_then(|t| json::parse_jobs(&t))
         {
             Ok(jobs) => Some(jobs),
             Err(e) => {
+                if unreachable(&e) {
+                    self.went_down(&e);
+                }
                 tracing::warn!("Slurm poll skipped: {e}");
                 None
             }
         }
     }
 
-    fn poll_nodes(&mut self) {
-        let text = match self.cfg.run("sinfo", &["--json"]) {
-            Ok(t) => t,
-            Err(e) => return tracing::warn!("Slurm node poll skipped: {e}"),
-        };
-        let Ok(nodes) = json::parse_nodes(&text) else {
-            return;
-        };
-        for n in nodes {
-            let admin = n.admin();
-            if self.nodes.get(&n.name) != Some(&admin) {
-                tracing::info!(node = n.name, ?admin, "Slurm node state");
-                self.nodes.insert(n.name.clone(), admin);
-                self.emit(Observation::NodeChanged {
-                    node: n.to_node(&self.cfg.partition),
-                });
+    /// Reads the nodes; reports new and changed ones (processors, memory,
+    /// features, state) and the ones Slurm no longer has (as Down).
+    /// Whether Slurm answered.
+    fn poll_nodes(&mut self) -> bool {
+        let parsed = match self
+            .call("sinfo", &["--json"])
+            .and_then(|t| json::parse_nodes(&t))
+        {
+            Ok(n) => n,
+            Err(e) => {
+                if unreachable(&e) {
+                    self.went_down(&e);
+                }
+                tracing::warn!("Slurm node poll skipped: {e}");
+                return false;
             }
+        };
+        if parsed.is_empty() {
+            tracing::warn!("Slurm node poll skipped: sinfo reports no nodes");
+            return false;
         }
+        let new: Vec<Node> = parsed
+            .iter()
+            .map(|n| n.to_node(&self.cfg.partition))
+            .collect();
+        for node in diff_nodes(&self.nodes, &new) {
+            if new.iter().any(|n| n.name == node.name) {
+                tracing::info!(node = node.name, admin = ?node.admin, procs = node.procs,
+                    mem_mb = node.mem_mb, features = ?node.features, "Slurm node");
+            } else {
+                tracing::warn!(node = node.name, "Slurm no longer has this node: Down");
+            }
+            self.emit(Observation::NodeChanged { node });
+        }
+        self.threads = parsed
+            .iter()
+            .map(|n| (n.name.clone(), n.threads.unwrap_or(1)))
+            .collect();
+        self.order = new.iter().map(|n| n.name.clone()).collect();
+        self.nodes = new.into_iter().map(|n| (n.name.clone(), n)).collect();
+        true
     }
 
     /// The cheap poll: `squeue -o` text (about 8x cheaper than `--json`
-    /// with 1,000 jobs), without exit statuses.
-    fn squeue_fast(&self) -> Option<Vec<SlurmJob>> {
-        match self
-            .cfg
-            .run("squeue", &["-h", "-t", "all", "-o", json::SQUEUE_FORMAT])
-        {
+    /// with 1,000 jobs), start times as epoch seconds, without exit statuses.
+    fn squeue_fast(&mut self) -> Option<Vec<SlurmJob>> {
+        let mut cmd = self.cfg.command("squeue");
+        cmd.env("SLURM_TIME_FORMAT", "%s")
+            .args(["-h", "-t", "all", "-o", json::SQUEUE_FORMAT]);
+        match output(&mut cmd, "squeue") {
             Ok(text) => Some(json::parse_jobs_text(&text)),
             Err(e) => {
+                if unreachable(&e) {
+                    self.went_down(&e);
+                }
                 tracing::warn!("Slurm poll skipped: {e}");
                 None
             }
         }
     }
 
-    fn poll(&mut self) {
-        self.poll_nodes();
+    /// How Slurm job `slurm` ended, from the completion log (`sacct -c`:
+    /// `JobCompType=jobcomp/filetxt`), else from accounting (`sacct`, with
+    /// slurmdbd): for a job `squeue` no longer lists (`MinJobAge`). An entry
+    /// that ended before `since` belongs to an earlier job with the same id.
+    fn completion_record(&self, slurm: u64, since: Time) -> Option<SlurmJob> {
+        let id = slurm.to_string();
+        for log in [true, false] {
+            let mut cmd = self.cfg.command("sacct");
+            cmd.env("SLURM_TIME_FORMAT", "%s");
+            if log {
+                cmd.arg("-c");
+            }
+            cmd.args(["-n", "-P", "-j", &id, "-o", json::SACCT_FIELDS]);
+            match output(&mut cmd, "sacct") {
+                Ok(text) => {
+                    if let Some(j) = json::parse_sacct(&text, slurm)
+                        .filter(|j| j.end_time.unwrap_or(0) + CLOCK_SLACK >= since)
+                    {
+                        return Some(j);
+                    }
+                }
+                Err(e) => tracing::debug!(slurm, "{e}"),
+            }
+        }
+        None
+    }
+
+    /// What to report for a job whose Slurm job `squeue` no longer lists.
+    fn missing_outcome(
+        &self,
+        job: JobId,
+        slurm: u64,
+        since: Time,
+        cancelled: bool,
+    ) -> Vec<Observation> {
+        match self.completion_record(slurm, since) {
+            Some(sj) => {
+                tracing::info!(job, slurm, "found in the completion log");
+                let mut obs = Vec::new();
+                if let Some(at) = sj.start_time.filter(|t| *t > 0) {
+                    obs.push(Observation::Running { job, at });
+                }
+                obs.push(outcome(job, cancelled, &[], &sj, &self.nodes));
+                obs
+            }
+            None => {
+                tracing::warn!(
+                    job,
+                    slurm,
+                    "not in squeue nor in the completion log: vanished"
+                );
+                vec![Observation::Vanished { job, at: now() }]
+            }
+        }
+    }
+
+    /// One poll; whether Slurm answered. While slurmctld does not answer
+    /// only `scontrol ping` runs.
+    fn poll(&mut self) -> bool {
+        if !self.ping() {
+            self.expire_deferred();
+            return false;
+        }
+        for id in std::mem::take(&mut self.cancels) {
+            if let Err(e) = self.scancel(id) {
+                tracing::warn!(slurm = id, "cancel: {e}");
+            }
+        }
+        for r in std::mem::take(&mut self.stale_reservations) {
+            self.drop_reservation(r);
+        }
+        if !self.poll_nodes() {
+            return false;
+        }
+        if self.recovery.is_some() && !self.try_recover() {
+            return false;
+        }
         let Some(mut all) = self.squeue_fast() else {
-            return;
+            return false;
         };
-        let ended = |jobs: &[SlurmJob], ids: &std::collections::HashSet<u64>| {
-            jobs.iter()
-                .any(|j| ids.contains(&j.job_id) && j.phase() == Phase::Ended)
-        };
-        let ours: std::collections::HashSet<u64> = self.jobs.values().map(|t| t.slurm).collect();
-        if ended(&all, &ours) {
+        let ours: HashSet<u64> = self.jobs.values().map(|t| t.slurm).collect();
+        if all
+            .iter()
+            .any(|j| ours.contains(&j.job_id) && j.phase() == Phase::Ended)
+        {
             // Exit statuses and end times are only in the JSON.
-            let Some(full) = self.squeue() else { return };
+            let Some(full) = self.squeue() else {
+                return false;
+            };
             all = full;
         }
         let by_id: HashMap<u64, &SlurmJob> = all.iter().map(|j| (j.job_id, j)).collect();
-        // Deferred starts: adopt a submit whose answer was lost, else retry.
+        // Deferred starts: adopt a submit whose answer was lost, else submit.
         for d in std::mem::take(&mut self.deferred) {
             let tag = self.tag(d.launch.job, &d.nonce);
             match all
@@ -497,34 +964,66 @@ impl Worker {
                 .find(|j| j.comment.as_deref() == Some(tag.as_str()))
             {
                 Some(j) => {
+                    let job = d.launch.job;
+                    tracing::info!(
+                        job,
+                        slurm = j.job_id,
+                        "adopted a submit whose answer was lost"
+                    );
+                    let submitted_at = now();
+                    self.write_record(job, j.job_id, submitted_at);
                     self.to_release.push(j.job_id);
                     self.jobs.insert(
-                        d.launch.job,
+                        job,
                         Track {
                             slurm: j.job_id,
                             nodes: d.launch.nodes.iter().map(|n| n.name.clone()).collect(),
-                            submitted: Instant::now(),
+                            submitted_at,
+                            released: None,
                             started: false,
-                            signal_suspended: false,
+                            suspended: false,
                             cancelled: false,
                             resumed: None,
+                            reservation: None,
+                            missing: None,
                         },
                     );
                 }
                 None => self.submit(d.launch, d.nonce, d.first_try),
             }
         }
-        let mut ended = Vec::new();
+        let timeout = self.cfg.timeout;
+        let out = self.out.clone();
+        let mut ended: Vec<(JobId, Vec<Observation>)> = Vec::new();
+        let mut missing = Vec::new();
         let mut to_cancel = Vec::new();
+        let mut to_release = Vec::new();
+        let mut to_drop = Vec::new();
+        let mut to_suspend = Vec::new();
+        let mut to_hold = Vec::new();
         for (&job, t) in self.jobs.iter_mut() {
             let Some(sj) = by_id.get(&t.slurm) else {
-                if t.submitted.elapsed() > MISSING_GRACE {
-                    ended.push((job, Observation::Vanished { job, at: now() }));
+                let since = *t.missing.get_or_insert_with(Instant::now);
+                if since.elapsed() > MISSING_GRACE {
+                    missing.push(job);
                 }
                 continue;
             };
+            t.missing = None;
             match sj.phase() {
-                Phase::Running | Phase::Suspended => t.started = true,
+                Phase::Running | Phase::Suspended => {
+                    if !t.started {
+                        t.started = true;
+                        let at = sj.start_time.filter(|s| *s > 0).unwrap_or_else(now);
+                        let _ = out.send(Observation::Running { job, at });
+                        // Running on its CPUs: the reservation has done its work.
+                        to_drop.extend(t.reservation.take());
+                    }
+                    if t.suspended && sj.phase() == Phase::Running {
+                        // It started in Slurm before its suspend (a hold) took.
+                        to_suspend.push(t.slurm);
+                    }
+                }
                 Phase::Completing => {}
                 Phase::Pending => {
                     let reason = sj.state_reason.as_deref().unwrap_or("");
@@ -534,11 +1033,11 @@ impl Worker {
                         let node = t.nodes.first().cloned().unwrap_or_default();
                         ended.push((
                             job,
-                            Observation::NodeFailed {
+                            vec![Observation::NodeFailed {
                                 job,
                                 at: now(),
                                 node,
-                            },
+                            }],
                         ));
                     } else if matches!(
                         reason,
@@ -547,30 +1046,90 @@ impl Worker {
                         to_cancel.push(t.slurm);
                         ended.push((
                             job,
-                            Observation::StartFailed {
+                            vec![Observation::StartFailed {
                                 job,
                                 at: now(),
                                 message: format!("Slurm cannot run it as placed: {reason}"),
-                            },
+                            }],
                         ));
-                    } else if reason == "JobHeldUser" || reason == "JobHeldAdmin" {
-                        // Held but never released (e.g. a lost release).
-                        self.to_release.push(t.slurm);
+                    } else if t.suspended {
+                        if reason != "JobHeldAdmin" {
+                            // Suspended by Arches before it ran: stays held.
+                            to_hold.push(t.slurm);
+                        }
+                    } else if reason == "JobHeldUser" {
+                        // Submitted held, never released (a lost release).
+                        to_release.push(t.slurm);
+                    } else if reason == "JobHeldAdmin" {
+                        // Held by an administrator in Slurm.
+                    } else if t.released.is_some_and(|r| r.elapsed() > timeout) {
+                        // Slurm does not run it where Arches placed it (its CPUs
+                        // are busy in Slurm): back to the queue, never shown
+                        // running while it is not.
+                        to_cancel.push(t.slurm);
+                        ended.push((
+                            job,
+                            vec![Observation::StartFailed {
+                                job,
+                                at: now(),
+                                message: format!(
+                                    "Slurm has not started it {} s after its release (pending: {})",
+                                    timeout.as_secs(),
+                                    if reason.is_empty() {
+                                        "no reason"
+                                    } else {
+                                        reason
+                                    }
+                                ),
+                            }],
+                        ));
                     }
                 }
                 Phase::Ended => {
-                    let o = outcome(job, t, sj, &self.nodes);
-                    ended.push((job, o));
+                    let mut obs = Vec::new();
+                    if !t.started {
+                        if let Some(at) = sj.start_time.filter(|s| *s > 0) {
+                            obs.push(Observation::Running { job, at });
+                        }
+                    }
+                    obs.push(outcome(job, t.cancelled, &t.nodes, sj, &self.nodes));
+                    ended.push((job, obs));
                 }
             }
         }
-        for id in to_cancel {
-            let _ = self.cfg.run("scancel", &[&id.to_string()]);
+        for job in missing {
+            if let Some(t) = self.jobs.get(&job) {
+                let obs = self.missing_outcome(job, t.slurm, t.submitted_at, t.cancelled);
+                ended.push((job, obs));
+            }
         }
-        for (job, o) in ended {
-            self.jobs.remove(&job);
+        for id in to_cancel {
+            if let Err(e) = self.scancel(id) {
+                tracing::warn!(slurm = id, "cancel: {e}");
+            }
+        }
+        self.to_release.extend(to_release);
+        for id in to_suspend {
+            tracing::info!(
+                slurm = id,
+                "suspending a job that started before its suspend took"
+            );
+            let _ = self.call("scontrol", &["suspend", &id.to_string()]);
+        }
+        for id in to_hold {
+            let _ = self.call("scontrol", &["hold", &id.to_string()]);
+        }
+        for (job, obs) in ended {
+            if let Some(t) = self.jobs.remove(&job) {
+                to_drop.extend(t.reservation);
+            }
             let _ = fs::remove_dir_all(self.job_dir(job));
-            self.emit(o);
+            for o in obs {
+                self.emit(o);
+            }
+        }
+        for r in to_drop {
+            self.drop_reservation(r);
         }
         let mut gone = Vec::new();
         let mut due = Vec::new();
@@ -590,84 +1149,177 @@ impl Worker {
             self.retired.remove(&id);
         }
         for id in due {
-            let _ = self.cfg.run("scancel", &[&id.to_string()]);
+            if let Err(e) = self.scancel(id) {
+                tracing::warn!(slurm = id, "checkpoint: {e}");
+            }
         }
         self.release();
+        true
     }
 
-    /// After a daemon restart: adopt the newest Slurm job tagged for each
-    /// active job, cancel tagged jobs nobody owns, report the missing ones.
-    fn recover(&mut self, active: &[JobId]) {
-        self.poll_nodes();
-        let deadline = Instant::now() + self.cfg.retry;
-        let all = loop {
-            if let Some(all) = self.squeue() {
-                break all;
-            }
-            if Instant::now() >= deadline {
-                tracing::warn!("Slurm unreachable: active jobs left as they are");
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(500));
+    /// The pending recovery after a daemon restart: adopt the newest Slurm
+    /// job tagged for each active job, report the ones that ended (from the
+    /// completion log when Slurm no longer lists them), cancel tagged jobs
+    /// and drop our reservations nobody owns. Whether it could be done
+    /// (else it is retried at the next poll; nothing is given up).
+    fn try_recover(&mut self) -> bool {
+        let Some(active) = self.recovery.clone() else {
+            return true;
         };
+        if !self.ping() {
+            return false;
+        }
+        if !self.poll_nodes() && self.down.is_some() {
+            return false;
+        }
+        let Some(all) = self.squeue() else {
+            return false;
+        };
+        self.recovery = None;
         let mut newest: BTreeMap<JobId, &SlurmJob> = BTreeMap::new();
         let mut ours = Vec::new();
         for j in &all {
             let Some((job, _)) = j.comment.as_deref().and_then(|c| self.parse_tag(c)) else {
                 continue;
             };
-            ours.push((job, j));
+            ours.push((job, j.job_id, j.phase()));
             if newest.get(&job).is_none_or(|n| n.job_id < j.job_id) {
                 newest.insert(job, j);
             }
         }
-        for &job in active {
+        let mut adopted = Vec::new();
+        for &job in &active {
             if self.jobs.contains_key(&job) {
                 continue;
             }
+            let record = self.read_record(job);
             let Some(sj) = newest.get(&job) else {
-                self.emit(Observation::Vanished { job, at: now() });
+                let obs = match record {
+                    Some((slurm, since)) => self.missing_outcome(job, slurm, since, false),
+                    None => vec![Observation::Vanished { job, at: now() }],
+                };
+                let _ = fs::remove_dir_all(self.job_dir(job));
+                for o in obs {
+                    self.emit(o);
+                }
                 continue;
             };
+            let phase = sj.phase();
+            let held = matches!(
+                sj.state_reason.as_deref(),
+                Some("JobHeldUser" | "JobHeldAdmin")
+            );
+            let started = matches!(phase, Phase::Running | Phase::Suspended);
             self.jobs.insert(
                 job,
                 Track {
                     slurm: sj.job_id,
                     nodes: sj.node_names(),
-                    submitted: Instant::now(),
-                    started: matches!(sj.phase(), Phase::Running | Phase::Suspended),
-                    signal_suspended: false,
+                    submitted_at: record
+                        .filter(|(id, _)| *id == sj.job_id)
+                        .map_or(0, |(_, at)| at),
+                    released: (phase == Phase::Pending && !held).then(Instant::now),
+                    started,
+                    // Suspended, or held by a suspend before it ran: the
+                    // daemon, which has it suspended too, will resume it.
+                    suspended: phase == Phase::Suspended
+                        || (phase == Phase::Pending
+                            && sj.state_reason.as_deref() == Some("JobHeldAdmin")),
                     cancelled: false,
                     resumed: None,
+                    reservation: None,
+                    missing: None,
                 },
             );
-            if sj.phase() != Phase::Ended {
-                self.emit(Observation::Running { job, at: now() });
+            if started {
+                let at = sj.start_time.filter(|s| *s > 0).unwrap_or_else(now);
+                self.emit(Observation::Running { job, at });
+            }
+            adopted.push(job);
+        }
+        for (job, id, phase) in ours {
+            let owned = self.jobs.get(&job).is_some_and(|t| t.slurm == id);
+            if !owned && phase != Phase::Ended {
+                tracing::info!(job, slurm = id, "cancelling an orphaned Slurm job");
+                if let Err(e) = self.scancel(id) {
+                    tracing::warn!(slurm = id, "cancel: {e}");
+                }
             }
         }
-        for (job, j) in ours {
-            let owned = self.jobs.get(&job).is_some_and(|t| t.slurm == j.job_id);
-            if !owned && j.phase() != Phase::Ended {
-                tracing::info!(job, slurm = j.job_id, "cancelling an orphaned Slurm job");
-                let _ = self.cfg.run("scancel", &[&j.job_id.to_string()]);
+        self.drop_orphan_reservations();
+        for job in std::mem::take(&mut self.cancel_after_recovery) {
+            if adopted.contains(&job) {
+                self.cancel(job);
             }
+        }
+        tracing::info!(
+            adopted = adopted.len(),
+            active = active.len(),
+            "Slurm jobs recovered"
+        );
+        true
+    }
+
+    /// Our core reservations that no job of ours waits on (left by a
+    /// daemon that stopped between a submit and the start).
+    fn drop_orphan_reservations(&mut self) {
+        let Ok(text) = self.call("scontrol", &["show", "reservation", "-o"]) else {
+            return;
+        };
+        let prefix = self.reservation_prefix();
+        let owned: HashSet<&str> = self
+            .jobs
+            .values()
+            .filter_map(|t| t.reservation.as_deref())
+            .collect();
+        let orphans: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("ReservationName="))
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|n| n.starts_with(&prefix) && !owned.contains(n))
+            .map(String::from)
+            .collect();
+        for r in orphans {
+            tracing::info!(reservation = r, "dropping an orphaned core reservation");
+            self.drop_reservation(r);
         }
     }
+}
+
+/// The nodes to report after a `sinfo`: new ones, changed ones (any of
+/// processors, memory, features, partition, state), and the ones Slurm no
+/// longer has, as Down.
+fn diff_nodes(old: &BTreeMap<String, Node>, new: &[Node]) -> Vec<Node> {
+    let mut out: Vec<Node> = new
+        .iter()
+        .filter(|n| old.get(&n.name) != Some(*n))
+        .cloned()
+        .collect();
+    for (name, n) in old {
+        if !new.iter().any(|x| &x.name == name) && n.admin != NodeAdminState::Down {
+            out.push(Node {
+                admin: NodeAdminState::Down,
+                ..n.clone()
+            });
+        }
+    }
+    out
 }
 
 /// The report for a Slurm job that ended.
 fn outcome(
     job: JobId,
-    t: &Track,
+    cancelled: bool,
+    placed: &[String],
     sj: &SlurmJob,
-    nodes: &BTreeMap<String, NodeAdminState>,
+    nodes: &BTreeMap<String, Node>,
 ) -> Observation {
     let at = sj.end_time.filter(|&e| e > 0).unwrap_or_else(now);
     let code = decode_wait_status(sj.exit_code.unwrap_or(0));
     let or = |default: i32| if code == 0 { default } else { code };
     match sj.job_state.as_str() {
         "COMPLETED" => Observation::Finished { job, at, code },
-        "CANCELLED" if t.cancelled => Observation::Finished {
+        "CANCELLED" if cancelled => Observation::Finished {
             job,
             at,
             code: or(128 + libc::SIGTERM),
@@ -680,13 +1332,13 @@ fn outcome(
         "NODE_FAIL" | "BOOT_FAIL" => {
             let names = sj.node_names();
             let names = if names.is_empty() {
-                t.nodes.clone()
+                placed.to_vec()
             } else {
                 names
             };
             let node = names
                 .iter()
-                .find(|n| nodes.get(*n).is_some_and(|s| *s != NodeAdminState::Up))
+                .find(|n| nodes.get(*n).is_none_or(|s| s.admin != NodeAdminState::Up))
                 .or(names.first())
                 .cloned()
                 .unwrap_or_default();
@@ -728,9 +1380,12 @@ fn script_text(exec: &crate::ExecSpec) -> String {
     }
 }
 
-/// `--ntasks...` options reproducing the engine's tasks and processors per node
-/// as closely as Slurm allows (an even layout is exact).
-fn layout(launch: &Launch) -> Vec<String> {
+/// `--ntasks...` options reproducing the engine's tasks and processors per
+/// node, and whether Slurm's split of the processors over the nodes is then
+/// exactly the engine's (one node, or the same tasks and processors on
+/// every node). Otherwise Slurm splits the total as it likes and the
+/// worker pins it with a core reservation.
+fn layout(launch: &Launch) -> (Vec<String>, bool) {
     let nodes = &launch.nodes;
     let tasks: u32 = nodes.iter().map(|n| n.tasks.max(1)).sum();
     let procs: u32 = nodes.iter().map(|n| n.procs.max(1)).sum();
@@ -740,23 +1395,27 @@ fn layout(launch: &Launch) -> Vec<String> {
         .all(|n| n.tasks == first.tasks && n.procs == first.procs);
     let per_task =
         |n: &crate::LaunchNode| (n.tasks > 0 && n.procs % n.tasks == 0).then(|| n.procs / n.tasks);
+    let single = nodes.len() == 1;
     if even {
         if let Some(c) = per_task(first) {
-            return vec![
+            let args = vec![
                 format!("--ntasks={tasks}"),
                 format!("--ntasks-per-node={}", first.tasks),
                 format!("--cpus-per-task={c}"),
             ];
+            return (args, true);
         }
     }
     let ratio = per_task(first);
     if ratio.is_some() && nodes.iter().all(|n| per_task(n) == ratio) {
-        return vec![
+        let args = vec![
             format!("--ntasks={tasks}"),
             format!("--cpus-per-task={}", ratio.unwrap_or(1)),
         ];
+        return (args, single);
     }
-    vec![format!("--ntasks={procs}"), "--cpus-per-task=1".into()]
+    let args = vec![format!("--ntasks={procs}"), "--cpus-per-task=1".into()];
+    (args, single)
 }
 
 fn now() -> Time {
@@ -792,22 +1451,62 @@ mod tests {
 
     #[test]
     fn layouts() {
+        let l = |nodes: &[(u32, u32)]| {
+            let (args, exact) = layout(&launch(nodes));
+            (args.join(" "), exact)
+        };
         assert_eq!(
-            layout(&launch(&[(2, 2), (2, 2)])),
-            ["--ntasks=4", "--ntasks-per-node=2", "--cpus-per-task=1"]
+            l(&[(2, 2), (2, 2)]),
+            (
+                "--ntasks=4 --ntasks-per-node=2 --cpus-per-task=1".into(),
+                true
+            )
         );
         assert_eq!(
-            layout(&launch(&[(1, 4)])),
-            ["--ntasks=1", "--ntasks-per-node=1", "--cpus-per-task=4"]
+            l(&[(1, 4)]),
+            (
+                "--ntasks=1 --ntasks-per-node=1 --cpus-per-task=4".into(),
+                true
+            )
+        );
+        assert_eq!(l(&[(2, 3)]), ("--ntasks=3 --cpus-per-task=1".into(), true));
+        // Uneven: Slurm would split the processors itself.
+        assert_eq!(
+            l(&[(2, 2), (1, 1)]),
+            ("--ntasks=3 --cpus-per-task=1".into(), false)
         );
         assert_eq!(
-            layout(&launch(&[(2, 2), (1, 1)])),
-            ["--ntasks=3", "--cpus-per-task=1"]
+            l(&[(2, 3), (1, 1)]),
+            ("--ntasks=4 --cpus-per-task=1".into(), false)
         );
         assert_eq!(
-            layout(&launch(&[(2, 3), (1, 1)])),
-            ["--ntasks=4", "--cpus-per-task=1"]
+            l(&[(1, 2), (2, 2)]),
+            ("--ntasks=4 --cpus-per-task=1".into(), false)
         );
+    }
+
+    #[test]
+    fn node_changes() {
+        let mut old = BTreeMap::new();
+        for n in ["n1", "n2", "n3"] {
+            old.insert(n.to_string(), Node::new(n, 8, 4096));
+        }
+        let mut n1 = Node::new("n1", 8, 4096);
+        n1.features = vec!["gpu".into()];
+        let n2 = Node::new("n2", 16, 8192);
+        let n3 = Node::new("n3", 8, 4096);
+        let n4 = Node::new("n4", 4, 1024);
+        // Unchanged: nothing to report.
+        let same: Vec<Node> = old.values().cloned().collect();
+        assert!(diff_nodes(&old, &same).is_empty());
+        // A feature, a size, a new node; n3 is gone from Slurm: Down.
+        let changes = diff_nodes(&old, &[n1.clone(), n2.clone(), n4.clone()]);
+        let mut gone = n3.clone();
+        gone.admin = NodeAdminState::Down;
+        assert_eq!(changes, [n1, n2, n4, gone.clone()]);
+        // Reported once: a node already Down is not reported again.
+        old.insert("n3".into(), gone);
+        assert!(diff_nodes(&old, &same[..2]).iter().all(|n| n.name != "n3"));
     }
 
     #[test]
@@ -840,19 +1539,13 @@ mod tests {
 
     #[test]
     fn outcomes() {
-        let t = Track {
-            slurm: 5,
-            nodes: vec!["n1".into(), "n2".into()],
-            submitted: Instant::now(),
-            started: true,
-            signal_suspended: false,
-            cancelled: false,
-            resumed: None,
-        };
+        let placed = ["n1".to_string(), "n2".to_string()];
         let mut nodes = BTreeMap::new();
-        nodes.insert("n1".to_string(), NodeAdminState::Up);
-        nodes.insert("n2".to_string(), NodeAdminState::Down);
-        let o = |state: &str, exit: i64| outcome(7, &t, &ended(state, exit), &nodes);
+        nodes.insert("n1".to_string(), Node::new("n1", 8, 0));
+        let mut n2 = Node::new("n2", 8, 0);
+        n2.admin = NodeAdminState::Down;
+        nodes.insert("n2".to_string(), n2);
+        let o = |state: &str, exit: i64| outcome(7, true, &placed, &ended(state, exit), &nodes);
         assert_eq!(
             o("COMPLETED", 0),
             Observation::Finished {
