@@ -75,12 +75,31 @@ fn fixture(label: &str) -> Option<Fx> {
     fixture_with(label, "")
 }
 
+/// Tells `.ci/run` that this test runs against the cluster (it checks
+/// that every Slurm test did): appends `<package>:<test>` to the file
+/// `ARCHES_SLURM_RAN_LOG` names.
+fn record_ran() {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("ARCHES_SLURM_RAN_LOG") else {
+        return;
+    };
+    let name = std::thread::current().name().unwrap_or("?").to_string();
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+    {
+        let _ = writeln!(f, "{}:{name}", env!("CARGO_PKG_NAME"));
+    }
+}
+
 /// A fixture whose `moab.cfg` also has `extra`.
 fn fixture_with(label: &str, extra: &str) -> Option<Fx> {
     let conf = cluster()?;
     let guard = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let lock = lock_cluster(&conf);
     reset(&conf);
+    record_ran();
     let cfg = format!(
         "RMCFG[slurm] TYPE=SLURM SERVER={} POLLINTERVAL=1\nRESERVATIONDEPTH 1\n{extra}",
         conf.display()
@@ -770,6 +789,7 @@ fn a_high_qos_job_suspends_a_low_qos_one_in_slurm_which_resumes_later() {
     let mid = fx.submit("mid", "procs=8,walltime=60", "sleep 16", &[]);
     let nodes_mid = fx.wait_slurm("mid", "RUNNING", 30);
     assert!(nodes_low.contains(&nodes_mid[0]), "{nodes_mid:?}");
+    assert_eq!(nodes_mid, fx.arches_nodes(mid));
     // The daemon restarts while low is suspended (by a signal): nothing
     // about that suspension is lost.
     fx.d.kill9();
@@ -835,6 +855,7 @@ fn checkpoint_and_requeue_preemption_restart_the_jobs_as_new_slurm_jobs() {
     let high = fx.submit("high", "procs=32,walltime=60,qos=high", "sleep 3", &[]);
     fx.wait_slurm("high", "RUNNING", 40);
     fx.wait_slurm("high", "COMPLETED", 30);
+    fx.d.wait_state(high, "Completed", Duration::from_secs(20));
     assert_eq!(fx.squeue("c")[0].0, "CANCELLED");
     assert_eq!(fx.squeue("r")[0].0, "CANCELLED");
     let ckpt = std::fs::read_to_string(&log).unwrap_or_default();

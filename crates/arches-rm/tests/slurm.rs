@@ -72,10 +72,29 @@ struct Fixture {
     tag: String,
 }
 
+/// Tells `.ci/run` that this test runs against the cluster (it checks
+/// that every Slurm test did): appends `<package>:<test>` to the file
+/// `ARCHES_SLURM_RAN_LOG` names.
+fn record_ran() {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("ARCHES_SLURM_RAN_LOG") else {
+        return;
+    };
+    let name = std::thread::current().name().unwrap_or("?").to_string();
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+    {
+        let _ = writeln!(f, "{}:{name}", env!("CARGO_PKG_NAME"));
+    }
+}
+
 fn fixture(name: &str) -> Option<Fixture> {
     let conf = cluster()?;
     let guard = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let lock = lock_cluster(&conf);
+    record_ran();
     let dir = tempfile::Builder::new()
         .prefix("arches-slurm-rm")
         .tempdir()
@@ -421,14 +440,28 @@ fn an_uneven_layout_gets_exactly_the_engines_processors_per_node() {
     // So the two processors the engine sees free on n1 are free in Slurm.
     rm.start(&f.launch(22, &[("n1", 2)], script), 0).unwrap();
     f.wait_squeue(22, "%T", "RUNNING");
-    // The reservation pinned the start only: it has ended.
-    let res = f.slurm("scontrol", &["show", "reservation", "-o"]);
-    assert!(
-        res.lines()
-            .filter(|l| l.contains(&format!("arches.{}.", f.tag)))
-            .all(|l| l.contains("State=INACTIVE")),
-        "{res}"
-    );
+    // The reservation pinned the start only: it has ended (the job keeps
+    // its CPUs).
+    let out = Command::new("scontrol")
+        .args(["show", "reservation", "-o"])
+        .env("SLURM_CONF", &f.conf)
+        .env("SLURM_TIME_FORMAT", "%s")
+        .output()
+        .unwrap();
+    let res = String::from_utf8_lossy(&out.stdout).into_owned();
+    // SAFETY: time(NULL).
+    let now = unsafe { libc::time(std::ptr::null_mut()) } as i64;
+    for line in res
+        .lines()
+        .filter(|l| l.contains(&format!("arches.{}.", f.tag)))
+    {
+        let end: i64 = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("EndTime="))
+            .and_then(|e| e.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+        assert!(end <= now, "{line}");
+    }
     rm.cancel(21, 0).unwrap();
     rm.cancel(22, 0).unwrap();
     let mut seen = Vec::new();
