@@ -145,6 +145,12 @@ impl Worker {
             if Instant::now() >= next_poll {
                 let t = Instant::now();
                 let answered = self.poll();
+                tracing::debug!(
+                    ms = t.elapsed().as_secs_f64() * 1000.0,
+                    jobs = self.jobs.len(),
+                    answered,
+                    "Slurm poll"
+                );
                 // A slow slurmctld is polled less often (at most half the
                 // time); a poll that failed says nothing about its speed.
                 let pace = if answered {
