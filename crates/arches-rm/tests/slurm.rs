@@ -1,6 +1,9 @@
 //! The Slurm backend against a real cluster (`scripts/slurm-cluster start 4`):
-//! placement checked through `squeue`, exit statuses, job environment,
-//! cancel, suspend/resume, requeue, recovery by tag. Skipped with a notice
+//! placement checked through `squeue` (an uneven layout per node through
+//! `scontrol show job -d`), exit statuses, job environment, cancel,
+//! suspend/resume (with a SUSPENDSIG), requeue, a start Slurm does not make,
+//! recovery by tag (also while slurmctld is away, cancelling orphans), a
+//! submit whose answer was lost. Skipped with a notice
 //! when no cluster answers, unless `CI` is set (and `.ci/run` did not report
 //! `ARCHES_SLURM_UNAVAILABLE`).
 

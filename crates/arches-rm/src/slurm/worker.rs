@@ -212,6 +212,14 @@ impl Worker {
                     "slurmctld answers again after {:.1} s",
                     since.elapsed().as_secs_f64()
                 );
+                // Jobs released before the outage get their full time to
+                // start now that Slurm schedules again.
+                let at = Instant::now();
+                for t in self.jobs.values_mut().filter(|t| !t.started) {
+                    if t.released.is_some() {
+                        t.released = Some(at);
+                    }
+                }
             }
         } else {
             self.went_down("scontrol ping: not UP");
@@ -764,7 +772,9 @@ impl Worker {
         if self.to_release.is_empty() || self.down.is_some() {
             return;
         }
-        let ids: Vec<u64> = std::mem::take(&mut self.to_release);
+        let mut ids: Vec<u64> = std::mem::take(&mut self.to_release);
+        ids.sort_unstable();
+        ids.dedup();
         let list = ids.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
         match self.call("scontrol", &["release", &list]) {
             Ok(_) => self.mark_released(&ids),
@@ -909,7 +919,7 @@ impl Worker {
             Some(sj) => {
                 tracing::info!(job, slurm, "found in the completion log");
                 let mut obs = Vec::new();
-                if let Some(at) = sj.start_time.filter(|t| *t > 0) {
+                if let Some(at) = ran_since(&sj) {
                     obs.push(Observation::Running { job, at });
                 }
                 obs.push(outcome(job, cancelled, &[], &sj, &self.nodes));
@@ -941,7 +951,7 @@ impl Worker {
         for r in std::mem::take(&mut self.stale_reservations) {
             self.drop_reservation(r);
         }
-        if !self.poll_nodes() {
+        if !self.poll_nodes() && self.down.is_some() {
             return false;
         }
         if self.recovery.is_some() && !self.try_recover() {
@@ -1094,7 +1104,7 @@ impl Worker {
                 Phase::Ended => {
                     let mut obs = Vec::new();
                     if !t.started {
-                        if let Some(at) = sj.start_time.filter(|s| *s > 0) {
+                        if let Some(at) = ran_since(sj) {
                             obs.push(Observation::Running { job, at });
                         }
                     }
@@ -1310,6 +1320,14 @@ fn diff_nodes(old: &BTreeMap<String, Node>, new: &[Node]) -> Vec<Node> {
         }
     }
     out
+}
+
+/// When an ended Slurm job started, if it ran at all (a job cancelled while
+/// pending has a start time but no nodes).
+fn ran_since(sj: &SlurmJob) -> Option<Time> {
+    sj.start_time
+        .filter(|t| *t > 0)
+        .filter(|_| !sj.node_names().is_empty())
 }
 
 /// The report for a Slurm job that ended.
