@@ -173,7 +173,8 @@ pub(crate) const SACCT_FIELDS: &str = "jobid,state,exitcode,start,end,nodelist";
 pub(crate) fn parse_sacct(text: &str, id: u64) -> Option<SlurmJob> {
     let want = id.to_string();
     text.lines()
-        .filter_map(|line| {
+        .rev()
+        .find_map(|line| {
             let f: Vec<&str> = line.split('|').map(str::trim).collect();
             if f.len() < 5 || f[0] != want {
                 return None;
@@ -199,7 +200,6 @@ pub(crate) fn parse_sacct(text: &str, id: u64) -> Option<SlurmJob> {
             };
             (job.phase() == Phase::Ended).then_some(job)
         })
-        .last()
 }
 
 impl SlurmNode {
