@@ -172,34 +172,32 @@ pub(crate) const SACCT_FIELDS: &str = "jobid,state,exitcode,start,end,nodelist";
 /// code `E:S` becomes the raw wait status `squeue --json` gives.
 pub(crate) fn parse_sacct(text: &str, id: u64) -> Option<SlurmJob> {
     let want = id.to_string();
-    text.lines()
-        .rev()
-        .find_map(|line| {
-            let f: Vec<&str> = line.split('|').map(str::trim).collect();
-            if f.len() < 5 || f[0] != want {
-                return None;
-            }
-            let state = f[1].split_whitespace().next().unwrap_or("").to_string();
-            let (code, sig) = f[2].split_once(':').unwrap_or((f[2], "0"));
-            let (code, sig): (i64, i64) = (code.parse().ok()?, sig.parse().unwrap_or(0));
-            let job = SlurmJob {
-                job_id: id,
-                name: String::new(),
-                comment: None,
-                job_state: state,
-                state_reason: None,
-                exit_code: Some(if sig != 0 {
-                    sig & 0x7f
-                } else {
-                    (code & 0xff) << 8
-                }),
-                nodes: f.get(5).map(|s| s.to_string()).filter(|s| s != "(null)"),
-                restart_cnt: None,
-                end_time: f[4].parse().ok(),
-                start_time: f[3].parse().ok(),
-            };
-            (job.phase() == Phase::Ended).then_some(job)
-        })
+    text.lines().rev().find_map(|line| {
+        let f: Vec<&str> = line.split('|').map(str::trim).collect();
+        if f.len() < 5 || f[0] != want {
+            return None;
+        }
+        let state = f[1].split_whitespace().next().unwrap_or("").to_string();
+        let (code, sig) = f[2].split_once(':').unwrap_or((f[2], "0"));
+        let (code, sig): (i64, i64) = (code.parse().ok()?, sig.parse().unwrap_or(0));
+        let job = SlurmJob {
+            job_id: id,
+            name: String::new(),
+            comment: None,
+            job_state: state,
+            state_reason: None,
+            exit_code: Some(if sig != 0 {
+                sig & 0x7f
+            } else {
+                (code & 0xff) << 8
+            }),
+            nodes: f.get(5).map(|s| s.to_string()).filter(|s| s != "(null)"),
+            restart_cnt: None,
+            end_time: f[4].parse().ok(),
+            start_time: f[3].parse().ok(),
+        };
+        (job.phase() == Phase::Ended).then_some(job)
+    })
 }
 
 impl SlurmNode {
@@ -225,6 +223,15 @@ impl SlurmNode {
         } else {
             NodeAdminState::Up
         }
+    }
+
+    /// Slurm does not know the node's state yet (`unknown`: for a second or
+    /// two after slurmctld starts, until the node's slurmd registers).
+    pub(crate) fn state_unknown(&self) -> bool {
+        self.state
+            .to_ascii_lowercase()
+            .trim_end_matches(['*', '~', '#', '!', '%', '$', '@', '^', '-'])
+            == "unknown"
     }
 
     /// The node as the engine sees it; `partition` is the Arches partition
@@ -394,6 +401,12 @@ mod tests {
         assert_eq!(nodes[2].admin(), NodeAdminState::Drained);
         assert_eq!(nodes[2].to_node("p").partition, "p");
         assert_eq!(nodes[3].admin(), NodeAdminState::Down);
+        assert!(!nodes[0].state_unknown());
+        let unknown = SlurmNode {
+            state: "unknown".into(),
+            ..nodes[0].clone()
+        };
+        assert!(unknown.state_unknown());
         assert!(parse_nodes("not json").is_err());
     }
 

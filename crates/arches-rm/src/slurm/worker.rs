@@ -842,7 +842,17 @@ impl Worker {
         }
         let new: Vec<Node> = parsed
             .iter()
-            .map(|n| n.to_node(&self.cfg.partition))
+            .map(|sn| {
+                let mut n = sn.to_node(&self.cfg.partition);
+                if sn.state_unknown() {
+                    // slurmctld has just started: the node keeps the state
+                    // it had (it is not down, Slurm does not know yet).
+                    if let Some(old) = self.nodes.get(&n.name) {
+                        n.admin = old.admin;
+                    }
+                }
+                n
+            })
             .collect();
         for node in diff_nodes(&self.nodes, &new) {
             if new.iter().any(|n| n.name == node.name) {
