@@ -133,6 +133,13 @@ impl Worker {
                         if self.to_release.len() >= RELEASE_BATCH {
                             self.release();
                         }
+                        // A storm of starts (one `sbatch` each) does not
+                        // stop the polls: what runs and what ended is
+                        // still reported meanwhile.
+                        if Instant::now() >= next_poll {
+                            self.release();
+                            next_poll = self.timed_poll();
+                        }
                     }
                     self.release();
                 }
@@ -143,24 +150,29 @@ impl Worker {
                 }
             }
             if Instant::now() >= next_poll {
-                let t = Instant::now();
-                let answered = self.poll();
-                tracing::debug!(
-                    ms = t.elapsed().as_secs_f64() * 1000.0,
-                    jobs = self.jobs.len(),
-                    answered,
-                    "Slurm poll"
-                );
-                // A slow slurmctld is polled less often (at most half the
-                // time); a poll that failed says nothing about its speed.
-                let pace = if answered {
-                    self.cfg.poll_interval.max(2 * t.elapsed())
-                } else {
-                    self.cfg.poll_interval
-                };
-                next_poll = Instant::now() + pace;
+                next_poll = self.timed_poll();
             }
         }
+    }
+
+    /// One poll; when the next one is due.
+    fn timed_poll(&mut self) -> Instant {
+        let t = Instant::now();
+        let answered = self.poll();
+        tracing::debug!(
+            ms = t.elapsed().as_secs_f64() * 1000.0,
+            jobs = self.jobs.len(),
+            answered,
+            "Slurm poll"
+        );
+        // A slow slurmctld is polled less often (at most a third of the
+        // time); a poll that failed says nothing about its speed.
+        let pace = if answered {
+            self.cfg.poll_interval.max(2 * t.elapsed())
+        } else {
+            self.cfg.poll_interval
+        };
+        Instant::now() + pace
     }
 
     fn emit(&self, o: Observation) {
