@@ -88,6 +88,8 @@ pub enum Observation {
     /// A node changed (added, down, drained, back up, resized, features):
     /// its attributes as the backend sees them now.
     NodeChanged { node: Node },
+    /// Something to show with the job (checkjob), without a change of state.
+    Note { job: JobId, message: String },
     /// A requested operation failed (suspend, signal...).
     OperationFailed {
         job: JobId,

@@ -524,7 +524,7 @@ fn a_suspend_signal_other_than_stop_still_frees_the_cpus_in_slurm() {
 }
 
 #[test]
-fn a_job_slurm_does_not_start_where_it_was_placed_is_a_failed_start() {
+fn a_job_slurm_leaves_pending_is_reported_and_stays_starting_until_it_runs() {
     let Some(f) = fixture("stuck") else { return };
     let mut cfg = f.config();
     cfg.timeout = Duration::from_secs(2);
@@ -548,17 +548,28 @@ fn a_job_slurm_does_not_start_where_it_was_placed_is_a_failed_start() {
     let blocker = blocker.trim().to_string();
     rm.start(&f.launch(24, &[("n4", 1)], "#!/bin/sh\nsleep 1\n"), 0)
         .unwrap();
-    let o = wait_obs(&mut rm, |o| is_end(o, 24));
+    let o = wait_obs(&mut rm, |o| {
+        matches!(
+            o,
+            Observation::Note { job: 24, .. } | Observation::Running { job: 24, .. }
+        ) || is_end(o, 24)
+    });
     match &o {
-        Observation::StartFailed { message, .. } => {
-            assert!(message.contains("not started"), "{message}");
+        Observation::Note { message, .. } => {
+            assert!(message.contains("has not started"), "{message}");
             assert!(message.contains("pending"), "{message}");
         }
         other => panic!("{other:?}"),
     }
-    // Never reported running, and no longer waiting in Slurm.
-    f.wait_squeue(24, "%T", "CANCELLED");
+    // Not given up: it runs once Slurm frees the CPUs.
+    assert_eq!(f.squeue(24, "%T"), ["PENDING"]);
     f.slurm("scancel", &[&blocker]);
+    let o = wait_obs(&mut rm, |o| {
+        matches!(o, Observation::Running { job: 24, .. }) || is_end(o, 24)
+    });
+    assert!(matches!(o, Observation::Running { job: 24, .. }), "{o:?}");
+    let o = wait_obs(&mut rm, |o| is_end(o, 24));
+    assert!(matches!(o, Observation::Finished { code: 0, .. }), "{o:?}");
 }
 
 #[test]

@@ -83,6 +83,7 @@ impl Actor {
                         }
                     }
                 }
+                Observation::Note { job, message } => self.note(job, message),
                 Observation::OperationFailed {
                     job,
                     operation,

@@ -45,8 +45,8 @@ pub fn build_rm(config: &DaemonConfig) -> anyhow::Result<Box<dyn ResourceManager
 /// path is the `slurm.conf` to use (else `SLURM_CONF` of the daemon's
 /// environment, else Slurm's default), `POLLINTERVAL=` (default 1 s),
 /// `PARTITION=` the Arches partition of the nodes, `TIMEOUT=` (default
-/// 30 s) how long a start waits for an unreachable slurmctld and a released
-/// job may stay pending in Slurm. Jobs are tagged with the
+/// 30 s) how long a start waits for an unreachable slurmctld, and how long
+/// a released job may stay pending in Slurm before a note says so. Jobs are tagged with the
 /// RM name and a hash of the home directory, so two daemons on one cluster
 /// never adopt each other's jobs.
 pub fn slurm_config(config: &DaemonConfig, name: &str) -> SlurmConfig {

@@ -17,8 +17,8 @@
 //!   reservation holding exactly the engine's processors per node, ended
 //!   once the job runs. The job is `Starting` for the engine until Slurm
 //!   runs it ([`Observation::Running`] with Slurm's start time); a job
-//!   still pending in Slurm `timeout` after its release is reported as a
-//!   failed start (the engine requeues it) and cancelled.
+//!   still pending in Slurm `timeout` after its release gets a note
+//!   ([`Observation::Note`]) and keeps waiting.
 //! - **Tag**: every Slurm job carries the comment `arches:<tag>:<job>:<nonce>`,
 //!   so a restarted Arches finds its jobs again (`recover`) and cancels
 //!   launches it no longer owns.
@@ -84,8 +84,9 @@ pub struct SlurmConfig {
     /// Time between two `squeue`/`sinfo` polls.
     pub poll_interval: Duration,
     /// RMCFG `TIMEOUT`: how long a start waits for an unreachable
-    /// slurmctld, how long a released job may stay pending in Slurm, and
-    /// how long node discovery waits at daemon start, before each fails.
+    /// slurmctld (then it fails), how long a released job may stay pending
+    /// in Slurm before a note says so, and how long node discovery waits at
+    /// daemon start.
     pub timeout: Duration,
 }
 

@@ -26,6 +26,8 @@ pub(crate) enum Request {
     Recover(Vec<JobId>),
 }
 
+/// While requests keep arriving, a poll waits this long past its time.
+const STORM_POLL_DELAY: Duration = Duration::from_secs(4);
 /// Releases are sent in groups of at most this many job ids.
 const RELEASE_BATCH: usize = 64;
 /// slurmd drops a signal that arrives while it is still resuming the job
@@ -63,6 +65,8 @@ struct Track {
     reservation: Option<String>,
     /// Since when `squeue` no longer lists it.
     missing: Option<Instant>,
+    /// Reported as not started `timeout` after its release.
+    overdue: bool,
 }
 
 /// A start waiting for slurmctld to answer again.
@@ -135,8 +139,10 @@ impl Worker {
                         }
                         // A storm of starts (one `sbatch` each) does not
                         // stop the polls: what runs and what ended is
-                        // still reported meanwhile.
-                        if Instant::now() >= next_poll {
+                        // still reported meanwhile, every few seconds (a
+                        // poll with 1,000 jobs takes 0.1-0.5 s; polling at
+                        // the normal pace halved the starts per second).
+                        if Instant::now() >= next_poll + STORM_POLL_DELAY {
                             self.release();
                             next_poll = self.timed_poll();
                         }
@@ -543,6 +549,7 @@ impl Worker {
                         resumed: None,
                         reservation,
                         missing: None,
+                        overdue: false,
                     },
                 );
             }
@@ -1024,6 +1031,7 @@ impl Worker {
                             resumed: None,
                             reservation: None,
                             missing: None,
+                            overdue: false,
                         },
                     );
                 }
@@ -1100,27 +1108,27 @@ impl Worker {
                         to_release.push(t.slurm);
                     } else if reason == "JobHeldAdmin" {
                         // Held by an administrator in Slurm.
-                    } else if t.released.is_some_and(|r| r.elapsed() > timeout) {
-                        // Slurm does not run it where Arches placed it (its CPUs
-                        // are busy in Slurm): back to the queue, never shown
-                        // running while it is not.
-                        to_cancel.push(t.slurm);
-                        ended.push((
+                    } else if !t.overdue && t.released.is_some_and(|r| r.elapsed() > timeout) {
+                        // Slurm does not run it yet where Arches placed it
+                        // (its CPUs are still busy in Slurm, or Slurm is
+                        // slow with many starts): said once; the job stays
+                        // Starting (never shown running while it is not)
+                        // and runs when Slurm starts it. Requeueing it
+                        // instead fed a storm of cancels and restarts.
+                        t.overdue = true;
+                        let why = if reason.is_empty() {
+                            "no reason"
+                        } else {
+                            reason
+                        };
+                        tracing::warn!(job, slurm = t.slurm, "not started by Slurm: {why}");
+                        let _ = out.send(Observation::Note {
                             job,
-                            vec![Observation::StartFailed {
-                                job,
-                                at: now(),
-                                message: format!(
-                                    "Slurm has not started it {} s after its release (pending: {})",
-                                    timeout.as_secs(),
-                                    if reason.is_empty() {
-                                        "no reason"
-                                    } else {
-                                        reason
-                                    }
-                                ),
-                            }],
-                        ));
+                            message: format!(
+                                "Slurm has not started the job {} s after its release (pending: {why}); it stays Starting until Slurm runs it",
+                                timeout.as_secs()
+                            ),
+                        });
                     }
                 }
                 Phase::Ended => {
@@ -1267,6 +1275,7 @@ impl Worker {
                     resumed: None,
                     reservation: None,
                     missing: None,
+                    overdue: false,
                 },
             );
             if started {
