@@ -46,6 +46,8 @@ pub mod routes {
     pub const CREDENTIALS: &str = "/v1/credentials";
     /// `GET` → [`crate::StatsView`] (showstats).
     pub const STATS: &str = "/v1/stats";
+    /// `GET` → [`crate::FairshareView`] (mdiag -f).
+    pub const FAIRSHARE: &str = "/v1/fairshare";
 }
 
 /// Error body of every non-2xx answer.
@@ -504,6 +506,12 @@ pub enum SchedulerControl {
     Stop { iteration: Option<u64> },
     /// `-m config "PARAM VALUE"`.
     ModifyConfig { line: String, evaluate_only: bool },
+    /// `-f all|usage|fairshare|estimates`: reset statistics.
+    Flush { what: String },
+    /// `-A MESSAGE` (alone): annotate the event log.
+    Annotate { message: String },
+    /// `-L [LEVEL]`: change the log level at run time (Arches keeps one log).
+    LogLevel { level: Option<u32> },
 }
 
 // ---------------------------------------------------------------------------
@@ -691,17 +699,148 @@ pub struct CredentialsView {
     pub credentials: Vec<CredentialInfo>,
 }
 
-/// showstats data (totals since the daemon started).
+/// Totals over the jobs completed in the statistics period (one
+/// credential, one `showstats -f` cell, or the whole system). Sums are kept
+/// raw so that averages can be recomputed; proc-seconds, seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StatTotals {
+    /// Jobs that ran and reached a final state (completed or cancelled while running).
+    pub jobs: u64,
+    /// Of those, jobs that exited with status 0.
+    pub successful: u64,
+    /// Processors × wall-clock limit, summed (proc-seconds).
+    pub ps_requested: f64,
+    /// Dedicated processor-seconds inside the period.
+    pub ps_dedicated: f64,
+    /// Sum and maximum of the expansion factor (queue + run) / limit.
+    pub xf_sum: f64,
+    pub xf_max: f64,
+    /// Sum and maximum of the queue time (seconds).
+    pub qtime_sum: f64,
+    pub qtime_max: f64,
+    /// Sum of run/limit capped at 1, and how many jobs had a limit.
+    pub wcacc_sum: f64,
+    pub wcacc_jobs: u64,
+    /// Sum and maximum of bypass counts.
+    pub bypass_sum: u64,
+    pub bypass_max: u32,
+    /// Jobs started by backfill and their dedicated proc-seconds.
+    pub backfilled: u64,
+    pub ps_backfilled: f64,
+}
+
+/// One credential's statistics (showstats -u/-g/-a/-c/-q).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CredStats {
+    /// `user`, `group`, `account`, `class` or `qos`.
+    pub kind: String,
+    pub name: String,
+    /// uid or gid for users and groups (`None`: no passwd/group entry).
+    pub id: Option<u32>,
+    /// Running jobs now, their processors, and the proc-seconds still to
+    /// run up to their limits.
+    pub active_jobs: u32,
+    pub active_procs: u32,
+    pub active_ps_remaining: f64,
+    /// Dedicated proc-seconds of its running jobs inside the period (so far).
+    pub active_ps_dedicated: f64,
+    /// Fairshare target (`FSTARGET=`), percent.
+    pub fs_target: Option<f64>,
+    pub completed: StatTotals,
+}
+
+/// showstats data: the statistics period (since the daemon first started,
+/// or the last `mschedctl -f`), durable across restarts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct StatsView {
     pub now: i64,
+    /// Start of the statistics period.
     pub since: i64,
+    /// When this daemon process started.
+    #[serde(default)]
+    pub started: i64,
+    #[serde(default)]
+    pub iterations: u64,
+    /// Jobs completed in the period (= `completed.jobs`).
     pub jobs_completed: u64,
+    /// Jobs of the period started by backfill (completed ones).
     pub jobs_backfilled: u64,
+    /// Dedicated proc-seconds in the period: completed jobs plus running
+    /// jobs up to now.
     pub proc_seconds_used: f64,
+    /// Up processors × period length.
     pub proc_seconds_available: f64,
+    /// Average wall-clock accuracy of the period's completed jobs (0..=1).
     pub wallclock_accuracy: f64,
+    /// Average queue time of the period's completed jobs (seconds).
     pub avg_wait_secs: f64,
+    /// Queue now: eligible jobs, idle jobs (eligible + blocked idle), active jobs.
+    #[serde(default)]
+    pub eligible_jobs: u32,
+    #[serde(default)]
+    pub idle_jobs: u32,
+    #[serde(default)]
+    pub active_jobs: u32,
+    /// Jobs preempted by this daemon process.
+    #[serde(default)]
+    pub preempted_jobs: u64,
+    /// Processors and nodes now: up and in use.
+    #[serde(default)]
+    pub up_procs: u32,
+    #[serde(default)]
+    pub active_procs: u32,
+    #[serde(default)]
+    pub up_nodes: u32,
+    #[serde(default)]
+    pub active_nodes: u32,
+    /// Estimated backlog: requested proc-seconds of queued jobs divided by
+    /// up processors (seconds).
+    #[serde(default)]
+    pub backlog_secs: f64,
+    /// Totals over the period's completed jobs.
+    #[serde(default)]
+    pub completed: StatTotals,
+    /// Per credential.
+    #[serde(default)]
+    pub credentials: Vec<CredStats>,
+    /// The `showstats -f` matrix: row limits (processors), column limits
+    /// (wall-clock seconds) and `rows × columns` cells, row-major.
+    #[serde(default)]
+    pub grid_procs: Vec<u32>,
+    #[serde(default)]
+    pub grid_times: Vec<i64>,
+    #[serde(default)]
+    pub grid: Vec<StatTotals>,
+}
+
+/// One credential's fairshare usage (mdiag -f).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FairshareCred {
+    /// `user`, `group`, `account`, `class` or `qos`.
+    pub kind: String,
+    pub name: String,
+    /// `FSTARGET=` in percent.
+    pub target: Option<f64>,
+    /// Decayed share of the total usage, percent.
+    pub percent: f64,
+    /// Share of each interval's total usage, percent (index 0 = current;
+    /// `None` when the credential used nothing in that interval).
+    pub intervals: Vec<Option<f64>>,
+}
+
+/// mdiag -f data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FairshareView {
+    pub now: i64,
+    /// `FSPOLICY` (`None`: fairshare off).
+    pub policy: Option<String>,
+    pub depth: u32,
+    /// `FSINTERVAL` in seconds.
+    pub interval: i64,
+    pub decay: f64,
+    /// Total usage per interval in proc-hours (index 0 = current).
+    pub total: Vec<f64>,
+    pub credentials: Vec<FairshareCred>,
 }
 
 // ---------------------------------------------------------------------------

@@ -1094,7 +1094,7 @@ fn every_xml_output_parses_with_honest_counts() {
         unknown: vec![],
     };
     check_xml("checkjob", &checkjob::render_xml(&jv, true));
-    check_xml("stats", &mdiag::render_stats_xml(&StatsView::default()));
+    check_xml("stats", &arches_cli::render::stats::render_xml(&StatsView::default()));
     check_xml(
         "msub",
         &arches_cli::cmd::msub::render_submitted(7, true, false),

@@ -23,6 +23,7 @@
 //! back with [`State::remember_reservations`] so that reservations are kept
 //! and only ever compressed earlier (pyss's conservative backfill).
 
+pub mod accounting;
 pub mod backfill;
 mod context;
 pub mod eligibility;

@@ -196,6 +196,8 @@ pub struct CredConfig {
     pub qdef: Option<String>,
     /// QoS access list (`QLIST=`); empty = any.
     pub qlist: Vec<String>,
+    /// `FSTARGET=` in hundredths of a percent.
+    pub fs_target: Option<u32>,
 }
 
 /// Configuration of one class/queue (`CLASSCFG[x]`).
@@ -212,6 +214,8 @@ pub struct ClassConfig {
     pub qlist: Vec<String>,
     /// `JOBFLAGS=` / `FLAGS=`: flags given to every job of the class.
     pub job_flags: Vec<JobFlag>,
+    /// `FSTARGET=` in hundredths of a percent.
+    pub fs_target: Option<u32>,
 }
 
 /// Configuration of one QoS (`QOSCFG[x]`).
@@ -222,6 +226,8 @@ pub struct QosConfig {
     pub flags: Vec<QosFlag>,
     /// `JOBFLAGS=`: flags given to every job of the QoS.
     pub job_flags: Vec<JobFlag>,
+    /// `FSTARGET=` in hundredths of a percent.
+    pub fs_target: Option<u32>,
 }
 
 /// Priority component and subcomponent weights (Moab §5.1).

@@ -99,6 +99,8 @@ pub struct Snapshot {
     pub virtual_clock: bool,
     /// Data staging: the storage RM and why stage-ins wait.
     pub staging: Option<Arc<crate::staging::StagingSnapshot>>,
+    /// Usage accounting of completed jobs (showstats, mdiag -f).
+    pub accounting: Arc<arches_core::accounting::Accounting>,
 }
 
 /// The published snapshot, swapped after every turn.
@@ -155,6 +157,10 @@ pub struct Actor {
     /// since the last commit ([`crate::rsvctl`]).
     pub(crate) rsv_next: u64,
     pub(crate) rsv_changes: (Vec<arches_store::ReservationRecord>, Vec<String>),
+    /// Usage accounting (durable: the `accounting` meta document), and
+    /// whether it changed since the last commit.
+    pub(crate) accounting: Arc<arches_core::accounting::Accounting>,
+    pub(crate) accounting_dirty: bool,
     /// When iterations, observations and commits happen.
     pace: crate::pace::Pace,
 }
@@ -216,6 +222,14 @@ impl Actor {
             .unwrap_or(1);
         rm.recover(&active, now)?;
         let next_id = store.next_id()?;
+        let accounting = match store.meta(arches_store::accounting::ACCOUNTING_KEY)? {
+            Some(text) => arches_store::accounting::decode(&text).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "stored statistics unreadable; starting a new period");
+                arches_core::accounting::Accounting::new(now)
+            }),
+            None => arches_core::accounting::Accounting::new(now),
+        };
+        let accounting = Arc::new(accounting);
         tracing::info!(
             jobs = exec.len(),
             active = active.len(),
@@ -241,6 +255,7 @@ impl Actor {
             rm_kind: rm.kind().to_string(),
             virtual_clock: false,
             staging: None,
+            accounting: Arc::clone(&accounting),
         };
         let published = Arc::new(RwLock::new(Arc::new(snap)));
         let predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
@@ -269,6 +284,8 @@ impl Actor {
             staging: crate::staging::Driver::from_config(&cfg_for_staging),
             rsv_next,
             rsv_changes: (Vec::new(), Vec::new()),
+            accounting,
+            accounting_dirty: false,
             pace: crate::pace::Pace::default(),
         };
         crate::pace::trim_heap();
@@ -414,10 +431,16 @@ impl Actor {
     /// Applies an event to a job and marks it for persistence; logs refusals.
     pub(crate) fn apply(&mut self, event: Event, now: Time) -> bool {
         let job = event_job(&event);
+        let was_final = job
+            .and_then(|j| self.state.job(j))
+            .is_some_and(|j| j.state.is_finished());
         match self.state.apply(event, now) {
             Ok(()) => {
                 if let Some(j) = job {
                     self.dirty.insert(j);
+                    if !was_final {
+                        self.account(j);
+                    }
                 }
                 self.wake = true;
                 true
@@ -427,6 +450,36 @@ impl Actor {
                 false
             }
         }
+    }
+
+    /// Records a job that just reached a final state in the statistics.
+    fn account(&mut self, id: JobId) {
+        let Some(j) = self.state.job(id).filter(|j| j.state.is_finished()) else {
+            return;
+        };
+        let end = j.completion.map_or(0, |c| c.time);
+        let fs = crate::views::fs_window(&self.cfg);
+        if Arc::make_mut(&mut self.accounting).record(j, end, &fs) {
+            self.accounting_dirty = true;
+        }
+    }
+
+    /// `mschedctl -f`: starts a new statistics period (`all`, `usage`) or
+    /// clears the fairshare usage (`fairshare`).
+    pub(crate) fn reset_stats(&mut self, what: &str, now: Time) {
+        let a = Arc::make_mut(&mut self.accounting);
+        match what {
+            "fairshare" => a.reset_fairshare(),
+            _ => a.reset(now),
+        }
+        if what != "fairshare" {
+            self.stats.jobs_completed = 0;
+            self.stats.jobs_backfilled = 0;
+            self.stats.jobs_started = 0;
+            self.stats.wait_secs_total = 0.0;
+            self.stats.proc_seconds_used = 0.0;
+        }
+        self.accounting_dirty = true;
     }
 
     /// Adds a note shown by checkjob.
@@ -594,7 +647,12 @@ impl Actor {
 
     fn persist(&mut self) -> anyhow::Result<()> {
         let rsv = !self.rsv_changes.0.is_empty() || !self.rsv_changes.1.is_empty();
-        if self.dirty.is_empty() && self.purged.is_empty() && self.payloads.is_empty() && !rsv {
+        if self.dirty.is_empty()
+            && self.purged.is_empty()
+            && self.payloads.is_empty()
+            && !rsv
+            && !self.accounting_dirty
+        {
             return Ok(());
         }
         let (rsv_upserts, rsv_deletes) = std::mem::take(&mut self.rsv_changes);
@@ -609,6 +667,12 @@ impl Actor {
         if rsv {
             let key = crate::rsvctl::NEXT_RSV_KEY.to_string();
             batch.meta.push((key, self.rsv_next.to_string()));
+        }
+        if std::mem::take(&mut self.accounting_dirty) {
+            batch.meta.push((
+                arches_store::accounting::ACCOUNTING_KEY.to_string(),
+                arches_store::accounting::encode(&self.accounting),
+            ));
         }
         for id in std::mem::take(&mut self.dirty) {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {
@@ -636,6 +700,7 @@ impl Actor {
                 .staging
                 .as_ref()
                 .map(|d| Arc::new(d.snapshot(&self.exec, now))),
+            accounting: Arc::clone(&self.accounting),
         };
         match self.published.write() {
             Ok(mut g) => *g = Arc::new(snap),

@@ -87,6 +87,10 @@ pub fn router(app: AppState) -> Router {
             routes::STATS,
             get(|s: State<AppState>| read(s, views::stats)),
         )
+        .route(
+            routes::FAIRSHARE,
+            get(|s: State<AppState>| read(s, views::fairshare)),
+        )
         .fallback(|| async { error(StatusCode::NOT_FOUND, "ERROR:  unknown request".into()) })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(app)

@@ -77,6 +77,29 @@ pub fn group_name(gid: u32) -> String {
     unsafe { cstr(gr.gr_name) }
 }
 
+/// The gid of a group name (`None`: no group entry).
+pub fn gid_by_name(name: &str) -> Option<u32> {
+    let cname = CString::new(name).ok()?;
+    let mut buf = vec![0u8; 16384];
+    // SAFETY: zeroed group is a valid out-parameter for getgrnam_r.
+    let mut gr: libc::group = unsafe { std::mem::zeroed() };
+    let mut out: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call.
+    let rc = unsafe {
+        libc::getgrnam_r(
+            cname.as_ptr(),
+            &mut gr,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut out,
+        )
+    };
+    if rc != 0 || out.is_null() {
+        return None;
+    }
+    Some(gr.gr_gid)
+}
+
 /// Supplementary groups of a user (its primary group included).
 pub fn groups_of(user: &UserInfo) -> Vec<u32> {
     let Ok(cname) = CString::new(user.name.as_str()) else {

@@ -258,6 +258,28 @@ fn set_mode(path: &Path, mode: u32) -> anyhow::Result<()> {
         .with_context(|| format!("cannot set the mode of {}", path.display()))
 }
 
+type FilterHandle =
+    tracing_subscriber::reload::Handle<tracing_subscriber::EnvFilter, tracing_subscriber::Registry>;
+static LOG_FILTER: std::sync::OnceLock<FilterHandle> = std::sync::OnceLock::new();
+
+/// The tracing level of a Moab `LOGLEVEL` (0–9).
+pub fn log_filter_for(level: u32) -> &'static str {
+    match level {
+        0 => "error",
+        1 | 2 => "warn",
+        3..=5 => "info",
+        6 | 7 => "debug",
+        _ => "trace",
+    }
+}
+
+/// `mschedctl -L LEVEL`: changes the log filter of this process.
+pub(crate) fn set_log_level(level: u32) {
+    if let Some(h) = LOG_FILTER.get() {
+        let _ = h.reload(tracing_subscriber::EnvFilter::new(log_filter_for(level)));
+    }
+}
+
 /// Logs to stderr and to `<home>/log/moab.log` (`RUST_LOG` filters; default
 /// `info`). A second initialisation in the same process is ignored.
 fn init_logging(home: &Path) {
@@ -265,6 +287,8 @@ fn init_logging(home: &Path) {
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let (filter, handle) = tracing_subscriber::reload::Layer::new(filter);
+    let _ = LOG_FILTER.set(handle);
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)

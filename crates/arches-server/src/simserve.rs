@@ -57,6 +57,19 @@ pub fn run(args: &SimulateArgs, prepared: arches_sim::Prepared) -> anyhow::Resul
         .unwrap_or_else(|| arches_api::paths::socket(None));
     let mut sim = prepared.sim;
     let started = sim.now();
+    let fs = prepared
+        .config
+        .as_ref()
+        .map(|c| c.fairshare.clone())
+        .unwrap_or_else(|| arches_config::Config::default().fairshare);
+    sim.enable_accounting(
+        started,
+        arches_core::accounting::FsWindow {
+            interval: fs.interval.max(1),
+            depth: fs.depth.max(1),
+            decay: fs.decay,
+        },
+    );
     sim.run_until(until)
         .with_context(|| format!("replay up to {until} failed"))?;
     let cfg = Arc::new(daemon_config(prepared.config, &sim, &socket));
@@ -218,7 +231,11 @@ impl SimServer {
                     "scheduling will stop immediately at iteration {iteration}"
                 ));
             }
-            SchedulerControl::Resume { .. } | SchedulerControl::ModifyConfig { .. } => {
+            SchedulerControl::Resume { .. }
+            | SchedulerControl::ModifyConfig { .. }
+            | SchedulerControl::Flush { .. }
+            | SchedulerControl::Annotate { .. }
+            | SchedulerControl::LogLevel { .. } => {
                 return Ok(refusal(
                     "a served simulation only steps ('mschedctl -S [N]') or stops ('mschedctl -k')"
                         .to_string(),
@@ -256,7 +273,16 @@ impl SimServer {
             rm_kind: "SIM".to_string(),
             virtual_clock: true,
             staging: None,
+            accounting: Arc::new(self.accounting(state)),
         }
+    }
+
+    /// Statistics of the jobs finished so far (accounting enabled at start).
+    fn accounting(&self, _state: &arches_core::State) -> arches_core::accounting::Accounting {
+        self.sim
+            .accounting()
+            .cloned()
+            .unwrap_or_else(|| arches_core::accounting::Accounting::new(self.started))
     }
 
     /// Statistics of the replay so far (finished jobs plus running ones).

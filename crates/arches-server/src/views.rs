@@ -7,6 +7,10 @@ use arches_api::{
     NodesView, PriorityComponent, PriorityView, QueueView, ReservationInfo, ReservationSpan,
     ReservationsView, SchedulerView, Section, StatsView,
 };
+use arches_api::{CredStats, FairshareCred, FairshareView, StatTotals};
+use arches_core::accounting::{
+    active_usage, job_creds, CredKind, FairshareUsage, FsWindow, Totals, GRID_PROCS, GRID_TIMES,
+};
 use arches_core::policy::Limits;
 use arches_core::{CompletionCode, Job, JobFlag, NodeAdminState, StartKind};
 
@@ -591,9 +595,13 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             }
         }
     }
-    CredentialsView {
-        credentials: map.into_values().collect(),
+    let mut credentials: Vec<CredentialInfo> = map.into_values().collect();
+    for c in &mut credentials {
+        if let Some(k) = CredKind::parse(&c.kind) {
+            c.fs_target = fs_target(&s.cfg, k, &c.name).unwrap_or(0.0);
+        }
     }
+    CredentialsView { credentials }
 }
 
 fn limits(l: &Limits) -> Vec<(String, u64, u64)> {
@@ -608,41 +616,187 @@ fn limits(l: &Limits) -> Vec<(String, u64, u64)> {
     .collect()
 }
 
-/// showstats data.
+/// The fairshare window of the configuration (`FSINTERVAL`, `FSDEPTH`, `FSDECAY`).
+pub fn fs_window(cfg: &crate::config::DaemonConfig) -> FsWindow {
+    let f = &cfg.moab.fairshare;
+    FsWindow {
+        interval: f.interval.max(1),
+        depth: f.depth.max(1),
+        decay: f.decay,
+    }
+}
+
+/// `FSTARGET=` of a credential, in percent.
+pub fn fs_target(cfg: &crate::config::DaemonConfig, kind: CredKind, name: &str) -> Option<f64> {
+    let p = &cfg.policy;
+    let t = match kind {
+        CredKind::User => p.users.get(name).and_then(|c| c.fs_target),
+        CredKind::Group => p.groups.get(name).and_then(|c| c.fs_target),
+        CredKind::Account => p.accounts.get(name).and_then(|c| c.fs_target),
+        CredKind::Class => p.classes.get(name).and_then(|c| c.fs_target),
+        CredKind::Qos => p.qos.get(name).and_then(|c| c.fs_target),
+    };
+    t.map(|t| f64::from(t) / 100.0)
+}
+
+fn stat_totals(t: &Totals) -> StatTotals {
+    StatTotals {
+        jobs: t.jobs,
+        successful: t.successful,
+        ps_requested: t.ps_requested,
+        ps_dedicated: t.ps_dedicated,
+        xf_sum: t.xf_sum,
+        xf_max: t.xf_max,
+        qtime_sum: t.qtime_sum,
+        qtime_max: t.qtime_max,
+        wcacc_sum: t.wcacc_sum,
+        wcacc_jobs: t.wcacc_jobs,
+        bypass_sum: t.bypass_sum,
+        bypass_max: t.bypass_max,
+        backfilled: t.backfilled,
+        ps_backfilled: t.ps_backfilled,
+    }
+}
+
+/// showstats data: the durable accounting of completed jobs plus the
+/// running jobs counted at `now`.
 pub fn stats(s: &Snapshot) -> StatsView {
+    use std::collections::BTreeMap;
     let st = &s.stats;
-    let up_procs: u64 = s
-        .state
-        .nodes()
-        .iter()
-        .filter(|n| n.admin != NodeAdminState::Down)
-        .map(|n| u64::from(n.procs))
-        .sum();
-    let mut acc = (0.0, 0u32);
-    for j in s.state.jobs().filter(|j| j.state.is_finished()) {
-        if let (Some(r), Some(c), Some(w)) = (j.run.as_ref(), j.completion, j.walltime) {
-            if w > 0 {
-                acc.0 += ((c.time - r.start_time).max(0) as f64 / w as f64).min(1.0);
-                acc.1 += 1;
-            }
+    let acc = &s.accounting;
+    let since = acc.since.min(s.now);
+    let c = cluster(s);
+    let mut creds: BTreeMap<(CredKind, String), CredStats> = BTreeMap::new();
+    let entry = |kind: CredKind, name: &str| -> CredStats {
+        CredStats {
+            kind: kind.as_str().to_string(),
+            name: name.to_string(),
+            id: match kind {
+                CredKind::User => crate::ident::user_by_name(name).map(|u| u.uid),
+                CredKind::Group => crate::ident::gid_by_name(name),
+                _ => None,
+            },
+            fs_target: fs_target(&s.cfg, kind, name),
+            ..CredStats::default()
+        }
+    };
+    for ((k, n), t) in &acc.creds {
+        let mut e = entry(*k, n);
+        e.completed = stat_totals(t);
+        creds.insert((*k, n.clone()), e);
+    }
+    let mut active_ded = 0.0;
+    for j in s.state.active() {
+        let Some((procs, ded, left)) = active_usage(j, since, s.now) else {
+            continue;
+        };
+        active_ded += ded;
+        for key in job_creds(j) {
+            let e = creds
+                .entry(key.clone())
+                .or_insert_with(|| entry(key.0, &key.1));
+            e.active_jobs += 1;
+            e.active_procs += procs;
+            e.active_ps_remaining += left;
+            e.active_ps_dedicated += ded;
         }
     }
+    let (mut eligible, mut idle, mut backlog) = (0u32, 0u32, 0.0f64);
+    for j in s.state.queued() {
+        let sec = summary(s, j).section;
+        if sec == Section::Eligible {
+            eligible += 1;
+        }
+        if j.holds.is_empty() {
+            idle += 1;
+        }
+        backlog += f64::from(j.procs()) * j.walltime.unwrap_or(0) as f64;
+    }
+    let total = &acc.total;
     StatsView {
         now: s.now,
-        since: st.started,
-        jobs_completed: st.jobs_completed,
-        jobs_backfilled: st.jobs_backfilled,
-        proc_seconds_used: st.proc_seconds_used,
-        proc_seconds_available: up_procs as f64 * (s.now - st.started).max(0) as f64,
-        wallclock_accuracy: if acc.1 > 0 {
-            acc.0 / f64::from(acc.1)
+        since,
+        started: st.started,
+        iterations: st.iterations,
+        jobs_completed: total.jobs,
+        jobs_backfilled: total.backfilled,
+        proc_seconds_used: total.ps_dedicated + active_ded,
+        proc_seconds_available: f64::from(c.up_procs) * (s.now - since).max(0) as f64,
+        wallclock_accuracy: total.wc_accuracy(),
+        avg_wait_secs: total.avg_qtime(),
+        eligible_jobs: eligible,
+        idle_jobs: idle,
+        active_jobs: s.state.active_count() as u32,
+        preempted_jobs: st.jobs_preempted,
+        up_procs: c.up_procs,
+        active_procs: c.alloc_procs,
+        up_nodes: c.up_nodes,
+        active_nodes: c.active_nodes,
+        backlog_secs: if c.up_procs > 0 {
+            backlog / f64::from(c.up_procs)
         } else {
             0.0
         },
-        avg_wait_secs: if st.jobs_started > 0 {
-            st.wait_secs_total / st.jobs_started as f64
-        } else {
-            0.0
-        },
+        completed: stat_totals(total),
+        credentials: creds.into_values().collect(),
+        grid_procs: GRID_PROCS.to_vec(),
+        grid_times: GRID_TIMES.to_vec(),
+        grid: acc.grid.iter().map(stat_totals).collect(),
+    }
+}
+
+/// mdiag -f data: fairshare usage per interval, running jobs included.
+pub fn fairshare(s: &Snapshot) -> FairshareView {
+    let f = &s.cfg.moab.fairshare;
+    let w = fs_window(&s.cfg);
+    let usage = s.accounting.fairshare(s.state.active(), &w, s.now);
+    let mut credentials: Vec<FairshareCred> = usage
+        .creds
+        .iter()
+        .map(|((k, n), u)| FairshareCred {
+            kind: k.as_str().to_string(),
+            name: n.clone(),
+            target: fs_target(&s.cfg, *k, n),
+            percent: FairshareUsage::decayed_percent(u, &usage.total, w.decay),
+            intervals: u
+                .iter()
+                .zip(&usage.total)
+                .map(|(a, t)| (*t > 0.0 && *a > 0.0).then(|| a * 100.0 / t))
+                .collect(),
+        })
+        .collect();
+    // Credentials with a target but no usage are shown too.
+    let p = &s.cfg.policy;
+    let targets = p
+        .users
+        .iter()
+        .map(|(n, c)| (CredKind::User, n, c.fs_target))
+        .chain(p.groups.iter().map(|(n, c)| (CredKind::Group, n, c.fs_target)))
+        .chain(p.accounts.iter().map(|(n, c)| (CredKind::Account, n, c.fs_target)))
+        .chain(p.qos.iter().map(|(n, c)| (CredKind::Qos, n, c.fs_target)))
+        .chain(p.classes.iter().map(|(n, c)| (CredKind::Class, n, c.fs_target)));
+    for (k, n, t) in targets {
+        let Some(t) = t else { continue };
+        if !credentials
+            .iter()
+            .any(|c| c.kind == k.as_str() && &c.name == n)
+        {
+            credentials.push(FairshareCred {
+                kind: k.as_str().to_string(),
+                name: n.clone(),
+                target: Some(f64::from(t) / 100.0),
+                percent: 0.0,
+                intervals: vec![None; w.depth as usize],
+            });
+        }
+    }
+    FairshareView {
+        now: s.now,
+        policy: f.policy.map(|p| p.to_string()),
+        depth: w.depth,
+        interval: w.interval,
+        decay: w.decay,
+        total: usage.total.iter().map(|t| t / 3600.0).collect(),
+        credentials,
     }
 }

@@ -87,6 +87,12 @@ pub struct Simulation {
     max_node_procs: u32,
     /// Jobs other jobs depend on: kept in the state after they finish.
     keep: BTreeSet<JobId>,
+    /// Usage accounting of finished jobs (showstats of a served
+    /// simulation), when enabled with [`Simulation::enable_accounting`].
+    accounting: Option<(
+        arches_core::accounting::Accounting,
+        arches_core::accounting::FsWindow,
+    )>,
     pub(crate) meta: std::collections::BTreeMap<JobId, Meta>,
     last_plan: Option<Plan>,
     records: Vec<JobRecord>,
@@ -134,6 +140,7 @@ impl Simulation {
             total_procs,
             max_node_procs,
             keep,
+            accounting: None,
             meta: std::collections::BTreeMap::new(),
             last_plan: None,
             records: Vec::new(),
@@ -495,6 +502,9 @@ impl Simulation {
             )
             .map_err(core)?;
         self.rm.forget(job);
+        if let (Some((acc, fs)), Some(j)) = (self.accounting.as_mut(), self.state.job(job)) {
+            acc.record(j, at, fs);
+        }
         if let Some(m) = self.meta.remove(&job) {
             let (start, kind) = m.start.unwrap_or((at, StartKind::Priority));
             self.records.push(JobRecord {
@@ -518,6 +528,17 @@ impl Simulation {
 }
 
 impl Simulation {
+    /// Keeps showstats-style accounting of every job that finishes from now
+    /// on (a period starting at `since`).
+    pub fn enable_accounting(&mut self, since: Time, fs: arches_core::accounting::FsWindow) {
+        self.accounting = Some((arches_core::accounting::Accounting::new(since), fs));
+    }
+
+    /// The accounting enabled with [`Simulation::enable_accounting`].
+    pub fn accounting(&self) -> Option<&arches_core::accounting::Accounting> {
+        self.accounting.as_ref().map(|a| &a.0)
+    }
+
     /// Extends the expired predictions of running jobs (EASY++ correction)
     /// so that planning never assumes a running job has already ended.
     fn correct_predictions(&mut self) -> Result<(), SimError> {

@@ -12,6 +12,7 @@
 //! Core types are not `Serialize`: [`record`] converts them to and from the
 //! stored form in one place.
 
+pub mod accounting;
 mod payload;
 pub mod record;
 mod starts;

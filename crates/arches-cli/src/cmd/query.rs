@@ -4,7 +4,7 @@ use arches_api::{BackfillQuery, JobsRequest, QueueQuery, StartQuery};
 use clap::{ArgAction, ArgGroup, Parser};
 
 use crate::common::{no_xml, print, print_json, Connection, Format, Output};
-use crate::render::{checkjob, checknode, mdiag, showbf, showq};
+use crate::render::{checkjob, checknode, showbf, showq};
 use crate::{EXIT_ERROR, EXIT_OK};
 
 /// Display the job queue: active, eligible and blocked jobs.
@@ -353,12 +353,40 @@ pub fn showstart(a: Showstart) -> Result<u8, String> {
 #[derive(Debug, Parser)]
 #[command(
     name = "showstats",
-    about = "Show scheduler statistics since the daemon started",
-    long_about = "Show how long the scheduler has been active, completed and backfilled job counts, \
-average queue time, dedicated versus available processor hours and wall-clock accuracy."
+    about = "Show scheduler, credential and matrix statistics",
+    long_about = "Show accounting statistics of the current statistics period (since the daemon \
+first started, or since the last 'mschedctl -f'; kept across restarts): -s (the default) the \
+scheduler summary — jobs, queue time, expansion factor, dedicated versus available processor hours, \
+backfill share, utilization and wall-clock accuracy (run time / wall-clock limit, capped at 100%); \
+-u, -g, -a, -c, -q one row per user, group, account, class or QoS with running and completed work; \
+-f TYPE the processors × wall-clock matrix of one statistic. Running jobs count up to now.",
+    group(ArgGroup::new("view").args(["summary", "users", "groups", "accounts", "classes", "qos", "matrix"]))
 )]
 pub struct Showstats {
-    /// Verbose (accepted; all statistics are always shown).
+    /// General scheduler statistics (the default).
+    #[arg(short = 's')]
+    pub summary: bool,
+    /// Per-user statistics (optionally one user).
+    #[arg(short = 'u', value_name = "USER", num_args = 0..=1, default_missing_value = "")]
+    pub users: Option<String>,
+    /// Per-group statistics (optionally one group).
+    #[arg(short = 'g', value_name = "GROUP", num_args = 0..=1, default_missing_value = "")]
+    pub groups: Option<String>,
+    /// Per-account statistics (optionally one account).
+    #[arg(short = 'a', value_name = "ACCOUNT", num_args = 0..=1, default_missing_value = "")]
+    pub accounts: Option<String>,
+    /// Per-class statistics (optionally one class).
+    #[arg(short = 'c', value_name = "CLASS", num_args = 0..=1, default_missing_value = "")]
+    pub classes: Option<String>,
+    /// Per-QoS statistics (optionally one QoS).
+    #[arg(short = 'q', value_name = "QOS", num_args = 0..=1, default_missing_value = "")]
+    pub qos: Option<String>,
+    /// Matrix of one statistic by processors and requested wall time:
+    /// AVGXFACTOR (default), MAXXFACTOR, AVGQTIME, AVGBYPASS, MAXBYPASS,
+    /// JOBCOUNT, PHREQUEST, PHRUN, BFCOUNT, BFPHRUN, WCACCURACY.
+    #[arg(short = 'f', value_name = "STATISTICTYPE", num_args = 0..=1, default_missing_value = "AVGXFACTOR")]
+    pub matrix: Option<String>,
+    /// Verbose (adds the scheduler's current time).
     #[arg(short = 'v')]
     pub verbose: bool,
     #[command(flatten)]
@@ -369,12 +397,38 @@ pub struct Showstats {
 
 /// Runs showstats.
 pub fn showstats(a: Showstats) -> Result<u8, String> {
+    use crate::render::stats;
     let client = a.conn.client().map_err(|e| e.to_string())?;
-    let s = client.stats().map_err(|e| e.to_string())?;
+    let mut s = client.stats().map_err(|e| e.to_string())?;
+    let some = |o: &Option<String>| o.clone().filter(|x| !x.is_empty());
+    let cred = [
+        ("user", &a.users),
+        ("group", &a.groups),
+        ("account", &a.accounts),
+        ("class", &a.classes),
+        ("qos", &a.qos),
+    ]
+    .into_iter()
+    .find(|(_, o)| o.is_some())
+    .map(|(k, o)| (k, some(o)));
     match a.output.format() {
-        Format::Text => print(&mdiag::render_stats(&s)),
-        Format::Xml => print(&format!("{}\n", mdiag::render_stats_xml(&s))),
-        Format::Json => print_json(&s)?,
+        Format::Text => {
+            if let Some(kind) = &a.matrix {
+                print(&stats::render_matrix(&s, kind)?);
+            } else if let Some((kind, name)) = &cred {
+                print(&stats::render_creds(&s, kind, name.as_deref()));
+            } else {
+                print(&stats::render_summary(&s, a.verbose));
+            }
+        }
+        Format::Xml => print(&format!("{}\n", stats::render_xml(&s))),
+        Format::Json => {
+            if let Some((kind, name)) = &cred {
+                s.credentials
+                    .retain(|c| c.kind == *kind && name.as_ref().is_none_or(|n| *n == c.name));
+            }
+            print_json(&s)?
+        }
     }
     Ok(EXIT_OK)
 }

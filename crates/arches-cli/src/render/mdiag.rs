@@ -1,12 +1,11 @@
 //! Job-centred mdiag reports: `-S` scheduler, `-p` priority (§8.6), `-b`
-//! blocked jobs (§8.5), `-j` jobs (§8.4), the running configuration, plus
-//! showstats. Cluster-wide reports are in [`super::cluster`].
+//! blocked jobs (§8.5), `-j` jobs (§8.4) and the running configuration. Cluster-wide reports are in [`super::cluster`].
 
 use arches_api::{
-    ConfigView, JobsView, PriorityView, QueueView, SchedulerView, Section, StatsView,
+    ConfigView, FairshareCred, FairshareView, JobsView, PriorityView, QueueView, SchedulerView,
+    Section,
 };
 
-use super::xml::Element;
 use crate::fmt::{date, duration, limit};
 
 /// `mdiag -S`.
@@ -132,7 +131,14 @@ pub fn render_priority(p: &PriorityView) -> String {
 
 /// `mdiag -b`: why blocked jobs are blocked.
 pub fn render_blocked(q: &QueueView) -> String {
-    let mut o = String::from("Diagnosing blocked jobs (policylevel SOFT  partition ALL)\n\n");
+    render_blocked_at(q, "SOFT")
+}
+
+/// `mdiag -b -l LEVEL`: the header names the policy level asked for; the
+/// reasons are the scheduler's own (Arches applies soft and hard limits in
+/// one pass, docs/formats.md).
+pub fn render_blocked_at(q: &QueueView, level: &str) -> String {
+    let mut o = format!("Diagnosing blocked jobs (policylevel {level}  partition ALL)\n\n");
     let blocked: Vec<_> = q
         .jobs
         .iter()
@@ -276,63 +282,144 @@ pub fn render_config(c: &ConfigView) -> String {
     o
 }
 
-/// showstats (text).
-pub fn render_stats(s: &StatsView) -> String {
-    let hours = |secs: f64| secs / 3600.0;
-    let mut o = format!(
-        "moab active for {:>11}  stats initialized on {}\n\n",
-        duration(s.now - s.since),
-        date(s.since)
-    );
-    o.push_str(&format!(
-        "Successful/Completed Jobs:    {:>10}\n",
-        s.jobs_completed
-    ));
-    o.push_str(&format!(
-        "Backfilled Jobs:              {:>10}\n",
-        s.jobs_backfilled
-    ));
-    o.push_str(&format!(
-        "Avg QTime (Hours):            {:>10.2}\n\n",
-        hours(s.avg_wait_secs)
-    ));
-    let util = if s.proc_seconds_available > 0.0 {
-        s.proc_seconds_used * 100.0 / s.proc_seconds_available
-    } else {
-        0.0
-    };
-    o.push_str(&format!(
-        "Dedicated/Total ProcHours:    {:.2}/{:.2} ({:.3}%)\n\n",
-        hours(s.proc_seconds_used),
-        hours(s.proc_seconds_available),
-        util
-    ));
-    o.push_str(&format!(
-        "Avg WallClock Accuracy:       {:>9.3}%\n",
-        s.wallclock_accuracy * 100.0
-    ));
+/// `mdiag -T` header (Arches has no triggers, so the table stays empty).
+pub const TRIGGER_HEADER: &str = "TrigID    Event  MFire   Offset Thresh  AType           ActionDate       State  Launchtime\n------ -------- ------ -------- ------ ------ -------------------- ----------- -----------\n";
+
+/// `mdiag -G`: Arches manages no node power; every node is On.
+pub fn render_green(v: &arches_api::NodesView) -> String {
+    let mut o = String::from("NOTE:  power management is not enabled (Arches does not manage node power)\n");
+    for n in &v.nodes {
+        o.push_str(&format!(
+            "  node {} is in state {}, power state On\n",
+            n.name, n.state
+        ));
+    }
     o
 }
 
-/// showstats --xml: `<Data><stats .../></Data>` with Moab's attribute names.
-pub fn render_stats_xml(s: &StatsView) -> String {
-    Element::new("Data")
-        .child(
-            Element::new("stats")
-                .attr("AQT", format!("{:.2}", s.avg_wait_secs))
-                .attr("Duration", s.now - s.since)
-                .attr("GCEJobs", s.jobs_completed)
-                .attr(
-                    "GPHAvl",
-                    format!("{:.2}", s.proc_seconds_available / 3600.0),
-                )
-                .attr("GPHDed", format!("{:.2}", s.proc_seconds_used / 3600.0))
-                .attr("JBackfill", s.jobs_backfilled)
-                .attr("StartTime", s.since)
-                .attr("WCAcc", format!("{:.2}", s.wallclock_accuracy))
-                .attr("time", s.now),
-        )
-        .render()
+/// `mdiag -L`: every configured credential limit with the usage now.
+pub fn render_limits(v: &arches_api::CredentialsView) -> String {
+    let mut o = String::from("evaluating limits\n\n");
+    o.push_str(&format!(
+        "{:<8} {:<16} {:<8} {:>8} {:>8} {:>8}\n\n",
+        "Type", "Name", "Limit", "InUse", "Soft", "Hard"
+    ));
+    let mut any = false;
+    for c in &v.credentials {
+        for (name, soft, hard) in &c.limits {
+            let used = match name.as_str() {
+                "MAXJOB" => c.active_jobs.to_string(),
+                "MAXPROC" => c.active_procs.to_string(),
+                _ => "-".to_string(),
+            };
+            o.push_str(&format!(
+                "{:<8} {:<16} {:<8} {:>8} {:>8} {:>8}\n",
+                c.kind, c.name, name, used, soft, hard
+            ));
+            any = true;
+        }
+    }
+    if !any {
+        o.push_str("no limits configured\n");
+    }
+    o
+}
+
+/// `mdiag -x`: the scheduler's messages and every job warning of mdiag -j.
+pub fn render_overall(s: &SchedulerView, v: &JobsView) -> String {
+    let mut o = String::new();
+    for m in &s.messages {
+        o.push_str(&format!("WARNING:  {m}\n"));
+    }
+    for l in render_jobs(v, false).lines().filter(|l| l.contains("WARNING")) {
+        o.push_str(l.trim_start());
+        o.push('\n');
+    }
+    if o.is_empty() {
+        o.push_str("no system problems detected\n");
+    }
+    o
+}
+
+/// Whether a credential's usage is far enough from its fairshare target to
+/// be flagged with `*` (more than 5 percentage points either way — the rule
+/// every row of golden mdiag-f-1 follows).
+pub fn fs_violates(percent: f64, target: Option<f64>) -> bool {
+    target.is_some_and(|t| (percent - t).abs() > 5.0)
+}
+
+/// `mdiag -f`: fairshare usage per credential and interval (Moab's
+/// `FairShare Information` report, golden mdiag-f-1).
+pub fn render_fairshare(f: &FairshareView) -> String {
+    let mut o = String::from("FairShare Information\n\n");
+    o.push_str(&format!(
+        "Depth: {} intervals   Interval Length: {}   Decay Rate: {:.2}\n\n",
+        f.depth,
+        duration(f.interval),
+        f.decay
+    ));
+    o.push_str(&format!(
+        "FS Policy: {}\n",
+        f.policy.as_deref().unwrap_or("[NONE]")
+    ));
+    o.push_str("System FS Settings:  Target Usage: 0.00    Flags: 0\n\n");
+    let depth = f.depth as usize;
+    o.push_str(&format!("{:<15}   %     Target", "FSInterval"));
+    for i in 0..depth {
+        o.push_str(&format!("{i:>8}"));
+    }
+    o.push('\n');
+    o.push_str(&format!("{:<15}{:>7} -------", "FSWeight", "-------"));
+    let mut w = 1.0f64;
+    for _ in 0..depth {
+        o.push_str(&format!("{w:>8.4}"));
+        w *= f.decay;
+    }
+    o.push('\n');
+    o.push_str(&format!("{:<15}{:>7.2} -------", "TotalUsage", 100.0));
+    for i in 0..depth {
+        o.push_str(&format!("{:>8.1}", f.total.get(i).copied().unwrap_or(0.0)));
+    }
+    o.push('\n');
+    for (kind, title) in [
+        ("user", "USER"),
+        ("group", "GROUP"),
+        ("account", "ACCT"),
+        ("qos", "QOS"),
+        ("class", "CLASS"),
+    ] {
+        let mut rows: Vec<&FairshareCred> =
+            f.credentials.iter().filter(|c| c.kind == kind).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        rows.sort_by(|a, b| a.name.cmp(&b.name));
+        o.push_str(&format!("\n{title}\n-------------\n"));
+        for c in rows {
+            let star = if fs_violates(c.percent, c.target) {
+                "*"
+            } else {
+                ""
+            };
+            let target = match c.target {
+                Some(t) => format!("{t:>6.2} "),
+                None => "-------".to_string(),
+            };
+            o.push_str(&format!(
+                "{:<15}{:>7.2} {target}",
+                format!("{}{star}", c.name),
+                c.percent
+            ));
+            for i in 0..depth {
+                match c.intervals.get(i).copied().flatten() {
+                    Some(v) => o.push_str(&format!("{v:>8.2}")),
+                    None => o.push_str(" -------"),
+                }
+            }
+            o.push('\n');
+        }
+    }
+    o
 }
 
 #[cfg(test)]

@@ -8,4 +8,5 @@ pub mod mdiag;
 pub mod showbf;
 pub mod showq;
 pub mod staging;
+pub mod stats;
 pub mod xml;

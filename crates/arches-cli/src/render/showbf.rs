@@ -183,3 +183,64 @@ pub fn render_reserved_nodes(view: &ReservationsView) -> String {
     ));
     o
 }
+
+/// Processors of each node not dedicated to a job nor reserved now.
+fn free_rows(n: &arches_api::NodesView, v: &ReservationsView) -> Vec<(String, u32, u32, u64)> {
+    n.nodes
+        .iter()
+        .map(|node| {
+            let reserved: u32 = v
+                .reservations
+                .iter()
+                .filter(|r| r.kind != "Job" && r.start <= v.now && r.end.is_none_or(|e| e > v.now))
+                .flat_map(|r| r.nodes.iter().filter(|s| s.node == node.name))
+                .map(|s| s.tasks)
+                .sum();
+            let free = node.procs.saturating_sub(node.procs_used).saturating_sub(reserved);
+            (
+                node.name.clone(),
+                free,
+                node.procs,
+                node.mem_mb.saturating_sub(node.mem_used_mb),
+            )
+        })
+        .collect()
+}
+
+/// `showres -f`: free (unreserved, undedicated) resources per node now.
+pub fn render_free(n: &arches_api::NodesView, v: &ReservationsView) -> String {
+    let mut o = format!("free resources on {}\n\n", date(v.now));
+    o.push_str(&format!(
+        "{:<16} {:>9} {:>9} {:>10}\n\n",
+        "NodeName", "FreeProcs", "Procs", "FreeMem"
+    ));
+    let rows = free_rows(n, v);
+    let mut total = 0;
+    for (name, free, procs, mem) in &rows {
+        total += free;
+        o.push_str(&format!("{name:<16} {free:>9} {procs:>9} {mem:>9}M\n"));
+    }
+    o.push_str(&format!(
+        "\n{total} proc{} free on {} node{}\n",
+        if total == 1 { "" } else { "s" },
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" }
+    ));
+    o
+}
+
+/// `showres -f --xml`: `<Data><node NODEID= FREEPROCS= RCPROC= FREEMEM=></node>...</Data>`.
+pub fn render_free_xml(n: &arches_api::NodesView, v: &ReservationsView) -> String {
+    let mut d = super::xml::Element::new("Data");
+    for (name, free, procs, mem) in free_rows(n, v) {
+        d.push(
+            super::xml::Element::new("node")
+                .attr("NODEID", name)
+                .attr("FREEPROCS", free)
+                .attr("RCPROC", procs)
+                .attr("FREEMEM", mem)
+                .explicit_close(),
+        );
+    }
+    d.render()
+}

@@ -42,6 +42,19 @@ fn qos_list(v: &Value) -> Result<Vec<String>, String> {
         .collect())
 }
 
+/// `FSTARGET=N[+|-|^]` in hundredths of a percent (the target kind marker
+/// is accepted; mdiag -f shows the number).
+fn fs_target(v: &Value) -> Result<u32, String> {
+    let t = v.text()?.trim();
+    let n = t.trim_end_matches(['+', '-', '^', '%']);
+    match n.parse::<f64>() {
+        Ok(x) if (0.0..=100.0).contains(&x) => Ok((x * 100.0).round() as u32),
+        _ => Err(format!(
+            "invalid fairshare target '{t}' (expected a percentage 0-100, optionally followed by +, - or ^)"
+        )),
+    }
+}
+
 fn job_flags(v: &Value) -> Result<Vec<JobFlag>, String> {
     v.choices()?.iter().map(|f| f.parse()).collect()
 }
@@ -73,6 +86,9 @@ macro_rules! cred_attrs {
                 "Active nodes, SOFT[,HARD].", |c, s, v| set_limit(&mut $get(c, s).limits, s, v)) },
             attr("MAXWC", ValueType::DurationLimit, None, "Outstanding wall-clock time of active jobs, SOFT[,HARD].",
                 |c, s, v| set_limit(&mut $get(c, s).limits, s, v)),
+            attr("FSTARGET", ValueType::Text, None,
+                "Fairshare target in percent (`N`, or `N+`/`N-`/`N^` target kinds, shown by mdiag -f and showstats).",
+                |c, s, v| { $get(c, s).fs_target = Some(fs_target(v)?); Ok(()) }),
             $($extra),*
         ]
     };
