@@ -388,12 +388,11 @@ pub fn render_fairshare(f: &FairshareView) -> String {
         ("qos", "QOS"),
         ("class", "CLASS"),
     ] {
-        let mut rows: Vec<&FairshareCred> =
-            f.credentials.iter().filter(|c| c.kind == kind).collect();
+        // In the daemon's order (by name; configured targets last).
+        let rows: Vec<&FairshareCred> = f.credentials.iter().filter(|c| c.kind == kind).collect();
         if rows.is_empty() {
             continue;
         }
-        rows.sort_by(|a, b| a.name.cmp(&b.name));
         o.push_str(&format!("\n{title}\n-------------\n"));
         for c in rows {
             let star = if fs_violates(c.percent, c.target) {
