@@ -70,6 +70,10 @@ pub struct ApiError {
 pub struct SubmitRequest {
     /// The script text, copied at submit time.
     pub script: String,
+    /// Absolute path of the script file msub read (`None`: standard input);
+    /// checkjob's `Executable:` and the XML `CmdFile`.
+    #[serde(default)]
+    pub script_path: Option<String>,
     /// Job name (`-N`); default: script file name or `STDIN`.
     pub name: Option<String>,
     /// `-l` resource lists, each as written (`nodes=2:ppn=4,walltime=1:00:00`).
@@ -254,6 +258,11 @@ pub struct JobDetail {
     pub tasks_per_node: Option<u32>,
     pub mem_per_task_mb: u64,
     pub features: Vec<String>,
+    /// Requested operating system and architecture (`-l os=`, `-l arch=`).
+    #[serde(default)]
+    pub opsys: Option<String>,
+    #[serde(default)]
+    pub arch: Option<String>,
     pub flags: Vec<String>,
     pub depend: Vec<String>,
     pub start_after: Option<i64>,
@@ -266,6 +275,8 @@ pub struct JobDetail {
     pub priority_components: Vec<PriorityComponent>,
     pub iwd: String,
     pub submit_dir: String,
+    /// The script file as submitted (its absolute path), or the spool copy
+    /// the job runs for standard-input submissions.
     pub executable: String,
     pub shell: Option<String>,
     pub output_file: String,

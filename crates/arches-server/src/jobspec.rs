@@ -126,11 +126,11 @@ pub fn parse(
     let stage_in = crate::staging::parse_specs("STAGEIN", &res.stagein, &workdir)?;
     let stage_out = crate::staging::parse_specs("STAGEOUT", &res.stageout, &user.home)?;
     let exec = ExecRecord {
-        executable: Payload {
-            script: req.script.clone(),
-            env: Vec::new(),
-        }
-        .executable(),
+        // The script file's path; empty for standard input (the views then
+        // show the spool copy the job runs).
+        executable: req.script_path.clone().unwrap_or_default(),
+        opsys: res.opsys.clone(),
+        arch: res.arch.clone(),
         shell: req.shell.clone().filter(|s| !s.is_empty()),
         workdir,
         join: req.join,

@@ -179,14 +179,24 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
     } else {
         Vec::new()
     };
-    let reservation = pinned
-        .iter()
-        .find(|r| r.job == j.id)
-        .map(|r| ReservationSpan {
-            start: r.start,
-            end: r.end,
+    // An active job's reservation is its allocation, from its start to its
+    // expected end (what showres and mdiag -r list); a queued job's is the
+    // plan's priority reservation pinned to nodes.
+    let reservation = match j.run.as_ref().filter(|_| j.state.is_active()) {
+        Some(r) => Some(ReservationSpan {
+            start: r.start_time,
+            end: j.expected_end(),
             nodes: shares(s, &r.alloc),
-        });
+        }),
+        None => pinned
+            .iter()
+            .find(|r| r.job == j.id)
+            .map(|r| ReservationSpan {
+                start: r.start,
+                end: r.end,
+                nodes: shares(s, &r.alloc),
+            }),
+    };
     JobDetail {
         summary: summary(s, j),
         holds: j.holds.iter().map(|h| h.as_str().to_string()).collect(),
@@ -194,6 +204,8 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
         tasks_per_node: j.req.tasks_per_node,
         mem_per_task_mb: j.req.mem_per_task_mb,
         features: j.req.features.clone(),
+        opsys: rec.and_then(|r| r.opsys.clone()),
+        arch: rec.and_then(|r| r.arch.clone()),
         flags: j.flags.iter().map(|f| f.as_str().to_string()).collect(),
         depend: j
             .depend
@@ -216,7 +228,18 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
             .unwrap_or_default(),
         iwd: rec.map(|r| r.workdir.clone()).unwrap_or_default(),
         submit_dir: rec.map(|r| r.submit_dir.clone()).unwrap_or_default(),
-        executable: rec.map(|r| r.executable.clone()).unwrap_or_default(),
+        executable: rec
+            .map(|r| r.executable.clone())
+            .filter(|e| !e.is_empty())
+            .unwrap_or_else(|| {
+                s.cfg
+                    .home
+                    .join(crate::rm::SPOOL_DIR)
+                    .join(j.id.to_string())
+                    .join("script")
+                    .display()
+                    .to_string()
+            }),
         shell: rec.and_then(|r| r.shell.clone()),
         output_file: rec.map(|r| r.stdout.clone()).unwrap_or_default(),
         error_file: rec.map(|r| r.stderr.clone()).unwrap_or_default(),

@@ -47,9 +47,15 @@ impl Payload {
 /// by scheduling decisions). The script and environment are a [`Payload`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ExecRecord {
-    /// The script's first non-empty line (checkjob's executable).
+    /// The script file's absolute path (checkjob's executable); empty for
+    /// standard-input submissions (older records: the script's first line).
     #[serde(default)]
     pub executable: String,
+    /// Requested operating system and architecture (`-l os=`, `-l arch=`).
+    #[serde(default)]
+    pub opsys: Option<String>,
+    #[serde(default)]
+    pub arch: Option<String>,
     pub shell: Option<String>,
     pub workdir: String,
     pub stdout: String,

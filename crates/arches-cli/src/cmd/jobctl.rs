@@ -12,9 +12,16 @@ use crate::EXIT_OK;
 /// Sends one action and prints the answer.
 fn act(conn: &Connection, jobs: Vec<String>, action: JobAction) -> Result<u8, String> {
     let client = conn.client().map_err(|e| e.to_string())?;
-    let r = client
+    let cancel = action == JobAction::Cancel;
+    let mut r = client
         .job_action(&JobActionRequest { jobs, action })
         .map_err(|e| e.to_string())?;
+    if cancel && !r.stdout.is_empty() {
+        // Moab's canceljob / mjobctl -c surround the confirmations with
+        // empty lines: "\njob '4761849' cancelled\n\n" (golden mjobctl-c-1).
+        r.stdout.insert(0, String::new());
+        r.stdout.push(String::new());
+    }
     Ok(print_action(&r))
 }
 

@@ -280,6 +280,13 @@ pub fn build_request(
     }
     Ok(SubmitRequest {
         script,
+        script_path: a.script.as_ref().map(|p| {
+            if p.is_absolute() {
+                p.display().to_string()
+            } else {
+                cwd.join(p).display().to_string()
+            }
+        }),
         name: Some(name.unwrap_or_else(|| "STDIN".to_string())),
         resources: a.resources.clone(),
         extensions,

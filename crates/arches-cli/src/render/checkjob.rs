@@ -108,10 +108,16 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
         d.tasks,
         s.partition.as_deref().unwrap_or("ALL")
     ));
-    if !d.features.is_empty() {
+    if !d.features.is_empty() || d.opsys.is_some() || d.arch.is_some() {
         o.push_str(&format!(
-            "Opsys: ---  Arch: ---  Features: {}\n",
-            d.features.join(",")
+            "Opsys: {}  Arch: {}  Features: {}\n",
+            d.opsys.as_deref().unwrap_or("---"),
+            d.arch.as_deref().unwrap_or("---"),
+            if d.features.is_empty() {
+                "---".to_string()
+            } else {
+                d.features.join(",")
+            }
         ));
     }
     let procs_per_task = s.procs.checked_div(d.tasks).unwrap_or(1);
@@ -304,6 +310,7 @@ pub fn job_element(d: &JobDetail, now: i64, verbose: bool) -> Element {
         .attr_opt("BlockReason", s.block_reason.as_ref())
         .attr("Bypass", d.bypass_count)
         .attr_opt("Class", s.class.as_ref())
+        .attr_opt("CmdFile", (!d.executable.is_empty()).then_some(&d.executable))
         .attr("DRMJID", s.id)
         .attr("EEDuration", s.eligible_secs)
         .attr("EFile", &d.error_file)
@@ -354,6 +361,8 @@ pub fn job_element(d: &JobDetail, now: i64, verbose: bool) -> Element {
     let procs_per_task = s.procs.checked_div(d.tasks).unwrap_or(1);
     let mut req = Element::new("req")
         .attr("NCReqMin", s.nodes.unwrap_or(1))
+        .attr_opt("ReqArch", d.arch.as_ref())
+        .attr_opt("ReqOpsys", d.opsys.as_ref())
         .attr("ReqNodeMem", ">=0")
         .attr("ReqNodeProc", ">=0")
         .attr("ReqNodeSwap", ">=0")

@@ -226,8 +226,8 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
                 s.group,
                 s.account.as_deref().unwrap_or("-"),
                 duration((s.start_time.unwrap_or(v.now) - s.submit_time).max(0)),
-                "-",
-                "-",
+                d.opsys.as_deref().unwrap_or("-"),
+                d.arch.as_deref().unwrap_or("-"),
                 mem,
                 "-",
                 "-",
@@ -242,7 +242,7 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
                 s.procs,
                 limit(s.walltime),
                 s.user,
-                "-",
+                d.opsys.as_deref().unwrap_or("-"),
                 s.class.as_deref().unwrap_or("-"),
                 features
             ));
