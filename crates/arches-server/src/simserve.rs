@@ -122,6 +122,7 @@ pub fn synthetic_record(job: &Job, host: &str) -> ExecRecord {
         submit_dir: "/".to_string(),
         submit_host: host.to_string(),
         submit_args: format!("(simulated job {})", job.id),
+        executable: "(simulated)".to_string(),
         ..ExecRecord::default()
     }
 }

@@ -138,11 +138,13 @@ pub fn render_summary(s: &StatsView, verbose: bool) -> String {
         "Avg WallClock Accuracy:",
         avg(t.wcacc_sum, t.wcacc_jobs) * 100.0
     ));
+    // Moab's line is "Est/Avg Backlog: EST/AVG"; Arches keeps no history of
+    // the backlog, so only the estimate is printed (docs/formats.md).
+    let b = s.backlog_secs.max(0.0) as i64;
     o.push_str(&format!(
-        "{:<30}{:>10}/{}\n",
-        "Est/Avg Backlog:",
-        duration(s.backlog_secs as i64),
-        duration(s.backlog_secs as i64)
+        "{:<30}{:>10}\n",
+        "Est Backlog:",
+        format!("{:02}:{:02}:{:02}", b / 3600, b / 60 % 60, b % 60)
     ));
     o
 }
@@ -389,28 +391,23 @@ pub fn render_matrix(s: &StatsView, kind: &str) -> Result<String, String> {
         "WCACCURACY" => "WC Accuracy",
         _ => "",
     };
+    // The sample's summary values end at column 33, the sample count at 31.
+    let line = |label: &str, value: String, end: usize| {
+        let pad = end.saturating_sub(label.len() + value.len()).max(1);
+        format!("{label}{}{value}\n", " ".repeat(pad))
+    };
     if label.is_empty() {
         let total = cell(all, &kind).map_or(0.0, |c| c.0);
-        o.push_str(&format!("{:<22}{:>11}\n", "Total:", compact(total)));
+        o.push_str(&line("Total:", compact(total), 33));
     } else {
         let job = cell(all, &kind).map_or(0.0, |c| c.0);
-        o.push_str(&format!(
-            "{:<22}{:>11.4}\n",
-            format!("Job Weighted {label}:"),
-            job
-        ));
-        o.push_str(&format!(
-            "{:<22}{:>11.4}\n",
-            format!("Node Weighted {label}:"),
-            if pn > 0.0 { pw / pn } else { 0.0 }
-        ));
-        o.push_str(&format!(
-            "{:<22}{:>11.4}\n",
-            format!("NS Weighted {label}:"),
-            if sn > 0.0 { sw / sn } else { 0.0 }
-        ));
+        let node = if pn > 0.0 { pw / pn } else { 0.0 };
+        let ns = if sn > 0.0 { sw / sn } else { 0.0 };
+        o.push_str(&line(&format!("Job Weighted {label}:"), format!("{job:.4}"), 33));
+        o.push_str(&line(&format!("Node Weighted {label}:"), format!("{node:.4}"), 33));
+        o.push_str(&line(&format!("NS Weighted {label}:"), format!("{ns:.4}"), 33));
     }
-    o.push_str(&format!("{:<22}{:>9}\n", "Total Samples:", all.jobs));
+    o.push_str(&line("Total Samples:", all.jobs.to_string(), 31));
     Ok(o)
 }
 
