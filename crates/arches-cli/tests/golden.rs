@@ -1088,7 +1088,10 @@ fn every_xml_output_parses_with_honest_counts() {
         unknown: vec![],
     };
     check_xml("checkjob", &checkjob::render_xml(&jv, true));
-    check_xml("stats", &arches_cli::render::stats::render_xml(&StatsView::default()));
+    check_xml(
+        "stats",
+        &arches_cli::render::stats::render_xml(&StatsView::default()),
+    );
     check_xml(
         "msub",
         &arches_cli::cmd::msub::render_submitted(7, true, false),

@@ -120,7 +120,10 @@ fn mdiag_n_whole_output_from_moab_doc() {
             "-----", "---", pa, pc, mc, mc, "-----"
         )
     );
-    let active = nodes.iter().filter(|n| n.state == "Busy" || n.state == "Running").count();
+    let active = nodes
+        .iter()
+        .filter(|n| n.state == "Busy" || n.state == "Running")
+        .count();
     let idle = nodes.iter().filter(|n| n.state == "Idle").count();
     let down = nodes.iter().filter(|n| n.state == "Down").count();
     assert!(ours.ends_with(&format!(
@@ -137,10 +140,7 @@ fn fs_cred(kind: &str, name: &str, pct: f64, target: Option<f64>, iv: &[&str]) -
         name: name.into(),
         target,
         percent: pct,
-        intervals: iv
-            .iter()
-            .map(|v| v.parse::<f64>().ok())
-            .collect(),
+        intervals: iv.iter().map(|v| v.parse::<f64>().ok()).collect(),
     }
 }
 
@@ -255,7 +255,10 @@ fn showstats_xml_names_come_from_the_sample() {
         since: 10,
         ..StatsView::default()
     });
-    assert!(ours.contains("></stats><sys ") && ours.ends_with("></sys></Data>"), "{ours}");
+    assert!(
+        ours.contains("></stats><sys ") && ours.ends_with("></sys></Data>"),
+        "{ours}"
+    );
     let od = roxmltree::Document::parse(&ours).unwrap();
     for tag in ["stats", "sys"] {
         let gn = gd.descendants().find(|n| n.has_tag_name(tag)).unwrap();

@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use arches_api::{
     routes, ActionResponse, ApiError, BackfillQuery, BackfillView, ConfigView, CredentialsView,
-    JobActionRequest, JobsRequest, JobsView, NodesView, PriorityView, QueueQuery, QueueView,
-    ReservationRequest, ReservationsView, SchedulerControl, SchedulerView, StartEstimate,
-    StartQuery, StatsView, FairshareView, SubmitRequest, SubmitResponse,
+    FairshareView, JobActionRequest, JobsRequest, JobsView, NodesView, PriorityView, QueueQuery,
+    QueueView, ReservationRequest, ReservationsView, SchedulerControl, SchedulerView,
+    StartEstimate, StartQuery, StatsView, SubmitRequest, SubmitResponse,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;

@@ -415,12 +415,15 @@ pub fn active_usage(j: &Job, since: Time, now: Time) -> Option<(u32, f64, f64)> 
     let r = j.run.as_ref()?;
     let procs = r.procs();
     let from = r.start_time.max(since);
-    let suspended = r.suspended_secs
-        + r.suspended_at.map_or(0, |s| (now - s).max(0));
+    let suspended = r.suspended_secs + r.suspended_at.map_or(0, |s| (now - s).max(0));
     let ded = (now - from - suspended.min((now - from).max(0))).max(0);
     let ran = (now - r.start_time - suspended).max(0);
     let left = j.walltime.map_or(0, |w| (w - ran).max(0));
-    Some((procs, f64::from(procs) * ded as f64, f64::from(procs) * left as f64))
+    Some((
+        procs,
+        f64::from(procs) * ded as f64,
+        f64::from(procs) * left as f64,
+    ))
 }
 
 #[cfg(test)]

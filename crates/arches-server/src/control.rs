@@ -88,9 +88,8 @@ impl Actor {
                 match w.as_str() {
                     "all" | "usage" | "fairshare" => self.reset_stats(&w, now),
                     "estimates" => {
-                        self.predictor = arches_sim::predict::Predictor::new(
-                            self.cfg.moab.runtime_prediction,
-                        );
+                        self.predictor =
+                            arches_sim::predict::Predictor::new(self.cfg.moab.runtime_prediction);
                     }
                     _ => {
                         resp.stderr

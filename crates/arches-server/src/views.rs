@@ -794,10 +794,22 @@ pub fn fairshare(s: &Snapshot) -> FairshareView {
         .users
         .iter()
         .map(|(n, c)| (CredKind::User, n, c.fs_target))
-        .chain(p.groups.iter().map(|(n, c)| (CredKind::Group, n, c.fs_target)))
-        .chain(p.accounts.iter().map(|(n, c)| (CredKind::Account, n, c.fs_target)))
+        .chain(
+            p.groups
+                .iter()
+                .map(|(n, c)| (CredKind::Group, n, c.fs_target)),
+        )
+        .chain(
+            p.accounts
+                .iter()
+                .map(|(n, c)| (CredKind::Account, n, c.fs_target)),
+        )
         .chain(p.qos.iter().map(|(n, c)| (CredKind::Qos, n, c.fs_target)))
-        .chain(p.classes.iter().map(|(n, c)| (CredKind::Class, n, c.fs_target)));
+        .chain(
+            p.classes
+                .iter()
+                .map(|(n, c)| (CredKind::Class, n, c.fs_target)),
+        );
     for (k, n, t) in targets {
         let Some(t) = t else { continue };
         if !credentials

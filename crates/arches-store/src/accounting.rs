@@ -132,7 +132,8 @@ pub fn decode(text: &str) -> Result<Accounting, String> {
     let mut a = Accounting::new(rec.since);
     a.total = (&rec.total).into();
     for c in &rec.creds {
-        a.creds.insert((kind(&c.kind)?, c.name.clone()), (&c.totals).into());
+        a.creds
+            .insert((kind(&c.kind)?, c.name.clone()), (&c.totals).into());
     }
     if rec.grid.len() == a.grid.len() {
         a.grid = rec.grid.iter().map(Totals::from).collect();
@@ -157,8 +158,7 @@ mod tests {
         a.grid[4].jobs = 1;
         a.creds
             .insert((CredKind::Account, "chem".into()), a.total.clone());
-        a.fs
-            .insert((CredKind::User, "bob".into()), [(3, 10.0)].into());
+        a.fs.insert((CredKind::User, "bob".into()), [(3, 10.0)].into());
         a.fs_total.insert(3, 10.0);
         assert_eq!(decode(&encode(&a)).unwrap(), a);
         assert!(decode("{").is_err());

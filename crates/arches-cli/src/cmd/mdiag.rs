@@ -226,7 +226,9 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
             .map_err(err)?;
         let o = mdiag::render_overall(&s, &v);
         match fmt {
-            Format::Json => print_json(&serde_json::json!({ "warnings": o.lines().filter(|l| l.contains("WARNING")).collect::<Vec<_>>() }))?,
+            Format::Json => print_json(
+                &serde_json::json!({ "warnings": o.lines().filter(|l| l.contains("WARNING")).collect::<Vec<_>>() }),
+            )?,
             Format::Xml => return Err(no_xml("mdiag -x")),
             Format::Text => print(&o),
         }
@@ -277,8 +279,10 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         let mut v = client.jobs(&JobsRequest { ids, completed }).map_err(err)?;
         if completed && some(&a.jobs).is_none() {
             // Moab: `-w completed=true` lists completed jobs only, earliest completion first.
-            v.jobs.retain(|d| d.summary.section == arches_api::Section::Completed);
-            v.jobs.sort_by_key(|d| (d.summary.completion_time, d.summary.id));
+            v.jobs
+                .retain(|d| d.summary.section == arches_api::Section::Completed);
+            v.jobs
+                .sort_by_key(|d| (d.summary.completion_time, d.summary.id));
         }
         match fmt {
             Format::Json => print_json(&v)?,

@@ -310,7 +310,10 @@ pub fn job_element(d: &JobDetail, now: i64, verbose: bool) -> Element {
         .attr_opt("BlockReason", s.block_reason.as_ref())
         .attr("Bypass", d.bypass_count)
         .attr_opt("Class", s.class.as_ref())
-        .attr_opt("CmdFile", (!d.executable.is_empty()).then_some(&d.executable))
+        .attr_opt(
+            "CmdFile",
+            (!d.executable.is_empty()).then_some(&d.executable),
+        )
         .attr("DRMJID", s.id)
         .attr("EEDuration", s.eligible_secs)
         .attr("EFile", &d.error_file)

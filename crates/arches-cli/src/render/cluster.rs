@@ -18,7 +18,10 @@ pub fn render_reservations_xml(v: &ReservationsView) -> String {
             .attr("Name", &r.id)
             .attr("Type", &r.kind)
             .attr("StartTime", r.start)
-            .attr("EndTime", r.end.map_or("INFINITY".to_string(), |e| e.to_string()))
+            .attr(
+                "EndTime",
+                r.end.map_or("INFINITY".to_string(), |e| e.to_string()),
+            )
             .attr(
                 "Duration",
                 r.end

@@ -261,7 +261,10 @@ pub fn render_xml(creds: &[CredentialInfo], kind: &str, name: Option<&str>) -> S
                 "JOBFLAGS",
                 (!c.job_flags.is_empty()).then(|| c.job_flags.join(",")),
             )
-            .attr_opt("FSTARGET", (c.fs_target > 0.0).then(|| format!("{:.2}", c.fs_target)));
+            .attr_opt(
+                "FSTARGET",
+                (c.fs_target > 0.0).then(|| format!("{:.2}", c.fs_target)),
+            );
         for (l, soft, hard) in &c.limits {
             e = e.attr(l, format!("{soft},{hard}"));
         }

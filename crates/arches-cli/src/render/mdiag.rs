@@ -287,7 +287,9 @@ pub const TRIGGER_HEADER: &str = "TrigID    Event  MFire   Offset Thresh  AType 
 
 /// `mdiag -G`: Arches manages no node power; every node is On.
 pub fn render_green(v: &arches_api::NodesView) -> String {
-    let mut o = String::from("NOTE:  power management is not enabled (Arches does not manage node power)\n");
+    let mut o = String::from(
+        "NOTE:  power management is not enabled (Arches does not manage node power)\n",
+    );
     for n in &v.nodes {
         o.push_str(&format!(
             "  node {} is in state {}, power state On\n",
@@ -331,7 +333,10 @@ pub fn render_overall(s: &SchedulerView, v: &JobsView) -> String {
     for m in &s.messages {
         o.push_str(&format!("WARNING:  {m}\n"));
     }
-    for l in render_jobs(v, false).lines().filter(|l| l.contains("WARNING")) {
+    for l in render_jobs(v, false)
+        .lines()
+        .filter(|l| l.contains("WARNING"))
+    {
         o.push_str(l.trim_start());
         o.push('\n');
     }

@@ -196,7 +196,10 @@ fn free_rows(n: &arches_api::NodesView, v: &ReservationsView) -> Vec<(String, u3
                 .flat_map(|r| r.nodes.iter().filter(|s| s.node == node.name))
                 .map(|s| s.tasks)
                 .sum();
-            let free = node.procs.saturating_sub(node.procs_used).saturating_sub(reserved);
+            let free = node
+                .procs
+                .saturating_sub(node.procs_used)
+                .saturating_sub(reserved);
             (
                 node.name.clone(),
                 free,

@@ -59,9 +59,8 @@ pub fn render_summary(s: &StatsView, verbose: bool) -> String {
         s.iterations,
         date(s.since)
     ));
-    let row = |label: &str, a: String, b: String, p: String| {
-        format!("{label:<30}{a:>7}/{b:<6} ({p}%)\n")
-    };
+    let row =
+        |label: &str, a: String, b: String, p: String| format!("{label:<30}{a:>7}/{b:<6} ({p}%)\n");
     o.push_str(&row(
         "Eligible/Idle Jobs:",
         s.eligible_jobs.to_string(),
@@ -102,10 +101,7 @@ pub fn render_summary(s: &StatsView, verbose: bool) -> String {
         "Dedicated/Total ProcHours:",
         compact(h(s.proc_seconds_used)),
         compact(h(s.proc_seconds_available)),
-        format!(
-            "{:.3}",
-            pct(s.proc_seconds_used, s.proc_seconds_available)
-        ),
+        format!("{:.3}", pct(s.proc_seconds_used, s.proc_seconds_available)),
     ));
     o.push_str(&row(
         "Backfill/Dedicated ProcHours:",
@@ -403,9 +399,21 @@ pub fn render_matrix(s: &StatsView, kind: &str) -> Result<String, String> {
         let job = cell(all, &kind).map_or(0.0, |c| c.0);
         let node = if pn > 0.0 { pw / pn } else { 0.0 };
         let ns = if sn > 0.0 { sw / sn } else { 0.0 };
-        o.push_str(&line(&format!("Job Weighted {label}:"), format!("{job:.4}"), 33));
-        o.push_str(&line(&format!("Node Weighted {label}:"), format!("{node:.4}"), 33));
-        o.push_str(&line(&format!("NS Weighted {label}:"), format!("{ns:.4}"), 33));
+        o.push_str(&line(
+            &format!("Job Weighted {label}:"),
+            format!("{job:.4}"),
+            33,
+        ));
+        o.push_str(&line(
+            &format!("Node Weighted {label}:"),
+            format!("{node:.4}"),
+            33,
+        ));
+        o.push_str(&line(
+            &format!("NS Weighted {label}:"),
+            format!("{ns:.4}"),
+            33,
+        ));
     }
     o.push_str(&line("Total Samples:", all.jobs.to_string(), 31));
     Ok(o)
@@ -424,7 +432,10 @@ pub fn render_xml(s: &StatsView) -> String {
         .attr("GCAJobs", s.active_jobs)
         .attr("GCEJobs", s.eligible_jobs)
         .attr("GCIJobs", s.idle_jobs)
-        .attr("GPHAvl", format!("{:.2}", s.proc_seconds_available / 3600.0))
+        .attr(
+            "GPHAvl",
+            format!("{:.2}", s.proc_seconds_available / 3600.0),
+        )
         .attr("GPHDed", format!("{:.2}", s.proc_seconds_used / 3600.0))
         .attr(
             "JSuccessRate",

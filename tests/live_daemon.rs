@@ -1,0 +1,327 @@
+//! The real daemon with real jobs (issue 7 / fix7): statistics that count
+//! running and cancelled-running jobs and survive a restart, checkjob's
+//! reservation line of a running job, the msub forms of the client contract,
+//! canceljob's exact output, and every `--xml` output parsed with a real XML
+//! parser with its counts checked against the daemon's JSON.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{text, Daemon};
+
+const CFG: &str = "NODECFG[n1] PROCS=2\nNODECFG[n2] PROCS=2\nRMCFG[local] TYPE=LOCAL\n\
+FSPOLICY DEDICATEDPS\nACCOUNTCFG[chem] FSTARGET=40\n";
+const LONG: Duration = Duration::from_secs(30);
+
+fn json(d: &Daemon, cmd: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.push("--format=json");
+    let out = d.run(cmd, &all);
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        text(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("json")
+}
+
+fn wait_running(d: &Daemon, id: u64) {
+    d.wait_state(id, "Running", LONG);
+}
+
+/// Polls until `pred` holds for `showstats --format=json`.
+fn wait_stats(
+    d: &Daemon,
+    what: &str,
+    pred: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = Instant::now() + LONG;
+    loop {
+        let v = json(d, "showstats", &[]);
+        if pred(&v) {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "{what}: {v:#}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn statistics_count_running_and_cancelled_jobs_and_survive_a_restart() {
+    let mut d = Daemon::start_with_config(Some(CFG));
+    let ok = d.submit(
+        "#!/bin/sh\nexit 0\n",
+        &["-l", "walltime=1:00", "-A", "chem"],
+    );
+    let bad = d.submit("#!/bin/sh\nexit 3\n", &["-l", "walltime=1:00"]);
+    let long = d.submit(
+        "#!/bin/sh\nsleep 300\n",
+        &["-l", "walltime=10:00,nodes=1:ppn=2"],
+    );
+    d.wait_state(ok, "Completed", LONG);
+    d.wait_state(bad, "Completed", LONG);
+    wait_running(&d, long);
+    // The running job counts at now: dedicated proc-seconds grow while it runs.
+    let v = wait_stats(&d, "running job not counted", |v| {
+        v["completed"]["jobs"] == 2
+            && v["active_jobs"] == 1
+            && v["proc_seconds_used"].as_f64()
+                > Some(v["completed"]["ps_dedicated"].as_f64().unwrap())
+    });
+    assert_eq!(v["completed"]["successful"], 1, "{v:#}");
+    let out = text(&d.run("showstats", &[]).stdout);
+    assert!(
+        out.contains("Successful/Completed Jobs:          1/2      (50.000%)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Active Jobs:                        1\n"),
+        "{out}"
+    );
+    // The account's row and its fairshare target.
+    let a = text(&d.run("showstats", &["-a", "chem"]).stdout);
+    let row = a.lines().last().unwrap();
+    assert!(
+        row.trim_start()
+            .starts_with("chem        0     0      0.00    1 "),
+        "{a}"
+    );
+    assert!(row.contains(" 40.0 "), "{a}");
+    // Cancelling the running job records it as a completed (cancelled) job
+    // with the time its processors were dedicated.
+    let c = d.run("canceljob", &[&long.to_string()]);
+    assert_eq!(text(&c.stdout), format!("\njob '{long}' cancelled\n\n"));
+    let v = wait_stats(&d, "cancelled job not recorded", |v| {
+        v["completed"]["jobs"] == 3
+    });
+    assert!(
+        v["completed"]["ps_dedicated"].as_f64().unwrap() > 0.0,
+        "{v:#}"
+    );
+    assert_eq!(v["completed"]["successful"], 1);
+    let before = v["completed"].clone();
+    // Durable: a restarted daemon has the same totals and the same period.
+    d.stop();
+    d.spawn();
+    let after = json(&d, "showstats", &[]);
+    assert_eq!(after["completed"], before, "{after:#}");
+    assert_eq!(after["since"], v["since"]);
+    // mdiag -f has the usage, with the account's target.
+    let f = text(&d.run("mdiag", &["-f"]).stdout);
+    assert!(f.contains("FS Policy: DEDICATEDPS"), "{f}");
+    assert!(
+        f.lines()
+            .any(|l| l.starts_with("chem") && l.contains(" 40.00 ")),
+        "{f}"
+    );
+    // mschedctl -f starts a new period.
+    let r = d.run("mschedctl", &["-f"]);
+    assert_eq!(text(&r.stdout), "'all' statistics reset successfully\n");
+    let z = json(&d, "showstats", &[]);
+    assert_eq!(z["completed"]["jobs"], 0, "{z:#}");
+    let bad_type = d.run("mschedctl", &["-f", "bogus"]);
+    assert_eq!(bad_type.status.code(), Some(1));
+    assert!(text(&bad_type.stderr).contains("unknown statistics type 'bogus'"));
+}
+
+#[test]
+fn running_job_has_its_reservation_and_client_contract_forms() {
+    let d = Daemon::start_with_config(Some(CFG));
+    // vvtest's `-los=...` (no space), os=/arch= and partition=ALL are accepted.
+    let script = "#!/bin/sh\n#MSUB -los=CLE_quad_cache\nsleep 300\n";
+    let id = d.submit(
+        script,
+        &[
+            "-l",
+            "arch=x86_64",
+            "-l",
+            "partition=ALL",
+            "-l",
+            "walltime=5:00",
+        ],
+    );
+    let id2 = d.submit("sleep 1\n", &["-l", "os=linux"]);
+    wait_running(&d, id);
+    let cj = d.checkjob(id);
+    let rsv = cj
+        .lines()
+        .find(|l| l.starts_with(&format!("Reservation '{id}' (")))
+        .unwrap_or_else(|| panic!("no reservation line:\n{cj}"));
+    assert!(rsv.ends_with("  Duration: 00:05:00)"), "{cj}");
+    assert!(
+        cj.contains("Opsys: CLE_quad_cache  Arch: x86_64  Features: ---"),
+        "{cj}"
+    );
+    let script_path = cj
+        .lines()
+        .find_map(|l| l.strip_prefix("Executable:     "))
+        .expect("Executable line");
+    assert!(
+        script_path.starts_with(d.home.path().to_str().unwrap()) && script_path.contains("job-"),
+        "{cj}"
+    );
+    let x = text(&d.run("checkjob", &["--xml", &id.to_string()]).stdout);
+    let doc = roxmltree::Document::parse(x.trim()).expect("xml");
+    let job = doc.descendants().find(|n| n.has_tag_name("job")).unwrap();
+    assert_eq!(job.attribute("CmdFile"), Some(script_path));
+    let req = job.children().find(|n| n.has_tag_name("req")).unwrap();
+    assert_eq!(req.attribute("ReqOpsys"), Some("CLE_quad_cache"));
+    // mdiag -j: the running job has a reservation, so no warning.
+    let j = text(&d.run("mdiag", &["-j"]).stdout);
+    assert!(!j.contains("has no reservation"), "{j}");
+    assert!(
+        j.lines()
+            .any(|l| l.starts_with(&id.to_string()) && l.contains("Running")),
+        "{j}"
+    );
+    let _ = id2;
+    // Bad resources are still refused with the argument named.
+    let out = d.run_stdin("msub", &["-l", "bogus=1"], "true\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("bogus"), "{}", text(&out.stderr));
+}
+
+/// Every command that has an XML form, against a live daemon: each answer
+/// is one well-formed line rooted at `<Data>` and its counts match the JSON
+/// (or text) of the same data.
+#[test]
+fn every_xml_output_parses_with_counts_matching_the_daemon() {
+    let d = Daemon::start_with_config(Some(CFG));
+    let done = d.submit("#!/bin/sh\nexit 0\n", &["-l", "walltime=1:00"]);
+    d.wait_state(done, "Completed", LONG);
+    let run = d.submit(
+        "#!/bin/sh\nsleep 300\n",
+        &["-l", "walltime=10:00,nodes=1:ppn=2"],
+    );
+    let run2 = d.submit(
+        "#!/bin/sh\nsleep 300\n",
+        &["-l", "walltime=10:00,nodes=1:ppn=2"],
+    );
+    let wait = d.submit(
+        "#!/bin/sh\nsleep 300\n",
+        &["-l", "walltime=10:00,nodes=2:ppn=2"],
+    );
+    let held = d.submit("#!/bin/sh\ntrue\n", &["-h"]);
+    wait_running(&d, run);
+    wait_running(&d, run2);
+    let rsv = d.run(
+        "mrsvctl",
+        &["-c", "-h", "n1", "-s", "+1:00:00", "-d", "1:00:00"],
+    );
+    assert!(rsv.status.success(), "{}", text(&rsv.stderr));
+
+    let xml = |cmd: &str, args: &[&str]| -> String {
+        let out = d.run(cmd, args);
+        assert!(
+            out.status.success(),
+            "{cmd} {args:?}: {}",
+            text(&out.stderr)
+        );
+        let s = text(&out.stdout);
+        assert!(
+            s.starts_with("<Data") && s.ends_with("</Data>\n"),
+            "{cmd} {args:?}: {s}"
+        );
+        assert_eq!(s.lines().count(), 1, "{cmd} {args:?}: not one line");
+        assert!(!s.starts_with("<?xml"));
+        s
+    };
+    let count = |s: &str, tag: &str| -> usize {
+        let doc = roxmltree::Document::parse(s.trim()).unwrap_or_else(|e| panic!("{e}: {s}"));
+        assert!(doc.root_element().has_tag_name("Data"));
+        doc.descendants().filter(|n| n.has_tag_name(tag)).count()
+    };
+
+    // showq: each <queue count=N> has N <job> children; totals match the JSON.
+    let q = xml("showq", &["--xml"]);
+    let doc = roxmltree::Document::parse(q.trim()).unwrap();
+    let mut sections = Vec::new();
+    for queue in doc.descendants().filter(|n| n.has_tag_name("queue")) {
+        let n: usize = queue.attribute("count").unwrap().parse().unwrap();
+        assert_eq!(
+            n,
+            queue.children().filter(|c| c.has_tag_name("job")).count(),
+            "{q}"
+        );
+        sections.push((queue.attribute("option").unwrap().to_string(), n));
+    }
+    assert_eq!(
+        sections,
+        vec![
+            ("active".into(), 2),
+            ("eligible".into(), 1),
+            ("blocked".into(), 1)
+        ],
+        "{q}"
+    );
+    let qj = json(&d, "showq", &[]);
+    assert_eq!(count(&q, "job"), qj["jobs"].as_array().unwrap().len());
+    assert_eq!(count(&xml("showq", &["-c", "--xml"]), "job"), 1);
+    // checkjob / mjobctl -q diag / mdiag -j: one <job> per job asked for.
+    assert_eq!(
+        count(
+            &xml("checkjob", &["--xml", &run.to_string(), &held.to_string()]),
+            "job"
+        ),
+        2
+    );
+    let all = json(&d, "checkjob", &["ALL"]);
+    let n_all = all["jobs"].as_array().unwrap().len();
+    assert_eq!(
+        count(
+            &xml("mjobctl", &["-q", "diag", "ALL", "--format=xml"]),
+            "job"
+        ),
+        n_all - 1
+    );
+    assert_eq!(count(&xml("mdiag", &["-j", "--xml"]), "job"), 4);
+    // -w completed=true: the completed job only (Moab), not every job.
+    let c = xml("mdiag", &["-j", "--xml", "-w", "completed=true"]);
+    assert_eq!(count(&c, "job"), 1, "{c}");
+    assert!(c.contains(&format!("JobID=\"{done}\"")), "{c}");
+    // nodes
+    assert_eq!(count(&xml("checknode", &["--xml", "ALL"]), "node"), 2);
+    assert_eq!(count(&xml("mdiag", &["-n", "--xml"]), "node"), 2);
+    // reservations: the two running jobs, the waiting job's priority
+    // reservation and the administrative one — as many as showres's JSON.
+    let rj = json(&d, "showres", &[]);
+    let n_rsv = rj["reservations"].as_array().unwrap().len();
+    assert!(n_rsv >= 3, "{rj:#}");
+    assert_eq!(count(&xml("showres", &["--xml"]), "rsv"), n_rsv);
+    assert_eq!(count(&xml("mdiag", &["-r", "--xml"]), "rsv"), n_rsv);
+    assert_eq!(
+        count(&xml("mrsvctl", &["-q", "ALL", "--xml"]), "rsv"),
+        n_rsv
+    );
+    assert_eq!(count(&xml("showres", &["--xml", "system.1"]), "rsv"), 1);
+    // credentials: mdiag -q has the DEFAULT QoS; -u the submitting user.
+    let qos = xml("mdiag", &["-q", "--xml"]);
+    assert!(
+        count(&qos, "qos") >= 1 && qos.contains("ID=\"DEFAULT\""),
+        "{qos}"
+    );
+    let creds = json(&d, "mdiag", &["-u"]);
+    assert_eq!(
+        count(&xml("mdiag", &["-u", "--xml"]), "user"),
+        creds["credentials"].as_array().unwrap().len()
+    );
+    // statistics
+    let st = xml("showstats", &["--xml"]);
+    let doc = roxmltree::Document::parse(st.trim()).unwrap();
+    let stats = doc.descendants().find(|n| n.has_tag_name("stats")).unwrap();
+    assert_eq!(stats.attribute("TJC"), Some("1"), "{st}");
+    assert_eq!(stats.attribute("GCAJobs"), Some("2"), "{st}");
+    // msub --xml and showstart --xml
+    let m = d.run_stdin("msub", &["--xml"], "true\n");
+    let ms = text(&m.stdout);
+    assert_eq!(count(&ms, "job"), 1, "{ms}");
+    assert_eq!(
+        count(&xml("showstart", &["--xml", &wait.to_string()]), "job"),
+        1
+    );
+    // showres -f --xml: one node element per node
+    assert_eq!(count(&xml("showres", &["-f", "--xml"]), "node"), 2);
+    // mdiag -T --xml: no triggers
+    assert_eq!(count(&xml("mdiag", &["-T", "--xml"]), "trigger"), 0);
+}
