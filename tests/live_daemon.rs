@@ -325,3 +325,84 @@ fn every_xml_output_parses_with_counts_matching_the_daemon() {
     // mdiag -T --xml: no triggers
     assert_eq!(count(&xml("mdiag", &["-T", "--xml"]), "trigger"), 0);
 }
+
+/// Dynamic completion: `<cmd> --complete jobs|nodes|reservations` asks the
+/// daemon, and the generated bash script offers those ids for operands (the
+/// script is sourced in a real bash and its function called).
+#[test]
+fn completion_offers_the_daemons_job_ids_and_node_names() {
+    let d = Daemon::start_with_config(Some(CFG));
+    let a = d.submit("#!/bin/sh\nsleep 300\n", &["-h"]);
+    let b = d.submit("#!/bin/sh\nsleep 300\n", &["-h"]);
+    let ids = text(&d.run("checkjob", &["--complete", "jobs"]).stdout);
+    assert_eq!(ids, format!("{a}\n{b}\n"));
+    assert_eq!(
+        text(&d.run("checknode", &["--complete", "nodes"]).stdout),
+        "n1\nn2\n"
+    );
+    // No daemon: nothing at all, exit 0 (a completion must not print errors).
+    let none = d
+        .cmd("checkjob")
+        .args(["--complete", "jobs"])
+        .env("MOAB_SOCKET", d.home.path().join("nowhere.sock"))
+        .output()
+        .expect("run");
+    assert!(none.status.success() && none.stdout.is_empty() && none.stderr.is_empty());
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let bin_dir = common::bin("checkjob").parent().unwrap().to_path_buf();
+    let complete = |script: &str, func: &str, words: &[&str]| -> String {
+        let words_list = words
+            .iter()
+            .map(|w| format!("'{w}'"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let prog = format!(
+            "source '{}'; COMP_WORDS=({words_list}); COMP_CWORD={}; COMP_LINE='{}'; COMP_POINT=${{#COMP_LINE}}; {func} {} \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            root.join(script).display(),
+            words.len() - 1,
+            words.join(" "),
+            words[0]
+        );
+        let o = std::process::Command::new("bash")
+            .args(["--norc", "-c", &prog])
+            .env_clear()
+            .envs(common::base_env(d.home.path(), &d.socket))
+            .env("PATH", format!("{}:/usr/bin:/bin", bin_dir.display()))
+            .output()
+            .expect("bash");
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    let got = complete(
+        "completions/bash/checkjob",
+        "_arches_dyn_checkjob",
+        &["checkjob", ""],
+    );
+    assert_eq!(got, format!("{a}\n{b}\n"));
+    let got = complete(
+        "completions/bash/checkjob",
+        "_arches_dyn_checkjob",
+        &["checkjob", &a.to_string()[..1]],
+    );
+    assert!(
+        got.lines().all(|l| l.starts_with(&a.to_string()[..1])) && !got.is_empty(),
+        "{got}"
+    );
+    let got = complete(
+        "completions/bash/checknode",
+        "_arches_dyn_checknode",
+        &["checknode", "n"],
+    );
+    assert_eq!(got, "n1\nn2\n");
+    // After an option that takes a value, clap's own completion answers.
+    let got = complete(
+        "completions/bash/checkjob",
+        "_arches_dyn_checkjob",
+        &["checkjob", "--format", ""],
+    );
+    assert!(
+        got.contains("json") && !got.contains(&a.to_string()),
+        "{got}"
+    );
+}

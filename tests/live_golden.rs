@@ -221,3 +221,127 @@ fn showstats_numbers_follow_from_the_known_run_times() {
     assert_eq!(chem["active_procs"], 4);
     assert_eq!(chem["fs_target"].as_f64(), Some(50.0));
 }
+
+/// The JSON reports (`--format=json`) and the committed list of their keys
+/// (`tests/json_schema/<name>.keys`: one `path: type` per line, arrays as
+/// `[]`), so that a schema change is deliberate; docs/json.md describes the
+/// fields. `ARCHES_BLESS=1` rewrites the lists.
+const JSON_REPORTS: &[(&str, &str, &[&str])] = &[
+    ("showq", "showq", &[]),
+    ("showq-c", "showq", &["-c"]),
+    ("checkjob", "checkjob", &["1", "3"]),
+    ("checknode", "checknode", &["ALL"]),
+    ("showres", "showres", &[]),
+    ("showbf", "showbf", &[]),
+    ("showstart", "showstart", &["3"]),
+    ("showstats", "showstats", &[]),
+    ("mdiag-f", "mdiag", &["-f"]),
+    ("mdiag-p", "mdiag", &["-p"]),
+    ("mdiag-u", "mdiag", &["-u"]),
+    ("mdiag-S", "mdiag", &["-S"]),
+    ("mschedctl-l", "mschedctl", &["-l"]),
+];
+
+fn json_keys(v: &serde_json::Value, path: &str, out: &mut std::collections::BTreeSet<String>) {
+    use serde_json::Value;
+    let ty = match v {
+        Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    if !path.is_empty() {
+        out.insert(format!("{path}: {ty}"));
+    }
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                json_keys(x, &p, out);
+            }
+        }
+        Value::Array(a) => {
+            for x in a {
+                json_keys(x, &format!("{path}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn json_reports_keep_their_committed_schema() {
+    let s = Served::start("700");
+    let bless = std::env::var_os("ARCHES_BLESS").is_some();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/json_schema");
+    let mut failures = Vec::new();
+    for (file, cmd, args) in JSON_REPORTS {
+        let mut all = args.to_vec();
+        all.push("--format=json");
+        let out = s.run(cmd, &all);
+        assert!(out.status.success(), "{cmd} {all:?}: {}", text(&out.stderr));
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{cmd} {all:?}: {e}"));
+        let mut keys = std::collections::BTreeSet::new();
+        json_keys(&v, "", &mut keys);
+        // Null and non-null samples of one field are one key.
+        let keys: Vec<String> = keys
+            .iter()
+            .filter(|k| {
+                !(k.ends_with(": null")
+                    && keys.iter().any(|o| {
+                        o != *k
+                            && o.rsplit_once(": ").map(|x| x.0) == k.rsplit_once(": ").map(|x| x.0)
+                    }))
+            })
+            .cloned()
+            .collect();
+        let got = keys.join("\n") + "\n";
+        let path = dir.join(format!("{file}.keys"));
+        if bless {
+            std::fs::create_dir_all(&dir).expect("mkdir");
+            std::fs::write(&path, &got).expect("bless");
+            continue;
+        }
+        let want = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (ARCHES_BLESS=1 creates it)", path.display()));
+        if got != want {
+            failures.push(format!(
+                "{cmd} {all:?}: keys differ from {}:\n{got}",
+                path.display()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `--format=json` honours the showq mode: -r active only, -i eligible
+/// only, -b blocked only, -c completed only.
+#[test]
+fn showq_json_keeps_only_the_sections_of_the_mode() {
+    let s = Served::start("700");
+    let sections = |args: &[&str]| -> Vec<String> {
+        let mut all = args.to_vec();
+        all.push("--format=json");
+        let v: serde_json::Value =
+            serde_json::from_slice(&s.run("showq", &all).stdout).expect("json");
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["section"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(sections(&[]), ["active", "active", "eligible"]);
+    assert_eq!(sections(&["-r"]), ["active", "active"]);
+    assert_eq!(sections(&["-i"]), ["eligible"]);
+    assert!(sections(&["-b"]).is_empty());
+    assert!(sections(&["-c"]).iter().all(|s| s == "completed"));
+}

@@ -7,3 +7,5 @@ complete -c checkjob -l timeout -d 'Seconds to wait for the daemon\'s answer bef
 complete -c checkjob -s v -d 'Verbose; give twice (-v -v or -vv) for more detail'
 complete -c checkjob -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c checkjob -s h -l help -d 'Print help (see more with \'--help\')'
+# Operands: jobs known to the running daemon.
+complete -c checkjob -f -n 'not string match -q -- "-*" (commandline -ct)' -a '(checkjob --complete jobs 2>/dev/null)'

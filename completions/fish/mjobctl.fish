@@ -22,3 +22,5 @@ complete -c mjobctl -s R -d 'Requeue active jobs'
 complete -c mjobctl -s s -d 'Suspend active jobs'
 complete -c mjobctl -s x -d 'Force the jobs to start now (admin)'
 complete -c mjobctl -l xml -d 'Print Moab\'s XML document instead of text'
+# Operands: jobs known to the running daemon.
+complete -c mjobctl -f -n 'not string match -q -- "-*" (commandline -ct)' -a '(mjobctl --complete jobs 2>/dev/null)'

@@ -30,7 +30,6 @@ complete -c moab -n "__fish_moab_needs_command" -l home -d 'Home directory (defa
 complete -c moab -n "__fish_moab_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c moab -n "__fish_moab_needs_command" -s V -l version -d 'Print version'
 complete -c moab -n "__fish_moab_needs_command" -f -a "simulate" -d 'Replay a workload (SWF trace or JSONL) through the real scheduling engine with a virtual clock, as fast as the CPU allows, and report wait times, bounded slowdown, utilisation and backfill statistics'
-complete -c moab -n "__fish_moab_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l trace -d 'SWF trace to replay (plain or gzip)' -r -F
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l workload -d 'JSONL workload to replay (one job per line, see the arches-sim docs)' -r -F
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l procs -d 'Machine size in processors (default: the --config nodes, else the trace header\'s MaxProcs)' -r
@@ -61,5 +60,3 @@ complete -c moab -n "__fish_moab_using_subcommand simulate" -l sanitize -d 'SC\'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l skip-malformed -d 'Skip malformed trace lines (counted in the summary) instead of failing'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l serve -d 'With --until: stop the replay at T and serve the normal client API (showq, checkjob, showbf, mschedctl -S to step, -k to stop) on the socket, with the virtual clock as "now"'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c moab -n "__fish_moab_using_subcommand help; and not __fish_seen_subcommand_from simulate help" -f -a "simulate" -d 'Replay a workload (SWF trace or JSONL) through the real scheduling engine with a virtual clock, as fast as the CPU allows, and report wait times, bounded slowdown, utilisation and backfill statistics'
-complete -c moab -n "__fish_moab_using_subcommand help; and not __fish_seen_subcommand_from simulate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

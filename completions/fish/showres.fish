@@ -12,3 +12,5 @@ complete -c showres -s r -d 'Relative time mode (Start/End are already relative 
 complete -c showres -s v -d 'Verbose: start dates with the year; with -n and RSVID, every reservation on RSVID\'s nodes'
 complete -c showres -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c showres -s h -l help -d 'Print help (see more with \'--help\')'
+# Operands: reservations known to the running daemon.
+complete -c showres -f -n 'not string match -q -- "-*" (commandline -ct)' -a '(showres --complete reservations 2>/dev/null)'

@@ -17,7 +17,22 @@ use clap_complete::Shell;
 /// Every generated file: path relative to the workspace root → contents.
 fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
     let mut out = BTreeMap::new();
-    let moab = arches_server::cli_command().name("moab").bin_name("moab");
+    // The man page lists real subcommands only (clap's implicit `help`
+    // subcommand has no page of its own).
+    let moab = arches_server::cli_command()
+        .name("moab")
+        .bin_name("moab")
+        .disable_help_subcommand(true);
+    let simulate = moab
+        .find_subcommand("simulate")
+        .context("moab has no simulate subcommand")?
+        .clone()
+        .name("moab-simulate")
+        .bin_name("moab simulate");
+    out.insert(
+        PathBuf::from("man/man1/moab-simulate.1"),
+        man_page(simulate)?,
+    );
     for cmd in arches_cli::commands().into_iter().chain([moab]) {
         let name = cmd.get_name().to_string();
         out.insert(
@@ -32,6 +47,9 @@ fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
             let mut buf = Vec::new();
             let mut c = cmd.clone();
             clap_complete::generate(shell, &mut c, name.clone(), &mut buf);
+            if let Some(kind) = dynamic_kind(&name) {
+                buf = with_dynamic(shell, &cmd, kind, String::from_utf8(buf)?).into_bytes();
+            }
             out.insert(PathBuf::from(format!("completions/{dir}/{file}")), buf);
         }
     }
@@ -46,12 +64,101 @@ fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
     Ok(out)
 }
 
+/// Commands whose operands are daemon objects, completed dynamically by
+/// asking the daemon (`<cmd> --complete KIND`, see `arches_cli::complete`).
+fn dynamic_kind(cmd: &str) -> Option<&'static str> {
+    Some(match cmd {
+        "checkjob" | "canceljob" | "mdel" | "mjobctl" | "releasehold" | "sethold" | "runjob"
+        | "showstart" => "jobs",
+        "checknode" => "nodes",
+        "showres" => "reservations",
+        _ => return None,
+    })
+}
+
+/// Adds the daemon-backed completion of operands to clap's static script:
+/// bash wraps clap's function (ids first when the word is an operand),
+/// zsh replaces the operand's `_default` action, fish adds an `-a` source.
+fn with_dynamic(shell: Shell, cmd: &clap::Command, kind: &str, script: String) -> String {
+    let name = cmd.get_name();
+    let fname = name.replace('-', "_");
+    match shell {
+        Shell::Bash => {
+            // Options whose next word is their value (never an operand).
+            let mut valued: Vec<String> = Vec::new();
+            for a in cmd.get_arguments() {
+                if !a.get_action().takes_values() || a.is_positional() {
+                    continue;
+                }
+                if let Some(s) = a.get_short() {
+                    valued.push(format!("-{s}"));
+                }
+                if let Some(l) = a.get_long() {
+                    valued.push(format!("--{l}"));
+                }
+            }
+            let pattern = if valued.is_empty() {
+                "--no-option-takes-a-value".to_string()
+            } else {
+                valued.join("|")
+            };
+            let script = script
+                .replace(
+                    &format!("complete -F _{fname} -o nosort -o bashdefault -o default {name}"),
+                    &format!("complete -F _arches_dyn_{fname} -o nosort -o bashdefault -o default {name}"),
+                )
+                .replace(
+                    &format!("complete -F _{fname} -o bashdefault -o default {name}"),
+                    &format!("complete -F _arches_dyn_{fname} -o bashdefault -o default {name}"),
+                );
+            format!(
+                "{script}\n# Operands: {kind} known to the running daemon ('{name} --complete {kind}').\n_arches_dyn_{fname}() {{\n    local cur=\"${{COMP_WORDS[COMP_CWORD]}}\" prev=\"\"\n    [[ $COMP_CWORD -gt 0 ]] && prev=\"${{COMP_WORDS[COMP_CWORD-1]}}\"\n    if [[ \"$cur\" != -* ]]; then\n        case \"$prev\" in\n            {pattern}) ;;\n            *)\n                local ids\n                ids=$(\"{name}\" --complete {kind} 2>/dev/null)\n                COMPREPLY=( $(compgen -W \"$ids\" -- \"$cur\") )\n                [[ ${{#COMPREPLY[@]}} -gt 0 ]] && return 0\n                ;;\n        esac\n    fi\n    _{fname} \"$@\"\n}}\n\nif [[ \"${{BASH_VERSINFO[0]}}\" -eq 4 && \"${{BASH_VERSINFO[1]}}\" -ge 4 || \"${{BASH_VERSINFO[0]}}\" -gt 4 ]]; then\n    complete -F _arches_dyn_{fname} -o nosort -o bashdefault -o default {name}\nelse\n    complete -F _arches_dyn_{fname} -o bashdefault -o default {name}\nfi\n"
+            )
+        }
+        Shell::Zsh => {
+            let helper = format!(
+                "\n# Operands: {kind} known to the running daemon ('{name} --complete {kind}').\n(( $+functions[_arches_{kind}] )) ||\n_arches_{kind}() {{\n    local -a ids\n    ids=(${{(f)\"$({name} --complete {kind} 2>/dev/null)\"}})\n    compadd -a ids\n}}\n"
+            );
+            let mut out = String::new();
+            for (i, line) in script.lines().enumerate() {
+                let operand = (line.starts_with("':") || line.starts_with("'*:"))
+                    && line.ends_with(":_default' \\");
+                if operand {
+                    out.push_str(&line.replace(":_default' \\", &format!(":_arches_{kind}' \\")));
+                } else {
+                    out.push_str(line);
+                }
+                out.push('\n');
+                if i == 0 {
+                    out.push_str(&helper);
+                }
+            }
+            out
+        }
+        Shell::Fish => format!(
+            "{script}# Operands: {kind} known to the running daemon.\ncomplete -c {name} -f -n 'not string match -q -- \"-*\" (commandline -ct)' -a '({name} --complete {kind} 2>/dev/null)'\n"
+        ),
+        _ => script,
+    }
+}
+
 /// Examples of the daemon's man page.
 const MOAB_EXAMPLES: &[(&str, &str)] = &[
     ("moab", "Start the daemon with $MOABHOMEDIR/moab.cfg (or the embedded default) on $MOABHOMEDIR/moab.sock."),
     ("moab --config /etc/arches/moab.cfg --home /var/lib/arches", "Start with an explicit configuration and home directory."),
     ("mschedctl -k", "Stop a running daemon."),
 ];
+
+/// Examples of `moab simulate`'s man page.
+const SIMULATE_EXAMPLES: &[(&str, &str)] = &[
+    ("moab simulate --trace SDSC-SP2-1998-4.2-cln.swf.gz --summary -", "Replay a Standard Workload Format trace through the real engine and print the summary JSON (waits, bounded slowdown, utilisation, backfill)."),
+    ("moab simulate --trace log.swf --config moab.cfg --report report.html", "Replay under a site's policies and write an HTML report with charts."),
+    ("moab simulate --workload jobs.jsonl --procs 8 --until 3600 --serve", "Stop the virtual clock at t=3600 and serve the API: showq, checkjob, showstats... show the simulated cluster; mschedctl -S steps, mschedctl -k stops."),
+];
+
+/// EXIT STATUS of `moab simulate`'s man page.
+const SIMULATE_EXIT_STATUS: &str =
+    "0 when the replay (or the served simulation) ended normally. Non-zero when the trace, workload or configuration cannot be read or is invalid, or the socket cannot be served; the reason is printed on standard error.";
 
 /// EXIT STATUS of the daemon's man page.
 const MOAB_EXIT_STATUS: &str =
@@ -78,28 +185,32 @@ fn man_page(cmd: clap::Command) -> Result<Vec<u8>> {
     man.render_synopsis_section(&mut buf)?;
     man.render_description_section(&mut buf)?;
     man.render_options_section(&mut buf)?;
+    if name == "moab" {
+        man.render_subcommands_section(&mut buf)?;
+    }
     let mut extra = String::from(".SH EXAMPLES\n");
-    let examples = if name == "moab" {
-        MOAB_EXAMPLES
-    } else {
-        arches_cli::docs::examples(&name)
+    let examples = match name.as_str() {
+        "moab" => MOAB_EXAMPLES,
+        "moab-simulate" => SIMULATE_EXAMPLES,
+        _ => arches_cli::docs::examples(&name),
     };
     for (line, what) in examples {
         extra.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff(line), roff(what)));
     }
     extra.push_str(&format!(
         ".SH \"EXIT STATUS\"\n{}\n",
-        roff(if name == "moab" {
-            MOAB_EXIT_STATUS
-        } else {
-            arches_cli::docs::EXIT_STATUS
+        roff(match name.as_str() {
+            "moab" => MOAB_EXIT_STATUS,
+            "moab-simulate" => SIMULATE_EXIT_STATUS,
+            _ => arches_cli::docs::EXIT_STATUS,
         })
     ));
     extra.push_str(&format!(
         ".SH ENVIRONMENT\n{}\n",
         roff(arches_cli::docs::ENVIRONMENT)
     ));
-    let others: Vec<String> = std::iter::once(&"moab")
+    let others: Vec<String> = ["moab", "moab-simulate"]
+        .iter()
         .chain(arches_cli::COMMANDS.iter())
         .filter(|c| **c != name)
         .map(|c| format!("\\fB{c}\\fR(1)"))

@@ -116,9 +116,19 @@ fn check_config(file: Option<&str>, verbose: u8, fmt: Format) -> Result<u8, Stri
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if file.is_none() && e.kind() == std::io::ErrorKind::NotFound => {
-            print(&format!(
-                "{shown}: no configuration file; the embedded default configuration applies\n"
-            ));
+            match fmt {
+                Format::Json => print_json(&serde_json::json!({
+                    "file": shown,
+                    "exists": false,
+                    "lines": 0,
+                    "errors": [],
+                    "warnings": [],
+                }))?,
+                Format::Xml => return Err(no_xml("mdiag -C")),
+                Format::Text => print(&format!(
+                    "{shown}: no configuration file; the embedded default configuration applies\n"
+                )),
+            }
             return Ok(EXIT_OK);
         }
         Err(e) => {
@@ -138,6 +148,7 @@ fn check_config(file: Option<&str>, verbose: u8, fmt: Format) -> Result<u8, Stri
     match fmt {
         Format::Json => print_json(&serde_json::json!({
             "file": shown,
+            "exists": true,
             "lines": report.lines,
             "errors": report.errors,
             "warnings": report.warnings,

@@ -87,8 +87,10 @@ pub fn showq(a: Showq) -> Result<u8, String> {
         Format::Text => print(&showq::render(&view, &filter, mode)),
         Format::Xml => print(&format!("{}\n", showq::render_xml(&view, &filter, mode))),
         Format::Json => {
+            // The jobs of the sections this mode shows, filtered as the text is.
             let mut v = view;
-            v.jobs.retain(|j| filter.matches(j));
+            v.jobs
+                .retain(|j| mode.shows(j.section) && filter.matches(j));
             print_json(&v)?
         }
     }
