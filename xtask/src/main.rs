@@ -230,22 +230,23 @@ and `--format=json`.\n\n\
 ## JSON output (stable schema)\n\n\
 `--format=json` prints the daemon's answer, serialised from the `arches-api` wire type\n\
 named below, pretty-printed, with its field names unchanged. Times are epoch seconds,\n\
-durations seconds, absent values `null`. Filters given on the command line (`showq -w`,\n\
-`mdiag -u NAME`, `showres RSVID`) are applied before printing. These types only gain\n\
-fields; none are renamed or removed within API version `/v1`.\n\n\
+durations seconds, absent values `null`; the filters and the section options of the command\n\
+line apply. Fields are only ever added within API version `/v1`. Every field, its type and\n\
+unit: [json.md](json.md).\n\n\
 | Command | JSON type |\n|---|---|\n\
 | showq, mdiag -b | `QueueView` |\n\
 | checkjob, mjobctl -q diag, mdiag -j | `JobsView` |\n\
-| checknode, mdiag -n, mdiag -t, mdiag -R | `NodesView` |\n\
+| checknode, mdiag -n, mdiag -t, mdiag -R, showres -f | `NodesView` |\n\
 | showbf | `BackfillView` |\n\
 | showstart, mjobctl -q starttime | `StartEstimate` |\n\
-| showres, mdiag -r | `ReservationsView` |\n\
+| showres, mdiag -r, mdiag -s, mrsvctl -q | `ReservationsView` |\n\
 | mdiag -S | `SchedulerView` |\n\
 | mdiag -p | `PriorityView` |\n\
-| mdiag -u/-g/-a/-c/-q | `CredentialsView` |\n\
+| mdiag -u/-g/-a/-c/-q, mdiag -L | `CredentialsView` |\n\
+| mdiag -f | `FairshareView` |\n\
+| showstats | `StatsView` |\n\
 | mschedctl -l config | `ConfigView` |\n\
-| mdiag -C (no daemon) | `{\"file\", \"lines\", \"errors\", \"warnings\"}` (the arches-config check report) |\n\
-| showstats | `StatsView` |\n\n\
+| mdiag -C (no daemon) | `{\"file\", \"exists\", \"lines\", \"errors\", \"warnings\"}` (the arches-config check report) |\n\n\
 ## Options common to every command\n\n\
 - `--socket PATH`: the daemon's socket (default `$MOAB_SOCKET`, else `$MOABHOMEDIR/moab.sock`).\n\
 - `--host HOST`: accepted for Moab compatibility (`--host=<master>`); ignored.\n\
