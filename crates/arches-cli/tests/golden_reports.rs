@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use arches_api::*;
-use arches_cli::render::{checknode, mdiag, stats};
+use arches_cli::render::{checknode, mdiag, showq, stats};
 
 fn golden_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("ARCHES_GOLDEN_DIR") {
@@ -350,4 +350,143 @@ fn showstats_user_rows_follow_the_doc_layout() {
         lines[5],
         "   xztang 1835    1     8     18.99 ---- ------ ----- ------  176.3   1.05  10.0 ------ ------ ------ ------ ------"
     );
+}
+
+/// A `JobSummary` carrying what a golden `<job>` element says.
+fn job_from_xml(j: roxmltree::Node, section: Section) -> JobSummary {
+    let s = |k: &str| j.attribute(k).map(String::from);
+    let n = |k: &str| j.attribute(k).and_then(|v| v.parse::<i64>().ok());
+    JobSummary {
+        id: n("JobID").unwrap() as u64,
+        name: s("JobName").unwrap_or_default(),
+        user: s("User").unwrap_or_default(),
+        group: s("Group").unwrap_or_default(),
+        account: s("Account"),
+        class: s("Class"),
+        qos: s("QOS"),
+        state: s("State").unwrap_or_default(),
+        section,
+        procs: n("ReqProcs").unwrap_or(1) as u32,
+        nodes: n("ReqNodes").map(|v| v as u32),
+        walltime: n("ReqAWDuration"),
+        submit_time: n("SubmissionTime").unwrap_or(0),
+        start_time: n("StartTime").filter(|t| *t > 0),
+        completion_time: n("CompletionTime"),
+        exit_code: n("CompletionCode").map(|c| c as i32),
+        cancelled: j.attribute("CompletionCode") == Some("CNCLD"),
+        priority: n("StartPriority").unwrap_or(0),
+        system_priority: false,
+        rank: None,
+        master_host: s("MasterHost"),
+        partition: s("PAL"),
+        suspended_secs: n("SuspendDuration").unwrap_or(0),
+        reservation_start: n("RsvStartTime"),
+        backfilled: false,
+        preemptible: false,
+        block_reason: s("BlockReason"),
+        eligible_secs: n("EEDuration").unwrap_or(0),
+        restartable: false,
+    }
+}
+
+/// Rebuilds the jobs of an XML golden, renders them with our showq XML and
+/// checks that every attribute the two share has the sample's value, that
+/// each job carries at least `min_shared` of the sample's attributes, and
+/// that counts equal the children. Attributes compared loosely, and why:
+/// DRMJID (Moab's is the TORQUE id with the server suffix; its numeric part
+/// must match), AWDuration/StatPSDed (Moab's come from the RM's last poll,
+/// ours are computed at `time`), Description (Arches repeats BlockReason).
+fn xml_golden_round_trip(name: &str, mode: showq::Mode, min_shared: usize) {
+    let g = golden(name, false);
+    let g = g
+        .trim()
+        .trim_start_matches("<?xml version=\"1.0\" encoding=\"UTF-8\"?>");
+    let doc = roxmltree::Document::parse(g.trim()).unwrap();
+    let now = doc
+        .descendants()
+        .find(|n| n.has_tag_name("cluster"))
+        .and_then(|c| c.attribute("time"))
+        .map_or(0, |t| t.parse().unwrap());
+    let mut jobs = Vec::new();
+    for q in doc.descendants().filter(|n| n.has_tag_name("queue")) {
+        let section = match q.attribute("option") {
+            Some("active") => Section::Active,
+            Some("eligible") => Section::Eligible,
+            Some("blocked") => Section::Blocked,
+            _ => Section::Completed,
+        };
+        jobs.extend(
+            q.children()
+                .filter(|c| c.has_tag_name("job"))
+                .map(|j| job_from_xml(j, section)),
+        );
+    }
+    assert!(!jobs.is_empty(), "{name}: no jobs");
+    let purge = doc
+        .descendants()
+        .find_map(|n| n.attribute("purgetime"))
+        .map_or(86400, |p| p.parse().unwrap());
+    let v = QueueView {
+        now,
+        cluster: ClusterSummary::default(),
+        jobs,
+        purge_secs: purge,
+        scheduler: "Moab".into(),
+    };
+    let ours = showq::render_xml(&v, &showq::Filter::default(), mode);
+    assert!(!ours.contains('\n'));
+    let od = roxmltree::Document::parse(&ours).unwrap();
+    for q in od.descendants().filter(|n| n.has_tag_name("queue")) {
+        let kids = q.children().filter(|c| c.has_tag_name("job")).count();
+        assert_eq!(q.attribute("count"), Some(kids.to_string().as_str()));
+    }
+    // The nextflow fixture's later entries are hand-edited copies of its first
+    // job (the source line says so; e.g. GJID 881196 on job 881197): only jobs
+    // whose GJID is their own JobID are real and compared.
+    let real = |j: &roxmltree::Node| {
+        j.attribute("GJID")
+            .is_none_or(|g| Some(g) == j.attribute("JobID"))
+    };
+    for gj in doc
+        .descendants()
+        .filter(|n| n.has_tag_name("job"))
+        .filter(real)
+    {
+        let id = gj.attribute("JobID").unwrap();
+        let oj = od
+            .descendants()
+            .find(|n| n.has_tag_name("job") && n.attribute("JobID") == Some(id))
+            .unwrap_or_else(|| panic!("{name}: job {id} missing:\n{ours}"));
+        let mut shared = 0;
+        for a in oj.attributes() {
+            let Some(gv) = gj.attribute(a.name()) else {
+                continue;
+            };
+            match a.name() {
+                "DRMJID" => assert_eq!(gv.split('.').next(), Some(a.value()), "{name} {id}"),
+                "AWDuration" | "StatPSDed" | "Description" => {}
+                _ => assert_eq!(a.value(), gv, "{name}: job {id} attribute {}", a.name()),
+            }
+            shared += 1;
+        }
+        assert!(
+            shared >= min_shared,
+            "{name}: job {id}: only {shared} shared attributes"
+        );
+    }
+}
+
+#[test]
+fn showq_xml_nextflow_fixture_round_trips() {
+    xml_golden_round_trip("showq-xml-2", showq::Mode::Default, 15);
+}
+
+#[test]
+fn showq_xml_vsc_fixture_round_trips() {
+    xml_golden_round_trip("showq-xml-3", showq::Mode::Default, 12);
+}
+
+#[test]
+fn showq_completed_xml_tardis_first_fixture_round_trips() {
+    xml_golden_round_trip("showq-c-xml-1", showq::Mode::Completed, 18);
 }
