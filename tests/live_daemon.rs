@@ -406,3 +406,190 @@ fn completion_offers_the_daemons_job_ids_and_node_names() {
         "{got}"
     );
 }
+
+/// The options of moab-formats.md that used to be rejected, each doing
+/// Moab's thing (or, where Arches has no such subsystem, saying so).
+#[test]
+fn formerly_rejected_options_do_their_moab_thing() {
+    let cfg = format!("{CFG}QOSCFG[high] PRIORITY=10\nUSERCFG[root] QLIST=high\n");
+    let d = Daemon::start_with_config(Some(&cfg));
+    let run = d.submit(
+        "#!/bin/sh\nsleep 300\n",
+        &[
+            "-N",
+            "runner",
+            "-l",
+            "walltime=10:00,nodes=1:ppn=2",
+            "-l",
+            "qos=high",
+        ],
+    );
+    wait_running(&d, run);
+    let out = |cmd: &str, args: &[&str]| -> (i32, String, String) {
+        let o = d.run(cmd, args);
+        (
+            o.status.code().unwrap_or(-1),
+            text(&o.stdout),
+            text(&o.stderr),
+        )
+    };
+    // checkjob -A: one parsable line
+    let (c, o, _) = out("checkjob", &["-A", &run.to_string()]);
+    assert_eq!(c, 0);
+    assert!(
+        o.starts_with(&format!("JOBID={run};NAME=runner;STATE=Running;USER=root;")),
+        "{o}"
+    );
+    assert_eq!(o.lines().count(), 1);
+    // checkjob -n / -q / -r
+    let host = d.run("checkjob", &[&run.to_string()]);
+    let node = text(&host.stdout)
+        .lines()
+        .skip_while(|l| !l.starts_with("Allocated Nodes:"))
+        .nth(1)
+        .map(|l| {
+            l.trim_matches(['[', ']'])
+                .split(':')
+                .next()
+                .unwrap()
+                .to_string()
+        })
+        .expect("allocated node");
+    let (_, o, _) = out("checkjob", &["-n", &node, &run.to_string()]);
+    assert!(
+        o.contains(&format!("NOTE:  job {run} can access node {node}\n")),
+        "{o}"
+    );
+    assert!(
+        o.contains(&format!("  job {run} on node {node} is not preemptible")),
+        "{o}"
+    );
+    let (_, o, _) = out("checkjob", &["-q", "high,DEFAULT,nosuch", &run.to_string()]);
+    assert!(
+        o.contains("NOTE:  job granted access to QOS 'high'\n"),
+        "{o}"
+    );
+    assert!(
+        o.contains("NOTE:  job denied access to QOS 'DEFAULT' (user root QLIST=high)\n"),
+        "{o}"
+    );
+    assert!(
+        o.contains("NOTE:  job denied access to QOS 'nosuch' (QOS not configured)\n"),
+        "{o}"
+    );
+    assert!(d
+        .run(
+            "mrsvctl",
+            &[
+                "-c",
+                "-h",
+                "n1",
+                "-s",
+                "+1:00:00",
+                "-d",
+                "10:00",
+                "-a",
+                "USER==root"
+            ]
+        )
+        .status
+        .success());
+    let (_, o, _) = out("checkjob", &["-r", "system.1", &run.to_string()]);
+    assert!(o.contains("NOTE:  job granted access to reservation 'system.1' w/affinity 'positive' (USER==root)"), "{o}");
+    let (c, _, e) = out("checkjob", &["-l", "BOGUS", &run.to_string()]);
+    assert_eq!(c, 1);
+    assert!(e.contains("invalid policy level 'BOGUS'"), "{e}");
+    assert_eq!(
+        out(
+            "checkjob",
+            &["-l", "HARD", "--flags=future", &run.to_string()]
+        )
+        .0,
+        0
+    );
+    // showq -R: the job reservation's own job; -g/-l: the same report
+    let (_, o, _) = out("showq", &["-R", &run.to_string()]);
+    assert!(
+        o.contains(&format!("\n{run} ")) && o.contains("1 active job "),
+        "{o}"
+    );
+    // (REMAINING may tick between two calls: compare the lines' first words.)
+    let words = |t: String| -> Vec<String> {
+        t.lines()
+            .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
+            .collect()
+    };
+    let plain = words(out("showq", &[]).1);
+    assert_eq!(words(out("showq", &["-g"]).1), plain);
+    assert_eq!(words(out("showq", &["-l"]).1), plain);
+    let (c, _, e) = out("showq", &["-R", "nosuch"]);
+    assert_eq!(
+        (c, e.trim()),
+        (1, "ERROR:  cannot locate reservation 'nosuch'")
+    );
+    // showres -o: reservations overlapping system.1 in time and nodes
+    let (_, o, _) = out("showres", &["-o", "system.1"]);
+    assert!(!o.contains("system.1 "), "{o}");
+    // mdiag -b -l
+    let (_, o, _) = out("mdiag", &["-b", "-l", "hard"]);
+    assert!(
+        o.starts_with("Diagnosing blocked jobs (policylevel HARD  partition ALL)"),
+        "{o}"
+    );
+    // mdiag -G / -T / -L / -s / -x
+    let (_, o, _) = out("mdiag", &["-G"]);
+    assert!(
+        o.starts_with("NOTE:  power management is not enabled")
+            && o.contains("  node n1 is in state"),
+        "{o}"
+    );
+    let (_, o, _) = out("mdiag", &["-T"]);
+    assert_eq!(o.lines().count(), 2, "{o}");
+    let (_, o, _) = out("mdiag", &["-L"]);
+    assert!(o.starts_with("evaluating limits"), "{o}");
+    let (_, o, _) = out("mdiag", &["-s"]);
+    assert!(
+        o.starts_with("Diagnosing Reservations") && !o.contains("system.1"),
+        "{o}"
+    );
+    let (_, o, _) = out("mdiag", &["-x"]);
+    assert_eq!(o, "no system problems detected\n");
+    // mschedctl -A / -L; -R -n -c -d explain that Arches has no such thing
+    assert_eq!(
+        out("mschedctl", &["-A", "maintenance at noon"]).1,
+        "annotation recorded: maintenance at noon\n"
+    );
+    assert_eq!(
+        out("mschedctl", &["-L", "3"]).1,
+        "log level set to 3 (log file unchanged)\n"
+    );
+    for args in [
+        &["-R"][..],
+        &["-n"],
+        &["-c", "message", "hello"],
+        &["-d", "trigger:1"],
+    ] {
+        let (c, _, e) = out("mschedctl", args);
+        assert_eq!(c, 1, "{args:?}");
+        assert!(
+            e.starts_with("ERROR:    ") && e.contains("Arches"),
+            "{args:?}: {e}"
+        );
+    }
+    // mjobctl -S: no internal queue
+    let (c, _, e) = out("mjobctl", &["-S", &run.to_string()]);
+    assert_eq!(c, 1);
+    assert!(e.contains("Arches has no internal queue"), "{e}");
+    // mjobctl -n NAME selects by name; -c -w selects by attribute; -F cancels
+    let a = d.submit("#!/bin/sh\ntrue\n", &["-h", "-N", "pick"]);
+    let b = d.submit("#!/bin/sh\ntrue\n", &["-h", "-N", "keep", "-A", "chem"]);
+    let c3 = d.submit("#!/bin/sh\ntrue\n", &["-h", "-N", "keep2"]);
+    let (_, o, _) = out("mjobctl", &["-c", "-n", "pick"]);
+    assert_eq!(o, format!("\njob '{a}' cancelled\n\n"));
+    let (_, o, _) = out("mjobctl", &["-c", "-w", "account=chem"]);
+    assert_eq!(o, format!("\njob '{b}' cancelled\n\n"));
+    let (c, _, e) = out("mjobctl", &["-c", "-w", "account=nobody"]);
+    assert_eq!((c, e.trim()), (1, "ERROR:    no jobs selected"));
+    let (_, o, _) = out("mjobctl", &["-F", &c3.to_string()]);
+    assert_eq!(o, format!("\njob '{c3}' cancelled\n\n"));
+}

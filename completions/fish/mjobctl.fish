@@ -1,3 +1,4 @@
+complete -c mjobctl -s n -d 'Select the jobs named JOBNAME (with any operation; adds to JOBEXP)' -r
 complete -c mjobctl -s h -d 'Set a hold: user (default), system, batch or defer' -r
 complete -c mjobctl -s m -d 'Modify an attribute: ATTR=VAL, ATTR+=VAL or ATTR-=VAL (repeatable)' -r
 complete -c mjobctl -s N -d 'Send a signal: [signal=]SIGNO|SIGNAME' -r
@@ -16,6 +17,8 @@ complete -c mjobctl -l host -d 'Server host. Accepted for compatibility with Moa
 complete -c mjobctl -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
 complete -c mjobctl -l help -d 'Print help'
 complete -c mjobctl -s c -d 'Cancel the jobs'
+complete -c mjobctl -s F -d 'Force-cancel the jobs (Arches\' cancel already kills the job\'s processes: same as -c)'
+complete -c mjobctl -s S -d 'Submit a job held in an internal queue: Arches has none (every job is queued by msub), so this reports that'
 complete -c mjobctl -s C -d 'Checkpoint the jobs'
 complete -c mjobctl -s r -d 'Resume suspended jobs'
 complete -c mjobctl -s R -d 'Requeue active jobs'

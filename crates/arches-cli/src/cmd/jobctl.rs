@@ -73,7 +73,7 @@ prioritise, force-start or query jobs. JOBEXP is a job id, a comma list, a regul
 (quote it) or ALL. The daemon prints Moab's confirmation per job.",
     group(ArgGroup::new("op").required(true).args([
         "cancel", "checkpoint", "hold", "modify", "signal", "priority", "query",
-        "resume", "requeue", "suspend", "release", "execute"
+        "resume", "requeue", "suspend", "release", "execute", "force_cancel", "submit"
     ]))
 )]
 pub struct Mjobctl {
@@ -83,6 +83,15 @@ pub struct Mjobctl {
     /// Cancel the jobs.
     #[arg(short = 'c')]
     pub cancel: bool,
+    /// Force-cancel the jobs (Arches' cancel already kills the job's processes: same as -c).
+    #[arg(short = 'F')]
+    pub force_cancel: bool,
+    /// Submit a job held in an internal queue: Arches has none (every job is queued by msub), so this reports that.
+    #[arg(short = 'S')]
+    pub submit: bool,
+    /// Select the jobs named JOBNAME (with any operation; adds to JOBEXP).
+    #[arg(short = 'n', value_name = "JOBNAME")]
+    pub name: Option<String>,
     /// Checkpoint the jobs.
     #[arg(short = 'C')]
     pub checkpoint: bool,
@@ -117,7 +126,7 @@ pub struct Mjobctl {
     #[arg(short = 'x')]
     pub execute: bool,
     /// With -x: flags=ignorepolicies|ignorenodestate|ignorersv (repeatable).
-    #[arg(short = 'w', value_name = "flags=FLAGS", action = ArgAction::Append)]
+    #[arg(short = 'w', value_name = "ATTR=VALUE", action = ArgAction::Append)]
     pub constraints: Vec<String>,
     /// Flags: relative (with -p), completed (with -q diag).
     #[arg(long, value_name = "FLAGS")]
@@ -140,9 +149,29 @@ pub fn mjobctl(mut a: Mjobctl) -> Result<u8, String> {
             *v = Some(default.to_string());
         }
     }
-    let jobs = expand(&a.jobs);
+    let mut jobs = expand(&a.jobs);
+    // `-n NAME` and (except with -x, where -w gives flags) `-w ATTR=VALUE`
+    // select jobs from the queue, as Moab's "where" constraints do.
+    let where_: Vec<&String> = if a.execute {
+        Vec::new()
+    } else {
+        a.constraints.iter().collect()
+    };
+    if a.name.is_some() || !where_.is_empty() {
+        let selected = select_jobs(&a.conn, a.name.as_deref(), &where_)?;
+        if selected.is_empty() && jobs.is_empty() {
+            return Err("ERROR:    no jobs selected".into());
+        }
+        jobs.extend(selected);
+    }
     if jobs.is_empty() {
         return Err("ERROR:    no job expression specified".into());
+    }
+    if a.submit {
+        for j in &jobs {
+            eprintln!("ERROR:    cannot submit job '{j}' (Arches has no internal queue: every job is queued when msub accepts it)");
+        }
+        return Ok(crate::EXIT_ERROR);
     }
     let flags: Vec<String> = a
         .flags
@@ -153,7 +182,7 @@ pub fn mjobctl(mut a: Mjobctl) -> Result<u8, String> {
     if let Some(q) = &a.query {
         return query(&a, q, jobs, flags.iter().any(|f| f == "completed"));
     }
-    let action = if a.cancel {
+    let action = if a.cancel || a.force_cancel {
         JobAction::Cancel
     } else if a.checkpoint {
         JobAction::Checkpoint
@@ -193,6 +222,66 @@ pub fn mjobctl(mut a: Mjobctl) -> Result<u8, String> {
         return Err("ERROR:    no operation specified".into());
     };
     act(&a.conn, jobs, action)
+}
+
+/// Job ids (as text) of the queued and active jobs matching `-n NAME` and
+/// every `-w ATTR=VALUE` (user, group, account/acct, class/queue, qos, state,
+/// jobname, partition).
+fn select_jobs(
+    conn: &Connection,
+    name: Option<&str>,
+    where_: &[&String],
+) -> Result<Vec<String>, String> {
+    let mut conds: Vec<(String, String)> = Vec::new();
+    for c in where_ {
+        let (k, v) = c
+            .split_once('=')
+            .ok_or_else(|| format!("ERROR:    invalid constraint '{c}' (expected ATTR=VALUE)"))?;
+        let k = k.to_ascii_lowercase();
+        if ![
+            "user",
+            "group",
+            "account",
+            "acct",
+            "class",
+            "queue",
+            "qos",
+            "state",
+            "jobname",
+            "partition",
+        ]
+        .contains(&k.as_str())
+        {
+            return Err(format!(
+                "ERROR:    unsupported constraint '{k}' (user, group, account, class, qos, state, jobname, partition)"
+            ));
+        }
+        conds.push((k, v.to_string()));
+    }
+    let client = conn.client().map_err(|e| e.to_string())?;
+    let q = client
+        .queue(&arches_api::QueueQuery { completed: false })
+        .map_err(|e| e.to_string())?;
+    Ok(q.jobs
+        .iter()
+        .filter(|j| name.is_none_or(|n| j.name == n))
+        .filter(|j| {
+            conds.iter().all(|(k, v)| {
+                let have = match k.as_str() {
+                    "user" => Some(j.user.as_str()),
+                    "group" => Some(j.group.as_str()),
+                    "account" | "acct" => j.account.as_deref(),
+                    "class" | "queue" => j.class.as_deref(),
+                    "qos" => j.qos.as_deref(),
+                    "state" => Some(j.state.as_str()),
+                    "jobname" => Some(j.name.as_str()),
+                    _ => j.partition.as_deref(),
+                };
+                have.is_some_and(|h| h.eq_ignore_ascii_case(v))
+            })
+        })
+        .map(|j| j.id.to_string())
+        .collect())
 }
 
 fn query(a: &Mjobctl, q: &str, jobs: Vec<String>, completed: bool) -> Result<u8, String> {

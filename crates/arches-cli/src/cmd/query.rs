@@ -45,6 +45,15 @@ pub struct Showq {
     /// Accepted for compatibility with third-party tools (abipy passes `-s`); no effect.
     #[arg(short = 's')]
     pub summary: bool,
+    /// Grid job and system ids: Arches has no grid, so the ids shown are already the system ids.
+    #[arg(short = 'g')]
+    pub grid: bool,
+    /// Local/remote view (grid): every Arches job is local; the report is unchanged.
+    #[arg(short = 'l')]
+    pub local: bool,
+    /// Only jobs that overlap this reservation in time and nodes (a job reservation: that job).
+    #[arg(short = 'R', value_name = "RSVID")]
+    pub reservation: Option<String>,
     /// Accepted for compatibility (Rocoto); the daemon always answers without blocking.
     #[arg(long)]
     pub noblock: bool,
@@ -78,11 +87,35 @@ pub fn showq(a: Showq) -> Result<u8, String> {
         showq::Mode::Default
     };
     let client = a.conn.client().map_err(|e| e.to_string())?;
-    let view = client
+    let mut view = client
         .queue(&QueueQuery {
             completed: a.completed,
         })
         .map_err(|e| e.to_string())?;
+    if let Some(rid) = &a.reservation {
+        let rsv = client.reservations().map_err(|e| e.to_string())?;
+        let target = rsv
+            .reservations
+            .iter()
+            .find(|r| &r.id == rid)
+            .ok_or_else(|| format!("ERROR:  cannot locate reservation '{rid}'"))?;
+        let overlapping: Vec<u64> = rsv
+            .reservations
+            .iter()
+            .filter(|r| r.kind == "Job")
+            .filter(|r| {
+                r.id == target.id
+                    || (r
+                        .nodes
+                        .iter()
+                        .any(|n| target.nodes.iter().any(|t| t.node == n.node))
+                        && r.start < target.end.unwrap_or(i64::MAX)
+                        && target.start < r.end.unwrap_or(i64::MAX))
+            })
+            .filter_map(|r| r.id.parse().ok())
+            .collect();
+        view.jobs.retain(|j| overlapping.contains(&j.id));
+    }
     match a.output.format() {
         Format::Text => print(&showq::render(&view, &filter, mode)),
         Format::Xml => print(&format!("{}\n", showq::render_xml(&view, &filter, mode))),
@@ -110,6 +143,24 @@ pub struct Checkjob {
     /// Verbose; give twice (-v -v or -vv) for more detail.
     #[arg(short = 'v', action = ArgAction::Count)]
     pub verbose: u8,
+    /// Parsable output: one line of ATTRIBUTE=VALUE; pairs per job.
+    #[arg(short = 'A')]
+    pub avp: bool,
+    /// Policy level of the eligibility evaluation (HARD, SOFT or OFF; Arches evaluates soft and hard limits in one pass and reports that).
+    #[arg(short = 'l', value_name = "POLICYLEVEL")]
+    pub policy_level: Option<String>,
+    /// Check whether the job could use this node, and the preemption status of the jobs on it.
+    #[arg(short = 'n', value_name = "NODE")]
+    pub node: Option<String>,
+    /// Check access to these QoS (comma list).
+    #[arg(short = 'q', value_name = "QOS[,QOS]")]
+    pub qos: Option<String>,
+    /// Check access to these reservations (comma list).
+    #[arg(short = 'r', value_name = "RSVID[,RSVID]")]
+    pub reservations: Option<String>,
+    /// future: accepted (the report is the scheduler's own evaluation, which already plans ahead).
+    #[arg(long, value_name = "FLAGS")]
+    pub flags: Option<String>,
     /// Job ids (`17`, `Moab.17`) or ALL.
     #[arg(value_name = "JOBID", required = true)]
     pub jobs: Vec<String>,
@@ -128,10 +179,38 @@ pub fn checkjob(a: Checkjob) -> Result<u8, String> {
             completed: true,
         })
         .map_err(|e| e.to_string())?;
+    if let Some(l) = &a.policy_level {
+        if !["HARD", "SOFT", "OFF"].contains(&l.to_ascii_uppercase().as_str()) {
+            return Err(format!(
+                "ERROR:    invalid policy level '{l}' (HARD, SOFT or OFF)"
+            ));
+        }
+    }
+    if let Some(f) = &a.flags {
+        if !f.split(',').all(|f| f.eq_ignore_ascii_case("future")) {
+            return Err(format!("ERROR:    invalid flags '{f}' (future)"));
+        }
+    }
     match a.output.format() {
+        Format::Text if a.avp => {
+            for d in &view.jobs {
+                print(&crate::render::access::avp(d));
+            }
+        }
         Format::Text => {
             if !view.jobs.is_empty() {
-                print(&checkjob::render(&view, a.verbose));
+                let checks = access_checks(&a, &client, &view)?;
+                let parts: Vec<String> = view
+                    .jobs
+                    .iter()
+                    .zip(checks)
+                    .map(|(d, extra)| {
+                        let mut r = checkjob::render_one(d, view.now, a.verbose);
+                        r.push_str(&extra);
+                        r
+                    })
+                    .collect();
+                print(&parts.join(checkjob::SEPARATOR));
             }
         }
         Format::Xml => print(&format!("{}\n", checkjob::render_xml(&view, a.verbose > 0))),
@@ -145,6 +224,61 @@ pub fn checkjob(a: Checkjob) -> Result<u8, String> {
     } else {
         EXIT_ERROR
     })
+}
+
+/// The NOTE lines of `checkjob -n/-q/-r` for each job (empty without them).
+fn access_checks(
+    a: &Checkjob,
+    client: &arches_client::Client,
+    view: &arches_api::JobsView,
+) -> Result<Vec<String>, String> {
+    use crate::render::access;
+    let mut out = vec![String::new(); view.jobs.len()];
+    if let Some(name) = &a.node {
+        let nodes = client.nodes(Some(name)).map_err(|e| e.to_string())?;
+        let n = nodes
+            .nodes
+            .first()
+            .ok_or_else(|| format!("ERROR:    cannot locate node '{name}'"))?;
+        let q = client
+            .queue(&arches_api::QueueQuery { completed: false })
+            .map_err(|e| e.to_string())?;
+        let on: Vec<(u64, bool)> = n
+            .jobs
+            .iter()
+            .map(|id| {
+                let p = q
+                    .jobs
+                    .iter()
+                    .find(|j| j.id == *id)
+                    .is_some_and(|j| j.preemptible);
+                (*id, p)
+            })
+            .collect();
+        for (o, d) in out.iter_mut().zip(&view.jobs) {
+            o.push_str(&access::node_access(d, n, &on));
+        }
+    }
+    if let Some(list) = &a.qos {
+        let creds = client.credentials().map_err(|e| e.to_string())?;
+        for (o, d) in out.iter_mut().zip(&view.jobs) {
+            for q in list.split(',').filter(|q| !q.is_empty()) {
+                o.push_str(&access::qos_access(d, q, &creds.credentials));
+            }
+        }
+    }
+    if let Some(list) = &a.reservations {
+        let rsv = client.reservations().map_err(|e| e.to_string())?;
+        for (o, d) in out.iter_mut().zip(&view.jobs) {
+            for id in list.split(',').filter(|r| !r.is_empty()) {
+                match rsv.reservations.iter().find(|r| r.id == id) {
+                    Some(r) => o.push_str(&access::rsv_access(d, r)),
+                    None => o.push_str(&format!("NOTE:  cannot locate reservation '{id}'\n")),
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Display detailed information about nodes.
