@@ -114,7 +114,7 @@ fn attributes(o: &mut String, c: &CredentialInfo) {
 
 /// `mdiag -c`.
 fn render_classes(creds: &[&CredentialInfo]) -> String {
-    let mut o = String::from("\nClass/Queue Status\n\n");
+    let mut o = String::from("Class/Queue Status\n\n");
     o.push_str(
         "ClassID        Priority Flags        QDef              QOSList* PartitionList        Target Limits\n\n",
     );
