@@ -3,23 +3,9 @@
 //! workspace, never copied). Each test builds the API data the sample shows
 //! (same ids, users and times; TZ=UTC; a fixed `now`) and compares.
 //!
-//! Normalisations are explicit per sample and explained where used. Samples
-//! not tested here, and why:
-//! - mdiag-a-1: hand-edited sample (its QOSList column is aligned two ways); accounts use the
-//!   `-u` layout, which `mdiag_u_users_from_maui_doc` checks exactly (see render::creds).
-//! - showq-1, showq-r-1, showq-c-1, checkjob-1/5/6, checknode-2, mdiag-f/G/T/R-*,
-//!   showbf-2/3, showstart-3, sethold-1, releasehold-1, mjobctl-q-diag-xml-2: Moab 4/5 or Maui
-//!   shapes (`PROC` header, `Job '13678'(x1)` reservations, legacy showbf text...) that we do not emit.
-//! - showq-3, showq-4, msub-2, msub-3, runjob-1: job ids such as `yuby.3`, `4364.orion`,
-//!   `cluster.231` — Arches job ids are numbers.
-//! - checkjob-4, checkjob-v-1, mdiag-S-1, mdiag-r-1, showres-n-1, showstart-2, showstart-g-1,
-//!   mshow-a-*, mschedctl-m-vpc-1, showstats-xml-1: need data the API does not carry (Moab's
-//!   NodeMatchPolicy/RM job ids/cached-server banner, load statistics, standing-reservation
-//!   internals, per-method start estimates, grid peers, VPCs, Moab's full statistics set).
-//! - mjobctl-c-*, mjobctl-m-1, releasehold-2, mschedctl-k-1: worded by the daemon
-//!   (`ActionResponse` lines are printed verbatim), tested in the server.
-//! - client-timeout-error-1: Arches reports the socket path instead of `hostname:port`
-//!   (documented in arches-client).
+//! Normalisations are explicit per sample and explained where used. Which
+//! sample is tested where, and the reason for each one that is not, are in
+//! docs/formats.md (with the decisions taken where the reference is silent).
 
 use std::path::PathBuf;
 
@@ -188,8 +174,44 @@ fn queue(now: i64, c: ClusterSummary, jobs: Vec<JobSummary>) -> QueueView {
     }
 }
 
+/// Whole-output comparison with a sample whose author elided job rows: the
+/// sample keeps only the rows of the jobs we rebuilt (`keep`), its count
+/// lines get our counts (`(old, new)`; a replacement inside a padded field
+/// keeps the field's width), and trailing blanks are compared trimmed (the
+/// copies lost Moab's three blanks after the counts). showq's output starts
+/// with an empty line, as the samples do. Everything else — banners,
+/// headers, empty lines, summaries, footer — must be identical.
+fn elided_sample_matches(name: &str, golden: &str, keep: &[u64], counts: &[(&str, &str)], ours: &str) {
+    let mut expected = Vec::new();
+    for l in golden.lines() {
+        let first = l.split(' ').next().unwrap_or("");
+        let id = first.trim_end_matches(['*', '+', '-', '_']);
+        if !id.is_empty() && id.chars().all(|c| c.is_ascii_digit()) && !l.contains(" job") {
+            if !keep.iter().any(|k| k.to_string() == id) {
+                continue;
+            }
+        }
+        let mut l = l.to_string();
+        for (old, new) in counts {
+            if l.contains(old) {
+                // `N active jobs` sits in a %-21s field; the other counts do not.
+                let new = if old.contains("active job") {
+                    format!("{new:<w$}", w = old.len().max(new.len()))
+                } else {
+                    new.to_string()
+                };
+                l = l.replace(old, &new);
+            }
+        }
+        expected.push(l.trim_end().to_string());
+    }
+    let ours: Vec<String> = ours.lines().map(|l| l.trim_end().to_string()).collect();
+    assert_eq!(ours, expected, "{name}: whole output differs");
+}
+
 /// Every line of `ours` that is a job row (starts with a digit) must be a
 /// line of the sample, and every header line (`JOBID...`) must match.
+#[allow(dead_code)]
 fn rows_and_headers_match(name: &str, golden: &str, ours: &str) {
     let g: Vec<&str> = golden.lines().map(|l| l.trim_end()).collect();
     let mut rows = 0;
@@ -345,8 +367,21 @@ fn showq_jax_sections_rows() {
     ];
     let v = queue(now, cluster(2241, 5008, 92, 122), jobs);
     let ours = showq::render(&v, &showq::Filter::default(), showq::Mode::Default);
-    // JAX rows were elided by the sample's author, so totals differ; rows and headers must match.
-    rows_and_headers_match("showq-5", &g, &ours);
+    // JAX rows were elided by the sample's author: the whole output must equal
+    // the sample restricted to our jobs, with our counts. (The sample's line of
+    // 25 blanks after the node summary is a copy artefact: compared trimmed.)
+    elided_sample_matches(
+        "showq-5",
+        &g,
+        &[4415573, 4416194, 4420317, 4418355, 4400926, 4414172],
+        &[
+            ("252 active jobs", "3 active jobs"),
+            ("481 eligible jobs", "1 eligible job"),
+            ("809 blocked jobs", "2 blocked jobs"),
+            ("Total jobs:  1542", "Total jobs:  6"),
+        ],
+        &ours,
+    );
 }
 
 #[test]
@@ -368,10 +403,15 @@ fn showq_r_i_c_jax_rows() {
     let v = queue(now, cluster(2172, 5008, 91, 122), vec![r]);
     let ours = showq::render(&v, &showq::Filter::default(), showq::Mode::Running);
     let g = golden("showq-r-2", true);
-    rows_and_headers_match("showq-r-2", &g, &ours);
-    // The node summary line is cluster-wide and so matches; the processor line
-    // counts the sample's 238 jobs, most of which the sample elided.
-    assert!(g.contains(ours.lines().find(|l| l.contains("nodes active")).unwrap()));
+    // Only the row whose EFFIC is unknown can be rebuilt (Arches measures no
+    // CPU efficiency); the processor line keeps the sample's cluster figures.
+    elided_sample_matches(
+        "showq-r-2",
+        &g,
+        &[4419224],
+        &[("238 active jobs", "1 active job"), ("Total jobs:  238", "Total job:  1")],
+        &ours,
+    );
 
     // -i: reservation marker, priority, class, system queue time.
     let now = utc(2017, 12, 12, 15, 40, 0);
@@ -402,7 +442,13 @@ fn showq_r_i_c_jax_rows() {
     );
     let ours = showq::render(&v, &showq::Filter::default(), showq::Mode::Idle);
     let g = golden("showq-i-2", true);
-    rows_and_headers_match("showq-i-2", &g, &ours);
+    elided_sample_matches(
+        "showq-i-2",
+        &g,
+        &[4418376, 4418478],
+        &[("459 eligible jobs", "2 eligible jobs"), ("Total jobs:  459", "Total jobs:  2")],
+        &ours,
+    );
 
     // -c: a job cancelled before it started (`R CNCLD(271)`, no partition or host).
     let mut c = job(4418218, "hoan", "Removed", Section::Completed, 1);
@@ -414,7 +460,16 @@ fn showq_r_i_c_jax_rows() {
     let v = queue(now, cluster(0, 1, 0, 1), vec![c]);
     let ours = showq::render(&v, &showq::Filter::default(), showq::Mode::Completed);
     let g = golden("showq-c-2", true);
-    rows_and_headers_match("showq-c-2", &g, &ours);
+    elided_sample_matches(
+        "showq-c-2",
+        &g,
+        &[4418218],
+        &[
+            ("1447 completed jobs   ", "1 completed job   "),
+            ("Total jobs:  1447", "Total job:  1"),
+        ],
+        &ours,
+    );
     assert!(ours.contains("1 completed job   (purgetime: 1:00:00)\n"));
 }
 

@@ -1,7 +1,7 @@
 //! `mdiag -u/-g/-a` (credentials), `mdiag -c` (classes) and `mdiag -q`
 //! (QoS) in the Maui/Moab layouts of `../shared/reference/golden/mdiag-{u,a,c,q}-1.txt`.
 //!
-//! Decisions where the samples disagree or are silent (documented here):
+//! Decisions where the samples disagree or are silent (also in docs/formats.md):
 //! - `mdiag -a`'s sample was edited by hand (its QOSList column is left
 //!   aligned in some rows and not in others); accounts use the user/group
 //!   layout (`MUserShow`'s `"%-12s %8ld %12s %12s %12s%c %20s %6.2f %7s"`),
