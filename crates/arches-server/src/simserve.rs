@@ -274,12 +274,12 @@ impl SimServer {
             rm_kind: "SIM".to_string(),
             virtual_clock: true,
             staging: None,
-            accounting: Arc::new(self.accounting(state)),
+            accounting: Arc::new(self.accounting()),
         }
     }
 
     /// Statistics of the jobs finished so far (accounting enabled at start).
-    fn accounting(&self, _state: &arches_core::State) -> arches_core::accounting::Accounting {
+    fn accounting(&self) -> arches_core::accounting::Accounting {
         self.sim
             .accounting()
             .cloned()
