@@ -186,49 +186,6 @@ fn render_qos(creds: &[&CredentialInfo], all: &[CredentialInfo]) -> String {
     o
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cred(kind: &str, name: &str) -> CredentialInfo {
-        CredentialInfo {
-            kind: kind.into(),
-            name: name.into(),
-            ..CredentialInfo::default()
-        }
-    }
-
-    #[test]
-    fn limits_show_hard_only_when_different_and_usage_for_classes() {
-        let mut c = cred("class", "batch");
-        c.limits = vec![("MAXJOB".into(), 200, 250), ("MAXNODE".into(), 4, 4)];
-        c.active_jobs = 33;
-        assert_eq!(limit_text(&c, true), "MAXJOB=33:200,250 MAXNODE=4");
-        assert_eq!(limit_text(&c, false), "MAXJOB=200,250 MAXNODE=4");
-    }
-
-    #[test]
-    fn qos_members_come_from_qlist_and_qdef() {
-        let mut a = cred("account", "it");
-        a.qlist = vec!["high".into()];
-        let mut c = cred("class", "fast");
-        c.qdef = Some("high".into());
-        let q = cred("qos", "high");
-        let all = vec![a, c, q];
-        let out = render_credentials(&all, "qos", None);
-        assert!(out.contains("  Accounts:  it\n  Classes:  fast\n"), "{out}");
-        assert!(out.contains("QList: high (Def: DEFAULT)"), "{out}");
-    }
-
-    #[test]
-    fn name_restricts_the_rows() {
-        let all = vec![cred("user", "a"), cred("user", "b"), cred("group", "a")];
-        let out = render_credentials(&all, "user", Some("b"));
-        assert_eq!(out.lines().filter(|l| l.starts_with("b ")).count(), 1);
-        assert!(!out.lines().any(|l| l.starts_with("a ")));
-    }
-}
-
 /// `mdiag -u/-g/-a/-c/-q --xml`: one element per credential (`<user>`,
 /// `<group>`, `<acct>`, `<class>`, `<qos>`) with `ID`, `PRIORITY`,
 /// `FSTARGET`, `QDEF`, `QLIST`, `PLIST`, `FLAGS`, `JOBFLAGS`, each limit
@@ -274,4 +231,47 @@ pub fn render_xml(creds: &[CredentialInfo], kind: &str, name: Option<&str>) -> S
         d.push(e.explicit_close());
     }
     d.render()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cred(kind: &str, name: &str) -> CredentialInfo {
+        CredentialInfo {
+            kind: kind.into(),
+            name: name.into(),
+            ..CredentialInfo::default()
+        }
+    }
+
+    #[test]
+    fn limits_show_hard_only_when_different_and_usage_for_classes() {
+        let mut c = cred("class", "batch");
+        c.limits = vec![("MAXJOB".into(), 200, 250), ("MAXNODE".into(), 4, 4)];
+        c.active_jobs = 33;
+        assert_eq!(limit_text(&c, true), "MAXJOB=33:200,250 MAXNODE=4");
+        assert_eq!(limit_text(&c, false), "MAXJOB=200,250 MAXNODE=4");
+    }
+
+    #[test]
+    fn qos_members_come_from_qlist_and_qdef() {
+        let mut a = cred("account", "it");
+        a.qlist = vec!["high".into()];
+        let mut c = cred("class", "fast");
+        c.qdef = Some("high".into());
+        let q = cred("qos", "high");
+        let all = vec![a, c, q];
+        let out = render_credentials(&all, "qos", None);
+        assert!(out.contains("  Accounts:  it\n  Classes:  fast\n"), "{out}");
+        assert!(out.contains("QList: high (Def: DEFAULT)"), "{out}");
+    }
+
+    #[test]
+    fn name_restricts_the_rows() {
+        let all = vec![cred("user", "a"), cred("user", "b"), cred("group", "a")];
+        let out = render_credentials(&all, "user", Some("b"));
+        assert_eq!(out.lines().filter(|l| l.starts_with("b ")).count(), 1);
+        assert!(!out.lines().any(|l| l.starts_with("a ")));
+    }
 }

@@ -352,11 +352,10 @@ pub fn render_matrix(s: &StatsView, kind: &str) -> Result<String, String> {
     for (r, procs) in s.grid_procs.iter().enumerate() {
         o.push_str(&format!("[ {procs:>4}  ]"));
         let mut row_tot = StatTotals::default();
-        for c in 0..cols {
-            let t = &s.grid[r * cols + c];
+        for (t, tot) in s.grid[r * cols..(r + 1) * cols].iter().zip(&mut col_tot) {
             o.push_str(&fmt_cell(cell(t, &kind)));
             merge(&mut row_tot, t);
-            merge(&mut col_tot[c], t);
+            merge(tot, t);
         }
         o.push_str(&fmt_cell(cell(&row_tot, &kind)));
         o.push('\n');
