@@ -808,6 +808,12 @@ pub struct StatsView {
     /// up processors (seconds).
     #[serde(default)]
     pub backlog_secs: f64,
+    /// Running jobs started by backfill, and their dedicated proc-seconds
+    /// inside the period so far.
+    #[serde(default)]
+    pub active_backfilled: u32,
+    #[serde(default)]
+    pub active_ps_backfilled: f64,
     /// Totals over the period's completed jobs.
     #[serde(default)]
     pub completed: StatTotals,

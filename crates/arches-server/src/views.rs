@@ -708,12 +708,16 @@ pub fn stats(s: &Snapshot) -> StatsView {
         e.completed = stat_totals(t);
         creds.insert((*k, n.clone()), e);
     }
-    let mut active_ded = 0.0;
+    let (mut active_ded, mut active_bf, mut active_bf_ded) = (0.0, 0u32, 0.0);
     for j in s.state.active() {
         let Some((procs, ded, left)) = active_usage(j, since, s.now) else {
             continue;
         };
         active_ded += ded;
+        if j.run.as_ref().is_some_and(|r| r.how == StartKind::Backfill) {
+            active_bf += 1;
+            active_bf_ded += ded;
+        }
         for key in job_creds(j) {
             let e = creds
                 .entry(key.clone())
@@ -760,6 +764,8 @@ pub fn stats(s: &Snapshot) -> StatsView {
         } else {
             0.0
         },
+        active_backfilled: active_bf,
+        active_ps_backfilled: active_bf_ded,
         completed: stat_totals(total),
         credentials: creds.into_values().collect(),
         grid_procs: GRID_PROCS.to_vec(),

@@ -78,7 +78,12 @@ pub fn render_summary(s: &StatsView, verbose: bool) -> String {
         format!("{:.3}", pct(t.successful as f64, t.jobs as f64)),
     ));
     o.push_str(&format!("{:<30}{:>7}\n", "Preempt Jobs:", s.preempted_jobs));
-    o.push_str(&format!("{:<30}{:>7}\n", "Backfill Jobs:", t.backfilled));
+    // Backfill share: completed and running jobs started by backfill.
+    o.push_str(&format!(
+        "{:<30}{:>7}\n",
+        "Backfill Jobs:",
+        t.backfilled + u64::from(s.active_backfilled)
+    ));
     o.push_str(&format!(
         "{:<30}{:>7.2}/{:.2}\n",
         "Avg/Max QTime (Hours):",
@@ -103,11 +108,12 @@ pub fn render_summary(s: &StatsView, verbose: bool) -> String {
         compact(h(s.proc_seconds_available)),
         format!("{:.3}", pct(s.proc_seconds_used, s.proc_seconds_available)),
     ));
+    let bf = t.ps_backfilled + s.active_ps_backfilled;
     o.push_str(&row(
         "Backfill/Dedicated ProcHours:",
-        compact(h(t.ps_backfilled)),
+        compact(h(bf)),
         compact(h(s.proc_seconds_used)),
-        format!("{:.3}", pct(t.ps_backfilled, s.proc_seconds_used)),
+        format!("{:.3}", pct(bf, s.proc_seconds_used)),
     ));
     o.push('\n');
     o.push_str(&row(
