@@ -15,6 +15,7 @@ fn me() -> Caller {
         name: "me".into(),
         uid,
         gid,
+        ..Caller::default()
     }
 }
 
