@@ -627,7 +627,12 @@ impl Actor {
     /// Launches an allocated job that staged its `$LOCAL` data (state
     /// `Staged`): the start is recorded as an intent first, as for any
     /// start; the job is `Running` from now on.
-    pub(crate) fn launch(&mut self, id: JobId, now: Time) -> Result<(), String> {
+    pub(crate) fn launch(
+        &mut self,
+        id: JobId,
+        local: Option<(String, String)>,
+        now: Time,
+    ) -> Result<(), String> {
         let job = self
             .state
             .job(id)
@@ -667,9 +672,7 @@ impl Actor {
             walltime: job.walltime,
             restarted: job.start_count > 1,
         };
-        if let Some(kv) = self.local_env(id) {
-            launch.exec.env.push(kv);
-        }
+        launch.exec.env.extend(local);
         let mut intent = job.clone();
         intent.state = JobState::Running;
         if let Some(r) = intent.run.as_mut() {

@@ -921,7 +921,8 @@ impl Actor {
             self.stage_failed(*job, why.clone(), now);
         }
         for &job in &sp.ready {
-            self.launch_staged(job, now);
+            let local = ("LOCAL".to_string(), d.local_path(job));
+            self.launch_staged(job, local, now);
         }
         d.busy = sp.waits.iter().any(|(_, w)| w.is_some()) || !d.pending.is_empty();
         for (job, wait) in sp.waits {
@@ -1212,7 +1213,7 @@ impl Actor {
 
     /// A LOCAL job whose `$LOCAL` data is all there: `Staged`, then launched
     /// (durably, as a start intent first) and `Running` from now.
-    fn launch_staged(&mut self, id: JobId, now: Time) {
+    fn launch_staged(&mut self, id: JobId, local: (String, String), now: Time) {
         let Some(job) = self.state.job(id) else { return };
         if !matches!(job.state, JobState::Staging | JobState::Staged) {
             return;
@@ -1226,7 +1227,7 @@ impl Actor {
                 now,
             );
         }
-        if let Err(e) = self.launch(id, now) {
+        if let Err(e) = self.launch(id, Some(local), now) {
             tracing::warn!(job = id, error = %e, "launch after staging failed");
             self.note(id, format!("cannot start job: {e}"));
             self.apply(Event::Requeue { job: id }, now);
