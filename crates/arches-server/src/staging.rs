@@ -555,6 +555,16 @@ fn wait_info(d: &StageDeferral) -> StageWait {
 /// `<bin>/tools`), then `$MOABHOMEDIR/tools`, and for a binary built in the
 /// source tree (`target/...`), the tree's `tools/`.
 pub fn tools_dir(home: &std::path::Path, configured: Option<&str>) -> String {
+    let exe = std::env::current_exe().ok();
+    tools_dir_for(exe.as_deref(), home, configured)
+}
+
+/// [`tools_dir`] for the binary at `exe`.
+fn tools_dir_for(
+    exe: Option<&std::path::Path>,
+    home: &std::path::Path,
+    configured: Option<&str>,
+) -> String {
     if let Some(c) = configured {
         let p = std::path::Path::new(c);
         let p = if p.is_absolute() {
@@ -564,10 +574,7 @@ pub fn tools_dir(home: &std::path::Path, configured: Option<&str>) -> String {
         };
         return p.display().to_string();
     }
-    let exe = std::env::current_exe().ok();
-    let exe_dir = exe
-        .as_ref()
-        .and_then(|e| e.parent().map(std::path::Path::to_path_buf));
+    let exe_dir = exe.and_then(|e| e.parent().map(std::path::Path::to_path_buf));
     let mut candidates = Vec::new();
     if let Some(d) = &exe_dir {
         candidates.push(d.join("../share/arches/tools"));
@@ -576,7 +583,6 @@ pub fn tools_dir(home: &std::path::Path, configured: Option<&str>) -> String {
     candidates.push(home.join("tools"));
     let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let in_tree = exe
-        .as_ref()
         .zip(source.canonicalize().ok())
         .is_some_and(|(e, s)| e.starts_with(s.join("target")));
     if in_tree {
@@ -1428,4 +1434,47 @@ pub fn storage_view(s: &crate::actor::Snapshot, name: Option<&str>) -> Vec<Stora
 /// The reason a job's stage-in waits, for its checkjob lines.
 pub fn deferral(s: &crate::actor::Snapshot, job: JobId) -> Option<&StageWait> {
     s.staging.as_ref()?.deferred.get(&job)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools_in(dir: &std::path::Path) {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("dstage.query"), "#!/bin/sh\n").unwrap();
+    }
+
+    #[test]
+    fn installed_tools_next_to_the_binary_come_first() {
+        let t = tempfile::tempdir().unwrap();
+        let prefix = t.path().join("prefix");
+        let home = t.path().join("home");
+        let installed = prefix.join("share/arches/tools");
+        tools_in(&installed);
+        tools_in(&home.join("tools"));
+        let exe = prefix.join("bin/moab");
+        std::fs::create_dir_all(prefix.join("bin")).unwrap();
+        let canon = |p: &std::path::Path| p.canonicalize().unwrap().display().to_string();
+        assert_eq!(tools_dir_for(Some(&exe), &home, None), canon(&installed));
+        // TOOLSDIR wins when set (relative to the home directory).
+        assert_eq!(
+            tools_dir_for(Some(&exe), &home, Some("mytools")),
+            home.join("mytools").display().to_string()
+        );
+        assert_eq!(tools_dir_for(Some(&exe), &home, Some("/opt/t")), "/opt/t");
+        // Not installed: $MOABHOMEDIR/tools.
+        let elsewhere = t.path().join("elsewhere/bin/moab");
+        std::fs::create_dir_all(t.path().join("elsewhere/bin")).unwrap();
+        assert_eq!(
+            tools_dir_for(Some(&elsewhere), &home, None),
+            canon(&home.join("tools"))
+        );
+        // A binary outside the source tree never falls back to it.
+        let bare = t.path().join("bare");
+        assert_eq!(
+            tools_dir_for(Some(&elsewhere), &bare, None),
+            bare.join("tools").display().to_string()
+        );
+    }
 }
