@@ -228,8 +228,10 @@ fn a_full_destination_defers_the_job_with_the_scripts_message() {
     // cluster query (optional in LOOSE), the shipped dstage.modify refuses
     // it before copying anything.
     let out = scratch();
-    let cfg = config("LOOSE", "", &tools(), out.path())
-        .replace("RMCFG[data] CLUSTERQUERYURL=exec://$TOOLSDIR/dstage.cluster\n", "");
+    let cfg = config("LOOSE", "", &tools(), out.path()).replace(
+        "RMCFG[data] CLUSTERQUERYURL=exec://$TOOLSDIR/dstage.cluster\n",
+        "",
+    );
     assert!(!cfg.contains("CLUSTERQUERYURL"));
     let d = Daemon::start_with_config(Some(&cfg));
     let home = d.home.path();
@@ -242,7 +244,10 @@ fn a_full_destination_defers_the_job_with_the_scripts_message() {
     );
     let id = d.submit("#!/bin/sh\ntrue\n", &["-W", &spec]);
     let deferred = d.wait_state(id, "Deferred", Duration::from_secs(30));
-    assert!(deferred.contains("disk full at the destination"), "{deferred}");
+    assert!(
+        deferred.contains("disk full at the destination"),
+        "{deferred}"
+    );
     assert!(deferred.contains("Status=failed"), "{deferred}");
     assert!(!home.join("scratch/huge.dat").exists());
     assert!(!home.join("scratch/huge.dat.dstage-partial").exists());
@@ -489,7 +494,10 @@ fn malformed_stagein_is_refused_and_nothing_is_queued() {
             "x=STAGEIN:file:///a,$LOCAL/a",
             "$LOCAL (the allocated node's local disk) needs DATASTAGEMODEL LOCAL",
         ),
-        ("x=STAGEOUT:$LOCAL/out,file:///b", "$LOCAL may only begin a destination"),
+        (
+            "x=STAGEOUT:$LOCAL/out,file:///b",
+            "$LOCAL may only begin a destination",
+        ),
         ("x=STAGEOUT:/a,$LOCAL/b", "$LOCAL is a stage-in destination"),
     ] {
         let out = d.run("msub", &["-W", spec, &path.display().to_string()]);
@@ -548,7 +556,10 @@ fn local_stages_to_the_allocated_node_and_exports_local() {
     let id = d.submit(&job, &["-W", &spec]);
     // It takes its node first and stages to it: state Staging, active.
     let staging = d.wait_state(id, "Staging", Duration::from_secs(30));
-    assert!(staging.contains("StageIn:  File=$LOCAL/in.dat"), "{staging}");
+    assert!(
+        staging.contains("StageIn:  File=$LOCAL/in.dat"),
+        "{staging}"
+    );
     let q = text(&d.run("showq", &[]).stdout);
     assert!(
         q.lines()

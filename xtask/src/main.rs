@@ -307,7 +307,12 @@ fn install_into(root: &Path, bin_dir: &Path, prefix: &Path) -> Result<Vec<PathBu
         0o644,
         &mut out,
     )?;
-    copy_dir("completions/zsh", "share/zsh/site-functions", 0o644, &mut out)?;
+    copy_dir(
+        "completions/zsh",
+        "share/zsh/site-functions",
+        0o644,
+        &mut out,
+    )?;
     copy_dir(
         "completions/fish",
         "share/fish/vendor_completions.d",
@@ -326,9 +331,7 @@ fn install(args: &[String]) -> Result<()> {
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--prefix" => {
-                prefix = PathBuf::from(it.next().context("--prefix needs a directory")?)
-            }
+            "--prefix" => prefix = PathBuf::from(it.next().context("--prefix needs a directory")?),
             "--no-build" => build = false,
             other => bail!("unknown install option '{other}' (--prefix DIR, --no-build)"),
         }
@@ -415,7 +418,11 @@ mod tests {
             assert!(files.contains(&prefix.join(want)), "{want} not installed");
         }
         let mode = |p: &str| {
-            std::fs::metadata(prefix.join(p)).unwrap().permissions().mode() & 0o777
+            std::fs::metadata(prefix.join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
         };
         assert_eq!(mode("share/arches/tools/dstage.modify"), 0o755);
         assert_eq!(mode("bin/msub"), 0o755);

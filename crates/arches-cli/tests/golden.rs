@@ -1384,11 +1384,29 @@ fn staging_storage_node_matches_the_seed_checknode_v() {
         system_modify_url: None,
         operations: vec![
             op("410", "complete", 3091, 3091, "file://$HOME/test.dat"),
-            op("411", "complete", 42 * MB, 42 * MB + 5, "$SCRATCH/modeldata.3"),
-            op("414", "complete", 813 * MB, 813 * MB, "$SCRATCH/phys.john13"),
+            op(
+                "411",
+                "complete",
+                42 * MB,
+                42 * MB + 5,
+                "$SCRATCH/modeldata.3",
+            ),
+            op(
+                "414",
+                "complete",
+                813 * MB,
+                813 * MB,
+                "$SCRATCH/phys.john13",
+            ),
             op("415", "complete", 16544, 16544, "$SCRATCH/iolist.ng"),
             op("419", "complete", 91, 91, "$HOME/data37.txt"),
-            op("422", "active", 37 * MB + 1, 83 * MB + 9, "$SCRATCH/modeldata.4"),
+            op(
+                "422",
+                "active",
+                37 * MB + 1,
+                83 * MB + 9,
+                "$SCRATCH/modeldata.4",
+            ),
             // Not shown: not begun yet.
             op("423", "pending", 0, 5, "$SCRATCH/later"),
         ],
@@ -1444,7 +1462,10 @@ fn staging_checkjob_lines_match_the_seed_checkjob_v() {
         "Creds:  user:test2  group:test2  class:batch  qos:DEFAULT",
     ] {
         assert!(seed.lines().any(|l| l == want), "seed lacks {want}");
-        assert!(ours.lines().any(|l| l.trim_end() == want), "{want}:\n{ours}");
+        assert!(
+            ours.lines().any(|l| l.trim_end() == want),
+            "{want}:\n{ours}"
+        );
     }
     assert!(seed.contains("WallTime: 00:00:00 of 00:16:40"));
     assert!(ours.contains("WallTime:   00:00:00 of 00:16:40\n"));
@@ -1475,7 +1496,12 @@ fn staging_sizes_times_and_failures_use_moab_formats() {
         target: 22 * 1024 * 1024,
     })];
     let out = checkjob::render_one(&d, begin, 0);
-    assert!(out.contains("StageIn:  File=/s/x  Size=3 MB  Status=pending  DataReady=Wed Nov 25 10:40:00\n"), "{out}");
+    assert!(
+        out.contains(
+            "StageIn:  File=/s/x  Size=3 MB  Status=pending  DataReady=Wed Nov 25 10:40:00\n"
+        ),
+        "{out}"
+    );
     assert!(out.contains("NOTE:  stage-in not started: staging 3 MB would exceed the target storage usage (20 of 22 MB dedicated)\n"), "{out}");
     // A TIGHT transfer's planned begin is a date, not an epoch.
     d.staging = vec![line(StageWait::Begin { at: begin })];
@@ -1515,7 +1541,9 @@ fn staging_sizes_times_and_failures_use_moab_formats() {
     assert!(r.contains("\nRM[base] Failures:\n"), "{r}");
     assert!(r.lines().any(|l| l == sample), "{sample}\n{r}");
     assert!(
-        r.contains("  Mon May  3 10:25:46  systemmodify     'job 7: stage-in of /s/x failed: disk full'\n"),
+        r.contains(
+            "  Mon May  3 10:25:46  systemmodify     'job 7: stage-in of /s/x failed: disk full'\n"
+        ),
         "{r}"
     );
 }

@@ -658,7 +658,11 @@ pub fn plan(
                         out.actions
                             .push(act(|job, file| StageAction::Verify { job, file }));
                     }
-                    match (model.is_scheduled(), f.started, estimate(f, storage.rate_kbps)) {
+                    match (
+                        model.is_scheduled(),
+                        f.started,
+                        estimate(f, storage.rate_kbps),
+                    ) {
                         (true, Some(s), Some(e)) => {
                             let t = expected_ready(s, e, now);
                             ready = ready.map(|r| r.max(t));

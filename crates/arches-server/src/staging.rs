@@ -28,8 +28,8 @@ use std::time::Duration;
 
 use arches_api::{StageLine, StageWait, StorageFailure, StorageInfo, StorageOp};
 use arches_core::staging::{
-    self, local_dest, DataWait, LocalDest, Phase, StageAction, StageDeferral, StageFile,
-    StageJob, StageModel, StageStatus, StorageView,
+    self, local_dest, DataWait, LocalDest, Phase, StageAction, StageDeferral, StageFile, StageJob,
+    StageModel, StageStatus, StorageView,
 };
 use arches_core::state::JobChange;
 use arches_core::{Event, JobId, JobState, Time};
@@ -684,7 +684,11 @@ impl Actor {
                     Ok(_) => {}
                     Err(e) => {
                         d.cluster_failed = true;
-                        d.fail(now, Kind::Cluster.op(), format!("cluster query failed: {e}"));
+                        d.fail(
+                            now,
+                            Kind::Cluster.op(),
+                            format!("cluster query failed: {e}"),
+                        );
                     }
                 }
                 continue;
@@ -743,7 +747,10 @@ impl Actor {
                     d.fail(
                         now,
                         p.kind.op(),
-                        format!("job {}: cannot remove what the {what} to {} left: {e}", p.job, f.dest),
+                        format!(
+                            "job {}: cannot remove what the {what} to {} left: {e}",
+                            p.job, f.dest
+                        ),
                     );
                 }
                 return;
@@ -1148,7 +1155,11 @@ impl Actor {
             .tracked
             .iter()
             .copied()
-            .filter(|id| self.state.job(*id).is_some_and(|j| j.state == JobState::Idle))
+            .filter(|id| {
+                self.state
+                    .job(*id)
+                    .is_some_and(|j| j.state == JobState::Idle)
+            })
             .filter(|id| {
                 self.exec[id].stage_in.iter().any(|f| {
                     staging::is_local(&f.dest)
@@ -1209,7 +1220,10 @@ impl Actor {
 
     /// `$LOCAL` of a job that has `$LOCAL` files (its environment).
     pub(crate) fn local_env(&self, job: JobId) -> Option<(String, String)> {
-        let d = self.staging.as_ref().filter(|d| d.model == StageModel::Local)?;
+        let d = self
+            .staging
+            .as_ref()
+            .filter(|d| d.model == StageModel::Local)?;
         let rec = self.exec.get(&job)?;
         rec.stage_in
             .iter()
@@ -1220,7 +1234,9 @@ impl Actor {
     /// A LOCAL job whose `$LOCAL` data is all there: `Staged`, then launched
     /// (durably, as a start intent first) and `Running` from now.
     fn launch_staged(&mut self, id: JobId, local: (String, String), now: Time) {
-        let Some(job) = self.state.job(id) else { return };
+        let Some(job) = self.state.job(id) else {
+            return;
+        };
         if !matches!(job.state, JobState::Staging | JobState::Staged) {
             return;
         }

@@ -27,8 +27,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use arches_core::staging::{
-    self, DataWait, Phase, StageAction, StageFile, StageJob, StageModel, StageStatus,
-    StorageView, MB,
+    self, DataWait, Phase, StageAction, StageFile, StageJob, StageModel, StageStatus, StorageView,
+    MB,
 };
 use arches_core::state::JobChange;
 use arches_core::{Event, EventError, JobId, Plan, Secs, State, Time};
@@ -214,7 +214,12 @@ impl SimStaging {
     }
 
     /// A job is submitted (its data waits are set by the next round).
-    pub fn submitted(&mut self, j: &SimJob, state: &mut State, now: Time) -> Result<(), EventError> {
+    pub fn submitted(
+        &mut self,
+        j: &SimJob,
+        state: &mut State,
+        now: Time,
+    ) -> Result<(), EventError> {
         if self.mode == StagingMode::SelfStaged {
             return Ok(());
         }
@@ -339,17 +344,19 @@ impl SimStaging {
 
     /// Before the schedule: transfers that ended, then every queued job's
     /// data wait.
-    pub fn before(&mut self, state: &mut State, plan: Option<&Plan>, now: Time) -> Result<(), EventError> {
+    pub fn before(
+        &mut self,
+        state: &mut State,
+        plan: Option<&Plan>,
+        now: Time,
+    ) -> Result<(), EventError> {
         while let Some(&(t, job, i)) = self.transfers.first().filter(|(t, _, _)| *t <= now) {
             self.transfers.pop_first();
             if let Some(s) = self.jobs.get_mut(&job) {
                 let f = &mut s.files[i];
                 f.status = StageStatus::Complete;
                 f.transferred = f.size.unwrap_or(0);
-                if s.files
-                    .iter()
-                    .all(|f| f.status == StageStatus::Complete)
-                {
+                if s.files.iter().all(|f| f.status == StageStatus::Complete) {
                     s.ready = Some(t);
                     self.wait_total += (t - s.submit).max(0) as f64;
                 }
@@ -469,7 +476,11 @@ mod tests {
         vec![a, b]
     }
 
-    fn run(mode: StagingMode, m: StorageModel, mut jobs: Vec<SimJob>) -> (StagingSummary, Simulation) {
+    fn run(
+        mode: StagingMode,
+        m: StorageModel,
+        mut jobs: Vec<SimJob>,
+    ) -> (StagingSummary, Simulation) {
         let self_secs = if mode == StagingMode::SelfStaged {
             apply_self(&m, &mut jobs)
         } else {

@@ -175,9 +175,11 @@ pub fn storage_node(s: &StorageInfo, now: i64, verbose: u8) -> String {
             o.push_str(&format!(" (limit: {m})"));
         }
         o.push('\n');
-        for op in s.operations.iter().filter(|op| {
-            op.status == "active" || (verbose > 0 && op.status != "pending")
-        }) {
+        for op in s
+            .operations
+            .iter()
+            .filter(|op| op.status == "active" || (verbose > 0 && op.status != "pending"))
+        {
             let amount = match (op.status.as_str(), op.size) {
                 ("active", Some(total)) => progress(op.transferred, total),
                 (_, Some(total)) => size(total),
@@ -243,7 +245,11 @@ pub fn storage_node(s: &StorageInfo, now: i64, verbose: u8) -> String {
 /// `mdiag -R`: one block per storage RM, then its failures as Moab lists
 /// an RM's (`RM[name] Failures:` / `  <date>  <function>  '<message>'`).
 pub fn rm_block(s: &StorageInfo, now: i64) -> String {
-    let state = if s.state == "Down" { "Corrupt" } else { "Active" };
+    let state = if s.state == "Down" {
+        "Corrupt"
+    } else {
+        "Active"
+    };
     let mut o = format!(
         "RM[{}]  Type: {}  State: {state}  ResourceType: STORAGE\n",
         s.rm,

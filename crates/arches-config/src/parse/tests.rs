@@ -354,7 +354,9 @@ fn data_staging_cross_checks() {
         .contains("RMCFG[d] TYPE: a storage resource manager must have TYPE=NATIVE (found PBS)"));
     assert!(m[1].contains("RMCFG[d] SYSTEMQUERYURL: required"));
     assert!(m[2].contains("RMCFG[d] SYSTEMMODIFYURL: required for a storage resource manager with DATASTAGEMODEL TIGHT"));
-    assert!(m[3].contains("WARNING: RMCFG[d]: no resource manager names this storage resource manager with DATARM="));
+    assert!(m[3].contains(
+        "WARNING: RMCFG[d]: no resource manager names this storage resource manager with DATARM="
+    ));
     // LOCAL initiates transfers too.
     let m = messages(
         "DATASTAGEMODEL LOCAL\nRMCFG[c] TYPE=LOCAL DATARM=d\nRMCFG[d] TYPE=NATIVE RESOURCETYPE=STORAGE SYSTEMQUERYURL=exec://q\n",

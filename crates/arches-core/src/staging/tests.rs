@@ -54,8 +54,14 @@ fn local_destinations() {
         ("file:///a/in.dat,$LOCAL/in.dat", "file://$LOCAL/in.dat"),
         ("file:///a/in.dat,$LOCAL/", "file://$LOCAL/in.dat"),
         ("file:///a/in.dat,$LOCAL", "file://$LOCAL/in.dat"),
-        ("file:///a/in.dat,file://$LOCAL/sub/x", "file://$LOCAL/sub/x"),
-        ("file:///a/in.dat,scp://$LOCAL/scratch/x", "scp://$LOCAL/scratch/x"),
+        (
+            "file:///a/in.dat,file://$LOCAL/sub/x",
+            "file://$LOCAL/sub/x",
+        ),
+        (
+            "file:///a/in.dat,scp://$LOCAL/scratch/x",
+            "scp://$LOCAL/scratch/x",
+        ),
     ] {
         let v = parse_stage_spec(spec, "/w").unwrap();
         assert_eq!(v[0].1, dest, "{spec}");
@@ -332,7 +338,10 @@ fn tight_ready_time_with_a_short_estimate_stays_put() {
     }
     // Past it: a step ahead of now.
     let p = plan(StageModel::Tight, &s, &[job(1, &a)], 110);
-    assert_eq!(p.waits, vec![(1, Some(DataWait::Until(110 + OVERRUN_STEP)))]);
+    assert_eq!(
+        p.waits,
+        vec![(1, Some(DataWait::Until(110 + OVERRUN_STEP)))]
+    );
     assert_eq!(expected_ready(100, 10, 105), 110);
     assert_eq!(expected_ready(100, 10, 110), 140);
     assert_eq!(expected_ready(100, 0, 100), 130);
@@ -614,7 +623,10 @@ mod scheduling {
             wait(&mut s, j, Some(DataWait::Until(60)));
         }
         let plan = schedule(&s, &policy, 0);
-        assert_eq!(plan.starts.iter().map(|x| x.job).collect::<Vec<_>>(), vec![4]);
+        assert_eq!(
+            plan.starts.iter().map(|x| x.job).collect::<Vec<_>>(),
+            vec![4]
+        );
     }
 
     #[test]

@@ -332,8 +332,7 @@ fn scripts_get_the_users_home_and_groups() {
     assert_eq!(r, Ok(StorageReply::FileSize(Some(1))));
     let id = std::fs::read_to_string(out.join("id")).unwrap();
     assert_eq!(
-        id,
-        "65534\n4 20 65534 \n/home/nobody-test nobody nobody\n",
+        id, "65534\n4 20 65534 \n/home/nobody-test nobody nobody\n",
         "{id}"
     );
 }
