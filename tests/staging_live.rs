@@ -627,3 +627,33 @@ fn tight_lets_other_jobs_use_the_node_while_data_stages() {
     d.wait_state(a, "Completed", Duration::from_secs(30));
     assert_eq!(std::fs::read_to_string(&result).unwrap(), "tight input\n");
 }
+
+#[test]
+fn tight_times_a_new_jobs_transfer_against_its_reservation() {
+    // The node is busy for five minutes; a new TIGHT job whose data takes
+    // seconds is reserved from then, and its transfer is planned to end
+    // just before — not started at once.
+    let out = scratch();
+    let cfg = config("TIGHT", "MAXDSOP=4 BANDWIDTH=100", &tools(), out.path())
+        .replace("NODECFG[n1] PROCS=2", "NODECFG[n1] PROCS=1");
+    let d = Daemon::start_with_config(Some(&cfg));
+    let home = d.home.path();
+    let busy = d.submit("#!/bin/sh\nsleep 300\n", &["-l", "walltime=300"]);
+    d.wait_state(busy, "Running", Duration::from_secs(30));
+    let src = home.join("archive/t.dat");
+    write(&src, "tight\n");
+    let spec = format!(
+        "x=STAGEIN:file://{},file://{}/scratch/",
+        src.display(),
+        home.display()
+    );
+    let id = d.submit("#!/bin/sh\ntrue\n", &["-W", &spec, "-l", "walltime=60"]);
+    let o = wait_for(&d, "the planned transfer start", || {
+        let o = d.checkjob(id);
+        o.contains("NOTE:  stage-in scheduled to begin at ").then_some(o)
+    });
+    assert!(o.contains("Status=pending"), "{o}");
+    assert!(o.contains("DataReady="), "{o}");
+    assert!(!home.join("scratch/t.dat").exists());
+    let _ = d.run("mjobctl", &["-c", &format!("{busy},{id}")]);
+}

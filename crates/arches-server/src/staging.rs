@@ -646,8 +646,10 @@ impl Actor {
                 d.active_secs += (now - t).max(0);
             }
         }
-        let active = self.exec.iter().any(|(id, r)| {
-            d.tracked.contains(id) && r.stage_in.iter().any(|f| f.status == "active")
+        let active = d.tracked.iter().any(|id| {
+            self.exec
+                .get(id)
+                .is_some_and(|r| r.stage_in.iter().any(|f| f.status == "active"))
         });
         d.last_tick = Some((now, active));
         let cluster_due = d.urls[0].is_some()
