@@ -568,7 +568,7 @@ fn local_stages_to_the_allocated_node_and_exports_local() {
     );
     wait_for(&d, "the active stage-in", || {
         let n = checknode(&d);
-        n.contains(&format!("active (0 of 17 bytes)  ($LOCAL/in.dat)"))
+        n.contains("active (0 of 17 bytes)  ($LOCAL/in.dat)")
             .then_some(n)
     });
     // The data arrives: launched with $LOCAL; it finds its input there.
@@ -650,7 +650,8 @@ fn tight_times_a_new_jobs_transfer_against_its_reservation() {
     let id = d.submit("#!/bin/sh\ntrue\n", &["-W", &spec, "-l", "walltime=60"]);
     let o = wait_for(&d, "the planned transfer start", || {
         let o = d.checkjob(id);
-        o.contains("NOTE:  stage-in scheduled to begin at ").then_some(o)
+        o.contains("NOTE:  stage-in scheduled to begin at ")
+            .then_some(o)
     });
     assert!(o.contains("Status=pending"), "{o}");
     assert!(o.contains("DataReady="), "{o}");
