@@ -658,3 +658,26 @@ fn tight_times_a_new_jobs_transfer_against_its_reservation() {
     assert!(!home.join("scratch/t.dat").exists());
     let _ = d.run("mjobctl", &["-c", &format!("{busy},{id}")]);
 }
+
+#[test]
+fn a_failed_local_stage_in_gives_the_nodes_back_and_defers_the_job() {
+    let out = scratch();
+    let cfg = format!(
+        "{}DATASTAGELOCALDIR {}/nodelocal\n",
+        config("LOCAL", "", &tools(), out.path())
+            .replace("NODECFG[n1] PROCS=2", "NODECFG[n1] PROCS=1"),
+        out.path().display()
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let spec = format!(
+        "x=STAGEIN:file://{}/missing.dat,$LOCAL/",
+        d.home.path().display()
+    );
+    let id = d.submit("#!/bin/sh\ntrue\n", &["-W", &spec]);
+    let o = d.wait_state(id, "Deferred", Duration::from_secs(30));
+    assert!(o.contains("not found or unreachable"), "{o}");
+    assert!(o.contains("Status=failed"), "{o}");
+    // Its node is free again: another job runs on the one processor.
+    let plain = d.submit("#!/bin/sh\ntrue\n", &[]);
+    d.wait_state(plain, "Completed", Duration::from_secs(30));
+}

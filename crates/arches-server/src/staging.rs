@@ -311,7 +311,16 @@ impl Driver {
     fn in_flight(&self, job: JobId, dir: Dir, file: usize) -> bool {
         self.pending
             .values()
-            .any(|p| p.job == job && p.dir == dir && p.file == file && p.kind != Kind::Cleanup)
+            .any(|p| p.job == job && p.dir == dir && p.file == file)
+    }
+
+    /// A clean-up of the job's data is on its way: its `$LOCAL` files wait
+    /// for it (on a LOCAL resource manager every node's `$LOCAL` is the
+    /// same directory, which the clean-up deletes).
+    fn cleaning(&self, job: JobId) -> bool {
+        self.pending
+            .values()
+            .any(|p| p.job == job && p.kind == Kind::Cleanup)
     }
 
     fn staging_now(&self, job: JobId, dir: Dir, file: usize) -> bool {
@@ -860,7 +869,7 @@ impl Actor {
                 .enumerate()
                 .map(|(i, r)| {
                     let mut f = r.to_core();
-                    f.in_flight = d.in_flight(id, Dir::In, i);
+                    f.in_flight = d.in_flight(id, Dir::In, i) || (f.is_local() && d.cleaning(id));
                     // A stage request on its way counts as an operation.
                     if d.staging_now(id, Dir::In, i) {
                         f.status = StageStatus::Active;
