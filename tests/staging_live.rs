@@ -681,3 +681,37 @@ fn a_failed_local_stage_in_gives_the_nodes_back_and_defers_the_job() {
     let plain = d.submit("#!/bin/sh\ntrue\n", &[]);
     d.wait_state(plain, "Completed", Duration::from_secs(30));
 }
+
+#[test]
+fn a_staging_local_job_survives_a_daemon_restart() {
+    let scratch = scratch();
+    let gate = scratch.path().join("go");
+    let tools = gated_tools(&scratch.path().join("t"), &gate);
+    let cfg = format!(
+        "{}DATASTAGELOCALDIR {}/nodelocal\n",
+        config("LOCAL", "", &tools, scratch.path()),
+        scratch.path().display()
+    );
+    let mut d = Daemon::start_with_config(Some(&cfg));
+    let home = d.home.path().to_path_buf();
+    let src = home.join("archive/in.dat");
+    write(&src, "survives\n");
+    let result = home.join("r.txt");
+    let spec = format!("x=STAGEIN:file://{},$LOCAL/in.dat", src.display());
+    let id = d.submit(
+        &format!("#!/bin/sh\ncat \"$LOCAL/in.dat\" > {}\n", result.display()),
+        &["-W", &spec],
+    );
+    wait_for(&d, "the active stage-in", || {
+        let o = d.checkjob(id);
+        (o.contains("State: Staging") && o.contains("Status=active")).then_some(o)
+    });
+    d.stop();
+    d.spawn();
+    // Still allocated and staging (not lost, not launched, not vanished).
+    let o = d.checkjob(id);
+    assert!(o.contains("State: Staging"), "{o}");
+    write(&gate, "");
+    d.wait_state(id, "Completed", Duration::from_secs(30));
+    assert_eq!(std::fs::read_to_string(&result).unwrap(), "survives\n");
+}

@@ -175,6 +175,9 @@ fn rm_with_path(home: &std::path::Path, path: String) -> StorageRm {
     let mut r = rm(home);
     let mut cfg = r.config().clone();
     cfg.env.push(("PATH".into(), path));
+    // The scripts' private state directory (remote destinations) stays in
+    // the test's own directory.
+    cfg.env.push(("TMPDIR".into(), home.display().to_string()));
     r = StorageRm::new(cfg);
     r
 }
