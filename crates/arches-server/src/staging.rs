@@ -909,7 +909,7 @@ impl Actor {
         d.last_round = Some(now);
         d.tracked.retain(|id| self.exec.contains_key(id));
         self.retry_released(&d);
-        self.reset_requeued_local(&mut d, now);
+        self.reset_requeued_local(&mut d);
         let plan = Arc::clone(&self.plan);
         let jobs = self.round_jobs(&d, &plan, now);
         let view: Vec<StageJob<'_>> = jobs
@@ -1160,8 +1160,7 @@ impl Actor {
     /// A LOCAL job back in the queue (requeued, its start lost, its staging
     /// failed): the data it had on its old node is removed, and staged again
     /// to its next allocation.
-    fn reset_requeued_local(&mut self, d: &mut Driver, now: Time) {
-        let _ = now;
+    fn reset_requeued_local(&mut self, d: &mut Driver) {
         let stale: Vec<JobId> = d
             .tracked
             .iter()
