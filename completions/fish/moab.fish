@@ -50,12 +50,14 @@ complete -c moab -n "__fish_moab_using_subcommand simulate" -l generate -d 'Writ
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l gen-jobs -d 'Generator: number of jobs' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l seed -d 'Generator: PRNG seed' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l target-load -d 'Generator: target offered load (0 < L)' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l staging -d 'Data staging model for the jobs\' stage-in (JSONL `stagein` seconds or `stagein_size` MB, else --stage-size): SELF (the job stages its own data on its nodes), LOOSE or TIGHT (DATASTAGEMODEL). Prints the compute processor-hours idle waiting for data' -r -f -a "SELF\t'The job stages its own data while holding its nodes'
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l staging -d 'Data staging model for the jobs\' stage-in (JSONL `stagein` files, `stagein_size` MB or `stagein` seconds, else --stage-size): SELF (the job stages its own data on its nodes), LOOSE or TIGHT (DATASTAGEMODEL, the daemon\'s staging decisions on a modelled storage). Prints the allocated node-hours idle waiting for data' -r -f -a "SELF\t'The job stages its own data while holding its nodes'
 LOOSE\t'Scheduler-initiated in priority order; no reservation until ready'
 TIGHT\t'Scheduler-initiated; compute reserved from the data-ready time'"
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-rate -d '--staging: transfer rate of one staging operation, KB/s' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-maxdsop -d '--staging: simultaneous staging operations (MAXDSOP)' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-size -d '--staging: stage-in size (MB) of every job without its own' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-disk -d '--staging: disk of the storage manager (MB; default unlimited)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-target -d '--staging: share of --stage-disk staged data may fill (TARGETUSAGE, percent)' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l sanitize -d 'SC\'15 strong filter: drop jobs with run, processors or requested time <= 0'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l skip-malformed -d 'Skip malformed trace lines (counted in the summary) instead of failing'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l serve -d 'With --until: stop the replay at T and serve the normal client API (showq, checkjob, showbf, mschedctl -S to step, -k to stop) on the socket, with the virtual clock as "now"'

@@ -344,13 +344,145 @@ fn check() -> Result<()> {
     Ok(())
 }
 
+/// The commands (binaries of the root package, `src/bin/*.rs`).
+fn binaries(root: &Path) -> Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(root.join("src/bin"))
+        .context("reading src/bin")?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            n.strip_suffix(".rs").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Copies `from` to `to` (parents created) with `mode`.
+fn put(from: &Path, to: &Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::copy(from, to)
+        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(mode))
+        .with_context(|| format!("chmod {}", to.display()))?;
+    Ok(())
+}
+
+/// Installs the commands from `bin_dir` and the committed man pages,
+/// completions and data-staging tools under `prefix`:
+///
+/// ```text
+/// <prefix>/bin/<command>                         every command (msub, moab, ...)
+/// <prefix>/share/man/man1/<command>.1
+/// <prefix>/share/bash-completion/completions/<command>
+/// <prefix>/share/zsh/site-functions/_<command>
+/// <prefix>/share/fish/vendor_completions.d/<command>.fish
+/// <prefix>/share/arches/tools/dstage.*           where the daemon finds $TOOLSDIR
+/// ```
+///
+/// Returns the installed files.
+fn install_into(root: &Path, bin_dir: &Path, prefix: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for name in binaries(root)? {
+        let from = bin_dir.join(&name);
+        if !from.is_file() {
+            bail!(
+                "{} is missing (build it first: cargo build --release)",
+                from.display()
+            );
+        }
+        let to = prefix.join("bin").join(&name);
+        put(&from, &to, 0o755)?;
+        out.push(to);
+    }
+    let copy_dir = |src: &str, dest: &str, mode: u32, out: &mut Vec<PathBuf>| -> Result<()> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(src))
+            .with_context(|| format!("reading {src}"))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        for f in files {
+            let to = prefix.join(dest).join(f.file_name().expect("a file name"));
+            put(&f, &to, mode)?;
+            out.push(to);
+        }
+        Ok(())
+    };
+    copy_dir("man/man1", "share/man/man1", 0o644, &mut out)?;
+    copy_dir(
+        "completions/bash",
+        "share/bash-completion/completions",
+        0o644,
+        &mut out,
+    )?;
+    copy_dir(
+        "completions/zsh",
+        "share/zsh/site-functions",
+        0o644,
+        &mut out,
+    )?;
+    copy_dir(
+        "completions/fish",
+        "share/fish/vendor_completions.d",
+        0o644,
+        &mut out,
+    )?;
+    copy_dir("tools", "share/arches/tools", 0o755, &mut out)?;
+    Ok(out)
+}
+
+/// `install [--prefix P] [--no-build]`: builds the release binaries (unless
+/// `--no-build`) and installs everything under `P` (default `/usr/local`).
+fn install(args: &[String]) -> Result<()> {
+    let mut prefix = PathBuf::from("/usr/local");
+    let mut build = true;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--prefix" => prefix = PathBuf::from(it.next().context("--prefix needs a directory")?),
+            "--no-build" => build = false,
+            other => bail!("unknown install option '{other}' (--prefix DIR, --no-build)"),
+        }
+    }
+    let root = root();
+    if build {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let st = std::process::Command::new(cargo)
+            .args(["build", "--release", "-p", "arches", "--bins"])
+            .current_dir(&root)
+            .status()
+            .context("running cargo build")?;
+        if !st.success() {
+            bail!("cargo build --release failed");
+        }
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let files = install_into(&root, &target.join("release"), &prefix)?;
+    println!(
+        "installed {} files under {} (data-staging tools in {})",
+        files.len(),
+        prefix.display(),
+        prefix.join("share/arches/tools").display()
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
-    let arg = std::env::args().nth(1);
-    let r = match arg.as_deref() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let r = match args.first().map(String::as_str) {
         Some("generate") => generate(),
         Some("check") => check(),
+        Some("install") => install(&args[1..]),
         _ => {
-            eprintln!("usage: cargo run -p xtask -- generate|check");
+            eprintln!(
+                "usage: cargo run -p xtask -- generate|check|install [--prefix DIR] [--no-build]"
+            );
             return ExitCode::from(2);
         }
     };
@@ -370,6 +502,62 @@ mod tests {
     #[test]
     fn committed_files_are_current() {
         check().unwrap();
+    }
+
+    #[test]
+    fn install_puts_commands_pages_completions_and_tools_under_the_prefix() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = root();
+        // Stand-in binaries (the real ones need a release build).
+        let bins = tempdir("bins");
+        for b in binaries(&root).unwrap() {
+            std::fs::write(bins.join(&b), b"#!/bin/sh\n").unwrap();
+        }
+        let prefix = tempdir("prefix");
+        let files = install_into(&root, &bins, &prefix).unwrap();
+        for want in [
+            "bin/msub",
+            "bin/moab",
+            "share/man/man1/checkjob.1",
+            "share/bash-completion/completions/showq",
+            "share/zsh/site-functions/_mdiag",
+            "share/fish/vendor_completions.d/checknode.fish",
+            "share/arches/tools/dstage.query",
+            "share/arches/tools/dstage.modify",
+            "share/arches/tools/dstage.cluster",
+            "share/arches/tools/dstage.common",
+        ] {
+            assert!(files.contains(&prefix.join(want)), "{want} not installed");
+        }
+        let mode = |p: &str| {
+            std::fs::metadata(prefix.join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode("share/arches/tools/dstage.modify"), 0o755);
+        assert_eq!(mode("bin/msub"), 0o755);
+        assert_eq!(mode("share/man/man1/checkjob.1"), 0o644);
+        // A missing binary is an error naming it.
+        std::fs::remove_file(bins.join("msub")).unwrap();
+        let e = install_into(&root, &bins, &prefix).unwrap_err().to_string();
+        assert!(e.contains("msub is missing"), "{e}");
+        let _ = std::fs::remove_dir_all(&bins);
+        let _ = std::fs::remove_dir_all(&prefix);
+    }
+
+    /// A fresh directory under the system temp dir.
+    fn tempdir(what: &str) -> PathBuf {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let p = std::env::temp_dir().join(format!(
+            "arches-xtask-{what}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&p).unwrap();
+        p
     }
 
     #[test]

@@ -309,6 +309,44 @@ pub struct StageLine {
     /// Expected data-ready time (TIGHT).
     pub ready: Option<i64>,
     pub error: Option<String>,
+    /// Why the job's stage-in has not begun (on its first pending file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<StageWait>,
+    /// LOCAL: the compute node a `$LOCAL` file goes to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+}
+
+/// Why a stage-in was not initiated yet (sizes in bytes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StageWait {
+    /// `MAXDSOP` operations are active.
+    MaxDsop { limit: u32 },
+    /// LOCAL: `MAXDSOPPERNODE` stage-ins to the job's node are active.
+    NodeBusy { node: String, limit: u32 },
+    /// Staging it would exceed `TARGETUSAGE`.
+    TargetUsage {
+        dedicated: u64,
+        size: u64,
+        target: u64,
+    },
+    /// Not enough free disk at the storage manager.
+    DiskFull { avail: u64, size: u64 },
+    /// TIGHT: the transfer is timed to end when the compute reservation
+    /// begins; it starts at this time.
+    Begin { at: i64 },
+}
+
+/// A size as checkjob and checknode print it: whole MB (2^20 bytes, rounded
+/// down) from 1 MB on, else bytes (`91 MB`, `3091 bytes`). The one rule for
+/// every size shown.
+pub fn size_text(bytes: u64) -> String {
+    if bytes >= 1024 * 1024 {
+        format!("{} MB", bytes / (1024 * 1024))
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// A storage resource manager (`RESOURCETYPE=STORAGE`) as checknode and
@@ -317,15 +355,25 @@ pub struct StageLine {
 pub struct StorageInfo {
     /// The RM's name (`RMCFG[name]`).
     pub rm: String,
+    /// `TYPE=` (`NATIVE`, or `NATIVE:<subtype>`).
+    #[serde(default)]
+    pub rm_type: String,
     /// The storage node's name (cluster query), else the RM's.
     pub node: String,
+    /// The node's state (cluster query `STATE=`; `Down` when it fails),
+    /// and since when.
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub state_since: i64,
     pub model: String,
     pub max_dsop: Option<u32>,
     pub target_usage: Option<f64>,
     pub disk_mb: Option<u64>,
     pub disk_avail_mb: Option<u64>,
     pub rate_kbps: Option<f64>,
-    /// MB dedicated to staged data of queued jobs.
+    /// MB dedicated to staged data (files of queued and running jobs, and
+    /// of ended ones until removed).
     pub dedicated_mb: u64,
     /// Active operations now.
     pub active_ops: u32,
@@ -334,11 +382,26 @@ pub struct StorageInfo {
     pub system_modify_url: Option<String>,
     /// Every staging operation known: (job, status, bytes done, size, dest).
     pub operations: Vec<StorageOp>,
-    /// Recent failures, newest last.
-    pub failures: Vec<String>,
+    /// Recent failures, oldest first.
+    pub failures: Vec<StorageFailure>,
     pub last_update: i64,
     /// Interface calls queued or running now.
     pub in_flight: u32,
+    /// Since when the storage RM is known (checknode `Total Time:`), and
+    /// the seconds with at least one active operation (`Active:`).
+    #[serde(default)]
+    pub since: i64,
+    #[serde(default)]
+    pub active_secs: i64,
+}
+
+/// A failed storage interface call (mdiag -R `RM[name] Failures:`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorageFailure {
+    pub time: i64,
+    /// `clusterquery`, `systemquery` or `systemmodify`.
+    pub op: String,
+    pub message: String,
 }
 
 /// One staging operation on a storage RM.

@@ -1363,3 +1363,234 @@ fn showres_with_an_administrative_reservation() {
     assert!(d.contains("    ACL:   USER==alice\n"), "{d}");
     assert!(d.contains("    Attributes (HostExp='n0 n1')\n"), "{d}");
 }
+
+// ---------------------------------------------------------------------------
+// Data staging: the seed's own examples (shared/seeds/002, Moab §17.12
+// "Diagnostics"), which win over Moab 7 where they differ (issue 6).
+// ---------------------------------------------------------------------------
+
+use arches_cli::render::staging;
+
+/// The text of seed 002 (data staging), read at test time.
+fn staging_seed() -> String {
+    let seeds = golden_dir().join("../../seeds");
+    let file = std::fs::read_dir(&seeds)
+        .unwrap_or_else(|e| panic!("{}: {e}", seeds.display()))
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("002_"))
+        })
+        .expect("seed 002");
+    std::fs::read_to_string(file).unwrap()
+}
+
+/// The seed's lines from the one starting with `first` to the one starting
+/// with `last`, inclusive.
+fn seed_block(seed: &str, first: &str, last: &str) -> String {
+    let lines: Vec<&str> = seed.lines().collect();
+    let a = lines.iter().position(|l| l.starts_with(first)).unwrap();
+    let b = a + lines[a..].iter().position(|l| l.starts_with(last)).unwrap();
+    let mut s = lines[a..=b].join("\n");
+    s.push('\n');
+    s
+}
+
+#[test]
+fn staging_storage_node_matches_the_seed_checknode_v() {
+    std::env::set_var("TZ", "UTC");
+    let seed = staging_seed();
+    let g = seed_block(&seed, "node storage.koa", "Reservations:");
+    let now = utc(2005, 6, 6, 15, 12, 20);
+    let op = |job: &str, status: &str, done: u64, size: u64, dest: &str| StorageOp {
+        job: job.into(),
+        status: status.into(),
+        transferred: done,
+        size: Some(size),
+        dest: dest.into(),
+    };
+    const MB: u64 = 1024 * 1024;
+    let info = StorageInfo {
+        rm: "storage".into(),
+        rm_type: "NATIVE:AGFULL".into(),
+        node: "storage.koa".into(),
+        state: "Idle".into(),
+        state_since: now - secs("00:01:59"),
+        model: "LOOSE".into(),
+        max_dsop: Some(8),
+        target_usage: Some(25.0),
+        disk_mb: Some(73057),
+        // 25 GB used.
+        disk_avail_mb: Some(73057 - 25 * 1024 - 100),
+        rate_kbps: None,
+        dedicated_mb: 938,
+        active_ops: 1,
+        cluster_query_url: Some("exec:///$HOME/tools/dsquery.pl".into()),
+        system_query_url: None,
+        system_modify_url: None,
+        operations: vec![
+            op("410", "complete", 3091, 3091, "file://$HOME/test.dat"),
+            op(
+                "411",
+                "complete",
+                42 * MB,
+                42 * MB + 5,
+                "$SCRATCH/modeldata.3",
+            ),
+            op(
+                "414",
+                "complete",
+                813 * MB,
+                813 * MB,
+                "$SCRATCH/phys.john13",
+            ),
+            op("415", "complete", 16544, 16544, "$SCRATCH/iolist.ng"),
+            op("419", "complete", 91, 91, "$HOME/data37.txt"),
+            op(
+                "422",
+                "active",
+                37 * MB + 1,
+                83 * MB + 9,
+                "$SCRATCH/modeldata.4",
+            ),
+            // Not shown: not begun yet.
+            op("423", "pending", 0, 5, "$SCRATCH/later"),
+        ],
+        failures: vec![],
+        last_update: now,
+        in_flight: 0,
+        since: now - secs("3:01:01:08"),
+        active_secs: 0,
+    };
+    let ours = staging::storage_node(&info, now, 1);
+    assert_eq!(ours, g, "ours:\n{ours}\nseed:\n{g}");
+    // Without -v only the active operation is listed.
+    let plain = staging::storage_node(&info, now, 0);
+    assert!(plain.contains("Operations:  1 (limit: 8)\n  job              422    active (37 of 83 MB)  ($SCRATCH/modeldata.4)\n\nDedicated Storage"), "{plain}");
+}
+
+#[test]
+fn staging_checkjob_lines_match_the_seed_checkjob_v() {
+    std::env::set_var("TZ", "UTC");
+    let seed = staging_seed();
+    let g = seed_block(&seed, "SubmitTime:", "StageIn:");
+    let mut d = tardis_job("Idle", Section::Eligible);
+    d.summary.id = 412;
+    d.summary.user = "test2".into();
+    d.summary.group = "test2".into();
+    d.summary.account = None;
+    d.summary.class = Some("batch".into());
+    d.summary.qos = Some("DEFAULT".into());
+    d.summary.walltime = Some(secs("00:16:40"));
+    d.summary.submit_time = utc(2005, 6, 6, 15, 11, 24);
+    d.summary.eligible_secs = 39;
+    d.staging = vec![StageLine {
+        direction: "in".into(),
+        src: "file:///archive/data14.txt".into(),
+        dest: "file://$HOME/data14.txt".into(),
+        size: Some(91 * 1024 * 1024 + 1234),
+        transferred: 91 * 1024 * 1024 + 1234,
+        status: "complete".into(),
+        ready: None,
+        error: None,
+        wait: None,
+        node: None,
+    }];
+    let now = d.summary.submit_time + 56;
+    let ours = checkjob::render_one(&d, now, 1);
+    // The seed's lines from SubmitTime to StageIn, in a row.
+    assert!(ours.contains(&g), "ours:\n{ours}\nseed block:\n{g}");
+    // The seed's other lines, except what Arches prints the Moab 7 way
+    // (checkjob-2..6: `WallTime:   ` aligned; `State: Idle ` with its
+    // blank) or has no data for (the RM job id on the first line).
+    for want in [
+        "State: Idle",
+        "Creds:  user:test2  group:test2  class:batch  qos:DEFAULT",
+    ] {
+        assert!(seed.lines().any(|l| l == want), "seed lacks {want}");
+        assert!(
+            ours.lines().any(|l| l.trim_end() == want),
+            "{want}:\n{ours}"
+        );
+    }
+    assert!(seed.contains("WallTime: 00:00:00 of 00:16:40"));
+    assert!(ours.contains("WallTime:   00:00:00 of 00:16:40\n"));
+}
+
+#[test]
+fn staging_sizes_times_and_failures_use_moab_formats() {
+    std::env::set_var("TZ", "UTC");
+    // One rule for a size wherever it is shown: 4,000,000 bytes is 3 MB on
+    // the StageIn line and in the deferral note alike.
+    let mut d = tardis_job("Idle", Section::Eligible);
+    let begin = utc(2026, 11, 25, 10, 30, 0);
+    let line = |wait| StageLine {
+        direction: "in".into(),
+        src: "file:///a/x".into(),
+        dest: "file:///s/x".into(),
+        size: Some(4_000_000),
+        transferred: 0,
+        status: "pending".into(),
+        ready: Some(begin + 600),
+        error: None,
+        wait: Some(wait),
+        node: None,
+    };
+    d.staging = vec![line(StageWait::TargetUsage {
+        dedicated: 20 * 1024 * 1024 + 7,
+        size: 4_000_000,
+        target: 22 * 1024 * 1024,
+    })];
+    let out = checkjob::render_one(&d, begin, 0);
+    assert!(
+        out.contains(
+            "StageIn:  File=/s/x  Size=3 MB  Status=pending  DataReady=Wed Nov 25 10:40:00\n"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("NOTE:  stage-in not started: staging 3 MB would exceed the target storage usage (20 of 22 MB dedicated)\n"), "{out}");
+    // A TIGHT transfer's planned begin is a date, not an epoch.
+    d.staging = vec![line(StageWait::Begin { at: begin })];
+    let out = checkjob::render_one(&d, begin - 60, 0);
+    assert!(
+        out.contains("NOTE:  stage-in scheduled to begin at Wed Nov 25 10:30:00\n"),
+        "{out}"
+    );
+    assert!(!out.contains(&begin.to_string()), "{out}");
+    // mdiag -R lists failures as Moab lists an RM's (maui mdiag-rm sample).
+    let g = golden("mdiag-R-1", true);
+    let sample = g
+        .lines()
+        .find(|l| l.contains("clusterquery"))
+        .expect("sample failure line");
+    let info = StorageInfo {
+        rm: "base".into(),
+        rm_type: "NATIVE".into(),
+        node: "base".into(),
+        state: "Idle".into(),
+        model: "LOOSE".into(),
+        failures: vec![
+            StorageFailure {
+                time: utc(2004, 5, 3, 9, 15, 16),
+                op: "clusterquery".into(),
+                message: "cannot get node info (rm is unavailable)".into(),
+            },
+            StorageFailure {
+                time: utc(2004, 5, 3, 10, 25, 46),
+                op: "systemmodify".into(),
+                message: "job 7: stage-in of /s/x failed: disk full".into(),
+            },
+        ],
+        ..StorageInfo::default()
+    };
+    let r = staging::rm_block(&info, utc(2004, 5, 3, 11, 0, 0));
+    assert!(r.contains("\nRM[base] Failures:\n"), "{r}");
+    assert!(r.lines().any(|l| l == sample), "{sample}\n{r}");
+    assert!(
+        r.contains(
+            "  Mon May  3 10:25:46  systemmodify     'job 7: stage-in of /s/x failed: disk full'\n"
+        ),
+        "{r}"
+    );
+}

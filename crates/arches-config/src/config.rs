@@ -66,8 +66,18 @@ pub struct Config {
     /// `DATASTAGEHOLDTYPE`: hold placed on a job whose stage-in failed.
     pub data_stage_hold: HoldType,
     /// `TOOLSDIR`: `$TOOLSDIR` of `exec://` interface URLs (relative to the
-    /// Moab home directory).
-    pub tools_dir: String,
+    /// Moab home directory); `None`: the installed tools.
+    pub tools_dir: Option<String>,
+    /// `DATASTAGETIMEOUT`.
+    pub data_stage_timeout: Secs,
+    /// `DATASTAGECLEANUP`.
+    pub data_stage_cleanup: bool,
+    /// `DATASTAGELOCALDIR`.
+    pub data_stage_local_dir: String,
+    /// `ENABLEIMPLICITSTAGEOUT`.
+    pub implicit_stage_out: bool,
+    /// `IMPLICITSTAGEOUTURL`.
+    pub implicit_stage_out_url: String,
     /// Standing reservations (`SRCFG[name]`), in the order they first appear.
     pub standing_reservations: Vec<StandingReservation>,
     /// `ENABLEPOSUSERPRIORITY`.
@@ -135,7 +145,12 @@ impl Default for Config {
             },
             data_stage_model: DataStageModel::External,
             data_stage_hold: HoldType::Defer,
-            tools_dir: "tools".to_string(),
+            tools_dir: None,
+            data_stage_timeout: 3600,
+            data_stage_cleanup: true,
+            data_stage_local_dir: "/tmp/arches-local".to_string(),
+            implicit_stage_out: true,
+            implicit_stage_out_url: "file://$HOME/".to_string(),
             standing_reservations: Vec::new(),
             enable_pos_user_priority: false,
             use_moab_job_id: false,

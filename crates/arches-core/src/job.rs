@@ -117,11 +117,16 @@ impl JobState {
         }
     }
 
-    /// Running, starting or suspended: the job holds an allocation.
+    /// Running, starting, suspended, or (LOCAL data staging) staging its
+    /// input to its allocated nodes: the job holds an allocation.
     pub fn is_active(self) -> bool {
         matches!(
             self,
-            JobState::Running | JobState::Starting | JobState::Suspended
+            JobState::Running
+                | JobState::Starting
+                | JobState::Suspended
+                | JobState::Staging
+                | JobState::Staged
         )
     }
 

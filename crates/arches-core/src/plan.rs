@@ -149,9 +149,9 @@ impl fmt::Display for BlockReason {
                 write!(f, "reservation conflict (resources reserved by {r})")
             }
             BlockReason::DataStaging(None) => f.write_str("job is waiting for stage-in data"),
-            BlockReason::DataStaging(Some(t)) => {
-                write!(f, "job is waiting for stage-in data (expected ready at {t})")
-            }
+            BlockReason::DataStaging(Some(_)) => f.write_str(
+                "job is waiting for stage-in data (data-ready time estimated)",
+            ),
         }
     }
 }

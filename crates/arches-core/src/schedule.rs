@@ -269,7 +269,8 @@ impl<'a> Walk<'a> {
 
         if let Some(ready) = job.data_wait.and_then(|w| w.ready_at()) {
             if ready > self.ctx.now {
-                self.reserve_after_data(entries, i, dur, ready);
+                let bucket = if can_reserve { bucket } else { None };
+                self.reserve_after_data(entries, i, dur, ready, bucket);
                 return;
             }
         }
@@ -448,24 +449,32 @@ impl<'a> Walk<'a> {
         });
     }
 
-    /// TIGHT data staging: the job's data is expected at `ready`; its compute
-    /// is reserved from then on (not counted against the reservation depth)
-    /// and nothing is held idle before.
+    /// TIGHT data staging: the job's data is expected at `ready`; within the
+    /// reservation depth (`bucket`) its compute is reserved from then on,
+    /// and nothing is held idle before. A reservation counts against
+    /// `RESERVATIONDEPTH` like any other: beyond the depth the job just waits
+    /// for its data (its transfer starts at once, see
+    /// [`crate::staging::plan`]) and then competes like any queued job.
     fn reserve_after_data(
         &mut self,
         entries: &mut [Entry<'a>],
         i: usize,
         dur: Option<Secs>,
         ready: Time,
+        bucket: Option<usize>,
     ) {
         let job = entries[i].job;
         entries[i].reason = Some(BlockReason::DataStaging(Some(ready)));
+        let Some(b) = bucket else {
+            return;
+        };
         if self.ctx.policy.reservation_policy == ReservationPolicy::Never || dur.is_none() {
             return;
         }
         if let Some((start, alloc)) = self.ctx.earliest_from(job, dur, ready) {
             let end = dur.map(|d| start + d.max(1));
             self.ctx.commit(job, start, end, &alloc);
+            self.bucket_left[b] -= 1;
             self.plan.reservations.push(PlannedReservation {
                 job: job.id,
                 start,

@@ -95,6 +95,9 @@ pub enum JobChange {
     AdminSuspended(bool),
     /// Waiting for stage-in data ([`crate::staging`]).
     DataWait(Option<crate::staging::DataWait>),
+    /// LOCAL data staging: `Staging`, `Staged` or (launched) `Running` for
+    /// an allocated job ([`State::apply`] checks the transition).
+    Phase(JobState),
 }
 
 /// Why an event was refused. The state is unchanged.
@@ -515,7 +518,7 @@ impl State {
                 j.holds.remove(hold);
                 Ok(())
             }
-            Event::Modify { job, change } => self.modify(job, change),
+            Event::Modify { job, change } => self.modify(job, change, now),
             Event::Suspend { job } => {
                 let j = self.get(job)?;
                 if !matches!(j.state, JobState::Running | JobState::Starting) {
@@ -605,7 +608,10 @@ impl State {
         }
     }
 
-    fn modify(&mut self, job: JobId, change: JobChange) -> Result<(), EventError> {
+    fn modify(&mut self, job: JobId, change: JobChange, now: Time) -> Result<(), EventError> {
+        if let JobChange::Phase(p) = change {
+            return self.phase(job, p, now);
+        }
         let j = self.get_mut(job)?;
         if j.state.is_finished() {
             return Err(wrong(j, "queued or active"));
@@ -632,6 +638,37 @@ impl State {
             JobChange::Estimate(e) => j.estimate = e,
             JobChange::AdminSuspended(b) => j.admin_suspended = b,
             JobChange::DataWait(w) => j.data_wait = w,
+            JobChange::Phase(_) => unreachable!("handled above"),
+        }
+        Ok(())
+    }
+
+    /// LOCAL data staging: an allocated job moves between `Running` (just
+    /// started), `Staging` (its input goes to its nodes), `Staged` (the data
+    /// is there) and `Running` again when it is launched — which restarts its
+    /// clock, so its wall-clock limit counts from the launch.
+    fn phase(&mut self, job: JobId, to: JobState, now: Time) -> Result<(), EventError> {
+        let j = self.get_mut(job)?;
+        let from = j.state;
+        match (from, to) {
+            (JobState::Running | JobState::Staging | JobState::Staged, JobState::Staging)
+            | (JobState::Staging | JobState::Staged, JobState::Staged) => j.state = to,
+            (JobState::Staging | JobState::Staged, JobState::Running) => {
+                j.state = JobState::Running;
+                if let Some(r) = j.run.as_mut() {
+                    r.start_time = now;
+                }
+            }
+            _ => {
+                return Err(EventError::WrongState {
+                    job,
+                    state: from.as_str(),
+                    expected: match to {
+                        JobState::Running => "Staging or Staged",
+                        _ => "Running, Staging or Staged",
+                    },
+                })
+            }
         }
         Ok(())
     }

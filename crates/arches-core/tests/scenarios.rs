@@ -20,6 +20,8 @@
 //!     JOBPREEMPTMAXACTIVETIME <t>, BFPRIORITYPOLICY <p>
 //! job ID submit=T procs=N wall=T|none run=T [user=U] [qos=Q] [class=C]
 //!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P] [group=G] [account=A] [flags=F,G]
+//!     [data=T] [dataunknown=T]                 stage-in data ready at T: TIGHT (the
+//!     ready time is known, `DataWait::Until`) or LOOSE/EXTERNAL (`DataWait::Unknown`)
 //! rsv ID start=T end=T|none [hosts=A,B] [procs=N] [users=..] [groups=..]
 //!     [accounts=..] [classes=..] [qos=..]     an administrative reservation
 //! srcfg NAME [period=DAY|WEEK|INFINITY] [starttime=T] [endtime=T] [days=Mon,..]
@@ -80,6 +82,8 @@ struct Scenario {
     jobs: Vec<(Job, Time)>,
     rsvs: Vec<Reservation>,
     expects: Vec<(usize, Vec<String>)>,
+    /// When each job's stage-in data is there (`data=`, `dataunknown=`).
+    data_ready: BTreeMap<JobId, Time>,
 }
 
 fn time(s: &str) -> Time {
@@ -115,6 +119,7 @@ fn parse(text: &str) -> Scenario {
         jobs: Vec::new(),
         rsvs: Vec::new(),
         expects: Vec::new(),
+        data_ready: BTreeMap::new(),
     };
     for (ln, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap().trim();
@@ -187,6 +192,14 @@ fn parse(text: &str) -> Scenario {
                     for x in f.split(',') {
                         job.flags.insert(x.parse().unwrap());
                     }
+                }
+                if let Some(t) = kv.get("data") {
+                    job.data_wait = Some(arches_core::DataWait::Until(time(t)));
+                    sc.data_ready.insert(id, time(t));
+                }
+                if let Some(t) = kv.get("dataunknown") {
+                    job.data_wait = Some(arches_core::DataWait::Unknown);
+                    sc.data_ready.insert(id, time(t));
                 }
                 sc.jobs.push((job, time(kv["run"])));
             }
@@ -324,6 +337,7 @@ fn replay(sc: &Scenario) -> Outcome {
     let mut out = Outcome::default();
     let runtime: BTreeMap<JobId, Time> = sc.jobs.iter().map(|(j, r)| (j.id, *r)).collect();
     let mut times: BTreeSet<Time> = sc.jobs.iter().map(|(j, _)| j.submit_time).collect();
+    times.extend(sc.data_ready.values().copied());
     for (_, e) in &sc.expects {
         if matches!(
             e[0].as_str(),
@@ -360,6 +374,13 @@ fn replay(sc: &Scenario) -> Outcome {
             let code = CompletionCode::Exit(0);
             state.apply(Event::Finish { job: id, code }, now).unwrap();
             out.ended.insert(id, now);
+        }
+        // Stage-in data that arrived: the job no longer waits.
+        for (&id, _) in sc.data_ready.iter().filter(|(_, t)| **t <= now) {
+            if state.job(id).is_some_and(|j| j.data_wait.is_some()) {
+                let change = arches_core::state::JobChange::DataWait(None);
+                state.apply(Event::Modify { job: id, change }, now).unwrap();
+            }
         }
         let plan = schedule(&state, &sc.policy, now);
         for p in &plan.preemptions {

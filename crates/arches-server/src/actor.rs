@@ -202,7 +202,11 @@ impl Actor {
             let job = rec.to_job()?;
             let id = job.id;
             crate::observe::restore_job(&mut state, job)?;
-            if state.job(id).is_some_and(|j| j.state.is_active()) {
+            // LOCAL jobs staging to their nodes are allocated but not in
+            // the backend yet: the staging driver carries on with them.
+            if state.job(id).is_some_and(|j| {
+                j.state.is_active() && !matches!(j.state, JobState::Staging | JobState::Staged)
+            }) {
                 active.push(id);
             }
             exec.insert(id, Arc::new(rec.exec));
@@ -260,6 +264,7 @@ impl Actor {
         let published = Arc::new(RwLock::new(Arc::new(snap)));
         let predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
         let cfg_for_staging = Arc::clone(&cfg);
+        let exec_for_staging = exec.clone();
         let actor = Actor {
             cfg,
             state,
@@ -281,7 +286,10 @@ impl Actor {
             resume_at: None,
             stop_at: None,
             predictor,
-            staging: crate::staging::Driver::from_config(&cfg_for_staging),
+            staging: crate::staging::Driver::from_config(&cfg_for_staging, now).map(|mut d| {
+                d.track_all(&exec_for_staging);
+                d
+            }),
             rsv_next,
             rsv_changes: (Vec::new(), Vec::new()),
             accounting,
@@ -412,6 +420,7 @@ impl Actor {
 
     fn submit(&mut self, sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
         sub.check_against(&self.state)?;
+        crate::staging::check_submission(self.staging.as_ref().map(|d| d.model), &sub.exec)?;
         let id = self.next_id;
         let (mut job, exec, payload) = sub.finalize(id, &self.host);
         job.submit_time = now;
@@ -420,6 +429,11 @@ impl Actor {
             .apply(Event::Submit(Box::new(job)), now)
             .map_err(|e| SubmitError(e.to_string()))?;
         self.next_id += 1;
+        if let Some(d) = self.staging.as_mut() {
+            if !exec.stage_in.is_empty() || !exec.stage_out.is_empty() {
+                d.track(id);
+            }
+        }
         self.exec.insert(id, Arc::new(exec));
         self.payloads.push((id, payload));
         self.dirty.insert(id);
@@ -510,7 +524,7 @@ impl Actor {
                 now,
             );
         }
-        self.staging_round(now);
+        self.staging_before(now);
         let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
         self.apply_preemptions(&plan, now);
         let starts = plan
@@ -545,6 +559,8 @@ impl Actor {
         // event or poll.
         self.wake = false;
         self.plan = Arc::new(plan);
+        // Transfers are initiated against the reservations just planned.
+        self.staging_after(now);
         self.pace.iterated(t0, t0.elapsed());
         if t0.elapsed() >= crate::pace::TRIM_AFTER {
             crate::pace::trim_heap();
@@ -570,6 +586,38 @@ impl Actor {
         kind: arches_core::StartKind,
         now: Time,
     ) -> Result<(), String> {
+        if self.needs_local_staging(id) {
+            // DATASTAGEMODEL LOCAL: the job takes its nodes now and is
+            // launched once its $LOCAL data is on them (crate::staging).
+            let wait = self
+                .state
+                .job(id)
+                .map_or(0.0, |j| (now - j.submit_time).max(0) as f64);
+            if !self.apply(
+                Event::Start {
+                    job: id,
+                    alloc,
+                    kind,
+                },
+                now,
+            ) {
+                return Err("the allocation no longer fits".to_string());
+            }
+            self.apply(
+                Event::Modify {
+                    job: id,
+                    change: arches_core::state::JobChange::Phase(JobState::Staging),
+                },
+                now,
+            );
+            self.stats.jobs_started += 1;
+            self.stats.wait_secs_total += wait;
+            if kind == arches_core::StartKind::Backfill {
+                self.stats.jobs_backfilled += 1;
+            }
+            tracing::info!(job = id, "job allocated, staging its $LOCAL data");
+            return Ok(());
+        }
         let job = self
             .state
             .job(id)
@@ -596,7 +644,7 @@ impl Actor {
                 })
             })
             .collect();
-        let launch = Launch {
+        let mut launch = Launch {
             job: id,
             name: job.name.clone(),
             nodes,
@@ -604,6 +652,9 @@ impl Actor {
             walltime: job.walltime,
             restarted: job.start_count > 0,
         };
+        if let Some(kv) = self.local_env(id) {
+            launch.exec.env.push(kv);
+        }
         let wait = (now - job.submit_time).max(0) as f64;
         self.rm.start(&launch, now).map_err(|e| e.to_string())?;
         if !self.apply(
@@ -623,6 +674,75 @@ impl Actor {
             self.stats.jobs_backfilled += 1;
         }
         tracing::info!(job = id, "job started");
+        Ok(())
+    }
+
+    /// Launches an allocated job that staged its `$LOCAL` data (state
+    /// `Staged`): the start is recorded as an intent first, as for any
+    /// start; the job is `Running` from now on.
+    pub(crate) fn launch(
+        &mut self,
+        id: JobId,
+        local: Option<(String, String)>,
+        now: Time,
+    ) -> Result<(), String> {
+        let job = self
+            .state
+            .job(id)
+            .ok_or_else(|| format!("unknown job {id}"))?;
+        let run = job
+            .run
+            .as_ref()
+            .ok_or_else(|| format!("job {id} has no allocation"))?;
+        let rec = self
+            .exec
+            .get(&id)
+            .ok_or_else(|| format!("no execution record for job {id}"))?;
+        let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
+            Some((_, p)) => p.clone(),
+            None => self
+                .store
+                .payload(id)
+                .map_err(|e| format!("cannot read the job's script: {e}"))?
+                .unwrap_or_default(),
+        };
+        let nodes = run
+            .alloc
+            .iter()
+            .filter_map(|a| {
+                Some(LaunchNode {
+                    name: self.state.node(a.node)?.name.clone(),
+                    tasks: a.tasks,
+                    procs: a.procs,
+                })
+            })
+            .collect();
+        let mut launch = Launch {
+            job: id,
+            name: job.name.clone(),
+            nodes,
+            exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload),
+            walltime: job.walltime,
+            restarted: job.start_count > 1,
+        };
+        launch.exec.env.extend(local);
+        let mut intent = job.clone();
+        intent.state = JobState::Running;
+        if let Some(r) = intent.run.as_mut() {
+            r.start_time = now;
+        }
+        self.store
+            .record_starts(&[JobRecord::new(&intent, (**rec).clone())])
+            .map_err(|e| format!("cannot record the start durably: {e}"))?;
+        self.rm.start(&launch, now).map_err(|e| e.to_string())?;
+        self.apply(
+            Event::Modify {
+                job: id,
+                change: arches_core::state::JobChange::Phase(JobState::Running),
+            },
+            now,
+        );
+        tracing::info!(job = id, "job started after staging its $LOCAL data");
         Ok(())
     }
 
@@ -699,7 +819,7 @@ impl Actor {
             staging: self
                 .staging
                 .as_ref()
-                .map(|d| Arc::new(d.snapshot(&self.exec, now))),
+                .map(|d| Arc::new(d.snapshot(&self.exec, &self.state, now))),
             accounting: Arc::clone(&self.accounting),
         };
         match self.published.write() {

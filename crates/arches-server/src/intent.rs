@@ -116,7 +116,12 @@ pub(crate) fn prefer_intent(
 ) -> JobRecord {
     let id = rec.job.id;
     match intents.remove(&id) {
-        Some(intent) if rec.job.state == JobState::Idle.as_str() => {
+        // Queued, or (LOCAL) allocated while staging: launched or not?
+        Some(intent)
+            if [JobState::Idle, JobState::Staging, JobState::Staged]
+                .iter()
+                .any(|s| rec.job.state == s.as_str()) =>
+        {
             unconfirmed.insert(id);
             intent
         }

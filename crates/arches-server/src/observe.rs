@@ -154,5 +154,10 @@ pub(crate) fn restore_job(state: &mut State, mut job: arches_core::Job) -> anyho
     if let Some(at) = run.suspended_at {
         state.apply(Event::Suspend { job: id }, at)?;
     }
+    if matches!(target, JobState::Staging | JobState::Staged) {
+        // LOCAL data staging to its nodes, not launched yet.
+        let change = arches_core::state::JobChange::Phase(target);
+        state.apply(Event::Modify { job: id, change }, run.start_time)?;
+    }
     Ok(())
 }

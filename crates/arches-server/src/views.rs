@@ -12,7 +12,7 @@ use arches_core::accounting::{
     active_usage, job_creds, CredKind, FairshareUsage, FsWindow, Totals, GRID_PROCS, GRID_TIMES,
 };
 use arches_core::policy::Limits;
-use arches_core::{CompletionCode, Job, JobFlag, NodeAdminState, StartKind};
+use arches_core::{CompletionCode, Job, JobFlag, JobState, NodeAdminState, StartKind};
 
 use crate::actor::Snapshot;
 use crate::jobspec::parse_job_id;
@@ -250,13 +250,16 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
         messages: rec
             .map(|r| {
                 let mut m = r.messages.clone();
-                m.extend(crate::staging::job_notes(s, j, r));
+                m.extend(crate::staging::job_notes(s, r));
                 m.extend(crate::preempt::job_notes(s, j));
                 m
             })
             .unwrap_or_default(),
         staging: rec
-            .map(|r| crate::staging::stage_lines(r, j.data_wait))
+            .map(|r| {
+                let wait = crate::staging::deferral(s, j.id).filter(|_| j.state == JobState::Idle);
+                crate::staging::stage_lines(r, j.data_wait, wait)
+            })
             .unwrap_or_default(),
         start_kind: j.run.as_ref().map(|r| {
             match r.how {

@@ -115,10 +115,11 @@ pub struct SimulateArgs {
     /// Generator: target offered load (0 < L).
     #[arg(long, value_name = "L", default_value = "0.7")]
     pub target_load: f64,
-    /// Data staging model for the jobs' stage-in (JSONL `stagein` seconds or
-    /// `stagein_size` MB, else --stage-size): SELF (the job stages its own
-    /// data on its nodes), LOOSE or TIGHT (DATASTAGEMODEL). Prints the
-    /// compute processor-hours idle waiting for data.
+    /// Data staging model for the jobs' stage-in (JSONL `stagein` files,
+    /// `stagein_size` MB or `stagein` seconds, else --stage-size): SELF (the
+    /// job stages its own data on its nodes), LOOSE or TIGHT (DATASTAGEMODEL,
+    /// the daemon's staging decisions on a modelled storage). Prints the
+    /// allocated node-hours idle waiting for data.
     #[arg(long, value_name = "SELF|LOOSE|TIGHT", ignore_case = true)]
     pub staging: Option<crate::staging::StagingMode>,
     /// --staging: transfer rate of one staging operation, KB/s.
@@ -130,6 +131,12 @@ pub struct SimulateArgs {
     /// --staging: stage-in size (MB) of every job without its own.
     #[arg(long, value_name = "MB")]
     pub stage_size: Option<u64>,
+    /// --staging: disk of the storage manager (MB; default unlimited).
+    #[arg(long, value_name = "MB")]
+    pub stage_disk: Option<u64>,
+    /// --staging: share of --stage-disk staged data may fill (TARGETUSAGE, percent).
+    #[arg(long, value_name = "PERCENT", requires = "stage_disk")]
+    pub stage_target: Option<f64>,
 }
 
 /// Runs `moab simulate`.
@@ -176,8 +183,6 @@ pub struct Prepared {
     pub title_policy: String,
     /// The `--config` file as parsed, if any.
     pub config: Option<arches_config::Config>,
-    /// What `--staging` did to the workload.
-    pub staging: Option<crate::staging::StagingSummary>,
 }
 
 /// Reads the input and the configuration and builds the simulation (not yet
@@ -201,12 +206,29 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         if args.stage_rate.is_nan() || args.stage_rate <= 0.0 {
             return Err(usage("--stage-rate must be > 0"));
         }
+        if args
+            .stage_target
+            .is_some_and(|t| t.is_nan() || !(0.0..=100.0).contains(&t))
+        {
+            return Err(usage("--stage-target must be a percentage (0-100)"));
+        }
         let model = crate::staging::StorageModel {
             rate_kbps: args.stage_rate,
             max_dsop: args.stage_maxdsop.max(1),
             default_mb: args.stage_size,
+            disk_mb: args.stage_disk,
+            target_usage: args.stage_target,
         };
-        Ok(crate::staging::apply(mode, &model, &mut jobs))
+        let self_secs = if mode == crate::staging::StagingMode::SelfStaged {
+            crate::staging::apply_self(&model, &mut jobs)
+        } else {
+            // The data waits replace the `stagein` seconds' start dates.
+            for j in jobs.iter_mut() {
+                j.eligible_at = None;
+            }
+            std::collections::BTreeMap::new()
+        };
+        Ok(crate::staging::SimStaging::new(mode, model, self_secs))
     });
     let staging = staging.transpose()?;
     let nodes = match config_nodes {
@@ -251,6 +273,9 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         p => format!("{title_policy}, run-time prediction {p}"),
     };
     let mut sim = Simulation::new(nodes, policy, jobs);
+    if let Some(st) = staging {
+        sim.set_staging(st);
+    }
     sim.set_runtime_prediction(prediction);
     // A served simulation shows every queued job's decision.
     sim.set_full_plans(args.serve);
@@ -261,7 +286,6 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         dropped,
         title_policy,
         config,
-        staging,
     })
 }
 
@@ -281,7 +305,6 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
         dropped,
         title_policy,
         config: _,
-        staging,
     } = prepare(args)?;
     let started = Instant::now();
     if let Some(u) = args.until {
@@ -314,12 +337,12 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
     for s in &summary.skipped {
         eprintln!("moab simulate: job {} skipped: {}", s.job, s.reason);
     }
-    if let Some(st) = &staging {
-        summary.staging = Some(st.clone());
+    if let Some(st) = sim.staging_summary() {
         eprintln!(
-            "moab simulate: staging {}: {} jobs staged, {:.1} processor-hours of compute idle waiting for data, mean stage wait {:.0} s",
-            st.mode, st.staged_jobs, st.idle_proc_hours_waiting_for_data, st.mean_stage_wait_s
+            "moab simulate: staging {}: {} jobs staged, {:.1} node-hours of allocated compute idle waiting for data, mean stage wait {:.0} s, at most {} MB staged at once",
+            st.mode, st.staged_jobs, st.idle_node_hours_waiting_for_data, st.mean_stage_wait_s, st.peak_staged_mb
         );
+        summary.staging = Some(st);
     }
     write_summary(&args.summary, &summary)?;
     if let Some(path) = &args.report {

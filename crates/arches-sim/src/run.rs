@@ -109,6 +109,8 @@ pub struct Simulation {
     /// Consecutive wake-ups at reservation edges with nothing else
     /// happening (bounded by [`MAX_RSV_WAKES`]).
     rsv_idle_wakes: u32,
+    /// `--staging`: the modelled storage and the core's staging decisions.
+    staging: Option<crate::staging::SimStaging>,
 }
 
 /// With standing reservations (`SRCFG`) a queued job may wait for a window
@@ -151,7 +153,18 @@ impl Simulation {
             full_plans: false,
             preempt: crate::preempt::PreemptStats::default(),
             rsv_idle_wakes: 0,
+            staging: None,
         }
+    }
+
+    /// Stages the jobs' input data ([`crate::staging`]).
+    pub fn set_staging(&mut self, staging: crate::staging::SimStaging) {
+        self.staging = Some(staging);
+    }
+
+    /// What staging did so far (with `--staging`).
+    pub fn staging_summary(&self) -> Option<crate::staging::StagingSummary> {
+        self.staging.as_ref().map(|s| s.summary())
     }
 
     /// Runs the full iteration ([`arches_core::schedule()`]) every time, so
@@ -261,7 +274,12 @@ impl Simulation {
                     || self.dated_job_waiting()
                     || (!self.policy.standing.is_empty() && self.rsv_idle_wakes < MAX_RSV_WAKES)
             });
-        [submit, done, wake].into_iter().flatten().min()
+        let staging = self
+            .staging
+            .as_ref()
+            .and_then(|s| s.next_event(self.now))
+            .filter(|_| self.state.queued_count() > 0);
+        [submit, done, wake, staging].into_iter().flatten().min()
     }
 
     /// Whether a queued job waits for a start date: with nothing running and
@@ -340,6 +358,11 @@ impl Simulation {
         if ended.is_empty() && (self.dirty || self.next_is_wakeup(t)) {
             self.iterate()?;
         }
+        // A transfer ended or is due to begin: the data waits change.
+        if self.staging.as_ref().is_some_and(|s| s.due(t)) {
+            self.rsv_idle_wakes = 0;
+            self.iterate()?;
+        }
         Ok(())
     }
 
@@ -367,6 +390,15 @@ impl Simulation {
                 job: job.id,
                 source,
             })?;
+        if let Some(st) = self.staging.as_mut() {
+            let at = self.now;
+            st.submitted(job, &mut self.state, at)
+                .map_err(|source| SimError::Core {
+                    at,
+                    job: job.id,
+                    source,
+                })?;
+        }
         self.rm.set_runtime(job.id, job.runtime);
         self.meta.insert(
             job.id,
@@ -408,6 +440,11 @@ impl Simulation {
             return Ok(());
         }
         self.correct_predictions()?;
+        if let Some(st) = self.staging.as_mut() {
+            let at = self.now;
+            st.before(&mut self.state, self.last_plan.as_ref(), at)
+                .map_err(|source| SimError::Core { at, job: 0, source })?;
+        }
         let lean = if self.full_plans {
             None
         } else {
@@ -465,6 +502,9 @@ impl Simulation {
             if let Some(m) = self.meta.get_mut(&start.job) {
                 m.start = Some((at, start.kind));
             }
+            if let Some(st) = self.staging.as_mut() {
+                st.started(start.job, start.alloc.len() as u32, at);
+            }
         }
         if self.policy.reservation_policy == ReservationPolicy::Highest {
             // HIGHEST keeps reservations across iterations (pyss's
@@ -474,6 +514,9 @@ impl Simulation {
             self.state
                 .remember_reservations(kept)
                 .map_err(|source| SimError::Core { at, job: 0, source })?;
+        }
+        if let Some(st) = self.staging.as_mut() {
+            st.after(&plan, self.now);
         }
         self.last_plan = Some(plan);
         Ok(())
@@ -504,6 +547,9 @@ impl Simulation {
         self.rm.forget(job);
         if let (Some((acc, fs)), Some(j)) = (self.accounting.as_mut(), self.state.job(job)) {
             acc.record(j, at, fs);
+        }
+        if let Some(st) = self.staging.as_mut() {
+            st.ended(job);
         }
         if let Some(m) = self.meta.remove(&job) {
             let (start, kind) = m.start.unwrap_or((at, StartKind::Priority));

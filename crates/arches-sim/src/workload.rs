@@ -18,8 +18,8 @@
 //! | `priority` | no | user priority (`msub -p`, -1024..1023) |
 //! | `flags` | no | list of Moab job flags, e.g. `["BACKFILL", "PREEMPTEE"]` |
 //! | `depend` | no | Moab dependency, e.g. `"afterok:12:13"` or `"afterany:4,after:5"` |
-//! | `stagein` | no | seconds of data staging: the job is not eligible before `submit + stagein` (with `--staging`: its stage time at the storage's rate) |
-//! | `stagein_size` | no | stage-in size in MB (with `--staging`: stage time = size / `--stage-rate`) |
+//! | `stagein` | no | the job's stage-in: `{"source": URL, "size": bytes}` or a list of them (with `--staging`, staged by the modelled storage); or a number of seconds: without `--staging` the job is not eligible before `submit + stagein`, with it a file that takes that long at `--stage-rate` |
+//! | `stagein_size` | no | stage-in size in MB (with `--staging`, one file of that size) |
 //!
 //! Example:
 //!
@@ -66,9 +66,8 @@ pub struct SimJob {
     /// MB (`stagein_size`), for `--staging` ([`crate::staging`]).
     pub stage_secs: Option<Secs>,
     pub stage_mb: Option<u64>,
-    /// TIGHT staging: the data is ready at this time; compute is reserved
-    /// from then on.
-    pub data_ready: Option<Time>,
+    /// Stage-in files (JSONL `stagein` objects): source URL and bytes.
+    pub stage_files: Vec<(String, u64)>,
 }
 
 impl SimJob {
@@ -93,7 +92,7 @@ impl SimJob {
             eligible_at: None,
             stage_secs: None,
             stage_mb: None,
-            data_ready: None,
+            stage_files: Vec::new(),
         }
     }
 
@@ -117,7 +116,6 @@ impl SimJob {
         job.flags = self.flags.iter().copied().collect();
         job.depend = self.depend.clone();
         job.start_after = self.eligible_at;
-        job.data_wait = self.data_ready.map(arches_core::DataWait::Until);
         job
     }
 }
@@ -196,9 +194,26 @@ struct RawJob {
     #[serde(default)]
     flags: Vec<String>,
     depend: Option<String>,
-    stagein: Option<Secs>,
+    stagein: Option<RawStageIn>,
     /// Stage-in size in MB (with `--staging`).
     stagein_size: Option<u64>,
+}
+
+/// `stagein`: seconds, one file or several.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawStageIn {
+    Secs(Secs),
+    One(RawStageFile),
+    Many(Vec<RawStageFile>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStageFile {
+    source: String,
+    /// Bytes.
+    size: u64,
 }
 
 impl RawJob {
@@ -245,12 +260,22 @@ impl RawJob {
         if let Some(d) = self.depend {
             job.depend = parse_depend(&d)?;
         }
-        if let Some(s) = self.stagein {
-            if s < 0 {
-                return Err(format!("stagein must be >= 0, got {s}"));
+        match self.stagein {
+            Some(RawStageIn::Secs(s)) => {
+                if s < 0 {
+                    return Err(format!("stagein must be >= 0, got {s}"));
+                }
+                job.eligible_at = Some(self.submit + s);
+                job.stage_secs = Some(s);
             }
-            job.eligible_at = Some(self.submit + s);
-            job.stage_secs = Some(s);
+            Some(RawStageIn::One(f)) => job.stage_files = vec![(f.source, f.size)],
+            Some(RawStageIn::Many(v)) => {
+                job.stage_files = v.into_iter().map(|f| (f.source, f.size)).collect()
+            }
+            None => {}
+        }
+        if job.stage_files.iter().any(|(s, _)| s.trim().is_empty()) {
+            return Err("stagein: a file needs a non-empty `source`".into());
         }
         job.stage_mb = self.stagein_size;
         Ok(job)
@@ -309,6 +334,25 @@ mod tests {
         let core = jobs[1].to_core();
         assert_eq!(core.req.nodes, Some(2));
         assert_eq!(core.req.total_procs(), 16);
+    }
+
+    #[test]
+    fn stagein_files_with_source_and_size() {
+        let text = concat!(
+            r#"{"id": 1, "submit": 0, "procs": 1, "walltime": 10, "runtime": 5, "stagein": {"source": "hsm:///d/a", "size": 2048}}"#,
+            "\n",
+            r#"{"id": 2, "submit": 0, "procs": 1, "walltime": 10, "runtime": 5, "stagein": [{"source": "file:///x", "size": 1}, {"source": "file:///y", "size": 2}]}"#,
+            "\n",
+        );
+        let jobs = parse_jsonl(text.as_bytes(), "w").unwrap();
+        assert_eq!(jobs[0].stage_files, vec![("hsm:///d/a".to_string(), 2048)]);
+        assert_eq!(jobs[0].eligible_at, None);
+        assert_eq!(jobs[1].stage_files.len(), 2);
+        let bad = r#"{"id": 1, "submit": 0, "procs": 1, "walltime": 10, "runtime": 5, "stagein": {"source": "", "size": 1}}"#;
+        let e = parse_jsonl(bad.as_bytes(), "b").unwrap_err();
+        assert!(e.to_string().contains("b:1: stagein: a file needs"), "{e}");
+        let bad = r#"{"id": 1, "submit": 0, "procs": 1, "walltime": 10, "runtime": 5, "stagein": {"src": "x"}}"#;
+        assert!(parse_jsonl(bad.as_bytes(), "b").is_err());
     }
 
     #[test]

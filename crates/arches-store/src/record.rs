@@ -110,6 +110,9 @@ pub struct StageRecord {
     pub started: Option<i64>,
     #[serde(default)]
     pub error: Option<String>,
+    /// LOCAL: the compute node a `$LOCAL` file was staged to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 impl StageRecord {
@@ -126,6 +129,7 @@ impl StageRecord {
             last_query: None,
             in_flight: false,
             error: self.error.clone(),
+            node: self.node.clone(),
         }
     }
 
@@ -139,6 +143,7 @@ impl StageRecord {
             estimate: f.estimate,
             started: f.started,
             error: f.error.clone(),
+            node: f.node.clone(),
         }
     }
 }

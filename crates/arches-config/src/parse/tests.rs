@@ -317,6 +317,31 @@ fn data_staging_seed_configurations_parse() {
 }
 
 #[test]
+fn loose_without_cluster_query_is_valid() {
+    // The seed's LOOSE configuration without CLUSTERQUERYURL (optional:
+    // "if data manager throttling is desired ... should be set").
+    let m = messages(concat!(
+        "RMCFG[local] TYPE=LOCAL DATARM=data\n",
+        "DATASTAGEMODEL LOOSE\n",
+        "RMCFG[data] TYPE=NATIVE RESOURCETYPE=STORAGE\n",
+        "RMCFG[data] SYSTEMQUERYURL=exec://$TOOLSDIR/system.query.dstage.pl\n",
+        "RMCFG[data] SYSTEMMODIFYURL=exec://$TOOLSDIR/system.modify.dstage.pl\n",
+    ));
+    assert!(m.is_empty(), "{m:#?}");
+    // TARGETUSAGE needs the configured disk from the cluster query.
+    let m = messages(concat!(
+        "RMCFG[local] TYPE=LOCAL DATARM=data\n",
+        "DATASTAGEMODEL LOOSE\n",
+        "RMCFG[data] TYPE=NATIVE RESOURCETYPE=STORAGE SYSTEMQUERYURL=exec://q SYSTEMMODIFYURL=exec://m\n",
+        "RMCFG[data] TARGETUSAGE=50%\n",
+    ));
+    assert_eq!(
+        m,
+        ["moab.cfg:4: WARNING: RMCFG[data] TARGETUSAGE: has no effect without CLUSTERQUERYURL (the configured disk is unknown); only MAXDSOP throttles staging"]
+    );
+}
+
+#[test]
 fn data_staging_cross_checks() {
     let m = messages("RMCFG[torque] TYPE=PBS DATARM=data\n");
     assert_eq!(
@@ -328,7 +353,26 @@ fn data_staging_cross_checks() {
     assert!(m[0]
         .contains("RMCFG[d] TYPE: a storage resource manager must have TYPE=NATIVE (found PBS)"));
     assert!(m[1].contains("RMCFG[d] SYSTEMQUERYURL: required"));
-    assert!(m[3].contains("RMCFG[d] SYSTEMMODIFYURL: required for a storage resource manager with DATASTAGEMODEL TIGHT"));
+    assert!(m[2].contains("RMCFG[d] SYSTEMMODIFYURL: required for a storage resource manager with DATASTAGEMODEL TIGHT"));
+    assert!(m[3].contains(
+        "WARNING: RMCFG[d]: no resource manager names this storage resource manager with DATARM="
+    ));
+    // LOCAL initiates transfers too.
+    let m = messages(
+        "DATASTAGEMODEL LOCAL\nRMCFG[c] TYPE=LOCAL DATARM=d\nRMCFG[d] TYPE=NATIVE RESOURCETYPE=STORAGE SYSTEMQUERYURL=exec://q\n",
+    );
+    assert_eq!(
+        m,
+        ["moab.cfg:3: ERROR: RMCFG[d] SYSTEMMODIFYURL: required for a storage resource manager with DATASTAGEMODEL LOCAL"]
+    );
+    // Only exec:// interfaces, named at their own line.
+    let m = messages(
+        "RMCFG[c] TYPE=LOCAL DATARM=d\nRMCFG[d] TYPE=NATIVE RESOURCETYPE=STORAGE\nRMCFG[d] SYSTEMQUERYURL=http://x/y\n",
+    );
+    assert_eq!(
+        m,
+        ["moab.cfg:3: ERROR: RMCFG[d] SYSTEMQUERYURL: 'http://x/y' is not supported (a storage interface is an exec:// script, e.g. exec://$TOOLSDIR/dstage.query)"]
+    );
     let m = messages("RMCFG[c] DATARM=c2\nRMCFG[c2] TYPE=SLURM\n");
     assert!(
         m[0].contains("resource manager 'c2' is not a storage RM"),
