@@ -115,6 +115,10 @@ pub struct SimulateArgs {
     /// Generator: target offered load (0 < L).
     #[arg(long, value_name = "L", default_value = "0.7")]
     pub target_load: f64,
+    /// Generator: batch jobs only (default: batch and interactive jobs, as
+    /// the model's reference program).
+    #[arg(long)]
+    pub gen_batch_only: bool,
     /// Data staging model for the jobs' stage-in (JSONL `stagein` seconds or
     /// `stagein_size` MB, else --stage-size): SELF (the job stages its own
     /// data on its nodes), LOOSE or TIGHT (DATASTAGEMODEL). Prints the
@@ -439,6 +443,7 @@ fn run_generate(args: &SimulateArgs, out: &PathBuf) -> CliResult<()> {
         machine_procs: procs,
         target_load: args.target_load,
         seed: args.seed,
+        interactive: !args.gen_batch_only,
     };
     let text = generate(&params).map_err(usage)?;
     std::fs::write(out, text).map_err(|e| failure(format!("{}: {e}", out.display())))
