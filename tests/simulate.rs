@@ -108,3 +108,44 @@ fn bad_input_is_a_clear_error() {
     assert!(!ok);
     assert!(err.contains("bad.jsonl:2"), "{err}");
 }
+
+#[test]
+fn capped_jobs_and_skipped_lines_are_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let swf = dir.path().join("t.swf");
+    std::fs::write(
+        &swf,
+        "1 0 -1 100 16 -1 -1 16 200 -1 1 1 1 -1 1 -1 -1 -1\n\
+         2 5 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n\
+         this line is not SWF\n",
+    )
+    .expect("write trace");
+    let (out, err, ok) = simulate(&[
+        "--trace",
+        swf.to_str().unwrap(),
+        "--procs",
+        "8",
+        "--skip-malformed",
+    ]);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(summary["jobs"], 2);
+    assert_eq!(summary["capped_jobs"], 1);
+    assert_eq!(summary["malformed_lines"], 1);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines,
+        vec![
+            "moab simulate: skipped 1 malformed input lines",
+            "moab simulate: 1 job(s) asked for more than the machine's 8 processors and were capped at 8",
+        ],
+        "{err}"
+    );
+    // An empty trace with no header and no --procs: the empty summary.
+    std::fs::write(&swf, "").expect("truncate");
+    let (out, err, ok) = simulate(&["--trace", swf.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(summary["jobs"], 0);
+}

@@ -19,7 +19,7 @@ use crate::generate::{generate, GenerateParams};
 use crate::metrics::{write_jobs_csv, Summary};
 use crate::run::{machine, Simulation};
 use crate::swf::{read_swf, to_jobs, SwfOptions};
-use crate::workload::{read_jsonl, SimJob};
+use crate::workload::{read_jsonl, SimJob, Workload};
 
 /// Exit status: success.
 pub const EXIT_OK: u8 = 0;
@@ -89,7 +89,8 @@ pub struct SimulateArgs {
     /// Write a self-contained HTML report (SVG charts) here.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
-    /// Skip malformed trace lines (counted in the summary) instead of failing.
+    /// Skip malformed input lines (SWF or JSONL; counted in the summary's
+    /// `malformed_lines`) instead of failing with `file:line: what`.
     #[arg(long)]
     pub skip_malformed: bool,
     /// Stop the clock T seconds after the trace start.
@@ -156,7 +157,8 @@ fn parse_depth(s: &str) -> Result<u32, String> {
     }
 }
 
-type CliResult<T> = Result<T, (u8, String)>;
+/// A result whose error carries the exit status and the message.
+pub type CliResult<T> = Result<T, (u8, String)>;
 
 fn usage<E: std::fmt::Display>(e: E) -> (u8, String) {
     (EXIT_USAGE, e.to_string())
@@ -170,16 +172,25 @@ fn failure<E: std::fmt::Display>(e: E) -> (u8, String) {
 #[derive(Debug)]
 pub struct Prepared {
     pub sim: Simulation,
+    /// The `--config` file as parsed, if any.
+    pub config: Option<arches_config::Config>,
+    /// What the outputs report besides the replay itself.
+    pub info: RunInfo,
+}
+
+/// What the input reading and the set-up found, for the outputs.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
     /// Machine size in processors.
     pub procs: u32,
     /// Malformed lines skipped.
     pub malformed: usize,
     /// Jobs dropped by the sanitising filter.
     pub dropped: usize,
+    /// Trace jobs larger than the machine, capped at it.
+    pub capped: usize,
     /// "FIRSTFIT backfill, ... depth 1" for titles.
     pub title_policy: String,
-    /// The `--config` file as parsed, if any.
-    pub config: Option<arches_config::Config>,
     /// What `--staging` did to the workload.
     pub staging: Option<crate::staging::StagingSummary>,
 }
@@ -200,6 +211,7 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         procs,
         malformed,
         dropped,
+        capped,
     } = load(args, config_procs)?;
     let staging = args.staging.map(|mode| {
         if args.stage_rate.is_nan() || args.stage_rate <= 0.0 {
@@ -260,12 +272,15 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     sim.set_full_plans(args.serve);
     Ok(Prepared {
         sim,
-        procs,
-        malformed,
-        dropped,
-        title_policy,
         config,
-        staging,
+        info: RunInfo {
+            procs,
+            malformed,
+            dropped,
+            capped,
+            title_policy,
+            staging,
+        },
     })
 }
 
@@ -278,15 +293,7 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
             "--serve is available only through the moab binary (moab simulate --serve)",
         ));
     }
-    let Prepared {
-        mut sim,
-        procs,
-        malformed,
-        dropped,
-        title_policy,
-        config: _,
-        staging,
-    } = prepare(args)?;
+    let Prepared { mut sim, info, .. } = prepare(args)?;
     let started = Instant::now();
     if let Some(u) = args.until {
         sim.run_until(u).map_err(failure)?;
@@ -308,17 +315,41 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
             eprintln!();
         }
     }
+    write_outputs(args, &info, &sim, started.elapsed().as_secs_f64())
+}
+
+/// Writes what the arguments ask for — the summary (`--summary`), the
+/// report (`--report`) and the job CSV (`--jobs-csv`) — for the replay as it
+/// stands, and prints the input notes (skipped lines, capped and skipped
+/// jobs, staging) on stderr. `sim_wall_s` is the replay's wall time.
+pub fn write_outputs(
+    args: &SimulateArgs,
+    info: &RunInfo,
+    sim: &Simulation,
+    sim_wall_s: f64,
+) -> CliResult<()> {
+    let procs = info.procs;
     let mut summary: Summary = sim.summary();
-    summary.sim_wall_s = started.elapsed().as_secs_f64();
-    summary.malformed_lines = malformed;
-    summary.sanitize_dropped = dropped;
-    if malformed > 0 {
-        eprintln!("moab simulate: skipped {malformed} malformed trace lines");
+    summary.sim_wall_s = sim_wall_s;
+    summary.malformed_lines = info.malformed;
+    summary.sanitize_dropped = info.dropped;
+    summary.capped_jobs = info.capped;
+    if info.malformed > 0 {
+        eprintln!(
+            "moab simulate: skipped {} malformed input lines",
+            info.malformed
+        );
+    }
+    if info.capped > 0 {
+        eprintln!(
+            "moab simulate: {} job(s) asked for more than the machine's {procs} processors and were capped at {procs}",
+            info.capped
+        );
     }
     for s in &summary.skipped {
         eprintln!("moab simulate: job {} skipped: {}", s.job, s.reason);
     }
-    if let Some(st) = &staging {
+    if let Some(st) = &info.staging {
         summary.staging = Some(st.clone());
         eprintln!(
             "moab simulate: staging {}: {} jobs staged, {:.1} processor-hours of compute idle waiting for data, mean stage wait {:.0} s",
@@ -329,8 +360,9 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
     if let Some(path) = &args.report {
         let input = args.trace.as_ref().or(args.workload.as_ref());
         let title = format!(
-            "Arches simulation: {} on {procs} processors ({title_policy})",
+            "Arches simulation: {} on {procs} processors ({})",
             input.map_or_else(String::new, |p| p.display().to_string()),
+            info.title_policy
         );
         let html = crate::report::render(&title, &summary, sim.records());
         std::fs::write(path, html).map_err(|e| failure(format!("{}: {e}", path.display())))?;
@@ -353,6 +385,8 @@ struct Loaded {
     malformed: usize,
     /// Jobs dropped by the sanitising filter.
     dropped: usize,
+    /// Trace jobs larger than the machine, capped at it.
+    capped: usize,
 }
 
 /// Reads moab.cfg; errors are fatal, warnings are printed.
@@ -382,39 +416,53 @@ fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
             .or(config_procs)
             .or(trace.header.max_procs)
             .or(trace.header.max_nodes)
-            .filter(|p| *p > 0)
-            .ok_or_else(|| {
-                usage(format!(
+            .filter(|p| *p > 0);
+        let procs = match procs {
+            Some(p) => p,
+            // Nothing to replay: the empty summary, whatever the machine.
+            None if trace.records.is_empty() => 0,
+            None => {
+                return Err(usage(format!(
                     "{}: the header gives no MaxProcs; pass --procs",
                     path.display()
-                ))
-            })?;
-        let (jobs, dropped) = to_jobs(&trace.records, procs, &opts);
+                )))
+            }
+        };
+        let converted = to_jobs(&trace.records, procs, &opts);
         return Ok(Loaded {
-            jobs,
+            jobs: converted.jobs,
             procs,
             malformed: trace.malformed,
-            dropped,
+            dropped: converted.dropped,
+            capped: converted.capped,
         });
     }
     let path = args
         .workload
         .as_ref()
         .ok_or_else(|| usage("give --trace, --workload or --generate"))?;
-    let mut jobs = read_jsonl(path).map_err(usage)?;
+    let Workload {
+        mut jobs,
+        malformed,
+    } = read_jsonl(path, args.skip_malformed).map_err(usage)?;
     if let Some(m) = args.min_job_id {
         jobs.retain(|j| j.id >= m);
     }
-    let procs = args
-        .procs
-        .or(config_procs)
-        .filter(|p| *p > 0)
-        .ok_or_else(|| usage("a JSONL workload needs --procs N or --config with NODECFG"))?;
+    let procs = match args.procs.or(config_procs).filter(|p| *p > 0) {
+        Some(p) => p,
+        None if jobs.is_empty() => 0,
+        None => {
+            return Err(usage(
+                "a JSONL workload needs --procs N or --config with NODECFG",
+            ))
+        }
+    };
     Ok(Loaded {
         jobs,
         procs,
-        malformed: 0,
+        malformed,
         dropped: 0,
+        capped: 0,
     })
 }
 
@@ -526,6 +574,93 @@ mod tests {
         let csv = std::fs::read_to_string(&csv).unwrap();
         assert_eq!(csv.lines().nth(2), Some("2,5,50,150,8,100,100,45,0"));
         assert!(std::fs::read_to_string(&report).unwrap().contains("<svg"));
+    }
+
+    /// Runs `moab simulate ARGS --summary FILE` and returns the summary.
+    fn summary_of(dir: &std::path::Path, argv: &[&str]) -> serde_json::Value {
+        let summary = dir.join("s.json");
+        let mut all = argv.to_vec();
+        all.extend_from_slice(&["--summary", summary.to_str().unwrap()]);
+        run(&parse(&all).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn jobs_larger_than_the_machine_are_capped_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let swf = dir.path().join("t.swf");
+        std::fs::write(
+            &swf,
+            "; MaxProcs: 16\n\
+             1 0 -1 100 16 -1 -1 16 200 -1 1 1 1 -1 1 -1 -1 -1\n\
+             2 5 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n\
+             3 9 -1 100 12 -1 -1 12 200 -1 1 1 1 -1 1 -1 -1 -1\n",
+        )
+        .unwrap();
+        let trace = swf.to_str().unwrap();
+        let s = summary_of(dir.path(), &["--trace", trace, "--procs", "8"]);
+        assert_eq!(
+            (s["jobs"].as_u64(), s["capped_jobs"].as_u64()),
+            (Some(3), Some(2))
+        );
+        assert_eq!(s["skipped"].as_array().map(Vec::len), Some(0));
+        let s = summary_of(dir.path(), &["--trace", trace]);
+        assert_eq!(
+            s["capped_jobs"], 0,
+            "the header's 16 processors hold them all"
+        );
+    }
+
+    #[test]
+    fn skip_malformed_applies_to_jsonl_workloads() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().join("w.jsonl");
+        std::fs::write(
+            &w,
+            "{\"id\":1,\"submit\":0,\"procs\":4,\"walltime\":100,\"runtime\":50}\n\
+             {\"id\":2,\"submit\":1,\"procs\":0,\"walltime\":100,\"runtime\":50}\n\
+             {oops\n\
+             {\"id\":3,\"submit\":2,\"procs\":2,\"walltime\":100,\"runtime\":50}\n",
+        )
+        .unwrap();
+        let wl = w.to_str().unwrap();
+        let strict = parse(&["--workload", wl, "--procs", "8"]).unwrap();
+        let e = run(&strict).unwrap_err();
+        assert_eq!(e.0, EXIT_USAGE);
+        assert!(e.1.contains("w.jsonl:2:"), "{}", e.1);
+        let s = summary_of(
+            dir.path(),
+            &["--workload", wl, "--procs", "8", "--skip-malformed"],
+        );
+        assert_eq!(
+            (s["jobs"].as_u64(), s["malformed_lines"].as_u64()),
+            (Some(2), Some(2))
+        );
+    }
+
+    #[test]
+    fn an_empty_input_gives_the_empty_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let swf = dir.path().join("empty.swf");
+        std::fs::write(&swf, "").unwrap();
+        // No header, no --procs: nothing to replay is not an error.
+        let s = summary_of(dir.path(), &["--trace", swf.to_str().unwrap()]);
+        assert_eq!(
+            (s["jobs"].as_u64(), s["makespan_s"].as_u64()),
+            (Some(0), Some(0))
+        );
+        assert_eq!(s["avg_wait_s"], 0.0);
+        std::fs::write(&swf, "; Note: only comments\n\n").unwrap();
+        let s = summary_of(dir.path(), &["--trace", swf.to_str().unwrap()]);
+        assert_eq!(s["jobs"], 0);
+        let w = dir.path().join("empty.jsonl");
+        std::fs::write(&w, "# nothing\n").unwrap();
+        let s = summary_of(dir.path(), &["--workload", w.to_str().unwrap()]);
+        assert_eq!(s["jobs"], 0);
+        // With a job but no machine size it stays an error.
+        std::fs::write(&swf, "1 0 -1 100 16 -1 -1 16 200 -1 1 1 1 -1 1 -1 -1 -1\n").unwrap();
+        let e = run(&parse(&["--trace", swf.to_str().unwrap()]).unwrap()).unwrap_err();
+        assert!(e.1.contains("gives no MaxProcs"), "{}", e.1);
     }
 
     #[test]

@@ -604,7 +604,7 @@ mod tests {
         let t = parse_swf(text.as_bytes(), "gen", &SwfOptions::default()).unwrap();
         assert_eq!(t.header.max_procs, Some(128));
         assert_eq!(t.header.unix_start_time, Some(START_EPOCH));
-        let (jobs, _) = to_jobs(&t.records, 128, &SwfOptions::default());
+        let jobs = to_jobs(&t.records, 128, &SwfOptions::default()).jobs;
         assert_eq!(jobs.len(), 5000);
         // The reference's definition: Σ run × size / (P × last arrival).
         let last = jobs.iter().map(|j| j.submit).max().unwrap() as f64;

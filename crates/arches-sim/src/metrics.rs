@@ -137,8 +137,11 @@ pub struct Summary {
     pub skipped: Vec<SkippedEntry>,
     /// Jobs still queued when no event was left (they could never start).
     pub never_started: Vec<JobId>,
-    /// Malformed trace lines skipped (`--skip-malformed`).
+    /// Malformed input lines skipped (`--skip-malformed`).
     pub malformed_lines: usize,
+    /// Trace jobs asking for more processors than the machine has, capped
+    /// at the machine size (pyss's convention) and replayed.
+    pub capped_jobs: usize,
     /// Trace jobs dropped by `--sanitize`.
     pub sanitize_dropped: usize,
     /// `--staging`: the model and the compute idle waiting for data.

@@ -233,7 +233,7 @@ fn load(name: &str, procs: u32, min_job_id: Option<u64>, limit: usize) -> Option
         ..SwfOptions::default()
     };
     let trace = read_swf(&dir.join(name), &opts).unwrap();
-    let (mut jobs, _) = to_jobs(&trace.records, procs, &opts);
+    let mut jobs = to_jobs(&trace.records, procs, &opts).jobs;
     jobs.truncate(limit);
     Some(jobs)
 }
@@ -257,7 +257,7 @@ fn assert_matches_pyss(name: &str, procs: u32, opts: SwfOptions, policy: Policy,
         return;
     };
     let trace = read_swf(&dir.join(name), &opts).unwrap();
-    let (jobs, _) = to_jobs(&trace.records, procs, &opts);
+    let jobs = to_jobs(&trace.records, procs, &opts).jobs;
     let mut sim = Simulation::new(machine(procs, procs), policy, jobs);
     sim.run().unwrap();
     check_feasible(sim.records(), procs);
@@ -420,7 +420,7 @@ fn conservative_with_kept_reservations_is_close_to_pyss() {
             return;
         };
         let trace = read_swf(&dir.join(name), &opts).unwrap();
-        let (jobs, _) = to_jobs(&trace.records, procs, &opts);
+        let jobs = to_jobs(&trace.records, procs, &opts).jobs;
         let mut sim = Simulation::new(machine(procs, procs), conservative.clone(), jobs);
         sim.run().unwrap();
         check_feasible(sim.records(), procs);
