@@ -289,7 +289,6 @@ mod tests {
             walltime: end - start,
             runtime: end - start,
             backfilled: id % 2 == 0,
-            placeholder: false,
         }
     }
 

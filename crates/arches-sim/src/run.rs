@@ -368,7 +368,6 @@ impl Simulation {
                 procs: job.procs,
                 walltime: job.walltime,
                 runtime: job.runtime,
-                placeholder: job.placeholder,
                 start: None,
             },
         );
@@ -506,7 +505,6 @@ impl Simulation {
                 walltime: m.walltime,
                 runtime: m.runtime,
                 backfilled: kind == StartKind::Backfill,
-                placeholder: m.placeholder,
             });
         }
         if !self.keep.contains(&job) {
@@ -547,7 +545,6 @@ pub(crate) struct Meta {
     procs: u32,
     walltime: Secs,
     runtime: Secs,
-    placeholder: bool,
     pub(crate) start: Option<(Time, StartKind)>,
 }
 
