@@ -96,6 +96,19 @@ pub struct SimulateArgs {
     /// Stop the clock T seconds after the trace start.
     #[arg(long, value_name = "T")]
     pub until: Option<i64>,
+    /// Unix time of the workload's time 0, for the dates a served
+    /// simulation shows and for calendar-bound policies (standing
+    /// reservations). Default: the SWF header's UnixStartTime, else 0.
+    #[arg(long, value_name = "EPOCH")]
+    pub start_epoch: Option<i64>,
+    /// --report: start of the Gantt chart's window, in seconds after the
+    /// trace start (default: 80 jobs around the middle of the replay).
+    #[arg(long, value_name = "T")]
+    pub gantt_from: Option<i64>,
+    /// --report: end of the Gantt chart's window, in seconds after the trace
+    /// start.
+    #[arg(long, value_name = "T")]
+    pub gantt_to: Option<i64>,
     /// With --until: stop the replay at T and serve the normal client API
     /// (showq, checkjob, showbf, mschedctl -S to step, -k to stop) on the
     /// socket, with the virtual clock as "now".
@@ -206,12 +219,20 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     let config_procs = config_nodes
         .as_ref()
         .map(|n| n.iter().map(|n| n.procs).sum::<u32>());
+    if let (Some(from), Some(to)) = (args.gantt_from, args.gantt_to) {
+        if from >= to {
+            return Err(usage(format!(
+                "--gantt-from {from} must be before --gantt-to {to}"
+            )));
+        }
+    }
     let Loaded {
         mut jobs,
         procs,
         malformed,
         dropped,
         capped,
+        unix_start,
     } = load(args, config_procs)?;
     let staging = args.staging.map(|mode| {
         if args.stage_rate.is_nan() || args.stage_rate <= 0.0 {
@@ -267,6 +288,7 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         p => format!("{title_policy}, run-time prediction {p}"),
     };
     let mut sim = Simulation::new(nodes, policy, jobs);
+    sim.start_at(args.start_epoch.or(unix_start).unwrap_or(0));
     sim.set_runtime_prediction(prediction);
     // A served simulation shows every queued job's decision.
     sim.set_full_plans(args.serve);
@@ -295,27 +317,41 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
     }
     let Prepared { mut sim, info, .. } = prepare(args)?;
     let started = Instant::now();
-    if let Some(u) = args.until {
-        sim.run_until(u).map_err(failure)?;
-    } else {
-        let progress = std::io::stderr().is_terminal();
-        let total = sim.total_jobs();
-        while sim.step(PROGRESS_STEP).map_err(failure)? == PROGRESS_STEP {
-            if progress {
-                eprint!(
-                    "\r{:>6.2}%  {} / {} jobs submitted  t={}",
-                    100.0 * sim.submitted() as f64 / total.max(1) as f64,
-                    sim.submitted(),
-                    total,
-                    sim.now()
-                );
-            }
+    let until = args.until.map(|u| sim.origin() + u);
+    let progress = std::io::stderr().is_terminal();
+    let total = sim.total_jobs();
+    loop {
+        let done = match until {
+            Some(u) => sim.step_until(PROGRESS_STEP, u),
+            None => sim.step(PROGRESS_STEP),
+        }
+        .map_err(failure)?;
+        if done < PROGRESS_STEP {
+            break;
         }
         if progress {
-            eprintln!();
+            eprint!("\r{}", progress_line(&sim, total));
         }
     }
+    if let Some(u) = until {
+        sim.run_until(u).map_err(failure)?;
+    }
+    if progress {
+        eprintln!("\r{}", progress_line(&sim, total));
+    }
     write_outputs(args, &info, &sim, started.elapsed().as_secs_f64())
+}
+
+/// The progress bar's text: share of the jobs submitted and the virtual time
+/// (seconds after the trace start).
+pub fn progress_line(sim: &Simulation, total: usize) -> String {
+    format!(
+        "{:>6.2}%  {} / {} jobs submitted  t={}",
+        100.0 * sim.submitted() as f64 / total.max(1) as f64,
+        sim.submitted(),
+        total,
+        sim.now() - sim.origin()
+    )
 }
 
 /// Writes what the arguments ask for — the summary (`--summary`), the
@@ -329,6 +365,7 @@ pub fn write_outputs(
     sim_wall_s: f64,
 ) -> CliResult<()> {
     let procs = info.procs;
+    let records = sim.relative_records();
     let mut summary: Summary = sim.summary();
     summary.sim_wall_s = sim_wall_s;
     summary.malformed_lines = info.malformed;
@@ -364,13 +401,17 @@ pub fn write_outputs(
             input.map_or_else(String::new, |p| p.display().to_string()),
             info.title_policy
         );
-        let html = crate::report::render(&title, &summary, sim.records());
+        let window = crate::report::GanttWindow {
+            from: args.gantt_from,
+            to: args.gantt_to,
+        };
+        let html = crate::report::render(&title, &summary, &records, window);
         std::fs::write(path, html).map_err(|e| failure(format!("{}: {e}", path.display())))?;
     }
     if let Some(path) = &args.jobs_csv {
         let f = File::create(path).map_err(|e| failure(format!("{}: {e}", path.display())))?;
         let mut w = BufWriter::new(f);
-        write_jobs_csv(sim.records(), &mut w)
+        write_jobs_csv(&records, &mut w)
             .and_then(|()| w.flush())
             .map_err(|e| failure(format!("{}: {e}", path.display())))?;
     }
@@ -387,6 +428,8 @@ struct Loaded {
     dropped: usize,
     /// Trace jobs larger than the machine, capped at it.
     capped: usize,
+    /// The SWF header's UnixStartTime.
+    unix_start: Option<i64>,
 }
 
 /// Reads moab.cfg; errors are fatal, warnings are printed.
@@ -435,6 +478,7 @@ fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
             malformed: trace.malformed,
             dropped: converted.dropped,
             capped: converted.capped,
+            unix_start: trace.header.unix_start_time,
         });
     }
     let path = args
@@ -463,6 +507,7 @@ fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
         malformed,
         dropped: 0,
         capped: 0,
+        unix_start: None,
     })
 }
 
@@ -661,6 +706,48 @@ mod tests {
         std::fs::write(&swf, "1 0 -1 100 16 -1 -1 16 200 -1 1 1 1 -1 1 -1 -1 -1\n").unwrap();
         let e = run(&parse(&["--trace", swf.to_str().unwrap()]).unwrap()).unwrap_err();
         assert!(e.1.contains("gives no MaxProcs"), "{}", e.1);
+    }
+
+    #[test]
+    fn jsonl_dependencies_hold_jobs_until_their_parents_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().join("w.jsonl");
+        // Room for everything at t=0, but 2 waits for 1 (afterok), 3 for 2
+        // (afterany), 4 for both 1 and 3, and 5 for a job not in the
+        // workload (it never starts).
+        std::fs::write(
+            &w,
+            "{\"id\":1,\"submit\":0,\"procs\":1,\"walltime\":100,\"runtime\":100}\n\
+             {\"id\":2,\"submit\":0,\"procs\":1,\"walltime\":100,\"runtime\":30,\"depend\":\"afterok:1\"}\n\
+             {\"id\":3,\"submit\":5,\"procs\":1,\"walltime\":100,\"runtime\":20,\"depend\":\"afterany:2\"}\n\
+             {\"id\":4,\"submit\":5,\"procs\":1,\"walltime\":100,\"runtime\":10,\"depend\":\"afterok:1:3\"}\n\
+             {\"id\":5,\"submit\":5,\"procs\":1,\"walltime\":100,\"runtime\":10,\"depend\":\"afterok:99\"}\n\
+             {\"id\":6,\"submit\":5,\"procs\":1,\"walltime\":100,\"runtime\":10}\n",
+        )
+        .unwrap();
+        let csv = dir.path().join("j.csv");
+        let s = summary_of(
+            dir.path(),
+            &[
+                "--workload",
+                w.to_str().unwrap(),
+                "--procs",
+                "8",
+                "--jobs-csv",
+                csv.to_str().unwrap(),
+            ],
+        );
+        let starts: Vec<(u64, i64)> = std::fs::read_to_string(&csv)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                (f[0].parse().unwrap(), f[2].parse().unwrap())
+            })
+            .collect();
+        assert_eq!(starts, vec![(1, 0), (2, 100), (3, 130), (4, 150), (6, 5)]);
+        assert_eq!(s["never_started"], serde_json::json!([5]), "{s}");
     }
 
     #[test]
