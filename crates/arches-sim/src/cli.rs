@@ -751,6 +751,52 @@ mod tests {
     }
 
     #[test]
+    fn gantt_window_options_reach_the_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().join("w.jsonl");
+        let mut text = String::new();
+        for i in 1..=50 {
+            text.push_str(&format!(
+                "{{\"id\":{i},\"submit\":{},\"procs\":1,\"walltime\":100,\"runtime\":100}}\n",
+                i * 100
+            ));
+        }
+        std::fs::write(&w, text).unwrap();
+        let report = dir.path().join("r.html");
+        let argv = |from: &str, to: &str| {
+            vec![
+                "--workload".to_string(),
+                w.display().to_string(),
+                "--procs".into(),
+                "4".into(),
+                "--summary".into(),
+                dir.path().join("s.json").display().to_string(),
+                "--report".into(),
+                report.display().to_string(),
+                "--gantt-from".into(),
+                from.into(),
+                "--gantt-to".into(),
+                to.into(),
+            ]
+        };
+        let a = argv("1000", "1250");
+        run(&parse(&a.iter().map(String::as_str).collect::<Vec<_>>()).unwrap()).unwrap();
+        let html = std::fs::read_to_string(&report).unwrap();
+        assert!(html.contains("Gantt chart: t=1000 s to t=1250 s"), "{html}");
+        // Jobs 10 (1000..1100), 11 and 12 (1200..1300); job 9 ends at 1000.
+        assert!(html.contains("3 jobs waiting or running in the window"));
+        let bad = argv("500", "500");
+        let e =
+            run(&parse(&bad.iter().map(String::as_str).collect::<Vec<_>>()).unwrap()).unwrap_err();
+        assert_eq!(e.0, EXIT_USAGE);
+        assert!(
+            e.1.contains("--gantt-from 500 must be before --gantt-to 500"),
+            "{}",
+            e.1
+        );
+    }
+
+    #[test]
     fn config_gives_nodes_and_policy_and_flags_override_it() {
         let dir = tempfile::tempdir().unwrap();
         let cfg = dir.path().join("moab.cfg");
