@@ -243,7 +243,16 @@ impl Actor {
             staging: None,
         };
         let published = Arc::new(RwLock::new(Arc::new(snap)));
-        let predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
+        let mut predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
+        let saved = store.meta(arches_sim::predict::HISTORY_META_KEY)?;
+        let folded = predictor.rebuild(&state, saved.as_deref());
+        if predictor.enabled() {
+            tracing::info!(
+                saved = saved.is_some(),
+                completed_jobs = folded,
+                "run-time prediction history restored"
+            );
+        }
         let cfg_for_staging = Arc::clone(&cfg);
         let actor = Actor {
             cfg,
@@ -594,7 +603,14 @@ impl Actor {
 
     fn persist(&mut self) -> anyhow::Result<()> {
         let rsv = !self.rsv_changes.0.is_empty() || !self.rsv_changes.1.is_empty();
-        if self.dirty.is_empty() && self.purged.is_empty() && self.payloads.is_empty() && !rsv {
+        // The run-time history changes with the completions committed here.
+        let history = self.predictor.history_update(now());
+        if self.dirty.is_empty()
+            && self.purged.is_empty()
+            && self.payloads.is_empty()
+            && !rsv
+            && history.is_none()
+        {
             return Ok(());
         }
         let (rsv_upserts, rsv_deletes) = std::mem::take(&mut self.rsv_changes);
@@ -609,6 +625,10 @@ impl Actor {
         if rsv {
             let key = crate::rsvctl::NEXT_RSV_KEY.to_string();
             batch.meta.push((key, self.rsv_next.to_string()));
+        }
+        if let Some(h) = history {
+            let key = arches_sim::predict::HISTORY_META_KEY.to_string();
+            batch.meta.push((key, h));
         }
         for id in std::mem::take(&mut self.dirty) {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {

@@ -13,7 +13,12 @@
 //!
 //! This is driver-side logic shared by the simulator loop
 //! ([`crate::run::Simulation`]) and the daemon: both call [`Predictor`] at
-//! submission, at completion and before each scheduling iteration.
+//! submission, at completion and before each scheduling iteration. The
+//! daemon keeps the history across restarts: it saves
+//! [`Predictor::history_update`] in the store's metadata with the
+//! completions that changed it (one commit), and at start-up
+//! [`Predictor::rebuild`] restores it and folds in the stored completed jobs
+//! that ended after it was saved (or all of them, when nothing was saved).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -45,6 +50,20 @@ pub struct Predictor {
     extended: BTreeMap<JobId, usize>,
     /// Users whose history changed since the last [`Predictor::corrections`].
     changed: BTreeSet<String>,
+    /// The history changed since the last [`Predictor::history_update`].
+    unsaved: bool,
+}
+
+/// Store metadata key of the saved history ([`Predictor::history_update`]).
+pub const HISTORY_META_KEY: &str = "runtime_history";
+
+/// The saved form of the history.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct SavedHistory {
+    /// Completions up to this time are in `users`.
+    at: Time,
+    /// Each user's last two run times, most recent last.
+    users: BTreeMap<String, Vec<Secs>>,
 }
 
 impl Predictor {
@@ -80,11 +99,67 @@ impl Predictor {
             return;
         }
         self.changed.insert(user.to_string());
+        self.unsaved = true;
         let h = self.history.entry(user.to_string()).or_default();
         h.push(runtime.max(0));
         if h.len() > 2 {
             h.remove(0);
         }
+    }
+
+    /// The history to save (JSON) when it changed since the last call;
+    /// `now` is the time of the completions it includes.
+    pub fn history_update(&mut self, now: Time) -> Option<String> {
+        if !self.unsaved {
+            return None;
+        }
+        self.unsaved = false;
+        let saved = SavedHistory {
+            at: now,
+            users: self.history.clone(),
+        };
+        serde_json::to_string(&saved).ok()
+    }
+
+    /// Rebuilds the history at start-up: the saved history (`saved`, from
+    /// [`Predictor::history_update`]; ignored when unreadable) and then,
+    /// in completion order, every job of `state` that ran and exited (not
+    /// cancelled) after it was saved — all of them when nothing was saved.
+    /// Queued jobs' predictions are refreshed at the next
+    /// [`Predictor::corrections`]. Returns how many completed jobs were
+    /// folded in.
+    pub fn rebuild(&mut self, state: &State, saved: Option<&str>) -> usize {
+        if !self.enabled {
+            return 0;
+        }
+        let saved = saved.and_then(|s| serde_json::from_str::<SavedHistory>(s).ok());
+        let since = saved.as_ref().map_or(Time::MIN, |s| s.at);
+        if let Some(s) = saved {
+            self.history = s.users;
+        }
+        let mut done: Vec<(Time, JobId, &str, Secs)> = state
+            .jobs()
+            .filter(|j| j.state.is_finished())
+            .filter_map(|j| {
+                let c = j.completion?;
+                let run = j.run.as_ref()?;
+                let exited = matches!(c.code, arches_core::CompletionCode::Exit(_));
+                (exited && c.time > since).then_some((
+                    c.time,
+                    j.id,
+                    j.cred.user.as_str(),
+                    (c.time - run.start_time).max(0),
+                ))
+            })
+            .collect();
+        done.sort_unstable();
+        let folded = done.len();
+        for (_, job, user, ran) in done {
+            self.completed(job, user, ran);
+        }
+        self.changed.extend(self.history.keys().cloned());
+        self.unsaved = folded > 0;
+        folded
     }
 
     /// The corrected estimate of a job running since `start` whose estimate
@@ -263,6 +338,77 @@ mod tests {
         // Another user's history does not touch it.
         p.completed(10, "v", 7);
         assert_eq!(idle_ones(p.corrections(&state, 180)), vec![]);
+    }
+
+    /// A state with finished jobs (id, user, start, end, exited) and one
+    /// queued job of alice.
+    fn finished_state(jobs: &[(JobId, &str, Time, Time, bool)]) -> State {
+        use arches_core::{Alloc, CompletionCode, Event, Job, Node, Request, StartKind};
+        let mut state = State::new(vec![Node::new("n1", 4, 0)]);
+        for &(id, user, start, end, exited) in jobs {
+            let j = Job::new(id, user, Request::procs(1), Some(5000), 0);
+            state.apply(Event::Submit(Box::new(j)), 0).unwrap();
+            let alloc = vec![Alloc {
+                node: 0,
+                tasks: 1,
+                procs: 1,
+                mem_mb: 0,
+            }];
+            let kind = StartKind::Priority;
+            state
+                .apply(
+                    Event::Start {
+                        job: id,
+                        alloc,
+                        kind,
+                    },
+                    start,
+                )
+                .unwrap();
+            let code = if exited {
+                CompletionCode::Exit(0)
+            } else {
+                CompletionCode::Cancelled
+            };
+            state.apply(Event::Finish { job: id, code }, end).unwrap();
+        }
+        let queued = Job::new(100, "alice", Request::procs(1), Some(5000), 0);
+        state.apply(Event::Submit(Box::new(queued)), 0).unwrap();
+        state
+    }
+
+    #[test]
+    fn history_is_rebuilt_from_completed_jobs_and_the_saved_history() {
+        let state = finished_state(&[
+            (1, "alice", 0, 100, true),
+            (2, "alice", 50, 350, true),
+            (3, "alice", 400, 410, false), // cancelled: not history
+            (4, "bob", 0, 40, true),
+        ]);
+        // Nothing saved: every completed job, in completion order.
+        let mut p = Predictor::new(RuntimePrediction::UserMean2);
+        assert_eq!(p.rebuild(&state, None), 3);
+        assert_eq!(p.predict("alice", Some(3600)), Some(200));
+        assert_eq!(p.predict("bob", Some(3600)), Some(40));
+        // The queued job's prediction is refreshed at the next iteration.
+        assert_eq!(p.corrections(&state, 500), vec![(100, 200)]);
+        // Saved at t=120 (alice: 100, 20): only job 2 (ended 350) is newer.
+        let saved = r#"{"at":120,"users":{"alice":[100,20],"carol":[7]}}"#;
+        let mut p = Predictor::new(RuntimePrediction::UserMean2);
+        assert_eq!(p.rebuild(&state, Some(saved)), 1);
+        assert_eq!(p.predict("alice", Some(3600)), Some(160));
+        assert_eq!(p.predict("carol", Some(3600)), Some(7));
+        assert_eq!(p.predict("bob", Some(3600)), None, "ended before the save");
+        // What it saves round-trips.
+        let text = p.history_update(600).expect("changed");
+        assert_eq!(p.history_update(600), None, "saved once");
+        let mut q = Predictor::new(RuntimePrediction::UserMean2);
+        assert_eq!(q.rebuild(&state, Some(&text)), 0);
+        assert_eq!(q.predict("alice", Some(3600)), Some(160));
+        // Off: nothing rebuilt.
+        let mut off = Predictor::new(RuntimePrediction::None);
+        assert_eq!(off.rebuild(&state, None), 0);
+        assert_eq!(off.history_update(600), None);
     }
 
     /// Start time of each finished job of a replay on 4 processors.
