@@ -31,32 +31,136 @@ pub const EXIT_USAGE: u8 = 2;
 /// Instants simulated between two progress-bar updates.
 const PROGRESS_STEP: usize = 4096;
 
+/// One-line description of `moab simulate` (`--help`, man page NAME).
+pub const ABOUT: &str = "Replay a workload (SWF trace or JSONL) through the real scheduling \
+engine with a virtual clock, as fast as the CPU allows, and report wait times, bounded \
+slowdown, utilisation and backfill statistics";
+
+/// The full description of `moab simulate` (`--help`, the man page's
+/// DESCRIPTION): what it does, the input formats and their semantics, the
+/// outputs, the served simulation, the generator and the exit status. The
+/// options' own texts carry their units.
+pub const LONG_ABOUT: &str = "\
+Replay a workload (SWF trace or JSONL) through the real scheduling engine with a virtual \
+clock, as fast as the CPU allows, and report wait times, bounded slowdown, utilisation and \
+backfill statistics.
+
+The simulator runs the daemon's own scheduling iteration against a simulated resource \
+manager. The clock jumps from event to event (submissions, completions, scheduling wake-ups): \
+nothing sleeps, and the same input always gives the same schedule. The policy comes from \
+--config (a moab.cfg: BACKFILLPOLICY, RESERVATIONDEPTH, RESERVATIONPOLICY, priority weights, \
+throttling limits, classes, QoS, preemption, NODECFG nodes, SRCFG standing reservations, \
+RUNTIMEPREDICTION, BFORDER); the options override it. Without --config the policy is Moab's \
+default: FIFO priority, BACKFILLPOLICY FIRSTFIT, RESERVATIONDEPTH 1 (EASY backfill).
+
+SWF TRACES (--trace). The Standard Workload Format, plain or gzip (detected by content). By \
+default the semantics are those of the pyss simulator, so that figures compare with the \
+literature: processors = field 5 (allocated), capped at the machine size (counted in the \
+summary as capped_jobs); the estimate (what the scheduler plans with, and the kill limit) = \
+max(requested time, run time, 1 s); the run time = max(min(requested time, run time), 1 s), \
+so a job that overran its request is killed at it; a line with run time <= 0 or processors \
+<= 0 becomes a 1-second placeholder on its allocated processors (1 if unknown). Jobs queue by \
+submit time, ties by job number. At one instant, jobs whose planned end is now are released \
+first, then each submission is followed by a scheduling iteration, then each termination. \
+User, group and queue numbers become user<N>, group<N> and class queue<N>. The header's \
+MaxProcs (else MaxNodes) sizes the machine when neither --procs nor --config does, and its \
+UnixStartTime dates the trace. --sanitize applies the SC'15 strong filter instead: drop jobs \
+with run time, processors or requested time <= 0, and cut the run time at the request. \
+--min-job-id 15 keeps KTH-SP2's cleaned log.
+
+JSONL WORKLOADS (--workload). One JSON object per line, plain or gzip; blank lines and lines \
+starting with # are ignored, unknown fields are errors. Times are whole seconds from the \
+start of the workload. Fields: id (job number, unique, > 0); submit (s, >= 0); either procs \
+(processors, placed anywhere) or nodes and ppn (exactly that many nodes of ppn processors); \
+walltime (s, > 0: planned duration and kill limit); runtime (s, >= 0: the true run time, cut \
+at the walltime); optional user, group (default: the user), account, class, qos; priority (as \
+msub -p, -1024..1023); flags (a list of Moab job flags, e.g. [\"BACKFILL\", \"PREEMPTEE\"]); \
+depend (a Moab dependency, e.g. \"afterok:12:13\" or \"afterany:4,after:5\"; a job waiting \
+for a job not in the workload never starts); stagein (s of data staging before the job is \
+eligible); stagein_size (MB, with --staging). Example lines:
+  {\"id\": 1, \"submit\": 0, \"procs\": 16, \"walltime\": 3600, \"runtime\": 1800, \"user\": \"alice\"}
+  {\"id\": 2, \"submit\": 60, \"nodes\": 2, \"ppn\": 8, \"walltime\": 600, \"runtime\": 700, \"depend\": \"afterok:1\"}
+
+BAD INPUT. A malformed SWF or JSONL line is reported as file:line: what is wrong, and the \
+simulation does not start (exit status 2); with --skip-malformed such lines are skipped and \
+counted (malformed_lines). A job whose node layout the machine cannot hold is skipped with \
+the reason (skipped); a job that can never start ends the replay and is listed \
+(never_started). An empty input gives the empty summary.
+
+OUTPUTS. The summary (--summary, JSON) has machine_procs, jobs, avg_wait_s (wait = start - \
+submit), avg_bsld10 (bounded slowdown with a 10 s threshold: max(1, (wait + run) / max(run, \
+10))), max_wait_s, utilization (sum of run x processors / (machine processors x makespan)), \
+makespan_s (last end - first submit), backfilled_jobs, preemption counts (preempted_jobs, \
+preempt_cancelled, preempt_lost_proc_s, preemptor_jobs, preemptor_avg_wait_s), iterations \
+(scheduling iterations run), sim_wall_s (wall-clock seconds of the replay), pyss (the 2007 \
+paper's statistics as pyss computes them: jobs with a 1-second estimate on 1 processor, the \
+first 1 % of jobs by finish time and every job from the first one ending after the last \
+submission are left out; avg_wait_min in minutes, avg_bsld10), breakdown (by size and by \
+length, with the share of small jobs, at most P/16 processors, and short jobs, at most 1 \
+hour, that were backfilled), skipped, never_started, malformed_lines, sanitize_dropped, \
+capped_jobs and, with --staging, staging. --jobs-csv writes one line per job: \
+job_id,submit,start,end,procs,walltime,runtime,wait,backfilled (times in seconds after the \
+trace start; backfilled 0 or 1). --report writes a self-contained HTML page (inline SVG, no \
+scripts): the summary, utilisation and queue length over time, average wait by job size and \
+a Gantt chart (--gantt-from, --gantt-to). Input notes (skipped lines, capped and skipped jobs) \
+go to standard error; on a terminal a progress line shows the share of jobs submitted.
+
+SERVED SIMULATION. --until T stops the clock T seconds after the trace start; with --serve \
+the simulation then answers the normal client commands on the socket (showq, checkjob, \
+checknode, showbf, showstart, showres, mdiag, showstats) with the cluster as it is at that \
+virtual time, dated from the trace's UnixStartTime (or --start-epoch). 'mschedctl -S [N]' \
+runs N more scheduling iterations (default 1), 'mschedctl -k' (or SIGTERM) stops it, and the \
+summary, report and job CSV asked for are written then. Submissions and job changes are \
+refused.
+
+GENERATOR. --generate OUT.swf --procs N writes a synthetic SWF workload from the Lublin & \
+Feitelson (2003) model as its reference program m_lublin99.c implements it: batch and \
+interactive jobs (--gen-batch-only: batch only), sizes from a two-stage log-uniform \
+distribution favouring powers of two, log run times hyper-gamma and correlated with size \
+(at most e^12 s, about 45 hours), log inter-arrival times gamma with a daily cycle. The \
+arrival rate is scaled (the daily cycle kept) so that the offered load, sum of run x size / \
+(N x last arrival), is --target-load. Requested times are the run time rounded up to a usual \
+limit (5 min to 48 h); users are drawn from 64. The same seed gives the same file.
+
+EXIT STATUS. 0: success. 1: the replay or writing an output failed. 2: bad arguments, an \
+unreadable or malformed input or configuration (the message names the file and line).";
+
 /// Arguments of `moab simulate`.
 #[derive(Debug, Clone, clap::Args)]
-#[command(group(clap::ArgGroup::new("input").required(true).args(["trace", "workload", "generate"])))]
+#[command(
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    group(clap::ArgGroup::new("input").required(true).args(["trace", "workload", "generate"]))
+)]
 pub struct SimulateArgs {
-    /// SWF trace to replay (plain or gzip).
+    /// SWF trace to replay (plain or gzip; see SWF TRACES).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// JSONL workload to replay (one job per line, see the arches-sim docs).
+    /// JSONL workload to replay (one job per line; see JSONL WORKLOADS).
     #[arg(long, value_name = "FILE")]
     pub workload: Option<PathBuf>,
     /// Machine size in processors (default: the --config nodes, else the
-    /// trace header's MaxProcs).
+    /// trace header's MaxProcs, else MaxNodes). With --generate: the
+    /// machine the workload is generated for (required, at least 2).
     #[arg(long, value_name = "N")]
     pub procs: Option<u32>,
-    /// Processors per node (default: one node holding every processor).
+    /// Processors per node (default: one node holding every processor, the
+    /// flat pool of trace simulators such as pyss; the last node takes the
+    /// remainder).
     #[arg(long, value_name = "K")]
     pub procs_per_node: Option<u32>,
-    /// moab.cfg to take the policy and the nodes (NODECFG) from; the flags
-    /// below override it.
+    /// moab.cfg to take the policy and the nodes (NODECFG) from; the options
+    /// below override it. Errors in it stop the simulation (exit status 2),
+    /// warnings are printed.
     #[arg(long, value_name = "moab.cfg")]
     pub config: Option<PathBuf>,
-    /// BACKFILLPOLICY: FIRSTFIT (default), BESTFIT, GREEDY, NONE.
+    /// BACKFILLPOLICY: FIRSTFIT (default), BESTFIT, GREEDY, NONE (no
+    /// backfill: FCFS).
     #[arg(long, value_name = "POLICY")]
     pub backfill: Option<BackfillPolicy>,
-    /// RESERVATIONDEPTH (default 1 = EASY); `all` reserves for every queued
-    /// job (conservative backfill).
+    /// RESERVATIONDEPTH: how many queued jobs get a reservation (default 1:
+    /// EASY backfill); `all` reserves for every queued job (conservative
+    /// backfill).
     #[arg(long, value_name = "N|all", value_parser = parse_depth)]
     pub reservation_depth: Option<u32>,
     /// RESERVATIONPOLICY: CURRENTHIGHEST (default: reservations recomputed
@@ -66,24 +170,28 @@ pub struct SimulateArgs {
     pub reservation_policy: Option<ReservationPolicy>,
     /// RUNTIMEPREDICTION: NONE (plan with the walltimes) or USERMEAN2 (plan
     /// with the mean of the user's last two run times, extended stepwise
-    /// when a job outlives it: EASY++). Default: the --config value, else NONE.
+    /// when a job outlives it; the walltime stays the kill limit). Default:
+    /// the --config value, else NONE.
     #[arg(long, value_name = "NONE|USERMEAN2")]
     pub runtime_prediction: Option<arches_config::RuntimePrediction>,
-    /// BFORDER: PRIORITY (default) or SHORTESTPREDICTEDFIRST (SJBF: backfill
-    /// candidates shortest planning duration first). Default: the --config
-    /// value, else PRIORITY.
+    /// BFORDER: PRIORITY (default) or SHORTESTPREDICTEDFIRST (backfill
+    /// candidates shortest planning duration first; with USERMEAN2 this is
+    /// EASY++). Default: the --config value, else PRIORITY.
     #[arg(long, value_name = "PRIORITY|SHORTESTPREDICTEDFIRST")]
     pub bf_order: Option<arches_config::BfOrder>,
-    /// Where to write the summary JSON (`-` = stdout).
+    /// Where to write the summary JSON (`-` = standard output; see OUTPUTS).
     #[arg(long, value_name = "FILE|-", default_value = "-")]
     pub summary: String,
-    /// Write one CSV line per job here.
+    /// Write one CSV line per job here (times in seconds after the trace
+    /// start).
     #[arg(long, value_name = "FILE")]
     pub jobs_csv: Option<PathBuf>,
-    /// SC'15 strong filter: drop jobs with run, processors or requested time <= 0.
+    /// SC'15 strong filter: drop jobs with run time, processors or requested
+    /// time <= 0 (counted as sanitize_dropped) and cut run times at the
+    /// request.
     #[arg(long)]
     pub sanitize: bool,
-    /// Keep only jobs numbered at least N (KTH's cleaned log: 15).
+    /// Keep only jobs numbered at least N (KTH-SP2's cleaned log: 15).
     #[arg(long, value_name = "N")]
     pub min_job_id: Option<u64>,
     /// Write a self-contained HTML report (SVG charts) here.
@@ -93,40 +201,49 @@ pub struct SimulateArgs {
     /// `malformed_lines`) instead of failing with `file:line: what`.
     #[arg(long)]
     pub skip_malformed: bool,
-    /// Stop the clock T seconds after the trace start.
+    /// Stop the clock T seconds after the trace start (time 0 of its
+    /// submit times); without --serve the summary describes the jobs
+    /// finished by then.
     #[arg(long, value_name = "T")]
     pub until: Option<i64>,
-    /// Unix time of the workload's time 0, for the dates a served
-    /// simulation shows and for calendar-bound policies (standing
-    /// reservations). Default: the SWF header's UnixStartTime, else 0.
+    /// Unix time (seconds since 1970) of the workload's time 0, for the
+    /// dates a served simulation shows and for calendar-bound policies
+    /// (SRCFG standing reservations). Default: the SWF header's
+    /// UnixStartTime, else 0.
     #[arg(long, value_name = "EPOCH")]
     pub start_epoch: Option<i64>,
     /// --report: start of the Gantt chart's window, in seconds after the
-    /// trace start (default: 80 jobs around the middle of the replay).
+    /// trace start (default: 80 jobs around the middle of the replay; with
+    /// only --gantt-to: from the first submission).
     #[arg(long, value_name = "T")]
     pub gantt_from: Option<i64>,
     /// --report: end of the Gantt chart's window, in seconds after the trace
-    /// start.
+    /// start (with only --gantt-from: to the last job's end). The chart
+    /// shows every job waiting or running in the window, at most 500.
     #[arg(long, value_name = "T")]
     pub gantt_to: Option<i64>,
     /// With --until: stop the replay at T and serve the normal client API
-    /// (showq, checkjob, showbf, mschedctl -S to step, -k to stop) on the
-    /// socket, with the virtual clock as "now".
+    /// (showq, checkjob, showbf, showres, mdiag, ...) on the socket, with the
+    /// virtual clock as "now"; `mschedctl -S [N]` runs N more iterations,
+    /// `mschedctl -k` stops (see SERVED SIMULATION).
     #[arg(long, requires = "until")]
     pub serve: bool,
     /// Socket for --serve (default: MOAB_SOCKET, else <home>/moab.sock).
     #[arg(long, value_name = "PATH", requires = "serve")]
     pub socket: Option<PathBuf>,
-    /// Write a synthetic Lublin & Feitelson workload to this SWF file and exit.
+    /// Write a synthetic Lublin & Feitelson workload to this SWF file and
+    /// exit (see GENERATOR; needs --procs).
     #[arg(long, value_name = "OUT.swf")]
     pub generate: Option<PathBuf>,
     /// Generator: number of jobs.
     #[arg(long, value_name = "N", default_value = "10000")]
     pub gen_jobs: usize,
-    /// Generator: PRNG seed.
+    /// Generator: seed of the pseudo-random generator (same seed, same file).
     #[arg(long, value_name = "SEED", default_value = "1")]
     pub seed: u64,
-    /// Generator: target offered load (0 < L).
+    /// Generator: target offered load, sum of run time x processors /
+    /// (machine processors x last arrival); > 0 (above 1 overloads the
+    /// machine).
     #[arg(long, value_name = "L", default_value = "0.7")]
     pub target_load: f64,
     /// Generator: batch jobs only (default: batch and interactive jobs, as
@@ -139,13 +256,13 @@ pub struct SimulateArgs {
     /// compute processor-hours idle waiting for data.
     #[arg(long, value_name = "SELF|LOOSE|TIGHT", ignore_case = true)]
     pub staging: Option<crate::staging::StagingMode>,
-    /// --staging: transfer rate of one staging operation, KB/s.
+    /// --staging: transfer rate of one staging operation, in KB/s.
     #[arg(long, value_name = "KB/s", default_value = "102400")]
     pub stage_rate: f64,
-    /// --staging: simultaneous staging operations (MAXDSOP).
+    /// --staging: most staging operations at once (MAXDSOP).
     #[arg(long, value_name = "N", default_value = "4")]
     pub stage_maxdsop: u32,
-    /// --staging: stage-in size (MB) of every job without its own.
+    /// --staging: stage-in size, in MB, of every job without its own.
     #[arg(long, value_name = "MB")]
     pub stage_size: Option<u64>,
 }

@@ -120,11 +120,27 @@ pub(super) static SCALARS: &[ParamDef] = &[
         "What happens when a virtual-walltime backfill job runs into a reservation.", "backfill",
         |c, _, v| { c.policy.bf_virtual_walltime_conflict = v.parse_choice()?; Ok(()) }),
     param("BFORDER", ValueType::Choice(core_choices!(BfOrder)), IndexKind::None, Some("PRIORITY"),
-        "Arches: order backfill considers candidates (PRIORITY, or SHORTESTPREDICTEDFIRST).", "backfill",
+        "Arches: the order in which backfill considers its candidates. PRIORITY (Moab's behaviour): \
+         priority order. SHORTESTPREDICTEDFIRST: shortest planning duration first, that is the \
+         predicted run time under RUNTIMEPREDICTION USERMEAN2, else the walltime (shortest-job \
+         backfill; with USERMEAN2 this is EASY++, Tsafrir, Etsion & Feitelson 2007). Only the order \
+         changes: a candidate still starts only where it fits without delaying a reservation. \
+         Example: BFORDER SHORTESTPREDICTEDFIRST.", "backfill",
         |c, _, v| { c.bf_order = v.parse_choice()?; Ok(()) }),
     param("RUNTIMEPREDICTION", ValueType::Choice(core_choices!(RuntimePrediction)), IndexKind::None,
         Some("NONE"),
-        "Arches: predict run time as the mean of the user's last two jobs (USERMEAN2, Tsafrir et al.) or use the request (NONE).",
+        "Arches: the run time the scheduler plans each job with. NONE: its walltime. USERMEAN2: the \
+         mean of the same user's last two completed run times (Tsafrir, Etsion & Feitelson 2007), \
+         rounded up to whole seconds, at least 1 s and never above the walltime; a user without \
+         history is planned with the walltime, and queued jobs are predicted again whenever their \
+         user's history changes. Reservations, backfill windows, showstart and showbf use the \
+         prediction. When a running job outlives its prediction, the prediction is extended to the \
+         job's elapsed time plus 1 minute, then plus 5, 15 and 30 minutes, 1, 2, 5, 10, 20, 50 and \
+         100 hours at each further expiry (never above the walltime). The walltime stays the kill \
+         limit: no job is stopped at its prediction. The daemon keeps the history across restarts \
+         (arches.db). Example: RUNTIMEPREDICTION USERMEAN2 with BFORDER SHORTESTPREDICTEDFIRST is \
+         EASY++; moab simulate --runtime-prediction usermean2 --bf-order shortestpredictedfirst \
+         measures it on a trace.",
         "backfill",
         |c, _, v| { c.runtime_prediction = v.parse_choice()?; Ok(()) }),
     param("RESERVATIONDEPTH", COUNT, IndexKind::Bucket, Some("1"),
