@@ -89,3 +89,35 @@ fn predictions_plan_the_daemon_and_the_history_survives_a_restart() {
         daemon.run("canceljob", &[&id.to_string()]);
     }
 }
+
+#[test]
+fn walltime_correction_replans_an_outlived_prediction_with_the_walltime() {
+    let cfg = format!("{CFG}PREDICTIONCORRECTION WALLTIME\nRMPOLLINTERVAL 1\n");
+    let d = Daemon::start_with_config(Some(&cfg));
+    for _ in 0..2 {
+        let id = d.submit("true\n", &["-l", "procs=1,walltime=01:00:00"]);
+        d.wait_state(id, "Completed", Duration::from_secs(20));
+    }
+    let long = d.submit("sleep 300\n", &["-l", "procs=2,walltime=01:00:00"]);
+    d.wait_state(long, "Running", Duration::from_secs(20));
+    let waiting = d.submit("true\n", &["-l", "procs=2,walltime=00:10:00"]);
+    // Predicted to end within a second or two; once it has outlived that,
+    // the running job is planned with its hour and so is the reservation.
+    // (With the default STEPWISE correction it stays about a minute away:
+    // the test above.)
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let est = showstart(&d, waiting);
+        if est > 3000 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never replanned with the walltime: {est} s"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    for id in [long, waiting] {
+        d.run("canceljob", &[&id.to_string()]);
+    }
+}

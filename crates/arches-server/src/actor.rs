@@ -244,6 +244,7 @@ impl Actor {
         };
         let published = Arc::new(RwLock::new(Arc::new(snap)));
         let mut predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
+        predictor.set_correction(cfg.moab.prediction_correction);
         let saved = store.meta(arches_sim::predict::HISTORY_META_KEY)?;
         let folded = predictor.rebuild(&state, saved.as_deref());
         if predictor.enabled() {

@@ -179,6 +179,20 @@ pub struct SimulateArgs {
     /// EASY++). Default: the --config value, else PRIORITY.
     #[arg(long, value_name = "PRIORITY|SHORTESTPREDICTEDFIRST")]
     pub bf_order: Option<arches_config::BfOrder>,
+    /// PREDICTIONCORRECTION, with USERMEAN2: STEPWISE (default: an expired
+    /// prediction is extended by 1, 5, 15, 30 minutes, 1, 2, 5, 10, 20, 50,
+    /// 100 hours past the elapsed time) or WALLTIME (the job is planned with
+    /// its walltime from then on, as pyss's EASY++). Default: the --config
+    /// value, else STEPWISE.
+    #[arg(long, value_name = "STEPWISE|WALLTIME")]
+    pub prediction_correction: Option<arches_config::PredictionCorrection>,
+    /// PREDICTIONSCOPE, with USERMEAN2: ALL (default: running and queued
+    /// jobs are planned with their prediction) or RUNNING (queued jobs keep
+    /// their walltime for reservations and backfill, so no backfilled job
+    /// can delay a reservation; predictions still order candidates under
+    /// SHORTESTPREDICTEDFIRST). Default: the --config value, else ALL.
+    #[arg(long, value_name = "ALL|RUNNING")]
+    pub prediction_scope: Option<arches_config::PredictionScope>,
     /// Where to write the summary JSON (`-` = standard output; see OUTPUTS).
     #[arg(long, value_name = "FILE|-", default_value = "-")]
     pub summary: String,
@@ -396,17 +410,32 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     {
         policy.bf_shortest_first = order == arches_config::BfOrder::ShortestPredictedFirst;
     }
+    if let Some(scope) = args.prediction_scope {
+        policy.estimates_running_only = scope == arches_config::PredictionScope::Running;
+    }
     let prediction = args
         .runtime_prediction
         .or_else(|| config.as_ref().map(|c| c.runtime_prediction))
         .unwrap_or(arches_config::RuntimePrediction::None);
+    let correction = args
+        .prediction_correction
+        .or_else(|| config.as_ref().map(|c| c.prediction_correction))
+        .unwrap_or(arches_config::PredictionCorrection::Stepwise);
     let title_policy = match prediction {
         arches_config::RuntimePrediction::None => title_policy,
-        p => format!("{title_policy}, run-time prediction {p}"),
+        p => format!(
+            "{title_policy}, run-time prediction {p} ({correction} correction, {} jobs)",
+            if policy.estimates_running_only {
+                "running"
+            } else {
+                "all"
+            }
+        ),
     };
     let mut sim = Simulation::new(nodes, policy, jobs);
     sim.start_at(args.start_epoch.or(unix_start).unwrap_or(0));
     sim.set_runtime_prediction(prediction);
+    sim.set_prediction_correction(correction);
     // A served simulation shows every queued job's decision.
     sim.set_full_plans(args.serve);
     Ok(Prepared {

@@ -194,6 +194,12 @@ impl Simulation {
         self.predictor = Predictor::new(kind);
     }
 
+    /// What an expired prediction becomes (`PREDICTIONCORRECTION`); after
+    /// [`Simulation::set_runtime_prediction`].
+    pub fn set_prediction_correction(&mut self, correction: arches_config::PredictionCorrection) {
+        self.predictor.set_correction(correction);
+    }
+
     /// The scheduling policy.
     pub fn policy(&self) -> &Policy {
         &self.policy
