@@ -14,8 +14,8 @@ use arches_core::policy::{PreemptPolicy, ReservationBucket};
 use arches_core::{HoldType, Node, NodeAdminState, Policy, Secs};
 
 use crate::enums::{
-    BfOrder, DataStageModel, JobNodeMatchPolicy, NodeAccessPolicy, ResourceType, RmType,
-    RuntimePrediction, SchedMode,
+    BfOrder, DataStageModel, JobNodeMatchPolicy, NodeAccessPolicy, PredictionCorrection,
+    ResourceType, RmType, RuntimePrediction, SchedMode,
 };
 use crate::parse::{self, Diagnostic, Parsed};
 
@@ -100,6 +100,8 @@ pub struct Config {
     pub runtime_prediction: RuntimePrediction,
     /// `BFORDER` (Arches).
     pub bf_order: BfOrder,
+    /// `PREDICTIONCORRECTION` (Arches).
+    pub prediction_correction: PredictionCorrection,
     /// Priority weights and caps of Moab §5.1 that `Policy::weights` has no
     /// field for (fairshare, resource, target, attribute, usage components and
     /// the `*CAP`s), by parameter name; absent = 0 (the default of each).
@@ -167,6 +169,7 @@ impl Default for Config {
             },
             runtime_prediction: RuntimePrediction::None,
             bf_order: BfOrder::Priority,
+            prediction_correction: PredictionCorrection::Stepwise,
             extra_weights: BTreeMap::new(),
             record: Record::default(),
         }

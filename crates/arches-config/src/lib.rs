@@ -53,8 +53,8 @@ pub use config::{
     DEFAULT_NODE,
 };
 pub use enums::{
-    BfOrder, DataStageModel, FsPolicy, JobNodeMatchPolicy, NodeAccessPolicy, ResourceType, RmType,
-    RuntimePrediction, SchedMode, SrPeriod,
+    BfOrder, DataStageModel, FsPolicy, JobNodeMatchPolicy, NodeAccessPolicy, PredictionCorrection,
+    PredictionScope, ResourceType, RmType, RuntimePrediction, SchedMode, SrPeriod,
 };
 pub use parse::{parse, Diagnostic, Parsed, Severity};
 pub use reference::reference_markdown;

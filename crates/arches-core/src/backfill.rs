@@ -89,8 +89,14 @@ pub(crate) fn select<'a>(walk: &mut Walk<'a>, entries: &mut [Entry<'a>], cands: 
                     BfPriorityPolicy::None => order.sort_by_key(|(_, k, _)| *k),
                 }
             } else if policy.bf_shortest_first {
-                // SJBF: shortest planning duration first, then priority.
-                order.sort_by_key(|(_, k, c)| (c.dur.unwrap_or(Secs::MAX), *k));
+                // SJBF: shortest predicted (else planned) duration first,
+                // then priority.
+                let policy = walk.ctx.policy;
+                order.sort_by_key(|(_, k, c)| {
+                    let job = entries[c.index].job;
+                    let d = crate::eligibility::ordering_duration(job, policy).or(c.dur);
+                    (d.unwrap_or(Secs::MAX), *k)
+                });
             } else {
                 order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             }

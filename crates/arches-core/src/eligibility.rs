@@ -30,9 +30,20 @@ pub fn effective_walltime(job: &Job, policy: &Policy) -> Option<Secs> {
 }
 
 /// The duration planning assumes: the job's estimate if set, else its
-/// effective walltime.
+/// effective walltime. Under `estimates_running_only` a job that is not
+/// running (no allocation) is planned with its effective walltime.
 pub fn planning_duration(job: &Job, policy: &Policy) -> Option<Secs> {
+    if policy.estimates_running_only && job.run.is_none() {
+        return effective_walltime(job, policy);
+    }
     job.estimate.or_else(|| effective_walltime(job, policy))
+}
+
+/// The run time backfill candidates are ordered by under
+/// `bf_shortest_first`: the estimate if set (the predicted run time, also
+/// under `estimates_running_only`), else the planning duration.
+pub fn ordering_duration(job: &Job, policy: &Policy) -> Option<Secs> {
+    job.estimate.or_else(|| planning_duration(job, policy))
 }
 
 /// When an active job is expected to free its resources for planning
@@ -261,6 +272,26 @@ mod tests {
     use crate::node::Node;
     use crate::policy::{ClassConfig, CredConfig, Limit};
     use crate::state::Event;
+
+    #[test]
+    fn estimates_plan_running_jobs_only_under_estimates_running_only() {
+        let mut queued = Job::new(1, "u", Request::procs(1), Some(600), 0);
+        queued.estimate = Some(60);
+        let mut s = state_with(vec![queued.clone()]);
+        run(&mut s, 1, 1);
+        let running = s.job(1).unwrap().clone();
+        let mut p = Policy::default();
+        assert_eq!(planning_duration(&queued, &p), Some(60));
+        assert_eq!(planning_duration(&running, &p), Some(60));
+        p.estimates_running_only = true;
+        assert_eq!(planning_duration(&queued, &p), Some(600));
+        assert_eq!(planning_duration(&running, &p), Some(60));
+        assert_eq!(planned_end(&running, &p), Some(60));
+        // The estimate still orders backfill candidates.
+        assert_eq!(ordering_duration(&queued, &p), Some(60));
+        queued.estimate = None;
+        assert_eq!(ordering_duration(&queued, &p), Some(600));
+    }
 
     fn state_with(jobs: Vec<Job>) -> State {
         let mut s = State::new(vec![Node::new("n1", 8, 0)]);

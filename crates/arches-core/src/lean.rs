@@ -89,6 +89,7 @@ pub fn lean_supported(policy: &Policy) -> bool {
         && policy.backfill_depth == 0
         && !chunking
         && !policy.bf_shortest_first
+        && !policy.estimates_running_only
         && policy.bf_virtual_walltime_factor.is_none_or(|f| f <= 0.0)
         && matches!(
             policy.reservation_policy,

@@ -289,6 +289,12 @@ pub struct Policy {
     /// are tried shortest planning duration (estimate, else walltime) first
     /// instead of in priority order (FIRSTFIT and BESTFIT).
     pub bf_shortest_first: bool,
+    /// `PREDICTIONSCOPE RUNNING` (Arches): only running jobs are planned
+    /// with their `estimate` (predicted run time); queued jobs are reserved
+    /// and backfilled with their walltime, so no backfilled job can delay a
+    /// reservation by outliving a prediction. Their `estimate` still orders
+    /// backfill candidates under `bf_shortest_first`.
+    pub estimates_running_only: bool,
     /// `BFVIRTUALWALLTIMESCALINGFACTOR` (`None` = disabled).
     pub bf_virtual_walltime_factor: Option<f64>,
     pub bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy,
@@ -322,6 +328,7 @@ impl Default for Policy {
             bf_chunk_size: 0,
             bf_priority_policy: BfPriorityPolicy::None,
             bf_shortest_first: false,
+            estimates_running_only: false,
             bf_virtual_walltime_factor: None,
             bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy::None,
             reservation_buckets: vec![ReservationBucket {

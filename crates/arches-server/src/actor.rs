@@ -262,7 +262,17 @@ impl Actor {
             accounting: Arc::clone(&accounting),
         };
         let published = Arc::new(RwLock::new(Arc::new(snap)));
-        let predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
+        let mut predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
+        predictor.set_correction(cfg.moab.prediction_correction);
+        let saved = store.meta(arches_sim::predict::HISTORY_META_KEY)?;
+        let folded = predictor.rebuild(&state, saved.as_deref());
+        if predictor.enabled() {
+            tracing::info!(
+                saved = saved.is_some(),
+                completed_jobs = folded,
+                "run-time prediction history restored"
+            );
+        }
         let cfg_for_staging = Arc::clone(&cfg);
         let exec_for_staging = exec.clone();
         let actor = Actor {
@@ -767,11 +777,14 @@ impl Actor {
 
     fn persist(&mut self) -> anyhow::Result<()> {
         let rsv = !self.rsv_changes.0.is_empty() || !self.rsv_changes.1.is_empty();
+        // The run-time history changes with the completions committed here.
+        let history = self.predictor.history_update(now());
         if self.dirty.is_empty()
             && self.purged.is_empty()
             && self.payloads.is_empty()
             && !rsv
             && !self.accounting_dirty
+            && history.is_none()
         {
             return Ok(());
         }
@@ -793,6 +806,10 @@ impl Actor {
                 arches_store::accounting::ACCOUNTING_KEY.to_string(),
                 arches_store::accounting::encode(&self.accounting),
             ));
+        }
+        if let Some(h) = history {
+            let key = arches_sim::predict::HISTORY_META_KEY.to_string();
+            batch.meta.push((key, h));
         }
         for id in std::mem::take(&mut self.dirty) {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {

@@ -67,8 +67,9 @@ pub struct Options {
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum Subcommand {
     /// Replay a workload (SWF trace or JSONL) through the real scheduling engine
-    /// with a virtual clock, as fast as the CPU allows, and report wait times,
-    /// bounded slowdown, utilisation and backfill statistics.
+    /// with a virtual clock (the texts are arches_sim::cli::ABOUT and
+    /// LONG_ABOUT).
+    #[command(about = arches_sim::cli::ABOUT, long_about = arches_sim::cli::LONG_ABOUT)]
     Simulate(arches_sim::cli::SimulateArgs),
 }
 

@@ -111,6 +111,8 @@ pub struct Simulation {
     rsv_idle_wakes: u32,
     /// `--staging`: the modelled storage and the core's staging decisions.
     staging: Option<crate::staging::SimStaging>,
+    /// Unix time of the workload's time 0 ([`Simulation::start_at`]).
+    origin: Time,
 }
 
 /// With standing reservations (`SRCFG`) a queued job may wait for a window
@@ -154,6 +156,7 @@ impl Simulation {
             preempt: crate::preempt::PreemptStats::default(),
             rsv_idle_wakes: 0,
             staging: None,
+            origin: 0,
         }
     }
 
@@ -165,6 +168,28 @@ impl Simulation {
     /// What staging did so far (with `--staging`).
     pub fn staging_summary(&self) -> Option<crate::staging::StagingSummary> {
         self.staging.as_ref().map(|s| s.summary())
+    }
+
+    /// Places the workload's time 0 at the Unix time `origin` (an SWF
+    /// header's `UnixStartTime`): every job's times move by `origin`, so the
+    /// clock reads real dates — what a served simulation shows, and what
+    /// calendar-bound policies (standing reservations) see. Only before the
+    /// replay has started; [`Simulation::relative_records`] gives the
+    /// records back relative to time 0.
+    pub fn start_at(&mut self, origin: Time) {
+        assert_eq!(self.next, 0, "start_at after the replay started");
+        let by = origin - self.origin;
+        for j in &mut self.pending {
+            j.submit += by;
+            j.eligible_at = j.eligible_at.map(|t| t + by);
+        }
+        self.now += by;
+        self.origin = origin;
+    }
+
+    /// Unix time of the workload's time 0 (0 unless [`Simulation::start_at`]).
+    pub fn origin(&self) -> Time {
+        self.origin
     }
 
     /// Runs the full iteration ([`arches_core::schedule()`]) every time, so
@@ -186,6 +211,12 @@ impl Simulation {
     /// [`crate::predict`]) instead of the requested walltimes.
     pub fn set_runtime_prediction(&mut self, kind: RuntimePrediction) {
         self.predictor = Predictor::new(kind);
+    }
+
+    /// What an expired prediction becomes (`PREDICTIONCORRECTION`); after
+    /// [`Simulation::set_runtime_prediction`].
+    pub fn set_prediction_correction(&mut self, correction: arches_config::PredictionCorrection) {
+        self.predictor.set_correction(correction);
     }
 
     /// The scheduling policy.
@@ -216,6 +247,21 @@ impl Simulation {
     /// Finished jobs, in finish order.
     pub fn records(&self) -> &[JobRecord] {
         &self.records
+    }
+
+    /// Finished jobs, in finish order, with times relative to the
+    /// workload's time 0 (the trace's own times).
+    pub fn relative_records(&self) -> Vec<JobRecord> {
+        let o = self.origin;
+        self.records
+            .iter()
+            .map(|r| JobRecord {
+                submit: r.submit - o,
+                start: r.start - o,
+                end: r.end - o,
+                ..*r
+            })
+            .collect()
     }
 
     /// Jobs that could not be replayed (larger than the machine).
@@ -302,6 +348,22 @@ impl Simulation {
         Ok(n)
     }
 
+    /// Processes event instants until at least `n` more scheduling
+    /// iterations have run (each instant completes: one with several events
+    /// runs an iteration after each) or no event is left; returns the
+    /// iterations run. Instants that need no iteration (nothing queued) pass
+    /// without counting.
+    pub fn step_iterations(&mut self, n: u64) -> Result<u64, SimError> {
+        let start = self.iterations;
+        while self.iterations - start < n {
+            let Some(t) = self.next_event() else {
+                break;
+            };
+            self.advance_to(t)?;
+        }
+        Ok(self.iterations - start)
+    }
+
     /// Runs until no event is left.
     pub fn run(&mut self) -> Result<(), SimError> {
         while let Some(t) = self.next_event() {
@@ -310,13 +372,26 @@ impl Simulation {
         Ok(())
     }
 
-    /// Runs every event at or before `until`, then sets the clock to `until`.
+    /// Runs every event at or before `until` (a time on the simulation's
+    /// clock: [`Simulation::origin`] + seconds after the workload's start),
+    /// then sets the clock to `until`.
     pub fn run_until(&mut self, until: Time) -> Result<(), SimError> {
-        while let Some(t) = self.next_event().filter(|t| *t <= until) {
-            self.advance_to(t)?;
-        }
+        while self.step_until(usize::MAX, until)? > 0 {}
         self.now = self.now.max(until);
         Ok(())
+    }
+
+    /// Processes at most `n` event instants at or before `until`; returns
+    /// how many it did (fewer than `n`: none is left before `until`). The
+    /// clock is not moved to `until` (see [`Simulation::run_until`]).
+    pub fn step_until(&mut self, n: usize, until: Time) -> Result<usize, SimError> {
+        for done in 0..n {
+            let Some(t) = self.next_event().filter(|t| *t <= until) else {
+                return Ok(done);
+            };
+            self.advance_to(t)?;
+        }
+        Ok(n)
     }
 
     /// Handles every event at instant `t` (see the module doc for the order).
@@ -407,7 +482,6 @@ impl Simulation {
                 procs: job.procs,
                 walltime: job.walltime,
                 runtime: job.runtime,
-                placeholder: job.placeholder,
                 start: None,
             },
         );
@@ -562,7 +636,6 @@ impl Simulation {
                 walltime: m.walltime,
                 runtime: m.runtime,
                 backfilled: kind == StartKind::Backfill,
-                placeholder: m.placeholder,
             });
         }
         if !self.keep.contains(&job) {
@@ -614,7 +687,6 @@ pub(crate) struct Meta {
     procs: u32,
     walltime: Secs,
     runtime: Secs,
-    placeholder: bool,
     pub(crate) start: Option<(Time, StartKind)>,
 }
 

@@ -136,19 +136,41 @@ pub enum WorkloadError {
     },
 }
 
+/// A JSONL workload as read.
+#[derive(Debug, Clone, Default)]
+pub struct Workload {
+    /// Sorted by submit time, then id.
+    pub jobs: Vec<SimJob>,
+    /// Invalid lines skipped (only when skipping was asked for).
+    pub malformed: usize,
+}
+
 /// Reads a JSONL workload (plain or `.gz`), sorted by submit time then id.
-pub fn read_jsonl(path: &Path) -> Result<Vec<SimJob>, WorkloadError> {
+/// With `skip_malformed` an invalid line (bad JSON, a bad value, a
+/// duplicate id) is skipped and counted instead of failing the read.
+pub fn read_jsonl(path: &Path, skip_malformed: bool) -> Result<Workload, WorkloadError> {
     let file = path.display().to_string();
     let reader = open_maybe_gz(path).map_err(|source| WorkloadError::Io {
         file: file.clone(),
         source,
     })?;
-    parse_jsonl(reader, &file)
+    parse_jsonl_with(reader, &file, skip_malformed)
 }
 
-/// Parses JSONL workload text; `file` names the source in errors.
+/// Parses JSONL workload text; `file` names the source in errors. The first
+/// invalid line is an error.
 pub fn parse_jsonl(reader: impl BufRead, file: &str) -> Result<Vec<SimJob>, WorkloadError> {
-    let mut jobs = Vec::new();
+    parse_jsonl_with(reader, file, false).map(|w| w.jobs)
+}
+
+/// Parses JSONL workload text, skipping and counting invalid lines when
+/// `skip_malformed` is set.
+pub fn parse_jsonl_with(
+    reader: impl BufRead,
+    file: &str,
+    skip_malformed: bool,
+) -> Result<Workload, WorkloadError> {
+    let mut out = Workload::default();
     let mut seen = std::collections::BTreeSet::new();
     for (i, line) in reader.lines().enumerate() {
         let line = line.map_err(|source| WorkloadError::Io {
@@ -159,20 +181,30 @@ pub fn parse_jsonl(reader: impl BufRead, file: &str) -> Result<Vec<SimJob>, Work
         if text.is_empty() || text.starts_with('#') {
             continue;
         }
-        let invalid = |what: String| WorkloadError::Invalid {
-            file: file.to_string(),
-            line: i + 1,
-            what,
-        };
-        let raw: RawJob = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
-        let job = raw.into_job().map_err(invalid)?;
-        if !seen.insert(job.id) {
-            return Err(invalid(format!("duplicate job id {}", job.id)));
+        let job = serde_json::from_str::<RawJob>(text)
+            .map_err(|e| e.to_string())
+            .and_then(RawJob::into_job)
+            .and_then(|job| {
+                if seen.insert(job.id) {
+                    Ok(job)
+                } else {
+                    Err(format!("duplicate job id {}", job.id))
+                }
+            });
+        match job {
+            Ok(job) => out.jobs.push(job),
+            Err(_) if skip_malformed => out.malformed += 1,
+            Err(what) => {
+                return Err(WorkloadError::Invalid {
+                    file: file.to_string(),
+                    line: i + 1,
+                    what,
+                })
+            }
         }
-        jobs.push(job);
     }
-    jobs.sort_by_key(|j| (j.submit, j.id));
-    Ok(jobs)
+    out.jobs.sort_by_key(|j| (j.submit, j.id));
+    Ok(out)
 }
 
 #[derive(Debug, Deserialize)]
@@ -368,5 +400,21 @@ mod tests {
         let bad = "{\"id\": 1, \"submit\": 0, \"procs\": 1, \"walltime\": 10, \"runtime\": 5, \"colour\": 1}";
         let e = parse_jsonl(bad.as_bytes(), "b").unwrap_err();
         assert!(e.to_string().contains("unknown field `colour`"), "{e}");
+    }
+
+    #[test]
+    fn malformed_lines_are_skipped_and_counted_on_request() {
+        let text = "{\"id\": 1, \"submit\": 0, \"procs\": 1, \"walltime\": 10, \"runtime\": 5}\n\
+                    not json\n\
+                    {\"id\": 2, \"submit\": 0, \"walltime\": 10, \"runtime\": 5}\n\
+                    {\"id\": 1, \"submit\": 3, \"procs\": 1, \"walltime\": 10, \"runtime\": 5}\n\
+                    # a comment is not malformed\n\
+                    {\"id\": 3, \"submit\": 2, \"procs\": 2, \"walltime\": 10, \"runtime\": 5}\n";
+        let e = parse_jsonl_with(text.as_bytes(), "w", false).unwrap_err();
+        assert!(e.to_string().starts_with("w:2: "), "{e}");
+        let w = parse_jsonl_with(text.as_bytes(), "w", true).unwrap();
+        assert_eq!(w.malformed, 3, "bad JSON, no size, duplicate id");
+        let ids: Vec<JobId> = w.jobs.iter().map(|j| j.id).collect();
+        assert_eq!(ids, vec![1, 3]);
     }
 }

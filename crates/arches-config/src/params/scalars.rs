@@ -10,8 +10,8 @@ use arches_core::HoldType;
 use super::{IndexKind, ParamDef, Setter, Shape, Site, COUNT, INT, POSITIVE};
 use crate::config::Config;
 use crate::enums::{
-    BfOrder, DataStageModel, FsPolicy, JobNodeMatchPolicy, NodeAccessPolicy, RuntimePrediction,
-    SchedMode,
+    BfOrder, DataStageModel, FsPolicy, JobNodeMatchPolicy, NodeAccessPolicy, PredictionCorrection,
+    PredictionScope, RuntimePrediction, SchedMode,
 };
 use crate::value::{Value, ValueType};
 
@@ -120,13 +120,56 @@ pub(super) static SCALARS: &[ParamDef] = &[
         "What happens when a virtual-walltime backfill job runs into a reservation.", "backfill",
         |c, _, v| { c.policy.bf_virtual_walltime_conflict = v.parse_choice()?; Ok(()) }),
     param("BFORDER", ValueType::Choice(core_choices!(BfOrder)), IndexKind::None, Some("PRIORITY"),
-        "Arches: order backfill considers candidates (PRIORITY, or SHORTESTPREDICTEDFIRST).", "backfill",
+        "Arches: the order in which backfill considers its candidates. PRIORITY (Moab's behaviour): \
+         priority order. SHORTESTPREDICTEDFIRST: shortest planning duration first, that is the \
+         predicted run time under RUNTIMEPREDICTION USERMEAN2, else the walltime (shortest-job \
+         backfill; with USERMEAN2 this is EASY++, Tsafrir, Etsion & Feitelson 2007). Only the order \
+         changes: a candidate still starts only where it fits without delaying a reservation. \
+         Example: BFORDER SHORTESTPREDICTEDFIRST.", "backfill",
         |c, _, v| { c.bf_order = v.parse_choice()?; Ok(()) }),
     param("RUNTIMEPREDICTION", ValueType::Choice(core_choices!(RuntimePrediction)), IndexKind::None,
         Some("NONE"),
-        "Arches: predict run time as the mean of the user's last two jobs (USERMEAN2, Tsafrir et al.) or use the request (NONE).",
+        "Arches: the run time the scheduler plans each job with. NONE: its walltime. USERMEAN2: the \
+         mean of the same user's last two completed run times (Tsafrir, Etsion & Feitelson 2007), \
+         rounded down to whole seconds, at least 1 s and never above the walltime; until the user \
+         has two completed jobs the walltime is used, and queued jobs are predicted again whenever \
+         their user's history changes. Reservations, backfill windows, showstart and showbf use \
+         the prediction (PREDICTIONSCOPE RUNNING: for running jobs only). When a running job \
+         outlives its prediction it is corrected as PREDICTIONCORRECTION says: by default extended \
+         to the job's elapsed time plus 1 minute, then plus 5, 15 and 30 minutes, 1, 2, 5, 10, 20, \
+         50 and 100 hours at each further expiry (never above the walltime). The walltime stays \
+         the kill limit: no job is stopped at its prediction. The daemon keeps the history across \
+         restarts (arches.db). Example: RUNTIMEPREDICTION USERMEAN2 with BFORDER \
+         SHORTESTPREDICTEDFIRST is EASY++; moab simulate --runtime-prediction usermean2 --bf-order \
+         shortestpredictedfirst measures it on a trace (BENCHMARKS.md).",
         "backfill",
         |c, _, v| { c.runtime_prediction = v.parse_choice()?; Ok(()) }),
+    param("PREDICTIONCORRECTION", ValueType::Choice(core_choices!(PredictionCorrection)),
+        IndexKind::None, Some("STEPWISE"),
+        "Arches, with RUNTIMEPREDICTION USERMEAN2: what happens when a running job outlives its \
+         predicted run time. STEPWISE: the prediction is extended to the elapsed time plus 1 \
+         minute, then 5, 15 and 30 minutes, 1, 2, 5, 10, 20, 50 and 100 hours at each further \
+         expiry (never above the walltime). WALLTIME: the job is planned with its walltime from \
+         then on, as pyss's EASY++ does (on SDSC-SP2 this backfills more and lowers the average \
+         wait and bounded slowdown, at the price of a longer maximum wait; BENCHMARKS.md). \
+         Either way the walltime stays the kill limit. Example: PREDICTIONCORRECTION WALLTIME.",
+        "backfill",
+        |c, _, v| { c.prediction_correction = v.parse_choice()?; Ok(()) }),
+    param("PREDICTIONSCOPE", ValueType::Choice(core_choices!(PredictionScope)), IndexKind::None,
+        Some("ALL"),
+        "Arches, with RUNTIMEPREDICTION USERMEAN2: which jobs are planned with their predicted \
+         run time. ALL: running and queued jobs (EASY++: reservations and backfill windows follow \
+         the predictions, so a backfilled job that outlives its prediction can delay a \
+         reservation). RUNNING: running jobs only; queued jobs keep their walltime when they are \
+         reserved or backfilled, so no backfilled job can delay a reservation (as with EASY), \
+         while the prediction still orders candidates under BFORDER SHORTESTPREDICTEDFIRST. \
+         Example: PREDICTIONSCOPE RUNNING.",
+        "backfill",
+        |c, _, v| {
+            c.policy.estimates_running_only = v.parse_choice::<PredictionScope>()?
+                == PredictionScope::Running;
+            Ok(())
+        }),
     param("RESERVATIONDEPTH", COUNT, IndexKind::Bucket, Some("1"),
         "Priority reservations made in the bucket (RESERVATIONDEPTH[i]).", "reservations",
         |c, s, v| {

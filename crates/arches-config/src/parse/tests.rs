@@ -442,6 +442,7 @@ fn the_other_policy_parameters_fill_the_core_policy() {
         "BFVIRTUALWALLTIMECONFLICTPOLICY PREEMPT\nRMPOLLINTERVAL 00:01:00\nBACKFILLDEPTH 100\n",
         "XFACTORWEIGHT 10\nXFACTORCAP 1000\nFSWEIGHT 2\nJOBCPURGETIME 1:00:00\nRUNTIMEPREDICTION usermean2\n",
         "BFORDER SHORTESTPREDICTEDFIRST\nDISPLAYFLAGS NODECENTRIC,HIDEBLOCKED\n",
+        "PREDICTIONCORRECTION walltime\nPREDICTIONSCOPE RUNNING\n",
     ));
     assert_eq!(c.policy.node_allocation, NodeAllocationPolicy::Priority);
     assert_eq!(c.policy.preempt_policy, PreemptPolicy::Suspend);
@@ -467,6 +468,11 @@ fn the_other_policy_parameters_fill_the_core_policy() {
         crate::enums::RuntimePrediction::UserMean2
     );
     assert_eq!(c.bf_order, crate::enums::BfOrder::ShortestPredictedFirst);
+    assert_eq!(
+        c.prediction_correction,
+        crate::enums::PredictionCorrection::Walltime
+    );
+    assert!(c.policy.estimates_running_only);
     assert_eq!(c.display_flags, ["NODECENTRIC", "HIDEBLOCKED"]);
 }
 
