@@ -26,6 +26,7 @@
 pub mod backfill;
 mod context;
 pub mod eligibility;
+pub mod forced;
 mod index;
 pub mod job;
 pub mod lean;

@@ -624,7 +624,7 @@ impl<'a> Walk<'a> {
 }
 
 /// What a job adds to its credentials' usage.
-fn tally(job: &Job, dur: Option<Secs>) -> Tally {
+pub(crate) fn tally(job: &Job, dur: Option<Secs>) -> Tally {
     Tally {
         jobs: 1,
         procs: u64::from(job.req.total_procs()),

@@ -380,6 +380,23 @@ impl State {
         self.terminating
     }
 
+    /// Whether [`Event::Resume`] of `job` would be accepted now: it is
+    /// suspended and its processors are free (a driver checks this before
+    /// waking the job's processes).
+    pub fn check_resume(&self, job: JobId) -> Result<(), EventError> {
+        let j = self.get(job)?;
+        if j.state != JobState::Suspended {
+            return Err(wrong(j, "Suspended"));
+        }
+        for a in j.run.iter().flat_map(|r| r.alloc.iter()) {
+            let n = self.node(a.node).ok_or(EventError::UnknownNode(a.node))?;
+            if self.usage(a.node).procs + a.procs > n.procs {
+                return Err(EventError::Overallocated { job, node: a.node });
+            }
+        }
+        Ok(())
+    }
+
     /// Every preemptor's lock (in force or not), by preemptor.
     pub fn locks(&self) -> impl Iterator<Item = &Lock> {
         self.locks.values()
@@ -615,17 +632,13 @@ impl State {
                 Ok(())
             }
             Event::Resume { job } => {
-                let j = self.get(job)?;
-                if j.state != JobState::Suspended {
-                    return Err(wrong(j, "Suspended"));
-                }
-                let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
-                for a in &alloc {
-                    let n = self.node(a.node).ok_or(EventError::UnknownNode(a.node))?;
-                    if self.usage(a.node).procs + a.procs > n.procs {
-                        return Err(EventError::Overallocated { job, node: a.node });
-                    }
-                }
+                self.check_resume(job)?;
+                let alloc = self
+                    .get(job)?
+                    .run
+                    .as_ref()
+                    .map(|r| r.alloc.clone())
+                    .unwrap_or_default();
                 self.add_usage(&alloc, true, false);
                 let j = self
                     .jobs

@@ -549,7 +549,8 @@ impl Actor {
             nodes,
             exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload),
             walltime: job.walltime,
-            restarted: job.start_count > 0,
+            // Told only after a checkpoint, not after a plain requeue.
+            restarted: job.requeued == Some(arches_core::RequeueCause::Checkpoint),
         };
         let wait = (now - job.submit_time).max(0) as f64;
         self.rm.start(&launch, now).map_err(|e| e.to_string())?;
@@ -657,6 +658,9 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Suspend { job }
         | Event::Resume { job }
         | Event::Requeue { job }
+        | Event::Terminate { job, .. }
+        | Event::Resubmit { job }
+        | Event::Lock { job, .. }
         | Event::Purge { job } => Some(*job),
         Event::NodeState { .. } | Event::AddNode(_) => None,
     }

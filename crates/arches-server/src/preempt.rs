@@ -7,7 +7,7 @@
 use arches_core::policy::PreemptPolicy;
 use arches_core::preempt::{escalation_note, method_for};
 use arches_core::state::JobChange;
-use arches_core::{Event, JobId, JobState, Plan, Secs, Time};
+use arches_core::{Event, JobId, JobState, Plan, RequeueCause, Secs, Time};
 
 use crate::actor::Actor;
 
@@ -32,12 +32,17 @@ impl Actor {
     }
 
     /// Preempts an active job by exactly `method` (backend first, then the
-    /// state). Checkpoint signals the job, which the backend terminates after
-    /// `CHECKPOINTTIMEOUT`, and requeues it at once.
+    /// state), for the preemptor `by` (`None`: mjobctl). Suspension and
+    /// cancellation take effect at once. A checkpoint (the signal, then
+    /// termination after `CHECKPOINTTIMEOUT`) or a requeue only starts the
+    /// termination: the job keeps its resources, terminating, until the
+    /// backend reports it gone (`Observation::Requeued`), and goes back to
+    /// the queue then.
     pub(crate) fn preempt_by(
         &mut self,
         id: JobId,
         method: PreemptPolicy,
+        by: Option<JobId>,
         now: Time,
     ) -> Result<(), String> {
         let (ssig, csig, ctimeout) = self.preempt_signals();
@@ -48,9 +53,21 @@ impl Actor {
             PreemptPolicy::Cancel => self.rm.cancel(id, now),
         };
         r.map_err(|e| e.to_string())?;
+        let grace = arches_rm::local::DEFAULT_KILL_GRACE_SECS as Secs;
         let ev = match method {
             PreemptPolicy::Suspend => Event::Suspend { job: id },
-            PreemptPolicy::Checkpoint | PreemptPolicy::Requeue => Event::Requeue { job: id },
+            PreemptPolicy::Checkpoint => Event::Terminate {
+                job: id,
+                cause: RequeueCause::Checkpoint,
+                by,
+                until: now + ctimeout.max(0) + grace,
+            },
+            PreemptPolicy::Requeue => Event::Terminate {
+                job: id,
+                cause: RequeueCause::Requeue,
+                by,
+                until: now + grace,
+            },
             PreemptPolicy::Cancel => Event::Cancel { job: id },
         };
         if self.apply(ev, now) {
@@ -61,8 +78,9 @@ impl Actor {
     }
 
     /// `mjobctl -s/-R/-C`: preempts with `requested`, escalated by what the
-    /// job allows; returns the lines to print (the escalation note, then
-    /// the success line).
+    /// job allows; returns the lines to print: the escalation note and
+    /// `job successfully preempted`, or `job <id> successfully preempted`
+    /// (Moab 7 `MUIJobCtl`).
     pub(crate) fn manual_preempt(
         &mut self,
         id: JobId,
@@ -73,23 +91,23 @@ impl Actor {
             .state
             .job(id)
             .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
-        let preemptible = match job.state {
-            JobState::Running | JobState::Starting => true,
-            // A suspended job may still be requeued, checkpointed or cancelled.
-            JobState::Suspended => requested != PreemptPolicy::Suspend,
-            _ => false,
-        };
-        if !preemptible {
+        if !job.state.is_active() {
+            return Err("cannot preempt non-active job".to_string());
+        }
+        if job.run.as_ref().is_some_and(|r| r.terminating.is_some()) {
             return Err(format!(
-                "job {id} cannot be preempted (cannot preempt non-active job)"
+                "job {id} cannot be preempted (job is already being requeued)"
+            ));
+        }
+        if job.state == JobState::Suspended && requested == PreemptPolicy::Suspend {
+            return Err(format!(
+                "job {id} cannot be preempted (job is already suspended)"
             ));
         }
         let method = method_for(job, &self.cfg.policy, requested, false);
         let mut lines = Vec::new();
-        if let Some(note) = escalation_note(id, requested, method) {
-            lines.push(note);
-        }
-        self.preempt_by(id, method, now)
+        let note = escalation_note(id, requested, method);
+        self.preempt_by(id, method, None, now)
             .map_err(|e| format!("job {id} cannot be preempted ({e})"))?;
         if method == PreemptPolicy::Suspend {
             // An administrator's suspension is not resumed automatically.
@@ -105,14 +123,24 @@ impl Actor {
             id,
             format!("job preempted by mjobctl ({})", method.as_str()),
         );
-        lines.push(format!("job {id} successfully preempted"));
+        match note {
+            Some(n) => {
+                self.note(id, n.clone());
+                lines.push(n);
+                lines.push("job successfully preempted".to_string());
+            }
+            None => lines.push(format!("job {id} successfully preempted")),
+        }
         Ok(lines)
     }
 
-    /// Carries out a plan's preemptions and resumes (before its starts).
+    /// Carries out a plan's preemptions, locks and resumes (before its
+    /// starts). Why blocked preemptors did not preempt is read from the
+    /// current plan by checkjob and mdiag, never stored: it goes away when
+    /// the preemption happens.
     pub(crate) fn apply_preemptions(&mut self, plan: &Plan, now: Time) {
         for p in &plan.preemptions {
-            match self.preempt_by(p.job, p.method, now) {
+            match self.preempt_by(p.job, p.method, Some(p.by), now) {
                 Ok(()) => {
                     tracing::info!(
                         job = p.job,
@@ -136,25 +164,38 @@ impl Actor {
                 }
             }
         }
-        // Why blocked preemptors did not preempt (checkjob), once per change.
-        for n in &plan.preempt_notes {
-            let last = self
-                .exec
-                .get(&n.job)
-                .and_then(|r| r.messages.last().cloned());
-            if last.as_deref() != Some(n.text.as_str()) {
-                self.note(n.job, n.text.clone());
+        for l in &plan.locks {
+            let ev = Event::Lock {
+                job: l.job,
+                alloc: l.alloc.clone(),
+                retry: l.retry,
+            };
+            if !self.apply(ev, now) {
+                tracing::warn!(job = l.job, "preemptor lock refused");
             }
         }
         for &id in &plan.resumes {
-            if let Err(e) = self.rm.resume(id, now) {
+            if let Err(e) = self.resume_job(id, now) {
                 tracing::warn!(job = id, error = %e, "resume failed");
                 continue;
             }
-            if self.apply(Event::Resume { job: id }, now) {
-                tracing::info!(job = id, "job resumed");
-                self.note(id, "job resumed (resources available)".to_string());
-            }
+            tracing::info!(job = id, "job resumed");
+            self.note(id, "job resumed (resources available)".to_string());
+        }
+    }
+
+    /// Resumes a suspended job: the state is checked first, so a job whose
+    /// processors are taken is never woken up (no SIGCONT on a refusal).
+    pub(crate) fn resume_job(&mut self, id: JobId, now: Time) -> Result<(), String> {
+        self.state.check_resume(id).map_err(|e| match e {
+            arches_core::EventError::Overallocated { .. } => "resources are in use".to_string(),
+            other => other.to_string(),
+        })?;
+        self.rm.resume(id, now).map_err(|e| e.to_string())?;
+        if self.apply(Event::Resume { job: id }, now) {
+            Ok(())
+        } else {
+            Err("the job changed state".to_string())
         }
     }
 }

@@ -394,11 +394,22 @@ impl Simulation {
         None
     }
 
-    /// One scheduling iteration; its starts take effect now.
+    /// One scheduling iteration; its starts take effect now. When the plan
+    /// requeued victims that a preemptor waits for, a second iteration at
+    /// the same instant starts it (the simulated backend ends them at once).
     fn iterate(&mut self) -> Result<(), SimError> {
+        for _ in 0..3 {
+            if !self.iterate_once()? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn iterate_once(&mut self) -> Result<bool, SimError> {
         self.dirty = false;
         if self.state.queued_count() == 0 && self.preempt.suspended == 0 {
-            return Ok(());
+            return Ok(false);
         }
         self.correct_predictions()?;
         let lean = if self.full_plans {
@@ -411,7 +422,7 @@ impl Simulation {
             None => schedule(&self.state, &self.policy, self.now),
         };
         self.iterations += 1;
-        self.apply_preemptions(&plan)?;
+        let requeued = self.apply_preemptions(&plan)?;
         for start in &plan.starts {
             let launch = Launch {
                 job: start.job,
@@ -469,7 +480,7 @@ impl Simulation {
                 .map_err(|source| SimError::Core { at, job: 0, source })?;
         }
         self.last_plan = Some(plan);
-        Ok(())
+        Ok(requeued)
     }
 
     fn finish(&mut self, obs: &Observation) -> Result<(), SimError> {
@@ -495,6 +506,12 @@ impl Simulation {
             )
             .map_err(core)?;
         self.rm.forget(job);
+        let (suspended, preemptor) = self.state.job(job).map_or((0, false), |j| {
+            (
+                j.run.as_ref().map_or(0, |r| r.suspended_secs),
+                arches_core::preempt::is_preemptor(j, &self.policy),
+            )
+        });
         if let Some(m) = self.meta.remove(&job) {
             let (start, kind) = m.start.unwrap_or((at, StartKind::Priority));
             self.records.push(JobRecord {
@@ -507,7 +524,11 @@ impl Simulation {
                 runtime: m.runtime,
                 backfilled: kind == StartKind::Backfill,
                 placeholder: m.placeholder,
+                suspended,
             });
+            if preemptor {
+                self.preempt.preemptor_waits.push(start - m.submit);
+            }
         }
         if !self.keep.contains(&job) {
             self.state.apply(Event::Purge { job }, at).map_err(core)?;
@@ -559,6 +580,7 @@ fn observed_job(obs: &Observation) -> JobId {
         | Observation::StartFailed { job, .. }
         | Observation::NodeFailed { job, .. }
         | Observation::Vanished { job, .. }
+        | Observation::Requeued { job, .. }
         | Observation::OperationFailed { job, .. } => *job,
         Observation::NodeChanged { .. } => 0,
     }

@@ -40,6 +40,8 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     };
     let dir = Path::new(dir);
+    // Whatever binary runs it, the supervisor is not the daemon (`pkill moab`).
+    let _ = sys::set_process_name(super::SUPERVISOR_NAME);
     sys::close_inherited_fds();
     if let Err(e) = std::env::set_current_dir(dir) {
         eprintln!("supervisor: cannot enter {}: {e}", dir.display());
