@@ -352,6 +352,60 @@ fn suspend_stops_progress_and_resume_continues() {
 }
 
 #[test]
+fn suspension_and_the_end_reach_processes_that_left_the_process_group() {
+    // SAFETY: plain getter.
+    let root = unsafe { libc::geteuid() } == 0;
+    assert!(root, "this test needs root for cgroups (CI runs as root)");
+    let mut f = Fixture::new();
+    // A helper that leaves the job's process group and session (as daemons
+    // do), counting; the job itself just waits.
+    f.start(&f.launch(
+        17,
+        "setsid sh -c 'echo $$ > escpid; i=0; while true; do i=$((i+1)); echo $i > esc.tmp; mv esc.tmp esc; sleep 0.05; done' &\n\
+         sleep 30\n",
+    ));
+    let record = wait_file(&f.rm.job_dir(17).join("cgroup"), LONG);
+    assert!(record.contains("arches-job17-"), "{record}");
+    let esc = f.path("esc");
+    let read = || -> u64 { fs::read_to_string(&esc).map_or(0, |s| s.trim().parse().unwrap_or(0)) };
+    let deadline = Instant::now() + LONG;
+    while read() < 3 {
+        assert!(Instant::now() < deadline, "helper never advanced");
+        sleep(Duration::from_millis(20));
+    }
+    let helper: i32 = wait_file(&f.path("escpid"), LONG).trim().parse().unwrap();
+    f.rm.suspend(17, None, 0).unwrap();
+    sleep(Duration::from_millis(300));
+    let stopped = read();
+    sleep(Duration::from_millis(600));
+    assert_eq!(
+        read(),
+        stopped,
+        "the helper ran on while its job was suspended"
+    );
+    f.rm.resume(17, 0).unwrap();
+    let deadline = Instant::now() + LONG;
+    while read() <= stopped + 2 {
+        assert!(Instant::now() < deadline, "no progress after resume");
+        sleep(Duration::from_millis(20));
+    }
+    // The job's end takes the helper with it, and its cgroup goes.
+    f.rm.cancel(17, 0).unwrap();
+    assert_eq!(f.wait_for(17, LONG), finished(17, 128 + libc::SIGTERM));
+    let deadline = Instant::now() + LONG;
+    while alive(helper) {
+        assert!(Instant::now() < deadline, "the helper outlived its job");
+        sleep(Duration::from_millis(20));
+    }
+    let dir = record.trim().split_once(' ').unwrap().1.to_string();
+    let deadline = Instant::now() + LONG;
+    while Path::new(&dir).exists() {
+        assert!(Instant::now() < deadline, "cgroup {dir} left behind");
+        sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn time_suspended_does_not_count_against_walltime() {
     let mut f = Fixture::new();
     let mut l = f.launch(12, "sleep 1.5\n");

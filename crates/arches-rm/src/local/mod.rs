@@ -24,6 +24,10 @@
 //!   while its previous run is still alive.
 //! - The supervisor runs as `arches-supervisor` (argv\[0\] and, truncated,
 //!   the process name), so `pkill moab` aimed at the daemon spares jobs.
+//! - Where cgroups allow (as root, usually), each job runs in its own cgroup
+//!   (`freezer`): suspension with SIGSTOP freezes the cgroup, and the end of
+//!   a job kills it, so processes that left the job's process group are
+//!   suspended and cleaned up too. Elsewhere the process group is signalled.
 //! - A successful `start` is the confirmation of the start; `Running` is
 //!   reported only for jobs re-adopted by `recover`.
 //! - Cancel and walltime kills are signal deaths: code 128+SIGTERM (143), or
@@ -61,6 +65,7 @@
 //! ```
 
 mod exec;
+mod freezer;
 mod housekeeping;
 mod spool;
 mod supervisor;

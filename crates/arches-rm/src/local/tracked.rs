@@ -109,10 +109,19 @@ impl Supervised {
                     if sys::process_group(pids.job) == Some(pids.job) {
                         let _ = sys::kill_group(pids.job, libc::SIGKILL);
                     }
+                    remove_cgroup(&self.dir);
                     Observation::Vanished { job, at: now }
                 }
             },
         }
+    }
+}
+
+/// Kills what is left in the cgroup a dead supervisor recorded, and removes it.
+fn remove_cgroup(dir: &Path) {
+    let record = fs::read_to_string(dir.join(spool::CGROUP)).unwrap_or_default();
+    if let Some((kind, path)) = super::freezer::read_record(&record) {
+        super::freezer::remove_dir(&path, kind);
     }
 }
 
