@@ -54,6 +54,10 @@ pub(crate) struct Ctx<'a> {
     /// Preemptors' locks in force, held out of the profiles for every job
     /// but their own ([`crate::state::Lock`]).
     locks: Vec<LockHold>,
+    /// Releases of running jobs ([`Ctx::release`]) made before the per-node
+    /// profiles existed, replayed when they are built: `(usage, start, end,
+    /// given back)`.
+    released: Vec<(Alloc, Time, Option<Time>, bool)>,
 }
 
 /// One preemptor's lock as usage: what it holds now (idle resources it was
@@ -121,6 +125,7 @@ impl<'a> Ctx<'a> {
             capacity,
             rsv,
             locks: Vec::new(),
+            released: Vec::new(),
         };
         ctx.hold_locks();
         ctx
@@ -543,12 +548,21 @@ impl<'a> Ctx<'a> {
             if keep_mem {
                 amount.mem = 0;
             }
-            if let Some(nodes) = self.nodes.as_mut() {
-                let p = &mut nodes[a.node as usize];
-                if reverse {
-                    p.force_usage(self.now, end, amount);
-                } else {
-                    let _ = p.remove_usage(self.now, end, amount);
+            match self.nodes.as_mut() {
+                Some(nodes) => {
+                    let p = &mut nodes[a.node as usize];
+                    if reverse {
+                        p.force_usage(self.now, end, amount);
+                    } else {
+                        let _ = p.remove_usage(self.now, end, amount);
+                    }
+                }
+                None => {
+                    // Kept for the per-node profiles, should a constrained
+                    // job need them later in this plan.
+                    let mem = if keep_mem { 0 } else { a.mem_mb };
+                    let usage = Alloc { mem_mb: mem, ..*a };
+                    self.released.push((usage, self.now, end, !reverse));
                 }
             }
             let mem = if keep_mem { 0 } else { a.mem_mb };
@@ -567,6 +581,76 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+    }
+
+    /// Whether [`Ctx::fit_now`] for `job` is decided by the aggregate profile
+    /// alone (no node constraints, no reservations, no per-node profiles
+    /// built, a node allocation policy that takes any free processors):
+    /// then [`Ctx::fits_with_released`] answers it exactly.
+    pub fn aggregate_only(&self, job: &Job) -> bool {
+        !is_constrained(&job.req)
+            && self.rsv.is_empty()
+            && self.nodes.is_none()
+            && self.policy.node_allocation != crate::policy::NodeAllocationPolicy::Contiguous
+    }
+
+    /// Whether `job` would fit now for `dur` if running jobs holding
+    /// `victims` (`(processors, when planning expects them back)`) were
+    /// released from now on — [`Ctx::release`] then [`Ctx::fit_now`] without
+    /// touching the profile. Exact only when [`Ctx::aggregate_only`].
+    pub fn fits_with_released(
+        &self,
+        job: &Job,
+        dur: Option<Secs>,
+        victims: &[(i64, Option<Time>)],
+    ) -> bool {
+        let now = self.now;
+        let end = dur.map(|d| now + d.max(1));
+        let need = i64::from(job.req.total_procs());
+        // Victims' processors count from now until their release: sweep the
+        // profile's breakpoints and the releases together, in time order.
+        let mut rel: Vec<(Time, i64)> = victims
+            .iter()
+            .filter_map(|&(p, r)| r.map(|r| (r, p)))
+            .collect();
+        rel.sort_unstable();
+        let mut freed: i64 = victims.iter().map(|v| v.0).sum();
+        let mut r = 0;
+        let spans = self.agg.spans();
+        let mut i = spans.partition_point(|s| s.0 <= now).saturating_sub(1);
+        let mut t = now;
+        loop {
+            while r < rel.len() && rel[r].0 <= t {
+                freed -= rel[r].1;
+                r += 1;
+            }
+            let free = self.agg.free_at(t).procs;
+            if free + freed < need {
+                return false;
+            }
+            // The next instant anything changes.
+            let next_span = spans.get(i + 1).map(|s| s.0);
+            let next_rel = rel.get(r).map(|x| x.0);
+            let next = match (next_span, next_rel) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(x) => x,
+                    None => return true,
+                },
+            };
+            if end.is_some_and(|e| next >= e) {
+                return true;
+            }
+            if next_span == Some(next) {
+                i += 1;
+            }
+            t = next;
+        }
+    }
+
+    /// When planning expects a running job's processors back (`None`: never).
+    pub fn release_time(&self, job: &Job) -> Option<Time> {
+        release_at(job, self.policy, self.now)
     }
 
     /// Processors free (aggregate) over the whole of `[now, now + dur)`.
@@ -687,6 +771,14 @@ impl<'a> Ctx<'a> {
         for (alloc, start, end) in self.planned.iter().chain(locked) {
             for a in alloc {
                 profiles[a.node as usize].force_usage(*start, *end, alloc_amount(a));
+            }
+        }
+        for (a, start, end, freed) in std::mem::take(&mut self.released) {
+            let p = &mut profiles[a.node as usize];
+            if freed {
+                let _ = p.remove_usage(start, end, alloc_amount(&a));
+            } else {
+                p.force_usage(start, end, alloc_amount(&a));
             }
         }
         let mut scratch = Profile::new(self.now, Amount::default());

@@ -26,7 +26,7 @@
 //!   priority is lowest, then the one that loses the least work (a
 //!   suspension or a checkpoint loses none; requeue and cancel lose the
 //!   processor-seconds run so far), then the one with the fewest jobs, then
-//!   the fewest nodes. [`select`] searches them (branch and bound, bounded)
+//!   the fewest nodes, then the fewest processors. [`select`] searches them (branch and bound, bounded)
 //!   and verifies each candidate set against the real placement.
 //! - A checkpointed or requeued victim keeps its processors until the
 //!   resource manager reports it gone ([`crate::state::Event::Terminate`]):
@@ -448,6 +448,10 @@ pub fn why_not_preemptible(
 /// A possible victim.
 pub(crate) struct Cand<'a> {
     pub job: &'a Job,
+    /// Copied out of the job so sorting does not chase pointers.
+    pub id: JobId,
+    /// The first node of its allocation (for the nodes tie-break).
+    pub first_node: Option<crate::node::NodeId>,
     pub method: PreemptPolicy,
     /// Its start priority.
     pub prio: (bool, i64),
@@ -558,6 +562,8 @@ pub(crate) fn try_preempt<'a>(
         };
         cands.push(Cand {
             job: v,
+            id: v.id,
+            first_node: v.run.as_ref().and_then(|r| r.alloc.first()).map(|a| a.node),
             method,
             prio: vp,
             lost,

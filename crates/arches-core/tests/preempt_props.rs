@@ -6,7 +6,9 @@
 //! preemptor starts at once unless a victim is checkpointed or requeued, in
 //! which case it waits for them with its resources locked. On small cases
 //! the chosen set is the brute-force optimum: lowest highest priority, then
-//! least work lost, then fewest jobs, then fewest nodes.
+//! least work lost, then fewest jobs, then fewest nodes, then fewest
+//! processors; for preemptors planned on the aggregate profile and for
+//! preemptors that need one node.
 
 use arches_core::job::{Job, JobFlag, JobId, Request, RequeueCause};
 use arches_core::node::Node;
@@ -173,16 +175,16 @@ proptest! {
 }
 
 /// The brute-force cost of a victim set: (highest start priority, work
-/// lost, jobs, distinct nodes), or `None` when the preemptor does not fit
-/// after it.
+/// lost, jobs, distinct nodes, processors), or `None` when the preemptor
+/// does not fit after it.
 fn set_cost(
     state: &State,
     pol: &Policy,
     pp: PreemptPolicy,
     set: &[&Job],
-    need: u32,
+    req: &Request,
     now: i64,
-) -> Option<((bool, i64), i64, usize, usize)> {
+) -> Option<((bool, i64), i64, usize, usize, u32)> {
     let n = state.nodes().len();
     let mut free: Vec<u32> = (0..n as u32).map(|i| state.free_procs(i)).collect();
     let mut nodes = std::collections::BTreeSet::new();
@@ -200,11 +202,11 @@ fn set_cost(
         }
         prio = prio.max(run_priority(j, pol));
     }
-    let req = Request::procs(need);
-    place(state.nodes(), &req, pol.node_allocation, 0..n as u32, |i| {
+    place(state.nodes(), req, pol.node_allocation, 0..n as u32, |i| {
         (free[i as usize], 0)
     })?;
-    Some((prio, lost, set.len(), nodes.len()))
+    let procs = set.iter().map(|j| j.procs()).sum();
+    Some((prio, lost, set.len(), nodes.len(), procs))
 }
 
 proptest! {
@@ -215,12 +217,23 @@ proptest! {
         nodes in prop::collection::vec(1u32..7, 1..4),
         jobs in prop::collection::vec((1u32..5, 0i64..3, 0u8..8, 0i64..90), 1..11),
         need in 1u32..16,
+        one_node in any::<bool>(),
         pp in prop::sample::select(vec![
             PreemptPolicy::Suspend, PreemptPolicy::Checkpoint,
             PreemptPolicy::Requeue, PreemptPolicy::Cancel,
         ]),
     ) {
         let pol = policy(pp);
+        // Either processors anywhere (planned on the aggregate) or all on
+        // one node (placed node by node).
+        let req = if one_node {
+            let mut r = Request::procs(need.min(6));
+            r.nodes = Some(1);
+            r.tasks_per_node = Some(need.min(6));
+            r
+        } else {
+            Request::procs(need)
+        };
         let cluster: Vec<Node> = nodes
             .iter()
             .enumerate()
@@ -250,7 +263,7 @@ proptest! {
         let now = 100;
         let cands: Vec<&Job> = state.active().collect();
         // Every feasible subset, by brute force.
-        let mut best: Option<((bool, i64), i64, usize, usize)> = None;
+        let mut best: Option<((bool, i64), i64, usize, usize, u32)> = None;
         for mask in 1u32..(1 << cands.len()) {
             let set: Vec<&Job> = (0..cands.len())
                 .filter(|b| mask & (1 << b) != 0)
@@ -259,15 +272,15 @@ proptest! {
             if set.len() > MAX_PREEMPTEES {
                 continue;
             }
-            if let Some(c) = set_cost(&state, &pol, pp, &set, need, now) {
+            if let Some(c) = set_cost(&state, &pol, pp, &set, &req, now) {
                 if best.is_none_or(|b| c < b) {
                     best = Some(c);
                 }
             }
         }
-        let idle_fits = set_cost(&state, &pol, pp, &[], need, now).is_some();
+        let idle_fits = set_cost(&state, &pol, pp, &[], &req, now).is_some();
         let pid: JobId = 1000;
-        let mut p = Job::new(pid, "u", Request::procs(need), Some(100), now);
+        let mut p = Job::new(pid, "u", req.clone(), Some(100), now);
         p.cred.qos = Some("high".into());
         let mut after = state.clone();
         after.apply(Event::Submit(Box::new(p)), now).unwrap();
@@ -280,7 +293,7 @@ proptest! {
         if idle_fits {
             prop_assert!(chosen.is_empty());
         } else {
-            let got = set_cost(&state, &pol, pp, &chosen, need, now);
+            let got = set_cost(&state, &pol, pp, &chosen, &req, now);
             prop_assert_eq!(got, best, "chosen {:?}", plan.preemptions);
         }
     }

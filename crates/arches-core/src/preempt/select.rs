@@ -4,7 +4,8 @@
 //! A set's cost is, in this order (lower is better): the highest start
 //! priority among its victims, the work it loses (processor-seconds run so
 //! far by the requeued or cancelled victims; a suspension or a checkpoint
-//! loses none), its number of jobs, its number of distinct nodes. The search:
+//! loses none), its number of jobs, its number of distinct nodes, its number
+//! of processors (free no more than needed). The search:
 //!
 //! 1. priority levels are tried lowest first: a level is searched only if
 //!    the [`MAX_PREEMPTEES`] largest candidates at or below it could free
@@ -20,7 +21,12 @@
 //!    placement (its victims released, the preemptor placed), since node
 //!    layout, memory and later reservations can make a covering set useless.
 //!
-//! The search is bounded ([`MAX_VISITS`] nodes, [`MAX_VERIFY`] placements);
+//! A job planned on the aggregate profile alone (no node constraints,
+//! reservations or per-node profiles) is verified exactly without touching
+//! the profile ([`Ctx::fits_with_released`], [`MAX_FAST_VERIFY`] times at
+//! most); others release and place ([`MAX_VERIFY`] times at most).
+//! The search visits at most [`MAX_VISITS`] nodes, except that with at most
+//! [`EXHAUSTIVE`] candidates it is exhaustive (so exact);
 //! when it finds nothing within those bounds the greedy fallback takes
 //! candidates one by one in (priority, loss, size) order until the preemptor
 //! fits and gives back every victim it does not need.
@@ -37,12 +43,17 @@ use crate::schedule::Walk;
 use crate::Secs;
 
 /// Search nodes visited at most for one preemptor.
-const MAX_VISITS: u32 = 20_000;
+const MAX_VISITS: u32 = 2_048;
 /// Candidate sets verified against the placement at most for one preemptor.
 const MAX_VERIFY: u32 = 24;
+/// Candidate sets verified on the aggregate profile alone at most (cheap).
+const MAX_FAST_VERIFY: u32 = 512;
+/// With at most this many candidates the search is exhaustive (exact).
+const EXHAUSTIVE: usize = 12;
 
-/// `(work lost, jobs, nodes)`: the cost of a set within one priority level.
-type Cost = (i64, usize, usize);
+/// `(work lost, jobs, nodes, processors)`: the cost of a set within one
+/// priority level (processors last: of equal sets, free no more than needed).
+type Cost = (i64, usize, usize, i64);
 
 /// The victims for `job`, as indexes into `cands` (which this reorders), or
 /// `None` when no set of at most [`MAX_PREEMPTEES`] makes it fit. Nothing is
@@ -53,25 +64,31 @@ pub(crate) fn choose<'a>(
     dur: Option<Secs>,
     cands: &mut [Cand<'a>],
 ) -> Option<Vec<usize>> {
-    cands.sort_by_key(|c| (c.prio, c.job.id));
     let need = i64::from(job.req.total_procs());
     let deficit = (need - walk.ctx.free_procs_over(dur)).max(0);
     let mut density = vec![0u32; walk.ctx.state.nodes().len()];
-    for c in cands.iter() {
-        if let Some(n) = first_node(c.job) {
-            if let Some(d) = density.get_mut(n as usize) {
-                *d += 1;
-            }
+    // Candidates by priority level, lowest first (no full sort: levels
+    // are few, candidates many).
+    let mut levels: std::collections::BTreeMap<(bool, i64), Vec<usize>> =
+        std::collections::BTreeMap::new();
+    for (k, c) in cands.iter().enumerate() {
+        if let Some(d) = c.first_node.and_then(|n| density.get_mut(n as usize)) {
+            *d += 1;
         }
+        levels.entry(c.prio).or_default().push(k);
     }
-    let mut budget = (MAX_VISITS, MAX_VERIFY);
+    let fast = walk.ctx.aggregate_only(job);
+    let mut budget = if cands.len() <= EXHAUSTIVE {
+        // Few candidates: search them all (at most 2^EXHAUSTIVE sets).
+        (2 << EXHAUSTIVE, 1 << EXHAUSTIVE)
+    } else {
+        (MAX_VISITS, if fast { MAX_FAST_VERIFY } else { MAX_VERIFY })
+    };
     let mut largest: BinaryHeap<Reverse<u32>> = BinaryHeap::new();
     let mut top_sum = 0i64;
-    let n = cands.len();
-    let mut k = 0;
-    while k < n {
-        let level = cands[k].prio;
-        while k < n && cands[k].prio == level {
+    let mut usable: Vec<usize> = Vec::new();
+    for level in levels.into_values() {
+        for k in level {
             largest.push(Reverse(cands[k].procs));
             top_sum += i64::from(cands[k].procs);
             if largest.len() > MAX_PREEMPTEES {
@@ -79,7 +96,7 @@ pub(crate) fn choose<'a>(
                     top_sum -= i64::from(p);
                 }
             }
-            k += 1;
+            usable.push(k);
         }
         if top_sum < deficit {
             continue;
@@ -88,7 +105,8 @@ pub(crate) fn choose<'a>(
             &mut walk.ctx,
             job,
             dur,
-            &cands[..k],
+            cands,
+            &usable,
             deficit,
             &density,
             &mut budget,
@@ -102,19 +120,29 @@ pub(crate) fn choose<'a>(
     greedy(&mut walk.ctx, job, dur, cands)
 }
 
-fn first_node(j: &Job) -> Option<NodeId> {
-    j.run.as_ref().and_then(|r| r.alloc.first()).map(|a| a.node)
-}
-
 /// One candidate as the search sees it.
 struct Item {
     /// Index into the candidates.
     idx: usize,
     procs: i64,
+    /// When planning expects its processors back (`None`: never).
+    release: Option<crate::Time>,
     lost: i64,
     /// Work lost per processor, rounded down (`ratio * procs <= lost`).
     ratio: i64,
-    nodes: Vec<NodeId>,
+    /// Its first node, and its other distinct nodes (usually none).
+    first: Option<NodeId>,
+    more: Vec<NodeId>,
+}
+
+impl Item {
+    fn nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.first.into_iter().chain(self.more.iter().copied())
+    }
+
+    fn node_count(&self) -> usize {
+        usize::from(self.first.is_some()) + self.more.len()
+    }
 }
 
 struct Search<'c, 'a, 'j> {
@@ -133,49 +161,61 @@ struct Search<'c, 'a, 'j> {
     nodes: Vec<(NodeId, u32)>,
     best: Option<(Cost, Vec<usize>)>,
     budget: &'c mut (u32, u32),
+    /// The placement is decided by the aggregate profile alone: verify
+    /// without releasing anything.
+    fast: bool,
 }
 
-/// The best verified set among `cands` covering `deficit` processors.
+/// The best verified set among `cands[usable]` covering `deficit`
+/// processors (indexes into `cands`).
+#[allow(clippy::too_many_arguments)]
 fn search<'a>(
     ctx: &mut Ctx<'a>,
     job: &Job,
     dur: Option<Secs>,
     cands: &[Cand<'a>],
+    usable: &[usize],
     deficit: i64,
     density: &[u32],
     budget: &mut (u32, u32),
 ) -> Option<Vec<usize>> {
-    let mut items: Vec<Item> = cands
+    let mut items: Vec<Item> = usable
         .iter()
-        .enumerate()
-        .map(|(idx, c)| {
+        .map(|&idx| {
+            let c = &cands[idx];
             let procs = i64::from(c.procs);
-            let mut nodes: Vec<NodeId> = c
-                .job
-                .run
-                .as_ref()
-                .map(|r| r.alloc.iter().map(|a| a.node).collect())
-                .unwrap_or_default();
-            nodes.sort_unstable();
-            nodes.dedup();
+            // Most jobs hold one node: no allocation for those.
+            let alloc = c.job.run.as_ref().map_or(&[][..], |r| &r.alloc[..]);
+            let mut more: Vec<NodeId> = Vec::new();
+            if alloc.len() > 1 {
+                more = alloc.iter().map(|a| a.node).collect();
+                more.sort_unstable();
+                more.dedup();
+            }
+            let first = alloc.first().map(|a| a.node);
+            if !more.is_empty() {
+                more.retain(|n| Some(*n) != first);
+            }
             Item {
                 idx,
                 procs,
+                release: ctx.release_time(c.job),
                 lost: c.lost,
                 ratio: if procs > 0 { c.lost / procs } else { c.lost },
-                nodes,
+                first,
+                more,
             }
         })
         .collect();
-    items.sort_by_key(|it| {
-        let first = it.nodes.first().copied().unwrap_or(NodeId::MAX);
+    items.sort_unstable_by_key(|it| {
+        let first = it.first.unwrap_or(NodeId::MAX);
         let dens = density.get(first as usize).copied().unwrap_or(0);
         (
             it.ratio,
             Reverse(it.procs),
-            it.nodes.len(),
+            it.node_count(),
             Reverse(dens),
-            cands[it.idx].job.id,
+            cands[it.idx].id,
         )
     });
     let mut suffix_max = vec![0i64; items.len() + 1];
@@ -196,7 +236,9 @@ fn search<'a>(
         nodes: Vec::new(),
         best: None,
         budget,
+        fast: false,
     };
+    s.fast = s.ctx.aggregate_only(job);
     s.dfs(0);
     s.best.map(|(_, set)| set)
 }
@@ -219,6 +261,7 @@ impl Search<'_, '_, '_> {
                     self.lost + rest * self.items[k].ratio,
                     self.chosen.len() + more,
                     self.nodes.len(),
+                    self.sum,
                 );
                 if lb >= *best {
                     return;
@@ -226,7 +269,7 @@ impl Search<'_, '_, '_> {
             }
             self.push(k);
             if self.sum >= self.deficit {
-                let cost: Cost = (self.lost, self.chosen.len(), self.nodes.len());
+                let cost: Cost = (self.lost, self.chosen.len(), self.nodes.len(), self.sum);
                 if self.best.as_ref().is_none_or(|(b, _)| cost < *b) {
                     if self.budget.1 == 0 {
                         self.pop(k);
@@ -253,7 +296,7 @@ impl Search<'_, '_, '_> {
         let it = &self.items[k];
         self.sum += it.procs;
         self.lost += it.lost;
-        for &n in &it.nodes {
+        for n in it.nodes() {
             match self.nodes.iter_mut().find(|(m, _)| *m == n) {
                 Some(e) => e.1 += 1,
                 None => self.nodes.push((n, 1)),
@@ -266,7 +309,7 @@ impl Search<'_, '_, '_> {
         let it = &self.items[k];
         self.sum -= it.procs;
         self.lost -= it.lost;
-        for &n in &it.nodes {
+        for n in it.nodes() {
             if let Some(pos) = self.nodes.iter().position(|(m, _)| *m == n) {
                 self.nodes[pos].1 -= 1;
                 if self.nodes[pos].1 == 0 {
@@ -279,6 +322,22 @@ impl Search<'_, '_, '_> {
 
     /// Whether the preemptor fits once the chosen victims are gone.
     fn verify(&mut self) -> bool {
+        if self.fast {
+            let victims: Vec<(i64, Option<crate::Time>)> = self
+                .chosen
+                .iter()
+                .map(|&i| (self.items[i].procs, self.items[i].release))
+                .collect();
+            let fits = self.ctx.fits_with_released(self.job, self.dur, &victims);
+            // The shortcut must agree with releasing and placing (tests).
+            debug_assert_eq!(fits, self.verify_by_placement(), "fast verification");
+            return fits;
+        }
+        self.verify_by_placement()
+    }
+
+    /// Releases the chosen victims, places the preemptor, undoes.
+    fn verify_by_placement(&mut self) -> bool {
         for &i in &self.chosen {
             let c = &self.cands[self.items[i].idx];
             self.ctx
@@ -303,7 +362,7 @@ fn greedy<'a>(
     dur: Option<Secs>,
     cands: &mut [Cand<'a>],
 ) -> Option<Vec<usize>> {
-    cands.sort_by_key(|c| (c.prio, c.lost, c.procs, c.job.id));
+    cands.sort_unstable_by_key(|c| (c.prio, c.lost, c.procs, c.id));
     let susp = |c: &Cand<'_>| c.method == PreemptPolicy::Suspend;
     let mut chosen: Vec<usize> = Vec::new();
     let mut fits = false;
