@@ -174,6 +174,9 @@ proptest! {
     }
 }
 
+/// (highest start priority, work lost, jobs, distinct nodes, processors).
+type SetCost = ((bool, i64), i64, usize, usize, u32);
+
 /// The brute-force cost of a victim set: (highest start priority, work
 /// lost, jobs, distinct nodes, processors), or `None` when the preemptor
 /// does not fit after it.
@@ -184,7 +187,7 @@ fn set_cost(
     set: &[&Job],
     req: &Request,
     now: i64,
-) -> Option<((bool, i64), i64, usize, usize, u32)> {
+) -> Option<SetCost> {
     let n = state.nodes().len();
     let mut free: Vec<u32> = (0..n as u32).map(|i| state.free_procs(i)).collect();
     let mut nodes = std::collections::BTreeSet::new();
@@ -263,7 +266,7 @@ proptest! {
         let now = 100;
         let cands: Vec<&Job> = state.active().collect();
         // Every feasible subset, by brute force.
-        let mut best: Option<((bool, i64), i64, usize, usize, u32)> = None;
+        let mut best: Option<SetCost> = None;
         for mask in 1u32..(1 << cands.len()) {
             let set: Vec<&Job> = (0..cands.len())
                 .filter(|b| mask & (1 << b) != 0)
