@@ -631,3 +631,49 @@ fn class_qdef_makes_its_jobs_preemptors() {
     d.wait_state(low, "Running", LONG);
     let _ = d.run("mjobctl", &["-c", &low.to_string()]);
 }
+
+#[test]
+fn a_checkpoint_in_progress_survives_a_daemon_restart() {
+    let mut d = Daemon::start_with_config(Some(&cfg_with(
+        "SUSPEND",
+        "CHECKPOINTSIG=SIGUSR2 CHECKPOINTTIMEOUT=3",
+        "",
+    )));
+    let log = d.home.path().join("events");
+    let job = d.submit(
+        &format!(
+            "#!/bin/sh\necho \"start $$ ${{MOAB_RESTARTED:-0}}\" >> {l}\n\
+             trap 'echo \"usr2 $$\" >> {l}' USR2\n\
+             trap 'echo \"term $$\" >> {l}; exit 0' TERM\n\
+             while true; do sleep 0.1; done\n",
+            l = log.display()
+        ),
+        &["-l", "procs=2,walltime=120,flags=checkpoint"],
+    );
+    d.wait_state(job, "Running", LONG);
+    wait_lines(&log, 1);
+    answers(
+        &d,
+        "mjobctl",
+        &["-C", &job.to_string()],
+        &format!("job {job} successfully preempted"),
+    );
+    wait_lines(&log, 2);
+    // The daemon dies while the job is still checkpointing, and comes back.
+    d.kill9();
+    d.spawn();
+    // The old run ends at the timeout; only then does the job start again,
+    // from its checkpoint.
+    let lines = wait_lines(&log, 4);
+    let first = lines[0].split(' ').nth(1).unwrap().to_string();
+    assert_eq!(lines[1], format!("usr2 {first}"), "{lines:?}");
+    assert_eq!(lines[2], format!("term {first}"), "{lines:?}");
+    assert!(
+        lines[3].starts_with("start ") && lines[3].ends_with(" 1"),
+        "{lines:?}"
+    );
+    d.wait_state(job, "Running", LONG);
+    let out = d.checkjob(job);
+    assert!(out.contains("StartCount:     2"), "{out}");
+    let _ = d.run("mjobctl", &["-c", &job.to_string()]);
+}
