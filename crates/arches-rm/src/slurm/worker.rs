@@ -238,7 +238,9 @@ impl Worker {
             return self.emit(Observation::Requeued { job, at: now() });
         }
         let Some(t) = self.jobs.get_mut(&job) else {
-            return self.failed(job, "requeue", format!("job {job} is not in Slurm"));
+            // Nothing of it runs in Slurm: it has ended as far as we know.
+            tracing::warn!(job, "requeue of a job that is not in Slurm");
+            return self.emit(Observation::Requeued { job, at: now() });
         };
         t.requeue = true;
         t.kill_at = deadline;
