@@ -7,7 +7,7 @@ complete -c mjobctl -s q -d 'Query: diag (job details), starttime (start estimat
 starttime\t''
 hostlist\t''"
 complete -c mjobctl -s u -d 'Release holds: all (default), user, system, batch or defer (comma list)' -r
-complete -c mjobctl -s w -d 'With -x: flags=ignorepolicies|ignorenodestate|ignorersv (repeatable)' -r
+complete -c mjobctl -s w -d 'With -x: flags=ignorepolicies (credential limits) or flags=ignorersv (reservations); repeatable' -r
 complete -c mjobctl -l flags -d 'Flags: relative (with -p), completed (with -q diag)' -r
 complete -c mjobctl -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
@@ -21,7 +21,7 @@ complete -c mjobctl -s F -d 'Force-cancel the jobs (Arches\' cancel already kill
 complete -c mjobctl -s S -d 'Submit a job held in an internal queue: Arches has none (every job is queued by msub), so this reports that'
 complete -c mjobctl -s C -d 'Checkpoint the jobs'
 complete -c mjobctl -s r -d 'Resume suspended jobs'
-complete -c mjobctl -s R -d 'Requeue active jobs'
+complete -c mjobctl -s R -d 'Requeue active jobs (or queue completed ones again)'
 complete -c mjobctl -s s -d 'Suspend active jobs'
 complete -c mjobctl -s x -d 'Force the jobs to start now (admin)'
 complete -c mjobctl -l xml -d 'Print Moab\'s XML document instead of text'

@@ -292,6 +292,11 @@ pub struct JobDetail {
     /// Data staging (`StageIn:`/`StageOut:` lines).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub staging: Vec<StageLine>,
+    /// Preemption diagnostics (seed §8.4.3), one condition per line: why a
+    /// queued job did not preempt (a count per failed condition) or what it
+    /// waits for; whether a running job is preemptible, by whom, or why not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preemption: Vec<String>,
 }
 
 /// One file of a job's data staging.
@@ -765,6 +770,10 @@ pub struct CredentialInfo {
     /// `JOBFLAGS=` given to every job of the class or QoS.
     #[serde(default)]
     pub job_flags: Vec<String>,
+    /// mdiag -q: preemption among the QoS's jobs (preemptors waiting or
+    /// failing, with counts per failed condition; preemptees' states).
+    #[serde(default)]
+    pub preemption: Vec<String>,
 }
 
 /// Answer of the credentials route.

@@ -633,6 +633,7 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         messages: vec![],
         start_kind: None,
         staging: vec![],
+        preemption: vec![],
     }
 }
 

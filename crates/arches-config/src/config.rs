@@ -55,8 +55,6 @@ pub struct Config {
     pub defer_count: u32,
     /// `DEFERSTARTCOUNT`: start failures before a defer.
     pub defer_start_count: u32,
-    /// `JOBRETRYTIME`.
-    pub job_retry_time: Secs,
     /// `RESERVATIONRETRYTIME`.
     pub reservation_retry_time: Secs,
     /// `LOGLEVEL`, `LOGFILE`, `LOGDIR`, ...
@@ -136,7 +134,6 @@ impl Default for Config {
             defer_time: 3600,
             defer_count: 24,
             defer_start_count: 1,
-            job_retry_time: 60,
             reservation_retry_time: 60,
             log: LogConfig {
                 level: 0,

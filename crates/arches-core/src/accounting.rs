@@ -444,6 +444,8 @@ mod tests {
             how: StartKind::Priority,
             suspended_secs: 0,
             suspended_at: None,
+            resumed_at: None,
+            terminating: None,
         });
         j.completion = Some(Completion {
             time: end,

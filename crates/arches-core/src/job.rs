@@ -408,6 +408,62 @@ pub struct RunInfo {
     pub suspended_secs: Secs,
     /// When the current suspension began.
     pub suspended_at: Option<Time>,
+    /// When the job was last resumed (`JOBPREEMPTMINACTIVETIME` protects a
+    /// newly resumed job as it does a newly started one).
+    pub resumed_at: Option<Time>,
+    /// Being terminated to go back to the queue (checkpoint or requeue): the
+    /// job keeps its allocation until the resource manager reports its end.
+    pub terminating: Option<Termination>,
+}
+
+/// Why a job went back to the queue after it had started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RequeueCause {
+    /// Checkpointed (`mjobctl -C`, `PREEMPTPOLICY CHECKPOINT`): it restarts
+    /// from its checkpoint.
+    Checkpoint,
+    /// Requeued (`mjobctl -R`, `PREEMPTPOLICY REQUEUE`, PREEMPT backfill):
+    /// it starts over.
+    Requeue,
+    /// Its start failed, its node failed or it vanished: it starts over.
+    Failure,
+}
+
+impl RequeueCause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequeueCause::Checkpoint => "checkpoint",
+            RequeueCause::Requeue => "requeue",
+            RequeueCause::Failure => "failure",
+        }
+    }
+}
+
+impl FromStr for RequeueCause {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "checkpoint" => Ok(RequeueCause::Checkpoint),
+            "requeue" => Ok(RequeueCause::Requeue),
+            "failure" => Ok(RequeueCause::Failure),
+            _ => Err(format!("unknown requeue cause '{s}'")),
+        }
+    }
+}
+
+/// An active job on its way back to the queue (see [`RunInfo::terminating`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Termination {
+    /// Checkpoint or requeue (never [`RequeueCause::Failure`]).
+    pub cause: RequeueCause,
+    /// The preemptor it makes room for (`None`: an administrator's
+    /// `mjobctl -C/-R`).
+    pub by: Option<JobId>,
+    /// When the termination was requested.
+    pub since: Time,
+    /// When the job will have ended at the latest (the checkpoint timeout
+    /// plus the kill grace): planning releases its resources then.
+    pub until: Time,
 }
 
 impl RunInfo {
@@ -416,6 +472,11 @@ impl RunInfo {
     }
     pub fn nodes(&self) -> u32 {
         self.alloc.len() as u32
+    }
+
+    /// When the job last began executing: its start, or its last resume.
+    pub fn active_since(&self) -> Time {
+        self.resumed_at.unwrap_or(self.start_time)
     }
 }
 
@@ -474,6 +535,9 @@ pub struct Job {
     /// Waiting for stage-in data (`None`: no staging or the data is there).
     /// Set by the staging driver from [`crate::staging::plan`].
     pub data_wait: Option<crate::staging::DataWait>,
+    /// Why the job last went back to the queue after starting (`None`: it
+    /// never did). A job restarted after a checkpoint is told so.
+    pub requeued: Option<RequeueCause>,
 }
 
 impl Job {
@@ -510,6 +574,7 @@ impl Job {
             bypass_count: 0,
             admin_suspended: false,
             data_wait: None,
+            requeued: None,
         }
     }
 

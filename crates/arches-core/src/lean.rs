@@ -111,6 +111,8 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         || idx.suspended > 0
         || idx.data_wait > 0
         || idx.preemptors > 0
+        || state.terminating_count() > 0
+        || state.locks().next().is_some()
         || !state.all_nodes_up()
         || !policy.standing.is_empty()
         || state.reservations().any(|r| r.end.is_none_or(|e| e > now))

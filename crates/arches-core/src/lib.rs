@@ -27,6 +27,7 @@ pub mod accounting;
 pub mod backfill;
 mod context;
 pub mod eligibility;
+pub mod forced;
 mod index;
 pub mod job;
 pub mod lean;
@@ -47,7 +48,8 @@ pub mod windows;
 pub use eligibility::effective_walltime;
 pub use job::{
     Alloc, Completion, CompletionCode, Credentials, Dependency, DependencyKind, HoldType, Holds,
-    Job, JobFlag, JobFlags, JobId, JobState, Request, RunInfo, StartKind,
+    Job, JobFlag, JobFlags, JobId, JobState, Request, RequeueCause, RunInfo, StartKind,
+    Termination,
 };
 pub use lean::{schedule_lean, LeanPlan};
 pub use node::{Node, NodeAdminState, NodeId, NodeState};
@@ -58,7 +60,7 @@ pub use policy::Policy;
 pub use resv::{Acl, Period, Reservation, Standing};
 pub use schedule::{bypassed, schedule};
 pub use staging::DataWait;
-pub use state::{Event, EventError, State};
+pub use state::{Event, EventError, Lock, State};
 pub use windows::{
     backfill_windows, estimate_start, reservations, reservations_at, windows_in_plan, Window,
     WindowQuery,

@@ -97,6 +97,9 @@ pub enum BlockReason {
     /// until the estimated data-ready time (TIGHT; compute is reserved from
     /// then on).
     DataStaging(Option<Time>),
+    /// A preemptor waiting for the jobs it preempted (checkpointed or
+    /// requeued) to terminate; their resources are held for it.
+    Preempting(Vec<JobId>),
 }
 
 impl fmt::Display for BlockReason {
@@ -152,6 +155,14 @@ impl fmt::Display for BlockReason {
             BlockReason::DataStaging(Some(_)) => f.write_str(
                 "job is waiting for stage-in data (data-ready time estimated)",
             ),
+            BlockReason::Preempting(jobs) => {
+                let ids: Vec<String> = jobs.iter().map(|j| j.to_string()).collect();
+                write!(
+                    f,
+                    "waiting for preempted job(s) {} to terminate (resources held)",
+                    ids.join(",")
+                )
+            }
         }
     }
 }
@@ -186,6 +197,9 @@ pub struct Plan {
     pub resumes: Vec<JobId>,
     /// Why blocked preemptors did not preempt.
     pub preempt_notes: Vec<crate::preempt::PreemptNote>,
+    /// Resources to lock for preemptors (applied after the preemptions,
+    /// before the starts).
+    pub locks: Vec<crate::preempt::PreemptorLock>,
 }
 
 /// Every queued job's [`Decision`], ordered by job id: a sorted vector,
@@ -247,11 +261,8 @@ impl Plan {
     }
 
     /// Why a preemptor did not preempt in this plan, if it tried.
-    pub fn preempt_note(&self, job: JobId) -> Option<&str> {
-        self.preempt_notes
-            .iter()
-            .find(|n| n.job == job)
-            .map(|n| n.text.as_str())
+    pub fn preempt_note(&self, job: JobId) -> Option<&crate::preempt::PreemptNote> {
+        self.preempt_notes.iter().find(|n| n.job == job)
     }
 
     /// The reservation of a job, if it has one.

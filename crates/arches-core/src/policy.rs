@@ -311,7 +311,12 @@ pub struct Policy {
     pub preempt_policy: PreemptPolicy,
     pub job_preempt_min_active: Secs,
     pub job_preempt_max_active: Secs,
+    /// `GUARANTEEDPREEMPTION`: the resources freed for a preemptor stay
+    /// locked for it until it starts or `JOBRETRYTIME` has passed.
     pub guaranteed_preemption: bool,
+    /// `JOBRETRYTIME`: how long a preemptor's lock outlives the release of
+    /// its resources (and a failed start).
+    pub job_retry_time: Secs,
     /// `RMPOLLINTERVAL`: the longest the daemon waits between iterations.
     pub rm_poll_interval: Secs,
     /// Standing reservations (`SRCFG[name]`), materialised each iteration.
@@ -347,6 +352,7 @@ impl Default for Policy {
             job_preempt_min_active: 0,
             job_preempt_max_active: 0,
             guaranteed_preemption: false,
+            job_retry_time: 60,
             rm_poll_interval: 30,
             standing: Vec::new(),
         }

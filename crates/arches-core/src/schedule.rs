@@ -82,6 +82,7 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
             eligible: true,
             handled: false,
             started: false,
+            waiting: false,
             held: None,
         }
     }));
@@ -191,6 +192,8 @@ pub(crate) struct Entry<'a> {
     /// Decided in an earlier pass (or statically blocked).
     pub handled: bool,
     pub started: bool,
+    /// A preemptor waiting for its terminating victims (resources held).
+    pub waiting: bool,
     /// A remembered reservation held in the profile (HIGHEST).
     pub held: Option<(Time, Option<Time>)>,
 }
@@ -220,6 +223,16 @@ impl<'a> Walk<'a> {
         if entries[i].handled || entries[i].started {
             return;
         }
+        // A preemptor's locked resources are its own.
+        let id = entries[i].job.id;
+        let lifted = self.ctx.lift_lock(id);
+        self.consider_inner(entries, i, level);
+        if lifted && !entries[i].started && !entries[i].waiting {
+            self.ctx.restore_lock(id);
+        }
+    }
+
+    fn consider_inner(&mut self, entries: &mut [Entry<'a>], i: usize, level: PolicyLevel) {
         let job = entries[i].job;
         let policy = self.ctx.policy;
         let dur = planning_duration(job, policy);
@@ -572,6 +585,14 @@ impl<'a> Walk<'a> {
         });
         let rsv = self.plan.reservations.iter().map(|r| r.start);
         let retry = self.plan.preempt_notes.iter().filter_map(|n| n.retry_at);
+        // A lock that expires frees its resources for everybody.
+        let locks: Vec<Time> = self
+            .ctx
+            .state
+            .locks()
+            .filter_map(|l| l.until)
+            .map(|u| u + 1)
+            .collect();
         // Administrative and standing reservations begin and end.
         let held: Vec<Time> = self
             .ctx
@@ -584,6 +605,7 @@ impl<'a> Walk<'a> {
             .chain(rsv)
             .chain(held)
             .chain(retry)
+            .chain(locks)
             .chain(self.chunk_until)
             .filter(|t| *t > now)
             .min();
@@ -611,7 +633,7 @@ impl<'a> Walk<'a> {
 }
 
 /// What a job adds to its credentials' usage.
-fn tally(job: &Job, dur: Option<Secs>) -> Tally {
+pub(crate) fn tally(job: &Job, dur: Option<Secs>) -> Tally {
     Tally {
         jobs: 1,
         procs: u64::from(job.req.total_procs()),

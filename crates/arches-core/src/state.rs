@@ -10,7 +10,8 @@ use std::sync::Arc;
 use imbl::{OrdMap, OrdSet};
 
 use crate::job::{
-    Alloc, Completion, CompletionCode, HoldType, Job, JobFlag, JobId, JobState, RunInfo, StartKind,
+    Alloc, Completion, CompletionCode, HoldType, Job, JobFlag, JobId, JobState, RequeueCause,
+    RunInfo, StartKind, Termination,
 };
 use crate::node::{Node, NodeAdminState, NodeId, NodeState};
 use crate::{Secs, Time};
@@ -57,9 +58,34 @@ pub enum Event {
     Resume {
         job: JobId,
     },
-    /// An active job was stopped and goes back to the queue, keeping its id.
+    /// An active job is being terminated to go back to the queue (checkpoint
+    /// or requeue, by `mjobctl` or for the preemptor `by`). It keeps its
+    /// allocation until the resource manager reports its end ([`Event::Requeue`]);
+    /// planning expects that by `until`.
+    Terminate {
+        job: JobId,
+        cause: RequeueCause,
+        by: Option<JobId>,
+        until: Time,
+    },
+    /// An active job has stopped and goes back to the queue, keeping its id
+    /// (the cause is its termination's, or a failure when it was not being
+    /// terminated: a failed start, a failed node).
     Requeue {
         job: JobId,
+    },
+    /// A finished (completed or removed) job goes back to the queue as it
+    /// was submitted (`mjobctl -R` on a completed job).
+    Resubmit {
+        job: JobId,
+    },
+    /// Locks resources for a queued preemptor ([`Lock`]): what its victims
+    /// free is kept for it. `retry` is how long the lock outlives the
+    /// victims' release (`JOBRETRYTIME` under `GUARANTEEDPREEMPTION`, else 0).
+    Lock {
+        job: JobId,
+        alloc: Vec<Alloc>,
+        retry: Secs,
     },
     /// A node's administrative state changed.
     NodeState {
@@ -125,6 +151,20 @@ pub enum EventError {
     BadReservation(String),
 }
 
+/// Resources locked for a preemptor (`GUARANTEEDPREEMPTION`, and always
+/// while its victims are terminating): no other job is planned on them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lock {
+    pub job: JobId,
+    /// Where the preemptor was planned when it preempted.
+    pub alloc: Vec<Alloc>,
+    /// How long the lock outlives the release of the victims' resources.
+    pub retry: Secs,
+    /// Set once no victim is terminating any more: the lock holds until then
+    /// (inclusive), or until the preemptor starts.
+    pub until: Option<Time>,
+}
+
 /// Resources in use on one node.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct NodeUsage {
@@ -164,6 +204,12 @@ pub struct State {
     idx: Option<Box<crate::index::Indexes>>,
     /// Nodes whose administrative state is not `Up`.
     nodes_not_up: usize,
+    /// Resource locks of preemptors, by preemptor.
+    locks: BTreeMap<JobId, Lock>,
+    /// Victims still terminating, by the preemptor they make room for.
+    pending_for: BTreeMap<JobId, u32>,
+    /// Active jobs being terminated ([`Event::Terminate`]).
+    terminating: usize,
 }
 
 impl State {
@@ -332,6 +378,47 @@ impl State {
         self.active.len()
     }
 
+    /// Active jobs being terminated on their way back to the queue.
+    pub fn terminating_count(&self) -> usize {
+        self.terminating
+    }
+
+    /// Whether [`Event::Resume`] of `job` would be accepted now: it is
+    /// suspended and its processors are free (a driver checks this before
+    /// waking the job's processes).
+    pub fn check_resume(&self, job: JobId) -> Result<(), EventError> {
+        let j = self.get(job)?;
+        if j.state != JobState::Suspended {
+            return Err(wrong(j, "Suspended"));
+        }
+        for a in j.run.iter().flat_map(|r| r.alloc.iter()) {
+            let n = self.node(a.node).ok_or(EventError::UnknownNode(a.node))?;
+            if self.usage(a.node).procs + a.procs > n.procs {
+                return Err(EventError::Overallocated { job, node: a.node });
+            }
+        }
+        Ok(())
+    }
+
+    /// Every preemptor's lock (in force or not), by preemptor.
+    pub fn locks(&self) -> impl Iterator<Item = &Lock> {
+        self.locks.values()
+    }
+
+    /// A queued preemptor's lock if it is in force at `now`: while one of
+    /// its victims is still terminating, then until `until` (inclusive).
+    pub fn lock_in_force(&self, job: JobId, now: Time) -> Option<&Lock> {
+        let l = self.locks.get(&job)?;
+        let queued = self.job(job).is_some_and(|j| j.state == JobState::Idle);
+        let held = self.pending_for.contains_key(&job) || l.until.is_some_and(|u| now <= u);
+        (queued && held).then_some(l)
+    }
+
+    /// How many victims are still terminating for `job`.
+    pub fn victims_terminating(&self, job: JobId) -> u32 {
+        self.pending_for.get(&job).copied().unwrap_or(0)
+    }
+
     /// Free processors on a usable node (0 for down or drained nodes).
     pub fn free_procs(&self, id: NodeId) -> u32 {
         match self.node(id) {
@@ -468,10 +555,17 @@ impl State {
                     how: kind,
                     suspended_secs: 0,
                     suspended_at: None,
+                    resumed_at: None,
+                    terminating: None,
                 });
                 self.queued.remove(&job);
                 self.remembered.remove(&job);
                 self.active.insert(job);
+                // A GUARANTEEDPREEMPTION lock outlives a start that may
+                // still fail; any other lock has done its work.
+                if self.locks.get(&job).is_some_and(|l| l.retry == 0) {
+                    self.locks.remove(&job);
+                }
                 Ok(())
             }
             Event::Finish { job, code } => {
@@ -480,6 +574,7 @@ impl State {
                     return Err(wrong(j, "active"));
                 }
                 self.end_active(job, now, code, JobState::Completed);
+                self.locks.remove(&job);
                 Ok(())
             }
             Event::Cancel { job } => {
@@ -487,7 +582,9 @@ impl State {
                 if j.state.is_finished() {
                     return Err(wrong(j, "queued or active"));
                 }
-                if j.state.is_active() {
+                let active = j.state.is_active();
+                self.locks.remove(&job);
+                if active {
                     self.end_active(job, now, CompletionCode::Cancelled, JobState::Removed);
                 } else {
                     self.queued.remove(&job);
@@ -538,17 +635,13 @@ impl State {
                 Ok(())
             }
             Event::Resume { job } => {
-                let j = self.get(job)?;
-                if j.state != JobState::Suspended {
-                    return Err(wrong(j, "Suspended"));
-                }
-                let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
-                for a in &alloc {
-                    let n = self.node(a.node).ok_or(EventError::UnknownNode(a.node))?;
-                    if self.usage(a.node).procs + a.procs > n.procs {
-                        return Err(EventError::Overallocated { job, node: a.node });
-                    }
-                }
+                self.check_resume(job)?;
+                let alloc = self
+                    .get(job)?
+                    .run
+                    .as_ref()
+                    .map(|r| r.alloc.clone())
+                    .unwrap_or_default();
                 self.add_usage(&alloc, true, false);
                 let j = self
                     .jobs
@@ -561,6 +654,39 @@ impl State {
                     if let Some(at) = r.suspended_at.take() {
                         r.suspended_secs += (now - at).max(0);
                     }
+                    r.resumed_at = Some(now);
+                }
+                Ok(())
+            }
+            Event::Terminate {
+                job,
+                cause,
+                by,
+                until,
+            } => {
+                let j = self.get(job)?;
+                if !j.state.is_active() {
+                    return Err(wrong(j, "active"));
+                }
+                if j.run.as_ref().is_some_and(|r| r.terminating.is_some()) {
+                    return Err(wrong(j, "not already terminating"));
+                }
+                let j = self
+                    .jobs
+                    .get_mut(&job)
+                    .map(Arc::make_mut)
+                    .expect("checked above");
+                if let Some(r) = j.run.as_mut() {
+                    r.terminating = Some(Termination {
+                        cause,
+                        by,
+                        since: now,
+                        until: until.max(now),
+                    });
+                }
+                self.terminating += 1;
+                if let Some(p) = by {
+                    *self.pending_for.entry(p).or_default() += 1;
                 }
                 Ok(())
             }
@@ -577,11 +703,52 @@ impl State {
                     .get_mut(&job)
                     .map(Arc::make_mut)
                     .expect("checked above");
+                let term = j.run.as_ref().and_then(|r| r.terminating);
                 j.state = JobState::Idle;
                 j.run = None;
                 j.admin_suspended = false;
+                j.requeued = Some(term.map_or(RequeueCause::Failure, |t| t.cause));
                 self.active.remove(&job);
                 self.queued.insert(job);
+                self.termination_over(term, now);
+                Ok(())
+            }
+            Event::Resubmit { job } => {
+                let j = self.get(job)?;
+                if !j.state.is_finished() {
+                    return Err(wrong(j, "completed"));
+                }
+                let j = self
+                    .jobs
+                    .get_mut(&job)
+                    .map(Arc::make_mut)
+                    .expect("checked above");
+                j.state = JobState::Idle;
+                j.run = None;
+                j.completion = None;
+                j.admin_suspended = false;
+                j.requeued = Some(RequeueCause::Requeue);
+                self.queued.insert(job);
+                Ok(())
+            }
+            Event::Lock { job, alloc, retry } => {
+                let j = self.get(job)?;
+                if j.state.is_finished() {
+                    return Err(wrong(j, "queued"));
+                }
+                for a in &alloc {
+                    self.node(a.node).ok_or(EventError::UnknownNode(a.node))?;
+                }
+                let until = (!self.pending_for.contains_key(&job)).then_some(now + retry.max(0));
+                self.locks.insert(
+                    job,
+                    Lock {
+                        job,
+                        alloc,
+                        retry: retry.max(0),
+                        until,
+                    },
+                );
                 Ok(())
             }
             Event::NodeState { node, state } => {
@@ -673,12 +840,30 @@ impl State {
         Ok(())
     }
 
+    /// A terminating victim has left: once none is left for its preemptor,
+    /// the preemptor's lock holds for its `retry` more.
+    fn termination_over(&mut self, term: Option<Termination>, now: Time) {
+        let Some(t) = term else { return };
+        self.terminating = self.terminating.saturating_sub(1);
+        let Some(p) = t.by else { return };
+        let left = self.pending_for.get(&p).copied().unwrap_or(0);
+        if left > 1 {
+            self.pending_for.insert(p, left - 1);
+            return;
+        }
+        self.pending_for.remove(&p);
+        if let Some(l) = self.locks.get_mut(&p) {
+            l.until = Some(now + l.retry);
+        }
+    }
+
     fn end_active(&mut self, job: JobId, now: Time, code: CompletionCode, state: JobState) {
         let j = self
             .jobs
             .get_mut(&job)
             .map(Arc::make_mut)
             .expect("caller checked");
+        let term = j.run.as_ref().and_then(|r| r.terminating);
         let suspended = j.state == JobState::Suspended;
         let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
         j.state = state;
@@ -690,6 +875,7 @@ impl State {
         }
         self.active.remove(&job);
         self.remove_usage(&alloc, !suspended, true);
+        self.termination_over(term, now);
     }
 
     fn add_usage(&mut self, alloc: &[Alloc], procs: bool, mem_and_jobs: bool) {
@@ -743,6 +929,9 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Suspend { job }
         | Event::Resume { job }
         | Event::Requeue { job }
+        | Event::Terminate { job, .. }
+        | Event::Resubmit { job }
+        | Event::Lock { job, .. }
         | Event::Purge { job } => Some(*job),
         Event::NodeState { .. } | Event::AddNode(_) => None,
     }

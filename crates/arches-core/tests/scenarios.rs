@@ -16,8 +16,12 @@
 //!     DEFAULTWC <class> <time>, MAXWC <class> <time>,
 //!     BFVIRTUALWALLTIMESCALINGFACTOR <f>, BFCHUNKSIZE <procs>, BFCHUNKDURATION <time>,
 //!     QFLAGS <qos> <FLAG,...>, QOSPRIO <qos> <n>, QOSWEIGHT <n>, QOSJOBFLAGS <qos> <FLAG,...>,
-//!     CLASSJOBFLAGS <class> <FLAG,...>, PREEMPTPOLICY <p>, JOBPREEMPTMINACTIVETIME <t>,
-//!     JOBPREEMPTMAXACTIVETIME <t>, BFPRIORITYPOLICY <p>
+//!     CLASSJOBFLAGS <class> <FLAG,...>, CLASSQDEF <class> <qos>, PREEMPTPOLICY <p>,
+//!     JOBPREEMPTMINACTIVETIME <t>, JOBPREEMPTMAXACTIVETIME <t>, BFPRIORITYPOLICY <p>,
+//!     GUARANTEEDPREEMPTION TRUE|FALSE, JOBRETRYTIME <t>
+//! rm termdelay T                              checkpointed/requeued jobs take T to end (default 0)
+//! failstart ID T                              the start of ID at T fails at the resource manager
+//!     (it is started, then requeued at once)
 //! job ID submit=T procs=N wall=T|none run=T [user=U] [qos=Q] [class=C]
 //!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P] [group=G] [account=A] [flags=F,G]
 //!     [data=T] [dataunknown=T]                 stage-in data ready at T: TIGHT (the
@@ -39,20 +43,30 @@
 //! expect restart ID T                         the job's last start (after a requeue) is at T
 //! expect end ID T                             the job finishes at T
 //! expect note AT ID WORD                      ... ID's preempt note contains WORD
-//! expect preempts AT COUNT                    the iteration at AT preempts COUNT jobs
+//! expect excluded AT ID COND N                ... ID's preempt note excludes N preemptees
+//!     for COND (priority|minactive|maxactive|busy|unusable|total)
+//! expect outcome AT ID NAME                   ... ID's preempt note outcome variant is NAME
+//! expect nonote AT ID                         ... ID has no preempt note
+//! expect preempts AT COUNT                    the iterations at AT preempt COUNT jobs
+//! expect lock AT ID yes|no                    after AT, ID holds a lock in force
 //! ```
 //!
 //! Preempted jobs are suspended (their remaining run time is kept and they
-//! end that much later after resuming), requeued (checkpoint too: they run
-//! their full run time again) or cancelled, as the plan says.
+//! end that much later after resuming), checkpointed (they keep their
+//! processors until they end, `rm termdelay` later; restarted, they run only
+//! what was left), requeued (the same, then their full run time again) or
+//! cancelled, as the plan says. Plans are applied as the drivers do:
+//! preemptions, locks, resumes, starts.
 //!
 //! Event order at one instant follows pyss: submissions, then terminations,
-//! then one scheduling iteration whose starts are applied at once.
+//! then one scheduling iteration whose starts are applied at once; when jobs
+//! were requeued at that instant (a termination delay of 0), one more
+//! iteration follows at the same instant.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use arches_core::job::{CompletionCode, Job, JobFlag, JobId, Request, StartKind};
+use arches_core::job::{CompletionCode, Job, JobFlag, JobId, Request, RequeueCause, StartKind};
 use arches_core::node::Node;
 use arches_core::plan::{BlockReason, Plan};
 use arches_core::policy::PreemptPolicy;
@@ -84,6 +98,10 @@ struct Scenario {
     expects: Vec<(usize, Vec<String>)>,
     /// When each job's stage-in data is there (`data=`, `dataunknown=`).
     data_ready: BTreeMap<JobId, Time>,
+    /// How long a checkpointed or requeued job takes to end.
+    term_delay: Time,
+    /// Starts that fail at the resource manager: (job, time).
+    fail_starts: BTreeSet<(JobId, Time)>,
 }
 
 fn time(s: &str) -> Time {
@@ -120,6 +138,8 @@ fn parse(text: &str) -> Scenario {
         rsvs: Vec::new(),
         expects: Vec::new(),
         data_ready: BTreeMap::new(),
+        term_delay: 0,
+        fail_starts: BTreeSet::new(),
     };
     for (ln, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap().trim();
@@ -241,6 +261,13 @@ fn parse(text: &str) -> Scenario {
                     sc.policy.standing.push(st);
                 }
             }
+            "rm" => match w[1] {
+                "termdelay" => sc.term_delay = time(w[2]),
+                other => panic!("line {}: unknown rm setting {other}", ln + 1),
+            },
+            "failstart" => {
+                sc.fail_starts.insert((w[1].parse().unwrap(), time(w[2])));
+            }
             "expect" => sc
                 .expects
                 .push((ln + 1, w[1..].iter().map(|s| s.to_string()).collect())),
@@ -305,6 +332,9 @@ fn policy(p: &mut Policy, w: &[&str]) {
             q.job_flags
                 .extend(w[2].split(',').map(|f| f.parse::<JobFlag>().unwrap()));
         }
+        "CLASSQDEF" => p.classes.entry(w[1].to_string()).or_default().qdef = Some(w[2].to_string()),
+        "GUARANTEEDPREEMPTION" => p.guaranteed_preemption = w[1].eq_ignore_ascii_case("TRUE"),
+        "JOBRETRYTIME" => p.job_retry_time = time(w[1]),
         "CLASSJOBFLAGS" => {
             let c = p.classes.entry(w[1].to_string()).or_default();
             c.job_flags
@@ -323,7 +353,10 @@ fn policy(p: &mut Policy, w: &[&str]) {
 struct Outcome {
     starts: BTreeMap<JobId, (Time, StartKind, Vec<String>)>,
     last_start: BTreeMap<JobId, Time>,
-    plans: BTreeMap<Time, Plan>,
+    /// Every iteration's plan at each instant, in order.
+    plans: BTreeMap<Time, Vec<Plan>>,
+    /// Whether each job held a lock in force after each instant.
+    locked: BTreeMap<(Time, JobId), bool>,
     preempted: BTreeMap<JobId, Vec<(Time, PreemptPolicy, JobId)>>,
     resumed: BTreeMap<JobId, Vec<Time>>,
     ended: BTreeMap<JobId, Time>,
@@ -341,7 +374,16 @@ fn replay(sc: &Scenario) -> Outcome {
     for (_, e) in &sc.expects {
         if matches!(
             e[0].as_str(),
-            "rsv" | "norsv" | "reason" | "eligible" | "note" | "preempts"
+            "rsv"
+                | "norsv"
+                | "reason"
+                | "eligible"
+                | "note"
+                | "preempts"
+                | "excluded"
+                | "outcome"
+                | "nonote"
+                | "lock"
         ) {
             times.insert(time(&e[1]));
         }
@@ -349,6 +391,11 @@ fn replay(sc: &Scenario) -> Outcome {
     // When each running job ends, and what a suspended job still needs.
     let mut end_of: BTreeMap<JobId, Time> = BTreeMap::new();
     let mut left: BTreeMap<JobId, Time> = BTreeMap::new();
+    // Checkpointed jobs: what is left of their run when they restart.
+    let mut ckpt_left: BTreeMap<JobId, Time> = BTreeMap::new();
+    // Terminating jobs: when the resource manager reports them gone.
+    let mut term_end: BTreeMap<JobId, Time> = BTreeMap::new();
+    let mut submitted: BTreeSet<JobId> = BTreeSet::new();
     let mut guard = 0;
     // Standing reservations wake the scheduler forever: stop once every
     // job is done and every expectation's time is past.
@@ -360,9 +407,11 @@ fn replay(sc: &Scenario) -> Outcome {
         guard += 1;
         assert!(guard < 100_000, "scenario does not terminate");
         for (j, _) in sc.jobs.iter().filter(|(j, _)| j.submit_time == now) {
-            state
-                .apply(Event::Submit(Box::new(j.clone())), now)
-                .unwrap();
+            if submitted.insert(j.id) {
+                state
+                    .apply(Event::Submit(Box::new(j.clone())), now)
+                    .unwrap();
+            }
         }
         let ending: Vec<JobId> = end_of
             .iter()
@@ -382,7 +431,17 @@ fn replay(sc: &Scenario) -> Outcome {
                 state.apply(Event::Modify { job: id, change }, now).unwrap();
             }
         }
+        let gone: Vec<JobId> = term_end
+            .iter()
+            .filter(|(_, t)| **t <= now)
+            .map(|(j, _)| *j)
+            .collect();
+        for id in gone {
+            term_end.remove(&id);
+            state.apply(Event::Requeue { job: id }, now).unwrap();
+        }
         let plan = schedule(&state, &sc.policy, now);
+        let mut again = false;
         for p in &plan.preemptions {
             let ev = match p.method {
                 PreemptPolicy::Suspend => {
@@ -392,8 +451,29 @@ fn replay(sc: &Scenario) -> Outcome {
                     Event::Suspend { job: p.job }
                 }
                 PreemptPolicy::Checkpoint | PreemptPolicy::Requeue => {
-                    end_of.remove(&p.job);
-                    Event::Requeue { job: p.job }
+                    let e = end_of.remove(&p.job);
+                    let cause = if p.method == PreemptPolicy::Checkpoint {
+                        // Restarted from the checkpoint: only the rest runs.
+                        if let Some(e) = e {
+                            ckpt_left.insert(p.job, e - now);
+                        }
+                        RequeueCause::Checkpoint
+                    } else {
+                        RequeueCause::Requeue
+                    };
+                    let until = now + sc.term_delay;
+                    term_end.insert(p.job, until);
+                    if until == now {
+                        again = true;
+                    } else {
+                        times.insert(until);
+                    }
+                    Event::Terminate {
+                        job: p.job,
+                        cause,
+                        by: Some(p.by),
+                        until,
+                    }
                 }
                 PreemptPolicy::Cancel => {
                     end_of.remove(&p.job);
@@ -405,6 +485,18 @@ fn replay(sc: &Scenario) -> Outcome {
                 .entry(p.job)
                 .or_default()
                 .push((now, p.method, p.by));
+        }
+        for l in &plan.locks {
+            state
+                .apply(
+                    Event::Lock {
+                        job: l.job,
+                        alloc: l.alloc.clone(),
+                        retry: l.retry,
+                    },
+                    now,
+                )
+                .unwrap();
         }
         for &id in &plan.resumes {
             state.apply(Event::Resume { job: id }, now).unwrap();
@@ -424,9 +516,16 @@ fn replay(sc: &Scenario) -> Outcome {
                     now,
                 )
                 .unwrap();
+            if sc.fail_starts.contains(&(s.job, now)) {
+                // The resource manager could not start it: back to the queue.
+                state.apply(Event::Requeue { job: s.job }, now).unwrap();
+                times.insert(now + 1);
+                continue;
+            }
             let job = state.job(s.job).unwrap();
             let wall = job.walltime.unwrap_or(i64::MAX / 4);
-            let end = now + runtime[&s.job].min(wall).max(1);
+            let run = ckpt_left.remove(&s.job).unwrap_or(runtime[&s.job]);
+            let end = now + run.min(wall).max(1);
             end_of.insert(s.job, end);
             times.insert(end);
             let names = s
@@ -440,7 +539,14 @@ fn replay(sc: &Scenario) -> Outcome {
         if let Some(w) = plan.next_wakeup {
             times.insert(w);
         }
-        out.plans.insert(now, plan);
+        out.plans.entry(now).or_default().push(plan);
+        for (j, _) in &sc.jobs {
+            let held = state.lock_in_force(j.id, now).is_some();
+            out.locked.insert((now, j.id), held);
+        }
+        if again {
+            times.insert(now);
+        }
     }
     out
 }
@@ -465,7 +571,9 @@ fn check(path: &Path) {
     let mut failures = Vec::new();
     for (ln, e) in &sc.expects {
         let id = |k: usize| -> JobId { e[k].parse().unwrap() };
-        let plan_at = |k: usize| out.plans.get(&time(&e[k])).expect("iteration at that time");
+        let plans_at = |k: usize| out.plans.get(&time(&e[k])).expect("iteration at that time");
+        let plan_at = |k: usize| &plans_at(k)[0];
+        let note_at = |k: usize, j: JobId| plans_at(k).iter().find_map(|p| p.preempt_note(j));
         let ok = match e[0].as_str() {
             "start" => out.starts.get(&id(1)).is_some_and(|(t, kind, _)| {
                 *t == time(&e[2])
@@ -503,10 +611,35 @@ fn check(path: &Path) {
                 .is_some_and(|v| v.contains(&time(&e[2]))),
             "restart" => out.last_start.get(&id(1)) == Some(&time(&e[2])),
             "end" => out.ended.get(&id(1)) == Some(&time(&e[2])),
-            "note" => plan_at(1)
-                .preempt_note(id(2))
-                .is_some_and(|n| n.contains(e[3].as_str())),
-            "preempts" => plan_at(1).preemptions.len() == e[2].parse::<usize>().unwrap(),
+            "note" => note_at(1, id(2)).is_some_and(|n| n.to_string().contains(e[3].as_str())),
+            "nonote" => note_at(1, id(2)).is_none(),
+            "excluded" => note_at(1, id(2)).is_some_and(|n| {
+                let x = n.excluded;
+                let got = match e[3].as_str() {
+                    "priority" => x.priority,
+                    "minactive" => x.min_active,
+                    "maxactive" => x.max_active,
+                    "busy" => x.busy,
+                    "unusable" => x.unusable,
+                    "total" => x.total(),
+                    other => panic!("{name}:{ln}: unknown condition {other}"),
+                };
+                got == e[4].parse::<u32>().unwrap()
+            }),
+            "outcome" => note_at(1, id(2)).is_some_and(|n| {
+                format!("{:?}", n.outcome)
+                    .split(|c: char| !c.is_alphanumeric())
+                    .next()
+                    == Some(e[3].as_str())
+            }),
+            "lock" => out.locked.get(&(time(&e[1]), id(2))).copied() == Some(e[3] == "yes"),
+            "preempts" => {
+                plans_at(1)
+                    .iter()
+                    .map(|p| p.preemptions.len())
+                    .sum::<usize>()
+                    == e[2].parse::<usize>().unwrap()
+            }
             other => panic!("{name}:{ln}: unknown expectation {other}"),
         };
         if !ok {
@@ -516,7 +649,10 @@ fn check(path: &Path) {
                 "resume" => format!("{:?}", out.resumed.get(&id(1))),
                 "restart" => format!("{:?}", out.last_start.get(&id(1))),
                 "end" => format!("{:?}", out.ended.get(&id(1))),
-                "note" => format!("{:?}", plan_at(1).preempt_notes),
+                "note" | "nonote" | "excluded" | "outcome" => {
+                    format!("{:?}", note_at(1, id(2)))
+                }
+                "lock" => format!("{:?}", out.locked.get(&(time(&e[1]), id(2)))),
                 "preempts" => format!("{:?}", plan_at(1).preemptions),
                 _ => {
                     let p = plan_at(1);

@@ -26,7 +26,8 @@ pub struct Launch {
     pub exec: ExecSpec,
     /// Wall-clock limit to enforce (`None`: no limit).
     pub walltime: Option<Secs>,
-    /// The job was requeued from a checkpoint (set `MOAB_RESTARTED=1`...).
+    /// The job restarts from a checkpoint: it went back to the queue through
+    /// `checkpoint` (the job sees `MOAB_RESTARTED=1`).
     pub restarted: bool,
 }
 
@@ -84,6 +85,9 @@ pub enum Observation {
     NodeFailed { job: JobId, at: Time, node: String },
     /// The job is no longer known to the backend (e.g. after a restart, nothing recorded).
     Vanished { job: JobId, at: Time },
+    /// A job terminated by `requeue` or `checkpoint` has ended (its
+    /// processes are gone): it may be started again.
+    Requeued { job: JobId, at: Time },
     /// A node changed (added, down, drained, back up).
     NodeChanged { node: Node },
     /// A requested operation failed (suspend, signal...).
@@ -123,10 +127,15 @@ pub trait ResourceManager: Send {
     /// Stop the job's processes (with `signal`, default SIGSTOP).
     fn suspend(&mut self, job: JobId, signal: Option<i32>, now: Time) -> Result<(), RmError>;
     fn resume(&mut self, job: JobId, now: Time) -> Result<(), RmError>;
-    /// Terminate the job so it can be started again; no completion is recorded.
+    /// Terminate the job so it can be started again; no completion is
+    /// recorded. The job keeps running until it has ended (a terminating
+    /// signal, then a kill after the backend's grace period); `observe` then
+    /// reports [`Observation::Requeued`], and only then may it be started
+    /// again.
     fn requeue(&mut self, job: JobId, now: Time) -> Result<(), RmError>;
     /// Send `signal`, allow `timeout` seconds to write a checkpoint, then
-    /// terminate for requeue.
+    /// terminate for requeue; reported as [`Observation::Requeued`] once
+    /// the job has ended (by itself or killed).
     fn checkpoint(
         &mut self,
         job: JobId,

@@ -45,6 +45,8 @@ struct Running {
     seq: u64,
     /// The job is cut at its wall-clock limit.
     killed: bool,
+    /// Run time it would still need after `end` (when cut).
+    beyond: Secs,
 }
 
 impl SimRm {
@@ -87,6 +89,21 @@ impl SimRm {
         self.running.iter().map(|(j, r)| (*j, r.end))
     }
 
+    /// Observations waiting outside the completion queue (cancellations,
+    /// requeues), taken now without touching due completions.
+    pub fn take_pending(&mut self) -> Vec<Observation> {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Stops a job without any report and forgets it (a job the driver
+    /// removes itself).
+    pub fn discard(&mut self, job: JobId) {
+        if self.suspended.remove(&job).is_none() {
+            let _ = self.stop(job);
+        }
+        self.runtimes.remove(&job);
+    }
+
     fn stop(&mut self, job: JobId) -> Result<Running, RmError> {
         let r = self.running.remove(&job).ok_or(RmError::UnknownJob(job))?;
         self.due.remove(&(r.end, r.seq, job));
@@ -101,7 +118,16 @@ impl SimRm {
         let seq = self.next_seq;
         self.next_seq += 1;
         let end = now + length;
-        self.running.insert(job, Running { end, seq, killed });
+        let beyond = (runtime - length).max(0);
+        self.running.insert(
+            job,
+            Running {
+                end,
+                seq,
+                killed,
+                beyond,
+            },
+        );
         self.due.insert((end, seq, job));
     }
 }
@@ -172,13 +198,17 @@ impl ResourceManager for SimRm {
         Ok(())
     }
 
-    fn requeue(&mut self, job: JobId, _now: Time) -> Result<(), RmError> {
+    /// Ends the job at once (reported as `Requeued`); it starts over.
+    fn requeue(&mut self, job: JobId, now: Time) -> Result<(), RmError> {
         if self.suspended.remove(&job).is_none() {
             self.stop(job)?;
         }
+        self.pending.push(Observation::Requeued { job, at: now });
         Ok(())
     }
 
+    /// Ends the job at once (reported as `Requeued`) with its progress
+    /// saved: started again, it runs only what was left.
     fn checkpoint(
         &mut self,
         job: JobId,
@@ -186,7 +216,18 @@ impl ResourceManager for SimRm {
         _timeout: Secs,
         now: Time,
     ) -> Result<(), RmError> {
-        self.requeue(job, now)
+        let left = match self.suspended.remove(&job) {
+            Some(left) => left,
+            None => {
+                // What is left of the true run (the wall-clock limit applies
+                // afresh to the restart).
+                let r = self.stop(job)?;
+                (r.end - now).max(0) + r.beyond
+            }
+        };
+        self.runtimes.insert(job, left);
+        self.pending.push(Observation::Requeued { job, at: now });
+        Ok(())
     }
 
     fn observe(&mut self, now: Time) -> Vec<Observation> {

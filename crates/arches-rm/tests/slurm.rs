@@ -258,6 +258,11 @@ fn requeue_then_start_elsewhere_and_recover_after_restart() {
     rm.start(&f.launch(9, &[("n3", 1)], script), 0).unwrap();
     f.wait_squeue(9, "%T", "RUNNING");
     rm.requeue(9, 0).unwrap();
+    // Reported once Slurm has ended it, never as a completion.
+    let o = wait_obs(&mut rm, |o| {
+        matches!(o, Observation::Requeued { job: 9, .. }) || is_end(o, 9)
+    });
+    assert!(matches!(o, Observation::Requeued { job: 9, .. }), "{o:?}");
     f.wait_squeue(9, "%T", "CANCELLED");
     rm.start(&f.launch(9, &[("n1", 1)], script), 0).unwrap();
     f.wait_squeue(9, "%T|%N", "RUNNING|n1");
@@ -298,7 +303,7 @@ fn requeue_then_start_elsewhere_and_recover_after_restart() {
 }
 
 #[test]
-fn checkpoint_signals_then_terminates_without_a_report() {
+fn checkpoint_signals_terminates_then_reports_requeued() {
     let Some(f) = fixture("ckpt") else { return };
     let mut rm = f.rm();
     rm.nodes().unwrap();
@@ -307,9 +312,18 @@ fn checkpoint_signals_then_terminates_without_a_report() {
     f.wait_output(3, "started");
     rm.checkpoint(3, libc::SIGUSR2, 2, 0).unwrap();
     f.wait_output(3, "checkpoint");
-    // Terminated after the timeout, for a requeue: never reported.
-    f.wait_squeue(3, "%T", "CANCELLED");
-    std::thread::sleep(Duration::from_millis(1500));
+    // Terminated after the timeout: reported as requeued once Slurm shows
+    // it ended, never as a completion; not startable again before.
+    let o = wait_obs(&mut rm, |o| {
+        matches!(o, Observation::Requeued { job: 3, .. }) || is_end(o, 3)
+    });
+    assert!(matches!(o, Observation::Requeued { job: 3, .. }), "{o:?}");
+    let state = f.squeue(3, "%T");
+    assert!(
+        state.iter().all(|s| s == "CANCELLED" || s == "COMPLETED"),
+        "reported while Slurm still runs it: {state:?}"
+    );
+    std::thread::sleep(Duration::from_millis(1000));
     let seen = rm.observe(0);
     assert!(!seen.iter().any(|o| is_end(o, 3)), "{seen:?}");
 }

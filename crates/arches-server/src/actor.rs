@@ -660,7 +660,8 @@ impl Actor {
             nodes,
             exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload),
             walltime: job.walltime,
-            restarted: job.start_count > 0,
+            // Told only after a checkpoint, not after a plain requeue.
+            restarted: job.requeued == Some(arches_core::RequeueCause::Checkpoint),
         };
         if let Some(kv) = self.local_env(id) {
             launch.exec.env.push(kv);
@@ -859,6 +860,9 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Suspend { job }
         | Event::Resume { job }
         | Event::Requeue { job }
+        | Event::Terminate { job, .. }
+        | Event::Resubmit { job }
+        | Event::Lock { job, .. }
         | Event::Purge { job } => Some(*job),
         Event::NodeState { .. } | Event::AddNode(_) => None,
     }

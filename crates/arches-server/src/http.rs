@@ -210,6 +210,10 @@ async fn submit(
         }
         Err(e) => return error(StatusCode::BAD_REQUEST, e.message()),
     };
+    let admin = peer.uid == 0 || app.cfg.admins.contains(&user.name);
+    if let Err(e) = sub.check_privileges(admin) {
+        return error(StatusCode::BAD_REQUEST, e.message());
+    }
     match ask(&app, |reply| Input::Submit {
         sub: Box::new(sub),
         reply,

@@ -46,6 +46,8 @@ fn started(job: &Job, alloc: &[Alloc], kind: StartKind, now: Time) -> Job {
         how: kind,
         suspended_secs: 0,
         suspended_at: None,
+        resumed_at: None,
+        terminating: None,
     });
     j
 }

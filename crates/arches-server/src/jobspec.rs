@@ -43,6 +43,8 @@ pub struct Submission {
     req: SubmitRequest,
     user: UserInfo,
     group: String,
+    /// Flags the user asked for (`-l flags=`), as opposed to those of the class.
+    user_flags: Vec<JobFlag>,
 }
 
 /// Parses a submission for `user` at time `now`.
@@ -153,10 +155,36 @@ pub fn parse(
         req: req.clone(),
         user: user.clone(),
         group: group.to_string(),
+        user_flags: res.flags.clone(),
     })
 }
 
+/// Job flags only an administrator may give a job directly: preemption
+/// privileges are granted through a QoS or class (seed §8.4.1: "control
+/// access to preemption privileges").
+pub const PRIVILEGED_FLAGS: [JobFlag; 1] = [JobFlag::Preemptor];
+
+/// The refusal for a privileged flag set by someone who is not an
+/// administrator.
+pub fn privileged_flag_error(flag: JobFlag) -> String {
+    format!(
+        "job flag {flag} may only be set by an administrator (it is granted through a QOS with QFLAGS=PREEMPTOR or a class's JOBFLAGS)"
+    )
+}
+
 impl Submission {
+    /// Refuses flags the caller may not set ([`PRIVILEGED_FLAGS`]).
+    pub fn check_privileges(&self, admin: bool) -> Result<(), SubmitError> {
+        match self
+            .user_flags
+            .iter()
+            .find(|f| !admin && PRIVILEGED_FLAGS.contains(f))
+        {
+            Some(f) => err(privileged_flag_error(*f)),
+            None => Ok(()),
+        }
+    }
+
     /// Checks the request against the cluster and the known jobs.
     pub fn check_against(&self, state: &State) -> Result<(), SubmitError> {
         for d in &self.job.depend {

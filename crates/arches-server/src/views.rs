@@ -64,17 +64,18 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
         jobs: Vec::new(),
         unknown: Vec::new(),
     };
+    let pv = crate::preempt::PreemptView::new(s);
     for text in &req.ids {
         if text.eq_ignore_ascii_case("ALL") {
             let all = s
                 .state
                 .jobs()
                 .filter(|j| req.completed || !j.state.is_finished());
-            out.jobs.extend(all.map(|j| detail(s, j)));
+            out.jobs.extend(all.map(|j| detail_with(s, j, &pv)));
             continue;
         }
         match parse_job_id(text).and_then(|id| s.state.job(id)) {
-            Some(j) => out.jobs.push(detail(s, j)),
+            Some(j) => out.jobs.push(detail_with(s, j, &pv)),
             None => out.unknown.push(text.clone()),
         }
     }
@@ -172,6 +173,11 @@ fn shares(s: &Snapshot, alloc: &[arches_core::Alloc]) -> Vec<NodeShare> {
 
 /// Everything checkjob shows about one job.
 pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
+    detail_with(s, j, &crate::preempt::PreemptView::new(s))
+}
+
+/// [`detail`] with the preemption context computed once for many jobs.
+pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> JobDetail {
     let rec = s.exec.get(&j.id);
     let decision = s.plan.decisions.get(&j.id);
     let pinned = if s.plan.reservation(j.id).is_some() {
@@ -251,7 +257,6 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
             .map(|r| {
                 let mut m = r.messages.clone();
                 m.extend(crate::staging::job_notes(s, r));
-                m.extend(crate::preempt::job_notes(s, j));
                 m
             })
             .unwrap_or_default(),
@@ -261,6 +266,7 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
                 crate::staging::stage_lines(r, j.data_wait, wait)
             })
             .unwrap_or_default(),
+        preemption: pv.lines(s, j),
         start_kind: j.run.as_ref().map(|r| {
             match r.how {
                 StartKind::Priority => "Priority",
@@ -625,6 +631,12 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
     for c in &mut credentials {
         if let Some(k) = CredKind::parse(&c.kind) {
             c.fs_target = fs_target(&s.cfg, k, &c.name).unwrap_or(0.0);
+        }
+    }
+    let pv = crate::preempt::PreemptView::new(s);
+    for c in &mut credentials {
+        if c.kind == "qos" {
+            c.preemption = pv.qos_lines(s, &c.name);
         }
     }
     CredentialsView { credentials }

@@ -2,8 +2,10 @@
 //!
 //! - wait = start − submit (s);
 //! - bounded slowdown (10 s threshold) = max(1, (wait + run) / max(run, 10));
-//! - utilization = Σ(run × procs) / (P × makespan), makespan = last end −
-//!   first submit;
+//! - utilization = Σ(busy × procs) / (P × makespan), makespan = last end −
+//!   first submit; busy is the time a job's processors were in use (its run
+//!   less the time it spent suspended; with preemption the summary adds the
+//!   runs that were interrupted by a requeue, checkpoint or cancel);
 //! - "all jobs" averages over every simulated job; the pyss-style statistics
 //!   (Tsafrir, Etsion & Feitelson 2007) are [`pyss_stats`]: pyss's own
 //!   computation, which drops jobs with a 1-second estimate on 1 processor,
@@ -38,6 +40,8 @@ pub struct JobRecord {
     /// True run time as replayed (already cut at the walltime).
     pub runtime: Secs,
     pub backfilled: bool,
+    /// Time spent suspended between start and end (its processors free).
+    pub suspended: Secs,
 }
 
 impl JobRecord {
@@ -48,6 +52,11 @@ impl JobRecord {
     /// Time actually run (end − start).
     pub fn run(&self) -> Secs {
         self.end - self.start
+    }
+
+    /// Time its processors were in use: the run less suspensions.
+    pub fn busy(&self) -> Secs {
+        (self.run() - self.suspended).max(0)
     }
 
     /// Bounded slowdown with a 10 s threshold.
@@ -118,16 +127,24 @@ pub struct Summary {
     pub makespan_s: Secs,
     pub backfilled_jobs: usize,
     /// Preemptions carried out (a job preempted twice counts twice).
+    pub preemptions: usize,
+    /// Distinct jobs preempted at least once.
     pub preempted_jobs: usize,
-    /// Of those, jobs cancelled (PREEMPTPOLICY CANCEL or no other method).
+    /// Of the preemptions, jobs cancelled (PREEMPTPOLICY CANCEL or no other
+    /// method).
     pub preempt_cancelled: usize,
-    /// Processor-seconds of work lost by requeued, checkpointed (the
-    /// simulator restarts them from the beginning) or cancelled jobs;
-    /// suspensions lose none.
+    /// Processor-seconds of work lost by requeued or cancelled jobs (they
+    /// start over or never finish). Suspensions lose none, and neither do
+    /// checkpoints: a checkpointed job restarts from the point it was
+    /// checkpointed and runs only what was left (the restart overhead is not
+    /// modelled).
     pub preempt_lost_proc_s: f64,
-    /// Jobs that started by preempting others, and their average wait.
+    /// Jobs with the PREEMPTOR attribute that finished, and their average
+    /// wait (whether they had to preempt or not).
     pub preemptor_jobs: usize,
     pub preemptor_avg_wait_s: f64,
+    /// Of those, the jobs that preempted others.
+    pub preemptors_preempting: usize,
     pub iterations: u64,
     pub sim_wall_s: f64,
     /// pyss-style statistics (wait in minutes, as the 2007 paper prints it).
@@ -184,7 +201,7 @@ pub fn summarize(records: &[JobRecord], machine_procs: u32) -> Summary {
     s.makespan_s = last_end - first_submit;
     let work: f64 = records
         .iter()
-        .map(|r| r.run() as f64 * f64::from(r.procs))
+        .map(|r| r.busy() as f64 * f64::from(r.procs))
         .sum();
     if s.makespan_s > 0 && machine_procs > 0 {
         s.utilization = work / (f64::from(machine_procs) * s.makespan_s as f64);
@@ -339,6 +356,7 @@ mod tests {
             walltime: run,
             runtime: run,
             backfilled: false,
+            suspended: 0,
         }
     }
 

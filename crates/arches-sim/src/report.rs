@@ -86,10 +86,10 @@ fn summary_table(html: &mut String, s: &Summary) {
         ("makespan (s)", s.makespan_s.to_string()),
         ("backfilled jobs", s.backfilled_jobs.to_string()),
         (
-            "preemptions / lost work (proc-s) / preemptors' wait (s)",
+            "preemptions / jobs preempted / lost work (proc-s) / preemptors' wait (s)",
             format!(
-                "{} / {:.0} / {:.0}",
-                s.preempted_jobs, s.preempt_lost_proc_s, s.preemptor_avg_wait_s
+                "{} / {} / {:.0} / {:.0}",
+                s.preemptions, s.preempted_jobs, s.preempt_lost_proc_s, s.preemptor_avg_wait_s
             ),
         ),
         (
@@ -354,6 +354,7 @@ mod tests {
             walltime: end - start,
             runtime: end - start,
             backfilled: id % 2 == 0,
+            suspended: 0,
         }
     }
 

@@ -507,11 +507,22 @@ impl Simulation {
         None
     }
 
-    /// One scheduling iteration; its starts take effect now.
+    /// One scheduling iteration; its starts take effect now. When the plan
+    /// requeued victims that a preemptor waits for, a second iteration at
+    /// the same instant starts it (the simulated backend ends them at once).
     fn iterate(&mut self) -> Result<(), SimError> {
+        for _ in 0..3 {
+            if !self.iterate_once()? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn iterate_once(&mut self) -> Result<bool, SimError> {
         self.dirty = false;
         if self.state.queued_count() == 0 && self.preempt.suspended == 0 {
-            return Ok(());
+            return Ok(false);
         }
         self.correct_predictions()?;
         if let Some(st) = self.staging.as_mut() {
@@ -529,7 +540,7 @@ impl Simulation {
             None => schedule(&self.state, &self.policy, self.now),
         };
         self.iterations += 1;
-        self.apply_preemptions(&plan)?;
+        let requeued = self.apply_preemptions(&plan)?;
         for start in &plan.starts {
             let launch = Launch {
                 job: start.job,
@@ -593,7 +604,7 @@ impl Simulation {
             st.after(&plan, self.now);
         }
         self.last_plan = Some(plan);
-        Ok(())
+        Ok(requeued)
     }
 
     fn finish(&mut self, obs: &Observation) -> Result<(), SimError> {
@@ -619,6 +630,12 @@ impl Simulation {
             )
             .map_err(core)?;
         self.rm.forget(job);
+        let (suspended, preemptor) = self.state.job(job).map_or((0, false), |j| {
+            (
+                j.run.as_ref().map_or(0, |r| r.suspended_secs),
+                arches_core::preempt::is_preemptor(j, &self.policy),
+            )
+        });
         if let (Some((acc, fs)), Some(j)) = (self.accounting.as_mut(), self.state.job(job)) {
             acc.record(j, at, fs);
         }
@@ -636,7 +653,11 @@ impl Simulation {
                 walltime: m.walltime,
                 runtime: m.runtime,
                 backfilled: kind == StartKind::Backfill,
+                suspended,
             });
+            if preemptor {
+                self.preempt.preemptor_waits.push(start - m.submit);
+            }
         }
         if !self.keep.contains(&job) {
             self.state.apply(Event::Purge { job }, at).map_err(core)?;
@@ -698,6 +719,7 @@ fn observed_job(obs: &Observation) -> JobId {
         | Observation::StartFailed { job, .. }
         | Observation::NodeFailed { job, .. }
         | Observation::Vanished { job, .. }
+        | Observation::Requeued { job, .. }
         | Observation::OperationFailed { job, .. } => *job,
         Observation::NodeChanged { .. } => 0,
     }

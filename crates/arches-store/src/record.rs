@@ -4,7 +4,7 @@
 
 use arches_core::{
     Alloc, Completion, CompletionCode, Credentials, Dependency, Holds, Job, JobFlag, JobState,
-    Request, RunInfo, StartKind,
+    Request, RequeueCause, RunInfo, StartKind, Termination,
 };
 use serde::{Deserialize, Serialize};
 
@@ -182,6 +182,9 @@ pub struct StoredJob {
     /// Suspended by `mjobctl -s` (not resumed automatically).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub admin_suspended: bool,
+    /// Why it last went back to the queue (`checkpoint`, `requeue`, `failure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeued: Option<String>,
 }
 
 /// Serde mirror of [`RunInfo`].
@@ -193,6 +196,21 @@ pub struct StoredRun {
     pub how: String,
     pub suspended_secs: i64,
     pub suspended_at: Option<i64>,
+    /// When it was last resumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_at: Option<i64>,
+    /// Being terminated for a checkpoint or requeue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminating: Option<StoredTermination>,
+}
+
+/// Serde mirror of [`Termination`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredTermination {
+    pub cause: String,
+    pub by: Option<u64>,
+    pub since: i64,
+    pub until: i64,
 }
 
 /// Serde mirror of [`Completion`]: `exit` is `None` for a cancelled job.
@@ -292,6 +310,13 @@ impl StoredJob {
                 how: kind_str(r.how).to_string(),
                 suspended_secs: r.suspended_secs,
                 suspended_at: r.suspended_at,
+                resumed_at: r.resumed_at,
+                terminating: r.terminating.map(|t| StoredTermination {
+                    cause: t.cause.as_str().to_string(),
+                    by: t.by,
+                    since: t.since,
+                    until: t.until,
+                }),
             }),
             completion: j.completion.map(|c| StoredCompletion {
                 time: c.time,
@@ -303,6 +328,7 @@ impl StoredJob {
             start_count: j.start_count,
             bypass_count: j.bypass_count,
             admin_suspended: j.admin_suspended,
+            requeued: j.requeued.map(|c| c.as_str().to_string()),
         }
     }
 
@@ -351,6 +377,16 @@ impl StoredJob {
                 },
                 suspended_secs: r.suspended_secs,
                 suspended_at: r.suspended_at,
+                resumed_at: r.resumed_at,
+                terminating: match &r.terminating {
+                    None => None,
+                    Some(t) => Some(Termination {
+                        cause: t.cause.parse::<RequeueCause>().map_err(bad)?,
+                        by: t.by,
+                        since: t.since,
+                        until: t.until,
+                    }),
+                },
             }),
         };
         let mut job = Job::new(
@@ -394,6 +430,10 @@ impl StoredJob {
         job.start_count = self.start_count;
         job.bypass_count = self.bypass_count;
         job.admin_suspended = self.admin_suspended;
+        job.requeued = match &self.requeued {
+            None => None,
+            Some(c) => Some(c.parse::<RequeueCause>().map_err(bad)?),
+        };
         Ok(job)
     }
 }
@@ -427,7 +467,15 @@ mod tests {
             how: StartKind::Backfill,
             suspended_secs: 5,
             suspended_at: None,
+            resumed_at: Some(70),
+            terminating: Some(Termination {
+                cause: RequeueCause::Checkpoint,
+                by: Some(9),
+                since: 80,
+                until: 90,
+            }),
         });
+        j.requeued = Some(RequeueCause::Requeue);
         j.completion = Some(Completion {
             time: 90,
             code: CompletionCode::Cancelled,

@@ -70,7 +70,15 @@ fn is_hold_list(s: &str) -> bool {
     about = "Control and modify jobs",
     long_about = "Cancel, hold, release, modify, suspend, resume, requeue, checkpoint, signal, \
 prioritise, force-start or query jobs. JOBEXP is a job id, a comma list, a regular expression \
-(quote it) or ALL. The daemon prints Moab's confirmation per job.",
+(quote it) or ALL. The daemon prints Moab's confirmation per job.\n\n\
+-s, -C and -R preempt with Moab's escalation by what the job allows (suspend: SUSPENDABLE, \
+checkpoint: CHECKPOINT, requeue: RESTARTABLE, else cancel), printing e.g. `job 7 not suspendable, \
+preempt policy temporarily changed to requeue` then `job successfully preempted`. A checkpointed \
+(CHECKPOINTSIG, then terminated after CHECKPOINTTIMEOUT) or requeued job keeps its resources until \
+its processes are gone, then goes back to the queue; restarted after a checkpoint it sees \
+MOAB_RESTARTED=1. Owners may suspend, requeue, checkpoint or cancel their jobs; only administrators \
+resume (-r) or force-start (-x). -R on a completed job queues it again. -x respects credential \
+limits and reservations unless -w flags=ignorepolicies or flags=ignorersv.",
     group(ArgGroup::new("op").required(true).args([
         "cancel", "checkpoint", "hold", "modify", "signal", "priority", "query",
         "resume", "requeue", "suspend", "release", "execute", "force_cancel", "submit"
@@ -113,7 +121,7 @@ pub struct Mjobctl {
     /// Resume suspended jobs.
     #[arg(short = 'r')]
     pub resume: bool,
-    /// Requeue active jobs.
+    /// Requeue active jobs (or queue completed ones again).
     #[arg(short = 'R')]
     pub requeue: bool,
     /// Suspend active jobs.
@@ -125,8 +133,8 @@ pub struct Mjobctl {
     /// Force the jobs to start now (admin).
     #[arg(short = 'x')]
     pub execute: bool,
-    /// With -x: flags=ignorepolicies|ignorenodestate|ignorersv (repeatable).
-    #[arg(short = 'w', value_name = "ATTR=VALUE", action = ArgAction::Append)]
+    /// With -x: flags=ignorepolicies (credential limits) or flags=ignorersv (reservations); repeatable.
+    #[arg(short = 'w', value_name = "flags=FLAGS", action = ArgAction::Append)]
     pub constraints: Vec<String>,
     /// Flags: relative (with -p), completed (with -q diag).
     #[arg(long, value_name = "FLAGS")]
@@ -412,8 +420,8 @@ pub fn sethold(a: Sethold) -> Result<u8, String> {
 #[command(
     name = "runjob",
     about = "Start a job immediately (administrators)",
-    long_about = "Force a job to start now. -f ignores throttling policies; -x also ignores \
-reservations and node state. Equivalent to `mjobctl -x`."
+    long_about = "Force a job to start now. Credential limits and reservations apply: -f ignores \
+throttling policies; -x also ignores reservations. Equivalent to `mjobctl -x`."
 )]
 pub struct Runjob {
     /// Clear job parameters left by previous runs.

@@ -249,6 +249,9 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
         o.push_str(m);
         o.push('\n');
     }
+    for p in &d.preemption {
+        o.push_str(&format!("NOTE:  {p}\n"));
+    }
     if let Some(b) = &s.block_reason {
         if s.section == Section::Blocked && s.state != "Deferred" {
             o.push_str(&format!(

@@ -182,6 +182,9 @@ fn render_qos(creds: &[&CredentialInfo], all: &[CredentialInfo]) -> String {
                 o.push_str(&format!("  {label}:  {}\n", members.join(" ")));
             }
         }
+        for p in &q.preemption {
+            o.push_str(&format!("  {p}\n"));
+        }
     }
     o
 }

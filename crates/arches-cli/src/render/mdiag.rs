@@ -259,6 +259,12 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
                 s.id, d.start_count
             ));
         }
+        // Preemption (seed §8.4.3): why a queued job did not preempt or what
+        // it waits for; with -v also what running jobs are preemptible by.
+        let show = verbose || s.section != Section::Active;
+        for p in d.preemption.iter().filter(|_| show) {
+            o.push_str(&format!("  NOTE:  job {}: {p}\n", s.id));
+        }
     }
     o
 }

@@ -438,7 +438,7 @@ fn standing_reservations_are_typed() {
 fn the_other_policy_parameters_fill_the_core_policy() {
     let c = ok(concat!(
         "NODEALLOCATIONPOLICY PRIORITY\nPREEMPTPOLICY SUSPEND\nJOBPREEMPTMINACTIVETIME 5:00\n",
-        "JOBPREEMPTMAXACTIVETIME 1:00:00\nGUARANTEEDPREEMPTION TRUE\nBFVIRTUALWALLTIMESCALINGFACTOR 0.5\n",
+        "JOBPREEMPTMAXACTIVETIME 1:00:00\nGUARANTEEDPREEMPTION TRUE\nJOBRETRYTIME 2:00\nBFVIRTUALWALLTIMESCALINGFACTOR 0.5\n",
         "BFVIRTUALWALLTIMECONFLICTPOLICY PREEMPT\nRMPOLLINTERVAL 00:01:00\nBACKFILLDEPTH 100\n",
         "XFACTORWEIGHT 10\nXFACTORCAP 1000\nFSWEIGHT 2\nJOBCPURGETIME 1:00:00\nRUNTIMEPREDICTION usermean2\n",
         "BFORDER SHORTESTPREDICTEDFIRST\nDISPLAYFLAGS NODECENTRIC,HIDEBLOCKED\n",
@@ -454,6 +454,7 @@ fn the_other_policy_parameters_fill_the_core_policy() {
         (300, 3600)
     );
     assert!(c.policy.guaranteed_preemption);
+    assert_eq!(c.policy.job_retry_time, 120);
     assert_eq!(c.policy.bf_virtual_walltime_factor, Some(0.5));
     assert_eq!(
         (c.policy.rm_poll_interval, c.policy.backfill_depth),

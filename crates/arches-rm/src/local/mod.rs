@@ -18,6 +18,16 @@
 //!
 //! Conventions for the daemon:
 //! - A job started again after a checkpoint sees `MOAB_RESTARTED=1`.
+//! - `requeue` and `checkpoint` terminate the job (the checkpoint signal
+//!   first, then `CHECKPOINTTIMEOUT`); the launch stays supervised and its
+//!   end is reported as `Requeued`, so the job is never started again
+//!   while its previous run is still alive.
+//! - The supervisor runs as `arches-supervisor` (argv\[0\] and, truncated,
+//!   the process name), so `pkill moab` aimed at the daemon spares jobs.
+//! - Where cgroups allow (as root, usually), each job runs in its own cgroup
+//!   (`freezer`): suspension with SIGSTOP freezes the cgroup, and the end of
+//!   a job kills it, so processes that left the job's process group are
+//!   suspended and cleaned up too. Elsewhere the process group is signalled.
 //! - A successful `start` is the confirmation of the start; `Running` is
 //!   reported only for jobs re-adopted by `recover`.
 //! - Cancel and walltime kills are signal deaths: code 128+SIGTERM (143), or
@@ -55,6 +65,7 @@
 //! ```
 
 mod exec;
+mod freezer;
 mod housekeeping;
 mod spool;
 mod supervisor;
@@ -83,6 +94,10 @@ use tracked::{runs_in, Supervised};
 
 /// Seconds between SIGTERM and SIGKILL when a job is terminated, by default.
 pub const DEFAULT_KILL_GRACE_SECS: u64 = 5;
+
+/// The supervisor's argv\[0\]; its process name is the first 15 bytes
+/// (`arches-supervis`, what `ps -e` and `pgrep` show).
+pub const SUPERVISOR_NAME: &str = "arches-supervisor";
 
 /// Configuration of a [`LocalRm`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,7 +140,8 @@ pub struct LocalRm {
     spool: PathBuf,
     housekeeper: Housekeeper,
     jobs: BTreeMap<JobId, Supervised>,
-    /// Requeued or checkpointed launches still winding down: never reported.
+    /// Launches of an older version's requeues still winding down (found at
+    /// recovery): never reported.
     retired: Vec<Supervised>,
     pending: Vec<Observation>,
     /// Directories of jobs reported as ended by the last `observe`.
@@ -206,7 +222,9 @@ impl LocalRm {
 
     fn spawn_supervisor(&self, dir: &Path) -> io::Result<Child> {
         let mut cmd = Command::new(&self.config.supervisor[0]);
-        cmd.args(&self.config.supervisor[1..])
+        // Not the daemon's name: `pkill moab` must not take jobs down.
+        cmd.arg0(SUPERVISOR_NAME)
+            .args(&self.config.supervisor[1..])
             .arg(dir)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -242,11 +260,12 @@ impl LocalRm {
         }
     }
 
-    /// Terminate for requeue: the launch is never reported.
-    fn retire(&mut self, job: JobId, control: Control) -> Result<(), RmError> {
+    /// Terminate for requeue: the launch stays supervised until it has
+    /// ended, then is reported as `Requeued`.
+    fn terminate_for_requeue(&mut self, job: JobId, control: Control) -> Result<(), RmError> {
         self.control(job, control)?;
-        if let Some(sup) = self.jobs.remove(&job) {
-            self.retired.push(sup);
+        if let Some(sup) = self.jobs.get_mut(&job) {
+            sup.requeue = true;
         }
         Ok(())
     }
@@ -281,6 +300,7 @@ impl LocalRm {
                     child: None,
                     arg: String::new(),
                     dir,
+                    requeue: true,
                 }),
                 None => self.housekeeper.remove(dir),
             }
@@ -341,6 +361,7 @@ impl ResourceManager for LocalRm {
                 child: Some(child),
                 arg: dir.to_string_lossy().into_owned(),
                 dir,
+                requeue: false,
             },
         );
         Ok(())
@@ -365,7 +386,7 @@ impl ResourceManager for LocalRm {
     }
 
     fn requeue(&mut self, job: JobId, _now: Time) -> Result<(), RmError> {
-        self.retire(job, Control::Requeue)
+        self.terminate_for_requeue(job, Control::Requeue)
     }
 
     fn checkpoint(
@@ -381,7 +402,7 @@ impl ResourceManager for LocalRm {
                 "negative checkpoint timeout {timeout}"
             )));
         }
-        self.retire(job, Control::Checkpoint { signal, timeout })
+        self.terminate_for_requeue(job, Control::Checkpoint { signal, timeout })
     }
 
     fn observe(&mut self, now: Time) -> Vec<Observation> {
@@ -443,6 +464,7 @@ impl ResourceManager for LocalRm {
                 child: None,
                 arg: String::new(),
                 dir,
+                requeue: false,
             };
             self.pending.push(sup.outcome("ended", now));
             self.pending_dirs.push(sup.dir);

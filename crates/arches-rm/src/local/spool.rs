@@ -28,6 +28,8 @@ pub(crate) const STATUS: &str = "status";
 pub(crate) const SCRIPT: &str = "script";
 /// `PBS_NODEFILE`: one line per allocated processor.
 pub(crate) const NODEFILE: &str = "nodefile";
+/// The job's cgroup, if it has one (`<v1|v2> <path>`, see `freezer`).
+pub(crate) const CGROUP: &str = "cgroup";
 
 /// `launch.json`: a [`Launch`] plus the backend settings the supervisor needs.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

@@ -21,7 +21,10 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use std::os::fd::AsRawFd;
+
 use super::exec::{Credentials, ExecPlan, Prepared};
+use super::freezer::Freezer;
 use super::spool::{self, Control, LaunchFile, Pids, Status};
 use super::sys::{self, SignalFd, SUPERVISOR_SIGNALS};
 
@@ -40,6 +43,8 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     };
     let dir = Path::new(dir);
+    // Whatever binary runs it, the supervisor is not the daemon (`pkill moab`).
+    let _ = sys::set_process_name(super::SUPERVISOR_NAME);
     sys::close_inherited_fds();
     if let Err(e) = std::env::set_current_dir(dir) {
         eprintln!("supervisor: cannot enter {}: {e}", dir.display());
@@ -97,6 +102,10 @@ struct Supervisor {
     checkpoint_until: Option<Instant>,
     walltime_exceeded: bool,
     ctl_offset: u64,
+    /// The job's cgroup, when the system allows one.
+    freezer: Option<Freezer>,
+    /// Suspended by freezing the cgroup (not by a signal).
+    frozen: bool,
 }
 
 impl Supervisor {
@@ -109,7 +118,35 @@ impl Supervisor {
         let launch: LaunchFile =
             serde_json::from_str(&text).map_err(|e| format!("bad {}: {e}", spool::LAUNCH))?;
         let prepared = prepare(dir, &launch)?;
-        let pgid = prepared.spawn()?;
+        let freezer = Freezer::create(&format!("arches-job{}-{}", launch.job, std::process::id()));
+        let procs = freezer.as_ref().and_then(|f| f.procs_file().ok());
+        let spawned = prepared.spawn(procs.as_ref().map(|f| f.as_raw_fd()));
+        drop(procs);
+        let pgid = match spawned {
+            Ok(pgid) => pgid,
+            Err(e) => {
+                if let Some(f) = &freezer {
+                    f.remove();
+                }
+                return Err(e);
+            }
+        };
+        // Only a cgroup the leader is in is any use.
+        let freezer = match freezer {
+            Some(f) if f.contains(pgid) => {
+                let _ = spool::write_private(
+                    Path::new("."),
+                    spool::CGROUP,
+                    super::freezer::render(&f).as_bytes(),
+                );
+                Some(f)
+            }
+            Some(f) => {
+                f.remove();
+                None
+            }
+            None => None,
+        };
         let now = Instant::now();
         let pids = Pids {
             supervisor: i32::try_from(std::process::id()).unwrap_or(i32::MAX),
@@ -119,6 +156,9 @@ impl Supervisor {
             // Without it a restarted daemon cannot find the job: do not run it.
             let _ = sys::kill_group(pgid, libc::SIGKILL);
             let _ = sys::wait(pgid);
+            if let Some(f) = &freezer {
+                f.remove();
+            }
             return Err(format!("cannot write the pid file: {e}"));
         }
         Ok(Supervisor {
@@ -138,6 +178,8 @@ impl Supervisor {
             checkpoint_until: None,
             walltime_exceeded: false,
             ctl_offset: 0,
+            freezer,
+            frozen: false,
         })
     }
 
@@ -147,8 +189,12 @@ impl Supervisor {
         loop {
             let now = Instant::now();
             if let Ok(Some(status)) = sys::try_wait(self.pgid) {
-                // Leftover processes of the job go with it.
+                // Leftover processes of the job go with it, also those that
+                // left its process group (its cgroup).
                 let _ = sys::kill_group(self.pgid, libc::SIGKILL);
+                if let Some(f) = &self.freezer {
+                    f.remove();
+                }
                 return Status::Exited {
                     code: sys::exit_code(status),
                     walltime_exceeded: self.walltime_exceeded,
@@ -177,6 +223,9 @@ impl Supervisor {
         if let Some(kill_at) = self.kill_at {
             if !self.killed && now >= kill_at {
                 let _ = sys::kill_group(self.pgid, libc::SIGKILL);
+                if let Some(f) = &self.freezer {
+                    f.kill_all();
+                }
                 self.killed = true;
             }
         }
@@ -204,8 +253,15 @@ impl Supervisor {
         if self.kill_at.is_some() {
             return;
         }
+        self.thaw();
         let _ = sys::kill_group(self.pgid, libc::SIGTERM);
         let _ = sys::kill_group(self.pgid, libc::SIGCONT);
+        if let Some(f) = &self.freezer {
+            // Processes that left the process group are told too.
+            for pid in f.pids() {
+                let _ = sys::kill(pid, libc::SIGTERM);
+            }
+        }
         self.clock.pause(now);
         self.kill_at = Some(now + self.grace);
     }
@@ -239,12 +295,24 @@ impl Supervisor {
                 let _ = sys::kill_group(self.pgid, signal);
             }
             Control::Suspend(signal) => {
-                if self.kill_at.is_none() && sys::kill_group(self.pgid, signal).is_ok() {
+                if self.kill_at.is_some() {
+                    return;
+                }
+                // SIGSTOP (the default) freezes the whole cgroup when there
+                // is one; a configured SUSPENDSIG is for the job to handle.
+                let frozen = signal == libc::SIGSTOP
+                    && self
+                        .freezer
+                        .as_ref()
+                        .is_some_and(|f| f.freeze(true).is_ok());
+                if frozen || sys::kill_group(self.pgid, signal).is_ok() {
+                    self.frozen = frozen;
                     self.suspended = true;
                     self.clock.pause(now);
                 }
             }
             Control::Resume => {
+                self.thaw();
                 let _ = sys::kill_group(self.pgid, libc::SIGCONT);
                 if self.suspended && self.kill_at.is_none() {
                     self.suspended = false;
@@ -252,6 +320,7 @@ impl Supervisor {
                 }
             }
             Control::Checkpoint { signal, timeout } => {
+                self.thaw();
                 let _ = sys::kill_group(self.pgid, signal);
                 if self.suspended {
                     let _ = sys::kill_group(self.pgid, libc::SIGCONT);
@@ -261,6 +330,18 @@ impl Supervisor {
                 let until = now + Duration::from_secs(timeout.max(0).unsigned_abs());
                 self.checkpoint_until = Some(self.checkpoint_until.map_or(until, |t| t.min(until)));
             }
+        }
+    }
+}
+
+impl Supervisor {
+    /// Thaws a frozen cgroup (before resuming or terminating the job).
+    fn thaw(&mut self) {
+        if self.frozen {
+            if let Some(f) = &self.freezer {
+                let _ = f.freeze(false);
+            }
+            self.frozen = false;
         }
     }
 }

@@ -45,6 +45,19 @@ pub(crate) fn block_supervisor_signals() -> io::Result<()> {
 }
 
 /// Send `signal` to a process.
+/// Sets the calling process's name (`/proc/self/comm`, what `ps -e`,
+/// `pgrep` and `pkill` match), truncated to 15 bytes by the kernel.
+pub(crate) fn set_process_name(name: &str) -> io::Result<()> {
+    let c = std::ffi::CString::new(name).map_err(io::Error::other)?;
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes
+    // (longer ones are truncated by the kernel).
+    let r = unsafe { libc::prctl(libc::PR_SET_NAME, c.as_ptr(), 0, 0, 0) };
+    if r == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 pub(crate) fn kill(pid: i32, signal: i32) -> io::Result<()> {
     if pid <= 0 {
         return Err(io::Error::from_raw_os_error(libc::ESRCH));

@@ -23,6 +23,9 @@ pub(crate) struct Supervised {
     /// Where its files are now (a requeued launch's directory is moved aside
     /// when the job starts again).
     pub dir: PathBuf,
+    /// Terminated for a requeue or checkpoint: its end is reported as
+    /// [`Observation::Requeued`].
+    pub requeue: bool,
 }
 
 impl Supervised {
@@ -40,6 +43,7 @@ impl Supervised {
             child: None,
             arg,
             dir,
+            requeue: false,
         };
         sup.still_supervised().then_some(sup)
     }
@@ -71,6 +75,17 @@ impl Supervised {
     /// The observation for an ended launch, from its status file.
     pub(crate) fn outcome(&self, exit: &str, now: Time) -> Observation {
         let job = self.job;
+        if self.requeue {
+            if let Some(pids) =
+                Pids::read(&self.dir).filter(|_| !self.dir.join(spool::STATUS).exists())
+            {
+                // Killed before recording: take its job down with it.
+                if sys::process_group(pids.job) == Some(pids.job) {
+                    let _ = sys::kill_group(pids.job, libc::SIGKILL);
+                }
+            }
+            return Observation::Requeued { job, at: now };
+        }
         match Status::read(&self.dir) {
             Ok(Some(Status::Exited {
                 code,
@@ -94,10 +109,19 @@ impl Supervised {
                     if sys::process_group(pids.job) == Some(pids.job) {
                         let _ = sys::kill_group(pids.job, libc::SIGKILL);
                     }
+                    remove_cgroup(&self.dir);
                     Observation::Vanished { job, at: now }
                 }
             },
         }
+    }
+}
+
+/// Kills what is left in the cgroup a dead supervisor recorded, and removes it.
+fn remove_cgroup(dir: &Path) {
+    let record = fs::read_to_string(dir.join(spool::CGROUP)).unwrap_or_default();
+    if let Some((kind, path)) = super::freezer::read_record(&record) {
+        super::freezer::remove_dir(&path, kind);
     }
 }
 

@@ -26,8 +26,10 @@
 //! - **Control**: cancel = `scancel`; signal = `scancel --full --signal`;
 //!   suspend/resume = `scontrol suspend/resume` (a non-STOP suspend signal is
 //!   sent with `scancel --full`, resume then sends CONT); requeue = cancel
-//!   the Slurm job without reporting it (the next start is a new Slurm job);
-//!   checkpoint = signal, then cancel after the timeout.
+//!   the Slurm job; checkpoint = signal, then cancel after the timeout
+//!   unless it ended first. Either is reported as `Requeued` once Slurm
+//!   shows the job ended, never as a completion (the next start is a new
+//!   Slurm job, so the old one is gone before it).
 //! - **Environment**: `sbatch` runs with exactly the job's environment plus
 //!   the allocation variables the local backend sets (`PBS_NODEFILE`,
 //!   `PBS_NP`, `MOAB_NODELIST`...); the node file is written in the spool

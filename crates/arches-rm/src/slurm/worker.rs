@@ -47,6 +47,11 @@ struct Track {
     cancelled: bool,
     /// When it was last resumed (see [`RESUME_SETTLE`]).
     resumed: Option<Instant>,
+    /// Terminated for a requeue or checkpoint: its end is reported as
+    /// [`Observation::Requeued`].
+    requeue: bool,
+    /// A checkpointed job is cancelled at this deadline if still there.
+    kill_at: Option<Instant>,
 }
 
 /// A start waiting for slurmctld to answer again.
@@ -60,9 +65,6 @@ pub(crate) struct Worker {
     cfg: SlurmConfig,
     out: Sender<Observation>,
     jobs: BTreeMap<JobId, Track>,
-    /// Slurm jobs of requeued/checkpointed launches: cancelled (at the
-    /// deadline, for a checkpoint), never reported.
-    retired: BTreeMap<u64, Option<Instant>>,
     deferred: Vec<Deferred>,
     to_release: Vec<u64>,
     /// Last known node states.
@@ -76,7 +78,6 @@ impl Worker {
             cfg,
             out,
             jobs: BTreeMap::new(),
-            retired: BTreeMap::new(),
             deferred: Vec::new(),
             to_release: Vec::new(),
             nodes: BTreeMap::new(),
@@ -182,11 +183,11 @@ impl Worker {
                     }
                 }
             }
-            Request::Requeue(job) => self.retire(job, None),
+            Request::Requeue(job) => self.terminate_for_requeue(job, None),
             Request::Checkpoint(job, sig, timeout) => {
                 self.scancel_signal(job, sig, "checkpoint");
                 let deadline = Instant::now() + Duration::from_secs(timeout.max(0) as u64);
-                self.retire(job, Some(deadline));
+                self.terminate_for_requeue(job, Some(deadline));
             }
             Request::Recover(active) => self.recover(&active),
         }
@@ -227,20 +228,28 @@ impl Worker {
         }
     }
 
-    /// Terminates the launch for a requeue: its Slurm job is cancelled (now,
-    /// or at `deadline` after a checkpoint signal) and never reported.
-    fn retire(&mut self, job: JobId, deadline: Option<Instant>) {
-        self.deferred.retain(|d| d.launch.job != job);
-        let Some(t) = self.jobs.remove(&job) else {
-            return;
+    /// Terminates the launch for a requeue: its Slurm job is cancelled now,
+    /// or at `deadline` after a checkpoint signal (unless it ends first);
+    /// once Slurm reports it ended, it is reported as `Requeued`.
+    fn terminate_for_requeue(&mut self, job: JobId, deadline: Option<Instant>) {
+        if let Some(i) = self.deferred.iter().position(|d| d.launch.job == job) {
+            // Never reached Slurm.
+            self.deferred.remove(i);
+            return self.emit(Observation::Requeued { job, at: now() });
+        }
+        let Some(t) = self.jobs.get_mut(&job) else {
+            // Nothing of it runs in Slurm: it has ended as far as we know.
+            tracing::warn!(job, "requeue of a job that is not in Slurm");
+            return self.emit(Observation::Requeued { job, at: now() });
         };
+        t.requeue = true;
+        t.kill_at = deadline;
         if deadline.is_none() {
-            if let Err(e) = self.cfg.run("scancel", &[&t.slurm.to_string()]) {
+            let id = t.slurm.to_string();
+            if let Err(e) = self.cfg.run("scancel", &[&id]) {
                 tracing::warn!(job, "requeue: {e}");
             }
         }
-        self.retired.insert(t.slurm, deadline);
-        let _ = fs::remove_dir_all(self.job_dir(job));
     }
 
     fn job_dir(&self, job: JobId) -> PathBuf {
@@ -289,6 +298,8 @@ impl Worker {
                         signal_suspended: false,
                         cancelled: false,
                         resumed: None,
+                        requeue: false,
+                        kill_at: None,
                     },
                 );
             }
@@ -483,6 +494,7 @@ impl Worker {
                 .any(|j| ids.contains(&j.job_id) && j.phase() == Phase::Ended)
         };
         let ours: std::collections::HashSet<u64> = self.jobs.values().map(|t| t.slurm).collect();
+        // (A requeued job's end needs no exit status: the text poll will do.)
         if ended(&all, &ours) {
             // Exit statuses and end times are only in the JSON.
             let Some(full) = self.squeue() else { return };
@@ -508,6 +520,8 @@ impl Worker {
                             signal_suspended: false,
                             cancelled: false,
                             resumed: None,
+                            requeue: false,
+                            kill_at: None,
                         },
                     );
                 }
@@ -517,6 +531,24 @@ impl Worker {
         let mut ended = Vec::new();
         let mut to_cancel = Vec::new();
         for (&job, t) in self.jobs.iter_mut() {
+            if t.requeue {
+                // Terminating for a requeue: reported once Slurm has ended it.
+                let gone = by_id
+                    .get(&t.slurm)
+                    .is_none_or(|j| j.phase() == Phase::Ended);
+                if gone {
+                    ended.push((job, Observation::Requeued { job, at: now() }));
+                } else if t.kill_at.is_some_and(|d| Instant::now() >= d) {
+                    t.kill_at = None;
+                    to_cancel.push(t.slurm);
+                } else if by_id
+                    .get(&t.slurm)
+                    .is_some_and(|j| j.phase() == Phase::Pending)
+                {
+                    to_cancel.push(t.slurm);
+                }
+                continue;
+            }
             let Some(sj) = by_id.get(&t.slurm) else {
                 if t.submitted.elapsed() > MISSING_GRACE {
                     ended.push((job, Observation::Vanished { job, at: now() }));
@@ -572,26 +604,6 @@ impl Worker {
             let _ = fs::remove_dir_all(self.job_dir(job));
             self.emit(o);
         }
-        let mut gone = Vec::new();
-        let mut due = Vec::new();
-        for (&id, deadline) in self.retired.iter_mut() {
-            match by_id.get(&id) {
-                None => gone.push(id),
-                Some(j) if j.phase() == Phase::Ended => gone.push(id),
-                Some(_) => {
-                    if deadline.is_some_and(|d| Instant::now() >= d) {
-                        *deadline = None;
-                        due.push(id);
-                    }
-                }
-            }
-        }
-        for id in gone {
-            self.retired.remove(&id);
-        }
-        for id in due {
-            let _ = self.cfg.run("scancel", &[&id.to_string()]);
-        }
         self.release();
     }
 
@@ -639,6 +651,8 @@ impl Worker {
                     signal_suspended: false,
                     cancelled: false,
                     resumed: None,
+                    requeue: false,
+                    kill_at: None,
                 },
             );
             if sj.phase() != Phase::Ended {
@@ -848,6 +862,8 @@ mod tests {
             signal_suspended: false,
             cancelled: false,
             resumed: None,
+            requeue: false,
+            kill_at: None,
         };
         let mut nodes = BTreeMap::new();
         nodes.insert("n1".to_string(), NodeAdminState::Up);

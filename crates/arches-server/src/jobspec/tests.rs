@@ -193,3 +193,35 @@ fn class_defaults_apply() {
         Some(60)
     );
 }
+
+#[test]
+fn only_administrators_may_ask_for_preemptor() {
+    let s = submit(&["walltime=60,flags=preemptor"], &[]).unwrap();
+    let e = s.check_privileges(false).unwrap_err();
+    assert!(
+        e.message()
+            .contains("job flag PREEMPTOR may only be set by an administrator"),
+        "{}",
+        e.message()
+    );
+    assert!(s.check_privileges(true).is_ok());
+    // PREEMPTEE makes one's own job preemptible: anybody may.
+    let s = submit(&["walltime=60,flags=preemptee"], &[]).unwrap();
+    assert!(s.check_privileges(false).is_ok());
+    // A class granting PREEMPTOR is the administrator's decision.
+    let mut policy = Policy::default();
+    let class = arches_core::policy::ClassConfig {
+        job_flags: vec![JobFlag::Preemptor],
+        ..Default::default()
+    };
+    policy.classes.insert("urgent".into(), class);
+    let req = SubmitRequest {
+        script: "true\n".into(),
+        class: Some("urgent".into()),
+        submit_dir: "/tmp".into(),
+        ..SubmitRequest::default()
+    };
+    let s = parse(&req, &user(), "users", &policy, 0).unwrap();
+    assert!(s.job.flags.contains(JobFlag::Preemptor));
+    assert!(s.check_privileges(false).is_ok());
+}
