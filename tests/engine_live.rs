@@ -189,3 +189,62 @@ fn mdiag_credentials_show_the_configuration_and_usage() {
     assert!(u.starts_with("evaluating user information\nName "), "{u}");
     d.run("canceljob", &[&id.to_string()]);
 }
+
+/// A class mapped to a NOBF QoS (`CLASSCFG[bf] QDEF=slow`, `QOSCFG[slow]
+/// QFLAGS=NOBF`): `msub -q bf` gets QoS slow and never backfills, while a
+/// job of another class, submitted after it, does; asking for a QoS the
+/// credentials do not grant is refused with Moab's message.
+#[test]
+fn class_default_qos_nobf_and_qos_access_live() {
+    let cfg = format!(
+        "{CFG}QOSCFG[slow] QFLAGS=NOBF\nQOSCFG[fast] PRIORITY=10\n\
+         CLASSCFG[bf] QDEF=slow\nCLASSCFG[other] PRIORITY=0\nUSERCFG[nobody] QLIST=fast\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let a = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=2,walltime=00:01:00"]);
+    let b = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=1,walltime=00:02:00"]);
+    d.wait_state(a, "Running", Duration::from_secs(20));
+    d.wait_state(b, "Running", Duration::from_secs(20));
+    let big = d.submit("sleep 1\n", &["-l", "procs=4,walltime=00:01:00"]);
+    wait_for(&d, big, "no reservation", |o| o.contains("Reservation '"));
+    // One processor is idle until the reservation: a 30-second job fits.
+    let slow = d.submit("sleep 300\n", &["-q", "bf", "-l", "procs=1,walltime=30"]);
+    let other = d.submit("sleep 300\n", &["-q", "other", "-l", "procs=1,walltime=30"]);
+    d.wait_state(other, "Running", Duration::from_secs(20));
+    let out = d.checkjob(slow);
+    assert!(out.contains("State: Idle"), "{out}");
+    assert!(out.contains("  qos:slow"), "class bf's QDEF\n{out}");
+    assert!(d.checkjob(other).contains("State: Running"));
+
+    // QoS access: slow belongs to class bf's list, fast to user nobody's.
+    for (class, qos) in [("other", "slow"), ("bf", "fast"), ("other", "nosuch")] {
+        let script = d.home.path().join("denied.sh");
+        std::fs::write(&script, "true\n").unwrap();
+        let out = d.run(
+            "msub",
+            &[
+                "-q",
+                class,
+                "-l",
+                &format!("qos={qos}"),
+                &script.to_string_lossy(),
+            ],
+        );
+        assert!(!out.status.success(), "{class}/{qos} accepted");
+        assert_eq!(
+            text(&out.stderr).trim_end(),
+            "ERROR:  cannot submit job - invalid QOS requested",
+            "{class}/{qos}"
+        );
+    }
+    // mjobctl -m qos= checks the same access.
+    let m = d.run("mjobctl", &["-m", "qos=fast", &slow.to_string()]);
+    assert!(!m.status.success());
+    let err = text(&m.stderr) + &text(&m.stdout);
+    assert!(
+        err.contains(&format!(
+            "job {slow} does not have access to QOS fast (QOSList: slow)"
+        )),
+        "{err}"
+    );
+}

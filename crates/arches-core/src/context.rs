@@ -113,13 +113,19 @@ impl<'a> Ctx<'a> {
     /// Whether a job needs per-node planning: node constraints, or
     /// reservations it may use (what it takes must come out of them).
     fn needs_nodes(&self, job: &Job) -> bool {
-        is_constrained(&job.req) || (!self.rsv.is_empty() && self.rsv.admits(&job.cred))
+        is_constrained(&job.req)
+            || (!self.rsv.is_empty()
+                && self
+                    .rsv
+                    .admits(&job.cred, crate::qos::effective(job, self.policy)))
     }
 
     /// Gives the reservations `job` may use back to the profiles.
     fn lift(&mut self, job: &Job) {
         if !self.rsv.is_empty() {
-            self.rsv.lift(&job.cred, &mut self.agg, self.nodes.as_mut());
+            let qos = crate::qos::effective(job, self.policy);
+            self.rsv
+                .lift(&job.cred, qos, &mut self.agg, self.nodes.as_mut());
         }
     }
 
@@ -135,7 +141,12 @@ impl<'a> Ctx<'a> {
     /// this context's life (showbf for a user, group or account).
     pub fn lift_for(&mut self, cred: &crate::job::Credentials) {
         if !self.rsv.is_empty() {
-            self.rsv.lift(cred, &mut self.agg, self.nodes.as_mut());
+            self.rsv.lift(
+                cred,
+                cred.qos.as_deref(),
+                &mut self.agg,
+                self.nodes.as_mut(),
+            );
         }
     }
 
@@ -194,7 +205,15 @@ impl<'a> Ctx<'a> {
             // with the reservations the job may use.
             let demand = i64::from(job.req.total_procs());
             let free = self.agg.free_at(self.now).procs;
-            if free < demand && free + self.rsv.admitted_at(&job.cred, self.now) < demand {
+            if free < demand
+                && free
+                    + self.rsv.admitted_at(
+                        &job.cred,
+                        crate::qos::effective(job, self.policy),
+                        self.now,
+                    )
+                    < demand
+            {
                 return None;
             }
         }

@@ -142,6 +142,7 @@ impl Usage {
             let wc = planned_end(j, policy).map_or(0, |e| (e - now).max(0) as u64);
             u.add(
                 j,
+                policy,
                 Tally {
                     jobs: 1,
                     procs: u64::from(j.procs()),
@@ -154,8 +155,8 @@ impl Usage {
     }
 
     /// Counts a job (e.g. one the plan starts).
-    pub fn add(&mut self, job: &Job, t: Tally) {
-        for (k, name) in creds(job) {
+    pub fn add(&mut self, job: &Job, policy: &Policy, t: Tally) {
+        for (k, name) in creds(job, policy) {
             self.by_cred
                 .entry((k, name.to_string()))
                 .or_default()
@@ -184,7 +185,7 @@ impl Usage {
         if job.flags.contains(JobFlag::IgnPolicies) {
             return Ok(());
         }
-        for (k, name) in creds(job) {
+        for (k, name) in creds(job, policy) {
             let Some(limits) = limits_of(policy, k, name) else {
                 continue;
             };
@@ -219,14 +220,15 @@ impl Usage {
     }
 }
 
-fn creds(job: &Job) -> impl Iterator<Item = (usize, &str)> {
+/// The job's credentials by kind; the QoS is the effective one.
+fn creds<'a>(job: &'a Job, policy: &'a Policy) -> impl Iterator<Item = (usize, &'a str)> {
     let c = &job.cred;
     [
         Some(c.user.as_str()),
         Some(c.group.as_str()),
         c.account.as_deref(),
         c.class.as_deref(),
-        c.qos.as_deref(),
+        crate::qos::effective(job, policy),
     ]
     .into_iter()
     .enumerate()

@@ -288,14 +288,12 @@ impl<'a> Lean<'a> {
     }
 
     fn bucket_of(&self, job: &Job) -> Option<usize> {
-        self.ctx
-            .policy
-            .reservation_buckets
-            .iter()
-            .position(|b| match (&b.qos, &job.cred.qos) {
+        self.ctx.policy.reservation_buckets.iter().position(|b| {
+            match (&b.qos, crate::qos::effective(job, self.ctx.policy)) {
                 (None, _) => true,
                 (Some(list), Some(q)) => list.iter().any(|x| x == q),
                 (Some(_), None) => false,
-            })
+            }
+        })
     }
 }

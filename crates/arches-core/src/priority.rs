@@ -95,9 +95,7 @@ pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
         .and_then(|k| policy.classes.get(k))
         .map_or(0, |cfg| cfg.priority);
     push("Cred", "Class", w.cred, w.class, class_prio as f64);
-    let qos_prio = c
-        .qos
-        .as_ref()
+    let qos_prio = crate::qos::effective(job, policy)
         .and_then(|k| policy.qos.get(k))
         .map_or(0, |cfg| cfg.priority);
     push("Cred", "QOS", w.cred, w.qos, qos_prio as f64);
@@ -159,8 +157,7 @@ pub fn priority_total(job: &Job, policy: &Policy, now: Time) -> (bool, i64) {
             .map_or(0, |cfg| cfg.priority) as f64
     });
     add(w.cred, w.qos, &|| {
-        c.qos
-            .as_ref()
+        crate::qos::effective(job, policy)
             .and_then(|k| policy.qos.get(k))
             .map_or(0, |cfg| cfg.priority) as f64
     });

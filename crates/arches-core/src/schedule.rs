@@ -520,7 +520,7 @@ impl<'a> Walk<'a> {
         if self.throttled {
             let mut t = tally(job, dur);
             t.nodes = alloc.len() as u64;
-            self.usage.add(job, t);
+            self.usage.add(job, self.ctx.policy, t);
         }
         entries[i].started = true;
         entries[i].reason = None;
@@ -542,15 +542,13 @@ impl<'a> Walk<'a> {
     }
 
     fn bucket_of(&self, job: &Job) -> Option<usize> {
-        self.ctx
-            .policy
-            .reservation_buckets
-            .iter()
-            .position(|b| match (&b.qos, &job.cred.qos) {
+        self.ctx.policy.reservation_buckets.iter().position(|b| {
+            match (&b.qos, crate::qos::effective(job, self.ctx.policy)) {
                 (None, _) => true,
                 (Some(list), Some(q)) => list.iter().any(|x| x == q),
                 (Some(_), None) => false,
-            })
+            }
+        })
     }
 
     fn finish(mut self, entries: Vec<Entry<'a>>, order: &[usize]) -> Plan {
@@ -611,11 +609,9 @@ fn tally(job: &Job, dur: Option<Secs>) -> Tally {
     }
 }
 
-/// Whether the job's QoS has a flag.
+/// Whether the job's (effective) QoS has a flag.
 pub(crate) fn qos_flag(job: &Job, policy: &Policy, flag: QosFlag) -> bool {
-    job.cred
-        .qos
-        .as_ref()
+    crate::qos::effective(job, policy)
         .and_then(|q| policy.qos.get(q))
         .is_some_and(|q| q.flags.contains(&flag))
 }

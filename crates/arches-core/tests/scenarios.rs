@@ -17,7 +17,9 @@
 //!     BFVIRTUALWALLTIMESCALINGFACTOR <f>, BFCHUNKSIZE <procs>, BFCHUNKDURATION <time>,
 //!     QFLAGS <qos> <FLAG,...>, QOSPRIO <qos> <n>, QOSWEIGHT <n>, QOSJOBFLAGS <qos> <FLAG,...>,
 //!     CLASSJOBFLAGS <class> <FLAG,...>, PREEMPTPOLICY <p>, JOBPREEMPTMINACTIVETIME <t>,
-//!     JOBPREEMPTMAXACTIVETIME <t>, BFPRIORITYPOLICY <p>
+//!     JOBPREEMPTMAXACTIVETIME <t>, BFPRIORITYPOLICY <p>,
+//!     QDEF user|group|account|class <name> <qos>[&|^]   (CLASSCFG[name] QDEF=qos ...),
+//!     QLIST user|group|account|class <name> <qos,...>[&|^]
 //! job ID submit=T procs=N wall=T|none run=T [user=U] [qos=Q] [class=C]
 //!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P] [group=G] [account=A] [flags=F,G]
 //! rsv ID start=T end=T|none [hosts=A,B] [procs=N] [users=..] [groups=..]
@@ -38,7 +40,15 @@
 //! expect end ID T                             the job finishes at T
 //! expect note AT ID WORD                      ... ID's preempt note contains WORD
 //! expect preempts AT COUNT                    the iteration at AT preempts COUNT jobs
+//! expect qos ID QOS|none                      the QoS the job was given at submission
+//! expect rejected ID                          submission refused (QoS access)
 //! ```
+//!
+//! Jobs get their QoS at submission exactly as the daemon and the simulator
+//! give it (`arches_core::qos::assign`: the requested one if their
+//! credentials grant it, else their QDEF); a job refused access is never
+//! submitted; a QoS name no configuration knows is kept, as the simulator
+//! keeps it.
 //!
 //! Preempted jobs are suspended (their remaining run time is kept and they
 //! end that much later after resuming), requeued (checkpoint too: they run
@@ -54,7 +64,7 @@ use arches_core::job::{CompletionCode, Job, JobFlag, JobId, Request, StartKind};
 use arches_core::node::Node;
 use arches_core::plan::{BlockReason, Plan};
 use arches_core::policy::PreemptPolicy;
-use arches_core::policy::{Limit, QosConfig, QosFlag, ReservationBucket};
+use arches_core::policy::{Limit, QosConfig, QosFlag, QosListKind, ReservationBucket};
 use arches_core::state::{Event, State};
 use arches_core::{schedule, Acl, Policy, Reservation, Standing, Time};
 
@@ -297,6 +307,40 @@ fn policy(p: &mut Policy, w: &[&str]) {
             c.job_flags
                 .extend(w[2].split(',').map(|f| f.parse::<JobFlag>().unwrap()));
         }
+        "QDEF" | "QLIST" => {
+            let (value, kind) = match w[3].strip_suffix('&') {
+                Some(v) => (v, Some(QosListKind::And)),
+                None => match w[3].strip_suffix('^') {
+                    Some(v) => (v, Some(QosListKind::Only)),
+                    None => (w[3], None),
+                },
+            };
+            let name = w[2].to_string();
+            let (qdef, qlist, qkind) = match w[1] {
+                "class" => {
+                    let c = p.classes.entry(name).or_default();
+                    (&mut c.qdef, &mut c.qlist, &mut c.qlist_kind)
+                }
+                kind => {
+                    let map = match kind {
+                        "user" => &mut p.users,
+                        "group" => &mut p.groups,
+                        "account" => &mut p.accounts,
+                        other => panic!("unknown credential kind {other}"),
+                    };
+                    let c = map.entry(name).or_default();
+                    (&mut c.qdef, &mut c.qlist, &mut c.qlist_kind)
+                }
+            };
+            if w[0] == "QDEF" {
+                *qdef = Some(value.to_string());
+            } else {
+                *qlist = value.split(',').map(String::from).collect();
+            }
+            if let Some(k) = kind {
+                *qkind = k;
+            }
+        }
         "PREEMPTPOLICY" => p.preempt_policy = w[1].parse().unwrap(),
         "BFPRIORITYPOLICY" => p.bf_priority_policy = w[1].parse().unwrap(),
         "JOBPREEMPTMINACTIVETIME" => p.job_preempt_min_active = time(w[1]),
@@ -314,6 +358,9 @@ struct Outcome {
     preempted: BTreeMap<JobId, Vec<(Time, PreemptPolicy, JobId)>>,
     resumed: BTreeMap<JobId, Vec<Time>>,
     ended: BTreeMap<JobId, Time>,
+    /// The QoS each job was given at submission.
+    qos: BTreeMap<JobId, Option<String>>,
+    rejected: BTreeSet<JobId>,
 }
 
 fn replay(sc: &Scenario) -> Outcome {
@@ -346,9 +393,19 @@ fn replay(sc: &Scenario) -> Outcome {
         guard += 1;
         assert!(guard < 100_000, "scenario does not terminate");
         for (j, _) in sc.jobs.iter().filter(|(j, _)| j.submit_time == now) {
-            state
-                .apply(Event::Submit(Box::new(j.clone())), now)
-                .unwrap();
+            let mut j = j.clone();
+            let requested = j.cred.qos.take();
+            match arches_core::qos::assign(&mut j.cred, &sc.policy, requested.as_deref()) {
+                Ok(()) => {}
+                // As in the simulator: a name no configuration knows is kept.
+                Err(arches_core::qos::QosError::Unknown(_)) => j.cred.qos = requested,
+                Err(arches_core::qos::QosError::Denied { .. }) => {
+                    out.rejected.insert(j.id);
+                    continue;
+                }
+            }
+            out.qos.insert(j.id, j.cred.qos.clone());
+            state.apply(Event::Submit(Box::new(j)), now).unwrap();
         }
         let ending: Vec<JobId> = end_of
             .iter()
@@ -486,6 +543,11 @@ fn check(path: &Path) {
                 .preempt_note(id(2))
                 .is_some_and(|n| n.contains(e[3].as_str())),
             "preempts" => plan_at(1).preemptions.len() == e[2].parse::<usize>().unwrap(),
+            "qos" => out
+                .qos
+                .get(&id(1))
+                .is_some_and(|q| q.as_deref().unwrap_or("none") == e[2]),
+            "rejected" => out.rejected.contains(&id(1)),
             other => panic!("{name}:{ln}: unknown expectation {other}"),
         };
         if !ok {
@@ -497,6 +559,11 @@ fn check(path: &Path) {
                 "end" => format!("{:?}", out.ended.get(&id(1))),
                 "note" => format!("{:?}", plan_at(1).preempt_notes),
                 "preempts" => format!("{:?}", plan_at(1).preemptions),
+                "qos" | "rejected" => format!(
+                    "qos {:?}, rejected {}",
+                    out.qos.get(&id(1)),
+                    out.rejected.contains(&id(1))
+                ),
                 _ => {
                     let p = plan_at(1);
                     format!("{:?} {:?}", p.reservation(id(2)), p.decisions.get(&id(2)))

@@ -349,9 +349,18 @@ impl Simulation {
         }
         let mut core = job.to_core();
         core.estimate = self.predictor.predict(&core.cred.user, core.walltime);
-        if core.cred.qos.is_none() {
-            // CLASSCFG[c] QDEF=: the class's default QoS, as msub assigns it.
-            core.cred.qos = arches_core::preempt::effective_qos(&core, &self.policy).cloned();
+        // The QoS as msub assigns it (arches_core::qos): the requested one
+        // if the credentials grant it, else their default (QDEF). A trace
+        // job asking for a QoS it may not use runs under its default, as
+        // Moab does for jobs it learns from a resource manager; a name no
+        // configuration knows is kept (it has no effect).
+        let requested = core.cred.qos.take();
+        match arches_core::qos::assign(&mut core.cred, &self.policy, requested.as_deref()) {
+            Ok(()) => {}
+            Err(arches_core::qos::QosError::Unknown(_)) => core.cred.qos = requested,
+            Err(arches_core::qos::QosError::Denied { .. }) => {
+                let _ = arches_core::qos::assign(&mut core.cred, &self.policy, None);
+            }
         }
         self.state
             .apply(Event::Submit(Box::new(core)), self.now)

@@ -2,7 +2,8 @@
 //! kind of parameter lands in the typed configuration.
 
 use arches_core::policy::{
-    BackfillPolicy, Limit, NodeAllocationPolicy, PreemptPolicy, QosFlag, ReservationBucket,
+    BackfillPolicy, Limit, NodeAllocationPolicy, PreemptPolicy, QosFlag, QosListKind,
+    ReservationBucket,
 };
 use arches_core::{JobFlag, NodeAdminState};
 
@@ -181,7 +182,7 @@ fn credential_limits_priorities_and_flags() {
         "QOSCFG[high] PRIORITY=1000 QFLAGS=PREEMPTOR,NOBF MAXNODE=3\n",
         "QOSCFG[low] QFLAGS=PREEMPTEE\n",
         "USERCFG[alice] PRIORITY=-5 MAXJOB=1 QDEF=low\n",
-        "GROUPCFG[staff] MAXPROC=16,32\n",
+        "GROUPCFG[staff] MAXPROC=16,32 QLIST=low,high^\n",
         "ACCOUNTCFG[it] PRIORITY=3 QLIST=high\n",
     ));
     let batch = &c.policy.classes["batch"];
@@ -202,6 +203,11 @@ fn credential_limits_priorities_and_flags() {
     let special = &c.policy.classes["special"];
     assert_eq!(special.qdef.as_deref(), Some("high"));
     assert_eq!(special.qlist, ["high", "low"]);
+    // `&` binds the class's jobs to its list, `^` makes a list exclusive.
+    assert_eq!(special.qlist_kind, QosListKind::And);
+    assert_eq!(c.policy.groups["staff"].qlist, ["low", "high"]);
+    assert_eq!(c.policy.groups["staff"].qlist_kind, QosListKind::Only);
+    assert_eq!(c.policy.users["alice"].qlist_kind, QosListKind::Or);
     assert_eq!(
         special.job_flags,
         [JobFlag::Suspendable, JobFlag::Restartable]
