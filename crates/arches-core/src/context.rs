@@ -164,6 +164,24 @@ impl<'a> Ctx<'a> {
             .flatten()
     }
 
+    /// The first administrative or standing reservation the job may not use
+    /// that holds processors at some time in `[now, now + dur)`.
+    pub fn held_conflict(&self, job: &Job, dur: Option<Secs>) -> Option<String> {
+        if self.rsv.is_empty() {
+            return None;
+        }
+        let end = dur.map(|d| self.now + d.max(1));
+        let qos = crate::qos::effective(job, self.policy);
+        self.rsv
+            .held()
+            .find(|h| {
+                !h.rsv.acl.admits(&job.cred, qos)
+                    && h.rsv.start < end.unwrap_or(Time::MAX)
+                    && h.rsv.end.is_none_or(|e| e > self.now)
+            })
+            .map(|h| h.rsv.id.clone())
+    }
+
     /// The reservations held in this context's profiles.
     pub fn held_reservations(&self) -> impl Iterator<Item = &crate::resv::Reservation> {
         self.rsv.held().map(|h| &h.rsv)
@@ -223,6 +241,32 @@ impl<'a> Ctx<'a> {
         r
     }
 
+    /// [`Ctx::fit_now`] for a scaled (virtual) duration `dur` that must
+    /// also keep clear of every administrative or standing reservation the
+    /// job may not use until `clear_until` (its real limit's end): a scaled
+    /// job never overlaps one with either limit.
+    pub fn fit_now_clear(
+        &mut self,
+        job: &Job,
+        dur: Option<Secs>,
+        clear_until: Time,
+    ) -> Option<Vec<Alloc>> {
+        if self.rsv.is_empty() {
+            return self.fit_now(job, dur);
+        }
+        self.lift(job);
+        let r = self.fit_now_lifted(job, dur).and_then(|_| {
+            self.place_at(
+                job,
+                self.now,
+                dur.map(|d| self.now + d.max(1)),
+                Some(clear_until),
+            )
+        });
+        self.unlift(None);
+        r
+    }
+
     fn fit_now_lifted(&mut self, job: &Job, dur: Option<Secs>) -> Option<Vec<Alloc>> {
         let end = dur.map(|d| self.now + d.max(1));
         let demand = Amount::procs(i64::from(job.req.total_procs()));
@@ -237,7 +281,7 @@ impl<'a> Ctx<'a> {
         if is_constrained(&job.req) {
             self.ensure_nodes();
         }
-        self.place_at(job, self.now, end)
+        self.place_at(job, self.now, end, None)
     }
 
     /// Earliest start of `job` for `dur` from now on, with its placement when
@@ -278,7 +322,7 @@ impl<'a> Ctx<'a> {
             if !self.agg.free_over(t, end).covers(demand) {
                 continue;
             }
-            if let Some(a) = self.place_at(job, t, end) {
+            if let Some(a) = self.place_at(job, t, end, None) {
                 return Some((t, a));
             }
         }
@@ -335,7 +379,7 @@ impl<'a> Ctx<'a> {
         let Some(run) = job.run.as_ref() else {
             return;
         };
-        let end = planned_end(job, self.policy).map(|e| e.max(self.now + 1));
+        let end = planned_end(job, self.policy, self.now).map(|e| e.max(self.now + 1));
         let procs: i64 = run.alloc.iter().map(|a| i64::from(a.procs)).sum();
         if reverse {
             self.agg.force_usage(self.now, end, Amount::procs(procs));
@@ -402,7 +446,7 @@ impl<'a> Ctx<'a> {
             if self.needs_nodes(job) {
                 self.ensure_nodes();
             }
-            self.place_at(job, self.now, Some(self.now + 1))
+            self.place_at(job, self.now, Some(self.now + 1), None)
         } else {
             None
         };
@@ -435,14 +479,34 @@ impl<'a> Ctx<'a> {
         place(self.state.nodes(), &job.req, pol, order.into_iter(), avail).unwrap_or_default()
     }
 
-    fn place_at(&self, job: &Job, t: Time, end: Option<Time>) -> Option<Vec<Alloc>> {
+    /// Places `job` over `[t, end)`; with `clear_until`, also off every
+    /// reservation not lifted for it until then (a start now only).
+    fn place_at(
+        &self,
+        job: &Job,
+        t: Time,
+        end: Option<Time>,
+        clear_until: Option<Time>,
+    ) -> Option<Vec<Alloc>> {
         let nodes = self.state.nodes();
         let pol = self.policy.node_allocation;
+        // What held reservations leave of a node now, to `clear_until`.
+        let clear = |id: NodeId, procs: u32| match clear_until {
+            Some(c) if !self.rsv.is_empty() => procs.min(
+                self.free[id as usize]
+                    .0
+                    .saturating_sub(self.rsv.blocked(id, t, Some(c))),
+            ),
+            _ => procs,
+        };
         match &self.nodes {
             Some(profiles) => {
                 let avail = |id: NodeId| {
                     let a = profiles[id as usize].free_over(t, end);
-                    (clamp_u32(a.procs), u64::try_from(a.mem.max(0)).unwrap_or(0))
+                    (
+                        clear(id, clamp_u32(a.procs)),
+                        u64::try_from(a.mem.max(0)).unwrap_or(0),
+                    )
                 };
                 // A job inside reservations it may use prefers their nodes.
                 let inside = self.rsv.lifted_nodes();
@@ -458,9 +522,10 @@ impl<'a> Ctx<'a> {
                 // Reservations not lifted for this job keep it off what
                 // they hold at any time of its run; a job inside
                 // reservations it may use prefers their nodes.
+                let until = clear_until.or(end);
                 let avail = |id: NodeId| {
                     let (p, m) = self.free[id as usize];
-                    (p.saturating_sub(self.rsv.blocked(id, t, end)), m)
+                    (p.saturating_sub(self.rsv.blocked(id, t, until)), m)
                 };
                 let mut inside = self.rsv.lifted_nodes();
                 inside.retain(|n| self.free_set.contains(n));
@@ -546,7 +611,7 @@ fn running_releases<'s>(
         .filter_map(move |j| {
             // A job past its planned end still holds its processors until the
             // resource manager reports it finished: release it just after now.
-            let end = planned_end(j, policy)?.max(now + 1);
+            let end = planned_end(j, policy, now)?.max(now + 1);
             Some((j, end))
         })
         .flat_map(move |(j, end)| {

@@ -36,11 +36,16 @@ pub fn planning_duration(job: &Job, policy: &Policy) -> Option<Secs> {
 }
 
 /// When an active job is expected to free its resources for planning
-/// purposes (`None` = never: no wall-clock limit).
-pub fn planned_end(job: &Job, policy: &Policy) -> Option<Time> {
+/// purposes at `now` (`None` = never: no wall-clock limit). A job
+/// backfilled on a virtual wall-clock limit is planned to end when that
+/// expires, until it has expired; then with its real limit.
+pub fn planned_end(job: &Job, policy: &Policy, now: Time) -> Option<Time> {
     let run = job.run.as_ref()?;
-    let d = planning_duration(job, policy)?;
-    Some(run.start_time + run.suspended_secs + d)
+    let real = planning_duration(job, policy).map(|d| run.start_time + run.suspended_secs + d);
+    match run.virtual_end() {
+        Some(v) if v > now => Some(real.map_or(v, |r| r.min(v))),
+        _ => real,
+    }
 }
 
 /// The static part of eligibility: holds, start date, dependencies.
@@ -139,7 +144,7 @@ impl Usage {
         let mut u = Usage::default();
         for j in state.active() {
             let nodes = j.run.as_ref().map_or(0, |r| r.nodes());
-            let wc = planned_end(j, policy).map_or(0, |e| (e - now).max(0) as u64);
+            let wc = planned_end(j, policy, now).map_or(0, |e| (e - now).max(0) as u64);
             u.add(
                 j,
                 policy,
@@ -397,5 +402,25 @@ mod tests {
             }
         ));
         assert_eq!(u.check(&b, one, &p, PolicyLevel::Hard), Ok(()));
+    }
+
+    #[test]
+    fn planned_end_follows_the_virtual_limit_until_it_expires() {
+        let p = Policy::default();
+        let j = Job::new(1, "u", Request::procs(1), Some(200), 0);
+        let mut s = state_with(vec![j]);
+        run(&mut s, 1, 1);
+        let change = crate::state::JobChange::VirtualWalltime(Some(100));
+        s.apply(Event::Modify { job: 1, change }, 0).unwrap();
+        let j = s.job(1).unwrap();
+        assert_eq!(planned_end(j, &p, 0), Some(100));
+        assert_eq!(planned_end(j, &p, 99), Some(100));
+        // Expired: the real limit again.
+        assert_eq!(planned_end(j, &p, 100), Some(200));
+        // Only an active job has a virtual limit.
+        let q = Job::new(2, "u", Request::procs(1), Some(200), 0);
+        s.apply(Event::Submit(Box::new(q)), 0).unwrap();
+        let change = crate::state::JobChange::VirtualWalltime(Some(100));
+        assert!(s.apply(Event::Modify { job: 2, change }, 0).is_err());
     }
 }

@@ -403,6 +403,12 @@ pub struct RunInfo {
     pub suspended_secs: Secs,
     /// When the current suspension began.
     pub suspended_at: Option<Time>,
+    /// `BFVIRTUALWALLTIMESCALINGFACTOR`: the scaled (virtual) wall-clock
+    /// limit the job was backfilled with. Until it expires the engine plans
+    /// the job to end then; afterwards with its real limit, and the drivers
+    /// clear it ([`crate::Plan::restore_walltime`]). The real `walltime`
+    /// stays the kill limit.
+    pub virtual_walltime: Option<Secs>,
 }
 
 impl RunInfo {
@@ -411,6 +417,12 @@ impl RunInfo {
     }
     pub fn nodes(&self) -> u32 {
         self.alloc.len() as u32
+    }
+
+    /// When the virtual wall-clock limit expires (suspensions included).
+    pub fn virtual_end(&self) -> Option<Time> {
+        self.virtual_walltime
+            .map(|v| self.start_time + self.suspended_secs + v)
     }
 }
 

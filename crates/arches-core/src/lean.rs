@@ -284,6 +284,7 @@ impl<'a> Lean<'a> {
             job: job.id,
             alloc,
             kind,
+            virtual_walltime: None,
         });
     }
 

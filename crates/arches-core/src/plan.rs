@@ -15,6 +15,10 @@ pub struct Start {
     pub job: JobId,
     pub alloc: Vec<Alloc>,
     pub kind: StartKind,
+    /// Backfilled on its scaled wall-clock limit
+    /// (`BFVIRTUALWALLTIMESCALINGFACTOR`): the driver records it right after
+    /// the start (`JobChange::VirtualWalltime`).
+    pub virtual_walltime: Option<crate::Secs>,
 }
 
 /// A priority reservation: where and when a queued job is guaranteed to start.
@@ -186,6 +190,12 @@ pub struct Plan {
     pub resumes: Vec<JobId>,
     /// Why blocked preemptors did not preempt.
     pub preempt_notes: Vec<crate::preempt::PreemptNote>,
+    /// Running jobs whose virtual wall-clock limit expired: from this plan
+    /// on they are planned with their real limit, and the driver clears the
+    /// virtual one (`JobChange::VirtualWalltime(None)`). Under
+    /// `BFVIRTUALWALLTIMECONFLICTPOLICY PREEMPT` a job whose real limit
+    /// would overlap a reservation is requeued instead (in `preemptions`).
+    pub restore_walltime: Vec<JobId>,
 }
 
 /// Every queued job's [`Decision`], ordered by job id: a sorted vector,

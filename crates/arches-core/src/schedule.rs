@@ -42,17 +42,112 @@
 
 use crate::backfill::{self, Candidate};
 use crate::context::Ctx;
-use crate::eligibility::{check_static, has_limits, planning_duration, Tally, Usage};
+use crate::eligibility::{check_static, has_limits, planned_end, planning_duration, Tally, Usage};
 use crate::job::{Alloc, Job, JobState, StartKind};
 use crate::plan::{BlockReason, Decision, Plan, PlannedReservation, PriorityBreakdown, Start};
-use crate::policy::{BackfillPolicy, Policy, PolicyLevel, QosFlag, ReservationPolicy};
+use crate::policy::{
+    BackfillPolicy, Policy, PolicyLevel, PreemptPolicy, QosFlag, ReservationPolicy,
+    VirtualWalltimeConflictPolicy,
+};
 use crate::priority::{priority, queue_order};
 use crate::profile::Amount;
 use crate::state::State;
 use crate::{Secs, Time};
 
 /// Runs one iteration. Pure: equal inputs give equal plans.
+///
+/// Jobs backfilled on a virtual wall-clock limit
+/// (`BFVIRTUALWALLTIMESCALINGFACTOR`) are planned to end when it expires;
+/// once it has, the plan restores their real limit
+/// ([`Plan::restore_walltime`]). Under `BFVIRTUALWALLTIMECONFLICTPOLICY
+/// NONE` the reservations the real limit overlaps are simply planned
+/// later; under `PREEMPT` a scaled job whose real limit would delay a
+/// reservation is requeued instead (a [`Plan::preemptions`] entry with
+/// its reason), and the plan is made without it.
 pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
+    let expired: Vec<&Job> = state
+        .active()
+        .filter(|j| j.state != JobState::Suspended)
+        .filter(|j| {
+            j.run
+                .as_ref()
+                .and_then(|r| r.virtual_end())
+                .is_some_and(|v| v <= now)
+        })
+        .collect();
+    if expired.is_empty() {
+        return plan_with(state, policy, now, &[]);
+    }
+    let mut plan = plan_with(state, policy, now, &[]);
+    let mut requeued: Vec<(crate::job::JobId, crate::job::JobId)> = Vec::new();
+    if policy.bf_virtual_walltime_conflict == VirtualWalltimeConflictPolicy::Preempt {
+        // The plan as the scaled jobs' virtual limits promised it: without
+        // them. A reservation that comes earlier there is one their real
+        // limits overlap.
+        let probe = plan_with(state, policy, now, &expired);
+        let when = |p: &Plan, id| {
+            if p.starts.iter().any(|s| s.job == id) {
+                Some(now)
+            } else {
+                p.reservation(id).map(|r| r.start)
+            }
+        };
+        let mut delayed: Vec<(u32, crate::job::JobId, Time)> = plan
+            .reservations
+            .iter()
+            .filter_map(|r| {
+                let t = when(&probe, r.job).filter(|t| *t < r.start)?;
+                Some((
+                    plan.decisions.get(&r.job).map_or(u32::MAX, |d| d.rank),
+                    r.job,
+                    t,
+                ))
+            })
+            .collect();
+        delayed.sort_unstable();
+        if let Some(&(_, by, t)) = delayed.first() {
+            for j in &expired {
+                let real_end = planned_end(j, policy, now).unwrap_or(Time::MAX);
+                if real_end > t {
+                    requeued.push((j.id, by));
+                }
+            }
+        }
+        if !requeued.is_empty() {
+            plan = if requeued.len() == expired.len() {
+                probe
+            } else {
+                let gone: Vec<&Job> = expired
+                    .iter()
+                    .copied()
+                    .filter(|j| requeued.iter().any(|(id, _)| *id == j.id))
+                    .collect();
+                plan_with(state, policy, now, &gone)
+            };
+            for &(job, by) in &requeued {
+                plan.preemptions.push(crate::preempt::Preemption {
+                    job,
+                    by,
+                    method: PreemptPolicy::Requeue,
+                    requested: PreemptPolicy::Requeue,
+                    reason: format!(
+                        "virtual wall-clock limit expired and the real limit would overlap the reservation of job {by} (BFVIRTUALWALLTIMECONFLICTPOLICY PREEMPT)"
+                    ),
+                });
+            }
+        }
+    }
+    plan.restore_walltime = expired
+        .iter()
+        .map(|j| j.id)
+        .filter(|id| !requeued.iter().any(|(j, _)| j == id))
+        .collect();
+    plan
+}
+
+/// One iteration with the jobs of `released` taken off their resources
+/// (as if requeued now).
+fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job]) -> Plan {
     let mut jobs: Vec<(&Job, PriorityBreakdown)> = Vec::with_capacity(state.queued_count());
     jobs.extend(
         state
@@ -94,6 +189,9 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
     }
     let throttled = has_limits(policy);
     let mut ctx = Ctx::new(state, policy, now);
+    for j in released {
+        ctx.release(j, false, false);
+    }
     if policy.reservation_policy == ReservationPolicy::Highest {
         hold_remembered(&mut ctx, state, &mut entries);
     }
@@ -115,8 +213,16 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
         bf_considered: 0,
         candidates: Vec::new(),
         chunk_until: None,
+        // A virtual limit expiring moves reservations too (NONE: the
+        // overlapped ones are rescheduled).
         pinned: policy.reservation_policy == ReservationPolicy::Highest
-            && !state.reservations_may_compress(),
+            && !state.reservations_may_compress()
+            && !state.active().any(|j| {
+                j.run
+                    .as_ref()
+                    .and_then(|r| r.virtual_end())
+                    .is_some_and(|v| v <= now)
+            }),
     };
     let levels: &[PolicyLevel] = if throttled {
         &[PolicyLevel::Soft, PolicyLevel::Hard]
@@ -416,9 +522,10 @@ impl<'a> Walk<'a> {
             return;
         }
         // BFVIRTUALWALLTIMESCALINGFACTOR: a second try with the walltime
-        // scaled. The job is planned for the scaled time only; what happens
-        // if it overruns into a reservation (BFVIRTUALWALLTIMECONFLICTPOLICY
-        // PREEMPT) is the driver's and the preemption work's concern.
+        // scaled. The job is planned for the scaled time (priority
+        // reservations may begin when it expires: see `schedule` for what
+        // happens then), but it must keep clear of administrative and
+        // standing reservations for its real limit too.
         let virt = self
             .ctx
             .policy
@@ -427,9 +534,13 @@ impl<'a> Walk<'a> {
         let scaled = virt
             .zip(dur)
             .map(|(f, d)| ((d as f64 * f).ceil() as Secs).max(1));
-        if let Some(v) = scaled.filter(|v| Some(*v) != dur) {
-            if let Some(alloc) = self.ctx.fit_now(job, Some(v)) {
+        if let Some((v, real)) = scaled.zip(dur).filter(|(v, d)| v < d) {
+            let now = self.ctx.now;
+            if let Some(alloc) = self.ctx.fit_now_clear(job, Some(v), now + real.max(1)) {
                 self.start(entries, i, alloc, Some(v), StartKind::Backfill);
+                if let Some(s) = self.plan.starts.last_mut() {
+                    s.virtual_walltime = Some(v);
+                }
                 return;
             }
         }
@@ -442,8 +553,23 @@ impl<'a> Walk<'a> {
             }
         }
         let idle = self.ctx.idle_procs();
-        entries[i].reason = Some(match self.top_reservation {
-            Some(r) if idle >= job.req.total_procs() => BlockReason::WouldDelayReservation(r),
+        // An administrative or standing reservation in the way explains it
+        // when the job would end before the top priority reservation.
+        let top_start = self
+            .top_reservation
+            .and_then(|r| self.plan.reservation(r))
+            .map(|r| r.start);
+        let ends_before_top = dur.is_some_and(|d| top_start.is_none_or(|s| self.ctx.now + d <= s));
+        let held = if idle >= job.req.total_procs() && ends_before_top {
+            self.ctx.held_conflict(job, dur)
+        } else {
+            None
+        };
+        entries[i].reason = Some(match (held, self.top_reservation) {
+            (Some(h), _) => BlockReason::ReservationConflict(h),
+            (None, Some(r)) if idle >= job.req.total_procs() => {
+                BlockReason::WouldDelayReservation(r)
+            }
             _ => self.resources(job),
         });
     }
@@ -528,6 +654,7 @@ impl<'a> Walk<'a> {
             job: job.id,
             alloc,
             kind,
+            virtual_walltime: None,
         });
     }
 
@@ -554,7 +681,10 @@ impl<'a> Walk<'a> {
     fn finish(mut self, entries: Vec<Entry<'a>>, order: &[usize]) -> Plan {
         let now = self.ctx.now;
         // Time alone changes: a running job's limit, a start date, a reservation.
-        let ends = self.ctx.state.active().filter_map(|j| j.expected_end());
+        let ends = self.ctx.state.active().flat_map(|j| {
+            let v = j.run.as_ref().and_then(|r| r.virtual_end());
+            [j.expected_end(), v].into_iter().flatten()
+        });
         let dates = entries.iter().filter_map(|e| match e.reason {
             Some(BlockReason::StartDate(t)) | Some(BlockReason::DataStaging(Some(t))) => Some(t),
             _ => None,

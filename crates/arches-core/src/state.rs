@@ -95,6 +95,10 @@ pub enum JobChange {
     AdminSuspended(bool),
     /// Waiting for stage-in data ([`crate::staging`]).
     DataWait(Option<crate::staging::DataWait>),
+    /// An active job's virtual wall-clock limit (`RunInfo::virtual_walltime`):
+    /// set right after a start the plan scaled, cleared when the real limit
+    /// is restored.
+    VirtualWalltime(Option<Secs>),
 }
 
 /// Why an event was refused. The state is unchanged.
@@ -465,6 +469,7 @@ impl State {
                     how: kind,
                     suspended_secs: 0,
                     suspended_at: None,
+                    virtual_walltime: None,
                 });
                 self.queued.remove(&job);
                 self.remembered.remove(&job);
@@ -632,6 +637,10 @@ impl State {
             JobChange::Estimate(e) => j.estimate = e,
             JobChange::AdminSuspended(b) => j.admin_suspended = b,
             JobChange::DataWait(w) => j.data_wait = w,
+            JobChange::VirtualWalltime(v) => match j.run.as_mut() {
+                Some(r) if active => r.virtual_walltime = v,
+                _ => return Err(wrong(j, "active")),
+            },
         }
         Ok(())
     }

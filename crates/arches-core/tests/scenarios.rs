@@ -40,6 +40,8 @@
 //! expect end ID T                             the job finishes at T
 //! expect note AT ID WORD                      ... ID's preempt note contains WORD
 //! expect preempts AT COUNT                    the iteration at AT preempts COUNT jobs
+//! expect virtual ID SECS|none                 the job was backfilled on this virtual limit
+//! expect restored AT ID                       the plan at AT restores ID's real limit
 //! expect qos ID QOS|none                      the QoS the job was given at submission
 //! expect rejected ID                          submission refused (QoS access)
 //! ```
@@ -259,6 +261,7 @@ fn policy(p: &mut Policy, w: &[&str]) {
         "BFVIRTUALWALLTIMESCALINGFACTOR" => {
             p.bf_virtual_walltime_factor = Some(w[1].parse().unwrap())
         }
+        "BFVIRTUALWALLTIMECONFLICTPOLICY" => p.bf_virtual_walltime_conflict = w[1].parse().unwrap(),
         "RESERVATIONDEPTH" => {
             p.reservation_buckets = vec![ReservationBucket {
                 depth: w[1].parse().unwrap(),
@@ -361,6 +364,8 @@ struct Outcome {
     /// The QoS each job was given at submission.
     qos: BTreeMap<JobId, Option<String>>,
     rejected: BTreeSet<JobId>,
+    /// Virtual limits of backfill starts.
+    virtual_limits: BTreeMap<JobId, i64>,
 }
 
 fn replay(sc: &Scenario) -> Outcome {
@@ -374,7 +379,7 @@ fn replay(sc: &Scenario) -> Outcome {
     for (_, e) in &sc.expects {
         if matches!(
             e[0].as_str(),
-            "rsv" | "norsv" | "reason" | "eligible" | "note" | "preempts"
+            "rsv" | "norsv" | "reason" | "eligible" | "note" | "preempts" | "restored"
         ) {
             times.insert(time(&e[1]));
         }
@@ -442,6 +447,10 @@ fn replay(sc: &Scenario) -> Outcome {
                 .or_default()
                 .push((now, p.method, p.by));
         }
+        for &id in &plan.restore_walltime {
+            let change = arches_core::state::JobChange::VirtualWalltime(None);
+            state.apply(Event::Modify { job: id, change }, now).unwrap();
+        }
         for &id in &plan.resumes {
             state.apply(Event::Resume { job: id }, now).unwrap();
             let end = now + left.remove(&id).unwrap_or(1).max(1);
@@ -460,6 +469,13 @@ fn replay(sc: &Scenario) -> Outcome {
                     now,
                 )
                 .unwrap();
+            if let Some(v) = s.virtual_walltime {
+                let change = arches_core::state::JobChange::VirtualWalltime(Some(v));
+                state
+                    .apply(Event::Modify { job: s.job, change }, now)
+                    .unwrap();
+                out.virtual_limits.insert(s.job, v);
+            }
             let job = state.job(s.job).unwrap();
             let wall = job.walltime.unwrap_or(i64::MAX / 4);
             let end = now + runtime[&s.job].min(wall).max(1);
@@ -548,6 +564,11 @@ fn check(path: &Path) {
                 .get(&id(1))
                 .is_some_and(|q| q.as_deref().unwrap_or("none") == e[2]),
             "rejected" => out.rejected.contains(&id(1)),
+            "virtual" => match e[2].as_str() {
+                "none" => !out.virtual_limits.contains_key(&id(1)),
+                t => out.virtual_limits.get(&id(1)) == Some(&time(t)),
+            },
+            "restored" => plan_at(1).restore_walltime.contains(&id(2)),
             other => panic!("{name}:{ln}: unknown expectation {other}"),
         };
         if !ok {
@@ -559,6 +580,8 @@ fn check(path: &Path) {
                 "end" => format!("{:?}", out.ended.get(&id(1))),
                 "note" => format!("{:?}", plan_at(1).preempt_notes),
                 "preempts" => format!("{:?}", plan_at(1).preemptions),
+                "virtual" => format!("{:?}", out.virtual_limits.get(&id(1))),
+                "restored" => format!("{:?}", plan_at(1).restore_walltime),
                 "qos" | "rejected" => format!(
                     "qos {:?}, rejected {}",
                     out.qos.get(&id(1)),

@@ -196,7 +196,13 @@ impl Actor {
                 job.req.total_procs()
             ));
         };
-        self.start_jobs(vec![(id, alloc, arches_core::StartKind::Forced)], now)
+        let start = arches_core::Start {
+            job: id,
+            alloc,
+            kind: arches_core::StartKind::Forced,
+            virtual_walltime: None,
+        };
+        self.start_jobs(vec![start], now)
             .pop()
             .map_or_else(|| Err("not started".to_string()), |(_, r)| r)
             .map_err(|e| format!("ERROR: job cannot run  ({e})"))?;

@@ -421,6 +421,14 @@ impl Simulation {
         };
         self.iterations += 1;
         self.apply_preemptions(&plan)?;
+        // Expired virtual wall-clock limits: the real limit is back.
+        for &job in &plan.restore_walltime {
+            let change = arches_core::state::JobChange::VirtualWalltime(None);
+            let at = self.now;
+            self.state
+                .apply(Event::Modify { job, change }, at)
+                .map_err(|source| SimError::Core { at, job, source })?;
+        }
         for start in &plan.starts {
             let launch = Launch {
                 job: start.job,
@@ -464,6 +472,22 @@ impl Simulation {
                     job: start.job,
                     source,
                 })?;
+            if let Some(v) = start.virtual_walltime {
+                let change = arches_core::state::JobChange::VirtualWalltime(Some(v));
+                self.state
+                    .apply(
+                        Event::Modify {
+                            job: start.job,
+                            change,
+                        },
+                        at,
+                    )
+                    .map_err(|source| SimError::Core {
+                        at,
+                        job: start.job,
+                        source,
+                    })?;
+            }
             if let Some(m) = self.meta.get_mut(&start.job) {
                 m.start = Some((at, start.kind));
             }

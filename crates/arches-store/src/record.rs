@@ -182,6 +182,10 @@ pub struct StoredRun {
     pub how: String,
     pub suspended_secs: i64,
     pub suspended_at: Option<i64>,
+    /// `BFVIRTUALWALLTIMESCALINGFACTOR`: the virtual limit it was
+    /// backfilled with, until the real one is restored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_walltime: Option<i64>,
 }
 
 /// Serde mirror of [`Completion`]: `exit` is `None` for a cancelled job.
@@ -281,6 +285,7 @@ impl StoredJob {
                 how: kind_str(r.how).to_string(),
                 suspended_secs: r.suspended_secs,
                 suspended_at: r.suspended_at,
+                virtual_walltime: r.virtual_walltime,
             }),
             completion: j.completion.map(|c| StoredCompletion {
                 time: c.time,
@@ -340,6 +345,7 @@ impl StoredJob {
                 },
                 suspended_secs: r.suspended_secs,
                 suspended_at: r.suspended_at,
+                virtual_walltime: r.virtual_walltime,
             }),
         };
         let mut job = Job::new(
@@ -416,6 +422,7 @@ mod tests {
             how: StartKind::Backfill,
             suspended_secs: 5,
             suspended_at: None,
+            virtual_walltime: Some(90),
         });
         j.completion = Some(Completion {
             time: 90,

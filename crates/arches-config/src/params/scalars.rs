@@ -109,7 +109,11 @@ pub(super) static SCALARS: &[ParamDef] = &[
         Some("NONE"), "Order of backfill candidates / which backfill job PREEMPT backfill preempts.", "backfill",
         |c, _, v| { c.policy.bf_priority_policy = v.parse_choice()?; Ok(()) }),
     param("BFVIRTUALWALLTIMESCALINGFACTOR", ValueType::Float, IndexKind::Partition, Some("0"),
-        "Backfill with wall-clock limits scaled by this factor (0 = disabled).", "backfill",
+        "A backfill job that does not fit with its wall-clock limit is tried again with the limit \
+scaled by this factor (0 = disabled; FIRSTFIT/BESTFIT/GREEDY, beyond the reservation depth). It is \
+planned to end when the scaled (virtual) limit expires; then its real limit is restored (at that \
+iteration: the daemon wakes for it). It never overlaps an administrative or standing reservation \
+with either limit; the real limit stays the kill limit.", "backfill",
         |c, _, v| {
             let f = v.float()?;
             c.policy.bf_virtual_walltime_factor = (f > 0.0).then_some(f);
@@ -117,7 +121,9 @@ pub(super) static SCALARS: &[ParamDef] = &[
         }),
     param("BFVIRTUALWALLTIMECONFLICTPOLICY",
         ValueType::Choice(core_choices!(VirtualWalltimeConflictPolicy)), IndexKind::None, Some("NONE"),
-        "What happens when a virtual-walltime backfill job runs into a reservation.", "backfill",
+        "When a scaled backfill job's virtual limit expires and its real limit overlaps a priority \
+reservation: NONE reschedules the overlapped reservations; PREEMPT requeues the scaled job \
+(checkjob shows why).", "backfill",
         |c, _, v| { c.policy.bf_virtual_walltime_conflict = v.parse_choice()?; Ok(()) }),
     param("BFORDER", ValueType::Choice(core_choices!(BfOrder)), IndexKind::None, Some("PRIORITY"),
         "Arches: order backfill considers candidates (PRIORITY, or SHORTESTPREDICTEDFIRST).", "backfill",
