@@ -16,7 +16,7 @@
 //!   here (choose preemptible candidates, mark their starts).
 
 use crate::placement::is_constrained;
-use crate::policy::{BackfillMetric, BackfillPolicy, BfPriorityPolicy};
+use crate::policy::{BackfillMetric, BackfillPolicy, BfPriorityPolicy, PolicyLevel};
 use crate::profile::Amount;
 use crate::schedule::{Entry, Walk};
 use crate::Secs;
@@ -47,8 +47,14 @@ pub fn metric(metric: BackfillMetric, procs: u32, nodes: Option<u32>, dur: Secs)
     }
 }
 
-/// Chooses and starts backfill jobs among `cands` (in priority order).
-pub(crate) fn select<'a>(walk: &mut Walk<'a>, entries: &mut [Entry<'a>], cands: Vec<Candidate>) {
+/// Chooses and starts backfill jobs among one throttling pass's `cands`
+/// (in priority order), under that pass's limits (`level`).
+pub(crate) fn select<'a>(
+    walk: &mut Walk<'a>,
+    entries: &mut [Entry<'a>],
+    cands: Vec<Candidate>,
+    level: PolicyLevel,
+) {
     let policy = walk.ctx.policy;
     let value = |c: &Candidate, entries: &[Entry<'a>]| {
         let j = entries[c.index].job;
@@ -63,10 +69,10 @@ pub(crate) fn select<'a>(walk: &mut Walk<'a>, entries: &mut [Entry<'a>], cands: 
         BackfillPolicy::Greedy => {
             let chosen = greedy(walk, entries, &cands, |c| value(c, entries));
             for c in cands.iter().filter(|c| chosen.contains(&c.index)) {
-                walk.try_backfill(entries, c.index, c.dur);
+                walk.try_backfill(entries, c.index, c.dur, level);
             }
             for c in cands.iter().filter(|c| !chosen.contains(&c.index)) {
-                walk.try_backfill(entries, c.index, c.dur);
+                walk.try_backfill(entries, c.index, c.dur, level);
             }
         }
         _ => {
@@ -95,7 +101,7 @@ pub(crate) fn select<'a>(walk: &mut Walk<'a>, entries: &mut [Entry<'a>], cands: 
                 order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             }
             for (_, _, c) in order {
-                walk.try_backfill(entries, c.index, c.dur);
+                walk.try_backfill(entries, c.index, c.dur, level);
             }
         }
     }

@@ -234,10 +234,13 @@ fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job]) -> Pl
         for i in 0..entries.len() {
             walk.consider(&mut entries, i, level);
         }
-    }
-    if !walk.candidates.is_empty() {
-        let cands = std::mem::take(&mut walk.candidates);
-        backfill::select(&mut walk, &mut entries, cands);
+        // BESTFIT/GREEDY choose among this pass's candidates, under this
+        // pass's limits: the soft pass's starts come before any job that
+        // only the hard limits admit.
+        if !walk.candidates.is_empty() {
+            let cands = std::mem::take(&mut walk.candidates);
+            backfill::select(&mut walk, &mut entries, cands, level);
+        }
     }
     // Rank -> position in the queued iteration (job id order).
     let order: Vec<usize> = keys.iter().map(|k| k.4).collect();
@@ -439,7 +442,7 @@ impl<'a> Walk<'a> {
                     entries[i].reason = Some(self.resources(job));
                     self.candidates.push(Candidate { index: i, dur });
                 } else {
-                    self.try_backfill(entries, i, dur);
+                    self.try_backfill(entries, i, dur, level);
                 }
             }
         }
@@ -499,15 +502,26 @@ impl<'a> Walk<'a> {
     }
 
     /// Starts a backfill candidate if it fits now; records why not otherwise.
-    pub(crate) fn try_backfill(&mut self, entries: &mut [Entry<'a>], i: usize, dur: Option<Secs>) {
+    pub(crate) fn try_backfill(
+        &mut self,
+        entries: &mut [Entry<'a>],
+        i: usize,
+        dur: Option<Secs>,
+        level: PolicyLevel,
+    ) {
         let job = entries[i].job;
         if self.throttled {
-            // Earlier backfill starts this pass may have used the allowance.
-            let level = PolicyLevel::Hard;
+            // Earlier backfill starts this pass may have used the allowance:
+            // over the soft limit the job waits for the hard pass, over the
+            // hard one it is blocked.
             if let Err(r) = self
                 .usage
                 .check(job, tally(job, dur), self.ctx.policy, level)
             {
+                match level {
+                    PolicyLevel::Soft => entries[i].handled = false,
+                    PolicyLevel::Hard => entries[i].eligible = false,
+                }
                 entries[i].reason = Some(r);
                 return;
             }
