@@ -448,11 +448,11 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Backfill chunking (`BFCHUNKSIZE`, `BFCHUNKDURATION`, FIRSTFIT only):
-    /// while a job of at least the chunk size is blocked, smaller jobs may
-    /// not backfill for the chunk duration, so freed processors accumulate
-    /// for it. The core keeps no history, so the job counts as blocked since
-    /// it became eligible (its submit time or start date).
+    /// Backfill chunking (`BFCHUNKSIZE`, `BFCHUNKDURATION`, FIRSTFIT only,
+    /// Moab §8.2): once a job of at least the chunk size is blocked,
+    /// processors freed by running jobs are kept from smaller jobs for the
+    /// chunk duration after they were last freed
+    /// ([`State::resources_freed_at`]), so they accumulate for larger jobs.
     fn note_blocked(&mut self, job: &Job) {
         let p = self.ctx.policy;
         if p.backfill != BackfillPolicy::FirstFit
@@ -462,10 +462,10 @@ impl<'a> Walk<'a> {
         {
             return;
         }
-        let since = job
-            .start_after
-            .map_or(job.submit_time, |t| t.max(job.submit_time));
-        let until = since + p.bf_chunk_duration;
+        let Some(freed) = self.ctx.state.resources_freed_at() else {
+            return;
+        };
+        let until = freed + p.bf_chunk_duration;
         if until > self.ctx.now {
             self.chunk_until = Some(self.chunk_until.map_or(until, |u| u.max(until)));
         }

@@ -165,6 +165,9 @@ pub struct State {
     idx: Option<Box<crate::index::Indexes>>,
     /// Nodes whose administrative state is not `Up`.
     nodes_not_up: usize,
+    /// When a running job last gave processors back (ended, was requeued
+    /// or suspended): backfill chunking is timed from it.
+    last_freed: Option<Time>,
 }
 
 impl State {
@@ -353,6 +356,12 @@ impl State {
         }
     }
 
+    /// When a running job last gave its processors back (it ended, was
+    /// requeued or suspended); `None` if none has since the state was built.
+    pub fn resources_freed_at(&self) -> Option<Time> {
+        self.last_freed
+    }
+
     /// When time alone changes something: the earliest wall-clock expiry of
     /// an active job or start date of a queued one.
     pub fn next_wakeup(&self, now: Time) -> Option<Time> {
@@ -528,6 +537,7 @@ impl State {
                 }
                 let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
                 self.remove_usage(&alloc, true, false);
+                self.last_freed = Some(now);
                 let j = self
                     .jobs
                     .get_mut(&job)
@@ -574,6 +584,9 @@ impl State {
                 let suspended = j.state == JobState::Suspended;
                 let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
                 self.remove_usage(&alloc, !suspended, true);
+                if !suspended {
+                    self.last_freed = Some(now);
+                }
                 let j = self
                     .jobs
                     .get_mut(&job)
@@ -662,6 +675,9 @@ impl State {
         }
         self.active.remove(&job);
         self.remove_usage(&alloc, !suspended, true);
+        if !suspended {
+            self.last_freed = Some(now);
+        }
     }
 
     fn add_usage(&mut self, alloc: &[Alloc], procs: bool, mem_and_jobs: bool) {

@@ -100,7 +100,9 @@ pub(super) static SCALARS: &[ParamDef] = &[
         "Idle jobs backfill evaluates per iteration (0 = all).", "backfill",
         |c, _, v| { c.policy.backfill_depth = v.u32()?; Ok(()) }),
     param("BFCHUNKDURATION", ValueType::Duration, IndexKind::None, Some("0"),
-        "Time freed resources are held for jobs of at least BFCHUNKSIZE (0 = off).", "backfill",
+        "Time processors freed by a running job are held for jobs of at least BFCHUNKSIZE, \
+counted from the last time a job gave processors back (0 = off). Active only while a job of \
+BFCHUNKSIZE or more is blocked; FIRSTFIT only.", "backfill",
         |c, _, v| { c.policy.bf_chunk_duration = v.duration()?; Ok(()) }),
     param("BFCHUNKSIZE", COUNT, IndexKind::None, Some("0"),
         "Minimum job size (procs) allowed to use chunked resources.", "backfill",
