@@ -267,6 +267,11 @@ impl<'a> Lean<'a> {
                 end,
                 alloc,
             });
+        } else {
+            // No computable start (LSF rule): it holds everything it can.
+            let now = self.ctx.now;
+            self.ctx.commit(job, now, None, &[]);
+            self.bucket_left[b] -= 1;
         }
     }
 

@@ -94,6 +94,10 @@ pub enum BlockReason {
     Chunking { size: u32, until: Time },
     /// Starting it would delay a higher-priority reservation.
     WouldDelayReservation(JobId),
+    /// No backfill while a higher-priority job waits, with no computable
+    /// start, for a job without a wall-clock limit (LSF: "cannot backfill if
+    /// the big job is waiting for a job that has no run limit").
+    WaitsBehindNoWalltime(JobId),
     /// An administrative or standing reservation it is not on the access
     /// list of holds the processors it would need (the reservation's id).
     ReservationConflict(String),
@@ -149,6 +153,10 @@ impl fmt::Display for BlockReason {
             BlockReason::WouldDelayReservation(j) => {
                 write!(f, "would delay the reservation of job {j}")
             }
+            BlockReason::WaitsBehindNoWalltime(j) => write!(
+                f,
+                "cannot backfill: job {j} waits for a job without a wall-clock limit and its start cannot be computed"
+            ),
             BlockReason::ReservationConflict(r) => {
                 write!(f, "reservation conflict (resources reserved by {r})")
             }

@@ -20,6 +20,13 @@
 //!    priority: with depth 1 this is FCFS), PREEMPT is FIRSTFIT that also
 //!    starts jobs optimistically on what is free now ([`crate::preempt`]).
 //!
+//! A job without a wall-clock limit never backfills. A job that would get
+//! a reservation but has no computable start (it waits for a job without
+//! a wall-clock limit) takes its place in the depth and holds every
+//! processor from now on: nothing backfills into what it waits for (LSF:
+//! "cannot backfill if the big job is waiting for a job that has no run
+//! limit"); later jobs say so (`WaitsBehindNoWalltime`).
+//!
 //! Preemptors that do not fit, and under PREEMPT backfill jobs within the
 //! reservation depth, may preempt running jobs ([`crate::preempt`]);
 //! suspended jobs resume before the walk.
@@ -215,6 +222,7 @@ fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job]) -> Pl
         chunk_until: None,
         // A virtual limit expiring moves reservations too (NONE: the
         // overlapped ones are rescheduled).
+        no_start_top: None,
         pinned: policy.reservation_policy == ReservationPolicy::Highest
             && !state.reservations_may_compress()
             && !state.active().any(|j| {
@@ -322,6 +330,9 @@ pub(crate) struct Walk<'a> {
     chunk_until: Option<Time>,
     /// HIGHEST with no job ended since: remembered reservations stay put.
     pinned: bool,
+    /// The first job that would hold a reservation but has no computable
+    /// start (it waits for a job without a wall-clock limit).
+    no_start_top: Option<crate::job::JobId>,
 }
 
 impl<'a> Walk<'a> {
@@ -581,6 +592,9 @@ impl<'a> Walk<'a> {
         };
         entries[i].reason = Some(match (held, self.top_reservation) {
             (Some(h), _) => BlockReason::ReservationConflict(h),
+            (None, _) if self.no_start_top.is_some() => {
+                BlockReason::WaitsBehindNoWalltime(self.no_start_top.unwrap_or_default())
+            }
             (None, Some(r)) if idle >= job.req.total_procs() => {
                 BlockReason::WouldDelayReservation(r)
             }
@@ -641,7 +655,16 @@ impl<'a> Walk<'a> {
                 });
                 entries[i].reason = Some(self.resources(job));
             }
-            None => entries[i].reason = Some(BlockReason::NoWalltimeAhead),
+            None => {
+                // The LSF rule: its start cannot be computed (it waits for a
+                // job without a wall-clock limit), and nothing may backfill
+                // into what it waits for: it holds every processor from now
+                // on, and takes its place in the reservation depth.
+                entries[i].reason = Some(BlockReason::NoWalltimeAhead);
+                self.ctx.commit(job, self.ctx.now, None, &[]);
+                self.bucket_left[b] -= 1;
+                self.no_start_top.get_or_insert(job.id);
+            }
         }
     }
 
