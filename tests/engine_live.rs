@@ -248,3 +248,73 @@ fn class_default_qos_nobf_and_qos_access_live() {
         "{err}"
     );
 }
+
+/// `mdiag -p` renders what the daemon computed (the core's weight table and
+/// breakdowns, end to end): credential columns first in Moab's order, held
+/// jobs only with `-v -v`, running jobs with `-v`; `--xml`; checkjob -v -v's
+/// priority analysis is the same table.
+#[test]
+fn mdiag_p_live_from_the_daemon() {
+    let cfg = format!(
+        "{CFG}QOSWEIGHT 2\nACCOUNTWEIGHT 1\nQOSCFG[hi] PRIORITY=50\nACCOUNTCFG[acct] PRIORITY=5\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let run = d.submit("sleep 300\n", &["-l", "nodes=2:ppn=2,walltime=00:10:00"]);
+    d.wait_state(run, "Running", Duration::from_secs(20));
+    let a = d.submit(
+        "sleep 1\n",
+        &["-A", "acct", "-l", "procs=1,walltime=60,qos=hi"],
+    );
+    let held = d.submit("sleep 1\n", &["-h", "-l", "procs=1,walltime=60"]);
+    wait_for(&d, a, "no iteration", |o| o.contains("IterationJobRank"));
+    let out = text(&d.run("mdiag", &["-p"]).stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0], "diagnosing job priority information (partition: ALL)",
+        "{out}"
+    );
+    assert_eq!(
+        lines[2], "Job                    PRIORITY*   Cred(Accnt:  QOS)  Serv(QTime)",
+        "{out}"
+    );
+    assert_eq!(
+        lines[3], "             Weights   --------       1(    1:    2)     1(    1)",
+        "{out}"
+    );
+    // 1×5 (account) + 2×50 (QoS) + 0 minutes queued.
+    assert_eq!(
+        lines[5],
+        format!("{a:<20}        105   100.0(  5.0: 50.0)   0.0(  0.0)"),
+        "{out}"
+    );
+    assert!(
+        !out.contains(&format!("\n{held} ")),
+        "held job listed\n{out}"
+    );
+    assert!(
+        !out.contains(&format!("\n{run} ")),
+        "running job listed\n{out}"
+    );
+    assert!(
+        out.ends_with("\n\n* indicates system prio set on job\n"),
+        "{out}"
+    );
+    let v = text(&d.run("mdiag", &["-p", "-v"]).stdout);
+    assert!(v.contains(&format!("---Active Jobs---\n{run} ")), "{v}");
+    let vv = text(&d.run("mdiag", &["-p", "-v", "-v"]).stdout);
+    assert!(vv.contains(&format!("\n{held} ")), "{vv}");
+    let xml = text(&d.run("mdiag", &["-p", "--xml"]).stdout);
+    assert!(
+        xml.starts_with("<Data><job name=\"template\"><pc name=\"Cred\" value=\"1\">"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(&format!("<job name=\"{a}\" priority=\"105.000000\">")),
+        "{xml}"
+    );
+    let cj = text(&d.run("checkjob", &["-v", "-v", &a.to_string()]).stdout);
+    assert!(
+        cj.contains("Priority Analysis:\nJob                    PRIORITY*   Cred(Accnt:  QOS)"),
+        "{cj}"
+    );
+}

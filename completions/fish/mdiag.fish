@@ -16,7 +16,7 @@ complete -c mdiag -l socket -d 'Unix socket of the moab daemon (default: $MOAB_S
 complete -c mdiag -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
 complete -c mdiag -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
 complete -c mdiag -s b -d 'Jobs blocked by holds, policies or dependencies'
-complete -c mdiag -s p -d 'Job priority breakdown per component'
+complete -c mdiag -s p -d 'Job priority breakdown per component of the eligible jobs (-v adds running jobs, -v -v every job; --xml)'
 complete -c mdiag -s S -d 'The scheduler: host, mode, iterations, messages'
 complete -c mdiag -s t -d 'Partitions: nodes, processors and memory configured, up, dedicated and active'
 complete -c mdiag -s v -d 'Verbose; repeat for more'

@@ -124,10 +124,11 @@ pub struct SubmitResponse {
 // ---------------------------------------------------------------------------
 
 /// Which showq section a job belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Section {
     Active,
+    #[default]
     Eligible,
     Blocked,
     Completed,
@@ -262,6 +263,10 @@ pub struct JobDetail {
     /// Reservation: start, end (None = no limit), nodes.
     pub reservation: Option<ReservationSpan>,
     pub priority_components: Vec<PriorityComponent>,
+    /// The priority weights `(component, sub, component weight, sub
+    /// weight)` in Moab's order (checkjob -v -v's priority analysis).
+    #[serde(default)]
+    pub priority_weights: Vec<(String, String, i64, i64)>,
     pub iwd: String,
     pub submit_dir: String,
     pub executable: String,
@@ -510,12 +515,17 @@ pub enum SchedulerControl {
 // Priority, backfill, start estimates, reservations
 // ---------------------------------------------------------------------------
 
-/// mdiag -p data: weights and each queued job's breakdown.
+/// mdiag -p data: weights and each job's breakdown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PriorityView {
     pub now: i64,
-    /// Component weights as `(component, sub, component weight, sub weight)`.
+    /// Weights as `(component, sub, component weight, sub weight)`, in
+    /// Moab's column order, with Moab's labels (`Cred`/`QOS`,
+    /// `Serv`/`QTime`, ...): the core's one table.
     pub weights: Vec<(String, String, i64, i64)>,
+    /// Eligible jobs in priority order, then blocked ones, then active ones
+    /// (highest priority first); the client shows the first kind by
+    /// default, `-v` adds active jobs and `-v -v` all.
     pub jobs: Vec<JobPriority>,
 }
 
@@ -526,6 +536,9 @@ pub struct JobPriority {
     pub priority: i64,
     pub system: bool,
     pub state: String,
+    /// Eligible, blocked (holds, policies, dependencies) or active.
+    #[serde(default)]
+    pub section: Section,
     pub components: Vec<PriorityComponent>,
 }
 

@@ -570,6 +570,7 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         allocated: vec![],
         reservation: None,
         priority_components: vec![],
+        priority_weights: vec![],
         iwd: "$HOME".into(),
         submit_dir: "$HOME".into(),
         executable: "/usr/bin/hostname".into(),
@@ -832,21 +833,24 @@ fn mdiag_p_rows_from_moab_doc() {
         priority: prio,
         system: sys,
         state: "Idle".into(),
+        section: Section::Eligible,
         components: vec![
-            comp("CRED", "QOS", q, q),
-            comp("FS", "ACCOUNT", a, a),
-            comp("SERV", "QUEUETIME", t, prio as f64 - q - a),
+            comp("Cred", "QOS", q, q),
+            comp("FS", "Accnt", a, a),
+            comp("Serv", "QTime", t, t),
         ],
     };
+    // The daemon sends Moab's labels (the core's table); the renderer puts
+    // the components in Moab's column order whatever order they come in.
     let p = PriorityView {
         now: 0,
-        weights: vec![w("CRED", "QOS"), w("FS", "ACCOUNT"), w("SERV", "QUEUETIME")],
+        weights: vec![w("Serv", "QTime"), w("Cred", "QOS"), w("FS", "Accnt")],
         jobs: vec![
             jp(13678, 1321, true, 100.0, 2.7, 1218.3),
             jp(13019, 8699, false, 50.0, 25.4, 8674.0),
         ],
     };
-    let ours = mdiag::render_priority(&p);
+    let ours = mdiag::render_priority(&p, 0);
     // The sample elides rows (`...`), so the Percent Contribution line cannot match.
     let drop = |l: &str| l.starts_with("Percent") || l == "...";
     let g = without(&g, drop);
@@ -1315,4 +1319,88 @@ fn showres_with_an_administrative_reservation() {
     let d = arches_cli::render::cluster::render_reservations(&only);
     assert!(d.contains("    ACL:   USER==alice\n"), "{d}");
     assert!(d.contains("    Attributes (HostExp='n0 n1')\n"), "{d}");
+}
+
+/// Several weighted subcomponents share their component's column
+/// (`Cred( User:  QOS)`), in Moab's order; blocked and active jobs only show
+/// with `-v -v` / `-v`; the XML carries the template weights and raw values.
+#[test]
+fn mdiag_p_multi_subcomponents_verbosity_and_xml() {
+    let comp = |c: &str, s: &str, v: f64, contrib: f64| PriorityComponent {
+        component: c.into(),
+        sub: s.into(),
+        value: v,
+        contribution: contrib,
+    };
+    let job = |id: u64, section: Section, user: f64| JobPriority {
+        id,
+        priority: (10.0 * user + 3.0 * 7.0 + 1.0 * 30.0) as i64,
+        system: false,
+        state: "Idle".into(),
+        section,
+        components: vec![
+            comp("Cred", "User", user, 10.0 * user),
+            comp("Cred", "QOS", 7.0, 21.0),
+            comp("Serv", "QTime", 30.0, 30.0),
+        ],
+    };
+    let p = PriorityView {
+        now: 0,
+        weights: vec![
+            ("Cred".into(), "User".into(), 1, 10),
+            ("Cred".into(), "Group".into(), 1, 0),
+            ("Cred".into(), "QOS".into(), 1, 3),
+            ("Serv".into(), "QTime".into(), 1, 1),
+            ("Serv".into(), "UPrio".into(), 1, 0),
+        ],
+        jobs: vec![
+            job(5, Section::Eligible, 2.0),
+            job(6, Section::Blocked, 1.0),
+            job(7, Section::Active, 0.0),
+        ],
+    };
+    let out = mdiag::render_priority(&p, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[2],
+        "Job                    PRIORITY*   Cred( User:  QOS)  Serv(QTime)"
+    );
+    assert_eq!(
+        lines[3],
+        "             Weights   --------       1(   10:    3)     1(    1)"
+    );
+    // Job 5: 20 + 21 of 71 from Cred (57.7%), 30 from Serv (42.3%).
+    assert_eq!(
+        lines[5],
+        "5                            71    57.7(  2.0:  7.0)  42.3( 30.0)"
+    );
+    assert!(!out.contains("\n6 ") && !out.contains("\n7 "), "{out}");
+    let v1 = mdiag::render_priority(&p, 1);
+    assert!(
+        v1.contains("---Active Jobs---\n7 ") && !v1.contains("\n6 "),
+        "{v1}"
+    );
+    let v2 = mdiag::render_priority(&p, 2);
+    assert!(
+        v2.contains("\n6 ") && v2.contains("\n7 ") && !v2.contains("---Active"),
+        "{v2}"
+    );
+    assert_eq!(
+        mdiag::render_priority(
+            &PriorityView {
+                jobs: vec![],
+                ..p.clone()
+            },
+            0
+        ),
+        "no eligible jobs in queue\n"
+    );
+    let xml = mdiag::render_priority_xml(&p, 0);
+    assert!(xml.starts_with(
+        "<Data><job name=\"template\"><pc name=\"Cred\" value=\"1\"><psc name=\"User\" value=\"10\"/>"
+    ), "{xml}");
+    assert!(xml.contains(
+        "<job name=\"5\" priority=\"71.000000\"><pc name=\"Cred\"><psc name=\"User\" value=\"2.000000\"/>"
+    ), "{xml}");
+    assert!(!xml.contains("name=\"6\""), "{xml}");
 }

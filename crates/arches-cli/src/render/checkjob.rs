@@ -217,14 +217,18 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     if let Some(r) = s.rank {
         o.push_str(&format!("IterationJobRank: {r}\n"));
     }
-    if verbose >= 2 && !d.priority_components.is_empty() {
+    if verbose >= 2 && !d.priority_weights.is_empty() {
+        // Moab (VV): the mdiag -p table for this job.
         o.push_str("Priority Analysis:\n");
-        for c in &d.priority_components {
-            o.push_str(&format!(
-                "  {:<10} {:<10} {:>12.2} {:>12.2}\n",
-                c.component, c.sub, c.value, c.contribution
-            ));
-        }
+        let row = arches_api::JobPriority {
+            id: s.id,
+            priority: s.priority,
+            system: s.system_priority,
+            state: s.state.clone(),
+            section: s.section,
+            components: d.priority_components.clone(),
+        };
+        o.push_str(&super::mdiag::priority_analysis(&d.priority_weights, &row));
     }
     if v {
         o.push_str(&format!("PE:             {:.2}\n", s.procs as f64));
