@@ -318,3 +318,80 @@ fn mdiag_p_live_from_the_daemon() {
         "{cj}"
     );
 }
+
+/// `msub -a` date `secs` from now, as `YYYYMMDDhhmm` in UTC (the tests' TZ).
+fn start_date_in(secs: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
+    let out = std::process::Command::new("date")
+        .args(["-u", "-d", &format!("@{}", now + secs), "+%Y%m%d%H%M"])
+        .output()
+        .expect("date");
+    text(&out.stdout).trim().to_string()
+}
+
+/// Reasons on a live daemon. The LSF rule: job `big` waits for a job
+/// without a wall-clock limit, so its start cannot be computed (checkjob
+/// and showstart say so) and nothing backfills; a start date shows as Moab's
+/// duration to it (mdiag -b, checkjob), never as an epoch.
+#[test]
+fn reasons_lsf_rule_and_start_dates_live() {
+    let d = Daemon::start_with_config(Some(CFG));
+    let unlimited = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=2"]);
+    d.wait_state(unlimited, "Running", Duration::from_secs(20));
+    let big = d.submit("sleep 1\n", &["-l", "procs=4,walltime=00:01:00"]);
+    let small = d.submit("sleep 1\n", &["-l", "procs=1,walltime=30"]);
+    let dated = d.submit(
+        "sleep 1\n",
+        &["-a", &start_date_in(7200), "-l", "procs=1,walltime=30"],
+    );
+    let cj = wait_for(&d, big, "no reason", |o| {
+        o.contains("NOTE:  job cannot run")
+    });
+    assert!(
+        cj.contains("NOTE:  job cannot run in partition ALL (start time cannot be computed: a job ahead of it has no wall-clock limit)"),
+        "{cj}"
+    );
+    let cs = wait_for(&d, small, "no reason", |o| {
+        o.contains("NOTE:  job cannot run")
+    });
+    assert!(
+        cs.contains(&format!(
+            "(cannot backfill: job {big} waits for a job without a wall-clock limit"
+        )),
+        "{cs}"
+    );
+    assert!(cs.contains("State: Idle"), "small job backfilled\n{cs}");
+    let ss = text(&d.run("showstart", &[&big.to_string()]).stdout);
+    assert!(
+        ss.contains("Estimated Rsv based start cannot be determined: start time cannot be computed: it waits for a job without a wall-clock limit"),
+        "{ss}"
+    );
+    assert!(!ss.contains("configured resources"), "{ss}");
+    // No wall-clock limit: showstart of the running job completes INFINITY.
+    let su = text(&d.run("showstart", &[&unlimited.to_string()]).stdout);
+    assert!(su.contains("requires 2 procs for INFINITY"), "{su}");
+    assert!(
+        su.contains("Estimated Rsv based completion in           INFINITY\n"),
+        "{su}"
+    );
+
+    let b = text(&d.run("mdiag", &["-b"]).stdout);
+    let line = b
+        .lines()
+        .find(|l| l.starts_with(&format!("job {dated:<20} ")))
+        .unwrap_or_else(|| panic!("no line for {dated}\n{b}"));
+    let rest = line
+        .strip_prefix(&format!("job {dated:<20} has not reached its start date ("))
+        .and_then(|r| r.strip_suffix(" to startdate)"))
+        .unwrap_or_else(|| panic!("{line}"));
+    let left = secs(rest).unwrap_or_else(|| panic!("{line}"));
+    assert!((7000..=7200).contains(&left), "{line}");
+    let cd = d.checkjob(dated);
+    assert!(
+        cd.contains("BLOCK MSG: job has not reached its start date (1:5"),
+        "{cd}"
+    );
+}

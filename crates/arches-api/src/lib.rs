@@ -263,6 +263,10 @@ pub struct JobDetail {
     /// Reservation: start, end (None = no limit), nodes.
     pub reservation: Option<ReservationSpan>,
     pub priority_components: Vec<PriorityComponent>,
+    /// `BFCHUNKSIZE` when backfill chunking kept the job from starting
+    /// (checkjob -v's warning).
+    #[serde(default)]
+    pub chunk_size: Option<u32>,
     /// The priority weights `(component, sub, component weight, sub
     /// weight)` in Moab's order (checkjob -v -v's priority analysis).
     #[serde(default)]
@@ -609,6 +613,18 @@ pub struct StartEstimate {
     pub running: bool,
     /// Why no estimate exists, or other notes.
     pub note: Option<String>,
+    /// Priority-based estimate (when it would start given the jobs ahead of
+    /// it), or why there is none.
+    #[serde(default)]
+    pub priority_start: Option<i64>,
+    #[serde(default)]
+    pub priority_note: Option<String>,
+    /// Historical estimate (queue times of similar jobs), or why there is
+    /// none.
+    #[serde(default)]
+    pub historical_start: Option<i64>,
+    #[serde(default)]
+    pub historical_note: Option<String>,
 }
 
 /// One reservation (showres).

@@ -571,6 +571,7 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         reservation: None,
         priority_components: vec![],
         priority_weights: vec![],
+        chunk_size: None,
         iwd: "$HOME".into(),
         submit_dir: "$HOME".into(),
         executable: "/usr/bin/hostname".into(),
@@ -911,6 +912,7 @@ fn showstart_pitt_and_running() {
         partition: "SharedMem".into(),
         running: false,
         note: None,
+        ..estimate_extras()
     };
     assert_eq!(showbf::render_start(&e, showbf::Estimates::Rsv), g);
 
@@ -925,10 +927,94 @@ fn showstart_pitt_and_running() {
         partition: "torque".into(),
         running: true,
         note: None,
+        ..estimate_extras()
     };
-    // Moab reports a running job's estimate as `00:00:00` from its start.
-    let e = StartEstimate { now: start, ..e };
-    assert_eq!(showbf::render_start(&e, showbf::Estimates::Rsv), g);
+    // The sample was taken in the second the job started.
+    let at_start = StartEstimate {
+        now: start,
+        ..e.clone()
+    };
+    assert_eq!(showbf::render_start(&at_start, showbf::Estimates::Rsv), g);
+    // Two minutes later the estimate is still the real start (offset
+    // 00:00:00, never in the past) and completion is start + limit.
+    let later = showbf::render_start(&e, showbf::Estimates::Rsv);
+    assert!(
+        later.contains(
+            "Estimated Rsv based start in                00:00:00 on Fri Sep 13 09:00:45\n\
+             Estimated Rsv based completion in           00:58:00 on Fri Sep 13 10:00:45\n"
+        ),
+        "{later}"
+    );
+}
+
+/// The priority and historical fields of a showstart answer, unset.
+fn estimate_extras() -> StartEstimate {
+    StartEstimate {
+        now: 0,
+        job: String::new(),
+        procs: 0,
+        walltime: None,
+        start: None,
+        partition: String::new(),
+        running: false,
+        note: None,
+        priority_start: None,
+        priority_note: None,
+        historical_start: None,
+        historical_note: None,
+    }
+}
+
+/// showstart -e all: the three methods from their own estimates; a method
+/// without one says why; a job without a wall-clock limit completes
+/// `INFINITY`.
+#[test]
+fn showstart_all_methods_and_missing_estimates() {
+    let g = golden("showstart-2", true);
+    let now = utc(2011, 7, 15, 11, 48, 45);
+    let e = StartEstimate {
+        now,
+        job: "orion.13762".into(),
+        procs: 2,
+        // Each block's completion is 1:40:00 after its start.
+        walltime: Some(6000),
+        start: Some(now + secs("1:04:55")),
+        partition: "fast".into(),
+        priority_start: Some(now + secs("5:14:55")),
+        historical_start: Some(now),
+        ..estimate_extras()
+    };
+    let ours = showbf::render_start(&e, showbf::Estimates::All);
+    // The sample's header says 0:33:20 although every block completes
+    // 1:40:00 after its start; compare the estimate blocks.
+    for l in ours.lines().skip(2) {
+        assert!(
+            g.lines().any(|x| x == l),
+            "line not in sample: {l:?}\n{ours}"
+        );
+    }
+    let none = StartEstimate {
+        now,
+        job: "6".into(),
+        procs: 4,
+        walltime: None,
+        note: Some(
+            "start time cannot be computed: it waits for a job without a wall-clock limit".into(),
+        ),
+        priority_note: Some(
+            "start time cannot be computed: it waits for a job without a wall-clock limit".into(),
+        ),
+        historical_start: Some(now + 60),
+        partition: "ALL".into(),
+        ..estimate_extras()
+    };
+    let out = showbf::render_start(&none, showbf::Estimates::All);
+    assert!(out.starts_with("job 6 requires 4 procs for INFINITY\n\nEstimated Rsv based start cannot be determined: start time cannot be computed: it waits for a job without a wall-clock limit\n\n"), "{out}");
+    assert!(
+        out.contains("Estimated Historical based completion in    INFINITY\n\n"),
+        "{out}"
+    );
+    assert!(!out.contains("00:00:00 on"), "{out}");
 }
 
 fn rsv(id: &str, state: &str, start: i64, end: i64, nodes: usize, procs: u32) -> ReservationInfo {
@@ -1112,6 +1198,7 @@ fn every_xml_output_parses_with_honest_counts() {
         partition: "ALL".into(),
         running: false,
         note: None,
+        ..estimate_extras()
     };
     check_xml("showstart", &showbf::render_start_xml(&e));
 }
@@ -1403,4 +1490,36 @@ fn mdiag_p_multi_subcomponents_verbosity_and_xml() {
         "<job name=\"5\" priority=\"71.000000\"><pc name=\"Cred\"><psc name=\"User\" value=\"2.000000\"/>"
     ), "{xml}");
     assert!(!xml.contains("name=\"6\""), "{xml}");
+}
+
+/// checkjob on an idle job: the scheduler's reason as Moab's eligibility
+/// note (`NOTE:  job cannot run in partition ALL (...)`), the chunking
+/// warning with -v; a blocked job keeps its BLOCK MSG.
+#[test]
+fn checkjob_reason_lines_for_idle_and_blocked_jobs() {
+    let now = utc(2019, 1, 23, 15, 2, 13);
+    let mut d = tardis_job("Idle", Section::Eligible);
+    d.summary.block_reason = Some("insufficient idle procs available: 0 < 20".into());
+    d.chunk_size = Some(32);
+    let plain = checkjob::render_one(&d, now, 0);
+    assert!(
+        plain.contains("\nNOTE:  job cannot run in partition ALL (insufficient idle procs available: 0 < 20)\n"),
+        "{plain}"
+    );
+    assert!(!plain.contains("WARNING: job may be blocked"), "{plain}");
+    let v = checkjob::render_one(&d, now, 1);
+    assert!(
+        v.contains("\n  WARNING: job may be blocked by backfill chunking (20 < 32 )\n"),
+        "{v}"
+    );
+    let mut b = tardis_job("UserHold", Section::Blocked);
+    b.summary.block_reason = Some("job has hold in place (User)".into());
+    let out = checkjob::render_one(&b, now, 0);
+    assert!(
+        out.contains(
+            "BLOCK MSG: job has hold in place (User) (recorded at last scheduling iteration)\n"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("NOTE:  job cannot run"), "{out}");
 }

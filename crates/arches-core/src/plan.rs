@@ -90,7 +90,8 @@ pub enum BlockReason {
     NoBackfill,
     /// It has no wall-clock limit and so can never backfill.
     NoWalltime,
-    /// Backfill chunking protects the free resources for larger jobs.
+    /// Backfill chunking protects the free resources for larger jobs
+    /// (`BFCHUNKSIZE` processors or more) until `until`.
     Chunking { size: u32, until: Time },
     /// Starting it would delay a higher-priority reservation.
     WouldDelayReservation(JobId),
@@ -107,6 +108,42 @@ pub enum BlockReason {
     DataStaging(Option<Time>),
 }
 
+impl BlockReason {
+    /// The reason as the commands print it at `now`: Moab's wording, times
+    /// as durations from `now` in Moab's format (`has not reached its start
+    /// date (1:00:00 to startdate)`), never raw epochs.
+    pub fn message(&self, now: Time) -> String {
+        let rel = |t: Time| crate::timespec::format_duration(t - now);
+        match self {
+            BlockReason::StartDate(t) => {
+                format!("job has not reached its start date ({} to startdate)", rel(*t))
+            }
+            BlockReason::DataStaging(Some(t)) => format!(
+                "job is waiting for stage-in data (expected ready in {})",
+                rel(*t)
+            ),
+            BlockReason::Chunking { size, until } => format!(
+                "job may be blocked by backfill chunking (freed procs held for jobs of {size} procs or more for {})",
+                rel(*until)
+            ),
+            other => other.to_string(),
+        }
+    }
+
+    /// When time alone lifts the block (a start date, a chunking window,
+    /// data expected ready), for renderers that print dates.
+    pub fn until(&self) -> Option<Time> {
+        match self {
+            BlockReason::StartDate(t)
+            | BlockReason::DataStaging(Some(t))
+            | BlockReason::Chunking { until: t, .. } => Some(*t),
+            _ => None,
+        }
+    }
+}
+
+/// Without a time of reference: the timed reasons print their time as an
+/// epoch; the commands use [`BlockReason::message`].
 impl fmt::Display for BlockReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -137,7 +174,7 @@ impl fmt::Display for BlockReason {
             ),
             BlockReason::Resources { idle_procs, needed_procs } => write!(
                 f,
-                "insufficient idle procs ({idle_procs} available, {needed_procs} needed)"
+                "insufficient idle procs available: {idle_procs} < {needed_procs}"
             ),
             BlockReason::NeverFits(why) => write!(f, "job cannot run in any partition ({why})"),
             BlockReason::NoWalltimeAhead => f.write_str(
@@ -303,5 +340,30 @@ mod tests {
         assert!(ds.get(&4).is_none());
         assert_eq!(ds.len(), 3);
         assert!(Decisions::default().is_empty());
+    }
+
+    #[test]
+    fn messages_give_times_as_moab_durations_from_now() {
+        let now = 1_795_620_300;
+        let r = BlockReason::StartDate(now + 3600);
+        assert_eq!(
+            r.message(now),
+            "job has not reached its start date (1:00:00 to startdate)"
+        );
+        assert_eq!(r.until(), Some(now + 3600));
+        let c = BlockReason::Chunking {
+            size: 4,
+            until: now + 50,
+        };
+        assert!(
+            c.message(now).ends_with("for 00:00:50)"),
+            "{}",
+            c.message(now)
+        );
+        let res = BlockReason::Resources {
+            idle_procs: 0,
+            needed_procs: 4,
+        };
+        assert_eq!(res.message(now), "insufficient idle procs available: 0 < 4");
     }
 }

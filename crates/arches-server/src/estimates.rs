@@ -20,8 +20,13 @@ pub fn pinned_reservations(s: &Snapshot) -> Vec<PlannedReservation> {
     arches_core::reservations_at(&s.state, &s.cfg.policy, &s.plan, s.now)
 }
 
-/// showstart.
+/// showstart: the reservation-based estimate (the job's reservation, else
+/// the engine's earliest start for it as the top job, held back by backfill
+/// chunking if that is what keeps it), the priority-based one (given the
+/// jobs ahead of it) and the historical one; each says why when there is
+/// none. A running job's estimates are its real start.
 pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, EstimateError> {
+    let policy = &s.cfg.policy;
     match q {
         StartQuery::Job { id } => {
             let job = parse_job_id(id)
@@ -36,19 +41,57 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
                 partition: job.req.partition.clone().unwrap_or_else(|| "ALL".into()),
                 running: false,
                 note: None,
+                priority_start: None,
+                priority_note: None,
+                historical_start: None,
+                historical_note: None,
             };
             if job.state.is_finished() {
                 e.note = Some(format!("job {} has completed", job.id));
-            } else if let Some(r) = job.run.as_ref().filter(|_| job.state.is_active()) {
+                return Ok(e);
+            }
+            if let Some(r) = job.run.as_ref().filter(|_| job.state.is_active()) {
                 e.running = true;
                 e.start = Some(r.start_time);
+                e.priority_start = Some(r.start_time);
+                e.historical_start = Some(r.start_time);
+                return Ok(e);
+            }
+            let decision = s.plan.decisions.get(&job.id);
+            let blocked = decision.is_some_and(|d| !d.eligible) || !job.holds.is_empty();
+            let why_blocked = || {
+                decision
+                    .and_then(|d| d.reason.as_ref())
+                    .map_or_else(|| "job is not eligible".to_string(), |r| r.message(s.now))
+            };
+            if blocked {
+                e.note = Some(why_blocked());
             } else if let Some(r) = s.plan.reservation(job.id) {
                 e.start = Some(r.start.max(s.now));
             } else {
-                e.start = arches_core::estimate_start(&s.state, &s.cfg.policy, s.now, job);
-                if e.start.is_none() {
-                    e.note = Some("job cannot run with the configured resources".into());
+                match arches_core::windows::start_estimate(&s.state, policy, s.now, job) {
+                    Ok(t) => {
+                        // What keeps a job that fits now from starting.
+                        let held = match decision.and_then(|d| d.reason.as_ref()) {
+                            Some(arches_core::BlockReason::Chunking { until, .. }) => Some(*until),
+                            _ => None,
+                        };
+                        e.start = Some(held.map_or(t, |u| u.max(t)));
+                    }
+                    Err(why) => e.note = Some(why.to_string()),
                 }
+            }
+            if blocked {
+                e.priority_note = Some(why_blocked());
+            } else {
+                match arches_core::windows::priority_estimate(&s.state, policy, s.now, job) {
+                    Ok(t) => e.priority_start = Some(t),
+                    Err(why) => e.priority_note = Some(why.to_string()),
+                }
+            }
+            match arches_core::windows::historical_estimate(&s.state, s.now, job) {
+                Ok(t) => e.historical_start = Some(t),
+                Err(why) => e.historical_note = Some(why),
             }
             Ok(e)
         }
@@ -66,18 +109,22 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
             }
             let mut job = Job::new(0, "", Request::procs(*procs), Some(secs), s.now);
             job.cred.qos = qos.clone();
-            let start = arches_core::estimate_start(&s.state, &s.cfg.policy, s.now, &job);
+            let rsv = arches_core::windows::start_estimate(&s.state, policy, s.now, &job);
+            let prio = arches_core::windows::priority_estimate(&s.state, policy, s.now, &job);
+            let hist = arches_core::windows::historical_estimate(&s.state, s.now, &job);
             Ok(StartEstimate {
                 now: s.now,
                 job: format!("{procs}@{duration}"),
                 procs: *procs,
                 walltime: Some(secs),
-                start,
+                start: rsv.as_ref().ok().copied(),
                 partition: "ALL".into(),
                 running: false,
-                note: start
-                    .is_none()
-                    .then(|| "request cannot run with the configured resources".into()),
+                note: rsv.err().map(|e| e.to_string()),
+                priority_start: prio.as_ref().ok().copied(),
+                priority_note: prio.err().map(|e| e.to_string()),
+                historical_start: hist.as_ref().ok().copied(),
+                historical_note: hist.err(),
             })
         }
     }

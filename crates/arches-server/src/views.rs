@@ -143,7 +143,7 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
             j,
             decision
                 .and_then(|d| d.reason.as_ref())
-                .map(|r| r.to_string()),
+                .map(|r| r.message(s.now)),
         ),
         eligible_secs: if queued && section == Section::Eligible {
             (s.now - eligible_from).max(0)
@@ -210,6 +210,10 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
         priority_components: decision
             .map(|d| components(&d.priority.components))
             .unwrap_or_default(),
+        chunk_size: match decision.and_then(|d| d.reason.as_ref()) {
+            Some(arches_core::BlockReason::Chunking { size, .. }) => Some(*size),
+            _ => None,
+        },
         priority_weights: arches_core::priority::weights(&s.cfg.policy)
             .into_iter()
             .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d))

@@ -243,16 +243,28 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
                 .map_or("INFINITY".to_string(), |e| duration(e - r.start)),
         ));
     }
+    if let Some(b) = &s.block_reason {
+        match s.section {
+            // Eligibility diagnosis of an idle job (MJobDiagnoseState).
+            Section::Eligible => {
+                let p = s.partition.as_deref().unwrap_or("ALL");
+                o.push_str(&format!("NOTE:  job cannot run in partition {p} ({b})\n"));
+            }
+            Section::Blocked if s.state != "Deferred" => o.push_str(&format!(
+                "BLOCK MSG: {b} (recorded at last scheduling iteration)\n"
+            )),
+            _ => {}
+        }
+    }
+    if let Some(size) = d.chunk_size.filter(|_| v) {
+        o.push_str(&format!(
+            "\n  WARNING: job may be blocked by backfill chunking ({} < {size} )\n",
+            s.procs
+        ));
+    }
     for m in &d.messages {
         o.push_str(m);
         o.push('\n');
-    }
-    if let Some(b) = &s.block_reason {
-        if s.section == Section::Blocked && s.state != "Deferred" {
-            o.push_str(&format!(
-                "BLOCK MSG: {b} (recorded at last scheduling iteration)\n"
-            ));
-        }
     }
     o.push('\n');
     o

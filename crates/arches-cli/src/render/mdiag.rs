@@ -301,13 +301,16 @@ pub fn render_blocked(q: &QueueView) -> String {
                 j.state
             ));
         }
-        // A hold already explains the block; otherwise give the daemon's reason.
+        // A hold already explains the block; otherwise give the daemon's
+        // reason after the padded id (`job 5    has not reached its start
+        // date (1:00:00 to startdate)`).
         if let Some(r) = j.block_reason.as_ref().filter(|_| hold.is_none()) {
-            if r.starts_with(&format!("job {id} ")) {
-                o.push_str(&format!("{r}\n"));
-            } else {
-                o.push_str(&format!("job {id:<20} {r}\n"));
-            }
+            let own = format!("job {id} ");
+            let text = r
+                .strip_prefix(own.as_str())
+                .or_else(|| r.strip_prefix("job "))
+                .unwrap_or(r);
+            o.push_str(&format!("job {id:<20} {text}\n"));
         }
     }
     o

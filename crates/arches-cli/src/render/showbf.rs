@@ -44,9 +44,12 @@ pub enum Estimates {
     All,
 }
 
-/// `showstart` text.
+/// `showstart` text (moab-formats.md §6.3): per method a start line and a
+/// completion line (`%-40s %11s on <date>`), or why that method has no
+/// estimate; a running job's estimates are its real start (offset
+/// `00:00:00`, completion = start + wall-clock limit). Without a wall-clock
+/// limit the completion is `INFINITY`.
 pub fn render_start(e: &StartEstimate, which: Estimates) -> String {
-    let wall = e.walltime.unwrap_or(0);
     let mut o = format!(
         "job {} requires {} proc{} for {}\n\n",
         e.job,
@@ -54,15 +57,6 @@ pub fn render_start(e: &StartEstimate, which: Estimates) -> String {
         plural(e.procs as usize),
         limit(e.walltime)
     );
-    let Some(start) = e.start else {
-        o.push_str(&format!(
-            "{}\n",
-            e.note
-                .as_deref()
-                .unwrap_or("ERROR:  cannot determine earliest start time for job")
-        ));
-        return o;
-    };
     let methods: &[&str] = match which {
         Estimates::Rsv => &["Rsv"],
         Estimates::Prio => &["Priority"],
@@ -70,24 +64,38 @@ pub fn render_start(e: &StartEstimate, which: Estimates) -> String {
         Estimates::All => &["Rsv", "Priority", "Historical"],
     };
     for m in methods {
-        let s = start.max(e.now);
+        let (start, note) = match *m {
+            "Rsv" => (e.start, e.note.as_deref()),
+            "Priority" => (e.priority_start, e.priority_note.as_deref()),
+            _ => (e.historical_start, e.historical_note.as_deref()),
+        };
+        let Some(s) = start else {
+            o.push_str(&format!(
+                "Estimated {m} based start cannot be determined: {}\n\n",
+                note.unwrap_or("no estimate")
+            ));
+            continue;
+        };
         o.push_str(&format!(
             "{:<40} {:>11} on {}\n",
             format!("Estimated {m} based start in"),
-            duration(s - e.now),
+            duration((s - e.now).max(0)),
             date(s)
         ));
-        o.push_str(&format!(
-            "{:<40} {:>11} on {}\n\n",
-            format!("Estimated {m} based completion in"),
-            duration(s + wall - e.now),
-            date(s + wall)
-        ));
+        let label = format!("Estimated {m} based completion in");
+        match e.walltime {
+            Some(w) => o.push_str(&format!(
+                "{label:<40} {:>11} on {}\n\n",
+                duration((s + w - e.now).max(0)),
+                date(s + w)
+            )),
+            None => o.push_str(&format!("{label:<40} {:>11}\n\n", "INFINITY")),
+        }
     }
     o.push_str(&format!("Best Partition: {}\n", e.partition));
     if e.running {
         o.push_str("\n\nNOTE:  job is running\n");
-    } else if let Some(n) = &e.note {
+    } else if let Some(n) = e.note.as_ref().filter(|_| e.start.is_some()) {
         o.push_str(&format!("\n{n}\n"));
     }
     o
@@ -104,7 +112,7 @@ pub fn render_start_xml(e: &StartEstimate) -> String {
     if let Some(w) = e.walltime {
         job = job.attr("ReqAWDuration", w);
         if let Some(s) = e.start {
-            job = job.attr("CompletionTime", s.max(e.now) + w);
+            job = job.attr("CompletionTime", s + w);
         }
     }
     Element::new("Data").child(job).render()
