@@ -395,3 +395,59 @@ fn reasons_lsf_rule_and_start_dates_live() {
         "{cd}"
     );
 }
+
+/// showbf per partition and for all credentials: ALL's rows, then each
+/// partition's; `-p ALL` the global rows only; `-A` counts a reservation
+/// for someone else as free; `-v` names the nodes; `--xml` is mshow -a's
+/// shape.
+#[test]
+fn showbf_partitions_all_credentials_verbose_and_xml_live() {
+    let cfg = "NODECFG[n1] PROCS=2 PARTITION=red\nNODECFG[n2] PROCS=2 PARTITION=blue\n\
+               RMCFG[local] TYPE=LOCAL\n";
+    let d = Daemon::start_with_config(Some(cfg));
+    let rows = |args: &[&str]| -> Vec<Vec<String>> {
+        text(&d.run("showbf", args).stdout)
+            .lines()
+            .skip(2)
+            .filter(|l| !l.starts_with("ReqID"))
+            .map(|l| l.split_whitespace().map(String::from).collect())
+            .collect()
+    };
+    let all = rows(&[]);
+    let names: Vec<&str> = all.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["ALL", "blue", "red"], "{all:?}");
+    assert_eq!(
+        (all[0][1].as_str(), all[0][2].as_str()),
+        ("4", "2"),
+        "{all:?}"
+    );
+    assert_eq!(
+        (all[1][1].as_str(), all[1][2].as_str()),
+        ("2", "1"),
+        "{all:?}"
+    );
+    let only_all = rows(&["-p", "ALL"]);
+    assert_eq!(only_all.len(), 1, "{only_all:?}");
+    assert_eq!(only_all[0][0], "ALL");
+    let blue = rows(&["-p", "blue"]);
+    assert_eq!(blue.len(), 1, "{blue:?}");
+    assert_eq!(blue[0][0], "blue");
+    // n2 reserved for another user: busy for us, free with -A.
+    let out = d.run("mrsvctl", &["-c", "-h", "n2", "-a", "USER==nobody-else"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mine = rows(&["-p", "ALL"]);
+    assert_eq!(mine[0][1], "2", "reserved node counted free\n{mine:?}");
+    let any = rows(&["-A", "-p", "ALL"]);
+    assert_eq!(any[0][1], "4", "-A ignores the access list\n{any:?}");
+    let v = text(&d.run("showbf", &["-v", "-p", "red"]).stdout);
+    assert!(v.contains("ReqID=0  HostList=n1:2\n"), "{v}");
+    let xml = text(&d.run("showbf", &["--xml"]).stdout);
+    assert!(
+        xml.starts_with("<Data><Object>cluster</Object><job User="),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<par Name=\"red\" feasibleNodeCount=\"1\" feasibleTaskCount=\"2\"><range duration=\"INFINITY\" hostlist=\"n1:2\""),
+        "{xml}"
+    );
+}

@@ -563,6 +563,10 @@ pub struct BackfillQuery {
     pub features: Vec<String>,
     /// Memory comparison (`-m '>=256'`).
     pub memory: Option<String>,
+    /// `-A`: availability for all users, groups and accounts (every
+    /// reservation counts as available), not only the caller's.
+    #[serde(default)]
+    pub all: bool,
 }
 
 /// A backfill window: `procs` processors on `nodes` nodes free from `start`
@@ -574,6 +578,9 @@ pub struct BackfillWindow {
     pub nodes: u32,
     pub start: i64,
     pub duration: Option<i64>,
+    /// The window's nodes and processors on each (`showbf -v`, XML).
+    #[serde(default)]
+    pub hosts: Vec<NodeShare>,
 }
 
 /// showbf's answer.
@@ -582,7 +589,12 @@ pub struct BackfillView {
     pub now: i64,
     pub user: String,
     pub group: String,
+    /// `ALL`'s windows first, then each partition's (widest first within).
     pub windows: Vec<BackfillWindow>,
+    /// Per shown partition: `(name, nodes, processors)` that could ever
+    /// hold the request (XML `feasibleNodeCount`/`feasibleTaskCount`).
+    #[serde(default)]
+    pub partitions: Vec<(String, u32, u32)>,
 }
 
 /// showstart's request: a job id or a hypothetical `procs@duration`.

@@ -888,15 +888,60 @@ fn showbf_table_from_moab_doc() {
         nodes: n,
         start: now,
         duration: None,
+        hosts: (0..n)
+            .map(|i| NodeShare {
+                node: format!("{p}{i}"),
+                tasks: 1,
+            })
+            .collect(),
     };
     let v = BackfillView {
         now,
         user: "john".into(),
         group: "staff".into(),
         windows: vec![w("ALL", 3), w("ClusterA", 1), w("ClusterB", 2)],
+        partitions: vec![
+            ("ALL".into(), 3, 3),
+            ("ClusterA".into(), 1, 1),
+            ("ClusterB".into(), 2, 2),
+        ],
     };
     // The doc shows one blank line between the command line and the table.
-    assert_eq!(format!("\n{}", showbf::render_backfill(&v)), g);
+    assert_eq!(format!("\n{}", showbf::render_backfill(&v, false)), g);
+    // -v names the window's nodes on the ReqID line.
+    let v_out = showbf::render_backfill(&v, true);
+    assert!(
+        v_out.contains("\nReqID=0  HostList=ClusterB0:1,ClusterB1:1\n"),
+        "{v_out}"
+    );
+    // --xml: mshow -a's shape (the doc's mshowa sample).
+    let xml = showbf::render_backfill_xml(&v);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let pars: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("par"))
+        .collect();
+    assert_eq!(pars[0].attribute("Name"), Some("template"));
+    assert_eq!(pars[2].attribute("Name"), Some("ClusterA"));
+    assert_eq!(pars[2].attribute("feasibleTaskCount"), Some("1"));
+    let r = pars[3]
+        .children()
+        .find(|n| n.has_tag_name("range"))
+        .unwrap();
+    for (k, val) in [
+        ("duration", "INFINITY"),
+        ("hostlist", "ClusterB0:1,ClusterB1:1"),
+        ("nodecount", "2"),
+        ("proccount", "2"),
+        ("reqid", "0"),
+        ("starttime", &now.to_string()),
+    ] {
+        assert_eq!(r.attribute(k), Some(val), "{k}");
+    }
+    assert!(
+        xml.starts_with("<Data><Object>cluster</Object><job User=\"john\" time="),
+        "{xml}"
+    );
 }
 
 #[test]

@@ -150,6 +150,14 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Lifts every reservation for the rest of this context's life (showbf
+    /// -A: availability for any credential).
+    pub fn lift_everything(&mut self) {
+        if !self.rsv.is_empty() {
+            self.rsv.lift_all(&mut self.agg, self.nodes.as_mut());
+        }
+    }
+
     /// Why a job that did not fit now was kept off: the first reservation
     /// holding processors now, when without those it would have had enough.
     pub fn reservation_conflict(&self, job: &Job) -> Option<String> {

@@ -549,6 +549,18 @@ impl Holds {
         }
     }
 
+    /// Gives every reservation back to the profiles (showbf -A: what any
+    /// credential could use).
+    pub fn lift_all(&mut self, agg: &mut Profile, mut nodes: Option<&mut Vec<Profile>>) {
+        self.unlift(agg, nodes.as_deref_mut());
+        let mut none: Vec<Profile> = Vec::new();
+        let nodes = nodes.map_or(&mut none[..], |v| &mut v[..]);
+        for (i, h) in self.held.iter().enumerate() {
+            h.apply(agg, nodes, -1);
+            self.lifted.push(i);
+        }
+    }
+
     /// Puts the lifted reservations back, after an admitted job took
     /// `alloc` over `[start, end)` out of them (`None`: nothing taken).
     pub fn unlift_after(

@@ -41,6 +41,9 @@ pub struct WindowQuery {
     /// and standing reservations they are on the access list of count as
     /// idle; without, every such reservation is busy.
     pub cred: Option<crate::job::Credentials>,
+    /// showbf `-A`: availability for any credential — every administrative
+    /// and standing reservation counts as idle.
+    pub any_credential: bool,
 }
 
 /// A rectangle of idle resources starting at `start`.
@@ -53,6 +56,8 @@ pub struct Window {
     pub procs: u32,
     /// The nodes of the window, ascending.
     pub node_ids: Vec<NodeId>,
+    /// Processors of the window on each node of `node_ids`.
+    pub node_procs: Vec<u32>,
 }
 
 /// The backfill windows available now, widest first.
@@ -73,7 +78,9 @@ pub fn windows_in_plan(
     q: &WindowQuery,
 ) -> Vec<Window> {
     let mut ctx = planned_ctx_with(state, policy, plan, now).0;
-    if let Some(c) = &q.cred {
+    if q.any_credential {
+        ctx.lift_everything();
+    } else if let Some(c) = &q.cred {
         ctx.lift_for(c);
     }
     let profiles = ctx.node_profiles().to_vec();
@@ -121,6 +128,7 @@ pub fn windows_in_plan(
             continue;
         }
         let mut ids = Vec::new();
+        let mut per = Vec::new();
         let mut procs = 0u32;
         for (id, lv) in &levels {
             let k = lv
@@ -130,6 +138,7 @@ pub fn windows_in_plan(
                 .max();
             if let Some(k) = k {
                 ids.push(*id);
+                per.push(k);
                 procs += k;
             }
         }
@@ -149,6 +158,7 @@ pub fn windows_in_plan(
             nodes: ids.len() as u32,
             procs,
             node_ids: ids,
+            node_procs: per,
         });
     }
     out.sort_by(|a, b| {

@@ -4,9 +4,11 @@
 //! (durations, `-m` memory comparisons) into core terms and converts the
 //! answers to API types.
 
-use arches_api::{BackfillQuery, BackfillView, BackfillWindow, StartEstimate, StartQuery};
+use arches_api::{
+    BackfillQuery, BackfillView, BackfillWindow, NodeShare, StartEstimate, StartQuery,
+};
 use arches_core::timespec::parse_duration;
-use arches_core::{Job, PlannedReservation, Request, WindowQuery};
+use arches_core::{Job, NodeAdminState, PlannedReservation, Request, WindowQuery};
 
 use crate::actor::Snapshot;
 use crate::jobspec::parse_job_id;
@@ -130,7 +132,9 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
     }
 }
 
-/// showbf: the core's windows starting now, widest first.
+/// showbf: the core's windows starting now, widest first — the global
+/// partition `ALL` first, then each real partition's (Moab's table), or only
+/// the partition `-p` names (`-p ALL`: the global rows).
 pub fn backfill(
     s: &Snapshot,
     q: &BackfillQuery,
@@ -139,7 +143,8 @@ pub fn backfill(
 ) -> Result<BackfillView, EstimateError> {
     let mut wq = window_query(q)?;
     // Reservations the asking credentials may use count as idle (showbf
-    // -u/-g/-a/-c/-q, else the caller's own user and group).
+    // -u/-g/-a/-c/-q, else the caller's own user and group; -A: anyone's).
+    wq.any_credential = q.all;
     wq.cred = Some(arches_core::Credentials {
         user: q.user.clone().unwrap_or_else(|| user.clone()),
         group: q.group.clone().unwrap_or_else(|| group.clone()),
@@ -147,22 +152,66 @@ pub fn backfill(
         class: q.class.clone(),
         qos: q.qos.clone(),
     });
-    let partition = q.partition.clone().unwrap_or_else(|| "ALL".into());
-    let windows = arches_core::windows_in_plan(&s.state, &s.cfg.policy, &s.plan, s.now, &wq)
-        .into_iter()
-        .map(|w| BackfillWindow {
-            partition: partition.clone(),
-            procs: w.procs,
-            nodes: w.nodes,
-            start: w.start,
-            duration: w.duration,
-        })
+    let mut parts: Vec<String> = s
+        .state
+        .nodes()
+        .iter()
+        .map(|n| n.partition.clone())
         .collect();
+    parts.sort();
+    parts.dedup();
+    let shown: Vec<Option<String>> = match wq.partition.take() {
+        Some(p) if p.eq_ignore_ascii_case("ALL") => vec![None],
+        Some(p) => vec![Some(p)],
+        None => std::iter::once(None)
+            .chain(parts.into_iter().map(Some))
+            .collect(),
+    };
+    let mut windows = Vec::new();
+    let mut partitions = Vec::new();
+    for part in shown {
+        let label = part.clone().unwrap_or_else(|| "ALL".into());
+        let pq = WindowQuery {
+            partition: part.clone(),
+            ..wq.clone()
+        };
+        let (nodes, procs) = s
+            .state
+            .nodes()
+            .iter()
+            .filter(|n| n.admin == NodeAdminState::Up)
+            .filter(|n| part.as_ref().is_none_or(|p| *p == n.partition))
+            .filter(|n| n.has_features(&pq.features))
+            .fold((0u32, 0u32), |(a, b), n| (a + 1, b + n.procs));
+        partitions.push((label.clone(), nodes, procs));
+        for w in arches_core::windows_in_plan(&s.state, &s.cfg.policy, &s.plan, s.now, &pq) {
+            let hosts = w
+                .node_ids
+                .iter()
+                .zip(&w.node_procs)
+                .filter_map(|(id, p)| {
+                    Some(NodeShare {
+                        node: s.state.node(*id)?.name.clone(),
+                        tasks: *p,
+                    })
+                })
+                .collect();
+            windows.push(BackfillWindow {
+                partition: label.clone(),
+                procs: w.procs,
+                nodes: w.nodes,
+                start: w.start,
+                duration: w.duration,
+                hosts,
+            });
+        }
+    }
     Ok(BackfillView {
         now: s.now,
         user: q.user.clone().unwrap_or(user),
         group: q.group.clone().unwrap_or(group),
         windows,
+        partitions,
     })
 }
 
@@ -187,6 +236,7 @@ fn window_query(q: &BackfillQuery) -> Result<WindowQuery, EstimateError> {
         partition: q.partition.clone(),
         min_mem_mb,
         cred: None,
+        any_credential: q.all,
     })
 }
 

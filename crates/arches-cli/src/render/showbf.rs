@@ -6,8 +6,9 @@ use arches_api::{BackfillView, ReservationsView, StartEstimate};
 use super::xml::Element;
 use crate::fmt::{date, date_with_year, duration, limit, plural, short_date};
 
-/// `showbf`: one row per window plus `ReqID=0`.
-pub fn render_backfill(view: &BackfillView) -> String {
+/// `showbf`: one row per window plus `ReqID=0` (with `-v`, the window's
+/// nodes: `ReqID=0  HostList=n1:2,n2:1`).
+pub fn render_backfill(view: &BackfillView, verbose: bool) -> String {
     let mut o = format!(
         "{:<12} {:>6} {:>6}  {:>12}  {:>12}  {:>14}\n",
         "Partition", "Tasks", "Nodes", "StartOffset", "Duration", "StartDate"
@@ -26,9 +27,74 @@ pub fn render_backfill(view: &BackfillView) -> String {
             limit(w.duration),
             short_date(w.start)
         ));
-        o.push_str("ReqID=0\n");
+        if verbose && !w.hosts.is_empty() {
+            o.push_str(&format!("ReqID=0  HostList={}\n", hostlist(&w.hosts)));
+        } else {
+            o.push_str("ReqID=0\n");
+        }
     }
     o
+}
+
+fn hostlist(hosts: &[arches_api::NodeShare]) -> String {
+    hosts
+        .iter()
+        .map(|h| format!("{}:{}", h.node, h.tasks))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `showbf --xml`: Moab's `mshow -a --format=xml` shape (showbf is its
+/// front end): `<Data><Object>cluster</Object><job User= time=/>`, a
+/// `template` partition naming the range attributes, then per partition
+/// `<par Name= feasibleNodeCount= feasibleTaskCount=>` with one `<range
+/// duration= hostlist= index= nodecount= proccount= reqid= starttime=>` per
+/// window (`duration="INFINITY"` when unbounded).
+pub fn render_backfill_xml(view: &BackfillView) -> String {
+    let mut data = Element::new("Data")
+        .child(Element::new("Object").text("cluster"))
+        .child(
+            Element::new("job")
+                .attr("User", &view.user)
+                .attr("time", view.now)
+                .explicit_close(),
+        )
+        .child(
+            Element::new("par").attr("Name", "template").child(
+                Element::new("range")
+                    .attr("duration", "Duration")
+                    .attr("nodecount", "Nodes")
+                    .attr("proccount", "Procs")
+                    .attr("starttime", "StartTime")
+                    .explicit_close(),
+            ),
+        );
+    for (name, nodes, procs) in &view.partitions {
+        let mut par = Element::new("par")
+            .attr("Name", name)
+            .attr("feasibleNodeCount", nodes)
+            .attr("feasibleTaskCount", procs)
+            .explicit_close();
+        for w in view.windows.iter().filter(|w| &w.partition == name) {
+            par.push(
+                Element::new("range")
+                    .attr(
+                        "duration",
+                        w.duration
+                            .map_or_else(|| "INFINITY".to_string(), |d| d.to_string()),
+                    )
+                    .attr("hostlist", hostlist(&w.hosts))
+                    .attr("index", 0)
+                    .attr("nodecount", w.nodes)
+                    .attr("proccount", w.procs)
+                    .attr("reqid", 0)
+                    .attr("starttime", w.start)
+                    .explicit_close(),
+            );
+        }
+        data.push(par);
+    }
+    data.render()
 }
 
 /// Which estimate blocks `showstart -e` prints.
