@@ -161,7 +161,10 @@ reservation: NONE reschedules the overlapped reservations; PREEMPT requeues the 
         "Retry window for failed starts; also bounds the GUARANTEEDPREEMPTION lock.", "preemption",
         |c, _, v| { c.job_retry_time = v.duration()?; Ok(()) }),
     param("NODEALLOCATIONPOLICY", ValueType::Choice(core_choices!(NodeAllocationPolicy, ["LOCAL", "FASTEST"])),
-        IndexKind::Partition, Some("LASTAVAILABLE"), "How nodes are chosen for a job.", "placement",
+        IndexKind::Partition, Some("LASTAVAILABLE"), "How nodes are chosen for a job: FIRSTAVAILABLE \
+(lowest index first), LASTAVAILABLE, MINRESOURCE (smallest nodes first), CONTIGUOUS (consecutive \
+nodes), PRIORITY (highest NODECFG PRIORITY first). MAXBALANCE and CPULOAD need node speeds and \
+loads Arches does not track: they allocate as FIRSTAVAILABLE (mdiag -C warns).", "placement",
         |c, _, v| { c.policy.node_allocation = v.parse_choice()?; Ok(()) }),
     param("RMPOLLINTERVAL", ValueType::Duration, IndexKind::None, Some("00:00:30"),
         "Longest time between scheduling iterations.", "daemon",

@@ -589,3 +589,20 @@ fn nodes_without_a_processor_count_are_warned_about_unless_an_rm_reports_them() 
     assert!(messages("NODECFG[DEFAULT] PROCS=2\nNODECFG[n1] FEATURES=gpu\n").is_empty());
     assert!(messages("RMCFG[s] TYPE=SLURM\nNODECFG[n1] FEATURES=gpu\n").is_empty());
 }
+
+#[test]
+fn node_priority_and_allocation_policies_without_data_warn() {
+    let c =
+        ok("NODECFG[a] PROCS=2 PRIORITY=7\nNODECFG[b] PROCS=2\nNODEALLOCATIONPOLICY PRIORITY\n");
+    let prio: Vec<i64> = c.nodes.iter().map(|n| n.priority).collect();
+    assert_eq!(prio, [7, 0]);
+    assert_eq!(c.policy.node_allocation, NodeAllocationPolicy::Priority);
+    let m = messages("NODECFG[a] PROCS=2\nNODEALLOCATIONPOLICY MAXBALANCE\n");
+    assert_eq!(
+        m,
+        ["moab.cfg:2: WARNING: NODEALLOCATIONPOLICY MAXBALANCE: Moab's policy balances node processor speeds, which Arches does not track; nodes are allocated as FIRSTAVAILABLE"]
+    );
+    let m = messages("NODECFG[a] PROCS=2\nNODEALLOCATIONPOLICY CPULOAD\n");
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(messages("NODECFG[a] PROCS=2\nNODEALLOCATIONPOLICY MINRESOURCE\n").is_empty());
+}
