@@ -6,7 +6,7 @@
 //! ([`lean_supported`]): priority is FIFO by queue time (the only non-zero
 //! priority weight is `QUEUETIMEWEIGHT`, no system priorities), no throttling
 //! limits, no preemptor, `BACKFILLPOLICY FIRSTFIT` or `NONE` without backfill depth,
-//! chunking, virtual walltime scaling or shortest-first ordering,
+//! chunking, virtual walltime scaling or shortest-first or widest-window ordering,
 //! `RESERVATIONPOLICY CURRENTHIGHEST` or `NEVER`, no class wall-clock
 //! defaults, every node up, no suspended job, no job waiting for stage-in
 //! data ([`crate::staging`]) and no administrative or standing reservation
@@ -89,6 +89,7 @@ pub fn lean_supported(policy: &Policy) -> bool {
         && policy.backfill_depth == 0
         && !chunking
         && !policy.bf_shortest_first
+        && !policy.bf_widest_window_first
         && policy.bf_virtual_walltime_factor.is_none_or(|f| f <= 0.0)
         && matches!(
             policy.reservation_policy,

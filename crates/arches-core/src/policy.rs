@@ -302,6 +302,9 @@ pub struct Policy {
     /// are tried shortest planning duration (estimate, else walltime) first
     /// instead of in priority order (FIRSTFIT and BESTFIT).
     pub bf_shortest_first: bool,
+    /// `BFORDER WIDESTWINDOWFIRST` (Arches): FIRSTFIT traverses the backfill
+    /// windows widest first (Moab §8.2.2) instead of the queue in order.
+    pub bf_widest_window_first: bool,
     /// `BFVIRTUALWALLTIMESCALINGFACTOR` (`None` = disabled).
     pub bf_virtual_walltime_factor: Option<f64>,
     pub bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy,
@@ -335,6 +338,7 @@ impl Default for Policy {
             bf_chunk_size: 0,
             bf_priority_policy: BfPriorityPolicy::None,
             bf_shortest_first: false,
+            bf_widest_window_first: false,
             bf_virtual_walltime_factor: None,
             bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy::None,
             reservation_buckets: vec![ReservationBucket {

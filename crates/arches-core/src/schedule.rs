@@ -15,8 +15,10 @@
 //!    inside its bucket's depth starts if it fits without delaying anything
 //!    (conservative backfill), otherwise gets its reservation; beyond the
 //!    depth, `BACKFILLPOLICY` decides: FIRSTFIT starts every candidate that
-//!    fits in queue order, BESTFIT and GREEDY choose by `BACKFILLMETRIC`
-//!    ([`crate::backfill`]), NONE starts nothing out of order (strict
+//!    fits in queue order (pyss's EASY; with `BFORDER WIDESTWINDOWFIRST`,
+//!    once every reservation is placed, it traverses the backfill windows
+//!    widest first as Moab §8.2.2 describes), BESTFIT and GREEDY choose by
+//!    `BACKFILLMETRIC` ([`crate::backfill`]), NONE starts nothing out of order (strict
 //!    priority: with depth 1 this is FCFS), PREEMPT is FIRSTFIT that also
 //!    starts jobs optimistically on what is free now ([`crate::preempt`]).
 //!
@@ -446,6 +448,7 @@ impl<'a> Walk<'a> {
                     return;
                 }
                 if matches!(bf, BackfillPolicy::BestFit | BackfillPolicy::Greedy)
+                    || (bf == BackfillPolicy::FirstFit && policy.bf_widest_window_first)
                     || policy.bf_shortest_first
                     || (bf == BackfillPolicy::Preempt
                         && policy.bf_priority_policy != crate::policy::BfPriorityPolicy::None)

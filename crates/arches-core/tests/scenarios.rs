@@ -17,7 +17,8 @@
 //!     BFVIRTUALWALLTIMESCALINGFACTOR <f>, BFCHUNKSIZE <procs>, BFCHUNKDURATION <time>,
 //!     QFLAGS <qos> <FLAG,...>, QOSPRIO <qos> <n>, QOSWEIGHT <n>, QOSJOBFLAGS <qos> <FLAG,...>,
 //!     CLASSJOBFLAGS <class> <FLAG,...>, PREEMPTPOLICY <p>, JOBPREEMPTMINACTIVETIME <t>,
-//!     JOBPREEMPTMAXACTIVETIME <t>, BFPRIORITYPOLICY <p>,
+//!     JOBPREEMPTMAXACTIVETIME <t>, BFPRIORITYPOLICY <p>, BFVIRTUALWALLTIMECONFLICTPOLICY <p>,
+//!     BFORDER PRIORITY|SHORTESTPREDICTEDFIRST|WIDESTWINDOWFIRST,
 //!     QDEF user|group|account|class <name> <qos>[&|^]   (CLASSCFG[name] QDEF=qos ...),
 //!     QLIST user|group|account|class <name> <qos,...>[&|^]
 //! job ID submit=T procs=N wall=T|none run=T [user=U] [qos=Q] [class=C]
@@ -42,6 +43,8 @@
 //! expect preempts AT COUNT                    the iteration at AT preempts COUNT jobs
 //! expect virtual ID SECS|none                 the job was backfilled on this virtual limit
 //! expect restored AT ID                       the plan at AT restores ID's real limit
+//! expect window AT NODES PROCS DUR|none       after the iteration at AT (its starts
+//!                                             applied), showbf's windows include this one
 //! expect qos ID QOS|none                      the QoS the job was given at submission
 //! expect rejected ID                          submission refused (QoS access)
 //! ```
@@ -346,6 +349,11 @@ fn policy(p: &mut Policy, w: &[&str]) {
         }
         "PREEMPTPOLICY" => p.preempt_policy = w[1].parse().unwrap(),
         "BFPRIORITYPOLICY" => p.bf_priority_policy = w[1].parse().unwrap(),
+        "BFORDER" => match w[1] {
+            "WIDESTWINDOWFIRST" => p.bf_widest_window_first = true,
+            "SHORTESTPREDICTEDFIRST" => p.bf_shortest_first = true,
+            _ => {}
+        },
         "JOBPREEMPTMINACTIVETIME" => p.job_preempt_min_active = time(w[1]),
         "JOBPREEMPTMAXACTIVETIME" => p.job_preempt_max_active = time(w[1]),
         other => panic!("unknown policy key {other}"),
@@ -366,6 +374,8 @@ struct Outcome {
     rejected: BTreeSet<JobId>,
     /// Virtual limits of backfill starts.
     virtual_limits: BTreeMap<JobId, i64>,
+    /// Backfill windows `(nodes, procs, duration)` after the iteration at a time.
+    windows: BTreeMap<Time, Vec<(u32, u32, Option<i64>)>>,
 }
 
 fn replay(sc: &Scenario) -> Outcome {
@@ -379,7 +389,7 @@ fn replay(sc: &Scenario) -> Outcome {
     for (_, e) in &sc.expects {
         if matches!(
             e[0].as_str(),
-            "rsv" | "norsv" | "reason" | "eligible" | "note" | "preempts" | "restored"
+            "rsv" | "norsv" | "reason" | "eligible" | "note" | "preempts" | "restored" | "window"
         ) {
             times.insert(time(&e[1]));
         }
@@ -492,6 +502,18 @@ fn replay(sc: &Scenario) -> Outcome {
         if let Some(w) = plan.next_wakeup {
             times.insert(w);
         }
+        if sc
+            .expects
+            .iter()
+            .any(|(_, e)| e[0] == "window" && time(&e[1]) == now)
+        {
+            let q = arches_core::WindowQuery::default();
+            let w = arches_core::windows_in_plan(&state, &sc.policy, &plan, now, &q)
+                .into_iter()
+                .map(|w| (w.nodes, w.procs, w.duration))
+                .collect();
+            out.windows.insert(now, w);
+        }
         out.plans.insert(now, plan);
     }
     out
@@ -569,6 +591,14 @@ fn check(path: &Path) {
                 t => out.virtual_limits.get(&id(1)) == Some(&time(t)),
             },
             "restored" => plan_at(1).restore_walltime.contains(&id(2)),
+            "window" => out.windows.get(&time(&e[1])).is_some_and(|ws| {
+                let want = (
+                    e[2].parse::<u32>().unwrap(),
+                    e[3].parse::<u32>().unwrap(),
+                    (e[4] != "none").then(|| time(&e[4])),
+                );
+                ws.contains(&want)
+            }),
             other => panic!("{name}:{ln}: unknown expectation {other}"),
         };
         if !ok {
@@ -582,6 +612,7 @@ fn check(path: &Path) {
                 "preempts" => format!("{:?}", plan_at(1).preemptions),
                 "virtual" => format!("{:?}", out.virtual_limits.get(&id(1))),
                 "restored" => format!("{:?}", plan_at(1).restore_walltime),
+                "window" => format!("{:?}", out.windows.get(&time(&e[1]))),
                 "qos" | "rejected" => format!(
                     "qos {:?}, rejected {}",
                     out.qos.get(&id(1)),

@@ -69,10 +69,11 @@ pub struct SimulateArgs {
     /// when a job outlives it: EASY++). Default: the --config value, else NONE.
     #[arg(long, value_name = "NONE|USERMEAN2")]
     pub runtime_prediction: Option<arches_config::RuntimePrediction>,
-    /// BFORDER: PRIORITY (default) or SHORTESTPREDICTEDFIRST (SJBF: backfill
-    /// candidates shortest planning duration first). Default: the --config
-    /// value, else PRIORITY.
-    #[arg(long, value_name = "PRIORITY|SHORTESTPREDICTEDFIRST")]
+    /// BFORDER: PRIORITY (default), SHORTESTPREDICTEDFIRST (SJBF: backfill
+    /// candidates shortest planning duration first) or WIDESTWINDOWFIRST
+    /// (FIRSTFIT traverses the backfill windows widest first). Default: the
+    /// --config value, else PRIORITY.
+    #[arg(long, value_name = "PRIORITY|SHORTESTPREDICTEDFIRST|WIDESTWINDOWFIRST")]
     pub bf_order: Option<arches_config::BfOrder>,
     /// Where to write the summary JSON (`-` = stdout).
     #[arg(long, value_name = "FILE|-", default_value = "-")]
@@ -241,6 +242,7 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         .or_else(|| config.as_ref().map(|c| c.bf_order))
     {
         policy.bf_shortest_first = order == arches_config::BfOrder::ShortestPredictedFirst;
+        policy.bf_widest_window_first = order == arches_config::BfOrder::WidestWindowFirst;
     }
     let prediction = args
         .runtime_prediction

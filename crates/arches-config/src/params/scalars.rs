@@ -90,7 +90,12 @@ pub(super) static SCALARS: &[ParamDef] = &[
     ParamDef {
         aliases: &["BACKFILLTYPE"],
         ..param("BACKFILLPOLICY", ValueType::Choice(core_choices!(BackfillPolicy)), IndexKind::Partition,
-            Some("FIRSTFIT"), "Backfill algorithm (NONE disables backfill).", "backfill",
+            Some("FIRSTFIT"), "Backfill algorithm: FIRSTFIT starts every job that fits without delaying \
+a reservation, in queue order (see BFORDER); BESTFIT the best BACKFILLMETRIC first; GREEDY the \
+combination with the largest total BACKFILLMETRIC — the search is bounded to the first 16 candidates \
+that fit on their own and 4,096 search steps per iteration, and jobs with node constraints (nodes=, \
+ppn, memory, features) stay out of it and are tried first-fit afterwards; PREEMPT starts backfill \
+jobs optimistically; NONE disables backfill.", "backfill",
             |c, _, v| { c.policy.backfill = v.parse_choice()?; Ok(()) })
     },
     param("BACKFILLMETRIC", ValueType::Choice(core_choices!(BackfillMetric, ["PE", "PESECONDS"])), IndexKind::Partition,
@@ -128,7 +133,10 @@ reservation: NONE reschedules the overlapped reservations; PREEMPT requeues the 
 (checkjob shows why).", "backfill",
         |c, _, v| { c.policy.bf_virtual_walltime_conflict = v.parse_choice()?; Ok(()) }),
     param("BFORDER", ValueType::Choice(core_choices!(BfOrder)), IndexKind::None, Some("PRIORITY"),
-        "Arches: order backfill considers candidates (PRIORITY, or SHORTESTPREDICTEDFIRST).", "backfill",
+        "Arches: order backfill considers candidates: PRIORITY (queue order; FIRSTFIT is then \
+exactly pyss's EASY), SHORTESTPREDICTEDFIRST (SJBF), or WIDESTWINDOWFIRST (FIRSTFIT traverses the \
+backfill windows widest first, Moab §8.2.2: a short wide job may start before a higher-priority long \
+narrow one).", "backfill",
         |c, _, v| { c.bf_order = v.parse_choice()?; Ok(()) }),
     param("RUNTIMEPREDICTION", ValueType::Choice(core_choices!(RuntimePrediction)), IndexKind::None,
         Some("NONE"),
