@@ -20,9 +20,15 @@
 //!     JOBPREEMPTMAXACTIVETIME <t>, BFPRIORITYPOLICY <p>, BFVIRTUALWALLTIMECONFLICTPOLICY <p>,
 //!     BFORDER PRIORITY|SHORTESTPREDICTEDFIRST|WIDESTWINDOWFIRST,
 //!     QDEF user|group|account|class <name> <qos>[&|^]   (CLASSCFG[name] QDEF=qos ...),
-//!     QLIST user|group|account|class <name> <qos,...>[&|^]
+//!     QLIST user|group|account|class <name> <qos,...>[&|^],
+//!     WEIGHT <SERVICE|QUEUETIME|XFACTOR|BYPASS|CRED|USER|GROUP|ACCOUNT|CLASS|QOS|USERPRIO> <n>,
+//!     PRIO user|group|account|class|qos <name> <n>      (credential PRIORITY=),
+//!     LIMIT user|group|account|class|qos <name> MAXJOB|MAXPROC|MAXNODE|MAXWC <soft>[,<hard>],
+//!     BUCKETS <depth>:<qos,...|ALL> ...                 (RESERVATIONDEPTH[i] + RESERVATIONQOSLIST[i])
 //! job ID submit=T procs=N wall=T|none run=T [user=U] [qos=Q] [class=C]
 //!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P] [group=G] [account=A] [flags=F,G]
+//!     [after=KIND:ID] (dependency) [start=T] (msub -a) [exit=N] (exit code at the end)
+//! release ID T                                the job's user hold is released at T
 //! rsv ID start=T end=T|none [hosts=A,B] [procs=N] [users=..] [groups=..]
 //!     [accounts=..] [classes=..] [qos=..]     an administrative reservation
 //! srcfg NAME [period=DAY|WEEK|INFINITY] [starttime=T] [endtime=T] [days=Mon,..]
@@ -95,6 +101,10 @@ struct Scenario {
     jobs: Vec<(Job, Time)>,
     rsvs: Vec<Reservation>,
     expects: Vec<(usize, Vec<String>)>,
+    /// Exit codes of jobs that do not end with 0.
+    exits: BTreeMap<JobId, i32>,
+    /// User holds released at a time.
+    releases: Vec<(JobId, Time)>,
 }
 
 fn time(s: &str) -> Time {
@@ -130,6 +140,8 @@ fn parse(text: &str) -> Scenario {
         jobs: Vec::new(),
         rsvs: Vec::new(),
         expects: Vec::new(),
+        exits: BTreeMap::new(),
+        releases: Vec::new(),
     };
     for (ln, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap().trim();
@@ -203,6 +215,19 @@ fn parse(text: &str) -> Scenario {
                         job.flags.insert(x.parse().unwrap());
                     }
                 }
+                if let Some(d) = kv.get("after") {
+                    let (kind, on) = d.split_once(':').unwrap();
+                    job.depend.push(arches_core::Dependency {
+                        kind: kind.parse().unwrap(),
+                        job: on.parse().unwrap(),
+                    });
+                }
+                if let Some(t) = kv.get("start") {
+                    job.start_after = Some(time(t));
+                }
+                if let Some(x) = kv.get("exit") {
+                    sc.exits.insert(id, x.parse().unwrap());
+                }
                 sc.jobs.push((job, time(kv["run"])));
             }
             "rsv" | "srcfg" => {
@@ -243,6 +268,7 @@ fn parse(text: &str) -> Scenario {
                     sc.policy.standing.push(st);
                 }
             }
+            "release" => sc.releases.push((w[1].parse().unwrap(), time(w[2]))),
             "expect" => sc
                 .expects
                 .push((ln + 1, w[1..].iter().map(|s| s.to_string()).collect())),
@@ -279,6 +305,77 @@ fn policy(p: &mut Policy, w: &[&str]) {
                     ..QosConfig::default()
                 },
             );
+        }
+        "WEIGHT" => {
+            let n: i64 = w[2].parse().unwrap();
+            let ws = &mut p.weights;
+            match w[1] {
+                "SERVICE" => ws.service = n,
+                "QUEUETIME" => ws.queuetime = n,
+                "XFACTOR" => ws.xfactor = n,
+                "BYPASS" => ws.bypass = n,
+                "CRED" => ws.cred = n,
+                "USER" => ws.user = n,
+                "GROUP" => ws.group = n,
+                "ACCOUNT" => ws.account = n,
+                "CLASS" => ws.class = n,
+                "QOS" => ws.qos = n,
+                "USERPRIO" => ws.userprio = n,
+                other => panic!("unknown weight {other}"),
+            }
+        }
+        "PRIO" | "LIMIT" => {
+            let name = w[2].to_string();
+            let (prio, limits) = match w[1] {
+                "class" => {
+                    let c = p.classes.entry(name).or_default();
+                    (&mut c.priority, &mut c.limits)
+                }
+                "qos" => {
+                    let c = p.qos.entry(name).or_default();
+                    (&mut c.priority, &mut c.limits)
+                }
+                kind => {
+                    let map = match kind {
+                        "user" => &mut p.users,
+                        "group" => &mut p.groups,
+                        "account" => &mut p.accounts,
+                        other => panic!("unknown credential kind {other}"),
+                    };
+                    let c = map.entry(name).or_default();
+                    (&mut c.priority, &mut c.limits)
+                }
+            };
+            if w[0] == "PRIO" {
+                *prio = w[3].parse().unwrap();
+            } else {
+                let l = Some(limit(w[4]));
+                match w[3] {
+                    "MAXJOB" => limits.max_job = l,
+                    "MAXPROC" => limits.max_proc = l,
+                    "MAXNODE" => limits.max_node = l,
+                    "MAXWC" => {
+                        let (a, b) = w[4].split_once(',').unwrap_or((w[4], w[4]));
+                        limits.max_wc = Some(Limit {
+                            soft: time(a) as u64,
+                            hard: time(b) as u64,
+                        });
+                    }
+                    other => panic!("unknown limit {other}"),
+                }
+            }
+        }
+        "BUCKETS" => {
+            p.reservation_buckets = w[1..]
+                .iter()
+                .map(|b| {
+                    let (d, q) = b.split_once(':').unwrap();
+                    ReservationBucket {
+                        depth: d.parse().unwrap(),
+                        qos: (q != "ALL").then(|| q.split(',').map(String::from).collect()),
+                    }
+                })
+                .collect();
         }
         "MAXJOB" | "MAXPROC" => {
             let c = p.users.entry(w[1].to_string()).or_default();
@@ -386,6 +483,7 @@ fn replay(sc: &Scenario) -> Outcome {
     let mut out = Outcome::default();
     let runtime: BTreeMap<JobId, Time> = sc.jobs.iter().map(|(j, r)| (j.id, *r)).collect();
     let mut times: BTreeSet<Time> = sc.jobs.iter().map(|(j, _)| j.submit_time).collect();
+    times.extend(sc.releases.iter().map(|r| r.1));
     for (_, e) in &sc.expects {
         if matches!(
             e[0].as_str(),
@@ -422,6 +520,12 @@ fn replay(sc: &Scenario) -> Outcome {
             out.qos.insert(j.id, j.cred.qos.clone());
             state.apply(Event::Submit(Box::new(j)), now).unwrap();
         }
+        for &(id, _) in sc.releases.iter().filter(|r| r.1 == now) {
+            let hold = arches_core::HoldType::User;
+            state
+                .apply(Event::ReleaseHold { job: id, hold }, now)
+                .unwrap();
+        }
         let ending: Vec<JobId> = end_of
             .iter()
             .filter(|(_, t)| **t == now)
@@ -429,7 +533,7 @@ fn replay(sc: &Scenario) -> Outcome {
             .collect();
         for id in ending {
             end_of.remove(&id);
-            let code = CompletionCode::Exit(0);
+            let code = CompletionCode::Exit(sc.exits.get(&id).copied().unwrap_or(0));
             state.apply(Event::Finish { job: id, code }, now).unwrap();
             out.ended.insert(id, now);
         }
@@ -501,6 +605,20 @@ fn replay(sc: &Scenario) -> Outcome {
         }
         if let Some(w) = plan.next_wakeup {
             times.insert(w);
+        }
+        if sc.policy.reservation_policy == arches_core::policy::ReservationPolicy::Highest {
+            // As the daemon does: HIGHEST keeps the plan's reservations.
+            let kept: Vec<(JobId, Time)> = plan
+                .reservations
+                .iter()
+                .filter(|r| {
+                    state
+                        .job(r.job)
+                        .is_some_and(|j| j.state == arches_core::JobState::Idle)
+                })
+                .map(|r| (r.job, r.start))
+                .collect();
+            state.remember_reservations(kept).unwrap();
         }
         if sc
             .expects
