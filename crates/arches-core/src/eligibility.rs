@@ -135,7 +135,9 @@ const KINDS: [&str; 5] = ["user", "group", "account", "class", "qos"];
 /// Active usage per credential, for throttling.
 #[derive(Debug, Clone, Default)]
 pub struct Usage {
-    by_cred: BTreeMap<(usize, String), Tally>,
+    /// Per credential kind (index into `KINDS`), by name: looked up with a
+    /// borrowed name, no allocation per check.
+    by_cred: [BTreeMap<String, Tally>; 5],
 }
 
 impl Usage {
@@ -162,10 +164,14 @@ impl Usage {
     /// Counts a job (e.g. one the plan starts).
     pub fn add(&mut self, job: &Job, policy: &Policy, t: Tally) {
         for (k, name) in creds(job, policy) {
-            self.by_cred
-                .entry((k, name.to_string()))
-                .or_default()
-                .add(t);
+            match self.by_cred[k].get_mut(name) {
+                Some(tally) => tally.add(t),
+                None => {
+                    let mut tally = Tally::default();
+                    tally.add(t);
+                    self.by_cred[k].insert(name.to_string(), tally);
+                }
+            }
         }
     }
 
@@ -174,7 +180,7 @@ impl Usage {
         KINDS
             .iter()
             .position(|k| *k == kind)
-            .and_then(|k| self.by_cred.get(&(k, name.to_string())).copied())
+            .and_then(|k| self.by_cred[k].get(name).copied())
             .unwrap_or_default()
     }
 
@@ -194,11 +200,7 @@ impl Usage {
             let Some(limits) = limits_of(policy, k, name) else {
                 continue;
             };
-            let used = self
-                .by_cred
-                .get(&(k, name.to_string()))
-                .copied()
-                .unwrap_or_default();
+            let used = self.by_cred[k].get(name).copied().unwrap_or_default();
             let checks = [
                 ("MAXJOB", limits.max_job, used.jobs, req.jobs),
                 ("MAXPROC", limits.max_proc, used.procs, req.procs),
