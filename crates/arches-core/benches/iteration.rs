@@ -122,7 +122,7 @@ fn iteration(c: &mut Criterion) {
 /// on alternate jobs; `p` with MAXJOB 20,40 and MAXPROC 400,800 per user,
 /// QoS priorities and weights on queue time, expansion factor, user and QoS.
 fn with_policies(jobs: u64, nodes: u32, mut p: Policy) -> (State, Policy) {
-    use arches_core::policy::{CredConfig, Limit, QosConfig};
+    use arches_core::policy::{Limit, QosConfig};
     let mut rng = Lcg(99);
     let base = loaded_state(jobs, nodes);
     let mut node_list: Vec<Node> = base.nodes().to_vec();
@@ -163,10 +163,7 @@ fn with_policies(jobs: u64, nodes: u32, mut p: Policy) -> (State, Policy) {
         }
     }
     for u in 0..50 {
-        let c = p
-            .users
-            .entry(format!("u{u}"))
-            .or_insert_with(CredConfig::default);
+        let c = p.users.entry(format!("u{u}")).or_default();
         c.limits.max_job = Some(Limit { soft: 20, hard: 40 });
         c.limits.max_proc = Some(Limit {
             soft: 400,
