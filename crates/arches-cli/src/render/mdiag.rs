@@ -302,15 +302,16 @@ pub fn render_blocked(q: &QueueView) -> String {
             ));
         }
         // A hold already explains the block; otherwise give the daemon's
-        // reason after the padded id (`job 5    has not reached its start
+        // reason: a message naming the job as is (Moab's policy messages),
+        // else after the padded id (`job 5    has not reached its start
         // date (1:00:00 to startdate)`).
         if let Some(r) = j.block_reason.as_ref().filter(|_| hold.is_none()) {
-            let own = format!("job {id} ");
-            let text = r
-                .strip_prefix(own.as_str())
-                .or_else(|| r.strip_prefix("job "))
-                .unwrap_or(r);
-            o.push_str(&format!("job {id:<20} {text}\n"));
+            if r.starts_with(&format!("job {id} ")) {
+                o.push_str(&format!("{r}\n"));
+            } else {
+                let text = r.strip_prefix("job ").unwrap_or(r);
+                o.push_str(&format!("job {id:<20} {text}\n"));
+            }
         }
     }
     o
@@ -525,6 +526,11 @@ mod blocked_tests {
                     Some("violates active HARD MAXJOB limit of 2 for user u"),
                 ),
                 blocked(6, "Idle", Some("job 6 violates idle HARD MAXIPROC limit")),
+                blocked(
+                    7,
+                    "Idle",
+                    Some("job has not reached its start date (1:00:00 to startdate)"),
+                ),
             ],
             purge_secs: 0,
             scheduler: "Moab".into(),
@@ -535,7 +541,8 @@ mod blocked_tests {
             "Diagnosing blocked jobs (policylevel SOFT  partition ALL)\n\n\
 job 2                    has the following hold(s) in place:  User\n\
 job 5                    violates active HARD MAXJOB limit of 2 for user u\n\
-job 6 violates idle HARD MAXIPROC limit\n"
+job 6 violates idle HARD MAXIPROC limit\n\
+job 7                    has not reached its start date (1:00:00 to startdate)\n"
         );
         let empty = QueueView { jobs: vec![], ..q };
         assert!(render_blocked(&empty).ends_with("no blocked jobs found\n"));
