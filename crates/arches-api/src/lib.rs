@@ -130,10 +130,11 @@ pub struct SubmitResponse {
 // ---------------------------------------------------------------------------
 
 /// Which showq section a job belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Section {
     Active,
+    #[default]
     Eligible,
     Blocked,
     Completed,
@@ -273,6 +274,14 @@ pub struct JobDetail {
     /// Reservation: start, end (None = no limit), nodes.
     pub reservation: Option<ReservationSpan>,
     pub priority_components: Vec<PriorityComponent>,
+    /// `BFCHUNKSIZE` when backfill chunking kept the job from starting
+    /// (checkjob -v's warning).
+    #[serde(default)]
+    pub chunk_size: Option<u32>,
+    /// The priority weights `(component, sub, component weight, sub
+    /// weight)` in Moab's order (checkjob -v -v's priority analysis).
+    #[serde(default)]
+    pub priority_weights: Vec<(String, String, i64, i64)>,
     pub iwd: String,
     pub submit_dir: String,
     /// The script file as submitted (its absolute path), or the spool copy
@@ -597,12 +606,17 @@ pub enum SchedulerControl {
 // Priority, backfill, start estimates, reservations
 // ---------------------------------------------------------------------------
 
-/// mdiag -p data: weights and each queued job's breakdown.
+/// mdiag -p data: weights and each job's breakdown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PriorityView {
     pub now: i64,
-    /// Component weights as `(component, sub, component weight, sub weight)`.
+    /// Weights as `(component, sub, component weight, sub weight)`, in
+    /// Moab's column order, with Moab's labels (`Cred`/`QOS`,
+    /// `Serv`/`QTime`, ...): the core's one table.
     pub weights: Vec<(String, String, i64, i64)>,
+    /// Eligible jobs in priority order, then blocked ones, then active ones
+    /// (highest priority first); the client shows the first kind by
+    /// default, `-v` adds active jobs and `-v -v` all.
     pub jobs: Vec<JobPriority>,
 }
 
@@ -613,6 +627,9 @@ pub struct JobPriority {
     pub priority: i64,
     pub system: bool,
     pub state: String,
+    /// Eligible, blocked (holds, policies, dependencies) or active.
+    #[serde(default)]
+    pub section: Section,
     pub components: Vec<PriorityComponent>,
 }
 
@@ -633,6 +650,10 @@ pub struct BackfillQuery {
     pub features: Vec<String>,
     /// Memory comparison (`-m '>=256'`).
     pub memory: Option<String>,
+    /// `-A`: availability for all users, groups and accounts (every
+    /// reservation counts as available), not only the caller's.
+    #[serde(default)]
+    pub all: bool,
 }
 
 /// A backfill window: `procs` processors on `nodes` nodes free from `start`
@@ -644,6 +665,9 @@ pub struct BackfillWindow {
     pub nodes: u32,
     pub start: i64,
     pub duration: Option<i64>,
+    /// The window's nodes and processors on each (`showbf -v`, XML).
+    #[serde(default)]
+    pub hosts: Vec<NodeShare>,
 }
 
 /// showbf's answer.
@@ -652,7 +676,12 @@ pub struct BackfillView {
     pub now: i64,
     pub user: String,
     pub group: String,
+    /// `ALL`'s windows first, then each partition's (widest first within).
     pub windows: Vec<BackfillWindow>,
+    /// Per shown partition: `(name, nodes, processors)` that could ever
+    /// hold the request (XML `feasibleNodeCount`/`feasibleTaskCount`).
+    #[serde(default)]
+    pub partitions: Vec<(String, u32, u32)>,
 }
 
 /// showstart's request: a job id or a hypothetical `procs@duration`.
@@ -683,6 +712,18 @@ pub struct StartEstimate {
     pub running: bool,
     /// Why no estimate exists, or other notes.
     pub note: Option<String>,
+    /// Priority-based estimate (when it would start given the jobs ahead of
+    /// it), or why there is none.
+    #[serde(default)]
+    pub priority_start: Option<i64>,
+    #[serde(default)]
+    pub priority_note: Option<String>,
+    /// Historical estimate (queue times of similar jobs), or why there is
+    /// none.
+    #[serde(default)]
+    pub historical_start: Option<i64>,
+    #[serde(default)]
+    pub historical_note: Option<String>,
 }
 
 /// One reservation (showres).

@@ -620,6 +620,8 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         allocated: vec![],
         reservation: None,
         priority_components: vec![],
+        priority_weights: vec![],
+        chunk_size: None,
         iwd: "$HOME".into(),
         submit_dir: "$HOME".into(),
         executable: "/usr/bin/hostname".into(),
@@ -883,21 +885,24 @@ fn mdiag_p_rows_from_moab_doc() {
         priority: prio,
         system: sys,
         state: "Idle".into(),
+        section: Section::Eligible,
         components: vec![
-            comp("CRED", "QOS", q, q),
-            comp("FS", "ACCOUNT", a, a),
-            comp("SERV", "QUEUETIME", t, prio as f64 - q - a),
+            comp("Cred", "QOS", q, q),
+            comp("FS", "Accnt", a, a),
+            comp("Serv", "QTime", t, t),
         ],
     };
+    // The daemon sends Moab's labels (the core's table); the renderer puts
+    // the components in Moab's column order whatever order they come in.
     let p = PriorityView {
         now: 0,
-        weights: vec![w("CRED", "QOS"), w("FS", "ACCOUNT"), w("SERV", "QUEUETIME")],
+        weights: vec![w("Serv", "QTime"), w("Cred", "QOS"), w("FS", "Accnt")],
         jobs: vec![
             jp(13678, 1321, true, 100.0, 2.7, 1218.3),
             jp(13019, 8699, false, 50.0, 25.4, 8674.0),
         ],
     };
-    let ours = mdiag::render_priority(&p);
+    let ours = mdiag::render_priority(&p, 0);
     // The sample elides rows (`...`), so the Percent Contribution line cannot match.
     let drop = |l: &str| l.starts_with("Percent") || l == "...";
     let g = without(&g, drop);
@@ -926,15 +931,60 @@ fn showbf_table_from_moab_doc() {
         nodes: n,
         start: now,
         duration: None,
+        hosts: (0..n)
+            .map(|i| NodeShare {
+                node: format!("{p}{i}"),
+                tasks: 1,
+            })
+            .collect(),
     };
     let v = BackfillView {
         now,
         user: "john".into(),
         group: "staff".into(),
         windows: vec![w("ALL", 3), w("ClusterA", 1), w("ClusterB", 2)],
+        partitions: vec![
+            ("ALL".into(), 3, 3),
+            ("ClusterA".into(), 1, 1),
+            ("ClusterB".into(), 2, 2),
+        ],
     };
     // The doc shows one blank line between the command line and the table.
-    assert_eq!(format!("\n{}", showbf::render_backfill(&v)), g);
+    assert_eq!(format!("\n{}", showbf::render_backfill(&v, false)), g);
+    // -v names the window's nodes on the ReqID line.
+    let v_out = showbf::render_backfill(&v, true);
+    assert!(
+        v_out.contains("\nReqID=0  HostList=ClusterB0:1,ClusterB1:1\n"),
+        "{v_out}"
+    );
+    // --xml: mshow -a's shape (the doc's mshowa sample).
+    let xml = showbf::render_backfill_xml(&v);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let pars: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("par"))
+        .collect();
+    assert_eq!(pars[0].attribute("Name"), Some("template"));
+    assert_eq!(pars[2].attribute("Name"), Some("ClusterA"));
+    assert_eq!(pars[2].attribute("feasibleTaskCount"), Some("1"));
+    let r = pars[3]
+        .children()
+        .find(|n| n.has_tag_name("range"))
+        .unwrap();
+    for (k, val) in [
+        ("duration", "INFINITY"),
+        ("hostlist", "ClusterB0:1,ClusterB1:1"),
+        ("nodecount", "2"),
+        ("proccount", "2"),
+        ("reqid", "0"),
+        ("starttime", &now.to_string()),
+    ] {
+        assert_eq!(r.attribute(k), Some(val), "{k}");
+    }
+    assert!(
+        xml.starts_with("<Data><Object>cluster</Object><job User=\"john\" time="),
+        "{xml}"
+    );
 }
 
 #[test]
@@ -950,6 +1000,7 @@ fn showstart_pitt_and_running() {
         partition: "SharedMem".into(),
         running: false,
         note: None,
+        ..estimate_extras()
     };
     assert_eq!(showbf::render_start(&e, showbf::Estimates::Rsv), g);
 
@@ -964,10 +1015,94 @@ fn showstart_pitt_and_running() {
         partition: "torque".into(),
         running: true,
         note: None,
+        ..estimate_extras()
     };
-    // Moab reports a running job's estimate as `00:00:00` from its start.
-    let e = StartEstimate { now: start, ..e };
-    assert_eq!(showbf::render_start(&e, showbf::Estimates::Rsv), g);
+    // The sample was taken in the second the job started.
+    let at_start = StartEstimate {
+        now: start,
+        ..e.clone()
+    };
+    assert_eq!(showbf::render_start(&at_start, showbf::Estimates::Rsv), g);
+    // Two minutes later the estimate is still the real start (offset
+    // 00:00:00, never in the past) and completion is start + limit.
+    let later = showbf::render_start(&e, showbf::Estimates::Rsv);
+    assert!(
+        later.contains(
+            "Estimated Rsv based start in                00:00:00 on Fri Sep 13 09:00:45\n\
+             Estimated Rsv based completion in           00:58:00 on Fri Sep 13 10:00:45\n"
+        ),
+        "{later}"
+    );
+}
+
+/// The priority and historical fields of a showstart answer, unset.
+fn estimate_extras() -> StartEstimate {
+    StartEstimate {
+        now: 0,
+        job: String::new(),
+        procs: 0,
+        walltime: None,
+        start: None,
+        partition: String::new(),
+        running: false,
+        note: None,
+        priority_start: None,
+        priority_note: None,
+        historical_start: None,
+        historical_note: None,
+    }
+}
+
+/// showstart -e all: the three methods from their own estimates; a method
+/// without one says why; a job without a wall-clock limit completes
+/// `INFINITY`.
+#[test]
+fn showstart_all_methods_and_missing_estimates() {
+    let g = golden("showstart-2", true);
+    let now = utc(2011, 7, 15, 11, 48, 45);
+    let e = StartEstimate {
+        now,
+        job: "orion.13762".into(),
+        procs: 2,
+        // Each block's completion is 1:40:00 after its start.
+        walltime: Some(6000),
+        start: Some(now + secs("1:04:55")),
+        partition: "fast".into(),
+        priority_start: Some(now + secs("5:14:55")),
+        historical_start: Some(now),
+        ..estimate_extras()
+    };
+    let ours = showbf::render_start(&e, showbf::Estimates::All);
+    // The sample's header says 0:33:20 although every block completes
+    // 1:40:00 after its start; compare the estimate blocks.
+    for l in ours.lines().skip(2) {
+        assert!(
+            g.lines().any(|x| x == l),
+            "line not in sample: {l:?}\n{ours}"
+        );
+    }
+    let none = StartEstimate {
+        now,
+        job: "6".into(),
+        procs: 4,
+        walltime: None,
+        note: Some(
+            "start time cannot be computed: it waits for a job without a wall-clock limit".into(),
+        ),
+        priority_note: Some(
+            "start time cannot be computed: it waits for a job without a wall-clock limit".into(),
+        ),
+        historical_start: Some(now + 60),
+        partition: "ALL".into(),
+        ..estimate_extras()
+    };
+    let out = showbf::render_start(&none, showbf::Estimates::All);
+    assert!(out.starts_with("job 6 requires 4 procs for INFINITY\n\nEstimated Rsv based start cannot be determined: start time cannot be computed: it waits for a job without a wall-clock limit\n\n"), "{out}");
+    assert!(
+        out.contains("Estimated Historical based completion in    INFINITY\n\n"),
+        "{out}"
+    );
+    assert!(!out.contains("00:00:00 on"), "{out}");
 }
 
 fn rsv(id: &str, state: &str, start: i64, end: i64, nodes: usize, procs: u32) -> ReservationInfo {
@@ -1154,6 +1289,7 @@ fn every_xml_output_parses_with_honest_counts() {
         partition: "ALL".into(),
         running: false,
         note: None,
+        ..estimate_extras()
     };
     check_xml("showstart", &showbf::render_start_xml(&e));
 }
@@ -1594,4 +1730,120 @@ fn staging_sizes_times_and_failures_use_moab_formats() {
         ),
         "{r}"
     );
+}
+
+/// Several weighted subcomponents share their component's column
+/// (`Cred( User:  QOS)`), in Moab's order; blocked and active jobs only show
+/// with `-v -v` / `-v`; the XML carries the template weights and raw values.
+#[test]
+fn mdiag_p_multi_subcomponents_verbosity_and_xml() {
+    let comp = |c: &str, s: &str, v: f64, contrib: f64| PriorityComponent {
+        component: c.into(),
+        sub: s.into(),
+        value: v,
+        contribution: contrib,
+    };
+    let job = |id: u64, section: Section, user: f64| JobPriority {
+        id,
+        priority: (10.0 * user + 3.0 * 7.0 + 1.0 * 30.0) as i64,
+        system: false,
+        state: "Idle".into(),
+        section,
+        components: vec![
+            comp("Cred", "User", user, 10.0 * user),
+            comp("Cred", "QOS", 7.0, 21.0),
+            comp("Serv", "QTime", 30.0, 30.0),
+        ],
+    };
+    let p = PriorityView {
+        now: 0,
+        weights: vec![
+            ("Cred".into(), "User".into(), 1, 10),
+            ("Cred".into(), "Group".into(), 1, 0),
+            ("Cred".into(), "QOS".into(), 1, 3),
+            ("Serv".into(), "QTime".into(), 1, 1),
+            ("Serv".into(), "UPrio".into(), 1, 0),
+        ],
+        jobs: vec![
+            job(5, Section::Eligible, 2.0),
+            job(6, Section::Blocked, 1.0),
+            job(7, Section::Active, 0.0),
+        ],
+    };
+    let out = mdiag::render_priority(&p, 0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[2],
+        "Job                    PRIORITY*   Cred( User:  QOS)  Serv(QTime)"
+    );
+    assert_eq!(
+        lines[3],
+        "             Weights   --------       1(   10:    3)     1(    1)"
+    );
+    // Job 5: 20 + 21 of 71 from Cred (57.7%), 30 from Serv (42.3%).
+    assert_eq!(
+        lines[5],
+        "5                            71    57.7(  2.0:  7.0)  42.3( 30.0)"
+    );
+    assert!(!out.contains("\n6 ") && !out.contains("\n7 "), "{out}");
+    let v1 = mdiag::render_priority(&p, 1);
+    assert!(
+        v1.contains("---Active Jobs---\n7 ") && !v1.contains("\n6 "),
+        "{v1}"
+    );
+    let v2 = mdiag::render_priority(&p, 2);
+    assert!(
+        v2.contains("\n6 ") && v2.contains("\n7 ") && !v2.contains("---Active"),
+        "{v2}"
+    );
+    assert_eq!(
+        mdiag::render_priority(
+            &PriorityView {
+                jobs: vec![],
+                ..p.clone()
+            },
+            0
+        ),
+        "no eligible jobs in queue\n"
+    );
+    let xml = mdiag::render_priority_xml(&p, 0);
+    assert!(xml.starts_with(
+        "<Data><job name=\"template\"><pc name=\"Cred\" value=\"1\"><psc name=\"User\" value=\"10\"/>"
+    ), "{xml}");
+    assert!(xml.contains(
+        "<job name=\"5\" priority=\"71.000000\"><pc name=\"Cred\"><psc name=\"User\" value=\"2.000000\"/>"
+    ), "{xml}");
+    assert!(!xml.contains("name=\"6\""), "{xml}");
+}
+
+/// checkjob on an idle job: the scheduler's reason as Moab's eligibility
+/// note (`NOTE:  job cannot run in partition ALL (...)`), the chunking
+/// warning with -v; a blocked job keeps its BLOCK MSG.
+#[test]
+fn checkjob_reason_lines_for_idle_and_blocked_jobs() {
+    let now = utc(2019, 1, 23, 15, 2, 13);
+    let mut d = tardis_job("Idle", Section::Eligible);
+    d.summary.block_reason = Some("insufficient idle procs available: 0 < 20".into());
+    d.chunk_size = Some(32);
+    let plain = checkjob::render_one(&d, now, 0);
+    assert!(
+        plain.contains("\nNOTE:  job cannot run in partition ALL (insufficient idle procs available: 0 < 20)\n"),
+        "{plain}"
+    );
+    assert!(!plain.contains("WARNING: job may be blocked"), "{plain}");
+    let v = checkjob::render_one(&d, now, 1);
+    assert!(
+        v.contains("\n  WARNING: job may be blocked by backfill chunking (20 < 32 )\n"),
+        "{v}"
+    );
+    let mut b = tardis_job("UserHold", Section::Blocked);
+    b.summary.block_reason = Some("job has hold in place (User)".into());
+    let out = checkjob::render_one(&b, now, 0);
+    assert!(
+        out.contains(
+            "BLOCK MSG: job has hold in place (User) (recorded at last scheduling iteration)\n"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("NOTE:  job cannot run"), "{out}");
 }

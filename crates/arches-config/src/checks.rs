@@ -22,6 +22,35 @@ pub(crate) fn cross_check(config: &Config, file: &str, out: &mut Vec<Diagnostic>
     check_storage(config, file, out);
     check_qos_references(config, file, out);
     check_node_sizes(config, file, out);
+    check_node_allocation(config, file, out);
+}
+
+/// Warns that `NODEALLOCATIONPOLICY MAXBALANCE|CPULOAD` fall back to
+/// FIRSTAVAILABLE (no node speeds or loads in Arches).
+fn check_node_allocation(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    use arches_core::policy::NodeAllocationPolicy as N;
+    let why = match config.policy.node_allocation {
+        N::MaxBalance => "balances node processor speeds, which Arches does not track",
+        N::CpuLoad => "prefers nodes with the lowest CPU load, which Arches does not track",
+        _ => return,
+    };
+    let line = config
+        .record
+        .scalars
+        .iter()
+        .filter(|(k, _)| k.starts_with("NODEALLOCATIONPOLICY"))
+        .map(|(_, (_, l))| *l)
+        .max()
+        .unwrap_or(0);
+    out.push(Diagnostic {
+        file: file.to_string(),
+        line,
+        severity: Severity::Warning,
+        message: format!(
+            "NODEALLOCATIONPOLICY {}: Moab's policy {why}; nodes are allocated as FIRSTAVAILABLE",
+            config.policy.node_allocation
+        ),
+    });
 }
 
 /// Warns about nodes without a processor count when the configuration itself

@@ -356,6 +356,7 @@ impl Config {
                 node.partition = p.clone();
             }
             node.admin = spec.state.or(default.state).unwrap_or_default();
+            node.priority = spec.priority.or(default.priority).unwrap_or(0);
             if let Some(p) = spec.preempt_policy.or(default.preempt_policy) {
                 self.node_preempt_policy.insert(name.clone(), p);
             }
@@ -422,6 +423,7 @@ pub(crate) struct NodeSpec {
     pub partition: Option<String>,
     pub state: Option<NodeAdminState>,
     pub preempt_policy: Option<PreemptPolicy>,
+    pub priority: Option<i64>,
 }
 
 /// `RESERVATIONDEPTH[i]` / `RESERVATIONQOSLIST[i]` as given.

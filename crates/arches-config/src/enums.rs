@@ -106,6 +106,8 @@ cfg_enum! {
         Priority => "PRIORITY",
         /// Shortest predicted run time first (SJBF).
         ShortestPredictedFirst => "SHORTESTPREDICTEDFIRST",
+        /// FIRSTFIT traverses the backfill windows widest first (Moab §8.2.2).
+        WidestWindowFirst => "WIDESTWINDOWFIRST",
     }
 }
 

@@ -446,6 +446,7 @@ mod tests {
             suspended_at: None,
             resumed_at: None,
             terminating: None,
+            virtual_walltime: None,
         });
         j.completion = Some(Completion {
             time: end,

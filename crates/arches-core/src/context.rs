@@ -326,13 +326,19 @@ impl<'a> Ctx<'a> {
     /// Whether a job needs per-node planning: node constraints, or
     /// reservations it may use (what it takes must come out of them).
     fn needs_nodes(&self, job: &Job) -> bool {
-        is_constrained(&job.req) || (!self.rsv.is_empty() && self.rsv.admits(&job.cred))
+        is_constrained(&job.req)
+            || (!self.rsv.is_empty()
+                && self
+                    .rsv
+                    .admits(&job.cred, crate::qos::effective(job, self.policy)))
     }
 
     /// Gives the reservations `job` may use back to the profiles.
     fn lift(&mut self, job: &Job) {
         if !self.rsv.is_empty() {
-            self.rsv.lift(&job.cred, &mut self.agg, self.nodes.as_mut());
+            let qos = crate::qos::effective(job, self.policy);
+            self.rsv
+                .lift(&job.cred, qos, &mut self.agg, self.nodes.as_mut());
         }
     }
 
@@ -348,7 +354,20 @@ impl<'a> Ctx<'a> {
     /// this context's life (showbf for a user, group or account).
     pub fn lift_for(&mut self, cred: &crate::job::Credentials) {
         if !self.rsv.is_empty() {
-            self.rsv.lift(cred, &mut self.agg, self.nodes.as_mut());
+            self.rsv.lift(
+                cred,
+                cred.qos.as_deref(),
+                &mut self.agg,
+                self.nodes.as_mut(),
+            );
+        }
+    }
+
+    /// Lifts every reservation for the rest of this context's life (showbf
+    /// -A: availability for any credential).
+    pub fn lift_everything(&mut self) {
+        if !self.rsv.is_empty() {
+            self.rsv.lift_all(&mut self.agg, self.nodes.as_mut());
         }
     }
 
@@ -364,6 +383,24 @@ impl<'a> Ctx<'a> {
         (idle < need && idle + held >= need)
             .then(|| first.map(str::to_string))
             .flatten()
+    }
+
+    /// The first administrative or standing reservation the job may not use
+    /// that holds processors at some time in `[now, now + dur)`.
+    pub fn held_conflict(&self, job: &Job, dur: Option<Secs>) -> Option<String> {
+        if self.rsv.is_empty() {
+            return None;
+        }
+        let end = dur.map(|d| self.now + d.max(1));
+        let qos = crate::qos::effective(job, self.policy);
+        self.rsv
+            .held()
+            .find(|h| {
+                !h.rsv.acl.admits(&job.cred, qos)
+                    && h.rsv.start < end.unwrap_or(Time::MAX)
+                    && h.rsv.end.is_none_or(|e| e > self.now)
+            })
+            .map(|h| h.rsv.id.clone())
     }
 
     /// The reservations held in this context's profiles.
@@ -407,12 +444,46 @@ impl<'a> Ctx<'a> {
             // with the reservations the job may use.
             let demand = i64::from(job.req.total_procs());
             let free = self.agg.free_at(self.now).procs;
-            if free < demand && free + self.rsv.admitted_at(&job.cred, self.now) < demand {
+            if free < demand
+                && free
+                    + self.rsv.admitted_at(
+                        &job.cred,
+                        crate::qos::effective(job, self.policy),
+                        self.now,
+                    )
+                    < demand
+            {
                 return None;
             }
         }
         self.lift(job);
         let r = self.fit_now_lifted(job, dur);
+        self.unlift(None);
+        r
+    }
+
+    /// [`Ctx::fit_now`] for a scaled (virtual) duration `dur` that must
+    /// also keep clear of every administrative or standing reservation the
+    /// job may not use until `clear_until` (its real limit's end): a scaled
+    /// job never overlaps one with either limit.
+    pub fn fit_now_clear(
+        &mut self,
+        job: &Job,
+        dur: Option<Secs>,
+        clear_until: Time,
+    ) -> Option<Vec<Alloc>> {
+        if self.rsv.is_empty() {
+            return self.fit_now(job, dur);
+        }
+        self.lift(job);
+        let r = self.fit_now_lifted(job, dur).and_then(|_| {
+            self.place_at(
+                job,
+                self.now,
+                dur.map(|d| self.now + d.max(1)),
+                Some(clear_until),
+            )
+        });
         self.unlift(None);
         r
     }
@@ -431,7 +502,7 @@ impl<'a> Ctx<'a> {
         if is_constrained(&job.req) {
             self.ensure_nodes();
         }
-        self.place_at(job, self.now, end)
+        self.place_at(job, self.now, end, None)
     }
 
     /// Earliest start of `job` for `dur` from now on, with its placement when
@@ -472,7 +543,7 @@ impl<'a> Ctx<'a> {
             if !self.agg.free_over(t, end).covers(demand) {
                 continue;
             }
-            if let Some(a) = self.place_at(job, t, end) {
+            if let Some(a) = self.place_at(job, t, end, None) {
                 return Some((t, a));
             }
         }
@@ -681,7 +752,7 @@ impl<'a> Ctx<'a> {
             if self.needs_nodes(job) {
                 self.ensure_nodes();
             }
-            self.place_at(job, self.now, Some(self.now + 1))
+            self.place_at(job, self.now, Some(self.now + 1), None)
         } else {
             None
         };
@@ -714,14 +785,34 @@ impl<'a> Ctx<'a> {
         place(self.state.nodes(), &job.req, pol, order.into_iter(), avail).unwrap_or_default()
     }
 
-    fn place_at(&self, job: &Job, t: Time, end: Option<Time>) -> Option<Vec<Alloc>> {
+    /// Places `job` over `[t, end)`; with `clear_until`, also off every
+    /// reservation not lifted for it until then (a start now only).
+    fn place_at(
+        &self,
+        job: &Job,
+        t: Time,
+        end: Option<Time>,
+        clear_until: Option<Time>,
+    ) -> Option<Vec<Alloc>> {
         let nodes = self.state.nodes();
         let pol = self.policy.node_allocation;
+        // What held reservations leave of a node now, to `clear_until`.
+        let clear = |id: NodeId, procs: u32| match clear_until {
+            Some(c) if !self.rsv.is_empty() => procs.min(
+                self.free[id as usize]
+                    .0
+                    .saturating_sub(self.rsv.blocked(id, t, Some(c))),
+            ),
+            _ => procs,
+        };
         match &self.nodes {
             Some(profiles) => {
                 let avail = |id: NodeId| {
                     let a = profiles[id as usize].free_over(t, end);
-                    (clamp_u32(a.procs), u64::try_from(a.mem.max(0)).unwrap_or(0))
+                    (
+                        clear(id, clamp_u32(a.procs)),
+                        u64::try_from(a.mem.max(0)).unwrap_or(0),
+                    )
                 };
                 // A job inside reservations it may use prefers their nodes.
                 let inside = self.rsv.lifted_nodes();
@@ -737,9 +828,10 @@ impl<'a> Ctx<'a> {
                 // Reservations not lifted for this job keep it off what
                 // they hold at any time of its run; a job inside
                 // reservations it may use prefers their nodes.
+                let until = clear_until.or(end);
                 let avail = |id: NodeId| {
                     let (p, m) = self.free[id as usize];
-                    (p.saturating_sub(self.rsv.blocked(id, t, end)), m)
+                    (p.saturating_sub(self.rsv.blocked(id, t, until)), m)
                 };
                 let mut inside = self.rsv.lifted_nodes();
                 inside.retain(|n| self.free_set.contains(n));
@@ -830,7 +922,7 @@ fn clamp_u32(v: i64) -> u32 {
 /// finished: just after now), or a terminating job's deadline if earlier.
 pub(crate) fn release_at(j: &Job, policy: &Policy, now: Time) -> Option<Time> {
     let term = j.run.as_ref().and_then(|r| r.terminating).map(|t| t.until);
-    let end = match (term, planned_end(j, policy)) {
+    let end = match (term, planned_end(j, policy, now)) {
         (Some(t), Some(e)) => t.min(e),
         (t, e) => t.or(e)?,
     };

@@ -414,6 +414,12 @@ pub struct RunInfo {
     /// Being terminated to go back to the queue (checkpoint or requeue): the
     /// job keeps its allocation until the resource manager reports its end.
     pub terminating: Option<Termination>,
+    /// `BFVIRTUALWALLTIMESCALINGFACTOR`: the scaled (virtual) wall-clock
+    /// limit the job was backfilled with. Until it expires the engine plans
+    /// the job to end then; afterwards with its real limit, and the drivers
+    /// clear it ([`crate::Plan::restore_walltime`]). The real `walltime`
+    /// stays the kill limit.
+    pub virtual_walltime: Option<Secs>,
 }
 
 /// Why a job went back to the queue after it had started.
@@ -477,6 +483,12 @@ impl RunInfo {
     /// When the job last began executing: its start, or its last resume.
     pub fn active_since(&self) -> Time {
         self.resumed_at.unwrap_or(self.start_time)
+    }
+
+    /// When the virtual wall-clock limit expires (suspensions included).
+    pub fn virtual_end(&self) -> Option<Time> {
+        self.virtual_walltime
+            .map(|v| self.start_time + self.suspended_secs + v)
     }
 }
 

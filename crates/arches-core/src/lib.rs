@@ -38,6 +38,7 @@ pub mod policy;
 pub mod preempt;
 pub mod priority;
 pub mod profile;
+pub mod qos;
 pub mod resv;
 pub mod schedule;
 pub mod staging;

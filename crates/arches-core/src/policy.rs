@@ -187,17 +187,33 @@ pub struct Limits {
     pub max_wc: Option<Limit>,
 }
 
+/// How a credential's QoS access list (`QLIST=`, plus its `QDEF=`) combines
+/// with the other credentials' lists (Moab's list markers, `MQOSGetAccess`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum QosListKind {
+    /// No marker: the job may use the union of its credentials' lists.
+    #[default]
+    Or,
+    /// `&` (`QDEF=high&`): the job may use only QoS in this list (the
+    /// intersection of every `&` list of its credentials).
+    And,
+    /// `^`: exactly this list, whatever the other credentials say.
+    Only,
+}
+
 /// Configuration of one credential (`USERCFG`, `GROUPCFG`, `ACCOUNTCFG`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CredConfig {
     pub priority: i64,
     pub limits: Limits,
-    /// Default QoS (`QDEF=`).
+    /// Default QoS (`QDEF=`); it is also part of the access list.
     pub qdef: Option<String>,
-    /// QoS access list (`QLIST=`); empty = any.
+    /// QoS access list (`QLIST=`).
     pub qlist: Vec<String>,
     /// `FSTARGET=` in hundredths of a percent.
     pub fs_target: Option<u32>,
+    /// How the list combines with other credentials' (`&`, `^` markers).
+    pub qlist_kind: QosListKind,
 }
 
 /// Configuration of one class/queue (`CLASSCFG[x]`).
@@ -209,9 +225,12 @@ pub struct ClassConfig {
     pub default_wclimit: Option<Secs>,
     /// `MAX.WCLIMIT`: the most a job of this class may request.
     pub max_wclimit: Option<Secs>,
-    /// `QDEF=`: default QoS of the class's jobs.
+    /// `QDEF=`: default QoS of the class's jobs (also part of its list).
     pub qdef: Option<String>,
+    /// `QLIST=`: QoS the class's jobs may use.
     pub qlist: Vec<String>,
+    /// How the list combines with other credentials' (`&`, `^` markers).
+    pub qlist_kind: QosListKind,
     /// `JOBFLAGS=` / `FLAGS=`: flags given to every job of the class.
     pub job_flags: Vec<JobFlag>,
     /// `FSTARGET=` in hundredths of a percent.
@@ -295,6 +314,9 @@ pub struct Policy {
     /// reservation by outliving a prediction. Their `estimate` still orders
     /// backfill candidates under `bf_shortest_first`.
     pub estimates_running_only: bool,
+    /// `BFORDER WIDESTWINDOWFIRST` (Arches): FIRSTFIT traverses the backfill
+    /// windows widest first (Moab §8.2.2) instead of the queue in order.
+    pub bf_widest_window_first: bool,
     /// `BFVIRTUALWALLTIMESCALINGFACTOR` (`None` = disabled).
     pub bf_virtual_walltime_factor: Option<f64>,
     pub bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy,
@@ -334,6 +356,7 @@ impl Default for Policy {
             bf_priority_policy: BfPriorityPolicy::None,
             bf_shortest_first: false,
             estimates_running_only: false,
+            bf_widest_window_first: false,
             bf_virtual_walltime_factor: None,
             bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy::None,
             reservation_buckets: vec![ReservationBucket {

@@ -219,16 +219,10 @@ pub fn has_flag(job: &Job, policy: &Policy, flag: JobFlag) -> bool {
             .is_some_and(|q| q.job_flags.contains(&flag))
 }
 
-/// The job's QoS, or its class's default (`CLASSCFG[c] QDEF=`) when the
-/// driver did not assign one (the simulator's workloads).
-pub fn effective_qos<'j>(job: &'j Job, policy: &'j Policy) -> Option<&'j String> {
-    job.cred.qos.as_ref().or_else(|| {
-        job.cred
-            .class
-            .as_ref()
-            .and_then(|c| policy.classes.get(c))
-            .and_then(|c| c.qdef.as_ref())
-    })
+/// The job's QoS: [`crate::qos::effective`] (the one assigned at
+/// submission, else its credentials' default).
+pub fn effective_qos<'j>(job: &'j Job, policy: &'j Policy) -> Option<&'j str> {
+    crate::qos::effective(job, policy)
 }
 
 fn qos_has(job: &Job, policy: &Policy, flag: QosFlag) -> bool {
@@ -372,14 +366,15 @@ struct CredMemo<'a> {
 type CredKey<'a> = (Option<&'a str>, Option<&'a str>);
 
 impl<'a> CredMemo<'a> {
-    fn get(&mut self, job: &'a Job, policy: &Policy) -> CredInfo {
-        let key = (job.cred.class.as_deref(), job.cred.qos.as_deref());
+    fn get(&mut self, job: &'a Job, policy: &'a Policy) -> CredInfo {
+        let qos = effective_qos(job, policy);
+        let key = (job.cred.class.as_deref(), qos);
         if let Some((_, i)) = self.seen.iter().find(|(k, _)| *k == key) {
             return *i;
         }
         let mut bare = Job::new(0, "", crate::job::Request::procs(1), None, 0);
         bare.cred.class = job.cred.class.clone();
-        bare.cred.qos = job.cred.qos.clone();
+        bare.cred.qos = Some(qos.unwrap_or(crate::qos::DEFAULT_QOS).to_string());
         let info = CredInfo {
             preemptee: is_preemptee(&bare, policy),
             suspendable: has_flag(&bare, policy, JobFlag::Suspendable),

@@ -124,6 +124,10 @@ pub enum JobChange {
     /// LOCAL data staging: `Staging`, `Staged` or (launched) `Running` for
     /// an allocated job ([`State::apply`] checks the transition).
     Phase(JobState),
+    /// An active job's virtual wall-clock limit (`RunInfo::virtual_walltime`):
+    /// set right after a start the plan scaled, cleared when the real limit
+    /// is restored.
+    VirtualWalltime(Option<Secs>),
 }
 
 /// Why an event was refused. The state is unchanged.
@@ -210,6 +214,9 @@ pub struct State {
     pending_for: BTreeMap<JobId, u32>,
     /// Active jobs being terminated ([`Event::Terminate`]).
     terminating: usize,
+    /// When a running job last gave processors back (ended, was requeued
+    /// or suspended): backfill chunking is timed from it.
+    last_freed: Option<Time>,
 }
 
 impl State {
@@ -439,6 +446,12 @@ impl State {
         }
     }
 
+    /// When a running job last gave its processors back (it ended, was
+    /// requeued or suspended); `None` if none has since the state was built.
+    pub fn resources_freed_at(&self) -> Option<Time> {
+        self.last_freed
+    }
+
     /// When time alone changes something: the earliest wall-clock expiry of
     /// an active job or start date of a queued one.
     pub fn next_wakeup(&self, now: Time) -> Option<Time> {
@@ -557,6 +570,7 @@ impl State {
                     suspended_at: None,
                     resumed_at: None,
                     terminating: None,
+                    virtual_walltime: None,
                 });
                 self.queued.remove(&job);
                 self.remembered.remove(&job);
@@ -623,6 +637,7 @@ impl State {
                 }
                 let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
                 self.remove_usage(&alloc, true, false);
+                self.last_freed = Some(now);
                 let j = self
                     .jobs
                     .get_mut(&job)
@@ -698,6 +713,9 @@ impl State {
                 let suspended = j.state == JobState::Suspended;
                 let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
                 self.remove_usage(&alloc, !suspended, true);
+                if !suspended {
+                    self.last_freed = Some(now);
+                }
                 let j = self
                     .jobs
                     .get_mut(&job)
@@ -806,6 +824,10 @@ impl State {
             JobChange::AdminSuspended(b) => j.admin_suspended = b,
             JobChange::DataWait(w) => j.data_wait = w,
             JobChange::Phase(_) => unreachable!("handled above"),
+            JobChange::VirtualWalltime(v) => match j.run.as_mut() {
+                Some(r) if active => r.virtual_walltime = v,
+                _ => return Err(wrong(j, "active")),
+            },
         }
         Ok(())
     }
@@ -876,6 +898,9 @@ impl State {
         self.active.remove(&job);
         self.remove_usage(&alloc, !suspended, true);
         self.termination_over(term, now);
+        if !suspended {
+            self.last_freed = Some(now);
+        }
     }
 
     fn add_usage(&mut self, alloc: &[Alloc], procs: bool, mem_and_jobs: bool) {

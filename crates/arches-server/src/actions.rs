@@ -231,7 +231,13 @@ impl Actor {
                 ));
             }
         };
-        self.start_jobs(vec![(id, alloc, arches_core::StartKind::Forced)], now)
+        let start = arches_core::Start {
+            job: id,
+            alloc,
+            kind: arches_core::StartKind::Forced,
+            virtual_walltime: None,
+        };
+        self.start_jobs(vec![start], now)
             .pop()
             .map_or_else(|| Err("not started".to_string()), |(_, r)| r)
             .map_err(|e| format!("ERROR: job cannot run  ({e})"))?;
@@ -397,9 +403,21 @@ impl Actor {
                 if active {
                     return Err("ERROR:  cannot modify QOS of active job".to_string());
                 }
-                let qos = &self.cfg.policy.qos;
-                if !qos.is_empty() && !qos.contains_key(value) {
-                    return Err("ERROR:  invalid QOS specified".to_string());
+                match arches_core::qos::check_access(&job.cred, &self.cfg.policy, value) {
+                    Ok(()) => {}
+                    Err(arches_core::qos::QosError::Unknown(_)) => {
+                        return Err("ERROR:  invalid QOS specified".to_string())
+                    }
+                    Err(arches_core::qos::QosError::Denied { allowed, .. }) => {
+                        let list = if allowed.is_empty() {
+                            "NONE".to_string()
+                        } else {
+                            allowed.join(",")
+                        };
+                        return Err(format!(
+                            "ERROR:    job {id} does not have access to QOS {value} (QOSList: {list})"
+                        ));
+                    }
                 }
                 self.apply(
                     Event::Modify {

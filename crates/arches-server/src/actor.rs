@@ -537,12 +537,17 @@ impl Actor {
         self.staging_before(now);
         let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
         self.apply_preemptions(&plan, now);
-        let starts = plan
-            .starts
-            .iter()
-            .map(|s| (s.job, s.alloc.clone(), s.kind))
-            .collect();
-        for (job, result) in self.start_jobs(starts, now) {
+        // Expired virtual wall-clock limits: the real limit is back.
+        for &job in &plan.restore_walltime {
+            let change = arches_core::state::JobChange::VirtualWalltime(None);
+            if self.apply(Event::Modify { job, change }, now) {
+                self.note(
+                    job,
+                    "virtual wall-clock limit expired: real limit restored".to_string(),
+                );
+            }
+        }
+        for (job, result) in self.start_jobs(plan.starts.clone(), now) {
             if let Err(e) = result {
                 tracing::warn!(job, error = %e, "start failed");
                 self.note(job, format!("cannot start job: {e}"));
@@ -589,13 +594,13 @@ impl Actor {
 
     /// Hands a job to the backend on exactly these resources and records the
     /// start.
-    pub(crate) fn start_job(
-        &mut self,
-        id: JobId,
-        alloc: Vec<arches_core::Alloc>,
-        kind: arches_core::StartKind,
-        now: Time,
-    ) -> Result<(), String> {
+    pub(crate) fn start_job(&mut self, start: arches_core::Start, now: Time) -> Result<(), String> {
+        let arches_core::Start {
+            job: id,
+            alloc,
+            kind,
+            virtual_walltime,
+        } = start;
         if self.needs_local_staging(id) {
             // DATASTAGEMODEL LOCAL: the job takes its nodes now and is
             // launched once its $LOCAL data is on them (crate::staging).
@@ -678,6 +683,20 @@ impl Actor {
         ) {
             let _ = self.rm.cancel(id, now);
             return Err("the allocation no longer fits".to_string());
+        }
+        if let Some(v) = virtual_walltime {
+            // Backfilled on its scaled limit (BFVIRTUALWALLTIMESCALINGFACTOR).
+            let change = arches_core::state::JobChange::VirtualWalltime(Some(v));
+            self.apply(Event::Modify { job: id, change }, now);
+            self.note(
+                id,
+                format!(
+                    "backfilled on a virtual wall-clock limit of {:02}:{:02}:{:02} (BFVIRTUALWALLTIMESCALINGFACTOR)",
+                    v / 3600,
+                    v / 60 % 60,
+                    v % 60
+                ),
+            );
         }
         self.stats.jobs_started += 1;
         self.stats.wait_secs_total += wait;

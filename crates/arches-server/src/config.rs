@@ -94,6 +94,7 @@ pub fn from_moab(
         home: home.to_path_buf(),
         policy: arches_core::Policy {
             bf_shortest_first: moab.bf_order == arches_config::BfOrder::ShortestPredictedFirst,
+            bf_widest_window_first: moab.bf_order == arches_config::BfOrder::WidestWindowFirst,
             ..moab.policy.clone()
         },
         nodes: moab.nodes.clone(),

@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use arches_core::{Alloc, Event, Job, JobId, JobState, RunInfo, StartKind, Time};
+use arches_core::{Event, Job, JobId, JobState, RunInfo, Start, Time};
 use arches_store::JobRecord;
 
 use crate::actor::Actor;
@@ -35,19 +35,20 @@ pub fn failpoint(name: &str) {
     }
 }
 
-/// The job as it will be once started on `alloc` at `now`.
-fn started(job: &Job, alloc: &[Alloc], kind: StartKind, now: Time) -> Job {
+/// The job as it will be once started as `s` says at `now`.
+fn started(job: &Job, s: &Start, now: Time) -> Job {
     let mut j = job.clone();
     j.state = JobState::Running;
     j.start_count += 1;
     j.run = Some(RunInfo {
         start_time: now,
-        alloc: alloc.to_vec(),
-        how: kind,
+        alloc: s.alloc.clone(),
+        how: s.kind,
         suspended_secs: 0,
         suspended_at: None,
         resumed_at: None,
         terminating: None,
+        virtual_walltime: s.virtual_walltime,
     });
     j
 }
@@ -58,7 +59,7 @@ impl Actor {
     /// when the intents cannot be written nothing is started.
     pub(crate) fn start_jobs(
         &mut self,
-        starts: Vec<(JobId, Vec<Alloc>, StartKind)>,
+        starts: Vec<Start>,
         now: Time,
     ) -> Vec<(JobId, Result<(), String>)> {
         if starts.is_empty() {
@@ -66,13 +67,10 @@ impl Actor {
         }
         let intents: Vec<JobRecord> = starts
             .iter()
-            .filter_map(|(id, alloc, kind)| {
-                let job = self.state.job(*id)?;
-                let rec = self.exec.get(id)?;
-                Some(JobRecord::new(
-                    &started(job, alloc, *kind, now),
-                    (**rec).clone(),
-                ))
+            .filter_map(|s| {
+                let job = self.state.job(s.job)?;
+                let rec = self.exec.get(&s.job)?;
+                Some(JobRecord::new(&started(job, s, now), (**rec).clone()))
             })
             .collect();
         if let Err(e) = self.store.record_starts(&intents) {
@@ -80,13 +78,13 @@ impl Actor {
             let why = format!("cannot record the start durably: {e}");
             return starts
                 .into_iter()
-                .map(|(id, _, _)| (id, Err(why.clone())))
+                .map(|s| (s.job, Err(why.clone())))
                 .collect();
         }
         failpoint("start-intent");
         let out = starts
             .into_iter()
-            .map(|(id, alloc, kind)| (id, self.start_job(id, alloc, kind, now)))
+            .map(|s| (s.job, self.start_job(s, now)))
             .collect();
         failpoint("start-launched");
         out

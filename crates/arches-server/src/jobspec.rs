@@ -24,9 +24,20 @@ pub const MAX_SCRIPT_BYTES: usize = 1024 * 1024;
 pub struct SubmitError(pub String);
 
 impl SubmitError {
-    /// The full Moab line: `ERROR:    cannot submit job - <reason>`.
+    /// The reason of a request for a QoS the job may not use (or that does
+    /// not exist).
+    pub const INVALID_QOS: &'static str = "invalid QOS requested";
+
+    /// The full Moab line: `ERROR:    cannot submit job - <reason>`; Moab
+    /// prints the QoS refusal with two spaces (`ERROR:  cannot submit job -
+    /// invalid QOS requested`).
     pub fn message(&self) -> String {
-        format!("ERROR:    cannot submit job - {}", self.0)
+        let pad = if self.0 == Self::INVALID_QOS {
+            "  "
+        } else {
+            "    "
+        };
+        format!("ERROR:{pad}cannot submit job - {}", self.0)
     }
 }
 
@@ -97,7 +108,10 @@ pub fn parse(
     job.cred.group = group.to_string();
     job.cred.account = req.account.clone().filter(|a| !a.is_empty());
     job.cred.class = class;
-    job.cred.qos = res.qos.clone();
+    // The requested QoS if the credentials grant it, else their default
+    // (QDEF, Moab's precedence): the one QoS the engine uses.
+    arches_core::qos::assign(&mut job.cred, policy, res.qos.as_deref())
+        .map_err(|_| SubmitError(SubmitError::INVALID_QOS.to_string()))?;
     job.depend = res.depend.clone();
     if let Some(p) = req.priority {
         if !(-1024..=1023).contains(&p) {

@@ -148,7 +148,7 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
             j,
             decision
                 .and_then(|d| d.reason.as_ref())
-                .map(|r| r.to_string()),
+                .map(|r| r.message(s.now)),
         ),
         eligible_secs: if queued && section == Section::Eligible {
             (s.now - eligible_from).max(0)
@@ -232,6 +232,14 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
         priority_components: decision
             .map(|d| components(&d.priority.components))
             .unwrap_or_default(),
+        chunk_size: match decision.and_then(|d| d.reason.as_ref()) {
+            Some(arches_core::BlockReason::Chunking { size, .. }) => Some(*size),
+            _ => None,
+        },
+        priority_weights: arches_core::priority::weights(&s.cfg.policy)
+            .into_iter()
+            .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d))
+            .collect(),
         iwd: rec.map(|r| r.workdir.clone()).unwrap_or_default(),
         submit_dir: rec.map(|r| r.submit_dir.clone()).unwrap_or_default(),
         executable: rec
@@ -434,34 +442,34 @@ pub fn scheduler(s: &Snapshot) -> SchedulerView {
     }
 }
 
-/// mdiag -p data.
+/// mdiag -p data: the core's weight table, the queued jobs' breakdowns as
+/// the last iteration computed them (eligible in rank order, then blocked),
+/// then the active jobs' current priority (the core's formula at `now`).
 pub fn priority(s: &Snapshot) -> PriorityView {
-    let w = &s.cfg.policy.weights;
-    let weights = [
-        ("Serv", "QTime", w.service, w.queuetime),
-        ("Serv", "XFactor", w.service, w.xfactor),
-        ("Serv", "Bypass", w.service, w.bypass),
-        ("Cred", "User", w.cred, w.user),
-        ("Cred", "Group", w.cred, w.group),
-        ("Cred", "Account", w.cred, w.account),
-        ("Cred", "Class", w.cred, w.class),
-        ("Cred", "QOS", w.cred, w.qos),
-    ]
-    .into_iter()
-    .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d))
-    .collect();
-    let mut jobs: Vec<(u32, JobPriority)> = s
+    let policy = &s.cfg.policy;
+    let weights = arches_core::priority::weights(policy)
+        .into_iter()
+        .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d))
+        .collect();
+    let mut queued: Vec<(bool, u32, JobPriority)> = s
         .state
         .queued()
         .map(|j| {
             let d = s.plan.decisions.get(&j.id);
+            let eligible = d.map_or(j.holds.is_empty(), |d| d.eligible) && j.holds.is_empty();
             (
+                !eligible,
                 d.map_or(u32::MAX, |d| d.rank),
                 JobPriority {
                     id: j.id,
                     priority: j.sys_prio.or(d.map(|d| d.priority.total)).unwrap_or(0),
                     system: j.sys_prio.is_some(),
                     state: j.display_state().as_str().to_string(),
+                    section: if eligible {
+                        Section::Eligible
+                    } else {
+                        Section::Blocked
+                    },
                     components: d
                         .map(|d| components(&d.priority.components))
                         .unwrap_or_default(),
@@ -469,11 +477,27 @@ pub fn priority(s: &Snapshot) -> PriorityView {
             )
         })
         .collect();
-    jobs.sort_by_key(|(r, p)| (*r, p.id));
+    queued.sort_by_key(|(b, r, p)| (*b, *r, p.id));
+    let mut active: Vec<JobPriority> = s
+        .state
+        .active()
+        .map(|j| {
+            let b = arches_core::priority::priority(j, policy, s.now);
+            JobPriority {
+                id: j.id,
+                priority: b.total,
+                system: b.system,
+                state: j.display_state().as_str().to_string(),
+                section: Section::Active,
+                components: components(&b.components),
+            }
+        })
+        .collect();
+    active.sort_by_key(|p| (std::cmp::Reverse((p.system, p.priority)), p.id));
     PriorityView {
         now: s.now,
         weights,
-        jobs: jobs.into_iter().map(|x| x.1).collect(),
+        jobs: queued.into_iter().map(|x| x.2).chain(active).collect(),
     }
 }
 

@@ -174,10 +174,11 @@ pub struct SimulateArgs {
     /// the --config value, else NONE.
     #[arg(long, value_name = "NONE|USERMEAN2")]
     pub runtime_prediction: Option<arches_config::RuntimePrediction>,
-    /// BFORDER: PRIORITY (default) or SHORTESTPREDICTEDFIRST (backfill
-    /// candidates shortest planning duration first; with USERMEAN2 this is
-    /// EASY++). Default: the --config value, else PRIORITY.
-    #[arg(long, value_name = "PRIORITY|SHORTESTPREDICTEDFIRST")]
+    /// BFORDER: PRIORITY (default), SHORTESTPREDICTEDFIRST (SJBF: backfill
+    /// candidates shortest planning duration first) or WIDESTWINDOWFIRST
+    /// (FIRSTFIT traverses the backfill windows widest first). Default: the
+    /// --config value, else PRIORITY.
+    #[arg(long, value_name = "PRIORITY|SHORTESTPREDICTEDFIRST|WIDESTWINDOWFIRST")]
     pub bf_order: Option<arches_config::BfOrder>,
     /// PREDICTIONCORRECTION, with USERMEAN2: STEPWISE (default: an expired
     /// prediction is extended by 1, 5, 15, 30 minutes, 1, 2, 5, 10, 20, 50,
@@ -431,6 +432,7 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         .or_else(|| config.as_ref().map(|c| c.bf_order))
     {
         policy.bf_shortest_first = order == arches_config::BfOrder::ShortestPredictedFirst;
+        policy.bf_widest_window_first = order == arches_config::BfOrder::WidestWindowFirst;
     }
     if let Some(scope) = args.prediction_scope {
         policy.estimates_running_only = scope == arches_config::PredictionScope::Running;

@@ -454,9 +454,18 @@ impl Simulation {
         }
         let mut core = job.to_core();
         core.estimate = self.predictor.predict(&core.cred.user, core.walltime);
-        if core.cred.qos.is_none() {
-            // CLASSCFG[c] QDEF=: the class's default QoS, as msub assigns it.
-            core.cred.qos = arches_core::preempt::effective_qos(&core, &self.policy).cloned();
+        // The QoS as msub assigns it (arches_core::qos): the requested one
+        // if the credentials grant it, else their default (QDEF). A trace
+        // job asking for a QoS it may not use runs under its default, as
+        // Moab does for jobs it learns from a resource manager; a name no
+        // configuration knows is kept (it has no effect).
+        let requested = core.cred.qos.take();
+        match arches_core::qos::assign(&mut core.cred, &self.policy, requested.as_deref()) {
+            Ok(()) => {}
+            Err(arches_core::qos::QosError::Unknown(_)) => core.cred.qos = requested,
+            Err(arches_core::qos::QosError::Denied { .. }) => {
+                let _ = arches_core::qos::assign(&mut core.cred, &self.policy, None);
+            }
         }
         self.state
             .apply(Event::Submit(Box::new(core)), self.now)
@@ -541,6 +550,14 @@ impl Simulation {
         };
         self.iterations += 1;
         let requeued = self.apply_preemptions(&plan)?;
+        // Expired virtual wall-clock limits: the real limit is back.
+        for &job in &plan.restore_walltime {
+            let change = arches_core::state::JobChange::VirtualWalltime(None);
+            let at = self.now;
+            self.state
+                .apply(Event::Modify { job, change }, at)
+                .map_err(|source| SimError::Core { at, job, source })?;
+        }
         for start in &plan.starts {
             let launch = Launch {
                 job: start.job,
@@ -584,6 +601,22 @@ impl Simulation {
                     job: start.job,
                     source,
                 })?;
+            if let Some(v) = start.virtual_walltime {
+                let change = arches_core::state::JobChange::VirtualWalltime(Some(v));
+                self.state
+                    .apply(
+                        Event::Modify {
+                            job: start.job,
+                            change,
+                        },
+                        at,
+                    )
+                    .map_err(|source| SimError::Core {
+                        at,
+                        job: start.job,
+                        source,
+                    })?;
+            }
             if let Some(m) = self.meta.get_mut(&start.job) {
                 m.start = Some((at, start.kind));
             }

@@ -202,6 +202,10 @@ pub struct StoredRun {
     /// Being terminated for a checkpoint or requeue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub terminating: Option<StoredTermination>,
+    /// `BFVIRTUALWALLTIMESCALINGFACTOR`: the virtual limit it was
+    /// backfilled with, until the real one is restored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_walltime: Option<i64>,
 }
 
 /// Serde mirror of [`Termination`].
@@ -317,6 +321,7 @@ impl StoredJob {
                     since: t.since,
                     until: t.until,
                 }),
+                virtual_walltime: r.virtual_walltime,
             }),
             completion: j.completion.map(|c| StoredCompletion {
                 time: c.time,
@@ -387,6 +392,7 @@ impl StoredJob {
                         until: t.until,
                     }),
                 },
+                virtual_walltime: r.virtual_walltime,
             }),
         };
         let mut job = Job::new(
@@ -474,6 +480,7 @@ mod tests {
                 since: 80,
                 until: 90,
             }),
+            virtual_walltime: Some(90),
         });
         j.requeued = Some(RequeueCause::Requeue);
         j.completion = Some(Completion {

@@ -68,7 +68,7 @@ pub struct Mdiag {
     /// Nodes (optionally one); --xml gives <node> elements.
     #[arg(short = 'n', value_name = "NODE", num_args = 0..=1, default_missing_value = "")]
     pub nodes: Option<String>,
-    /// Job priority breakdown per component.
+    /// Job priority breakdown per component of the eligible jobs (-v adds running jobs, -v -v every job; --xml).
     #[arg(short = 'p')]
     pub priority: bool,
     /// Quality of service (optionally one).
@@ -256,8 +256,8 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         let p = client.priority().map_err(err)?;
         match fmt {
             Format::Json => print_json(&p)?,
-            Format::Xml => return Err(no_xml("mdiag")),
-            Format::Text => print(&mdiag::render_priority(&p)),
+            Format::Xml => print(&format!("{}\n", mdiag::render_priority_xml(&p, a.verbose))),
+            Format::Text => print(&mdiag::render_priority(&p, a.verbose)),
         }
     } else if a.blocked {
         let q = client.queue(&QueueQuery::default()).map_err(err)?;

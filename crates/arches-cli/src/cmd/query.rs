@@ -3,7 +3,7 @@
 use arches_api::{BackfillQuery, JobsRequest, QueueQuery, StartQuery};
 use clap::{ArgAction, ArgGroup, Parser};
 
-use crate::common::{no_xml, print, print_json, Connection, Format, Output};
+use crate::common::{print, print_json, Connection, Format, Output};
 use crate::render::{checkjob, checknode, showbf, showq};
 use crate::{EXIT_ERROR, EXIT_OK};
 
@@ -332,11 +332,13 @@ pub fn checknode(a: Checknode) -> Result<u8, String> {
     name = "showbf",
     about = "Show resources available now for backfill",
     long_about = "Show the processors and nodes that a job could use right now without delaying any \
-reserved job, per partition, with how long they stay free. Credential-based throttling policies are \
-not taken into account."
+reserved job, with how long they stay free: the global partition ALL first, then each partition \
+(-p: one of them; -p ALL: the global rows only). Administrative and standing reservations count as \
+free for the credentials asking (-u -g -a -c -q, else the caller's user and group; -A: anyone's). \
+Credential-based throttling policies are not taken into account. --xml gives Moab's mshow -a shape."
 )]
 pub struct Showbf {
-    /// Show availability for all users, groups and accounts.
+    /// Show availability for all users, groups and accounts (every reservation counts as free).
     #[arg(short = 'A')]
     pub all: bool,
     /// Only for this account.
@@ -369,7 +371,7 @@ pub struct Showbf {
     /// Only for this user.
     #[arg(short = 'u', value_name = "USER")]
     pub user: Option<String>,
-    /// Verbose (accepted; the table is already complete).
+    /// Verbose: each window's nodes and processors (HostList=node:procs,...).
     #[arg(short = 'v')]
     pub verbose: bool,
     #[command(flatten)]
@@ -400,13 +402,14 @@ pub fn showbf(a: Showbf) -> Result<u8, String> {
             })
             .unwrap_or_default(),
         memory: a.memory.clone(),
+        all: a.all,
     };
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let view = client.backfill(&q).map_err(|e| e.to_string())?;
     match a.output.format() {
         Format::Json => print_json(&view)?,
-        Format::Xml => return Err(no_xml("showbf")),
-        Format::Text => print(&showbf::render_backfill(&view)),
+        Format::Xml => print(&format!("{}\n", showbf::render_backfill_xml(&view))),
+        Format::Text => print(&showbf::render_backfill(&view, a.verbose)),
     }
     Ok(EXIT_OK)
 }

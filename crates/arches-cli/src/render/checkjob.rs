@@ -223,14 +223,18 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     if let Some(r) = s.rank {
         o.push_str(&format!("IterationJobRank: {r}\n"));
     }
-    if verbose >= 2 && !d.priority_components.is_empty() {
+    if verbose >= 2 && !d.priority_weights.is_empty() {
+        // Moab (VV): the mdiag -p table for this job.
         o.push_str("Priority Analysis:\n");
-        for c in &d.priority_components {
-            o.push_str(&format!(
-                "  {:<10} {:<10} {:>12.2} {:>12.2}\n",
-                c.component, c.sub, c.value, c.contribution
-            ));
-        }
+        let row = arches_api::JobPriority {
+            id: s.id,
+            priority: s.priority,
+            system: s.system_priority,
+            state: s.state.clone(),
+            section: s.section,
+            components: d.priority_components.clone(),
+        };
+        o.push_str(&super::mdiag::priority_analysis(&d.priority_weights, &row));
     }
     if v {
         o.push_str(&format!("PE:             {:.2}\n", s.procs as f64));
@@ -245,19 +249,31 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
                 .map_or("INFINITY".to_string(), |e| duration(e - r.start)),
         ));
     }
+    if let Some(b) = &s.block_reason {
+        match s.section {
+            // Eligibility diagnosis of an idle job (MJobDiagnoseState).
+            Section::Eligible => {
+                let p = s.partition.as_deref().unwrap_or("ALL");
+                o.push_str(&format!("NOTE:  job cannot run in partition {p} ({b})\n"));
+            }
+            Section::Blocked if s.state != "Deferred" => o.push_str(&format!(
+                "BLOCK MSG: {b} (recorded at last scheduling iteration)\n"
+            )),
+            _ => {}
+        }
+    }
+    if let Some(size) = d.chunk_size.filter(|_| v) {
+        o.push_str(&format!(
+            "\n  WARNING: job may be blocked by backfill chunking ({} < {size} )\n",
+            s.procs
+        ));
+    }
     for m in &d.messages {
         o.push_str(m);
         o.push('\n');
     }
     for p in &d.preemption {
         o.push_str(&format!("NOTE:  {p}\n"));
-    }
-    if let Some(b) = &s.block_reason {
-        if s.section == Section::Blocked && s.state != "Deferred" {
-            o.push_str(&format!(
-                "BLOCK MSG: {b} (recorded at last scheduling iteration)\n"
-            ));
-        }
     }
     o.push('\n');
     o

@@ -6,8 +6,9 @@ use arches_api::{BackfillView, ReservationsView, StartEstimate};
 use super::xml::Element;
 use crate::fmt::{date, date_with_year, duration, limit, plural, short_date};
 
-/// `showbf`: one row per window plus `ReqID=0`.
-pub fn render_backfill(view: &BackfillView) -> String {
+/// `showbf`: one row per window plus `ReqID=0` (with `-v`, the window's
+/// nodes: `ReqID=0  HostList=n1:2,n2:1`).
+pub fn render_backfill(view: &BackfillView, verbose: bool) -> String {
     let mut o = format!(
         "{:<12} {:>6} {:>6}  {:>12}  {:>12}  {:>14}\n",
         "Partition", "Tasks", "Nodes", "StartOffset", "Duration", "StartDate"
@@ -26,9 +27,74 @@ pub fn render_backfill(view: &BackfillView) -> String {
             limit(w.duration),
             short_date(w.start)
         ));
-        o.push_str("ReqID=0\n");
+        if verbose && !w.hosts.is_empty() {
+            o.push_str(&format!("ReqID=0  HostList={}\n", hostlist(&w.hosts)));
+        } else {
+            o.push_str("ReqID=0\n");
+        }
     }
     o
+}
+
+fn hostlist(hosts: &[arches_api::NodeShare]) -> String {
+    hosts
+        .iter()
+        .map(|h| format!("{}:{}", h.node, h.tasks))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `showbf --xml`: Moab's `mshow -a --format=xml` shape (showbf is its
+/// front end): `<Data><Object>cluster</Object><job User= time=/>`, a
+/// `template` partition naming the range attributes, then per partition
+/// `<par Name= feasibleNodeCount= feasibleTaskCount=>` with one `<range
+/// duration= hostlist= index= nodecount= proccount= reqid= starttime=>` per
+/// window (`duration="INFINITY"` when unbounded).
+pub fn render_backfill_xml(view: &BackfillView) -> String {
+    let mut data = Element::new("Data")
+        .child(Element::new("Object").text("cluster"))
+        .child(
+            Element::new("job")
+                .attr("User", &view.user)
+                .attr("time", view.now)
+                .explicit_close(),
+        )
+        .child(
+            Element::new("par").attr("Name", "template").child(
+                Element::new("range")
+                    .attr("duration", "Duration")
+                    .attr("nodecount", "Nodes")
+                    .attr("proccount", "Procs")
+                    .attr("starttime", "StartTime")
+                    .explicit_close(),
+            ),
+        );
+    for (name, nodes, procs) in &view.partitions {
+        let mut par = Element::new("par")
+            .attr("Name", name)
+            .attr("feasibleNodeCount", nodes)
+            .attr("feasibleTaskCount", procs)
+            .explicit_close();
+        for w in view.windows.iter().filter(|w| &w.partition == name) {
+            par.push(
+                Element::new("range")
+                    .attr(
+                        "duration",
+                        w.duration
+                            .map_or_else(|| "INFINITY".to_string(), |d| d.to_string()),
+                    )
+                    .attr("hostlist", hostlist(&w.hosts))
+                    .attr("index", 0)
+                    .attr("nodecount", w.nodes)
+                    .attr("proccount", w.procs)
+                    .attr("reqid", 0)
+                    .attr("starttime", w.start)
+                    .explicit_close(),
+            );
+        }
+        data.push(par);
+    }
+    data.render()
 }
 
 /// Which estimate blocks `showstart -e` prints.
@@ -44,9 +110,12 @@ pub enum Estimates {
     All,
 }
 
-/// `showstart` text.
+/// `showstart` text (moab-formats.md §6.3): per method a start line and a
+/// completion line (`%-40s %11s on <date>`), or why that method has no
+/// estimate; a running job's estimates are its real start (offset
+/// `00:00:00`, completion = start + wall-clock limit). Without a wall-clock
+/// limit the completion is `INFINITY`.
 pub fn render_start(e: &StartEstimate, which: Estimates) -> String {
-    let wall = e.walltime.unwrap_or(0);
     let mut o = format!(
         "job {} requires {} proc{} for {}\n\n",
         e.job,
@@ -54,15 +123,6 @@ pub fn render_start(e: &StartEstimate, which: Estimates) -> String {
         plural(e.procs as usize),
         limit(e.walltime)
     );
-    let Some(start) = e.start else {
-        o.push_str(&format!(
-            "{}\n",
-            e.note
-                .as_deref()
-                .unwrap_or("ERROR:  cannot determine earliest start time for job")
-        ));
-        return o;
-    };
     let methods: &[&str] = match which {
         Estimates::Rsv => &["Rsv"],
         Estimates::Prio => &["Priority"],
@@ -70,24 +130,38 @@ pub fn render_start(e: &StartEstimate, which: Estimates) -> String {
         Estimates::All => &["Rsv", "Priority", "Historical"],
     };
     for m in methods {
-        let s = start.max(e.now);
+        let (start, note) = match *m {
+            "Rsv" => (e.start, e.note.as_deref()),
+            "Priority" => (e.priority_start, e.priority_note.as_deref()),
+            _ => (e.historical_start, e.historical_note.as_deref()),
+        };
+        let Some(s) = start else {
+            o.push_str(&format!(
+                "Estimated {m} based start cannot be determined: {}\n\n",
+                note.unwrap_or("no estimate")
+            ));
+            continue;
+        };
         o.push_str(&format!(
             "{:<40} {:>11} on {}\n",
             format!("Estimated {m} based start in"),
-            duration(s - e.now),
+            duration((s - e.now).max(0)),
             date(s)
         ));
-        o.push_str(&format!(
-            "{:<40} {:>11} on {}\n\n",
-            format!("Estimated {m} based completion in"),
-            duration(s + wall - e.now),
-            date(s + wall)
-        ));
+        let label = format!("Estimated {m} based completion in");
+        match e.walltime {
+            Some(w) => o.push_str(&format!(
+                "{label:<40} {:>11} on {}\n\n",
+                duration((s + w - e.now).max(0)),
+                date(s + w)
+            )),
+            None => o.push_str(&format!("{label:<40} {:>11}\n\n", "INFINITY")),
+        }
     }
     o.push_str(&format!("Best Partition: {}\n", e.partition));
     if e.running {
         o.push_str("\n\nNOTE:  job is running\n");
-    } else if let Some(n) = &e.note {
+    } else if let Some(n) = e.note.as_ref().filter(|_| e.start.is_some()) {
         o.push_str(&format!("\n{n}\n"));
     }
     o
@@ -104,7 +178,7 @@ pub fn render_start_xml(e: &StartEstimate) -> String {
     if let Some(w) = e.walltime {
         job = job.attr("ReqAWDuration", w);
         if let Some(s) = e.start {
-            job = job.attr("CompletionTime", s.max(e.now) + w);
+            job = job.attr("CompletionTime", s + w);
         }
     }
     Element::new("Data").child(job).render()

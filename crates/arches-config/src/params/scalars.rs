@@ -90,7 +90,12 @@ pub(super) static SCALARS: &[ParamDef] = &[
     ParamDef {
         aliases: &["BACKFILLTYPE"],
         ..param("BACKFILLPOLICY", ValueType::Choice(core_choices!(BackfillPolicy)), IndexKind::Partition,
-            Some("FIRSTFIT"), "Backfill algorithm (NONE disables backfill).", "backfill",
+            Some("FIRSTFIT"), "Backfill algorithm: FIRSTFIT starts every job that fits without delaying \
+a reservation, in queue order (see BFORDER); BESTFIT the best BACKFILLMETRIC first; GREEDY the \
+combination with the largest total BACKFILLMETRIC — the search is bounded to the first 16 candidates \
+that fit on their own and 4,096 search steps per iteration, and jobs with node constraints (nodes=, \
+ppn, memory, features) stay out of it and are tried first-fit afterwards; PREEMPT starts backfill \
+jobs optimistically; NONE disables backfill.", "backfill",
             |c, _, v| { c.policy.backfill = v.parse_choice()?; Ok(()) })
     },
     param("BACKFILLMETRIC", ValueType::Choice(core_choices!(BackfillMetric, ["PE", "PESECONDS"])), IndexKind::Partition,
@@ -100,7 +105,9 @@ pub(super) static SCALARS: &[ParamDef] = &[
         "Idle jobs backfill evaluates per iteration (0 = all).", "backfill",
         |c, _, v| { c.policy.backfill_depth = v.u32()?; Ok(()) }),
     param("BFCHUNKDURATION", ValueType::Duration, IndexKind::None, Some("0"),
-        "Time freed resources are held for jobs of at least BFCHUNKSIZE (0 = off).", "backfill",
+        "Time processors freed by a running job are held for jobs of at least BFCHUNKSIZE, \
+counted from the last time a job gave processors back (0 = off). Active only while a job of \
+BFCHUNKSIZE or more is blocked; FIRSTFIT only.", "backfill",
         |c, _, v| { c.policy.bf_chunk_duration = v.duration()?; Ok(()) }),
     param("BFCHUNKSIZE", COUNT, IndexKind::None, Some("0"),
         "Minimum job size (procs) allowed to use chunked resources.", "backfill",
@@ -109,7 +116,11 @@ pub(super) static SCALARS: &[ParamDef] = &[
         Some("NONE"), "Order of backfill candidates / which backfill job PREEMPT backfill preempts.", "backfill",
         |c, _, v| { c.policy.bf_priority_policy = v.parse_choice()?; Ok(()) }),
     param("BFVIRTUALWALLTIMESCALINGFACTOR", ValueType::Float, IndexKind::Partition, Some("0"),
-        "Backfill with wall-clock limits scaled by this factor (0 = disabled).", "backfill",
+        "A backfill job that does not fit with its wall-clock limit is tried again with the limit \
+scaled by this factor (0 = disabled; FIRSTFIT/BESTFIT/GREEDY, beyond the reservation depth). It is \
+planned to end when the scaled (virtual) limit expires; then its real limit is restored (at that \
+iteration: the daemon wakes for it). It never overlaps an administrative or standing reservation \
+with either limit; the real limit stays the kill limit.", "backfill",
         |c, _, v| {
             let f = v.float()?;
             c.policy.bf_virtual_walltime_factor = (f > 0.0).then_some(f);
@@ -117,15 +128,19 @@ pub(super) static SCALARS: &[ParamDef] = &[
         }),
     param("BFVIRTUALWALLTIMECONFLICTPOLICY",
         ValueType::Choice(core_choices!(VirtualWalltimeConflictPolicy)), IndexKind::None, Some("NONE"),
-        "What happens when a virtual-walltime backfill job runs into a reservation.", "backfill",
+        "When a scaled backfill job's virtual limit expires and its real limit overlaps a priority \
+reservation: NONE reschedules the overlapped reservations; PREEMPT requeues the scaled job \
+(checkjob shows why).", "backfill",
         |c, _, v| { c.policy.bf_virtual_walltime_conflict = v.parse_choice()?; Ok(()) }),
     param("BFORDER", ValueType::Choice(core_choices!(BfOrder)), IndexKind::None, Some("PRIORITY"),
         "Arches: the order in which backfill considers its candidates. PRIORITY (Moab's behaviour): \
-         priority order. SHORTESTPREDICTEDFIRST: shortest planning duration first, that is the \
-         predicted run time under RUNTIMEPREDICTION USERMEAN2, else the walltime (shortest-job \
-         backfill; with USERMEAN2 this is EASY++, Tsafrir, Etsion & Feitelson 2007). Only the order \
-         changes: a candidate still starts only where it fits without delaying a reservation. \
-         Example: BFORDER SHORTESTPREDICTEDFIRST.", "backfill",
+         priority order (FIRSTFIT is then exactly pyss's EASY). SHORTESTPREDICTEDFIRST: shortest planning \
+         duration first, that is the predicted run time under RUNTIMEPREDICTION USERMEAN2, else the \
+         walltime (shortest-job backfill; with USERMEAN2 this is EASY++, Tsafrir, Etsion & Feitelson \
+         2007). WIDESTWINDOWFIRST: FIRSTFIT traverses the backfill windows widest first (Moab §8.2.2: a \
+         short wide job may start before a higher-priority long narrow one). Only the order changes: a \
+         candidate still starts only where it fits without delaying a reservation. Example: BFORDER \
+         SHORTESTPREDICTEDFIRST.", "backfill",
         |c, _, v| { c.bf_order = v.parse_choice()?; Ok(()) }),
     param("RUNTIMEPREDICTION", ValueType::Choice(core_choices!(RuntimePrediction)), IndexKind::None,
         Some("NONE"),
@@ -196,7 +211,10 @@ pub(super) static SCALARS: &[ParamDef] = &[
         "With GUARANTEEDPREEMPTION: how long the resources freed for a preemptor stay locked for it once freed, also across a start that fails (a failed start is retried at the next iteration).", "preemption",
         |c, _, v| { c.policy.job_retry_time = v.duration()?; Ok(()) }),
     param("NODEALLOCATIONPOLICY", ValueType::Choice(core_choices!(NodeAllocationPolicy, ["LOCAL", "FASTEST"])),
-        IndexKind::Partition, Some("LASTAVAILABLE"), "How nodes are chosen for a job.", "placement",
+        IndexKind::Partition, Some("LASTAVAILABLE"), "How nodes are chosen for a job: FIRSTAVAILABLE \
+(lowest index first), LASTAVAILABLE, MINRESOURCE (smallest nodes first), CONTIGUOUS (consecutive \
+nodes), PRIORITY (highest NODECFG PRIORITY first). MAXBALANCE and CPULOAD need node speeds and \
+loads Arches does not track: they allocate as FIRSTAVAILABLE (mdiag -C warns).", "placement",
         |c, _, v| { c.policy.node_allocation = v.parse_choice()?; Ok(()) }),
     param("RMPOLLINTERVAL", ValueType::Duration, IndexKind::None, Some("00:00:30"),
         "Longest time between scheduling iterations.", "daemon",

@@ -2,7 +2,8 @@
 //! kind of parameter lands in the typed configuration.
 
 use arches_core::policy::{
-    BackfillPolicy, Limit, NodeAllocationPolicy, PreemptPolicy, QosFlag, ReservationBucket,
+    BackfillPolicy, Limit, NodeAllocationPolicy, PreemptPolicy, QosFlag, QosListKind,
+    ReservationBucket,
 };
 use arches_core::{JobFlag, NodeAdminState};
 
@@ -181,7 +182,7 @@ fn credential_limits_priorities_and_flags() {
         "QOSCFG[high] PRIORITY=1000 QFLAGS=PREEMPTOR,NOBF MAXNODE=3\n",
         "QOSCFG[low] QFLAGS=PREEMPTEE\n",
         "USERCFG[alice] PRIORITY=-5 MAXJOB=1 QDEF=low\n",
-        "GROUPCFG[staff] MAXPROC=16,32\n",
+        "GROUPCFG[staff] MAXPROC=16,32 QLIST=low,high^\n",
         "ACCOUNTCFG[it] PRIORITY=3 QLIST=high\n",
     ));
     let batch = &c.policy.classes["batch"];
@@ -202,6 +203,11 @@ fn credential_limits_priorities_and_flags() {
     let special = &c.policy.classes["special"];
     assert_eq!(special.qdef.as_deref(), Some("high"));
     assert_eq!(special.qlist, ["high", "low"]);
+    // `&` binds the class's jobs to its list, `^` makes a list exclusive.
+    assert_eq!(special.qlist_kind, QosListKind::And);
+    assert_eq!(c.policy.groups["staff"].qlist, ["low", "high"]);
+    assert_eq!(c.policy.groups["staff"].qlist_kind, QosListKind::Only);
+    assert_eq!(c.policy.users["alice"].qlist_kind, QosListKind::Or);
     assert_eq!(
         special.job_flags,
         [JobFlag::Suspendable, JobFlag::Restartable]
@@ -633,4 +639,21 @@ fn nodes_without_a_processor_count_are_warned_about_unless_an_rm_reports_them() 
     );
     assert!(messages("NODECFG[DEFAULT] PROCS=2\nNODECFG[n1] FEATURES=gpu\n").is_empty());
     assert!(messages("RMCFG[s] TYPE=SLURM\nNODECFG[n1] FEATURES=gpu\n").is_empty());
+}
+
+#[test]
+fn node_priority_and_allocation_policies_without_data_warn() {
+    let c =
+        ok("NODECFG[a] PROCS=2 PRIORITY=7\nNODECFG[b] PROCS=2\nNODEALLOCATIONPOLICY PRIORITY\n");
+    let prio: Vec<i64> = c.nodes.iter().map(|n| n.priority).collect();
+    assert_eq!(prio, [7, 0]);
+    assert_eq!(c.policy.node_allocation, NodeAllocationPolicy::Priority);
+    let m = messages("NODECFG[a] PROCS=2\nNODEALLOCATIONPOLICY MAXBALANCE\n");
+    assert_eq!(
+        m,
+        ["moab.cfg:2: WARNING: NODEALLOCATIONPOLICY MAXBALANCE: Moab's policy balances node processor speeds, which Arches does not track; nodes are allocated as FIRSTAVAILABLE"]
+    );
+    let m = messages("NODECFG[a] PROCS=2\nNODEALLOCATIONPOLICY CPULOAD\n");
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(messages("NODECFG[a] PROCS=2\nNODEALLOCATIONPOLICY MINRESOURCE\n").is_empty());
 }

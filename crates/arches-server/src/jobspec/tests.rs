@@ -225,3 +225,49 @@ fn only_administrators_may_ask_for_preemptor() {
     assert!(s.job.flags.contains(JobFlag::Preemptor));
     assert!(s.check_privileges(false).is_ok());
 }
+
+#[test]
+fn qos_default_and_access_are_applied_at_submission() {
+    // CLASSCFG[bf] QDEF=slow, USERCFG[alice] QLIST=gold, QOSCFG[slow|gold|open].
+    let mut policy = Policy::default();
+    for q in ["slow", "gold", "open"] {
+        policy.qos.insert(q.into(), Default::default());
+    }
+    policy.classes.entry("bf".into()).or_default().qdef = Some("slow".into());
+    policy.classes.entry("other".into()).or_default();
+    let req = |class: &str, qos: Option<&str>| SubmitRequest {
+        script: "true\n".into(),
+        class: Some(class.into()),
+        resources: qos.map(|q| vec![format!("qos={q}")]).unwrap_or_default(),
+        submit_dir: "/tmp".into(),
+        ..SubmitRequest::default()
+    };
+    let qos_of = |r: &SubmitRequest, who: &UserInfo, policy: &Policy| {
+        parse(r, who, "users", policy, 0).map(|s| s.job.cred.qos)
+    };
+    assert_eq!(
+        qos_of(&req("bf", None), &user(), &policy),
+        Ok(Some("slow".into()))
+    );
+    assert_eq!(qos_of(&req("other", None), &user(), &policy), Ok(None));
+    // `open` is named by no list: anyone may ask for it.
+    assert_eq!(
+        qos_of(&req("other", Some("open")), &user(), &policy),
+        Ok(Some("open".into()))
+    );
+    // `slow` belongs to class bf's list: other classes may not use it.
+    let denied = qos_of(&req("other", Some("slow")), &user(), &policy).unwrap_err();
+    assert_eq!(
+        denied.message(),
+        "ERROR:  cannot submit job - invalid QOS requested"
+    );
+    assert!(qos_of(&req("other", Some("nosuch")), &user(), &policy).is_err());
+    policy.users.entry("alice".into()).or_default().qlist = vec!["gold".into()];
+    assert_eq!(
+        qos_of(&req("bf", Some("gold")), &user(), &policy),
+        Ok(Some("gold".into()))
+    );
+    let mut bob = user();
+    bob.name = "bob".into();
+    assert!(qos_of(&req("bf", Some("gold")), &bob, &policy).is_err());
+}
