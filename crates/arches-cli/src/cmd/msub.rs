@@ -25,7 +25,8 @@ pub const QUERY_INTERVAL_SECS: u64 = 5;
 Options may also be given in the script header as `#PBS`, `#MSUB` or `#MOAB` directive lines \
 (before the first command); command-line options override directives. On success the job id is \
 printed after an empty line.",
-    disable_help_flag = true
+    disable_help_flag = true,
+    args_override_self = true
 )]
 pub struct Msub {
     /// Job is not eligible before this time: [[[[CC]YY]MM]DD]hhmm[.SS].
@@ -134,6 +135,32 @@ pub use super::msub_script::{directives, read_script, shell_split, MAX_SCRIPT_BY
 /// `ERROR:    cannot submit job - <reason>`.
 pub(crate) fn fail(reason: impl std::fmt::Display) -> String {
     format!("ERROR:    cannot submit job - {reason}")
+}
+
+/// The reason of a command-line (or directive) parse error, in words that
+/// fit after `cannot submit job - `: `unknown option '-Z'`, `option '-N'
+/// requires a value`...
+pub(crate) fn usage_reason(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let arg = || match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => s.split_whitespace().next().unwrap_or(s).to_string(),
+        _ => String::new(),
+    };
+    match e.kind() {
+        ErrorKind::UnknownArgument => format!("unknown option '{}'", arg()),
+        ErrorKind::InvalidValue if matches!(e.get(ContextKind::InvalidValue), Some(ContextValue::String(v)) if v.is_empty()) =>
+        {
+            format!("option '{}' requires a value", arg())
+        }
+        ErrorKind::ArgumentConflict => format!("option '{}' given more than once", arg()),
+        _ => e
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("invalid arguments")
+            .trim_start_matches("error: ")
+            .to_string(),
+    }
 }
 
 /// Merges directive options under command-line options (command line wins;
@@ -360,11 +387,7 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
         let d = parse_words(words).map_err(|e| {
             fail(format!(
                 "invalid directive in script ({})",
-                e.to_string()
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .trim_start_matches("error: ")
+                usage_reason(&e)
             ))
         })?;
         if d.script.is_some() {
@@ -424,6 +447,22 @@ mod tests {
     fn attached_l_and_repeats() {
         let a = p(&["-los=CLE_quad_cache", "-l", "nodes=2", "-lwalltime=60"]);
         assert_eq!(a.resources, ["os=CLE_quad_cache", "nodes=2", "walltime=60"]);
+    }
+
+    #[test]
+    fn usage_errors_read_as_submission_errors() {
+        let e = |words: &[&str]| {
+            let words = words.iter().map(|s| s.to_string()).collect();
+            usage_reason(&parse_words(words).unwrap_err())
+        };
+        assert_eq!(e(&["-Z"]), "unknown option '-Z'");
+        assert_eq!(e(&["--bogus", "x"]), "unknown option '--bogus'");
+        assert_eq!(e(&["-N"]), "option '-N' requires a value");
+        assert_eq!(e(&["job.sh", "-l"]), "option '-l' requires a value");
+        // Repeated options: the last one wins, as with getopt.
+        let a = p(&["-N", "a", "-N", "b", "-h", "-h"]);
+        assert_eq!(a.name.as_deref(), Some("b"));
+        assert!(a.hold);
     }
 
     #[test]
