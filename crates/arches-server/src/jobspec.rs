@@ -185,6 +185,10 @@ impl Submission {
         let err_default = format!("{name}.e{id}");
         self.exec.stdout = output_path(self.req.output.as_deref(), &out_default, &sdir, &sid);
         self.exec.stderr = output_path(self.req.error.as_deref(), &err_default, &sdir, &sid);
+        if self.req.join && self.req.join_to_error {
+            // `-j eo`: both streams into the error file (Torque).
+            self.exec.stdout = self.exec.stderr.clone();
+        }
         let class = self.job.cred.class.clone().unwrap_or_default();
         let account = self.job.cred.account.clone().unwrap_or_default();
         let mut env: Vec<(String, String)> = Vec::new();

@@ -259,8 +259,11 @@ fn set_mode(path: &Path, mode: u32) -> anyhow::Result<()> {
 }
 
 /// Logs to stderr and to `<home>/log/moab.log` (`RUST_LOG` filters; default
-/// `info`). A second initialisation in the same process is ignored.
+/// `info`). Colours only on a terminal (never in a redirected stderr, a
+/// journal or the log file). A second initialisation in the same process is
+/// ignored.
 fn init_logging(home: &Path) {
+    use std::io::IsTerminal;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::EnvFilter;
@@ -269,9 +272,11 @@ fn init_logging(home: &Path) {
         .create(true)
         .append(true)
         .open(home.join("log").join("moab.log"));
-    let registry = tracing_subscriber::registry()
-        .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
+    let registry = tracing_subscriber::registry().with(filter).with(
+        tracing_subscriber::fmt::layer()
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_writer(std::io::stderr),
+    );
     let _ = match file {
         Ok(f) => registry
             .with(

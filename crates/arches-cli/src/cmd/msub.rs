@@ -24,7 +24,13 @@ pub const QUERY_INTERVAL_SECS: u64 = 5;
     long_about = "Submit a job script (the SCRIPT operand, or standard input) to the scheduler. \
 Options may also be given in the script header as `#PBS`, `#MSUB` or `#MOAB` directive lines \
 (before the first command); command-line options override directives. On success the job id is \
-printed after an empty line.",
+printed after an empty line; any rejection prints `ERROR:    cannot submit job - <reason>` on stderr, \
+exits 1 and queues nothing. \
+Output files: without -o/-e, stdout and stderr go to `<name>.o<id>` and `<name>.e<id>` in the \
+directory msub ran in (the submission directory, Moab's `$SUBMISSIONDIR` and Torque's qsub \
+behaviour), also when -d sets another working directory; relative -o/-e paths are resolved \
+against the submission directory too. -j oe writes both streams to the output file, -j eo to the \
+error file. -E is accepted for compatibility: the MOAB_* variables are always set.",
     disable_help_flag = true,
     args_override_self = true
 )]
@@ -47,7 +53,7 @@ pub struct Msub {
     /// Standard error path: [host:]path (file or directory).
     #[arg(short = 'e', value_name = "PATH")]
     pub error: Option<String>,
-    /// Add the MOAB_* variables (MOAB_JOBID, MOAB_NODELIST, ...) to the job's environment.
+    /// Add the MOAB_* variables to the job's environment (accepted for compatibility: Arches always sets MOAB_JOBID, MOAB_NODELIST, ...).
     #[arg(short = 'E')]
     pub moab_env: bool,
     /// Submit with a user hold.
@@ -56,7 +62,7 @@ pub struct Msub {
     /// Interactive job (not supported: refused with Moab's message).
     #[arg(short = 'I')]
     pub interactive: bool,
-    /// Join streams: oe merges stderr into stdout, n keeps them apart.
+    /// Join streams: oe merges both into the output file, eo into the error file, n keeps them apart.
     #[arg(short = 'j', value_name = "JOIN")]
     pub join: Option<String>,
     /// Keep streams on the execution host: e, o, eo, oe or n (passed as keep_files=...).
@@ -276,10 +282,17 @@ pub fn build_request(
             )))
         }
     };
-    let join = match a.join.as_deref() {
-        None | Some("n") => false,
-        Some("oe") | Some("eo") => true,
-        Some(v) => return Err(fail(format!("invalid join value '{v}' (expected oe or n)"))),
+    // Torque: `oe` merges both streams into the output file, `eo` into the
+    // error file.
+    let (join, join_to_error) = match a.join.as_deref() {
+        None | Some("n") => (false, false),
+        Some("oe") => (true, false),
+        Some("eo") => (true, true),
+        Some(v) => {
+            return Err(fail(format!(
+                "invalid join value '{v}' (expected oe, eo or n)"
+            )))
+        }
     };
     let workdir = a.workdir.as_ref().map(|d| {
         let p = Path::new(d);
@@ -325,6 +338,7 @@ pub fn build_request(
         output: a.output.clone(),
         error: a.error.clone(),
         join,
+        join_to_error,
         shell: a.shell.clone(),
         env: resolve_env(a, env)?,
         moab_env: a.moab_env,
@@ -535,6 +549,13 @@ mod tests {
         let stdin = p(&[]);
         let r = build_request(&stdin, "x".into(), Path::new("/"), &[], &[], "h").unwrap();
         assert_eq!(r.name.as_deref(), Some("STDIN"));
+        assert!(!r.join_to_error);
+        let eo = p(&["-j", "eo"]);
+        let r = build_request(&eo, "x".into(), Path::new("/"), &[], &[], "h").unwrap();
+        assert!(r.join && r.join_to_error);
+        let bad = p(&["-j", "xy"]);
+        let e = build_request(&bad, "x".into(), Path::new("/"), &[], &[], "h").unwrap_err();
+        assert!(e.contains("invalid join value 'xy'"), "{e}");
         let bad = p(&["-r", "maybe"]);
         let e = build_request(&bad, "x".into(), Path::new("/"), &[], &[], "h").unwrap_err();
         assert!(e.starts_with("ERROR:    cannot submit job - "), "{e}");

@@ -188,6 +188,48 @@ fn finalize_resolves_paths_and_environment() {
 }
 
 #[test]
+fn join_modes_and_working_directory_place_the_output() {
+    let base = SubmitRequest {
+        script: "true\n".into(),
+        name: Some("j".into()),
+        submit_dir: "/sub".into(),
+        workdir: Some("/elsewhere".into()),
+        ..SubmitRequest::default()
+    };
+    let paths = |req: &SubmitRequest| {
+        let s = parse(req, &user(), "users", &Policy::default(), 0).unwrap();
+        let (_, exec, _) = s.finalize(7, "host");
+        (exec.workdir, exec.stdout, exec.stderr, exec.join)
+    };
+    // -d moves the job, not its default output files (submission directory).
+    let (wd, out, err, join) = paths(&base);
+    assert_eq!(wd, "/elsewhere");
+    assert_eq!(
+        (out.as_str(), err.as_str(), join),
+        ("/sub/j.o7", "/sub/j.e7", false)
+    );
+    // -j oe: both streams into the output file.
+    let oe = SubmitRequest {
+        join: true,
+        ..base.clone()
+    };
+    assert_eq!(paths(&oe).1, "/sub/j.o7");
+    assert!(paths(&oe).3);
+    // -j eo: both streams into the error file (Torque).
+    let eo = SubmitRequest {
+        join: true,
+        join_to_error: true,
+        error: Some("errs/x.err".into()),
+        ..base.clone()
+    };
+    let (_, out, err, join) = paths(&eo);
+    assert_eq!(
+        (out.as_str(), err.as_str(), join),
+        ("/sub/errs/x.err", "/sub/errs/x.err", true)
+    );
+}
+
+#[test]
 fn start_dates_parse_in_local_time() {
     let now = 1_700_000_000;
     let t = parse_start_date("202612041300", now).unwrap();
