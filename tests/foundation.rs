@@ -287,3 +287,99 @@ fn kill9_restart_loses_nothing_and_running_jobs_finish() {
     let next = d.submit("true\n", &[]);
     assert!(next > held, "{next} <= {held}");
 }
+
+/// Polls `checkjob` until `done` says so; the last output.
+fn wait_checkjob(d: &Daemon, id: u64, what: &str, done: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        let out = text(&d.run("checkjob", &["-v", &id.to_string()]).stdout);
+        if done(&out) {
+            return out;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "job {id} never {what}:\n{out}\n{}",
+            d.daemon_log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_job_that_cannot_start_is_deferred_then_batch_held_never_restarted_forever() {
+    let mut d = Daemon::start_with_config(Some("DEFERTIME 2\nDEFERCOUNT 3\n"));
+    let bad_out = d.run_stdin("msub", &["-o", "/nonexistent/dir/x.out"], "true\n");
+    assert!(bad_out.status.success(), "{}", text(&bad_out.stderr));
+    let bad_out = parse_id(&bad_out);
+    let bad_dir = d.run_stdin("msub", &["-d", "/nonexistent/wd"], "true\n");
+    assert!(bad_dir.status.success(), "{}", text(&bad_dir.stderr));
+    let bad_dir = parse_id(&bad_dir);
+
+    // First failure: a Defer hold (state Deferred) with the reason, not Running.
+    let out = wait_checkjob(&d, bad_out, "deferred", |o| o.contains("State: Deferred"));
+    assert!(
+        out.contains("job start failed: cannot open stdout /nonexistent/dir/x.out"),
+        "{out}"
+    );
+    assert!(
+        out.contains("job deferred for 00:00:02 (DEFERTIME; deferral 1 of 3 before a batch hold)"),
+        "{out}"
+    );
+    assert!(out.contains("Holds:    Defer"), "{out}");
+    let q = text(&d.run("showq", &["-b"]).stdout);
+    assert!(
+        q.lines()
+            .any(|l| l.starts_with(&bad_out.to_string()) && l.contains("Deferred")),
+        "{q}"
+    );
+
+    // A deferral survives a restart (and still ends).
+    d.kill9();
+    d.spawn();
+    // DEFERCOUNT failures later: a batch hold with the message; three starts only.
+    for (id, why) in [
+        (bad_out, "cannot open stdout /nonexistent/dir/x.out"),
+        (
+            bad_dir,
+            "cannot change to working directory /nonexistent/wd",
+        ),
+    ] {
+        let out = wait_checkjob(&d, id, "batch-held", |o| o.contains("State: BatchHold"));
+        assert!(out.contains("Holds:    Batch"), "{out}");
+        assert!(out.contains(&format!("job start failed: {why}")), "{out}");
+        assert!(
+            out.contains("job placed on batch hold: failed starts reached DEFERCOUNT (3)"),
+            "{out}"
+        );
+        assert!(out.contains("StartCount:     3\n"), "{out}");
+    }
+    let q = text(&d.run("showq", &["-b"]).stdout);
+    for id in [bad_out, bad_dir] {
+        assert!(
+            q.lines()
+                .any(|l| l.starts_with(&id.to_string()) && l.contains("BatchHold")),
+            "{q}"
+        );
+    }
+    let b = text(&d.run("mdiag", &["-b"]).stdout);
+    assert!(
+        b.contains(&format!(
+            "job {bad_out:<20} has the following hold(s) in place:  Batch"
+        )),
+        "{b}"
+    );
+    // Held for good: nothing restarts it.
+    std::thread::sleep(Duration::from_secs(3));
+    let out = d.checkjob(bad_out);
+    assert!(out.contains("State: BatchHold"), "{out}");
+    assert!(out.contains("StartCount:     3\n"), "{out}");
+    // An administrator's release gives it another try (and another hold).
+    let r = d.run("releasehold", &["-a", &bad_dir.to_string()]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    wait_checkjob(&d, bad_dir, "retried", |o| {
+        o.contains("StartCount:     4\n")
+    });
+    wait_checkjob(&d, bad_dir, "held again", |o| {
+        o.contains("State: BatchHold")
+    });
+}

@@ -17,7 +17,8 @@
 //! limits), [`placement`] (`NODEALLOCATIONPOLICY`), [`mod@schedule`] (one
 //! algorithm for priority starts, reservations and FIRSTFIT backfill),
 //! [`backfill`] (BESTFIT/GREEDY selection), [`windows`] (showbf windows,
-//! showstart estimates, showres node pinning).
+//! showstart estimates, showres node pinning); [`defer`] (what a failed
+//! start does to a job: retry, `Defer` hold, batch hold).
 //!
 //! Drivers that use `RESERVATIONPOLICY HIGHEST` pass each plan's reservations
 //! back with [`State::remember_reservations`] so that reservations are kept
@@ -25,6 +26,7 @@
 
 pub mod backfill;
 mod context;
+pub mod defer;
 pub mod eligibility;
 mod index;
 pub mod job;

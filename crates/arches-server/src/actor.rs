@@ -155,6 +155,9 @@ pub struct Actor {
     /// since the last commit ([`crate::rsvctl`]).
     pub(crate) rsv_next: u64,
     pub(crate) rsv_changes: (Vec<arches_store::ReservationRecord>, Vec<String>),
+    /// Deferred jobs (a `Defer` hold after a failed start) and when their
+    /// deferral ends ([`crate::defer`]).
+    pub(crate) deferred: std::collections::BTreeMap<JobId, Time>,
     /// When iterations, observations and commits happen.
     pace: crate::pace::Pace,
 }
@@ -191,13 +194,20 @@ impl Actor {
             .map(|r| (r.job.id, r))
             .collect();
         let mut unconfirmed = BTreeSet::new();
+        let mut deferred = std::collections::BTreeMap::new();
         store.for_each_job(|rec| {
             let rec = crate::intent::prefer_intent(rec, &mut intents, &mut unconfirmed);
             let job = rec.to_job()?;
             let id = job.id;
+            let defer_hold = job.holds.contains(arches_core::HoldType::Defer);
             crate::observe::restore_job(&mut state, job)?;
             if state.job(id).is_some_and(|j| j.state.is_active()) {
                 active.push(id);
+            }
+            if let Some(until) = rec.exec.defer.as_ref().and_then(|d| d.until) {
+                if defer_hold {
+                    deferred.insert(id, until);
+                }
             }
             exec.insert(id, Arc::new(rec.exec));
             Ok::<(), anyhow::Error>(())
@@ -269,6 +279,7 @@ impl Actor {
             staging: crate::staging::Driver::from_config(&cfg_for_staging),
             rsv_next,
             rsv_changes: (Vec::new(), Vec::new()),
+            deferred,
             pace: crate::pace::Pace::default(),
         };
         crate::pace::trim_heap();
@@ -304,6 +315,9 @@ impl Actor {
                     self.resume_at = None;
                     self.stats.paused = false;
                     self.wake = true;
+                }
+                if self.next_deferral_end().is_some_and(|t| t <= now) {
+                    self.release_deferred(now);
                 }
                 let due = self.pace.since_iteration(Instant::now()) >= poll
                     || self.state.next_wakeup(now - 1).is_some_and(|t| t <= now)
@@ -467,8 +481,8 @@ impl Actor {
             .collect();
         for (job, result) in self.start_jobs(starts, now) {
             if let Err(e) = result {
+                // Noted (and deferred) where it failed.
                 tracing::warn!(job, error = %e, "start failed");
-                self.note(job, format!("cannot start job: {e}"));
             }
         }
         if self.cfg.policy.reservation_policy == arches_core::policy::ReservationPolicy::Highest {
@@ -527,11 +541,14 @@ impl Actor {
             .ok_or_else(|| format!("no execution record for job {id}"))?;
         let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
             Some((_, p)) => p.clone(),
-            None => self
-                .store
-                .payload(id)
-                .map_err(|e| format!("cannot read the job's script: {e}"))?
-                .unwrap_or_default(),
+            None => match self.store.payload(id) {
+                Ok(p) => p.unwrap_or_default(),
+                Err(e) => {
+                    let why = format!("cannot read the job's script: {e}");
+                    self.start_failed(id, &why, now);
+                    return Err(why);
+                }
+            },
         };
         let nodes = alloc
             .iter()
@@ -552,7 +569,11 @@ impl Actor {
             restarted: job.start_count > 0,
         };
         let wait = (now - job.submit_time).max(0) as f64;
-        self.rm.start(&launch, now).map_err(|e| e.to_string())?;
+        if let Err(e) = self.rm.start(&launch, now) {
+            let why = e.to_string();
+            self.start_failed(id, &why, now);
+            return Err(why);
+        }
         if !self.apply(
             Event::Start {
                 job: id,
@@ -562,7 +583,9 @@ impl Actor {
             now,
         ) {
             let _ = self.rm.cancel(id, now);
-            return Err("the allocation no longer fits".to_string());
+            let why = "the allocation no longer fits".to_string();
+            self.note(id, format!("cannot start job: {why}"));
+            return Err(why);
         }
         self.stats.jobs_started += 1;
         self.stats.wait_secs_total += wait;

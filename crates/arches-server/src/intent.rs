@@ -76,6 +76,9 @@ impl Actor {
         if let Err(e) = self.store.record_starts(&intents) {
             tracing::error!(error = %e, "cannot record start intents: nothing started");
             let why = format!("cannot record the start durably: {e}");
+            for (id, _, _) in &starts {
+                self.note(*id, format!("cannot start job: {why}"));
+            }
             return starts
                 .into_iter()
                 .map(|(id, _, _)| (id, Err(why.clone())))

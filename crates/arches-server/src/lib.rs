@@ -12,6 +12,7 @@ pub mod actions;
 pub mod actor;
 pub mod config;
 mod control;
+mod defer;
 pub mod estimates;
 pub mod http;
 pub mod ident;

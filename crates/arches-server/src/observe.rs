@@ -25,8 +25,7 @@ impl Actor {
                     self.finish(job, at.min(now), code);
                 }
                 Observation::StartFailed { job, message, .. } => {
-                    self.note(job, format!("job start failed: {message}"));
-                    self.apply(Event::Requeue { job }, now);
+                    self.start_failed(job, &message, now);
                 }
                 Observation::NodeFailed { job, node, .. } => {
                     self.note(job, format!("node {node} failed"));

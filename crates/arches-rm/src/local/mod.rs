@@ -9,7 +9,8 @@
 //!   disk in batches by a housekeeping thread (see `housekeeping`).
 //! - The supervisor forks the job, writes `pid` (its own pid and the job's
 //!   process group), and at the end writes `status` (`exit <code>` +
-//!   `walltime ok|exceeded`, or `failed <reason>`) atomically and durably
+//!   `walltime ok|exceeded`, or `failed <reason>`; then `at <epoch secs>`,
+//!   when it happened) atomically and durably
 //!   (temp file, fsync, rename, fsync dir) before exiting.
 //! - Control requests (cancel, signal, suspend, resume, requeue, checkpoint)
 //!   are appended as lines to `ctl`, then the supervisor is woken with SIGUSR1.

@@ -47,7 +47,10 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
     }
     let status = match Supervisor::start(dir) {
         Ok(mut sup) => sup.run(),
-        Err(message) => Status::Failed { message },
+        Err(message) => Status::Failed {
+            message,
+            at: Some(epoch_now()),
+        },
     };
     match spool::write_durable(Path::new("."), spool::STATUS, status.render().as_bytes()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -59,6 +62,13 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
             ExitCode::from(EXIT_UNRECORDED)
         }
     }
+}
+
+/// The wall clock in epoch seconds (when an outcome happened).
+fn epoch_now() -> arches_core::Time {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as arches_core::Time)
 }
 
 /// Wall-clock accounting that stops while the job is suspended.
@@ -152,6 +162,7 @@ impl Supervisor {
                 return Status::Exited {
                     code: sys::exit_code(status),
                     walltime_exceeded: self.walltime_exceeded,
+                    at: Some(epoch_now()),
                 };
             }
             self.check_deadlines(now);

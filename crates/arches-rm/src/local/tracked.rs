@@ -71,15 +71,27 @@ impl Supervised {
     /// The observation for an ended launch, from its status file.
     pub(crate) fn outcome(&self, exit: &str, now: Time) -> Observation {
         let job = self.job;
+        // The recorded time, when there is one: a job that ended while the
+        // daemon was down ended then, not now.
+        let when = |at: Option<Time>| at.map_or(now, |t| t.min(now));
         match Status::read(&self.dir) {
             Ok(Some(Status::Exited {
                 code,
                 walltime_exceeded: true,
-            })) => Observation::WalltimeExceeded { job, at: now, code },
-            Ok(Some(Status::Exited { code, .. })) => Observation::Finished { job, at: now, code },
-            Ok(Some(Status::Failed { message })) => Observation::StartFailed {
+                at,
+            })) => Observation::WalltimeExceeded {
                 job,
-                at: now,
+                at: when(at),
+                code,
+            },
+            Ok(Some(Status::Exited { code, at, .. })) => Observation::Finished {
+                job,
+                at: when(at),
+                code,
+            },
+            Ok(Some(Status::Failed { message, at })) => Observation::StartFailed {
+                job,
+                at: when(at),
                 message,
             },
             Ok(None) | Err(_) => match Pids::read(&self.dir) {
