@@ -383,3 +383,58 @@ fn a_job_that_cannot_start_is_deferred_then_batch_held_never_restarted_forever()
         o.contains("State: BatchHold")
     });
 }
+
+#[test]
+fn walltime_changes_of_running_jobs_are_enforced() {
+    let d = Daemon::start();
+    // Extended: survives its old limit and ends by itself.
+    let longer = d.submit(
+        "#!/bin/sh\nsleep 8\necho finished\n",
+        &["-l", "walltime=5", "-N", "longer"],
+    );
+    // Shortened: killed at the new limit, long before the old one.
+    let shorter = d.submit(
+        "#!/bin/sh\nsleep 60\n",
+        &["-l", "walltime=100", "-N", "shorter"],
+    );
+    d.wait_state(longer, "Running", LONG);
+    d.wait_state(shorter, "Running", LONG);
+    let m = d.run("mjobctl", &["-m", "walltime=30", &longer.to_string()]);
+    assert!(
+        m.status.success(),
+        "the change must reach the job before its old 5 s limit: {}",
+        text(&m.stderr)
+    );
+    assert_eq!(
+        text(&m.stdout).trim(),
+        format!("set walltime attribute for job {longer} to '30'")
+    );
+    let m = d.run("mjobctl", &["-m", "walltime=2", &shorter.to_string()]);
+    assert!(m.status.success(), "{}", text(&m.stderr));
+    assert!(
+        d.checkjob(longer).contains(" of 00:00:30"),
+        "{}",
+        d.checkjob(longer)
+    );
+
+    let out = d.wait_state(shorter, "Completed", LONG);
+    assert!(out.contains("Completion Code: 143"), "{out}");
+    let v = text(&d.run("checkjob", &["-v", &shorter.to_string()]).stdout);
+    assert!(v.contains("job exceeded its wallclock limit"), "{v}");
+
+    let out = d.wait_state(longer, "Completed", LONG);
+    assert!(out.contains("Completion Code: 0"), "{out}");
+    let o =
+        std::fs::read_to_string(d.home.path().join(format!("longer.o{longer}"))).expect("output");
+    assert_eq!(o.trim(), "finished");
+    // The job ran past its old limit: its run time shows in showq -c.
+    let json = text(
+        &d.run("checkjob", &["--format=json", &longer.to_string()])
+            .stdout,
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let s = &v["jobs"][0]["summary"];
+    let ran = s["completion_time"].as_i64().unwrap() - s["start_time"].as_i64().unwrap();
+    assert!(ran >= 7, "ran {ran} s: {json}");
+}

@@ -143,6 +143,7 @@ fn observed_job(o: &Observation) -> Option<JobId> {
         | Observation::StartFailed { job, .. }
         | Observation::NodeFailed { job, .. }
         | Observation::Vanished { job, .. }
+        | Observation::WalltimeRefused { job, .. }
         | Observation::OperationFailed { job, .. } => Some(*job),
         Observation::NodeChanged { .. } => None,
     }

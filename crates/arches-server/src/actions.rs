@@ -295,7 +295,10 @@ impl Actor {
                         "cannot change walltime attribute for job {id} from {old} to {new} (invalid value)"
                     ));
                 }
-                if active && new < old {
+                // An active job's limit is enforced by the resource
+                // manager: it must take the change first. Owners may not
+                // change it; administrators may raise or lower it.
+                if active && new < old && !caller.admin {
                     return Err(format!(
                         "cannot reduce walltime for active job {id} from {old} to {new} (cancel job instead?)"
                     ));
@@ -304,6 +307,13 @@ impl Actor {
                     return Err(format!(
                         "not authorized to increase walltime attribute for job {id} to '{new}' (job is active)"
                     ));
+                }
+                if active && new != old {
+                    if let Err(e) = self.rm.set_walltime(id, Some(new), now) {
+                        return Err(format!(
+                            "cannot change walltime attribute for job {id} from {old} to {new} ({e})"
+                        ));
+                    }
                 }
                 self.apply(
                     Event::Modify {

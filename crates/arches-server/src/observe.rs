@@ -67,6 +67,29 @@ impl Actor {
                         self.apply(Event::AddNode(node), now);
                     }
                 },
+                Observation::WalltimeRefused {
+                    job,
+                    walltime,
+                    message,
+                    ..
+                } => {
+                    let shown = walltime.map_or("none".to_string(), |w| w.to_string());
+                    self.note(
+                        job,
+                        format!(
+                            "walltime change refused by the resource manager: {message} (limit stays {shown})"
+                        ),
+                    );
+                    if self.state.job(job).is_some_and(|j| j.state.is_active()) {
+                        self.apply(
+                            Event::Modify {
+                                job,
+                                change: arches_core::state::JobChange::Walltime(walltime),
+                            },
+                            now,
+                        );
+                    }
+                }
                 Observation::OperationFailed {
                     job,
                     operation,

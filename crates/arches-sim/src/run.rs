@@ -559,6 +559,7 @@ fn observed_job(obs: &Observation) -> JobId {
         | Observation::StartFailed { job, .. }
         | Observation::NodeFailed { job, .. }
         | Observation::Vanished { job, .. }
+        | Observation::WalltimeRefused { job, .. }
         | Observation::OperationFailed { job, .. } => *job,
         Observation::NodeChanged { .. } => 0,
     }

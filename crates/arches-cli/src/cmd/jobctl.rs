@@ -63,7 +63,11 @@ fn is_hold_list(s: &str) -> bool {
     about = "Control and modify jobs",
     long_about = "Cancel, hold, release, modify, suspend, resume, requeue, checkpoint, signal, \
 prioritise, force-start or query jobs. JOBEXP is a job id, a comma list, a regular expression \
-(quote it) or ALL. The daemon prints Moab's confirmation per job.",
+(quote it) or ALL. The daemon prints Moab's confirmation per job. \
+-m walltime= on a running or suspended job changes the limit its resource manager enforces \
+(administrators may raise or lower it; owners may not): if the resource manager refuses, nothing \
+changes and the error is printed. With Slurm the change is applied by `scontrol update` in the \
+background; a later refusal restores the old limit and is shown by checkjob.",
     group(ArgGroup::new("op").required(true).args([
         "cancel", "checkpoint", "hold", "modify", "signal", "priority", "query",
         "resume", "requeue", "suspend", "release", "execute"

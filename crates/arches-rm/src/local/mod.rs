@@ -12,7 +12,8 @@
 //!   `walltime ok|exceeded`, or `failed <reason>`; then `at <epoch secs>`,
 //!   when it happened) atomically and durably
 //!   (temp file, fsync, rename, fsync dir) before exiting.
-//! - Control requests (cancel, signal, suspend, resume, requeue, checkpoint)
+//! - Control requests (cancel, signal, suspend, resume, requeue, checkpoint,
+//!   a new wall-clock limit)
 //!   are appended as lines to `ctl`, then the supervisor is woken with SIGUSR1.
 //! - `observe` reaps the supervisors it spawned (`try_wait`) and, for
 //!   re-adopted ones, looks for their `status` file.
@@ -367,6 +368,25 @@ impl ResourceManager for LocalRm {
 
     fn requeue(&mut self, job: JobId, _now: Time) -> Result<(), RmError> {
         self.retire(job, Control::Requeue)
+    }
+
+    fn set_walltime(
+        &mut self,
+        job: JobId,
+        walltime: Option<Secs>,
+        _now: Time,
+    ) -> Result<(), RmError> {
+        if walltime.is_some_and(|w| w <= 0) {
+            return Err(RmError::Refused(format!(
+                "invalid wall-clock limit {}",
+                walltime.unwrap_or_default()
+            )));
+        }
+        let sup = self.jobs.get(&job).ok_or(RmError::UnknownJob(job))?;
+        if sup.child.is_none() && !sup.still_supervised() {
+            return Err(RmError::Refused(format!("job {job} has ended")));
+        }
+        self.control(job, Control::Walltime(walltime))
     }
 
     fn checkpoint(

@@ -199,6 +199,8 @@ pub(crate) enum Control {
     Resume,
     /// Send `signal`, then terminate after `timeout` seconds.
     Checkpoint { signal: i32, timeout: Secs },
+    /// A new wall-clock limit (total run time, `None`: none).
+    Walltime(Option<Secs>),
 }
 
 impl Control {
@@ -210,6 +212,8 @@ impl Control {
             Control::Suspend(s) => format!("suspend {s}\n"),
             Control::Resume => "resume\n".to_string(),
             Control::Checkpoint { signal, timeout } => format!("checkpoint {signal} {timeout}\n"),
+            Control::Walltime(Some(secs)) => format!("walltime {secs}\n"),
+            Control::Walltime(None) => "walltime none\n".to_string(),
         }
     }
 
@@ -232,6 +236,8 @@ impl Control {
                 signal: sig(s)?,
                 timeout: num(t)?,
             }),
+            ["walltime", "none"] => Ok(Control::Walltime(None)),
+            ["walltime", w] => Ok(Control::Walltime(Some(num(w)?))),
             _ => Err(format!("unknown control line {line:?}")),
         }
     }
@@ -384,11 +390,14 @@ mod tests {
                 signal: 12,
                 timeout: 30,
             },
+            Control::Walltime(Some(90)),
+            Control::Walltime(None),
         ] {
             assert_eq!(Control::parse(c.render().trim_end()), Ok(c));
         }
         assert!(Control::parse("signal").is_err());
         assert!(Control::parse("signal x").is_err());
         assert!(Control::parse("reboot").is_err());
+        assert!(Control::parse("walltime soon").is_err());
     }
 }

@@ -3,7 +3,8 @@
 //! It runs in its own session so the job survives the daemon: it reads
 //! `launch.json`, prepares the script and `PBS_NODEFILE`, forks the job in its
 //! own process group (as the job's user when running as root), enforces the
-//! wall-clock limit (time spent suspended does not count), obeys the control
+//! wall-clock limit (time spent suspended does not count; `walltime` control
+//! lines change it), obeys the control
 //! commands the daemon appends to `ctl` (announced with SIGUSR1), and finally
 //! records the outcome durably in `status` and exits. SIGTERM or SIGINT to the
 //! supervisor cancels the job. The job ends when its leader (the script's
@@ -261,6 +262,11 @@ impl Supervisor {
                     self.suspended = false;
                     self.clock.resume(now);
                 }
+            }
+            Control::Walltime(limit) => {
+                // Total run time, as at the start; an exceeded limit ends
+                // the job at the next deadline check (now).
+                self.clock.limit = limit.map(|w| Duration::from_secs(w.max(0).unsigned_abs()));
             }
             Control::Checkpoint { signal, timeout } => {
                 let _ = sys::kill_group(self.pgid, signal);
