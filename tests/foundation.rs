@@ -438,3 +438,50 @@ fn walltime_changes_of_running_jobs_are_enforced() {
     let ran = s["completion_time"].as_i64().unwrap() - s["start_time"].as_i64().unwrap();
     assert!(ran >= 7, "ran {ran} s: {json}");
 }
+
+fn epoch_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+#[test]
+fn a_job_that_ends_while_the_daemon_is_down_keeps_its_real_end_time() {
+    let mut d = Daemon::start();
+    let id = d.submit("#!/bin/sh\nsleep 2\nexit 4\n", &["-N", "whiledown"]);
+    d.wait_state(id, "Running", LONG);
+    d.kill9();
+    // The supervisor records the outcome; nobody is there to hear it.
+    let status = d
+        .home
+        .path()
+        .join("spool")
+        .join(id.to_string())
+        .join("status");
+    let deadline = std::time::Instant::now() + LONG;
+    while !status.exists() {
+        assert!(std::time::Instant::now() < deadline, "no {status:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let recorded_by = epoch_now();
+    // The daemon comes back clearly later than the job ended.
+    std::thread::sleep(Duration::from_secs(3));
+    let restarted_at = epoch_now();
+    d.spawn();
+    let out = d.wait_state(id, "Completed", LONG);
+    assert!(out.contains("Completion Code: 4"), "{out}");
+    let json = text(&d.run("checkjob", &["--format=json", &id.to_string()]).stdout);
+    let v: serde_json::Value =
+        serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
+    let s = &v["jobs"][0]["summary"];
+    let (start, end) = (
+        s["start_time"].as_i64().unwrap(),
+        s["completion_time"].as_i64().unwrap(),
+    );
+    assert!(
+        end <= recorded_by && end < restarted_at,
+        "completion {end}: the restart time ({restarted_at}), not the end (by {recorded_by})"
+    );
+    assert!(end - start >= 1, "ran {} s: {json}", end - start);
+}
