@@ -168,8 +168,115 @@ fn bad_submissions_are_rejected_and_queue_nothing() {
     }
     let missing = d.run("msub", &["/nonexistent/script.sh"]);
     assert_eq!(missing.status.code(), Some(1));
+    // Unknown or valueless options: the same one-line rejection, not clap's.
+    for (args, reason) in [
+        (vec!["-Z"], "unknown option '-Z'"),
+        (vec!["--bogus"], "unknown option '--bogus'"),
+        (vec!["-N"], "option '-N' requires a value"),
+        (vec!["-l"], "option '-l' requires a value"),
+    ] {
+        let out = d.run_stdin("msub", &args, "true\n");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            text(&out.stderr),
+            format!("ERROR:    cannot submit job - {reason}\n"),
+            "{args:?}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
     let q = text(&d.run("showq", &[]).stdout);
     assert!(q.contains("Total jobs:  0"), "{q}");
+}
+
+#[test]
+fn unreadable_script_is_rejected_with_the_reason() {
+    let d = Daemon::start();
+    let script = d.home.path().join("secret.sh");
+    std::fs::write(&script, "true\n").unwrap();
+    common::set_mode(&script, 0o000);
+    let path = script.to_string_lossy().to_string();
+    // Root reads anything: the unreadable file is someone else's.
+    let out = if is_root() {
+        let user = common::ensure_user("archese2e");
+        Command::new("setpriv")
+            .args(["--reuid", &user, "--regid", &user, "--init-groups", "--"])
+            .arg(common::bin("msub"))
+            .arg(&path)
+            .env_clear()
+            .envs(common::base_env(d.home.path(), &d.socket))
+            .current_dir("/")
+            .output()
+            .expect("setpriv")
+    } else {
+        d.run("msub", &[&path])
+    };
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with("ERROR:    cannot submit job - ") && err.contains("Permission denied"),
+        "{err}"
+    );
+    assert!(err.contains(&path), "{err}");
+    let q = text(&d.run("showq", &[]).stdout);
+    assert!(q.contains("Total jobs:  0"), "{q}");
+}
+
+#[test]
+fn a_bad_configuration_value_stops_the_daemon_with_file_and_line() {
+    let home = tempfile::Builder::new()
+        .prefix("arches-badcfg")
+        .tempdir()
+        .unwrap();
+    std::fs::write(
+        home.path().join("moab.cfg"),
+        "# site config\nRMPOLLINTERVAL 30\nDEFERTIME soon\n",
+    )
+    .unwrap();
+    let socket = home.path().join("moab.sock");
+    let out = Command::new(common::bin("moab"))
+        .env_clear()
+        .envs(common::base_env(home.path(), &socket))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run moab");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let cfg = home.path().join("moab.cfg");
+    assert!(
+        err.contains(&format!(
+            "{}:3: DEFERTIME: invalid time specification 'soon'",
+            cfg.display()
+        )),
+        "{err}"
+    );
+    assert!(!socket.exists(), "nothing served");
+}
+
+#[test]
+fn a_job_named_twice_is_acted_on_and_shown_once() {
+    let d = Daemon::start();
+    let a = d.submit("sleep 30\n", &["-h"]);
+    let b = d.submit("sleep 30\n", &["-h"]);
+    let (sa, sb) = (a.to_string(), b.to_string());
+    let c = text(&d.run("checkjob", &[&sa, &sa, &format!("Moab.{a}")]).stdout);
+    assert_eq!(c.matches(&format!("job {a}\n")).count(), 1, "{c}");
+    let out = d.run("canceljob", &[&sa, &sa, &format!("{b},{a}")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout)
+            .lines()
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>(),
+        [
+            format!("job '{a}' cancelled"),
+            format!("job '{b}' cancelled")
+        ]
+    );
+    // Named again once finished: an unknown job.
+    let again = d.run("canceljob", &[&sb]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(text(&again.stderr).contains(&format!("ERROR:  invalid job specified ({b})")));
 }
 
 #[test]
@@ -216,50 +323,193 @@ fn mschedctl_k_stops_the_daemon_and_mdiag_s_reports_it_alive() {
     assert!(!d.socket.exists(), "socket removed on clean shutdown");
 }
 
+/// Runs one of our commands as `user` (setpriv) against `d`, in `cwd`.
+fn as_user(
+    d: &Daemon,
+    user: &str,
+    prog: &str,
+    args: &[&str],
+    cwd: &std::path::Path,
+) -> std::process::Output {
+    Command::new("setpriv")
+        .args(["--reuid", user, "--regid", user, "--init-groups", "--"])
+        .arg(common::bin(prog))
+        .args(args)
+        .env_clear()
+        .envs(common::base_env(d.home.path(), &d.socket))
+        .current_dir(cwd)
+        .output()
+        .expect("setpriv")
+}
+
 #[test]
 fn permission_refusal_between_two_real_users() {
-    assert!(
-        is_root(),
-        "this test creates a user and must run as root (CI does)"
-    );
+    if !common::root_or_skip("permission_refusal_between_two_real_users") {
+        return;
+    }
     let d = Daemon::start();
     let user = common::ensure_user("archese2e");
-    let id = d.submit("sleep 30\n", &["-h"]);
-    let other = |prog: &str, args: &[&str]| {
-        let mut c = Command::new("setpriv");
-        c.args(["--reuid", &user, "--regid", &user, "--init-groups", "--"])
-            .arg(common::bin(prog))
-            .args(args)
-            .env_clear()
-            .envs(common::base_env(d.home.path(), &d.socket));
-        c.output().expect("setpriv")
-    };
+    let other =
+        |prog: &str, args: &[&str]| as_user(&d, &user, prog, args, std::path::Path::new("/"));
+    let held = d.submit("sleep 30\n", &["-h", "-l", "walltime=100"]);
+    let running = d.submit("sleep 30\n", &["-l", "walltime=100"]);
+    d.wait_state(running, "Running", LONG);
     // Everybody may list jobs.
     let q = other("showq", &[]);
     assert!(q.status.success(), "{}", text(&q.stderr));
-    assert!(text(&q.stdout).contains(&id.to_string()));
-    // Only the owner (or an admin) may act on a job.
-    for (prog, args) in [
-        ("canceljob", vec![id.to_string()]),
-        ("releasehold", vec![id.to_string()]),
-    ] {
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = other(prog, &a);
+    assert!(text(&q.stdout).contains(&held.to_string()));
+    // Only the owner (or an administrator) may act on a job; only
+    // administrators control the scheduler.
+    let (h, r) = (held.to_string(), running.to_string());
+    let refused: Vec<(&str, Vec<&str>)> = vec![
+        ("canceljob", vec![&h]),
+        ("releasehold", vec![&h]),
+        ("sethold", vec![&h]),
+        ("sethold", vec!["-b", &h]),
+        ("mjobctl", vec!["-c", &h]),
+        ("mjobctl", vec!["-h", "user", &h]),
+        ("mjobctl", vec!["-u", "user", &h]),
+        ("mjobctl", vec!["-m", "walltime=200", &h]),
+        ("mjobctl", vec!["-m", "walltime=200", &r]),
+        ("mjobctl", vec!["-s", &r]),
+        ("mjobctl", vec!["-R", &r]),
+        ("mjobctl", vec!["-c", &r]),
+        ("runjob", vec![&h]),
+        ("mschedctl", vec!["-k"]),
+    ];
+    for (prog, args) in &refused {
+        let out = other(prog, args);
         assert_eq!(
             out.status.code(),
             Some(1),
-            "{prog} by another user must fail"
+            "{prog} {args:?} by another user must fail: {}",
+            text(&out.stdout)
         );
         assert!(
             text(&out.stderr).contains("not authorized"),
-            "{prog}: {}",
+            "{prog} {args:?}: {}",
             text(&out.stderr)
         );
     }
-    assert!(
-        d.checkjob(id).contains("State: UserHold"),
-        "refusal changed nothing"
+    // Every refusal changed nothing.
+    let c = d.checkjob(held);
+    assert!(c.contains("State: UserHold"), "{c}");
+    assert!(c.contains("Holds:    User\n"), "{c}");
+    assert!(c.contains("of 00:01:40"), "{c}");
+    let c = d.checkjob(running);
+    assert!(c.contains("State: Running"), "{c}");
+    assert!(c.contains("of 00:01:40"), "{c}");
+    assert!(d.run("mdiag", &["-S"]).status.success(), "daemon still up");
+
+    // The owner of a running job may not change its limit either (Moab's
+    // messages); an administrator may.
+    let wd = tempfile::Builder::new()
+        .prefix("arches-owner")
+        .tempdir()
+        .unwrap();
+    common::set_mode(wd.path(), 0o777);
+    let script = wd.path().join("own.sh");
+    std::fs::write(&script, "sleep 30\n").unwrap();
+    common::set_mode(&script, 0o644);
+    let sub = as_user(
+        &d,
+        &user,
+        "msub",
+        &[
+            "-l",
+            "walltime=100",
+            "-o",
+            "/dev/null",
+            "-e",
+            "/dev/null",
+            &script.to_string_lossy(),
+        ],
+        wd.path(),
     );
+    assert!(sub.status.success(), "{}", text(&sub.stderr));
+    let own = parse_id(&sub);
+    d.wait_state(own, "Running", LONG);
+    let o = own.to_string();
+    let lower = as_user(&d, &user, "mjobctl", &["-m", "walltime=50", &o], wd.path());
+    assert_eq!(lower.status.code(), Some(1));
+    assert_eq!(
+        text(&lower.stderr).trim(),
+        format!("cannot reduce walltime for active job {own} from 100 to 50 (cancel job instead?)")
+    );
+    let raise = as_user(&d, &user, "mjobctl", &["-m", "walltime=200", &o], wd.path());
+    assert_eq!(raise.status.code(), Some(1));
+    assert_eq!(
+        text(&raise.stderr).trim(),
+        format!(
+            "not authorized to increase walltime attribute for job {own} to '200' (job is active)"
+        )
+    );
+    let by_root = d.run("mjobctl", &["-m", "walltime=200", &o]);
+    assert!(by_root.status.success(), "{}", text(&by_root.stderr));
+    assert!(
+        d.checkjob(own).contains("of 00:03:20"),
+        "{}",
+        d.checkjob(own)
+    );
+    // Owners may cancel their own jobs.
+    let mine = as_user(&d, &user, "canceljob", &[&o], wd.path());
+    assert!(mine.status.success(), "{}", text(&mine.stderr));
+    let _ = d.run("mjobctl", &["-c", &format!("{held},{running}")]);
+}
+
+#[test]
+fn an_admincfg_user_may_act_on_other_users_jobs() {
+    if !common::root_or_skip("an_admincfg_user_may_act_on_other_users_jobs") {
+        return;
+    }
+    let admin = common::ensure_user("archesadm");
+    let user = common::ensure_user("archese2e");
+    let d = Daemon::start_with_config(Some(&format!("ADMINCFG[1] USERS={admin}\n")));
+    let job = d.submit("sleep 30\n", &["-h", "-l", "walltime=100"]);
+    let j = job.to_string();
+    let root = std::path::Path::new("/");
+    for (prog, args, want) in [
+        (
+            "mjobctl",
+            vec!["-m", "walltime=300", &j],
+            format!("set walltime attribute for job {job} to '300'"),
+        ),
+        (
+            "sethold",
+            vec!["-b", &j],
+            format!("holds modified for job {job}  (User,Batch holds still in place)"),
+        ),
+        (
+            "releasehold",
+            vec!["-a", &j],
+            format!("holds modified for job {job}"),
+        ),
+        (
+            "mjobctl",
+            vec!["-h", "system", &j],
+            format!("holds modified for job {job}  (System hold still in place)"),
+        ),
+    ] {
+        let out = as_user(&d, &admin, prog, &args, root);
+        assert!(
+            out.status.success(),
+            "{prog} {args:?}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(text(&out.stdout).trim(), want, "{prog} {args:?}");
+    }
+    let c = d.checkjob(job);
+    assert!(
+        c.contains("State: SystemHold") && c.contains("of 00:05:00"),
+        "{c}"
+    );
+    // A plain user may not release what the administrator set.
+    let out = as_user(&d, &user, "releasehold", &["-a", &j], root);
+    assert_eq!(out.status.code(), Some(1));
+    let out = as_user(&d, &admin, "canceljob", &[&j], root);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), format!("job '{job}' cancelled"));
+    d.wait_state(job, "Removed", LONG);
 }
 
 #[test]
@@ -471,7 +721,10 @@ fn a_job_that_ends_while_the_daemon_is_down_keeps_its_real_end_time() {
     d.spawn();
     let out = d.wait_state(id, "Completed", LONG);
     assert!(out.contains("Completion Code: 4"), "{out}");
-    let json = text(&d.run("checkjob", &["--format=json", &id.to_string()]).stdout);
+    let json = text(
+        &d.run("checkjob", &["--format=json", &id.to_string()])
+            .stdout,
+    );
     let v: serde_json::Value =
         serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"));
     let s = &v["jobs"][0]["summary"];

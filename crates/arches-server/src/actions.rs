@@ -54,6 +54,11 @@ impl Actor {
                 }
             }
         }
+        // A job named twice (`canceljob 3 3`, `3,ALL`) is acted on once,
+        // where it first appears: Moab matches its job table against the
+        // expressions, so a job matches once.
+        let mut seen = std::collections::BTreeSet::new();
+        ids.retain(|id| seen.insert(*id));
         for id in ids {
             let owner = self.state.job(id).map(|j| j.cred.user.clone());
             if !caller.admin && owner.as_deref() != Some(caller.user.as_str()) {

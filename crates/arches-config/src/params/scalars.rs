@@ -350,7 +350,7 @@ pub(super) static SCALARS: &[ParamDef] = &[
             Ok(())
         }),
     param("ADMIN1", ValueType::List, IndexKind::None, Some("root"),
-        "Deprecated: level-1 administrators (ADMINCFG[1] USERS=); root is always one.", "commands",
+        "Deprecated: level-1 administrators (ADMINCFG[1] USERS=); root and the daemon's user are always ones.", "commands",
         |c, _, v| set_admin(c, 0, v)),
     param("ADMIN2", ValueType::List, IndexKind::None, Some("[NONE]"),
         "Deprecated: level-2 administrators (ADMINCFG[2] USERS=).", "commands",
