@@ -158,6 +158,9 @@ pub struct Actor {
     /// Deferred jobs (a `Defer` hold after a failed start) and when their
     /// deferral ends ([`crate::defer`]).
     pub(crate) deferred: std::collections::BTreeMap<JobId, Time>,
+    /// Submissions since the heap was last trimmed: after a burst the
+    /// heap is trimmed once the actor is idle ([`crate::pace::TRIM_BURST`]).
+    submitted_since_trim: usize,
     /// When iterations, observations and commits happen.
     pace: crate::pace::Pace,
 }
@@ -280,6 +283,7 @@ impl Actor {
             rsv_next,
             rsv_changes: (Vec::new(), Vec::new()),
             deferred,
+            submitted_since_trim: 0,
             pace: crate::pace::Pace::default(),
         };
         crate::pace::trim_heap();
@@ -293,6 +297,12 @@ impl Actor {
         loop {
             let inputs = self.collect(&rx);
             let now = now();
+            if inputs.is_empty() && self.submitted_since_trim >= crate::pace::TRIM_BURST {
+                // A burst of submissions is over: what its requests, parses
+                // and commits left in the allocator goes back to the system.
+                self.submitted_since_trim = 0;
+                crate::pace::trim_heap();
+            }
             if !inputs.is_empty() {
                 let mut replies: Vec<Box<dyn FnOnce()>> = Vec::new();
                 for input in inputs {
@@ -421,6 +431,7 @@ impl Actor {
         self.payloads.push((id, payload));
         self.dirty.insert(id);
         self.wake = true;
+        self.submitted_since_trim += 1;
         tracing::info!(job = id, "job submitted");
         Ok(SubmitResponse { id })
     }

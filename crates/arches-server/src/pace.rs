@@ -30,6 +30,11 @@ pub const MAX_COLLECT: Duration = Duration::from_millis(3);
 /// transient memory to be worth returning ([`trim_heap`]).
 pub const TRIM_AFTER: Duration = Duration::from_millis(100);
 
+/// After at least this many submissions the heap is trimmed as soon as
+/// the actor is idle (a burst's request buffers and parses are scattered
+/// between the jobs it keeps).
+pub const TRIM_BURST: usize = 1000;
+
 /// The actor's timers.
 #[derive(Debug)]
 pub struct Pace {

@@ -53,7 +53,18 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
             at: Some(epoch_now()),
         },
     };
-    match spool::write_durable(Path::new("."), spool::STATUS, status.render().as_bytes()) {
+    let recorded = spool::write_durable(Path::new("."), spool::STATUS, status.render().as_bytes())
+        // The job directory's own entry in the spool: nothing else flushes
+        // it (the daemon does not sync the spool). A spool this supervisor
+        // may not read (a test's) is left to the file system's ordering.
+        .and_then(|()| match File::open("..") {
+            Ok(spool) => spool.sync_all(),
+            Err(e) => {
+                eprintln!("supervisor: cannot open the spool directory to flush it: {e}");
+                Ok(())
+            }
+        });
+    match recorded {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!(
