@@ -53,7 +53,8 @@ pub use job::{
 pub use lean::{schedule_lean, LeanPlan};
 pub use node::{Node, NodeAdminState, NodeId, NodeState};
 pub use plan::{
-    BlockReason, Decision, Decisions, Plan, PlannedReservation, PriorityBreakdown, Start,
+    BlockReason, Decision, Decisions, Plan, PlannedReservation, PolicyBlock, PriorityBreakdown,
+    Start,
 };
 pub use policy::Policy;
 pub use resv::{Acl, Period, Reservation, Standing};

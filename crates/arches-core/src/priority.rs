@@ -26,7 +26,19 @@ use crate::{Secs, Time};
 /// Computes a job's priority breakdown at time `now`.
 pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
     let w = &policy.weights;
-    let mut comps = Vec::new();
+    // Exactly as many slots as there will be components (a plan holds one
+    // breakdown per queued job: no spare capacity).
+    let nonzero = |cw: i64, sw: i64| usize::from(cw.saturating_mul(sw) != 0);
+    let slots = nonzero(w.service, w.queuetime)
+        + nonzero(w.service, w.xfactor)
+        + nonzero(w.service, w.bypass)
+        + nonzero(w.service, w.userprio)
+        + nonzero(w.cred, w.user)
+        + nonzero(w.cred, w.group)
+        + nonzero(w.cred, w.account)
+        + nonzero(w.cred, w.class)
+        + nonzero(w.cred, w.qos);
+    let mut comps = Vec::with_capacity(slots);
     let mut push = |component: &'static str, sub: &'static str, cw: i64, sw: i64, value: f64| {
         let weight = cw.saturating_mul(sw);
         if weight != 0 {
@@ -102,6 +114,7 @@ pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
         .map_or(0, |cfg| cfg.priority);
     push("Cred", "QOS", w.cred, w.qos, qos_prio as f64);
 
+    debug_assert_eq!(comps.len(), slots);
     let computed: f64 = comps.iter().map(|c| c.contribution).sum();
     let computed = computed.clamp(i64::MIN as f64, i64::MAX as f64) as i64;
     match job.sys_prio {

@@ -161,6 +161,8 @@ pub struct Actor {
     /// Submissions since the heap was last trimmed: after a burst the
     /// heap is trimmed once the actor is idle ([`crate::pace::TRIM_BURST`]).
     submitted_since_trim: usize,
+    /// A long iteration asked for a heap trim once its plan is published.
+    trim_due: bool,
     /// When iterations, observations and commits happen.
     pace: crate::pace::Pace,
 }
@@ -284,6 +286,7 @@ impl Actor {
             rsv_changes: (Vec::new(), Vec::new()),
             deferred,
             submitted_since_trim: 0,
+            trim_due: false,
             pace: crate::pace::Pace::default(),
         };
         crate::pace::trim_heap();
@@ -344,6 +347,12 @@ impl Actor {
             if iterate || !self.dirty.is_empty() || !self.purged.is_empty() {
                 self.persist()?;
                 self.publish(now);
+            }
+            if self.trim_due {
+                // The previous plan (and what the iteration built and
+                // dropped) is free now that the new snapshot replaced it.
+                self.trim_due = false;
+                crate::pace::trim_heap();
             }
             if self.stop {
                 self.publish(now);
@@ -519,7 +528,8 @@ impl Actor {
         self.plan = Arc::new(plan);
         self.pace.iterated(t0, t0.elapsed());
         if t0.elapsed() >= crate::pace::TRIM_AFTER {
-            crate::pace::trim_heap();
+            // After the next publish, which releases the previous plan.
+            self.trim_due = true;
         }
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         self.stats.iterations += 1;

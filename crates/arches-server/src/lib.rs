@@ -87,6 +87,7 @@ pub fn main() -> ExitCode {
         }
         return arches_sim::cli::main(args);
     }
+    pace::tune_allocator();
     match run(&opts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
