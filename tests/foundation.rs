@@ -321,6 +321,14 @@ fn mschedctl_k_stops_the_daemon_and_mdiag_s_reports_it_alive() {
         .expect("daemon exits after mschedctl -k");
     assert!(status.success(), "{status}");
     assert!(!d.socket.exists(), "socket removed on clean shutdown");
+    // A log that is not a terminal gets no colour codes (stderr here is a
+    // file), and the log file never does.
+    let stderr = d.daemon_log();
+    assert!(stderr.contains("moab server stopped"), "{stderr}");
+    assert!(!stderr.contains('\x1b'), "ANSI codes in stderr: {stderr:?}");
+    let file = std::fs::read_to_string(d.home.path().join("log").join("moab.log")).unwrap();
+    assert!(file.contains("moab server stopped"), "{file}");
+    assert!(!file.contains('\x1b'), "ANSI codes in moab.log: {file:?}");
 }
 
 /// Runs one of our commands as `user` (setpriv) against `d`, in `cwd`.
@@ -480,13 +488,19 @@ fn an_admincfg_user_may_act_on_other_users_jobs() {
             format!("holds modified for job {job}  (User,Batch holds still in place)"),
         ),
         (
-            "releasehold",
-            vec!["-a", &j],
-            format!("holds modified for job {job}"),
-        ),
-        (
             "mjobctl",
             vec!["-h", "system", &j],
+            format!("holds modified for job {job}  (User,System,Batch holds still in place)"),
+        ),
+        // (Never all holds at once: released, the job would start.)
+        (
+            "mjobctl",
+            vec!["-u", "user", &j],
+            format!("holds modified for job {job}  (System,Batch holds still in place)"),
+        ),
+        (
+            "releasehold",
+            vec!["-b", &j],
             format!("holds modified for job {job}  (System hold still in place)"),
         ),
     ] {
