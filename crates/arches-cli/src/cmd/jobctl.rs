@@ -31,8 +31,8 @@ fn expand(jobs: &[String]) -> Vec<String> {
     name = "canceljob",
     about = "Cancel jobs",
     long_about = "Cancel one or more jobs (ids, job expressions or ALL). Prints `job '<id>' cancelled` \
-per job; an unknown job prints `ERROR:  invalid job specified (<id>)` on stderr and exits 1. \
-Equivalent to `mjobctl -c`."
+per job (once for a job named twice); an unknown job prints `ERROR:  invalid job specified (<id>)` on \
+stderr and exits 1. Equivalent to `mjobctl -c`."
 )]
 pub struct Canceljob {
     /// Job ids, comma lists, expressions or ALL.
@@ -63,7 +63,8 @@ fn is_hold_list(s: &str) -> bool {
     about = "Control and modify jobs",
     long_about = "Cancel, hold, release, modify, suspend, resume, requeue, checkpoint, signal, \
 prioritise, force-start or query jobs. JOBEXP is a job id, a comma list, a regular expression \
-(quote it) or ALL. The daemon prints Moab's confirmation per job. \
+(quote it) or ALL. The daemon prints Moab's confirmation per job; a job named more than once \
+(`3 3`, `3,ALL`) is acted on once, as Moab matches its job table against the expressions. \
 -m walltime= on a running or suspended job changes the limit its resource manager enforces \
 (administrators may raise or lower it; owners may not): if the resource manager refuses, nothing \
 changes and the error is printed. With Slurm the change is applied by `scontrol update` in the \
