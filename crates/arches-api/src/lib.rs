@@ -100,14 +100,19 @@ pub struct SubmitRequest {
     pub output: Option<String>,
     /// `-e` as written.
     pub error: Option<String>,
-    /// `-j oe`: stderr joined into stdout.
+    /// `-j oe` or `-j eo`: both streams go to one file.
     pub join: bool,
+    /// `-j eo`: the joined streams go to the error path (`-e`, default
+    /// `<name>.e<id>`) instead of the output path, as in Torque.
+    #[serde(default)]
+    pub join_to_error: bool,
     /// `-S` shell.
     pub shell: Option<String>,
     /// Environment exported to the job (`-V` whole environment, `-v` list),
     /// already resolved by the client.
     pub env: Vec<(String, String)>,
-    /// `-E`: add the `MOAB_*` variables.
+    /// `-E`: add the `MOAB_*` variables. Recorded only: Arches always
+    /// exports them (a superset of what `-E` adds is harmless to jobs).
     pub moab_env: bool,
     /// `-m` mail options and `-M` list (recorded, shown by checkjob).
     pub mail_options: Option<String>,

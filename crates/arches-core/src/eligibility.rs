@@ -222,7 +222,7 @@ impl Usage {
                 let Some(l) = l else { continue };
                 let max = l.at(level);
                 if in_use + requested > max {
-                    return Err(BlockReason::Policy {
+                    return Err(BlockReason::Policy(Box::new(crate::plan::PolicyBlock {
                         level,
                         limit,
                         cred_kind: KINDS[k],
@@ -230,7 +230,7 @@ impl Usage {
                         max,
                         requested,
                         in_use,
-                    });
+                    })));
                 }
             }
         }
@@ -427,12 +427,7 @@ mod tests {
         let err = u.check(&b, one, &p, PolicyLevel::Soft).unwrap_err();
         assert!(matches!(
             err,
-            BlockReason::Policy {
-                limit: "MAXJOB",
-                max: 1,
-                in_use: 1,
-                ..
-            }
+            BlockReason::Policy(p) if p.limit == "MAXJOB" && p.max == 1 && p.in_use == 1
         ));
         assert_eq!(u.check(&b, one, &p, PolicyLevel::Hard), Ok(()));
     }

@@ -116,10 +116,7 @@ mod tests {
         assert!(
             matches!(
                 &e,
-                ForceError::Policy(BlockReason::Policy {
-                    limit: "MAXJOB",
-                    ..
-                })
+                ForceError::Policy(BlockReason::Policy(p)) if p.limit == "MAXJOB"
             ),
             "{e:?}"
         );

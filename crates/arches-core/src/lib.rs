@@ -17,7 +17,8 @@
 //! limits), [`placement`] (`NODEALLOCATIONPOLICY`), [`mod@schedule`] (one
 //! algorithm for priority starts, reservations and FIRSTFIT backfill),
 //! [`backfill`] (BESTFIT/GREEDY selection), [`windows`] (showbf windows,
-//! showstart estimates, showres node pinning).
+//! showstart estimates, showres node pinning); [`defer`] (what a failed
+//! start does to a job: retry, `Defer` hold, batch hold).
 //!
 //! Drivers that use `RESERVATIONPOLICY HIGHEST` pass each plan's reservations
 //! back with [`State::remember_reservations`] so that reservations are kept
@@ -26,6 +27,7 @@
 pub mod accounting;
 pub mod backfill;
 mod context;
+pub mod defer;
 pub mod eligibility;
 pub mod forced;
 mod index;
@@ -55,7 +57,8 @@ pub use job::{
 pub use lean::{schedule_lean, LeanPlan};
 pub use node::{Node, NodeAdminState, NodeId, NodeState};
 pub use plan::{
-    BlockReason, Decision, Decisions, Plan, PlannedReservation, PriorityBreakdown, Start,
+    BlockReason, Decision, Decisions, Plan, PlannedReservation, PolicyBlock, PriorityBreakdown,
+    Start,
 };
 pub use policy::Policy;
 pub use resv::{Acl, Period, Reservation, Standing};

@@ -54,6 +54,20 @@ pub struct PriorityBreakdown {
     pub components: Vec<PriorityComponent>,
 }
 
+/// A throttling limit a job would exceed ([`BlockReason::Policy`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyBlock {
+    pub level: PolicyLevel,
+    /// `MAXJOB`, `MAXPROC`, ...
+    pub limit: &'static str,
+    /// `user`, `group`, `account`, `class`, `qos`.
+    pub cred_kind: &'static str,
+    pub cred: String,
+    pub max: u64,
+    pub requested: u64,
+    pub in_use: u64,
+}
+
 /// Why a queued job did not start this iteration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockReason {
@@ -65,18 +79,9 @@ pub enum BlockReason {
     Dependency(Dependency),
     /// A dependency can never be satisfied (the job it waits for ended the wrong way).
     DependencyFailed(Dependency),
-    /// A throttling limit would be exceeded.
-    Policy {
-        level: PolicyLevel,
-        /// `MAXJOB`, `MAXPROC`, ...
-        limit: &'static str,
-        /// `user`, `group`, `account`, `class`, `qos`.
-        cred_kind: &'static str,
-        cred: String,
-        max: u64,
-        requested: u64,
-        in_use: u64,
-    },
+    /// A throttling limit would be exceeded (boxed: the largest reason,
+    /// and every queued job's decision holds one reason).
+    Policy(Box<PolicyBlock>),
     /// Not enough free resources now; waiting (possibly with a reservation).
     Resources { idle_procs: u32, needed_procs: u32 },
     /// The request can never be satisfied by the configured nodes.
@@ -164,16 +169,16 @@ impl fmt::Display for BlockReason {
                 d.kind.as_str(),
                 d.job
             ),
-            BlockReason::Policy { level, limit, cred_kind, cred, max, requested, in_use } => write!(
+            BlockReason::Policy(p) => write!(
                 f,
                 "job violates active {} {} limit of {} for {} {}  (Req: {}  InUse: {})",
-                level.as_str(),
-                limit,
-                max,
-                cred_kind,
-                cred,
-                requested,
-                in_use
+                p.level.as_str(),
+                p.limit,
+                p.max,
+                p.cred_kind,
+                p.cred,
+                p.requested,
+                p.in_use
             ),
             BlockReason::Resources { idle_procs, needed_procs } => write!(
                 f,

@@ -95,8 +95,15 @@ fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
 
 /// Computes a job's priority breakdown at time `now`.
 pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
-    let mut comps = Vec::new();
-    for (k, (component, sub, cw, sw)) in weights(policy).into_iter().enumerate() {
+    let ws = weights(policy);
+    // Exactly as many slots as there will be components (a plan holds one
+    // breakdown per queued job: no spare capacity).
+    let slots = ws
+        .iter()
+        .filter(|(_, _, cw, sw)| cw.saturating_mul(*sw) != 0)
+        .count();
+    let mut comps = Vec::with_capacity(slots);
+    for (k, (component, sub, cw, sw)) in ws.into_iter().enumerate() {
         let weight = cw.saturating_mul(sw);
         if weight != 0 {
             let value = factor(k, job, policy, now);
@@ -108,6 +115,7 @@ pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
             });
         }
     }
+    debug_assert_eq!(comps.len(), slots);
     let computed: f64 = comps.iter().map(|c| c.contribution).sum();
     let computed = computed.clamp(i64::MIN as f64, i64::MAX as f64) as i64;
     match job.sys_prio {

@@ -217,6 +217,11 @@ pub struct State {
     /// When a running job last gave processors back (ended, was requeued
     /// or suspended): backfill chunking is timed from it.
     last_freed: Option<Time>,
+    /// Queued jobs that wait for a date (`start_after`) or for stage-in
+    /// data with a ready time: what [`State::next_wakeup`] looks at, so
+    /// that it does not scan the whole queue (the daemon asks 4 times a
+    /// second).
+    timed: OrdSet<JobId>,
 }
 
 impl State {
@@ -278,7 +283,21 @@ impl State {
 
     /// Queued jobs by id (submission order for equal priority).
     pub fn queued(&self) -> impl Iterator<Item = &Job> {
-        self.queued.iter().filter_map(|id| self.job(*id))
+        // A queue that is most of the jobs (the usual case) is read in one
+        // pass over the job map instead of one map lookup per queued id
+        // (O(n) instead of O(n log n) for 100,000 queued jobs). Both give
+        // the same jobs (queued = state Idle) in the same (id) order.
+        let dense = self.queued.len().saturating_mul(4) >= self.jobs.len();
+        let scan = dense.then(|| {
+            self.jobs
+                .values()
+                .filter(|j| j.state == JobState::Idle)
+                .map(|j| &**j)
+        });
+        let lookups = (!dense).then(|| self.queued.iter().filter_map(|id| self.job(*id)));
+        scan.into_iter()
+            .flatten()
+            .chain(lookups.into_iter().flatten())
     }
 
     /// Active jobs by id.
@@ -456,11 +475,25 @@ impl State {
     /// an active job or start date of a queued one.
     pub fn next_wakeup(&self, now: Time) -> Option<Time> {
         let ends = self.active().filter_map(|j| j.expected_end());
-        let dates = self.queued().filter_map(|j| {
-            let data = j.data_wait.and_then(|w| w.ready_at());
-            j.start_after.into_iter().chain(data).min()
-        });
+        let dates = self
+            .timed
+            .iter()
+            .filter_map(|id| self.job(*id))
+            .filter_map(wakeup_date);
         ends.chain(dates).filter(|t| *t > now).min()
+    }
+
+    /// Keeps [`State::timed`] right for one job after an event.
+    fn update_timed(&mut self, id: JobId) {
+        let timed = self
+            .jobs
+            .get(&id)
+            .is_some_and(|j| self.queued.contains(&id) && wakeup_date(j).is_some());
+        if timed {
+            self.timed.insert(id);
+        } else {
+            self.timed.remove(&id);
+        }
     }
 
     /// Applies an event at time `now`. On error nothing changed.
@@ -478,7 +511,11 @@ impl State {
                 idx.remove(j, self.queued.contains(&j.id));
             }
         }
+        let job_id = event_job(&event);
         let res = self.apply_inner(event, now);
+        if let Some(id) = job_id {
+            self.update_timed(id);
+        }
         if let Some(j) = touched.and_then(|id| self.jobs.get(&id)) {
             if let Some(idx) = self.idx.as_mut() {
                 idx.add(j, self.queued.contains(&j.id));
@@ -942,6 +979,13 @@ impl State {
 }
 
 /// The job an event changes, if any.
+/// When time alone makes a queued job eligible: its start date or its
+/// data-ready time, whichever is earlier.
+fn wakeup_date(j: &Job) -> Option<Time> {
+    let data = j.data_wait.and_then(|w| w.ready_at());
+    j.start_after.into_iter().chain(data).min()
+}
+
 fn event_job(e: &Event) -> Option<JobId> {
     match e {
         Event::Submit(j) => Some(j.id),
@@ -977,6 +1021,103 @@ mod tests {
 
     fn two_nodes() -> State {
         State::new(vec![Node::new("n1", 2, 1000), Node::new("n2", 2, 1000)])
+    }
+
+    #[test]
+    fn queued_reads_the_same_jobs_dense_or_sparse() {
+        let mut s = two_nodes();
+        for id in 1..=20 {
+            s.apply(
+                Event::Submit(Box::new(Job::new(id, "u", Request::procs(1), Some(10), 0))),
+                0,
+            )
+            .unwrap();
+        }
+        let ids = |s: &State| s.queued().map(|j| j.id).collect::<Vec<_>>();
+        let expected = |s: &State| s.queued.iter().copied().collect::<Vec<_>>();
+        assert_eq!(ids(&s), (1..=20).collect::<Vec<_>>(), "dense");
+        // Cancel most: the queue becomes sparse among the remembered jobs.
+        for id in 1..=18 {
+            s.apply(Event::Cancel { job: id }, 1).unwrap();
+        }
+        assert_eq!(ids(&s), vec![19, 20], "sparse");
+        assert_eq!(ids(&s), expected(&s));
+        let alloc = vec![Alloc {
+            node: 0,
+            tasks: 1,
+            procs: 1,
+            mem_mb: 0,
+        }];
+        s.apply(
+            Event::Start {
+                job: 19,
+                alloc,
+                kind: StartKind::Priority,
+            },
+            2,
+        )
+        .unwrap();
+        s.apply(Event::Requeue { job: 19 }, 3).unwrap();
+        assert_eq!(ids(&s), vec![19, 20]);
+        assert_eq!(ids(&s), expected(&s));
+    }
+
+    #[test]
+    fn next_wakeup_follows_start_dates_and_walltimes_through_events() {
+        let mut s = two_nodes();
+        let mut dated = Job::new(1, "u", Request::procs(1), Some(50), 0);
+        dated.start_after = Some(100);
+        s.apply(Event::Submit(Box::new(dated)), 0).unwrap();
+        s.apply(
+            Event::Submit(Box::new(Job::new(2, "u", Request::procs(1), Some(30), 0))),
+            0,
+        )
+        .unwrap();
+        assert_eq!(s.next_wakeup(0), Some(100));
+        assert_eq!(s.next_wakeup(100), None, "only later times");
+        let alloc = |n| {
+            vec![Alloc {
+                node: n,
+                tasks: 1,
+                procs: 1,
+                mem_mb: 0,
+            }]
+        };
+        s.apply(
+            Event::Start {
+                job: 2,
+                alloc: alloc(0),
+                kind: StartKind::Priority,
+            },
+            10,
+        )
+        .unwrap();
+        assert_eq!(s.next_wakeup(0), Some(40), "job 2 ends by its walltime");
+        s.apply(
+            Event::Modify {
+                job: 1,
+                change: JobChange::StartAfter(Some(20)),
+            },
+            10,
+        )
+        .unwrap();
+        assert_eq!(s.next_wakeup(0), Some(20));
+        s.apply(
+            Event::Start {
+                job: 1,
+                alloc: alloc(1),
+                kind: StartKind::Priority,
+            },
+            20,
+        )
+        .unwrap();
+        assert_eq!(
+            s.next_wakeup(0),
+            Some(40),
+            "a started job has no start date to wait for"
+        );
+        s.apply(Event::Cancel { job: 2 }, 25).unwrap();
+        assert_eq!(s.next_wakeup(0), Some(70));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the backends (local processes, simulation, Slurm).
 //!
 //! The trait is synchronous and non-blocking by contract: `start`, `cancel`,
-//! `suspend`... return as soon as the request is handed over (a backend that
+//! `suspend`, `set_walltime`... return as soon as the request is handed over (a backend that
 //! talks to something slow queues the work on its own thread); what actually
 //! happened comes back later from [`ResourceManager::observe`]. The daemon and
 //! the simulator drive every backend the same way: apply the plan through the
@@ -90,6 +90,15 @@ pub enum Observation {
     Requeued { job: JobId, at: Time },
     /// A node changed (added, down, drained, back up).
     NodeChanged { node: Node },
+    /// An accepted wall-clock change of an active job failed later (an
+    /// asynchronous backend, [`ResourceManager::set_walltime`]): `walltime`
+    /// is the limit still enforced.
+    WalltimeRefused {
+        job: JobId,
+        at: Time,
+        walltime: Option<Secs>,
+        message: String,
+    },
     /// A requested operation failed (suspend, signal...).
     OperationFailed {
         job: JobId,
@@ -133,6 +142,19 @@ pub trait ResourceManager: Send {
     /// reports [`Observation::Requeued`], and only then may it be started
     /// again.
     fn requeue(&mut self, job: JobId, now: Time) -> Result<(), RmError>;
+    /// Change the wall-clock limit of an active job (running or
+    /// suspended) to `walltime` seconds of run time in total (`None`: no
+    /// limit); a limit already exceeded ends the job at once, as a
+    /// wall-clock kill. `Err`: refused, the old limit stays. `Ok`: a
+    /// synchronous backend enforces the new limit from now on; an
+    /// asynchronous one accepted the request and reports a later failure as
+    /// [`Observation::WalltimeRefused`].
+    fn set_walltime(
+        &mut self,
+        job: JobId,
+        walltime: Option<Secs>,
+        now: Time,
+    ) -> Result<(), RmError>;
     /// Send `signal`, allow `timeout` seconds to write a checkpoint, then
     /// terminate for requeue; reported as [`Observation::Requeued`] once
     /// the job has ended (by itself or killed).

@@ -327,3 +327,53 @@ fn checkpoint_signals_terminates_then_reports_requeued() {
     let seen = rm.observe(0);
     assert!(!seen.iter().any(|o| is_end(o, 3)), "{seen:?}");
 }
+
+#[test]
+fn walltime_changes_go_to_slurm_and_a_refusal_reports_the_limit_in_force() {
+    let Some(f) = fixture("wall") else { return };
+    let mut rm = f.rm();
+    rm.nodes().unwrap();
+    let script = "#!/bin/sh\necho started\nfor i in $(seq 1 600); do sleep 0.2; done\n";
+    rm.start(&f.launch(11, &[("n1", 1)], script), 0).unwrap();
+    f.wait_output(11, "started");
+    f.wait_squeue(11, "%l", "10:00");
+    // Whole minutes, rounded up.
+    rm.set_walltime(11, Some(1500), 0).unwrap();
+    f.wait_squeue(11, "%l", "25:00");
+    rm.set_walltime(11, Some(61), 0).unwrap();
+    f.wait_squeue(11, "%l", "2:00");
+    assert!(rm.set_walltime(11, Some(0), 0).is_err(), "refused at once");
+    rm.cancel(11, 0).unwrap();
+    wait_obs(&mut rm, |o| is_end(o, 11));
+
+    // Slurm refuses the update (the job ended behind the backend's back,
+    // before its next poll): the limit still in force comes back.
+    let mut cfg = SlurmConfig::new("slurm", &f.tag, f.dir.path().join("spool"));
+    cfg.slurm_conf = Some(f.conf.clone());
+    cfg.poll_interval = Duration::from_secs(3600);
+    let mut rm = SlurmRm::new(cfg).unwrap();
+    rm.nodes().unwrap();
+    rm.start(&f.launch(12, &[("n2", 1)], script), 0).unwrap();
+    f.wait_output(12, "started");
+    let slurm_id = f.squeue(12, "%i").pop().expect("slurm job id");
+    let st = Command::new("scancel")
+        .arg(&slurm_id)
+        .env("SLURM_CONF", &f.conf)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    f.wait_squeue(12, "%T", "CANCELLED");
+    rm.set_walltime(12, Some(1200), 0).unwrap();
+    let o = wait_obs(&mut rm, |o| {
+        matches!(o, Observation::WalltimeRefused { job: 12, .. })
+    });
+    match o {
+        Observation::WalltimeRefused {
+            walltime, message, ..
+        } => {
+            assert_eq!(walltime, Some(600), "the launch's limit stays");
+            assert!(message.contains("scontrol"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

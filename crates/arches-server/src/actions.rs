@@ -58,6 +58,11 @@ impl Actor {
                 }
             }
         }
+        // A job named twice (`canceljob 3 3`, `3,ALL`) is acted on once,
+        // where it first appears: Moab matches its job table against the
+        // expressions, so a job matches once.
+        let mut seen = std::collections::BTreeSet::new();
+        ids.retain(|id| seen.insert(*id));
         for id in ids {
             let owner = self.state.job(id).map(|j| j.cred.user.clone());
             if !caller.admin && owner.as_deref() != Some(caller.user.as_str()) {
@@ -208,7 +213,7 @@ impl Actor {
             Ok(a) => a,
             Err(ForceError::Policy(why)) => {
                 let name = match &why {
-                    arches_core::BlockReason::Policy { limit, .. } => *limit,
+                    arches_core::BlockReason::Policy(p) => p.limit,
                     _ => "limit",
                 };
                 tracing::info!(job = id, reason = %why, "mjobctl -x refused by policy");
@@ -336,7 +341,10 @@ impl Actor {
                         "cannot change walltime attribute for job {id} from {old} to {new} (invalid value)"
                     ));
                 }
-                if active && new < old {
+                // An active job's limit is enforced by the resource
+                // manager: it must take the change first. Owners may not
+                // change it; administrators may raise or lower it.
+                if active && new < old && !caller.admin {
                     return Err(format!(
                         "cannot reduce walltime for active job {id} from {old} to {new} (cancel job instead?)"
                     ));
@@ -345,6 +353,13 @@ impl Actor {
                     return Err(format!(
                         "not authorized to increase walltime attribute for job {id} to '{new}' (job is active)"
                     ));
+                }
+                if active && new != old {
+                    if let Err(e) = self.rm.set_walltime(id, Some(new), now) {
+                        return Err(format!(
+                            "cannot change walltime attribute for job {id} from {old} to {new} ({e})"
+                        ));
+                    }
                 }
                 self.apply(
                     Event::Modify {

@@ -161,6 +161,14 @@ pub struct Actor {
     /// whether it changed since the last commit.
     pub(crate) accounting: Arc<arches_core::accounting::Accounting>,
     pub(crate) accounting_dirty: bool,
+    /// Deferred jobs (a `Defer` hold after a failed start) and when their
+    /// deferral ends ([`crate::defer`]).
+    pub(crate) deferred: std::collections::BTreeMap<JobId, Time>,
+    /// Submissions since the heap was last trimmed: after a burst the
+    /// heap is trimmed once the actor is idle ([`crate::pace::TRIM_BURST`]).
+    submitted_since_trim: usize,
+    /// A long iteration asked for a heap trim once its plan is published.
+    trim_due: bool,
     /// When iterations, observations and commits happen.
     pace: crate::pace::Pace,
 }
@@ -197,10 +205,12 @@ impl Actor {
             .map(|r| (r.job.id, r))
             .collect();
         let mut unconfirmed = BTreeSet::new();
+        let mut deferred = std::collections::BTreeMap::new();
         store.for_each_job(|rec| {
             let rec = crate::intent::prefer_intent(rec, &mut intents, &mut unconfirmed);
             let job = rec.to_job()?;
             let id = job.id;
+            let defer_hold = job.holds.contains(arches_core::HoldType::Defer);
             crate::observe::restore_job(&mut state, job)?;
             // LOCAL jobs staging to their nodes are allocated but not in
             // the backend yet: the staging driver carries on with them.
@@ -208,6 +218,11 @@ impl Actor {
                 j.state.is_active() && !matches!(j.state, JobState::Staging | JobState::Staged)
             }) {
                 active.push(id);
+            }
+            if let Some(until) = rec.exec.defer.as_ref().and_then(|d| d.until) {
+                if defer_hold {
+                    deferred.insert(id, until);
+                }
             }
             exec.insert(id, Arc::new(rec.exec));
             Ok::<(), anyhow::Error>(())
@@ -304,6 +319,9 @@ impl Actor {
             rsv_changes: (Vec::new(), Vec::new()),
             accounting,
             accounting_dirty: false,
+            deferred,
+            submitted_since_trim: 0,
+            trim_due: false,
             pace: crate::pace::Pace::default(),
         };
         crate::pace::trim_heap();
@@ -317,6 +335,12 @@ impl Actor {
         loop {
             let inputs = self.collect(&rx);
             let now = now();
+            if inputs.is_empty() && self.submitted_since_trim >= crate::pace::TRIM_BURST {
+                // A burst of submissions is over: what its requests, parses
+                // and commits left in the allocator goes back to the system.
+                self.submitted_since_trim = 0;
+                crate::pace::trim_heap();
+            }
             if !inputs.is_empty() {
                 let mut replies: Vec<Box<dyn FnOnce()>> = Vec::new();
                 for input in inputs {
@@ -340,6 +364,9 @@ impl Actor {
                     self.stats.paused = false;
                     self.wake = true;
                 }
+                if self.next_deferral_end().is_some_and(|t| t <= now) {
+                    self.release_deferred(now);
+                }
                 let due = self.pace.since_iteration(Instant::now()) >= poll
                     || self.state.next_wakeup(now - 1).is_some_and(|t| t <= now)
                     || self.plan.next_wakeup.is_some_and(|t| t <= now);
@@ -355,6 +382,12 @@ impl Actor {
             if iterate || !self.dirty.is_empty() || !self.purged.is_empty() {
                 self.persist()?;
                 self.publish(now);
+            }
+            if self.trim_due {
+                // The previous plan (and what the iteration built and
+                // dropped) is free now that the new snapshot replaced it.
+                self.trim_due = false;
+                crate::pace::trim_heap();
             }
             if self.stop {
                 self.publish(now);
@@ -448,6 +481,7 @@ impl Actor {
         self.payloads.push((id, payload));
         self.dirty.insert(id);
         self.wake = true;
+        self.submitted_since_trim += 1;
         tracing::info!(job = id, "job submitted");
         Ok(SubmitResponse { id })
     }
@@ -549,8 +583,8 @@ impl Actor {
         }
         for (job, result) in self.start_jobs(plan.starts.clone(), now) {
             if let Err(e) = result {
+                // Noted (and deferred) where it failed.
                 tracing::warn!(job, error = %e, "start failed");
-                self.note(job, format!("cannot start job: {e}"));
             }
         }
         if self.cfg.policy.reservation_policy == arches_core::policy::ReservationPolicy::Highest {
@@ -578,7 +612,8 @@ impl Actor {
         self.staging_after(now);
         self.pace.iterated(t0, t0.elapsed());
         if t0.elapsed() >= crate::pace::TRIM_AFTER {
-            crate::pace::trim_heap();
+            // After the next publish, which releases the previous plan.
+            self.trim_due = true;
         }
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         self.stats.iterations += 1;
@@ -643,11 +678,14 @@ impl Actor {
             .ok_or_else(|| format!("no execution record for job {id}"))?;
         let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
             Some((_, p)) => p.clone(),
-            None => self
-                .store
-                .payload(id)
-                .map_err(|e| format!("cannot read the job's script: {e}"))?
-                .unwrap_or_default(),
+            None => match self.store.payload(id) {
+                Ok(p) => p.unwrap_or_default(),
+                Err(e) => {
+                    let why = format!("cannot read the job's script: {e}");
+                    self.start_failed(id, &why, now);
+                    return Err(why);
+                }
+            },
         };
         let nodes = alloc
             .iter()
@@ -672,7 +710,11 @@ impl Actor {
             launch.exec.env.push(kv);
         }
         let wait = (now - job.submit_time).max(0) as f64;
-        self.rm.start(&launch, now).map_err(|e| e.to_string())?;
+        if let Err(e) = self.rm.start(&launch, now) {
+            let why = e.to_string();
+            self.start_failed(id, &why, now);
+            return Err(why);
+        }
         if !self.apply(
             Event::Start {
                 job: id,
@@ -682,7 +724,9 @@ impl Actor {
             now,
         ) {
             let _ = self.rm.cancel(id, now);
-            return Err("the allocation no longer fits".to_string());
+            let why = "the allocation no longer fits".to_string();
+            self.note(id, format!("cannot start job: {why}"));
+            return Err(why);
         }
         if let Some(v) = virtual_walltime {
             // Backfilled on its scaled limit (BFVIRTUALWALLTIMESCALINGFACTOR).

@@ -142,7 +142,9 @@ fn caller(app: &AppState, peer: PeerInfo) -> Result<Caller, Failure> {
     let user = ident::user_by_uid(peer.uid)
         .map(|u| u.name)
         .unwrap_or_else(|| format!("uid{}", peer.uid));
-    let admin = peer.uid == 0 || app.cfg.admins.contains(&user);
+    // Root and the user the daemon runs as (Moab's primary administrator:
+    // whoever started `moab` may stop it) are always administrators.
+    let admin = peer.uid == 0 || peer.uid == ident::current_uid() || app.cfg.admins.contains(&user);
     Ok(Caller { peer, user, admin })
 }
 

@@ -114,6 +114,9 @@ pub fn groups_of(user: &UserInfo) -> Vec<u32> {
             unsafe { libc::getgrouplist(cname.as_ptr(), user.gid, groups.as_mut_ptr(), &mut n) };
         if rc >= 0 {
             groups.truncate(n.max(0) as usize);
+            // Kept in every job's execution record: no spare capacity
+            // (64 slots for one group was 256 bytes per submitted job).
+            groups.shrink_to_fit();
             return groups;
         }
         if n <= before {
@@ -179,7 +182,9 @@ mod tests {
         let root = user_by_uid(0).expect("root has a passwd entry");
         assert_eq!(root.name, "root");
         assert_eq!(user_by_name("root").map(|u| u.uid), Some(0));
-        assert!(groups_of(&root).contains(&root.gid));
+        let groups = groups_of(&root);
+        assert!(groups.contains(&root.gid));
+        assert_eq!(groups.capacity(), groups.len(), "no spare capacity kept");
         assert_eq!(group_name(0), "root");
         assert!(!short_hostname().contains('.'));
     }

@@ -76,6 +76,9 @@ impl Actor {
         if let Err(e) = self.store.record_starts(&intents) {
             tracing::error!(error = %e, "cannot record start intents: nothing started");
             let why = format!("cannot record the start durably: {e}");
+            for s in &starts {
+                self.note(s.job, format!("cannot start job: {why}"));
+            }
             return starts
                 .into_iter()
                 .map(|s| (s.job, Err(why.clone())))

@@ -10,7 +10,9 @@
 use std::path::Path;
 
 use arches_api::SubmitRequest;
-use arches_core::{HoldType, Job, JobFlag, JobId, NodeAdminState, Policy, Request, State, Time};
+use arches_core::{
+    HoldType, Job, JobFlag, JobId, Node, NodeAdminState, Policy, Request, State, Time,
+};
 use arches_store::{ExecRecord, Payload};
 
 use crate::ident::UserInfo;
@@ -225,6 +227,10 @@ impl Submission {
         let err_default = format!("{name}.e{id}");
         self.exec.stdout = output_path(self.req.output.as_deref(), &out_default, &sdir, &sid);
         self.exec.stderr = output_path(self.req.error.as_deref(), &err_default, &sdir, &sid);
+        if self.req.join && self.req.join_to_error {
+            // `-j eo`: both streams into the error file (Torque).
+            self.exec.stdout = self.exec.stderr.clone();
+        }
         let class = self.job.cred.class.clone().unwrap_or_default();
         let account = self.job.cred.account.clone().unwrap_or_default();
         let mut env: Vec<(String, String)> = Vec::new();
@@ -329,7 +335,11 @@ fn absolute(p: &str, base: &str) -> String {
     }
 }
 
-/// Checks that some set of usable nodes can hold the request.
+/// Checks that some set of usable nodes can hold the request when the
+/// cluster is empty: the same per-node test the placement uses (processors
+/// and memory per task, tasks per node, features, partition), node by node,
+/// so that e.g. `nodes=2:ppn=3` is refused when only one node has 3
+/// processors. Drained nodes count (they may come back); down nodes do not.
 fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
     let nodes: Vec<_> = state
         .nodes()
@@ -346,40 +356,59 @@ fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
         });
     }
     let ppt = req.procs_per_task.max(1);
-    let max_procs = nodes.iter().map(|n| n.procs).max().unwrap_or(0);
-    if let Some(tpn) = req.tasks_per_node {
-        let need = tpn.saturating_mul(ppt);
-        if need > max_procs {
+    // Tasks of this job each node could hold on its own.
+    let fit = |n: &Node| arches_core::placement::tasks_fitting(n, req, n.procs, n.mem_mb);
+    // Tasks every chosen node must hold (exact node count), as placement has it.
+    let per_node = match (req.nodes, req.tasks_per_node) {
+        (_, Some(tpn)) => Some(tpn.max(1)),
+        (Some(n), None) if n > 0 => Some(req.tasks.div_ceil(n).max(1)),
+        _ => None,
+    };
+    if let Some(t) = per_node {
+        let need_procs = t.saturating_mul(ppt);
+        let need_mem = req.mem_per_task_mb.saturating_mul(u64::from(t));
+        let big_enough = nodes.iter().filter(|n| fit(n) >= t).count();
+        let wanted = req.nodes.unwrap_or(1).max(1) as usize;
+        if big_enough == 0 || big_enough < wanted {
+            let max_procs = nodes.iter().map(|n| n.procs).max().unwrap_or(0);
+            let max_mem = nodes.iter().map(|n| n.mem_mb).max().unwrap_or(0);
+            if need_procs > max_procs {
+                return err(format!(
+                    "job requests {need_procs} procs per node but no node has more than {max_procs}"
+                ));
+            }
+            if req.mem_per_task_mb > 0 && max_mem > 0 && need_mem > max_mem {
+                return err(format!(
+                    "job requests {need_mem} MB of memory per node but no node has more than {max_mem} MB"
+                ));
+            }
+            if wanted > nodes.len() {
+                return err(format!(
+                    "job requests {wanted} nodes but only {} are available",
+                    nodes.len()
+                ));
+            }
+            let mem = if req.mem_per_task_mb > 0 {
+                format!(" and {need_mem} MB of memory")
+            } else {
+                String::new()
+            };
             return err(format!(
-                "job requests {need} procs per node but no node has more than {max_procs}"
+                "job requests {wanted} nodes with {need_procs} procs{mem} each but only {big_enough} of the {} usable nodes {} that large",
+                nodes.len(),
+                if big_enough == 1 { "is" } else { "are" }
             ));
         }
+        return Ok(());
     }
-    if let Some(n) = req.nodes {
-        if n as usize > nodes.len() {
-            return err(format!(
-                "job requests {n} nodes but only {} are available",
-                nodes.len()
-            ));
-        }
-    }
-    let total: u64 = nodes.iter().map(|n| u64::from(n.procs / ppt)).sum();
+    let total: u64 = nodes.iter().map(|n| u64::from(fit(n))).sum();
     if u64::from(req.tasks) > total {
-        return err(format!(
-            "job requests {} procs but the cluster has only {}",
-            req.total_procs(),
-            nodes.iter().map(|n| u64::from(n.procs)).sum::<u64>()
-        ));
-    }
-    if req.mem_per_task_mb > 0 {
-        let per_node_tasks = req.tasks_per_node.unwrap_or(1).max(1);
-        let need = req
-            .mem_per_task_mb
-            .saturating_mul(u64::from(per_node_tasks));
-        let max_mem = nodes.iter().map(|n| n.mem_mb).max().unwrap_or(0);
-        if max_mem > 0 && need > max_mem {
+        let procs: u64 = nodes.iter().map(|n| u64::from(n.procs)).sum();
+        let per_task_fit: u64 = nodes.iter().map(|n| u64::from(n.procs / ppt)).sum();
+        if u64::from(req.tasks) > per_task_fit {
             return err(format!(
-                "job requests {need} MB of memory per node but no node has more than {max_mem} MB"
+                "job requests {} procs but the cluster has only {procs}",
+                req.total_procs()
             ));
         }
         let total_mem: u64 = nodes.iter().map(|n| n.mem_mb).sum();
@@ -389,6 +418,10 @@ fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
                 req.total_mem_mb()
             ));
         }
+        return err(format!(
+            "job requests {} tasks of {ppt} procs and {} MB each but the nodes can hold only {total}",
+            req.tasks, req.mem_per_task_mb
+        ));
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ pub mod actions;
 pub mod actor;
 pub mod config;
 mod control;
+mod defer;
 pub mod estimates;
 pub mod http;
 pub mod ident;
@@ -87,6 +88,7 @@ pub fn main() -> ExitCode {
         }
         return arches_sim::cli::main(args);
     }
+    pace::tune_allocator();
     match run(&opts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -282,8 +284,11 @@ pub(crate) fn set_log_level(level: u32) {
 }
 
 /// Logs to stderr and to `<home>/log/moab.log` (`RUST_LOG` filters; default
-/// `info`). A second initialisation in the same process is ignored.
+/// `info`). Colours only on a terminal (never in a redirected stderr, a
+/// journal or the log file). A second initialisation in the same process is
+/// ignored.
 fn init_logging(home: &Path) {
+    use std::io::IsTerminal;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::EnvFilter;
@@ -294,9 +299,11 @@ fn init_logging(home: &Path) {
         .create(true)
         .append(true)
         .open(home.join("log").join("moab.log"));
-    let registry = tracing_subscriber::registry()
-        .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
+    let registry = tracing_subscriber::registry().with(filter).with(
+        tracing_subscriber::fmt::layer()
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_writer(std::io::stderr),
+    );
     let _ = match file {
         Ok(f) => registry
             .with(

@@ -33,8 +33,7 @@ impl Actor {
                     self.finish(job, at.min(now), code);
                 }
                 Observation::StartFailed { job, message, .. } => {
-                    self.note(job, format!("job start failed: {message}"));
-                    self.apply(Event::Requeue { job }, now);
+                    self.start_failed(job, &message, now);
                 }
                 Observation::NodeFailed { job, node, .. } => {
                     self.note(job, format!("node {node} failed"));
@@ -76,6 +75,29 @@ impl Actor {
                         self.apply(Event::AddNode(node), now);
                     }
                 },
+                Observation::WalltimeRefused {
+                    job,
+                    walltime,
+                    message,
+                    ..
+                } => {
+                    let shown = walltime.map_or("none".to_string(), |w| w.to_string());
+                    self.note(
+                        job,
+                        format!(
+                            "walltime change refused by the resource manager: {message} (limit stays {shown})"
+                        ),
+                    );
+                    if self.state.job(job).is_some_and(|j| j.state.is_active()) {
+                        self.apply(
+                            Event::Modify {
+                                job,
+                                change: arches_core::state::JobChange::Walltime(walltime),
+                            },
+                            now,
+                        );
+                    }
+                }
                 Observation::OperationFailed {
                     job,
                     operation,

@@ -65,17 +65,27 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
         unknown: Vec::new(),
     };
     let pv = crate::preempt::PreemptView::new(s);
+    // Each job once, where it is first named (as job actions do).
+    let mut seen = std::collections::BTreeSet::new();
     for text in &req.ids {
         if text.eq_ignore_ascii_case("ALL") {
             let all = s
                 .state
                 .jobs()
                 .filter(|j| req.completed || !j.state.is_finished());
-            out.jobs.extend(all.map(|j| detail_with(s, j, &pv)));
+            for j in all {
+                if seen.insert(j.id) {
+                    out.jobs.push(detail_with(s, j, &pv));
+                }
+            }
             continue;
         }
         match parse_job_id(text).and_then(|id| s.state.job(id)) {
-            Some(j) => out.jobs.push(detail_with(s, j, &pv)),
+            Some(j) => {
+                if seen.insert(j.id) {
+                    out.jobs.push(detail_with(s, j, &pv));
+                }
+            }
             None => out.unknown.push(text.clone()),
         }
     }

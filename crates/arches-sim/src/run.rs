@@ -753,6 +753,7 @@ fn observed_job(obs: &Observation) -> JobId {
         | Observation::NodeFailed { job, .. }
         | Observation::Vanished { job, .. }
         | Observation::Requeued { job, .. }
+        | Observation::WalltimeRefused { job, .. }
         | Observation::OperationFailed { job, .. } => *job,
         Observation::NodeChanged { .. } => 0,
     }

@@ -21,7 +21,7 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-pub use record::{ExecRecord, JobRecord, Payload, ReservationRecord, StageRecord};
+pub use record::{DeferRecord, ExecRecord, JobRecord, Payload, ReservationRecord, StageRecord};
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]

@@ -83,6 +83,10 @@ pub struct ExecRecord {
     /// `STAGEOUT` files (and the implicit stdout/stderr stage-out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stage_out: Vec<StageRecord>,
+    /// Failed starts and deferrals ([`arches_core::defer`]); `None` for
+    /// the (usual) job that never failed to start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defer: Option<Box<DeferRecord>>,
     /// The script of a record written before payloads had their own table
     /// ([`crate::Store::load_jobs`] moves it there). `None` in memory.
     #[serde(default, rename = "script", skip_serializing_if = "Option::is_none")]
@@ -90,6 +94,35 @@ pub struct ExecRecord {
     /// The environment of such a record, likewise.
     #[serde(default, rename = "env", skip_serializing_if = "Option::is_none")]
     pub legacy_env: Option<Vec<(String, String)>>,
+}
+
+/// Serde mirror of [`arches_core::defer::DeferState`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct DeferRecord {
+    #[serde(default)]
+    pub failures: u32,
+    #[serde(default)]
+    pub defers: u32,
+    #[serde(default)]
+    pub until: Option<i64>,
+}
+
+impl DeferRecord {
+    pub fn to_core(self) -> arches_core::defer::DeferState {
+        arches_core::defer::DeferState {
+            failures: self.failures,
+            defers: self.defers,
+            until: self.until,
+        }
+    }
+
+    pub fn from_core(s: arches_core::defer::DeferState) -> Self {
+        DeferRecord {
+            failures: s.failures,
+            defers: s.defers,
+            until: s.until,
+        }
+    }
 }
 
 /// One file to stage (serde mirror of `arches_core::staging::StageFile`).

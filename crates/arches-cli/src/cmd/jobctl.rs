@@ -38,8 +38,8 @@ fn expand(jobs: &[String]) -> Vec<String> {
     name = "canceljob",
     about = "Cancel jobs",
     long_about = "Cancel one or more jobs (ids, job expressions or ALL). Prints `job '<id>' cancelled` \
-per job; an unknown job prints `ERROR:  invalid job specified (<id>)` on stderr and exits 1. \
-Equivalent to `mjobctl -c`."
+per job (once for a job named twice); an unknown job prints `ERROR:  invalid job specified (<id>)` on \
+stderr and exits 1. Equivalent to `mjobctl -c`."
 )]
 pub struct Canceljob {
     /// Job ids, comma lists, expressions or ALL.
@@ -70,7 +70,8 @@ fn is_hold_list(s: &str) -> bool {
     about = "Control and modify jobs",
     long_about = "Cancel, hold, release, modify, suspend, resume, requeue, checkpoint, signal, \
 prioritise, force-start or query jobs. JOBEXP is a job id, a comma list, a regular expression \
-(quote it) or ALL. The daemon prints Moab's confirmation per job.\n\n\
+(quote it) or ALL. The daemon prints Moab's confirmation per job; a job named more than once \
+(`3 3`, `3,ALL`) is acted on once, as Moab matches its job table against the expressions.\n\n\
 -s, -C and -R preempt with Moab's escalation by what the job allows (suspend: SUSPENDABLE, \
 checkpoint: CHECKPOINT, requeue: RESTARTABLE, else cancel), printing e.g. `job 7 not suspendable, \
 preempt policy temporarily changed to requeue` then `job successfully preempted`. A checkpointed \
@@ -78,7 +79,11 @@ preempt policy temporarily changed to requeue` then `job successfully preempted`
 its processes are gone, then goes back to the queue; restarted after a checkpoint it sees \
 MOAB_RESTARTED=1. Owners may suspend, requeue, checkpoint or cancel their jobs; only administrators \
 resume (-r) or force-start (-x). -R on a completed job queues it again. -x respects credential \
-limits and reservations unless -w flags=ignorepolicies or flags=ignorersv.",
+limits and reservations unless -w flags=ignorepolicies or flags=ignorersv. \
+-m walltime= on a running or suspended job changes the limit its resource manager enforces \
+(administrators may raise or lower it; owners may not): if the resource manager refuses, nothing \
+changes and the error is printed. With Slurm the change is applied by `scontrol update` in the \
+background; a later refusal restores the old limit and is shown by checkjob.",
     group(ArgGroup::new("op").required(true).args([
         "cancel", "checkpoint", "hold", "modify", "signal", "priority", "query",
         "resume", "requeue", "suspend", "release", "execute", "force_cancel", "submit"

@@ -137,7 +137,7 @@ pub fn showq(a: Showq) -> Result<u8, String> {
     about = "Display detailed status of one or more jobs",
     long_about = "Display a job's state, credentials, wall time, requested and allocated resources, \
 reservation and priority in Moab's format. Several ids print several reports separated by a line of \
-'=' characters; ALL selects every job."
+'=' characters; ALL selects every job. A job named more than once (`5 5`, `5 Moab.5`) is shown once."
 )]
 pub struct Checkjob {
     /// Verbose; give twice (-v -v or -vv) for more detail.

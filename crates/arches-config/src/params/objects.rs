@@ -87,7 +87,7 @@ static ADMIN_ATTRS: &[AttrDef] = &[
         "USERS",
         ValueType::List,
         None,
-        "Users of this level (ALL = everyone); root is always level 1.",
+        "Users of this level (ALL = everyone); root and the user the daemon runs as are always level 1.",
         |c, s, v| {
             let level: usize = s
                 .index

@@ -3,15 +3,18 @@
 //!
 //! Protocol between [`LocalRm`] (in the daemon) and a supervisor
 //! ([`supervise_main`]), all through `<spool>/<jobid>/`:
-//! - `start` writes `launch.json` and spawns `<supervisor...> <job dir>` in a
-//!   new session, with its control signals blocked so that none is lost before
-//!   it is ready. That is the whole cost of a start; the spool is flushed to
-//!   disk in batches by a housekeeping thread (see `housekeeping`).
+//! - `start` writes `launch.json` and spawns (`posix_spawn`, no copy of the
+//!   daemon's memory) `<supervisor...> <job dir>` in a new session, with its
+//!   control signals blocked so that none is lost before it is ready. That is
+//!   the whole cost of a start: nothing is flushed to disk for it (see
+//!   `housekeeping` for why that is safe).
 //! - The supervisor forks the job, writes `pid` (its own pid and the job's
 //!   process group), and at the end writes `status` (`exit <code>` +
-//!   `walltime ok|exceeded`, or `failed <reason>`) atomically and durably
-//!   (temp file, fsync, rename, fsync dir) before exiting.
-//! - Control requests (cancel, signal, suspend, resume, requeue, checkpoint)
+//!   `walltime ok|exceeded`, or `failed <reason>`; then `at <epoch secs>`,
+//!   when it happened) atomically and durably (temp file, fsync, rename,
+//!   fsync of the job directory and of the spool directory) before exiting.
+//! - Control requests (cancel, signal, suspend, resume, requeue, checkpoint,
+//!   a new wall-clock limit)
 //!   are appended as lines to `ctl`, then the supervisor is woken with SIGUSR1.
 //! - `observe` reaps the supervisors it spawned (`try_wait`) and, for
 //!   re-adopted ones, looks for their `status` file.
@@ -81,9 +84,7 @@ use std::collections::BTreeMap;
 use std::fs::{self, DirBuilder};
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
 use arches_core::{JobId, Node, Secs, Time};
 
@@ -137,6 +138,7 @@ impl LocalConfig {
 /// alone; a new instance on the same spool finds them with `recover`.
 pub struct LocalRm {
     config: LocalConfig,
+    spawner: sys::Spawner,
     spool: PathBuf,
     housekeeper: Housekeeper,
     jobs: BTreeMap<JobId, Supervised>,
@@ -178,7 +180,11 @@ impl LocalRm {
             return Err(unavailable(io::Error::other("not a directory")));
         }
         let housekeeper = Housekeeper::start(&spool).map_err(unavailable)?;
+        let spawner = sys::Spawner::new(&config.supervisor).map_err(|e| {
+            RmError::Refused(format!("local resource manager: supervisor command: {e}"))
+        })?;
         Ok(LocalRm {
+            spawner,
             config,
             spool,
             housekeeper,
@@ -220,25 +226,8 @@ impl LocalRm {
         self.housekeeper.reclaim(dir)
     }
 
-    fn spawn_supervisor(&self, dir: &Path) -> io::Result<Child> {
-        let mut cmd = Command::new(&self.config.supervisor[0]);
-        // Not the daemon's name: `pkill moab` must not take jobs down.
-        cmd.arg0(SUPERVISOR_NAME)
-            .args(&self.config.supervisor[1..])
-            .arg(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        // SAFETY: setsid and sigprocmask are async-signal-safe.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setsid() == -1 {
-                    return Err(io::Error::last_os_error());
-                }
-                sys::block_supervisor_signals()
-            });
-        }
-        cmd.spawn()
+    fn spawn_supervisor(&self, dir: &Path) -> io::Result<i32> {
+        self.spawner.spawn(dir)
     }
 
     /// Hand a control request to the job's supervisor.
@@ -247,7 +236,7 @@ impl LocalRm {
         control.append(&sup.dir).map_err(|e| {
             RmError::Unavailable(format!("cannot write to {}: {e}", sup.dir.display()))
         })?;
-        if sup.child.is_none() && !sup.still_supervised() {
+        if !sup.ours && !sup.still_supervised() {
             // Ended already: `observe` reports it.
             return Ok(());
         }
@@ -297,7 +286,7 @@ impl LocalRm {
                 Some(pids) => self.retired.push(Supervised {
                     job: current.unwrap_or_default(),
                     pid: pids.supervisor,
-                    child: None,
+                    ours: false,
                     arg: String::new(),
                     dir,
                     requeue: true,
@@ -346,19 +335,18 @@ impl ResourceManager for LocalRm {
             .mode(0o711)
             .create(&dir)
             .map_err(|e| fail("cannot create the job directory", e))?;
-        let child = spool::write_private(&dir, spool::LAUNCH, &json)
+        let pid = spool::write_private(&dir, spool::LAUNCH, &json)
             .and_then(|()| self.spawn_supervisor(&dir))
             .map_err(|e| {
                 let _ = fs::remove_dir_all(&dir);
                 fail("cannot start the supervisor for", e)
             })?;
-        self.housekeeper.sync();
         self.jobs.insert(
             job,
             Supervised {
                 job,
-                pid: i32::try_from(child.id()).unwrap_or(i32::MAX),
-                child: Some(child),
+                pid,
+                ours: true,
                 arg: dir.to_string_lossy().into_owned(),
                 dir,
                 requeue: false,
@@ -387,6 +375,25 @@ impl ResourceManager for LocalRm {
 
     fn requeue(&mut self, job: JobId, _now: Time) -> Result<(), RmError> {
         self.terminate_for_requeue(job, Control::Requeue)
+    }
+
+    fn set_walltime(
+        &mut self,
+        job: JobId,
+        walltime: Option<Secs>,
+        _now: Time,
+    ) -> Result<(), RmError> {
+        if walltime.is_some_and(|w| w <= 0) {
+            return Err(RmError::Refused(format!(
+                "invalid wall-clock limit {}",
+                walltime.unwrap_or_default()
+            )));
+        }
+        let sup = self.jobs.get(&job).ok_or(RmError::UnknownJob(job))?;
+        if !sup.ours && !sup.still_supervised() {
+            return Err(RmError::Refused(format!("job {job} has ended")));
+        }
+        self.control(job, Control::Walltime(walltime))
     }
 
     fn checkpoint(
@@ -425,9 +432,10 @@ impl ResourceManager for LocalRm {
         }
         let mut done = Vec::new();
         self.retired.retain_mut(|sup| {
-            let running = match sup.child {
-                Some(_) => sup.ended().is_none(),
-                None => runs_in(sup.pid, &sup.dir),
+            let running = if sup.ours {
+                sup.ended().is_none()
+            } else {
+                runs_in(sup.pid, &sup.dir)
             };
             if !running {
                 done.push(std::mem::take(&mut sup.dir));
@@ -461,7 +469,7 @@ impl ResourceManager for LocalRm {
             let sup = Supervised {
                 job,
                 pid: 0,
-                child: None,
+                ours: false,
                 arg: String::new(),
                 dir,
                 requeue: false,

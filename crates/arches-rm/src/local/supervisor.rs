@@ -3,7 +3,8 @@
 //! It runs in its own session so the job survives the daemon: it reads
 //! `launch.json`, prepares the script and `PBS_NODEFILE`, forks the job in its
 //! own process group (as the job's user when running as root), enforces the
-//! wall-clock limit (time spent suspended does not count), obeys the control
+//! wall-clock limit (time spent suspended does not count; `walltime` control
+//! lines change it), obeys the control
 //! commands the daemon appends to `ctl` (announced with SIGUSR1), and finally
 //! records the outcome durably in `status` and exits. SIGTERM or SIGINT to the
 //! supervisor cancels the job. The job ends when its leader (the script's
@@ -52,9 +53,23 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
     }
     let status = match Supervisor::start(dir) {
         Ok(mut sup) => sup.run(),
-        Err(message) => Status::Failed { message },
+        Err(message) => Status::Failed {
+            message,
+            at: Some(epoch_now()),
+        },
     };
-    match spool::write_durable(Path::new("."), spool::STATUS, status.render().as_bytes()) {
+    let recorded = spool::write_durable(Path::new("."), spool::STATUS, status.render().as_bytes())
+        // The job directory's own entry in the spool: nothing else flushes
+        // it (the daemon does not sync the spool). A spool this supervisor
+        // may not read (a test's) is left to the file system's ordering.
+        .and_then(|()| match File::open("..") {
+            Ok(spool) => spool.sync_all(),
+            Err(e) => {
+                eprintln!("supervisor: cannot open the spool directory to flush it: {e}");
+                Ok(())
+            }
+        });
+    match recorded {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!(
@@ -64,6 +79,13 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
             ExitCode::from(EXIT_UNRECORDED)
         }
     }
+}
+
+/// The wall clock in epoch seconds (when an outcome happened).
+fn epoch_now() -> arches_core::Time {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as arches_core::Time)
 }
 
 /// Wall-clock accounting that stops while the job is suspended.
@@ -198,6 +220,7 @@ impl Supervisor {
                 return Status::Exited {
                     code: sys::exit_code(status),
                     walltime_exceeded: self.walltime_exceeded,
+                    at: Some(epoch_now()),
                 };
             }
             self.check_deadlines(now);
@@ -318,6 +341,11 @@ impl Supervisor {
                     self.suspended = false;
                     self.clock.resume(now);
                 }
+            }
+            Control::Walltime(limit) => {
+                // Total run time, as at the start; an exceeded limit ends
+                // the job at the next deadline check (now).
+                self.clock.limit = limit.map(|w| Duration::from_secs(w.max(0).unsigned_abs()));
             }
             Control::Checkpoint { signal, timeout } => {
                 self.thaw();

@@ -52,6 +52,9 @@ pub(crate) struct SlurmJob {
     pub end_time: Option<i64>,
     #[serde(default)]
     pub start_time: Option<i64>,
+    /// Minutes (`null`: UNLIMITED).
+    #[serde(default)]
+    pub time_limit: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -101,6 +104,7 @@ pub(crate) fn parse_jobs_text(text: &str) -> Vec<SlurmJob> {
                 restart_cnt: None,
                 end_time: None,
                 start_time: None,
+                time_limit: None,
             })
         })
         .collect()

@@ -23,6 +23,7 @@ pub(crate) enum Request {
     Resume(JobId),
     Requeue(JobId),
     Checkpoint(JobId, i32, Secs),
+    SetWalltime(JobId, Option<Secs>),
     Recover(Vec<JobId>),
 }
 
@@ -52,6 +53,9 @@ struct Track {
     requeue: bool,
     /// A checkpointed job is cancelled at this deadline if still there.
     kill_at: Option<Instant>,
+    /// The wall-clock limit Slurm enforces (seconds as Arches asked;
+    /// Slurm rounds it up to minutes).
+    limit: Option<Secs>,
 }
 
 /// A start waiting for slurmctld to answer again.
@@ -189,7 +193,34 @@ impl Worker {
                 let deadline = Instant::now() + Duration::from_secs(timeout.max(0) as u64);
                 self.terminate_for_requeue(job, Some(deadline));
             }
+            Request::SetWalltime(job, walltime) => self.set_walltime(job, walltime),
             Request::Recover(active) => self.recover(&active),
+        }
+    }
+
+    /// `scontrol update JobId=ID TimeLimit=<minutes, rounded up>`; a
+    /// failure reports the limit still in force.
+    fn set_walltime(&mut self, job: JobId, walltime: Option<Secs>) {
+        let Some(t) = self.jobs.get(&job) else {
+            return self.failed(job, "set walltime", format!("job {job} is not in Slurm"));
+        };
+        let id = format!("JobId={}", t.slurm);
+        let limit = format!("TimeLimit={}", slurm_minutes(walltime));
+        match self.cfg.run("scontrol", &["update", &id, &limit]) {
+            Ok(_) => {
+                if let Some(t) = self.jobs.get_mut(&job) {
+                    t.limit = walltime;
+                }
+            }
+            Err(message) => {
+                tracing::warn!(job, "set walltime: {message}");
+                self.emit(Observation::WalltimeRefused {
+                    job,
+                    at: now(),
+                    walltime: t.limit,
+                    message,
+                });
+            }
         }
     }
 
@@ -300,6 +331,7 @@ impl Worker {
                         resumed: None,
                         requeue: false,
                         kill_at: None,
+                        limit: launch.walltime.filter(|w| *w > 0),
                     },
                 );
             }
@@ -371,7 +403,7 @@ impl Worker {
         }
         args.extend(layout(launch));
         if let Some(w) = launch.walltime.filter(|w| *w > 0) {
-            args.push(format!("--time={}", (w + 59) / 60));
+            args.push(format!("--time={}", slurm_minutes(Some(w))));
         }
         args.push(format!("--chdir={}", exec.workdir));
         args.push(format!("--output={}", exec.stdout));
@@ -522,6 +554,7 @@ impl Worker {
                             resumed: None,
                             requeue: false,
                             kill_at: None,
+                            limit: d.launch.walltime.filter(|w| *w > 0),
                         },
                     );
                 }
@@ -653,6 +686,7 @@ impl Worker {
                     resumed: None,
                     requeue: false,
                     kill_at: None,
+                    limit: sj.time_limit.map(|m| m * 60),
                 },
             );
             if sj.phase() != Phase::Ended {
@@ -773,6 +807,15 @@ fn layout(launch: &Launch) -> Vec<String> {
     vec![format!("--ntasks={procs}"), "--cpus-per-task=1".into()]
 }
 
+/// A wall-clock limit as Slurm takes it: whole minutes, rounded up
+/// (`UNLIMITED` for none).
+pub(crate) fn slurm_minutes(walltime: Option<Secs>) -> String {
+    match walltime {
+        Some(w) => ((w.max(1) + 59) / 60).to_string(),
+        None => "UNLIMITED".to_string(),
+    }
+}
+
 fn now() -> Time {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -849,7 +892,17 @@ mod tests {
             restart_cnt: None,
             end_time: Some(100),
             start_time: None,
+            time_limit: None,
         }
+    }
+
+    #[test]
+    fn limits_are_whole_minutes_rounded_up() {
+        assert_eq!(slurm_minutes(Some(4)), "1");
+        assert_eq!(slurm_minutes(Some(60)), "1");
+        assert_eq!(slurm_minutes(Some(61)), "2");
+        assert_eq!(slurm_minutes(Some(7200)), "120");
+        assert_eq!(slurm_minutes(None), "UNLIMITED");
     }
 
     #[test]
@@ -864,6 +917,7 @@ mod tests {
             resumed: None,
             requeue: false,
             kill_at: None,
+            limit: None,
         };
         let mut nodes = BTreeMap::new();
         nodes.insert("n1".to_string(), NodeAdminState::Up);

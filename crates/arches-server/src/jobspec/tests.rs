@@ -107,6 +107,50 @@ fn cluster_fit_and_dependencies_are_checked() {
     }
     let s = submit(&[], &["depend=afterok:99"]).unwrap();
     assert!(s.check_against(&state).unwrap_err().0.contains("99"));
+
+    // Mixed nodes: each node must hold its share on its own, not the
+    // largest node and the node count separately.
+    let mut n1 = Node::new("n1", 4, 4000);
+    n1.features = vec!["fast".into()];
+    n1.partition = "p1".into();
+    let mut n2 = Node::new("n2", 2, 1000);
+    n2.partition = "p2".into();
+    let mixed = State::new(vec![n1, n2, Node::new("n3", 2, 1000)]);
+    let check = |res: &[&str]| submit(res, &[]).unwrap().check_against(&mixed);
+    for good in [
+        "nodes=1:ppn=3",
+        "nodes=3:ppn=2",
+        "nodes=2:ppn=2,pmem=500mb",
+        "procs=8",
+        "nodes=1:ppn=4:fast",
+        "nodes=1:ppn=2,partition=p2",
+        "nodes=1:ppn=1,pmem=4000mb",
+    ] {
+        assert!(check(&[good]).is_ok(), "{good}: {:?}", check(&[good]));
+    }
+    let e = check(&["nodes=2:ppn=3"]).unwrap_err();
+    assert_eq!(
+        e.0,
+        "job requests 2 nodes with 3 procs each but only 1 of the 3 usable nodes is that large"
+    );
+    for bad in [
+        "nodes=2:ppn=3",
+        "nodes=2:ppn=1:fast",
+        "nodes=2:ppn=2,pmem=1000mb",
+        "nodes=2:ppn=1,pmem=1500mb",
+        "nodes=2:ppn=1,partition=p1",
+        "nodes=1:ppn=3,partition=p2",
+        "procs=9",
+        "procs=4,pmem=1500mb",
+    ] {
+        let r = check(&[bad]);
+        assert!(r.is_err(), "{bad} fits?");
+        let msg = r.unwrap_err().message();
+        assert!(
+            msg.starts_with("ERROR:    cannot submit job - job requests"),
+            "{bad}: {msg}"
+        );
+    }
 }
 
 #[test]
@@ -141,6 +185,48 @@ fn finalize_resolves_paths_and_environment() {
     assert_eq!(get("MOAB_USER").as_deref(), Some("alice"));
     assert_eq!(get("HOME").as_deref(), Some("/home/alice"));
     assert_eq!(output_path(None, "x.o1", "/s", "1"), "/s/x.o1".to_string());
+}
+
+#[test]
+fn join_modes_and_working_directory_place_the_output() {
+    let base = SubmitRequest {
+        script: "true\n".into(),
+        name: Some("j".into()),
+        submit_dir: "/sub".into(),
+        workdir: Some("/elsewhere".into()),
+        ..SubmitRequest::default()
+    };
+    let paths = |req: &SubmitRequest| {
+        let s = parse(req, &user(), "users", &Policy::default(), 0).unwrap();
+        let (_, exec, _) = s.finalize(7, "host");
+        (exec.workdir, exec.stdout, exec.stderr, exec.join)
+    };
+    // -d moves the job, not its default output files (submission directory).
+    let (wd, out, err, join) = paths(&base);
+    assert_eq!(wd, "/elsewhere");
+    assert_eq!(
+        (out.as_str(), err.as_str(), join),
+        ("/sub/j.o7", "/sub/j.e7", false)
+    );
+    // -j oe: both streams into the output file.
+    let oe = SubmitRequest {
+        join: true,
+        ..base.clone()
+    };
+    assert_eq!(paths(&oe).1, "/sub/j.o7");
+    assert!(paths(&oe).3);
+    // -j eo: both streams into the error file (Torque).
+    let eo = SubmitRequest {
+        join: true,
+        join_to_error: true,
+        error: Some("errs/x.err".into()),
+        ..base.clone()
+    };
+    let (_, out, err, join) = paths(&eo);
+    assert_eq!(
+        (out.as_str(), err.as_str(), join),
+        ("/sub/errs/x.err", "/sub/errs/x.err", true)
+    );
 }
 
 #[test]
