@@ -142,7 +142,7 @@ fn reservation_showstart_showres_showbf_and_backfill_live() {
     let stats = text(&d.run("showstats", &[]).stdout);
     let backfilled = stats
         .lines()
-        .find_map(|l| l.strip_prefix("Backfilled Jobs:"))
+        .find_map(|l| l.strip_prefix("Backfill Jobs:"))
         .and_then(|v| v.trim().parse::<u64>().ok());
     assert_eq!(backfilled, Some(1), "{stats}");
     // The window is used up: nothing is left idle now.
@@ -173,7 +173,7 @@ fn mdiag_credentials_show_the_configuration_and_usage() {
     d.wait_state(id, "Running", Duration::from_secs(20));
 
     let c = text(&d.run("mdiag", &["-c"]).stdout);
-    assert!(c.contains("\nClass/Queue Status\n"), "{c}");
+    assert!(c.starts_with("Class/Queue Status\n"), "{c}");
     let batch = c.lines().find(|l| l.starts_with("batch ")).expect(&c);
     assert!(batch.contains(" high "), "{c}");
     assert!(batch.ends_with("  MAXJOB=1:2,4"), "{c}");
@@ -188,4 +188,266 @@ fn mdiag_credentials_show_the_configuration_and_usage() {
     let u = text(&d.run("mdiag", &["-u"]).stdout);
     assert!(u.starts_with("evaluating user information\nName "), "{u}");
     d.run("canceljob", &[&id.to_string()]);
+}
+
+/// A class mapped to a NOBF QoS (`CLASSCFG[bf] QDEF=slow`, `QOSCFG[slow]
+/// QFLAGS=NOBF`): `msub -q bf` gets QoS slow and never backfills, while a
+/// job of another class, submitted after it, does; asking for a QoS the
+/// credentials do not grant is refused with Moab's message.
+#[test]
+fn class_default_qos_nobf_and_qos_access_live() {
+    let cfg = format!(
+        "{CFG}QOSCFG[slow] QFLAGS=NOBF\nQOSCFG[fast] PRIORITY=10\n\
+         CLASSCFG[bf] QDEF=slow\nCLASSCFG[other] PRIORITY=0\nUSERCFG[nobody] QLIST=fast\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let a = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=2,walltime=00:01:00"]);
+    let b = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=1,walltime=00:02:00"]);
+    d.wait_state(a, "Running", Duration::from_secs(20));
+    d.wait_state(b, "Running", Duration::from_secs(20));
+    let big = d.submit("sleep 1\n", &["-l", "procs=4,walltime=00:01:00"]);
+    wait_for(&d, big, "no reservation", |o| o.contains("Reservation '"));
+    // One processor is idle until the reservation: a 30-second job fits.
+    let slow = d.submit("sleep 300\n", &["-q", "bf", "-l", "procs=1,walltime=30"]);
+    let other = d.submit("sleep 300\n", &["-q", "other", "-l", "procs=1,walltime=30"]);
+    d.wait_state(other, "Running", Duration::from_secs(20));
+    let out = d.checkjob(slow);
+    assert!(out.contains("State: Idle"), "{out}");
+    assert!(out.contains("  qos:slow"), "class bf's QDEF\n{out}");
+    assert!(d.checkjob(other).contains("State: Running"));
+
+    // QoS access: slow belongs to class bf's list, fast to user nobody's.
+    for (class, qos) in [("other", "slow"), ("bf", "fast"), ("other", "nosuch")] {
+        let script = d.home.path().join("denied.sh");
+        std::fs::write(&script, "true\n").unwrap();
+        let out = d.run(
+            "msub",
+            &[
+                "-q",
+                class,
+                "-l",
+                &format!("qos={qos}"),
+                &script.to_string_lossy(),
+            ],
+        );
+        assert!(!out.status.success(), "{class}/{qos} accepted");
+        assert_eq!(
+            text(&out.stderr).trim_end(),
+            "ERROR:  cannot submit job - invalid QOS requested",
+            "{class}/{qos}"
+        );
+    }
+    // mjobctl -m qos= checks the same access.
+    let m = d.run("mjobctl", &["-m", "qos=fast", &slow.to_string()]);
+    assert!(!m.status.success());
+    let err = text(&m.stderr) + &text(&m.stdout);
+    assert!(
+        err.contains(&format!(
+            "job {slow} does not have access to QOS fast (QOSList: slow)"
+        )),
+        "{err}"
+    );
+}
+
+/// `mdiag -p` renders what the daemon computed (the core's weight table and
+/// breakdowns, end to end): credential columns first in Moab's order, held
+/// jobs only with `-v -v`, running jobs with `-v`; `--xml`; checkjob -v -v's
+/// priority analysis is the same table.
+#[test]
+fn mdiag_p_live_from_the_daemon() {
+    let cfg = format!(
+        "{CFG}QOSWEIGHT 2\nACCOUNTWEIGHT 1\nQOSCFG[hi] PRIORITY=50\nACCOUNTCFG[acct] PRIORITY=5\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let run = d.submit("sleep 300\n", &["-l", "nodes=2:ppn=2,walltime=00:10:00"]);
+    d.wait_state(run, "Running", Duration::from_secs(20));
+    let a = d.submit(
+        "sleep 1\n",
+        &["-A", "acct", "-l", "procs=1,walltime=60,qos=hi"],
+    );
+    let held = d.submit("sleep 1\n", &["-h", "-l", "procs=1,walltime=60"]);
+    wait_for(&d, a, "no iteration", |o| o.contains("IterationJobRank"));
+    let out = text(&d.run("mdiag", &["-p"]).stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0], "diagnosing job priority information (partition: ALL)",
+        "{out}"
+    );
+    assert_eq!(
+        lines[2], "Job                    PRIORITY*   Cred(Accnt:  QOS)  Serv(QTime)",
+        "{out}"
+    );
+    assert_eq!(
+        lines[3], "             Weights   --------       1(    1:    2)     1(    1)",
+        "{out}"
+    );
+    // 1×5 (account) + 2×50 (QoS) + 0 minutes queued.
+    assert_eq!(
+        lines[5],
+        format!("{a:<20}        105   100.0(  5.0: 50.0)   0.0(  0.0)"),
+        "{out}"
+    );
+    assert!(
+        !out.contains(&format!("\n{held} ")),
+        "held job listed\n{out}"
+    );
+    assert!(
+        !out.contains(&format!("\n{run} ")),
+        "running job listed\n{out}"
+    );
+    assert!(
+        out.ends_with("\n\n* indicates system prio set on job\n"),
+        "{out}"
+    );
+    let v = text(&d.run("mdiag", &["-p", "-v"]).stdout);
+    assert!(v.contains(&format!("---Active Jobs---\n{run} ")), "{v}");
+    let vv = text(&d.run("mdiag", &["-p", "-v", "-v"]).stdout);
+    assert!(vv.contains(&format!("\n{held} ")), "{vv}");
+    let xml = text(&d.run("mdiag", &["-p", "--xml"]).stdout);
+    assert!(
+        xml.starts_with("<Data><job name=\"template\"><pc name=\"Cred\" value=\"1\">"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains(&format!("<job name=\"{a}\" priority=\"105.000000\">")),
+        "{xml}"
+    );
+    let cj = text(&d.run("checkjob", &["-v", "-v", &a.to_string()]).stdout);
+    assert!(
+        cj.contains("Priority Analysis:\nJob                    PRIORITY*   Cred(Accnt:  QOS)"),
+        "{cj}"
+    );
+}
+
+/// `msub -a` date `secs` from now, as `YYYYMMDDhhmm` in UTC (the tests' TZ).
+fn start_date_in(secs: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
+    let out = std::process::Command::new("date")
+        .args(["-u", "-d", &format!("@{}", now + secs), "+%Y%m%d%H%M"])
+        .output()
+        .expect("date");
+    text(&out.stdout).trim().to_string()
+}
+
+/// Reasons on a live daemon. The LSF rule: job `big` waits for a job
+/// without a wall-clock limit, so its start cannot be computed (checkjob
+/// and showstart say so) and nothing backfills; a start date shows as Moab's
+/// duration to it (mdiag -b, checkjob), never as an epoch.
+#[test]
+fn reasons_lsf_rule_and_start_dates_live() {
+    let d = Daemon::start_with_config(Some(CFG));
+    let unlimited = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=2"]);
+    d.wait_state(unlimited, "Running", Duration::from_secs(20));
+    let big = d.submit("sleep 1\n", &["-l", "procs=4,walltime=00:01:00"]);
+    let small = d.submit("sleep 1\n", &["-l", "procs=1,walltime=30"]);
+    let dated = d.submit(
+        "sleep 1\n",
+        &["-a", &start_date_in(7200), "-l", "procs=1,walltime=30"],
+    );
+    let cj = wait_for(&d, big, "no reason", |o| {
+        o.contains("NOTE:  job cannot run")
+    });
+    assert!(
+        cj.contains("NOTE:  job cannot run in partition ALL (start time cannot be computed: a job ahead of it has no wall-clock limit)"),
+        "{cj}"
+    );
+    let cs = wait_for(&d, small, "no reason", |o| {
+        o.contains("NOTE:  job cannot run")
+    });
+    assert!(
+        cs.contains(&format!(
+            "(cannot backfill: job {big} waits for a job without a wall-clock limit"
+        )),
+        "{cs}"
+    );
+    assert!(cs.contains("State: Idle"), "small job backfilled\n{cs}");
+    let ss = text(&d.run("showstart", &[&big.to_string()]).stdout);
+    assert!(
+        ss.contains("Estimated Rsv based start cannot be determined: start time cannot be computed: it waits for a job without a wall-clock limit"),
+        "{ss}"
+    );
+    assert!(!ss.contains("configured resources"), "{ss}");
+    // No wall-clock limit: showstart of the running job completes INFINITY.
+    let su = text(&d.run("showstart", &[&unlimited.to_string()]).stdout);
+    assert!(su.contains("requires 2 procs for INFINITY"), "{su}");
+    assert!(
+        su.contains("Estimated Rsv based completion in           INFINITY\n"),
+        "{su}"
+    );
+
+    let b = text(&d.run("mdiag", &["-b"]).stdout);
+    let line = b
+        .lines()
+        .find(|l| l.starts_with(&format!("job {dated:<20} ")))
+        .unwrap_or_else(|| panic!("no line for {dated}\n{b}"));
+    let rest = line
+        .strip_prefix(&format!("job {dated:<20} has not reached its start date ("))
+        .and_then(|r| r.strip_suffix(" to startdate)"))
+        .unwrap_or_else(|| panic!("{line}"));
+    let left = secs(rest).unwrap_or_else(|| panic!("{line}"));
+    assert!((7000..=7200).contains(&left), "{line}");
+    let cd = d.checkjob(dated);
+    assert!(
+        cd.contains("BLOCK MSG: job has not reached its start date (1:5"),
+        "{cd}"
+    );
+}
+
+/// showbf per partition and for all credentials: ALL's rows, then each
+/// partition's; `-p ALL` the global rows only; `-A` counts a reservation
+/// for someone else as free; `-v` names the nodes; `--xml` is mshow -a's
+/// shape.
+#[test]
+fn showbf_partitions_all_credentials_verbose_and_xml_live() {
+    let cfg = "NODECFG[n1] PROCS=2 PARTITION=red\nNODECFG[n2] PROCS=2 PARTITION=blue\n\
+               RMCFG[local] TYPE=LOCAL\n";
+    let d = Daemon::start_with_config(Some(cfg));
+    let rows = |args: &[&str]| -> Vec<Vec<String>> {
+        text(&d.run("showbf", args).stdout)
+            .lines()
+            .skip(2)
+            .filter(|l| !l.starts_with("ReqID"))
+            .map(|l| l.split_whitespace().map(String::from).collect())
+            .collect()
+    };
+    let all = rows(&[]);
+    let names: Vec<&str> = all.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(names, ["ALL", "blue", "red"], "{all:?}");
+    assert_eq!(
+        (all[0][1].as_str(), all[0][2].as_str()),
+        ("4", "2"),
+        "{all:?}"
+    );
+    assert_eq!(
+        (all[1][1].as_str(), all[1][2].as_str()),
+        ("2", "1"),
+        "{all:?}"
+    );
+    let only_all = rows(&["-p", "ALL"]);
+    assert_eq!(only_all.len(), 1, "{only_all:?}");
+    assert_eq!(only_all[0][0], "ALL");
+    let blue = rows(&["-p", "blue"]);
+    assert_eq!(blue.len(), 1, "{blue:?}");
+    assert_eq!(blue[0][0], "blue");
+    // n2 reserved for another user: busy for us, free with -A.
+    let out = d.run("mrsvctl", &["-c", "-h", "n2", "-a", "USER==nobody-else"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let mine = rows(&["-p", "ALL"]);
+    assert_eq!(mine[0][1], "2", "reserved node counted free\n{mine:?}");
+    let any = rows(&["-A", "-p", "ALL"]);
+    assert_eq!(any[0][1], "4", "-A ignores the access list\n{any:?}");
+    let v = text(&d.run("showbf", &["-v", "-p", "red"]).stdout);
+    assert!(v.contains("ReqID=0  HostList=n1:2\n"), "{v}");
+    let xml = text(&d.run("showbf", &["--xml"]).stdout);
+    assert!(
+        xml.starts_with("<Data><Object>cluster</Object><job User="),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<par Name=\"red\" feasibleNodeCount=\"1\" feasibleTaskCount=\"2\"><range duration=\"INFINITY\" hostlist=\"n1:2\""),
+        "{xml}"
+    );
 }

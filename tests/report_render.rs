@@ -51,6 +51,7 @@ fn html_report_renders_in_headless_chromium() {
         .arg(&wl)
         .arg("--report")
         .arg(&html)
+        .args(["--gantt-from", "100", "--gantt-to", "600"])
         .env_clear()
         .output()
         .expect("run moab simulate");

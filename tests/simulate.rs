@@ -108,3 +108,111 @@ fn bad_input_is_a_clear_error() {
     assert!(!ok);
     assert!(err.contains("bad.jsonl:2"), "{err}");
 }
+
+#[test]
+fn capped_jobs_and_skipped_lines_are_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let swf = dir.path().join("t.swf");
+    std::fs::write(
+        &swf,
+        "1 0 -1 100 16 -1 -1 16 200 -1 1 1 1 -1 1 -1 -1 -1\n\
+         2 5 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n\
+         this line is not SWF\n",
+    )
+    .expect("write trace");
+    let (out, err, ok) = simulate(&[
+        "--trace",
+        swf.to_str().unwrap(),
+        "--procs",
+        "8",
+        "--skip-malformed",
+    ]);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(summary["jobs"], 2);
+    assert_eq!(summary["capped_jobs"], 1);
+    assert_eq!(summary["malformed_lines"], 1);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines,
+        vec![
+            "moab simulate: skipped 1 malformed input lines",
+            "moab simulate: 1 job(s) asked for more than the machine's 8 processors and were capped at 8",
+        ],
+        "{err}"
+    );
+    // An empty trace with no header and no --procs: the empty summary.
+    std::fs::write(&swf, "").expect("truncate");
+    let (out, err, ok) = simulate(&["--trace", swf.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(summary["jobs"], 0);
+}
+
+/// Runs `moab simulate ARGS` with stderr on a terminal (util-linux
+/// `script` allocates the pseudo-terminal) and returns what the terminal
+/// showed; `None` when `script` is missing outside CI.
+fn simulate_on_a_terminal(dir: &std::path::Path, args: &str) -> Option<String> {
+    let script = std::path::Path::new("/usr/bin/script");
+    if !script.exists() {
+        let in_ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"));
+        assert!(!in_ci, "/usr/bin/script (util-linux) is missing");
+        eprintln!("skipped: /usr/bin/script not installed");
+        return None;
+    }
+    let command = format!("{} simulate {args}", bin("moab").display());
+    let out = Command::new(script)
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(dir)
+        .env_clear()
+        .env("HOME", dir)
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("run script");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    Some(text(&out.stdout))
+}
+
+#[test]
+fn progress_bar_shows_on_a_terminal_also_with_until() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut wl = String::new();
+    for i in 1..=20 {
+        wl.push_str(&format!(
+            "{{\"id\": {i}, \"submit\": {}, \"procs\": 2, \"walltime\": 100, \"runtime\": 50}}\n",
+            i * 10
+        ));
+    }
+    std::fs::write(dir.path().join("w.jsonl"), wl).expect("write workload");
+    let Some(shown) =
+        simulate_on_a_terminal(dir.path(), "--workload w.jsonl --procs 4 --summary s.json")
+    else {
+        return;
+    };
+    assert!(
+        shown.contains("100.00%  20 / 20 jobs submitted  t="),
+        "{shown:?}"
+    );
+    let shown = simulate_on_a_terminal(
+        dir.path(),
+        "--workload w.jsonl --procs 4 --until 95 --summary s.json",
+    )
+    .expect("script");
+    assert!(
+        shown.contains(" 45.00%  9 / 20 jobs submitted  t=95"),
+        "{shown:?}"
+    );
+    // Without a terminal nothing is shown (the other tests' stderr).
+    let (_, err, ok) = simulate(&[
+        "--workload",
+        dir.path().join("w.jsonl").to_str().unwrap(),
+        "--procs",
+        "4",
+        "--until",
+        "95",
+        "--summary",
+        dir.path().join("s.json").to_str().unwrap(),
+    ]);
+    assert!(ok && err.is_empty(), "{err}");
+}

@@ -7,3 +7,5 @@ complete -c checknode -l timeout -d 'Seconds to wait for the daemon\'s answer be
 complete -c checknode -s v -d 'Verbose; give twice for more detail'
 complete -c checknode -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c checknode -s h -l help -d 'Print help (see more with \'--help\')'
+# Operands: nodes known to the running daemon.
+complete -c checknode -f -n 'not string match -q -- "-*" (commandline -ct)' -a '(checknode --complete nodes 2>/dev/null)'

@@ -30,36 +30,41 @@ complete -c moab -n "__fish_moab_needs_command" -l home -d 'Home directory (defa
 complete -c moab -n "__fish_moab_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c moab -n "__fish_moab_needs_command" -s V -l version -d 'Print version'
 complete -c moab -n "__fish_moab_needs_command" -f -a "simulate" -d 'Replay a workload (SWF trace or JSONL) through the real scheduling engine with a virtual clock, as fast as the CPU allows, and report wait times, bounded slowdown, utilisation and backfill statistics'
-complete -c moab -n "__fish_moab_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l trace -d 'SWF trace to replay (plain or gzip)' -r -F
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l workload -d 'JSONL workload to replay (one job per line, see the arches-sim docs)' -r -F
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l procs -d 'Machine size in processors (default: the --config nodes, else the trace header\'s MaxProcs)' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l procs-per-node -d 'Processors per node (default: one node holding every processor)' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l config -d 'moab.cfg to take the policy and the nodes (NODECFG) from; the flags below override it' -r -F
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l backfill -d 'BACKFILLPOLICY: FIRSTFIT (default), BESTFIT, GREEDY, NONE' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l reservation-depth -d 'RESERVATIONDEPTH (default 1 = EASY); `all` reserves for every queued job (conservative backfill)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l trace -d 'SWF trace to replay (plain or gzip; see SWF TRACES)' -r -F
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l workload -d 'JSONL workload to replay (one job per line; see JSONL WORKLOADS)' -r -F
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l procs -d 'Machine size in processors (default: the --config nodes, else the trace header\'s MaxProcs, else MaxNodes). With --generate: the machine the workload is generated for (required, at least 2)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l procs-per-node -d 'Processors per node (default: one node holding every processor, the flat pool of trace simulators such as pyss; the last node takes the remainder)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l config -d 'moab.cfg to take the policy and the nodes (NODECFG) from; the options below override it. Errors in it stop the simulation (exit status 2), warnings are printed' -r -F
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l backfill -d 'BACKFILLPOLICY: FIRSTFIT (default), BESTFIT, GREEDY, NONE (no backfill: FCFS)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l reservation-depth -d 'RESERVATIONDEPTH: how many queued jobs get a reservation (default 1: EASY backfill); `all` reserves for every queued job (conservative backfill)' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l reservation-policy -d 'RESERVATIONPOLICY: CURRENTHIGHEST (default: reservations recomputed every iteration), HIGHEST (kept and only compressed: pyss\'s conservative backfill with `--reservation-depth all`), NEVER' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l runtime-prediction -d 'RUNTIMEPREDICTION: NONE (plan with the walltimes) or USERMEAN2 (plan with the mean of the user\'s last two run times, extended stepwise when a job outlives it: EASY++). Default: the --config value, else NONE' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l bf-order -d 'BFORDER: PRIORITY (default) or SHORTESTPREDICTEDFIRST (SJBF: backfill candidates shortest planning duration first). Default: the --config value, else PRIORITY' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l summary -d 'Where to write the summary JSON (`-` = stdout)' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l jobs-csv -d 'Write one CSV line per job here' -r -F
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l min-job-id -d 'Keep only jobs numbered at least N (KTH\'s cleaned log: 15)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l runtime-prediction -d 'RUNTIMEPREDICTION: NONE (plan with the walltimes) or USERMEAN2 (plan with the mean of the user\'s last two run times, extended stepwise when a job outlives it; the walltime stays the kill limit). Default: the --config value, else NONE' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l bf-order -d 'BFORDER: PRIORITY (default), SHORTESTPREDICTEDFIRST (SJBF: backfill candidates shortest planning duration first) or WIDESTWINDOWFIRST (FIRSTFIT traverses the backfill windows widest first). Default: the --config value, else PRIORITY' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l prediction-correction -d 'PREDICTIONCORRECTION, with USERMEAN2: STEPWISE (default: an expired prediction is extended by 1, 5, 15, 30 minutes, 1, 2, 5, 10, 20, 50, 100 hours past the elapsed time) or WALLTIME (the job is planned with its walltime from then on, as pyss\'s EASY++). Default: the --config value, else STEPWISE' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l prediction-scope -d 'PREDICTIONSCOPE, with USERMEAN2: ALL (default: running and queued jobs are planned with their prediction) or RUNNING (queued jobs keep their walltime for reservations and backfill, so no backfilled job can delay a reservation; predictions still order candidates under SHORTESTPREDICTEDFIRST). Default: the --config value, else ALL' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l summary -d 'Where to write the summary JSON (`-` = standard output; see OUTPUTS)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l jobs-csv -d 'Write one CSV line per job here (times in seconds after the trace start)' -r -F
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l min-job-id -d 'Keep only jobs numbered at least N (KTH-SP2\'s cleaned log: 15)' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l report -d 'Write a self-contained HTML report (SVG charts) here' -r -F
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l until -d 'Stop the clock T seconds after the trace start' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l until -d 'Stop the clock T seconds after the trace start (time 0 of its submit times); without --serve the summary describes the jobs finished by then' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l start-epoch -d 'Unix time (seconds since 1970) of the workload\'s time 0, for the dates a served simulation shows and for calendar-bound policies (SRCFG standing reservations). Default: the SWF header\'s UnixStartTime, else 0' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l gantt-from -d '--report: start of the Gantt chart\'s window, in seconds after the trace start (default: 80 jobs around the middle of the replay; with only --gantt-to: from the first submission)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l gantt-to -d '--report: end of the Gantt chart\'s window, in seconds after the trace start (with only --gantt-from: to the last job\'s end). The chart shows every job waiting or running in the window, at most 500' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l socket -d 'Socket for --serve (default: MOAB_SOCKET, else <home>/moab.sock)' -r -F
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l generate -d 'Write a synthetic Lublin & Feitelson workload to this SWF file and exit' -r -F
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l generate -d 'Write a synthetic Lublin & Feitelson workload to this SWF file and exit (see GENERATOR; needs --procs)' -r -F
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l gen-jobs -d 'Generator: number of jobs' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l seed -d 'Generator: PRNG seed' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l target-load -d 'Generator: target offered load (0 < L)' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l staging -d 'Data staging model for the jobs\' stage-in (JSONL `stagein` seconds or `stagein_size` MB, else --stage-size): SELF (the job stages its own data on its nodes), LOOSE or TIGHT (DATASTAGEMODEL). Prints the compute processor-hours idle waiting for data' -r -f -a "SELF\t'The job stages its own data while holding its nodes'
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l seed -d 'Generator: seed of the pseudo-random generator (same seed, same file)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l target-load -d 'Generator: target offered load, sum of run time x processors / (machine processors x last arrival); > 0 (above 1 overloads the machine)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l staging -d 'Data staging model for the jobs\' stage-in (JSONL `stagein` files, `stagein_size` MB or `stagein` seconds, else --stage-size): SELF (the job stages its own data on its nodes), LOOSE or TIGHT (DATASTAGEMODEL, the daemon\'s staging decisions on a modelled storage). Prints the allocated node-hours idle waiting for data' -r -f -a "SELF\t'The job stages its own data while holding its nodes'
 LOOSE\t'Scheduler-initiated in priority order; no reservation until ready'
 TIGHT\t'Scheduler-initiated; compute reserved from the data-ready time'"
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-rate -d '--staging: transfer rate of one staging operation, KB/s' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-maxdsop -d '--staging: simultaneous staging operations (MAXDSOP)' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-size -d '--staging: stage-in size (MB) of every job without its own' -r
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l sanitize -d 'SC\'15 strong filter: drop jobs with run, processors or requested time <= 0'
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l skip-malformed -d 'Skip malformed trace lines (counted in the summary) instead of failing'
-complete -c moab -n "__fish_moab_using_subcommand simulate" -l serve -d 'With --until: stop the replay at T and serve the normal client API (showq, checkjob, showbf, mschedctl -S to step, -k to stop) on the socket, with the virtual clock as "now"'
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-rate -d '--staging: transfer rate of one staging operation, in KB/s' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-maxdsop -d '--staging: most staging operations at once (MAXDSOP)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-size -d '--staging: stage-in size, in MB, of every job without its own' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-disk -d '--staging: disk of the storage manager (MB; default unlimited)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-target -d '--staging: share of --stage-disk staged data may fill (TARGETUSAGE, percent)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l sanitize -d 'SC\'15 strong filter: drop jobs with run time, processors or requested time <= 0 (counted as sanitize_dropped) and cut run times at the request'
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l skip-malformed -d 'Skip malformed input lines (SWF or JSONL; counted in the summary\'s `malformed_lines`) instead of failing with `file:line: what`'
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l serve -d 'With --until: stop the replay at T and serve the normal client API (showq, checkjob, showbf, showres, mdiag, ...) on the socket, with the virtual clock as "now"; `mschedctl -S [N]` runs N more iterations, `mschedctl -k` stops (see SERVED SIMULATION)'
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l gen-batch-only -d 'Generator: batch jobs only (default: batch and interactive jobs, as the model\'s reference program)'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c moab -n "__fish_moab_using_subcommand help; and not __fish_seen_subcommand_from simulate help" -f -a "simulate" -d 'Replay a workload (SWF trace or JSONL) through the real scheduling engine with a virtual clock, as fast as the CPU allows, and report wait times, bounded slowdown, utilisation and backfill statistics'
-complete -c moab -n "__fish_moab_using_subcommand help; and not __fish_seen_subcommand_from simulate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

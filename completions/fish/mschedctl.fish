@@ -3,6 +3,12 @@ complete -c mschedctl -s s -d 'Stop scheduling at iteration N (default: the end 
 complete -c mschedctl -s S -d 'Step N scheduling iterations (default 1), then stop' -r
 complete -c mschedctl -s m -d 'Modify: `-m config "PARAMETER VALUE"`' -r
 complete -c mschedctl -s l -d 'List: `-l config`' -r
+complete -c mschedctl -s f -d 'Flush (reset) statistics: all (default), usage, fairshare or estimates' -r
+complete -c mschedctl -s A -d 'Annotate: record MESSAGE in the daemon\'s log' -r
+complete -c mschedctl -s L -d 'Change the daemon\'s log level (0-9, default 7) at run time' -r
+complete -c mschedctl -s R -d 'Recycle (restart) the daemon: not supported, restart it with the service manager' -r
+complete -c mschedctl -s c -d 'Create a message, trigger or VPC: not supported (Arches has none of them)' -r
+complete -c mschedctl -s d -d 'Destroy a message, trigger or VPC: not supported (Arches has none of them)' -r
 complete -c mschedctl -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
 json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"
@@ -12,5 +18,6 @@ complete -c mschedctl -l timeout -d 'Seconds to wait for the daemon\'s answer be
 complete -c mschedctl -s k -d 'Kill: stop scheduling and exit'
 complete -c mschedctl -s p -d 'Pause scheduling; cluster and workload state keep being updated'
 complete -c mschedctl -s e -d 'With -m: only evaluate the change, do not apply it'
+complete -c mschedctl -s n -d 'Write a resource trace: not supported (use \'mdiag -n --format=json\')'
 complete -c mschedctl -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c mschedctl -s h -l help -d 'Print help (see more with \'--help\')'

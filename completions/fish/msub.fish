@@ -4,7 +4,7 @@ complete -c msub -s c -d 'Checkpoint interval: n, s, c or c=<minutes> (passed to
 complete -c msub -s C -d 'Directive prefix to look for instead of #PBS/#MSUB/#MOAB; \'\' disables directives' -r
 complete -c msub -s d -d 'Working directory of the job (relative paths are resolved against the current directory)' -r
 complete -c msub -s e -d 'Standard error path: [host:]path (file or directory)' -r
-complete -c msub -s j -d 'Join streams: oe merges stderr into stdout, n keeps them apart' -r
+complete -c msub -s j -d 'Join streams: oe merges both into the output file, eo into the error file, n keeps them apart' -r
 complete -c msub -s k -d 'Keep streams on the execution host: e, o, eo, oe or n (passed as keep_files=...)' -r
 complete -c msub -s l -d 'Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works)' -r
 complete -c msub -s m -d 'Mail options: n, or any of a (abort), b (begin), e (end)' -r
@@ -22,7 +22,7 @@ complete -c msub -l format -d 'Output format; xml is the same as --xml' -r
 complete -c msub -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock)' -r -F
 complete -c msub -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
 complete -c msub -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
-complete -c msub -s E -d 'Add the MOAB_* variables (MOAB_JOBID, MOAB_NODELIST, ...) to the job\'s environment'
+complete -c msub -s E -d 'Add the MOAB_* variables to the job\'s environment (accepted for compatibility: Arches always sets MOAB_JOBID, MOAB_NODELIST, ...)'
 complete -c msub -s h -d 'Submit with a user hold'
 complete -c msub -s I -d 'Interactive job (not supported: refused with Moab\'s message)'
 complete -c msub -s K -d 'Wait until the job completes, then print `Job <id> completed`'

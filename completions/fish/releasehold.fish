@@ -4,3 +4,5 @@ complete -c releasehold -l timeout -d 'Seconds to wait for the daemon\'s answer 
 complete -c releasehold -s a -d 'Release all holds (user, system, batch)'
 complete -c releasehold -s b -d 'Release the batch hold'
 complete -c releasehold -s h -l help -d 'Print help (see more with \'--help\')'
+# Operands: jobs known to the running daemon.
+complete -c releasehold -f -n 'not string match -q -- "-*" (commandline -ct)' -a '(releasehold --complete jobs 2>/dev/null)'

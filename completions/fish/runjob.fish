@@ -7,3 +7,5 @@ complete -c runjob -s c -d 'Clear job parameters left by previous runs'
 complete -c runjob -s f -d 'Force: ignore throttling policies'
 complete -c runjob -s x -d 'Force: ignore policies, reservations and node state'
 complete -c runjob -s h -l help -d 'Print help (see more with \'--help\')'
+# Operands: jobs known to the running daemon.
+complete -c runjob -f -n 'not string match -q -- "-*" (commandline -ct)' -a '(runjob --complete jobs 2>/dev/null)'

@@ -3,3 +3,5 @@ complete -c sethold -l host -d 'Server host. Accepted for compatibility with Moa
 complete -c sethold -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
 complete -c sethold -s b -d 'Set the batch hold instead of the user hold'
 complete -c sethold -s h -l help -d 'Print help (see more with \'--help\')'
+# Operands: jobs known to the running daemon.
+complete -c sethold -f -n 'not string match -q -- "-*" (commandline -ct)' -a '(sethold --complete jobs 2>/dev/null)'

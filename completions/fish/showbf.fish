@@ -14,7 +14,7 @@ json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"
 complete -c showbf -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock)' -r -F
 complete -c showbf -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
 complete -c showbf -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
-complete -c showbf -s A -d 'Show availability for all users, groups and accounts'
-complete -c showbf -s v -d 'Verbose (accepted; the table is already complete)'
+complete -c showbf -s A -d 'Show availability for all users, groups and accounts (every reservation counts as free)'
+complete -c showbf -s v -d 'Verbose: each window\'s nodes and processors (HostList=node:procs,...)'
 complete -c showbf -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c showbf -s h -l help -d 'Print help (see more with \'--help\')'

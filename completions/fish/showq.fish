@@ -1,6 +1,7 @@
 complete -c showq -s w -d 'Only jobs matching <attr>=<value> (user, group, acct, class, qos, partition); repeatable' -r
 complete -c showq -s u -d 'Only jobs of this user' -r
 complete -c showq -s p -d 'Only jobs in this partition' -r
+complete -c showq -s R -d 'Only jobs that overlap this reservation in time and nodes (a job reservation: that job)' -r
 complete -c showq -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
 json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"
@@ -13,6 +14,8 @@ complete -c showq -s i -d 'Show eligible jobs in detail (priority, xfactor, clas
 complete -c showq -s r -d 'Show active jobs in detail (partition, xfactor, group, master host)'
 complete -c showq -s v -d 'Verbose (accepted; Arches has no separate resource-manager job ids to add)'
 complete -c showq -s s -d 'Accepted for compatibility with third-party tools (abipy passes `-s`); no effect'
+complete -c showq -s g -d 'Grid job and system ids: Arches has no grid, so the ids shown are already the system ids'
+complete -c showq -s l -d 'Local/remote view (grid): every Arches job is local; the report is unchanged'
 complete -c showq -l noblock -d 'Accepted for compatibility (Rocoto); the daemon always answers without blocking'
 complete -c showq -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c showq -s h -l help -d 'Print help (see more with \'--help\')'

@@ -11,3 +11,5 @@ complete -c showstart -l host -d 'Server host. Accepted for compatibility with M
 complete -c showstart -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
 complete -c showstart -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c showstart -s h -l help -d 'Print help (see more with \'--help\')'
+# Operands: jobs known to the running daemon.
+complete -c showstart -f -n 'not string match -q -- "-*" (commandline -ct)' -a '(showstart --complete jobs 2>/dev/null)'

@@ -1,9 +1,16 @@
+complete -c showstats -s u -d 'Per-user statistics (optionally one user)' -r
+complete -c showstats -s g -d 'Per-group statistics (optionally one group)' -r
+complete -c showstats -s a -d 'Per-account statistics (optionally one account)' -r
+complete -c showstats -s c -d 'Per-class statistics (optionally one class)' -r
+complete -c showstats -s q -d 'Per-QoS statistics (optionally one QoS)' -r
+complete -c showstats -s f -d 'Matrix of one statistic by processors and requested wall time: AVGXFACTOR (default), MAXXFACTOR, AVGQTIME, AVGBYPASS, MAXBYPASS, JOBCOUNT, PHREQUEST, PHRUN, BFCOUNT, BFPHRUN, WCACCURACY' -r
 complete -c showstats -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
 json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"
 complete -c showstats -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock)' -r -F
 complete -c showstats -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
 complete -c showstats -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
-complete -c showstats -s v -d 'Verbose (accepted; all statistics are always shown)'
+complete -c showstats -s s -d 'General scheduler statistics (the default)'
+complete -c showstats -s v -d 'Verbose (adds the scheduler\'s current time)'
 complete -c showstats -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c showstats -s h -l help -d 'Print help (see more with \'--help\')'

@@ -154,12 +154,15 @@ impl Daemon {
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn client");
-        child
+        let written = child
             .stdin
             .take()
             .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
+            .write_all(input.as_bytes());
+        // A client that fails before reading its input closes the pipe.
+        if let Err(e) = written {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {e}");
+        }
         child.wait_with_output().expect("wait client")
     }
 
@@ -258,6 +261,24 @@ fn unique() -> u64 {
 pub fn is_root() -> bool {
     // SAFETY: getuid(2) has no preconditions.
     unsafe { libc::getuid() == 0 }
+}
+
+/// Whether a test that needs root (it creates users and switches to them)
+/// may run. As root: yes. Otherwise it is skipped with a loud NOTICE on
+/// stderr, unless `ARCHES_REQUIRE_ROOT_TESTS` is set (`.ci/run` sets it: CI
+/// runs as root, so there a missing root is a failure, never a skip).
+pub fn root_or_skip(test: &str) -> bool {
+    if is_root() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("ARCHES_REQUIRE_ROOT_TESTS").is_none(),
+        "{test} needs root (ARCHES_REQUIRE_ROOT_TESTS is set)"
+    );
+    eprintln!(
+        "NOTICE: {test} SKIPPED: it creates users and switches to them, which needs root (CI runs it as root)"
+    );
+    false
 }
 
 /// Ensures a local test user exists (root only); returns its name.

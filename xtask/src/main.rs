@@ -17,7 +17,22 @@ use clap_complete::Shell;
 /// Every generated file: path relative to the workspace root → contents.
 fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
     let mut out = BTreeMap::new();
-    let moab = arches_server::cli_command().name("moab").bin_name("moab");
+    // The man page lists real subcommands only (clap's implicit `help`
+    // subcommand has no page of its own).
+    let moab = arches_server::cli_command()
+        .name("moab")
+        .bin_name("moab")
+        .disable_help_subcommand(true);
+    let simulate = moab
+        .find_subcommand("simulate")
+        .context("moab has no simulate subcommand")?
+        .clone()
+        .name("moab-simulate")
+        .bin_name("moab simulate");
+    out.insert(
+        PathBuf::from("man/man1/moab-simulate.1"),
+        man_page(simulate)?,
+    );
     for cmd in arches_cli::commands().into_iter().chain([moab]) {
         let name = cmd.get_name().to_string();
         out.insert(
@@ -32,6 +47,9 @@ fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
             let mut buf = Vec::new();
             let mut c = cmd.clone();
             clap_complete::generate(shell, &mut c, name.clone(), &mut buf);
+            if let Some(kind) = dynamic_kind(&name) {
+                buf = with_dynamic(shell, &cmd, kind, String::from_utf8(buf)?).into_bytes();
+            }
             out.insert(PathBuf::from(format!("completions/{dir}/{file}")), buf);
         }
     }
@@ -46,12 +64,101 @@ fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
     Ok(out)
 }
 
+/// Commands whose operands are daemon objects, completed dynamically by
+/// asking the daemon (`<cmd> --complete KIND`, see `arches_cli::complete`).
+fn dynamic_kind(cmd: &str) -> Option<&'static str> {
+    Some(match cmd {
+        "checkjob" | "canceljob" | "mdel" | "mjobctl" | "releasehold" | "sethold" | "runjob"
+        | "showstart" => "jobs",
+        "checknode" => "nodes",
+        "showres" => "reservations",
+        _ => return None,
+    })
+}
+
+/// Adds the daemon-backed completion of operands to clap's static script:
+/// bash wraps clap's function (ids first when the word is an operand),
+/// zsh replaces the operand's `_default` action, fish adds an `-a` source.
+fn with_dynamic(shell: Shell, cmd: &clap::Command, kind: &str, script: String) -> String {
+    let name = cmd.get_name();
+    let fname = name.replace('-', "_");
+    match shell {
+        Shell::Bash => {
+            // Options whose next word is their value (never an operand).
+            let mut valued: Vec<String> = Vec::new();
+            for a in cmd.get_arguments() {
+                if !a.get_action().takes_values() || a.is_positional() {
+                    continue;
+                }
+                if let Some(s) = a.get_short() {
+                    valued.push(format!("-{s}"));
+                }
+                if let Some(l) = a.get_long() {
+                    valued.push(format!("--{l}"));
+                }
+            }
+            let pattern = if valued.is_empty() {
+                "--no-option-takes-a-value".to_string()
+            } else {
+                valued.join("|")
+            };
+            let script = script
+                .replace(
+                    &format!("complete -F _{fname} -o nosort -o bashdefault -o default {name}"),
+                    &format!("complete -F _arches_dyn_{fname} -o nosort -o bashdefault -o default {name}"),
+                )
+                .replace(
+                    &format!("complete -F _{fname} -o bashdefault -o default {name}"),
+                    &format!("complete -F _arches_dyn_{fname} -o bashdefault -o default {name}"),
+                );
+            format!(
+                "{script}\n# Operands: {kind} known to the running daemon ('{name} --complete {kind}').\n_arches_dyn_{fname}() {{\n    local cur=\"${{COMP_WORDS[COMP_CWORD]}}\" prev=\"\"\n    [[ $COMP_CWORD -gt 0 ]] && prev=\"${{COMP_WORDS[COMP_CWORD-1]}}\"\n    if [[ \"$cur\" != -* ]]; then\n        case \"$prev\" in\n            {pattern}) ;;\n            *)\n                local ids\n                ids=$(\"{name}\" --complete {kind} 2>/dev/null)\n                COMPREPLY=( $(compgen -W \"$ids\" -- \"$cur\") )\n                [[ ${{#COMPREPLY[@]}} -gt 0 ]] && return 0\n                ;;\n        esac\n    fi\n    _{fname} \"$@\"\n}}\n\nif [[ \"${{BASH_VERSINFO[0]}}\" -eq 4 && \"${{BASH_VERSINFO[1]}}\" -ge 4 || \"${{BASH_VERSINFO[0]}}\" -gt 4 ]]; then\n    complete -F _arches_dyn_{fname} -o nosort -o bashdefault -o default {name}\nelse\n    complete -F _arches_dyn_{fname} -o bashdefault -o default {name}\nfi\n"
+            )
+        }
+        Shell::Zsh => {
+            let helper = format!(
+                "\n# Operands: {kind} known to the running daemon ('{name} --complete {kind}').\n(( $+functions[_arches_{kind}] )) ||\n_arches_{kind}() {{\n    local -a ids\n    ids=(${{(f)\"$({name} --complete {kind} 2>/dev/null)\"}})\n    compadd -a ids\n}}\n"
+            );
+            let mut out = String::new();
+            for (i, line) in script.lines().enumerate() {
+                let operand = (line.starts_with("':") || line.starts_with("'*:"))
+                    && line.ends_with(":_default' \\");
+                if operand {
+                    out.push_str(&line.replace(":_default' \\", &format!(":_arches_{kind}' \\")));
+                } else {
+                    out.push_str(line);
+                }
+                out.push('\n');
+                if i == 0 {
+                    out.push_str(&helper);
+                }
+            }
+            out
+        }
+        Shell::Fish => format!(
+            "{script}# Operands: {kind} known to the running daemon.\ncomplete -c {name} -f -n 'not string match -q -- \"-*\" (commandline -ct)' -a '({name} --complete {kind} 2>/dev/null)'\n"
+        ),
+        _ => script,
+    }
+}
+
 /// Examples of the daemon's man page.
 const MOAB_EXAMPLES: &[(&str, &str)] = &[
     ("moab", "Start the daemon with $MOABHOMEDIR/moab.cfg (or the embedded default) on $MOABHOMEDIR/moab.sock."),
     ("moab --config /etc/arches/moab.cfg --home /var/lib/arches", "Start with an explicit configuration and home directory."),
     ("mschedctl -k", "Stop a running daemon."),
 ];
+
+/// Examples of `moab simulate`'s man page.
+const SIMULATE_EXAMPLES: &[(&str, &str)] = &[
+    ("moab simulate --trace SDSC-SP2-1998-4.2-cln.swf.gz --summary -", "Replay a Standard Workload Format trace through the real engine and print the summary JSON (waits, bounded slowdown, utilisation, backfill)."),
+    ("moab simulate --trace log.swf --config moab.cfg --report report.html", "Replay under a site's policies and write an HTML report with charts."),
+    ("moab simulate --workload jobs.jsonl --procs 8 --until 3600 --serve", "Stop the virtual clock at t=3600 and serve the API: showq, checkjob, showstats... show the simulated cluster; mschedctl -S steps, mschedctl -k stops."),
+];
+
+/// EXIT STATUS of `moab simulate`'s man page.
+const SIMULATE_EXIT_STATUS: &str =
+    "0 when the replay (or the served simulation) ended normally. Non-zero when the trace, workload or configuration cannot be read or is invalid, or the socket cannot be served; the reason is printed on standard error.";
 
 /// EXIT STATUS of the daemon's man page.
 const MOAB_EXIT_STATUS: &str =
@@ -78,28 +185,32 @@ fn man_page(cmd: clap::Command) -> Result<Vec<u8>> {
     man.render_synopsis_section(&mut buf)?;
     man.render_description_section(&mut buf)?;
     man.render_options_section(&mut buf)?;
+    if name == "moab" {
+        man.render_subcommands_section(&mut buf)?;
+    }
     let mut extra = String::from(".SH EXAMPLES\n");
-    let examples = if name == "moab" {
-        MOAB_EXAMPLES
-    } else {
-        arches_cli::docs::examples(&name)
+    let examples = match name.as_str() {
+        "moab" => MOAB_EXAMPLES,
+        "moab-simulate" => SIMULATE_EXAMPLES,
+        _ => arches_cli::docs::examples(&name),
     };
     for (line, what) in examples {
         extra.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff(line), roff(what)));
     }
     extra.push_str(&format!(
         ".SH \"EXIT STATUS\"\n{}\n",
-        roff(if name == "moab" {
-            MOAB_EXIT_STATUS
-        } else {
-            arches_cli::docs::EXIT_STATUS
+        roff(match name.as_str() {
+            "moab" => MOAB_EXIT_STATUS,
+            "moab-simulate" => SIMULATE_EXIT_STATUS,
+            _ => arches_cli::docs::EXIT_STATUS,
         })
     ));
     extra.push_str(&format!(
         ".SH ENVIRONMENT\n{}\n",
         roff(arches_cli::docs::ENVIRONMENT)
     ));
-    let others: Vec<String> = std::iter::once(&"moab")
+    let others: Vec<String> = ["moab", "moab-simulate"]
+        .iter()
         .chain(arches_cli::COMMANDS.iter())
         .filter(|c| **c != name)
         .map(|c| format!("\\fB{c}\\fR(1)"))
@@ -119,22 +230,23 @@ and `--format=json`.\n\n\
 ## JSON output (stable schema)\n\n\
 `--format=json` prints the daemon's answer, serialised from the `arches-api` wire type\n\
 named below, pretty-printed, with its field names unchanged. Times are epoch seconds,\n\
-durations seconds, absent values `null`. Filters given on the command line (`showq -w`,\n\
-`mdiag -u NAME`, `showres RSVID`) are applied before printing. These types only gain\n\
-fields; none are renamed or removed within API version `/v1`.\n\n\
+durations seconds, absent values `null`; the filters and the section options of the command\n\
+line apply. Fields are only ever added within API version `/v1`. Every field, its type and\n\
+unit: [json.md](json.md).\n\n\
 | Command | JSON type |\n|---|---|\n\
 | showq, mdiag -b | `QueueView` |\n\
 | checkjob, mjobctl -q diag, mdiag -j | `JobsView` |\n\
-| checknode, mdiag -n, mdiag -t, mdiag -R | `NodesView` |\n\
+| checknode, mdiag -n, mdiag -t, mdiag -R, showres -f | `NodesView` |\n\
 | showbf | `BackfillView` |\n\
 | showstart, mjobctl -q starttime | `StartEstimate` |\n\
-| showres, mdiag -r | `ReservationsView` |\n\
+| showres, mdiag -r, mdiag -s, mrsvctl -q | `ReservationsView` |\n\
 | mdiag -S | `SchedulerView` |\n\
 | mdiag -p | `PriorityView` |\n\
-| mdiag -u/-g/-a/-c/-q | `CredentialsView` |\n\
+| mdiag -u/-g/-a/-c/-q, mdiag -L | `CredentialsView` |\n\
+| mdiag -f | `FairshareView` |\n\
+| showstats | `StatsView` |\n\
 | mschedctl -l config | `ConfigView` |\n\
-| mdiag -C (no daemon) | `{\"file\", \"lines\", \"errors\", \"warnings\"}` (the arches-config check report) |\n\
-| showstats | `StatsView` |\n\n\
+| mdiag -C (no daemon) | `{\"file\", \"exists\", \"lines\", \"errors\", \"warnings\"}` (the arches-config check report) |\n\n\
 ## Options common to every command\n\n\
 - `--socket PATH`: the daemon's socket (default `$MOAB_SOCKET`, else `$MOABHOMEDIR/moab.sock`).\n\
 - `--host HOST`: accepted for Moab compatibility (`--host=<master>`); ignored.\n\
@@ -232,13 +344,145 @@ fn check() -> Result<()> {
     Ok(())
 }
 
+/// The commands (binaries of the root package, `src/bin/*.rs`).
+fn binaries(root: &Path) -> Result<Vec<String>> {
+    let mut names: Vec<String> = std::fs::read_dir(root.join("src/bin"))
+        .context("reading src/bin")?
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            n.strip_suffix(".rs").map(str::to_string)
+        })
+        .collect();
+    names.sort();
+    Ok(names)
+}
+
+/// Copies `from` to `to` (parents created) with `mode`.
+fn put(from: &Path, to: &Path, mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::copy(from, to)
+        .with_context(|| format!("copying {} to {}", from.display(), to.display()))?;
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(mode))
+        .with_context(|| format!("chmod {}", to.display()))?;
+    Ok(())
+}
+
+/// Installs the commands from `bin_dir` and the committed man pages,
+/// completions and data-staging tools under `prefix`:
+///
+/// ```text
+/// <prefix>/bin/<command>                         every command (msub, moab, ...)
+/// <prefix>/share/man/man1/<command>.1
+/// <prefix>/share/bash-completion/completions/<command>
+/// <prefix>/share/zsh/site-functions/_<command>
+/// <prefix>/share/fish/vendor_completions.d/<command>.fish
+/// <prefix>/share/arches/tools/dstage.*           where the daemon finds $TOOLSDIR
+/// ```
+///
+/// Returns the installed files.
+fn install_into(root: &Path, bin_dir: &Path, prefix: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for name in binaries(root)? {
+        let from = bin_dir.join(&name);
+        if !from.is_file() {
+            bail!(
+                "{} is missing (build it first: cargo build --release)",
+                from.display()
+            );
+        }
+        let to = prefix.join("bin").join(&name);
+        put(&from, &to, 0o755)?;
+        out.push(to);
+    }
+    let copy_dir = |src: &str, dest: &str, mode: u32, out: &mut Vec<PathBuf>| -> Result<()> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(src))
+            .with_context(|| format!("reading {src}"))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        for f in files {
+            let to = prefix.join(dest).join(f.file_name().expect("a file name"));
+            put(&f, &to, mode)?;
+            out.push(to);
+        }
+        Ok(())
+    };
+    copy_dir("man/man1", "share/man/man1", 0o644, &mut out)?;
+    copy_dir(
+        "completions/bash",
+        "share/bash-completion/completions",
+        0o644,
+        &mut out,
+    )?;
+    copy_dir(
+        "completions/zsh",
+        "share/zsh/site-functions",
+        0o644,
+        &mut out,
+    )?;
+    copy_dir(
+        "completions/fish",
+        "share/fish/vendor_completions.d",
+        0o644,
+        &mut out,
+    )?;
+    copy_dir("tools", "share/arches/tools", 0o755, &mut out)?;
+    Ok(out)
+}
+
+/// `install [--prefix P] [--no-build]`: builds the release binaries (unless
+/// `--no-build`) and installs everything under `P` (default `/usr/local`).
+fn install(args: &[String]) -> Result<()> {
+    let mut prefix = PathBuf::from("/usr/local");
+    let mut build = true;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--prefix" => prefix = PathBuf::from(it.next().context("--prefix needs a directory")?),
+            "--no-build" => build = false,
+            other => bail!("unknown install option '{other}' (--prefix DIR, --no-build)"),
+        }
+    }
+    let root = root();
+    if build {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+        let st = std::process::Command::new(cargo)
+            .args(["build", "--release", "-p", "arches", "--bins"])
+            .current_dir(&root)
+            .status()
+            .context("running cargo build")?;
+        if !st.success() {
+            bail!("cargo build --release failed");
+        }
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let files = install_into(&root, &target.join("release"), &prefix)?;
+    println!(
+        "installed {} files under {} (data-staging tools in {})",
+        files.len(),
+        prefix.display(),
+        prefix.join("share/arches/tools").display()
+    );
+    Ok(())
+}
+
 fn main() -> ExitCode {
-    let arg = std::env::args().nth(1);
-    let r = match arg.as_deref() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let r = match args.first().map(String::as_str) {
         Some("generate") => generate(),
         Some("check") => check(),
+        Some("install") => install(&args[1..]),
         _ => {
-            eprintln!("usage: cargo run -p xtask -- generate|check");
+            eprintln!(
+                "usage: cargo run -p xtask -- generate|check|install [--prefix DIR] [--no-build]"
+            );
             return ExitCode::from(2);
         }
     };
@@ -258,6 +502,62 @@ mod tests {
     #[test]
     fn committed_files_are_current() {
         check().unwrap();
+    }
+
+    #[test]
+    fn install_puts_commands_pages_completions_and_tools_under_the_prefix() {
+        use std::os::unix::fs::PermissionsExt;
+        let root = root();
+        // Stand-in binaries (the real ones need a release build).
+        let bins = tempdir("bins");
+        for b in binaries(&root).unwrap() {
+            std::fs::write(bins.join(&b), b"#!/bin/sh\n").unwrap();
+        }
+        let prefix = tempdir("prefix");
+        let files = install_into(&root, &bins, &prefix).unwrap();
+        for want in [
+            "bin/msub",
+            "bin/moab",
+            "share/man/man1/checkjob.1",
+            "share/bash-completion/completions/showq",
+            "share/zsh/site-functions/_mdiag",
+            "share/fish/vendor_completions.d/checknode.fish",
+            "share/arches/tools/dstage.query",
+            "share/arches/tools/dstage.modify",
+            "share/arches/tools/dstage.cluster",
+            "share/arches/tools/dstage.common",
+        ] {
+            assert!(files.contains(&prefix.join(want)), "{want} not installed");
+        }
+        let mode = |p: &str| {
+            std::fs::metadata(prefix.join(p))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o777
+        };
+        assert_eq!(mode("share/arches/tools/dstage.modify"), 0o755);
+        assert_eq!(mode("bin/msub"), 0o755);
+        assert_eq!(mode("share/man/man1/checkjob.1"), 0o644);
+        // A missing binary is an error naming it.
+        std::fs::remove_file(bins.join("msub")).unwrap();
+        let e = install_into(&root, &bins, &prefix).unwrap_err().to_string();
+        assert!(e.contains("msub is missing"), "{e}");
+        let _ = std::fs::remove_dir_all(&bins);
+        let _ = std::fs::remove_dir_all(&prefix);
+    }
+
+    /// A fresh directory under the system temp dir.
+    fn tempdir(what: &str) -> PathBuf {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let p = std::env::temp_dir().join(format!(
+            "arches-xtask-{what}-{}-{nanos}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&p).unwrap();
+        p
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub mod routes {
     pub const CREDENTIALS: &str = "/v1/credentials";
     /// `GET` → [`crate::StatsView`] (showstats).
     pub const STATS: &str = "/v1/stats";
+    /// `GET` → [`crate::FairshareView`] (mdiag -f).
+    pub const FAIRSHARE: &str = "/v1/fairshare";
 }
 
 /// Error body of every non-2xx answer.
@@ -68,6 +70,10 @@ pub struct ApiError {
 pub struct SubmitRequest {
     /// The script text, copied at submit time.
     pub script: String,
+    /// Absolute path of the script file msub read (`None`: standard input);
+    /// checkjob's `Executable:` and the XML `CmdFile`.
+    #[serde(default)]
+    pub script_path: Option<String>,
     /// Job name (`-N`); default: script file name or `STDIN`.
     pub name: Option<String>,
     /// `-l` resource lists, each as written (`nodes=2:ppn=4,walltime=1:00:00`).
@@ -94,14 +100,19 @@ pub struct SubmitRequest {
     pub output: Option<String>,
     /// `-e` as written.
     pub error: Option<String>,
-    /// `-j oe`: stderr joined into stdout.
+    /// `-j oe` or `-j eo`: both streams go to one file.
     pub join: bool,
+    /// `-j eo`: the joined streams go to the error path (`-e`, default
+    /// `<name>.e<id>`) instead of the output path, as in Torque.
+    #[serde(default)]
+    pub join_to_error: bool,
     /// `-S` shell.
     pub shell: Option<String>,
     /// Environment exported to the job (`-V` whole environment, `-v` list),
     /// already resolved by the client.
     pub env: Vec<(String, String)>,
-    /// `-E`: add the `MOAB_*` variables.
+    /// `-E`: add the `MOAB_*` variables. Recorded only: Arches always
+    /// exports them (a superset of what `-E` adds is harmless to jobs).
     pub moab_env: bool,
     /// `-m` mail options and `-M` list (recorded, shown by checkjob).
     pub mail_options: Option<String>,
@@ -124,10 +135,11 @@ pub struct SubmitResponse {
 // ---------------------------------------------------------------------------
 
 /// Which showq section a job belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Section {
     Active,
+    #[default]
     Eligible,
     Blocked,
     Completed,
@@ -252,6 +264,11 @@ pub struct JobDetail {
     pub tasks_per_node: Option<u32>,
     pub mem_per_task_mb: u64,
     pub features: Vec<String>,
+    /// Requested operating system and architecture (`-l os=`, `-l arch=`).
+    #[serde(default)]
+    pub opsys: Option<String>,
+    #[serde(default)]
+    pub arch: Option<String>,
     pub flags: Vec<String>,
     pub depend: Vec<String>,
     pub start_after: Option<i64>,
@@ -262,8 +279,18 @@ pub struct JobDetail {
     /// Reservation: start, end (None = no limit), nodes.
     pub reservation: Option<ReservationSpan>,
     pub priority_components: Vec<PriorityComponent>,
+    /// `BFCHUNKSIZE` when backfill chunking kept the job from starting
+    /// (checkjob -v's warning).
+    #[serde(default)]
+    pub chunk_size: Option<u32>,
+    /// The priority weights `(component, sub, component weight, sub
+    /// weight)` in Moab's order (checkjob -v -v's priority analysis).
+    #[serde(default)]
+    pub priority_weights: Vec<(String, String, i64, i64)>,
     pub iwd: String,
     pub submit_dir: String,
+    /// The script file as submitted (its absolute path), or the spool copy
+    /// the job runs for standard-input submissions.
     pub executable: String,
     pub shell: Option<String>,
     pub output_file: String,
@@ -279,6 +306,11 @@ pub struct JobDetail {
     /// Data staging (`StageIn:`/`StageOut:` lines).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub staging: Vec<StageLine>,
+    /// Preemption diagnostics (seed §8.4.3), one condition per line: why a
+    /// queued job did not preempt (a count per failed condition) or what it
+    /// waits for; whether a running job is preemptible, by whom, or why not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preemption: Vec<String>,
 }
 
 /// One file of a job's data staging.
@@ -296,6 +328,44 @@ pub struct StageLine {
     /// Expected data-ready time (TIGHT).
     pub ready: Option<i64>,
     pub error: Option<String>,
+    /// Why the job's stage-in has not begun (on its first pending file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<StageWait>,
+    /// LOCAL: the compute node a `$LOCAL` file goes to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+}
+
+/// Why a stage-in was not initiated yet (sizes in bytes).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum StageWait {
+    /// `MAXDSOP` operations are active.
+    MaxDsop { limit: u32 },
+    /// LOCAL: `MAXDSOPPERNODE` stage-ins to the job's node are active.
+    NodeBusy { node: String, limit: u32 },
+    /// Staging it would exceed `TARGETUSAGE`.
+    TargetUsage {
+        dedicated: u64,
+        size: u64,
+        target: u64,
+    },
+    /// Not enough free disk at the storage manager.
+    DiskFull { avail: u64, size: u64 },
+    /// TIGHT: the transfer is timed to end when the compute reservation
+    /// begins; it starts at this time.
+    Begin { at: i64 },
+}
+
+/// A size as checkjob and checknode print it: whole MB (2^20 bytes, rounded
+/// down) from 1 MB on, else bytes (`91 MB`, `3091 bytes`). The one rule for
+/// every size shown.
+pub fn size_text(bytes: u64) -> String {
+    if bytes >= 1024 * 1024 {
+        format!("{} MB", bytes / (1024 * 1024))
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// A storage resource manager (`RESOURCETYPE=STORAGE`) as checknode and
@@ -304,15 +374,25 @@ pub struct StageLine {
 pub struct StorageInfo {
     /// The RM's name (`RMCFG[name]`).
     pub rm: String,
+    /// `TYPE=` (`NATIVE`, or `NATIVE:<subtype>`).
+    #[serde(default)]
+    pub rm_type: String,
     /// The storage node's name (cluster query), else the RM's.
     pub node: String,
+    /// The node's state (cluster query `STATE=`; `Down` when it fails),
+    /// and since when.
+    #[serde(default)]
+    pub state: String,
+    #[serde(default)]
+    pub state_since: i64,
     pub model: String,
     pub max_dsop: Option<u32>,
     pub target_usage: Option<f64>,
     pub disk_mb: Option<u64>,
     pub disk_avail_mb: Option<u64>,
     pub rate_kbps: Option<f64>,
-    /// MB dedicated to staged data of queued jobs.
+    /// MB dedicated to staged data (files of queued and running jobs, and
+    /// of ended ones until removed).
     pub dedicated_mb: u64,
     /// Active operations now.
     pub active_ops: u32,
@@ -321,11 +401,26 @@ pub struct StorageInfo {
     pub system_modify_url: Option<String>,
     /// Every staging operation known: (job, status, bytes done, size, dest).
     pub operations: Vec<StorageOp>,
-    /// Recent failures, newest last.
-    pub failures: Vec<String>,
+    /// Recent failures, oldest first.
+    pub failures: Vec<StorageFailure>,
     pub last_update: i64,
     /// Interface calls queued or running now.
     pub in_flight: u32,
+    /// Since when the storage RM is known (checknode `Total Time:`), and
+    /// the seconds with at least one active operation (`Active:`).
+    #[serde(default)]
+    pub since: i64,
+    #[serde(default)]
+    pub active_secs: i64,
+}
+
+/// A failed storage interface call (mdiag -R `RM[name] Failures:`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StorageFailure {
+    pub time: i64,
+    /// `clusterquery`, `systemquery` or `systemmodify`.
+    pub op: String,
+    pub message: String,
 }
 
 /// One staging operation on a storage RM.
@@ -504,18 +599,29 @@ pub enum SchedulerControl {
     Stop { iteration: Option<u64> },
     /// `-m config "PARAM VALUE"`.
     ModifyConfig { line: String, evaluate_only: bool },
+    /// `-f all|usage|fairshare|estimates`: reset statistics.
+    Flush { what: String },
+    /// `-A MESSAGE` (alone): annotate the event log.
+    Annotate { message: String },
+    /// `-L [LEVEL]`: change the log level at run time (Arches keeps one log).
+    LogLevel { level: Option<u32> },
 }
 
 // ---------------------------------------------------------------------------
 // Priority, backfill, start estimates, reservations
 // ---------------------------------------------------------------------------
 
-/// mdiag -p data: weights and each queued job's breakdown.
+/// mdiag -p data: weights and each job's breakdown.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PriorityView {
     pub now: i64,
-    /// Component weights as `(component, sub, component weight, sub weight)`.
+    /// Weights as `(component, sub, component weight, sub weight)`, in
+    /// Moab's column order, with Moab's labels (`Cred`/`QOS`,
+    /// `Serv`/`QTime`, ...): the core's one table.
     pub weights: Vec<(String, String, i64, i64)>,
+    /// Eligible jobs in priority order, then blocked ones, then active ones
+    /// (highest priority first); the client shows the first kind by
+    /// default, `-v` adds active jobs and `-v -v` all.
     pub jobs: Vec<JobPriority>,
 }
 
@@ -526,6 +632,9 @@ pub struct JobPriority {
     pub priority: i64,
     pub system: bool,
     pub state: String,
+    /// Eligible, blocked (holds, policies, dependencies) or active.
+    #[serde(default)]
+    pub section: Section,
     pub components: Vec<PriorityComponent>,
 }
 
@@ -546,6 +655,10 @@ pub struct BackfillQuery {
     pub features: Vec<String>,
     /// Memory comparison (`-m '>=256'`).
     pub memory: Option<String>,
+    /// `-A`: availability for all users, groups and accounts (every
+    /// reservation counts as available), not only the caller's.
+    #[serde(default)]
+    pub all: bool,
 }
 
 /// A backfill window: `procs` processors on `nodes` nodes free from `start`
@@ -557,6 +670,9 @@ pub struct BackfillWindow {
     pub nodes: u32,
     pub start: i64,
     pub duration: Option<i64>,
+    /// The window's nodes and processors on each (`showbf -v`, XML).
+    #[serde(default)]
+    pub hosts: Vec<NodeShare>,
 }
 
 /// showbf's answer.
@@ -565,7 +681,12 @@ pub struct BackfillView {
     pub now: i64,
     pub user: String,
     pub group: String,
+    /// `ALL`'s windows first, then each partition's (widest first within).
     pub windows: Vec<BackfillWindow>,
+    /// Per shown partition: `(name, nodes, processors)` that could ever
+    /// hold the request (XML `feasibleNodeCount`/`feasibleTaskCount`).
+    #[serde(default)]
+    pub partitions: Vec<(String, u32, u32)>,
 }
 
 /// showstart's request: a job id or a hypothetical `procs@duration`.
@@ -596,6 +717,18 @@ pub struct StartEstimate {
     pub running: bool,
     /// Why no estimate exists, or other notes.
     pub note: Option<String>,
+    /// Priority-based estimate (when it would start given the jobs ahead of
+    /// it), or why there is none.
+    #[serde(default)]
+    pub priority_start: Option<i64>,
+    #[serde(default)]
+    pub priority_note: Option<String>,
+    /// Historical estimate (queue times of similar jobs), or why there is
+    /// none.
+    #[serde(default)]
+    pub historical_start: Option<i64>,
+    #[serde(default)]
+    pub historical_note: Option<String>,
 }
 
 /// One reservation (showres).
@@ -683,6 +816,10 @@ pub struct CredentialInfo {
     /// `JOBFLAGS=` given to every job of the class or QoS.
     #[serde(default)]
     pub job_flags: Vec<String>,
+    /// mdiag -q: preemption among the QoS's jobs (preemptors waiting or
+    /// failing, with counts per failed condition; preemptees' states).
+    #[serde(default)]
+    pub preemption: Vec<String>,
 }
 
 /// Answer of the credentials route.
@@ -691,17 +828,154 @@ pub struct CredentialsView {
     pub credentials: Vec<CredentialInfo>,
 }
 
-/// showstats data (totals since the daemon started).
+/// Totals over the jobs completed in the statistics period (one
+/// credential, one `showstats -f` cell, or the whole system). Sums are kept
+/// raw so that averages can be recomputed; proc-seconds, seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StatTotals {
+    /// Jobs that ran and reached a final state (completed or cancelled while running).
+    pub jobs: u64,
+    /// Of those, jobs that exited with status 0.
+    pub successful: u64,
+    /// Processors × wall-clock limit, summed (proc-seconds).
+    pub ps_requested: f64,
+    /// Dedicated processor-seconds inside the period.
+    pub ps_dedicated: f64,
+    /// Sum and maximum of the expansion factor (queue + run) / limit.
+    pub xf_sum: f64,
+    pub xf_max: f64,
+    /// Sum and maximum of the queue time (seconds).
+    pub qtime_sum: f64,
+    pub qtime_max: f64,
+    /// Sum of run/limit capped at 1, and how many jobs had a limit.
+    pub wcacc_sum: f64,
+    pub wcacc_jobs: u64,
+    /// Sum and maximum of bypass counts.
+    pub bypass_sum: u64,
+    pub bypass_max: u32,
+    /// Jobs started by backfill and their dedicated proc-seconds.
+    pub backfilled: u64,
+    pub ps_backfilled: f64,
+}
+
+/// One credential's statistics (showstats -u/-g/-a/-c/-q).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct CredStats {
+    /// `user`, `group`, `account`, `class` or `qos`.
+    pub kind: String,
+    pub name: String,
+    /// uid or gid for users and groups (`None`: no passwd/group entry).
+    pub id: Option<u32>,
+    /// Running jobs now, their processors, and the proc-seconds still to
+    /// run up to their limits.
+    pub active_jobs: u32,
+    pub active_procs: u32,
+    pub active_ps_remaining: f64,
+    /// Dedicated proc-seconds of its running jobs inside the period (so far).
+    pub active_ps_dedicated: f64,
+    /// Fairshare target (`FSTARGET=`), percent.
+    pub fs_target: Option<f64>,
+    pub completed: StatTotals,
+}
+
+/// showstats data: the statistics period (since the daemon first started,
+/// or the last `mschedctl -f`), durable across restarts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct StatsView {
     pub now: i64,
+    /// Start of the statistics period.
     pub since: i64,
+    /// When this daemon process started.
+    #[serde(default)]
+    pub started: i64,
+    #[serde(default)]
+    pub iterations: u64,
+    /// Jobs completed in the period (= `completed.jobs`).
     pub jobs_completed: u64,
+    /// Jobs of the period started by backfill (completed ones).
     pub jobs_backfilled: u64,
+    /// Dedicated proc-seconds in the period: completed jobs plus running
+    /// jobs up to now.
     pub proc_seconds_used: f64,
+    /// Up processors × period length.
     pub proc_seconds_available: f64,
+    /// Average wall-clock accuracy of the period's completed jobs (0..=1).
     pub wallclock_accuracy: f64,
+    /// Average queue time of the period's completed jobs (seconds).
     pub avg_wait_secs: f64,
+    /// Queue now: eligible jobs, idle jobs (eligible + blocked idle), active jobs.
+    #[serde(default)]
+    pub eligible_jobs: u32,
+    #[serde(default)]
+    pub idle_jobs: u32,
+    #[serde(default)]
+    pub active_jobs: u32,
+    /// Jobs preempted by this daemon process.
+    #[serde(default)]
+    pub preempted_jobs: u64,
+    /// Processors and nodes now: up and in use.
+    #[serde(default)]
+    pub up_procs: u32,
+    #[serde(default)]
+    pub active_procs: u32,
+    #[serde(default)]
+    pub up_nodes: u32,
+    #[serde(default)]
+    pub active_nodes: u32,
+    /// Estimated backlog: requested proc-seconds of queued jobs divided by
+    /// up processors (seconds).
+    #[serde(default)]
+    pub backlog_secs: f64,
+    /// Running jobs started by backfill, and their dedicated proc-seconds
+    /// inside the period so far.
+    #[serde(default)]
+    pub active_backfilled: u32,
+    #[serde(default)]
+    pub active_ps_backfilled: f64,
+    /// Totals over the period's completed jobs.
+    #[serde(default)]
+    pub completed: StatTotals,
+    /// Per credential.
+    #[serde(default)]
+    pub credentials: Vec<CredStats>,
+    /// The `showstats -f` matrix: row limits (processors), column limits
+    /// (wall-clock seconds) and `rows × columns` cells, row-major.
+    #[serde(default)]
+    pub grid_procs: Vec<u32>,
+    #[serde(default)]
+    pub grid_times: Vec<i64>,
+    #[serde(default)]
+    pub grid: Vec<StatTotals>,
+}
+
+/// One credential's fairshare usage (mdiag -f).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FairshareCred {
+    /// `user`, `group`, `account`, `class` or `qos`.
+    pub kind: String,
+    pub name: String,
+    /// `FSTARGET=` in percent.
+    pub target: Option<f64>,
+    /// Decayed share of the total usage, percent.
+    pub percent: f64,
+    /// Share of each interval's total usage, percent (index 0 = current;
+    /// `None` when the credential used nothing in that interval).
+    pub intervals: Vec<Option<f64>>,
+}
+
+/// mdiag -f data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FairshareView {
+    pub now: i64,
+    /// `FSPOLICY` (`None`: fairshare off).
+    pub policy: Option<String>,
+    pub depth: u32,
+    /// `FSINTERVAL` in seconds.
+    pub interval: i64,
+    pub decay: f64,
+    /// Total usage per interval in proc-hours (index 0 = current).
+    pub total: Vec<f64>,
+    pub credentials: Vec<FairshareCred>,
 }
 
 // ---------------------------------------------------------------------------

@@ -42,6 +42,8 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
             ("checkjob 17", "Full status of job 17."),
             ("checkjob -v 17 18", "Verbose status of two jobs."),
             ("checkjob --xml 17", "The job as Moab XML."),
+            ("checkjob -A 17", "One line of ATTRIBUTE=VALUE; pairs, for scripts."),
+            ("checkjob -q high -r system.1 17", "May job 17 use QoS high and reservation system.1?"),
         ],
         "checknode" => &[
             (
@@ -85,9 +87,11 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
             ("mdiag -n --xml", "Every node as Moab XML."),
             ("mdiag -j 17 --xml", "Job 17 as Moab XML."),
             ("mdiag -b", "Why blocked jobs are blocked."),
+            ("mdiag -f", "Fairshare usage per user, group, account, QoS and class and interval."),
         ],
         "mschedctl" => &[
             ("mschedctl -p", "Pause scheduling."),
+            ("mschedctl -f all", "Start a new statistics period (showstats, mdiag -f)."),
             ("mschedctl -r", "Resume scheduling."),
             (
                 "mschedctl -m config \"RESERVATIONDEPTH 4\"",
@@ -117,8 +121,10 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
             ),
         ],
         "showstats" => &[
-            ("showstats", "Scheduler statistics."),
-            ("showstats --xml", "The same as XML."),
+            ("showstats", "Scheduler statistics of the period (jobs, queue time, utilization, backfill, wall-clock accuracy)."),
+            ("showstats -u alice", "Running and completed work of user alice."),
+            ("showstats -f WCACCURACY", "Wall-clock accuracy by job size and requested wall time."),
+            ("showstats --xml", "The statistics as Moab XML."),
         ],
         "mrsvctl" => &[
             (

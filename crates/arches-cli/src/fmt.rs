@@ -171,3 +171,26 @@ mod tests {
         assert_eq!(date(1_000_000_000 - 86400 * 12), "Tue Aug 28 01:46:40");
     }
 }
+
+#[cfg(test)]
+mod duration_tests {
+    /// The core formats the times inside block reasons with its own copy of
+    /// `MULToTString` (it cannot depend on the CLI): both must agree.
+    #[test]
+    fn core_and_cli_durations_agree() {
+        let mut t: i64 = 1;
+        let mut samples = vec![0, 59, 60, 3599, 3600, 35_999, 36_000, 86_399, 86_400];
+        while t < 200_000_000 {
+            samples.push(t);
+            samples.push(-t);
+            t = t * 3 + 7;
+        }
+        for t in samples {
+            assert_eq!(
+                super::duration(t),
+                arches_core::timespec::format_duration(t),
+                "{t}"
+            );
+        }
+    }
+}

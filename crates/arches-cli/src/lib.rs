@@ -57,8 +57,46 @@ pub fn run(name: &str) -> ExitCode {
     run_with(name, args)
 }
 
+/// What `<cmd> --complete KIND` lists for the shell completion scripts.
+pub const COMPLETION_KINDS: &[&str] = &["jobs", "nodes", "reservations"];
+
+/// The hidden `--complete jobs|nodes|reservations` query used by the
+/// generated bash/zsh/fish completions: the daemon's job ids (not
+/// completed), node names or reservation ids, one per line. Errors print
+/// nothing (a completion must never spill messages into the prompt).
+pub fn complete(kind: &str) -> Vec<String> {
+    let Ok(client) = arches_client::Client::connect_with_timeout(None, 2) else {
+        return Vec::new();
+    };
+    match kind {
+        "jobs" => client
+            .queue(&arches_api::QueueQuery { completed: false })
+            .map(|q| q.jobs.iter().map(|j| j.id.to_string()).collect())
+            .unwrap_or_default(),
+        "nodes" => client
+            .nodes(None)
+            .map(|n| n.nodes.into_iter().map(|n| n.name).collect())
+            .unwrap_or_default(),
+        "reservations" => client
+            .reservations()
+            .map(|r| r.reservations.into_iter().map(|r| r.id).collect())
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
 /// Runs `name` with an explicit argv (argv\[0\] included).
 pub fn run_with(name: &str, args: Vec<OsString>) -> ExitCode {
+    if args.get(1).and_then(|a| a.to_str()) == Some("--complete") {
+        let kind = args.get(2).and_then(|a| a.to_str()).unwrap_or("");
+        let mut out = String::new();
+        for l in complete(kind) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        common::print(&out);
+        return ExitCode::from(EXIT_OK);
+    }
     let args = if name == "msub" {
         args
     } else {

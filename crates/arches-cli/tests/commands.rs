@@ -160,7 +160,8 @@ fn case_canceljob_and_unknown_job() {
     )]);
     let out = f.run("canceljob", &["7", "9"]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(text(&out.stdout), "job '7' cancelled\n");
+    // golden mjobctl-c-1: an empty line before and after the confirmations.
+    assert_eq!(text(&out.stdout), "\njob '7' cancelled\n\n");
     assert_eq!(text(&out.stderr), "ERROR:  invalid job specified (9)\n");
     let r = f.requests();
     assert!(

@@ -23,9 +23,9 @@ use std::time::Duration;
 
 use arches_api::{
     routes, ActionResponse, ApiError, BackfillQuery, BackfillView, ConfigView, CredentialsView,
-    JobActionRequest, JobsRequest, JobsView, NodesView, PriorityView, QueueQuery, QueueView,
-    ReservationRequest, ReservationsView, SchedulerControl, SchedulerView, StartEstimate,
-    StartQuery, StatsView, SubmitRequest, SubmitResponse,
+    FairshareView, JobActionRequest, JobsRequest, JobsView, NodesView, PriorityView, QueueQuery,
+    QueueView, ReservationRequest, ReservationsView, SchedulerControl, SchedulerView,
+    StartEstimate, StartQuery, StatsView, SubmitRequest, SubmitResponse,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -199,6 +199,11 @@ impl Client {
     /// `GET /v1/stats`.
     pub fn stats(&self) -> Result<StatsView, ClientError> {
         self.get(routes::STATS)
+    }
+
+    /// `GET /v1/fairshare`.
+    pub fn fairshare(&self) -> Result<FairshareView, ClientError> {
+        self.get(routes::FAIRSHARE)
     }
 
     fn url(&self, path: &str) -> String {

@@ -23,6 +23,7 @@ pub(crate) fn cross_check(config: &Config, file: &str, out: &mut Vec<Diagnostic>
     check_qos_references(config, file, out);
     check_node_sizes(config, file, out);
     check_slurm_node_sizes(config, file, out);
+    check_node_allocation(config, file, out);
 }
 
 /// With a Slurm compute RM the nodes, processors and memory come from
@@ -53,6 +54,34 @@ fn check_slurm_node_sizes(config: &Config, file: &str, out: &mut Vec<Diagnostic>
             ),
         });
     }
+}
+
+/// Warns that `NODEALLOCATIONPOLICY MAXBALANCE|CPULOAD` fall back to
+/// FIRSTAVAILABLE (no node speeds or loads in Arches).
+fn check_node_allocation(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    use arches_core::policy::NodeAllocationPolicy as N;
+    let why = match config.policy.node_allocation {
+        N::MaxBalance => "balances node processor speeds, which Arches does not track",
+        N::CpuLoad => "prefers nodes with the lowest CPU load, which Arches does not track",
+        _ => return,
+    };
+    let line = config
+        .record
+        .scalars
+        .iter()
+        .filter(|(k, _)| k.starts_with("NODEALLOCATIONPOLICY"))
+        .map(|(_, (_, l))| *l)
+        .max()
+        .unwrap_or(0);
+    out.push(Diagnostic {
+        file: file.to_string(),
+        line,
+        severity: Severity::Warning,
+        message: format!(
+            "NODEALLOCATIONPOLICY {}: Moab's policy {why}; nodes are allocated as FIRSTAVAILABLE",
+            config.policy.node_allocation
+        ),
+    });
 }
 
 /// Warns about nodes without a processor count when the configuration itself
@@ -141,29 +170,34 @@ fn check_qos_references(config: &Config, file: &str, out: &mut Vec<Diagnostic>) 
     }
 }
 
-/// Errors about storage resource managers and `DATARM=` references.
+/// Errors and warnings about storage resource managers (Moab §17.12) and
+/// `DATARM=` references.
 fn check_storage(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
-    let mut error = |line: usize, message: String| {
+    let mut diag = |line: usize, severity: Severity, message: String| {
         out.push(Diagnostic {
             file: file.to_string(),
             line,
-            severity: Severity::Error,
+            severity,
             message,
         })
     };
+    let model = config.data_stage_model;
     for rm in &config.rms {
-        let line = config.object_line(&format!("RMCFG[{}]", rm.name));
+        let key = format!("RMCFG[{}]", rm.name);
+        let line = config.object_line(&key);
         if let Some(data) = &rm.data_rm {
             match config.rm(data) {
-                None => error(
+                None => diag(
                     line,
+                    Severity::Error,
                     format!(
                         "RMCFG[{}] DATARM: no resource manager named '{data}' (add RMCFG[{data}] TYPE=NATIVE RESOURCETYPE=STORAGE ...)",
                         rm.name
                     ),
                 ),
-                Some(d) if !d.is_storage() => error(
+                Some(d) if !d.is_storage() => diag(
                     line,
+                    Severity::Error,
                     format!(
                         "RMCFG[{}] DATARM: resource manager '{data}' is not a storage RM (set RMCFG[{data}] RESOURCETYPE=STORAGE)",
                         rm.name
@@ -176,31 +210,76 @@ fn check_storage(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
             continue;
         }
         if rm.rm_type != RmType::Native {
-            error(
+            diag(
                 line,
+                Severity::Error,
                 format!(
                     "RMCFG[{}] TYPE: a storage resource manager must have TYPE=NATIVE (found {})",
                     rm.name, rm.rm_type
                 ),
             );
         }
-        let mut required = vec!["SYSTEMQUERYURL"];
-        if matches!(
-            config.data_stage_model,
-            DataStageModel::Loose | DataStageModel::Tight
-        ) {
-            required.extend(["CLUSTERQUERYURL", "SYSTEMMODIFYURL"]);
-        }
-        for url in required {
-            if rm.url(url).is_none() {
-                error(
-                    line,
+        // Only exec:// scripts drive a storage manager: anything else would
+        // fail on the first call.
+        for url in ["SYSTEMQUERYURL", "CLUSTERQUERYURL", "SYSTEMMODIFYURL"] {
+            if let Some(v) = rm.url(url).filter(|v| !v.starts_with("exec://")) {
+                diag(
+                    config.attr_line(&key, url).max(line),
+                    Severity::Error,
                     format!(
-                        "RMCFG[{}] {url}: required for a storage resource manager with DATASTAGEMODEL {}",
-                        rm.name, config.data_stage_model
+                        "RMCFG[{}] {url}: '{v}' is not supported (a storage interface is an exec:// script, e.g. exec://$TOOLSDIR/dstage.query)",
+                        rm.name
                     ),
                 );
             }
+        }
+        // The seed (§17.12.1): TYPE, RESOURCETYPE and SYSTEMQUERYURL always;
+        // every model that initiates transfers needs SYSTEMMODIFYURL.
+        // CLUSTERQUERYURL is optional (throttling by disk only).
+        let mut required = vec!["SYSTEMQUERYURL"];
+        if model != DataStageModel::External {
+            required.push("SYSTEMMODIFYURL");
+        }
+        for url in required {
+            if rm.url(url).is_none() {
+                diag(
+                    line,
+                    Severity::Error,
+                    format!(
+                        "RMCFG[{}] {url}: required for a storage resource manager with DATASTAGEMODEL {model}",
+                        rm.name
+                    ),
+                );
+            }
+        }
+        if rm.url("CLUSTERQUERYURL").is_none() && rm.target_usage.is_some() {
+            diag(
+                config.attr_line(&key, "TARGETUSAGE").max(line),
+                Severity::Warning,
+                format!(
+                    "RMCFG[{}] TARGETUSAGE: has no effect without CLUSTERQUERYURL (the configured disk is unknown); only MAXDSOP throttles staging",
+                    rm.name
+                ),
+            );
+        }
+        let linked = config
+            .rms
+            .iter()
+            .any(|c| c.data_rm.as_deref() == Some(rm.name.as_str()));
+        if !linked {
+            let compute = config
+                .rms
+                .iter()
+                .find(|c| !c.is_storage())
+                .map_or("<compute RM>", |c| c.name.as_str());
+            diag(
+                line,
+                Severity::Warning,
+                format!(
+                    "RMCFG[{0}]: no resource manager names this storage resource manager with DATARM= (Moab would stage nothing through it; Arches uses it for every job): add RMCFG[{compute}] DATARM={0}",
+                    rm.name
+                ),
+            );
         }
     }
 }

@@ -14,8 +14,8 @@ use arches_core::policy::{PreemptPolicy, ReservationBucket};
 use arches_core::{HoldType, Node, NodeAdminState, Policy, Secs};
 
 use crate::enums::{
-    BfOrder, DataStageModel, JobNodeMatchPolicy, NodeAccessPolicy, ResourceType, RmType,
-    RuntimePrediction, SchedMode,
+    BfOrder, DataStageModel, JobNodeMatchPolicy, NodeAccessPolicy, PredictionCorrection,
+    ResourceType, RmType, RuntimePrediction, SchedMode,
 };
 use crate::parse::{self, Diagnostic, Parsed};
 
@@ -55,8 +55,6 @@ pub struct Config {
     pub defer_count: u32,
     /// `DEFERSTARTCOUNT`: start failures before a defer.
     pub defer_start_count: u32,
-    /// `JOBRETRYTIME`.
-    pub job_retry_time: Secs,
     /// `RESERVATIONRETRYTIME`.
     pub reservation_retry_time: Secs,
     /// `LOGLEVEL`, `LOGFILE`, `LOGDIR`, ...
@@ -66,8 +64,18 @@ pub struct Config {
     /// `DATASTAGEHOLDTYPE`: hold placed on a job whose stage-in failed.
     pub data_stage_hold: HoldType,
     /// `TOOLSDIR`: `$TOOLSDIR` of `exec://` interface URLs (relative to the
-    /// Moab home directory).
-    pub tools_dir: String,
+    /// Moab home directory); `None`: the installed tools.
+    pub tools_dir: Option<String>,
+    /// `DATASTAGETIMEOUT`.
+    pub data_stage_timeout: Secs,
+    /// `DATASTAGECLEANUP`.
+    pub data_stage_cleanup: bool,
+    /// `DATASTAGELOCALDIR`.
+    pub data_stage_local_dir: String,
+    /// `ENABLEIMPLICITSTAGEOUT`.
+    pub implicit_stage_out: bool,
+    /// `IMPLICITSTAGEOUTURL`.
+    pub implicit_stage_out_url: String,
     /// Standing reservations (`SRCFG[name]`), in the order they first appear.
     pub standing_reservations: Vec<StandingReservation>,
     /// `ENABLEPOSUSERPRIORITY`.
@@ -90,6 +98,8 @@ pub struct Config {
     pub runtime_prediction: RuntimePrediction,
     /// `BFORDER` (Arches).
     pub bf_order: BfOrder,
+    /// `PREDICTIONCORRECTION` (Arches).
+    pub prediction_correction: PredictionCorrection,
     /// Priority weights and caps of Moab §5.1 that `Policy::weights` has no
     /// field for (fairshare, resource, target, attribute, usage components and
     /// the `*CAP`s), by parameter name; absent = 0 (the default of each).
@@ -124,7 +134,6 @@ impl Default for Config {
             defer_time: 3600,
             defer_count: 24,
             defer_start_count: 1,
-            job_retry_time: 60,
             reservation_retry_time: 60,
             log: LogConfig {
                 level: 0,
@@ -135,7 +144,12 @@ impl Default for Config {
             },
             data_stage_model: DataStageModel::External,
             data_stage_hold: HoldType::Defer,
-            tools_dir: "tools".to_string(),
+            tools_dir: None,
+            data_stage_timeout: 3600,
+            data_stage_cleanup: true,
+            data_stage_local_dir: "/tmp/arches-local".to_string(),
+            implicit_stage_out: true,
+            implicit_stage_out_url: "file://$HOME/".to_string(),
             standing_reservations: Vec::new(),
             enable_pos_user_priority: false,
             use_moab_job_id: false,
@@ -152,6 +166,7 @@ impl Default for Config {
             },
             runtime_prediction: RuntimePrediction::None,
             bf_order: BfOrder::Priority,
+            prediction_correction: PredictionCorrection::Stepwise,
             extra_weights: BTreeMap::new(),
             record: Record::default(),
         }
@@ -402,6 +417,7 @@ impl Config {
                 node.partition = p.clone();
             }
             node.admin = spec.state.or(default.state).unwrap_or_default();
+            node.priority = spec.priority.or(default.priority).unwrap_or(0);
             if let Some(p) = spec.preempt_policy.or(default.preempt_policy) {
                 self.node_preempt_policy.insert(name.clone(), p);
             }
@@ -468,6 +484,7 @@ pub(crate) struct NodeSpec {
     pub partition: Option<String>,
     pub state: Option<NodeAdminState>,
     pub preempt_policy: Option<PreemptPolicy>,
+    pub priority: Option<i64>,
 }
 
 /// `RESERVATIONDEPTH[i]` / `RESERVATIONQOSLIST[i]` as given.

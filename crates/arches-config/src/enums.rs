@@ -76,12 +76,38 @@ cfg_enum! {
 }
 
 cfg_enum! {
+    /// `PREDICTIONCORRECTION` (Arches): what happens to a running job's
+    /// prediction when the job outlives it.
+    PredictionCorrection {
+        /// Extend it stepwise (1, 5, 15, 30 minutes, 1, 2, 5, 10, 20, 50,
+        /// 100 hours past the elapsed time).
+        Stepwise => "STEPWISE",
+        /// Plan with the walltime from then on (pyss's EASY++).
+        Walltime => "WALLTIME",
+    }
+}
+
+cfg_enum! {
+    /// `PREDICTIONSCOPE` (Arches): which jobs are planned with their
+    /// predicted run time.
+    PredictionScope {
+        /// Running and queued jobs (EASY++).
+        All => "ALL",
+        /// Running jobs only: queued jobs are planned with their walltime
+        /// (the prediction still orders backfill candidates).
+        Running => "RUNNING",
+    }
+}
+
+cfg_enum! {
     /// `BFORDER` (Arches): order in which backfill considers candidates.
     BfOrder {
         /// Priority order (Moab's behaviour).
         Priority => "PRIORITY",
         /// Shortest predicted run time first (SJBF).
         ShortestPredictedFirst => "SHORTESTPREDICTEDFIRST",
+        /// FIRSTFIT traverses the backfill windows widest first (Moab §8.2.2).
+        WidestWindowFirst => "WIDESTWINDOWFIRST",
     }
 }
 

@@ -26,8 +26,10 @@
 //!   `RESERVATIONQOSLIST[i]` indexes in order (missing depth 1, missing list
 //!   `[ALL]`); with none configured there is one bucket of depth 1 for all QoS.
 //! - Storage RMs are checked after the whole file: `TYPE=NATIVE` and
-//!   `SYSTEMQUERYURL` always, `CLUSTERQUERYURL` and `SYSTEMMODIFYURL` for the
-//!   `LOOSE` and `TIGHT` models; a `DATARM=` must name a storage RM.
+//!   `SYSTEMQUERYURL` always, `SYSTEMMODIFYURL` for the `LOOSE`, `TIGHT` and
+//!   `LOCAL` models, only `exec://` interface URLs; `CLUSTERQUERYURL` is
+//!   optional (a warning when `TARGETUSAGE` needs it); a `DATARM=` must name a
+//!   storage RM, and a storage RM no `DATARM=` names is a warning.
 //!
 //! ```
 //! let parsed = arches_config::parse("BACKFILLPOLICY BESTFIT\nNODECFG[n1] PROCS=8\n", "moab.cfg");
@@ -51,8 +53,8 @@ pub use config::{
     DEFAULT_NODE,
 };
 pub use enums::{
-    BfOrder, DataStageModel, FsPolicy, JobNodeMatchPolicy, NodeAccessPolicy, ResourceType, RmType,
-    RuntimePrediction, SchedMode, SrPeriod,
+    BfOrder, DataStageModel, FsPolicy, JobNodeMatchPolicy, NodeAccessPolicy, PredictionCorrection,
+    PredictionScope, ResourceType, RmType, RuntimePrediction, SchedMode, SrPeriod,
 };
 pub use parse::{parse, Diagnostic, Parsed, Severity};
 pub use reference::reference_markdown;

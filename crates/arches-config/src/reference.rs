@@ -113,6 +113,6 @@ mod tests {
             }
         }
         assert!(md.contains("| `JOBCPURGETIME` | duration"), "{md}");
-        assert!(md.contains("`PRIORITY\\|SHORTESTPREDICTEDFIRST`"));
+        assert!(md.contains("`PRIORITY\\|SHORTESTPREDICTEDFIRST\\|WIDESTWINDOWFIRST`"));
     }
 }

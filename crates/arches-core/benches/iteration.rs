@@ -2,11 +2,16 @@
 //!
 //! - `iteration/jobs=100000,nodes=10000,depth=1`: 100,000 idle jobs on 10,000
 //!   8-processor nodes with about 90% of the machine busy, RESERVATIONDEPTH 1,
-//!   BACKFILLDEPTH 0 (target ≤ 100 ms); `depth=100` (target ≤ 1 s);
+//!   BACKFILLDEPTH 0 (target ≤ 100 ms); `depth=10`; `depth=100` (target ≤ 1 s);
 //! - `iteration/...,rsv`: the same plus an administrative reservation of
 //!   1,000 nodes for 12 hours whose access list admits one of the 50 users
 //!   (about 2% of the queue runs inside it) and a daily standing
 //!   reservation of 200 nodes nobody in the queue may use;
+//! - `iteration/...,policies`: the same jobs with credential limits (MAXJOB
+//!   and MAXPROC soft,hard pairs on the 50 users, so both throttling passes
+//!   run), priority weights (queue time, expansion factor, user and QoS
+//!   priorities) and one job in ten node-constrained (`nodes=N:ppn=P` or a
+//!   feature), which brings in the per-node timelines;
 //! - `scaling/...`: the same over a grid of jobs × nodes × depth;
 //! - `replay/easy-60k`: a 60,000-job synthetic workload on 128 processors
 //!   replayed event by event (schedule at every submission and completion),
@@ -96,7 +101,7 @@ fn iteration(c: &mut Criterion) {
     let mut g = c.benchmark_group("iteration");
     g.sample_size(10);
     let s = loaded_state(100_000, 10_000);
-    for depth in [1u32, 100] {
+    for depth in [1u32, 10, 100] {
         let p = policy(depth);
         let id = format!("jobs=100000,nodes=10000,depth={depth}");
         g.bench_function(id, |b| b.iter(|| black_box(schedule(&s, &p, 1_000_000))));
@@ -105,7 +110,80 @@ fn iteration(c: &mut Criterion) {
     g.bench_function("jobs=100000,nodes=10000,depth=1,rsv", |b| {
         b.iter(|| black_box(schedule(&rs, &rp, 1_000_000)))
     });
+    let (ps, pp) = with_policies(100_000, 10_000, policy(1));
+    g.bench_function("jobs=100000,nodes=10000,depth=1,policies", |b| {
+        b.iter(|| black_box(schedule(&ps, &pp, 1_000_000)))
+    });
     g.finish();
+}
+
+/// [`loaded_state`] with one idle job in ten node-constrained (half
+/// `nodes=N:ppn=P`, half a feature half the nodes have) and QoS `hi`/`lo`
+/// on alternate jobs; `p` with MAXJOB 20,40 and MAXPROC 400,800 per user,
+/// QoS priorities and weights on queue time, expansion factor, user and QoS.
+fn with_policies(jobs: u64, nodes: u32, mut p: Policy) -> (State, Policy) {
+    use arches_core::policy::{Limit, QosConfig};
+    let mut rng = Lcg(99);
+    let base = loaded_state(jobs, nodes);
+    let mut node_list: Vec<Node> = base.nodes().to_vec();
+    for (i, n) in node_list.iter_mut().enumerate() {
+        if i % 2 == 0 {
+            n.features = vec!["fast".into()];
+        }
+    }
+    let mut s = State::new(node_list);
+    let mut all: Vec<&Job> = base.jobs().collect();
+    all.sort_by_key(|j| (j.run.is_none(), j.id));
+    for j in all {
+        let mut job = j.clone();
+        let run = job.run.take();
+        job.state = arches_core::JobState::Idle;
+        if run.is_none() {
+            match rng.below(20) {
+                0 => {
+                    let n = 1 + rng.below(4) as u32;
+                    let ppn = 1 + rng.below(8) as u32;
+                    job.req.nodes = Some(n);
+                    job.req.tasks_per_node = Some(ppn);
+                    job.req.tasks = n * ppn;
+                }
+                1 => job.req.features = vec!["fast".into()],
+                _ => {}
+            }
+            job.cred.qos = Some(if job.id % 2 == 0 { "hi" } else { "lo" }.into());
+        }
+        s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        if let Some(r) = run {
+            let ev = Event::Start {
+                job: j.id,
+                alloc: r.alloc,
+                kind: r.how,
+            };
+            s.apply(ev, 0).unwrap();
+        }
+    }
+    for u in 0..50 {
+        let c = p.users.entry(format!("u{u}")).or_default();
+        c.limits.max_job = Some(Limit { soft: 20, hard: 40 });
+        c.limits.max_proc = Some(Limit {
+            soft: 400,
+            hard: 800,
+        });
+        c.priority = i64::from(u);
+    }
+    for (q, prio) in [("hi", 1000), ("lo", 0)] {
+        p.qos.insert(
+            q.into(),
+            QosConfig {
+                priority: prio,
+                ..QosConfig::default()
+            },
+        );
+    }
+    p.weights.xfactor = 10;
+    p.weights.user = 1;
+    p.weights.qos = 1;
+    (s, p)
 }
 
 /// `s` and `p` with an administrative reservation of n0..n999 (12 hours,

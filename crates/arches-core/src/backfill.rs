@@ -1,5 +1,22 @@
-//! Backfill selection for `BESTFIT` and `GREEDY` (FIRSTFIT runs inline in
-//! the queue walk of [`mod@crate::schedule`]).
+//! Backfill selection: the candidates the queue walk of
+//! [`mod@crate::schedule`] collected (jobs beyond the reservation depth),
+//! after every priority start and reservation is placed.
+//!
+//! - FIRSTFIT runs inline in the queue walk (priority order, pyss's EASY)
+//!   unless `BFORDER WIDESTWINDOWFIRST`: then it traverses Moab's backfill
+//!   windows widest first (§8.2.2): the
+//!   windows are the rectangles of idle processors from now on, one per
+//!   drop of the free-processor profile — the widest is the shortest. In
+//!   each window the first candidate (priority order) that fits starts,
+//!   until none does. On the processor profile the planner uses (tasks of
+//!   unconstrained jobs are fungible across nodes), a job fits window `i`
+//!   exactly when its duration ends by the window's end and it fits the
+//!   profile, and resources only shrink as jobs start, so the traversal is
+//!   the candidates ordered by their first (widest) window, then priority,
+//!   each started if it fits ([`window_order`]). This differs from a plain
+//!   priority-order walk: a short wide job can start before a
+//!   higher-priority long narrow one that would take what it needs (see
+//!   `tests/scenarios/backfill_windows_widest_first.txt`).
 //!
 //! - BESTFIT repeatedly starts the fitting candidate with the best
 //!   `BACKFILLMETRIC`. Starting a job only ever removes free capacity, so a
@@ -16,7 +33,7 @@
 //!   here (choose preemptible candidates, mark their starts).
 
 use crate::placement::is_constrained;
-use crate::policy::{BackfillMetric, BackfillPolicy, BfPriorityPolicy};
+use crate::policy::{BackfillMetric, BackfillPolicy, BfPriorityPolicy, PolicyLevel};
 use crate::profile::Amount;
 use crate::schedule::{Entry, Walk};
 use crate::Secs;
@@ -47,8 +64,45 @@ pub fn metric(metric: BackfillMetric, procs: u32, nodes: Option<u32>, dur: Secs)
     }
 }
 
-/// Chooses and starts backfill jobs among `cands` (in priority order).
-pub(crate) fn select<'a>(walk: &mut Walk<'a>, entries: &mut [Entry<'a>], cands: Vec<Candidate>) {
+/// The window breaks of a profile from `now`: the times at which the free
+/// processors drop below every earlier amount. Window `i` is
+/// `[now, breaks[i])` (the last one, after every break, has no end).
+pub(crate) fn window_breaks(prof: &crate::profile::Profile, now: crate::Time) -> Vec<crate::Time> {
+    let mut min = prof.free_at(now).procs;
+    let mut breaks = Vec::new();
+    for &(t, a) in prof.spans().iter().filter(|s| s.0 > now) {
+        if a.procs < min {
+            breaks.push(t);
+            min = a.procs;
+        }
+    }
+    breaks
+}
+
+/// Orders FIRSTFIT candidates as Moab's widest-first window traversal
+/// visits them: by the widest (first) window whose end they fit before,
+/// then priority (their order in `cands`). `dur` gives a candidate's
+/// planning duration (`None`: never fits a window with an end).
+pub(crate) fn window_order<T>(
+    cands: &mut [T],
+    breaks: &[crate::Time],
+    now: crate::Time,
+    dur: impl Fn(&T) -> Option<Secs>,
+) {
+    cands.sort_by_key(|c| match dur(c) {
+        Some(d) => breaks.partition_point(|b| *b < now + d.max(1)),
+        None => breaks.len(),
+    });
+}
+
+/// Chooses and starts backfill jobs among one throttling pass's `cands`
+/// (in priority order), under that pass's limits (`level`).
+pub(crate) fn select<'a>(
+    walk: &mut Walk<'a>,
+    entries: &mut [Entry<'a>],
+    cands: Vec<Candidate>,
+    level: PolicyLevel,
+) {
     let policy = walk.ctx.policy;
     let value = |c: &Candidate, entries: &[Entry<'a>]| {
         let j = entries[c.index].job;
@@ -60,13 +114,21 @@ pub(crate) fn select<'a>(walk: &mut Walk<'a>, entries: &mut [Entry<'a>], cands: 
         )
     };
     match policy.backfill {
+        BackfillPolicy::FirstFit if policy.bf_widest_window_first && !policy.bf_shortest_first => {
+            let mut order = cands;
+            let breaks = window_breaks(&walk.ctx.agg, walk.ctx.now);
+            window_order(&mut order, &breaks, walk.ctx.now, |c| c.dur);
+            for c in order {
+                walk.try_backfill(entries, c.index, c.dur, level);
+            }
+        }
         BackfillPolicy::Greedy => {
             let chosen = greedy(walk, entries, &cands, |c| value(c, entries));
             for c in cands.iter().filter(|c| chosen.contains(&c.index)) {
-                walk.try_backfill(entries, c.index, c.dur);
+                walk.try_backfill(entries, c.index, c.dur, level);
             }
             for c in cands.iter().filter(|c| !chosen.contains(&c.index)) {
-                walk.try_backfill(entries, c.index, c.dur);
+                walk.try_backfill(entries, c.index, c.dur, level);
             }
         }
         _ => {
@@ -89,13 +151,19 @@ pub(crate) fn select<'a>(walk: &mut Walk<'a>, entries: &mut [Entry<'a>], cands: 
                     BfPriorityPolicy::None => order.sort_by_key(|(_, k, _)| *k),
                 }
             } else if policy.bf_shortest_first {
-                // SJBF: shortest planning duration first, then priority.
-                order.sort_by_key(|(_, k, c)| (c.dur.unwrap_or(Secs::MAX), *k));
+                // SJBF: shortest predicted (else planned) duration first,
+                // then priority.
+                let policy = walk.ctx.policy;
+                order.sort_by_key(|(_, k, c)| {
+                    let job = entries[c.index].job;
+                    let d = crate::eligibility::ordering_duration(job, policy).or(c.dur);
+                    (d.unwrap_or(Secs::MAX), *k)
+                });
             } else {
                 order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             }
             for (_, _, c) in order {
-                walk.try_backfill(entries, c.index, c.dur);
+                walk.try_backfill(entries, c.index, c.dur, level);
             }
         }
     }

@@ -51,6 +51,23 @@ pub(crate) struct Ctx<'a> {
     /// Administrative and standing reservations held out of the profiles
     /// ([`crate::resv`]).
     rsv: Holds,
+    /// Preemptors' locks in force, held out of the profiles for every job
+    /// but their own ([`crate::state::Lock`]).
+    locks: Vec<LockHold>,
+    /// Releases of running jobs ([`Ctx::release`]) made before the per-node
+    /// profiles existed, replayed when they are built: `(usage, start, end,
+    /// given back)`.
+    released: Vec<(Alloc, Time, Option<Time>, bool)>,
+}
+
+/// One preemptor's lock as usage: what it holds now (idle resources it was
+/// planned on) and, from each terminating victim's expected release, what
+/// that victim frees.
+struct LockHold {
+    /// The preemptor.
+    job: crate::job::JobId,
+    parts: Vec<(Vec<Alloc>, Time, Option<Time>)>,
+    on: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -96,7 +113,7 @@ impl<'a> Ctx<'a> {
             h.apply_all(&mut agg, &mut [], 1);
             h
         };
-        Ctx {
+        let mut ctx = Ctx {
             state,
             policy,
             now,
@@ -107,19 +124,221 @@ impl<'a> Ctx<'a> {
             planned: Vec::new(),
             capacity,
             rsv,
+            locks: Vec::new(),
+            released: Vec::new(),
+        };
+        ctx.hold_locks();
+        ctx
+    }
+
+    /// Holds every preemptor lock in force out of the profiles.
+    fn hold_locks(&mut self) {
+        let state = self.state;
+        let now = self.now;
+        let locks: Vec<&crate::state::Lock> = state
+            .locks()
+            .filter(|l| state.lock_in_force(l.job, now).is_some())
+            .collect();
+        if locks.is_empty() {
+            return;
+        }
+        // Terminating victims (still holding processors), by preemptor.
+        let mut victims: std::collections::BTreeMap<crate::job::JobId, Vec<&Job>> =
+            std::collections::BTreeMap::new();
+        if state.terminating_count() > 0 {
+            for v in state.active() {
+                let by = v
+                    .run
+                    .as_ref()
+                    .and_then(|r| r.terminating)
+                    .and_then(|t| t.by);
+                if let Some(p) = by.filter(|_| v.state != crate::job::JobState::Suspended) {
+                    victims.entry(p).or_default().push(v);
+                }
+            }
+        }
+        for l in locks {
+            let Some(p) = state.job(l.job) else { continue };
+            let dur = crate::eligibility::planning_duration(p, self.policy);
+            let vs: Vec<(&Job, Time)> = victims
+                .get(&l.job)
+                .map(Vec::as_slice)
+                .unwrap_or(&[])
+                .iter()
+                .map(|v| (*v, release_at(v, self.policy, now).unwrap_or(now + 1)))
+                .collect();
+            let parts = self.claim_parts(&l.alloc, &vs, dur);
+            self.locks.push(LockHold {
+                job: l.job,
+                parts,
+                on: false,
+            });
+            let k = self.locks.len() - 1;
+            self.set_lock(k, true);
+        }
+    }
+
+    /// What a preemptor planned on `alloc` holds while it waits for
+    /// `victims` (each with when its processors come back): from now, the
+    /// part of `alloc` its victims do not hold (as far as it is free); from
+    /// each victim's release on, the victim's share of the rest. Until the
+    /// preemptor's planned end after the last release.
+    pub fn claim_parts(
+        &self,
+        alloc: &[Alloc],
+        victims: &[(&Job, Time)],
+        dur: Option<Secs>,
+    ) -> Vec<(Vec<Alloc>, Time, Option<Time>)> {
+        let now = self.now;
+        let last = victims.iter().map(|v| v.1).max().unwrap_or(now).max(now);
+        let end = dur.map(|d| last + d.max(1));
+        let on_node = |j: &Job, node: NodeId| -> u32 {
+            j.run
+                .as_ref()
+                .map(|r| {
+                    r.alloc
+                        .iter()
+                        .filter(|a| a.node == node)
+                        .map(|a| a.procs)
+                        .sum()
+                })
+                .unwrap_or(0)
+        };
+        let mut parts = Vec::new();
+        let mut held = Vec::new();
+        // What each node still owes the preemptor after its idle part.
+        let mut owed: Vec<(NodeId, u32)> = Vec::new();
+        for a in alloc {
+            let pend: u32 = victims.iter().map(|(v, _)| on_node(v, a.node)).sum();
+            let (fp, fm) = self.free_now(a.node);
+            let procs = a.procs.saturating_sub(pend).min(fp);
+            if procs > 0 {
+                held.push(Alloc {
+                    procs,
+                    mem_mb: a.mem_mb.min(fm),
+                    ..*a
+                });
+            }
+            owed.push((a.node, a.procs - procs));
+        }
+        if !held.is_empty() {
+            parts.push((held, now, end));
+        }
+        let mut order: Vec<&(&Job, Time)> = victims.iter().collect();
+        order.sort_by_key(|(v, t)| (*t, v.id));
+        for (v, t) in order {
+            if end.is_some_and(|e| e <= *t) {
+                continue;
+            }
+            let mut share = Vec::new();
+            for (node, left) in owed.iter_mut() {
+                let take = on_node(v, *node).min(*left);
+                if take > 0 {
+                    *left -= take;
+                    share.push(Alloc {
+                        node: *node,
+                        tasks: 0,
+                        procs: take,
+                        mem_mb: 0,
+                    });
+                }
+            }
+            if !share.is_empty() {
+                parts.push((share, *t, end));
+            }
+        }
+        parts
+    }
+
+    /// Holds `job`'s claim parts ([`Ctx::claim_parts`]) in this plan.
+    pub fn commit_parts(&mut self, job: &Job, parts: &[(Vec<Alloc>, Time, Option<Time>)]) {
+        for (alloc, start, end) in parts {
+            let procs = alloc.iter().map(|a| a.procs).sum();
+            self.commit_procs(job, procs, *start, *end, alloc);
+        }
+    }
+
+    /// Holds (`on`) or gives back a lock's usage.
+    fn set_lock(&mut self, k: usize, on: bool) {
+        if self.locks[k].on == on {
+            return;
+        }
+        self.locks[k].on = on;
+        let parts = std::mem::take(&mut self.locks[k].parts);
+        for (alloc, start, end) in &parts {
+            let procs: i64 = alloc.iter().map(|a| i64::from(a.procs)).sum();
+            if on {
+                self.agg.force_usage(*start, *end, Amount::procs(procs));
+            } else {
+                let _ = self.agg.remove_usage(*start, *end, Amount::procs(procs));
+            }
+            if let Some(nodes) = self.nodes.as_mut() {
+                for a in alloc {
+                    let p = &mut nodes[a.node as usize];
+                    if on {
+                        p.force_usage(*start, *end, alloc_amount(a));
+                    } else {
+                        let _ = p.remove_usage(*start, *end, alloc_amount(a));
+                    }
+                }
+            }
+            if *start <= self.now {
+                for a in alloc {
+                    let f = &mut self.free[a.node as usize];
+                    if on {
+                        f.0 = f.0.saturating_sub(a.procs);
+                        f.1 = f.1.saturating_sub(a.mem_mb);
+                        if f.0 == 0 {
+                            self.free_set.remove(&a.node);
+                        }
+                    } else {
+                        f.0 += a.procs;
+                        f.1 += a.mem_mb;
+                        if f.0 > 0 {
+                            self.free_set.insert(a.node);
+                        }
+                    }
+                }
+            }
+        }
+        self.locks[k].parts = parts;
+    }
+
+    /// Gives a preemptor its own lock (before it is considered); whether it
+    /// had one in force.
+    pub fn lift_lock(&mut self, job: crate::job::JobId) -> bool {
+        match self.locks.iter().position(|l| l.job == job && l.on) {
+            Some(k) => {
+                self.set_lock(k, false);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Holds a lifted lock again (its preemptor neither started nor waits).
+    pub fn restore_lock(&mut self, job: crate::job::JobId) {
+        if let Some(k) = self.locks.iter().position(|l| l.job == job && !l.on) {
+            self.set_lock(k, true);
         }
     }
 
     /// Whether a job needs per-node planning: node constraints, or
     /// reservations it may use (what it takes must come out of them).
     fn needs_nodes(&self, job: &Job) -> bool {
-        is_constrained(&job.req) || (!self.rsv.is_empty() && self.rsv.admits(&job.cred))
+        is_constrained(&job.req)
+            || (!self.rsv.is_empty()
+                && self
+                    .rsv
+                    .admits(&job.cred, crate::qos::effective(job, self.policy)))
     }
 
     /// Gives the reservations `job` may use back to the profiles.
     fn lift(&mut self, job: &Job) {
         if !self.rsv.is_empty() {
-            self.rsv.lift(&job.cred, &mut self.agg, self.nodes.as_mut());
+            let qos = crate::qos::effective(job, self.policy);
+            self.rsv
+                .lift(&job.cred, qos, &mut self.agg, self.nodes.as_mut());
         }
     }
 
@@ -135,7 +354,20 @@ impl<'a> Ctx<'a> {
     /// this context's life (showbf for a user, group or account).
     pub fn lift_for(&mut self, cred: &crate::job::Credentials) {
         if !self.rsv.is_empty() {
-            self.rsv.lift(cred, &mut self.agg, self.nodes.as_mut());
+            self.rsv.lift(
+                cred,
+                cred.qos.as_deref(),
+                &mut self.agg,
+                self.nodes.as_mut(),
+            );
+        }
+    }
+
+    /// Lifts every reservation for the rest of this context's life (showbf
+    /// -A: availability for any credential).
+    pub fn lift_everything(&mut self) {
+        if !self.rsv.is_empty() {
+            self.rsv.lift_all(&mut self.agg, self.nodes.as_mut());
         }
     }
 
@@ -151,6 +383,24 @@ impl<'a> Ctx<'a> {
         (idle < need && idle + held >= need)
             .then(|| first.map(str::to_string))
             .flatten()
+    }
+
+    /// The first administrative or standing reservation the job may not use
+    /// that holds processors at some time in `[now, now + dur)`.
+    pub fn held_conflict(&self, job: &Job, dur: Option<Secs>) -> Option<String> {
+        if self.rsv.is_empty() {
+            return None;
+        }
+        let end = dur.map(|d| self.now + d.max(1));
+        let qos = crate::qos::effective(job, self.policy);
+        self.rsv
+            .held()
+            .find(|h| {
+                !h.rsv.acl.admits(&job.cred, qos)
+                    && h.rsv.start < end.unwrap_or(Time::MAX)
+                    && h.rsv.end.is_none_or(|e| e > self.now)
+            })
+            .map(|h| h.rsv.id.clone())
     }
 
     /// The reservations held in this context's profiles.
@@ -194,12 +444,46 @@ impl<'a> Ctx<'a> {
             // with the reservations the job may use.
             let demand = i64::from(job.req.total_procs());
             let free = self.agg.free_at(self.now).procs;
-            if free < demand && free + self.rsv.admitted_at(&job.cred, self.now) < demand {
+            if free < demand
+                && free
+                    + self.rsv.admitted_at(
+                        &job.cred,
+                        crate::qos::effective(job, self.policy),
+                        self.now,
+                    )
+                    < demand
+            {
                 return None;
             }
         }
         self.lift(job);
         let r = self.fit_now_lifted(job, dur);
+        self.unlift(None);
+        r
+    }
+
+    /// [`Ctx::fit_now`] for a scaled (virtual) duration `dur` that must
+    /// also keep clear of every administrative or standing reservation the
+    /// job may not use until `clear_until` (its real limit's end): a scaled
+    /// job never overlaps one with either limit.
+    pub fn fit_now_clear(
+        &mut self,
+        job: &Job,
+        dur: Option<Secs>,
+        clear_until: Time,
+    ) -> Option<Vec<Alloc>> {
+        if self.rsv.is_empty() {
+            return self.fit_now(job, dur);
+        }
+        self.lift(job);
+        let r = self.fit_now_lifted(job, dur).and_then(|_| {
+            self.place_at(
+                job,
+                self.now,
+                dur.map(|d| self.now + d.max(1)),
+                Some(clear_until),
+            )
+        });
         self.unlift(None);
         r
     }
@@ -218,7 +502,7 @@ impl<'a> Ctx<'a> {
         if is_constrained(&job.req) {
             self.ensure_nodes();
         }
-        self.place_at(job, self.now, end)
+        self.place_at(job, self.now, end, None)
     }
 
     /// Earliest start of `job` for `dur` from now on, with its placement when
@@ -259,7 +543,7 @@ impl<'a> Ctx<'a> {
             if !self.agg.free_over(t, end).covers(demand) {
                 continue;
             }
-            if let Some(a) = self.place_at(job, t, end) {
+            if let Some(a) = self.place_at(job, t, end, None) {
                 return Some((t, a));
             }
         }
@@ -316,7 +600,7 @@ impl<'a> Ctx<'a> {
         let Some(run) = job.run.as_ref() else {
             return;
         };
-        let end = planned_end(job, self.policy).map(|e| e.max(self.now + 1));
+        let end = release_at(job, self.policy, self.now);
         let procs: i64 = run.alloc.iter().map(|a| i64::from(a.procs)).sum();
         if reverse {
             self.agg.force_usage(self.now, end, Amount::procs(procs));
@@ -335,12 +619,21 @@ impl<'a> Ctx<'a> {
             if keep_mem {
                 amount.mem = 0;
             }
-            if let Some(nodes) = self.nodes.as_mut() {
-                let p = &mut nodes[a.node as usize];
-                if reverse {
-                    p.force_usage(self.now, end, amount);
-                } else {
-                    let _ = p.remove_usage(self.now, end, amount);
+            match self.nodes.as_mut() {
+                Some(nodes) => {
+                    let p = &mut nodes[a.node as usize];
+                    if reverse {
+                        p.force_usage(self.now, end, amount);
+                    } else {
+                        let _ = p.remove_usage(self.now, end, amount);
+                    }
+                }
+                None => {
+                    // Kept for the per-node profiles, should a constrained
+                    // job need them later in this plan.
+                    let mem = if keep_mem { 0 } else { a.mem_mb };
+                    let usage = Alloc { mem_mb: mem, ..*a };
+                    self.released.push((usage, self.now, end, !reverse));
                 }
             }
             let mem = if keep_mem { 0 } else { a.mem_mb };
@@ -359,6 +652,82 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+    }
+
+    /// Whether [`Ctx::fit_now`] for `job` is decided by the aggregate profile
+    /// alone (no node constraints, no reservations, no per-node profiles
+    /// built, a node allocation policy that takes any free processors):
+    /// then [`Ctx::fits_with_released`] answers it exactly.
+    pub fn aggregate_only(&self, job: &Job) -> bool {
+        !is_constrained(&job.req)
+            && self.rsv.is_empty()
+            && self.nodes.is_none()
+            && self.policy.node_allocation != crate::policy::NodeAllocationPolicy::Contiguous
+    }
+
+    /// Whether `job` would fit now for `dur` if running jobs holding
+    /// `victims` (`(processors, when planning expects them back)`) were
+    /// released from now on — [`Ctx::release`] then [`Ctx::fit_now`] without
+    /// touching the profile. Exact only when [`Ctx::aggregate_only`].
+    pub fn fits_with_released(
+        &self,
+        job: &Job,
+        dur: Option<Secs>,
+        victims: &[(i64, Option<Time>)],
+    ) -> bool {
+        let now = self.now;
+        let end = dur.map(|d| now + d.max(1));
+        let need = i64::from(job.req.total_procs());
+        // Victims' processors count from now until their release: sweep the
+        // profile's breakpoints and the releases together, in time order.
+        let mut rel: Vec<(Time, i64)> = victims
+            .iter()
+            .filter_map(|&(p, r)| r.map(|r| (r, p)))
+            .collect();
+        rel.sort_unstable();
+        let mut freed: i64 = victims.iter().map(|v| v.0).sum();
+        let mut r = 0;
+        let spans = self.agg.spans();
+        let mut i = spans.partition_point(|s| s.0 <= now).saturating_sub(1);
+        let mut t = now;
+        loop {
+            while r < rel.len() && rel[r].0 <= t {
+                freed -= rel[r].1;
+                r += 1;
+            }
+            let free = self.agg.free_at(t).procs;
+            if free + freed < need {
+                return false;
+            }
+            // The next instant anything changes.
+            let next_span = spans.get(i + 1).map(|s| s.0);
+            let next_rel = rel.get(r).map(|x| x.0);
+            let next = match (next_span, next_rel) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(x) => x,
+                    None => return true,
+                },
+            };
+            if end.is_some_and(|e| next >= e) {
+                return true;
+            }
+            if next_span == Some(next) {
+                i += 1;
+            }
+            t = next;
+        }
+    }
+
+    /// When planning expects a running job's processors back (`None`: never).
+    pub fn release_time(&self, job: &Job) -> Option<Time> {
+        release_at(job, self.policy, self.now)
+    }
+
+    /// Processors free (aggregate) over the whole of `[now, now + dur)`.
+    pub fn free_procs_over(&self, dur: Option<Secs>) -> i64 {
+        let end = dur.map(|d| self.now + d.max(1));
+        self.agg.free_over(self.now, end).procs
     }
 
     /// Whether `demand` processors are free (aggregate) from now for `dur`.
@@ -383,7 +752,7 @@ impl<'a> Ctx<'a> {
             if self.needs_nodes(job) {
                 self.ensure_nodes();
             }
-            self.place_at(job, self.now, Some(self.now + 1))
+            self.place_at(job, self.now, Some(self.now + 1), None)
         } else {
             None
         };
@@ -416,14 +785,34 @@ impl<'a> Ctx<'a> {
         place(self.state.nodes(), &job.req, pol, order.into_iter(), avail).unwrap_or_default()
     }
 
-    fn place_at(&self, job: &Job, t: Time, end: Option<Time>) -> Option<Vec<Alloc>> {
+    /// Places `job` over `[t, end)`; with `clear_until`, also off every
+    /// reservation not lifted for it until then (a start now only).
+    fn place_at(
+        &self,
+        job: &Job,
+        t: Time,
+        end: Option<Time>,
+        clear_until: Option<Time>,
+    ) -> Option<Vec<Alloc>> {
         let nodes = self.state.nodes();
         let pol = self.policy.node_allocation;
+        // What held reservations leave of a node now, to `clear_until`.
+        let clear = |id: NodeId, procs: u32| match clear_until {
+            Some(c) if !self.rsv.is_empty() => procs.min(
+                self.free[id as usize]
+                    .0
+                    .saturating_sub(self.rsv.blocked(id, t, Some(c))),
+            ),
+            _ => procs,
+        };
         match &self.nodes {
             Some(profiles) => {
                 let avail = |id: NodeId| {
                     let a = profiles[id as usize].free_over(t, end);
-                    (clamp_u32(a.procs), u64::try_from(a.mem.max(0)).unwrap_or(0))
+                    (
+                        clear(id, clamp_u32(a.procs)),
+                        u64::try_from(a.mem.max(0)).unwrap_or(0),
+                    )
                 };
                 // A job inside reservations it may use prefers their nodes.
                 let inside = self.rsv.lifted_nodes();
@@ -439,9 +828,10 @@ impl<'a> Ctx<'a> {
                 // Reservations not lifted for this job keep it off what
                 // they hold at any time of its run; a job inside
                 // reservations it may use prefers their nodes.
+                let until = clear_until.or(end);
                 let avail = |id: NodeId| {
                     let (p, m) = self.free[id as usize];
-                    (p.saturating_sub(self.rsv.blocked(id, t, end)), m)
+                    (p.saturating_sub(self.rsv.blocked(id, t, until)), m)
                 };
                 let mut inside = self.rsv.lifted_nodes();
                 inside.retain(|n| self.free_set.contains(n));
@@ -465,9 +855,22 @@ impl<'a> Ctx<'a> {
             return;
         }
         let mut profiles = node_profiles(self.state, self.policy, self.now);
-        for (alloc, start, end) in &self.planned {
+        let locked = self
+            .locks
+            .iter()
+            .filter(|l| l.on)
+            .flat_map(|l| l.parts.iter());
+        for (alloc, start, end) in self.planned.iter().chain(locked) {
             for a in alloc {
                 profiles[a.node as usize].force_usage(*start, *end, alloc_amount(a));
+            }
+        }
+        for (a, start, end, freed) in std::mem::take(&mut self.released) {
+            let p = &mut profiles[a.node as usize];
+            if freed {
+                let _ = p.remove_usage(start, end, alloc_amount(&a));
+            } else {
+                p.force_usage(start, end, alloc_amount(&a));
             }
         }
         let mut scratch = Profile::new(self.now, Amount::default());
@@ -514,6 +917,18 @@ fn clamp_u32(v: i64) -> u32 {
     u32::try_from(v.max(0)).unwrap_or(u32::MAX)
 }
 
+/// When planning expects an active job's processors back: its planned end
+/// (a job past it still holds them until the resource manager reports it
+/// finished: just after now), or a terminating job's deadline if earlier.
+pub(crate) fn release_at(j: &Job, policy: &Policy, now: Time) -> Option<Time> {
+    let term = j.run.as_ref().and_then(|r| r.terminating).map(|t| t.until);
+    let end = match (term, planned_end(j, policy, now)) {
+        (Some(t), Some(e)) => t.min(e),
+        (t, e) => t.or(e)?,
+    };
+    Some(end.max(now + 1))
+}
+
 /// `(alloc on an up node, planned end, procs, job)` for every running
 /// (not suspended) job with a computable end.
 fn running_releases<'s>(
@@ -525,9 +940,7 @@ fn running_releases<'s>(
         .active()
         .filter(|j| j.state != crate::job::JobState::Suspended)
         .filter_map(move |j| {
-            // A job past its planned end still holds its processors until the
-            // resource manager reports it finished: release it just after now.
-            let end = planned_end(j, policy)?.max(now + 1);
+            let end = release_at(j, policy, now)?;
             Some((j, end))
         })
         .flat_map(move |(j, end)| {

@@ -30,17 +30,33 @@ pub fn effective_walltime(job: &Job, policy: &Policy) -> Option<Secs> {
 }
 
 /// The duration planning assumes: the job's estimate if set, else its
-/// effective walltime.
+/// effective walltime. Under `estimates_running_only` a job that is not
+/// running (no allocation) is planned with its effective walltime.
 pub fn planning_duration(job: &Job, policy: &Policy) -> Option<Secs> {
+    if policy.estimates_running_only && job.run.is_none() {
+        return effective_walltime(job, policy);
+    }
     job.estimate.or_else(|| effective_walltime(job, policy))
 }
 
+/// The run time backfill candidates are ordered by under
+/// `bf_shortest_first`: the estimate if set (the predicted run time, also
+/// under `estimates_running_only`), else the planning duration.
+pub fn ordering_duration(job: &Job, policy: &Policy) -> Option<Secs> {
+    job.estimate.or_else(|| planning_duration(job, policy))
+}
+
 /// When an active job is expected to free its resources for planning
-/// purposes (`None` = never: no wall-clock limit).
-pub fn planned_end(job: &Job, policy: &Policy) -> Option<Time> {
+/// purposes at `now` (`None` = never: no wall-clock limit). A job
+/// backfilled on a virtual wall-clock limit is planned to end when that
+/// expires, until it has expired; then with its real limit.
+pub fn planned_end(job: &Job, policy: &Policy, now: Time) -> Option<Time> {
     let run = job.run.as_ref()?;
-    let d = planning_duration(job, policy)?;
-    Some(run.start_time + run.suspended_secs + d)
+    let real = planning_duration(job, policy).map(|d| run.start_time + run.suspended_secs + d);
+    match run.virtual_end() {
+        Some(v) if v > now => Some(real.map_or(v, |r| r.min(v))),
+        _ => real,
+    }
 }
 
 /// The static part of eligibility: holds, start date, dependencies.
@@ -130,7 +146,9 @@ const KINDS: [&str; 5] = ["user", "group", "account", "class", "qos"];
 /// Active usage per credential, for throttling.
 #[derive(Debug, Clone, Default)]
 pub struct Usage {
-    by_cred: BTreeMap<(usize, String), Tally>,
+    /// Per credential kind (index into `KINDS`), by name: looked up with a
+    /// borrowed name, no allocation per check.
+    by_cred: [BTreeMap<String, Tally>; 5],
 }
 
 impl Usage {
@@ -139,9 +157,10 @@ impl Usage {
         let mut u = Usage::default();
         for j in state.active() {
             let nodes = j.run.as_ref().map_or(0, |r| r.nodes());
-            let wc = planned_end(j, policy).map_or(0, |e| (e - now).max(0) as u64);
+            let wc = planned_end(j, policy, now).map_or(0, |e| (e - now).max(0) as u64);
             u.add(
                 j,
+                policy,
                 Tally {
                     jobs: 1,
                     procs: u64::from(j.procs()),
@@ -154,12 +173,16 @@ impl Usage {
     }
 
     /// Counts a job (e.g. one the plan starts).
-    pub fn add(&mut self, job: &Job, t: Tally) {
-        for (k, name) in creds(job) {
-            self.by_cred
-                .entry((k, name.to_string()))
-                .or_default()
-                .add(t);
+    pub fn add(&mut self, job: &Job, policy: &Policy, t: Tally) {
+        for (k, name) in creds(job, policy) {
+            match self.by_cred[k].get_mut(name) {
+                Some(tally) => tally.add(t),
+                None => {
+                    let mut tally = Tally::default();
+                    tally.add(t);
+                    self.by_cred[k].insert(name.to_string(), tally);
+                }
+            }
         }
     }
 
@@ -168,7 +191,7 @@ impl Usage {
         KINDS
             .iter()
             .position(|k| *k == kind)
-            .and_then(|k| self.by_cred.get(&(k, name.to_string())).copied())
+            .and_then(|k| self.by_cred[k].get(name).copied())
             .unwrap_or_default()
     }
 
@@ -184,15 +207,11 @@ impl Usage {
         if job.flags.contains(JobFlag::IgnPolicies) {
             return Ok(());
         }
-        for (k, name) in creds(job) {
+        for (k, name) in creds(job, policy) {
             let Some(limits) = limits_of(policy, k, name) else {
                 continue;
             };
-            let used = self
-                .by_cred
-                .get(&(k, name.to_string()))
-                .copied()
-                .unwrap_or_default();
+            let used = self.by_cred[k].get(name).copied().unwrap_or_default();
             let checks = [
                 ("MAXJOB", limits.max_job, used.jobs, req.jobs),
                 ("MAXPROC", limits.max_proc, used.procs, req.procs),
@@ -203,7 +222,7 @@ impl Usage {
                 let Some(l) = l else { continue };
                 let max = l.at(level);
                 if in_use + requested > max {
-                    return Err(BlockReason::Policy {
+                    return Err(BlockReason::Policy(Box::new(crate::plan::PolicyBlock {
                         level,
                         limit,
                         cred_kind: KINDS[k],
@@ -211,7 +230,7 @@ impl Usage {
                         max,
                         requested,
                         in_use,
-                    });
+                    })));
                 }
             }
         }
@@ -219,14 +238,15 @@ impl Usage {
     }
 }
 
-fn creds(job: &Job) -> impl Iterator<Item = (usize, &str)> {
+/// The job's credentials by kind; the QoS is the effective one.
+fn creds<'a>(job: &'a Job, policy: &'a Policy) -> impl Iterator<Item = (usize, &'a str)> {
     let c = &job.cred;
     [
         Some(c.user.as_str()),
         Some(c.group.as_str()),
         c.account.as_deref(),
         c.class.as_deref(),
-        c.qos.as_deref(),
+        crate::qos::effective(job, policy),
     ]
     .into_iter()
     .enumerate()
@@ -261,6 +281,26 @@ mod tests {
     use crate::node::Node;
     use crate::policy::{ClassConfig, CredConfig, Limit};
     use crate::state::Event;
+
+    #[test]
+    fn estimates_plan_running_jobs_only_under_estimates_running_only() {
+        let mut queued = Job::new(1, "u", Request::procs(1), Some(600), 0);
+        queued.estimate = Some(60);
+        let mut s = state_with(vec![queued.clone()]);
+        run(&mut s, 1, 1);
+        let running = s.job(1).unwrap().clone();
+        let mut p = Policy::default();
+        assert_eq!(planning_duration(&queued, &p), Some(60));
+        assert_eq!(planning_duration(&running, &p), Some(60));
+        p.estimates_running_only = true;
+        assert_eq!(planning_duration(&queued, &p), Some(600));
+        assert_eq!(planning_duration(&running, &p), Some(60));
+        assert_eq!(planned_end(&running, &p, 0), Some(60));
+        // The estimate still orders backfill candidates.
+        assert_eq!(ordering_duration(&queued, &p), Some(60));
+        queued.estimate = None;
+        assert_eq!(ordering_duration(&queued, &p), Some(600));
+    }
 
     fn state_with(jobs: Vec<Job>) -> State {
         let mut s = State::new(vec![Node::new("n1", 8, 0)]);
@@ -387,13 +427,28 @@ mod tests {
         let err = u.check(&b, one, &p, PolicyLevel::Soft).unwrap_err();
         assert!(matches!(
             err,
-            BlockReason::Policy {
-                limit: "MAXJOB",
-                max: 1,
-                in_use: 1,
-                ..
-            }
+            BlockReason::Policy(p) if p.limit == "MAXJOB" && p.max == 1 && p.in_use == 1
         ));
         assert_eq!(u.check(&b, one, &p, PolicyLevel::Hard), Ok(()));
+    }
+
+    #[test]
+    fn planned_end_follows_the_virtual_limit_until_it_expires() {
+        let p = Policy::default();
+        let j = Job::new(1, "u", Request::procs(1), Some(200), 0);
+        let mut s = state_with(vec![j]);
+        run(&mut s, 1, 1);
+        let change = crate::state::JobChange::VirtualWalltime(Some(100));
+        s.apply(Event::Modify { job: 1, change }, 0).unwrap();
+        let j = s.job(1).unwrap();
+        assert_eq!(planned_end(j, &p, 0), Some(100));
+        assert_eq!(planned_end(j, &p, 99), Some(100));
+        // Expired: the real limit again.
+        assert_eq!(planned_end(j, &p, 100), Some(200));
+        // Only an active job has a virtual limit.
+        let q = Job::new(2, "u", Request::procs(1), Some(200), 0);
+        s.apply(Event::Submit(Box::new(q)), 0).unwrap();
+        let change = crate::state::JobChange::VirtualWalltime(Some(100));
+        assert!(s.apply(Event::Modify { job: 2, change }, 0).is_err());
     }
 }

@@ -205,7 +205,7 @@ impl Indexes {
                     count(&mut self.preemptors, add);
                 }
             }
-            JobState::Running | JobState::Starting => {
+            JobState::Running | JobState::Starting | JobState::Staging | JobState::Staged => {
                 let Some(run) = job.run.as_ref() else {
                     return;
                 };

@@ -117,11 +117,16 @@ impl JobState {
         }
     }
 
-    /// Running, starting or suspended: the job holds an allocation.
+    /// Running, starting, suspended, or (LOCAL data staging) staging its
+    /// input to its allocated nodes: the job holds an allocation.
     pub fn is_active(self) -> bool {
         matches!(
             self,
-            JobState::Running | JobState::Starting | JobState::Suspended
+            JobState::Running
+                | JobState::Starting
+                | JobState::Suspended
+                | JobState::Staging
+                | JobState::Staged
         )
     }
 
@@ -403,6 +408,68 @@ pub struct RunInfo {
     pub suspended_secs: Secs,
     /// When the current suspension began.
     pub suspended_at: Option<Time>,
+    /// When the job was last resumed (`JOBPREEMPTMINACTIVETIME` protects a
+    /// newly resumed job as it does a newly started one).
+    pub resumed_at: Option<Time>,
+    /// Being terminated to go back to the queue (checkpoint or requeue): the
+    /// job keeps its allocation until the resource manager reports its end.
+    pub terminating: Option<Termination>,
+    /// `BFVIRTUALWALLTIMESCALINGFACTOR`: the scaled (virtual) wall-clock
+    /// limit the job was backfilled with. Until it expires the engine plans
+    /// the job to end then; afterwards with its real limit, and the drivers
+    /// clear it ([`crate::Plan::restore_walltime`]). The real `walltime`
+    /// stays the kill limit.
+    pub virtual_walltime: Option<Secs>,
+}
+
+/// Why a job went back to the queue after it had started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RequeueCause {
+    /// Checkpointed (`mjobctl -C`, `PREEMPTPOLICY CHECKPOINT`): it restarts
+    /// from its checkpoint.
+    Checkpoint,
+    /// Requeued (`mjobctl -R`, `PREEMPTPOLICY REQUEUE`, PREEMPT backfill):
+    /// it starts over.
+    Requeue,
+    /// Its start failed, its node failed or it vanished: it starts over.
+    Failure,
+}
+
+impl RequeueCause {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RequeueCause::Checkpoint => "checkpoint",
+            RequeueCause::Requeue => "requeue",
+            RequeueCause::Failure => "failure",
+        }
+    }
+}
+
+impl FromStr for RequeueCause {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "checkpoint" => Ok(RequeueCause::Checkpoint),
+            "requeue" => Ok(RequeueCause::Requeue),
+            "failure" => Ok(RequeueCause::Failure),
+            _ => Err(format!("unknown requeue cause '{s}'")),
+        }
+    }
+}
+
+/// An active job on its way back to the queue (see [`RunInfo::terminating`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Termination {
+    /// Checkpoint or requeue (never [`RequeueCause::Failure`]).
+    pub cause: RequeueCause,
+    /// The preemptor it makes room for (`None`: an administrator's
+    /// `mjobctl -C/-R`).
+    pub by: Option<JobId>,
+    /// When the termination was requested.
+    pub since: Time,
+    /// When the job will have ended at the latest (the checkpoint timeout
+    /// plus the kill grace): planning releases its resources then.
+    pub until: Time,
 }
 
 impl RunInfo {
@@ -411,6 +478,17 @@ impl RunInfo {
     }
     pub fn nodes(&self) -> u32 {
         self.alloc.len() as u32
+    }
+
+    /// When the job last began executing: its start, or its last resume.
+    pub fn active_since(&self) -> Time {
+        self.resumed_at.unwrap_or(self.start_time)
+    }
+
+    /// When the virtual wall-clock limit expires (suspensions included).
+    pub fn virtual_end(&self) -> Option<Time> {
+        self.virtual_walltime
+            .map(|v| self.start_time + self.suspended_secs + v)
     }
 }
 
@@ -469,6 +547,9 @@ pub struct Job {
     /// Waiting for stage-in data (`None`: no staging or the data is there).
     /// Set by the staging driver from [`crate::staging::plan`].
     pub data_wait: Option<crate::staging::DataWait>,
+    /// Why the job last went back to the queue after starting (`None`: it
+    /// never did). A job restarted after a checkpoint is told so.
+    pub requeued: Option<RequeueCause>,
 }
 
 impl Job {
@@ -505,6 +586,7 @@ impl Job {
             bypass_count: 0,
             admin_suspended: false,
             data_wait: None,
+            requeued: None,
         }
     }
 

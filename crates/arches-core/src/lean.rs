@@ -6,7 +6,7 @@
 //! ([`lean_supported`]): priority is FIFO by queue time (the only non-zero
 //! priority weight is `QUEUETIMEWEIGHT`, no system priorities), no throttling
 //! limits, no preemptor, `BACKFILLPOLICY FIRSTFIT` or `NONE` without backfill depth,
-//! chunking, virtual walltime scaling or shortest-first ordering,
+//! chunking, virtual walltime scaling or shortest-first or widest-window ordering,
 //! `RESERVATIONPOLICY CURRENTHIGHEST` or `NEVER`, no class wall-clock
 //! defaults, every node up, no suspended job, no job waiting for stage-in
 //! data ([`crate::staging`]) and no administrative or standing reservation
@@ -89,6 +89,8 @@ pub fn lean_supported(policy: &Policy) -> bool {
         && policy.backfill_depth == 0
         && !chunking
         && !policy.bf_shortest_first
+        && !policy.estimates_running_only
+        && !policy.bf_widest_window_first
         && policy.bf_virtual_walltime_factor.is_none_or(|f| f <= 0.0)
         && matches!(
             policy.reservation_policy,
@@ -110,6 +112,8 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         || idx.suspended > 0
         || idx.data_wait > 0
         || idx.preemptors > 0
+        || state.terminating_count() > 0
+        || state.locks().next().is_some()
         || !state.all_nodes_up()
         || !policy.standing.is_empty()
         || state.reservations().any(|r| r.end.is_none_or(|e| e > now))
@@ -267,6 +271,11 @@ impl<'a> Lean<'a> {
                 end,
                 alloc,
             });
+        } else {
+            // No computable start (LSF rule): it holds everything it can.
+            let now = self.ctx.now;
+            self.ctx.commit(job, now, None, &[]);
+            self.bucket_left[b] -= 1;
         }
     }
 
@@ -284,18 +293,17 @@ impl<'a> Lean<'a> {
             job: job.id,
             alloc,
             kind,
+            virtual_walltime: None,
         });
     }
 
     fn bucket_of(&self, job: &Job) -> Option<usize> {
-        self.ctx
-            .policy
-            .reservation_buckets
-            .iter()
-            .position(|b| match (&b.qos, &job.cred.qos) {
+        self.ctx.policy.reservation_buckets.iter().position(|b| {
+            match (&b.qos, crate::qos::effective(job, self.ctx.policy)) {
                 (None, _) => true,
                 (Some(list), Some(q)) => list.iter().any(|x| x == q),
                 (Some(_), None) => false,
-            })
+            }
+        })
     }
 }

@@ -17,15 +17,19 @@
 //! limits), [`placement`] (`NODEALLOCATIONPOLICY`), [`mod@schedule`] (one
 //! algorithm for priority starts, reservations and FIRSTFIT backfill),
 //! [`backfill`] (BESTFIT/GREEDY selection), [`windows`] (showbf windows,
-//! showstart estimates, showres node pinning).
+//! showstart estimates, showres node pinning); [`defer`] (what a failed
+//! start does to a job: retry, `Defer` hold, batch hold).
 //!
 //! Drivers that use `RESERVATIONPOLICY HIGHEST` pass each plan's reservations
 //! back with [`State::remember_reservations`] so that reservations are kept
 //! and only ever compressed earlier (pyss's conservative backfill).
 
+pub mod accounting;
 pub mod backfill;
 mod context;
+pub mod defer;
 pub mod eligibility;
+pub mod forced;
 mod index;
 pub mod job;
 pub mod lean;
@@ -36,6 +40,7 @@ pub mod policy;
 pub mod preempt;
 pub mod priority;
 pub mod profile;
+pub mod qos;
 pub mod resv;
 pub mod schedule;
 pub mod staging;
@@ -46,18 +51,20 @@ pub mod windows;
 pub use eligibility::effective_walltime;
 pub use job::{
     Alloc, Completion, CompletionCode, Credentials, Dependency, DependencyKind, HoldType, Holds,
-    Job, JobFlag, JobFlags, JobId, JobState, Request, RunInfo, StartKind,
+    Job, JobFlag, JobFlags, JobId, JobState, Request, RequeueCause, RunInfo, StartKind,
+    Termination,
 };
 pub use lean::{schedule_lean, LeanPlan};
 pub use node::{Node, NodeAdminState, NodeId, NodeState};
 pub use plan::{
-    BlockReason, Decision, Decisions, Plan, PlannedReservation, PriorityBreakdown, Start,
+    BlockReason, Decision, Decisions, Plan, PlannedReservation, PolicyBlock, PriorityBreakdown,
+    Start,
 };
 pub use policy::Policy;
 pub use resv::{Acl, Period, Reservation, Standing};
 pub use schedule::{bypassed, schedule};
 pub use staging::DataWait;
-pub use state::{Event, EventError, State};
+pub use state::{Event, EventError, Lock, State};
 pub use windows::{
     backfill_windows, estimate_start, reservations, reservations_at, windows_in_plan, Window,
     WindowQuery,

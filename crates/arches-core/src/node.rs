@@ -27,6 +27,9 @@ pub struct Node {
     pub features: Vec<String>,
     pub partition: String,
     pub admin: NodeAdminState,
+    /// `NODECFG[x] PRIORITY=`: preference under `NODEALLOCATIONPOLICY
+    /// PRIORITY` (higher first).
+    pub priority: i64,
 }
 
 impl Node {
@@ -39,6 +42,7 @@ impl Node {
             features: Vec::new(),
             partition: DEFAULT_PARTITION.to_string(),
             admin: NodeAdminState::Up,
+            priority: 0,
         }
     }
 

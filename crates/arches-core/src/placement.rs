@@ -12,8 +12,11 @@
 //!   first, so big nodes stay free for big jobs.
 //! - `CONTIGUOUS`: the first run of consecutive usable node indexes that holds
 //!   the whole job.
-//! - `MAXBALANCE`, `PRIORITY`, `CPULOAD` need data the core does not have
-//!   (node speeds, priorities, loads) and fall back to `FIRSTAVAILABLE`.
+//! - `PRIORITY`: nodes with the highest `NODECFG[x] PRIORITY=` first (ties
+//!   by index).
+//! - `MAXBALANCE` and `CPULOAD` need node speeds and loads, which Arches does
+//!   not track: they allocate as `FIRSTAVAILABLE`, and the configuration
+//!   check warns when they are chosen.
 
 use crate::job::{Alloc, Request};
 use crate::node::{Node, NodeAdminState, NodeId};
@@ -100,6 +103,17 @@ pub fn place(
                     if take(id, fit, &mut alloc) {
                         break;
                     }
+                }
+            }
+        }
+        NodeAllocationPolicy::Priority => {
+            let mut cands: Vec<(NodeId, u32)> = candidates
+                .filter_map(|id| usable(id).map(|f| (id, f)))
+                .collect();
+            cands.sort_by_key(|(id, _)| (std::cmp::Reverse(nodes[*id as usize].priority), *id));
+            for (id, fit) in cands {
+                if take(id, fit, &mut alloc) {
+                    break;
                 }
             }
         }
@@ -285,5 +299,16 @@ mod tests {
         assert_eq!(ids(&a), vec![2]);
         assert!(is_constrained(&g));
         assert!(!is_constrained(&Request::procs(3)));
+    }
+
+    #[test]
+    fn priority_prefers_high_priority_nodes() {
+        let mut n = cluster();
+        n[2].priority = 10;
+        n[1].priority = 5;
+        let req = Request::procs(6);
+        let a = place(&n, &req, NodeAllocationPolicy::Priority, 0..4, all_free(&n)).unwrap();
+        // n2 (4 procs, priority 10) then n1 (2 procs, priority 5).
+        assert_eq!(ids(&a), vec![1, 2]);
     }
 }

@@ -15,6 +15,10 @@ pub struct Start {
     pub job: JobId,
     pub alloc: Vec<Alloc>,
     pub kind: StartKind,
+    /// Backfilled on its scaled wall-clock limit
+    /// (`BFVIRTUALWALLTIMESCALINGFACTOR`): the driver records it right after
+    /// the start (`JobChange::VirtualWalltime`).
+    pub virtual_walltime: Option<crate::Secs>,
 }
 
 /// A priority reservation: where and when a queued job is guaranteed to start.
@@ -50,6 +54,20 @@ pub struct PriorityBreakdown {
     pub components: Vec<PriorityComponent>,
 }
 
+/// A throttling limit a job would exceed ([`BlockReason::Policy`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyBlock {
+    pub level: PolicyLevel,
+    /// `MAXJOB`, `MAXPROC`, ...
+    pub limit: &'static str,
+    /// `user`, `group`, `account`, `class`, `qos`.
+    pub cred_kind: &'static str,
+    pub cred: String,
+    pub max: u64,
+    pub requested: u64,
+    pub in_use: u64,
+}
+
 /// Why a queued job did not start this iteration.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockReason {
@@ -61,18 +79,9 @@ pub enum BlockReason {
     Dependency(Dependency),
     /// A dependency can never be satisfied (the job it waits for ended the wrong way).
     DependencyFailed(Dependency),
-    /// A throttling limit would be exceeded.
-    Policy {
-        level: PolicyLevel,
-        /// `MAXJOB`, `MAXPROC`, ...
-        limit: &'static str,
-        /// `user`, `group`, `account`, `class`, `qos`.
-        cred_kind: &'static str,
-        cred: String,
-        max: u64,
-        requested: u64,
-        in_use: u64,
-    },
+    /// A throttling limit would be exceeded (boxed: the largest reason,
+    /// and every queued job's decision holds one reason).
+    Policy(Box<PolicyBlock>),
     /// Not enough free resources now; waiting (possibly with a reservation).
     Resources { idle_procs: u32, needed_procs: u32 },
     /// The request can never be satisfied by the configured nodes.
@@ -86,10 +95,15 @@ pub enum BlockReason {
     NoBackfill,
     /// It has no wall-clock limit and so can never backfill.
     NoWalltime,
-    /// Backfill chunking protects the free resources for larger jobs.
+    /// Backfill chunking protects the free resources for larger jobs
+    /// (`BFCHUNKSIZE` processors or more) until `until`.
     Chunking { size: u32, until: Time },
     /// Starting it would delay a higher-priority reservation.
     WouldDelayReservation(JobId),
+    /// No backfill while a higher-priority job waits, with no computable
+    /// start, for a job without a wall-clock limit (LSF: "cannot backfill if
+    /// the big job is waiting for a job that has no run limit").
+    WaitsBehindNoWalltime(JobId),
     /// An administrative or standing reservation it is not on the access
     /// list of holds the processors it would need (the reservation's id).
     ReservationConflict(String),
@@ -97,8 +111,47 @@ pub enum BlockReason {
     /// until the estimated data-ready time (TIGHT; compute is reserved from
     /// then on).
     DataStaging(Option<Time>),
+    /// A preemptor waiting for the jobs it preempted (checkpointed or
+    /// requeued) to terminate; their resources are held for it.
+    Preempting(Vec<JobId>),
 }
 
+impl BlockReason {
+    /// The reason as the commands print it at `now`: Moab's wording, times
+    /// as durations from `now` in Moab's format (`has not reached its start
+    /// date (1:00:00 to startdate)`), never raw epochs.
+    pub fn message(&self, now: Time) -> String {
+        let rel = |t: Time| crate::timespec::format_duration(t - now);
+        match self {
+            BlockReason::StartDate(t) => {
+                format!("job has not reached its start date ({} to startdate)", rel(*t))
+            }
+            BlockReason::DataStaging(Some(t)) => format!(
+                "job is waiting for stage-in data (expected ready in {})",
+                rel(*t)
+            ),
+            BlockReason::Chunking { size, until } => format!(
+                "job may be blocked by backfill chunking (freed procs held for jobs of {size} procs or more for {})",
+                rel(*until)
+            ),
+            other => other.to_string(),
+        }
+    }
+
+    /// When time alone lifts the block (a start date, a chunking window,
+    /// data expected ready), for renderers that print dates.
+    pub fn until(&self) -> Option<Time> {
+        match self {
+            BlockReason::StartDate(t)
+            | BlockReason::DataStaging(Some(t))
+            | BlockReason::Chunking { until: t, .. } => Some(*t),
+            _ => None,
+        }
+    }
+}
+
+/// Without a time of reference: the timed reasons print their time as an
+/// epoch; the commands use [`BlockReason::message`].
 impl fmt::Display for BlockReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -116,20 +169,20 @@ impl fmt::Display for BlockReason {
                 d.kind.as_str(),
                 d.job
             ),
-            BlockReason::Policy { level, limit, cred_kind, cred, max, requested, in_use } => write!(
+            BlockReason::Policy(p) => write!(
                 f,
                 "job violates active {} {} limit of {} for {} {}  (Req: {}  InUse: {})",
-                level.as_str(),
-                limit,
-                max,
-                cred_kind,
-                cred,
-                requested,
-                in_use
+                p.level.as_str(),
+                p.limit,
+                p.max,
+                p.cred_kind,
+                p.cred,
+                p.requested,
+                p.in_use
             ),
             BlockReason::Resources { idle_procs, needed_procs } => write!(
                 f,
-                "insufficient idle procs ({idle_procs} available, {needed_procs} needed)"
+                "insufficient idle procs available: {idle_procs} < {needed_procs}"
             ),
             BlockReason::NeverFits(why) => write!(f, "job cannot run in any partition ({why})"),
             BlockReason::NoWalltimeAhead => f.write_str(
@@ -145,12 +198,24 @@ impl fmt::Display for BlockReason {
             BlockReason::WouldDelayReservation(j) => {
                 write!(f, "would delay the reservation of job {j}")
             }
+            BlockReason::WaitsBehindNoWalltime(j) => write!(
+                f,
+                "cannot backfill: job {j} waits for a job without a wall-clock limit and its start cannot be computed"
+            ),
             BlockReason::ReservationConflict(r) => {
                 write!(f, "reservation conflict (resources reserved by {r})")
             }
             BlockReason::DataStaging(None) => f.write_str("job is waiting for stage-in data"),
-            BlockReason::DataStaging(Some(t)) => {
-                write!(f, "job is waiting for stage-in data (expected ready at {t})")
+            BlockReason::DataStaging(Some(_)) => f.write_str(
+                "job is waiting for stage-in data (data-ready time estimated)",
+            ),
+            BlockReason::Preempting(jobs) => {
+                let ids: Vec<String> = jobs.iter().map(|j| j.to_string()).collect();
+                write!(
+                    f,
+                    "waiting for preempted job(s) {} to terminate (resources held)",
+                    ids.join(",")
+                )
             }
         }
     }
@@ -186,6 +251,15 @@ pub struct Plan {
     pub resumes: Vec<JobId>,
     /// Why blocked preemptors did not preempt.
     pub preempt_notes: Vec<crate::preempt::PreemptNote>,
+    /// Resources to lock for preemptors (applied after the preemptions,
+    /// before the starts).
+    pub locks: Vec<crate::preempt::PreemptorLock>,
+    /// Running jobs whose virtual wall-clock limit expired: from this plan
+    /// on they are planned with their real limit, and the driver clears the
+    /// virtual one (`JobChange::VirtualWalltime(None)`). Under
+    /// `BFVIRTUALWALLTIMECONFLICTPOLICY PREEMPT` a job whose real limit
+    /// would overlap a reservation is requeued instead (in `preemptions`).
+    pub restore_walltime: Vec<JobId>,
 }
 
 /// Every queued job's [`Decision`], ordered by job id: a sorted vector,
@@ -247,11 +321,8 @@ impl Plan {
     }
 
     /// Why a preemptor did not preempt in this plan, if it tried.
-    pub fn preempt_note(&self, job: JobId) -> Option<&str> {
-        self.preempt_notes
-            .iter()
-            .find(|n| n.job == job)
-            .map(|n| n.text.as_str())
+    pub fn preempt_note(&self, job: JobId) -> Option<&crate::preempt::PreemptNote> {
+        self.preempt_notes.iter().find(|n| n.job == job)
     }
 
     /// The reservation of a job, if it has one.
@@ -285,5 +356,30 @@ mod tests {
         assert!(ds.get(&4).is_none());
         assert_eq!(ds.len(), 3);
         assert!(Decisions::default().is_empty());
+    }
+
+    #[test]
+    fn messages_give_times_as_moab_durations_from_now() {
+        let now = 1_795_620_300;
+        let r = BlockReason::StartDate(now + 3600);
+        assert_eq!(
+            r.message(now),
+            "job has not reached its start date (1:00:00 to startdate)"
+        );
+        assert_eq!(r.until(), Some(now + 3600));
+        let c = BlockReason::Chunking {
+            size: 4,
+            until: now + 50,
+        };
+        assert!(
+            c.message(now).ends_with("for 00:00:50)"),
+            "{}",
+            c.message(now)
+        );
+        let res = BlockReason::Resources {
+            idle_procs: 0,
+            needed_procs: 4,
+        };
+        assert_eq!(res.message(now), "insufficient idle procs available: 0 < 4");
     }
 }

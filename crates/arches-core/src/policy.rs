@@ -187,15 +187,33 @@ pub struct Limits {
     pub max_wc: Option<Limit>,
 }
 
+/// How a credential's QoS access list (`QLIST=`, plus its `QDEF=`) combines
+/// with the other credentials' lists (Moab's list markers, `MQOSGetAccess`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum QosListKind {
+    /// No marker: the job may use the union of its credentials' lists.
+    #[default]
+    Or,
+    /// `&` (`QDEF=high&`): the job may use only QoS in this list (the
+    /// intersection of every `&` list of its credentials).
+    And,
+    /// `^`: exactly this list, whatever the other credentials say.
+    Only,
+}
+
 /// Configuration of one credential (`USERCFG`, `GROUPCFG`, `ACCOUNTCFG`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CredConfig {
     pub priority: i64,
     pub limits: Limits,
-    /// Default QoS (`QDEF=`).
+    /// Default QoS (`QDEF=`); it is also part of the access list.
     pub qdef: Option<String>,
-    /// QoS access list (`QLIST=`); empty = any.
+    /// QoS access list (`QLIST=`).
     pub qlist: Vec<String>,
+    /// `FSTARGET=` in hundredths of a percent.
+    pub fs_target: Option<u32>,
+    /// How the list combines with other credentials' (`&`, `^` markers).
+    pub qlist_kind: QosListKind,
 }
 
 /// Configuration of one class/queue (`CLASSCFG[x]`).
@@ -207,11 +225,16 @@ pub struct ClassConfig {
     pub default_wclimit: Option<Secs>,
     /// `MAX.WCLIMIT`: the most a job of this class may request.
     pub max_wclimit: Option<Secs>,
-    /// `QDEF=`: default QoS of the class's jobs.
+    /// `QDEF=`: default QoS of the class's jobs (also part of its list).
     pub qdef: Option<String>,
+    /// `QLIST=`: QoS the class's jobs may use.
     pub qlist: Vec<String>,
+    /// How the list combines with other credentials' (`&`, `^` markers).
+    pub qlist_kind: QosListKind,
     /// `JOBFLAGS=` / `FLAGS=`: flags given to every job of the class.
     pub job_flags: Vec<JobFlag>,
+    /// `FSTARGET=` in hundredths of a percent.
+    pub fs_target: Option<u32>,
 }
 
 /// Configuration of one QoS (`QOSCFG[x]`).
@@ -222,6 +245,8 @@ pub struct QosConfig {
     pub flags: Vec<QosFlag>,
     /// `JOBFLAGS=`: flags given to every job of the QoS.
     pub job_flags: Vec<JobFlag>,
+    /// `FSTARGET=` in hundredths of a percent.
+    pub fs_target: Option<u32>,
 }
 
 /// Priority component and subcomponent weights (Moab §5.1).
@@ -283,6 +308,15 @@ pub struct Policy {
     /// are tried shortest planning duration (estimate, else walltime) first
     /// instead of in priority order (FIRSTFIT and BESTFIT).
     pub bf_shortest_first: bool,
+    /// `PREDICTIONSCOPE RUNNING` (Arches): only running jobs are planned
+    /// with their `estimate` (predicted run time); queued jobs are reserved
+    /// and backfilled with their walltime, so no backfilled job can delay a
+    /// reservation by outliving a prediction. Their `estimate` still orders
+    /// backfill candidates under `bf_shortest_first`.
+    pub estimates_running_only: bool,
+    /// `BFORDER WIDESTWINDOWFIRST` (Arches): FIRSTFIT traverses the backfill
+    /// windows widest first (Moab §8.2.2) instead of the queue in order.
+    pub bf_widest_window_first: bool,
     /// `BFVIRTUALWALLTIMESCALINGFACTOR` (`None` = disabled).
     pub bf_virtual_walltime_factor: Option<f64>,
     pub bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy,
@@ -299,7 +333,12 @@ pub struct Policy {
     pub preempt_policy: PreemptPolicy,
     pub job_preempt_min_active: Secs,
     pub job_preempt_max_active: Secs,
+    /// `GUARANTEEDPREEMPTION`: the resources freed for a preemptor stay
+    /// locked for it until it starts or `JOBRETRYTIME` has passed.
     pub guaranteed_preemption: bool,
+    /// `JOBRETRYTIME`: how long a preemptor's lock outlives the release of
+    /// its resources (and a failed start).
+    pub job_retry_time: Secs,
     /// `RMPOLLINTERVAL`: the longest the daemon waits between iterations.
     pub rm_poll_interval: Secs,
     /// Standing reservations (`SRCFG[name]`), materialised each iteration.
@@ -316,6 +355,8 @@ impl Default for Policy {
             bf_chunk_size: 0,
             bf_priority_policy: BfPriorityPolicy::None,
             bf_shortest_first: false,
+            estimates_running_only: false,
+            bf_widest_window_first: false,
             bf_virtual_walltime_factor: None,
             bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy::None,
             reservation_buckets: vec![ReservationBucket {
@@ -334,6 +375,7 @@ impl Default for Policy {
             job_preempt_min_active: 0,
             job_preempt_max_active: 0,
             guaranteed_preemption: false,
+            job_retry_time: 60,
             rm_poll_interval: 30,
             standing: Vec::new(),
         }

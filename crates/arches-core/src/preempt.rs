@@ -11,30 +11,43 @@
 //!   than the victim's (a running job's priority is taken at its start).
 //! - **PREEMPT backfill** (`BACKFILLPOLICY PREEMPT`): backfill jobs start
 //!   optimistically even when their wall-clock does not fit the window; a
-//!   higher-priority job whose reserved slot has come (it fits now once the
-//!   backfill jobs are gone) preempts them, and they are requeued.
+//!   job whose guaranteed timeslot has come (it is within the reservation
+//!   depth and fits now once the backfill jobs are gone) preempts them,
+//!   whatever their priority, and they are requeued.
 //! - Thrashing control: a job that has executed less than
-//!   `JOBPREEMPTMINACTIVETIME`, or more than `JOBPREEMPTMAXACTIVETIME`, is
-//!   not preemptible; a job resumed in this iteration is not preempted in it.
+//!   `JOBPREEMPTMINACTIVETIME` since it started or was last resumed, or
+//!   more than `JOBPREEMPTMAXACTIVETIME` in all, is not preemptible; a job
+//!   resumed in this iteration is not preempted in it.
 //! - At most [`MAX_PREEMPTEES`] victims per preemptor.
 //! - `PREEMPTPOLICY` escalates by what each victim allows: suspend (needs
 //!   SUSPENDABLE) → checkpoint (needs CHECKPOINT) → requeue (needs
 //!   RESTARTABLE) → cancel.
-//! - Victims: candidates are ordered lowest priority first, then least work
-//!   lost (a suspension loses none; requeue and cancel lose the processor
-//!   seconds run so far), then fewest processors; they are taken in that
-//!   order until the preemptor fits, and the set is then minimised — every
-//!   victim whose release is not needed is given back — so no more jobs (or
-//!   nodes) than needed are preempted.
+//! - Victims: whole sets are compared — the set whose highest victim
+//!   priority is lowest, then the one that loses the least work (a
+//!   suspension or a checkpoint loses none; requeue and cancel lose the
+//!   processor-seconds run so far), then the one with the fewest jobs, then
+//!   the fewest nodes, then the fewest processors. [`select`] searches them (branch and bound, bounded)
+//!   and verifies each candidate set against the real placement.
+//! - A checkpointed or requeued victim keeps its processors until the
+//!   resource manager reports it gone ([`crate::state::Event::Terminate`]):
+//!   the preemptor waits for it (its resources held for it in the plan and by
+//!   a [`crate::state::Lock`]) and starts in a later iteration. Suspended and
+//!   cancelled victims free their processors at once.
+//! - `GUARANTEEDPREEMPTION`: the resources freed for a preemptor stay locked
+//!   for it until it starts, also across a start that fails at the resource
+//!   manager, for up to `JOBRETRYTIME` after they were freed.
 //!
 //! Suspended jobs resume automatically, before the queue is walked, when
 //! their processors are free again (highest priority first), unless an
 //! administrator suspended them or a waiting preemptor of higher priority
 //! would preempt them again at once.
 
+mod select;
+
 use std::fmt;
 
 use crate::job::{Alloc, Job, JobFlag, JobId, JobState, StartKind};
+use crate::plan::BlockReason;
 use crate::policy::{BackfillPolicy, Policy, PreemptPolicy, QosFlag};
 use crate::priority::priority_total;
 use crate::schedule::{Entry, Walk};
@@ -64,13 +77,105 @@ impl Preemption {
     pub fn note(&self) -> Option<String> {
         escalation_note(self.job, self.requested, self.method)
     }
+
+    /// Whether the victim keeps its processors until the resource manager
+    /// reports it gone (checkpoint, requeue): its preemptor waits for it.
+    pub fn terminates(&self) -> bool {
+        terminates(self.method)
+    }
 }
 
-/// Why a blocked preemptor did not preempt (for `checkjob -v`, `mdiag -j`).
+/// Whether a method ends the job through a termination the resource manager
+/// reports later (checkpoint and requeue).
+pub fn terminates(method: PreemptPolicy) -> bool {
+    matches!(method, PreemptPolicy::Checkpoint | PreemptPolicy::Requeue)
+}
+
+/// Resources a preemptor keeps for itself (the driver applies it as
+/// [`crate::state::Event::Lock`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PreemptorLock {
+    pub job: JobId,
+    pub alloc: Vec<Alloc>,
+    /// How long the lock outlives the victims' release: `JOBRETRYTIME`
+    /// under `GUARANTEEDPREEMPTION`, else 0.
+    pub retry: Secs,
+}
+
+/// Preemptees a preemptor could not use, by the condition that failed
+/// (seed §8.4.3's checklist).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Excluded {
+    /// Their priority is not lower than the preemptor's.
+    pub priority: u32,
+    /// They executed less than `JOBPREEMPTMINACTIVETIME` since they started
+    /// or were last resumed.
+    pub min_active: u32,
+    /// They executed more than `JOBPREEMPTMAXACTIVETIME`.
+    pub max_active: u32,
+    /// They are already being preempted (terminating, or taken or resumed
+    /// by this iteration).
+    pub busy: u32,
+    /// They hold no processors on nodes the preemptor can use.
+    pub unusable: u32,
+}
+
+impl Excluded {
+    pub fn total(&self) -> u32 {
+        self.priority + self.min_active + self.max_active + self.busy + self.unusable
+    }
+
+    /// `(count, condition)` of every condition that excluded some.
+    pub fn reasons(&self) -> Vec<(u32, &'static str)> {
+        [
+            (self.priority, "priority not lower"),
+            (self.min_active, "under JOBPREEMPTMINACTIVETIME"),
+            (self.max_active, "over JOBPREEMPTMAXACTIVETIME"),
+            (self.busy, "already being preempted"),
+            (self.unusable, "on nodes the job cannot use"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .collect()
+    }
+}
+
+impl fmt::Display for Excluded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self
+            .reasons()
+            .iter()
+            .map(|(n, why)| format!("{n} {why}"))
+            .collect();
+        write!(
+            f,
+            "{} preemptee(s) not preemptible ({})",
+            self.total(),
+            parts.join(", ")
+        )
+    }
+}
+
+/// How a preemptor's attempt ended when it did not preempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoteOutcome {
+    /// No running job has the PREEMPTEE attribute.
+    NoPreemptee,
+    /// Every preemptee was excluded (see [`PreemptNote::excluded`]).
+    NonePreemptible,
+    /// The preemptible jobs hold too few processors.
+    TooFew { held: u32, more: u32 },
+    /// No set of at most [`MAX_PREEMPTEES`] frees resources it can use.
+    NoSet,
+}
+
+/// Why a blocked preemptor did not preempt (for `checkjob -v`, `mdiag -j`),
+/// with a count per failed condition.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PreemptNote {
     pub job: JobId,
-    pub text: String,
+    pub outcome: NoteOutcome,
+    pub excluded: Excluded,
     /// When a preemptee becomes preemptible (`JOBPREEMPTMINACTIVETIME`):
     /// the driver should run an iteration then.
     pub retry_at: Option<Time>,
@@ -78,7 +183,24 @@ pub struct PreemptNote {
 
 impl fmt::Display for PreemptNote {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        f.write_str("cannot preempt: ")?;
+        match self.outcome {
+            NoteOutcome::NoPreemptee => {
+                return f.write_str("no running job with the PREEMPTEE attribute")
+            }
+            NoteOutcome::NonePreemptible => return write!(f, "{}", self.excluded),
+            NoteOutcome::TooFew { held, more } => {
+                write!(f, "preemptible jobs hold {held} procs, {more} more needed")?
+            }
+            NoteOutcome::NoSet => write!(
+                f,
+                "no set of at most {MAX_PREEMPTEES} preemptees frees the resources"
+            )?,
+        }
+        if self.excluded.total() > 0 {
+            write!(f, "; {}", self.excluded)?;
+        }
+        Ok(())
     }
 }
 
@@ -97,16 +219,10 @@ pub fn has_flag(job: &Job, policy: &Policy, flag: JobFlag) -> bool {
             .is_some_and(|q| q.job_flags.contains(&flag))
 }
 
-/// The job's QoS, or its class's default (`CLASSCFG[c] QDEF=`) when the
-/// driver did not assign one (the simulator's workloads).
-pub fn effective_qos<'j>(job: &'j Job, policy: &'j Policy) -> Option<&'j String> {
-    job.cred.qos.as_ref().or_else(|| {
-        job.cred
-            .class
-            .as_ref()
-            .and_then(|c| policy.classes.get(c))
-            .and_then(|c| c.qdef.as_ref())
-    })
+/// The job's QoS: [`crate::qos::effective`] (the one assigned at
+/// submission, else its credentials' default).
+pub fn effective_qos<'j>(job: &'j Job, policy: &'j Policy) -> Option<&'j str> {
+    crate::qos::effective(job, policy)
 }
 
 fn qos_has(job: &Job, policy: &Policy, flag: QosFlag) -> bool {
@@ -120,13 +236,21 @@ pub fn is_preemptor(job: &Job, policy: &Policy) -> bool {
     qos_has(job, policy, QosFlag::Preemptor) || has_flag(job, policy, JobFlag::Preemptor)
 }
 
+/// The PREEMPTOR attribute from the job's class or QoS alone (what a user
+/// may not give a job by flag: see the daemon's submission checks).
+pub fn preemptor_by_credential(job: &Job, policy: &Policy) -> bool {
+    let mut bare = job.clone();
+    bare.flags.remove(JobFlag::Preemptor);
+    is_preemptor(&bare, policy)
+}
+
 /// The PREEMPTEE attribute (QoS flag or job flag).
 pub fn is_preemptee(job: &Job, policy: &Policy) -> bool {
     qos_has(job, policy, QosFlag::Preemptee) || has_flag(job, policy, JobFlag::Preemptee)
 }
 
 /// Started optimistically by `BACKFILLPOLICY PREEMPT` (preemptible by any
-/// higher-priority job whose reserved slot has come).
+/// job whose reserved slot has come).
 pub fn is_optimistic_backfill(job: &Job, policy: &Policy) -> bool {
     policy.backfill == BackfillPolicy::Preempt
         && job
@@ -170,7 +294,10 @@ fn escalate(requested: PreemptPolicy, allows: impl Fn(PreemptPolicy) -> bool) ->
         .unwrap_or(PreemptPolicy::Cancel)
 }
 
-/// Moab's note when a preemption method was escalated (moab-formats §9.2).
+/// Moab's note when a preemption method was escalated (moab-formats §9.2,
+/// Moab 7 `MJobPreempt`): the requested method the job does not allow, and
+/// "or requeueable" when it had to fall through to cancel, e.g.
+/// `job 7 not suspendable or requeueable, preempt policy temporarily changed to cancel`.
 pub fn escalation_note(job: JobId, requested: PreemptPolicy, got: PreemptPolicy) -> Option<String> {
     if requested == got {
         return None;
@@ -181,19 +308,35 @@ pub fn escalation_note(job: JobId, requested: PreemptPolicy, got: PreemptPolicy)
         PreemptPolicy::Requeue => "requeueable",
         PreemptPolicy::Cancel => return None,
     };
+    let or_requeue = if got == PreemptPolicy::Cancel && requested != PreemptPolicy::Requeue {
+        " or requeueable"
+    } else {
+        ""
+    };
     Some(format!(
-        "job {job} not {what}, preempt policy temporarily changed to {}",
+        "job {job} not {what}{or_requeue}, preempt policy temporarily changed to {}",
         got.as_str().to_ascii_lowercase()
     ))
 }
 
-/// Seconds a job has executed (suspensions excluded).
+/// Seconds a job has executed in all (suspensions excluded):
+/// `JOBPREEMPTMAXACTIVETIME` and the work a requeue loses.
 pub fn active_secs(job: &Job, now: Time) -> Secs {
     let Some(r) = job.run.as_ref() else {
         return 0;
     };
     let end = r.suspended_at.unwrap_or(now);
     (end - r.start_time - r.suspended_secs).max(0)
+}
+
+/// Seconds a job has executed since it started or was last resumed (0 while
+/// suspended): `JOBPREEMPTMINACTIVETIME` protects "a newly started or newly
+/// resumed job" (seed §8.4.1).
+pub fn recent_active_secs(job: &Job, now: Time) -> Secs {
+    match job.run.as_ref() {
+        Some(r) if r.suspended_at.is_none() => (now - r.active_since()).max(0),
+        _ => 0,
+    }
 }
 
 /// The priority a running job is compared with: its priority when it
@@ -223,14 +366,15 @@ struct CredMemo<'a> {
 type CredKey<'a> = (Option<&'a str>, Option<&'a str>);
 
 impl<'a> CredMemo<'a> {
-    fn get(&mut self, job: &'a Job, policy: &Policy) -> CredInfo {
-        let key = (job.cred.class.as_deref(), job.cred.qos.as_deref());
+    fn get(&mut self, job: &'a Job, policy: &'a Policy) -> CredInfo {
+        let qos = effective_qos(job, policy);
+        let key = (job.cred.class.as_deref(), qos);
         if let Some((_, i)) = self.seen.iter().find(|(k, _)| *k == key) {
             return *i;
         }
         let mut bare = Job::new(0, "", crate::job::Request::procs(1), None, 0);
         bare.cred.class = job.cred.class.clone();
-        bare.cred.qos = job.cred.qos.clone();
+        bare.cred.qos = Some(qos.unwrap_or(crate::qos::DEFAULT_QOS).to_string());
         let info = CredInfo {
             preemptee: is_preemptee(&bare, policy),
             suspendable: has_flag(&bare, policy, JobFlag::Suspendable),
@@ -257,20 +401,25 @@ pub fn why_not_preemptible(
     if job.state != JobState::Running && job.state != JobState::Starting {
         return Some(format!("job is {}, not running", job.state.as_str()));
     }
+    if job.run.as_ref().is_some_and(|r| r.terminating.is_some()) {
+        return Some("job is already being preempted (terminating)".to_string());
+    }
+    let optimistic = is_optimistic_backfill(job, policy);
     let qos_rule = by_preemptor && is_preemptee(job, policy);
-    if !qos_rule && !is_optimistic_backfill(job, policy) {
+    if !qos_rule && !optimistic {
         if !is_preemptee(job, policy) {
             return Some("job does not have the PREEMPTEE attribute".to_string());
         }
         return Some("preemptor does not have the PREEMPTOR attribute".to_string());
     }
-    let ran = active_secs(job, now);
     let min = policy.job_preempt_min_active;
-    if min > 0 && ran < min {
+    let recent = recent_active_secs(job, now);
+    if min > 0 && recent < min {
         return Some(format!(
-            "job has run {ran}s, less than JOBPREEMPTMINACTIVETIME ({min}s)"
+            "job has run {recent}s since it started or resumed, less than JOBPREEMPTMINACTIVETIME ({min}s)"
         ));
     }
+    let ran = active_secs(job, now);
     let max = policy.job_preempt_max_active;
     if max > 0 && ran > max {
         return Some(format!(
@@ -279,7 +428,9 @@ pub fn why_not_preemptible(
     }
     if let Some(p) = by_prio {
         let mine = run_priority(job, policy);
-        if mine >= p {
+        // An optimistic PREEMPT backfill job yields to any job whose
+        // guaranteed slot has come, whatever the priorities.
+        if mine >= p && !optimistic {
             return Some(format!(
                 "job priority {} is not lower than the preemptor's {}",
                 mine.1, p.1
@@ -290,15 +441,26 @@ pub fn why_not_preemptible(
 }
 
 /// A possible victim.
-struct Cand<'a> {
-    job: &'a Job,
-    method: PreemptPolicy,
-    key: (bool, i64, i64, u32, JobId),
+pub(crate) struct Cand<'a> {
+    pub job: &'a Job,
+    /// Copied out of the job so sorting does not chase pointers.
+    pub id: JobId,
+    /// The first node of its allocation (for the nodes tie-break).
+    pub first_node: Option<crate::node::NodeId>,
+    pub method: PreemptPolicy,
+    /// Its start priority.
+    pub prio: (bool, i64),
+    /// Processor-seconds lost by preempting it with `method`.
+    pub lost: i64,
+    pub procs: u32,
+    /// The victim counts only as an optimistic PREEMPT backfill job.
+    pub as_backfill: bool,
 }
 
-/// Tries to start `entries[i]` now by preempting running jobs. Returns
-/// whether it started. `slot` says the job is guaranteed a timeslot (it is
-/// within the reservation depth), which lets it preempt PREEMPT backfill jobs.
+/// Tries to start `entries[i]` now by preempting running jobs; returns
+/// whether it was handled (started, or waiting for its terminating
+/// victims). `slot` says the job is guaranteed a timeslot (it is within the
+/// reservation depth), which lets it preempt PREEMPT backfill jobs.
 pub(crate) fn try_preempt<'a>(
     walk: &mut Walk<'a>,
     entries: &mut [Entry<'a>],
@@ -316,46 +478,75 @@ pub(crate) fn try_preempt<'a>(
     }
     let my_prio = (entries[i].prio.system, entries[i].prio.total);
     let requested = policy.preempt_policy;
-    let mut cands: Vec<Cand<'a>> = Vec::new();
     let state = walk.ctx.state;
     let mut memo = CredMemo::default();
-    let mut excluded = 0usize;
+    let mut cands: Vec<Cand<'a>> = Vec::new();
+    // Victims of an earlier iteration still terminating for this job.
+    let mut pending: Vec<&'a Job> = Vec::new();
+    let mut ex = Excluded::default();
     let mut retry_at: Option<Time> = None;
+    let min = policy.job_preempt_min_active;
+    let max = policy.job_preempt_max_active;
     for v in state.active() {
-        if v.id == job.id || !matches!(v.state, JobState::Running | JobState::Starting) {
+        if v.id == job.id {
+            continue;
+        }
+        let term = v.run.as_ref().and_then(|r| r.terminating);
+        if term.is_some_and(|t| t.by == Some(job.id)) {
+            if v.state != JobState::Suspended {
+                pending.push(v);
+            }
+            continue;
+        }
+        if !matches!(v.state, JobState::Running | JobState::Starting) {
             continue;
         }
         let info = memo.get(v, policy);
-        let qos_rule = preemptor && (info.preemptee || v.flags.contains(JobFlag::Preemptee));
+        let preemptee = info.preemptee || v.flags.contains(JobFlag::Preemptee);
+        let qos_rule = preemptor && preemptee;
         let bf_rule = bf_preempt && is_optimistic_backfill(v, policy);
         if !qos_rule && !bf_rule {
             continue;
         }
-        if walk.plan.preemptions.iter().any(|p| p.job == v.id) || walk.plan.resumes.contains(&v.id)
+        if term.is_some()
+            || walk.plan.preemptions.iter().any(|p| p.job == v.id)
+            || walk.plan.resumes.contains(&v.id)
         {
+            ex.busy += 1;
+            continue;
+        }
+        let vp = run_priority(v, policy);
+        // The seed's third condition holds for QoS preemption; an
+        // optimistic backfill job yields to a guaranteed slot regardless.
+        let by_qos = qos_rule && vp < my_prio;
+        if !by_qos && !bf_rule {
+            ex.priority += 1;
             continue;
         }
         let ran = active_secs(v, now);
-        let min = policy.job_preempt_min_active;
-        let max = policy.job_preempt_max_active;
-        let vp = run_priority(v, policy);
-        if vp >= my_prio || (max > 0 && ran > max) {
-            excluded += 1;
+        if max > 0 && ran > max {
+            ex.max_active += 1;
             continue;
         }
-        if min > 0 && ran < min {
-            let at = now + (min - ran);
+        let recent = recent_active_secs(v, now);
+        if min > 0 && recent < min {
+            let at = now + (min - recent);
             retry_at = Some(retry_at.map_or(at, |r| r.min(at)));
-            excluded += 1;
+            ex.min_active += 1;
             continue;
         }
+        if !helps(v, job, walk) {
+            ex.unusable += 1;
+            continue;
+        }
+        let as_backfill = !by_qos;
         let method = escalate(requested, |m| match m {
             PreemptPolicy::Suspend => info.suspendable || v.flags.contains(JobFlag::Suspendable),
             PreemptPolicy::Checkpoint => {
                 info.checkpointable || v.flags.contains(JobFlag::Checkpointable)
             }
             PreemptPolicy::Requeue => {
-                (bf_rule && !qos_rule) || info.restartable || v.flags.contains(JobFlag::Restartable)
+                as_backfill || info.restartable || v.flags.contains(JobFlag::Restartable)
             }
             PreemptPolicy::Cancel => true,
         });
@@ -366,134 +557,94 @@ pub(crate) fn try_preempt<'a>(
         };
         cands.push(Cand {
             job: v,
+            id: v.id,
+            first_node: v.run.as_ref().and_then(|r| r.alloc.first()).map(|a| a.node),
             method,
-            key: (vp.0, vp.1, lost, procs, v.id),
+            prio: vp,
+            lost,
+            procs,
+            as_backfill,
         });
     }
-    if cands.is_empty() {
-        if !preemptor {
-            return false;
+    // What is already on its way out for this job counts as freed.
+    for v in &pending {
+        walk.ctx.release(v, false, false);
+    }
+    let undo_pending = |walk: &mut Walk<'a>| {
+        for v in &pending {
+            walk.ctx.release(v, false, true);
         }
-        let text = if excluded > 0 {
-            format!(
-                "cannot preempt: {excluded} preemptee(s) not preemptible (priority not lower, or JOBPREEMPTMINACTIVETIME/MAXACTIVETIME)"
-            )
+    };
+    if !pending.is_empty() {
+        if let Some(alloc) = walk.ctx.fit_now(job, dur) {
+            wait_for(walk, entries, i, alloc, dur, &pending, &[]);
+            return true;
+        }
+    }
+    let note = |walk: &mut Walk<'a>, outcome: NoteOutcome| {
+        if preemptor {
+            walk.plan.preempt_notes.push(PreemptNote {
+                job: job.id,
+                outcome,
+                excluded: ex,
+                retry_at,
+            });
+        }
+    };
+    if cands.is_empty() {
+        undo_pending(walk);
+        let outcome = if ex.total() > 0 {
+            NoteOutcome::NonePreemptible
         } else {
-            "cannot preempt: no running job with the PREEMPTEE attribute".to_string()
+            NoteOutcome::NoPreemptee
         };
-        walk.plan.preempt_notes.push(PreemptNote {
-            job: job.id,
-            text,
-            retry_at,
-        });
+        note(walk, outcome);
         return false;
     }
-    // Only the cheapest few are normally looked at: order those first and
-    // the rest only if the greedy pass gets to them.
-    let head = (4 * MAX_PREEMPTEES).min(cands.len());
-    if head < cands.len() {
-        cands.select_nth_unstable_by_key(head - 1, |c| c.key);
-    }
-    cands[..head].sort_unstable_by_key(|c| c.key);
-    let mut rest_sorted = head == cands.len();
     // Cheap aggregate bound first: can these candidates free enough at all?
     let need = i64::from(job.req.total_procs());
     let idle = i64::from(walk.ctx.idle_procs());
-    let total: i64 = cands.iter().map(|c| i64::from(c.key.3)).sum();
+    let total: i64 = cands.iter().map(|c| i64::from(c.procs)).sum();
     if idle + total < need {
-        if !preemptor {
-            return false;
-        }
-        walk.plan.preempt_notes.push(PreemptNote {
-            job: job.id,
-            text: format!(
-                "cannot preempt: preemptible jobs hold {total} procs, {} more needed",
-                need - idle
-            ),
-            retry_at,
-        });
+        undo_pending(walk);
+        let held = u32::try_from(total).unwrap_or(u32::MAX);
+        let more = u32::try_from(need - idle).unwrap_or(u32::MAX);
+        note(walk, NoteOutcome::TooFew { held, more });
         return false;
     }
-    let mut chosen: Vec<usize> = Vec::new();
-    let mut freed = idle;
-    let mut fits = false;
-    for k in 0..cands.len() {
-        if chosen.len() == MAX_PREEMPTEES {
-            break;
-        }
-        if k == head && !rest_sorted {
-            cands[head..].sort_unstable_by_key(|c| c.key);
-            rest_sorted = true;
-        }
-        let c = &cands[k];
-        if !helps(c.job, job, walk) {
-            continue;
-        }
-        walk.ctx
-            .release(c.job, c.method == PreemptPolicy::Suspend, false);
-        chosen.push(k);
-        freed += i64::from(c.key.3);
-        if freed >= need && walk.ctx.fit_now(job, dur).is_some() {
-            fits = true;
-            break;
-        }
-    }
-    if !fits {
-        for &k in chosen.iter().rev() {
-            let c = &cands[k];
-            walk.ctx
-                .release(c.job, c.method == PreemptPolicy::Suspend, true);
-        }
-        if !preemptor {
-            return false;
-        }
-        walk.plan.preempt_notes.push(PreemptNote {
-            job: job.id,
-            text: format!(
-                "cannot preempt: no set of at most {MAX_PREEMPTEES} preemptees frees the resources"
-            ),
-            retry_at,
-        });
-        return false;
-    }
-    // Minimise: give back every victim the preemptor does not need, most
-    // valuable first.
-    let mut keep: Vec<usize> = Vec::with_capacity(chosen.len());
-    if chosen.len() == 1 {
-        keep.push(chosen[0]);
-    } else {
-        for &k in chosen.iter().rev() {
-            let c = &cands[k];
-            let susp = c.method == PreemptPolicy::Suspend;
-            walk.ctx.release(c.job, susp, true);
-            if walk.ctx.fit_now(job, dur).is_some() {
-                continue;
-            }
-            walk.ctx.release(c.job, susp, false);
-            keep.push(k);
-        }
-    }
-    let Some(alloc) = walk.ctx.fit_now(job, dur) else {
-        // Cannot happen (the last check fitted); undo to stay consistent.
-        for &k in &keep {
-            let c = &cands[k];
-            walk.ctx
-                .release(c.job, c.method == PreemptPolicy::Suspend, true);
-        }
+    let Some(chosen) = select::choose(walk, job, dur, &mut cands) else {
+        undo_pending(walk);
+        note(walk, NoteOutcome::NoSet);
         return false;
     };
-    keep.sort_unstable();
-    for &k in &keep {
+    for &k in &chosen {
         let c = &cands[k];
-        let why = if is_preemptee(c.job, policy) && preemptor {
-            format!(
-                "preempted by PREEMPTOR job {} (priority {} > {})",
-                job.id, my_prio.1, c.key.1
-            )
-        } else {
+        walk.ctx
+            .release(c.job, c.method == PreemptPolicy::Suspend, false);
+    }
+    let Some(alloc) = walk.ctx.fit_now(job, dur) else {
+        // The search verified this set: cannot happen; undo to stay consistent.
+        for &k in &chosen {
+            let c = &cands[k];
+            walk.ctx
+                .release(c.job, c.method == PreemptPolicy::Suspend, true);
+        }
+        undo_pending(walk);
+        note(walk, NoteOutcome::NoSet);
+        return false;
+    };
+    let mut victims: Vec<&Cand<'a>> = chosen.iter().map(|&k| &cands[k]).collect();
+    victims.sort_by_key(|c| c.job.id);
+    for c in &victims {
+        let why = if c.as_backfill {
             format!(
                 "PREEMPT backfill job preempted: job {} reached its reserved slot",
                 job.id
+            )
+        } else {
+            format!(
+                "preempted by PREEMPTOR job {} (priority {} > {})",
+                job.id, my_prio.1, c.prio.1
             )
         };
         walk.plan.preemptions.push(Preemption {
@@ -504,8 +655,80 @@ pub(crate) fn try_preempt<'a>(
             reason: why,
         });
     }
+    let terminating: Vec<&Job> = victims
+        .iter()
+        .filter(|c| terminates(c.method))
+        .map(|c| c.job)
+        .collect();
+    if !pending.is_empty() || !terminating.is_empty() {
+        wait_for(walk, entries, i, alloc, dur, &pending, &terminating);
+        return true;
+    }
+    if policy.guaranteed_preemption {
+        walk.plan.locks.push(PreemptorLock {
+            job: job.id,
+            alloc: alloc.clone(),
+            retry: policy.job_retry_time,
+        });
+    }
     walk.start(entries, i, alloc, dur, StartKind::Priority);
     true
+}
+
+/// The preemptor waits for victims that keep their processors until they
+/// are gone: in this plan they still hold them now, and the preemptor holds
+/// the idle part of its placement and, from their release on, their share
+/// of the rest; the driver locks the same for it ([`PreemptorLock`]) until
+/// it starts. On entry every victim is released in the planning context.
+fn wait_for<'a>(
+    walk: &mut Walk<'a>,
+    entries: &mut [Entry<'a>],
+    i: usize,
+    alloc: Vec<Alloc>,
+    dur: Option<Secs>,
+    pending: &[&Job],
+    terminating: &[&Job],
+) {
+    let job = entries[i].job;
+    let now = walk.ctx.now;
+    let policy = walk.ctx.policy;
+    let mut victims: Vec<(&Job, Time)> = Vec::new();
+    for v in pending {
+        // Back as they were: holding their processors until their deadline.
+        walk.ctx.release(v, false, true);
+        let until = v
+            .run
+            .as_ref()
+            .and_then(|r| r.terminating)
+            .map_or(now + 1, |t| t.until.max(now + 1));
+        victims.push((v, until));
+    }
+    for v in terminating {
+        // Still running now; gone (the plan assumes) right after.
+        let held = v.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
+        walk.ctx
+            .commit_procs(v, v.procs(), now, Some(now + 1), &held);
+        victims.push((v, now + 1));
+    }
+    let parts = walk.ctx.claim_parts(&alloc, &victims, dur);
+    walk.ctx.commit_parts(job, &parts);
+    let mut ids: Vec<JobId> = victims.iter().map(|(j, _)| j.id).collect();
+    ids.sort_unstable();
+    entries[i].waiting = true;
+    entries[i].reason = Some(BlockReason::Preempting(ids));
+    let locked = walk.ctx.state.lock_in_force(job.id, now).is_some();
+    if !terminating.is_empty() || !locked {
+        let retry = if policy.guaranteed_preemption {
+            policy.job_retry_time
+        } else {
+            0
+        };
+        walk.plan.locks.push(PreemptorLock {
+            job: job.id,
+            alloc,
+            retry,
+        });
+    }
 }
 
 /// Whether preempting `victim` can help `job` at all (it holds processors
@@ -533,6 +756,7 @@ pub(crate) fn resume_suspended<'a>(walk: &mut Walk<'a>, entries: &[Entry<'a>]) {
     let mut susp: Vec<((bool, i64), &Job)> = state
         .active()
         .filter(|j| j.state == JobState::Suspended && !j.admin_suspended)
+        .filter(|j| j.run.as_ref().is_some_and(|r| r.terminating.is_none()))
         .map(|j| (run_priority(j, policy), j))
         .collect();
     if susp.is_empty() {

@@ -21,15 +21,92 @@ use std::cmp::Ordering;
 use crate::job::Job;
 use crate::plan::{PriorityBreakdown, PriorityComponent};
 use crate::policy::Policy;
-use crate::{Secs, Time};
+use crate::Time;
+
+/// The priority subcomponents Arches computes, as `(component,
+/// subcomponent)` in Moab's display order (`mdiag -p` columns, checkjob's
+/// priority analysis): credential (user, group, account, QoS, class), then
+/// service (queue time, expansion factor, user priority, bypass). The names
+/// are Moab's column labels. [`priority`] emits its breakdown in this order
+/// and [`weights`] gives the weights in it: the one definition every
+/// report uses.
+pub const SUBCOMPONENTS: [(&str, &str); 9] = [
+    ("Cred", "User"),
+    ("Cred", "Group"),
+    ("Cred", "Accnt"),
+    ("Cred", "QOS"),
+    ("Cred", "Class"),
+    ("Serv", "QTime"),
+    ("Serv", "XFctr"),
+    ("Serv", "UPrio"),
+    ("Serv", "Bypas"),
+];
+
+/// `(component, subcomponent, component weight, subcomponent weight)` for
+/// every entry of [`SUBCOMPONENTS`], in that order.
+pub fn weights(policy: &Policy) -> Vec<(&'static str, &'static str, i64, i64)> {
+    let w = &policy.weights;
+    let sub = [
+        w.user,
+        w.group,
+        w.account,
+        w.qos,
+        w.class,
+        w.queuetime,
+        w.xfactor,
+        w.userprio,
+        w.bypass,
+    ];
+    SUBCOMPONENTS
+        .iter()
+        .zip(sub)
+        .map(|(&(c, s), sw)| {
+            let cw = if c == "Cred" { w.cred } else { w.service };
+            (c, s, cw, sw)
+        })
+        .collect()
+}
+
+/// The raw value of subcomponent `k` of [`SUBCOMPONENTS`] for `job`.
+fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
+    let c = &job.cred;
+    let cred_prio = |map: &std::collections::BTreeMap<String, crate::policy::CredConfig>,
+                     key: Option<&str>| {
+        key.and_then(|k| map.get(k)).map_or(0, |cfg| cfg.priority) as f64
+    };
+    match k {
+        0 => cred_prio(&policy.users, Some(&c.user)),
+        1 => cred_prio(&policy.groups, Some(&c.group)),
+        2 => cred_prio(&policy.accounts, c.account.as_deref()),
+        3 => crate::qos::effective(job, policy)
+            .and_then(|q| policy.qos.get(q))
+            .map_or(0, |cfg| cfg.priority) as f64,
+        4 => c
+            .class
+            .as_ref()
+            .and_then(|k| policy.classes.get(k))
+            .map_or(0, |cfg| cfg.priority) as f64,
+        5 => ((now - job.submit_time).max(0) / 60) as f64,
+        6 => xfactor(job, policy, now),
+        7 => job.user_prio as f64,
+        _ => f64::from(job.bypass_count),
+    }
+}
 
 /// Computes a job's priority breakdown at time `now`.
 pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
-    let w = &policy.weights;
-    let mut comps = Vec::new();
-    let mut push = |component: &'static str, sub: &'static str, cw: i64, sw: i64, value: f64| {
+    let ws = weights(policy);
+    // Exactly as many slots as there will be components (a plan holds one
+    // breakdown per queued job: no spare capacity).
+    let slots = ws
+        .iter()
+        .filter(|(_, _, cw, sw)| cw.saturating_mul(*sw) != 0)
+        .count();
+    let mut comps = Vec::with_capacity(slots);
+    for (k, (component, sub, cw, sw)) in ws.into_iter().enumerate() {
         let weight = cw.saturating_mul(sw);
         if weight != 0 {
+            let value = factor(k, job, policy, now);
             comps.push(PriorityComponent {
                 component,
                 sub,
@@ -37,71 +114,8 @@ pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
                 contribution: weight as f64 * value,
             });
         }
-    };
-    let queued: Secs = (now - job.submit_time).max(0);
-    push(
-        "Serv",
-        "QTime",
-        w.service,
-        w.queuetime,
-        (queued / 60) as f64,
-    );
-    if w.service != 0 && w.xfactor != 0 {
-        push(
-            "Serv",
-            "XFctr",
-            w.service,
-            w.xfactor,
-            xfactor(job, policy, now),
-        );
     }
-    push(
-        "Serv",
-        "Byp",
-        w.service,
-        w.bypass,
-        f64::from(job.bypass_count),
-    );
-    push("Serv", "UPrio", w.service, w.userprio, job.user_prio as f64);
-    let c = &job.cred;
-    let cred_prio = |map: &std::collections::BTreeMap<String, crate::policy::CredConfig>,
-                     key: Option<&String>| {
-        key.and_then(|k| map.get(k)).map_or(0, |cfg| cfg.priority) as f64
-    };
-    push(
-        "Cred",
-        "User",
-        w.cred,
-        w.user,
-        cred_prio(&policy.users, Some(&c.user)),
-    );
-    push(
-        "Cred",
-        "Group",
-        w.cred,
-        w.group,
-        cred_prio(&policy.groups, Some(&c.group)),
-    );
-    push(
-        "Cred",
-        "Accnt",
-        w.cred,
-        w.account,
-        cred_prio(&policy.accounts, c.account.as_ref()),
-    );
-    let class_prio = c
-        .class
-        .as_ref()
-        .and_then(|k| policy.classes.get(k))
-        .map_or(0, |cfg| cfg.priority);
-    push("Cred", "Class", w.cred, w.class, class_prio as f64);
-    let qos_prio = c
-        .qos
-        .as_ref()
-        .and_then(|k| policy.qos.get(k))
-        .map_or(0, |cfg| cfg.priority);
-    push("Cred", "QOS", w.cred, w.qos, qos_prio as f64);
-
+    debug_assert_eq!(comps.len(), slots);
     let computed: f64 = comps.iter().map(|c| c.contribution).sum();
     let computed = computed.clamp(i64::MIN as f64, i64::MAX as f64) as i64;
     match job.sys_prio {
@@ -126,44 +140,24 @@ pub fn priority_total(job: &Job, policy: &Policy, now: Time) -> (bool, i64) {
         return (true, p);
     }
     let w = &policy.weights;
+    let sub = [
+        (w.cred, w.user),
+        (w.cred, w.group),
+        (w.cred, w.account),
+        (w.cred, w.qos),
+        (w.cred, w.class),
+        (w.service, w.queuetime),
+        (w.service, w.xfactor),
+        (w.service, w.userprio),
+        (w.service, w.bypass),
+    ];
     let mut sum = 0.0f64;
-    let mut add = |cw: i64, sw: i64, value: &dyn Fn() -> f64| {
+    for (k, (cw, sw)) in sub.into_iter().enumerate() {
         let weight = cw.saturating_mul(sw);
         if weight != 0 {
-            sum += weight as f64 * value();
+            sum += weight as f64 * factor(k, job, policy, now);
         }
-    };
-    let queued: Secs = (now - job.submit_time).max(0);
-    add(w.service, w.queuetime, &|| (queued / 60) as f64);
-    if w.service != 0 && w.xfactor != 0 {
-        add(w.service, w.xfactor, &|| xfactor(job, policy, now));
     }
-    add(w.service, w.bypass, &|| f64::from(job.bypass_count));
-    add(w.service, w.userprio, &|| job.user_prio as f64);
-    let c = &job.cred;
-    let cred_prio = |map: &std::collections::BTreeMap<String, crate::policy::CredConfig>,
-                     key: Option<&String>| {
-        key.and_then(|k| map.get(k)).map_or(0, |cfg| cfg.priority) as f64
-    };
-    add(w.cred, w.user, &|| cred_prio(&policy.users, Some(&c.user)));
-    add(w.cred, w.group, &|| {
-        cred_prio(&policy.groups, Some(&c.group))
-    });
-    add(w.cred, w.account, &|| {
-        cred_prio(&policy.accounts, c.account.as_ref())
-    });
-    add(w.cred, w.class, &|| {
-        c.class
-            .as_ref()
-            .and_then(|k| policy.classes.get(k))
-            .map_or(0, |cfg| cfg.priority) as f64
-    });
-    add(w.cred, w.qos, &|| {
-        c.qos
-            .as_ref()
-            .and_then(|k| policy.qos.get(k))
-            .map_or(0, |cfg| cfg.priority) as f64
-    });
     (false, sum.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
 }
 
@@ -263,8 +257,9 @@ mod tests {
         let pa = priority(&a, &p, 120);
         // 2 minutes + 10*100 + 2*5
         assert_eq!(pa.total, 2 + 1000 + 10);
+        // Moab's order: credential subcomponents first, then service.
         let subs: Vec<&str> = pa.components.iter().map(|c| c.sub).collect();
-        assert_eq!(subs, vec!["QTime", "User", "QOS"]);
+        assert_eq!(subs, vec!["User", "QOS", "QTime"]);
         let mut s = job(2, 100);
         s.sys_prio = Some(1);
         let ps = priority(&s, &p, 120);

@@ -44,8 +44,9 @@ impl Acl {
             && self.qos.is_empty()
     }
 
-    /// Whether a job with these credentials may use the reservation.
-    pub fn admits(&self, c: &Credentials) -> bool {
+    /// Whether a job with these credentials, running under `qos` (its
+    /// effective QoS, [`crate::qos::effective`]), may use the reservation.
+    pub fn admits(&self, c: &Credentials, qos: Option<&str>) -> bool {
         fn m(list: &[String], v: Option<&str>) -> bool {
             v.is_some_and(|v| list.iter().any(|x| x == v || x == "ALL"))
         }
@@ -53,7 +54,7 @@ impl Acl {
             || m(&self.groups, Some(&c.group))
             || m(&self.accounts, c.account.as_deref())
             || m(&self.classes, c.class.as_deref())
-            || m(&self.qos, c.qos.as_deref())
+            || m(&self.qos, qos)
     }
 
     /// Moab's ACL notation, one entry per credential type
@@ -500,11 +501,11 @@ impl Holds {
     }
 
     /// Processors held at `t` by the reservations admitting `c`.
-    pub fn admitted_at(&self, c: &Credentials, t: Time) -> i64 {
+    pub fn admitted_at(&self, c: &Credentials, qos: Option<&str>, t: Time) -> i64 {
         self.held
             .iter()
             .enumerate()
-            .filter(|(_, h)| h.rsv.acl.admits(c))
+            .filter(|(_, h)| h.rsv.acl.admits(c, qos))
             .map(|(i, h)| {
                 if t == self.now {
                     self.at_now[i]
@@ -516,8 +517,8 @@ impl Holds {
     }
 
     /// Whether any reservation admits these credentials.
-    pub fn admits(&self, c: &Credentials) -> bool {
-        self.held.iter().any(|h| h.rsv.acl.admits(c))
+    pub fn admits(&self, c: &Credentials, qos: Option<&str>) -> bool {
+        self.held.iter().any(|h| h.rsv.acl.admits(c, qos))
     }
 
     /// Applies every held reservation not lifted (`sign` 1 adds the usage).
@@ -533,6 +534,7 @@ impl Holds {
     pub fn lift(
         &mut self,
         c: &Credentials,
+        qos: Option<&str>,
         agg: &mut Profile,
         mut nodes: Option<&mut Vec<Profile>>,
     ) {
@@ -540,10 +542,22 @@ impl Holds {
         let mut none: Vec<Profile> = Vec::new();
         let nodes = nodes.map_or(&mut none[..], |v| &mut v[..]);
         for (i, h) in self.held.iter().enumerate() {
-            if h.rsv.acl.admits(c) {
+            if h.rsv.acl.admits(c, qos) {
                 h.apply(agg, nodes, -1);
                 self.lifted.push(i);
             }
+        }
+    }
+
+    /// Gives every reservation back to the profiles (showbf -A: what any
+    /// credential could use).
+    pub fn lift_all(&mut self, agg: &mut Profile, mut nodes: Option<&mut Vec<Profile>>) {
+        self.unlift(agg, nodes.as_deref_mut());
+        let mut none: Vec<Profile> = Vec::new();
+        let nodes = nodes.map_or(&mut none[..], |v| &mut v[..]);
+        for (i, h) in self.held.iter().enumerate() {
+            h.apply(agg, nodes, -1);
+            self.lifted.push(i);
         }
     }
 
@@ -661,18 +675,18 @@ mod tests {
             class: None,
             qos: None,
         };
-        assert!(!acl.admits(&c));
+        assert!(!acl.admits(&c, c.qos.as_deref()));
         c.class = Some("debug".into());
-        assert!(acl.admits(&c));
+        assert!(acl.admits(&c, c.qos.as_deref()));
         c.class = None;
         c.user = "alice".into();
-        assert!(acl.admits(&c));
+        assert!(acl.admits(&c, c.qos.as_deref()));
         assert_eq!(acl.describe(), ["USER==alice", "CLASS==debug"]);
         let all = Acl {
             groups: vec!["ALL".into()],
             ..Acl::default()
         };
-        assert!(all.admits(&c));
+        assert!(all.admits(&c, c.qos.as_deref()));
     }
 
     #[test]

@@ -15,10 +15,19 @@
 //!    inside its bucket's depth starts if it fits without delaying anything
 //!    (conservative backfill), otherwise gets its reservation; beyond the
 //!    depth, `BACKFILLPOLICY` decides: FIRSTFIT starts every candidate that
-//!    fits in queue order, BESTFIT and GREEDY choose by `BACKFILLMETRIC`
-//!    ([`crate::backfill`]), NONE starts nothing out of order (strict
+//!    fits in queue order (pyss's EASY; with `BFORDER WIDESTWINDOWFIRST`,
+//!    once every reservation is placed, it traverses the backfill windows
+//!    widest first as Moab §8.2.2 describes), BESTFIT and GREEDY choose by
+//!    `BACKFILLMETRIC` ([`crate::backfill`]), NONE starts nothing out of order (strict
 //!    priority: with depth 1 this is FCFS), PREEMPT is FIRSTFIT that also
 //!    starts jobs optimistically on what is free now ([`crate::preempt`]).
+//!
+//! A job without a wall-clock limit never backfills. A job that would get
+//! a reservation but has no computable start (it waits for a job without
+//! a wall-clock limit) takes its place in the depth and holds every
+//! processor from now on: nothing backfills into what it waits for (LSF:
+//! "cannot backfill if the big job is waiting for a job that has no run
+//! limit"); later jobs say so (`WaitsBehindNoWalltime`).
 //!
 //! Preemptors that do not fit, and under PREEMPT backfill jobs within the
 //! reservation depth, may preempt running jobs ([`crate::preempt`]);
@@ -42,17 +51,121 @@
 
 use crate::backfill::{self, Candidate};
 use crate::context::Ctx;
-use crate::eligibility::{check_static, has_limits, planning_duration, Tally, Usage};
+use crate::eligibility::{check_static, has_limits, planned_end, planning_duration, Tally, Usage};
 use crate::job::{Alloc, Job, JobState, StartKind};
 use crate::plan::{BlockReason, Decision, Plan, PlannedReservation, PriorityBreakdown, Start};
-use crate::policy::{BackfillPolicy, Policy, PolicyLevel, QosFlag, ReservationPolicy};
+use crate::policy::{
+    BackfillPolicy, Policy, PolicyLevel, PreemptPolicy, QosFlag, ReservationPolicy,
+    VirtualWalltimeConflictPolicy,
+};
 use crate::priority::{priority, queue_order};
 use crate::profile::Amount;
 use crate::state::State;
 use crate::{Secs, Time};
 
 /// Runs one iteration. Pure: equal inputs give equal plans.
+///
+/// Jobs backfilled on a virtual wall-clock limit
+/// (`BFVIRTUALWALLTIMESCALINGFACTOR`) are planned to end when it expires;
+/// once it has, the plan restores their real limit
+/// ([`Plan::restore_walltime`]). Under `BFVIRTUALWALLTIMECONFLICTPOLICY
+/// NONE` the reservations the real limit overlaps are simply planned
+/// later; under `PREEMPT` a scaled job whose real limit would delay a
+/// reservation is requeued instead (a [`Plan::preemptions`] entry with
+/// its reason), and the plan is made as if it were gone right after now:
+/// like every requeued job it keeps its processors until the resource
+/// manager reports it ended (`Event::Terminate`), so nothing starts on them
+/// in this plan and the delayed reservation moves up to `now + 1`.
 pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
+    let expired: Vec<&Job> = state
+        .active()
+        .filter(|j| j.state != JobState::Suspended)
+        .filter(|j| {
+            j.run
+                .as_ref()
+                .and_then(|r| r.virtual_end())
+                .is_some_and(|v| v <= now)
+        })
+        .collect();
+    if expired.is_empty() {
+        return plan_with(state, policy, now, &[], Release::Now);
+    }
+    let mut plan = plan_with(state, policy, now, &[], Release::Now);
+    let mut requeued: Vec<(crate::job::JobId, crate::job::JobId)> = Vec::new();
+    if policy.bf_virtual_walltime_conflict == VirtualWalltimeConflictPolicy::Preempt {
+        // The plan as the scaled jobs' virtual limits promised it: without
+        // them. A reservation that comes earlier there is one their real
+        // limits overlap.
+        let probe = plan_with(state, policy, now, &expired, Release::Now);
+        let when = |p: &Plan, id| {
+            if p.starts.iter().any(|s| s.job == id) {
+                Some(now)
+            } else {
+                p.reservation(id).map(|r| r.start)
+            }
+        };
+        let mut delayed: Vec<(u32, crate::job::JobId, Time)> = plan
+            .reservations
+            .iter()
+            .filter_map(|r| {
+                let t = when(&probe, r.job).filter(|t| *t < r.start)?;
+                Some((
+                    plan.decisions.get(&r.job).map_or(u32::MAX, |d| d.rank),
+                    r.job,
+                    t,
+                ))
+            })
+            .collect();
+        delayed.sort_unstable();
+        if let Some(&(_, by, t)) = delayed.first() {
+            for j in &expired {
+                let real_end = planned_end(j, policy, now).unwrap_or(Time::MAX);
+                if real_end > t {
+                    requeued.push((j.id, by));
+                }
+            }
+        }
+        if !requeued.is_empty() {
+            let gone: Vec<&Job> = expired
+                .iter()
+                .copied()
+                .filter(|j| requeued.iter().any(|(id, _)| *id == j.id))
+                .collect();
+            plan = plan_with(state, policy, now, &gone, Release::AfterNow);
+            for &(job, by) in &requeued {
+                plan.preemptions.push(crate::preempt::Preemption {
+                    job,
+                    by,
+                    method: PreemptPolicy::Requeue,
+                    requested: PreemptPolicy::Requeue,
+                    reason: format!(
+                        "virtual wall-clock limit expired and the real limit would overlap the reservation of job {by} (BFVIRTUALWALLTIMECONFLICTPOLICY PREEMPT)"
+                    ),
+                });
+            }
+        }
+    }
+    plan.restore_walltime = expired
+        .iter()
+        .map(|j| j.id)
+        .filter(|id| !requeued.iter().any(|(j, _)| j == id))
+        .collect();
+    plan
+}
+
+/// When [`plan_with`] takes its `released` jobs off their resources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Release {
+    /// Now (what the plan would be without them).
+    Now,
+    /// Right after now: they still hold their resources at `now`, as a
+    /// job being terminated for a requeue does until it is gone.
+    AfterNow,
+}
+
+/// One iteration with the jobs of `released` taken off their resources
+/// (as if requeued, see [`Release`]).
+fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job], when: Release) -> Plan {
     let mut jobs: Vec<(&Job, PriorityBreakdown)> = Vec::with_capacity(state.queued_count());
     jobs.extend(
         state
@@ -82,6 +195,7 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
             eligible: true,
             handled: false,
             started: false,
+            waiting: false,
             held: None,
         }
     }));
@@ -94,6 +208,13 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
     }
     let throttled = has_limits(policy);
     let mut ctx = Ctx::new(state, policy, now);
+    for j in released {
+        ctx.release(j, false, false);
+        if when == Release::AfterNow {
+            let held = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
+            ctx.commit_procs(j, j.procs(), now, Some(now + 1), &held);
+        }
+    }
     if policy.reservation_policy == ReservationPolicy::Highest {
         hold_remembered(&mut ctx, state, &mut entries);
     }
@@ -115,8 +236,17 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
         bf_considered: 0,
         candidates: Vec::new(),
         chunk_until: None,
+        // A virtual limit expiring moves reservations too (NONE: the
+        // overlapped ones are rescheduled).
+        no_start_top: None,
         pinned: policy.reservation_policy == ReservationPolicy::Highest
-            && !state.reservations_may_compress(),
+            && !state.reservations_may_compress()
+            && !state.active().any(|j| {
+                j.run
+                    .as_ref()
+                    .and_then(|r| r.virtual_end())
+                    .is_some_and(|v| v <= now)
+            }),
     };
     let levels: &[PolicyLevel] = if throttled {
         &[PolicyLevel::Soft, PolicyLevel::Hard]
@@ -128,10 +258,13 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
         for i in 0..entries.len() {
             walk.consider(&mut entries, i, level);
         }
-    }
-    if !walk.candidates.is_empty() {
-        let cands = std::mem::take(&mut walk.candidates);
-        backfill::select(&mut walk, &mut entries, cands);
+        // BESTFIT/GREEDY choose among this pass's candidates, under this
+        // pass's limits: the soft pass's starts come before any job that
+        // only the hard limits admit.
+        if !walk.candidates.is_empty() {
+            let cands = std::mem::take(&mut walk.candidates);
+            backfill::select(&mut walk, &mut entries, cands, level);
+        }
     }
     // Rank -> position in the queued iteration (job id order).
     let order: Vec<usize> = keys.iter().map(|k| k.4).collect();
@@ -191,6 +324,8 @@ pub(crate) struct Entry<'a> {
     /// Decided in an earlier pass (or statically blocked).
     pub handled: bool,
     pub started: bool,
+    /// A preemptor waiting for its terminating victims (resources held).
+    pub waiting: bool,
     /// A remembered reservation held in the profile (HIGHEST).
     pub held: Option<(Time, Option<Time>)>,
 }
@@ -213,6 +348,9 @@ pub(crate) struct Walk<'a> {
     chunk_until: Option<Time>,
     /// HIGHEST with no job ended since: remembered reservations stay put.
     pinned: bool,
+    /// The first job that would hold a reservation but has no computable
+    /// start (it waits for a job without a wall-clock limit).
+    no_start_top: Option<crate::job::JobId>,
 }
 
 impl<'a> Walk<'a> {
@@ -220,6 +358,16 @@ impl<'a> Walk<'a> {
         if entries[i].handled || entries[i].started {
             return;
         }
+        // A preemptor's locked resources are its own.
+        let id = entries[i].job.id;
+        let lifted = self.ctx.lift_lock(id);
+        self.consider_inner(entries, i, level);
+        if lifted && !entries[i].started && !entries[i].waiting {
+            self.ctx.restore_lock(id);
+        }
+    }
+
+    fn consider_inner(&mut self, entries: &mut [Entry<'a>], i: usize, level: PolicyLevel) {
         let job = entries[i].job;
         let policy = self.ctx.policy;
         let dur = planning_duration(job, policy);
@@ -269,7 +417,8 @@ impl<'a> Walk<'a> {
 
         if let Some(ready) = job.data_wait.and_then(|w| w.ready_at()) {
             if ready > self.ctx.now {
-                self.reserve_after_data(entries, i, dur, ready);
+                let bucket = if can_reserve { bucket } else { None };
+                self.reserve_after_data(entries, i, dur, ready, bucket);
                 return;
             }
         }
@@ -326,6 +475,7 @@ impl<'a> Walk<'a> {
                     return;
                 }
                 if matches!(bf, BackfillPolicy::BestFit | BackfillPolicy::Greedy)
+                    || (bf == BackfillPolicy::FirstFit && policy.bf_widest_window_first)
                     || policy.bf_shortest_first
                     || (bf == BackfillPolicy::Preempt
                         && policy.bf_priority_policy != crate::policy::BfPriorityPolicy::None)
@@ -333,17 +483,17 @@ impl<'a> Walk<'a> {
                     entries[i].reason = Some(self.resources(job));
                     self.candidates.push(Candidate { index: i, dur });
                 } else {
-                    self.try_backfill(entries, i, dur);
+                    self.try_backfill(entries, i, dur, level);
                 }
             }
         }
     }
 
-    /// Backfill chunking (`BFCHUNKSIZE`, `BFCHUNKDURATION`, FIRSTFIT only):
-    /// while a job of at least the chunk size is blocked, smaller jobs may
-    /// not backfill for the chunk duration, so freed processors accumulate
-    /// for it. The core keeps no history, so the job counts as blocked since
-    /// it became eligible (its submit time or start date).
+    /// Backfill chunking (`BFCHUNKSIZE`, `BFCHUNKDURATION`, FIRSTFIT only,
+    /// Moab §8.2): once a job of at least the chunk size is blocked,
+    /// processors freed by running jobs are kept from smaller jobs for the
+    /// chunk duration after they were last freed
+    /// ([`State::resources_freed_at`]), so they accumulate for larger jobs.
     fn note_blocked(&mut self, job: &Job) {
         let p = self.ctx.policy;
         if p.backfill != BackfillPolicy::FirstFit
@@ -353,10 +503,10 @@ impl<'a> Walk<'a> {
         {
             return;
         }
-        let since = job
-            .start_after
-            .map_or(job.submit_time, |t| t.max(job.submit_time));
-        let until = since + p.bf_chunk_duration;
+        let Some(freed) = self.ctx.state.resources_freed_at() else {
+            return;
+        };
+        let until = freed + p.bf_chunk_duration;
         if until > self.ctx.now {
             self.chunk_until = Some(self.chunk_until.map_or(until, |u| u.max(until)));
         }
@@ -393,15 +543,26 @@ impl<'a> Walk<'a> {
     }
 
     /// Starts a backfill candidate if it fits now; records why not otherwise.
-    pub(crate) fn try_backfill(&mut self, entries: &mut [Entry<'a>], i: usize, dur: Option<Secs>) {
+    pub(crate) fn try_backfill(
+        &mut self,
+        entries: &mut [Entry<'a>],
+        i: usize,
+        dur: Option<Secs>,
+        level: PolicyLevel,
+    ) {
         let job = entries[i].job;
         if self.throttled {
-            // Earlier backfill starts this pass may have used the allowance.
-            let level = PolicyLevel::Hard;
+            // Earlier backfill starts this pass may have used the allowance:
+            // over the soft limit the job waits for the hard pass, over the
+            // hard one it is blocked.
             if let Err(r) = self
                 .usage
                 .check(job, tally(job, dur), self.ctx.policy, level)
             {
+                match level {
+                    PolicyLevel::Soft => entries[i].handled = false,
+                    PolicyLevel::Hard => entries[i].eligible = false,
+                }
                 entries[i].reason = Some(r);
                 return;
             }
@@ -416,9 +577,10 @@ impl<'a> Walk<'a> {
             return;
         }
         // BFVIRTUALWALLTIMESCALINGFACTOR: a second try with the walltime
-        // scaled. The job is planned for the scaled time only; what happens
-        // if it overruns into a reservation (BFVIRTUALWALLTIMECONFLICTPOLICY
-        // PREEMPT) is the driver's and the preemption work's concern.
+        // scaled. The job is planned for the scaled time (priority
+        // reservations may begin when it expires: see `schedule` for what
+        // happens then), but it must keep clear of administrative and
+        // standing reservations for its real limit too.
         let virt = self
             .ctx
             .policy
@@ -427,9 +589,13 @@ impl<'a> Walk<'a> {
         let scaled = virt
             .zip(dur)
             .map(|(f, d)| ((d as f64 * f).ceil() as Secs).max(1));
-        if let Some(v) = scaled.filter(|v| Some(*v) != dur) {
-            if let Some(alloc) = self.ctx.fit_now(job, Some(v)) {
+        if let Some((v, real)) = scaled.zip(dur).filter(|(v, d)| v < d) {
+            let now = self.ctx.now;
+            if let Some(alloc) = self.ctx.fit_now_clear(job, Some(v), now + real.max(1)) {
                 self.start(entries, i, alloc, Some(v), StartKind::Backfill);
+                if let Some(s) = self.plan.starts.last_mut() {
+                    s.virtual_walltime = Some(v);
+                }
                 return;
             }
         }
@@ -442,30 +608,56 @@ impl<'a> Walk<'a> {
             }
         }
         let idle = self.ctx.idle_procs();
-        entries[i].reason = Some(match self.top_reservation {
-            Some(r) if idle >= job.req.total_procs() => BlockReason::WouldDelayReservation(r),
+        // An administrative or standing reservation in the way explains it
+        // when the job would end before the top priority reservation.
+        let top_start = self
+            .top_reservation
+            .and_then(|r| self.plan.reservation(r))
+            .map(|r| r.start);
+        let ends_before_top = dur.is_some_and(|d| top_start.is_none_or(|s| self.ctx.now + d <= s));
+        let held = if idle >= job.req.total_procs() && ends_before_top {
+            self.ctx.held_conflict(job, dur)
+        } else {
+            None
+        };
+        entries[i].reason = Some(match (held, self.top_reservation) {
+            (Some(h), _) => BlockReason::ReservationConflict(h),
+            (None, _) if self.no_start_top.is_some() => {
+                BlockReason::WaitsBehindNoWalltime(self.no_start_top.unwrap_or_default())
+            }
+            (None, Some(r)) if idle >= job.req.total_procs() => {
+                BlockReason::WouldDelayReservation(r)
+            }
             _ => self.resources(job),
         });
     }
 
-    /// TIGHT data staging: the job's data is expected at `ready`; its compute
-    /// is reserved from then on (not counted against the reservation depth)
-    /// and nothing is held idle before.
+    /// TIGHT data staging: the job's data is expected at `ready`; within the
+    /// reservation depth (`bucket`) its compute is reserved from then on,
+    /// and nothing is held idle before. A reservation counts against
+    /// `RESERVATIONDEPTH` like any other: beyond the depth the job just waits
+    /// for its data (its transfer starts at once, see
+    /// [`crate::staging::plan`]) and then competes like any queued job.
     fn reserve_after_data(
         &mut self,
         entries: &mut [Entry<'a>],
         i: usize,
         dur: Option<Secs>,
         ready: Time,
+        bucket: Option<usize>,
     ) {
         let job = entries[i].job;
         entries[i].reason = Some(BlockReason::DataStaging(Some(ready)));
+        let Some(b) = bucket else {
+            return;
+        };
         if self.ctx.policy.reservation_policy == ReservationPolicy::Never || dur.is_none() {
             return;
         }
         if let Some((start, alloc)) = self.ctx.earliest_from(job, dur, ready) {
             let end = dur.map(|d| start + d.max(1));
             self.ctx.commit(job, start, end, &alloc);
+            self.bucket_left[b] -= 1;
             self.plan.reservations.push(PlannedReservation {
                 job: job.id,
                 start,
@@ -501,7 +693,16 @@ impl<'a> Walk<'a> {
                 });
                 entries[i].reason = Some(self.resources(job));
             }
-            None => entries[i].reason = Some(BlockReason::NoWalltimeAhead),
+            None => {
+                // The LSF rule: its start cannot be computed (it waits for a
+                // job without a wall-clock limit), and nothing may backfill
+                // into what it waits for: it holds every processor from now
+                // on, and takes its place in the reservation depth.
+                entries[i].reason = Some(BlockReason::NoWalltimeAhead);
+                self.ctx.commit(job, self.ctx.now, None, &[]);
+                self.bucket_left[b] -= 1;
+                self.no_start_top.get_or_insert(job.id);
+            }
         }
     }
 
@@ -520,7 +721,7 @@ impl<'a> Walk<'a> {
         if self.throttled {
             let mut t = tally(job, dur);
             t.nodes = alloc.len() as u64;
-            self.usage.add(job, t);
+            self.usage.add(job, self.ctx.policy, t);
         }
         entries[i].started = true;
         entries[i].reason = None;
@@ -528,6 +729,7 @@ impl<'a> Walk<'a> {
             job: job.id,
             alloc,
             kind,
+            virtual_walltime: None,
         });
     }
 
@@ -542,27 +744,36 @@ impl<'a> Walk<'a> {
     }
 
     fn bucket_of(&self, job: &Job) -> Option<usize> {
-        self.ctx
-            .policy
-            .reservation_buckets
-            .iter()
-            .position(|b| match (&b.qos, &job.cred.qos) {
+        self.ctx.policy.reservation_buckets.iter().position(|b| {
+            match (&b.qos, crate::qos::effective(job, self.ctx.policy)) {
                 (None, _) => true,
                 (Some(list), Some(q)) => list.iter().any(|x| x == q),
                 (Some(_), None) => false,
-            })
+            }
+        })
     }
 
     fn finish(mut self, entries: Vec<Entry<'a>>, order: &[usize]) -> Plan {
         let now = self.ctx.now;
         // Time alone changes: a running job's limit, a start date, a reservation.
-        let ends = self.ctx.state.active().filter_map(|j| j.expected_end());
+        let ends = self.ctx.state.active().flat_map(|j| {
+            let v = j.run.as_ref().and_then(|r| r.virtual_end());
+            [j.expected_end(), v].into_iter().flatten()
+        });
         let dates = entries.iter().filter_map(|e| match e.reason {
             Some(BlockReason::StartDate(t)) | Some(BlockReason::DataStaging(Some(t))) => Some(t),
             _ => None,
         });
         let rsv = self.plan.reservations.iter().map(|r| r.start);
         let retry = self.plan.preempt_notes.iter().filter_map(|n| n.retry_at);
+        // A lock that expires frees its resources for everybody.
+        let locks: Vec<Time> = self
+            .ctx
+            .state
+            .locks()
+            .filter_map(|l| l.until)
+            .map(|u| u + 1)
+            .collect();
         // Administrative and standing reservations begin and end.
         let held: Vec<Time> = self
             .ctx
@@ -575,6 +786,7 @@ impl<'a> Walk<'a> {
             .chain(rsv)
             .chain(held)
             .chain(retry)
+            .chain(locks)
             .chain(self.chunk_until)
             .filter(|t| *t > now)
             .min();
@@ -602,7 +814,7 @@ impl<'a> Walk<'a> {
 }
 
 /// What a job adds to its credentials' usage.
-fn tally(job: &Job, dur: Option<Secs>) -> Tally {
+pub(crate) fn tally(job: &Job, dur: Option<Secs>) -> Tally {
     Tally {
         jobs: 1,
         procs: u64::from(job.req.total_procs()),
@@ -611,11 +823,9 @@ fn tally(job: &Job, dur: Option<Secs>) -> Tally {
     }
 }
 
-/// Whether the job's QoS has a flag.
+/// Whether the job's (effective) QoS has a flag.
 pub(crate) fn qos_flag(job: &Job, policy: &Policy, flag: QosFlag) -> bool {
-    job.cred
-        .qos
-        .as_ref()
+    crate::qos::effective(job, policy)
         .and_then(|q| policy.qos.get(q))
         .is_some_and(|q| q.flags.contains(&flag))
 }

@@ -3,6 +3,45 @@
 
 use crate::Secs;
 
+/// Moab's `MULToTString`: a duration as the commands print it. `00:MM:SS`
+/// below one hour, `H:MM:SS` below ten hours, `HH:MM:SS` below a day,
+/// `D:HH:MM:SS` from one day, `NNNdays` from 100 days, `INFINITY` from 1000
+/// days; negatives carry a `-` in front. (The CLI's renderers have the same
+/// function; a test keeps the two equal.) Used for the times inside block
+/// reasons ([`crate::BlockReason::message`]).
+///
+/// ```
+/// use arches_core::timespec::format_duration;
+/// assert_eq!(format_duration(3599), "00:59:59");
+/// assert_eq!(format_duration(36_000), "10:00:00");
+/// assert_eq!(format_duration(-301), "-00:05:01");
+/// assert_eq!(format_duration(90_061), "1:01:01:01");
+/// ```
+pub fn format_duration(t: Secs) -> String {
+    const INFINITY_SECS: Secs = 86_400_000;
+    const DAYS_FORM_SECS: Secs = 8_640_000;
+    const NEG_DAYS_FORM_SECS: Secs = -864_000;
+    if t >= INFINITY_SECS {
+        return "INFINITY".to_string();
+    }
+    if t <= -INFINITY_SECS {
+        return "-INFINITY".to_string();
+    }
+    if t >= DAYS_FORM_SECS || t <= NEG_DAYS_FORM_SECS {
+        return format!("{}days", t / 86_400);
+    }
+    let sign = if t < 0 { "-" } else { "" };
+    let a = t.unsigned_abs();
+    let (d, h, m, s) = (a / 86_400, (a % 86_400) / 3600, (a % 3600) / 60, a % 60);
+    if d > 0 {
+        format!("{sign}{d}:{h:02}:{m:02}:{s:02}")
+    } else if h > 0 {
+        format!("{sign}{h}:{m:02}:{s:02}")
+    } else {
+        format!("{sign}00:{m:02}:{s:02}")
+    }
+}
+
 /// Why a time specification was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid time specification '{0}' (expected [[[DD:]HH:]MM:]SS)")]

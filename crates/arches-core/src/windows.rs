@@ -41,6 +41,9 @@ pub struct WindowQuery {
     /// and standing reservations they are on the access list of count as
     /// idle; without, every such reservation is busy.
     pub cred: Option<crate::job::Credentials>,
+    /// showbf `-A`: availability for any credential — every administrative
+    /// and standing reservation counts as idle.
+    pub any_credential: bool,
 }
 
 /// A rectangle of idle resources starting at `start`.
@@ -53,6 +56,8 @@ pub struct Window {
     pub procs: u32,
     /// The nodes of the window, ascending.
     pub node_ids: Vec<NodeId>,
+    /// Processors of the window on each node of `node_ids`.
+    pub node_procs: Vec<u32>,
 }
 
 /// The backfill windows available now, widest first.
@@ -73,7 +78,9 @@ pub fn windows_in_plan(
     q: &WindowQuery,
 ) -> Vec<Window> {
     let mut ctx = planned_ctx_with(state, policy, plan, now).0;
-    if let Some(c) = &q.cred {
+    if q.any_credential {
+        ctx.lift_everything();
+    } else if let Some(c) = &q.cred {
         ctx.lift_for(c);
     }
     let profiles = ctx.node_profiles().to_vec();
@@ -121,6 +128,7 @@ pub fn windows_in_plan(
             continue;
         }
         let mut ids = Vec::new();
+        let mut per = Vec::new();
         let mut procs = 0u32;
         for (id, lv) in &levels {
             let k = lv
@@ -130,6 +138,7 @@ pub fn windows_in_plan(
                 .max();
             if let Some(k) = k {
                 ids.push(*id);
+                per.push(k);
                 procs += k;
             }
         }
@@ -149,6 +158,7 @@ pub fn windows_in_plan(
             nodes: ids.len() as u32,
             procs,
             node_ids: ids,
+            node_procs: per,
         });
     }
     out.sort_by(|a, b| {
@@ -160,19 +170,149 @@ pub fn windows_in_plan(
     out
 }
 
+/// Why there is no start estimate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoEstimate {
+    /// The request can never run on the configured nodes.
+    NeverFits(String),
+    /// It waits for a job without a wall-clock limit: its start cannot be
+    /// computed (the LSF rule).
+    NoWalltimeAhead,
+    /// It is not eligible (a hold, dependency, start date or policy).
+    Blocked(String),
+}
+
+impl std::fmt::Display for NoEstimate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoEstimate::NeverFits(why) => write!(f, "job cannot run in any partition ({why})"),
+            NoEstimate::NoWalltimeAhead => f.write_str(
+                "start time cannot be computed: it waits for a job without a wall-clock limit",
+            ),
+            NoEstimate::Blocked(why) => write!(f, "job is not eligible ({why})"),
+        }
+    }
+}
+
 /// The earliest start the engine would give `job` if it were the top job:
 /// only running jobs count, not other queued jobs. `job` may be queued in the
 /// state or hypothetical (showstart with a resource request). `None` when it
 /// can never run on the configured nodes, or waits on a job without a
-/// wall-clock limit.
+/// wall-clock limit ([`start_estimate`] says which).
 pub fn estimate_start(state: &State, policy: &Policy, now: Time, job: &Job) -> Option<Time> {
+    start_estimate(state, policy, now, job).ok()
+}
+
+/// [`estimate_start`] with the reason when there is none.
+pub fn start_estimate(
+    state: &State,
+    policy: &Policy,
+    now: Time,
+    job: &Job,
+) -> Result<Time, NoEstimate> {
     let mut ctx = Ctx::new(state, policy, now);
-    ctx.ever_fits(job).ok()?;
+    ctx.ever_fits(job).map_err(NoEstimate::NeverFits)?;
     let dur = planning_duration(job, policy);
     if ctx.fit_now(job, dur).is_some() {
-        return Some(now);
+        return Ok(now);
     }
-    ctx.earliest(job, dur).map(|(t, _)| t)
+    ctx.earliest(job, dur)
+        .map(|(t, _)| t)
+        .ok_or(NoEstimate::NoWalltimeAhead)
+}
+
+/// Moab's priority-based estimate: when `job` would start given the jobs
+/// ahead of it in priority order. Every eligible job ahead of it keeps its
+/// place (the engine plans each one a reservation, conservative backfill),
+/// none behind it can delay it. `job` may be queued in `state`, or
+/// hypothetical (it then queues behind every queued job, submitted `now`).
+pub fn priority_estimate(
+    state: &State,
+    policy: &Policy,
+    now: Time,
+    job: &Job,
+) -> Result<Time, NoEstimate> {
+    let mut p = policy.clone();
+    p.reservation_buckets = vec![crate::policy::ReservationBucket {
+        depth: u32::MAX,
+        qos: None,
+    }];
+    if p.reservation_policy == crate::policy::ReservationPolicy::Never {
+        p.reservation_policy = crate::policy::ReservationPolicy::CurrentHighest;
+    }
+    // Jobs behind it neither start out of order nor hold anything.
+    p.backfill = crate::policy::BackfillPolicy::None;
+    let owned;
+    let (st, id) = match state
+        .job(job.id)
+        .filter(|j| j.state == crate::job::JobState::Idle)
+    {
+        Some(j) if j.id == job.id && job.id != 0 => (state, j.id),
+        _ => {
+            let mut s = state.clone();
+            let mut j = job.clone();
+            j.id = s.jobs().map(|j| j.id).max().unwrap_or(0) + 1;
+            j.submit_time = now;
+            j.state = crate::job::JobState::Idle;
+            let id = j.id;
+            s.apply(crate::state::Event::Submit(Box::new(j)), now)
+                .map_err(|e| NoEstimate::Blocked(e.to_string()))?;
+            owned = s;
+            (&owned, id)
+        }
+    };
+    let plan = schedule(st, &p, now);
+    if plan.starts.iter().any(|s| s.job == id) {
+        return Ok(now);
+    }
+    if let Some(r) = plan.reservation(id) {
+        return Ok(r.start);
+    }
+    match plan.decisions.get(&id).and_then(|d| d.reason.clone()) {
+        Some(crate::plan::BlockReason::NeverFits(why)) => Err(NoEstimate::NeverFits(why)),
+        Some(r) if !plan.decisions.get(&id).is_some_and(|d| d.eligible) => {
+            Err(NoEstimate::Blocked(r.message(now)))
+        }
+        _ => Err(NoEstimate::NoWalltimeAhead),
+    }
+}
+
+/// How many recent starts the historical estimate averages.
+pub const HISTORY_SAMPLE: usize = 100;
+
+/// Moab's historical estimate: the job's submit time (`now` for a
+/// hypothetical one) plus the average queue time of the last
+/// [`HISTORY_SAMPLE`] jobs of a similar size (half to twice its
+/// processors) that started, never before `now`. `Err` says why there is
+/// none (no such job in the history the state keeps).
+pub fn historical_estimate(state: &State, now: Time, job: &Job) -> Result<Time, String> {
+    let procs = job.req.total_procs().max(1);
+    let (lo, hi) = (procs.div_ceil(2), procs.saturating_mul(2));
+    let mut waits: Vec<(Time, Time)> = state
+        .jobs()
+        .filter(|j| j.id != job.id)
+        .filter_map(|j| {
+            let r = j.run.as_ref()?;
+            let p = j.procs();
+            (lo..=hi)
+                .contains(&p)
+                .then_some((r.start_time, (r.start_time - j.submit_time).max(0)))
+        })
+        .collect();
+    if waits.is_empty() {
+        return Err(format!(
+            "no job of {lo} to {hi} procs has started in the history kept"
+        ));
+    }
+    waits.sort_unstable_by_key(|w| std::cmp::Reverse(*w));
+    waits.truncate(HISTORY_SAMPLE);
+    let avg = waits.iter().map(|w| w.1).sum::<Time>() / waits.len() as Time;
+    let from = if state.job(job.id).is_some() && job.id != 0 {
+        job.submit_time
+    } else {
+        now
+    };
+    Ok((from + avg).max(now))
 }
 
 /// A processor count on one node and how long that many stay idle.
@@ -310,6 +450,7 @@ mod tests {
         assert_eq!((rsv[0].start, rsv[0].end), (3600, Some(10_800)));
         // showstart: C (6 procs) could start when job 1 ends.
         assert_eq!(estimate_start(&s, &p, 0, s.job(3).unwrap()), Some(3600));
+        assert_eq!(priority_estimate(&s, &p, 0, s.job(3).unwrap()), Ok(3600));
         let small = Job::new(99, "u", Request::procs(2), Some(60), 0);
         assert_eq!(estimate_start(&s, &p, 0, &small), Some(0));
         let huge = Job::new(98, "u", Request::procs(9), Some(60), 0);
@@ -349,5 +490,35 @@ mod tests {
         let got: Vec<(u32, Option<Secs>)> = later.iter().map(|w| (w.procs, w.duration)).collect();
         assert_eq!(got, shifted);
         assert!(later.iter().all(|w| w.start == 100));
+    }
+
+    /// showstart's three methods: the reservation-based estimate sees only
+    /// running jobs, the priority-based one also the job ahead, the
+    /// historical one the queue times of similar jobs.
+    #[test]
+    fn priority_and_historical_estimates() {
+        let mut s = State::new(vec![Node::new("n0", 4, 0)]);
+        run_on(&mut s, 1, &[0, 0, 0, 0], 100);
+        for (id, wall, t) in [(2, 100, 1), (3, 50, 2)] {
+            let j = Job::new(id, "u", Request::procs(4), Some(wall), t);
+            s.apply(Event::Submit(Box::new(j)), t).unwrap();
+        }
+        let p = Policy::default();
+        let j3 = s.job(3).unwrap().clone();
+        assert_eq!(start_estimate(&s, &p, 10, &j3), Ok(100));
+        assert_eq!(priority_estimate(&s, &p, 10, &j3), Ok(200));
+        // A hypothetical request queues behind both.
+        let hyp = Job::new(0, "", Request::procs(2), Some(10), 10);
+        assert_eq!(priority_estimate(&s, &p, 10, &hyp), Ok(250));
+        // Job 1 (4 procs) started as soon as it was submitted.
+        assert_eq!(historical_estimate(&s, 10, &j3), Ok(10));
+        let big = Job::new(0, "", Request::procs(64), Some(10), 10);
+        let err = historical_estimate(&s, 10, &big).unwrap_err();
+        assert!(err.contains("32 to 128 procs"), "{err}");
+        let never = Job::new(0, "", Request::procs(8), Some(10), 10);
+        assert!(matches!(
+            start_estimate(&s, &p, 10, &never),
+            Err(NoEstimate::NeverFits(_))
+        ));
     }
 }

@@ -144,7 +144,7 @@ proptest! {
                 for (on, r) in &windows {
                     // Whole-host reservations of nodes the job is not
                     // admitted to: no overlap with the window at all.
-                    if r.procs != 0 || r.acl.admits(&job.cred) {
+                    if r.procs != 0 || r.acl.admits(&job.cred, job.cred.qos.as_deref()) {
                         continue;
                     }
                     let overlaps = now < r.end.unwrap() && now + spec.wall > r.start;

@@ -16,10 +16,25 @@
 //!     DEFAULTWC <class> <time>, MAXWC <class> <time>,
 //!     BFVIRTUALWALLTIMESCALINGFACTOR <f>, BFCHUNKSIZE <procs>, BFCHUNKDURATION <time>,
 //!     QFLAGS <qos> <FLAG,...>, QOSPRIO <qos> <n>, QOSWEIGHT <n>, QOSJOBFLAGS <qos> <FLAG,...>,
-//!     CLASSJOBFLAGS <class> <FLAG,...>, PREEMPTPOLICY <p>, JOBPREEMPTMINACTIVETIME <t>,
-//!     JOBPREEMPTMAXACTIVETIME <t>, BFPRIORITYPOLICY <p>
+//!     CLASSJOBFLAGS <class> <FLAG,...>, CLASSQDEF <class> <qos>, PREEMPTPOLICY <p>,
+//!     JOBPREEMPTMINACTIVETIME <t>, JOBPREEMPTMAXACTIVETIME <t>, BFPRIORITYPOLICY <p>,
+//!     GUARANTEEDPREEMPTION TRUE|FALSE, JOBRETRYTIME <t>, BFVIRTUALWALLTIMECONFLICTPOLICY <p>,
+//!     BFORDER PRIORITY|SHORTESTPREDICTEDFIRST|WIDESTWINDOWFIRST,
+//!     QDEF user|group|account|class <name> <qos>[&|^]   (CLASSCFG[name] QDEF=qos ...),
+//!     QLIST user|group|account|class <name> <qos,...>[&|^],
+//!     WEIGHT <SERVICE|QUEUETIME|XFACTOR|BYPASS|CRED|USER|GROUP|ACCOUNT|CLASS|QOS|USERPRIO> <n>,
+//!     PRIO user|group|account|class|qos <name> <n>      (credential PRIORITY=),
+//!     LIMIT user|group|account|class|qos <name> MAXJOB|MAXPROC|MAXNODE|MAXWC <soft>[,<hard>],
+//!     BUCKETS <depth>:<qos,...|ALL> ...                 (RESERVATIONDEPTH[i] + RESERVATIONQOSLIST[i])
+//! rm termdelay T                              checkpointed/requeued jobs take T to end (default 0)
+//! failstart ID T                              the start of ID at T fails at the resource manager
+//!     (it is started, then requeued at once)
 //! job ID submit=T procs=N wall=T|none run=T [user=U] [qos=Q] [class=C]
 //!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P] [group=G] [account=A] [flags=F,G]
+//!     [after=KIND:ID] (dependency) [start=T] (msub -a) [exit=N] (exit code at the end)
+//!     [data=T] [dataunknown=T]                 stage-in data ready at T: TIGHT (the
+//!     ready time is known, `DataWait::Until`) or LOOSE/EXTERNAL (`DataWait::Unknown`)
+//! release ID T                                the job's user hold is released at T
 //! rsv ID start=T end=T|none [hosts=A,B] [procs=N] [users=..] [groups=..]
 //!     [accounts=..] [classes=..] [qos=..]     an administrative reservation
 //! srcfg NAME [period=DAY|WEEK|INFINITY] [starttime=T] [endtime=T] [days=Mon,..]
@@ -37,24 +52,46 @@
 //! expect restart ID T                         the job's last start (after a requeue) is at T
 //! expect end ID T                             the job finishes at T
 //! expect note AT ID WORD                      ... ID's preempt note contains WORD
-//! expect preempts AT COUNT                    the iteration at AT preempts COUNT jobs
+//! expect excluded AT ID COND N                ... ID's preempt note excludes N preemptees
+//!     for COND (priority|minactive|maxactive|busy|unusable|total)
+//! expect outcome AT ID NAME                   ... ID's preempt note outcome variant is NAME
+//! expect nonote AT ID                         ... ID has no preempt note
+//! expect preempts AT COUNT                    the iterations at AT preempt COUNT jobs
+//! expect lock AT ID yes|no                    after AT, ID holds a lock in force
+//! expect virtual ID SECS|none                 the job was backfilled on this virtual limit
+//! expect restored AT ID                       the plan at AT restores ID's real limit
+//! expect window AT NODES PROCS DUR|none       after the iteration at AT (its starts
+//!                                             applied), showbf's windows include this one
+//! expect qos ID QOS|none                      the QoS the job was given at submission
+//! expect rejected ID                          submission refused (QoS access)
 //! ```
 //!
+//! Jobs get their QoS at submission exactly as the daemon and the simulator
+//! give it (`arches_core::qos::assign`: the requested one if their
+//! credentials grant it, else their QDEF); a job refused access is never
+//! submitted; a QoS name no configuration knows is kept, as the simulator
+//! keeps it.
+//!
 //! Preempted jobs are suspended (their remaining run time is kept and they
-//! end that much later after resuming), requeued (checkpoint too: they run
-//! their full run time again) or cancelled, as the plan says.
+//! end that much later after resuming), checkpointed (they keep their
+//! processors until they end, `rm termdelay` later; restarted, they run only
+//! what was left), requeued (the same, then their full run time again) or
+//! cancelled, as the plan says. Plans are applied as the drivers do:
+//! preemptions, locks, resumes, starts.
 //!
 //! Event order at one instant follows pyss: submissions, then terminations,
-//! then one scheduling iteration whose starts are applied at once.
+//! then one scheduling iteration whose starts are applied at once; when jobs
+//! were requeued at that instant (a termination delay of 0), one more
+//! iteration follows at the same instant.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use arches_core::job::{CompletionCode, Job, JobFlag, JobId, Request, StartKind};
+use arches_core::job::{CompletionCode, Job, JobFlag, JobId, Request, RequeueCause, StartKind};
 use arches_core::node::Node;
 use arches_core::plan::{BlockReason, Plan};
 use arches_core::policy::PreemptPolicy;
-use arches_core::policy::{Limit, QosConfig, QosFlag, ReservationBucket};
+use arches_core::policy::{Limit, QosConfig, QosFlag, QosListKind, ReservationBucket};
 use arches_core::state::{Event, State};
 use arches_core::{schedule, Acl, Policy, Reservation, Standing, Time};
 
@@ -80,6 +117,16 @@ struct Scenario {
     jobs: Vec<(Job, Time)>,
     rsvs: Vec<Reservation>,
     expects: Vec<(usize, Vec<String>)>,
+    /// When each job's stage-in data is there (`data=`, `dataunknown=`).
+    data_ready: BTreeMap<JobId, Time>,
+    /// How long a checkpointed or requeued job takes to end.
+    term_delay: Time,
+    /// Starts that fail at the resource manager: (job, time).
+    fail_starts: BTreeSet<(JobId, Time)>,
+    /// Exit codes of jobs that do not end with 0.
+    exits: BTreeMap<JobId, i32>,
+    /// User holds released at a time.
+    releases: Vec<(JobId, Time)>,
 }
 
 fn time(s: &str) -> Time {
@@ -115,6 +162,11 @@ fn parse(text: &str) -> Scenario {
         jobs: Vec::new(),
         rsvs: Vec::new(),
         expects: Vec::new(),
+        data_ready: BTreeMap::new(),
+        term_delay: 0,
+        fail_starts: BTreeSet::new(),
+        exits: BTreeMap::new(),
+        releases: Vec::new(),
     };
     for (ln, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap().trim();
@@ -188,6 +240,27 @@ fn parse(text: &str) -> Scenario {
                         job.flags.insert(x.parse().unwrap());
                     }
                 }
+                if let Some(t) = kv.get("data") {
+                    job.data_wait = Some(arches_core::DataWait::Until(time(t)));
+                    sc.data_ready.insert(id, time(t));
+                }
+                if let Some(t) = kv.get("dataunknown") {
+                    job.data_wait = Some(arches_core::DataWait::Unknown);
+                    sc.data_ready.insert(id, time(t));
+                }
+                if let Some(d) = kv.get("after") {
+                    let (kind, on) = d.split_once(':').unwrap();
+                    job.depend.push(arches_core::Dependency {
+                        kind: kind.parse().unwrap(),
+                        job: on.parse().unwrap(),
+                    });
+                }
+                if let Some(t) = kv.get("start") {
+                    job.start_after = Some(time(t));
+                }
+                if let Some(x) = kv.get("exit") {
+                    sc.exits.insert(id, x.parse().unwrap());
+                }
                 sc.jobs.push((job, time(kv["run"])));
             }
             "rsv" | "srcfg" => {
@@ -228,6 +301,14 @@ fn parse(text: &str) -> Scenario {
                     sc.policy.standing.push(st);
                 }
             }
+            "rm" => match w[1] {
+                "termdelay" => sc.term_delay = time(w[2]),
+                other => panic!("line {}: unknown rm setting {other}", ln + 1),
+            },
+            "failstart" => {
+                sc.fail_starts.insert((w[1].parse().unwrap(), time(w[2])));
+            }
+            "release" => sc.releases.push((w[1].parse().unwrap(), time(w[2]))),
             "expect" => sc
                 .expects
                 .push((ln + 1, w[1..].iter().map(|s| s.to_string()).collect())),
@@ -249,6 +330,7 @@ fn policy(p: &mut Policy, w: &[&str]) {
         "BFVIRTUALWALLTIMESCALINGFACTOR" => {
             p.bf_virtual_walltime_factor = Some(w[1].parse().unwrap())
         }
+        "BFVIRTUALWALLTIMECONFLICTPOLICY" => p.bf_virtual_walltime_conflict = w[1].parse().unwrap(),
         "RESERVATIONDEPTH" => {
             p.reservation_buckets = vec![ReservationBucket {
                 depth: w[1].parse().unwrap(),
@@ -263,6 +345,77 @@ fn policy(p: &mut Policy, w: &[&str]) {
                     ..QosConfig::default()
                 },
             );
+        }
+        "WEIGHT" => {
+            let n: i64 = w[2].parse().unwrap();
+            let ws = &mut p.weights;
+            match w[1] {
+                "SERVICE" => ws.service = n,
+                "QUEUETIME" => ws.queuetime = n,
+                "XFACTOR" => ws.xfactor = n,
+                "BYPASS" => ws.bypass = n,
+                "CRED" => ws.cred = n,
+                "USER" => ws.user = n,
+                "GROUP" => ws.group = n,
+                "ACCOUNT" => ws.account = n,
+                "CLASS" => ws.class = n,
+                "QOS" => ws.qos = n,
+                "USERPRIO" => ws.userprio = n,
+                other => panic!("unknown weight {other}"),
+            }
+        }
+        "PRIO" | "LIMIT" => {
+            let name = w[2].to_string();
+            let (prio, limits) = match w[1] {
+                "class" => {
+                    let c = p.classes.entry(name).or_default();
+                    (&mut c.priority, &mut c.limits)
+                }
+                "qos" => {
+                    let c = p.qos.entry(name).or_default();
+                    (&mut c.priority, &mut c.limits)
+                }
+                kind => {
+                    let map = match kind {
+                        "user" => &mut p.users,
+                        "group" => &mut p.groups,
+                        "account" => &mut p.accounts,
+                        other => panic!("unknown credential kind {other}"),
+                    };
+                    let c = map.entry(name).or_default();
+                    (&mut c.priority, &mut c.limits)
+                }
+            };
+            if w[0] == "PRIO" {
+                *prio = w[3].parse().unwrap();
+            } else {
+                let l = Some(limit(w[4]));
+                match w[3] {
+                    "MAXJOB" => limits.max_job = l,
+                    "MAXPROC" => limits.max_proc = l,
+                    "MAXNODE" => limits.max_node = l,
+                    "MAXWC" => {
+                        let (a, b) = w[4].split_once(',').unwrap_or((w[4], w[4]));
+                        limits.max_wc = Some(Limit {
+                            soft: time(a) as u64,
+                            hard: time(b) as u64,
+                        });
+                    }
+                    other => panic!("unknown limit {other}"),
+                }
+            }
+        }
+        "BUCKETS" => {
+            p.reservation_buckets = w[1..]
+                .iter()
+                .map(|b| {
+                    let (d, q) = b.split_once(':').unwrap();
+                    ReservationBucket {
+                        depth: d.parse().unwrap(),
+                        qos: (q != "ALL").then(|| q.split(',').map(String::from).collect()),
+                    }
+                })
+                .collect();
         }
         "MAXJOB" | "MAXPROC" => {
             let c = p.users.entry(w[1].to_string()).or_default();
@@ -292,13 +445,55 @@ fn policy(p: &mut Policy, w: &[&str]) {
             q.job_flags
                 .extend(w[2].split(',').map(|f| f.parse::<JobFlag>().unwrap()));
         }
+        "CLASSQDEF" => p.classes.entry(w[1].to_string()).or_default().qdef = Some(w[2].to_string()),
+        "GUARANTEEDPREEMPTION" => p.guaranteed_preemption = w[1].eq_ignore_ascii_case("TRUE"),
+        "JOBRETRYTIME" => p.job_retry_time = time(w[1]),
         "CLASSJOBFLAGS" => {
             let c = p.classes.entry(w[1].to_string()).or_default();
             c.job_flags
                 .extend(w[2].split(',').map(|f| f.parse::<JobFlag>().unwrap()));
         }
+        "QDEF" | "QLIST" => {
+            let (value, kind) = match w[3].strip_suffix('&') {
+                Some(v) => (v, Some(QosListKind::And)),
+                None => match w[3].strip_suffix('^') {
+                    Some(v) => (v, Some(QosListKind::Only)),
+                    None => (w[3], None),
+                },
+            };
+            let name = w[2].to_string();
+            let (qdef, qlist, qkind) = match w[1] {
+                "class" => {
+                    let c = p.classes.entry(name).or_default();
+                    (&mut c.qdef, &mut c.qlist, &mut c.qlist_kind)
+                }
+                kind => {
+                    let map = match kind {
+                        "user" => &mut p.users,
+                        "group" => &mut p.groups,
+                        "account" => &mut p.accounts,
+                        other => panic!("unknown credential kind {other}"),
+                    };
+                    let c = map.entry(name).or_default();
+                    (&mut c.qdef, &mut c.qlist, &mut c.qlist_kind)
+                }
+            };
+            if w[0] == "QDEF" {
+                *qdef = Some(value.to_string());
+            } else {
+                *qlist = value.split(',').map(String::from).collect();
+            }
+            if let Some(k) = kind {
+                *qkind = k;
+            }
+        }
         "PREEMPTPOLICY" => p.preempt_policy = w[1].parse().unwrap(),
         "BFPRIORITYPOLICY" => p.bf_priority_policy = w[1].parse().unwrap(),
+        "BFORDER" => match w[1] {
+            "WIDESTWINDOWFIRST" => p.bf_widest_window_first = true,
+            "SHORTESTPREDICTEDFIRST" => p.bf_shortest_first = true,
+            _ => {}
+        },
         "JOBPREEMPTMINACTIVETIME" => p.job_preempt_min_active = time(w[1]),
         "JOBPREEMPTMAXACTIVETIME" => p.job_preempt_max_active = time(w[1]),
         other => panic!("unknown policy key {other}"),
@@ -310,10 +505,20 @@ fn policy(p: &mut Policy, w: &[&str]) {
 struct Outcome {
     starts: BTreeMap<JobId, (Time, StartKind, Vec<String>)>,
     last_start: BTreeMap<JobId, Time>,
-    plans: BTreeMap<Time, Plan>,
+    /// Every iteration's plan at each instant, in order.
+    plans: BTreeMap<Time, Vec<Plan>>,
+    /// Whether each job held a lock in force after each instant.
+    locked: BTreeMap<(Time, JobId), bool>,
     preempted: BTreeMap<JobId, Vec<(Time, PreemptPolicy, JobId)>>,
     resumed: BTreeMap<JobId, Vec<Time>>,
     ended: BTreeMap<JobId, Time>,
+    /// The QoS each job was given at submission.
+    qos: BTreeMap<JobId, Option<String>>,
+    rejected: BTreeSet<JobId>,
+    /// Virtual limits of backfill starts.
+    virtual_limits: BTreeMap<JobId, i64>,
+    /// Backfill windows `(nodes, procs, duration)` after the iteration at a time.
+    windows: BTreeMap<Time, Vec<(u32, u32, Option<i64>)>>,
 }
 
 fn replay(sc: &Scenario) -> Outcome {
@@ -324,10 +529,23 @@ fn replay(sc: &Scenario) -> Outcome {
     let mut out = Outcome::default();
     let runtime: BTreeMap<JobId, Time> = sc.jobs.iter().map(|(j, r)| (j.id, *r)).collect();
     let mut times: BTreeSet<Time> = sc.jobs.iter().map(|(j, _)| j.submit_time).collect();
+    times.extend(sc.data_ready.values().copied());
+    times.extend(sc.releases.iter().map(|r| r.1));
     for (_, e) in &sc.expects {
         if matches!(
             e[0].as_str(),
-            "rsv" | "norsv" | "reason" | "eligible" | "note" | "preempts"
+            "rsv"
+                | "norsv"
+                | "reason"
+                | "eligible"
+                | "note"
+                | "preempts"
+                | "excluded"
+                | "outcome"
+                | "nonote"
+                | "lock"
+                | "restored"
+                | "window"
         ) {
             times.insert(time(&e[1]));
         }
@@ -335,6 +553,11 @@ fn replay(sc: &Scenario) -> Outcome {
     // When each running job ends, and what a suspended job still needs.
     let mut end_of: BTreeMap<JobId, Time> = BTreeMap::new();
     let mut left: BTreeMap<JobId, Time> = BTreeMap::new();
+    // Checkpointed jobs: what is left of their run when they restart.
+    let mut ckpt_left: BTreeMap<JobId, Time> = BTreeMap::new();
+    // Terminating jobs: when the resource manager reports them gone.
+    let mut term_end: BTreeMap<JobId, Time> = BTreeMap::new();
+    let mut submitted: BTreeSet<JobId> = BTreeSet::new();
     let mut guard = 0;
     // Standing reservations wake the scheduler forever: stop once every
     // job is done and every expectation's time is past.
@@ -346,8 +569,27 @@ fn replay(sc: &Scenario) -> Outcome {
         guard += 1;
         assert!(guard < 100_000, "scenario does not terminate");
         for (j, _) in sc.jobs.iter().filter(|(j, _)| j.submit_time == now) {
+            if !submitted.insert(j.id) {
+                continue;
+            }
+            let mut j = j.clone();
+            let requested = j.cred.qos.take();
+            match arches_core::qos::assign(&mut j.cred, &sc.policy, requested.as_deref()) {
+                Ok(()) => {}
+                // As in the simulator: a name no configuration knows is kept.
+                Err(arches_core::qos::QosError::Unknown(_)) => j.cred.qos = requested,
+                Err(arches_core::qos::QosError::Denied { .. }) => {
+                    out.rejected.insert(j.id);
+                    continue;
+                }
+            }
+            out.qos.insert(j.id, j.cred.qos.clone());
+            state.apply(Event::Submit(Box::new(j)), now).unwrap();
+        }
+        for &(id, _) in sc.releases.iter().filter(|r| r.1 == now) {
+            let hold = arches_core::HoldType::User;
             state
-                .apply(Event::Submit(Box::new(j.clone())), now)
+                .apply(Event::ReleaseHold { job: id, hold }, now)
                 .unwrap();
         }
         let ending: Vec<JobId> = end_of
@@ -357,11 +599,28 @@ fn replay(sc: &Scenario) -> Outcome {
             .collect();
         for id in ending {
             end_of.remove(&id);
-            let code = CompletionCode::Exit(0);
+            let code = CompletionCode::Exit(sc.exits.get(&id).copied().unwrap_or(0));
             state.apply(Event::Finish { job: id, code }, now).unwrap();
             out.ended.insert(id, now);
         }
+        // Stage-in data that arrived: the job no longer waits.
+        for (&id, _) in sc.data_ready.iter().filter(|(_, t)| **t <= now) {
+            if state.job(id).is_some_and(|j| j.data_wait.is_some()) {
+                let change = arches_core::state::JobChange::DataWait(None);
+                state.apply(Event::Modify { job: id, change }, now).unwrap();
+            }
+        }
+        let gone: Vec<JobId> = term_end
+            .iter()
+            .filter(|(_, t)| **t <= now)
+            .map(|(j, _)| *j)
+            .collect();
+        for id in gone {
+            term_end.remove(&id);
+            state.apply(Event::Requeue { job: id }, now).unwrap();
+        }
         let plan = schedule(&state, &sc.policy, now);
+        let mut again = false;
         for p in &plan.preemptions {
             let ev = match p.method {
                 PreemptPolicy::Suspend => {
@@ -371,8 +630,29 @@ fn replay(sc: &Scenario) -> Outcome {
                     Event::Suspend { job: p.job }
                 }
                 PreemptPolicy::Checkpoint | PreemptPolicy::Requeue => {
-                    end_of.remove(&p.job);
-                    Event::Requeue { job: p.job }
+                    let e = end_of.remove(&p.job);
+                    let cause = if p.method == PreemptPolicy::Checkpoint {
+                        // Restarted from the checkpoint: only the rest runs.
+                        if let Some(e) = e {
+                            ckpt_left.insert(p.job, e - now);
+                        }
+                        RequeueCause::Checkpoint
+                    } else {
+                        RequeueCause::Requeue
+                    };
+                    let until = now + sc.term_delay;
+                    term_end.insert(p.job, until);
+                    if until == now {
+                        again = true;
+                    } else {
+                        times.insert(until);
+                    }
+                    Event::Terminate {
+                        job: p.job,
+                        cause,
+                        by: Some(p.by),
+                        until,
+                    }
                 }
                 PreemptPolicy::Cancel => {
                     end_of.remove(&p.job);
@@ -384,6 +664,22 @@ fn replay(sc: &Scenario) -> Outcome {
                 .entry(p.job)
                 .or_default()
                 .push((now, p.method, p.by));
+        }
+        for l in &plan.locks {
+            state
+                .apply(
+                    Event::Lock {
+                        job: l.job,
+                        alloc: l.alloc.clone(),
+                        retry: l.retry,
+                    },
+                    now,
+                )
+                .unwrap();
+        }
+        for &id in &plan.restore_walltime {
+            let change = arches_core::state::JobChange::VirtualWalltime(None);
+            state.apply(Event::Modify { job: id, change }, now).unwrap();
         }
         for &id in &plan.resumes {
             state.apply(Event::Resume { job: id }, now).unwrap();
@@ -403,9 +699,23 @@ fn replay(sc: &Scenario) -> Outcome {
                     now,
                 )
                 .unwrap();
+            if sc.fail_starts.contains(&(s.job, now)) {
+                // The resource manager could not start it: back to the queue.
+                state.apply(Event::Requeue { job: s.job }, now).unwrap();
+                times.insert(now + 1);
+                continue;
+            }
+            if let Some(v) = s.virtual_walltime {
+                let change = arches_core::state::JobChange::VirtualWalltime(Some(v));
+                state
+                    .apply(Event::Modify { job: s.job, change }, now)
+                    .unwrap();
+                out.virtual_limits.insert(s.job, v);
+            }
             let job = state.job(s.job).unwrap();
             let wall = job.walltime.unwrap_or(i64::MAX / 4);
-            let end = now + runtime[&s.job].min(wall).max(1);
+            let run = ckpt_left.remove(&s.job).unwrap_or(runtime[&s.job]);
+            let end = now + run.min(wall).max(1);
             end_of.insert(s.job, end);
             times.insert(end);
             let names = s
@@ -419,7 +729,40 @@ fn replay(sc: &Scenario) -> Outcome {
         if let Some(w) = plan.next_wakeup {
             times.insert(w);
         }
-        out.plans.insert(now, plan);
+        if sc.policy.reservation_policy == arches_core::policy::ReservationPolicy::Highest {
+            // As the daemon does: HIGHEST keeps the plan's reservations.
+            let kept: Vec<(JobId, Time)> = plan
+                .reservations
+                .iter()
+                .filter(|r| {
+                    state
+                        .job(r.job)
+                        .is_some_and(|j| j.state == arches_core::JobState::Idle)
+                })
+                .map(|r| (r.job, r.start))
+                .collect();
+            state.remember_reservations(kept).unwrap();
+        }
+        if sc
+            .expects
+            .iter()
+            .any(|(_, e)| e[0] == "window" && time(&e[1]) == now)
+        {
+            let q = arches_core::WindowQuery::default();
+            let w = arches_core::windows_in_plan(&state, &sc.policy, &plan, now, &q)
+                .into_iter()
+                .map(|w| (w.nodes, w.procs, w.duration))
+                .collect();
+            out.windows.insert(now, w);
+        }
+        out.plans.entry(now).or_default().push(plan);
+        for (j, _) in &sc.jobs {
+            let held = state.lock_in_force(j.id, now).is_some();
+            out.locked.insert((now, j.id), held);
+        }
+        if again {
+            times.insert(now);
+        }
     }
     out
 }
@@ -444,7 +787,9 @@ fn check(path: &Path) {
     let mut failures = Vec::new();
     for (ln, e) in &sc.expects {
         let id = |k: usize| -> JobId { e[k].parse().unwrap() };
-        let plan_at = |k: usize| out.plans.get(&time(&e[k])).expect("iteration at that time");
+        let plans_at = |k: usize| out.plans.get(&time(&e[k])).expect("iteration at that time");
+        let plan_at = |k: usize| &plans_at(k)[0];
+        let note_at = |k: usize, j: JobId| plans_at(k).iter().find_map(|p| p.preempt_note(j));
         let ok = match e[0].as_str() {
             "start" => out.starts.get(&id(1)).is_some_and(|(t, kind, _)| {
                 *t == time(&e[2])
@@ -482,10 +827,53 @@ fn check(path: &Path) {
                 .is_some_and(|v| v.contains(&time(&e[2]))),
             "restart" => out.last_start.get(&id(1)) == Some(&time(&e[2])),
             "end" => out.ended.get(&id(1)) == Some(&time(&e[2])),
-            "note" => plan_at(1)
-                .preempt_note(id(2))
-                .is_some_and(|n| n.contains(e[3].as_str())),
-            "preempts" => plan_at(1).preemptions.len() == e[2].parse::<usize>().unwrap(),
+            "note" => note_at(1, id(2)).is_some_and(|n| n.to_string().contains(e[3].as_str())),
+            "nonote" => note_at(1, id(2)).is_none(),
+            "excluded" => note_at(1, id(2)).is_some_and(|n| {
+                let x = n.excluded;
+                let got = match e[3].as_str() {
+                    "priority" => x.priority,
+                    "minactive" => x.min_active,
+                    "maxactive" => x.max_active,
+                    "busy" => x.busy,
+                    "unusable" => x.unusable,
+                    "total" => x.total(),
+                    other => panic!("{name}:{ln}: unknown condition {other}"),
+                };
+                got == e[4].parse::<u32>().unwrap()
+            }),
+            "outcome" => note_at(1, id(2)).is_some_and(|n| {
+                format!("{:?}", n.outcome)
+                    .split(|c: char| !c.is_alphanumeric())
+                    .next()
+                    == Some(e[3].as_str())
+            }),
+            "lock" => out.locked.get(&(time(&e[1]), id(2))).copied() == Some(e[3] == "yes"),
+            "preempts" => {
+                plans_at(1)
+                    .iter()
+                    .map(|p| p.preemptions.len())
+                    .sum::<usize>()
+                    == e[2].parse::<usize>().unwrap()
+            }
+            "qos" => out
+                .qos
+                .get(&id(1))
+                .is_some_and(|q| q.as_deref().unwrap_or("none") == e[2]),
+            "rejected" => out.rejected.contains(&id(1)),
+            "virtual" => match e[2].as_str() {
+                "none" => !out.virtual_limits.contains_key(&id(1)),
+                t => out.virtual_limits.get(&id(1)) == Some(&time(t)),
+            },
+            "restored" => plan_at(1).restore_walltime.contains(&id(2)),
+            "window" => out.windows.get(&time(&e[1])).is_some_and(|ws| {
+                let want = (
+                    e[2].parse::<u32>().unwrap(),
+                    e[3].parse::<u32>().unwrap(),
+                    (e[4] != "none").then(|| time(&e[4])),
+                );
+                ws.contains(&want)
+            }),
             other => panic!("{name}:{ln}: unknown expectation {other}"),
         };
         if !ok {
@@ -495,8 +883,19 @@ fn check(path: &Path) {
                 "resume" => format!("{:?}", out.resumed.get(&id(1))),
                 "restart" => format!("{:?}", out.last_start.get(&id(1))),
                 "end" => format!("{:?}", out.ended.get(&id(1))),
-                "note" => format!("{:?}", plan_at(1).preempt_notes),
+                "note" | "nonote" | "excluded" | "outcome" => {
+                    format!("{:?}", note_at(1, id(2)))
+                }
+                "lock" => format!("{:?}", out.locked.get(&(time(&e[1]), id(2)))),
                 "preempts" => format!("{:?}", plan_at(1).preemptions),
+                "virtual" => format!("{:?}", out.virtual_limits.get(&id(1))),
+                "restored" => format!("{:?}", plan_at(1).restore_walltime),
+                "window" => format!("{:?}", out.windows.get(&time(&e[1]))),
+                "qos" | "rejected" => format!(
+                    "qos {:?}, rejected {}",
+                    out.qos.get(&id(1)),
+                    out.rejected.contains(&id(1))
+                ),
                 _ => {
                     let p = plan_at(1);
                     format!("{:?} {:?}", p.reservation(id(2)), p.decisions.get(&id(2)))

@@ -2,7 +2,7 @@
 //! the backends (local processes, simulation, Slurm).
 //!
 //! The trait is synchronous and non-blocking by contract: `start`, `cancel`,
-//! `suspend`... return as soon as the request is handed over (a backend that
+//! `suspend`, `set_walltime`... return as soon as the request is handed over (a backend that
 //! talks to something slow queues the work on its own thread); what actually
 //! happened comes back later from [`ResourceManager::observe`]. The daemon and
 //! the simulator drive every backend the same way: apply the plan through the
@@ -26,7 +26,8 @@ pub struct Launch {
     pub exec: ExecSpec,
     /// Wall-clock limit to enforce (`None`: no limit).
     pub walltime: Option<Secs>,
-    /// The job was requeued from a checkpoint (set `MOAB_RESTARTED=1`...).
+    /// The job restarts from a checkpoint: it went back to the queue through
+    /// `checkpoint` (the job sees `MOAB_RESTARTED=1`).
     pub restarted: bool,
 }
 
@@ -90,6 +91,18 @@ pub enum Observation {
     NodeChanged { node: Node },
     /// Something to show with the job (checkjob), without a change of state.
     Note { job: JobId, message: String },
+    /// A job terminated by `requeue` or `checkpoint` has ended (its
+    /// processes are gone): it may be started again.
+    Requeued { job: JobId, at: Time },
+    /// An accepted wall-clock change of an active job failed later (an
+    /// asynchronous backend, [`ResourceManager::set_walltime`]): `walltime`
+    /// is the limit still enforced.
+    WalltimeRefused {
+        job: JobId,
+        at: Time,
+        walltime: Option<Secs>,
+        message: String,
+    },
     /// A requested operation failed (suspend, signal...).
     OperationFailed {
         job: JobId,
@@ -134,10 +147,28 @@ pub trait ResourceManager: Send {
     /// Stop the job's processes (with `signal`, default SIGSTOP).
     fn suspend(&mut self, job: JobId, signal: Option<i32>, now: Time) -> Result<(), RmError>;
     fn resume(&mut self, job: JobId, now: Time) -> Result<(), RmError>;
-    /// Terminate the job so it can be started again; no completion is recorded.
+    /// Terminate the job so it can be started again; no completion is
+    /// recorded. The job keeps running until it has ended (a terminating
+    /// signal, then a kill after the backend's grace period); `observe` then
+    /// reports [`Observation::Requeued`], and only then may it be started
+    /// again.
     fn requeue(&mut self, job: JobId, now: Time) -> Result<(), RmError>;
+    /// Change the wall-clock limit of an active job (running or
+    /// suspended) to `walltime` seconds of run time in total (`None`: no
+    /// limit); a limit already exceeded ends the job at once, as a
+    /// wall-clock kill. `Err`: refused, the old limit stays. `Ok`: a
+    /// synchronous backend enforces the new limit from now on; an
+    /// asynchronous one accepted the request and reports a later failure as
+    /// [`Observation::WalltimeRefused`].
+    fn set_walltime(
+        &mut self,
+        job: JobId,
+        walltime: Option<Secs>,
+        now: Time,
+    ) -> Result<(), RmError>;
     /// Send `signal`, allow `timeout` seconds to write a checkpoint, then
-    /// terminate for requeue.
+    /// terminate for requeue; reported as [`Observation::Requeued`] once
+    /// the job has ended (by itself or killed).
     fn checkpoint(
         &mut self,
         job: JobId,

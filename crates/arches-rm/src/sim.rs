@@ -30,8 +30,8 @@ pub struct SimRm {
     runtimes: BTreeMap<JobId, Secs>,
     /// Running jobs.
     running: BTreeMap<JobId, Running>,
-    /// Suspended jobs with the run time they still need.
-    suspended: BTreeMap<JobId, Secs>,
+    /// Suspended jobs: their run so far.
+    suspended: BTreeMap<JobId, Segment>,
     /// Pending completions ordered by (end time, start sequence).
     due: BTreeSet<(Time, u64, JobId)>,
     /// Observations produced outside the completion queue (cancellations...).
@@ -45,6 +45,19 @@ struct Running {
     seq: u64,
     /// The job is cut at its wall-clock limit.
     killed: bool,
+    /// When this run segment began (the start, or the last resume).
+    since: Time,
+    /// The job's run before this segment.
+    run: Segment,
+}
+
+/// How long a job runs in total, how much of that it has done, and its
+/// wall-clock limit (total run time).
+#[derive(Debug, Clone, Copy)]
+struct Segment {
+    runtime: Secs,
+    used: Secs,
+    limit: Option<Secs>,
 }
 
 impl SimRm {
@@ -87,22 +100,59 @@ impl SimRm {
         self.running.iter().map(|(j, r)| (*j, r.end))
     }
 
+    /// Observations waiting outside the completion queue (cancellations,
+    /// requeues), taken now without touching due completions.
+    pub fn take_pending(&mut self) -> Vec<Observation> {
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Stops a job without any report and forgets it (a job the driver
+    /// removes itself).
+    pub fn discard(&mut self, job: JobId) {
+        if self.suspended.remove(&job).is_none() {
+            let _ = self.stop(job);
+        }
+        self.runtimes.remove(&job);
+    }
+
     fn stop(&mut self, job: JobId) -> Result<Running, RmError> {
         let r = self.running.remove(&job).ok_or(RmError::UnknownJob(job))?;
         self.due.remove(&(r.end, r.seq, job));
         Ok(r)
     }
 
-    fn launch(&mut self, job: JobId, runtime: Secs, limit: Option<Secs>, now: Time) {
-        let (length, killed) = match limit {
-            Some(l) if runtime > l => (l.max(0), true),
-            _ => (runtime, false),
+    /// Runs (or goes on running) a job from `now`; `seq` keeps the order
+    /// of an earlier start (`None`: a new start).
+    fn launch(&mut self, job: JobId, run: Segment, seq: Option<u64>, now: Time) {
+        let left = (run.runtime - run.used).max(0);
+        let (length, killed) = match run.limit {
+            Some(l) if run.runtime > l => ((l - run.used).max(0), true),
+            _ => (left, false),
         };
-        let seq = self.next_seq;
-        self.next_seq += 1;
+        let seq = seq.unwrap_or_else(|| {
+            self.next_seq += 1;
+            self.next_seq - 1
+        });
         let end = now + length;
-        self.running.insert(job, Running { end, seq, killed });
+        self.running.insert(
+            job,
+            Running {
+                end,
+                seq,
+                killed,
+                since: now,
+                run,
+            },
+        );
         self.due.insert((end, seq, job));
+    }
+
+    /// A running job's run so far, at `now`.
+    fn so_far(r: &Running, now: Time) -> Segment {
+        Segment {
+            used: r.run.used + (now - r.since).max(0),
+            ..r.run
+        }
     }
 }
 
@@ -130,7 +180,12 @@ impl ResourceManager for SimRm {
             .runtimes
             .get(&launch.job)
             .ok_or(RmError::UnknownJob(launch.job))?;
-        self.launch(launch.job, runtime, launch.walltime, now);
+        let run = Segment {
+            runtime,
+            used: 0,
+            limit: launch.walltime,
+        };
+        self.launch(launch.job, run, None, now);
         Ok(())
     }
 
@@ -158,27 +213,55 @@ impl ResourceManager for SimRm {
 
     fn suspend(&mut self, job: JobId, _signal: Option<i32>, now: Time) -> Result<(), RmError> {
         let r = self.stop(job)?;
-        self.suspended.insert(job, (r.end - now).max(0));
+        self.suspended.insert(job, Self::so_far(&r, now));
         Ok(())
     }
 
     fn resume(&mut self, job: JobId, now: Time) -> Result<(), RmError> {
-        let left = self
+        let run = self
             .suspended
             .remove(&job)
             .ok_or(RmError::UnknownJob(job))?;
-        // The remaining time already accounts for the wall-clock cut.
-        self.launch(job, left, None, now);
+        self.launch(job, run, None, now);
         Ok(())
     }
 
-    fn requeue(&mut self, job: JobId, _now: Time) -> Result<(), RmError> {
+    fn set_walltime(
+        &mut self,
+        job: JobId,
+        walltime: Option<Secs>,
+        now: Time,
+    ) -> Result<(), RmError> {
+        if walltime.is_some_and(|w| w <= 0) {
+            return Err(RmError::Refused(format!(
+                "invalid wall-clock limit {}",
+                walltime.unwrap_or_default()
+            )));
+        }
+        if let Some(s) = self.suspended.get_mut(&job) {
+            s.limit = walltime;
+            return Ok(());
+        }
+        let r = self.stop(job)?;
+        let run = Segment {
+            limit: walltime,
+            ..Self::so_far(&r, now)
+        };
+        self.launch(job, run, Some(r.seq), now);
+        Ok(())
+    }
+
+    /// Ends the job at once (reported as `Requeued`); it starts over.
+    fn requeue(&mut self, job: JobId, now: Time) -> Result<(), RmError> {
         if self.suspended.remove(&job).is_none() {
             self.stop(job)?;
         }
+        self.pending.push(Observation::Requeued { job, at: now });
         Ok(())
     }
 
+    /// Ends the job at once (reported as `Requeued`) with its progress
+    /// saved: started again, it runs only what was left.
     fn checkpoint(
         &mut self,
         job: JobId,
@@ -186,7 +269,19 @@ impl ResourceManager for SimRm {
         _timeout: Secs,
         now: Time,
     ) -> Result<(), RmError> {
-        self.requeue(job, now)
+        // What is left of the true run (the wall-clock limit applies afresh
+        // to the restart).
+        let run = match self.suspended.remove(&job) {
+            Some(run) => run,
+            None => {
+                let r = self.stop(job)?;
+                Self::so_far(&r, now)
+            }
+        };
+        let left = (run.runtime - run.used).max(0);
+        self.runtimes.insert(job, left);
+        self.pending.push(Observation::Requeued { job, at: now });
+        Ok(())
     }
 
     fn observe(&mut self, now: Time) -> Vec<Observation> {
@@ -317,6 +412,44 @@ mod tests {
             }]
         );
         assert!(rm.observe(1000).is_empty());
+    }
+
+    #[test]
+    fn walltime_changes_move_the_end() {
+        let mut rm = rm();
+        rm.set_runtime(1, 1000);
+        rm.start(&launch(1, Some(300)), 0).unwrap();
+        // Extended past its run time: it finishes normally.
+        rm.set_walltime(1, Some(2000), 100).unwrap();
+        assert_eq!(rm.next_completion(), Some(1000));
+        // Shortened: cut at the new limit (total run time).
+        rm.set_walltime(1, Some(500), 200).unwrap();
+        assert_eq!(
+            rm.observe(500),
+            vec![Observation::WalltimeExceeded {
+                job: 1,
+                at: 500,
+                code: WALLTIME_EXIT
+            }]
+        );
+        // Suspended time does not count; a limit already used up ends it now.
+        rm.set_runtime(2, 1000);
+        rm.start(&launch(2, Some(300)), 0).unwrap();
+        rm.suspend(2, None, 100).unwrap();
+        rm.set_walltime(2, Some(150), 400).unwrap();
+        rm.resume(2, 500).unwrap();
+        assert_eq!(rm.next_completion(), Some(550));
+        rm.set_walltime(2, Some(120), 530).unwrap();
+        assert_eq!(
+            rm.observe(530),
+            vec![Observation::WalltimeExceeded {
+                job: 2,
+                at: 530,
+                code: WALLTIME_EXIT
+            }]
+        );
+        assert_eq!(rm.set_walltime(3, Some(10), 0), Err(RmError::UnknownJob(3)));
+        assert!(rm.set_walltime(1, Some(0), 0).is_err());
     }
 
     #[test]

@@ -364,6 +364,11 @@ fn requeue_then_start_elsewhere_and_recover_after_restart() {
     rm.start(&f.launch(9, &[("n3", 1)], script), 0).unwrap();
     f.wait_squeue(9, "%T", "RUNNING");
     rm.requeue(9, 0).unwrap();
+    // Reported once Slurm has ended it, never as a completion.
+    let o = wait_obs(&mut rm, |o| {
+        matches!(o, Observation::Requeued { job: 9, .. }) || is_end(o, 9)
+    });
+    assert!(matches!(o, Observation::Requeued { job: 9, .. }), "{o:?}");
     f.wait_squeue(9, "%T", "CANCELLED");
     rm.start(&f.launch(9, &[("n1", 1)], script), 0).unwrap();
     f.wait_squeue(9, "%T|%N", "RUNNING|n1");
@@ -404,7 +409,7 @@ fn requeue_then_start_elsewhere_and_recover_after_restart() {
 }
 
 #[test]
-fn checkpoint_signals_then_terminates_without_a_report() {
+fn checkpoint_signals_terminates_then_reports_requeued() {
     let Some(f) = fixture("ckpt") else { return };
     let mut rm = f.rm();
     rm.nodes().unwrap();
@@ -413,9 +418,18 @@ fn checkpoint_signals_then_terminates_without_a_report() {
     f.wait_output(3, "started");
     rm.checkpoint(3, libc::SIGUSR2, 2, 0).unwrap();
     f.wait_output(3, "checkpoint");
-    // Terminated after the timeout, for a requeue: never reported.
-    f.wait_squeue(3, "%T", "CANCELLED");
-    std::thread::sleep(Duration::from_millis(1500));
+    // Terminated after the timeout: reported as requeued once Slurm shows
+    // it ended, never as a completion; not startable again before.
+    let o = wait_obs(&mut rm, |o| {
+        matches!(o, Observation::Requeued { job: 3, .. }) || is_end(o, 3)
+    });
+    assert!(matches!(o, Observation::Requeued { job: 3, .. }), "{o:?}");
+    let state = f.squeue(3, "%T");
+    assert!(
+        state.iter().all(|s| s == "CANCELLED" || s == "COMPLETED"),
+        "reported while Slurm still runs it: {state:?}"
+    );
+    std::thread::sleep(Duration::from_millis(1000));
     let seen = rm.observe(0);
     assert!(!seen.iter().any(|o| is_end(o, 3)), "{seen:?}");
 }
@@ -661,4 +675,54 @@ fn a_submit_whose_answer_was_lost_is_adopted_by_its_tag() {
     assert!(matches!(o, Observation::Finished { code: 4, .. }), "{o:?}");
     assert!(marker.exists(), "the answer was lost once");
     assert_eq!(f.squeue(27, "%T"), ["FAILED"], "submitted once");
+}
+
+#[test]
+fn walltime_changes_go_to_slurm_and_a_refusal_reports_the_limit_in_force() {
+    let Some(f) = fixture("wall") else { return };
+    let mut rm = f.rm();
+    rm.nodes().unwrap();
+    let script = "#!/bin/sh\necho started\nfor i in $(seq 1 600); do sleep 0.2; done\n";
+    rm.start(&f.launch(11, &[("n1", 1)], script), 0).unwrap();
+    f.wait_output(11, "started");
+    f.wait_squeue(11, "%l", "10:00");
+    // Whole minutes, rounded up.
+    rm.set_walltime(11, Some(1500), 0).unwrap();
+    f.wait_squeue(11, "%l", "25:00");
+    rm.set_walltime(11, Some(61), 0).unwrap();
+    f.wait_squeue(11, "%l", "2:00");
+    assert!(rm.set_walltime(11, Some(0), 0).is_err(), "refused at once");
+    rm.cancel(11, 0).unwrap();
+    wait_obs(&mut rm, |o| is_end(o, 11));
+
+    // Slurm refuses the update (the job ended behind the backend's back,
+    // before its next poll): the limit still in force comes back.
+    let mut cfg = SlurmConfig::new("slurm", &f.tag, f.dir.path().join("spool"));
+    cfg.slurm_conf = Some(f.conf.clone());
+    cfg.poll_interval = Duration::from_secs(3600);
+    let mut rm = SlurmRm::new(cfg).unwrap();
+    rm.nodes().unwrap();
+    rm.start(&f.launch(12, &[("n2", 1)], script), 0).unwrap();
+    f.wait_output(12, "started");
+    let slurm_id = f.squeue(12, "%i").pop().expect("slurm job id");
+    let st = Command::new("scancel")
+        .arg(&slurm_id)
+        .env("SLURM_CONF", &f.conf)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    f.wait_squeue(12, "%T", "CANCELLED");
+    rm.set_walltime(12, Some(1200), 0).unwrap();
+    let o = wait_obs(&mut rm, |o| {
+        matches!(o, Observation::WalltimeRefused { job: 12, .. })
+    });
+    match o {
+        Observation::WalltimeRefused {
+            walltime, message, ..
+        } => {
+            assert_eq!(walltime, Some(600), "the launch's limit stays");
+            assert!(message.contains("scontrol"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -18,6 +18,14 @@
 //! temporary home, and so the job spool, is under `TMPDIR`).
 //! `bench fill HOME N` only writes N queued jobs to HOME's store (to measure
 //! the real `moab` binary on it).
+//! `bench submit SOCKET N` submits N typical jobs (a 4-line script that
+//! sleeps 10 s, `procs=1`, one hour) through the API of a running daemon
+//! with 16 concurrent connections and prints the rate (the jobs are
+//! eligible: on the embedded default most of them stay queued).
+//! `bench checkjob BIN_DIR CALLS MAX_ID` runs `BIN_DIR/checkjob <id>` (the
+//! real client binary, against `$MOAB_SOCKET`/`$MOABHOMEDIR`) CALLS times
+//! for random ids up to MAX_ID and prints the percentiles of the whole
+//! process run time (start to exit).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -217,6 +225,20 @@ fn run() {
         local_starts(args.nth(1).and_then(|a| a.parse().ok()).unwrap_or(1000));
         return;
     }
+    if args.peek().map(String::as_str) == Some("submit") {
+        let socket = std::path::PathBuf::from(args.nth(1).expect("bench submit SOCKET N"));
+        let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
+        api_submissions(&socket, n);
+        return;
+    }
+    if args.peek().map(String::as_str) == Some("checkjob") {
+        let bin =
+            std::path::PathBuf::from(args.nth(1).expect("bench checkjob BIN_DIR CALLS MAX_ID"));
+        let calls: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(500);
+        let max_id: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
+        checkjob_binary(&bin, calls, max_id);
+        return;
+    }
     if args.peek().map(String::as_str) == Some("fill") {
         // `bench fill HOME N`: only write the store, for measuring the real
         // `moab` binary on it.
@@ -347,6 +369,85 @@ fn run() {
 
     // 3. Local starts.
     local_starts(starts);
+}
+
+/// `bench submit`: N eligible jobs through the API, 16 connections.
+fn api_submissions(socket: &Path, n: usize) {
+    let per = n.div_ceil(16);
+    let t0 = Instant::now();
+    let workers: Vec<_> = (0..16)
+        .map(|w| {
+            let socket = socket.to_path_buf();
+            let count = per.min(n.saturating_sub(w * per));
+            std::thread::spawn(move || {
+                let c = client(&socket);
+                let dir = std::env::temp_dir().to_string_lossy().into_owned();
+                let req = SubmitRequest {
+                    script: "#!/bin/sh\n#PBS -l walltime=1:00:00\necho hello\nsleep 10\n".into(),
+                    submit_dir: dir,
+                    resources: vec!["walltime=1:00:00".into(), "procs=1".into()],
+                    env: vec![
+                        ("PATH".into(), "/usr/bin:/bin".into()),
+                        ("HOME".into(), "/root".into()),
+                    ],
+                    submit_args: "-l procs=1".into(),
+                    submit_host: "bench".into(),
+                    ..SubmitRequest::default()
+                };
+                for _ in 0..count {
+                    let r = c
+                        .post(format!("http://localhost{}", routes::SUBMIT))
+                        .json(&req)
+                        .send()
+                        .expect("send");
+                    assert!(r.status().is_success(), "{:?}", r.text());
+                    let _: SubmitResponse = r.json().expect("id");
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().expect("worker");
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    println!(
+        "submit: {n} durable submissions by 16 connections in {secs:.1} s = {:.0}/s",
+        n as f64 / secs
+    );
+}
+
+/// `bench checkjob`: the real `checkjob` binary, start to exit.
+fn checkjob_binary(bin: &Path, calls: usize, max_id: u64) {
+    let exe = bin.join("checkjob");
+    let mut times = Vec::with_capacity(calls);
+    // A fixed pseudo-random sequence of ids (no dependency needed).
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    for _ in 0..calls {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let id = 1 + x % max_id.max(1);
+        let t = Instant::now();
+        let out = std::process::Command::new(&exe)
+            .arg(id.to_string())
+            .output()
+            .expect("run checkjob");
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        assert!(
+            out.status.success(),
+            "checkjob {id}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    let q = |p: f64| times[((times.len() as f64 * p) as usize).min(times.len() - 1)];
+    println!(
+        "checkjob (real binary, start to exit), {calls} calls: p50 {:.1} ms, p90 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        q(0.5),
+        q(0.9),
+        q(0.99),
+        times[times.len() - 1]
+    );
 }
 
 /// What `msub` typically stores for a job: a short script and the

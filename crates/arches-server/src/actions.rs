@@ -42,9 +42,13 @@ impl Actor {
                     ids.extend(all);
                     continue;
                 }
-                match parse_job_id(part)
-                    .filter(|id| self.state.job(*id).is_some_and(|j| !j.state.is_finished()))
-                {
+                // `-R` also requeues completed jobs (Moab: "requeued completed job").
+                let finished_ok = matches!(req.action, JobAction::Requeue);
+                match parse_job_id(part).filter(|id| {
+                    self.state
+                        .job(*id)
+                        .is_some_and(|j| finished_ok || !j.state.is_finished())
+                }) {
                     Some(id) => ids.push(id),
                     None => {
                         resp.stderr
@@ -54,6 +58,11 @@ impl Actor {
                 }
             }
         }
+        // A job named twice (`canceljob 3 3`, `3,ALL`) is acted on once,
+        // where it first appears: Moab matches its job table against the
+        // expressions, so a job matches once.
+        let mut seen = std::collections::BTreeSet::new();
+        ids.retain(|id| seen.insert(*id));
         for id in ids {
             let owner = self.state.job(id).map(|j| j.cred.user.clone());
             if !caller.admin && owner.as_deref() != Some(caller.user.as_str()) {
@@ -126,16 +135,27 @@ impl Actor {
                 if !caller.admin {
                     return Err("ERROR:  request not authorized".to_string());
                 }
+                if matches!(
+                    job.state,
+                    arches_core::JobState::Running | arches_core::JobState::Starting
+                ) {
+                    return Err(format!("cannot resume active job {id} "));
+                }
                 if job.state != arches_core::JobState::Suspended {
                     return Err(format!("job {id} cannot be resumed (job is not suspended)"));
                 }
-                self.rm
-                    .resume(id, now)
+                // Checked before the processes are woken: a refused resume
+                // leaves the job stopped.
+                self.resume_job(id, now)
                     .map_err(|e| format!("job {id} cannot be resumed ({e})"))?;
-                if self.apply(Event::Resume { job: id }, now) {
-                    Ok(Some(format!("job {id} successfully resumed ")))
+                Ok(Some(format!("job {id} successfully resumed ")))
+            }
+            JobAction::Requeue if job.state.is_finished() => {
+                if self.apply(Event::Resubmit { job: id }, now) {
+                    self.note(id, "completed job requeued by mjobctl -R".to_string());
+                    Ok(Some(format!("requeued completed job '{id}'")))
                 } else {
-                    Err(format!("job {id} cannot be resumed (resources are in use)"))
+                    Err(format!("ERROR:    could not find completed job '{id}'"))
                 }
             }
             JobAction::Requeue => self.preempt_lines(id, PreemptPolicy::Requeue, now),
@@ -153,7 +173,7 @@ impl Actor {
                     .map_err(|e| format!("ERROR:  cannot signal job {id} ({e})"))?;
                 Ok(Some(format!("signal successfully sent to job {id}")))
             }
-            JobAction::Execute { .. } => self.execute(caller, id, now),
+            JobAction::Execute { flags } => self.execute(caller, id, flags, now),
         }
     }
 
@@ -164,8 +184,11 @@ impl Actor {
             .map(|lines| Some(lines.join("\n")))
     }
 
-    /// `mjobctl -x` / `runjob`: start an idle job now on free resources.
-    fn execute(&mut self, caller: &Caller, id: JobId, now: Time) -> Outcome {
+    /// `mjobctl -x` / `runjob`: start an idle job now on free resources,
+    /// within the credential limits and outside reservations it is not on
+    /// the access list of, unless `-w flags=ignorepolicies` / `ignorersv`
+    /// (`runjob -f` / `-x`) say otherwise.
+    fn execute(&mut self, caller: &Caller, id: JobId, flags: &[String], now: Time) -> Outcome {
         if !caller.admin {
             return Err("ERROR:  request not authorized".to_string());
         }
@@ -180,23 +203,46 @@ impl Actor {
                 shown.as_str()
             ));
         }
-        let state = &self.state;
-        let n = state.nodes().len() as u32;
-        let alloc = arches_core::placement::place(
-            state.nodes(),
-            &job.req,
-            self.cfg.policy.node_allocation,
-            0..n,
-            |node| (state.free_procs(node), state.free_mem_mb(node)),
-        );
-        let Some(alloc) = alloc else {
-            let idle: u32 = (0..n).map(|node| state.free_procs(node)).sum();
-            return Err(format!(
-                "ERROR: job cannot run  (insufficient idle procs in cluster:  {} needed  {idle} available)",
-                job.req.total_procs()
-            ));
+        use arches_core::forced::{force_placement, ForceError, ForceFlags};
+        let has = |f: &str| flags.iter().any(|x| x.eq_ignore_ascii_case(f));
+        let force = ForceFlags {
+            ignore_policies: has("ignorepolicies") || has("ignpolicies"),
+            ignore_rsv: has("ignorersv") || has("ignrsv"),
         };
-        self.start_jobs(vec![(id, alloc, arches_core::StartKind::Forced)], now)
+        let alloc = match force_placement(&self.state, &self.cfg.policy, job, now, force) {
+            Ok(a) => a,
+            Err(ForceError::Policy(why)) => {
+                let name = match &why {
+                    arches_core::BlockReason::Policy(p) => p.limit,
+                    _ => "limit",
+                };
+                tracing::info!(job = id, reason = %why, "mjobctl -x refused by policy");
+                return Err(format!(
+                    "ERROR: Job rejected by policy {name}.  Use 'mjobctl -w flags=ignorepolicies <jobnum>'"
+                ));
+            }
+            Err(ForceError::Reserved(rsv)) => {
+                let what = rsv.map_or_else(
+                    || "resources are locked for a preemptor".to_string(),
+                    |r| format!("reservation conflict (resources reserved by {r})"),
+                );
+                return Err(format!(
+                    "ERROR: job cannot run  ({what}).  Use 'mjobctl -w flags=ignorersv <jobnum>'"
+                ));
+            }
+            Err(ForceError::Resources { needed, available }) => {
+                return Err(format!(
+                    "ERROR: job cannot run  (insufficient idle procs in cluster:  {needed} needed  {available} available)"
+                ));
+            }
+        };
+        let start = arches_core::Start {
+            job: id,
+            alloc,
+            kind: arches_core::StartKind::Forced,
+            virtual_walltime: None,
+        };
+        self.start_jobs(vec![start], now)
             .pop()
             .map_or_else(|| Err("not started".to_string()), |(_, r)| r)
             .map_err(|e| format!("ERROR: job cannot run  ({e})"))?;
@@ -295,7 +341,10 @@ impl Actor {
                         "cannot change walltime attribute for job {id} from {old} to {new} (invalid value)"
                     ));
                 }
-                if active && new < old {
+                // An active job's limit is enforced by the resource
+                // manager: it must take the change first. Owners may not
+                // change it; administrators may raise or lower it.
+                if active && new < old && !caller.admin {
                     return Err(format!(
                         "cannot reduce walltime for active job {id} from {old} to {new} (cancel job instead?)"
                     ));
@@ -304,6 +353,13 @@ impl Actor {
                     return Err(format!(
                         "not authorized to increase walltime attribute for job {id} to '{new}' (job is active)"
                     ));
+                }
+                if active && new != old {
+                    if let Err(e) = self.rm.set_walltime(id, Some(new), now) {
+                        return Err(format!(
+                            "cannot change walltime attribute for job {id} from {old} to {new} ({e})"
+                        ));
+                    }
                 }
                 self.apply(
                     Event::Modify {
@@ -362,9 +418,21 @@ impl Actor {
                 if active {
                     return Err("ERROR:  cannot modify QOS of active job".to_string());
                 }
-                let qos = &self.cfg.policy.qos;
-                if !qos.is_empty() && !qos.contains_key(value) {
-                    return Err("ERROR:  invalid QOS specified".to_string());
+                match arches_core::qos::check_access(&job.cred, &self.cfg.policy, value) {
+                    Ok(()) => {}
+                    Err(arches_core::qos::QosError::Unknown(_)) => {
+                        return Err("ERROR:  invalid QOS specified".to_string())
+                    }
+                    Err(arches_core::qos::QosError::Denied { allowed, .. }) => {
+                        let list = if allowed.is_empty() {
+                            "NONE".to_string()
+                        } else {
+                            allowed.join(",")
+                        };
+                        return Err(format!(
+                            "ERROR:    job {id} does not have access to QOS {value} (QOSList: {list})"
+                        ));
+                    }
                 }
                 self.apply(
                     Event::Modify {
@@ -423,6 +491,13 @@ impl Actor {
                     let flag = f
                         .parse::<JobFlag>()
                         .map_err(|_| format!("ERROR:  unknown flag '{f}'"))?;
+                    let privileged = crate::jobspec::PRIVILEGED_FLAGS.contains(&flag);
+                    if privileged && op != '-' && !caller.admin && !job.flags.contains(flag) {
+                        return Err(format!(
+                            "ERROR:  request not authorized - {}",
+                            crate::jobspec::privileged_flag_error(flag)
+                        ));
+                    }
                     if op == '-' {
                         flags.retain(|x| *x != flag);
                     } else if !flags.contains(&flag) {

@@ -99,6 +99,8 @@ pub struct Snapshot {
     pub virtual_clock: bool,
     /// Data staging: the storage RM and why stage-ins wait.
     pub staging: Option<Arc<crate::staging::StagingSnapshot>>,
+    /// Usage accounting of completed jobs (showstats, mdiag -f).
+    pub accounting: Arc<arches_core::accounting::Accounting>,
 }
 
 /// The published snapshot, swapped after every turn.
@@ -155,6 +157,18 @@ pub struct Actor {
     /// since the last commit ([`crate::rsvctl`]).
     pub(crate) rsv_next: u64,
     pub(crate) rsv_changes: (Vec<arches_store::ReservationRecord>, Vec<String>),
+    /// Usage accounting (durable: the `accounting` meta document), and
+    /// whether it changed since the last commit.
+    pub(crate) accounting: Arc<arches_core::accounting::Accounting>,
+    pub(crate) accounting_dirty: bool,
+    /// Deferred jobs (a `Defer` hold after a failed start) and when their
+    /// deferral ends ([`crate::defer`]).
+    pub(crate) deferred: std::collections::BTreeMap<JobId, Time>,
+    /// Submissions since the heap was last trimmed: after a burst the
+    /// heap is trimmed once the actor is idle ([`crate::pace::TRIM_BURST`]).
+    submitted_since_trim: usize,
+    /// A long iteration asked for a heap trim once its plan is published.
+    trim_due: bool,
     /// When iterations, observations and commits happen.
     pace: crate::pace::Pace,
 }
@@ -187,13 +201,24 @@ impl Actor {
             .map(|r| (r.job.id, r))
             .collect();
         let mut unconfirmed = BTreeSet::new();
+        let mut deferred = std::collections::BTreeMap::new();
         store.for_each_job(|rec| {
             let rec = crate::intent::prefer_intent(rec, &mut intents, &mut unconfirmed);
             let job = rec.to_job()?;
             let id = job.id;
+            let defer_hold = job.holds.contains(arches_core::HoldType::Defer);
             crate::observe::restore_job(&mut state, job)?;
-            if state.job(id).is_some_and(|j| j.state.is_active()) {
+            // LOCAL jobs staging to their nodes are allocated but not in
+            // the backend yet: the staging driver carries on with them.
+            if state.job(id).is_some_and(|j| {
+                j.state.is_active() && !matches!(j.state, JobState::Staging | JobState::Staged)
+            }) {
                 active.push(id);
+            }
+            if let Some(until) = rec.exec.defer.as_ref().and_then(|d| d.until) {
+                if defer_hold {
+                    deferred.insert(id, until);
+                }
             }
             exec.insert(id, Arc::new(rec.exec));
             Ok::<(), anyhow::Error>(())
@@ -212,6 +237,14 @@ impl Actor {
             .unwrap_or(1);
         rm.recover(&active, now)?;
         let next_id = store.next_id()?;
+        let accounting = match store.meta(arches_store::accounting::ACCOUNTING_KEY)? {
+            Some(text) => arches_store::accounting::decode(&text).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "stored statistics unreadable; starting a new period");
+                arches_core::accounting::Accounting::new(now)
+            }),
+            None => arches_core::accounting::Accounting::new(now),
+        };
+        let accounting = Arc::new(accounting);
         tracing::info!(
             jobs = exec.len(),
             active = active.len(),
@@ -237,10 +270,22 @@ impl Actor {
             rm_kind: rm.kind().to_string(),
             virtual_clock: false,
             staging: None,
+            accounting: Arc::clone(&accounting),
         };
         let published = Arc::new(RwLock::new(Arc::new(snap)));
-        let predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
+        let mut predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
+        predictor.set_correction(cfg.moab.prediction_correction);
+        let saved = store.meta(arches_sim::predict::HISTORY_META_KEY)?;
+        let folded = predictor.rebuild(&state, saved.as_deref());
+        if predictor.enabled() {
+            tracing::info!(
+                saved = saved.is_some(),
+                completed_jobs = folded,
+                "run-time prediction history restored"
+            );
+        }
         let cfg_for_staging = Arc::clone(&cfg);
+        let exec_for_staging = exec.clone();
         let actor = Actor {
             cfg,
             state,
@@ -262,9 +307,17 @@ impl Actor {
             resume_at: None,
             stop_at: None,
             predictor,
-            staging: crate::staging::Driver::from_config(&cfg_for_staging),
+            staging: crate::staging::Driver::from_config(&cfg_for_staging, now).map(|mut d| {
+                d.track_all(&exec_for_staging);
+                d
+            }),
             rsv_next,
             rsv_changes: (Vec::new(), Vec::new()),
+            accounting,
+            accounting_dirty: false,
+            deferred,
+            submitted_since_trim: 0,
+            trim_due: false,
             pace: crate::pace::Pace::default(),
         };
         crate::pace::trim_heap();
@@ -278,6 +331,12 @@ impl Actor {
         loop {
             let inputs = self.collect(&rx);
             let now = now();
+            if inputs.is_empty() && self.submitted_since_trim >= crate::pace::TRIM_BURST {
+                // A burst of submissions is over: what its requests, parses
+                // and commits left in the allocator goes back to the system.
+                self.submitted_since_trim = 0;
+                crate::pace::trim_heap();
+            }
             if !inputs.is_empty() {
                 let mut replies: Vec<Box<dyn FnOnce()>> = Vec::new();
                 for input in inputs {
@@ -301,6 +360,9 @@ impl Actor {
                     self.stats.paused = false;
                     self.wake = true;
                 }
+                if self.next_deferral_end().is_some_and(|t| t <= now) {
+                    self.release_deferred(now);
+                }
                 let due = self.pace.since_iteration(Instant::now()) >= poll
                     || self.state.next_wakeup(now - 1).is_some_and(|t| t <= now)
                     || self.plan.next_wakeup.is_some_and(|t| t <= now);
@@ -316,6 +378,12 @@ impl Actor {
             if iterate || !self.dirty.is_empty() || !self.purged.is_empty() {
                 self.persist()?;
                 self.publish(now);
+            }
+            if self.trim_due {
+                // The previous plan (and what the iteration built and
+                // dropped) is free now that the new snapshot replaced it.
+                self.trim_due = false;
+                crate::pace::trim_heap();
             }
             if self.stop {
                 self.publish(now);
@@ -391,6 +459,7 @@ impl Actor {
 
     fn submit(&mut self, sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
         sub.check_against(&self.state)?;
+        crate::staging::check_submission(self.staging.as_ref().map(|d| d.model), &sub.exec)?;
         let id = self.next_id;
         let (mut job, exec, payload) = sub.finalize(id, &self.host);
         job.submit_time = now;
@@ -399,10 +468,16 @@ impl Actor {
             .apply(Event::Submit(Box::new(job)), now)
             .map_err(|e| SubmitError(e.to_string()))?;
         self.next_id += 1;
+        if let Some(d) = self.staging.as_mut() {
+            if !exec.stage_in.is_empty() || !exec.stage_out.is_empty() {
+                d.track(id);
+            }
+        }
         self.exec.insert(id, Arc::new(exec));
         self.payloads.push((id, payload));
         self.dirty.insert(id);
         self.wake = true;
+        self.submitted_since_trim += 1;
         tracing::info!(job = id, "job submitted");
         Ok(SubmitResponse { id })
     }
@@ -410,10 +485,16 @@ impl Actor {
     /// Applies an event to a job and marks it for persistence; logs refusals.
     pub(crate) fn apply(&mut self, event: Event, now: Time) -> bool {
         let job = event_job(&event);
+        let was_final = job
+            .and_then(|j| self.state.job(j))
+            .is_some_and(|j| j.state.is_finished());
         match self.state.apply(event, now) {
             Ok(()) => {
                 if let Some(j) = job {
                     self.dirty.insert(j);
+                    if !was_final {
+                        self.account(j);
+                    }
                 }
                 self.wake = true;
                 true
@@ -423,6 +504,36 @@ impl Actor {
                 false
             }
         }
+    }
+
+    /// Records a job that just reached a final state in the statistics.
+    fn account(&mut self, id: JobId) {
+        let Some(j) = self.state.job(id).filter(|j| j.state.is_finished()) else {
+            return;
+        };
+        let end = j.completion.map_or(0, |c| c.time);
+        let fs = crate::views::fs_window(&self.cfg);
+        if Arc::make_mut(&mut self.accounting).record(j, end, &fs) {
+            self.accounting_dirty = true;
+        }
+    }
+
+    /// `mschedctl -f`: starts a new statistics period (`all`, `usage`) or
+    /// clears the fairshare usage (`fairshare`).
+    pub(crate) fn reset_stats(&mut self, what: &str, now: Time) {
+        let a = Arc::make_mut(&mut self.accounting);
+        match what {
+            "fairshare" => a.reset_fairshare(),
+            _ => a.reset(now),
+        }
+        if what != "fairshare" {
+            self.stats.jobs_completed = 0;
+            self.stats.jobs_backfilled = 0;
+            self.stats.jobs_started = 0;
+            self.stats.wait_secs_total = 0.0;
+            self.stats.proc_seconds_used = 0.0;
+        }
+        self.accounting_dirty = true;
     }
 
     /// Adds a note shown by checkjob.
@@ -453,18 +564,23 @@ impl Actor {
                 now,
             );
         }
-        self.staging_round(now);
+        self.staging_before(now);
         let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
         self.apply_preemptions(&plan, now);
-        let starts = plan
-            .starts
-            .iter()
-            .map(|s| (s.job, s.alloc.clone(), s.kind))
-            .collect();
-        for (job, result) in self.start_jobs(starts, now) {
+        // Expired virtual wall-clock limits: the real limit is back.
+        for &job in &plan.restore_walltime {
+            let change = arches_core::state::JobChange::VirtualWalltime(None);
+            if self.apply(Event::Modify { job, change }, now) {
+                self.note(
+                    job,
+                    "virtual wall-clock limit expired: real limit restored".to_string(),
+                );
+            }
+        }
+        for (job, result) in self.start_jobs(plan.starts.clone(), now) {
             if let Err(e) = result {
+                // Noted (and deferred) where it failed.
                 tracing::warn!(job, error = %e, "start failed");
-                self.note(job, format!("cannot start job: {e}"));
             }
         }
         if self.cfg.policy.reservation_policy == arches_core::policy::ReservationPolicy::Highest {
@@ -488,9 +604,12 @@ impl Actor {
         // event or poll.
         self.wake = false;
         self.plan = Arc::new(plan);
+        // Transfers are initiated against the reservations just planned.
+        self.staging_after(now);
         self.pace.iterated(t0, t0.elapsed());
         if t0.elapsed() >= crate::pace::TRIM_AFTER {
-            crate::pace::trim_heap();
+            // After the next publish, which releases the previous plan.
+            self.trim_due = true;
         }
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         self.stats.iterations += 1;
@@ -506,13 +625,45 @@ impl Actor {
 
     /// Hands a job to the backend on exactly these resources and records the
     /// start.
-    pub(crate) fn start_job(
-        &mut self,
-        id: JobId,
-        alloc: Vec<arches_core::Alloc>,
-        kind: arches_core::StartKind,
-        now: Time,
-    ) -> Result<(), String> {
+    pub(crate) fn start_job(&mut self, start: arches_core::Start, now: Time) -> Result<(), String> {
+        let arches_core::Start {
+            job: id,
+            alloc,
+            kind,
+            virtual_walltime,
+        } = start;
+        if self.needs_local_staging(id) {
+            // DATASTAGEMODEL LOCAL: the job takes its nodes now and is
+            // launched once its $LOCAL data is on them (crate::staging).
+            let wait = self
+                .state
+                .job(id)
+                .map_or(0.0, |j| (now - j.submit_time).max(0) as f64);
+            if !self.apply(
+                Event::Start {
+                    job: id,
+                    alloc,
+                    kind,
+                },
+                now,
+            ) {
+                return Err("the allocation no longer fits".to_string());
+            }
+            self.apply(
+                Event::Modify {
+                    job: id,
+                    change: arches_core::state::JobChange::Phase(JobState::Staging),
+                },
+                now,
+            );
+            self.stats.jobs_started += 1;
+            self.stats.wait_secs_total += wait;
+            if kind == arches_core::StartKind::Backfill {
+                self.stats.jobs_backfilled += 1;
+            }
+            tracing::info!(job = id, "job allocated, staging its $LOCAL data");
+            return Ok(());
+        }
         let job = self
             .state
             .job(id)
@@ -523,11 +674,14 @@ impl Actor {
             .ok_or_else(|| format!("no execution record for job {id}"))?;
         let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
             Some((_, p)) => p.clone(),
-            None => self
-                .store
-                .payload(id)
-                .map_err(|e| format!("cannot read the job's script: {e}"))?
-                .unwrap_or_default(),
+            None => match self.store.payload(id) {
+                Ok(p) => p.unwrap_or_default(),
+                Err(e) => {
+                    let why = format!("cannot read the job's script: {e}");
+                    self.start_failed(id, &why, now);
+                    return Err(why);
+                }
+            },
         };
         let nodes = alloc
             .iter()
@@ -539,16 +693,24 @@ impl Actor {
                 })
             })
             .collect();
-        let launch = Launch {
+        let mut launch = Launch {
             job: id,
             name: job.name.clone(),
             nodes,
             exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload),
             walltime: job.walltime,
-            restarted: job.start_count > 0,
+            // Told only after a checkpoint, not after a plain requeue.
+            restarted: job.requeued == Some(arches_core::RequeueCause::Checkpoint),
         };
+        if let Some(kv) = self.local_env(id) {
+            launch.exec.env.push(kv);
+        }
         let wait = (now - job.submit_time).max(0) as f64;
-        self.rm.start(&launch, now).map_err(|e| e.to_string())?;
+        if let Err(e) = self.rm.start(&launch, now) {
+            let why = e.to_string();
+            self.start_failed(id, &why, now);
+            return Err(why);
+        }
         let event = if self.rm.confirms_starts() {
             // Starting until the backend reports it running.
             Event::Launch {
@@ -565,7 +727,23 @@ impl Actor {
         };
         if !self.apply(event, now) {
             let _ = self.rm.cancel(id, now);
-            return Err("the allocation no longer fits".to_string());
+            let why = "the allocation no longer fits".to_string();
+            self.note(id, format!("cannot start job: {why}"));
+            return Err(why);
+        }
+        if let Some(v) = virtual_walltime {
+            // Backfilled on its scaled limit (BFVIRTUALWALLTIMESCALINGFACTOR).
+            let change = arches_core::state::JobChange::VirtualWalltime(Some(v));
+            self.apply(Event::Modify { job: id, change }, now);
+            self.note(
+                id,
+                format!(
+                    "backfilled on a virtual wall-clock limit of {:02}:{:02}:{:02} (BFVIRTUALWALLTIMESCALINGFACTOR)",
+                    v / 3600,
+                    v / 60 % 60,
+                    v % 60
+                ),
+            );
         }
         self.stats.jobs_started += 1;
         self.stats.wait_secs_total += wait;
@@ -573,6 +751,75 @@ impl Actor {
             self.stats.jobs_backfilled += 1;
         }
         tracing::info!(job = id, "job started");
+        Ok(())
+    }
+
+    /// Launches an allocated job that staged its `$LOCAL` data (state
+    /// `Staged`): the start is recorded as an intent first, as for any
+    /// start; the job is `Running` from now on.
+    pub(crate) fn launch(
+        &mut self,
+        id: JobId,
+        local: Option<(String, String)>,
+        now: Time,
+    ) -> Result<(), String> {
+        let job = self
+            .state
+            .job(id)
+            .ok_or_else(|| format!("unknown job {id}"))?;
+        let run = job
+            .run
+            .as_ref()
+            .ok_or_else(|| format!("job {id} has no allocation"))?;
+        let rec = self
+            .exec
+            .get(&id)
+            .ok_or_else(|| format!("no execution record for job {id}"))?;
+        let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
+            Some((_, p)) => p.clone(),
+            None => self
+                .store
+                .payload(id)
+                .map_err(|e| format!("cannot read the job's script: {e}"))?
+                .unwrap_or_default(),
+        };
+        let nodes = run
+            .alloc
+            .iter()
+            .filter_map(|a| {
+                Some(LaunchNode {
+                    name: self.state.node(a.node)?.name.clone(),
+                    tasks: a.tasks,
+                    procs: a.procs,
+                })
+            })
+            .collect();
+        let mut launch = Launch {
+            job: id,
+            name: job.name.clone(),
+            nodes,
+            exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload),
+            walltime: job.walltime,
+            restarted: job.start_count > 1,
+        };
+        launch.exec.env.extend(local);
+        let mut intent = job.clone();
+        intent.state = JobState::Running;
+        if let Some(r) = intent.run.as_mut() {
+            r.start_time = now;
+        }
+        self.store
+            .record_starts(&[JobRecord::new(&intent, (**rec).clone())])
+            .map_err(|e| format!("cannot record the start durably: {e}"))?;
+        self.rm.start(&launch, now).map_err(|e| e.to_string())?;
+        self.apply(
+            Event::Modify {
+                job: id,
+                change: arches_core::state::JobChange::Phase(JobState::Running),
+            },
+            now,
+        );
+        tracing::info!(job = id, "job started after staging its $LOCAL data");
         Ok(())
     }
 
@@ -597,7 +844,15 @@ impl Actor {
 
     fn persist(&mut self) -> anyhow::Result<()> {
         let rsv = !self.rsv_changes.0.is_empty() || !self.rsv_changes.1.is_empty();
-        if self.dirty.is_empty() && self.purged.is_empty() && self.payloads.is_empty() && !rsv {
+        // The run-time history changes with the completions committed here.
+        let history = self.predictor.history_update(now());
+        if self.dirty.is_empty()
+            && self.purged.is_empty()
+            && self.payloads.is_empty()
+            && !rsv
+            && !self.accounting_dirty
+            && history.is_none()
+        {
             return Ok(());
         }
         let (rsv_upserts, rsv_deletes) = std::mem::take(&mut self.rsv_changes);
@@ -612,6 +867,16 @@ impl Actor {
         if rsv {
             let key = crate::rsvctl::NEXT_RSV_KEY.to_string();
             batch.meta.push((key, self.rsv_next.to_string()));
+        }
+        if std::mem::take(&mut self.accounting_dirty) {
+            batch.meta.push((
+                arches_store::accounting::ACCOUNTING_KEY.to_string(),
+                arches_store::accounting::encode(&self.accounting),
+            ));
+        }
+        if let Some(h) = history {
+            let key = arches_sim::predict::HISTORY_META_KEY.to_string();
+            batch.meta.push((key, h));
         }
         for id in std::mem::take(&mut self.dirty) {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {
@@ -638,7 +903,8 @@ impl Actor {
             staging: self
                 .staging
                 .as_ref()
-                .map(|d| Arc::new(d.snapshot(&self.exec, now))),
+                .map(|d| Arc::new(d.snapshot(&self.exec, &self.state, now))),
+            accounting: Arc::clone(&self.accounting),
         };
         match self.published.write() {
             Ok(mut g) => *g = Arc::new(snap),
@@ -694,6 +960,9 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Suspend { job }
         | Event::Resume { job }
         | Event::Requeue { job }
+        | Event::Terminate { job, .. }
+        | Event::Resubmit { job }
+        | Event::Lock { job, .. }
         | Event::Purge { job } => Some(*job),
         Event::NodeState { .. } | Event::AddNode(_) | Event::UpdateNode { .. } => None,
     }

@@ -16,7 +16,8 @@ pub struct DaemonConfig {
     pub policy: Policy,
     /// Configured nodes; empty means "whatever the resource manager reports".
     pub nodes: Vec<Node>,
-    /// Users of `ADMINCFG[1] USERS=` (root is always an administrator).
+    /// Users of `ADMINCFG[1] USERS=` (root and the daemon's own user are
+    /// always administrators).
     pub admins: Vec<String>,
     /// `JOBCPURGETIME`: how long finished jobs are kept (seconds).
     pub purge_secs: Secs,
@@ -94,6 +95,7 @@ pub fn from_moab(
         home: home.to_path_buf(),
         policy: arches_core::Policy {
             bf_shortest_first: moab.bf_order == arches_config::BfOrder::ShortestPredictedFirst,
+            bf_widest_window_first: moab.bf_order == arches_config::BfOrder::WidestWindowFirst,
             ..moab.policy.clone()
         },
         nodes: moab.nodes.clone(),

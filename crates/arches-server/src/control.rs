@@ -83,6 +83,35 @@ impl Actor {
                 self.wake = true;
                 resp.stdout.push(self.stop_message(n));
             }
+            SchedulerControl::Flush { what } => {
+                let w = what.to_ascii_lowercase();
+                match w.as_str() {
+                    "all" | "usage" | "fairshare" => self.reset_stats(&w, now),
+                    "estimates" => {
+                        self.predictor =
+                            arches_sim::predict::Predictor::new(self.cfg.moab.runtime_prediction);
+                    }
+                    _ => {
+                        resp.stderr
+                            .push(format!("ERROR:  unknown statistics type '{what}'"));
+                        resp.failed = true;
+                        return resp;
+                    }
+                }
+                tracing::info!(what = %w, "statistics reset");
+                resp.stdout
+                    .push(format!("'{w}' statistics reset successfully"));
+            }
+            SchedulerControl::Annotate { message } => {
+                tracing::info!(user = %caller.user, message = %message, "annotation");
+                resp.stdout.push(format!("annotation recorded: {message}"));
+            }
+            SchedulerControl::LogLevel { level } => {
+                let level = level.unwrap_or(7);
+                crate::set_log_level(level);
+                resp.stdout
+                    .push(format!("log level set to {level} (log file unchanged)"));
+            }
             SchedulerControl::ModifyConfig {
                 line,
                 evaluate_only,

@@ -4,9 +4,11 @@
 //! (durations, `-m` memory comparisons) into core terms and converts the
 //! answers to API types.
 
-use arches_api::{BackfillQuery, BackfillView, BackfillWindow, StartEstimate, StartQuery};
+use arches_api::{
+    BackfillQuery, BackfillView, BackfillWindow, NodeShare, StartEstimate, StartQuery,
+};
 use arches_core::timespec::parse_duration;
-use arches_core::{Job, PlannedReservation, Request, WindowQuery};
+use arches_core::{Job, NodeAdminState, PlannedReservation, Request, WindowQuery};
 
 use crate::actor::Snapshot;
 use crate::jobspec::parse_job_id;
@@ -20,8 +22,13 @@ pub fn pinned_reservations(s: &Snapshot) -> Vec<PlannedReservation> {
     arches_core::reservations_at(&s.state, &s.cfg.policy, &s.plan, s.now)
 }
 
-/// showstart.
+/// showstart: the reservation-based estimate (the job's reservation, else
+/// the engine's earliest start for it as the top job, held back by backfill
+/// chunking if that is what keeps it), the priority-based one (given the
+/// jobs ahead of it) and the historical one; each says why when there is
+/// none. A running job's estimates are its real start.
 pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, EstimateError> {
+    let policy = &s.cfg.policy;
     match q {
         StartQuery::Job { id } => {
             let job = parse_job_id(id)
@@ -36,19 +43,57 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
                 partition: job.req.partition.clone().unwrap_or_else(|| "ALL".into()),
                 running: false,
                 note: None,
+                priority_start: None,
+                priority_note: None,
+                historical_start: None,
+                historical_note: None,
             };
             if job.state.is_finished() {
                 e.note = Some(format!("job {} has completed", job.id));
-            } else if let Some(r) = job.run.as_ref().filter(|_| job.state.is_active()) {
+                return Ok(e);
+            }
+            if let Some(r) = job.run.as_ref().filter(|_| job.state.is_active()) {
                 e.running = true;
                 e.start = Some(r.start_time);
+                e.priority_start = Some(r.start_time);
+                e.historical_start = Some(r.start_time);
+                return Ok(e);
+            }
+            let decision = s.plan.decisions.get(&job.id);
+            let blocked = decision.is_some_and(|d| !d.eligible) || !job.holds.is_empty();
+            let why_blocked = || {
+                decision
+                    .and_then(|d| d.reason.as_ref())
+                    .map_or_else(|| "job is not eligible".to_string(), |r| r.message(s.now))
+            };
+            if blocked {
+                e.note = Some(why_blocked());
             } else if let Some(r) = s.plan.reservation(job.id) {
                 e.start = Some(r.start.max(s.now));
             } else {
-                e.start = arches_core::estimate_start(&s.state, &s.cfg.policy, s.now, job);
-                if e.start.is_none() {
-                    e.note = Some("job cannot run with the configured resources".into());
+                match arches_core::windows::start_estimate(&s.state, policy, s.now, job) {
+                    Ok(t) => {
+                        // What keeps a job that fits now from starting.
+                        let held = match decision.and_then(|d| d.reason.as_ref()) {
+                            Some(arches_core::BlockReason::Chunking { until, .. }) => Some(*until),
+                            _ => None,
+                        };
+                        e.start = Some(held.map_or(t, |u| u.max(t)));
+                    }
+                    Err(why) => e.note = Some(why.to_string()),
                 }
+            }
+            if blocked {
+                e.priority_note = Some(why_blocked());
+            } else {
+                match arches_core::windows::priority_estimate(&s.state, policy, s.now, job) {
+                    Ok(t) => e.priority_start = Some(t),
+                    Err(why) => e.priority_note = Some(why.to_string()),
+                }
+            }
+            match arches_core::windows::historical_estimate(&s.state, s.now, job) {
+                Ok(t) => e.historical_start = Some(t),
+                Err(why) => e.historical_note = Some(why),
             }
             Ok(e)
         }
@@ -66,24 +111,30 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
             }
             let mut job = Job::new(0, "", Request::procs(*procs), Some(secs), s.now);
             job.cred.qos = qos.clone();
-            let start = arches_core::estimate_start(&s.state, &s.cfg.policy, s.now, &job);
+            let rsv = arches_core::windows::start_estimate(&s.state, policy, s.now, &job);
+            let prio = arches_core::windows::priority_estimate(&s.state, policy, s.now, &job);
+            let hist = arches_core::windows::historical_estimate(&s.state, s.now, &job);
             Ok(StartEstimate {
                 now: s.now,
                 job: format!("{procs}@{duration}"),
                 procs: *procs,
                 walltime: Some(secs),
-                start,
+                start: rsv.as_ref().ok().copied(),
                 partition: "ALL".into(),
                 running: false,
-                note: start
-                    .is_none()
-                    .then(|| "request cannot run with the configured resources".into()),
+                note: rsv.err().map(|e| e.to_string()),
+                priority_start: prio.as_ref().ok().copied(),
+                priority_note: prio.err().map(|e| e.to_string()),
+                historical_start: hist.as_ref().ok().copied(),
+                historical_note: hist.err(),
             })
         }
     }
 }
 
-/// showbf: the core's windows starting now, widest first.
+/// showbf: the core's windows starting now, widest first — the global
+/// partition `ALL` first, then each real partition's (Moab's table), or only
+/// the partition `-p` names (`-p ALL`: the global rows).
 pub fn backfill(
     s: &Snapshot,
     q: &BackfillQuery,
@@ -92,7 +143,8 @@ pub fn backfill(
 ) -> Result<BackfillView, EstimateError> {
     let mut wq = window_query(q)?;
     // Reservations the asking credentials may use count as idle (showbf
-    // -u/-g/-a/-c/-q, else the caller's own user and group).
+    // -u/-g/-a/-c/-q, else the caller's own user and group; -A: anyone's).
+    wq.any_credential = q.all;
     wq.cred = Some(arches_core::Credentials {
         user: q.user.clone().unwrap_or_else(|| user.clone()),
         group: q.group.clone().unwrap_or_else(|| group.clone()),
@@ -100,22 +152,66 @@ pub fn backfill(
         class: q.class.clone(),
         qos: q.qos.clone(),
     });
-    let partition = q.partition.clone().unwrap_or_else(|| "ALL".into());
-    let windows = arches_core::windows_in_plan(&s.state, &s.cfg.policy, &s.plan, s.now, &wq)
-        .into_iter()
-        .map(|w| BackfillWindow {
-            partition: partition.clone(),
-            procs: w.procs,
-            nodes: w.nodes,
-            start: w.start,
-            duration: w.duration,
-        })
+    let mut parts: Vec<String> = s
+        .state
+        .nodes()
+        .iter()
+        .map(|n| n.partition.clone())
         .collect();
+    parts.sort();
+    parts.dedup();
+    let shown: Vec<Option<String>> = match wq.partition.take() {
+        Some(p) if p.eq_ignore_ascii_case("ALL") => vec![None],
+        Some(p) => vec![Some(p)],
+        None => std::iter::once(None)
+            .chain(parts.into_iter().map(Some))
+            .collect(),
+    };
+    let mut windows = Vec::new();
+    let mut partitions = Vec::new();
+    for part in shown {
+        let label = part.clone().unwrap_or_else(|| "ALL".into());
+        let pq = WindowQuery {
+            partition: part.clone(),
+            ..wq.clone()
+        };
+        let (nodes, procs) = s
+            .state
+            .nodes()
+            .iter()
+            .filter(|n| n.admin == NodeAdminState::Up)
+            .filter(|n| part.as_ref().is_none_or(|p| *p == n.partition))
+            .filter(|n| n.has_features(&pq.features))
+            .fold((0u32, 0u32), |(a, b), n| (a + 1, b + n.procs));
+        partitions.push((label.clone(), nodes, procs));
+        for w in arches_core::windows_in_plan(&s.state, &s.cfg.policy, &s.plan, s.now, &pq) {
+            let hosts = w
+                .node_ids
+                .iter()
+                .zip(&w.node_procs)
+                .filter_map(|(id, p)| {
+                    Some(NodeShare {
+                        node: s.state.node(*id)?.name.clone(),
+                        tasks: *p,
+                    })
+                })
+                .collect();
+            windows.push(BackfillWindow {
+                partition: label.clone(),
+                procs: w.procs,
+                nodes: w.nodes,
+                start: w.start,
+                duration: w.duration,
+                hosts,
+            });
+        }
+    }
     Ok(BackfillView {
         now: s.now,
         user: q.user.clone().unwrap_or(user),
         group: q.group.clone().unwrap_or(group),
         windows,
+        partitions,
     })
 }
 
@@ -140,6 +236,7 @@ fn window_query(q: &BackfillQuery) -> Result<WindowQuery, EstimateError> {
         partition: q.partition.clone(),
         min_mem_mb,
         cred: None,
+        any_credential: q.all,
     })
 }
 

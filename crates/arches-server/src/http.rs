@@ -87,6 +87,10 @@ pub fn router(app: AppState) -> Router {
             routes::STATS,
             get(|s: State<AppState>| read(s, views::stats)),
         )
+        .route(
+            routes::FAIRSHARE,
+            get(|s: State<AppState>| read(s, views::fairshare)),
+        )
         .fallback(|| async { error(StatusCode::NOT_FOUND, "ERROR:  unknown request".into()) })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .with_state(app)
@@ -138,7 +142,9 @@ fn caller(app: &AppState, peer: PeerInfo) -> Result<Caller, Failure> {
     let user = ident::user_by_uid(peer.uid)
         .map(|u| u.name)
         .unwrap_or_else(|| format!("uid{}", peer.uid));
-    let admin = peer.uid == 0 || app.cfg.admins.contains(&user);
+    // Root and the user the daemon runs as (Moab's primary administrator:
+    // whoever started `moab` may stop it) are always administrators.
+    let admin = peer.uid == 0 || peer.uid == ident::current_uid() || app.cfg.admins.contains(&user);
     Ok(Caller { peer, user, admin })
 }
 
@@ -206,6 +212,10 @@ async fn submit(
         }
         Err(e) => return error(StatusCode::BAD_REQUEST, e.message()),
     };
+    let admin = peer.uid == 0 || app.cfg.admins.contains(&user.name);
+    if let Err(e) = sub.check_privileges(admin) {
+        return error(StatusCode::BAD_REQUEST, e.message());
+    }
     match ask(&app, |reply| Input::Submit {
         sub: Box::new(sub),
         reply,

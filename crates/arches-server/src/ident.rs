@@ -77,6 +77,29 @@ pub fn group_name(gid: u32) -> String {
     unsafe { cstr(gr.gr_name) }
 }
 
+/// The gid of a group name (`None`: no group entry).
+pub fn gid_by_name(name: &str) -> Option<u32> {
+    let cname = CString::new(name).ok()?;
+    let mut buf = vec![0u8; 16384];
+    // SAFETY: zeroed group is a valid out-parameter for getgrnam_r.
+    let mut gr: libc::group = unsafe { std::mem::zeroed() };
+    let mut out: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call.
+    let rc = unsafe {
+        libc::getgrnam_r(
+            cname.as_ptr(),
+            &mut gr,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut out,
+        )
+    };
+    if rc != 0 || out.is_null() {
+        return None;
+    }
+    Some(gr.gr_gid)
+}
+
 /// Supplementary groups of a user (its primary group included).
 pub fn groups_of(user: &UserInfo) -> Vec<u32> {
     let Ok(cname) = CString::new(user.name.as_str()) else {
@@ -91,6 +114,9 @@ pub fn groups_of(user: &UserInfo) -> Vec<u32> {
             unsafe { libc::getgrouplist(cname.as_ptr(), user.gid, groups.as_mut_ptr(), &mut n) };
         if rc >= 0 {
             groups.truncate(n.max(0) as usize);
+            // Kept in every job's execution record: no spare capacity
+            // (64 slots for one group was 256 bytes per submitted job).
+            groups.shrink_to_fit();
             return groups;
         }
         if n <= before {
@@ -156,7 +182,9 @@ mod tests {
         let root = user_by_uid(0).expect("root has a passwd entry");
         assert_eq!(root.name, "root");
         assert_eq!(user_by_name("root").map(|u| u.uid), Some(0));
-        assert!(groups_of(&root).contains(&root.gid));
+        let groups = groups_of(&root);
+        assert!(groups.contains(&root.gid));
+        assert_eq!(groups.capacity(), groups.len(), "no spare capacity kept");
         assert_eq!(group_name(0), "root");
         assert!(!short_hostname().contains('.'));
     }

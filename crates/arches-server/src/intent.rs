@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use arches_core::{Alloc, Event, Job, JobId, JobState, RunInfo, StartKind, Time};
+use arches_core::{Event, Job, JobId, JobState, RunInfo, Start, Time};
 use arches_store::JobRecord;
 
 use crate::actor::Actor;
@@ -35,18 +35,21 @@ pub fn failpoint(name: &str) {
     }
 }
 
-/// The job as it will be once started on `alloc` at `now` (`Starting` when
-/// the backend confirms starts later).
-fn started(job: &Job, alloc: &[Alloc], kind: StartKind, now: Time, state: JobState) -> Job {
+/// The job as it will be once started as `s` says at `now`, in `state`
+/// (`Starting` when the backend confirms starts later).
+fn started(job: &Job, s: &Start, now: Time, state: JobState) -> Job {
     let mut j = job.clone();
     j.state = state;
     j.start_count += 1;
     j.run = Some(RunInfo {
         start_time: now,
-        alloc: alloc.to_vec(),
-        how: kind,
+        alloc: s.alloc.clone(),
+        how: s.kind,
         suspended_secs: 0,
         suspended_at: None,
+        resumed_at: None,
+        terminating: None,
+        virtual_walltime: s.virtual_walltime,
     });
     j
 }
@@ -57,7 +60,7 @@ impl Actor {
     /// when the intents cannot be written nothing is started.
     pub(crate) fn start_jobs(
         &mut self,
-        starts: Vec<(JobId, Vec<Alloc>, StartKind)>,
+        starts: Vec<Start>,
         now: Time,
     ) -> Vec<(JobId, Result<(), String>)> {
         if starts.is_empty() {
@@ -70,11 +73,11 @@ impl Actor {
         };
         let intents: Vec<JobRecord> = starts
             .iter()
-            .filter_map(|(id, alloc, kind)| {
-                let job = self.state.job(*id)?;
-                let rec = self.exec.get(id)?;
+            .filter_map(|s| {
+                let job = self.state.job(s.job)?;
+                let rec = self.exec.get(&s.job)?;
                 Some(JobRecord::new(
-                    &started(job, alloc, *kind, now, state),
+                    &started(job, s, now, state),
                     (**rec).clone(),
                 ))
             })
@@ -82,15 +85,18 @@ impl Actor {
         if let Err(e) = self.store.record_starts(&intents) {
             tracing::error!(error = %e, "cannot record start intents: nothing started");
             let why = format!("cannot record the start durably: {e}");
+            for s in &starts {
+                self.note(s.job, format!("cannot start job: {why}"));
+            }
             return starts
                 .into_iter()
-                .map(|(id, _, _)| (id, Err(why.clone())))
+                .map(|s| (s.job, Err(why.clone())))
                 .collect();
         }
         failpoint("start-intent");
         let out = starts
             .into_iter()
-            .map(|(id, alloc, kind)| (id, self.start_job(id, alloc, kind, now)))
+            .map(|s| (s.job, self.start_job(s, now)))
             .collect();
         failpoint("start-launched");
         out
@@ -122,7 +128,12 @@ pub(crate) fn prefer_intent(
 ) -> JobRecord {
     let id = rec.job.id;
     match intents.remove(&id) {
-        Some(intent) if rec.job.state == JobState::Idle.as_str() => {
+        // Queued, or (LOCAL) allocated while staging: launched or not?
+        Some(intent)
+            if [JobState::Idle, JobState::Staging, JobState::Staged]
+                .iter()
+                .any(|s| rec.job.state == s.as_str()) =>
+        {
             unconfirmed.insert(id);
             intent
         }

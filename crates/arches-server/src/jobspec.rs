@@ -10,7 +10,9 @@
 use std::path::Path;
 
 use arches_api::SubmitRequest;
-use arches_core::{HoldType, Job, JobFlag, JobId, NodeAdminState, Policy, Request, State, Time};
+use arches_core::{
+    HoldType, Job, JobFlag, JobId, Node, NodeAdminState, Policy, Request, State, Time,
+};
 use arches_store::{ExecRecord, Payload};
 
 use crate::ident::UserInfo;
@@ -24,9 +26,20 @@ pub const MAX_SCRIPT_BYTES: usize = 1024 * 1024;
 pub struct SubmitError(pub String);
 
 impl SubmitError {
-    /// The full Moab line: `ERROR:    cannot submit job - <reason>`.
+    /// The reason of a request for a QoS the job may not use (or that does
+    /// not exist).
+    pub const INVALID_QOS: &'static str = "invalid QOS requested";
+
+    /// The full Moab line: `ERROR:    cannot submit job - <reason>`; Moab
+    /// prints the QoS refusal with two spaces (`ERROR:  cannot submit job -
+    /// invalid QOS requested`).
     pub fn message(&self) -> String {
-        format!("ERROR:    cannot submit job - {}", self.0)
+        let pad = if self.0 == Self::INVALID_QOS {
+            "  "
+        } else {
+            "    "
+        };
+        format!("ERROR:{pad}cannot submit job - {}", self.0)
     }
 }
 
@@ -43,6 +56,8 @@ pub struct Submission {
     req: SubmitRequest,
     user: UserInfo,
     group: String,
+    /// Flags the user asked for (`-l flags=`), as opposed to those of the class.
+    user_flags: Vec<JobFlag>,
 }
 
 /// Parses a submission for `user` at time `now`.
@@ -95,7 +110,10 @@ pub fn parse(
     job.cred.group = group.to_string();
     job.cred.account = req.account.clone().filter(|a| !a.is_empty());
     job.cred.class = class;
-    job.cred.qos = res.qos.clone();
+    // The requested QoS if the credentials grant it, else their default
+    // (QDEF, Moab's precedence): the one QoS the engine uses.
+    arches_core::qos::assign(&mut job.cred, policy, res.qos.as_deref())
+        .map_err(|_| SubmitError(SubmitError::INVALID_QOS.to_string()))?;
     job.depend = res.depend.clone();
     if let Some(p) = req.priority {
         if !(-1024..=1023).contains(&p) {
@@ -126,11 +144,11 @@ pub fn parse(
     let stage_in = crate::staging::parse_specs("STAGEIN", &res.stagein, &workdir)?;
     let stage_out = crate::staging::parse_specs("STAGEOUT", &res.stageout, &user.home)?;
     let exec = ExecRecord {
-        executable: Payload {
-            script: req.script.clone(),
-            env: Vec::new(),
-        }
-        .executable(),
+        // The script file's path; empty for standard input (the views then
+        // show the spool copy the job runs).
+        executable: req.script_path.clone().unwrap_or_default(),
+        opsys: res.opsys.clone(),
+        arch: res.arch.clone(),
         shell: req.shell.clone().filter(|s| !s.is_empty()),
         workdir,
         join: req.join,
@@ -153,10 +171,36 @@ pub fn parse(
         req: req.clone(),
         user: user.clone(),
         group: group.to_string(),
+        user_flags: res.flags.clone(),
     })
 }
 
+/// Job flags only an administrator may give a job directly: preemption
+/// privileges are granted through a QoS or class (seed §8.4.1: "control
+/// access to preemption privileges").
+pub const PRIVILEGED_FLAGS: [JobFlag; 1] = [JobFlag::Preemptor];
+
+/// The refusal for a privileged flag set by someone who is not an
+/// administrator.
+pub fn privileged_flag_error(flag: JobFlag) -> String {
+    format!(
+        "job flag {flag} may only be set by an administrator (it is granted through a QOS with QFLAGS=PREEMPTOR or a class's JOBFLAGS)"
+    )
+}
+
 impl Submission {
+    /// Refuses flags the caller may not set ([`PRIVILEGED_FLAGS`]).
+    pub fn check_privileges(&self, admin: bool) -> Result<(), SubmitError> {
+        match self
+            .user_flags
+            .iter()
+            .find(|f| !admin && PRIVILEGED_FLAGS.contains(f))
+        {
+            Some(f) => err(privileged_flag_error(*f)),
+            None => Ok(()),
+        }
+    }
+
     /// Checks the request against the cluster and the known jobs.
     pub fn check_against(&self, state: &State) -> Result<(), SubmitError> {
         for d in &self.job.depend {
@@ -183,6 +227,10 @@ impl Submission {
         let err_default = format!("{name}.e{id}");
         self.exec.stdout = output_path(self.req.output.as_deref(), &out_default, &sdir, &sid);
         self.exec.stderr = output_path(self.req.error.as_deref(), &err_default, &sdir, &sid);
+        if self.req.join && self.req.join_to_error {
+            // `-j eo`: both streams into the error file (Torque).
+            self.exec.stdout = self.exec.stderr.clone();
+        }
         let class = self.job.cred.class.clone().unwrap_or_default();
         let account = self.job.cred.account.clone().unwrap_or_default();
         let mut env: Vec<(String, String)> = Vec::new();
@@ -287,7 +335,11 @@ fn absolute(p: &str, base: &str) -> String {
     }
 }
 
-/// Checks that some set of usable nodes can hold the request.
+/// Checks that some set of usable nodes can hold the request when the
+/// cluster is empty: the same per-node test the placement uses (processors
+/// and memory per task, tasks per node, features, partition), node by node,
+/// so that e.g. `nodes=2:ppn=3` is refused when only one node has 3
+/// processors. Drained nodes count (they may come back); down nodes do not.
 fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
     let nodes: Vec<_> = state
         .nodes()
@@ -304,40 +356,59 @@ fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
         });
     }
     let ppt = req.procs_per_task.max(1);
-    let max_procs = nodes.iter().map(|n| n.procs).max().unwrap_or(0);
-    if let Some(tpn) = req.tasks_per_node {
-        let need = tpn.saturating_mul(ppt);
-        if need > max_procs {
+    // Tasks of this job each node could hold on its own.
+    let fit = |n: &Node| arches_core::placement::tasks_fitting(n, req, n.procs, n.mem_mb);
+    // Tasks every chosen node must hold (exact node count), as placement has it.
+    let per_node = match (req.nodes, req.tasks_per_node) {
+        (_, Some(tpn)) => Some(tpn.max(1)),
+        (Some(n), None) if n > 0 => Some(req.tasks.div_ceil(n).max(1)),
+        _ => None,
+    };
+    if let Some(t) = per_node {
+        let need_procs = t.saturating_mul(ppt);
+        let need_mem = req.mem_per_task_mb.saturating_mul(u64::from(t));
+        let big_enough = nodes.iter().filter(|n| fit(n) >= t).count();
+        let wanted = req.nodes.unwrap_or(1).max(1) as usize;
+        if big_enough == 0 || big_enough < wanted {
+            let max_procs = nodes.iter().map(|n| n.procs).max().unwrap_or(0);
+            let max_mem = nodes.iter().map(|n| n.mem_mb).max().unwrap_or(0);
+            if need_procs > max_procs {
+                return err(format!(
+                    "job requests {need_procs} procs per node but no node has more than {max_procs}"
+                ));
+            }
+            if req.mem_per_task_mb > 0 && max_mem > 0 && need_mem > max_mem {
+                return err(format!(
+                    "job requests {need_mem} MB of memory per node but no node has more than {max_mem} MB"
+                ));
+            }
+            if wanted > nodes.len() {
+                return err(format!(
+                    "job requests {wanted} nodes but only {} are available",
+                    nodes.len()
+                ));
+            }
+            let mem = if req.mem_per_task_mb > 0 {
+                format!(" and {need_mem} MB of memory")
+            } else {
+                String::new()
+            };
             return err(format!(
-                "job requests {need} procs per node but no node has more than {max_procs}"
+                "job requests {wanted} nodes with {need_procs} procs{mem} each but only {big_enough} of the {} usable nodes {} that large",
+                nodes.len(),
+                if big_enough == 1 { "is" } else { "are" }
             ));
         }
+        return Ok(());
     }
-    if let Some(n) = req.nodes {
-        if n as usize > nodes.len() {
-            return err(format!(
-                "job requests {n} nodes but only {} are available",
-                nodes.len()
-            ));
-        }
-    }
-    let total: u64 = nodes.iter().map(|n| u64::from(n.procs / ppt)).sum();
+    let total: u64 = nodes.iter().map(|n| u64::from(fit(n))).sum();
     if u64::from(req.tasks) > total {
-        return err(format!(
-            "job requests {} procs but the cluster has only {}",
-            req.total_procs(),
-            nodes.iter().map(|n| u64::from(n.procs)).sum::<u64>()
-        ));
-    }
-    if req.mem_per_task_mb > 0 {
-        let per_node_tasks = req.tasks_per_node.unwrap_or(1).max(1);
-        let need = req
-            .mem_per_task_mb
-            .saturating_mul(u64::from(per_node_tasks));
-        let max_mem = nodes.iter().map(|n| n.mem_mb).max().unwrap_or(0);
-        if max_mem > 0 && need > max_mem {
+        let procs: u64 = nodes.iter().map(|n| u64::from(n.procs)).sum();
+        let per_task_fit: u64 = nodes.iter().map(|n| u64::from(n.procs / ppt)).sum();
+        if u64::from(req.tasks) > per_task_fit {
             return err(format!(
-                "job requests {need} MB of memory per node but no node has more than {max_mem} MB"
+                "job requests {} procs but the cluster has only {procs}",
+                req.total_procs()
             ));
         }
         let total_mem: u64 = nodes.iter().map(|n| n.mem_mb).sum();
@@ -347,6 +418,10 @@ fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
                 req.total_mem_mb()
             ));
         }
+        return err(format!(
+            "job requests {} tasks of {ppt} procs and {} MB each but the nodes can hold only {total}",
+            req.tasks, req.mem_per_task_mb
+        ));
     }
     Ok(())
 }

@@ -12,6 +12,7 @@ pub mod actions;
 pub mod actor;
 pub mod config;
 mod control;
+mod defer;
 pub mod estimates;
 pub mod http;
 pub mod ident;
@@ -67,8 +68,9 @@ pub struct Options {
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum Subcommand {
     /// Replay a workload (SWF trace or JSONL) through the real scheduling engine
-    /// with a virtual clock, as fast as the CPU allows, and report wait times,
-    /// bounded slowdown, utilisation and backfill statistics.
+    /// with a virtual clock (the texts are arches_sim::cli::ABOUT and
+    /// LONG_ABOUT).
+    #[command(about = arches_sim::cli::ABOUT, long_about = arches_sim::cli::LONG_ABOUT)]
     Simulate(arches_sim::cli::SimulateArgs),
 }
 
@@ -86,6 +88,7 @@ pub fn main() -> ExitCode {
         }
         return arches_sim::cli::main(args);
     }
+    pace::tune_allocator();
     match run(&opts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -258,20 +261,49 @@ fn set_mode(path: &Path, mode: u32) -> anyhow::Result<()> {
         .with_context(|| format!("cannot set the mode of {}", path.display()))
 }
 
+type FilterHandle =
+    tracing_subscriber::reload::Handle<tracing_subscriber::EnvFilter, tracing_subscriber::Registry>;
+static LOG_FILTER: std::sync::OnceLock<FilterHandle> = std::sync::OnceLock::new();
+
+/// The tracing level of a Moab `LOGLEVEL` (0–9).
+pub fn log_filter_for(level: u32) -> &'static str {
+    match level {
+        0 => "error",
+        1 | 2 => "warn",
+        3..=5 => "info",
+        6 | 7 => "debug",
+        _ => "trace",
+    }
+}
+
+/// `mschedctl -L LEVEL`: changes the log filter of this process.
+pub(crate) fn set_log_level(level: u32) {
+    if let Some(h) = LOG_FILTER.get() {
+        let _ = h.reload(tracing_subscriber::EnvFilter::new(log_filter_for(level)));
+    }
+}
+
 /// Logs to stderr and to `<home>/log/moab.log` (`RUST_LOG` filters; default
-/// `info`). A second initialisation in the same process is ignored.
+/// `info`). Colours only on a terminal (never in a redirected stderr, a
+/// journal or the log file). A second initialisation in the same process is
+/// ignored.
 fn init_logging(home: &Path) {
+    use std::io::IsTerminal;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let (filter, handle) = tracing_subscriber::reload::Layer::new(filter);
+    let _ = LOG_FILTER.set(handle);
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(home.join("log").join("moab.log"));
-    let registry = tracing_subscriber::registry()
-        .with(filter)
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr));
+    let registry = tracing_subscriber::registry().with(filter).with(
+        tracing_subscriber::fmt::layer()
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_writer(std::io::stderr),
+    );
     let _ = match file {
         Ok(f) => registry
             .with(

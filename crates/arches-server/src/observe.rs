@@ -12,6 +12,13 @@ use crate::actor::Actor;
 impl Actor {
     pub(crate) fn observe(&mut self, now: Time) {
         for o in self.rm.observe(now) {
+            // A job being checkpointed or requeued goes back to the queue
+            // however its run ended (also after a daemon restart, when the
+            // backend only sees it finish).
+            if let Some(job) = ended_job(&o).filter(|j| self.terminating(*j)) {
+                self.requeued(job, now);
+                continue;
+            }
             match o {
                 Observation::Running { job, at } => {
                     // A launched job runs now, since Slurm's start time.
@@ -24,6 +31,7 @@ impl Actor {
                         tracing::info!(job, at, "job running");
                     }
                 }
+                Observation::Requeued { job, .. } => self.requeued(job, now),
                 Observation::Finished { job, at, code } => {
                     self.finish(job, at.min(now), code);
                 }
@@ -35,8 +43,7 @@ impl Actor {
                     self.finish(job, at.min(now), code);
                 }
                 Observation::StartFailed { job, message, .. } => {
-                    self.note(job, format!("job start failed: {message}"));
-                    self.apply(Event::Requeue { job }, now);
+                    self.start_failed(job, &message, now);
                 }
                 Observation::NodeFailed { job, node, .. } => {
                     self.note(job, format!("node {node} failed"));
@@ -84,6 +91,29 @@ impl Actor {
                     }
                 }
                 Observation::Note { job, message } => self.note(job, message),
+                Observation::WalltimeRefused {
+                    job,
+                    walltime,
+                    message,
+                    ..
+                } => {
+                    let shown = walltime.map_or("none".to_string(), |w| w.to_string());
+                    self.note(
+                        job,
+                        format!(
+                            "walltime change refused by the resource manager: {message} (limit stays {shown})"
+                        ),
+                    );
+                    if self.state.job(job).is_some_and(|j| j.state.is_active()) {
+                        self.apply(
+                            Event::Modify {
+                                job,
+                                change: arches_core::state::JobChange::Walltime(walltime),
+                            },
+                            now,
+                        );
+                    }
+                }
                 Observation::OperationFailed {
                     job,
                     operation,
@@ -91,6 +121,33 @@ impl Actor {
                     ..
                 } => self.note(job, format!("{operation} failed: {message}")),
             }
+        }
+    }
+
+    /// Whether a job is terminating on its way back to the queue.
+    fn terminating(&self, job: JobId) -> bool {
+        self.state
+            .job(job)
+            .and_then(|j| j.run.as_ref())
+            .is_some_and(|r| r.terminating.is_some())
+    }
+
+    /// A checkpointed or requeued job's processes are gone: back to the
+    /// queue (its resources free, or locked for its preemptor).
+    fn requeued(&mut self, job: JobId, now: Time) {
+        let cause = self
+            .state
+            .job(job)
+            .and_then(|j| j.run.as_ref())
+            .and_then(|r| r.terminating)
+            .map(|t| t.cause);
+        if self.apply(Event::Requeue { job }, now) {
+            let how = cause.map_or("requeued", |c| match c {
+                arches_core::RequeueCause::Checkpoint => "checkpointed and requeued",
+                _ => "requeued",
+            });
+            tracing::info!(job, how, "job back in the queue");
+            self.note(job, format!("job {how}: its previous run has ended"));
         }
     }
 
@@ -114,6 +171,18 @@ impl Actor {
             self.stats.proc_seconds_used += procs * (at - start).max(0) as f64;
             tracing::info!(job, code, "job finished");
         }
+    }
+}
+
+/// The job whose run an observation says has ended, if any.
+fn ended_job(o: &Observation) -> Option<JobId> {
+    match o {
+        Observation::Finished { job, .. }
+        | Observation::WalltimeExceeded { job, .. }
+        | Observation::StartFailed { job, .. }
+        | Observation::NodeFailed { job, .. }
+        | Observation::Vanished { job, .. } => Some(*job),
+        _ => None,
     }
 }
 
@@ -165,15 +234,32 @@ pub(crate) fn restore_job(state: &mut State, mut job: arches_core::Job) -> anyho
         );
         return Ok(());
     }
-    if run.suspended_secs > 0 {
-        state.apply(Event::Suspend { job: id }, run.start_time)?;
-        state.apply(
-            Event::Resume { job: id },
-            run.start_time + run.suspended_secs,
-        )?;
+    if run.suspended_secs > 0 || run.resumed_at.is_some() {
+        // One suspension as long as all of them, ending at the last resume.
+        let resumed = run
+            .resumed_at
+            .unwrap_or(run.start_time + run.suspended_secs);
+        state.apply(Event::Suspend { job: id }, resumed - run.suspended_secs)?;
+        state.apply(Event::Resume { job: id }, resumed)?;
     }
     if let Some(at) = run.suspended_at {
         state.apply(Event::Suspend { job: id }, at)?;
+    }
+    if matches!(target, JobState::Staging | JobState::Staged) {
+        // LOCAL data staging to its nodes, not launched yet.
+        let change = arches_core::state::JobChange::Phase(target);
+        state.apply(Event::Modify { job: id, change }, run.start_time)?;
+    }
+    if let Some(t) = run.terminating {
+        state.apply(
+            Event::Terminate {
+                job: id,
+                cause: t.cause,
+                by: t.by,
+                until: t.until,
+            },
+            t.since,
+        )?;
     }
     Ok(())
 }

@@ -30,6 +30,11 @@ pub const MAX_COLLECT: Duration = Duration::from_millis(3);
 /// transient memory to be worth returning ([`trim_heap`]).
 pub const TRIM_AFTER: Duration = Duration::from_millis(100);
 
+/// After at least this many submissions the heap is trimmed as soon as
+/// the actor is idle (a burst's request buffers and parses are scattered
+/// between the jobs it keeps).
+pub const TRIM_BURST: usize = 1000;
+
 /// The actor's timers.
 #[derive(Debug)]
 pub struct Pace {
@@ -96,6 +101,25 @@ impl Pace {
         } else {
             tick
         }
+    }
+}
+
+/// Allocations at least this large get their own mapping, returned to the
+/// system as soon as they are freed ([`tune_allocator`]).
+pub const MMAP_THRESHOLD: usize = 1024 * 1024;
+
+/// Sets the allocator up for a daemon holding a large queue: big
+/// transient buffers (a plan's decisions, a queue view, the vectors of an
+/// iteration over 100,000 jobs) are mapped on their own instead of being
+/// carved out of the heap between long-lived jobs, so freeing them gives
+/// the memory back at once. glibc raises this threshold by itself after
+/// the first large free (up to 32 MB), which then leaves every later plan
+/// in the heap; a fixed value keeps it. Call once, early, in the daemon.
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes allocator parameters.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD as libc::c_int);
     }
 }
 

@@ -7,7 +7,7 @@
 use arches_core::policy::PreemptPolicy;
 use arches_core::preempt::{escalation_note, method_for};
 use arches_core::state::JobChange;
-use arches_core::{Event, JobId, JobState, Plan, Secs, Time};
+use arches_core::{Event, JobId, JobState, Plan, RequeueCause, Secs, Time};
 
 use crate::actor::Actor;
 
@@ -32,12 +32,17 @@ impl Actor {
     }
 
     /// Preempts an active job by exactly `method` (backend first, then the
-    /// state). Checkpoint signals the job, which the backend terminates after
-    /// `CHECKPOINTTIMEOUT`, and requeues it at once.
+    /// state), for the preemptor `by` (`None`: mjobctl). Suspension and
+    /// cancellation take effect at once. A checkpoint (the signal, then
+    /// termination after `CHECKPOINTTIMEOUT`) or a requeue only starts the
+    /// termination: the job keeps its resources, terminating, until the
+    /// backend reports it gone (`Observation::Requeued`), and goes back to
+    /// the queue then.
     pub(crate) fn preempt_by(
         &mut self,
         id: JobId,
         method: PreemptPolicy,
+        by: Option<JobId>,
         now: Time,
     ) -> Result<(), String> {
         let (ssig, csig, ctimeout) = self.preempt_signals();
@@ -48,9 +53,21 @@ impl Actor {
             PreemptPolicy::Cancel => self.rm.cancel(id, now),
         };
         r.map_err(|e| e.to_string())?;
+        let grace = arches_rm::local::DEFAULT_KILL_GRACE_SECS as Secs;
         let ev = match method {
             PreemptPolicy::Suspend => Event::Suspend { job: id },
-            PreemptPolicy::Checkpoint | PreemptPolicy::Requeue => Event::Requeue { job: id },
+            PreemptPolicy::Checkpoint => Event::Terminate {
+                job: id,
+                cause: RequeueCause::Checkpoint,
+                by,
+                until: now + ctimeout.max(0) + grace,
+            },
+            PreemptPolicy::Requeue => Event::Terminate {
+                job: id,
+                cause: RequeueCause::Requeue,
+                by,
+                until: now + grace,
+            },
             PreemptPolicy::Cancel => Event::Cancel { job: id },
         };
         if self.apply(ev, now) {
@@ -61,8 +78,9 @@ impl Actor {
     }
 
     /// `mjobctl -s/-R/-C`: preempts with `requested`, escalated by what the
-    /// job allows; returns the lines to print (the escalation note, then
-    /// the success line).
+    /// job allows; returns the lines to print: the escalation note and
+    /// `job successfully preempted`, or `job <id> successfully preempted`
+    /// (Moab 7 `MUIJobCtl`).
     pub(crate) fn manual_preempt(
         &mut self,
         id: JobId,
@@ -73,23 +91,23 @@ impl Actor {
             .state
             .job(id)
             .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
-        let preemptible = match job.state {
-            JobState::Running | JobState::Starting => true,
-            // A suspended job may still be requeued, checkpointed or cancelled.
-            JobState::Suspended => requested != PreemptPolicy::Suspend,
-            _ => false,
-        };
-        if !preemptible {
+        if !job.state.is_active() {
+            return Err("cannot preempt non-active job".to_string());
+        }
+        if job.run.as_ref().is_some_and(|r| r.terminating.is_some()) {
             return Err(format!(
-                "job {id} cannot be preempted (cannot preempt non-active job)"
+                "job {id} cannot be preempted (job is already being requeued)"
+            ));
+        }
+        if job.state == JobState::Suspended && requested == PreemptPolicy::Suspend {
+            return Err(format!(
+                "job {id} cannot be preempted (job is already suspended)"
             ));
         }
         let method = method_for(job, &self.cfg.policy, requested, false);
         let mut lines = Vec::new();
-        if let Some(note) = escalation_note(id, requested, method) {
-            lines.push(note);
-        }
-        self.preempt_by(id, method, now)
+        let note = escalation_note(id, requested, method);
+        self.preempt_by(id, method, None, now)
             .map_err(|e| format!("job {id} cannot be preempted ({e})"))?;
         if method == PreemptPolicy::Suspend {
             // An administrator's suspension is not resumed automatically.
@@ -105,14 +123,24 @@ impl Actor {
             id,
             format!("job preempted by mjobctl ({})", method.as_str()),
         );
-        lines.push(format!("job {id} successfully preempted"));
+        match note {
+            Some(n) => {
+                self.note(id, n.clone());
+                lines.push(n);
+                lines.push("job successfully preempted".to_string());
+            }
+            None => lines.push(format!("job {id} successfully preempted")),
+        }
         Ok(lines)
     }
 
-    /// Carries out a plan's preemptions and resumes (before its starts).
+    /// Carries out a plan's preemptions, locks and resumes (before its
+    /// starts). Why blocked preemptors did not preempt is read from the
+    /// current plan by checkjob and mdiag, never stored: it goes away when
+    /// the preemption happens.
     pub(crate) fn apply_preemptions(&mut self, plan: &Plan, now: Time) {
         for p in &plan.preemptions {
-            match self.preempt_by(p.job, p.method, now) {
+            match self.preempt_by(p.job, p.method, Some(p.by), now) {
                 Ok(()) => {
                     tracing::info!(
                         job = p.job,
@@ -136,25 +164,38 @@ impl Actor {
                 }
             }
         }
-        // Why blocked preemptors did not preempt (checkjob), once per change.
-        for n in &plan.preempt_notes {
-            let last = self
-                .exec
-                .get(&n.job)
-                .and_then(|r| r.messages.last().cloned());
-            if last.as_deref() != Some(n.text.as_str()) {
-                self.note(n.job, n.text.clone());
+        for l in &plan.locks {
+            let ev = Event::Lock {
+                job: l.job,
+                alloc: l.alloc.clone(),
+                retry: l.retry,
+            };
+            if !self.apply(ev, now) {
+                tracing::warn!(job = l.job, "preemptor lock refused");
             }
         }
         for &id in &plan.resumes {
-            if let Err(e) = self.rm.resume(id, now) {
+            if let Err(e) = self.resume_job(id, now) {
                 tracing::warn!(job = id, error = %e, "resume failed");
                 continue;
             }
-            if self.apply(Event::Resume { job: id }, now) {
-                tracing::info!(job = id, "job resumed");
-                self.note(id, "job resumed (resources available)".to_string());
-            }
+            tracing::info!(job = id, "job resumed");
+            self.note(id, "job resumed (resources available)".to_string());
+        }
+    }
+
+    /// Resumes a suspended job: the state is checked first, so a job whose
+    /// processors are taken is never woken up (no SIGCONT on a refusal).
+    pub(crate) fn resume_job(&mut self, id: JobId, now: Time) -> Result<(), String> {
+        self.state.check_resume(id).map_err(|e| match e {
+            arches_core::EventError::Overallocated { .. } => "resources are in use".to_string(),
+            other => other.to_string(),
+        })?;
+        self.rm.resume(id, now).map_err(|e| e.to_string())?;
+        if self.apply(Event::Resume { job: id }, now) {
+            Ok(())
+        } else {
+            Err("the job changed state".to_string())
         }
     }
 }
@@ -179,52 +220,203 @@ pub fn block_reason(
     }
 }
 
-/// checkjob notes on preemption (seed §8.4.3's checklist): for a running
-/// job, whether and why not it can be preempted by the best waiting
-/// preemptor; for a suspended one, why it is not resumed yet.
-pub fn job_notes(s: &crate::actor::Snapshot, j: &arches_core::Job) -> Vec<String> {
-    use arches_core::preempt::{is_preemptee, is_preemptor, why_not_preemptible};
-    let policy = &s.cfg.policy;
-    let mut out = Vec::new();
-    match j.state {
-        JobState::Running | JobState::Starting => {
-            let optimistic = arches_core::preempt::is_optimistic_backfill(j, policy);
-            if !is_preemptee(j, policy) && !optimistic {
-                return out;
-            }
-            // The best queued preemptor, if any.
-            let best = s
-                .plan
-                .decisions
-                .iter()
-                .filter_map(|(id, d)| s.state.job(*id).map(|q| (q, d)))
-                .filter(|(q, d)| d.eligible && is_preemptor(q, policy))
-                .max_by_key(|(_, d)| (d.priority.system, d.priority.total));
-            match best {
-                Some((q, d)) => {
-                    let p = Some((d.priority.system, d.priority.total));
-                    match why_not_preemptible(j, policy, s.now, true, p) {
-                        Some(why) => {
-                            out.push(format!("NOTE:  not preemptible by job {}: {why}", q.id))
-                        }
-                        None => out.push(format!("NOTE:  preemptible by job {}", q.id)),
+/// What the preemption diagnostics of many jobs share, computed once per
+/// request (mdiag -j ALL looks at every job).
+pub struct PreemptView {
+    /// The best eligible queued preemptor: (job, priority).
+    best: Option<(JobId, (bool, i64))>,
+    /// Start priorities of running jobs with the PREEMPTEE attribute, sorted.
+    preemptees: Vec<(bool, i64)>,
+}
+
+impl PreemptView {
+    pub fn new(s: &crate::actor::Snapshot) -> PreemptView {
+        use arches_core::preempt::{is_preemptee, is_preemptor, run_priority};
+        let policy = &s.cfg.policy;
+        let best = s
+            .plan
+            .decisions
+            .iter()
+            .filter(|(_, d)| d.eligible)
+            .filter(|(id, _)| s.state.job(**id).is_some_and(|q| is_preemptor(q, policy)))
+            .map(|(id, d)| (*id, (d.priority.system, d.priority.total)))
+            .max_by_key(|(id, p)| (*p, std::cmp::Reverse(*id)));
+        let mut preemptees: Vec<(bool, i64)> = s
+            .state
+            .active()
+            .filter(|j| matches!(j.state, JobState::Running | JobState::Starting))
+            .filter(|j| is_preemptee(j, policy))
+            .map(|j| run_priority(j, policy))
+            .collect();
+        preemptees.sort_unstable();
+        PreemptView { best, preemptees }
+    }
+
+    /// Preemption diagnostics of one job (seed §8.4.3's checklist), one
+    /// condition per line, for checkjob and mdiag -j: why a queued job did
+    /// not preempt (with a count per failed condition) or what it waits for;
+    /// whether a running job is preemptible and by whom, or which condition
+    /// fails; how a terminating job leaves; why a suspended job waits.
+    pub fn lines(&self, s: &crate::actor::Snapshot, j: &arches_core::Job) -> Vec<String> {
+        use arches_core::preempt::why_not_preemptible;
+        use arches_core::preempt::{is_optimistic_backfill, is_preemptee, is_preemptor};
+        let policy = &s.cfg.policy;
+        let mut out = Vec::new();
+        match j.state {
+            JobState::Idle => {
+                let decision = s.plan.decisions.get(&j.id);
+                let reason = decision.and_then(|d| d.reason.as_ref());
+                if let Some(r @ arches_core::BlockReason::Preempting(_)) = reason {
+                    out.push(r.to_string());
+                } else if let Some(n) = s.plan.preempt_note(j.id) {
+                    out.push(n.to_string());
+                } else if let Some(d) = decision.filter(|d| d.reason.is_some() && d.eligible) {
+                    let mine = (d.priority.system, d.priority.total);
+                    let lower = self.preemptees.partition_point(|p| *p < mine);
+                    if !is_preemptor(j, policy) && lower > 0 {
+                        out.push(format!(
+                            "cannot preempt: job does not have the PREEMPTOR attribute ({lower} running preemptee(s) of lower priority)"
+                        ));
                     }
                 }
-                None => out.push(match why_not_preemptible(j, policy, s.now, true, None) {
-                    Some(why) => format!("NOTE:  not preemptible: {why}"),
-                    None => "NOTE:  preemptible (no preemptor waiting)".to_string(),
-                }),
+                if let Some(l) = s.state.lock_in_force(j.id, s.now) {
+                    let procs: u32 = l.alloc.iter().map(|a| a.procs).sum();
+                    out.push(match l.until {
+                        Some(u) => format!(
+                            "{procs} procs locked for this preemptor until {} (GUARANTEEDPREEMPTION/JOBRETRYTIME)",
+                            arches_config::value::format_duration((u - s.now).max(0))
+                        ),
+                        None => format!(
+                            "{procs} procs locked for this preemptor while its victims terminate"
+                        ),
+                    });
+                }
             }
+            JobState::Running | JobState::Starting => {
+                if let Some(t) = j.run.as_ref().and_then(|r| r.terminating) {
+                    let how = match t.cause {
+                        arches_core::RequeueCause::Checkpoint => "checkpointed",
+                        _ => "requeued",
+                    };
+                    let by =
+                        t.by.map_or("by mjobctl".to_string(), |p| format!("for job {p}"));
+                    out.push(format!(
+                        "being {how} {by}: keeps its resources until it has ended (expected within {})",
+                        arches_config::value::format_duration((t.until - s.now).max(0))
+                    ));
+                    return out;
+                }
+                if !is_preemptee(j, policy) && !is_optimistic_backfill(j, policy) {
+                    return out;
+                }
+                match self.best {
+                    Some((q, p)) => match why_not_preemptible(j, policy, s.now, true, Some(p)) {
+                        Some(why) => out.push(format!("not preemptible by job {q}: {why}")),
+                        None => out.push(format!("preemptible by job {q}")),
+                    },
+                    None => out.push(match why_not_preemptible(j, policy, s.now, true, None) {
+                        Some(why) => format!("not preemptible: {why}"),
+                        None => "preemptible (no preemptor waiting)".to_string(),
+                    }),
+                }
+            }
+            JobState::Suspended if j.admin_suspended => {
+                out.push("suspended by mjobctl -s: resumed only by mjobctl -r".to_string());
+            }
+            JobState::Suspended => {
+                out.push(
+                    "suspended by preemption: resumed when its processors are free".to_string(),
+                );
+            }
+            _ => {}
         }
-        JobState::Suspended if j.admin_suspended => {
-            out.push("NOTE:  suspended by mjobctl -s: resumed only by mjobctl -r".to_string());
-        }
-        JobState::Suspended => {
-            out.push(
-                "NOTE:  suspended by preemption: resumed when its processors are free".to_string(),
-            );
-        }
-        _ => {}
+        out
     }
-    out
+
+    /// mdiag -q: what preemption looks like for one QoS's jobs.
+    pub fn qos_lines(&self, s: &crate::actor::Snapshot, qos: &str) -> Vec<String> {
+        use arches_core::preempt::{effective_qos, is_preemptee, is_preemptor};
+        let policy = &s.cfg.policy;
+        let mine = |j: &&arches_core::Job| effective_qos(j, policy).is_some_and(|q| q == qos);
+        let mut out = Vec::new();
+        let queued: Vec<&arches_core::Job> = s
+            .state
+            .queued()
+            .filter(mine)
+            .filter(|j| is_preemptor(j, policy))
+            .collect();
+        if !queued.is_empty() {
+            let waiting = queued
+                .iter()
+                .filter(|j| {
+                    matches!(
+                        s.plan.decisions.get(&j.id).and_then(|d| d.reason.as_ref()),
+                        Some(arches_core::BlockReason::Preempting(_))
+                    )
+                })
+                .count();
+            let notes: Vec<&arches_core::preempt::PreemptNote> = queued
+                .iter()
+                .filter_map(|j| s.plan.preempt_note(j.id))
+                .collect();
+            let mut line = format!(
+                "Preemptors:  {} queued, {waiting} waiting for their victims, {} cannot preempt",
+                queued.len(),
+                notes.len()
+            );
+            let mut total = arches_core::preempt::Excluded::default();
+            for n in &notes {
+                let x = n.excluded;
+                total.priority += x.priority;
+                total.min_active += x.min_active;
+                total.max_active += x.max_active;
+                total.busy += x.busy;
+                total.unusable += x.unusable;
+            }
+            let none = notes
+                .iter()
+                .filter(|n| n.outcome == arches_core::preempt::NoteOutcome::NoPreemptee)
+                .count();
+            let mut why: Vec<String> = total
+                .reasons()
+                .iter()
+                .map(|(k, r)| format!("{k} preemptee(s) {r}"))
+                .collect();
+            if none > 0 {
+                why.insert(0, format!("{none} found no running PREEMPTEE job"));
+            }
+            if !why.is_empty() {
+                line.push_str(&format!(" ({})", why.join(", ")));
+            }
+            out.push(line);
+        }
+        let active: Vec<&arches_core::Job> = s
+            .state
+            .active()
+            .filter(mine)
+            .filter(|j| is_preemptee(j, policy))
+            .collect();
+        if !active.is_empty() {
+            let suspended = active
+                .iter()
+                .filter(|j| j.state == JobState::Suspended)
+                .count();
+            let terminating = active
+                .iter()
+                .filter(|j| j.run.as_ref().is_some_and(|r| r.terminating.is_some()))
+                .count();
+            let preemptible = active
+                .iter()
+                .filter(|j| {
+                    arches_core::preempt::why_not_preemptible(j, policy, s.now, true, None)
+                        .is_none()
+                })
+                .count();
+            out.push(format!(
+                "Preemptees:  {} active, {preemptible} preemptible now, {suspended} suspended, {terminating} terminating",
+                active.len()
+            ));
+        }
+        out
+    }
 }

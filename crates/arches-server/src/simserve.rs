@@ -6,9 +6,12 @@
 //! The views are the daemon's own ([`crate::views`] over a
 //! [`Snapshot`](crate::actor::Snapshot) marked `virtual_clock`): the
 //! simulation's state and last plan plus a synthetic execution record per job
-//! (simulated jobs have no scripts). `mschedctl -S [N]` processes N more event
-//! instants (each runs the scheduling iterations its events call for) and
-//! `mschedctl -k` stops. Submissions and job changes are refused.
+//! (simulated jobs have no scripts). `mschedctl -S [N]` runs N more scheduling
+//! iterations (Moab's simulation stepping: event instants are processed until
+//! N iterations have run, the last instant completing) and `mschedctl -k`
+//! stops; the summary, report and job CSV asked for are written then.
+//! Submissions and job changes are refused. Dates are real: time 0 of the
+//! workload is the SWF header's `UnixStartTime` (or `--start-epoch`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -56,8 +59,23 @@ pub fn run(args: &SimulateArgs, prepared: arches_sim::Prepared) -> anyhow::Resul
         .clone()
         .unwrap_or_else(|| arches_api::paths::socket(None));
     let mut sim = prepared.sim;
+    let info = prepared.info;
     let started = sim.now();
-    sim.run_until(until)
+    let fs = prepared
+        .config
+        .as_ref()
+        .map(|c| c.fairshare.clone())
+        .unwrap_or_else(|| arches_config::Config::default().fairshare);
+    sim.enable_accounting(
+        started,
+        arches_core::accounting::FsWindow {
+            interval: fs.interval.max(1),
+            depth: fs.depth.max(1),
+            decay: fs.decay,
+        },
+    );
+    let wall = std::time::Instant::now();
+    sim.run_until(sim.origin() + until)
         .with_context(|| format!("replay up to {until} failed"))?;
     let cfg = Arc::new(daemon_config(prepared.config, &sim, &socket));
     crate::claim_socket(&socket)?;
@@ -73,7 +91,7 @@ pub fn run(args: &SimulateArgs, prepared: arches_sim::Prepared) -> anyhow::Resul
     let shared = Arc::clone(&published);
     eprintln!(
         "moab simulate: replayed up to t={} ({} jobs finished); serving on {}",
-        server.sim.now(),
+        server.sim.now() - server.sim.origin(),
         server.sim.records().len(),
         socket.display()
     );
@@ -99,7 +117,10 @@ pub fn run(args: &SimulateArgs, prepared: arches_sim::Prepared) -> anyhow::Resul
         .map_err(|_| anyhow::anyhow!("simulation thread panicked"))?;
     let _ = std::fs::remove_file(&socket);
     served?;
-    result
+    let sim = result?;
+    // The outputs describe the simulation where it stopped.
+    arches_sim::write_outputs(args, &info, &sim, wall.elapsed().as_secs_f64())
+        .map_err(|(_, msg)| anyhow::anyhow!(msg))
 }
 
 /// The synthetic execution record of a simulated job.
@@ -109,6 +130,7 @@ pub fn synthetic_record(job: &Job, host: &str) -> ExecRecord {
         submit_dir: "/".to_string(),
         submit_host: host.to_string(),
         submit_args: format!("(simulated job {})", job.id),
+        executable: "(simulated)".to_string(),
         ..ExecRecord::default()
     }
 }
@@ -125,7 +147,8 @@ struct SimServer {
 }
 
 impl SimServer {
-    fn run(mut self, rx: Receiver<Input>, published: &Published) -> anyhow::Result<()> {
+    /// Serves inputs until stopped; gives the simulation back.
+    fn run(mut self, rx: Receiver<Input>, published: &Published) -> anyhow::Result<Simulation> {
         while let Ok(input) = rx.recv() {
             let reply = self.handle(input)?;
             self.publish(published);
@@ -134,7 +157,7 @@ impl SimServer {
                 break;
             }
         }
-        Ok(())
+        Ok(self.sim)
     }
 
     /// Handles one input; returns the reply to send once published.
@@ -195,7 +218,7 @@ impl SimServer {
                 let before = self.sim.now();
                 let done = self
                     .sim
-                    .step(usize::try_from(n).unwrap_or(usize::MAX))
+                    .step_iterations(n)
                     .context("simulation step failed")?;
                 let secs = (self.sim.now() - before).max(0) as u64;
                 resp.stdout.push(format!(
@@ -205,9 +228,9 @@ impl SimServer {
                     secs % 60,
                     self.sim.iterations()
                 ));
-                if (done as u64) < n {
+                if done < n {
                     resp.stdout.push(format!(
-                        "NOTE:  the simulation has no event left (stepped {done} of {n})"
+                        "NOTE:  the simulation has no event left (ran {done} of {n} iterations)"
                     ));
                 }
             }
@@ -218,7 +241,11 @@ impl SimServer {
                     "scheduling will stop immediately at iteration {iteration}"
                 ));
             }
-            SchedulerControl::Resume { .. } | SchedulerControl::ModifyConfig { .. } => {
+            SchedulerControl::Resume { .. }
+            | SchedulerControl::ModifyConfig { .. }
+            | SchedulerControl::Flush { .. }
+            | SchedulerControl::Annotate { .. }
+            | SchedulerControl::LogLevel { .. } => {
                 return Ok(refusal(
                     "a served simulation only steps ('mschedctl -S [N]') or stops ('mschedctl -k')"
                         .to_string(),
@@ -256,7 +283,16 @@ impl SimServer {
             rm_kind: "SIM".to_string(),
             virtual_clock: true,
             staging: None,
+            accounting: Arc::new(self.accounting()),
         }
+    }
+
+    /// Statistics of the jobs finished so far (accounting enabled at start).
+    fn accounting(&self) -> arches_core::accounting::Accounting {
+        self.sim
+            .accounting()
+            .cloned()
+            .unwrap_or_else(|| arches_core::accounting::Accounting::new(self.started))
     }
 
     /// Statistics of the replay so far (finished jobs plus running ones).
@@ -317,7 +353,7 @@ fn daemon_config(
         .map(PathBuf::from)
         .unwrap_or_else(arches_api::paths::home);
     let moab = moab.unwrap_or_default();
-    let note = "served simulation: 'mschedctl -S [N]' processes N more event instants, \
+    let note = "served simulation: 'mschedctl -S [N]' runs N more scheduling iterations, \
                 'mschedctl -k' stops"
         .to_string();
     let mut cfg = crate::config::from_moab(&home, moab, None, vec![note]);

@@ -41,10 +41,18 @@ impl hyper::body::Body for ChunkBody {
 struct ChunkWriter {
     buf: Vec<u8>,
     tx: mpsc::Sender<Bytes>,
+    /// Bytes encoded so far.
+    total: usize,
 }
+
+/// Answers at least this large are worth returning their memory for
+/// ([`crate::pace::trim_heap`] walks the whole heap: not after every
+/// `checkjob`).
+const TRIM_ABOVE: usize = 4 * 1024 * 1024;
 
 impl io::Write for ChunkWriter {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.total += data.len();
         self.buf.extend_from_slice(data);
         if self.buf.len() >= CHUNK {
             self.flush()?;
@@ -71,15 +79,19 @@ pub(crate) fn json<T: Serialize + 'static>(f: impl FnOnce() -> T + Send + 'stati
         let mut w = ChunkWriter {
             buf: Vec::with_capacity(CHUNK),
             tx,
+            total: 0,
         };
         let done = serde_json::to_writer(&mut w, &value)
             .and_then(|()| io::Write::flush(&mut w).map_err(serde_json::Error::io));
         if let Err(e) = done {
             tracing::debug!(error = %e, "answer not completed");
         }
+        let large = w.total >= TRIM_ABOVE;
         drop(w);
         drop(value);
-        crate::pace::trim_heap();
+        if large {
+            crate::pace::trim_heap();
+        }
     });
     (
         [(axum::http::header::CONTENT_TYPE, "application/json")],

@@ -21,12 +21,38 @@ pub struct FakeRm {
     pending: Vec<Observation>,
 }
 
-/// One running fake job as recorded on disk: `end exit_code walltime_hit`.
+/// One running fake job as recorded on disk:
+/// `start runtime exit_code limit paused` (`limit` -1: none).
 #[derive(Debug, Clone, Copy)]
 struct Record {
-    end: Time,
+    start: Time,
+    runtime: Secs,
     code: i32,
-    walltime_hit: bool,
+    limit: Option<Secs>,
+    /// Seconds spent suspended (before the current suspension).
+    paused: Secs,
+}
+
+impl Record {
+    fn walltime_hit(&self) -> bool {
+        self.limit.is_some_and(|l| l < self.runtime)
+    }
+
+    fn end(&self) -> Time {
+        let run = match self.limit {
+            Some(l) => l.min(self.runtime),
+            None => self.runtime,
+        };
+        self.start + self.paused + run
+    }
+
+    fn exit_code(&self) -> i32 {
+        if self.walltime_hit() {
+            137
+        } else {
+            self.code
+        }
+    }
 }
 
 impl FakeRm {
@@ -50,14 +76,23 @@ impl FakeRm {
         let t = std::fs::read_to_string(self.path(job)).ok()?;
         let mut f = t.split_whitespace();
         Some(Record {
-            end: f.next()?.parse().ok()?,
+            start: f.next()?.parse().ok()?,
+            runtime: f.next()?.parse().ok()?,
             code: f.next()?.parse().ok()?,
-            walltime_hit: f.next()? == "1",
+            limit: Some(f.next()?.parse::<Secs>().ok()?).filter(|l| *l >= 0),
+            paused: f.next()?.parse().ok()?,
         })
     }
 
     fn write(&self, job: JobId, r: Record) -> Result<(), RmError> {
-        let text = format!("{} {} {}", r.end, r.code, u8::from(r.walltime_hit));
+        let text = format!(
+            "{} {} {} {} {}",
+            r.start,
+            r.runtime,
+            r.code,
+            r.limit.unwrap_or(-1),
+            r.paused
+        );
         std::fs::write(self.path(job), text).map_err(|e| RmError::Unavailable(e.to_string()))
     }
 
@@ -94,17 +129,12 @@ impl ResourceManager for FakeRm {
     }
     fn start(&mut self, launch: &Launch, now: Time) -> Result<(), RmError> {
         let (runtime, code) = script_behaviour(&launch.exec.script, self.default_runtime);
-        let rec = match launch.walltime {
-            Some(w) if w < runtime => Record {
-                end: now + w,
-                code: 137,
-                walltime_hit: true,
-            },
-            _ => Record {
-                end: now + runtime,
-                code,
-                walltime_hit: false,
-            },
+        let rec = Record {
+            start: now,
+            runtime,
+            code,
+            limit: launch.walltime,
+            paused: 0,
         };
         self.write(launch.job, rec)?;
         self.pending.push(Observation::Running {
@@ -130,7 +160,17 @@ impl ResourceManager for FakeRm {
             .suspended
             .remove(&job)
             .ok_or_else(|| RmError::Refused(format!("job {job} is not suspended")))?;
-        r.end += now - at;
+        r.paused += now - at;
+        self.write(job, r)
+    }
+    fn set_walltime(
+        &mut self,
+        job: JobId,
+        walltime: Option<Secs>,
+        _now: Time,
+    ) -> Result<(), RmError> {
+        let mut r = self.read(job).ok_or(RmError::UnknownJob(job))?;
+        r.limit = walltime;
         self.write(job, r)
     }
     fn requeue(&mut self, job: JobId, _now: Time) -> Result<(), RmError> {
@@ -152,19 +192,20 @@ impl ResourceManager for FakeRm {
             if self.suspended.contains_key(&job) {
                 continue;
             }
-            if let Some(r) = self.read(job).filter(|r| r.end <= now) {
+            if let Some(r) = self.read(job).filter(|r| r.end() <= now) {
                 let _ = std::fs::remove_file(self.path(job));
-                out.push(if r.walltime_hit {
+                let at = r.end();
+                out.push(if r.walltime_hit() {
                     Observation::WalltimeExceeded {
                         job,
-                        at: r.end,
-                        code: r.code,
+                        at,
+                        code: r.exit_code(),
                     }
                 } else {
                     Observation::Finished {
                         job,
-                        at: r.end,
-                        code: r.code,
+                        at,
+                        code: r.exit_code(),
                     }
                 });
             }

@@ -7,8 +7,12 @@ use arches_api::{
     NodesView, PriorityComponent, PriorityView, QueueView, ReservationInfo, ReservationSpan,
     ReservationsView, SchedulerView, Section, StatsView,
 };
+use arches_api::{CredStats, FairshareCred, FairshareView, StatTotals};
+use arches_core::accounting::{
+    active_usage, job_creds, CredKind, FairshareUsage, FsWindow, Totals, GRID_PROCS, GRID_TIMES,
+};
 use arches_core::policy::Limits;
-use arches_core::{CompletionCode, Job, JobFlag, NodeAdminState, StartKind};
+use arches_core::{CompletionCode, Job, JobFlag, JobState, NodeAdminState, StartKind};
 
 use crate::actor::Snapshot;
 use crate::jobspec::parse_job_id;
@@ -60,17 +64,28 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
         jobs: Vec::new(),
         unknown: Vec::new(),
     };
+    let pv = crate::preempt::PreemptView::new(s);
+    // Each job once, where it is first named (as job actions do).
+    let mut seen = std::collections::BTreeSet::new();
     for text in &req.ids {
         if text.eq_ignore_ascii_case("ALL") {
             let all = s
                 .state
                 .jobs()
                 .filter(|j| req.completed || !j.state.is_finished());
-            out.jobs.extend(all.map(|j| detail(s, j)));
+            for j in all {
+                if seen.insert(j.id) {
+                    out.jobs.push(detail_with(s, j, &pv));
+                }
+            }
             continue;
         }
         match parse_job_id(text).and_then(|id| s.state.job(id)) {
-            Some(j) => out.jobs.push(detail(s, j)),
+            Some(j) => {
+                if seen.insert(j.id) {
+                    out.jobs.push(detail_with(s, j, &pv));
+                }
+            }
             None => out.unknown.push(text.clone()),
         }
     }
@@ -143,7 +158,7 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
             j,
             decision
                 .and_then(|d| d.reason.as_ref())
-                .map(|r| r.to_string()),
+                .map(|r| r.message(s.now)),
         ),
         eligible_secs: if queued && section == Section::Eligible {
             (s.now - eligible_from).max(0)
@@ -168,6 +183,11 @@ fn shares(s: &Snapshot, alloc: &[arches_core::Alloc]) -> Vec<NodeShare> {
 
 /// Everything checkjob shows about one job.
 pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
+    detail_with(s, j, &crate::preempt::PreemptView::new(s))
+}
+
+/// [`detail`] with the preemption context computed once for many jobs.
+pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> JobDetail {
     let rec = s.exec.get(&j.id);
     let decision = s.plan.decisions.get(&j.id);
     let pinned = if s.plan.reservation(j.id).is_some() {
@@ -175,14 +195,24 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
     } else {
         Vec::new()
     };
-    let reservation = pinned
-        .iter()
-        .find(|r| r.job == j.id)
-        .map(|r| ReservationSpan {
-            start: r.start,
-            end: r.end,
+    // An active job's reservation is its allocation, from its start to its
+    // expected end (what showres and mdiag -r list); a queued job's is the
+    // plan's priority reservation pinned to nodes.
+    let reservation = match j.run.as_ref().filter(|_| j.state.is_active()) {
+        Some(r) => Some(ReservationSpan {
+            start: r.start_time,
+            end: j.expected_end(),
             nodes: shares(s, &r.alloc),
-        });
+        }),
+        None => pinned
+            .iter()
+            .find(|r| r.job == j.id)
+            .map(|r| ReservationSpan {
+                start: r.start,
+                end: r.end,
+                nodes: shares(s, &r.alloc),
+            }),
+    };
     JobDetail {
         summary: summary(s, j),
         holds: j.holds.iter().map(|h| h.as_str().to_string()).collect(),
@@ -190,6 +220,8 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
         tasks_per_node: j.req.tasks_per_node,
         mem_per_task_mb: j.req.mem_per_task_mb,
         features: j.req.features.clone(),
+        opsys: rec.and_then(|r| r.opsys.clone()),
+        arch: rec.and_then(|r| r.arch.clone()),
         flags: j.flags.iter().map(|f| f.as_str().to_string()).collect(),
         depend: j
             .depend
@@ -210,9 +242,28 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
         priority_components: decision
             .map(|d| components(&d.priority.components))
             .unwrap_or_default(),
+        chunk_size: match decision.and_then(|d| d.reason.as_ref()) {
+            Some(arches_core::BlockReason::Chunking { size, .. }) => Some(*size),
+            _ => None,
+        },
+        priority_weights: arches_core::priority::weights(&s.cfg.policy)
+            .into_iter()
+            .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d))
+            .collect(),
         iwd: rec.map(|r| r.workdir.clone()).unwrap_or_default(),
         submit_dir: rec.map(|r| r.submit_dir.clone()).unwrap_or_default(),
-        executable: rec.map(|r| r.executable.clone()).unwrap_or_default(),
+        executable: rec
+            .map(|r| r.executable.clone())
+            .filter(|e| !e.is_empty())
+            .unwrap_or_else(|| {
+                s.cfg
+                    .home
+                    .join(crate::rm::SPOOL_DIR)
+                    .join(j.id.to_string())
+                    .join("script")
+                    .display()
+                    .to_string()
+            }),
         shell: rec.and_then(|r| r.shell.clone()),
         output_file: rec.map(|r| r.stdout.clone()).unwrap_or_default(),
         error_file: rec.map(|r| r.stderr.clone()).unwrap_or_default(),
@@ -223,14 +274,17 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
         messages: rec
             .map(|r| {
                 let mut m = r.messages.clone();
-                m.extend(crate::staging::job_notes(s, j, r));
-                m.extend(crate::preempt::job_notes(s, j));
+                m.extend(crate::staging::job_notes(s, r));
                 m
             })
             .unwrap_or_default(),
         staging: rec
-            .map(|r| crate::staging::stage_lines(r, j.data_wait))
+            .map(|r| {
+                let wait = crate::staging::deferral(s, j.id).filter(|_| j.state == JobState::Idle);
+                crate::staging::stage_lines(r, j.data_wait, wait)
+            })
             .unwrap_or_default(),
+        preemption: pv.lines(s, j),
         start_kind: j.run.as_ref().map(|r| {
             match r.how {
                 StartKind::Priority => "Priority",
@@ -398,34 +452,34 @@ pub fn scheduler(s: &Snapshot) -> SchedulerView {
     }
 }
 
-/// mdiag -p data.
+/// mdiag -p data: the core's weight table, the queued jobs' breakdowns as
+/// the last iteration computed them (eligible in rank order, then blocked),
+/// then the active jobs' current priority (the core's formula at `now`).
 pub fn priority(s: &Snapshot) -> PriorityView {
-    let w = &s.cfg.policy.weights;
-    let weights = [
-        ("Serv", "QTime", w.service, w.queuetime),
-        ("Serv", "XFactor", w.service, w.xfactor),
-        ("Serv", "Bypass", w.service, w.bypass),
-        ("Cred", "User", w.cred, w.user),
-        ("Cred", "Group", w.cred, w.group),
-        ("Cred", "Account", w.cred, w.account),
-        ("Cred", "Class", w.cred, w.class),
-        ("Cred", "QOS", w.cred, w.qos),
-    ]
-    .into_iter()
-    .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d))
-    .collect();
-    let mut jobs: Vec<(u32, JobPriority)> = s
+    let policy = &s.cfg.policy;
+    let weights = arches_core::priority::weights(policy)
+        .into_iter()
+        .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d))
+        .collect();
+    let mut queued: Vec<(bool, u32, JobPriority)> = s
         .state
         .queued()
         .map(|j| {
             let d = s.plan.decisions.get(&j.id);
+            let eligible = d.map_or(j.holds.is_empty(), |d| d.eligible) && j.holds.is_empty();
             (
+                !eligible,
                 d.map_or(u32::MAX, |d| d.rank),
                 JobPriority {
                     id: j.id,
                     priority: j.sys_prio.or(d.map(|d| d.priority.total)).unwrap_or(0),
                     system: j.sys_prio.is_some(),
                     state: j.display_state().as_str().to_string(),
+                    section: if eligible {
+                        Section::Eligible
+                    } else {
+                        Section::Blocked
+                    },
                     components: d
                         .map(|d| components(&d.priority.components))
                         .unwrap_or_default(),
@@ -433,11 +487,27 @@ pub fn priority(s: &Snapshot) -> PriorityView {
             )
         })
         .collect();
-    jobs.sort_by_key(|(r, p)| (*r, p.id));
+    queued.sort_by_key(|(b, r, p)| (*b, *r, p.id));
+    let mut active: Vec<JobPriority> = s
+        .state
+        .active()
+        .map(|j| {
+            let b = arches_core::priority::priority(j, policy, s.now);
+            JobPriority {
+                id: j.id,
+                priority: b.total,
+                system: b.system,
+                state: j.display_state().as_str().to_string(),
+                section: Section::Active,
+                components: components(&b.components),
+            }
+        })
+        .collect();
+    active.sort_by_key(|p| (std::cmp::Reverse((p.system, p.priority)), p.id));
     PriorityView {
         now: s.now,
         weights,
-        jobs: jobs.into_iter().map(|x| x.1).collect(),
+        jobs: queued.into_iter().map(|x| x.2).chain(active).collect(),
     }
 }
 
@@ -591,9 +661,19 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             }
         }
     }
-    CredentialsView {
-        credentials: map.into_values().collect(),
+    let mut credentials: Vec<CredentialInfo> = map.into_values().collect();
+    for c in &mut credentials {
+        if let Some(k) = CredKind::parse(&c.kind) {
+            c.fs_target = fs_target(&s.cfg, k, &c.name).unwrap_or(0.0);
+        }
     }
+    let pv = crate::preempt::PreemptView::new(s);
+    for c in &mut credentials {
+        if c.kind == "qos" {
+            c.preemption = pv.qos_lines(s, &c.name);
+        }
+    }
+    CredentialsView { credentials }
 }
 
 fn limits(l: &Limits) -> Vec<(String, u64, u64)> {
@@ -608,41 +688,205 @@ fn limits(l: &Limits) -> Vec<(String, u64, u64)> {
     .collect()
 }
 
-/// showstats data.
+/// The fairshare window of the configuration (`FSINTERVAL`, `FSDEPTH`, `FSDECAY`).
+pub fn fs_window(cfg: &crate::config::DaemonConfig) -> FsWindow {
+    let f = &cfg.moab.fairshare;
+    FsWindow {
+        interval: f.interval.max(1),
+        depth: f.depth.max(1),
+        decay: f.decay,
+    }
+}
+
+/// `FSTARGET=` of a credential, in percent.
+pub fn fs_target(cfg: &crate::config::DaemonConfig, kind: CredKind, name: &str) -> Option<f64> {
+    let p = &cfg.policy;
+    let t = match kind {
+        CredKind::User => p.users.get(name).and_then(|c| c.fs_target),
+        CredKind::Group => p.groups.get(name).and_then(|c| c.fs_target),
+        CredKind::Account => p.accounts.get(name).and_then(|c| c.fs_target),
+        CredKind::Class => p.classes.get(name).and_then(|c| c.fs_target),
+        CredKind::Qos => p.qos.get(name).and_then(|c| c.fs_target),
+    };
+    t.map(|t| f64::from(t) / 100.0)
+}
+
+fn stat_totals(t: &Totals) -> StatTotals {
+    StatTotals {
+        jobs: t.jobs,
+        successful: t.successful,
+        ps_requested: t.ps_requested,
+        ps_dedicated: t.ps_dedicated,
+        xf_sum: t.xf_sum,
+        xf_max: t.xf_max,
+        qtime_sum: t.qtime_sum,
+        qtime_max: t.qtime_max,
+        wcacc_sum: t.wcacc_sum,
+        wcacc_jobs: t.wcacc_jobs,
+        bypass_sum: t.bypass_sum,
+        bypass_max: t.bypass_max,
+        backfilled: t.backfilled,
+        ps_backfilled: t.ps_backfilled,
+    }
+}
+
+/// showstats data: the durable accounting of completed jobs plus the
+/// running jobs counted at `now`.
 pub fn stats(s: &Snapshot) -> StatsView {
+    use std::collections::BTreeMap;
     let st = &s.stats;
-    let up_procs: u64 = s
-        .state
-        .nodes()
-        .iter()
-        .filter(|n| n.admin != NodeAdminState::Down)
-        .map(|n| u64::from(n.procs))
-        .sum();
-    let mut acc = (0.0, 0u32);
-    for j in s.state.jobs().filter(|j| j.state.is_finished()) {
-        if let (Some(r), Some(c), Some(w)) = (j.run.as_ref(), j.completion, j.walltime) {
-            if w > 0 {
-                acc.0 += ((c.time - r.start_time).max(0) as f64 / w as f64).min(1.0);
-                acc.1 += 1;
-            }
+    let acc = &s.accounting;
+    let since = acc.since.min(s.now);
+    let c = cluster(s);
+    let mut creds: BTreeMap<(CredKind, String), CredStats> = BTreeMap::new();
+    let entry = |kind: CredKind, name: &str| -> CredStats {
+        CredStats {
+            kind: kind.as_str().to_string(),
+            name: name.to_string(),
+            id: match kind {
+                CredKind::User => crate::ident::user_by_name(name).map(|u| u.uid),
+                CredKind::Group => crate::ident::gid_by_name(name),
+                _ => None,
+            },
+            fs_target: fs_target(&s.cfg, kind, name),
+            ..CredStats::default()
+        }
+    };
+    for ((k, n), t) in &acc.creds {
+        let mut e = entry(*k, n);
+        e.completed = stat_totals(t);
+        creds.insert((*k, n.clone()), e);
+    }
+    let (mut active_ded, mut active_bf, mut active_bf_ded) = (0.0, 0u32, 0.0);
+    for j in s.state.active() {
+        let Some((procs, ded, left)) = active_usage(j, since, s.now) else {
+            continue;
+        };
+        active_ded += ded;
+        if j.run.as_ref().is_some_and(|r| r.how == StartKind::Backfill) {
+            active_bf += 1;
+            active_bf_ded += ded;
+        }
+        for key in job_creds(j) {
+            let e = creds
+                .entry(key.clone())
+                .or_insert_with(|| entry(key.0, &key.1));
+            e.active_jobs += 1;
+            e.active_procs += procs;
+            e.active_ps_remaining += left;
+            e.active_ps_dedicated += ded;
         }
     }
+    let (mut eligible, mut idle, mut backlog) = (0u32, 0u32, 0.0f64);
+    for j in s.state.queued() {
+        let sec = summary(s, j).section;
+        if sec == Section::Eligible {
+            eligible += 1;
+        }
+        if j.holds.is_empty() {
+            idle += 1;
+        }
+        backlog += f64::from(j.procs()) * j.walltime.unwrap_or(0) as f64;
+    }
+    let total = &acc.total;
     StatsView {
         now: s.now,
-        since: st.started,
-        jobs_completed: st.jobs_completed,
-        jobs_backfilled: st.jobs_backfilled,
-        proc_seconds_used: st.proc_seconds_used,
-        proc_seconds_available: up_procs as f64 * (s.now - st.started).max(0) as f64,
-        wallclock_accuracy: if acc.1 > 0 {
-            acc.0 / f64::from(acc.1)
+        since,
+        started: st.started,
+        iterations: st.iterations,
+        jobs_completed: total.jobs,
+        jobs_backfilled: total.backfilled,
+        proc_seconds_used: total.ps_dedicated + active_ded,
+        proc_seconds_available: f64::from(c.up_procs) * (s.now - since).max(0) as f64,
+        wallclock_accuracy: total.wc_accuracy(),
+        avg_wait_secs: total.avg_qtime(),
+        eligible_jobs: eligible,
+        idle_jobs: idle,
+        active_jobs: s.state.active_count() as u32,
+        preempted_jobs: st.jobs_preempted,
+        up_procs: c.up_procs,
+        active_procs: c.alloc_procs,
+        up_nodes: c.up_nodes,
+        active_nodes: c.active_nodes,
+        backlog_secs: if c.up_procs > 0 {
+            backlog / f64::from(c.up_procs)
         } else {
             0.0
         },
-        avg_wait_secs: if st.jobs_started > 0 {
-            st.wait_secs_total / st.jobs_started as f64
-        } else {
-            0.0
-        },
+        active_backfilled: active_bf,
+        active_ps_backfilled: active_bf_ded,
+        completed: stat_totals(total),
+        credentials: creds.into_values().collect(),
+        grid_procs: GRID_PROCS.to_vec(),
+        grid_times: GRID_TIMES.to_vec(),
+        grid: acc.grid.iter().map(stat_totals).collect(),
+    }
+}
+
+/// mdiag -f data: fairshare usage per interval, running jobs included.
+pub fn fairshare(s: &Snapshot) -> FairshareView {
+    let f = &s.cfg.moab.fairshare;
+    let w = fs_window(&s.cfg);
+    let usage = s.accounting.fairshare(s.state.active(), &w, s.now);
+    let mut credentials: Vec<FairshareCred> = usage
+        .creds
+        .iter()
+        .map(|((k, n), u)| FairshareCred {
+            kind: k.as_str().to_string(),
+            name: n.clone(),
+            target: fs_target(&s.cfg, *k, n),
+            percent: FairshareUsage::decayed_percent(u, &usage.total, w.decay),
+            intervals: u
+                .iter()
+                .zip(&usage.total)
+                .map(|(a, t)| (*t > 0.0 && *a > 0.0).then(|| a * 100.0 / t))
+                .collect(),
+        })
+        .collect();
+    // Credentials with a target but no usage are shown too.
+    let p = &s.cfg.policy;
+    let targets = p
+        .users
+        .iter()
+        .map(|(n, c)| (CredKind::User, n, c.fs_target))
+        .chain(
+            p.groups
+                .iter()
+                .map(|(n, c)| (CredKind::Group, n, c.fs_target)),
+        )
+        .chain(
+            p.accounts
+                .iter()
+                .map(|(n, c)| (CredKind::Account, n, c.fs_target)),
+        )
+        .chain(p.qos.iter().map(|(n, c)| (CredKind::Qos, n, c.fs_target)))
+        .chain(
+            p.classes
+                .iter()
+                .map(|(n, c)| (CredKind::Class, n, c.fs_target)),
+        );
+    for (k, n, t) in targets {
+        let Some(t) = t else { continue };
+        if !credentials
+            .iter()
+            .any(|c| c.kind == k.as_str() && &c.name == n)
+        {
+            credentials.push(FairshareCred {
+                kind: k.as_str().to_string(),
+                name: n.clone(),
+                target: Some(f64::from(t) / 100.0),
+                percent: 0.0,
+                intervals: vec![None; w.depth as usize],
+            });
+        }
+    }
+    FairshareView {
+        now: s.now,
+        policy: f.policy.map(|p| p.to_string()),
+        depth: w.depth,
+        interval: w.interval,
+        decay: w.decay,
+        total: usage.total.iter().map(|t| t / 3600.0).collect(),
+        credentials,
     }
 }

@@ -19,7 +19,7 @@ use crate::generate::{generate, GenerateParams};
 use crate::metrics::{write_jobs_csv, Summary};
 use crate::run::{machine, Simulation};
 use crate::swf::{read_swf, to_jobs, SwfOptions};
-use crate::workload::{read_jsonl, SimJob};
+use crate::workload::{read_jsonl, SimJob, Workload};
 
 /// Exit status: success.
 pub const EXIT_OK: u8 = 0;
@@ -31,32 +31,136 @@ pub const EXIT_USAGE: u8 = 2;
 /// Instants simulated between two progress-bar updates.
 const PROGRESS_STEP: usize = 4096;
 
+/// One-line description of `moab simulate` (`--help`, man page NAME).
+pub const ABOUT: &str = "Replay a workload (SWF trace or JSONL) through the real scheduling \
+engine with a virtual clock, as fast as the CPU allows, and report wait times, bounded \
+slowdown, utilisation and backfill statistics";
+
+/// The full description of `moab simulate` (`--help`, the man page's
+/// DESCRIPTION): what it does, the input formats and their semantics, the
+/// outputs, the served simulation, the generator and the exit status. The
+/// options' own texts carry their units.
+pub const LONG_ABOUT: &str = "\
+Replay a workload (SWF trace or JSONL) through the real scheduling engine with a virtual \
+clock, as fast as the CPU allows, and report wait times, bounded slowdown, utilisation and \
+backfill statistics.
+
+The simulator runs the daemon's own scheduling iteration against a simulated resource \
+manager. The clock jumps from event to event (submissions, completions, scheduling wake-ups): \
+nothing sleeps, and the same input always gives the same schedule. The policy comes from \
+--config (a moab.cfg: BACKFILLPOLICY, RESERVATIONDEPTH, RESERVATIONPOLICY, priority weights, \
+throttling limits, classes, QoS, preemption, NODECFG nodes, SRCFG standing reservations, \
+RUNTIMEPREDICTION, BFORDER); the options override it. Without --config the policy is Moab's \
+default: FIFO priority, BACKFILLPOLICY FIRSTFIT, RESERVATIONDEPTH 1 (EASY backfill).
+
+SWF TRACES (--trace). The Standard Workload Format, plain or gzip (detected by content). By \
+default the semantics are those of the pyss simulator, so that figures compare with the \
+literature: processors = field 5 (allocated), capped at the machine size (counted in the \
+summary as capped_jobs); the estimate (what the scheduler plans with, and the kill limit) = \
+max(requested time, run time, 1 s); the run time = max(min(requested time, run time), 1 s), \
+so a job that overran its request is killed at it; a line with run time <= 0 or processors \
+<= 0 becomes a 1-second placeholder on its allocated processors (1 if unknown). Jobs queue by \
+submit time, ties by job number. At one instant, jobs whose planned end is now are released \
+first, then each submission is followed by a scheduling iteration, then each termination. \
+User, group and queue numbers become user<N>, group<N> and class queue<N>. The header's \
+MaxProcs (else MaxNodes) sizes the machine when neither --procs nor --config does, and its \
+UnixStartTime dates the trace. --sanitize applies the SC'15 strong filter instead: drop jobs \
+with run time, processors or requested time <= 0, and cut the run time at the request. \
+--min-job-id 15 keeps KTH-SP2's cleaned log.
+
+JSONL WORKLOADS (--workload). One JSON object per line, plain or gzip; blank lines and lines \
+starting with # are ignored, unknown fields are errors. Times are whole seconds from the \
+start of the workload. Fields: id (job number, unique, > 0); submit (s, >= 0); either procs \
+(processors, placed anywhere) or nodes and ppn (exactly that many nodes of ppn processors); \
+walltime (s, > 0: planned duration and kill limit); runtime (s, >= 0: the true run time, cut \
+at the walltime); optional user, group (default: the user), account, class, qos; priority (as \
+msub -p, -1024..1023); flags (a list of Moab job flags, e.g. [\"BACKFILL\", \"PREEMPTEE\"]); \
+depend (a Moab dependency, e.g. \"afterok:12:13\" or \"afterany:4,after:5\"; a job waiting \
+for a job not in the workload never starts); stagein (s of data staging before the job is \
+eligible); stagein_size (MB, with --staging). Example lines:
+  {\"id\": 1, \"submit\": 0, \"procs\": 16, \"walltime\": 3600, \"runtime\": 1800, \"user\": \"alice\"}
+  {\"id\": 2, \"submit\": 60, \"nodes\": 2, \"ppn\": 8, \"walltime\": 600, \"runtime\": 700, \"depend\": \"afterok:1\"}
+
+BAD INPUT. A malformed SWF or JSONL line is reported as file:line: what is wrong, and the \
+simulation does not start (exit status 2); with --skip-malformed such lines are skipped and \
+counted (malformed_lines). A job whose node layout the machine cannot hold is skipped with \
+the reason (skipped); a job that can never start ends the replay and is listed \
+(never_started). An empty input gives the empty summary.
+
+OUTPUTS. The summary (--summary, JSON) has machine_procs, jobs, avg_wait_s (wait = start - \
+submit), avg_bsld10 (bounded slowdown with a 10 s threshold: max(1, (wait + run) / max(run, \
+10))), max_wait_s, utilization (sum of run x processors / (machine processors x makespan)), \
+makespan_s (last end - first submit), backfilled_jobs, preemption counts (preempted_jobs, \
+preempt_cancelled, preempt_lost_proc_s, preemptor_jobs, preemptor_avg_wait_s), iterations \
+(scheduling iterations run), sim_wall_s (wall-clock seconds of the replay), pyss (the 2007 \
+paper's statistics as pyss computes them: jobs with a 1-second estimate on 1 processor, the \
+first 1 % of jobs by finish time and every job from the first one ending after the last \
+submission are left out; avg_wait_min in minutes, avg_bsld10), breakdown (by size and by \
+length, with the share of small jobs, at most P/16 processors, and short jobs, at most 1 \
+hour, that were backfilled), skipped, never_started, malformed_lines, sanitize_dropped, \
+capped_jobs and, with --staging, staging. --jobs-csv writes one line per job: \
+job_id,submit,start,end,procs,walltime,runtime,wait,backfilled (times in seconds after the \
+trace start; backfilled 0 or 1). --report writes a self-contained HTML page (inline SVG, no \
+scripts): the summary, utilisation and queue length over time, average wait by job size and \
+a Gantt chart (--gantt-from, --gantt-to). Input notes (skipped lines, capped and skipped jobs) \
+go to standard error; on a terminal a progress line shows the share of jobs submitted.
+
+SERVED SIMULATION. --until T stops the clock T seconds after the trace start; with --serve \
+the simulation then answers the normal client commands on the socket (showq, checkjob, \
+checknode, showbf, showstart, showres, mdiag, showstats) with the cluster as it is at that \
+virtual time, dated from the trace's UnixStartTime (or --start-epoch). 'mschedctl -S [N]' \
+runs N more scheduling iterations (default 1), 'mschedctl -k' (or SIGTERM) stops it, and the \
+summary, report and job CSV asked for are written then. Submissions and job changes are \
+refused.
+
+GENERATOR. --generate OUT.swf --procs N writes a synthetic SWF workload from the Lublin & \
+Feitelson (2003) model as its reference program m_lublin99.c implements it: batch and \
+interactive jobs (--gen-batch-only: batch only), sizes from a two-stage log-uniform \
+distribution favouring powers of two, log run times hyper-gamma and correlated with size \
+(at most e^12 s, about 45 hours), log inter-arrival times gamma with a daily cycle. The \
+arrival rate is scaled (the daily cycle kept) so that the offered load, sum of run x size / \
+(N x last arrival), is --target-load. Requested times are the run time rounded up to a usual \
+limit (5 min to 48 h); users are drawn from 64. The same seed gives the same file.
+
+EXIT STATUS. 0: success. 1: the replay or writing an output failed. 2: bad arguments, an \
+unreadable or malformed input or configuration (the message names the file and line).";
+
 /// Arguments of `moab simulate`.
 #[derive(Debug, Clone, clap::Args)]
-#[command(group(clap::ArgGroup::new("input").required(true).args(["trace", "workload", "generate"])))]
+#[command(
+    about = ABOUT,
+    long_about = LONG_ABOUT,
+    group(clap::ArgGroup::new("input").required(true).args(["trace", "workload", "generate"]))
+)]
 pub struct SimulateArgs {
-    /// SWF trace to replay (plain or gzip).
+    /// SWF trace to replay (plain or gzip; see SWF TRACES).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
-    /// JSONL workload to replay (one job per line, see the arches-sim docs).
+    /// JSONL workload to replay (one job per line; see JSONL WORKLOADS).
     #[arg(long, value_name = "FILE")]
     pub workload: Option<PathBuf>,
     /// Machine size in processors (default: the --config nodes, else the
-    /// trace header's MaxProcs).
+    /// trace header's MaxProcs, else MaxNodes). With --generate: the
+    /// machine the workload is generated for (required, at least 2).
     #[arg(long, value_name = "N")]
     pub procs: Option<u32>,
-    /// Processors per node (default: one node holding every processor).
+    /// Processors per node (default: one node holding every processor, the
+    /// flat pool of trace simulators such as pyss; the last node takes the
+    /// remainder).
     #[arg(long, value_name = "K")]
     pub procs_per_node: Option<u32>,
-    /// moab.cfg to take the policy and the nodes (NODECFG) from; the flags
-    /// below override it.
+    /// moab.cfg to take the policy and the nodes (NODECFG) from; the options
+    /// below override it. Errors in it stop the simulation (exit status 2),
+    /// warnings are printed.
     #[arg(long, value_name = "moab.cfg")]
     pub config: Option<PathBuf>,
-    /// BACKFILLPOLICY: FIRSTFIT (default), BESTFIT, GREEDY, NONE.
+    /// BACKFILLPOLICY: FIRSTFIT (default), BESTFIT, GREEDY, NONE (no
+    /// backfill: FCFS).
     #[arg(long, value_name = "POLICY")]
     pub backfill: Option<BackfillPolicy>,
-    /// RESERVATIONDEPTH (default 1 = EASY); `all` reserves for every queued
-    /// job (conservative backfill).
+    /// RESERVATIONDEPTH: how many queued jobs get a reservation (default 1:
+    /// EASY backfill); `all` reserves for every queued job (conservative
+    /// backfill).
     #[arg(long, value_name = "N|all", value_parser = parse_depth)]
     pub reservation_depth: Option<u32>,
     /// RESERVATIONPOLICY: CURRENTHIGHEST (default: reservations recomputed
@@ -66,70 +170,123 @@ pub struct SimulateArgs {
     pub reservation_policy: Option<ReservationPolicy>,
     /// RUNTIMEPREDICTION: NONE (plan with the walltimes) or USERMEAN2 (plan
     /// with the mean of the user's last two run times, extended stepwise
-    /// when a job outlives it: EASY++). Default: the --config value, else NONE.
+    /// when a job outlives it; the walltime stays the kill limit). Default:
+    /// the --config value, else NONE.
     #[arg(long, value_name = "NONE|USERMEAN2")]
     pub runtime_prediction: Option<arches_config::RuntimePrediction>,
-    /// BFORDER: PRIORITY (default) or SHORTESTPREDICTEDFIRST (SJBF: backfill
-    /// candidates shortest planning duration first). Default: the --config
-    /// value, else PRIORITY.
-    #[arg(long, value_name = "PRIORITY|SHORTESTPREDICTEDFIRST")]
+    /// BFORDER: PRIORITY (default), SHORTESTPREDICTEDFIRST (SJBF: backfill
+    /// candidates shortest planning duration first) or WIDESTWINDOWFIRST
+    /// (FIRSTFIT traverses the backfill windows widest first). Default: the
+    /// --config value, else PRIORITY.
+    #[arg(long, value_name = "PRIORITY|SHORTESTPREDICTEDFIRST|WIDESTWINDOWFIRST")]
     pub bf_order: Option<arches_config::BfOrder>,
-    /// Where to write the summary JSON (`-` = stdout).
+    /// PREDICTIONCORRECTION, with USERMEAN2: STEPWISE (default: an expired
+    /// prediction is extended by 1, 5, 15, 30 minutes, 1, 2, 5, 10, 20, 50,
+    /// 100 hours past the elapsed time) or WALLTIME (the job is planned with
+    /// its walltime from then on, as pyss's EASY++). Default: the --config
+    /// value, else STEPWISE.
+    #[arg(long, value_name = "STEPWISE|WALLTIME")]
+    pub prediction_correction: Option<arches_config::PredictionCorrection>,
+    /// PREDICTIONSCOPE, with USERMEAN2: ALL (default: running and queued
+    /// jobs are planned with their prediction) or RUNNING (queued jobs keep
+    /// their walltime for reservations and backfill, so no backfilled job
+    /// can delay a reservation; predictions still order candidates under
+    /// SHORTESTPREDICTEDFIRST). Default: the --config value, else ALL.
+    #[arg(long, value_name = "ALL|RUNNING")]
+    pub prediction_scope: Option<arches_config::PredictionScope>,
+    /// Where to write the summary JSON (`-` = standard output; see OUTPUTS).
     #[arg(long, value_name = "FILE|-", default_value = "-")]
     pub summary: String,
-    /// Write one CSV line per job here.
+    /// Write one CSV line per job here (times in seconds after the trace
+    /// start).
     #[arg(long, value_name = "FILE")]
     pub jobs_csv: Option<PathBuf>,
-    /// SC'15 strong filter: drop jobs with run, processors or requested time <= 0.
+    /// SC'15 strong filter: drop jobs with run time, processors or requested
+    /// time <= 0 (counted as sanitize_dropped) and cut run times at the
+    /// request.
     #[arg(long)]
     pub sanitize: bool,
-    /// Keep only jobs numbered at least N (KTH's cleaned log: 15).
+    /// Keep only jobs numbered at least N (KTH-SP2's cleaned log: 15).
     #[arg(long, value_name = "N")]
     pub min_job_id: Option<u64>,
     /// Write a self-contained HTML report (SVG charts) here.
     #[arg(long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
-    /// Skip malformed trace lines (counted in the summary) instead of failing.
+    /// Skip malformed input lines (SWF or JSONL; counted in the summary's
+    /// `malformed_lines`) instead of failing with `file:line: what`.
     #[arg(long)]
     pub skip_malformed: bool,
-    /// Stop the clock T seconds after the trace start.
+    /// Stop the clock T seconds after the trace start (time 0 of its
+    /// submit times); without --serve the summary describes the jobs
+    /// finished by then.
     #[arg(long, value_name = "T")]
     pub until: Option<i64>,
+    /// Unix time (seconds since 1970) of the workload's time 0, for the
+    /// dates a served simulation shows and for calendar-bound policies
+    /// (SRCFG standing reservations). Default: the SWF header's
+    /// UnixStartTime, else 0.
+    #[arg(long, value_name = "EPOCH")]
+    pub start_epoch: Option<i64>,
+    /// --report: start of the Gantt chart's window, in seconds after the
+    /// trace start (default: 80 jobs around the middle of the replay; with
+    /// only --gantt-to: from the first submission).
+    #[arg(long, value_name = "T")]
+    pub gantt_from: Option<i64>,
+    /// --report: end of the Gantt chart's window, in seconds after the trace
+    /// start (with only --gantt-from: to the last job's end). The chart
+    /// shows every job waiting or running in the window, at most 500.
+    #[arg(long, value_name = "T")]
+    pub gantt_to: Option<i64>,
     /// With --until: stop the replay at T and serve the normal client API
-    /// (showq, checkjob, showbf, mschedctl -S to step, -k to stop) on the
-    /// socket, with the virtual clock as "now".
+    /// (showq, checkjob, showbf, showres, mdiag, ...) on the socket, with the
+    /// virtual clock as "now"; `mschedctl -S [N]` runs N more iterations,
+    /// `mschedctl -k` stops (see SERVED SIMULATION).
     #[arg(long, requires = "until")]
     pub serve: bool,
     /// Socket for --serve (default: MOAB_SOCKET, else <home>/moab.sock).
     #[arg(long, value_name = "PATH", requires = "serve")]
     pub socket: Option<PathBuf>,
-    /// Write a synthetic Lublin & Feitelson workload to this SWF file and exit.
+    /// Write a synthetic Lublin & Feitelson workload to this SWF file and
+    /// exit (see GENERATOR; needs --procs).
     #[arg(long, value_name = "OUT.swf")]
     pub generate: Option<PathBuf>,
     /// Generator: number of jobs.
     #[arg(long, value_name = "N", default_value = "10000")]
     pub gen_jobs: usize,
-    /// Generator: PRNG seed.
+    /// Generator: seed of the pseudo-random generator (same seed, same file).
     #[arg(long, value_name = "SEED", default_value = "1")]
     pub seed: u64,
-    /// Generator: target offered load (0 < L).
+    /// Generator: target offered load, sum of run time x processors /
+    /// (machine processors x last arrival); > 0 (above 1 overloads the
+    /// machine).
     #[arg(long, value_name = "L", default_value = "0.7")]
     pub target_load: f64,
-    /// Data staging model for the jobs' stage-in (JSONL `stagein` seconds or
-    /// `stagein_size` MB, else --stage-size): SELF (the job stages its own
-    /// data on its nodes), LOOSE or TIGHT (DATASTAGEMODEL). Prints the
-    /// compute processor-hours idle waiting for data.
+    /// Generator: batch jobs only (default: batch and interactive jobs, as
+    /// the model's reference program).
+    #[arg(long)]
+    pub gen_batch_only: bool,
+    /// Data staging model for the jobs' stage-in (JSONL `stagein` files,
+    /// `stagein_size` MB or `stagein` seconds, else --stage-size): SELF (the
+    /// job stages its own data on its nodes), LOOSE or TIGHT (DATASTAGEMODEL,
+    /// the daemon's staging decisions on a modelled storage). Prints the
+    /// allocated node-hours idle waiting for data.
     #[arg(long, value_name = "SELF|LOOSE|TIGHT", ignore_case = true)]
     pub staging: Option<crate::staging::StagingMode>,
-    /// --staging: transfer rate of one staging operation, KB/s.
+    /// --staging: transfer rate of one staging operation, in KB/s.
     #[arg(long, value_name = "KB/s", default_value = "102400")]
     pub stage_rate: f64,
-    /// --staging: simultaneous staging operations (MAXDSOP).
+    /// --staging: most staging operations at once (MAXDSOP).
     #[arg(long, value_name = "N", default_value = "4")]
     pub stage_maxdsop: u32,
-    /// --staging: stage-in size (MB) of every job without its own.
+    /// --staging: stage-in size, in MB, of every job without its own.
     #[arg(long, value_name = "MB")]
     pub stage_size: Option<u64>,
+    /// --staging: disk of the storage manager (MB; default unlimited).
+    #[arg(long, value_name = "MB")]
+    pub stage_disk: Option<u64>,
+    /// --staging: share of --stage-disk staged data may fill (TARGETUSAGE, percent).
+    #[arg(long, value_name = "PERCENT", requires = "stage_disk")]
+    pub stage_target: Option<f64>,
 }
 
 /// Runs `moab simulate`.
@@ -152,7 +309,8 @@ fn parse_depth(s: &str) -> Result<u32, String> {
     }
 }
 
-type CliResult<T> = Result<T, (u8, String)>;
+/// A result whose error carries the exit status and the message.
+pub type CliResult<T> = Result<T, (u8, String)>;
 
 fn usage<E: std::fmt::Display>(e: E) -> (u8, String) {
     (EXIT_USAGE, e.to_string())
@@ -166,18 +324,25 @@ fn failure<E: std::fmt::Display>(e: E) -> (u8, String) {
 #[derive(Debug)]
 pub struct Prepared {
     pub sim: Simulation,
+    /// The `--config` file as parsed, if any.
+    pub config: Option<arches_config::Config>,
+    /// What the outputs report besides the replay itself.
+    pub info: RunInfo,
+}
+
+/// What the input reading and the set-up found, for the outputs.
+#[derive(Debug, Clone)]
+pub struct RunInfo {
     /// Machine size in processors.
     pub procs: u32,
     /// Malformed lines skipped.
     pub malformed: usize,
     /// Jobs dropped by the sanitising filter.
     pub dropped: usize,
+    /// Trace jobs larger than the machine, capped at it.
+    pub capped: usize,
     /// "FIRSTFIT backfill, ... depth 1" for titles.
     pub title_policy: String,
-    /// The `--config` file as parsed, if any.
-    pub config: Option<arches_config::Config>,
-    /// What `--staging` did to the workload.
-    pub staging: Option<crate::staging::StagingSummary>,
 }
 
 /// Reads the input and the configuration and builds the simulation (not yet
@@ -191,22 +356,48 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     let config_procs = config_nodes
         .as_ref()
         .map(|n| n.iter().map(|n| n.procs).sum::<u32>());
+    if let (Some(from), Some(to)) = (args.gantt_from, args.gantt_to) {
+        if from >= to {
+            return Err(usage(format!(
+                "--gantt-from {from} must be before --gantt-to {to}"
+            )));
+        }
+    }
     let Loaded {
         mut jobs,
         procs,
         malformed,
         dropped,
+        capped,
+        unix_start,
     } = load(args, config_procs)?;
     let staging = args.staging.map(|mode| {
         if args.stage_rate.is_nan() || args.stage_rate <= 0.0 {
             return Err(usage("--stage-rate must be > 0"));
         }
+        if args
+            .stage_target
+            .is_some_and(|t| t.is_nan() || !(0.0..=100.0).contains(&t))
+        {
+            return Err(usage("--stage-target must be a percentage (0-100)"));
+        }
         let model = crate::staging::StorageModel {
             rate_kbps: args.stage_rate,
             max_dsop: args.stage_maxdsop.max(1),
             default_mb: args.stage_size,
+            disk_mb: args.stage_disk,
+            target_usage: args.stage_target,
         };
-        Ok(crate::staging::apply(mode, &model, &mut jobs))
+        let self_secs = if mode == crate::staging::StagingMode::SelfStaged {
+            crate::staging::apply_self(&model, &mut jobs)
+        } else {
+            // The data waits replace the `stagein` seconds' start dates.
+            for j in jobs.iter_mut() {
+                j.eligible_at = None;
+            }
+            std::collections::BTreeMap::new()
+        };
+        Ok(crate::staging::SimStaging::new(mode, model, self_secs))
     });
     let staging = staging.transpose()?;
     let nodes = match config_nodes {
@@ -241,27 +432,49 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         .or_else(|| config.as_ref().map(|c| c.bf_order))
     {
         policy.bf_shortest_first = order == arches_config::BfOrder::ShortestPredictedFirst;
+        policy.bf_widest_window_first = order == arches_config::BfOrder::WidestWindowFirst;
+    }
+    if let Some(scope) = args.prediction_scope {
+        policy.estimates_running_only = scope == arches_config::PredictionScope::Running;
     }
     let prediction = args
         .runtime_prediction
         .or_else(|| config.as_ref().map(|c| c.runtime_prediction))
         .unwrap_or(arches_config::RuntimePrediction::None);
+    let correction = args
+        .prediction_correction
+        .or_else(|| config.as_ref().map(|c| c.prediction_correction))
+        .unwrap_or(arches_config::PredictionCorrection::Stepwise);
     let title_policy = match prediction {
         arches_config::RuntimePrediction::None => title_policy,
-        p => format!("{title_policy}, run-time prediction {p}"),
+        p => format!(
+            "{title_policy}, run-time prediction {p} ({correction} correction, {} jobs)",
+            if policy.estimates_running_only {
+                "running"
+            } else {
+                "all"
+            }
+        ),
     };
     let mut sim = Simulation::new(nodes, policy, jobs);
+    sim.start_at(args.start_epoch.or(unix_start).unwrap_or(0));
+    if let Some(st) = staging {
+        sim.set_staging(st);
+    }
     sim.set_runtime_prediction(prediction);
+    sim.set_prediction_correction(correction);
     // A served simulation shows every queued job's decision.
     sim.set_full_plans(args.serve);
     Ok(Prepared {
         sim,
-        procs,
-        malformed,
-        dropped,
-        title_policy,
         config,
-        staging,
+        info: RunInfo {
+            procs,
+            malformed,
+            dropped,
+            capped,
+            title_policy,
+        },
     })
 }
 
@@ -274,67 +487,103 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
             "--serve is available only through the moab binary (moab simulate --serve)",
         ));
     }
-    let Prepared {
-        mut sim,
-        procs,
-        malformed,
-        dropped,
-        title_policy,
-        config: _,
-        staging,
-    } = prepare(args)?;
+    let Prepared { mut sim, info, .. } = prepare(args)?;
     let started = Instant::now();
-    if let Some(u) = args.until {
-        sim.run_until(u).map_err(failure)?;
-    } else {
-        let progress = std::io::stderr().is_terminal();
-        let total = sim.total_jobs();
-        while sim.step(PROGRESS_STEP).map_err(failure)? == PROGRESS_STEP {
-            if progress {
-                eprint!(
-                    "\r{:>6.2}%  {} / {} jobs submitted  t={}",
-                    100.0 * sim.submitted() as f64 / total.max(1) as f64,
-                    sim.submitted(),
-                    total,
-                    sim.now()
-                );
-            }
+    let until = args.until.map(|u| sim.origin() + u);
+    let progress = std::io::stderr().is_terminal();
+    let total = sim.total_jobs();
+    loop {
+        let done = match until {
+            Some(u) => sim.step_until(PROGRESS_STEP, u),
+            None => sim.step(PROGRESS_STEP),
+        }
+        .map_err(failure)?;
+        if done < PROGRESS_STEP {
+            break;
         }
         if progress {
-            eprintln!();
+            eprint!("\r{}", progress_line(&sim, total));
         }
     }
+    if let Some(u) = until {
+        sim.run_until(u).map_err(failure)?;
+    }
+    if progress {
+        eprintln!("\r{}", progress_line(&sim, total));
+    }
+    write_outputs(args, &info, &sim, started.elapsed().as_secs_f64())
+}
+
+/// The progress bar's text: share of the jobs submitted and the virtual time
+/// (seconds after the trace start).
+pub fn progress_line(sim: &Simulation, total: usize) -> String {
+    format!(
+        "{:>6.2}%  {} / {} jobs submitted  t={}",
+        100.0 * sim.submitted() as f64 / total.max(1) as f64,
+        sim.submitted(),
+        total,
+        sim.now() - sim.origin()
+    )
+}
+
+/// Writes what the arguments ask for — the summary (`--summary`), the
+/// report (`--report`) and the job CSV (`--jobs-csv`) — for the replay as it
+/// stands, and prints the input notes (skipped lines, capped and skipped
+/// jobs, staging) on stderr. `sim_wall_s` is the replay's wall time.
+pub fn write_outputs(
+    args: &SimulateArgs,
+    info: &RunInfo,
+    sim: &Simulation,
+    sim_wall_s: f64,
+) -> CliResult<()> {
+    let procs = info.procs;
+    let records = sim.relative_records();
     let mut summary: Summary = sim.summary();
-    summary.sim_wall_s = started.elapsed().as_secs_f64();
-    summary.malformed_lines = malformed;
-    summary.sanitize_dropped = dropped;
-    if malformed > 0 {
-        eprintln!("moab simulate: skipped {malformed} malformed trace lines");
+    summary.sim_wall_s = sim_wall_s;
+    summary.malformed_lines = info.malformed;
+    summary.sanitize_dropped = info.dropped;
+    summary.capped_jobs = info.capped;
+    if info.malformed > 0 {
+        eprintln!(
+            "moab simulate: skipped {} malformed input lines",
+            info.malformed
+        );
+    }
+    if info.capped > 0 {
+        eprintln!(
+            "moab simulate: {} job(s) asked for more than the machine's {procs} processors and were capped at {procs}",
+            info.capped
+        );
     }
     for s in &summary.skipped {
         eprintln!("moab simulate: job {} skipped: {}", s.job, s.reason);
     }
-    if let Some(st) = &staging {
-        summary.staging = Some(st.clone());
+    if let Some(st) = sim.staging_summary() {
         eprintln!(
-            "moab simulate: staging {}: {} jobs staged, {:.1} processor-hours of compute idle waiting for data, mean stage wait {:.0} s",
-            st.mode, st.staged_jobs, st.idle_proc_hours_waiting_for_data, st.mean_stage_wait_s
+            "moab simulate: staging {}: {} jobs staged, {:.1} node-hours of allocated compute idle waiting for data, mean stage wait {:.0} s, at most {} MB staged at once",
+            st.mode, st.staged_jobs, st.idle_node_hours_waiting_for_data, st.mean_stage_wait_s, st.peak_staged_mb
         );
+        summary.staging = Some(st);
     }
     write_summary(&args.summary, &summary)?;
     if let Some(path) = &args.report {
         let input = args.trace.as_ref().or(args.workload.as_ref());
         let title = format!(
-            "Arches simulation: {} on {procs} processors ({title_policy})",
+            "Arches simulation: {} on {procs} processors ({})",
             input.map_or_else(String::new, |p| p.display().to_string()),
+            info.title_policy
         );
-        let html = crate::report::render(&title, &summary, sim.records());
+        let window = crate::report::GanttWindow {
+            from: args.gantt_from,
+            to: args.gantt_to,
+        };
+        let html = crate::report::render(&title, &summary, &records, window);
         std::fs::write(path, html).map_err(|e| failure(format!("{}: {e}", path.display())))?;
     }
     if let Some(path) = &args.jobs_csv {
         let f = File::create(path).map_err(|e| failure(format!("{}: {e}", path.display())))?;
         let mut w = BufWriter::new(f);
-        write_jobs_csv(sim.records(), &mut w)
+        write_jobs_csv(&records, &mut w)
             .and_then(|()| w.flush())
             .map_err(|e| failure(format!("{}: {e}", path.display())))?;
     }
@@ -349,6 +598,10 @@ struct Loaded {
     malformed: usize,
     /// Jobs dropped by the sanitising filter.
     dropped: usize,
+    /// Trace jobs larger than the machine, capped at it.
+    capped: usize,
+    /// The SWF header's UnixStartTime.
+    unix_start: Option<i64>,
 }
 
 /// Reads moab.cfg; errors are fatal, warnings are printed.
@@ -378,39 +631,55 @@ fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
             .or(config_procs)
             .or(trace.header.max_procs)
             .or(trace.header.max_nodes)
-            .filter(|p| *p > 0)
-            .ok_or_else(|| {
-                usage(format!(
+            .filter(|p| *p > 0);
+        let procs = match procs {
+            Some(p) => p,
+            // Nothing to replay: the empty summary, whatever the machine.
+            None if trace.records.is_empty() => 0,
+            None => {
+                return Err(usage(format!(
                     "{}: the header gives no MaxProcs; pass --procs",
                     path.display()
-                ))
-            })?;
-        let (jobs, dropped) = to_jobs(&trace.records, procs, &opts);
+                )))
+            }
+        };
+        let converted = to_jobs(&trace.records, procs, &opts);
         return Ok(Loaded {
-            jobs,
+            jobs: converted.jobs,
             procs,
             malformed: trace.malformed,
-            dropped,
+            dropped: converted.dropped,
+            capped: converted.capped,
+            unix_start: trace.header.unix_start_time,
         });
     }
     let path = args
         .workload
         .as_ref()
         .ok_or_else(|| usage("give --trace, --workload or --generate"))?;
-    let mut jobs = read_jsonl(path).map_err(usage)?;
+    let Workload {
+        mut jobs,
+        malformed,
+    } = read_jsonl(path, args.skip_malformed).map_err(usage)?;
     if let Some(m) = args.min_job_id {
         jobs.retain(|j| j.id >= m);
     }
-    let procs = args
-        .procs
-        .or(config_procs)
-        .filter(|p| *p > 0)
-        .ok_or_else(|| usage("a JSONL workload needs --procs N or --config with NODECFG"))?;
+    let procs = match args.procs.or(config_procs).filter(|p| *p > 0) {
+        Some(p) => p,
+        None if jobs.is_empty() => 0,
+        None => {
+            return Err(usage(
+                "a JSONL workload needs --procs N or --config with NODECFG",
+            ))
+        }
+    };
     Ok(Loaded {
         jobs,
         procs,
-        malformed: 0,
+        malformed,
         dropped: 0,
+        capped: 0,
+        unix_start: None,
     })
 }
 
@@ -439,6 +708,7 @@ fn run_generate(args: &SimulateArgs, out: &PathBuf) -> CliResult<()> {
         machine_procs: procs,
         target_load: args.target_load,
         seed: args.seed,
+        interactive: !args.gen_batch_only,
     };
     let text = generate(&params).map_err(usage)?;
     std::fs::write(out, text).map_err(|e| failure(format!("{}: {e}", out.display())))
@@ -521,6 +791,181 @@ mod tests {
         let csv = std::fs::read_to_string(&csv).unwrap();
         assert_eq!(csv.lines().nth(2), Some("2,5,50,150,8,100,100,45,0"));
         assert!(std::fs::read_to_string(&report).unwrap().contains("<svg"));
+    }
+
+    /// Runs `moab simulate ARGS --summary FILE` and returns the summary.
+    fn summary_of(dir: &std::path::Path, argv: &[&str]) -> serde_json::Value {
+        let summary = dir.join("s.json");
+        let mut all = argv.to_vec();
+        all.extend_from_slice(&["--summary", summary.to_str().unwrap()]);
+        run(&parse(&all).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn jobs_larger_than_the_machine_are_capped_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let swf = dir.path().join("t.swf");
+        std::fs::write(
+            &swf,
+            "; MaxProcs: 16\n\
+             1 0 -1 100 16 -1 -1 16 200 -1 1 1 1 -1 1 -1 -1 -1\n\
+             2 5 -1 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1\n\
+             3 9 -1 100 12 -1 -1 12 200 -1 1 1 1 -1 1 -1 -1 -1\n",
+        )
+        .unwrap();
+        let trace = swf.to_str().unwrap();
+        let s = summary_of(dir.path(), &["--trace", trace, "--procs", "8"]);
+        assert_eq!(
+            (s["jobs"].as_u64(), s["capped_jobs"].as_u64()),
+            (Some(3), Some(2))
+        );
+        assert_eq!(s["skipped"].as_array().map(Vec::len), Some(0));
+        let s = summary_of(dir.path(), &["--trace", trace]);
+        assert_eq!(
+            s["capped_jobs"], 0,
+            "the header's 16 processors hold them all"
+        );
+    }
+
+    #[test]
+    fn skip_malformed_applies_to_jsonl_workloads() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().join("w.jsonl");
+        std::fs::write(
+            &w,
+            "{\"id\":1,\"submit\":0,\"procs\":4,\"walltime\":100,\"runtime\":50}\n\
+             {\"id\":2,\"submit\":1,\"procs\":0,\"walltime\":100,\"runtime\":50}\n\
+             {oops\n\
+             {\"id\":3,\"submit\":2,\"procs\":2,\"walltime\":100,\"runtime\":50}\n",
+        )
+        .unwrap();
+        let wl = w.to_str().unwrap();
+        let strict = parse(&["--workload", wl, "--procs", "8"]).unwrap();
+        let e = run(&strict).unwrap_err();
+        assert_eq!(e.0, EXIT_USAGE);
+        assert!(e.1.contains("w.jsonl:2:"), "{}", e.1);
+        let s = summary_of(
+            dir.path(),
+            &["--workload", wl, "--procs", "8", "--skip-malformed"],
+        );
+        assert_eq!(
+            (s["jobs"].as_u64(), s["malformed_lines"].as_u64()),
+            (Some(2), Some(2))
+        );
+    }
+
+    #[test]
+    fn an_empty_input_gives_the_empty_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let swf = dir.path().join("empty.swf");
+        std::fs::write(&swf, "").unwrap();
+        // No header, no --procs: nothing to replay is not an error.
+        let s = summary_of(dir.path(), &["--trace", swf.to_str().unwrap()]);
+        assert_eq!(
+            (s["jobs"].as_u64(), s["makespan_s"].as_u64()),
+            (Some(0), Some(0))
+        );
+        assert_eq!(s["avg_wait_s"], 0.0);
+        std::fs::write(&swf, "; Note: only comments\n\n").unwrap();
+        let s = summary_of(dir.path(), &["--trace", swf.to_str().unwrap()]);
+        assert_eq!(s["jobs"], 0);
+        let w = dir.path().join("empty.jsonl");
+        std::fs::write(&w, "# nothing\n").unwrap();
+        let s = summary_of(dir.path(), &["--workload", w.to_str().unwrap()]);
+        assert_eq!(s["jobs"], 0);
+        // With a job but no machine size it stays an error.
+        std::fs::write(&swf, "1 0 -1 100 16 -1 -1 16 200 -1 1 1 1 -1 1 -1 -1 -1\n").unwrap();
+        let e = run(&parse(&["--trace", swf.to_str().unwrap()]).unwrap()).unwrap_err();
+        assert!(e.1.contains("gives no MaxProcs"), "{}", e.1);
+    }
+
+    #[test]
+    fn jsonl_dependencies_hold_jobs_until_their_parents_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().join("w.jsonl");
+        // Room for everything at t=0, but 2 waits for 1 (afterok), 3 for 2
+        // (afterany), 4 for both 1 and 3, and 5 for a job not in the
+        // workload (it never starts).
+        std::fs::write(
+            &w,
+            "{\"id\":1,\"submit\":0,\"procs\":1,\"walltime\":100,\"runtime\":100}\n\
+             {\"id\":2,\"submit\":0,\"procs\":1,\"walltime\":100,\"runtime\":30,\"depend\":\"afterok:1\"}\n\
+             {\"id\":3,\"submit\":5,\"procs\":1,\"walltime\":100,\"runtime\":20,\"depend\":\"afterany:2\"}\n\
+             {\"id\":4,\"submit\":5,\"procs\":1,\"walltime\":100,\"runtime\":10,\"depend\":\"afterok:1:3\"}\n\
+             {\"id\":5,\"submit\":5,\"procs\":1,\"walltime\":100,\"runtime\":10,\"depend\":\"afterok:99\"}\n\
+             {\"id\":6,\"submit\":5,\"procs\":1,\"walltime\":100,\"runtime\":10}\n",
+        )
+        .unwrap();
+        let csv = dir.path().join("j.csv");
+        let s = summary_of(
+            dir.path(),
+            &[
+                "--workload",
+                w.to_str().unwrap(),
+                "--procs",
+                "8",
+                "--jobs-csv",
+                csv.to_str().unwrap(),
+            ],
+        );
+        let starts: Vec<(u64, i64)> = std::fs::read_to_string(&csv)
+            .unwrap()
+            .lines()
+            .skip(1)
+            .map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                (f[0].parse().unwrap(), f[2].parse().unwrap())
+            })
+            .collect();
+        assert_eq!(starts, vec![(1, 0), (2, 100), (3, 130), (4, 150), (6, 5)]);
+        assert_eq!(s["never_started"], serde_json::json!([5]), "{s}");
+    }
+
+    #[test]
+    fn gantt_window_options_reach_the_report() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().join("w.jsonl");
+        let mut text = String::new();
+        for i in 1..=50 {
+            text.push_str(&format!(
+                "{{\"id\":{i},\"submit\":{},\"procs\":1,\"walltime\":100,\"runtime\":100}}\n",
+                i * 100
+            ));
+        }
+        std::fs::write(&w, text).unwrap();
+        let report = dir.path().join("r.html");
+        let argv = |from: &str, to: &str| {
+            vec![
+                "--workload".to_string(),
+                w.display().to_string(),
+                "--procs".into(),
+                "4".into(),
+                "--summary".into(),
+                dir.path().join("s.json").display().to_string(),
+                "--report".into(),
+                report.display().to_string(),
+                "--gantt-from".into(),
+                from.into(),
+                "--gantt-to".into(),
+                to.into(),
+            ]
+        };
+        let a = argv("1000", "1250");
+        run(&parse(&a.iter().map(String::as_str).collect::<Vec<_>>()).unwrap()).unwrap();
+        let html = std::fs::read_to_string(&report).unwrap();
+        assert!(html.contains("Gantt chart: t=1000 s to t=1250 s"), "{html}");
+        // Jobs 10 (1000..1100), 11 and 12 (1200..1300); job 9 ends at 1000.
+        assert!(html.contains("3 jobs waiting or running in the window"));
+        let bad = argv("500", "500");
+        let e =
+            run(&parse(&bad.iter().map(String::as_str).collect::<Vec<_>>()).unwrap()).unwrap_err();
+        assert_eq!(e.0, EXIT_USAGE);
+        assert!(
+            e.1.contains("--gantt-from 500 must be before --gantt-to 500"),
+            "{}",
+            e.1
+        );
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub mod staging;
 pub mod swf;
 pub mod workload;
 
-pub use cli::{main, prepare, Prepared, SimulateArgs};
+pub use cli::{main, prepare, write_outputs, Prepared, RunInfo, SimulateArgs};
 pub use metrics::{summarize, JobRecord, Summary};
 pub use run::{machine, SimError, Simulation};
 pub use workload::SimJob;

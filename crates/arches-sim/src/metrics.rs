@@ -2,12 +2,15 @@
 //!
 //! - wait = start − submit (s);
 //! - bounded slowdown (10 s threshold) = max(1, (wait + run) / max(run, 10));
-//! - utilization = Σ(run × procs) / (P × makespan), makespan = last end −
-//!   first submit;
+//! - utilization = Σ(busy × procs) / (P × makespan), makespan = last end −
+//!   first submit; busy is the time a job's processors were in use (its run
+//!   less the time it spent suspended; with preemption the summary adds the
+//!   runs that were interrupted by a requeue, checkpoint or cancel);
 //! - "all jobs" averages over every simulated job; the pyss-style statistics
-//!   (Tsafrir, Etsion & Feitelson 2007) drop the 1-second placeholder jobs,
-//!   the first 1 % of jobs in finish order (warm-up) and every job finishing
-//!   after the first job that ends after the last submission (cool-down).
+//!   (Tsafrir, Etsion & Feitelson 2007) are [`pyss_stats`]: pyss's own
+//!   computation, which drops jobs with a 1-second estimate on 1 processor,
+//!   the first 1 % of jobs in finish order (warm-up) and every job from the
+//!   first one finishing after the last submission on (cool-down).
 //!
 //! The breakdown splits jobs by size (processors) and by length (run time):
 //! a job is *small* when it uses at most 1/16 of the machine and *short* when
@@ -37,7 +40,8 @@ pub struct JobRecord {
     /// True run time as replayed (already cut at the walltime).
     pub runtime: Secs,
     pub backfilled: bool,
-    pub placeholder: bool,
+    /// Time spent suspended between start and end (its processors free).
+    pub suspended: Secs,
 }
 
 impl JobRecord {
@@ -48,6 +52,11 @@ impl JobRecord {
     /// Time actually run (end − start).
     pub fn run(&self) -> Secs {
         self.end - self.start
+    }
+
+    /// Time its processors were in use: the run less suspensions.
+    pub fn busy(&self) -> Secs {
+        (self.run() - self.suspended).max(0)
     }
 
     /// Bounded slowdown with a 10 s threshold.
@@ -118,16 +127,24 @@ pub struct Summary {
     pub makespan_s: Secs,
     pub backfilled_jobs: usize,
     /// Preemptions carried out (a job preempted twice counts twice).
+    pub preemptions: usize,
+    /// Distinct jobs preempted at least once.
     pub preempted_jobs: usize,
-    /// Of those, jobs cancelled (PREEMPTPOLICY CANCEL or no other method).
+    /// Of the preemptions, jobs cancelled (PREEMPTPOLICY CANCEL or no other
+    /// method).
     pub preempt_cancelled: usize,
-    /// Processor-seconds of work lost by requeued, checkpointed (the
-    /// simulator restarts them from the beginning) or cancelled jobs;
-    /// suspensions lose none.
+    /// Processor-seconds of work lost by requeued or cancelled jobs (they
+    /// start over or never finish). Suspensions lose none, and neither do
+    /// checkpoints: a checkpointed job restarts from the point it was
+    /// checkpointed and runs only what was left (the restart overhead is not
+    /// modelled).
     pub preempt_lost_proc_s: f64,
-    /// Jobs that started by preempting others, and their average wait.
+    /// Jobs with the PREEMPTOR attribute that finished, and their average
+    /// wait (whether they had to preempt or not).
     pub preemptor_jobs: usize,
     pub preemptor_avg_wait_s: f64,
+    /// Of those, the jobs that preempted others.
+    pub preemptors_preempting: usize,
     pub iterations: u64,
     pub sim_wall_s: f64,
     /// pyss-style statistics (wait in minutes, as the 2007 paper prints it).
@@ -137,8 +154,11 @@ pub struct Summary {
     pub skipped: Vec<SkippedEntry>,
     /// Jobs still queued when no event was left (they could never start).
     pub never_started: Vec<JobId>,
-    /// Malformed trace lines skipped (`--skip-malformed`).
+    /// Malformed input lines skipped (`--skip-malformed`).
     pub malformed_lines: usize,
+    /// Trace jobs asking for more processors than the machine has, capped
+    /// at the machine size (pyss's convention) and replayed.
+    pub capped_jobs: usize,
     /// Trace jobs dropped by `--sanitize`.
     pub sanitize_dropped: usize,
     /// `--staging`: the model and the compute idle waiting for data.
@@ -181,7 +201,7 @@ pub fn summarize(records: &[JobRecord], machine_procs: u32) -> Summary {
     s.makespan_s = last_end - first_submit;
     let work: f64 = records
         .iter()
-        .map(|r| r.run() as f64 * f64::from(r.procs))
+        .map(|r| r.busy() as f64 * f64::from(r.procs))
         .sum();
     if s.makespan_s > 0 && machine_procs > 0 {
         s.utilization = work / (f64::from(machine_procs) * s.makespan_s as f64);
@@ -191,22 +211,35 @@ pub fn summarize(records: &[JobRecord], machine_procs: u32) -> Summary {
     s
 }
 
-/// pyss-style statistics over records in finish order.
+/// pyss-style statistics over records in finish order, computed exactly as
+/// pyss's `print_statistics` does: jobs are walked in finish order (stable,
+/// so equal finish times keep the order they finished in); a *tiny* job (a
+/// 1-second estimate on 1 processor — the placeholders, and genuine 1-second
+/// serial jobs) is skipped and no longer counted in the job total; a job
+/// whose position (tiny ones included) is within the first 1 % of that
+/// shrinking total is skipped as warm-up (only with at least 100 jobs); the
+/// walk stops at the first job finishing after the last submission
+/// (cool-down).
 pub fn pyss_stats(records: &[JobRecord]) -> PyssStats {
     let mut by_finish: Vec<&JobRecord> = records.iter().collect();
     by_finish.sort_by_key(|r| r.end);
     let last_submit = records.iter().map(|r| r.submit).max().unwrap_or(0);
-    let warmup = records.len() / 100;
-    let cooldown = by_finish
-        .iter()
-        .position(|r| r.end > last_submit)
-        .unwrap_or(by_finish.len().saturating_sub(1));
-    let kept = by_finish
-        .iter()
-        .enumerate()
-        .filter(|(i, r)| *i >= warmup && *i <= cooldown && !r.placeholder)
-        .map(|(_, r)| *r);
-    let a = Averages::of(kept);
+    let mut size = records.len();
+    let mut kept = Vec::with_capacity(size);
+    for (i, r) in by_finish.into_iter().enumerate() {
+        if r.walltime == 1 && r.procs == 1 {
+            size -= 1;
+            continue;
+        }
+        if size >= 100 && i < size / 100 {
+            continue;
+        }
+        if r.end > last_submit {
+            break;
+        }
+        kept.push(r);
+    }
+    let a = Averages::of(kept.into_iter());
     PyssStats {
         jobs: a.jobs,
         avg_wait_min: a.avg_wait_s / 60.0,
@@ -323,7 +356,7 @@ mod tests {
             walltime: run,
             runtime: run,
             backfilled: false,
-            placeholder: false,
+            suspended: 0,
         }
     }
 
@@ -348,16 +381,32 @@ mod tests {
     }
 
     #[test]
-    fn pyss_style_drops_warmup_cooldown_and_placeholders() {
+    fn pyss_style_drops_warmup_cooldown_and_tiny_jobs_as_pyss_does() {
         // 200 jobs submitted at t = i, each waits i seconds and runs 10 s.
         let mut rs: Vec<JobRecord> = (0..200)
             .map(|i| rec(i + 1, i as i64, 2 * i as i64, 10, 1))
             .collect();
-        rs[50].placeholder = true;
-        let p = pyss_stats(&rs);
-        // Warm-up: first 2 in finish order. Last submit 199; first end > 199
-        // is job with 2i + 10 > 199 → i = 95; keep indices 2..=95 minus one placeholder.
-        assert_eq!(p.jobs, 93);
+        // Warm-up: the first 2 in finish order. Last submit 199; the first
+        // end > 199 is job i with 2i + 10 > 199 → i = 95, excluded: 2..=94.
+        assert_eq!(pyss_stats(&rs).jobs, 93);
+        // A tiny job (1 s estimate, 1 processor) is not counted; a 1-second
+        // job on 2 processors is.
+        rs[50].walltime = 1;
+        assert_eq!(pyss_stats(&rs).jobs, 92);
+        rs[60].walltime = 1;
+        rs[60].procs = 2;
+        assert_eq!(pyss_stats(&rs).jobs, 92);
+        // Tiny jobs shrink the total the 1 % is taken of but count in the
+        // position: 101 jobs, the first to finish tiny, leave a total of 100
+        // and a warm-up of 1 position, which the tiny job has used up.
+        let mut hundred: Vec<JobRecord> = (0..100)
+            .map(|i| rec(i + 1, i as i64, i as i64 + 1000, 10, 1))
+            .collect();
+        hundred.push(rec(101, 5000, 5000, 10, 1));
+        hundred[0].walltime = 1;
+        let p = pyss_stats(&hundred);
+        // Kept: the 99 others finishing by the last submission (5000).
+        assert_eq!(p.jobs, 99, "{p:?}");
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! Run-time prediction for planning (Tsafrir, Etsion & Feitelson 2007,
 //! "EASY++"): `RUNTIMEPREDICTION USERMEAN2` predicts a job's run time as the
-//! mean of the same user's last two completed run times (the walltime when
-//! the user has no history), never above the walltime. When a running job
-//! outlives its prediction the prediction is extended stepwise (+1 min, 5,
-//! 15, 30 min, 1, 2, 5, 10, 20, 50, 100 h past the elapsed time), capped at
-//! the walltime. The walltime stays the kill limit: predictions only go to
-//! `Job::estimate`, which the core plans with.
+//! mean of the same user's last two completed run times, rounded down, at
+//! least 1 s and never above the walltime — as pyss's EASY++ does, only once
+//! the user has two completed jobs (the walltime before). When a running job
+//! outlives its prediction (`PREDICTIONCORRECTION`), the prediction is
+//! extended stepwise (`STEPWISE`: +1 min, 5, 15, 30 min, 1, 2, 5, 10, 20, 50,
+//! 100 h past the elapsed time, capped at the walltime) or replaced by the
+//! walltime (`WALLTIME`, pyss's EASY++ correction). The walltime stays the
+//! kill limit: predictions only go to `Job::estimate`, which the core plans
+//! with (`PREDICTIONSCOPE RUNNING` restricts that to running jobs).
 //!
 //! A queued job's prediction is refreshed whenever its user's history
 //! changes (pyss and the paper compute predictions at decision time, with the
@@ -13,11 +16,16 @@
 //!
 //! This is driver-side logic shared by the simulator loop
 //! ([`crate::run::Simulation`]) and the daemon: both call [`Predictor`] at
-//! submission, at completion and before each scheduling iteration.
+//! submission, at completion and before each scheduling iteration. The
+//! daemon keeps the history across restarts: it saves
+//! [`Predictor::history_update`] in the store's metadata with the
+//! completions that changed it (one commit), and at start-up
+//! [`Predictor::rebuild`] restores it and folds in the stored completed jobs
+//! that ended after it was saved (or all of them, when nothing was saved).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use arches_config::RuntimePrediction;
+use arches_config::{PredictionCorrection, RuntimePrediction};
 use arches_core::{JobId, JobState, Secs, State, Time};
 
 /// The stepwise extensions of an expired prediction, in seconds.
@@ -39,12 +47,38 @@ pub const EXTENSIONS: [Secs; 11] = [
 #[derive(Debug, Clone, Default)]
 pub struct Predictor {
     enabled: bool,
+    /// What an expired prediction becomes (`PREDICTIONCORRECTION`).
+    correction: Correction,
     /// The user's last two completed run times, most recent last.
     history: BTreeMap<String, Vec<Secs>>,
     /// How many times a job's prediction was extended.
     extended: BTreeMap<JobId, usize>,
     /// Users whose history changed since the last [`Predictor::corrections`].
     changed: BTreeSet<String>,
+    /// The history changed since the last [`Predictor::history_update`].
+    unsaved: bool,
+}
+
+/// What an expired prediction becomes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Correction {
+    /// Extended stepwise ([`EXTENSIONS`]).
+    #[default]
+    Stepwise,
+    /// The walltime.
+    Walltime,
+}
+
+/// Store metadata key of the saved history ([`Predictor::history_update`]).
+pub const HISTORY_META_KEY: &str = "runtime_history";
+
+/// The saved form of the history.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct SavedHistory {
+    /// Completions up to this time are in `users`.
+    at: Time,
+    /// Each user's last two run times, most recent last.
+    users: BTreeMap<String, Vec<Secs>>,
 }
 
 impl Predictor {
@@ -54,6 +88,14 @@ impl Predictor {
             enabled: kind == RuntimePrediction::UserMean2,
             ..Predictor::default()
         }
+    }
+
+    /// Sets what an expired prediction becomes (`PREDICTIONCORRECTION`).
+    pub fn set_correction(&mut self, correction: PredictionCorrection) {
+        self.correction = match correction {
+            PredictionCorrection::Stepwise => Correction::Stepwise,
+            PredictionCorrection::Walltime => Correction::Walltime,
+        };
     }
 
     /// Whether predictions are made at all (`USERMEAN2`).
@@ -67,8 +109,8 @@ impl Predictor {
         if !self.enabled {
             return None;
         }
-        let past = self.history.get(user).filter(|h| !h.is_empty())?;
-        let mean = (past.iter().sum::<Secs>() + past.len() as Secs - 1) / past.len() as Secs;
+        let past = self.history.get(user).filter(|h| h.len() == 2)?;
+        let mean = (past[0] + past[1]) / 2;
         let mean = mean.max(1);
         Some(walltime.map_or(mean, |w| mean.min(w)))
     }
@@ -80,11 +122,67 @@ impl Predictor {
             return;
         }
         self.changed.insert(user.to_string());
+        self.unsaved = true;
         let h = self.history.entry(user.to_string()).or_default();
         h.push(runtime.max(0));
         if h.len() > 2 {
             h.remove(0);
         }
+    }
+
+    /// The history to save (JSON) when it changed since the last call;
+    /// `now` is the time of the completions it includes.
+    pub fn history_update(&mut self, now: Time) -> Option<String> {
+        if !self.unsaved {
+            return None;
+        }
+        self.unsaved = false;
+        let saved = SavedHistory {
+            at: now,
+            users: self.history.clone(),
+        };
+        serde_json::to_string(&saved).ok()
+    }
+
+    /// Rebuilds the history at start-up: the saved history (`saved`, from
+    /// [`Predictor::history_update`]; ignored when unreadable) and then,
+    /// in completion order, every job of `state` that ran and exited (not
+    /// cancelled) after it was saved — all of them when nothing was saved.
+    /// Queued jobs' predictions are refreshed at the next
+    /// [`Predictor::corrections`]. Returns how many completed jobs were
+    /// folded in.
+    pub fn rebuild(&mut self, state: &State, saved: Option<&str>) -> usize {
+        if !self.enabled {
+            return 0;
+        }
+        let saved = saved.and_then(|s| serde_json::from_str::<SavedHistory>(s).ok());
+        let since = saved.as_ref().map_or(Time::MIN, |s| s.at);
+        if let Some(s) = saved {
+            self.history = s.users;
+        }
+        let mut done: Vec<(Time, JobId, &str, Secs)> = state
+            .jobs()
+            .filter(|j| j.state.is_finished())
+            .filter_map(|j| {
+                let c = j.completion?;
+                let run = j.run.as_ref()?;
+                let exited = matches!(c.code, arches_core::CompletionCode::Exit(_));
+                (exited && c.time > since).then_some((
+                    c.time,
+                    j.id,
+                    j.cred.user.as_str(),
+                    (c.time - run.start_time).max(0),
+                ))
+            })
+            .collect();
+        done.sort_unstable();
+        let folded = done.len();
+        for (_, job, user, ran) in done {
+            self.completed(job, user, ran);
+        }
+        self.changed.extend(self.history.keys().cloned());
+        self.unsaved = folded > 0;
+        folded
     }
 
     /// The corrected estimate of a job running since `start` whose estimate
@@ -107,7 +205,12 @@ impl Predictor {
         let step = EXTENSIONS[(*n).min(EXTENSIONS.len() - 1)];
         *n += 1;
         let next = (elapsed + step).max(estimate + 1);
-        Some(walltime.map_or(next, |w| next.min(w)))
+        match (self.correction, walltime) {
+            (Correction::Walltime, Some(w)) => Some(w),
+            // Without a walltime there is nothing else to plan with.
+            (_, None) => Some(next),
+            (Correction::Stepwise, Some(w)) => Some(next.min(w)),
+        }
     }
 }
 
@@ -172,15 +275,37 @@ mod tests {
     fn no_history_plans_with_the_walltime_then_the_mean_of_the_last_two() {
         let mut p = Predictor::new(RuntimePrediction::UserMean2);
         assert_eq!(p.predict("alice", Some(3600)), None);
+        // One completed job is not yet "the last two" (pyss waits for two).
         p.completed(1, "alice", 100);
-        assert_eq!(p.predict("alice", Some(3600)), Some(100));
-        p.completed(2, "alice", 300);
-        assert_eq!(p.predict("alice", Some(3600)), Some(200));
+        assert_eq!(p.predict("alice", Some(3600)), None);
+        p.completed(2, "alice", 301);
+        assert_eq!(p.predict("alice", Some(3600)), Some(200), "rounded down");
         p.completed(3, "alice", 1000);
         assert_eq!(p.predict("alice", Some(3600)), Some(650));
-        // Never above the walltime; other users are separate.
+        // Never above the walltime, at least 1 s; other users are separate.
         assert_eq!(p.predict("alice", Some(500)), Some(500));
-        assert_eq!(p.predict("bob", Some(500)), None);
+        p.completed(4, "bob", 0);
+        p.completed(5, "bob", 1);
+        assert_eq!(p.predict("bob", Some(500)), Some(1));
+        assert_eq!(p.predict("carol", Some(500)), None);
+    }
+
+    #[test]
+    fn walltime_correction_plans_with_the_walltime_once_a_prediction_expires() {
+        let mut p = Predictor::new(RuntimePrediction::UserMean2);
+        p.set_correction(PredictionCorrection::Walltime);
+        assert_eq!(p.correction(7, 1000, Some(100), Some(10_000), 1099), None);
+        assert_eq!(
+            p.correction(7, 1000, Some(100), Some(10_000), 1100),
+            Some(10_000)
+        );
+        // At the walltime: nothing more to correct.
+        assert_eq!(
+            p.correction(7, 1000, Some(10_000), Some(10_000), 11_000),
+            None
+        );
+        // No walltime: extended stepwise (nothing else to plan with).
+        assert_eq!(p.correction(8, 0, Some(10), None, 10), Some(70));
     }
 
     #[test]
@@ -258,11 +383,127 @@ mod tests {
             c.into_iter().filter(|(j, _)| *j == 3).collect()
         };
         p.completed(9, "u", 40);
-        assert_eq!(idle_ones(p.corrections(&state, 160)), vec![(3, 40)]);
+        assert_eq!(idle_ones(p.corrections(&state, 160)), vec![], "one job");
+        p.completed(11, "u", 60);
+        assert_eq!(idle_ones(p.corrections(&state, 160)), vec![(3, 50)]);
         assert_eq!(idle_ones(p.corrections(&state, 170)), vec![]);
         // Another user's history does not touch it.
         p.completed(10, "v", 7);
         assert_eq!(idle_ones(p.corrections(&state, 180)), vec![]);
+    }
+
+    /// A state with finished jobs (id, user, start, end, exited) and one
+    /// queued job of alice.
+    fn finished_state(jobs: &[(JobId, &str, Time, Time, bool)]) -> State {
+        use arches_core::{Alloc, CompletionCode, Event, Job, Node, Request, StartKind};
+        let mut state = State::new(vec![Node::new("n1", 4, 0)]);
+        for &(id, user, start, end, exited) in jobs {
+            let j = Job::new(id, user, Request::procs(1), Some(5000), 0);
+            state.apply(Event::Submit(Box::new(j)), 0).unwrap();
+            let alloc = vec![Alloc {
+                node: 0,
+                tasks: 1,
+                procs: 1,
+                mem_mb: 0,
+            }];
+            let kind = StartKind::Priority;
+            state
+                .apply(
+                    Event::Start {
+                        job: id,
+                        alloc,
+                        kind,
+                    },
+                    start,
+                )
+                .unwrap();
+            let code = if exited {
+                CompletionCode::Exit(0)
+            } else {
+                CompletionCode::Cancelled
+            };
+            state.apply(Event::Finish { job: id, code }, end).unwrap();
+        }
+        let queued = Job::new(100, "alice", Request::procs(1), Some(5000), 0);
+        state.apply(Event::Submit(Box::new(queued)), 0).unwrap();
+        state
+    }
+
+    #[test]
+    fn history_is_rebuilt_from_completed_jobs_and_the_saved_history() {
+        let state = finished_state(&[
+            (1, "alice", 0, 100, true),
+            (2, "alice", 50, 350, true),
+            (3, "alice", 400, 410, false), // cancelled: not history
+            (4, "bob", 0, 40, true),
+        ]);
+        // Nothing saved: every completed job, in completion order.
+        let mut p = Predictor::new(RuntimePrediction::UserMean2);
+        assert_eq!(p.rebuild(&state, None), 3);
+        assert_eq!(p.predict("alice", Some(3600)), Some(200));
+        assert_eq!(p.predict("bob", Some(3600)), None, "one job");
+        // The queued job's prediction is refreshed at the next iteration.
+        assert_eq!(p.corrections(&state, 500), vec![(100, 200)]);
+        // Saved at t=120 (alice: 100, 20): only job 2 (ended 350) is newer.
+        let saved = r#"{"at":120,"users":{"alice":[100,20],"carol":[7,9]}}"#;
+        let mut p = Predictor::new(RuntimePrediction::UserMean2);
+        assert_eq!(p.rebuild(&state, Some(saved)), 1);
+        assert_eq!(p.predict("alice", Some(3600)), Some(160));
+        assert_eq!(p.predict("carol", Some(3600)), Some(8));
+        assert_eq!(p.predict("bob", Some(3600)), None, "ended before the save");
+        // What it saves round-trips.
+        let text = p.history_update(600).expect("changed");
+        assert_eq!(p.history_update(600), None, "saved once");
+        let mut q = Predictor::new(RuntimePrediction::UserMean2);
+        assert_eq!(q.rebuild(&state, Some(&text)), 0);
+        assert_eq!(q.predict("alice", Some(3600)), Some(160));
+        // Off: nothing rebuilt.
+        let mut off = Predictor::new(RuntimePrediction::None);
+        assert_eq!(off.rebuild(&state, None), 0);
+        assert_eq!(off.history_update(600), None);
+    }
+
+    /// Start of job 4 (4 processors, waiting for job 3) when carol's job 5,
+    /// predicted 10 s from her history but running 300 s, is a candidate to
+    /// backfill beside job 3.
+    fn reserved_start(scope_running: bool, correction: PredictionCorrection) -> Time {
+        use crate::{machine, SimJob, Simulation};
+        let job = |id, submit, procs, wall, run, user: &str| {
+            let mut j = SimJob::new(id, submit, procs, wall, run);
+            j.user = user.to_string();
+            j
+        };
+        let jobs = vec![
+            job(1, 0, 1, 1000, 10, "carol"),
+            job(2, 10, 1, 1000, 10, "carol"),
+            job(3, 20, 3, 100, 100, "dave"),
+            job(4, 21, 4, 100, 100, "bob"),
+            job(5, 22, 1, 500, 300, "carol"),
+        ];
+        let policy = arches_core::Policy {
+            estimates_running_only: scope_running,
+            ..arches_core::Policy::default()
+        };
+        let mut sim = Simulation::new(machine(4, 4), policy, jobs);
+        sim.set_runtime_prediction(RuntimePrediction::UserMean2);
+        sim.set_prediction_correction(correction);
+        sim.run().expect("replay");
+        sim.records()
+            .iter()
+            .find(|r| r.id == 4)
+            .expect("job 4")
+            .start
+    }
+
+    #[test]
+    fn prediction_scope_running_keeps_backfill_from_delaying_a_reservation() {
+        // ALL: job 5 is planned to end at 32, backfills at 22, outlives its
+        // prediction and holds a processor until 322: job 4 starts then.
+        assert_eq!(reserved_start(false, PredictionCorrection::Stepwise), 322);
+        assert_eq!(reserved_start(false, PredictionCorrection::Walltime), 322);
+        // RUNNING: job 5 is planned with its 500 s walltime, which would
+        // cross job 4's reservation at 120: it waits, job 4 starts on time.
+        assert_eq!(reserved_start(true, PredictionCorrection::Stepwise), 120);
     }
 
     /// Start time of each finished job of a replay on 4 processors.

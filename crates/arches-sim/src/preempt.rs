@@ -1,12 +1,24 @@
-//! Preemption in the simulator: the plan's preemptions and resumes are
-//! carried out on the simulated resource manager before its starts, exactly
-//! as the daemon does with real processes, and counted for the summary
-//! (preemptions, work lost, the preemptors' waits).
+//! Preemption in the simulator: the plan's preemptions, locks and resumes
+//! are carried out on the simulated resource manager before its starts,
+//! exactly as the daemon does with real processes, and counted for the
+//! summary (preemptions, jobs preempted, work lost, the preemptors' waits).
+//!
+//! The model: a suspended job keeps what it has done and resumes later; a
+//! checkpointed job is requeued and, restarted, runs only what was left at
+//! the checkpoint (the checkpoint saves all progress; its cost is not
+//! modelled); a requeued job starts over (its work is lost); a cancelled job
+//! never finishes (its work is lost). The simulated backend terminates jobs
+//! at once, so a preemptor that waits for its checkpointed or requeued
+//! victims starts in a second iteration at the same instant. Every run that
+//! a preemption interrupts counts as busy time in the utilization, and time
+//! spent suspended does not.
+
+use std::collections::BTreeSet;
 
 use arches_core::policy::PreemptPolicy;
 use arches_core::preempt::active_secs;
-use arches_core::{Event, Plan, Secs};
-use arches_rm::ResourceManager;
+use arches_core::{Event, JobId, Plan, RequeueCause, Secs};
+use arches_rm::{Observation, ResourceManager};
 
 use crate::metrics::Summary;
 use crate::run::{SimError, Simulation};
@@ -14,41 +26,56 @@ use crate::run::{SimError, Simulation};
 /// What preemption did during a replay.
 #[derive(Debug, Clone, Default)]
 pub struct PreemptStats {
+    /// Preemptions carried out (events).
     pub preemptions: usize,
+    /// Distinct jobs preempted.
+    pub preempted: BTreeSet<JobId>,
     pub cancelled: usize,
+    /// Work lost by requeues and cancellations (proc-s).
     pub lost_proc_s: f64,
-    /// Wait of each job that started by preempting.
+    /// Work done by runs a preemption interrupted (proc-s): busy time the
+    /// finished jobs' records do not show.
+    pub interrupted_proc_s: f64,
+    /// Wait of every finished job with the PREEMPTOR attribute.
     pub preemptor_waits: Vec<Secs>,
+    /// Preemptors that preempted.
+    pub preempting: BTreeSet<JobId>,
     /// Jobs suspended now (the replay must keep iterating to resume them).
     pub suspended: usize,
 }
 
 impl PreemptStats {
-    /// Copies the figures into a summary.
+    /// Copies the figures into a summary (after `summarize`).
     pub fn fill(&self, s: &mut Summary) {
-        s.preempted_jobs = self.preemptions;
+        s.preemptions = self.preemptions;
+        s.preempted_jobs = self.preempted.len();
         s.preempt_cancelled = self.cancelled;
         s.preempt_lost_proc_s = self.lost_proc_s;
         s.preemptor_jobs = self.preemptor_waits.len();
+        s.preemptors_preempting = self.preempting.len();
         if !self.preemptor_waits.is_empty() {
             let total: f64 = self.preemptor_waits.iter().map(|w| *w as f64).sum();
             s.preemptor_avg_wait_s = total / self.preemptor_waits.len() as f64;
+        }
+        if s.makespan_s > 0 && s.machine_procs > 0 {
+            let capacity = f64::from(s.machine_procs) * s.makespan_s as f64;
+            s.utilization += self.interrupted_proc_s / capacity;
         }
     }
 }
 
 impl Simulation {
-    /// Preempts and resumes what the plan says (before its starts).
-    pub(crate) fn apply_preemptions(&mut self, plan: &Plan) -> Result<(), SimError> {
+    /// Preempts, locks and resumes what the plan says (before its starts);
+    /// returns whether jobs were requeued that a preemptor waits for (the
+    /// caller iterates again at once).
+    pub(crate) fn apply_preemptions(&mut self, plan: &Plan) -> Result<bool, SimError> {
         let at = self.now;
+        let mut requeued = false;
         for p in &plan.preemptions {
             let Some(job) = self.state.job(p.job) else {
                 continue;
             };
-            let lost = match p.method {
-                PreemptPolicy::Suspend => 0.0,
-                _ => active_secs(job, at) as f64 * f64::from(job.procs()),
-            };
+            let done = active_secs(job, at) as f64 * f64::from(job.procs());
             let backend = |source| SimError::Backend {
                 at,
                 job: p.job,
@@ -61,28 +88,54 @@ impl Simulation {
                     Event::Suspend { job: p.job }
                 }
                 PreemptPolicy::Checkpoint | PreemptPolicy::Requeue => {
-                    self.rm.requeue(p.job, at).map_err(backend)?;
+                    let cause = if p.method == PreemptPolicy::Checkpoint {
+                        self.rm.checkpoint(p.job, 0, 0, at).map_err(backend)?;
+                        RequeueCause::Checkpoint
+                    } else {
+                        self.rm.requeue(p.job, at).map_err(backend)?;
+                        self.preempt.lost_proc_s += done;
+                        RequeueCause::Requeue
+                    };
+                    self.preempt.interrupted_proc_s += done;
                     if let Some(m) = self.meta.get_mut(&p.job) {
                         m.start = None;
                     }
-                    Event::Requeue { job: p.job }
+                    requeued = true;
+                    Event::Terminate {
+                        job: p.job,
+                        cause,
+                        by: Some(p.by),
+                        until: at,
+                    }
                 }
                 PreemptPolicy::Cancel => {
                     // Stopped without a completion report: the job is gone.
-                    self.rm.requeue(p.job, at).map_err(backend)?;
-                    self.rm.forget(p.job);
+                    self.rm.discard(p.job);
                     self.meta.remove(&p.job);
                     self.preempt.cancelled += 1;
+                    self.preempt.lost_proc_s += done;
+                    self.preempt.interrupted_proc_s += done;
                     Event::Cancel { job: p.job }
                 }
             };
-            self.state.apply(ev, at).map_err(|source| SimError::Core {
-                at,
-                job: p.job,
-                source,
-            })?;
+            self.apply_event(ev, p.job)?;
             self.preempt.preemptions += 1;
-            self.preempt.lost_proc_s += lost;
+            self.preempt.preempted.insert(p.job);
+            self.preempt.preempting.insert(p.by);
+        }
+        for l in &plan.locks {
+            let ev = Event::Lock {
+                job: l.job,
+                alloc: l.alloc.clone(),
+                retry: l.retry,
+            };
+            self.apply_event(ev, l.job)?;
+        }
+        // The simulated backend ends terminated jobs at once.
+        for o in self.rm.take_pending() {
+            if let Observation::Requeued { job, .. } = o {
+                self.apply_event(Event::Requeue { job }, job)?;
+            }
         }
         for &id in &plan.resumes {
             self.rm.resume(id, at).map_err(|source| SimError::Backend {
@@ -90,23 +143,17 @@ impl Simulation {
                 job: id,
                 source,
             })?;
-            self.state
-                .apply(Event::Resume { job: id }, at)
-                .map_err(|source| SimError::Core {
-                    at,
-                    job: id,
-                    source,
-                })?;
+            self.apply_event(Event::Resume { job: id }, id)?;
             self.preempt.suspended = self.preempt.suspended.saturating_sub(1);
         }
-        let mut by: Vec<_> = plan.preemptions.iter().map(|p| p.by).collect();
-        by.dedup();
-        for id in by {
-            if let Some(m) = self.meta.get(&id) {
-                self.preempt.preemptor_waits.push(at - m.submit);
-            }
-        }
-        Ok(())
+        Ok(requeued)
+    }
+
+    fn apply_event(&mut self, ev: Event, job: JobId) -> Result<(), SimError> {
+        let at = self.now;
+        self.state
+            .apply(ev, at)
+            .map_err(|source| SimError::Core { at, job, source })
     }
 }
 
@@ -164,11 +211,20 @@ mod tests {
         sim.run().unwrap();
         let s = sim.summary();
         assert_eq!(s.jobs, 2, "both jobs finish");
-        assert_eq!(s.preempted_jobs, 1);
+        assert_eq!((s.preemptions, s.preempted_jobs), (1, 1));
         assert_eq!(s.preempt_lost_proc_s, 0.0);
         assert_eq!((s.preemptor_jobs, s.preemptor_avg_wait_s), (1, 0.0));
         // Suspended 100 s: the low job ends at 1100.
         assert_eq!(s.makespan_s, 1100);
+        // Busy: 4 procs for 1000 s (low) + 4 for 100 s (high) over 4 × 1100;
+        // the suspension is not busy time (no more than 1).
+        let busy = 4.0 * 1000.0 + 4.0 * 100.0;
+        assert!(
+            (s.utilization - busy / (4.0 * 1100.0)).abs() < 1e-9,
+            "{}",
+            s.utilization
+        );
+        assert!(s.utilization <= 1.0);
     }
 
     #[test]
@@ -181,10 +237,62 @@ mod tests {
         sim.run().unwrap();
         let s = sim.summary();
         assert_eq!(s.jobs, 2);
-        assert_eq!(s.preempted_jobs, 1);
+        assert_eq!((s.preemptions, s.preempted_jobs), (1, 1));
         assert_eq!(s.preempt_lost_proc_s, 400.0);
         // Restarted at 200 for its full 1000 s.
         assert_eq!(s.makespan_s, 1200);
+        // The interrupted 100 s were busy too: 400 + 400 + 4000 over 4 × 1200.
+        assert!(
+            (s.utilization - 4800.0 / 4800.0).abs() < 1e-9,
+            "{}",
+            s.utilization
+        );
+    }
+
+    #[test]
+    fn checkpoint_resumes_from_the_checkpoint() {
+        let mut sim = Simulation::new(
+            machine(4, 4),
+            policy(PreemptPolicy::Checkpoint),
+            jobs(JobFlag::Checkpointable),
+        );
+        sim.run().unwrap();
+        let s = sim.summary();
+        assert_eq!(s.jobs, 2);
+        assert_eq!((s.preemptions, s.preempted_jobs), (1, 1));
+        assert_eq!(s.preempt_lost_proc_s, 0.0, "a checkpoint loses nothing");
+        // Checkpointed at 100 after 100 s, restarted at 200 for the 900 s left.
+        assert_eq!(s.makespan_s, 1100);
+        let busy = 4.0 * (100.0 + 900.0 + 100.0);
+        assert!(
+            (s.utilization - busy / (4.0 * 1100.0)).abs() < 1e-9,
+            "{}",
+            s.utilization
+        );
+    }
+
+    #[test]
+    fn counts_jobs_and_events_and_every_preemptor_wait() {
+        // One low job preempted twice (by two high jobs in turn), and a
+        // third high job that never needs to preempt (wait 0 too).
+        let mut low = SimJob::new(1, 0, 4, 1000, 1000);
+        low.qos = Some("low".into());
+        low.flags = vec![JobFlag::Suspendable];
+        let mut jobs = vec![low];
+        for (id, submit) in [(2, 100), (3, 300)] {
+            let mut h = SimJob::new(id, submit, 4, 50, 50);
+            h.qos = Some("high".into());
+            jobs.push(h);
+        }
+        let mut late = SimJob::new(4, 5000, 1, 10, 10);
+        late.qos = Some("high".into());
+        jobs.push(late);
+        let mut sim = Simulation::new(machine(4, 4), policy(PreemptPolicy::Suspend), jobs);
+        sim.run().unwrap();
+        let s = sim.summary();
+        assert_eq!((s.preemptions, s.preempted_jobs), (2, 1));
+        assert_eq!((s.preemptor_jobs, s.preemptors_preempting), (3, 2));
+        assert_eq!(s.preemptor_avg_wait_s, 0.0);
     }
 
     #[test]
@@ -204,7 +312,10 @@ mod tests {
         let mut sim = Simulation::new(machine(4, 4), p, jobs);
         sim.run().unwrap();
         let s = sim.summary();
-        assert_eq!((s.jobs, s.preempted_jobs, s.preemptor_jobs), (2, 1, 1));
+        assert_eq!(
+            (s.jobs, s.preempted_jobs, s.preemptors_preempting),
+            (2, 1, 1)
+        );
         assert_eq!(s.makespan_s, 1100);
     }
 

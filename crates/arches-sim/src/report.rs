@@ -2,7 +2,11 @@
 //! external resources) with the summary table and four charts — utilization
 //! and queue length over time, average wait by job size, and a Gantt chart of
 //! a window of the schedule (each job one row: its wait in grey, its run in
-//! blue, backfilled runs in orange).
+//! blue, backfilled runs in orange). The window is chosen with
+//! `--gantt-from T --gantt-to T` (seconds after the trace start: every job
+//! waiting or running in it, bars clipped to it, at most [`GANTT_MAX_ROWS`]
+//! rows); by default it shows [`GANTT_JOBS`] jobs around the middle of the
+//! replay.
 
 use std::fmt::Write as _;
 
@@ -10,15 +14,31 @@ use crate::metrics::{JobRecord, Summary};
 
 /// Time bins of the utilization and queue-length charts.
 pub const TIME_BINS: usize = 200;
-/// Jobs shown in the Gantt window.
+/// Jobs shown in the default Gantt window.
 pub const GANTT_JOBS: usize = 80;
+/// Most rows of a chosen Gantt window (the first jobs by start time).
+pub const GANTT_MAX_ROWS: usize = 500;
+
+/// The Gantt chart's window (seconds after the trace start); both `None`:
+/// [`GANTT_JOBS`] jobs around the middle of the replay.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GanttWindow {
+    pub from: Option<i64>,
+    pub to: Option<i64>,
+}
 
 const WIDTH: f64 = 900.0;
 const HEIGHT: f64 = 220.0;
 const MARGIN: f64 = 50.0;
 
-/// Renders the report page.
-pub fn render(title: &str, summary: &Summary, records: &[JobRecord]) -> String {
+/// Renders the report page from records with times relative to the trace
+/// start.
+pub fn render(
+    title: &str,
+    summary: &Summary,
+    records: &[JobRecord],
+    window: GanttWindow,
+) -> String {
     let mut html = String::new();
     let _ = write!(
         html,
@@ -47,8 +67,7 @@ pub fn render(title: &str, summary: &Summary, records: &[JobRecord]) -> String {
         .map(|b| (b.label.clone(), b.stats.avg_wait_s))
         .collect();
     bar_chart(&mut html, &bars, "average wait (s)");
-    html.push_str("<h2>Gantt chart of a window</h2>\n");
-    gantt(&mut html, records);
+    gantt(&mut html, records, window);
     html.push_str("</body></html>\n");
     html
 }
@@ -67,10 +86,10 @@ fn summary_table(html: &mut String, s: &Summary) {
         ("makespan (s)", s.makespan_s.to_string()),
         ("backfilled jobs", s.backfilled_jobs.to_string()),
         (
-            "preemptions / lost work (proc-s) / preemptors' wait (s)",
+            "preemptions / jobs preempted / lost work (proc-s) / preemptors' wait (s)",
             format!(
-                "{} / {:.0} / {:.0}",
-                s.preempted_jobs, s.preempt_lost_proc_s, s.preemptor_avg_wait_s
+                "{} / {} / {:.0} / {:.0}",
+                s.preemptions, s.preempted_jobs, s.preempt_lost_proc_s, s.preemptor_avg_wait_s
             ),
         ),
         (
@@ -222,29 +241,71 @@ fn bar_chart(html: &mut String, bars: &[(String, f64)], label: &str) {
     html.push_str("</svg>\n");
 }
 
-/// The jobs that started in a window around the middle of the run.
-fn gantt(html: &mut String, records: &[JobRecord]) {
+/// The Gantt chart: the chosen window, or the jobs that started around the
+/// middle of the run.
+fn gantt(html: &mut String, records: &[JobRecord], window: GanttWindow) {
     let mut by_start: Vec<&JobRecord> = records.iter().collect();
     by_start.sort_by_key(|r| (r.start, r.id));
-    let mid = by_start.len() / 2;
-    let lo = mid.saturating_sub(GANTT_JOBS / 2);
-    let window: Vec<&JobRecord> = by_start.iter().skip(lo).take(GANTT_JOBS).copied().collect();
-    let t0 = window.iter().map(|r| r.submit).min().unwrap_or(0) as f64;
-    let t1 = window.iter().map(|r| r.end).max().unwrap_or(1) as f64;
-    let span = (t1 - t0).max(1.0);
+    let (rows, t0, t1, note) = if window == GanttWindow::default() {
+        let mid = by_start.len() / 2;
+        let lo = mid.saturating_sub(GANTT_JOBS / 2);
+        let rows: Vec<&JobRecord> = by_start.iter().skip(lo).take(GANTT_JOBS).copied().collect();
+        let t0 = rows.iter().map(|r| r.submit).min().unwrap_or(0);
+        let t1 = rows.iter().map(|r| r.end).max().unwrap_or(1);
+        (
+            rows,
+            t0,
+            t1,
+            format!("{} jobs around the middle of the replay", GANTT_JOBS),
+        )
+    } else {
+        let t0 = window
+            .from
+            .unwrap_or_else(|| records.iter().map(|r| r.submit).min().unwrap_or(0));
+        let t1 = window
+            .to
+            .unwrap_or_else(|| records.iter().map(|r| r.end).max().unwrap_or(0));
+        let inside: Vec<&JobRecord> = by_start
+            .iter()
+            .filter(|r| r.submit < t1 && r.end > t0)
+            .copied()
+            .collect();
+        let note = if inside.len() > GANTT_MAX_ROWS {
+            format!(
+                "the first {GANTT_MAX_ROWS} of the {} jobs waiting or running in the window, by start time",
+                inside.len()
+            )
+        } else {
+            format!("{} jobs waiting or running in the window", inside.len())
+        };
+        let rows = inside.into_iter().take(GANTT_MAX_ROWS).collect();
+        (rows, t0, t1, note)
+    };
+    let _ = writeln!(
+        html,
+        "<h2>Gantt chart: t={t0} s to t={t1} s</h2>\n<p>{}</p>",
+        escape(&note)
+    );
+    if rows.is_empty() {
+        html.push_str("<p>No job in this window.</p>\n");
+        return;
+    }
+    let (lo, hi) = (t0 as f64, t1 as f64);
+    let span = (hi - lo).max(1.0);
     let row = 8.0;
-    let height = row * window.len() as f64;
+    let height = row * rows.len() as f64;
     svg_open(html, height);
     axes(
         html,
         height,
         "jobs by start time (grey: waiting, blue: running, orange: backfilled)",
         "",
-        &format!("t={t0:.0} s"),
-        &format!("t={t1:.0} s"),
+        &format!("t={t0} s"),
+        &format!("t={t1} s"),
     );
-    let x = |t: i64| MARGIN + (t as f64 - t0) / span * WIDTH;
-    for (i, r) in window.iter().enumerate() {
+    // Bars are clipped to the window.
+    let x = |t: i64| MARGIN + ((t as f64).clamp(lo, hi) - lo) / span * WIDTH;
+    for (i, r) in rows.iter().enumerate() {
         let y = MARGIN + i as f64 * row + 1.0;
         let colour = if r.backfilled { "#ff7f0e" } else { "#1f77b4" };
         let _ = writeln!(
@@ -256,7 +317,11 @@ fn gantt(html: &mut String, records: &[JobRecord]) {
             (x(r.start) - x(r.submit)).max(0.0),
             row - 2.0,
             x(r.start),
-            (x(r.end) - x(r.start)).max(1.0),
+            if r.end > t0 && r.start < t1 {
+                (x(r.end) - x(r.start)).max(1.0)
+            } else {
+                0.0
+            },
             row - 2.0,
             r.id,
             r.procs,
@@ -289,7 +354,7 @@ mod tests {
             walltime: end - start,
             runtime: end - start,
             backfilled: id % 2 == 0,
-            placeholder: false,
+            suspended: 0,
         }
     }
 
@@ -318,12 +383,75 @@ mod tests {
                 )
             })
             .collect();
-        let html = render("KTH <EASY>", &summarize(&rs, 8), &rs);
+        let html = render(
+            "KTH <EASY>",
+            &summarize(&rs, 8),
+            &rs,
+            GanttWindow::default(),
+        );
         assert_eq!(html.matches("<svg").count(), 4);
         assert!(html.contains("KTH &lt;EASY&gt;"));
         assert!(!html.contains("<script") && !html.contains("src=") && !html.contains("href="));
         assert!(html.contains("#ff7f0e"), "backfilled jobs are marked");
-        let empty = render("none", &summarize(&[], 8), &[]);
+        let empty = render("none", &summarize(&[], 8), &[], GanttWindow::default());
         assert_eq!(empty.matches("<svg").count(), 0);
+    }
+
+    /// The `<title>`s of the Gantt bars: the jobs in the chart.
+    fn gantt_jobs(html: &str) -> Vec<u64> {
+        let gantt = &html[html.find("<h2>Gantt").expect("gantt")..];
+        gantt
+            .split("<title>job ")
+            .skip(1)
+            .map(|t| t.split(':').next().unwrap().parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn gantt_window_shows_the_jobs_waiting_or_running_in_it() {
+        // Job i waits from 10i to 10i + 5 and runs until 10i + 20.
+        let rs: Vec<JobRecord> = (1..=300)
+            .map(|i| rec(i, 10 * i as i64, 10 * i as i64 + 5, 10 * i as i64 + 20, 1))
+            .collect();
+        let s = summarize(&rs, 8);
+        let default = render("t", &s, &rs, GanttWindow::default());
+        assert_eq!(gantt_jobs(&default).len(), GANTT_JOBS);
+        assert_eq!(gantt_jobs(&default)[0], 111, "around the middle");
+        let w = GanttWindow {
+            from: Some(1000),
+            to: Some(1100),
+        };
+        let html = render("t", &s, &rs, w);
+        // Job 99 (990..1010) overlaps the window, job 98 (980..1000) not;
+        // job 109 (1090..1110) does, job 110 (1100..) not.
+        assert_eq!(gantt_jobs(&html), (99..=109).collect::<Vec<u64>>());
+        assert!(html.contains("Gantt chart: t=1000 s to t=1100 s"), "{html}");
+        assert!(html.contains("11 jobs waiting or running in the window"));
+        // Bars stay inside the plot: nothing left of the axis or beyond it.
+        for x in html.split("<rect x=\"").skip(1) {
+            let v: f64 = x.split('"').next().unwrap().parse().unwrap();
+            assert!((MARGIN..=MARGIN + WIDTH).contains(&v), "{v}");
+        }
+        // Only a start: to the end of the replay, rows capped.
+        let open = render(
+            "t",
+            &s,
+            &rs,
+            GanttWindow {
+                from: Some(0),
+                to: None,
+            },
+        );
+        assert_eq!(gantt_jobs(&open).len(), 300.min(GANTT_MAX_ROWS));
+        let empty = render(
+            "t",
+            &s,
+            &rs,
+            GanttWindow {
+                from: Some(99_000),
+                to: Some(99_999),
+            },
+        );
+        assert!(empty.contains("No job in this window."));
     }
 }

@@ -87,6 +87,12 @@ pub struct Simulation {
     max_node_procs: u32,
     /// Jobs other jobs depend on: kept in the state after they finish.
     keep: BTreeSet<JobId>,
+    /// Usage accounting of finished jobs (showstats of a served
+    /// simulation), when enabled with [`Simulation::enable_accounting`].
+    accounting: Option<(
+        arches_core::accounting::Accounting,
+        arches_core::accounting::FsWindow,
+    )>,
     pub(crate) meta: std::collections::BTreeMap<JobId, Meta>,
     last_plan: Option<Plan>,
     records: Vec<JobRecord>,
@@ -103,6 +109,10 @@ pub struct Simulation {
     /// Consecutive wake-ups at reservation edges with nothing else
     /// happening (bounded by [`MAX_RSV_WAKES`]).
     rsv_idle_wakes: u32,
+    /// `--staging`: the modelled storage and the core's staging decisions.
+    staging: Option<crate::staging::SimStaging>,
+    /// Unix time of the workload's time 0 ([`Simulation::start_at`]).
+    origin: Time,
 }
 
 /// With standing reservations (`SRCFG`) a queued job may wait for a window
@@ -134,6 +144,7 @@ impl Simulation {
             total_procs,
             max_node_procs,
             keep,
+            accounting: None,
             meta: std::collections::BTreeMap::new(),
             last_plan: None,
             records: Vec::new(),
@@ -144,7 +155,41 @@ impl Simulation {
             full_plans: false,
             preempt: crate::preempt::PreemptStats::default(),
             rsv_idle_wakes: 0,
+            staging: None,
+            origin: 0,
         }
+    }
+
+    /// Stages the jobs' input data ([`crate::staging`]).
+    pub fn set_staging(&mut self, staging: crate::staging::SimStaging) {
+        self.staging = Some(staging);
+    }
+
+    /// What staging did so far (with `--staging`).
+    pub fn staging_summary(&self) -> Option<crate::staging::StagingSummary> {
+        self.staging.as_ref().map(|s| s.summary())
+    }
+
+    /// Places the workload's time 0 at the Unix time `origin` (an SWF
+    /// header's `UnixStartTime`): every job's times move by `origin`, so the
+    /// clock reads real dates — what a served simulation shows, and what
+    /// calendar-bound policies (standing reservations) see. Only before the
+    /// replay has started; [`Simulation::relative_records`] gives the
+    /// records back relative to time 0.
+    pub fn start_at(&mut self, origin: Time) {
+        assert_eq!(self.next, 0, "start_at after the replay started");
+        let by = origin - self.origin;
+        for j in &mut self.pending {
+            j.submit += by;
+            j.eligible_at = j.eligible_at.map(|t| t + by);
+        }
+        self.now += by;
+        self.origin = origin;
+    }
+
+    /// Unix time of the workload's time 0 (0 unless [`Simulation::start_at`]).
+    pub fn origin(&self) -> Time {
+        self.origin
     }
 
     /// Runs the full iteration ([`arches_core::schedule()`]) every time, so
@@ -166,6 +211,12 @@ impl Simulation {
     /// [`crate::predict`]) instead of the requested walltimes.
     pub fn set_runtime_prediction(&mut self, kind: RuntimePrediction) {
         self.predictor = Predictor::new(kind);
+    }
+
+    /// What an expired prediction becomes (`PREDICTIONCORRECTION`); after
+    /// [`Simulation::set_runtime_prediction`].
+    pub fn set_prediction_correction(&mut self, correction: arches_config::PredictionCorrection) {
+        self.predictor.set_correction(correction);
     }
 
     /// The scheduling policy.
@@ -196,6 +247,21 @@ impl Simulation {
     /// Finished jobs, in finish order.
     pub fn records(&self) -> &[JobRecord] {
         &self.records
+    }
+
+    /// Finished jobs, in finish order, with times relative to the
+    /// workload's time 0 (the trace's own times).
+    pub fn relative_records(&self) -> Vec<JobRecord> {
+        let o = self.origin;
+        self.records
+            .iter()
+            .map(|r| JobRecord {
+                submit: r.submit - o,
+                start: r.start - o,
+                end: r.end - o,
+                ..*r
+            })
+            .collect()
     }
 
     /// Jobs that could not be replayed (larger than the machine).
@@ -254,7 +320,12 @@ impl Simulation {
                     || self.dated_job_waiting()
                     || (!self.policy.standing.is_empty() && self.rsv_idle_wakes < MAX_RSV_WAKES)
             });
-        [submit, done, wake].into_iter().flatten().min()
+        let staging = self
+            .staging
+            .as_ref()
+            .and_then(|s| s.next_event(self.now))
+            .filter(|_| self.state.queued_count() > 0);
+        [submit, done, wake, staging].into_iter().flatten().min()
     }
 
     /// Whether a queued job waits for a start date: with nothing running and
@@ -277,6 +348,22 @@ impl Simulation {
         Ok(n)
     }
 
+    /// Processes event instants until at least `n` more scheduling
+    /// iterations have run (each instant completes: one with several events
+    /// runs an iteration after each) or no event is left; returns the
+    /// iterations run. Instants that need no iteration (nothing queued) pass
+    /// without counting.
+    pub fn step_iterations(&mut self, n: u64) -> Result<u64, SimError> {
+        let start = self.iterations;
+        while self.iterations - start < n {
+            let Some(t) = self.next_event() else {
+                break;
+            };
+            self.advance_to(t)?;
+        }
+        Ok(self.iterations - start)
+    }
+
     /// Runs until no event is left.
     pub fn run(&mut self) -> Result<(), SimError> {
         while let Some(t) = self.next_event() {
@@ -285,13 +372,26 @@ impl Simulation {
         Ok(())
     }
 
-    /// Runs every event at or before `until`, then sets the clock to `until`.
+    /// Runs every event at or before `until` (a time on the simulation's
+    /// clock: [`Simulation::origin`] + seconds after the workload's start),
+    /// then sets the clock to `until`.
     pub fn run_until(&mut self, until: Time) -> Result<(), SimError> {
-        while let Some(t) = self.next_event().filter(|t| *t <= until) {
-            self.advance_to(t)?;
-        }
+        while self.step_until(usize::MAX, until)? > 0 {}
         self.now = self.now.max(until);
         Ok(())
+    }
+
+    /// Processes at most `n` event instants at or before `until`; returns
+    /// how many it did (fewer than `n`: none is left before `until`). The
+    /// clock is not moved to `until` (see [`Simulation::run_until`]).
+    pub fn step_until(&mut self, n: usize, until: Time) -> Result<usize, SimError> {
+        for done in 0..n {
+            let Some(t) = self.next_event().filter(|t| *t <= until) else {
+                return Ok(done);
+            };
+            self.advance_to(t)?;
+        }
+        Ok(n)
     }
 
     /// Handles every event at instant `t` (see the module doc for the order).
@@ -333,6 +433,11 @@ impl Simulation {
         if ended.is_empty() && (self.dirty || self.next_is_wakeup(t)) {
             self.iterate()?;
         }
+        // A transfer ended or is due to begin: the data waits change.
+        if self.staging.as_ref().is_some_and(|s| s.due(t)) {
+            self.rsv_idle_wakes = 0;
+            self.iterate()?;
+        }
         Ok(())
     }
 
@@ -349,9 +454,18 @@ impl Simulation {
         }
         let mut core = job.to_core();
         core.estimate = self.predictor.predict(&core.cred.user, core.walltime);
-        if core.cred.qos.is_none() {
-            // CLASSCFG[c] QDEF=: the class's default QoS, as msub assigns it.
-            core.cred.qos = arches_core::preempt::effective_qos(&core, &self.policy).cloned();
+        // The QoS as msub assigns it (arches_core::qos): the requested one
+        // if the credentials grant it, else their default (QDEF). A trace
+        // job asking for a QoS it may not use runs under its default, as
+        // Moab does for jobs it learns from a resource manager; a name no
+        // configuration knows is kept (it has no effect).
+        let requested = core.cred.qos.take();
+        match arches_core::qos::assign(&mut core.cred, &self.policy, requested.as_deref()) {
+            Ok(()) => {}
+            Err(arches_core::qos::QosError::Unknown(_)) => core.cred.qos = requested,
+            Err(arches_core::qos::QosError::Denied { .. }) => {
+                let _ = arches_core::qos::assign(&mut core.cred, &self.policy, None);
+            }
         }
         self.state
             .apply(Event::Submit(Box::new(core)), self.now)
@@ -360,6 +474,15 @@ impl Simulation {
                 job: job.id,
                 source,
             })?;
+        if let Some(st) = self.staging.as_mut() {
+            let at = self.now;
+            st.submitted(job, &mut self.state, at)
+                .map_err(|source| SimError::Core {
+                    at,
+                    job: job.id,
+                    source,
+                })?;
+        }
         self.rm.set_runtime(job.id, job.runtime);
         self.meta.insert(
             job.id,
@@ -368,7 +491,6 @@ impl Simulation {
                 procs: job.procs,
                 walltime: job.walltime,
                 runtime: job.runtime,
-                placeholder: job.placeholder,
                 start: None,
             },
         );
@@ -394,13 +516,29 @@ impl Simulation {
         None
     }
 
-    /// One scheduling iteration; its starts take effect now.
+    /// One scheduling iteration; its starts take effect now. When the plan
+    /// requeued victims that a preemptor waits for, a second iteration at
+    /// the same instant starts it (the simulated backend ends them at once).
     fn iterate(&mut self) -> Result<(), SimError> {
+        for _ in 0..3 {
+            if !self.iterate_once()? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn iterate_once(&mut self) -> Result<bool, SimError> {
         self.dirty = false;
         if self.state.queued_count() == 0 && self.preempt.suspended == 0 {
-            return Ok(());
+            return Ok(false);
         }
         self.correct_predictions()?;
+        if let Some(st) = self.staging.as_mut() {
+            let at = self.now;
+            st.before(&mut self.state, self.last_plan.as_ref(), at)
+                .map_err(|source| SimError::Core { at, job: 0, source })?;
+        }
         let lean = if self.full_plans {
             None
         } else {
@@ -411,7 +549,15 @@ impl Simulation {
             None => schedule(&self.state, &self.policy, self.now),
         };
         self.iterations += 1;
-        self.apply_preemptions(&plan)?;
+        let requeued = self.apply_preemptions(&plan)?;
+        // Expired virtual wall-clock limits: the real limit is back.
+        for &job in &plan.restore_walltime {
+            let change = arches_core::state::JobChange::VirtualWalltime(None);
+            let at = self.now;
+            self.state
+                .apply(Event::Modify { job, change }, at)
+                .map_err(|source| SimError::Core { at, job, source })?;
+        }
         for start in &plan.starts {
             let launch = Launch {
                 job: start.job,
@@ -455,8 +601,27 @@ impl Simulation {
                     job: start.job,
                     source,
                 })?;
+            if let Some(v) = start.virtual_walltime {
+                let change = arches_core::state::JobChange::VirtualWalltime(Some(v));
+                self.state
+                    .apply(
+                        Event::Modify {
+                            job: start.job,
+                            change,
+                        },
+                        at,
+                    )
+                    .map_err(|source| SimError::Core {
+                        at,
+                        job: start.job,
+                        source,
+                    })?;
+            }
             if let Some(m) = self.meta.get_mut(&start.job) {
                 m.start = Some((at, start.kind));
+            }
+            if let Some(st) = self.staging.as_mut() {
+                st.started(start.job, start.alloc.len() as u32, at);
             }
         }
         if self.policy.reservation_policy == ReservationPolicy::Highest {
@@ -468,8 +633,11 @@ impl Simulation {
                 .remember_reservations(kept)
                 .map_err(|source| SimError::Core { at, job: 0, source })?;
         }
+        if let Some(st) = self.staging.as_mut() {
+            st.after(&plan, self.now);
+        }
         self.last_plan = Some(plan);
-        Ok(())
+        Ok(requeued)
     }
 
     fn finish(&mut self, obs: &Observation) -> Result<(), SimError> {
@@ -495,6 +663,18 @@ impl Simulation {
             )
             .map_err(core)?;
         self.rm.forget(job);
+        let (suspended, preemptor) = self.state.job(job).map_or((0, false), |j| {
+            (
+                j.run.as_ref().map_or(0, |r| r.suspended_secs),
+                arches_core::preempt::is_preemptor(j, &self.policy),
+            )
+        });
+        if let (Some((acc, fs)), Some(j)) = (self.accounting.as_mut(), self.state.job(job)) {
+            acc.record(j, at, fs);
+        }
+        if let Some(st) = self.staging.as_mut() {
+            st.ended(job);
+        }
         if let Some(m) = self.meta.remove(&job) {
             let (start, kind) = m.start.unwrap_or((at, StartKind::Priority));
             self.records.push(JobRecord {
@@ -506,8 +686,11 @@ impl Simulation {
                 walltime: m.walltime,
                 runtime: m.runtime,
                 backfilled: kind == StartKind::Backfill,
-                placeholder: m.placeholder,
+                suspended,
             });
+            if preemptor {
+                self.preempt.preemptor_waits.push(start - m.submit);
+            }
         }
         if !self.keep.contains(&job) {
             self.state.apply(Event::Purge { job }, at).map_err(core)?;
@@ -518,6 +701,17 @@ impl Simulation {
 }
 
 impl Simulation {
+    /// Keeps showstats-style accounting of every job that finishes from now
+    /// on (a period starting at `since`).
+    pub fn enable_accounting(&mut self, since: Time, fs: arches_core::accounting::FsWindow) {
+        self.accounting = Some((arches_core::accounting::Accounting::new(since), fs));
+    }
+
+    /// The accounting enabled with [`Simulation::enable_accounting`].
+    pub fn accounting(&self) -> Option<&arches_core::accounting::Accounting> {
+        self.accounting.as_ref().map(|a| &a.0)
+    }
+
     /// Extends the expired predictions of running jobs (EASY++ correction)
     /// so that planning never assumes a running job has already ended.
     fn correct_predictions(&mut self) -> Result<(), SimError> {
@@ -547,7 +741,6 @@ pub(crate) struct Meta {
     procs: u32,
     walltime: Secs,
     runtime: Secs,
-    placeholder: bool,
     pub(crate) start: Option<(Time, StartKind)>,
 }
 
@@ -560,6 +753,8 @@ fn observed_job(obs: &Observation) -> JobId {
         | Observation::NodeFailed { job, .. }
         | Observation::Vanished { job, .. }
         | Observation::Note { job, .. }
+        | Observation::Requeued { job, .. }
+        | Observation::WalltimeRefused { job, .. }
         | Observation::OperationFailed { job, .. } => *job,
         Observation::NodeChanged { .. } => 0,
     }

@@ -220,21 +220,30 @@ fn parse_record(text: &str) -> Result<SwfRecord, String> {
     })
 }
 
+/// Jobs converted from SWF records.
+#[derive(Debug, Clone, Default)]
+pub struct Converted {
+    /// Sorted by submit time, then job number.
+    pub jobs: Vec<SimJob>,
+    /// Records the sanitising filter dropped.
+    pub dropped: usize,
+    /// Jobs whose processor count exceeded the machine and was capped at it
+    /// (pyss's convention, kept so that figures compare).
+    pub capped: usize,
+}
+
 /// Converts records to jobs for a machine of `machine_procs` processors,
-/// sorted by submit time then job number. Returns the jobs and how many
-/// records the sanitising filter dropped.
-pub fn to_jobs(
-    records: &[SwfRecord],
-    machine_procs: u32,
-    opts: &SwfOptions,
-) -> (Vec<SimJob>, usize) {
-    let mut jobs = Vec::with_capacity(records.len());
-    let mut dropped = 0;
+/// sorted by submit time then job number.
+pub fn to_jobs(records: &[SwfRecord], machine_procs: u32, opts: &SwfOptions) -> Converted {
+    let mut out = Converted {
+        jobs: Vec::with_capacity(records.len()),
+        ..Converted::default()
+    };
     let cap = i64::from(machine_procs.max(1));
     for r in records {
         let job = if opts.sanitize {
             if r.run <= 0 || r.alloc_procs <= 0 || r.req_time <= 0 {
-                dropped += 1;
+                out.dropped += 1;
                 continue;
             }
             let procs = r.alloc_procs.min(cap) as u32;
@@ -254,10 +263,11 @@ pub fn to_jobs(
                 SimJob::new(r.job, r.submit, procs, estimate, runtime)
             }
         };
-        jobs.push(with_credentials(job, r));
+        out.capped += usize::from(r.alloc_procs > cap);
+        out.jobs.push(with_credentials(job, r));
     }
-    jobs.sort_by_key(|j| (j.submit, j.id));
-    (jobs, dropped)
+    out.jobs.sort_by_key(|j| (j.submit, j.id));
+    out
 }
 
 fn with_credentials(mut job: SimJob, r: &SwfRecord) -> SimJob {
@@ -290,8 +300,13 @@ mod tests {
         assert_eq!(t.header.max_procs, Some(8));
         assert_eq!(t.header.max_nodes, Some(4));
         assert_eq!(t.header.unix_start_time, Some(1000));
-        let (jobs, dropped) = to_jobs(&t.records, 8, &SwfOptions::default());
+        let Converted {
+            jobs,
+            dropped,
+            capped,
+        } = to_jobs(&t.records, 8, &SwfOptions::default());
         assert_eq!(dropped, 0);
+        assert_eq!(capped, 1, "job 2 asked for 16 of 8 processors");
         let ids: Vec<u64> = jobs.iter().map(|j| j.id).collect();
         assert_eq!(ids, vec![1, 4, 5, 2, 3], "submit order, ties by number");
         let j = |id| jobs.iter().find(|j| j.id == id).unwrap();
@@ -313,7 +328,7 @@ mod tests {
             ..SwfOptions::default()
         };
         let t = parse_swf(TRACE.as_bytes(), "t.swf", &opts).unwrap();
-        let (jobs, dropped) = to_jobs(&t.records, 8, &opts);
+        let Converted { jobs, dropped, .. } = to_jobs(&t.records, 8, &opts);
         assert_eq!(dropped, 3);
         assert_eq!(jobs.len(), 1);
         assert_eq!(

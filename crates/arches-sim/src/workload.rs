@@ -18,8 +18,8 @@
 //! | `priority` | no | user priority (`msub -p`, -1024..1023) |
 //! | `flags` | no | list of Moab job flags, e.g. `["BACKFILL", "PREEMPTEE"]` |
 //! | `depend` | no | Moab dependency, e.g. `"afterok:12:13"` or `"afterany:4,after:5"` |
-//! | `stagein` | no | seconds of data staging: the job is not eligible before `submit + stagein` (with `--staging`: its stage time at the storage's rate) |
-//! | `stagein_size` | no | stage-in size in MB (with `--staging`: stage time = size / `--stage-rate`) |
+//! | `stagein` | no | the job's stage-in: `{"source": URL, "size": bytes}` or a list of them (with `--staging`, staged by the modelled storage); or a number of seconds: without `--staging` the job is not eligible before `submit + stagein`, with it a file that takes that long at `--stage-rate` |
+//! | `stagein_size` | no | stage-in size in MB (with `--staging`, one file of that size) |
 //!
 //! Example:
 //!
@@ -66,9 +66,8 @@ pub struct SimJob {
     /// MB (`stagein_size`), for `--staging` ([`crate::staging`]).
     pub stage_secs: Option<Secs>,
     pub stage_mb: Option<u64>,
-    /// TIGHT staging: the data is ready at this time; compute is reserved
-    /// from then on.
-    pub data_ready: Option<Time>,
+    /// Stage-in files (JSONL `stagein` objects): source URL and bytes.
+    pub stage_files: Vec<(String, u64)>,
 }
 
 impl SimJob {
@@ -93,7 +92,7 @@ impl SimJob {
             eligible_at: None,
             stage_secs: None,
             stage_mb: None,
-            data_ready: None,
+            stage_files: Vec::new(),
         }
     }
 
@@ -117,7 +116,6 @@ impl SimJob {
         job.flags = self.flags.iter().copied().collect();
         job.depend = self.depend.clone();
         job.start_after = self.eligible_at;
-        job.data_wait = self.data_ready.map(arches_core::DataWait::Until);
         job
     }
 }
@@ -138,19 +136,41 @@ pub enum WorkloadError {
     },
 }
 
+/// A JSONL workload as read.
+#[derive(Debug, Clone, Default)]
+pub struct Workload {
+    /// Sorted by submit time, then id.
+    pub jobs: Vec<SimJob>,
+    /// Invalid lines skipped (only when skipping was asked for).
+    pub malformed: usize,
+}
+
 /// Reads a JSONL workload (plain or `.gz`), sorted by submit time then id.
-pub fn read_jsonl(path: &Path) -> Result<Vec<SimJob>, WorkloadError> {
+/// With `skip_malformed` an invalid line (bad JSON, a bad value, a
+/// duplicate id) is skipped and counted instead of failing the read.
+pub fn read_jsonl(path: &Path, skip_malformed: bool) -> Result<Workload, WorkloadError> {
     let file = path.display().to_string();
     let reader = open_maybe_gz(path).map_err(|source| WorkloadError::Io {
         file: file.clone(),
         source,
     })?;
-    parse_jsonl(reader, &file)
+    parse_jsonl_with(reader, &file, skip_malformed)
 }
 
-/// Parses JSONL workload text; `file` names the source in errors.
+/// Parses JSONL workload text; `file` names the source in errors. The first
+/// invalid line is an error.
 pub fn parse_jsonl(reader: impl BufRead, file: &str) -> Result<Vec<SimJob>, WorkloadError> {
-    let mut jobs = Vec::new();
+    parse_jsonl_with(reader, file, false).map(|w| w.jobs)
+}
+
+/// Parses JSONL workload text, skipping and counting invalid lines when
+/// `skip_malformed` is set.
+pub fn parse_jsonl_with(
+    reader: impl BufRead,
+    file: &str,
+    skip_malformed: bool,
+) -> Result<Workload, WorkloadError> {
+    let mut out = Workload::default();
     let mut seen = std::collections::BTreeSet::new();
     for (i, line) in reader.lines().enumerate() {
         let line = line.map_err(|source| WorkloadError::Io {
@@ -161,20 +181,30 @@ pub fn parse_jsonl(reader: impl BufRead, file: &str) -> Result<Vec<SimJob>, Work
         if text.is_empty() || text.starts_with('#') {
             continue;
         }
-        let invalid = |what: String| WorkloadError::Invalid {
-            file: file.to_string(),
-            line: i + 1,
-            what,
-        };
-        let raw: RawJob = serde_json::from_str(text).map_err(|e| invalid(e.to_string()))?;
-        let job = raw.into_job().map_err(invalid)?;
-        if !seen.insert(job.id) {
-            return Err(invalid(format!("duplicate job id {}", job.id)));
+        let job = serde_json::from_str::<RawJob>(text)
+            .map_err(|e| e.to_string())
+            .and_then(RawJob::into_job)
+            .and_then(|job| {
+                if seen.insert(job.id) {
+                    Ok(job)
+                } else {
+                    Err(format!("duplicate job id {}", job.id))
+                }
+            });
+        match job {
+            Ok(job) => out.jobs.push(job),
+            Err(_) if skip_malformed => out.malformed += 1,
+            Err(what) => {
+                return Err(WorkloadError::Invalid {
+                    file: file.to_string(),
+                    line: i + 1,
+                    what,
+                })
+            }
         }
-        jobs.push(job);
     }
-    jobs.sort_by_key(|j| (j.submit, j.id));
-    Ok(jobs)
+    out.jobs.sort_by_key(|j| (j.submit, j.id));
+    Ok(out)
 }
 
 #[derive(Debug, Deserialize)]
@@ -196,9 +226,26 @@ struct RawJob {
     #[serde(default)]
     flags: Vec<String>,
     depend: Option<String>,
-    stagein: Option<Secs>,
+    stagein: Option<RawStageIn>,
     /// Stage-in size in MB (with `--staging`).
     stagein_size: Option<u64>,
+}
+
+/// `stagein`: seconds, one file or several.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawStageIn {
+    Secs(Secs),
+    One(RawStageFile),
+    Many(Vec<RawStageFile>),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStageFile {
+    source: String,
+    /// Bytes.
+    size: u64,
 }
 
 impl RawJob {
@@ -245,12 +292,22 @@ impl RawJob {
         if let Some(d) = self.depend {
             job.depend = parse_depend(&d)?;
         }
-        if let Some(s) = self.stagein {
-            if s < 0 {
-                return Err(format!("stagein must be >= 0, got {s}"));
+        match self.stagein {
+            Some(RawStageIn::Secs(s)) => {
+                if s < 0 {
+                    return Err(format!("stagein must be >= 0, got {s}"));
+                }
+                job.eligible_at = Some(self.submit + s);
+                job.stage_secs = Some(s);
             }
-            job.eligible_at = Some(self.submit + s);
-            job.stage_secs = Some(s);
+            Some(RawStageIn::One(f)) => job.stage_files = vec![(f.source, f.size)],
+            Some(RawStageIn::Many(v)) => {
+                job.stage_files = v.into_iter().map(|f| (f.source, f.size)).collect()
+            }
+            None => {}
+        }
+        if job.stage_files.iter().any(|(s, _)| s.trim().is_empty()) {
+            return Err("stagein: a file needs a non-empty `source`".into());
         }
         job.stage_mb = self.stagein_size;
         Ok(job)
@@ -312,6 +369,25 @@ mod tests {
     }
 
     #[test]
+    fn stagein_files_with_source_and_size() {
+        let text = concat!(
+            r#"{"id": 1, "submit": 0, "procs": 1, "walltime": 10, "runtime": 5, "stagein": {"source": "hsm:///d/a", "size": 2048}}"#,
+            "\n",
+            r#"{"id": 2, "submit": 0, "procs": 1, "walltime": 10, "runtime": 5, "stagein": [{"source": "file:///x", "size": 1}, {"source": "file:///y", "size": 2}]}"#,
+            "\n",
+        );
+        let jobs = parse_jsonl(text.as_bytes(), "w").unwrap();
+        assert_eq!(jobs[0].stage_files, vec![("hsm:///d/a".to_string(), 2048)]);
+        assert_eq!(jobs[0].eligible_at, None);
+        assert_eq!(jobs[1].stage_files.len(), 2);
+        let bad = r#"{"id": 1, "submit": 0, "procs": 1, "walltime": 10, "runtime": 5, "stagein": {"source": "", "size": 1}}"#;
+        let e = parse_jsonl(bad.as_bytes(), "b").unwrap_err();
+        assert!(e.to_string().contains("b:1: stagein: a file needs"), "{e}");
+        let bad = r#"{"id": 1, "submit": 0, "procs": 1, "walltime": 10, "runtime": 5, "stagein": {"src": "x"}}"#;
+        assert!(parse_jsonl(bad.as_bytes(), "b").is_err());
+    }
+
+    #[test]
     fn errors_name_file_and_line() {
         let text = "{\"id\": 1, \"submit\": 0, \"procs\": 1, \"walltime\": 10, \"runtime\": 5}\n\
                     {\"id\": 2, \"submit\": 0, \"walltime\": 10, \"runtime\": 5}\n";
@@ -324,5 +400,21 @@ mod tests {
         let bad = "{\"id\": 1, \"submit\": 0, \"procs\": 1, \"walltime\": 10, \"runtime\": 5, \"colour\": 1}";
         let e = parse_jsonl(bad.as_bytes(), "b").unwrap_err();
         assert!(e.to_string().contains("unknown field `colour`"), "{e}");
+    }
+
+    #[test]
+    fn malformed_lines_are_skipped_and_counted_on_request() {
+        let text = "{\"id\": 1, \"submit\": 0, \"procs\": 1, \"walltime\": 10, \"runtime\": 5}\n\
+                    not json\n\
+                    {\"id\": 2, \"submit\": 0, \"walltime\": 10, \"runtime\": 5}\n\
+                    {\"id\": 1, \"submit\": 3, \"procs\": 1, \"walltime\": 10, \"runtime\": 5}\n\
+                    # a comment is not malformed\n\
+                    {\"id\": 3, \"submit\": 2, \"procs\": 2, \"walltime\": 10, \"runtime\": 5}\n";
+        let e = parse_jsonl_with(text.as_bytes(), "w", false).unwrap_err();
+        assert!(e.to_string().starts_with("w:2: "), "{e}");
+        let w = parse_jsonl_with(text.as_bytes(), "w", true).unwrap();
+        assert_eq!(w.malformed, 3, "bad JSON, no size, duplicate id");
+        let ids: Vec<JobId> = w.jobs.iter().map(|j| j.id).collect();
+        assert_eq!(ids, vec![1, 3]);
     }
 }

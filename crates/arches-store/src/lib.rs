@@ -12,6 +12,7 @@
 //! Core types are not `Serialize`: [`record`] converts them to and from the
 //! stored form in one place.
 
+pub mod accounting;
 mod payload;
 pub mod record;
 mod starts;
@@ -20,7 +21,7 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-pub use record::{ExecRecord, JobRecord, Payload, ReservationRecord, StageRecord};
+pub use record::{DeferRecord, ExecRecord, JobRecord, Payload, ReservationRecord, StageRecord};
 
 /// Why a store operation failed.
 #[derive(Debug, thiserror::Error)]

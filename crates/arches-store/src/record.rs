@@ -4,7 +4,7 @@
 
 use arches_core::{
     Alloc, Completion, CompletionCode, Credentials, Dependency, Holds, Job, JobFlag, JobState,
-    Request, RunInfo, StartKind,
+    Request, RequeueCause, RunInfo, StartKind, Termination,
 };
 use serde::{Deserialize, Serialize};
 
@@ -47,9 +47,15 @@ impl Payload {
 /// by scheduling decisions). The script and environment are a [`Payload`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct ExecRecord {
-    /// The script's first non-empty line (checkjob's executable).
+    /// The script file's absolute path (checkjob's executable); empty for
+    /// standard-input submissions (older records: the script's first line).
     #[serde(default)]
     pub executable: String,
+    /// Requested operating system and architecture (`-l os=`, `-l arch=`).
+    #[serde(default)]
+    pub opsys: Option<String>,
+    #[serde(default)]
+    pub arch: Option<String>,
     pub shell: Option<String>,
     pub workdir: String,
     pub stdout: String,
@@ -77,6 +83,10 @@ pub struct ExecRecord {
     /// `STAGEOUT` files (and the implicit stdout/stderr stage-out).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stage_out: Vec<StageRecord>,
+    /// Failed starts and deferrals ([`arches_core::defer`]); `None` for
+    /// the (usual) job that never failed to start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub defer: Option<Box<DeferRecord>>,
     /// The script of a record written before payloads had their own table
     /// ([`crate::Store::load_jobs`] moves it there). `None` in memory.
     #[serde(default, rename = "script", skip_serializing_if = "Option::is_none")]
@@ -84,6 +94,35 @@ pub struct ExecRecord {
     /// The environment of such a record, likewise.
     #[serde(default, rename = "env", skip_serializing_if = "Option::is_none")]
     pub legacy_env: Option<Vec<(String, String)>>,
+}
+
+/// Serde mirror of [`arches_core::defer::DeferState`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct DeferRecord {
+    #[serde(default)]
+    pub failures: u32,
+    #[serde(default)]
+    pub defers: u32,
+    #[serde(default)]
+    pub until: Option<i64>,
+}
+
+impl DeferRecord {
+    pub fn to_core(self) -> arches_core::defer::DeferState {
+        arches_core::defer::DeferState {
+            failures: self.failures,
+            defers: self.defers,
+            until: self.until,
+        }
+    }
+
+    pub fn from_core(s: arches_core::defer::DeferState) -> Self {
+        DeferRecord {
+            failures: s.failures,
+            defers: s.defers,
+            until: s.until,
+        }
+    }
 }
 
 /// One file to stage (serde mirror of `arches_core::staging::StageFile`).
@@ -104,6 +143,9 @@ pub struct StageRecord {
     pub started: Option<i64>,
     #[serde(default)]
     pub error: Option<String>,
+    /// LOCAL: the compute node a `$LOCAL` file was staged to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
 }
 
 impl StageRecord {
@@ -120,6 +162,7 @@ impl StageRecord {
             last_query: None,
             in_flight: false,
             error: self.error.clone(),
+            node: self.node.clone(),
         }
     }
 
@@ -133,6 +176,7 @@ impl StageRecord {
             estimate: f.estimate,
             started: f.started,
             error: f.error.clone(),
+            node: f.node.clone(),
         }
     }
 }
@@ -171,6 +215,9 @@ pub struct StoredJob {
     /// Suspended by `mjobctl -s` (not resumed automatically).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub admin_suspended: bool,
+    /// Why it last went back to the queue (`checkpoint`, `requeue`, `failure`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requeued: Option<String>,
 }
 
 /// Serde mirror of [`RunInfo`].
@@ -182,6 +229,25 @@ pub struct StoredRun {
     pub how: String,
     pub suspended_secs: i64,
     pub suspended_at: Option<i64>,
+    /// When it was last resumed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed_at: Option<i64>,
+    /// Being terminated for a checkpoint or requeue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terminating: Option<StoredTermination>,
+    /// `BFVIRTUALWALLTIMESCALINGFACTOR`: the virtual limit it was
+    /// backfilled with, until the real one is restored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_walltime: Option<i64>,
+}
+
+/// Serde mirror of [`Termination`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredTermination {
+    pub cause: String,
+    pub by: Option<u64>,
+    pub since: i64,
+    pub until: i64,
 }
 
 /// Serde mirror of [`Completion`]: `exit` is `None` for a cancelled job.
@@ -281,6 +347,14 @@ impl StoredJob {
                 how: kind_str(r.how).to_string(),
                 suspended_secs: r.suspended_secs,
                 suspended_at: r.suspended_at,
+                resumed_at: r.resumed_at,
+                terminating: r.terminating.map(|t| StoredTermination {
+                    cause: t.cause.as_str().to_string(),
+                    by: t.by,
+                    since: t.since,
+                    until: t.until,
+                }),
+                virtual_walltime: r.virtual_walltime,
             }),
             completion: j.completion.map(|c| StoredCompletion {
                 time: c.time,
@@ -292,6 +366,7 @@ impl StoredJob {
             start_count: j.start_count,
             bypass_count: j.bypass_count,
             admin_suspended: j.admin_suspended,
+            requeued: j.requeued.map(|c| c.as_str().to_string()),
         }
     }
 
@@ -340,6 +415,17 @@ impl StoredJob {
                 },
                 suspended_secs: r.suspended_secs,
                 suspended_at: r.suspended_at,
+                resumed_at: r.resumed_at,
+                terminating: match &r.terminating {
+                    None => None,
+                    Some(t) => Some(Termination {
+                        cause: t.cause.parse::<RequeueCause>().map_err(bad)?,
+                        by: t.by,
+                        since: t.since,
+                        until: t.until,
+                    }),
+                },
+                virtual_walltime: r.virtual_walltime,
             }),
         };
         let mut job = Job::new(
@@ -383,6 +469,10 @@ impl StoredJob {
         job.start_count = self.start_count;
         job.bypass_count = self.bypass_count;
         job.admin_suspended = self.admin_suspended;
+        job.requeued = match &self.requeued {
+            None => None,
+            Some(c) => Some(c.parse::<RequeueCause>().map_err(bad)?),
+        };
         Ok(job)
     }
 }
@@ -416,7 +506,16 @@ mod tests {
             how: StartKind::Backfill,
             suspended_secs: 5,
             suspended_at: None,
+            resumed_at: Some(70),
+            terminating: Some(Termination {
+                cause: RequeueCause::Checkpoint,
+                by: Some(9),
+                since: 80,
+                until: 90,
+            }),
+            virtual_walltime: Some(90),
         });
+        j.requeued = Some(RequeueCause::Requeue);
         j.completion = Some(Completion {
             time: 90,
             code: CompletionCode::Cancelled,

@@ -12,9 +12,16 @@ use crate::EXIT_OK;
 /// Sends one action and prints the answer.
 fn act(conn: &Connection, jobs: Vec<String>, action: JobAction) -> Result<u8, String> {
     let client = conn.client().map_err(|e| e.to_string())?;
-    let r = client
+    let cancel = action == JobAction::Cancel;
+    let mut r = client
         .job_action(&JobActionRequest { jobs, action })
         .map_err(|e| e.to_string())?;
+    if cancel && !r.stdout.is_empty() {
+        // Moab's canceljob / mjobctl -c surround the confirmations with
+        // empty lines: "\njob '4761849' cancelled\n\n" (golden mjobctl-c-1).
+        r.stdout.insert(0, String::new());
+        r.stdout.push(String::new());
+    }
     Ok(print_action(&r))
 }
 
@@ -31,8 +38,8 @@ fn expand(jobs: &[String]) -> Vec<String> {
     name = "canceljob",
     about = "Cancel jobs",
     long_about = "Cancel one or more jobs (ids, job expressions or ALL). Prints `job '<id>' cancelled` \
-per job; an unknown job prints `ERROR:  invalid job specified (<id>)` on stderr and exits 1. \
-Equivalent to `mjobctl -c`."
+per job (once for a job named twice); an unknown job prints `ERROR:  invalid job specified (<id>)` on \
+stderr and exits 1. Equivalent to `mjobctl -c`."
 )]
 pub struct Canceljob {
     /// Job ids, comma lists, expressions or ALL.
@@ -63,10 +70,23 @@ fn is_hold_list(s: &str) -> bool {
     about = "Control and modify jobs",
     long_about = "Cancel, hold, release, modify, suspend, resume, requeue, checkpoint, signal, \
 prioritise, force-start or query jobs. JOBEXP is a job id, a comma list, a regular expression \
-(quote it) or ALL. The daemon prints Moab's confirmation per job.",
+(quote it) or ALL. The daemon prints Moab's confirmation per job; a job named more than once \
+(`3 3`, `3,ALL`) is acted on once, as Moab matches its job table against the expressions.\n\n\
+-s, -C and -R preempt with Moab's escalation by what the job allows (suspend: SUSPENDABLE, \
+checkpoint: CHECKPOINT, requeue: RESTARTABLE, else cancel), printing e.g. `job 7 not suspendable, \
+preempt policy temporarily changed to requeue` then `job successfully preempted`. A checkpointed \
+(CHECKPOINTSIG, then terminated after CHECKPOINTTIMEOUT) or requeued job keeps its resources until \
+its processes are gone, then goes back to the queue; restarted after a checkpoint it sees \
+MOAB_RESTARTED=1. Owners may suspend, requeue, checkpoint or cancel their jobs; only administrators \
+resume (-r) or force-start (-x). -R on a completed job queues it again. -x respects credential \
+limits and reservations unless -w flags=ignorepolicies or flags=ignorersv. \
+-m walltime= on a running or suspended job changes the limit its resource manager enforces \
+(administrators may raise or lower it; owners may not): if the resource manager refuses, nothing \
+changes and the error is printed. With Slurm the change is applied by `scontrol update` in the \
+background; a later refusal restores the old limit and is shown by checkjob.",
     group(ArgGroup::new("op").required(true).args([
         "cancel", "checkpoint", "hold", "modify", "signal", "priority", "query",
-        "resume", "requeue", "suspend", "release", "execute"
+        "resume", "requeue", "suspend", "release", "execute", "force_cancel", "submit"
     ]))
 )]
 pub struct Mjobctl {
@@ -76,6 +96,15 @@ pub struct Mjobctl {
     /// Cancel the jobs.
     #[arg(short = 'c')]
     pub cancel: bool,
+    /// Force-cancel the jobs (Arches' cancel already kills the job's processes: same as -c).
+    #[arg(short = 'F')]
+    pub force_cancel: bool,
+    /// Submit a job held in an internal queue: Arches has none (every job is queued by msub), so this reports that.
+    #[arg(short = 'S')]
+    pub submit: bool,
+    /// Select the jobs named JOBNAME (with any operation; adds to JOBEXP).
+    #[arg(short = 'n', value_name = "JOBNAME")]
+    pub name: Option<String>,
     /// Checkpoint the jobs.
     #[arg(short = 'C')]
     pub checkpoint: bool,
@@ -97,7 +126,7 @@ pub struct Mjobctl {
     /// Resume suspended jobs.
     #[arg(short = 'r')]
     pub resume: bool,
-    /// Requeue active jobs.
+    /// Requeue active jobs (or queue completed ones again).
     #[arg(short = 'R')]
     pub requeue: bool,
     /// Suspend active jobs.
@@ -109,7 +138,7 @@ pub struct Mjobctl {
     /// Force the jobs to start now (admin).
     #[arg(short = 'x')]
     pub execute: bool,
-    /// With -x: flags=ignorepolicies|ignorenodestate|ignorersv (repeatable).
+    /// With -x: flags=ignorepolicies (credential limits) or flags=ignorersv (reservations); repeatable.
     #[arg(short = 'w', value_name = "flags=FLAGS", action = ArgAction::Append)]
     pub constraints: Vec<String>,
     /// Flags: relative (with -p), completed (with -q diag).
@@ -133,9 +162,29 @@ pub fn mjobctl(mut a: Mjobctl) -> Result<u8, String> {
             *v = Some(default.to_string());
         }
     }
-    let jobs = expand(&a.jobs);
+    let mut jobs = expand(&a.jobs);
+    // `-n NAME` and (except with -x, where -w gives flags) `-w ATTR=VALUE`
+    // select jobs from the queue, as Moab's "where" constraints do.
+    let where_: Vec<&String> = if a.execute {
+        Vec::new()
+    } else {
+        a.constraints.iter().collect()
+    };
+    if a.name.is_some() || !where_.is_empty() {
+        let selected = select_jobs(&a.conn, a.name.as_deref(), &where_)?;
+        if selected.is_empty() && jobs.is_empty() {
+            return Err("ERROR:    no jobs selected".into());
+        }
+        jobs.extend(selected);
+    }
     if jobs.is_empty() {
         return Err("ERROR:    no job expression specified".into());
+    }
+    if a.submit {
+        for j in &jobs {
+            eprintln!("ERROR:    cannot submit job '{j}' (Arches has no internal queue: every job is queued when msub accepts it)");
+        }
+        return Ok(crate::EXIT_ERROR);
     }
     let flags: Vec<String> = a
         .flags
@@ -146,7 +195,7 @@ pub fn mjobctl(mut a: Mjobctl) -> Result<u8, String> {
     if let Some(q) = &a.query {
         return query(&a, q, jobs, flags.iter().any(|f| f == "completed"));
     }
-    let action = if a.cancel {
+    let action = if a.cancel || a.force_cancel {
         JobAction::Cancel
     } else if a.checkpoint {
         JobAction::Checkpoint
@@ -186,6 +235,66 @@ pub fn mjobctl(mut a: Mjobctl) -> Result<u8, String> {
         return Err("ERROR:    no operation specified".into());
     };
     act(&a.conn, jobs, action)
+}
+
+/// Job ids (as text) of the queued and active jobs matching `-n NAME` and
+/// every `-w ATTR=VALUE` (user, group, account/acct, class/queue, qos, state,
+/// jobname, partition).
+fn select_jobs(
+    conn: &Connection,
+    name: Option<&str>,
+    where_: &[&String],
+) -> Result<Vec<String>, String> {
+    let mut conds: Vec<(String, String)> = Vec::new();
+    for c in where_ {
+        let (k, v) = c
+            .split_once('=')
+            .ok_or_else(|| format!("ERROR:    invalid constraint '{c}' (expected ATTR=VALUE)"))?;
+        let k = k.to_ascii_lowercase();
+        if ![
+            "user",
+            "group",
+            "account",
+            "acct",
+            "class",
+            "queue",
+            "qos",
+            "state",
+            "jobname",
+            "partition",
+        ]
+        .contains(&k.as_str())
+        {
+            return Err(format!(
+                "ERROR:    unsupported constraint '{k}' (user, group, account, class, qos, state, jobname, partition)"
+            ));
+        }
+        conds.push((k, v.to_string()));
+    }
+    let client = conn.client().map_err(|e| e.to_string())?;
+    let q = client
+        .queue(&arches_api::QueueQuery { completed: false })
+        .map_err(|e| e.to_string())?;
+    Ok(q.jobs
+        .iter()
+        .filter(|j| name.is_none_or(|n| j.name == n))
+        .filter(|j| {
+            conds.iter().all(|(k, v)| {
+                let have = match k.as_str() {
+                    "user" => Some(j.user.as_str()),
+                    "group" => Some(j.group.as_str()),
+                    "account" | "acct" => j.account.as_deref(),
+                    "class" | "queue" => j.class.as_deref(),
+                    "qos" => j.qos.as_deref(),
+                    "state" => Some(j.state.as_str()),
+                    "jobname" => Some(j.name.as_str()),
+                    _ => j.partition.as_deref(),
+                };
+                have.is_some_and(|h| h.eq_ignore_ascii_case(v))
+            })
+        })
+        .map(|j| j.id.to_string())
+        .collect())
 }
 
 fn query(a: &Mjobctl, q: &str, jobs: Vec<String>, completed: bool) -> Result<u8, String> {
@@ -316,8 +425,8 @@ pub fn sethold(a: Sethold) -> Result<u8, String> {
 #[command(
     name = "runjob",
     about = "Start a job immediately (administrators)",
-    long_about = "Force a job to start now. -f ignores throttling policies; -x also ignores \
-reservations and node state. Equivalent to `mjobctl -x`."
+    long_about = "Force a job to start now. Credential limits and reservations apply: -f ignores \
+throttling policies; -x also ignores reservations. Equivalent to `mjobctl -x`."
 )]
 pub struct Runjob {
     /// Clear job parameters left by previous runs.

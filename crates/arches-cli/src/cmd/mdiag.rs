@@ -18,7 +18,8 @@ use crate::EXIT_OK;
 -C the configuration. Options taking a name restrict the report to that object.",
     group(ArgGroup::new("report").required(true).args([
         "accounts", "blocked", "classes", "config", "groups", "jobs", "nodes", "priority",
-        "qos", "reservations", "rms", "scheduler", "partitions", "users"
+        "qos", "reservations", "rms", "scheduler", "partitions", "users", "fairshare",
+        "green", "triggers", "limits", "standing", "overall"
     ]))
 )]
 pub struct Mdiag {
@@ -28,6 +29,30 @@ pub struct Mdiag {
     /// Jobs blocked by holds, policies or dependencies.
     #[arg(short = 'b')]
     pub blocked: bool,
+    /// With -b: the policy level shown in the header (HARD, SOFT or OFF).
+    #[arg(short = 'l', value_name = "POLICYLEVEL", requires = "blocked")]
+    pub policy_level: Option<String>,
+    /// Fairshare usage per credential and interval (FSPOLICY, FSDEPTH, FSINTERVAL, FSDECAY, FSTARGET).
+    #[arg(short = 'f')]
+    pub fairshare: bool,
+    /// With -f: organise by object type (accepted for compatibility; Arches prints every kind flat).
+    #[arg(short = 'o', value_name = "OTYPE", requires = "fairshare")]
+    pub organize: Option<String>,
+    /// Power management (Arches manages no node power: says so).
+    #[arg(short = 'G', value_name = "GREEN", num_args = 0..=1, default_missing_value = "")]
+    pub green: Option<String>,
+    /// Triggers (Arches has no triggers: prints an empty table).
+    #[arg(short = 'T', value_name = "TRIGGERID", num_args = 0..=1, default_missing_value = "")]
+    pub triggers: Option<String>,
+    /// Usage limits: every credential limit with its current usage.
+    #[arg(short = 'L')]
+    pub limits: bool,
+    /// Standing reservations (SRCFG), optionally one.
+    #[arg(short = 's', value_name = "SRSVID", num_args = 0..=1, default_missing_value = "")]
+    pub standing: Option<String>,
+    /// Overall consistency check: job and configuration warnings.
+    #[arg(short = 'x')]
+    pub overall: bool,
     /// Classes/queues (optionally one).
     #[arg(short = 'c', value_name = "CLASS", num_args = 0..=1, default_missing_value = "")]
     pub classes: Option<String>,
@@ -43,7 +68,7 @@ pub struct Mdiag {
     /// Nodes (optionally one); --xml gives <node> elements.
     #[arg(short = 'n', value_name = "NODE", num_args = 0..=1, default_missing_value = "")]
     pub nodes: Option<String>,
-    /// Job priority breakdown per component.
+    /// Job priority breakdown per component of the eligible jobs (-v adds running jobs, -v -v every job; --xml).
     #[arg(short = 'p')]
     pub priority: bool,
     /// Quality of service (optionally one).
@@ -91,9 +116,19 @@ fn check_config(file: Option<&str>, verbose: u8, fmt: Format) -> Result<u8, Stri
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) if file.is_none() && e.kind() == std::io::ErrorKind::NotFound => {
-            print(&format!(
-                "{shown}: no configuration file; the embedded default configuration applies\n"
-            ));
+            match fmt {
+                Format::Json => print_json(&serde_json::json!({
+                    "file": shown,
+                    "exists": false,
+                    "lines": 0,
+                    "errors": [],
+                    "warnings": [],
+                }))?,
+                Format::Xml => return Err(no_xml("mdiag -C")),
+                Format::Text => print(&format!(
+                    "{shown}: no configuration file; the embedded default configuration applies\n"
+                )),
+            }
             return Ok(EXIT_OK);
         }
         Err(e) => {
@@ -113,6 +148,7 @@ fn check_config(file: Option<&str>, verbose: u8, fmt: Format) -> Result<u8, Stri
     match fmt {
         Format::Json => print_json(&serde_json::json!({
             "file": shown,
+            "exists": true,
             "lines": report.lines,
             "errors": report.errors,
             "warnings": report.warnings,
@@ -136,6 +172,79 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
     }
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let err = |e: arches_client::ClientError| e.to_string();
+    if a.fairshare {
+        if let Some(o) = &a.organize {
+            if !o.eq_ignore_ascii_case("user") {
+                return Err(format!(
+                    "ERROR:    'mdiag -f -o {o}' (a fairshare tree) is not supported: Arches has no FSTREE; mdiag -f lists every credential kind"
+                ));
+            }
+        }
+        let f = client.fairshare().map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&f)?,
+            Format::Xml => return Err(no_xml("mdiag -f")),
+            Format::Text => print(&mdiag::render_fairshare(&f)),
+        }
+        return Ok(EXIT_OK);
+    }
+    if a.green.is_some() {
+        let v = client.nodes(None).map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&serde_json::json!({ "power_management": false }))?,
+            Format::Xml => return Err(no_xml("mdiag -G")),
+            Format::Text => print(&mdiag::render_green(&v)),
+        }
+        return Ok(EXIT_OK);
+    }
+    if a.triggers.is_some() {
+        match fmt {
+            Format::Json => print_json(&serde_json::json!({ "triggers": [] }))?,
+            Format::Xml => print("<Data></Data>\n"),
+            Format::Text => print(mdiag::TRIGGER_HEADER),
+        }
+        return Ok(EXIT_OK);
+    }
+    if a.limits {
+        let v = client.credentials().map_err(err)?;
+        match fmt {
+            Format::Json => print_json(&v)?,
+            Format::Xml => return Err(no_xml("mdiag -L")),
+            Format::Text => print(&mdiag::render_limits(&v)),
+        }
+        return Ok(EXIT_OK);
+    }
+    if let Some(id) = &a.standing {
+        let mut v = client.reservations().map_err(err)?;
+        v.reservations.retain(|r| {
+            r.flags.iter().any(|f| f == "STANDINGRSV")
+                && (id.is_empty() || r.id == *id || r.id.starts_with(&format!("{id}.")))
+        });
+        match fmt {
+            Format::Json => print_json(&v)?,
+            Format::Xml => print(&format!("{}\n", cluster::render_reservations_xml(&v))),
+            Format::Text => print(&cluster::render_reservations(&v)),
+        }
+        return Ok(EXIT_OK);
+    }
+    if a.overall {
+        let s = client.scheduler().map_err(err)?;
+        let v = client
+            .jobs(&JobsRequest {
+                ids: vec!["ALL".into()],
+                completed: false,
+            })
+            .map_err(err)?;
+        let o = mdiag::render_overall(&s, &v);
+        match fmt {
+            Format::Json => print_json(
+                &serde_json::json!({ "warnings": o.lines().filter(|l| l.contains("WARNING")).collect::<Vec<_>>() }),
+            )?,
+            Format::Xml => return Err(no_xml("mdiag -x")),
+            Format::Text => print(&o),
+        }
+        return Ok(EXIT_OK);
+    }
     if a.scheduler {
         let s = client.scheduler().map_err(err)?;
         match fmt {
@@ -147,8 +256,8 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         let p = client.priority().map_err(err)?;
         match fmt {
             Format::Json => print_json(&p)?,
-            Format::Xml => return Err(no_xml("mdiag")),
-            Format::Text => print(&mdiag::render_priority(&p)),
+            Format::Xml => print(&format!("{}\n", mdiag::render_priority_xml(&p, a.verbose))),
+            Format::Text => print(&mdiag::render_priority(&p, a.verbose)),
         }
     } else if a.blocked {
         let q = client.queue(&QueueQuery::default()).map_err(err)?;
@@ -159,7 +268,18 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
                 print_json(&q)?
             }
             Format::Xml => return Err(no_xml("mdiag")),
-            Format::Text => print(&mdiag::render_blocked(&q)),
+            Format::Text => {
+                let level = match a.policy_level.as_deref().map(str::to_ascii_uppercase) {
+                    None => "SOFT".to_string(),
+                    Some(l) if ["HARD", "SOFT", "OFF"].contains(&l.as_str()) => l,
+                    Some(l) => {
+                        return Err(format!(
+                            "ERROR:    invalid policy level '{l}' (HARD, SOFT or OFF)"
+                        ))
+                    }
+                };
+                print(&mdiag::render_blocked_at(&q, &level))
+            }
         }
     } else if a.jobs.is_some() {
         let completed = a
@@ -167,7 +287,14 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
             .iter()
             .any(|c| c.eq_ignore_ascii_case("completed=true"));
         let ids = vec![some(&a.jobs).unwrap_or("ALL").to_string()];
-        let v = client.jobs(&JobsRequest { ids, completed }).map_err(err)?;
+        let mut v = client.jobs(&JobsRequest { ids, completed }).map_err(err)?;
+        if completed && some(&a.jobs).is_none() {
+            // Moab: `-w completed=true` lists completed jobs only, earliest completion first.
+            v.jobs
+                .retain(|d| d.summary.section == arches_api::Section::Completed);
+            v.jobs
+                .sort_by_key(|d| (d.summary.completion_time, d.summary.id));
+        }
         match fmt {
             Format::Json => print_json(&v)?,
             Format::Xml => print(&format!("{}\n", checkjob::render_xml(&v, a.verbose > 0))),
@@ -217,7 +344,7 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         }
         match fmt {
             Format::Json => print_json(&v)?,
-            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Xml => print(&format!("{}\n", cluster::render_reservations_xml(&v))),
             Format::Text => print(&cluster::render_reservations(&v)),
         }
     } else {
@@ -240,7 +367,10 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
                     .retain(|c| c.kind == kind && name.is_none_or(|n| n == c.name));
                 print_json(&v)?
             }
-            Format::Xml => return Err(no_xml("mdiag")),
+            Format::Xml => print(&format!(
+                "{}\n",
+                creds::render_xml(&v.credentials, kind, name)
+            )),
             Format::Text => print(&creds::render_credentials(&v.credentials, kind, name)),
         }
     }

@@ -51,6 +51,11 @@ fn parse<P: Parser>(name: &str, args: Vec<OsString>) -> Result<P, u8> {
                 crate::EXIT_ERROR
             })
         }
+        Err(e) if name == "msub" && e.use_stderr() => {
+            // msub's every rejection has one shape (moab-formats §10.2).
+            eprintln!("{}", msub::fail(msub::usage_reason(&e)));
+            Err(crate::EXIT_ERROR)
+        }
         Err(e) => {
             let _ = e.print();
             Err(if e.use_stderr() {

@@ -16,7 +16,10 @@ use crate::EXIT_OK;
     long_about = "Administrative control of the moab daemon: -k stops it, -p pauses scheduling \
 (state keeps being updated), -r resumes it, -s stops at an iteration, -S steps iterations, \
 -m config changes a parameter at run time, -l config lists the configuration in effect.",
-    group(ArgGroup::new("op").required(true).args(["kill", "pause", "resume", "stop", "step", "modify", "list"]))
+    group(ArgGroup::new("op").required(true).args([
+        "kill", "pause", "resume", "stop", "step", "modify", "list", "flush", "annotate",
+        "log_level", "recycle", "trace", "create", "destroy"
+    ]))
 )]
 pub struct Mschedctl {
     /// Kill: stop scheduling and exit.
@@ -43,6 +46,27 @@ pub struct Mschedctl {
     /// List: `-l config`.
     #[arg(short = 'l', value_name = "OBJECT", num_args = 0..=1, default_missing_value = "config")]
     pub list: Option<String>,
+    /// Flush (reset) statistics: all (default), usage, fairshare or estimates.
+    #[arg(short = 'f', value_name = "TYPE", num_args = 0..=1, default_missing_value = "all")]
+    pub flush: Option<String>,
+    /// Annotate: record MESSAGE in the daemon's log.
+    #[arg(short = 'A', value_name = "MESSAGE")]
+    pub annotate: Option<String>,
+    /// Change the daemon's log level (0-9, default 7) at run time.
+    #[arg(short = 'L', value_name = "LOGLEVEL", num_args = 0..=1, default_missing_value = "7")]
+    pub log_level: Option<String>,
+    /// Recycle (restart) the daemon: not supported, restart it with the service manager.
+    #[arg(short = 'R', value_name = "SAVESTATE", num_args = 0..=1, default_missing_value = "")]
+    pub recycle: Option<String>,
+    /// Write a resource trace: not supported (use 'mdiag -n --format=json').
+    #[arg(short = 'n')]
+    pub trace: bool,
+    /// Create a message, trigger or VPC: not supported (Arches has none of them).
+    #[arg(short = 'c', value_names = ["OBJECT", "ARGS"], num_args = 1..)]
+    pub create: Option<Vec<String>>,
+    /// Destroy a message, trigger or VPC: not supported (Arches has none of them).
+    #[arg(short = 'd', value_name = "OBJECT", num_args = 1..)]
+    pub destroy: Option<Vec<String>>,
     #[command(flatten)]
     pub output: Output,
     #[command(flatten)]
@@ -77,8 +101,34 @@ pub fn exec(a: Mschedctl) -> Result<u8, String> {
         }
         return Ok(EXIT_OK);
     }
+    if a.recycle.is_some() {
+        return Err("ERROR:    'mschedctl -R' (recycle) is not supported by Arches: restart the daemon with its service manager; running jobs keep running and are re-adopted".into());
+    }
+    if a.trace {
+        return Err("ERROR:    'mschedctl -n' (resource trace) is not supported by Arches: 'mdiag -n --format=json' gives every node's resources".into());
+    }
+    if let Some(c) = &a.create {
+        return Err(format!(
+            "ERROR:    cannot create '{}': Arches has no scheduler messages, triggers or VPCs",
+            c[0]
+        ));
+    }
+    if let Some(d) = &a.destroy {
+        return Err(format!(
+            "ERROR:    cannot destroy '{}': Arches has no scheduler messages, triggers or VPCs",
+            d[0]
+        ));
+    }
     let op = if a.kill {
         SchedulerControl::Kill
+    } else if let Some(f) = &a.flush {
+        SchedulerControl::Flush { what: f.clone() }
+    } else if let Some(l) = &a.log_level {
+        SchedulerControl::LogLevel {
+            level: number(l, "log level")?,
+        }
+    } else if let Some(m) = &a.annotate {
+        SchedulerControl::Annotate { message: m.clone() }
     } else if a.pause {
         SchedulerControl::Pause
     } else if let Some(r) = &a.resume {

@@ -24,8 +24,15 @@ pub const QUERY_INTERVAL_SECS: u64 = 5;
     long_about = "Submit a job script (the SCRIPT operand, or standard input) to the scheduler. \
 Options may also be given in the script header as `#PBS`, `#MSUB` or `#MOAB` directive lines \
 (before the first command); command-line options override directives. On success the job id is \
-printed after an empty line.",
-    disable_help_flag = true
+printed after an empty line; any rejection prints `ERROR:    cannot submit job - <reason>` on stderr, \
+exits 1 and queues nothing. \
+Output files: without -o/-e, stdout and stderr go to `<name>.o<id>` and `<name>.e<id>` in the \
+directory msub ran in (the submission directory, Moab's `$SUBMISSIONDIR` and Torque's qsub \
+behaviour), also when -d sets another working directory; relative -o/-e paths are resolved \
+against the submission directory too. -j oe writes both streams to the output file, -j eo to the \
+error file. -E is accepted for compatibility: the MOAB_* variables are always set.",
+    disable_help_flag = true,
+    args_override_self = true
 )]
 pub struct Msub {
     /// Job is not eligible before this time: [[[[CC]YY]MM]DD]hhmm[.SS].
@@ -46,7 +53,7 @@ pub struct Msub {
     /// Standard error path: [host:]path (file or directory).
     #[arg(short = 'e', value_name = "PATH")]
     pub error: Option<String>,
-    /// Add the MOAB_* variables (MOAB_JOBID, MOAB_NODELIST, ...) to the job's environment.
+    /// Add the MOAB_* variables to the job's environment (accepted for compatibility: Arches always sets MOAB_JOBID, MOAB_NODELIST, ...).
     #[arg(short = 'E')]
     pub moab_env: bool,
     /// Submit with a user hold.
@@ -55,7 +62,7 @@ pub struct Msub {
     /// Interactive job (not supported: refused with Moab's message).
     #[arg(short = 'I')]
     pub interactive: bool,
-    /// Join streams: oe merges stderr into stdout, n keeps them apart.
+    /// Join streams: oe merges both into the output file, eo into the error file, n keeps them apart.
     #[arg(short = 'j', value_name = "JOIN")]
     pub join: Option<String>,
     /// Keep streams on the execution host: e, o, eo, oe or n (passed as keep_files=...).
@@ -134,6 +141,32 @@ pub use super::msub_script::{directives, read_script, shell_split, MAX_SCRIPT_BY
 /// `ERROR:    cannot submit job - <reason>`.
 pub(crate) fn fail(reason: impl std::fmt::Display) -> String {
     format!("ERROR:    cannot submit job - {reason}")
+}
+
+/// The reason of a command-line (or directive) parse error, in words that
+/// fit after `cannot submit job - `: `unknown option '-Z'`, `option '-N'
+/// requires a value`...
+pub(crate) fn usage_reason(e: &clap::Error) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let arg = || match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => s.split_whitespace().next().unwrap_or(s).to_string(),
+        _ => String::new(),
+    };
+    match e.kind() {
+        ErrorKind::UnknownArgument => format!("unknown option '{}'", arg()),
+        ErrorKind::InvalidValue if matches!(e.get(ContextKind::InvalidValue), Some(ContextValue::String(v)) if v.is_empty()) =>
+        {
+            format!("option '{}' requires a value", arg())
+        }
+        ErrorKind::ArgumentConflict => format!("option '{}' given more than once", arg()),
+        _ => e
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("invalid arguments")
+            .trim_start_matches("error: ")
+            .to_string(),
+    }
 }
 
 /// Merges directive options under command-line options (command line wins;
@@ -249,10 +282,17 @@ pub fn build_request(
             )))
         }
     };
-    let join = match a.join.as_deref() {
-        None | Some("n") => false,
-        Some("oe") | Some("eo") => true,
-        Some(v) => return Err(fail(format!("invalid join value '{v}' (expected oe or n)"))),
+    // Torque: `oe` merges both streams into the output file, `eo` into the
+    // error file.
+    let (join, join_to_error) = match a.join.as_deref() {
+        None | Some("n") => (false, false),
+        Some("oe") => (true, false),
+        Some("eo") => (true, true),
+        Some(v) => {
+            return Err(fail(format!(
+                "invalid join value '{v}' (expected oe, eo or n)"
+            )))
+        }
     };
     let workdir = a.workdir.as_ref().map(|d| {
         let p = Path::new(d);
@@ -280,6 +320,13 @@ pub fn build_request(
     }
     Ok(SubmitRequest {
         script,
+        script_path: a.script.as_ref().map(|p| {
+            if p.is_absolute() {
+                p.display().to_string()
+            } else {
+                cwd.join(p).display().to_string()
+            }
+        }),
         name: Some(name.unwrap_or_else(|| "STDIN".to_string())),
         resources: a.resources.clone(),
         extensions,
@@ -298,6 +345,7 @@ pub fn build_request(
         output: a.output.clone(),
         error: a.error.clone(),
         join,
+        join_to_error,
         shell: a.shell.clone(),
         env: resolve_env(a, env)?,
         moab_env: a.moab_env,
@@ -360,11 +408,7 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
         let d = parse_words(words).map_err(|e| {
             fail(format!(
                 "invalid directive in script ({})",
-                e.to_string()
-                    .lines()
-                    .next()
-                    .unwrap_or("")
-                    .trim_start_matches("error: ")
+                usage_reason(&e)
             ))
         })?;
         if d.script.is_some() {
@@ -424,6 +468,22 @@ mod tests {
     fn attached_l_and_repeats() {
         let a = p(&["-los=CLE_quad_cache", "-l", "nodes=2", "-lwalltime=60"]);
         assert_eq!(a.resources, ["os=CLE_quad_cache", "nodes=2", "walltime=60"]);
+    }
+
+    #[test]
+    fn usage_errors_read_as_submission_errors() {
+        let e = |words: &[&str]| {
+            let words = words.iter().map(|s| s.to_string()).collect();
+            usage_reason(&parse_words(words).unwrap_err())
+        };
+        assert_eq!(e(&["-Z"]), "unknown option '-Z'");
+        assert_eq!(e(&["--bogus", "x"]), "unknown option '--bogus'");
+        assert_eq!(e(&["-N"]), "option '-N' requires a value");
+        assert_eq!(e(&["job.sh", "-l"]), "option '-l' requires a value");
+        // Repeated options: the last one wins, as with getopt.
+        let a = p(&["-N", "a", "-N", "b", "-h", "-h"]);
+        assert_eq!(a.name.as_deref(), Some("b"));
+        assert!(a.hold);
     }
 
     #[test]
@@ -496,6 +556,13 @@ mod tests {
         let stdin = p(&[]);
         let r = build_request(&stdin, "x".into(), Path::new("/"), &[], &[], "h").unwrap();
         assert_eq!(r.name.as_deref(), Some("STDIN"));
+        assert!(!r.join_to_error);
+        let eo = p(&["-j", "eo"]);
+        let r = build_request(&eo, "x".into(), Path::new("/"), &[], &[], "h").unwrap();
+        assert!(r.join && r.join_to_error);
+        let bad = p(&["-j", "xy"]);
+        let e = build_request(&bad, "x".into(), Path::new("/"), &[], &[], "h").unwrap_err();
+        assert!(e.contains("invalid join value 'xy'"), "{e}");
         let bad = p(&["-r", "maybe"]);
         let e = build_request(&bad, "x".into(), Path::new("/"), &[], &[], "h").unwrap_err();
         assert!(e.starts_with("ERROR:    cannot submit job - "), "{e}");

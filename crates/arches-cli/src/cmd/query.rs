@@ -3,8 +3,8 @@
 use arches_api::{BackfillQuery, JobsRequest, QueueQuery, StartQuery};
 use clap::{ArgAction, ArgGroup, Parser};
 
-use crate::common::{no_xml, print, print_json, Connection, Format, Output};
-use crate::render::{checkjob, checknode, mdiag, showbf, showq};
+use crate::common::{print, print_json, Connection, Format, Output};
+use crate::render::{checkjob, checknode, showbf, showq};
 use crate::{EXIT_ERROR, EXIT_OK};
 
 /// Display the job queue: active, eligible and blocked jobs.
@@ -45,6 +45,15 @@ pub struct Showq {
     /// Accepted for compatibility with third-party tools (abipy passes `-s`); no effect.
     #[arg(short = 's')]
     pub summary: bool,
+    /// Grid job and system ids: Arches has no grid, so the ids shown are already the system ids.
+    #[arg(short = 'g')]
+    pub grid: bool,
+    /// Local/remote view (grid): every Arches job is local; the report is unchanged.
+    #[arg(short = 'l')]
+    pub local: bool,
+    /// Only jobs that overlap this reservation in time and nodes (a job reservation: that job).
+    #[arg(short = 'R', value_name = "RSVID")]
+    pub reservation: Option<String>,
     /// Accepted for compatibility (Rocoto); the daemon always answers without blocking.
     #[arg(long)]
     pub noblock: bool,
@@ -78,17 +87,43 @@ pub fn showq(a: Showq) -> Result<u8, String> {
         showq::Mode::Default
     };
     let client = a.conn.client().map_err(|e| e.to_string())?;
-    let view = client
+    let mut view = client
         .queue(&QueueQuery {
             completed: a.completed,
         })
         .map_err(|e| e.to_string())?;
+    if let Some(rid) = &a.reservation {
+        let rsv = client.reservations().map_err(|e| e.to_string())?;
+        let target = rsv
+            .reservations
+            .iter()
+            .find(|r| &r.id == rid)
+            .ok_or_else(|| format!("ERROR:  cannot locate reservation '{rid}'"))?;
+        let overlapping: Vec<u64> = rsv
+            .reservations
+            .iter()
+            .filter(|r| r.kind == "Job")
+            .filter(|r| {
+                r.id == target.id
+                    || (r
+                        .nodes
+                        .iter()
+                        .any(|n| target.nodes.iter().any(|t| t.node == n.node))
+                        && r.start < target.end.unwrap_or(i64::MAX)
+                        && target.start < r.end.unwrap_or(i64::MAX))
+            })
+            .filter_map(|r| r.id.parse().ok())
+            .collect();
+        view.jobs.retain(|j| overlapping.contains(&j.id));
+    }
     match a.output.format() {
         Format::Text => print(&showq::render(&view, &filter, mode)),
         Format::Xml => print(&format!("{}\n", showq::render_xml(&view, &filter, mode))),
         Format::Json => {
+            // The jobs of the sections this mode shows, filtered as the text is.
             let mut v = view;
-            v.jobs.retain(|j| filter.matches(j));
+            v.jobs
+                .retain(|j| mode.shows(j.section) && filter.matches(j));
             print_json(&v)?
         }
     }
@@ -102,12 +137,30 @@ pub fn showq(a: Showq) -> Result<u8, String> {
     about = "Display detailed status of one or more jobs",
     long_about = "Display a job's state, credentials, wall time, requested and allocated resources, \
 reservation and priority in Moab's format. Several ids print several reports separated by a line of \
-'=' characters; ALL selects every job."
+'=' characters; ALL selects every job. A job named more than once (`5 5`, `5 Moab.5`) is shown once."
 )]
 pub struct Checkjob {
     /// Verbose; give twice (-v -v or -vv) for more detail.
     #[arg(short = 'v', action = ArgAction::Count)]
     pub verbose: u8,
+    /// Parsable output: one line of ATTRIBUTE=VALUE; pairs per job.
+    #[arg(short = 'A')]
+    pub avp: bool,
+    /// Policy level of the eligibility evaluation (HARD, SOFT or OFF; Arches evaluates soft and hard limits in one pass and reports that).
+    #[arg(short = 'l', value_name = "POLICYLEVEL")]
+    pub policy_level: Option<String>,
+    /// Check whether the job could use this node, and the preemption status of the jobs on it.
+    #[arg(short = 'n', value_name = "NODE")]
+    pub node: Option<String>,
+    /// Check access to these QoS (comma list).
+    #[arg(short = 'q', value_name = "QOS[,QOS]")]
+    pub qos: Option<String>,
+    /// Check access to these reservations (comma list).
+    #[arg(short = 'r', value_name = "RSVID[,RSVID]")]
+    pub reservations: Option<String>,
+    /// future: accepted (the report is the scheduler's own evaluation, which already plans ahead).
+    #[arg(long, value_name = "FLAGS")]
+    pub flags: Option<String>,
     /// Job ids (`17`, `Moab.17`) or ALL.
     #[arg(value_name = "JOBID", required = true)]
     pub jobs: Vec<String>,
@@ -126,10 +179,38 @@ pub fn checkjob(a: Checkjob) -> Result<u8, String> {
             completed: true,
         })
         .map_err(|e| e.to_string())?;
+    if let Some(l) = &a.policy_level {
+        if !["HARD", "SOFT", "OFF"].contains(&l.to_ascii_uppercase().as_str()) {
+            return Err(format!(
+                "ERROR:    invalid policy level '{l}' (HARD, SOFT or OFF)"
+            ));
+        }
+    }
+    if let Some(f) = &a.flags {
+        if !f.split(',').all(|f| f.eq_ignore_ascii_case("future")) {
+            return Err(format!("ERROR:    invalid flags '{f}' (future)"));
+        }
+    }
     match a.output.format() {
+        Format::Text if a.avp => {
+            for d in &view.jobs {
+                print(&crate::render::access::avp(d));
+            }
+        }
         Format::Text => {
             if !view.jobs.is_empty() {
-                print(&checkjob::render(&view, a.verbose));
+                let checks = access_checks(&a, &client, &view)?;
+                let parts: Vec<String> = view
+                    .jobs
+                    .iter()
+                    .zip(checks)
+                    .map(|(d, extra)| {
+                        let mut r = checkjob::render_one(d, view.now, a.verbose);
+                        r.push_str(&extra);
+                        r
+                    })
+                    .collect();
+                print(&parts.join(checkjob::SEPARATOR));
             }
         }
         Format::Xml => print(&format!("{}\n", checkjob::render_xml(&view, a.verbose > 0))),
@@ -143,6 +224,61 @@ pub fn checkjob(a: Checkjob) -> Result<u8, String> {
     } else {
         EXIT_ERROR
     })
+}
+
+/// The NOTE lines of `checkjob -n/-q/-r` for each job (empty without them).
+fn access_checks(
+    a: &Checkjob,
+    client: &arches_client::Client,
+    view: &arches_api::JobsView,
+) -> Result<Vec<String>, String> {
+    use crate::render::access;
+    let mut out = vec![String::new(); view.jobs.len()];
+    if let Some(name) = &a.node {
+        let nodes = client.nodes(Some(name)).map_err(|e| e.to_string())?;
+        let n = nodes
+            .nodes
+            .first()
+            .ok_or_else(|| format!("ERROR:    cannot locate node '{name}'"))?;
+        let q = client
+            .queue(&arches_api::QueueQuery { completed: false })
+            .map_err(|e| e.to_string())?;
+        let on: Vec<(u64, bool)> = n
+            .jobs
+            .iter()
+            .map(|id| {
+                let p = q
+                    .jobs
+                    .iter()
+                    .find(|j| j.id == *id)
+                    .is_some_and(|j| j.preemptible);
+                (*id, p)
+            })
+            .collect();
+        for (o, d) in out.iter_mut().zip(&view.jobs) {
+            o.push_str(&access::node_access(d, n, &on));
+        }
+    }
+    if let Some(list) = &a.qos {
+        let creds = client.credentials().map_err(|e| e.to_string())?;
+        for (o, d) in out.iter_mut().zip(&view.jobs) {
+            for q in list.split(',').filter(|q| !q.is_empty()) {
+                o.push_str(&access::qos_access(d, q, &creds.credentials));
+            }
+        }
+    }
+    if let Some(list) = &a.reservations {
+        let rsv = client.reservations().map_err(|e| e.to_string())?;
+        for (o, d) in out.iter_mut().zip(&view.jobs) {
+            for id in list.split(',').filter(|r| !r.is_empty()) {
+                match rsv.reservations.iter().find(|r| r.id == id) {
+                    Some(r) => o.push_str(&access::rsv_access(d, r)),
+                    None => o.push_str(&format!("NOTE:  cannot locate reservation '{id}'\n")),
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Display detailed information about nodes.
@@ -196,11 +332,13 @@ pub fn checknode(a: Checknode) -> Result<u8, String> {
     name = "showbf",
     about = "Show resources available now for backfill",
     long_about = "Show the processors and nodes that a job could use right now without delaying any \
-reserved job, per partition, with how long they stay free. Credential-based throttling policies are \
-not taken into account."
+reserved job, with how long they stay free: the global partition ALL first, then each partition \
+(-p: one of them; -p ALL: the global rows only). Administrative and standing reservations count as \
+free for the credentials asking (-u -g -a -c -q, else the caller's user and group; -A: anyone's). \
+Credential-based throttling policies are not taken into account. --xml gives Moab's mshow -a shape."
 )]
 pub struct Showbf {
-    /// Show availability for all users, groups and accounts.
+    /// Show availability for all users, groups and accounts (every reservation counts as free).
     #[arg(short = 'A')]
     pub all: bool,
     /// Only for this account.
@@ -233,7 +371,7 @@ pub struct Showbf {
     /// Only for this user.
     #[arg(short = 'u', value_name = "USER")]
     pub user: Option<String>,
-    /// Verbose (accepted; the table is already complete).
+    /// Verbose: each window's nodes and processors (HostList=node:procs,...).
     #[arg(short = 'v')]
     pub verbose: bool,
     #[command(flatten)]
@@ -264,13 +402,14 @@ pub fn showbf(a: Showbf) -> Result<u8, String> {
             })
             .unwrap_or_default(),
         memory: a.memory.clone(),
+        all: a.all,
     };
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let view = client.backfill(&q).map_err(|e| e.to_string())?;
     match a.output.format() {
         Format::Json => print_json(&view)?,
-        Format::Xml => return Err(no_xml("showbf")),
-        Format::Text => print(&showbf::render_backfill(&view)),
+        Format::Xml => print(&format!("{}\n", showbf::render_backfill_xml(&view))),
+        Format::Text => print(&showbf::render_backfill(&view, a.verbose)),
     }
     Ok(EXIT_OK)
 }
@@ -353,12 +492,40 @@ pub fn showstart(a: Showstart) -> Result<u8, String> {
 #[derive(Debug, Parser)]
 #[command(
     name = "showstats",
-    about = "Show scheduler statistics since the daemon started",
-    long_about = "Show how long the scheduler has been active, completed and backfilled job counts, \
-average queue time, dedicated versus available processor hours and wall-clock accuracy."
+    about = "Show scheduler, credential and matrix statistics",
+    long_about = "Show accounting statistics of the current statistics period (since the daemon \
+first started, or since the last 'mschedctl -f'; kept across restarts): -s (the default) the \
+scheduler summary — jobs, queue time, expansion factor, dedicated versus available processor hours, \
+backfill share, utilization and wall-clock accuracy (run time / wall-clock limit, capped at 100%); \
+-u, -g, -a, -c, -q one row per user, group, account, class or QoS with running and completed work; \
+-f TYPE the processors × wall-clock matrix of one statistic. Running jobs count up to now.",
+    group(ArgGroup::new("view").args(["summary", "users", "groups", "accounts", "classes", "qos", "matrix"]))
 )]
 pub struct Showstats {
-    /// Verbose (accepted; all statistics are always shown).
+    /// General scheduler statistics (the default).
+    #[arg(short = 's')]
+    pub summary: bool,
+    /// Per-user statistics (optionally one user).
+    #[arg(short = 'u', value_name = "USER", num_args = 0..=1, default_missing_value = "")]
+    pub users: Option<String>,
+    /// Per-group statistics (optionally one group).
+    #[arg(short = 'g', value_name = "GROUP", num_args = 0..=1, default_missing_value = "")]
+    pub groups: Option<String>,
+    /// Per-account statistics (optionally one account).
+    #[arg(short = 'a', value_name = "ACCOUNT", num_args = 0..=1, default_missing_value = "")]
+    pub accounts: Option<String>,
+    /// Per-class statistics (optionally one class).
+    #[arg(short = 'c', value_name = "CLASS", num_args = 0..=1, default_missing_value = "")]
+    pub classes: Option<String>,
+    /// Per-QoS statistics (optionally one QoS).
+    #[arg(short = 'q', value_name = "QOS", num_args = 0..=1, default_missing_value = "")]
+    pub qos: Option<String>,
+    /// Matrix of one statistic by processors and requested wall time:
+    /// AVGXFACTOR (default), MAXXFACTOR, AVGQTIME, AVGBYPASS, MAXBYPASS,
+    /// JOBCOUNT, PHREQUEST, PHRUN, BFCOUNT, BFPHRUN, WCACCURACY.
+    #[arg(short = 'f', value_name = "STATISTICTYPE", num_args = 0..=1, default_missing_value = "AVGXFACTOR")]
+    pub matrix: Option<String>,
+    /// Verbose (adds the scheduler's current time).
     #[arg(short = 'v')]
     pub verbose: bool,
     #[command(flatten)]
@@ -369,12 +536,38 @@ pub struct Showstats {
 
 /// Runs showstats.
 pub fn showstats(a: Showstats) -> Result<u8, String> {
+    use crate::render::stats;
     let client = a.conn.client().map_err(|e| e.to_string())?;
-    let s = client.stats().map_err(|e| e.to_string())?;
+    let mut s = client.stats().map_err(|e| e.to_string())?;
+    let some = |o: &Option<String>| o.clone().filter(|x| !x.is_empty());
+    let cred = [
+        ("user", &a.users),
+        ("group", &a.groups),
+        ("account", &a.accounts),
+        ("class", &a.classes),
+        ("qos", &a.qos),
+    ]
+    .into_iter()
+    .find(|(_, o)| o.is_some())
+    .map(|(k, o)| (k, some(o)));
     match a.output.format() {
-        Format::Text => print(&mdiag::render_stats(&s)),
-        Format::Xml => print(&format!("{}\n", mdiag::render_stats_xml(&s))),
-        Format::Json => print_json(&s)?,
+        Format::Text => {
+            if let Some(kind) = &a.matrix {
+                print(&stats::render_matrix(&s, kind)?);
+            } else if let Some((kind, name)) = &cred {
+                print(&stats::render_creds(&s, kind, name.as_deref()));
+            } else {
+                print(&stats::render_summary(&s, a.verbose));
+            }
+        }
+        Format::Xml => print(&format!("{}\n", stats::render_xml(&s))),
+        Format::Json => {
+            if let Some((kind, name)) = &cred {
+                s.credentials
+                    .retain(|c| c.kind == *kind && name.as_ref().is_none_or(|n| *n == c.name));
+            }
+            print_json(&s)?
+        }
     }
     Ok(EXIT_OK)
 }

@@ -19,7 +19,19 @@ pub struct Showres {
     /// Per-node view of reserved nodes.
     #[arg(short = 'n')]
     pub nodes: bool,
-    /// Verbose: start dates with the year.
+    /// Show free (unreserved) processors per node instead of reservations.
+    #[arg(short = 'f', conflicts_with_all = ["nodes", "overlap"])]
+    pub free: bool,
+    /// With -n: grep-able output (the node name is on every line, which Arches always does).
+    #[arg(short = 'g', requires = "nodes")]
+    pub grep: bool,
+    /// Reservations that overlap RSVID in time and nodes.
+    #[arg(short = 'o', requires = "id", conflicts_with = "nodes")]
+    pub overlap: bool,
+    /// Relative time mode (Start/End are already relative to now; accepted).
+    #[arg(short = 'r')]
+    pub relative: bool,
+    /// Verbose: start dates with the year; with -n and RSVID, every reservation on RSVID's nodes.
     #[arg(short = 'v')]
     pub verbose: bool,
     /// Only this reservation.
@@ -34,12 +46,44 @@ pub struct Showres {
 /// Runs showres.
 pub fn showres(a: Showres) -> Result<u8, String> {
     let client = a.conn.client().map_err(|e| e.to_string())?;
+    if a.free {
+        let n = client.nodes(None).map_err(|e| e.to_string())?;
+        let v = client.reservations().map_err(|e| e.to_string())?;
+        match a.output.format() {
+            Format::Json => print_json(&n)?,
+            Format::Xml => print(&format!("{}\n", showbf::render_free_xml(&n, &v))),
+            Format::Text => print(&showbf::render_free(&n, &v)),
+        }
+        return Ok(EXIT_OK);
+    }
     let mut v = client.reservations().map_err(|e| e.to_string())?;
     if let Some(id) = &a.id {
-        v.reservations.retain(|r| &r.id == id);
+        let Some(target) = v.reservations.iter().find(|r| &r.id == id).cloned() else {
+            return Err(format!("ERROR:  cannot locate reservation '{id}'"));
+        };
+        let shares_node = |r: &arches_api::ReservationInfo| {
+            r.nodes
+                .iter()
+                .any(|n| target.nodes.iter().any(|t| t.node == n.node))
+        };
+        let overlaps_time = |r: &arches_api::ReservationInfo| {
+            r.start < target.end.unwrap_or(i64::MAX) && target.start < r.end.unwrap_or(i64::MAX)
+        };
+        if a.overlap {
+            v.reservations
+                .retain(|r| r.id != target.id && shares_node(r) && overlaps_time(r));
+        } else if a.nodes && a.verbose {
+            v.reservations.retain(shares_node);
+        } else {
+            v.reservations.retain(|r| &r.id == id);
+        }
     }
     match (a.output.format(), a.nodes) {
         (Format::Json, _) => print_json(&v)?,
+        (Format::Xml, _) => print(&format!(
+            "{}\n",
+            crate::render::cluster::render_reservations_xml(&v)
+        )),
         (_, true) => print(&showbf::render_reserved_nodes(&v)),
         (_, false) => print(&showbf::render_reservations(&v, a.verbose)),
     }
@@ -95,6 +139,8 @@ pub struct Mrsvctl {
     #[arg(value_name = "ATTR=VALUE")]
     pub specs: Vec<String>,
     #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
     pub conn: Connection,
 }
 
@@ -128,7 +174,14 @@ pub fn mrsvctl(a: Mrsvctl) -> Result<u8, String> {
                 return Ok(crate::EXIT_ERROR);
             }
         }
-        print(&crate::render::cluster::render_reservations(&v));
+        match a.output.format() {
+            Format::Json => print_json(&v)?,
+            Format::Xml => print(&format!(
+                "{}\n",
+                crate::render::cluster::render_reservations_xml(&v)
+            )),
+            Format::Text => print(&crate::render::cluster::render_reservations(&v)),
+        }
         return Ok(EXIT_OK);
     }
     let req = if let Some(id) = &a.release {

@@ -108,10 +108,16 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
         d.tasks,
         s.partition.as_deref().unwrap_or("ALL")
     ));
-    if !d.features.is_empty() {
+    if !d.features.is_empty() || d.opsys.is_some() || d.arch.is_some() {
         o.push_str(&format!(
-            "Opsys: ---  Arch: ---  Features: {}\n",
-            d.features.join(",")
+            "Opsys: {}  Arch: {}  Features: {}\n",
+            d.opsys.as_deref().unwrap_or("---"),
+            d.arch.as_deref().unwrap_or("---"),
+            if d.features.is_empty() {
+                "---".to_string()
+            } else {
+                d.features.join(",")
+            }
         ));
     }
     let procs_per_task = s.procs.checked_div(d.tasks).unwrap_or(1);
@@ -217,14 +223,18 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     if let Some(r) = s.rank {
         o.push_str(&format!("IterationJobRank: {r}\n"));
     }
-    if verbose >= 2 && !d.priority_components.is_empty() {
+    if verbose >= 2 && !d.priority_weights.is_empty() {
+        // Moab (VV): the mdiag -p table for this job.
         o.push_str("Priority Analysis:\n");
-        for c in &d.priority_components {
-            o.push_str(&format!(
-                "  {:<10} {:<10} {:>12.2} {:>12.2}\n",
-                c.component, c.sub, c.value, c.contribution
-            ));
-        }
+        let row = arches_api::JobPriority {
+            id: s.id,
+            priority: s.priority,
+            system: s.system_priority,
+            state: s.state.clone(),
+            section: s.section,
+            components: d.priority_components.clone(),
+        };
+        o.push_str(&super::mdiag::priority_analysis(&d.priority_weights, &row));
     }
     if v {
         o.push_str(&format!("PE:             {:.2}\n", s.procs as f64));
@@ -239,16 +249,31 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
                 .map_or("INFINITY".to_string(), |e| duration(e - r.start)),
         ));
     }
+    if let Some(b) = &s.block_reason {
+        match s.section {
+            // Eligibility diagnosis of an idle job (MJobDiagnoseState).
+            Section::Eligible => {
+                let p = s.partition.as_deref().unwrap_or("ALL");
+                o.push_str(&format!("NOTE:  job cannot run in partition {p} ({b})\n"));
+            }
+            Section::Blocked if s.state != "Deferred" => o.push_str(&format!(
+                "BLOCK MSG: {b} (recorded at last scheduling iteration)\n"
+            )),
+            _ => {}
+        }
+    }
+    if let Some(size) = d.chunk_size.filter(|_| v) {
+        o.push_str(&format!(
+            "\n  WARNING: job may be blocked by backfill chunking ({} < {size} )\n",
+            s.procs
+        ));
+    }
     for m in &d.messages {
         o.push_str(m);
         o.push('\n');
     }
-    if let Some(b) = &s.block_reason {
-        if s.section == Section::Blocked && s.state != "Deferred" {
-            o.push_str(&format!(
-                "BLOCK MSG: {b} (recorded at last scheduling iteration)\n"
-            ));
-        }
+    for p in &d.preemption {
+        o.push_str(&format!("NOTE:  {p}\n"));
     }
     o.push('\n');
     o
@@ -304,6 +329,10 @@ pub fn job_element(d: &JobDetail, now: i64, verbose: bool) -> Element {
         .attr_opt("BlockReason", s.block_reason.as_ref())
         .attr("Bypass", d.bypass_count)
         .attr_opt("Class", s.class.as_ref())
+        .attr_opt(
+            "CmdFile",
+            (!d.executable.is_empty()).then_some(&d.executable),
+        )
         .attr("DRMJID", s.id)
         .attr("EEDuration", s.eligible_secs)
         .attr("EFile", &d.error_file)
@@ -354,6 +383,8 @@ pub fn job_element(d: &JobDetail, now: i64, verbose: bool) -> Element {
     let procs_per_task = s.procs.checked_div(d.tasks).unwrap_or(1);
     let mut req = Element::new("req")
         .attr("NCReqMin", s.nodes.unwrap_or(1))
+        .attr_opt("ReqArch", d.arch.as_ref())
+        .attr_opt("ReqOpsys", d.opsys.as_ref())
         .attr("ReqNodeMem", ">=0")
         .attr("ReqNodeProc", ">=0")
         .attr("ReqNodeSwap", ">=0")

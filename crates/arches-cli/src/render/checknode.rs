@@ -172,7 +172,7 @@ pub fn render_summary(view: &NodesView) -> String {
             _ => active += 1,
         }
         o.push_str(&format!(
-            "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>6}\n",
+            "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>9}\n",
             n.name,
             n.state,
             avail_p,
@@ -183,7 +183,7 @@ pub fn render_summary(view: &NodesView) -> String {
         ));
     }
     o.push_str(&format!(
-        "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>6}\n",
+        "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>9}\n",
         "-----", "---", pa, pc, ma, mc, "-----"
     ));
     o.push_str(&format!(

@@ -5,6 +5,44 @@ use arches_api::ReservationsView;
 
 use crate::fmt::duration;
 
+/// `showres --xml` / `mdiag -r --xml` / `mrsvctl -q --xml`: one `<rsv>`
+/// per reservation with the attribute names of Moab's reservation XML
+/// (`Name`, `Type`, `StartTime`, `EndTime` in epoch seconds, `Duration`,
+/// `AllocNodeCount`, `AllocNodeList`, `AllocProcCount`, `Owner`, `Flags`,
+/// `ACL`, `JobState`); explicit end tags like `<node>` (docs/formats.md).
+pub fn render_reservations_xml(v: &ReservationsView) -> String {
+    let mut d = super::xml::Element::new("Data");
+    for r in &v.reservations {
+        let nodes: Vec<&str> = r.nodes.iter().map(|n| n.node.as_str()).collect();
+        let e = super::xml::Element::new("rsv")
+            .attr("Name", &r.id)
+            .attr("Type", &r.kind)
+            .attr("StartTime", r.start)
+            .attr(
+                "EndTime",
+                r.end.map_or("INFINITY".to_string(), |e| e.to_string()),
+            )
+            .attr(
+                "Duration",
+                r.end
+                    .map_or("INFINITY".to_string(), |e| (e - r.start).to_string()),
+            )
+            .attr("AllocNodeCount", r.nodes.len())
+            .attr("AllocProcCount", r.procs)
+            .attr_opt(
+                "AllocNodeList",
+                (!nodes.is_empty()).then(|| nodes.join(",")),
+            )
+            .attr_opt("Owner", r.owner.as_ref())
+            .attr_opt("Flags", (!r.flags.is_empty()).then(|| r.flags.join(",")))
+            .attr_opt("ACL", (!r.acl.is_empty()).then(|| r.acl.join(" ")))
+            .attr_opt("JobState", r.job_state.as_ref())
+            .explicit_close();
+        d.push(e);
+    }
+    d.render()
+}
+
 /// `mdiag -r`.
 pub fn render_reservations(v: &ReservationsView) -> String {
     let row = |a: &str, b: &str, c: &str, d: &str, e: &str, f: &str, g: &str, h: &str, i: &str| {

@@ -1,7 +1,7 @@
 //! `mdiag -u/-g/-a` (credentials), `mdiag -c` (classes) and `mdiag -q`
 //! (QoS) in the Maui/Moab layouts of `../shared/reference/golden/mdiag-{u,a,c,q}-1.txt`.
 //!
-//! Decisions where the samples disagree or are silent (documented here):
+//! Decisions where the samples disagree or are silent (also in docs/formats.md):
 //! - `mdiag -a`'s sample was edited by hand (its QOSList column is left
 //!   aligned in some rows and not in others); accounts use the user/group
 //!   layout (`MUserShow`'s `"%-12s %8ld %12s %12s %12s%c %20s %6.2f %7s"`),
@@ -114,7 +114,7 @@ fn attributes(o: &mut String, c: &CredentialInfo) {
 
 /// `mdiag -c`.
 fn render_classes(creds: &[&CredentialInfo]) -> String {
-    let mut o = String::from("\nClass/Queue Status\n\n");
+    let mut o = String::from("Class/Queue Status\n\n");
     o.push_str(
         "ClassID        Priority Flags        QDef              QOSList* PartitionList        Target Limits\n\n",
     );
@@ -182,8 +182,58 @@ fn render_qos(creds: &[&CredentialInfo], all: &[CredentialInfo]) -> String {
                 o.push_str(&format!("  {label}:  {}\n", members.join(" ")));
             }
         }
+        for p in &q.preemption {
+            o.push_str(&format!("  {p}\n"));
+        }
     }
     o
+}
+
+/// `mdiag -u/-g/-a/-c/-q --xml`: one element per credential (`<user>`,
+/// `<group>`, `<acct>`, `<class>`, `<qos>`) with `ID`, `PRIORITY`,
+/// `FSTARGET`, `QDEF`, `QLIST`, `PLIST`, `FLAGS`, `JOBFLAGS`, each limit
+/// (`MAXJOB="SOFT,HARD"`), and the active usage (`ACTIVEJOBS`,
+/// `ACTIVEPROCS`); explicit end tags as in mdiag -n (docs/formats.md).
+pub fn render_xml(creds: &[CredentialInfo], kind: &str, name: Option<&str>) -> String {
+    use super::xml::Element;
+    let tag = match kind {
+        "account" => "acct",
+        k => k,
+    };
+    let mut d = Element::new("Data");
+    for c in creds
+        .iter()
+        .filter(|c| c.kind == kind && name.is_none_or(|n| n == c.name))
+    {
+        let mut e = Element::new(tag)
+            .attr("ID", &c.name)
+            .attr("PRIORITY", c.priority)
+            .attr("ACTIVEJOBS", c.active_jobs)
+            .attr("ACTIVEPROCS", c.active_procs)
+            .attr_opt("QDEF", c.qdef.as_ref())
+            .attr_opt("QLIST", (!c.qlist.is_empty()).then(|| c.qlist.join(",")))
+            .attr_opt(
+                "PLIST",
+                (!c.partitions.is_empty()).then(|| c.partitions.join(",")),
+            )
+            .attr_opt("FLAGS", (!c.flags.is_empty()).then(|| c.flags.join(",")))
+            .attr_opt(
+                "JOBFLAGS",
+                (!c.job_flags.is_empty()).then(|| c.job_flags.join(",")),
+            )
+            .attr_opt(
+                "FSTARGET",
+                (c.fs_target > 0.0).then(|| format!("{:.2}", c.fs_target)),
+            );
+        for (l, soft, hard) in &c.limits {
+            e = e.attr(l, format!("{soft},{hard}"));
+        }
+        for (k, v) in &c.attributes {
+            e = e.attr(k, v);
+        }
+        d.push(e.explicit_close());
+    }
+    d.render()
 }
 
 #[cfg(test)]

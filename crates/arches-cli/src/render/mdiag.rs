@@ -1,9 +1,9 @@
 //! Job-centred mdiag reports: `-S` scheduler, `-p` priority (§8.6), `-b`
-//! blocked jobs (§8.5), `-j` jobs (§8.4), the running configuration, plus
-//! showstats. Cluster-wide reports are in [`super::cluster`].
+//! blocked jobs (§8.5), `-j` jobs (§8.4) and the running configuration. Cluster-wide reports are in [`super::cluster`].
 
 use arches_api::{
-    ConfigView, JobsView, PriorityView, QueueView, SchedulerView, Section, StatsView,
+    ConfigView, FairshareCred, FairshareView, JobPriority, JobsView, PriorityView, QueueView,
+    SchedulerView, Section,
 };
 
 use super::xml::Element;
@@ -34,105 +34,247 @@ pub fn render_scheduler(s: &SchedulerView) -> String {
     o
 }
 
-fn component_abbrev(c: &str) -> String {
-    match c.to_ascii_uppercase().as_str() {
-        "CRED" | "CREDENTIAL" => "Cred".into(),
-        "FS" | "FAIRSHARE" => "FS".into(),
-        "SERV" | "SERVICE" => "Serv".into(),
-        "TARG" | "TARGET" => "Targ".into(),
-        "RES" | "RESOURCE" => "Res".into(),
-        "ATTR" | "ATTRIBUTE" => "Attr".into(),
-        "USAGE" => "Usage".into(),
-        _ => c.chars().take(5).collect(),
-    }
-}
+/// Moab's priority components in display order (`MJobCalcStartPriority`):
+/// a column per component with a non-zero weight.
+const COMPONENT_ORDER: [&str; 7] = ["Cred", "FS", "Attr", "Serv", "Targ", "Res", "Usage"];
 
-fn sub_abbrev(s: &str) -> String {
-    match s.to_ascii_uppercase().as_str() {
-        "QOS" => "QOS".into(),
-        "ACCOUNT" | "ACCT" | "ACCNT" => "Accnt".into(),
-        "QUEUETIME" | "QTIME" => "QTime".into(),
-        "XFACTOR" | "XF" => "XFctr".into(),
-        "BYPASS" | "BYP" => "Byp".into(),
-        "USER" => "User".into(),
-        "GROUP" => "Group".into(),
-        "CLASS" => "Class".into(),
-        "USERPRIO" | "UPRIO" => "UPrio".into(),
-        "PROC" | "PROCS" => "Proc".into(),
-        "NODE" | "NODES" => "Node".into(),
-        "MEM" => "Mem".into(),
-        "WALLTIME" => "WTime".into(),
-        _ => s.chars().take(5).collect(),
-    }
-}
-
-/// A raw value squeezed into five characters (`1218.`, `100.0`, `  2.7`).
+/// `%3.1f` squeezed into five characters (`%5.5s` of it): `100.0`, `  2.7`,
+/// `1218.` (large values lose their decimals).
 fn squeeze(v: f64) -> String {
-    let s = format!("{v:5.1}");
-    s.chars().take(5).collect()
+    let s = format!("{v:.1}");
+    format!("{:>5}", s.chars().take(5).collect::<String>())
 }
 
-/// `mdiag -p`: one column per weighted component.
-pub fn render_priority(p: &PriorityView) -> String {
-    let cols: Vec<&(String, String, i64, i64)> =
-        p.weights.iter().filter(|w| w.2 != 0 && w.3 != 0).collect();
-    let mut o = String::from("diagnosing job priority information (partition: ALL)\n\n");
-    let mut head = format!("{:<22} {:>8}*", "Job", "PRIORITY");
-    let mut weights = format!("{:>20}   {:>8}  ", "Weights", "--------");
-    for (i, (c, s, cw, sw)) in cols.iter().map(|w| (&w.0, &w.1, w.2, w.3)).enumerate() {
-        let sep = if i == 0 { " " } else { "" };
-        head.push_str(&format!(
-            "{sep}{:>6}({:>5})",
-            component_abbrev(c),
-            sub_abbrev(s)
-        ));
-        weights.push_str(&format!("{cw:>6}({sw:>5})"));
-    }
-    o.push_str(&head);
-    o.push('\n');
-    o.push_str(&weights);
-    o.push_str("\n\n");
-    let mut totals = vec![0.0f64; cols.len()];
-    let mut prio_total = 0.0f64;
-    for j in &p.jobs {
-        let star = if j.system { "*" } else { " " };
-        let mut line = format!("{:<22} {:>8}{star}", j.id, j.priority);
-        prio_total += j.priority as f64;
-        for (i, w) in cols.iter().enumerate() {
-            let comp = j
-                .components
+/// One component column: its label and its weighted subcomponents
+/// `(label, component weight, sub weight)`, in the daemon's order.
+struct Column<'a> {
+    name: &'a str,
+    weight: i64,
+    subs: Vec<(&'a str, i64)>,
+}
+
+/// The columns of the priority table: components with a non-zero weight and
+/// at least one non-zero subcomponent weight, in Moab's order.
+fn columns(weights: &[(String, String, i64, i64)]) -> Vec<Column<'_>> {
+    let mut names: Vec<&str> = weights.iter().map(|w| w.0.as_str()).collect();
+    names.dedup();
+    names.sort_by_key(|n| {
+        COMPONENT_ORDER
+            .iter()
+            .position(|c| c == n)
+            .unwrap_or(COMPONENT_ORDER.len())
+    });
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let of: Vec<&(String, String, i64, i64)> =
+                weights.iter().filter(|w| w.0 == name).collect();
+            let weight = of.first().map_or(0, |w| w.2);
+            let subs: Vec<(&str, i64)> = of
                 .iter()
-                .find(|c| c.component == w.0 && c.sub == w.1);
-            let (value, contrib) = comp.map_or((0.0, 0.0), |c| (c.value, c.contribution));
-            totals[i] += contrib;
-            let pct = if j.priority != 0 {
-                contrib * 100.0 / j.priority as f64
-            } else {
-                0.0
-            };
-            let sep = if i == 0 { " " } else { "" };
-            line.push_str(&format!("{sep}{pct:>6.1}({})", squeeze(value)));
-        }
-        o.push_str(&line);
-        o.push('\n');
+                .filter(|w| w.3 != 0)
+                .map(|w| (w.1.as_str(), w.3))
+                .collect();
+            (weight != 0 && !subs.is_empty()).then_some(Column { name, weight, subs })
+        })
+        .collect()
+}
+
+/// The raw value of a subcomponent of a job (0 when not weighted).
+fn raw(j: &JobPriority, comp: &str, sub: &str) -> f64 {
+    j.components
+        .iter()
+        .find(|c| c.component == comp && c.sub == sub)
+        .map_or(0.0, |c| c.value)
+}
+
+/// Moab's header and weights lines of the priority table.
+fn priority_header(cols: &[Column<'_>]) -> String {
+    let mut head = String::new();
+    let mut wline = String::new();
+    for c in cols {
+        let subs: Vec<String> = c.subs.iter().map(|s| format!("{:>5}", s.0)).collect();
+        let ws: Vec<String> = c.subs.iter().map(|s| format!("{:>5}", s.1)).collect();
+        head.push_str(&format!("{:>6}({})", c.name, subs.join(":")));
+        wline.push_str(&format!(" {:>5}({})", c.weight, ws.join(":")));
     }
-    let mut pc = format!("\n{:<20}   {:>8}  ", "Percent Contribution", "--------");
-    for t in &totals {
-        let pct = if prio_total != 0.0 {
-            t * 100.0 / prio_total
+    format!(
+        "{:<20} {:>10}* {head}\n{:>20} {:>10}  {wline}\n\n",
+        "Job", "PRIORITY", "Weights", "--------"
+    )
+}
+
+/// A job's row: each component's share of the job's (absolute) priority,
+/// with its subcomponents' raw values. Also returns the job's absolute
+/// component factors for the footer.
+fn priority_row(cols: &[Column<'_>], j: &JobPriority) -> (String, Vec<f64>, f64) {
+    let factors: Vec<f64> = cols
+        .iter()
+        .map(|c| {
+            c.subs
+                .iter()
+                .map(|(s, sw)| *sw as f64 * raw(j, c.name, s))
+                .sum::<f64>()
+        })
+        .collect();
+    let abs_prio: f64 = cols
+        .iter()
+        .zip(&factors)
+        .map(|(c, f)| (c.weight as f64 * f).abs())
+        .sum();
+    let mut line = format!(
+        "{:<20} {:>10}{} ",
+        j.id,
+        j.priority,
+        if j.system { '*' } else { ' ' }
+    );
+    for (c, f) in cols.iter().zip(&factors) {
+        let pct = if abs_prio != 0.0 {
+            (c.weight as f64 * f).abs() / abs_prio * 100.0
         } else {
             0.0
         };
-        pc.push_str(&format!("{pct:>6.1}({})", squeeze(pct)));
+        let subs: Vec<String> = c
+            .subs
+            .iter()
+            .map(|(s, _)| squeeze(raw(j, c.name, s)))
+            .collect();
+        line.push_str(&format!(" {}({})", squeeze(pct), subs.join(":")));
     }
-    o.push_str(&pc);
+    line.push('\n');
+    (line, factors, abs_prio)
+}
+
+/// The jobs `mdiag -p` shows at a verbosity: eligible jobs; `-v` adds the
+/// active ones, `-v -v` shows every job.
+fn shown(p: &PriorityView, verbose: u8) -> Vec<&JobPriority> {
+    p.jobs
+        .iter()
+        .filter(|j| match j.section {
+            Section::Eligible => true,
+            Section::Active => verbose >= 1,
+            _ => verbose >= 2,
+        })
+        .collect()
+}
+
+/// `mdiag -p` (Moab's `MUIPrioDiagnose`, moab-formats.md §8.6): one column
+/// per weighted component, `<share of the priority>(<raw values>)`.
+pub fn render_priority(p: &PriorityView, verbose: u8) -> String {
+    let jobs = shown(p, verbose);
+    if jobs.is_empty() {
+        return "no eligible jobs in queue\n".to_string();
+    }
+    let cols = columns(&p.weights);
+    let mut o = String::from("diagnosing job priority information (partition: ALL)\n\n");
+    o.push_str(&priority_header(&cols));
+    let mut comp_total = vec![0.0f64; cols.len()];
+    let mut sub_total: Vec<Vec<f64>> = cols.iter().map(|c| vec![0.0; c.subs.len()]).collect();
+    let mut prio_total = 0.0f64;
+    let mut active_started = false;
+    for j in jobs {
+        if verbose == 1 && j.section == Section::Active && !active_started {
+            o.push_str("---Active Jobs---\n");
+            active_started = true;
+        }
+        let (line, factors, abs_prio) = priority_row(&cols, j);
+        o.push_str(&line);
+        prio_total += abs_prio;
+        for (i, c) in cols.iter().enumerate() {
+            comp_total[i] += factors[i].abs();
+            for (k, (s, _)) in c.subs.iter().enumerate() {
+                sub_total[i][k] += raw(j, c.name, s).abs();
+            }
+        }
+    }
+    let pct = |v: f64| {
+        if prio_total != 0.0 {
+            v * 100.0 / prio_total
+        } else {
+            0.0
+        }
+    };
+    let mut foot = format!("\n{:<20} {:>10}  ", "Percent Contribution", "--------");
+    for (i, c) in cols.iter().enumerate() {
+        let subs: Vec<String> = c
+            .subs
+            .iter()
+            .enumerate()
+            .map(|(k, (_, sw))| squeeze(pct(sub_total[i][k] * *sw as f64 * c.weight as f64).abs()))
+            .collect();
+        foot.push_str(&format!(
+            " {}({})",
+            squeeze(pct(comp_total[i] * c.weight as f64).abs()),
+            subs.join(":")
+        ));
+    }
+    o.push_str(&foot);
     o.push_str("\n\n* indicates system prio set on job\n");
     o
 }
 
+/// checkjob `-v -v`'s `Priority Analysis:`: the mdiag -p table for one job.
+pub fn priority_analysis(weights: &[(String, String, i64, i64)], j: &JobPriority) -> String {
+    let cols = columns(weights);
+    let mut o = priority_header(&cols);
+    o.push_str(&priority_row(&cols, j).0);
+    o
+}
+
+/// `mdiag -p --xml` (`MJobCalcStartPriority`'s XML): `<Data>`, a
+/// `<job name="template">` with each component's weight (`<pc name=
+/// value=>`) and its subcomponents' (`<psc name= value=>`), then one `<job
+/// name= priority=>` per job with the subcomponents' raw values.
+pub fn render_priority_xml(p: &PriorityView, verbose: u8) -> String {
+    let mut comps: Vec<&str> = p.weights.iter().map(|w| w.0.as_str()).collect();
+    comps.dedup();
+    let mut data = Element::new("Data");
+    let mut template = Element::new("job").attr("name", "template");
+    for c in &comps {
+        let of: Vec<_> = p.weights.iter().filter(|w| w.0 == *c).collect();
+        let mut pc = Element::new("pc")
+            .attr("name", c)
+            .attr("value", of.first().map_or(0, |w| w.2));
+        for w in of {
+            pc.push(Element::new("psc").attr("name", &w.1).attr("value", w.3));
+        }
+        template.push(pc);
+    }
+    data.push(template);
+    for j in shown(p, verbose) {
+        let mut je = Element::new("job")
+            .attr("name", j.id)
+            .attr("priority", format!("{:.6}", j.priority as f64));
+        if j.system {
+            je = je.attr("systemPriority", j.priority);
+        }
+        for c in &comps {
+            let mut pc = Element::new("pc").attr("name", c);
+            for w in p.weights.iter().filter(|w| w.0 == *c) {
+                pc.push(
+                    Element::new("psc")
+                        .attr("name", &w.1)
+                        .attr("value", format!("{:.6}", raw(j, c, &w.1))),
+                );
+            }
+            je.push(pc);
+        }
+        data.push(je);
+    }
+    data.render()
+}
+
 /// `mdiag -b`: why blocked jobs are blocked.
 pub fn render_blocked(q: &QueueView) -> String {
-    let mut o = String::from("Diagnosing blocked jobs (policylevel SOFT  partition ALL)\n\n");
+    render_blocked_at(q, "SOFT")
+}
+
+/// `mdiag -b -l LEVEL`: the header names the policy level asked for; the
+/// reasons are the scheduler's own (Arches applies soft and hard limits in
+/// one pass, docs/formats.md).
+pub fn render_blocked_at(q: &QueueView, level: &str) -> String {
+    let mut o = format!("Diagnosing blocked jobs (policylevel {level}  partition ALL)\n\n");
     let blocked: Vec<_> = q
         .jobs
         .iter()
@@ -166,12 +308,16 @@ pub fn render_blocked(q: &QueueView) -> String {
                 j.state
             ));
         }
-        // A hold already explains the block; otherwise give the daemon's reason.
+        // A hold already explains the block; otherwise give the daemon's
+        // reason: a message naming the job as is (Moab's policy messages),
+        // else after the padded id (`job 5    has not reached its start
+        // date (1:00:00 to startdate)`).
         if let Some(r) = j.block_reason.as_ref().filter(|_| hold.is_none()) {
             if r.starts_with(&format!("job {id} ")) {
                 o.push_str(&format!("{r}\n"));
             } else {
-                o.push_str(&format!("job {id:<20} {r}\n"));
+                let text = r.strip_prefix("job ").unwrap_or(r);
+                o.push_str(&format!("job {id:<20} {text}\n"));
             }
         }
     }
@@ -220,8 +366,8 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
                 s.group,
                 s.account.as_deref().unwrap_or("-"),
                 duration((s.start_time.unwrap_or(v.now) - s.submit_time).max(0)),
-                "-",
-                "-",
+                d.opsys.as_deref().unwrap_or("-"),
+                d.arch.as_deref().unwrap_or("-"),
                 mem,
                 "-",
                 "-",
@@ -236,7 +382,7 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
                 s.procs,
                 limit(s.walltime),
                 s.user,
-                "-",
+                d.opsys.as_deref().unwrap_or("-"),
                 s.class.as_deref().unwrap_or("-"),
                 features
             ));
@@ -252,6 +398,12 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
                 "  WARNING:  job {} has failed to start {} times\n",
                 s.id, d.start_count
             ));
+        }
+        // Preemption (seed §8.4.3): why a queued job did not preempt or what
+        // it waits for; with -v also what running jobs are preemptible by.
+        let show = verbose || s.section != Section::Active;
+        for p in d.preemption.iter().filter(|_| show) {
+            o.push_str(&format!("  NOTE:  job {}: {p}\n", s.id));
         }
     }
     o
@@ -276,63 +428,148 @@ pub fn render_config(c: &ConfigView) -> String {
     o
 }
 
-/// showstats (text).
-pub fn render_stats(s: &StatsView) -> String {
-    let hours = |secs: f64| secs / 3600.0;
-    let mut o = format!(
-        "moab active for {:>11}  stats initialized on {}\n\n",
-        duration(s.now - s.since),
-        date(s.since)
+/// `mdiag -T` header (Arches has no triggers, so the table stays empty).
+pub const TRIGGER_HEADER: &str = "TrigID    Event  MFire   Offset Thresh  AType           ActionDate       State  Launchtime\n------ -------- ------ -------- ------ ------ -------------------- ----------- -----------\n";
+
+/// `mdiag -G`: Arches manages no node power; every node is On.
+pub fn render_green(v: &arches_api::NodesView) -> String {
+    let mut o = String::from(
+        "NOTE:  power management is not enabled (Arches does not manage node power)\n",
     );
-    o.push_str(&format!(
-        "Successful/Completed Jobs:    {:>10}\n",
-        s.jobs_completed
-    ));
-    o.push_str(&format!(
-        "Backfilled Jobs:              {:>10}\n",
-        s.jobs_backfilled
-    ));
-    o.push_str(&format!(
-        "Avg QTime (Hours):            {:>10.2}\n\n",
-        hours(s.avg_wait_secs)
-    ));
-    let util = if s.proc_seconds_available > 0.0 {
-        s.proc_seconds_used * 100.0 / s.proc_seconds_available
-    } else {
-        0.0
-    };
-    o.push_str(&format!(
-        "Dedicated/Total ProcHours:    {:.2}/{:.2} ({:.3}%)\n\n",
-        hours(s.proc_seconds_used),
-        hours(s.proc_seconds_available),
-        util
-    ));
-    o.push_str(&format!(
-        "Avg WallClock Accuracy:       {:>9.3}%\n",
-        s.wallclock_accuracy * 100.0
-    ));
+    for n in &v.nodes {
+        o.push_str(&format!(
+            "  node {} is in state {}, power state On\n",
+            n.name, n.state
+        ));
+    }
     o
 }
 
-/// showstats --xml: `<Data><stats .../></Data>` with Moab's attribute names.
-pub fn render_stats_xml(s: &StatsView) -> String {
-    Element::new("Data")
-        .child(
-            Element::new("stats")
-                .attr("AQT", format!("{:.2}", s.avg_wait_secs))
-                .attr("Duration", s.now - s.since)
-                .attr("GCEJobs", s.jobs_completed)
-                .attr(
-                    "GPHAvl",
-                    format!("{:.2}", s.proc_seconds_available / 3600.0),
-                )
-                .attr("GPHDed", format!("{:.2}", s.proc_seconds_used / 3600.0))
-                .attr("JBackfill", s.jobs_backfilled)
-                .attr("StartTime", s.since)
-                .attr("WCAcc", format!("{:.2}", s.wallclock_accuracy))
-                .attr("time", s.now),
-        )
-        .render()
+/// `mdiag -L`: every configured credential limit with the usage now.
+pub fn render_limits(v: &arches_api::CredentialsView) -> String {
+    let mut o = String::from("evaluating limits\n\n");
+    o.push_str(&format!(
+        "{:<8} {:<16} {:<8} {:>8} {:>8} {:>8}\n\n",
+        "Type", "Name", "Limit", "InUse", "Soft", "Hard"
+    ));
+    let mut any = false;
+    for c in &v.credentials {
+        for (name, soft, hard) in &c.limits {
+            let used = match name.as_str() {
+                "MAXJOB" => c.active_jobs.to_string(),
+                "MAXPROC" => c.active_procs.to_string(),
+                _ => "-".to_string(),
+            };
+            o.push_str(&format!(
+                "{:<8} {:<16} {:<8} {:>8} {:>8} {:>8}\n",
+                c.kind, c.name, name, used, soft, hard
+            ));
+            any = true;
+        }
+    }
+    if !any {
+        o.push_str("no limits configured\n");
+    }
+    o
+}
+
+/// `mdiag -x`: the scheduler's messages and every job warning of mdiag -j.
+pub fn render_overall(s: &SchedulerView, v: &JobsView) -> String {
+    let mut o = String::new();
+    for m in &s.messages {
+        o.push_str(&format!("WARNING:  {m}\n"));
+    }
+    for l in render_jobs(v, false)
+        .lines()
+        .filter(|l| l.contains("WARNING"))
+    {
+        o.push_str(l.trim_start());
+        o.push('\n');
+    }
+    if o.is_empty() {
+        o.push_str("no system problems detected\n");
+    }
+    o
+}
+
+/// Whether a credential's usage is far enough from its fairshare target to
+/// be flagged with `*` (more than 5 percentage points either way — the rule
+/// every row of golden mdiag-f-1 follows).
+pub fn fs_violates(percent: f64, target: Option<f64>) -> bool {
+    target.is_some_and(|t| (percent - t).abs() > 5.0)
+}
+
+/// `mdiag -f`: fairshare usage per credential and interval (Moab's
+/// `FairShare Information` report, golden mdiag-f-1).
+pub fn render_fairshare(f: &FairshareView) -> String {
+    let mut o = String::from("FairShare Information\n\n");
+    o.push_str(&format!(
+        "Depth: {} intervals   Interval Length: {}   Decay Rate: {:.2}\n\n",
+        f.depth,
+        duration(f.interval),
+        f.decay
+    ));
+    o.push_str(&format!(
+        "FS Policy: {}\n",
+        f.policy.as_deref().unwrap_or("[NONE]")
+    ));
+    o.push_str("System FS Settings:  Target Usage: 0.00    Flags: 0\n\n");
+    let depth = f.depth as usize;
+    o.push_str(&format!("{:<15}   %     Target", "FSInterval"));
+    for i in 0..depth {
+        o.push_str(&format!("{i:>8}"));
+    }
+    o.push('\n');
+    o.push_str(&format!("{:<15}{:>7} -------", "FSWeight", "-------"));
+    let mut w = 1.0f64;
+    for _ in 0..depth {
+        o.push_str(&format!("{w:>8.4}"));
+        w *= f.decay;
+    }
+    o.push('\n');
+    o.push_str(&format!("{:<15}{:>7.2} -------", "TotalUsage", 100.0));
+    for i in 0..depth {
+        o.push_str(&format!("{:>8.1}", f.total.get(i).copied().unwrap_or(0.0)));
+    }
+    o.push('\n');
+    for (kind, title) in [
+        ("user", "USER"),
+        ("group", "GROUP"),
+        ("account", "ACCT"),
+        ("qos", "QOS"),
+        ("class", "CLASS"),
+    ] {
+        // In the daemon's order (by name; configured targets last).
+        let rows: Vec<&FairshareCred> = f.credentials.iter().filter(|c| c.kind == kind).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        o.push_str(&format!("\n{title}\n-------------\n"));
+        for c in rows {
+            let star = if fs_violates(c.percent, c.target) {
+                "*"
+            } else {
+                ""
+            };
+            let target = match c.target {
+                Some(t) => format!("{t:>6.2} "),
+                None => "-------".to_string(),
+            };
+            o.push_str(&format!(
+                "{:<15}{:>7.2} {target}",
+                format!("{}{star}", c.name),
+                c.percent
+            ));
+            for i in 0..depth {
+                match c.intervals.get(i).copied().flatten() {
+                    Some(v) => o.push_str(&format!("{v:>8.2}")),
+                    None => o.push_str(" -------"),
+                }
+            }
+            o.push('\n');
+        }
+    }
+    o
 }
 
 #[cfg(test)]
@@ -387,6 +624,11 @@ mod blocked_tests {
                     Some("violates active HARD MAXJOB limit of 2 for user u"),
                 ),
                 blocked(6, "Idle", Some("job 6 violates idle HARD MAXIPROC limit")),
+                blocked(
+                    7,
+                    "Idle",
+                    Some("job has not reached its start date (1:00:00 to startdate)"),
+                ),
             ],
             purge_secs: 0,
             scheduler: "Moab".into(),
@@ -397,7 +639,8 @@ mod blocked_tests {
             "Diagnosing blocked jobs (policylevel SOFT  partition ALL)\n\n\
 job 2                    has the following hold(s) in place:  User\n\
 job 5                    violates active HARD MAXJOB limit of 2 for user u\n\
-job 6 violates idle HARD MAXIPROC limit\n"
+job 6 violates idle HARD MAXIPROC limit\n\
+job 7                    has not reached its start date (1:00:00 to startdate)\n"
         );
         let empty = QueueView { jobs: vec![], ..q };
         assert!(render_blocked(&empty).ends_with("no blocked jobs found\n"));

@@ -1,5 +1,6 @@
 //! Pure renderers: API data in, Moab's exact text out. No I/O here.
 
+pub mod access;
 pub mod checkjob;
 pub mod checknode;
 pub mod cluster;
@@ -8,4 +9,5 @@ pub mod mdiag;
 pub mod showbf;
 pub mod showq;
 pub mod staging;
+pub mod stats;
 pub mod xml;

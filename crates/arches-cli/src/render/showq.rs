@@ -21,6 +21,20 @@ pub enum Mode {
     Blocked,
 }
 
+impl Mode {
+    /// Whether a job of `section` belongs to this view (the sections its
+    /// text shows; `--format=json` keeps the same jobs).
+    pub fn shows(self, section: Section) -> bool {
+        match self {
+            Mode::Default => section != Section::Completed,
+            Mode::Running => section == Section::Active,
+            Mode::Idle => section == Section::Eligible,
+            Mode::Completed => section == Section::Completed,
+            Mode::Blocked => section == Section::Blocked,
+        }
+    }
+}
+
 /// Job filters (`-w`, `-u`, `-p`); every set field must match.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filter {

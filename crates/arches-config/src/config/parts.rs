@@ -89,6 +89,8 @@ pub struct RmConfig {
     pub target_usage: Option<f64>,
     /// `MAXDSOP=`: concurrent data-staging operations.
     pub max_dsop: Option<u32>,
+    /// `MAXDSOPPERNODE=`: concurrent LOCAL stage-ins to one compute node.
+    pub max_dsop_per_node: u32,
     /// `BANDWIDTH=` in KB/s.
     pub bandwidth_kbps: Option<u64>,
     /// `SUSPENDSIG=`.
@@ -122,6 +124,7 @@ impl RmConfig {
             urls: BTreeMap::new(),
             target_usage: None,
             max_dsop: None,
+            max_dsop_per_node: 1,
             bandwidth_kbps: None,
             suspend_sig: None,
             checkpoint_sig: None,

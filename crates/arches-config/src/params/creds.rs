@@ -2,7 +2,7 @@
 //! `ACCOUNTCFG` — priority, soft,hard throttling limits, default QoS and QoS
 //! lists, job and QoS flags.
 
-use arches_core::policy::{ClassConfig, CredConfig, Limits, QosConfig, QosFlag};
+use arches_core::policy::{ClassConfig, CredConfig, Limits, QosConfig, QosFlag, QosListKind};
 use arches_core::JobFlag;
 
 use super::{attr, AttrDef, Site, INT};
@@ -25,21 +25,53 @@ fn account<'a>(c: &'a mut Config, s: Site<'_>) -> &'a mut CredConfig {
     c.policy.accounts.entry(s.index.to_string()).or_default()
 }
 
-/// A QoS name with Moab's `&` marker (`QDEF=high&`) removed.
-fn qos_name(v: &Value) -> Result<String, String> {
-    let name = v.text()?.trim_end_matches('&').trim();
+/// Moab's list marker on a QoS name: `&` (AND list: the credential binds
+/// its jobs to its list) or `^` (ONLY list); the name without it.
+fn marker(q: &str) -> (&str, Option<QosListKind>) {
+    if let Some(n) = q.strip_suffix('&') {
+        (n, Some(QosListKind::And))
+    } else if let Some(n) = q.strip_suffix('^') {
+        (n, Some(QosListKind::Only))
+    } else {
+        (q, None)
+    }
+}
+
+/// A QoS name with its list marker (`QDEF=high&`).
+fn qos_name(v: &Value) -> Result<(String, Option<QosListKind>), String> {
+    let (name, kind) = marker(v.text()?.trim());
+    let name = name.trim();
     if name.is_empty() || name.contains(char::is_whitespace) {
         return Err(format!("invalid QoS name '{}'", v.text()?));
     }
-    Ok(name.to_string())
+    Ok((name.to_string(), kind))
 }
 
-fn qos_list(v: &Value) -> Result<Vec<String>, String> {
-    Ok(v.list()?
-        .iter()
-        .map(|q| q.trim_end_matches('&').to_string())
-        .filter(|q| !q.is_empty())
-        .collect())
+/// A QoS list and the marker of any of its names (`QLIST=a,b&`).
+fn qos_list(v: &Value) -> Result<(Vec<String>, Option<QosListKind>), String> {
+    let mut kind = None;
+    let mut names = Vec::new();
+    for q in v.list()? {
+        let (n, k) = marker(q.trim());
+        kind = kind.or(k);
+        if !n.is_empty() {
+            names.push(n.to_string());
+        }
+    }
+    Ok((names, kind))
+}
+
+/// `FSTARGET=N[+|-|^]` in hundredths of a percent (the target kind marker
+/// is accepted; mdiag -f shows the number).
+fn fs_target(v: &Value) -> Result<u32, String> {
+    let t = v.text()?.trim();
+    let n = t.trim_end_matches(['+', '-', '^', '%']);
+    match n.parse::<f64>() {
+        Ok(x) if (0.0..=100.0).contains(&x) => Ok((x * 100.0).round() as u32),
+        _ => Err(format!(
+            "invalid fairshare target '{t}' (expected a percentage 0-100, optionally followed by +, - or ^)"
+        )),
+    }
 }
 
 fn job_flags(v: &Value) -> Result<Vec<JobFlag>, String> {
@@ -73,6 +105,9 @@ macro_rules! cred_attrs {
                 "Active nodes, SOFT[,HARD].", |c, s, v| set_limit(&mut $get(c, s).limits, s, v)) },
             attr("MAXWC", ValueType::DurationLimit, None, "Outstanding wall-clock time of active jobs, SOFT[,HARD].",
                 |c, s, v| set_limit(&mut $get(c, s).limits, s, v)),
+            attr("FSTARGET", ValueType::Text, None,
+                "Fairshare target in percent (`N`, or `N+`/`N-`/`N^` target kinds, shown by mdiag -f and showstats).",
+                |c, s, v| { $get(c, s).fs_target = Some(fs_target(v)?); Ok(()) }),
             $($extra),*
         ]
     };
@@ -130,7 +165,11 @@ const QOS_FLAGS: Choices = core_choices!(
     ]
 );
 
-const QDEF_DOC: &str = "Default QoS (`QDEF=high&`: the `&` marks the class's default QoS).";
+const QDEF_DOC: &str = "Default QoS of the credential's jobs; also part of its QoS access list. \
+A trailing `&` (`QDEF=high&`) binds the jobs to the list (they may use only its QoS), `^` makes \
+the list exclusive. Precedence: user, group, account, class.";
+const QLIST_DOC: &str = "QoS the credential's jobs may use (union over user, group, account \
+and class; `&`/`^` markers as for QDEF). A QoS no QLIST/QDEF names is open to every job.";
 
 pub(super) static CLASS_ATTRS: &[AttrDef] = cred_attrs!(
     class,
@@ -155,19 +194,19 @@ pub(super) static CLASS_ATTRS: &[AttrDef] = cred_attrs!(
         }
     ),
     attr("QDEF", ValueType::Text, None, QDEF_DOC, |c, s, v| {
-        class(c, s).qdef = Some(qos_name(v)?);
+        let (q, kind) = qos_name(v)?;
+        let cfg = class(c, s);
+        cfg.qdef = Some(q);
+        cfg.qlist_kind = kind.unwrap_or(cfg.qlist_kind);
         Ok(())
     }),
-    attr(
-        "QLIST",
-        ValueType::List,
-        None,
-        "QoS the class's jobs may use (empty = any).",
-        |c, s, v| {
-            class(c, s).qlist = qos_list(v)?;
-            Ok(())
-        }
-    ),
+    attr("QLIST", ValueType::List, None, QLIST_DOC, |c, s, v| {
+        let (list, kind) = qos_list(v)?;
+        let cfg = class(c, s);
+        cfg.qlist = list;
+        cfg.qlist_kind = kind.unwrap_or(cfg.qlist_kind);
+        Ok(())
+    }),
     AttrDef {
         aliases: &["FLAGS"],
         ..attr(
@@ -217,19 +256,19 @@ macro_rules! cred_q_attrs {
         cred_attrs!(
             $get,
             attr("QDEF", ValueType::Text, None, QDEF_DOC, |c, s, v| {
-                $get(c, s).qdef = Some(qos_name(v)?);
+                let (q, kind) = qos_name(v)?;
+                let cfg = $get(c, s);
+                cfg.qdef = Some(q);
+                cfg.qlist_kind = kind.unwrap_or(cfg.qlist_kind);
                 Ok(())
             }),
-            attr(
-                "QLIST",
-                ValueType::List,
-                None,
-                "QoS the credential may use (empty = any).",
-                |c, s, v| {
-                    $get(c, s).qlist = qos_list(v)?;
-                    Ok(())
-                }
-            ),
+            attr("QLIST", ValueType::List, None, QLIST_DOC, |c, s, v| {
+                let (list, kind) = qos_list(v)?;
+                let cfg = $get(c, s);
+                cfg.qlist = list;
+                cfg.qlist_kind = kind.unwrap_or(cfg.qlist_kind);
+                Ok(())
+            }),
         )
     };
 }

@@ -7,7 +7,7 @@ use arches_core::policy::PreemptPolicy;
 
 use super::creds::{ACCOUNT_ATTRS, CLASS_ATTRS, GROUP_ATTRS, QOS_ATTRS, USER_ATTRS};
 use super::rm::RM_ATTRS;
-use super::{attr, AttrDef, ObjectIndex, ParamDef, Shape, Site, COUNT, POSITIVE};
+use super::{attr, AttrDef, ObjectIndex, ParamDef, Shape, Site, COUNT, INT, POSITIVE};
 use crate::config::Config;
 use crate::enums::{NodeStateCfg, SchedMode, SrPeriod};
 use crate::value::ValueType;
@@ -87,7 +87,7 @@ static ADMIN_ATTRS: &[AttrDef] = &[
         "USERS",
         ValueType::List,
         None,
-        "Users of this level (ALL = everyone); root is always level 1.",
+        "Users of this level (ALL = everyone); root and the user the daemon runs as are always level 1.",
         |c, s, v| {
             let level: usize = s
                 .index
@@ -154,6 +154,16 @@ static NODE_ATTRS: &[AttrDef] = &[
         "Administrative state at start.",
         |c, s, v| {
             c.node_mut(s.index).state = Some(v.parse_choice::<NodeStateCfg>()?.admin());
+            Ok(())
+        },
+    ),
+    attr(
+        "PRIORITY",
+        INT,
+        Some("0"),
+        "Node priority: NODEALLOCATIONPOLICY PRIORITY allocates the highest first.",
+        |c, s, v| {
+            c.node_mut(s.index).priority = Some(v.integer()?);
             Ok(())
         },
     ),

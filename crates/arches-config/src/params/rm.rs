@@ -80,6 +80,8 @@ pub(super) static RM_ATTRS: &[AttrDef] = &[
         |c, s, v| { c.rm_mut(s.index).target_usage = Some(v.percent()?); Ok(()) }),
     attr("MAXDSOP", POSITIVE, None, "Storage: concurrent data-staging operations.",
         |c, s, v| { c.rm_mut(s.index).max_dsop = Some(v.u32()?); Ok(()) }),
+    attr("MAXDSOPPERNODE", POSITIVE, Some("1"), "Storage, DATASTAGEMODEL LOCAL: concurrent stage-ins to one compute node's local disk, so that staging does not disturb the jobs already running there.",
+        |c, s, v| { c.rm_mut(s.index).max_dsop_per_node = v.u32()?; Ok(()) }),
     attr("BANDWIDTH", ValueType::Bandwidth, None, "Storage: transfer rate used to estimate stage durations.",
         |c, s, v| { c.rm_mut(s.index).bandwidth_kbps = Some(v.bandwidth_kbps()?); Ok(()) }),
     attr("SUSPENDSIG", ValueType::Signal, None, "Signal sent to suspend jobs.",

@@ -10,8 +10,8 @@ use arches_core::HoldType;
 use super::{IndexKind, ParamDef, Setter, Shape, Site, COUNT, INT, POSITIVE};
 use crate::config::Config;
 use crate::enums::{
-    BfOrder, DataStageModel, FsPolicy, JobNodeMatchPolicy, NodeAccessPolicy, RuntimePrediction,
-    SchedMode,
+    BfOrder, DataStageModel, FsPolicy, JobNodeMatchPolicy, NodeAccessPolicy, PredictionCorrection,
+    PredictionScope, RuntimePrediction, SchedMode,
 };
 use crate::value::{Value, ValueType};
 
@@ -90,7 +90,12 @@ pub(super) static SCALARS: &[ParamDef] = &[
     ParamDef {
         aliases: &["BACKFILLTYPE"],
         ..param("BACKFILLPOLICY", ValueType::Choice(core_choices!(BackfillPolicy)), IndexKind::Partition,
-            Some("FIRSTFIT"), "Backfill algorithm (NONE disables backfill).", "backfill",
+            Some("FIRSTFIT"), "Backfill algorithm: FIRSTFIT starts every job that fits without delaying \
+a reservation, in queue order (see BFORDER); BESTFIT the best BACKFILLMETRIC first; GREEDY the \
+combination with the largest total BACKFILLMETRIC — the search is bounded to the first 16 candidates \
+that fit on their own and 4,096 search steps per iteration, and jobs with node constraints (nodes=, \
+ppn, memory, features) stay out of it and are tried first-fit afterwards; PREEMPT starts backfill \
+jobs optimistically; NONE disables backfill.", "backfill",
             |c, _, v| { c.policy.backfill = v.parse_choice()?; Ok(()) })
     },
     param("BACKFILLMETRIC", ValueType::Choice(core_choices!(BackfillMetric, ["PE", "PESECONDS"])), IndexKind::Partition,
@@ -100,7 +105,9 @@ pub(super) static SCALARS: &[ParamDef] = &[
         "Idle jobs backfill evaluates per iteration (0 = all).", "backfill",
         |c, _, v| { c.policy.backfill_depth = v.u32()?; Ok(()) }),
     param("BFCHUNKDURATION", ValueType::Duration, IndexKind::None, Some("0"),
-        "Time freed resources are held for jobs of at least BFCHUNKSIZE (0 = off).", "backfill",
+        "Time processors freed by a running job are held for jobs of at least BFCHUNKSIZE, \
+counted from the last time a job gave processors back (0 = off). Active only while a job of \
+BFCHUNKSIZE or more is blocked; FIRSTFIT only.", "backfill",
         |c, _, v| { c.policy.bf_chunk_duration = v.duration()?; Ok(()) }),
     param("BFCHUNKSIZE", COUNT, IndexKind::None, Some("0"),
         "Minimum job size (procs) allowed to use chunked resources.", "backfill",
@@ -109,7 +116,11 @@ pub(super) static SCALARS: &[ParamDef] = &[
         Some("NONE"), "Order of backfill candidates / which backfill job PREEMPT backfill preempts.", "backfill",
         |c, _, v| { c.policy.bf_priority_policy = v.parse_choice()?; Ok(()) }),
     param("BFVIRTUALWALLTIMESCALINGFACTOR", ValueType::Float, IndexKind::Partition, Some("0"),
-        "Backfill with wall-clock limits scaled by this factor (0 = disabled).", "backfill",
+        "A backfill job that does not fit with its wall-clock limit is tried again with the limit \
+scaled by this factor (0 = disabled; FIRSTFIT/BESTFIT/GREEDY, beyond the reservation depth). It is \
+planned to end when the scaled (virtual) limit expires; then its real limit is restored (at that \
+iteration: the daemon wakes for it). It never overlaps an administrative or standing reservation \
+with either limit; the real limit stays the kill limit.", "backfill",
         |c, _, v| {
             let f = v.float()?;
             c.policy.bf_virtual_walltime_factor = (f > 0.0).then_some(f);
@@ -117,16 +128,63 @@ pub(super) static SCALARS: &[ParamDef] = &[
         }),
     param("BFVIRTUALWALLTIMECONFLICTPOLICY",
         ValueType::Choice(core_choices!(VirtualWalltimeConflictPolicy)), IndexKind::None, Some("NONE"),
-        "What happens when a virtual-walltime backfill job runs into a reservation.", "backfill",
+        "When a scaled backfill job's virtual limit expires and its real limit overlaps a priority \
+reservation: NONE reschedules the overlapped reservations; PREEMPT requeues the scaled job \
+(checkjob shows why).", "backfill",
         |c, _, v| { c.policy.bf_virtual_walltime_conflict = v.parse_choice()?; Ok(()) }),
     param("BFORDER", ValueType::Choice(core_choices!(BfOrder)), IndexKind::None, Some("PRIORITY"),
-        "Arches: order backfill considers candidates (PRIORITY, or SHORTESTPREDICTEDFIRST).", "backfill",
+        "Arches: the order in which backfill considers its candidates. PRIORITY (Moab's behaviour): \
+         priority order (FIRSTFIT is then exactly pyss's EASY). SHORTESTPREDICTEDFIRST: shortest planning \
+         duration first, that is the predicted run time under RUNTIMEPREDICTION USERMEAN2, else the \
+         walltime (shortest-job backfill; with USERMEAN2 this is EASY++, Tsafrir, Etsion & Feitelson \
+         2007). WIDESTWINDOWFIRST: FIRSTFIT traverses the backfill windows widest first (Moab §8.2.2: a \
+         short wide job may start before a higher-priority long narrow one). Only the order changes: a \
+         candidate still starts only where it fits without delaying a reservation. Example: BFORDER \
+         SHORTESTPREDICTEDFIRST.", "backfill",
         |c, _, v| { c.bf_order = v.parse_choice()?; Ok(()) }),
     param("RUNTIMEPREDICTION", ValueType::Choice(core_choices!(RuntimePrediction)), IndexKind::None,
         Some("NONE"),
-        "Arches: predict run time as the mean of the user's last two jobs (USERMEAN2, Tsafrir et al.) or use the request (NONE).",
+        "Arches: the run time the scheduler plans each job with. NONE: its walltime. USERMEAN2: the \
+         mean of the same user's last two completed run times (Tsafrir, Etsion & Feitelson 2007), \
+         rounded down to whole seconds, at least 1 s and never above the walltime; until the user \
+         has two completed jobs the walltime is used, and queued jobs are predicted again whenever \
+         their user's history changes. Reservations, backfill windows, showstart and showbf use \
+         the prediction (PREDICTIONSCOPE RUNNING: for running jobs only). When a running job \
+         outlives its prediction it is corrected as PREDICTIONCORRECTION says: by default extended \
+         to the job's elapsed time plus 1 minute, then plus 5, 15 and 30 minutes, 1, 2, 5, 10, 20, \
+         50 and 100 hours at each further expiry (never above the walltime). The walltime stays \
+         the kill limit: no job is stopped at its prediction. The daemon keeps the history across \
+         restarts (arches.db). Example: RUNTIMEPREDICTION USERMEAN2 with BFORDER \
+         SHORTESTPREDICTEDFIRST is EASY++; moab simulate --runtime-prediction usermean2 --bf-order \
+         shortestpredictedfirst measures it on a trace (BENCHMARKS.md).",
         "backfill",
         |c, _, v| { c.runtime_prediction = v.parse_choice()?; Ok(()) }),
+    param("PREDICTIONCORRECTION", ValueType::Choice(core_choices!(PredictionCorrection)),
+        IndexKind::None, Some("STEPWISE"),
+        "Arches, with RUNTIMEPREDICTION USERMEAN2: what happens when a running job outlives its \
+         predicted run time. STEPWISE: the prediction is extended to the elapsed time plus 1 \
+         minute, then 5, 15 and 30 minutes, 1, 2, 5, 10, 20, 50 and 100 hours at each further \
+         expiry (never above the walltime). WALLTIME: the job is planned with its walltime from \
+         then on, as pyss's EASY++ does (on SDSC-SP2 this backfills more and lowers the average \
+         wait and bounded slowdown, at the price of a longer maximum wait; BENCHMARKS.md). \
+         Either way the walltime stays the kill limit. Example: PREDICTIONCORRECTION WALLTIME.",
+        "backfill",
+        |c, _, v| { c.prediction_correction = v.parse_choice()?; Ok(()) }),
+    param("PREDICTIONSCOPE", ValueType::Choice(core_choices!(PredictionScope)), IndexKind::None,
+        Some("ALL"),
+        "Arches, with RUNTIMEPREDICTION USERMEAN2: which jobs are planned with their predicted \
+         run time. ALL: running and queued jobs (EASY++: reservations and backfill windows follow \
+         the predictions, so a backfilled job that outlives its prediction can delay a \
+         reservation). RUNNING: running jobs only; queued jobs keep their walltime when they are \
+         reserved or backfilled, so no backfilled job can delay a reservation (as with EASY), \
+         while the prediction still orders candidates under BFORDER SHORTESTPREDICTEDFIRST. \
+         Example: PREDICTIONSCOPE RUNNING.",
+        "backfill",
+        |c, _, v| {
+            c.policy.estimates_running_only = v.parse_choice::<PredictionScope>()?
+                == PredictionScope::Running;
+            Ok(())
+        }),
     param("RESERVATIONDEPTH", COUNT, IndexKind::Bucket, Some("1"),
         "Priority reservations made in the bucket (RESERVATIONDEPTH[i]).", "reservations",
         |c, s, v| {
@@ -150,26 +208,29 @@ pub(super) static SCALARS: &[ParamDef] = &[
         "How long a job that failed to start in its reservation keeps retrying.", "reservations",
         |c, _, v| { c.reservation_retry_time = v.duration()?; Ok(()) }),
     param("JOBRETRYTIME", ValueType::Duration, IndexKind::None, Some("00:01:00"),
-        "Retry window for failed starts; also bounds the GUARANTEEDPREEMPTION lock.", "preemption",
-        |c, _, v| { c.job_retry_time = v.duration()?; Ok(()) }),
+        "With GUARANTEEDPREEMPTION: how long the resources freed for a preemptor stay locked for it once freed, also across a start that fails (a failed start is retried at the next iteration).", "preemption",
+        |c, _, v| { c.policy.job_retry_time = v.duration()?; Ok(()) }),
     param("NODEALLOCATIONPOLICY", ValueType::Choice(core_choices!(NodeAllocationPolicy, ["LOCAL", "FASTEST"])),
-        IndexKind::Partition, Some("LASTAVAILABLE"), "How nodes are chosen for a job.", "placement",
+        IndexKind::Partition, Some("LASTAVAILABLE"), "How nodes are chosen for a job: FIRSTAVAILABLE \
+(lowest index first), LASTAVAILABLE, MINRESOURCE (smallest nodes first), CONTIGUOUS (consecutive \
+nodes), PRIORITY (highest NODECFG PRIORITY first). MAXBALANCE and CPULOAD need node speeds and \
+loads Arches does not track: they allocate as FIRSTAVAILABLE (mdiag -C warns).", "placement",
         |c, _, v| { c.policy.node_allocation = v.parse_choice()?; Ok(()) }),
     param("RMPOLLINTERVAL", ValueType::Duration, IndexKind::None, Some("00:00:30"),
         "Longest time between scheduling iterations.", "daemon",
         |c, _, v| { c.policy.rm_poll_interval = v.duration()?; Ok(()) }),
     // ---- preemption
     param("PREEMPTPOLICY", ValueType::Choice(core_choices!(PreemptPolicy, ["OVERCOMMIT", "MIGRATE"])), IndexKind::None,
-        Some("REQUEUE"), "How preemptees are preempted (falls back SUSPEND→REQUEUE→CANCEL).", "preemption",
+        Some("REQUEUE"), "How preemptees are preempted; escalates by what each job allows: SUSPEND (SUSPENDABLE) → CHECKPOINT (CHECKPOINT) → REQUEUE (RESTARTABLE) → CANCEL.", "preemption",
         |c, _, v| { c.policy.preempt_policy = v.parse_choice()?; Ok(()) }),
     param("JOBPREEMPTMINACTIVETIME", ValueType::Duration, IndexKind::None, Some("0"),
-        "A job must have run this long before it may be preempted (0 = no minimum).", "preemption",
+        "A job must have run this long since it started or was last resumed before it may be preempted (0 = no minimum).", "preemption",
         |c, _, v| { c.policy.job_preempt_min_active = v.duration()?; Ok(()) }),
     param("JOBPREEMPTMAXACTIVETIME", ValueType::Duration, IndexKind::None, Some("0"),
         "A job that has run longer than this is no longer preemptible (0 = no maximum).", "preemption",
         |c, _, v| { c.policy.job_preempt_max_active = v.duration()?; Ok(()) }),
     param("GUARANTEEDPREEMPTION", ValueType::Boolean, IndexKind::None, Some("FALSE"),
-        "Lock the preemptor's resources after preempting so it starts.", "preemption",
+        "The resources freed for a preemptor stay locked for it until it starts, also when its start fails, for up to JOBRETRYTIME after they were freed.", "preemption",
         |c, _, v| { c.policy.guaranteed_preemption = v.boolean()?; Ok(()) }),
     // ---- priority weights the core uses
     param("SERVICEWEIGHT", INT, IndexKind::Partition, Some("1"), "Service component weight.", "priority",
@@ -275,13 +336,13 @@ pub(super) static SCALARS: &[ParamDef] = &[
         "How long a job the RM no longer reports is kept.", "daemon",
         |c, _, v| { c.job_rm_purge_secs = v.duration()?; Ok(()) }),
     param("DEFERTIME", ValueType::Duration, IndexKind::None, Some("01:00:00"),
-        "Time a job stays Deferred before it is released.", "scheduler",
+        "Time a job whose start failed stays Deferred (a Defer hold) before it is released and retried.", "scheduler",
         |c, _, v| { c.defer_time = v.duration()?; Ok(()) }),
     param("DEFERCOUNT", COUNT, IndexKind::None, Some("24"),
-        "Defers before a job gets a batch hold.", "scheduler",
+        "Deferrals after failed starts before a job gets a batch hold instead (the DEFERCOUNT-th is the batch hold; 0 counts as 1).", "scheduler",
         |c, _, v| { c.defer_count = v.u32()?; Ok(()) }),
     param("DEFERSTARTCOUNT", COUNT, IndexKind::None, Some("1"),
-        "Start failures before a job is deferred.", "scheduler",
+        "Failed starts before a job is deferred (earlier failures requeue it at once; 0 counts as 1).", "scheduler",
         |c, _, v| { c.defer_start_count = v.u32()?; Ok(()) }),
     // ---- data staging
     param("DATASTAGEMODEL", ValueType::Choice(core_choices!(DataStageModel)), IndexKind::None,
@@ -290,9 +351,24 @@ pub(super) static SCALARS: &[ParamDef] = &[
     param("DATASTAGEHOLDTYPE", ValueType::Choice(core_choices!(HoldType)), IndexKind::None, Some("Defer"),
         "Hold placed on a job whose data staging failed.", "data staging",
         |c, _, v| { c.data_stage_hold = v.parse_choice()?; Ok(()) }),
-    param("TOOLSDIR", ValueType::Text, IndexKind::None, Some("tools"),
-        "Directory of the interface scripts ($TOOLSDIR in exec:// URLs; relative names are under the Moab home directory, else the tools shipped next to the binaries).", "data staging",
-        |c, _, v| { c.tools_dir = v.text()?.to_string(); Ok(()) }),
+    param("TOOLSDIR", ValueType::Text, IndexKind::None, None,
+        "Directory of the interface scripts ($TOOLSDIR in exec:// URLs). Unset: the tools installed next to the binaries (<bin>/../share/arches/tools), else $MOABHOMEDIR/tools; a relative value is under the Moab home directory.", "data staging",
+        |c, _, v| { c.tools_dir = Some(v.text()?.to_string()); Ok(()) }),
+    param("DATASTAGETIMEOUT", ValueType::Duration, IndexKind::None, Some("01:00:00"),
+        "A stage-in that has not completed this long after it was initiated (or three times its estimated stage time, if longer) fails: what it left is removed and the job gets the DATASTAGEHOLDTYPE hold with the reason (0 = never).", "data staging",
+        |c, _, v| { c.data_stage_timeout = v.duration()?; Ok(()) }),
+    param("DATASTAGECLEANUP", ValueType::Boolean, IndexKind::None, Some("TRUE"),
+        "Remove the files Arches staged in for a job (SYSTEMMODIFYURL remove) once the job has ended, freeing the storage manager's disk for TARGETUSAGE; FALSE keeps them (they then no longer count as staging's).", "data staging",
+        |c, _, v| { c.data_stage_cleanup = v.boolean()?; Ok(()) }),
+    param("DATASTAGELOCALDIR", ValueType::Text, IndexKind::None, Some("/tmp/arches-local"),
+        "DATASTAGEMODEL LOCAL: directory on each compute node's local disk under which a job's $LOCAL is <dir>/<jobid> on its master node (file:// on a node of the LOCAL resource manager, scp://<node>/... otherwise). Exported to the job as $LOCAL; removed with the job's data.", "data staging",
+        |c, _, v| { c.data_stage_local_dir = v.text()?.to_string(); Ok(()) }),
+    param("ENABLEIMPLICITSTAGEOUT", ValueType::Boolean, IndexKind::None, Some("TRUE"),
+        "Stage the standard output and error of a job that completes successfully to IMPLICITSTAGEOUTURL (Moab §17.12.7; needs the storage RM's SYSTEMMODIFYURL).", "data staging",
+        |c, _, v| { c.implicit_stage_out = v.boolean()?; Ok(()) }),
+    param("IMPLICITSTAGEOUTURL", ValueType::Text, IndexKind::None, Some("file://$HOME/"),
+        "Directory URL the implicit stage-out copies stdout/stderr into ($HOME is the job owner's home directory).", "data staging",
+        |c, _, v| { c.implicit_stage_out_url = v.text()?.to_string(); Ok(()) }),
     // ---- commands and daemon
     param("CLIENTTIMEOUT", ValueType::Duration, IndexKind::None, Some("00:00:30"),
         "How long commands wait for the daemon.", "commands",
@@ -350,7 +426,7 @@ pub(super) static SCALARS: &[ParamDef] = &[
             Ok(())
         }),
     param("ADMIN1", ValueType::List, IndexKind::None, Some("root"),
-        "Deprecated: level-1 administrators (ADMINCFG[1] USERS=); root is always one.", "commands",
+        "Deprecated: level-1 administrators (ADMINCFG[1] USERS=); root and the daemon's user are always ones.", "commands",
         |c, _, v| set_admin(c, 0, v)),
     param("ADMIN2", ValueType::List, IndexKind::None, Some("[NONE]"),
         "Deprecated: level-2 administrators (ADMINCFG[2] USERS=).", "commands",

@@ -2,7 +2,8 @@
 //! kind of parameter lands in the typed configuration.
 
 use arches_core::policy::{
-    BackfillPolicy, Limit, NodeAllocationPolicy, PreemptPolicy, QosFlag, ReservationBucket,
+    BackfillPolicy, Limit, NodeAllocationPolicy, PreemptPolicy, QosFlag, QosListKind,
+    ReservationBucket,
 };
 use arches_core::{JobFlag, NodeAdminState};
 
@@ -181,7 +182,7 @@ fn credential_limits_priorities_and_flags() {
         "QOSCFG[high] PRIORITY=1000 QFLAGS=PREEMPTOR,NOBF MAXNODE=3\n",
         "QOSCFG[low] QFLAGS=PREEMPTEE\n",
         "USERCFG[alice] PRIORITY=-5 MAXJOB=1 QDEF=low\n",
-        "GROUPCFG[staff] MAXPROC=16,32\n",
+        "GROUPCFG[staff] MAXPROC=16,32 QLIST=low,high^\n",
         "ACCOUNTCFG[it] PRIORITY=3 QLIST=high\n",
     ));
     let batch = &c.policy.classes["batch"];
@@ -202,6 +203,11 @@ fn credential_limits_priorities_and_flags() {
     let special = &c.policy.classes["special"];
     assert_eq!(special.qdef.as_deref(), Some("high"));
     assert_eq!(special.qlist, ["high", "low"]);
+    // `&` binds the class's jobs to its list, `^` makes a list exclusive.
+    assert_eq!(special.qlist_kind, QosListKind::And);
+    assert_eq!(c.policy.groups["staff"].qlist, ["low", "high"]);
+    assert_eq!(c.policy.groups["staff"].qlist_kind, QosListKind::Only);
+    assert_eq!(c.policy.users["alice"].qlist_kind, QosListKind::Or);
     assert_eq!(
         special.job_flags,
         [JobFlag::Suspendable, JobFlag::Restartable]
@@ -317,6 +323,31 @@ fn data_staging_seed_configurations_parse() {
 }
 
 #[test]
+fn loose_without_cluster_query_is_valid() {
+    // The seed's LOOSE configuration without CLUSTERQUERYURL (optional:
+    // "if data manager throttling is desired ... should be set").
+    let m = messages(concat!(
+        "RMCFG[local] TYPE=LOCAL DATARM=data\n",
+        "DATASTAGEMODEL LOOSE\n",
+        "RMCFG[data] TYPE=NATIVE RESOURCETYPE=STORAGE\n",
+        "RMCFG[data] SYSTEMQUERYURL=exec://$TOOLSDIR/system.query.dstage.pl\n",
+        "RMCFG[data] SYSTEMMODIFYURL=exec://$TOOLSDIR/system.modify.dstage.pl\n",
+    ));
+    assert!(m.is_empty(), "{m:#?}");
+    // TARGETUSAGE needs the configured disk from the cluster query.
+    let m = messages(concat!(
+        "RMCFG[local] TYPE=LOCAL DATARM=data\n",
+        "DATASTAGEMODEL LOOSE\n",
+        "RMCFG[data] TYPE=NATIVE RESOURCETYPE=STORAGE SYSTEMQUERYURL=exec://q SYSTEMMODIFYURL=exec://m\n",
+        "RMCFG[data] TARGETUSAGE=50%\n",
+    ));
+    assert_eq!(
+        m,
+        ["moab.cfg:4: WARNING: RMCFG[data] TARGETUSAGE: has no effect without CLUSTERQUERYURL (the configured disk is unknown); only MAXDSOP throttles staging"]
+    );
+}
+
+#[test]
 fn data_staging_cross_checks() {
     let m = messages("RMCFG[torque] TYPE=PBS DATARM=data\n");
     assert_eq!(
@@ -328,7 +359,26 @@ fn data_staging_cross_checks() {
     assert!(m[0]
         .contains("RMCFG[d] TYPE: a storage resource manager must have TYPE=NATIVE (found PBS)"));
     assert!(m[1].contains("RMCFG[d] SYSTEMQUERYURL: required"));
-    assert!(m[3].contains("RMCFG[d] SYSTEMMODIFYURL: required for a storage resource manager with DATASTAGEMODEL TIGHT"));
+    assert!(m[2].contains("RMCFG[d] SYSTEMMODIFYURL: required for a storage resource manager with DATASTAGEMODEL TIGHT"));
+    assert!(m[3].contains(
+        "WARNING: RMCFG[d]: no resource manager names this storage resource manager with DATARM="
+    ));
+    // LOCAL initiates transfers too.
+    let m = messages(
+        "DATASTAGEMODEL LOCAL\nRMCFG[c] TYPE=LOCAL DATARM=d\nRMCFG[d] TYPE=NATIVE RESOURCETYPE=STORAGE SYSTEMQUERYURL=exec://q\n",
+    );
+    assert_eq!(
+        m,
+        ["moab.cfg:3: ERROR: RMCFG[d] SYSTEMMODIFYURL: required for a storage resource manager with DATASTAGEMODEL LOCAL"]
+    );
+    // Only exec:// interfaces, named at their own line.
+    let m = messages(
+        "RMCFG[c] TYPE=LOCAL DATARM=d\nRMCFG[d] TYPE=NATIVE RESOURCETYPE=STORAGE\nRMCFG[d] SYSTEMQUERYURL=http://x/y\n",
+    );
+    assert_eq!(
+        m,
+        ["moab.cfg:3: ERROR: RMCFG[d] SYSTEMQUERYURL: 'http://x/y' is not supported (a storage interface is an exec:// script, e.g. exec://$TOOLSDIR/dstage.query)"]
+    );
     let m = messages("RMCFG[c] DATARM=c2\nRMCFG[c2] TYPE=SLURM\n");
     assert!(
         m[0].contains("resource manager 'c2' is not a storage RM"),
@@ -394,10 +444,11 @@ fn standing_reservations_are_typed() {
 fn the_other_policy_parameters_fill_the_core_policy() {
     let c = ok(concat!(
         "NODEALLOCATIONPOLICY PRIORITY\nPREEMPTPOLICY SUSPEND\nJOBPREEMPTMINACTIVETIME 5:00\n",
-        "JOBPREEMPTMAXACTIVETIME 1:00:00\nGUARANTEEDPREEMPTION TRUE\nBFVIRTUALWALLTIMESCALINGFACTOR 0.5\n",
+        "JOBPREEMPTMAXACTIVETIME 1:00:00\nGUARANTEEDPREEMPTION TRUE\nJOBRETRYTIME 2:00\nBFVIRTUALWALLTIMESCALINGFACTOR 0.5\n",
         "BFVIRTUALWALLTIMECONFLICTPOLICY PREEMPT\nRMPOLLINTERVAL 00:01:00\nBACKFILLDEPTH 100\n",
         "XFACTORWEIGHT 10\nXFACTORCAP 1000\nFSWEIGHT 2\nJOBCPURGETIME 1:00:00\nRUNTIMEPREDICTION usermean2\n",
         "BFORDER SHORTESTPREDICTEDFIRST\nDISPLAYFLAGS NODECENTRIC,HIDEBLOCKED\n",
+        "PREDICTIONCORRECTION walltime\nPREDICTIONSCOPE RUNNING\n",
     ));
     assert_eq!(c.policy.node_allocation, NodeAllocationPolicy::Priority);
     assert_eq!(c.policy.preempt_policy, PreemptPolicy::Suspend);
@@ -409,6 +460,7 @@ fn the_other_policy_parameters_fill_the_core_policy() {
         (300, 3600)
     );
     assert!(c.policy.guaranteed_preemption);
+    assert_eq!(c.policy.job_retry_time, 120);
     assert_eq!(c.policy.bf_virtual_walltime_factor, Some(0.5));
     assert_eq!(
         (c.policy.rm_poll_interval, c.policy.backfill_depth),
@@ -423,6 +475,11 @@ fn the_other_policy_parameters_fill_the_core_policy() {
         crate::enums::RuntimePrediction::UserMean2
     );
     assert_eq!(c.bf_order, crate::enums::BfOrder::ShortestPredictedFirst);
+    assert_eq!(
+        c.prediction_correction,
+        crate::enums::PredictionCorrection::Walltime
+    );
+    assert!(c.policy.estimates_running_only);
     assert_eq!(c.display_flags, ["NODECENTRIC", "HIDEBLOCKED"]);
 }
 
@@ -582,4 +639,21 @@ fn nodes_without_a_processor_count_are_warned_about_unless_an_rm_reports_them() 
     );
     assert!(messages("NODECFG[DEFAULT] PROCS=2\nNODECFG[n1] FEATURES=gpu\n").is_empty());
     assert!(messages("RMCFG[s] TYPE=SLURM\nNODECFG[n1] FEATURES=gpu\n").is_empty());
+}
+
+#[test]
+fn node_priority_and_allocation_policies_without_data_warn() {
+    let c =
+        ok("NODECFG[a] PROCS=2 PRIORITY=7\nNODECFG[b] PROCS=2\nNODEALLOCATIONPOLICY PRIORITY\n");
+    let prio: Vec<i64> = c.nodes.iter().map(|n| n.priority).collect();
+    assert_eq!(prio, [7, 0]);
+    assert_eq!(c.policy.node_allocation, NodeAllocationPolicy::Priority);
+    let m = messages("NODECFG[a] PROCS=2\nNODEALLOCATIONPOLICY MAXBALANCE\n");
+    assert_eq!(
+        m,
+        ["moab.cfg:2: WARNING: NODEALLOCATIONPOLICY MAXBALANCE: Moab's policy balances node processor speeds, which Arches does not track; nodes are allocated as FIRSTAVAILABLE"]
+    );
+    let m = messages("NODECFG[a] PROCS=2\nNODEALLOCATIONPOLICY CPULOAD\n");
+    assert_eq!(m.len(), 1, "{m:?}");
+    assert!(messages("NODECFG[a] PROCS=2\nNODEALLOCATIONPOLICY MINRESOURCE\n").is_empty());
 }

@@ -67,9 +67,10 @@ impl Prepared {
         })
     }
 
-    /// Fork and exec the job in its own process group. Returns the leader's
-    /// pid once the exec succeeded, or the reason it failed.
-    pub(crate) fn spawn(&self) -> Result<i32, String> {
+    /// Fork and exec the job in its own process group; with `cgroup` (an
+    /// open `cgroup.procs`), the child joins that cgroup first. Returns the
+    /// leader's pid once the exec succeeded, or the reason it failed.
+    pub(crate) fn spawn(&self, cgroup: Option<libc::c_int>) -> Result<i32, String> {
         let mut argv: Vec<*const libc::c_char> = self.argv.iter().map(|a| a.as_ptr()).collect();
         argv.push(std::ptr::null());
         let mut envp: Vec<*const libc::c_char> = self.env.iter().map(|e| e.as_ptr()).collect();
@@ -93,7 +94,7 @@ impl Prepared {
         }
         if pid == 0 {
             // SAFETY: in the child; never returns.
-            unsafe { self.child(&argv, &envp, writer.as_raw_fd()) }
+            unsafe { self.child(&argv, &envp, writer.as_raw_fd(), cgroup) }
         }
         drop(writer);
         let mut report = [0u8; 8];
@@ -160,6 +161,7 @@ impl Prepared {
         argv: &[*const libc::c_char],
         envp: &[*const libc::c_char],
         report: libc::c_int,
+        cgroup: Option<libc::c_int>,
     ) -> ! {
         // SAFETY (whole body): async-signal-safe calls on prepared memory.
         unsafe {
@@ -173,6 +175,11 @@ impl Prepared {
             };
             if libc::setpgid(0, 0) == -1 {
                 fail(STAGE_PGRP);
+            }
+            if let Some(fd) = cgroup {
+                // Join the job's cgroup while still privileged ("0": the
+                // writer). Best effort: the supervisor checks membership.
+                libc::write(fd, c"0".as_ptr().cast(), 1);
             }
             if let Some(c) = &self.credentials {
                 if libc::setgroups(c.groups.len(), c.groups.as_ptr()) == -1 {

@@ -1,19 +1,22 @@
-//! Spool housekeeping off the daemon's thread: flushing new launch files to
-//! disk in batches (one `syncfs` for everything written since the last one —
-//! group commit) and removing the directories of jobs that are done.
+//! Spool housekeeping off the daemon's thread: removing the directories of
+//! jobs that are done.
 //!
 //! File-system metadata operations are slow on many disks (several ms per
-//! fsync or unlink), so doing them inline would cap the start rate well
-//! below what a busy cluster needs. Whether a launch file is on disk before
-//! its supervisor starts does not change what happens after a crash: a
-//! machine crash kills the job anyway, and a daemon crash loses nothing from
-//! the page cache. The outcome (`status`) is written durably by the
-//! supervisor itself before it exits.
+//! unlink on a busy ext4), so doing them inline would cap the start rate.
+//!
+//! Nothing here flushes the spool: a launch (`launch.json`, the job
+//! directory) need not be on disk before its supervisor starts, because a
+//! machine crash kills the job anyway and a daemon crash loses nothing from
+//! the page cache. What must survive — the job's outcome — is written
+//! durably by the supervisor itself (`status`: temp file, fsync, rename,
+//! fsync of the job directory and of the spool directory) before it exits.
+//! (An earlier version flushed the whole file system with `syncfs` after
+//! every batch of starts, which on a shared disk also waited for everyone
+//! else's dirty data.)
 
 use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -27,28 +30,21 @@ pub(crate) struct Housekeeper {
 }
 
 enum Task {
-    Sync,
     Remove(PathBuf),
 }
 
 impl Housekeeper {
     /// Start the thread for the spool at `spool`.
     pub(crate) fn start(spool: &Path) -> io::Result<Housekeeper> {
-        let root = File::open(spool)?;
+        // Fail early (as before) on a spool that cannot be opened.
+        File::open(spool)?;
         let (tasks, queue) = mpsc::channel();
         let doomed = Arc::new(Mutex::new(BTreeSet::new()));
         let shared = Arc::clone(&doomed);
         std::thread::Builder::new()
             .name("local-rm-spool".into())
-            .spawn(move || run(&root, &queue, &shared))?;
+            .spawn(move || run(&queue, &shared))?;
         Ok(Housekeeper { tasks, doomed })
-    }
-
-    /// Flush everything written to the spool so far, soon.
-    pub(crate) fn sync(&self) {
-        // A send only fails once the thread is gone; then there is nobody to
-        // flush for and nothing better to do.
-        let _ = self.tasks.send(Task::Sync);
     }
 
     /// Remove a job directory, soon.
@@ -76,26 +72,12 @@ fn lock(set: &Mutex<BTreeSet<PathBuf>>) -> MutexGuard<'_, BTreeSet<PathBuf>> {
     set.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn run(root: &File, queue: &Receiver<Task>, doomed: &Mutex<BTreeSet<PathBuf>>) {
+fn run(queue: &Receiver<Task>, doomed: &Mutex<BTreeSet<PathBuf>>) {
     let mut removed = 0u64;
     while let Ok(first) = queue.recv() {
-        let mut sync = false;
-        let mut removals = Vec::new();
-        for task in std::iter::once(first).chain(queue.try_iter()) {
-            match task {
-                Task::Sync => sync = true,
-                Task::Remove(dir) => removals.push(dir),
-            }
-        }
-        if sync {
-            // SAFETY: syncfs on a descriptor we hold open.
-            if unsafe { libc::syncfs(root.as_raw_fd()) } == -1 {
-                tracing::warn!(
-                    "local RM: cannot flush the spool: {}",
-                    io::Error::last_os_error()
-                );
-            }
-        }
+        let removals = std::iter::once(first)
+            .chain(queue.try_iter())
+            .map(|Task::Remove(dir)| dir);
         for dir in removals {
             // Moved aside under the lock, so that `reclaim` cannot interleave;
             // removed outside it.

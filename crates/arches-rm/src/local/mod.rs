@@ -3,21 +3,34 @@
 //!
 //! Protocol between [`LocalRm`] (in the daemon) and a supervisor
 //! ([`supervise_main`]), all through `<spool>/<jobid>/`:
-//! - `start` writes `launch.json` and spawns `<supervisor...> <job dir>` in a
-//!   new session, with its control signals blocked so that none is lost before
-//!   it is ready. That is the whole cost of a start; the spool is flushed to
-//!   disk in batches by a housekeeping thread (see `housekeeping`).
+//! - `start` writes `launch.json` and spawns (`posix_spawn`, no copy of the
+//!   daemon's memory) `<supervisor...> <job dir>` in a new session, with its
+//!   control signals blocked so that none is lost before it is ready. That is
+//!   the whole cost of a start: nothing is flushed to disk for it (see
+//!   `housekeeping` for why that is safe).
 //! - The supervisor forks the job, writes `pid` (its own pid and the job's
 //!   process group), and at the end writes `status` (`exit <code>` +
-//!   `walltime ok|exceeded`, or `failed <reason>`) atomically and durably
-//!   (temp file, fsync, rename, fsync dir) before exiting.
-//! - Control requests (cancel, signal, suspend, resume, requeue, checkpoint)
+//!   `walltime ok|exceeded`, or `failed <reason>`; then `at <epoch secs>`,
+//!   when it happened) atomically and durably (temp file, fsync, rename,
+//!   fsync of the job directory and of the spool directory) before exiting.
+//! - Control requests (cancel, signal, suspend, resume, requeue, checkpoint,
+//!   a new wall-clock limit)
 //!   are appended as lines to `ctl`, then the supervisor is woken with SIGUSR1.
 //! - `observe` reaps the supervisors it spawned (`try_wait`) and, for
 //!   re-adopted ones, looks for their `status` file.
 //!
 //! Conventions for the daemon:
 //! - A job started again after a checkpoint sees `MOAB_RESTARTED=1`.
+//! - `requeue` and `checkpoint` terminate the job (the checkpoint signal
+//!   first, then `CHECKPOINTTIMEOUT`); the launch stays supervised and its
+//!   end is reported as `Requeued`, so the job is never started again
+//!   while its previous run is still alive.
+//! - The supervisor runs as `arches-supervisor` (argv\[0\] and, truncated,
+//!   the process name), so `pkill moab` aimed at the daemon spares jobs.
+//! - Where cgroups allow (as root, usually), each job runs in its own cgroup
+//!   (`freezer`): suspension with SIGSTOP freezes the cgroup, and the end of
+//!   a job kills it, so processes that left the job's process group are
+//!   suspended and cleaned up too. Elsewhere the process group is signalled.
 //! - A successful `start` is the confirmation of the start; `Running` is
 //!   reported only for jobs re-adopted by `recover`.
 //! - Cancel and walltime kills are signal deaths: code 128+SIGTERM (143), or
@@ -55,6 +68,7 @@
 //! ```
 
 mod exec;
+mod freezer;
 mod housekeeping;
 mod spool;
 mod supervisor;
@@ -70,9 +84,7 @@ use std::collections::BTreeMap;
 use std::fs::{self, DirBuilder};
 use std::io;
 use std::os::unix::fs::DirBuilderExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
 use arches_core::{JobId, Node, Secs, Time};
 
@@ -83,6 +95,10 @@ use tracked::{runs_in, Supervised};
 
 /// Seconds between SIGTERM and SIGKILL when a job is terminated, by default.
 pub const DEFAULT_KILL_GRACE_SECS: u64 = 5;
+
+/// The supervisor's argv\[0\]; its process name is the first 15 bytes
+/// (`arches-supervis`, what `ps -e` and `pgrep` show).
+pub const SUPERVISOR_NAME: &str = "arches-supervisor";
 
 /// Configuration of a [`LocalRm`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,10 +138,12 @@ impl LocalConfig {
 /// alone; a new instance on the same spool finds them with `recover`.
 pub struct LocalRm {
     config: LocalConfig,
+    spawner: sys::Spawner,
     spool: PathBuf,
     housekeeper: Housekeeper,
     jobs: BTreeMap<JobId, Supervised>,
-    /// Requeued or checkpointed launches still winding down: never reported.
+    /// Launches of an older version's requeues still winding down (found at
+    /// recovery): never reported.
     retired: Vec<Supervised>,
     pending: Vec<Observation>,
     /// Directories of jobs reported as ended by the last `observe`.
@@ -162,7 +180,11 @@ impl LocalRm {
             return Err(unavailable(io::Error::other("not a directory")));
         }
         let housekeeper = Housekeeper::start(&spool).map_err(unavailable)?;
+        let spawner = sys::Spawner::new(&config.supervisor).map_err(|e| {
+            RmError::Refused(format!("local resource manager: supervisor command: {e}"))
+        })?;
         Ok(LocalRm {
+            spawner,
             config,
             spool,
             housekeeper,
@@ -204,23 +226,8 @@ impl LocalRm {
         self.housekeeper.reclaim(dir)
     }
 
-    fn spawn_supervisor(&self, dir: &Path) -> io::Result<Child> {
-        let mut cmd = Command::new(&self.config.supervisor[0]);
-        cmd.args(&self.config.supervisor[1..])
-            .arg(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        // SAFETY: setsid and sigprocmask are async-signal-safe.
-        unsafe {
-            cmd.pre_exec(|| {
-                if libc::setsid() == -1 {
-                    return Err(io::Error::last_os_error());
-                }
-                sys::block_supervisor_signals()
-            });
-        }
-        cmd.spawn()
+    fn spawn_supervisor(&self, dir: &Path) -> io::Result<i32> {
+        self.spawner.spawn(dir)
     }
 
     /// Hand a control request to the job's supervisor.
@@ -229,7 +236,7 @@ impl LocalRm {
         control.append(&sup.dir).map_err(|e| {
             RmError::Unavailable(format!("cannot write to {}: {e}", sup.dir.display()))
         })?;
-        if sup.child.is_none() && !sup.still_supervised() {
+        if !sup.ours && !sup.still_supervised() {
             // Ended already: `observe` reports it.
             return Ok(());
         }
@@ -242,11 +249,12 @@ impl LocalRm {
         }
     }
 
-    /// Terminate for requeue: the launch is never reported.
-    fn retire(&mut self, job: JobId, control: Control) -> Result<(), RmError> {
+    /// Terminate for requeue: the launch stays supervised until it has
+    /// ended, then is reported as `Requeued`.
+    fn terminate_for_requeue(&mut self, job: JobId, control: Control) -> Result<(), RmError> {
         self.control(job, control)?;
-        if let Some(sup) = self.jobs.remove(&job) {
-            self.retired.push(sup);
+        if let Some(sup) = self.jobs.get_mut(&job) {
+            sup.requeue = true;
         }
         Ok(())
     }
@@ -278,9 +286,10 @@ impl LocalRm {
                 Some(pids) => self.retired.push(Supervised {
                     job: current.unwrap_or_default(),
                     pid: pids.supervisor,
-                    child: None,
+                    ours: false,
                     arg: String::new(),
                     dir,
+                    requeue: true,
                 }),
                 None => self.housekeeper.remove(dir),
             }
@@ -326,21 +335,21 @@ impl ResourceManager for LocalRm {
             .mode(0o711)
             .create(&dir)
             .map_err(|e| fail("cannot create the job directory", e))?;
-        let child = spool::write_private(&dir, spool::LAUNCH, &json)
+        let pid = spool::write_private(&dir, spool::LAUNCH, &json)
             .and_then(|()| self.spawn_supervisor(&dir))
             .map_err(|e| {
                 let _ = fs::remove_dir_all(&dir);
                 fail("cannot start the supervisor for", e)
             })?;
-        self.housekeeper.sync();
         self.jobs.insert(
             job,
             Supervised {
                 job,
-                pid: i32::try_from(child.id()).unwrap_or(i32::MAX),
-                child: Some(child),
+                pid,
+                ours: true,
                 arg: dir.to_string_lossy().into_owned(),
                 dir,
+                requeue: false,
             },
         );
         Ok(())
@@ -365,7 +374,26 @@ impl ResourceManager for LocalRm {
     }
 
     fn requeue(&mut self, job: JobId, _now: Time) -> Result<(), RmError> {
-        self.retire(job, Control::Requeue)
+        self.terminate_for_requeue(job, Control::Requeue)
+    }
+
+    fn set_walltime(
+        &mut self,
+        job: JobId,
+        walltime: Option<Secs>,
+        _now: Time,
+    ) -> Result<(), RmError> {
+        if walltime.is_some_and(|w| w <= 0) {
+            return Err(RmError::Refused(format!(
+                "invalid wall-clock limit {}",
+                walltime.unwrap_or_default()
+            )));
+        }
+        let sup = self.jobs.get(&job).ok_or(RmError::UnknownJob(job))?;
+        if !sup.ours && !sup.still_supervised() {
+            return Err(RmError::Refused(format!("job {job} has ended")));
+        }
+        self.control(job, Control::Walltime(walltime))
     }
 
     fn checkpoint(
@@ -381,7 +409,7 @@ impl ResourceManager for LocalRm {
                 "negative checkpoint timeout {timeout}"
             )));
         }
-        self.retire(job, Control::Checkpoint { signal, timeout })
+        self.terminate_for_requeue(job, Control::Checkpoint { signal, timeout })
     }
 
     fn observe(&mut self, now: Time) -> Vec<Observation> {
@@ -404,9 +432,10 @@ impl ResourceManager for LocalRm {
         }
         let mut done = Vec::new();
         self.retired.retain_mut(|sup| {
-            let running = match sup.child {
-                Some(_) => sup.ended().is_none(),
-                None => runs_in(sup.pid, &sup.dir),
+            let running = if sup.ours {
+                sup.ended().is_none()
+            } else {
+                runs_in(sup.pid, &sup.dir)
             };
             if !running {
                 done.push(std::mem::take(&mut sup.dir));
@@ -440,9 +469,10 @@ impl ResourceManager for LocalRm {
             let sup = Supervised {
                 job,
                 pid: 0,
-                child: None,
+                ours: false,
                 arg: String::new(),
                 dir,
+                requeue: false,
             };
             self.pending.push(sup.outcome("ended", now));
             self.pending_dirs.push(sup.dir);

@@ -11,7 +11,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use arches_core::{JobId, Secs};
+use arches_core::{JobId, Secs, Time};
 use serde::{Deserialize, Serialize};
 
 use crate::Launch;
@@ -28,6 +28,8 @@ pub(crate) const STATUS: &str = "status";
 pub(crate) const SCRIPT: &str = "script";
 /// `PBS_NODEFILE`: one line per allocated processor.
 pub(crate) const NODEFILE: &str = "nodefile";
+/// The job's cgroup, if it has one (`<v1|v2> <path>`, see `freezer`).
+pub(crate) const CGROUP: &str = "cgroup";
 
 /// `launch.json`: a [`Launch`] plus the backend settings the supervisor needs.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -92,53 +94,85 @@ impl LaunchFile {
     }
 }
 
-/// The recorded outcome of one launch.
+/// The recorded outcome of one launch, with when it happened (epoch seconds,
+/// the supervisor's clock): a job that ends while the daemon is down is
+/// recorded with its real end, not the time the daemon finds out. Files
+/// written before the time was recorded have none (`None`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Status {
     /// The job ran and ended: exit code, 128+signal for a signal death.
-    Exited { code: i32, walltime_exceeded: bool },
+    Exited {
+        code: i32,
+        walltime_exceeded: bool,
+        at: Option<Time>,
+    },
     /// The job could not be started.
-    Failed { message: String },
+    Failed { message: String, at: Option<Time> },
 }
 
 impl Status {
+    /// When the outcome was recorded, if known.
+    pub(crate) fn at(&self) -> Option<Time> {
+        match self {
+            Status::Exited { at, .. } | Status::Failed { at, .. } => *at,
+        }
+    }
+
     /// The text written to the `status` file.
     pub(crate) fn render(&self) -> String {
-        match self {
+        let mut text = match self {
             Status::Exited {
                 code,
                 walltime_exceeded,
+                ..
             } => format!(
                 "exit {code}\nwalltime {}\n",
                 if *walltime_exceeded { "exceeded" } else { "ok" }
             ),
-            Status::Failed { message } => {
+            Status::Failed { message, .. } => {
                 format!("failed {}\n", message.replace(['\n', '\r'], " "))
             }
+        };
+        if let Some(at) = self.at() {
+            text.push_str(&format!("at {at}\n"));
         }
+        text
     }
 
     /// Parse a `status` file.
     pub(crate) fn parse(text: &str) -> Result<Status, String> {
         let mut lines = text.lines();
         let first = lines.next().ok_or("empty status file")?;
+        let mut walltime_exceeded = None;
+        let mut at = None;
+        for line in lines.map(str::trim).filter(|l| !l.is_empty()) {
+            match line.split_once(' ') {
+                Some(("walltime", "exceeded")) => walltime_exceeded = Some(true),
+                Some(("walltime", "ok")) => walltime_exceeded = Some(false),
+                Some(("at", t)) => {
+                    at = Some(
+                        t.trim()
+                            .parse::<Time>()
+                            .map_err(|_| format!("bad status line {line:?}"))?,
+                    )
+                }
+                _ => return Err(format!("bad status line {line:?}")),
+            }
+        }
         if let Some(message) = first.strip_prefix("failed ") {
             return Ok(Status::Failed {
                 message: message.to_string(),
+                at,
             });
         }
         let code = first
             .strip_prefix("exit ")
             .and_then(|c| c.trim().parse::<i32>().ok())
             .ok_or_else(|| format!("bad status line {first:?}"))?;
-        let walltime_exceeded = match lines.next().map(str::trim) {
-            Some("walltime exceeded") => true,
-            Some("walltime ok") | None => false,
-            Some(other) => return Err(format!("bad status line {other:?}")),
-        };
         Ok(Status::Exited {
             code,
-            walltime_exceeded,
+            walltime_exceeded: walltime_exceeded.unwrap_or(false),
+            at,
         })
     }
 
@@ -167,6 +201,8 @@ pub(crate) enum Control {
     Resume,
     /// Send `signal`, then terminate after `timeout` seconds.
     Checkpoint { signal: i32, timeout: Secs },
+    /// A new wall-clock limit (total run time, `None`: none).
+    Walltime(Option<Secs>),
 }
 
 impl Control {
@@ -178,6 +214,8 @@ impl Control {
             Control::Suspend(s) => format!("suspend {s}\n"),
             Control::Resume => "resume\n".to_string(),
             Control::Checkpoint { signal, timeout } => format!("checkpoint {signal} {timeout}\n"),
+            Control::Walltime(Some(secs)) => format!("walltime {secs}\n"),
+            Control::Walltime(None) => "walltime none\n".to_string(),
         }
     }
 
@@ -200,6 +238,8 @@ impl Control {
                 signal: sig(s)?,
                 timeout: num(t)?,
             }),
+            ["walltime", "none"] => Ok(Control::Walltime(None)),
+            ["walltime", w] => Ok(Control::Walltime(Some(num(w)?))),
             _ => Err(format!("unknown control line {line:?}")),
         }
     }
@@ -281,26 +321,49 @@ mod tests {
             Status::Exited {
                 code: 3,
                 walltime_exceeded: false,
+                at: Some(1_700_000_000),
             },
             Status::Exited {
                 code: 143,
                 walltime_exceeded: true,
+                at: Some(1_700_000_001),
+            },
+            Status::Exited {
+                code: 0,
+                walltime_exceeded: false,
+                at: None,
             },
             Status::Failed {
                 message: "cannot chdir to /x: No such file".into(),
+                at: Some(1_700_000_002),
             },
         ] {
             assert_eq!(Status::parse(&s.render()), Ok(s));
         }
+        assert_eq!(
+            Status::parse("exit 7\nwalltime ok\nat 1700000123\n").map(|s| s.at()),
+            Ok(Some(1_700_000_123))
+        );
+        // Files written before the end time was recorded still read.
+        assert_eq!(
+            Status::parse("exit 7\nwalltime exceeded\n"),
+            Ok(Status::Exited {
+                code: 7,
+                walltime_exceeded: true,
+                at: None
+            })
+        );
         assert!(Status::parse("").is_err());
         assert!(Status::parse("exit x\n").is_err());
         assert!(Status::parse("exit 1\nwalltime maybe\n").is_err());
+        assert!(Status::parse("exit 1\nat soon\n").is_err());
     }
 
     #[test]
     fn failure_messages_stay_on_one_line() {
         let s = Status::Failed {
             message: "a\nb".into(),
+            at: None,
         };
         assert_eq!(s.render(), "failed a b\n");
     }
@@ -329,11 +392,14 @@ mod tests {
                 signal: 12,
                 timeout: 30,
             },
+            Control::Walltime(Some(90)),
+            Control::Walltime(None),
         ] {
             assert_eq!(Control::parse(c.render().trim_end()), Ok(c));
         }
         assert!(Control::parse("signal").is_err());
         assert!(Control::parse("signal x").is_err());
         assert!(Control::parse("reboot").is_err());
+        assert!(Control::parse("walltime soon").is_err());
     }
 }

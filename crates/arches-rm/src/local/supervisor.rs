@@ -3,7 +3,8 @@
 //! It runs in its own session so the job survives the daemon: it reads
 //! `launch.json`, prepares the script and `PBS_NODEFILE`, forks the job in its
 //! own process group (as the job's user when running as root), enforces the
-//! wall-clock limit (time spent suspended does not count), obeys the control
+//! wall-clock limit (time spent suspended does not count; `walltime` control
+//! lines change it), obeys the control
 //! commands the daemon appends to `ctl` (announced with SIGUSR1), and finally
 //! records the outcome durably in `status` and exits. SIGTERM or SIGINT to the
 //! supervisor cancels the job. The job ends when its leader (the script's
@@ -21,7 +22,10 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use std::os::fd::AsRawFd;
+
 use super::exec::{Credentials, ExecPlan, Prepared};
+use super::freezer::Freezer;
 use super::spool::{self, Control, LaunchFile, Pids, Status};
 use super::sys::{self, SignalFd, SUPERVISOR_SIGNALS};
 
@@ -40,6 +44,8 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     };
     let dir = Path::new(dir);
+    // Whatever binary runs it, the supervisor is not the daemon (`pkill moab`).
+    let _ = sys::set_process_name(super::SUPERVISOR_NAME);
     sys::close_inherited_fds();
     if let Err(e) = std::env::set_current_dir(dir) {
         eprintln!("supervisor: cannot enter {}: {e}", dir.display());
@@ -47,9 +53,23 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
     }
     let status = match Supervisor::start(dir) {
         Ok(mut sup) => sup.run(),
-        Err(message) => Status::Failed { message },
+        Err(message) => Status::Failed {
+            message,
+            at: Some(epoch_now()),
+        },
     };
-    match spool::write_durable(Path::new("."), spool::STATUS, status.render().as_bytes()) {
+    let recorded = spool::write_durable(Path::new("."), spool::STATUS, status.render().as_bytes())
+        // The job directory's own entry in the spool: nothing else flushes
+        // it (the daemon does not sync the spool). A spool this supervisor
+        // may not read (a test's) is left to the file system's ordering.
+        .and_then(|()| match File::open("..") {
+            Ok(spool) => spool.sync_all(),
+            Err(e) => {
+                eprintln!("supervisor: cannot open the spool directory to flush it: {e}");
+                Ok(())
+            }
+        });
+    match recorded {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!(
@@ -59,6 +79,13 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
             ExitCode::from(EXIT_UNRECORDED)
         }
     }
+}
+
+/// The wall clock in epoch seconds (when an outcome happened).
+fn epoch_now() -> arches_core::Time {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as arches_core::Time)
 }
 
 /// Wall-clock accounting that stops while the job is suspended.
@@ -97,6 +124,10 @@ struct Supervisor {
     checkpoint_until: Option<Instant>,
     walltime_exceeded: bool,
     ctl_offset: u64,
+    /// The job's cgroup, when the system allows one.
+    freezer: Option<Freezer>,
+    /// Suspended by freezing the cgroup (not by a signal).
+    frozen: bool,
 }
 
 impl Supervisor {
@@ -109,7 +140,35 @@ impl Supervisor {
         let launch: LaunchFile =
             serde_json::from_str(&text).map_err(|e| format!("bad {}: {e}", spool::LAUNCH))?;
         let prepared = prepare(dir, &launch)?;
-        let pgid = prepared.spawn()?;
+        let freezer = Freezer::create(&format!("arches-job{}-{}", launch.job, std::process::id()));
+        let procs = freezer.as_ref().and_then(|f| f.procs_file().ok());
+        let spawned = prepared.spawn(procs.as_ref().map(|f| f.as_raw_fd()));
+        drop(procs);
+        let pgid = match spawned {
+            Ok(pgid) => pgid,
+            Err(e) => {
+                if let Some(f) = &freezer {
+                    f.remove();
+                }
+                return Err(e);
+            }
+        };
+        // Only a cgroup the leader is in is any use.
+        let freezer = match freezer {
+            Some(f) if f.contains(pgid) => {
+                let _ = spool::write_private(
+                    Path::new("."),
+                    spool::CGROUP,
+                    super::freezer::render(&f).as_bytes(),
+                );
+                Some(f)
+            }
+            Some(f) => {
+                f.remove();
+                None
+            }
+            None => None,
+        };
         let now = Instant::now();
         let pids = Pids {
             supervisor: i32::try_from(std::process::id()).unwrap_or(i32::MAX),
@@ -119,6 +178,9 @@ impl Supervisor {
             // Without it a restarted daemon cannot find the job: do not run it.
             let _ = sys::kill_group(pgid, libc::SIGKILL);
             let _ = sys::wait(pgid);
+            if let Some(f) = &freezer {
+                f.remove();
+            }
             return Err(format!("cannot write the pid file: {e}"));
         }
         Ok(Supervisor {
@@ -138,6 +200,8 @@ impl Supervisor {
             checkpoint_until: None,
             walltime_exceeded: false,
             ctl_offset: 0,
+            freezer,
+            frozen: false,
         })
     }
 
@@ -147,11 +211,16 @@ impl Supervisor {
         loop {
             let now = Instant::now();
             if let Ok(Some(status)) = sys::try_wait(self.pgid) {
-                // Leftover processes of the job go with it.
+                // Leftover processes of the job go with it, also those that
+                // left its process group (its cgroup).
                 let _ = sys::kill_group(self.pgid, libc::SIGKILL);
+                if let Some(f) = &self.freezer {
+                    f.remove();
+                }
                 return Status::Exited {
                     code: sys::exit_code(status),
                     walltime_exceeded: self.walltime_exceeded,
+                    at: Some(epoch_now()),
                 };
             }
             self.check_deadlines(now);
@@ -177,6 +246,9 @@ impl Supervisor {
         if let Some(kill_at) = self.kill_at {
             if !self.killed && now >= kill_at {
                 let _ = sys::kill_group(self.pgid, libc::SIGKILL);
+                if let Some(f) = &self.freezer {
+                    f.kill_all();
+                }
                 self.killed = true;
             }
         }
@@ -204,8 +276,15 @@ impl Supervisor {
         if self.kill_at.is_some() {
             return;
         }
+        self.thaw();
         let _ = sys::kill_group(self.pgid, libc::SIGTERM);
         let _ = sys::kill_group(self.pgid, libc::SIGCONT);
+        if let Some(f) = &self.freezer {
+            // Processes that left the process group are told too.
+            for pid in f.pids() {
+                let _ = sys::kill(pid, libc::SIGTERM);
+            }
+        }
         self.clock.pause(now);
         self.kill_at = Some(now + self.grace);
     }
@@ -239,19 +318,37 @@ impl Supervisor {
                 let _ = sys::kill_group(self.pgid, signal);
             }
             Control::Suspend(signal) => {
-                if self.kill_at.is_none() && sys::kill_group(self.pgid, signal).is_ok() {
+                if self.kill_at.is_some() {
+                    return;
+                }
+                // SIGSTOP (the default) freezes the whole cgroup when there
+                // is one; a configured SUSPENDSIG is for the job to handle.
+                let frozen = signal == libc::SIGSTOP
+                    && self
+                        .freezer
+                        .as_ref()
+                        .is_some_and(|f| f.freeze(true).is_ok());
+                if frozen || sys::kill_group(self.pgid, signal).is_ok() {
+                    self.frozen = frozen;
                     self.suspended = true;
                     self.clock.pause(now);
                 }
             }
             Control::Resume => {
+                self.thaw();
                 let _ = sys::kill_group(self.pgid, libc::SIGCONT);
                 if self.suspended && self.kill_at.is_none() {
                     self.suspended = false;
                     self.clock.resume(now);
                 }
             }
+            Control::Walltime(limit) => {
+                // Total run time, as at the start; an exceeded limit ends
+                // the job at the next deadline check (now).
+                self.clock.limit = limit.map(|w| Duration::from_secs(w.max(0).unsigned_abs()));
+            }
             Control::Checkpoint { signal, timeout } => {
+                self.thaw();
                 let _ = sys::kill_group(self.pgid, signal);
                 if self.suspended {
                     let _ = sys::kill_group(self.pgid, libc::SIGCONT);
@@ -261,6 +358,18 @@ impl Supervisor {
                 let until = now + Duration::from_secs(timeout.max(0).unsigned_abs());
                 self.checkpoint_until = Some(self.checkpoint_until.map_or(until, |t| t.min(until)));
             }
+        }
+    }
+}
+
+impl Supervisor {
+    /// Thaws a frozen cgroup (before resuming or terminating the job).
+    fn thaw(&mut self) {
+        if self.frozen {
+            if let Some(f) = &self.freezer {
+                let _ = f.freeze(false);
+            }
+            self.frozen = false;
         }
     }
 }

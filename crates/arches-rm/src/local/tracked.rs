@@ -4,7 +4,6 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Child;
 
 use arches_core::{JobId, Time};
 
@@ -16,13 +15,16 @@ use crate::Observation;
 pub(crate) struct Supervised {
     pub job: JobId,
     pub pid: i32,
-    /// Our child (reaped by `try_wait`), or `None` when re-adopted.
-    pub child: Option<Child>,
+    /// Our child (reaped with `waitpid`), or a re-adopted supervisor.
+    pub ours: bool,
     /// The job directory as passed on the supervisor's command line.
     pub arg: String,
     /// Where its files are now (a requeued launch's directory is moved aside
     /// when the job starts again).
     pub dir: PathBuf,
+    /// Terminated for a requeue or checkpoint: its end is reported as
+    /// [`Observation::Requeued`].
+    pub requeue: bool,
 }
 
 impl Supervised {
@@ -37,9 +39,10 @@ impl Supervised {
         let sup = Supervised {
             job,
             pid,
-            child: None,
+            ours: false,
             arg,
             dir,
+            requeue: false,
         };
         sup.still_supervised().then_some(sup)
     }
@@ -52,13 +55,18 @@ impl Supervised {
     /// Whether the supervisor has ended (reaping it when it is our child):
     /// `Some(description of its exit)`.
     pub(crate) fn ended(&mut self) -> Option<String> {
-        if let Some(child) = &mut self.child {
-            match child.try_wait() {
+        if self.ours {
+            match sys::try_wait(self.pid) {
                 Ok(None) => return None,
-                Ok(Some(status)) => return Some(status.to_string()),
+                Ok(Some(status)) => {
+                    // Reaped: never wait for (or signal) this pid again.
+                    self.ours = false;
+                    self.pid = 0;
+                    return Some(sys::describe_exit(status));
+                }
                 // Not waitable (e.g. SIGCHLD ignored, so reaped by the
                 // kernel): watch it like a re-adopted one from now on.
-                Err(_) => self.child = None,
+                Err(_) => self.ours = false,
             }
         }
         if self.still_supervised() {
@@ -71,15 +79,38 @@ impl Supervised {
     /// The observation for an ended launch, from its status file.
     pub(crate) fn outcome(&self, exit: &str, now: Time) -> Observation {
         let job = self.job;
+        if self.requeue {
+            if let Some(pids) =
+                Pids::read(&self.dir).filter(|_| !self.dir.join(spool::STATUS).exists())
+            {
+                // Killed before recording: take its job down with it.
+                if sys::process_group(pids.job) == Some(pids.job) {
+                    let _ = sys::kill_group(pids.job, libc::SIGKILL);
+                }
+            }
+            return Observation::Requeued { job, at: now };
+        }
+        // The recorded time, when there is one: a job that ended while the
+        // daemon was down ended then, not now.
+        let when = |at: Option<Time>| at.map_or(now, |t| t.min(now));
         match Status::read(&self.dir) {
             Ok(Some(Status::Exited {
                 code,
                 walltime_exceeded: true,
-            })) => Observation::WalltimeExceeded { job, at: now, code },
-            Ok(Some(Status::Exited { code, .. })) => Observation::Finished { job, at: now, code },
-            Ok(Some(Status::Failed { message })) => Observation::StartFailed {
+                at,
+            })) => Observation::WalltimeExceeded {
                 job,
-                at: now,
+                at: when(at),
+                code,
+            },
+            Ok(Some(Status::Exited { code, at, .. })) => Observation::Finished {
+                job,
+                at: when(at),
+                code,
+            },
+            Ok(Some(Status::Failed { message, at })) => Observation::StartFailed {
+                job,
+                at: when(at),
                 message,
             },
             Ok(None) | Err(_) => match Pids::read(&self.dir) {
@@ -94,10 +125,19 @@ impl Supervised {
                     if sys::process_group(pids.job) == Some(pids.job) {
                         let _ = sys::kill_group(pids.job, libc::SIGKILL);
                     }
+                    remove_cgroup(&self.dir);
                     Observation::Vanished { job, at: now }
                 }
             },
         }
+    }
+}
+
+/// Kills what is left in the cgroup a dead supervisor recorded, and removes it.
+fn remove_cgroup(dir: &Path) {
+    let record = fs::read_to_string(dir.join(spool::CGROUP)).unwrap_or_default();
+    if let Some((kind, path)) = super::freezer::read_record(&record) {
+        super::freezer::remove_dir(&path, kind);
     }
 }
 

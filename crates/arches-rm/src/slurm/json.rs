@@ -96,6 +96,9 @@ pub(crate) struct SlurmJob {
     pub end_time: Option<i64>,
     #[serde(default)]
     pub start_time: Option<i64>,
+    /// Minutes (`null`: UNLIMITED).
+    #[serde(default)]
+    pub time_limit: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -157,6 +160,7 @@ pub(crate) fn parse_jobs_text(text: &str) -> Vec<SlurmJob> {
                 restart_cnt: None,
                 end_time: None,
                 start_time: start.parse().ok().filter(|t| *t > 0),
+                time_limit: None,
             })
         })
         .collect()
@@ -195,6 +199,7 @@ pub(crate) fn parse_sacct(text: &str, id: u64) -> Option<SlurmJob> {
             restart_cnt: None,
             end_time: f[4].parse().ok(),
             start_time: f[3].parse().ok(),
+            time_limit: None,
         };
         (job.phase() == Phase::Ended).then_some(job)
     })

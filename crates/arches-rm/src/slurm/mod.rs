@@ -36,9 +36,12 @@
 //! - **Control**: cancel = `scancel`; signal = `scancel --full --signal`;
 //!   suspend/resume = `scontrol suspend/resume` (a non-STOP suspend signal is
 //!   sent first with `scancel --full`; `scontrol suspend` still follows, so
-//!   Slurm frees the CPUs for the preemptor); requeue = cancel the Slurm job
-//!   without reporting it (the next start is a new Slurm job); checkpoint =
-//!   signal, then cancel after the timeout.
+//!   Slurm frees the CPUs for the preemptor); a new wall-clock limit =
+//!   `scontrol update TimeLimit=` (minutes, rounded up); requeue = cancel
+//!   the Slurm job; checkpoint = signal, then cancel after the timeout
+//!   unless it ended first. Either is reported as `Requeued` once Slurm
+//!   shows the job ended, never as a completion (the next start is a new
+//!   Slurm job, so the old one is gone before it).
 //! - **Environment**: `sbatch` runs with exactly the job's environment plus
 //!   the allocation variables the local backend sets (`PBS_NODEFILE`,
 //!   `PBS_NP`, `MOAB_NODELIST`...); the node file is written in the spool
@@ -326,6 +329,23 @@ impl ResourceManager for SlurmRm {
             )));
         }
         self.send(Request::Checkpoint(job, signal, timeout))
+    }
+
+    /// Asynchronous: `scontrol update TimeLimit=` runs on the worker; a
+    /// failure comes back as [`Observation::WalltimeRefused`].
+    fn set_walltime(
+        &mut self,
+        job: JobId,
+        walltime: Option<Secs>,
+        _now: Time,
+    ) -> Result<(), RmError> {
+        if walltime.is_some_and(|w| w <= 0) {
+            return Err(RmError::Refused(format!(
+                "invalid wall-clock limit {}",
+                walltime.unwrap_or_default()
+            )));
+        }
+        self.send(Request::SetWalltime(job, walltime))
     }
 
     fn observe(&mut self, _now: Time) -> Vec<Observation> {

@@ -23,6 +23,7 @@ pub(crate) enum Request {
     Resume(JobId),
     Requeue(JobId),
     Checkpoint(JobId, i32, Secs),
+    SetWalltime(JobId, Option<Secs>),
     Recover(Vec<JobId>),
 }
 
@@ -67,6 +68,14 @@ struct Track {
     missing: Option<Instant>,
     /// Reported as not started `timeout` after its release.
     overdue: bool,
+    /// Terminated for a requeue or checkpoint: its end is reported as
+    /// [`Observation::Requeued`].
+    requeue: bool,
+    /// A checkpointed job is cancelled at this deadline if still there.
+    kill_at: Option<Instant>,
+    /// The wall-clock limit Slurm enforces (seconds as Arches asked;
+    /// Slurm rounds it up to minutes).
+    limit: Option<Secs>,
 }
 
 /// A start waiting for slurmctld to answer again.
@@ -80,9 +89,6 @@ pub(crate) struct Worker {
     cfg: SlurmConfig,
     out: Sender<Observation>,
     jobs: BTreeMap<JobId, Track>,
-    /// Slurm jobs of requeued/checkpointed launches: cancelled (at the
-    /// deadline, for a checkpoint), never reported.
-    retired: BTreeMap<u64, Option<Instant>>,
     deferred: Vec<Deferred>,
     to_release: Vec<u64>,
     /// The nodes as last reported by `sinfo`, with their threads per core,
@@ -110,7 +116,6 @@ impl Worker {
             cfg,
             out,
             jobs: BTreeMap::new(),
-            retired: BTreeMap::new(),
             deferred: Vec::new(),
             to_release: Vec::new(),
             nodes: BTreeMap::new(),
@@ -258,12 +263,13 @@ impl Worker {
             }
             Request::Suspend(job, sig) => self.suspend(job, sig),
             Request::Resume(job) => self.resume(job),
-            Request::Requeue(job) => self.retire(job, None),
+            Request::Requeue(job) => self.terminate_for_requeue(job, None),
             Request::Checkpoint(job, sig, timeout) => {
                 self.scancel_signal(job, sig, "checkpoint");
                 let deadline = Instant::now() + Duration::from_secs(timeout.max(0) as u64);
-                self.retire(job, Some(deadline));
+                self.terminate_for_requeue(job, Some(deadline));
             }
+            Request::SetWalltime(job, walltime) => self.set_walltime(job, walltime),
             Request::Recover(active) => {
                 self.recovery = Some(active);
                 if !self.try_recover() {
@@ -315,6 +321,32 @@ impl Worker {
                 Ok(())
             }
             Err(e) => Err(e),
+        }
+    }
+
+    /// `scontrol update JobId=ID TimeLimit=<minutes, rounded up>`; a
+    /// failure reports the limit still in force.
+    fn set_walltime(&mut self, job: JobId, walltime: Option<Secs>) {
+        let Some(t) = self.jobs.get(&job) else {
+            return self.failed(job, "set walltime", format!("job {job} is not in Slurm"));
+        };
+        let id = format!("JobId={}", t.slurm);
+        let limit = format!("TimeLimit={}", slurm_minutes(walltime));
+        match self.cfg.run("scontrol", &["update", &id, &limit]) {
+            Ok(_) => {
+                if let Some(t) = self.jobs.get_mut(&job) {
+                    t.limit = walltime;
+                }
+            }
+            Err(message) => {
+                tracing::warn!(job, "set walltime: {message}");
+                self.emit(Observation::WalltimeRefused {
+                    job,
+                    at: now(),
+                    walltime: t.limit,
+                    message,
+                });
+            }
         }
     }
 
@@ -437,23 +469,31 @@ impl Worker {
         }
     }
 
-    /// Terminates the launch for a requeue: its Slurm job is cancelled (now,
-    /// or at `deadline` after a checkpoint signal) and never reported.
-    fn retire(&mut self, job: JobId, deadline: Option<Instant>) {
-        self.deferred.retain(|d| d.launch.job != job);
-        let Some(t) = self.jobs.remove(&job) else {
-            return;
+    /// Terminates the launch for a requeue: its Slurm job is cancelled now,
+    /// or at `deadline` after a checkpoint signal (unless it ends first);
+    /// once Slurm reports it ended, it is reported as `Requeued`.
+    fn terminate_for_requeue(&mut self, job: JobId, deadline: Option<Instant>) {
+        if let Some(i) = self.deferred.iter().position(|d| d.launch.job == job) {
+            // Never reached Slurm.
+            self.deferred.remove(i);
+            return self.emit(Observation::Requeued { job, at: now() });
+        }
+        let Some(t) = self.jobs.get_mut(&job) else {
+            // Nothing of it runs in Slurm: it has ended as far as we know.
+            tracing::warn!(job, "requeue of a job that is not in Slurm");
+            return self.emit(Observation::Requeued { job, at: now() });
         };
+        t.requeue = true;
+        t.kill_at = deadline;
+        let (id, reservation) = (t.slurm, t.reservation.take());
+        if let Some(r) = reservation {
+            self.drop_reservation(r);
+        }
         if deadline.is_none() {
-            if let Err(e) = self.scancel(t.slurm) {
+            if let Err(e) = self.scancel(id) {
                 tracing::warn!(job, "requeue: {e}");
             }
         }
-        if let Some(r) = t.reservation {
-            self.drop_reservation(r);
-        }
-        self.retired.insert(t.slurm, deadline);
-        let _ = fs::remove_dir_all(self.job_dir(job));
     }
 
     fn job_dir(&self, job: JobId) -> PathBuf {
@@ -550,6 +590,9 @@ impl Worker {
                         reservation,
                         missing: None,
                         overdue: false,
+                        requeue: false,
+                        kill_at: None,
+                        limit: launch.walltime.filter(|w| *w > 0),
                     },
                 );
             }
@@ -748,7 +791,7 @@ impl Worker {
         }
         args.extend(layout_args);
         if let Some(w) = launch.walltime.filter(|w| *w > 0) {
-            args.push(format!("--time={}", (w + 59) / 60));
+            args.push(format!("--time={}", slurm_minutes(Some(w))));
         }
         args.push(format!("--chdir={}", exec.workdir));
         args.push(format!("--output={}", exec.stdout));
@@ -1032,6 +1075,9 @@ impl Worker {
                             reservation: None,
                             missing: None,
                             overdue: false,
+                            requeue: false,
+                            kill_at: None,
+                            limit: d.launch.walltime.filter(|w| *w > 0),
                         },
                     );
                 }
@@ -1048,6 +1094,24 @@ impl Worker {
         let mut to_suspend = Vec::new();
         let mut to_hold = Vec::new();
         for (&job, t) in self.jobs.iter_mut() {
+            if t.requeue {
+                // Terminating for a requeue: reported once Slurm has ended it.
+                let gone = by_id
+                    .get(&t.slurm)
+                    .is_none_or(|j| j.phase() == Phase::Ended);
+                if gone {
+                    ended.push((job, vec![Observation::Requeued { job, at: now() }]));
+                } else if t.kill_at.is_some_and(|d| Instant::now() >= d) {
+                    t.kill_at = None;
+                    to_cancel.push(t.slurm);
+                } else if by_id
+                    .get(&t.slurm)
+                    .is_some_and(|j| j.phase() == Phase::Pending)
+                {
+                    to_cancel.push(t.slurm);
+                }
+                continue;
+            }
             let Some(sj) = by_id.get(&t.slurm) else {
                 let since = *t.missing.get_or_insert_with(Instant::now);
                 if since.elapsed() > MISSING_GRACE {
@@ -1177,28 +1241,6 @@ impl Worker {
         for r in to_drop {
             self.drop_reservation(r);
         }
-        let mut gone = Vec::new();
-        let mut due = Vec::new();
-        for (&id, deadline) in self.retired.iter_mut() {
-            match by_id.get(&id) {
-                None => gone.push(id),
-                Some(j) if j.phase() == Phase::Ended => gone.push(id),
-                Some(_) => {
-                    if deadline.is_some_and(|d| Instant::now() >= d) {
-                        *deadline = None;
-                        due.push(id);
-                    }
-                }
-            }
-        }
-        for id in gone {
-            self.retired.remove(&id);
-        }
-        for id in due {
-            if let Err(e) = self.scancel(id) {
-                tracing::warn!(slurm = id, "checkpoint: {e}");
-            }
-        }
         self.release();
         true
     }
@@ -1276,6 +1318,9 @@ impl Worker {
                     reservation: None,
                     missing: None,
                     overdue: false,
+                    requeue: false,
+                    kill_at: None,
+                    limit: sj.time_limit.map(|m| m * 60),
                 },
             );
             if started {
@@ -1473,6 +1518,15 @@ fn layout(launch: &Launch) -> (Vec<String>, bool) {
     (args, single)
 }
 
+/// A wall-clock limit as Slurm takes it: whole minutes, rounded up
+/// (`UNLIMITED` for none).
+pub(crate) fn slurm_minutes(walltime: Option<Secs>) -> String {
+    match walltime {
+        Some(w) => ((w.max(1) + 59) / 60).to_string(),
+        None => "UNLIMITED".to_string(),
+    }
+}
+
 fn now() -> Time {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -1589,7 +1643,17 @@ mod tests {
             restart_cnt: None,
             end_time: Some(100),
             start_time: None,
+            time_limit: None,
         }
+    }
+
+    #[test]
+    fn limits_are_whole_minutes_rounded_up() {
+        assert_eq!(slurm_minutes(Some(4)), "1");
+        assert_eq!(slurm_minutes(Some(60)), "1");
+        assert_eq!(slurm_minutes(Some(61)), "2");
+        assert_eq!(slurm_minutes(Some(7200)), "120");
+        assert_eq!(slurm_minutes(None), "UNLIMITED");
     }
 
     #[test]

@@ -51,12 +51,17 @@ pub enum StorageCall {
     Remove { user: Caller, url: String },
 }
 
-/// The user a script runs as (the job's owner).
+/// The user a script runs as (the job's owner): its passwd entry and
+/// supplementary groups, as a login would set them up.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Caller {
     pub name: String,
     pub uid: u32,
     pub gid: u32,
+    /// Home directory (`HOME`); empty when unknown.
+    pub home: String,
+    /// Supplementary groups (`initgroups`: the primary group included).
+    pub groups: Vec<u32>,
 }
 
 impl StorageCall {
@@ -366,11 +371,38 @@ pub fn run_script(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    if let Some(c) = caller.filter(|c| !c.name.is_empty()) {
+        // The job owner's environment, as its login has it.
+        cmd.env("USER", &c.name).env("LOGNAME", &c.name);
+        if !c.home.is_empty() {
+            cmd.env("HOME", &c.home);
+        }
+    }
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     if let Some(c) = caller.filter(|c| root && c.uid != 0) {
-        cmd.uid(c.uid).gid(c.gid);
-        cmd.env("USER", &c.name).env("LOGNAME", &c.name);
+        // Like initgroups(3) + setgid + setuid. `Command::uid` would drop
+        // every supplementary group, so the switch happens here; the group
+        // list was looked up before the fork (NSS is not fork-safe).
+        let (uid, gid) = (c.uid, c.gid);
+        let mut groups: Vec<libc::gid_t> = c.groups.clone();
+        if !groups.contains(&gid) {
+            groups.insert(0, gid);
+        }
+        // SAFETY: the closure runs in the forked child before exec and only
+        // makes async-signal-safe system calls on memory prepared before
+        // the fork.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setgroups(groups.len(), groups.as_ptr()) != 0
+                    || libc::setgid(gid) != 0
+                    || libc::setuid(uid) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
     }
     let mut child = cmd
         .spawn()

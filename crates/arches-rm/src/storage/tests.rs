@@ -16,6 +16,7 @@ fn user() -> Caller {
         name: "alice".into(),
         uid,
         gid,
+        ..Caller::default()
     }
 }
 
@@ -280,6 +281,7 @@ fn scripts_run_as_the_jobs_user_when_root() {
         name: "nobody".into(),
         uid: 65534,
         gid: 65534,
+        ..Caller::default()
     };
     let r = one(
         &mut rm,
@@ -289,4 +291,48 @@ fn scripts_run_as_the_jobs_user_when_root() {
         },
     );
     assert_eq!(r, Ok(StorageReply::FileSize(Some(65534))));
+}
+
+#[test]
+fn scripts_get_the_users_home_and_groups() {
+    // As root: the switch keeps the supplementary groups (initgroups), and
+    // HOME/USER/LOGNAME are the job owner's, not the daemon's.
+    // SAFETY: no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).unwrap();
+    script(
+        dir.path(),
+        "q",
+        &format!(
+            "{{ id -u; id -G | tr ' ' '\\n' | sort -n | tr '\\n' ' '; echo; echo \"$HOME $USER $LOGNAME\"; }} > {}/id; echo 1",
+            out.display()
+        ),
+    );
+    let mut rm = rm(dir.path(), 5000);
+    let caller = Caller {
+        name: "nobody".into(),
+        uid: 65534,
+        gid: 65534,
+        home: "/home/nobody-test".into(),
+        groups: vec![65534, 4, 20],
+    };
+    let r = one(
+        &mut rm,
+        StorageCall::FileSize {
+            user: caller,
+            url: "file:///a".into(),
+        },
+    );
+    assert_eq!(r, Ok(StorageReply::FileSize(Some(1))));
+    let id = std::fs::read_to_string(out.join("id")).unwrap();
+    assert_eq!(
+        id, "65534\n4 20 65534 \n/home/nobody-test nobody nobody\n",
+        "{id}"
+    );
 }

@@ -23,6 +23,11 @@ pub(super) struct Resources {
     pub(super) qos: Option<String>,
     pub(super) features: Vec<String>,
     pub(super) partition: Option<String>,
+    /// `os=` / `opsys=` and `arch=`: recorded and shown (checkjob, XML);
+    /// Arches nodes declare no operating system, so they do not restrict
+    /// placement (docs/formats.md).
+    pub(super) opsys: Option<String>,
+    pub(super) arch: Option<String>,
     pub(super) flags: Vec<JobFlag>,
     pub(super) depend: Vec<Dependency>,
     pub(super) ttc: Option<String>,
@@ -71,6 +76,8 @@ impl Resources {
                 }
             }
             "partition" => self.partition = Some(non_empty(&key, value)?),
+            "os" | "opsys" => self.opsys = Some(non_empty(&key, value)?),
+            "arch" => self.arch = Some(non_empty(&key, value)?),
             "flags" => self.flags_spec(value)?,
             "depend" => self.depend_spec(value)?,
             "ttc" => self.ttc = Some(non_empty(&key, value)?),
@@ -215,7 +222,11 @@ impl Resources {
             (None, None) => 0,
         };
         r.features = self.features.clone();
-        r.partition = self.partition.clone();
+        // `partition=ALL` is Moab's global partition: no restriction.
+        r.partition = self
+            .partition
+            .clone()
+            .filter(|p| !p.eq_ignore_ascii_case("ALL"));
         Ok(r)
     }
 }

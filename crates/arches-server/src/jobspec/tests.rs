@@ -107,6 +107,50 @@ fn cluster_fit_and_dependencies_are_checked() {
     }
     let s = submit(&[], &["depend=afterok:99"]).unwrap();
     assert!(s.check_against(&state).unwrap_err().0.contains("99"));
+
+    // Mixed nodes: each node must hold its share on its own, not the
+    // largest node and the node count separately.
+    let mut n1 = Node::new("n1", 4, 4000);
+    n1.features = vec!["fast".into()];
+    n1.partition = "p1".into();
+    let mut n2 = Node::new("n2", 2, 1000);
+    n2.partition = "p2".into();
+    let mixed = State::new(vec![n1, n2, Node::new("n3", 2, 1000)]);
+    let check = |res: &[&str]| submit(res, &[]).unwrap().check_against(&mixed);
+    for good in [
+        "nodes=1:ppn=3",
+        "nodes=3:ppn=2",
+        "nodes=2:ppn=2,pmem=500mb",
+        "procs=8",
+        "nodes=1:ppn=4:fast",
+        "nodes=1:ppn=2,partition=p2",
+        "nodes=1:ppn=1,pmem=4000mb",
+    ] {
+        assert!(check(&[good]).is_ok(), "{good}: {:?}", check(&[good]));
+    }
+    let e = check(&["nodes=2:ppn=3"]).unwrap_err();
+    assert_eq!(
+        e.0,
+        "job requests 2 nodes with 3 procs each but only 1 of the 3 usable nodes is that large"
+    );
+    for bad in [
+        "nodes=2:ppn=3",
+        "nodes=2:ppn=1:fast",
+        "nodes=2:ppn=2,pmem=1000mb",
+        "nodes=2:ppn=1,pmem=1500mb",
+        "nodes=2:ppn=1,partition=p1",
+        "nodes=1:ppn=3,partition=p2",
+        "procs=9",
+        "procs=4,pmem=1500mb",
+    ] {
+        let r = check(&[bad]);
+        assert!(r.is_err(), "{bad} fits?");
+        let msg = r.unwrap_err().message();
+        assert!(
+            msg.starts_with("ERROR:    cannot submit job - job requests"),
+            "{bad}: {msg}"
+        );
+    }
 }
 
 #[test]
@@ -141,6 +185,48 @@ fn finalize_resolves_paths_and_environment() {
     assert_eq!(get("MOAB_USER").as_deref(), Some("alice"));
     assert_eq!(get("HOME").as_deref(), Some("/home/alice"));
     assert_eq!(output_path(None, "x.o1", "/s", "1"), "/s/x.o1".to_string());
+}
+
+#[test]
+fn join_modes_and_working_directory_place_the_output() {
+    let base = SubmitRequest {
+        script: "true\n".into(),
+        name: Some("j".into()),
+        submit_dir: "/sub".into(),
+        workdir: Some("/elsewhere".into()),
+        ..SubmitRequest::default()
+    };
+    let paths = |req: &SubmitRequest| {
+        let s = parse(req, &user(), "users", &Policy::default(), 0).unwrap();
+        let (_, exec, _) = s.finalize(7, "host");
+        (exec.workdir, exec.stdout, exec.stderr, exec.join)
+    };
+    // -d moves the job, not its default output files (submission directory).
+    let (wd, out, err, join) = paths(&base);
+    assert_eq!(wd, "/elsewhere");
+    assert_eq!(
+        (out.as_str(), err.as_str(), join),
+        ("/sub/j.o7", "/sub/j.e7", false)
+    );
+    // -j oe: both streams into the output file.
+    let oe = SubmitRequest {
+        join: true,
+        ..base.clone()
+    };
+    assert_eq!(paths(&oe).1, "/sub/j.o7");
+    assert!(paths(&oe).3);
+    // -j eo: both streams into the error file (Torque).
+    let eo = SubmitRequest {
+        join: true,
+        join_to_error: true,
+        error: Some("errs/x.err".into()),
+        ..base.clone()
+    };
+    let (_, out, err, join) = paths(&eo);
+    assert_eq!(
+        (out.as_str(), err.as_str(), join),
+        ("/sub/errs/x.err", "/sub/errs/x.err", true)
+    );
 }
 
 #[test]
@@ -192,4 +278,82 @@ fn class_defaults_apply() {
             .walltime,
         Some(60)
     );
+}
+
+#[test]
+fn only_administrators_may_ask_for_preemptor() {
+    let s = submit(&["walltime=60,flags=preemptor"], &[]).unwrap();
+    let e = s.check_privileges(false).unwrap_err();
+    assert!(
+        e.message()
+            .contains("job flag PREEMPTOR may only be set by an administrator"),
+        "{}",
+        e.message()
+    );
+    assert!(s.check_privileges(true).is_ok());
+    // PREEMPTEE makes one's own job preemptible: anybody may.
+    let s = submit(&["walltime=60,flags=preemptee"], &[]).unwrap();
+    assert!(s.check_privileges(false).is_ok());
+    // A class granting PREEMPTOR is the administrator's decision.
+    let mut policy = Policy::default();
+    let class = arches_core::policy::ClassConfig {
+        job_flags: vec![JobFlag::Preemptor],
+        ..Default::default()
+    };
+    policy.classes.insert("urgent".into(), class);
+    let req = SubmitRequest {
+        script: "true\n".into(),
+        class: Some("urgent".into()),
+        submit_dir: "/tmp".into(),
+        ..SubmitRequest::default()
+    };
+    let s = parse(&req, &user(), "users", &policy, 0).unwrap();
+    assert!(s.job.flags.contains(JobFlag::Preemptor));
+    assert!(s.check_privileges(false).is_ok());
+}
+
+#[test]
+fn qos_default_and_access_are_applied_at_submission() {
+    // CLASSCFG[bf] QDEF=slow, USERCFG[alice] QLIST=gold, QOSCFG[slow|gold|open].
+    let mut policy = Policy::default();
+    for q in ["slow", "gold", "open"] {
+        policy.qos.insert(q.into(), Default::default());
+    }
+    policy.classes.entry("bf".into()).or_default().qdef = Some("slow".into());
+    policy.classes.entry("other".into()).or_default();
+    let req = |class: &str, qos: Option<&str>| SubmitRequest {
+        script: "true\n".into(),
+        class: Some(class.into()),
+        resources: qos.map(|q| vec![format!("qos={q}")]).unwrap_or_default(),
+        submit_dir: "/tmp".into(),
+        ..SubmitRequest::default()
+    };
+    let qos_of = |r: &SubmitRequest, who: &UserInfo, policy: &Policy| {
+        parse(r, who, "users", policy, 0).map(|s| s.job.cred.qos)
+    };
+    assert_eq!(
+        qos_of(&req("bf", None), &user(), &policy),
+        Ok(Some("slow".into()))
+    );
+    assert_eq!(qos_of(&req("other", None), &user(), &policy), Ok(None));
+    // `open` is named by no list: anyone may ask for it.
+    assert_eq!(
+        qos_of(&req("other", Some("open")), &user(), &policy),
+        Ok(Some("open".into()))
+    );
+    // `slow` belongs to class bf's list: other classes may not use it.
+    let denied = qos_of(&req("other", Some("slow")), &user(), &policy).unwrap_err();
+    assert_eq!(
+        denied.message(),
+        "ERROR:  cannot submit job - invalid QOS requested"
+    );
+    assert!(qos_of(&req("other", Some("nosuch")), &user(), &policy).is_err());
+    policy.users.entry("alice".into()).or_default().qlist = vec!["gold".into()];
+    assert_eq!(
+        qos_of(&req("bf", Some("gold")), &user(), &policy),
+        Ok(Some("gold".into()))
+    );
+    let mut bob = user();
+    bob.name = "bob".into();
+    assert!(qos_of(&req("bf", Some("gold")), &bob, &policy).is_err());
 }

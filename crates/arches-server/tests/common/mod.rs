@@ -323,3 +323,22 @@ pub fn set_mode(p: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode));
 }
+
+/// Whether a test that needs root (it creates users and switches to them)
+/// may run. As root: yes. Otherwise it is skipped with a loud NOTICE on
+/// stderr, unless `ARCHES_REQUIRE_ROOT_TESTS` is set (`.ci/run` sets it: CI
+/// runs as root, so there a missing root is a failure, never a skip).
+pub fn root_or_skip(test: &str) -> bool {
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        return true;
+    }
+    assert!(
+        std::env::var_os("ARCHES_REQUIRE_ROOT_TESTS").is_none(),
+        "{test} needs root (ARCHES_REQUIRE_ROOT_TESTS is set)"
+    );
+    eprintln!(
+        "NOTICE: {test} SKIPPED: it creates users and switches to them, which needs root (CI runs it as root)"
+    );
+    false
+}

@@ -1,0 +1,223 @@
+//! checkjob's access checks (`-A`, `-n`, `-q`, `-r`): what a job may use,
+//! evaluated from the daemon's data with Moab's NOTE wording (moab-formats
+//! §3.1).
+
+use arches_api::{CredentialInfo, JobDetail, NodeInfo, ReservationInfo};
+
+/// `checkjob -A`: one line of `ATTRIBUTE=VALUE;` pairs per job.
+pub fn avp(d: &JobDetail) -> String {
+    let s = &d.summary;
+    let mut o = String::new();
+    let mut put = |k: &str, v: String| {
+        o.push_str(&format!("{k}={v};"));
+    };
+    put("JOBID", s.id.to_string());
+    put("NAME", s.name.clone());
+    put("STATE", s.state.clone());
+    put("USER", s.user.clone());
+    put("GROUP", s.group.clone());
+    if let Some(a) = &s.account {
+        put("ACCOUNT", a.clone());
+    }
+    if let Some(c) = &s.class {
+        put("CLASS", c.clone());
+    }
+    if let Some(q) = &s.qos {
+        put("QOS", q.clone());
+    }
+    put("PROCS", s.procs.to_string());
+    if let Some(n) = s.nodes {
+        put("NODES", n.to_string());
+    }
+    if let Some(w) = s.walltime {
+        put("WCLIMIT", w.to_string());
+    }
+    put("SUBMITTIME", s.submit_time.to_string());
+    if let Some(t) = s.start_time {
+        put("STARTTIME", t.to_string());
+    }
+    if let Some(t) = s.completion_time {
+        put("COMPLETIONTIME", t.to_string());
+    }
+    if let Some(c) = s.exit_code {
+        put("COMPLETIONCODE", c.to_string());
+    }
+    put("PRIORITY", s.priority.to_string());
+    if !d.holds.is_empty() {
+        put("HOLD", d.holds.join(","));
+    }
+    if !d.allocated.is_empty() {
+        put(
+            "HOSTLIST",
+            d.allocated
+                .iter()
+                .map(|n| n.node.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+    }
+    if let Some(p) = &s.partition {
+        put("PARTITION", p.clone());
+    }
+    o.push('\n');
+    o
+}
+
+/// `checkjob -n NODE`: whether the job could run on the node, and the
+/// preemption status of the jobs running there.
+pub fn node_access(d: &JobDetail, n: &NodeInfo, jobs_on_node: &[(u64, bool)]) -> String {
+    let s = &d.summary;
+    let mut why = Vec::new();
+    if matches!(n.state.as_str(), "Down" | "Drained" | "Draining") {
+        why.push(format!("node is {}", n.state));
+    }
+    let missing: Vec<&str> = d
+        .features
+        .iter()
+        .filter(|f| !n.features.contains(f))
+        .map(String::as_str)
+        .collect();
+    if !missing.is_empty() {
+        why.push(format!("missing features: {}", missing.join(",")));
+    }
+    if let Some(p) = s
+        .partition
+        .as_ref()
+        .filter(|p| *p != "ALL" && **p != n.partition)
+    {
+        if s.section != arches_api::Section::Active {
+            why.push(format!(
+                "partition {} requested, node is in {}",
+                p, n.partition
+            ));
+        }
+    }
+    let per_node = d.tasks_per_node.unwrap_or(1) * (s.procs / d.tasks.max(1)).max(1);
+    if per_node > n.procs {
+        why.push(format!(
+            "insufficient configured procs ({} < {per_node})",
+            n.procs
+        ));
+    }
+    let mut o = if why.is_empty() {
+        format!("NOTE:  job {} can access node {}\n", s.id, n.name)
+    } else {
+        format!(
+            "NOTE:  job {} cannot access node {} ({})\n",
+            s.id,
+            n.name,
+            why.join("; ")
+        )
+    };
+    for (id, preemptible) in jobs_on_node {
+        o.push_str(&format!(
+            "  job {id} on node {} is {}\n",
+            n.name,
+            if *preemptible {
+                "preemptible"
+            } else {
+                "not preemptible"
+            }
+        ));
+    }
+    o
+}
+
+/// `checkjob -q QOS`: QoS access from the credentials' QLISTs (an empty
+/// list allows any configured QoS).
+pub fn qos_access(d: &JobDetail, qos: &str, creds: &[CredentialInfo]) -> String {
+    let s = &d.summary;
+    let exists = creds.iter().any(|c| c.kind == "qos" && c.name == qos);
+    let own = [
+        ("user", Some(&s.user)),
+        ("group", Some(&s.group)),
+        ("account", s.account.as_ref()),
+        ("class", s.class.as_ref()),
+    ];
+    let denied_by = own.iter().find_map(|(kind, name)| {
+        let name = (*name)?;
+        let c = creds.iter().find(|c| c.kind == *kind && c.name == *name)?;
+        (!c.qlist.is_empty() && !c.qlist.iter().any(|q| q == qos))
+            .then(|| format!("{kind} {name} QLIST={}", c.qlist.join(",")))
+    });
+    match (exists, denied_by) {
+        (false, _) => format!("NOTE:  job denied access to QOS '{qos}' (QOS not configured)\n"),
+        (true, Some(why)) => format!("NOTE:  job denied access to QOS '{qos}' ({why})\n"),
+        (true, None) => format!("NOTE:  job granted access to QOS '{qos}'\n"),
+    }
+}
+
+/// Parses `USER==a:==b` access-list entries into (kind, values).
+fn acl_entries(acl: &[String]) -> Vec<(String, Vec<String>)> {
+    acl.iter()
+        .filter_map(|e| {
+            let (kind, rest) = e.split_once("==")?;
+            let vals = rest
+                .split(":==")
+                .map(|v| v.trim_end_matches(['+', '-']).to_string())
+                .collect();
+            Some((kind.to_ascii_uppercase(), vals))
+        })
+        .collect()
+}
+
+/// `checkjob -r RSVID`: reservation access from its access list (a job
+/// reservation admits only its own job).
+pub fn rsv_access(d: &JobDetail, r: &ReservationInfo) -> String {
+    let s = &d.summary;
+    let granted = if r.kind == "Job" {
+        (r.id == s.id.to_string()).then(|| "job reservation".to_string())
+    } else {
+        let have = |k: &str| -> Vec<&str> {
+            match k {
+                "USER" => vec![s.user.as_str()],
+                "GROUP" => vec![s.group.as_str()],
+                "ACCT" | "ACCOUNT" => s.account.as_deref().into_iter().collect(),
+                "CLASS" => s.class.as_deref().into_iter().collect(),
+                "QOS" => s.qos.as_deref().into_iter().collect(),
+                _ => vec![],
+            }
+        };
+        acl_entries(&r.acl).into_iter().find_map(|(k, vals)| {
+            have(&k)
+                .iter()
+                .find(|h| vals.iter().any(|v| v == *h || v == "ALL"))
+                .map(|h| format!("{k}=={h}"))
+        })
+    };
+    match granted {
+        Some(why) => format!(
+            "NOTE:  job granted access to reservation '{}' w/affinity 'positive' ({why})\n",
+            r.id
+        ),
+        None => format!(
+            "NOTE:  job denied access to reservation '{}'{}\n",
+            r.id,
+            if r.acl.is_empty() {
+                String::new()
+            } else {
+                format!(" (ACL: {})", r.acl.join(" "))
+            }
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acl_entries_parse_moab_lists() {
+        let e = acl_entries(&["USER==alice:==bob".into(), "CLASS==batch+".into()]);
+        assert_eq!(
+            e,
+            vec![
+                (
+                    "USER".to_string(),
+                    vec!["alice".to_string(), "bob".to_string()]
+                ),
+                ("CLASS".to_string(), vec!["batch".to_string()])
+            ]
+        );
+    }
+}

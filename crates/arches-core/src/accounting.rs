@@ -1,0 +1,524 @@
+//! Usage accounting behind `showstats`, `showstats -f` and `mdiag -f`.
+//!
+//! Pure: the daemon hands every job that reaches a final state to
+//! [`Accounting::record`] (with the time it ended) and asks for reports with
+//! the current time; active jobs are never stored here but counted at `now`
+//! from their run ([`active_usage`]), so running and cancelled-running jobs
+//! count exactly as long as their processors were dedicated.
+//!
+//! Definitions (Moab's, from the admin guide's showstats pages):
+//! - **dedicated proc-seconds** of a job: allocated processors × seconds
+//!   they were allocated, whatever the job did with them; only the part
+//!   after the statistics period began ([`Accounting::since`]) counts;
+//! - **requested proc-seconds**: processors × wall-clock limit;
+//! - **queue time**: start − the moment the job became eligible (submit,
+//!   or its `msub -a` date when later);
+//! - **expansion factor** (XFactor): (queue time + run time) / wall-clock
+//!   limit (run time when the job has no limit);
+//! - **wall-clock accuracy**: run time / wall-clock limit, capped at 100%
+//!   (a job that ran past its limit reports 100%); the reported figure is
+//!   the job-weighted average over jobs completed in the period that had a
+//!   limit.
+//!
+//! Fairshare usage (`FSPOLICY`) is the dedicated proc-seconds charged to the
+//! `FSINTERVAL`-long interval in which they were dedicated; intervals are
+//! aligned on multiples of the interval length since the epoch, the newest
+//! `FSDEPTH` are kept, and interval *i* (0 = current) weighs `FSDECAY^i`.
+
+use std::collections::BTreeMap;
+
+use crate::job::{CompletionCode, Job, StartKind};
+use crate::{Secs, Time};
+
+/// Credential kinds statistics are kept for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum CredKind {
+    User,
+    Group,
+    Account,
+    Class,
+    Qos,
+}
+
+impl CredKind {
+    /// Every kind, in Moab's report order.
+    pub const ALL: [CredKind; 5] = [
+        CredKind::User,
+        CredKind::Group,
+        CredKind::Account,
+        CredKind::Qos,
+        CredKind::Class,
+    ];
+
+    /// Lower-case name (`user`, `group`, `account`, `class`, `qos`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CredKind::User => "user",
+            CredKind::Group => "group",
+            CredKind::Account => "account",
+            CredKind::Class => "class",
+            CredKind::Qos => "qos",
+        }
+    }
+
+    /// Parses [`CredKind::as_str`] (and `acct`).
+    pub fn parse(s: &str) -> Option<CredKind> {
+        Some(match s.to_ascii_lowercase().as_str() {
+            "user" => CredKind::User,
+            "group" => CredKind::Group,
+            "account" | "acct" => CredKind::Account,
+            "class" | "queue" => CredKind::Class,
+            "qos" => CredKind::Qos,
+            _ => return None,
+        })
+    }
+}
+
+/// The credentials of a job that statistics are kept for.
+pub fn job_creds(j: &Job) -> Vec<(CredKind, String)> {
+    let c = &j.cred;
+    let mut v = vec![
+        (CredKind::User, c.user.clone()),
+        (CredKind::Group, c.group.clone()),
+    ];
+    if let Some(a) = &c.account {
+        v.push((CredKind::Account, a.clone()));
+    }
+    if let Some(x) = &c.class {
+        v.push((CredKind::Class, x.clone()));
+    }
+    v.push((
+        CredKind::Qos,
+        c.qos.clone().unwrap_or_else(|| "DEFAULT".to_string()),
+    ));
+    v
+}
+
+/// Totals over completed jobs (one credential, one grid cell, or all).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Totals {
+    /// Jobs that ran and completed (or were cancelled while running).
+    pub jobs: u64,
+    /// Of those, jobs that exited with status 0.
+    pub successful: u64,
+    /// Processors × wall-clock limit (jobs with a limit).
+    pub ps_requested: f64,
+    /// Dedicated processor-seconds within the period.
+    pub ps_dedicated: f64,
+    pub xf_sum: f64,
+    pub xf_max: f64,
+    /// Queue time in seconds.
+    pub qtime_sum: f64,
+    pub qtime_max: f64,
+    /// Sum of capped accuracies (0..=1) and how many jobs had a limit.
+    pub wcacc_sum: f64,
+    pub wcacc_jobs: u64,
+    pub bypass_sum: u64,
+    pub bypass_max: u32,
+    /// Jobs started by backfill and their dedicated proc-seconds.
+    pub backfilled: u64,
+    pub ps_backfilled: f64,
+}
+
+impl Totals {
+    fn add(&mut self, u: &JobUsage) {
+        self.jobs += 1;
+        self.successful += u64::from(u.successful);
+        if let Some(w) = u.walltime {
+            self.ps_requested += f64::from(u.procs) * w as f64;
+        }
+        self.ps_dedicated += u.ps_dedicated;
+        let xf = u.xfactor();
+        self.xf_sum += xf;
+        self.xf_max = self.xf_max.max(xf);
+        self.qtime_sum += u.qtime as f64;
+        self.qtime_max = self.qtime_max.max(u.qtime as f64);
+        if let Some(a) = u.wc_accuracy() {
+            self.wcacc_sum += a;
+            self.wcacc_jobs += 1;
+        }
+        self.bypass_sum += u64::from(u.bypass);
+        self.bypass_max = self.bypass_max.max(u.bypass);
+        if u.backfill {
+            self.backfilled += 1;
+            self.ps_backfilled += u.ps_dedicated;
+        }
+    }
+
+    /// Average expansion factor (0 without jobs).
+    pub fn avg_xf(&self) -> f64 {
+        ratio(self.xf_sum, self.jobs as f64)
+    }
+    /// Average queue time in seconds.
+    pub fn avg_qtime(&self) -> f64 {
+        ratio(self.qtime_sum, self.jobs as f64)
+    }
+    /// Average wall-clock accuracy (0..=1).
+    pub fn wc_accuracy(&self) -> f64 {
+        ratio(self.wcacc_sum, self.wcacc_jobs as f64)
+    }
+    /// Average bypass count.
+    pub fn avg_bypass(&self) -> f64 {
+        ratio(self.bypass_sum as f64, self.jobs as f64)
+    }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 {
+        a / b
+    } else {
+        0.0
+    }
+}
+
+/// What one finished job contributes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobUsage {
+    pub procs: u32,
+    pub start: Time,
+    pub end: Time,
+    pub qtime: Secs,
+    pub walltime: Option<Secs>,
+    pub successful: bool,
+    pub backfill: bool,
+    pub bypass: u32,
+    /// Dedicated proc-seconds after `since`.
+    pub ps_dedicated: f64,
+}
+
+impl JobUsage {
+    /// The usage of a job that ran, ending at `end` (`None` if it never ran).
+    pub fn of(j: &Job, end: Time, since: Time) -> Option<JobUsage> {
+        let run = j.run.as_ref()?;
+        let procs = run.procs();
+        let eligible = j.start_after.unwrap_or(j.submit_time).max(j.submit_time);
+        let run_secs = (end - run.start_time - run.suspended_secs).max(0);
+        let from = run.start_time.max(since);
+        let dedicated = (end - from - run.suspended_secs).max(0);
+        Some(JobUsage {
+            procs,
+            start: run.start_time,
+            end: run.start_time + run_secs,
+            qtime: (run.start_time - eligible).max(0),
+            walltime: j.walltime.filter(|w| *w > 0),
+            successful: j
+                .completion
+                .is_some_and(|c| c.code == CompletionCode::Exit(0)),
+            backfill: run.how == StartKind::Backfill,
+            bypass: j.bypass_count,
+            ps_dedicated: f64::from(procs) * dedicated as f64,
+        })
+    }
+
+    fn run_secs(&self) -> Secs {
+        (self.end - self.start).max(0)
+    }
+
+    /// (queue time + run time) / limit (run time without a limit).
+    pub fn xfactor(&self) -> f64 {
+        let limit = self.walltime.unwrap_or(self.run_secs()).max(1) as f64;
+        (self.qtime + self.run_secs()) as f64 / limit
+    }
+
+    /// run time / limit capped at 1, for jobs with a limit.
+    pub fn wc_accuracy(&self) -> Option<f64> {
+        self.walltime
+            .map(|w| (self.run_secs() as f64 / w as f64).min(1.0))
+    }
+}
+
+/// Rows of the `showstats -f` matrix: jobs of at most this many processors
+/// (`STATPROCMIN 1`, `STATPROCSTEPSIZE 2`, `STATPROCSTEPCOUNT 9`); the last
+/// row also takes larger jobs.
+pub const GRID_PROCS: [u32; 9] = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+/// Columns: jobs whose wall-clock limit is at most this many seconds
+/// (`STATTIMEMIN 2:00`, doubling, 11 steps); the last column also takes
+/// longer (or unlimited) jobs.
+pub const GRID_TIMES: [Secs; 11] = [
+    120, 240, 480, 960, 1920, 3840, 7680, 15360, 30720, 61440, 122880,
+];
+
+/// Accumulated statistics of one period (since the daemon first started or
+/// the last `mschedctl -f`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Accounting {
+    /// Start of the statistics period.
+    pub since: Time,
+    pub total: Totals,
+    pub creds: BTreeMap<(CredKind, String), Totals>,
+    /// `GRID_PROCS.len() × GRID_TIMES.len()` cells, row-major.
+    pub grid: Vec<Totals>,
+    /// Fairshare: dedicated proc-seconds per credential per interval index
+    /// (`floor(t / FSINTERVAL)`).
+    pub fs: BTreeMap<(CredKind, String), BTreeMap<i64, f64>>,
+    pub fs_total: BTreeMap<i64, f64>,
+}
+
+/// The fairshare window: interval length and how many intervals are kept.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FsWindow {
+    pub interval: Secs,
+    pub depth: u32,
+    pub decay: f64,
+}
+
+impl FsWindow {
+    fn index(&self, t: Time) -> i64 {
+        t.div_euclid(self.interval.max(1))
+    }
+}
+
+/// The grid cell of a job.
+pub fn grid_cell(procs: u32, walltime: Option<Secs>) -> usize {
+    let row = GRID_PROCS
+        .iter()
+        .position(|p| procs <= *p)
+        .unwrap_or(GRID_PROCS.len() - 1);
+    let col = walltime
+        .and_then(|w| GRID_TIMES.iter().position(|t| w <= *t))
+        .unwrap_or(GRID_TIMES.len() - 1);
+    row * GRID_TIMES.len() + col
+}
+
+/// Splits `procs` processors dedicated over `[start, end)` into interval
+/// buckets.
+fn charge(map: &mut BTreeMap<i64, f64>, w: &FsWindow, start: Time, end: Time, procs: u32) {
+    let len = w.interval.max(1);
+    let mut t = start;
+    while t < end {
+        let idx = w.index(t);
+        let stop = ((idx + 1) * len).min(end);
+        *map.entry(idx).or_default() += f64::from(procs) * (stop - t) as f64;
+        t = stop;
+    }
+}
+
+impl Accounting {
+    /// An empty period starting at `since`.
+    pub fn new(since: Time) -> Accounting {
+        Accounting {
+            since,
+            grid: vec![Totals::default(); GRID_PROCS.len() * GRID_TIMES.len()],
+            ..Accounting::default()
+        }
+    }
+
+    /// Records a job that reached a final state at `end`; jobs that never
+    /// ran count nowhere. Returns whether anything changed.
+    pub fn record(&mut self, j: &Job, end: Time, fs: &FsWindow) -> bool {
+        let Some(u) = JobUsage::of(j, end, self.since) else {
+            return false;
+        };
+        if self.grid.len() != GRID_PROCS.len() * GRID_TIMES.len() {
+            self.grid = vec![Totals::default(); GRID_PROCS.len() * GRID_TIMES.len()];
+        }
+        self.total.add(&u);
+        self.grid[grid_cell(u.procs, u.walltime)].add(&u);
+        let from = u.start.max(self.since);
+        let creds = job_creds(j);
+        for c in &creds {
+            self.creds.entry(c.clone()).or_default().add(&u);
+        }
+        if from < u.end {
+            charge(&mut self.fs_total, fs, from, u.end, u.procs);
+            for c in creds {
+                charge(self.fs.entry(c).or_default(), fs, from, u.end, u.procs);
+            }
+        }
+        self.trim(fs, end);
+        true
+    }
+
+    /// Drops fairshare intervals older than the window.
+    pub fn trim(&mut self, fs: &FsWindow, now: Time) {
+        let oldest = fs.index(now) - i64::from(fs.depth.max(1)) + 1;
+        self.fs_total.retain(|k, _| *k >= oldest);
+        for m in self.fs.values_mut() {
+            m.retain(|k, _| *k >= oldest);
+        }
+        self.fs.retain(|_, m| !m.is_empty());
+    }
+
+    /// Starts a new period at `now` (`mschedctl -f all`).
+    pub fn reset(&mut self, now: Time) {
+        *self = Accounting::new(now);
+    }
+
+    /// Clears only the fairshare usage (`mschedctl -f fairshare`).
+    pub fn reset_fairshare(&mut self) {
+        self.fs.clear();
+        self.fs_total.clear();
+    }
+
+    /// Fairshare usage per interval (0 = current) including active jobs
+    /// charged up to `now`: `(per credential, total)`, each a vector of
+    /// `depth` proc-second sums.
+    pub fn fairshare<'a>(
+        &self,
+        active: impl Iterator<Item = &'a Job>,
+        fs: &FsWindow,
+        now: Time,
+    ) -> FairshareUsage {
+        let depth = fs.depth.max(1) as usize;
+        let cur = fs.index(now);
+        let to_vec = |m: &BTreeMap<i64, f64>| -> Vec<f64> {
+            (0..depth)
+                .map(|i| m.get(&(cur - i as i64)).copied().unwrap_or(0.0))
+                .collect()
+        };
+        let mut creds: BTreeMap<(CredKind, String), BTreeMap<i64, f64>> = self.fs.clone();
+        let mut total = self.fs_total.clone();
+        for j in active {
+            let Some(r) = j.run.as_ref() else { continue };
+            let from = r.start_time.max(self.since);
+            if from >= now {
+                continue;
+            }
+            let procs = r.procs();
+            charge(&mut total, fs, from, now, procs);
+            for c in job_creds(j) {
+                charge(creds.entry(c).or_default(), fs, from, now, procs);
+            }
+        }
+        FairshareUsage {
+            total: to_vec(&total),
+            creds: creds.iter().map(|(k, m)| (k.clone(), to_vec(m))).collect(),
+        }
+    }
+}
+
+/// Per-interval fairshare usage (index 0 = the current interval).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FairshareUsage {
+    pub total: Vec<f64>,
+    pub creds: BTreeMap<(CredKind, String), Vec<f64>>,
+}
+
+impl FairshareUsage {
+    /// The decayed share of `usage` in `total`, in percent.
+    pub fn decayed_percent(usage: &[f64], total: &[f64], decay: f64) -> f64 {
+        let mut u = 0.0;
+        let mut t = 0.0;
+        let mut w = 1.0;
+        for (a, b) in usage.iter().zip(total) {
+            u += w * a;
+            t += w * b;
+            w *= decay;
+        }
+        ratio(u * 100.0, t)
+    }
+}
+
+/// Usage of an active job at `now`: (procs, dedicated proc-seconds since
+/// `since`, proc-seconds still to run up to its limit).
+pub fn active_usage(j: &Job, since: Time, now: Time) -> Option<(u32, f64, f64)> {
+    let r = j.run.as_ref()?;
+    let procs = r.procs();
+    let from = r.start_time.max(since);
+    let suspended = r.suspended_secs + r.suspended_at.map_or(0, |s| (now - s).max(0));
+    let ded = (now - from - suspended.min((now - from).max(0))).max(0);
+    let ran = (now - r.start_time - suspended).max(0);
+    let left = j.walltime.map_or(0, |w| (w - ran).max(0));
+    Some((
+        procs,
+        f64::from(procs) * ded as f64,
+        f64::from(procs) * left as f64,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::{Alloc, Completion, Request, RunInfo};
+
+    fn done(id: u64, procs: u32, wall: Option<Secs>, submit: Time, start: Time, end: Time) -> Job {
+        let mut j = Job::new(id, "alice", Request::procs(procs), wall, submit);
+        j.run = Some(RunInfo {
+            start_time: start,
+            alloc: vec![Alloc {
+                node: 0,
+                tasks: procs,
+                procs,
+                mem_mb: 0,
+            }],
+            how: StartKind::Priority,
+            suspended_secs: 0,
+            suspended_at: None,
+            resumed_at: None,
+            terminating: None,
+            virtual_walltime: None,
+        });
+        j.completion = Some(Completion {
+            time: end,
+            code: CompletionCode::Exit(0),
+        });
+        j
+    }
+
+    const FS: FsWindow = FsWindow {
+        interval: 100,
+        depth: 3,
+        decay: 0.5,
+    };
+
+    #[test]
+    fn totals_follow_the_definitions() {
+        let mut a = Accounting::new(0);
+        // 2 procs, limit 100, queued 10, ran 50: accuracy 0.5, xf 0.6.
+        a.record(&done(1, 2, Some(100), 0, 10, 60), 60, &FS);
+        // ran past its limit: accuracy capped at 1.
+        a.record(&done(2, 1, Some(10), 0, 0, 30), 30, &FS);
+        assert_eq!(a.total.jobs, 2);
+        assert_eq!(a.total.ps_dedicated, 2.0 * 50.0 + 30.0);
+        assert_eq!(a.total.ps_requested, 200.0 + 10.0);
+        assert!((a.total.wc_accuracy() - 0.75).abs() < 1e-9);
+        assert!((a.total.xf_max - 3.0).abs() < 1e-9);
+        assert_eq!(a.creds[&(CredKind::User, "alice".into())].jobs, 2);
+        assert_eq!(a.creds[&(CredKind::Qos, "DEFAULT".into())].jobs, 2);
+        let cell = grid_cell(2, Some(100));
+        assert_eq!(a.grid[cell].jobs, 1);
+    }
+
+    #[test]
+    fn only_time_inside_the_period_is_dedicated() {
+        let mut a = Accounting::new(50);
+        a.record(&done(1, 4, Some(100), 0, 0, 80), 80, &FS);
+        assert_eq!(a.total.ps_dedicated, 4.0 * 30.0);
+    }
+
+    #[test]
+    fn never_started_jobs_do_not_count() {
+        let mut a = Accounting::new(0);
+        let mut j = done(1, 1, Some(10), 0, 0, 0);
+        j.run = None;
+        assert!(!a.record(&j, 5, &FS));
+        assert_eq!(a.total.jobs, 0);
+    }
+
+    #[test]
+    fn fairshare_splits_usage_across_intervals_and_counts_active_jobs() {
+        let mut a = Accounting::new(0);
+        // 1 proc from 150 to 250: 50 in interval 1, 50 in interval 2.
+        a.record(&done(1, 1, Some(1000), 150, 150, 250), 250, &FS);
+        let mut running = done(2, 2, Some(1000), 200, 200, 0);
+        running.completion = None;
+        let f = a.fairshare([&running].into_iter(), &FS, 290);
+        // current interval 2: job1 50 + job2 2*90; interval 1: job1 50.
+        assert_eq!(f.total, vec![50.0 + 180.0, 50.0, 0.0]);
+        let alice = &f.creds[&(CredKind::User, "alice".into())];
+        assert_eq!(alice, &f.total);
+        let pct = FairshareUsage::decayed_percent(&[50.0, 50.0, 0.0], &f.total, 0.5);
+        assert!((pct - 100.0 * 75.0 / 255.0).abs() < 1e-9);
+        // old intervals fall out of the window
+        a.trim(&FS, 1000);
+        assert!(a.fs_total.is_empty());
+    }
+
+    #[test]
+    fn active_usage_counts_up_to_now() {
+        let mut j = done(1, 3, Some(100), 0, 10, 0);
+        j.completion = None;
+        let (p, ded, left) = active_usage(&j, 0, 40).unwrap();
+        assert_eq!((p, ded, left), (3, 90.0, 210.0));
+    }
+}

@@ -1,0 +1,166 @@
+//! The stored form of [`arches_core::accounting::Accounting`] (showstats and
+//! fairshare usage): one JSON document in the `meta` table under
+//! [`ACCOUNTING_KEY`], written in the same transaction as the job records
+//! whose completion changed it.
+
+use std::collections::BTreeMap;
+
+use arches_core::accounting::{Accounting, CredKind, Totals};
+use serde::{Deserialize, Serialize};
+
+/// `meta` key of the accounting document.
+pub const ACCOUNTING_KEY: &str = "accounting";
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct TotalsRecord {
+    jobs: u64,
+    successful: u64,
+    ps_requested: f64,
+    ps_dedicated: f64,
+    xf_sum: f64,
+    xf_max: f64,
+    qtime_sum: f64,
+    qtime_max: f64,
+    wcacc_sum: f64,
+    wcacc_jobs: u64,
+    bypass_sum: u64,
+    bypass_max: u32,
+    backfilled: u64,
+    ps_backfilled: f64,
+}
+
+impl From<&Totals> for TotalsRecord {
+    fn from(t: &Totals) -> Self {
+        TotalsRecord {
+            jobs: t.jobs,
+            successful: t.successful,
+            ps_requested: t.ps_requested,
+            ps_dedicated: t.ps_dedicated,
+            xf_sum: t.xf_sum,
+            xf_max: t.xf_max,
+            qtime_sum: t.qtime_sum,
+            qtime_max: t.qtime_max,
+            wcacc_sum: t.wcacc_sum,
+            wcacc_jobs: t.wcacc_jobs,
+            bypass_sum: t.bypass_sum,
+            bypass_max: t.bypass_max,
+            backfilled: t.backfilled,
+            ps_backfilled: t.ps_backfilled,
+        }
+    }
+}
+
+impl From<&TotalsRecord> for Totals {
+    fn from(t: &TotalsRecord) -> Self {
+        Totals {
+            jobs: t.jobs,
+            successful: t.successful,
+            ps_requested: t.ps_requested,
+            ps_dedicated: t.ps_dedicated,
+            xf_sum: t.xf_sum,
+            xf_max: t.xf_max,
+            qtime_sum: t.qtime_sum,
+            qtime_max: t.qtime_max,
+            wcacc_sum: t.wcacc_sum,
+            wcacc_jobs: t.wcacc_jobs,
+            bypass_sum: t.bypass_sum,
+            bypass_max: t.bypass_max,
+            backfilled: t.backfilled,
+            ps_backfilled: t.ps_backfilled,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CredRecord {
+    kind: String,
+    name: String,
+    totals: TotalsRecord,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct FsRecord {
+    kind: String,
+    name: String,
+    /// (interval index, proc-seconds)
+    usage: Vec<(i64, f64)>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct AccountingRecord {
+    since: i64,
+    total: TotalsRecord,
+    creds: Vec<CredRecord>,
+    grid: Vec<TotalsRecord>,
+    fs: Vec<FsRecord>,
+    fs_total: Vec<(i64, f64)>,
+}
+
+/// Encodes accounting for the `meta` table.
+pub fn encode(a: &Accounting) -> String {
+    let rec = AccountingRecord {
+        since: a.since,
+        total: (&a.total).into(),
+        creds: a
+            .creds
+            .iter()
+            .map(|((k, n), t)| CredRecord {
+                kind: k.as_str().to_string(),
+                name: n.clone(),
+                totals: t.into(),
+            })
+            .collect(),
+        grid: a.grid.iter().map(TotalsRecord::from).collect(),
+        fs: a
+            .fs
+            .iter()
+            .map(|((k, n), m)| FsRecord {
+                kind: k.as_str().to_string(),
+                name: n.clone(),
+                usage: m.iter().map(|(i, v)| (*i, *v)).collect(),
+            })
+            .collect(),
+        fs_total: a.fs_total.iter().map(|(i, v)| (*i, *v)).collect(),
+    };
+    serde_json::to_string(&rec).unwrap_or_default()
+}
+
+/// Decodes what [`encode`] wrote.
+pub fn decode(text: &str) -> Result<Accounting, String> {
+    let rec: AccountingRecord = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let kind = |k: &str| CredKind::parse(k).ok_or_else(|| format!("unknown credential kind '{k}'"));
+    let mut a = Accounting::new(rec.since);
+    a.total = (&rec.total).into();
+    for c in &rec.creds {
+        a.creds
+            .insert((kind(&c.kind)?, c.name.clone()), (&c.totals).into());
+    }
+    if rec.grid.len() == a.grid.len() {
+        a.grid = rec.grid.iter().map(Totals::from).collect();
+    }
+    for f in &rec.fs {
+        let m: BTreeMap<i64, f64> = f.usage.iter().copied().collect();
+        a.fs.insert((kind(&f.kind)?, f.name.clone()), m);
+    }
+    a.fs_total = rec.fs_total.into_iter().collect();
+    Ok(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip() {
+        let mut a = Accounting::new(7);
+        a.total.jobs = 3;
+        a.total.xf_sum = 1.5;
+        a.grid[4].jobs = 1;
+        a.creds
+            .insert((CredKind::Account, "chem".into()), a.total.clone());
+        a.fs.insert((CredKind::User, "bob".into()), [(3, 10.0)].into());
+        a.fs_total.insert(3, 10.0);
+        assert_eq!(decode(&encode(&a)).unwrap(), a);
+        assert!(decode("{").is_err());
+    }
+}
