@@ -485,10 +485,8 @@ impl Worker {
         };
         t.requeue = true;
         t.kill_at = deadline;
-        let (id, reservation) = (t.slurm, t.reservation.take());
-        if let Some(r) = reservation {
-            self.drop_reservation(r);
-        }
+        // Its core reservation (if any) ends with it.
+        let id = t.slurm;
         if deadline.is_none() {
             if let Err(e) = self.scancel(id) {
                 tracing::warn!(job, "requeue: {e}");
@@ -663,7 +661,8 @@ impl Worker {
     /// each node: Slurm splits a job's CPUs over its nodes as it likes
     /// otherwise (6+2 asked, 7+1 given), and neither `--distribution=arbitrary`
     /// nor `--ntasks-per-node` changes that in 22.05. The reservation ends
-    /// as soon as the job runs (the job keeps its CPUs). `None`: not
+    /// once the job runs (the job keeps its CPUs) where Slurm allows it,
+    /// else when the job ends. `None`: not
     /// possible (no privilege, processors not whole cores...), the layout
     /// is then approximated.
     fn core_reservation(&mut self, launch: &Launch, nonce: &str) -> Option<String> {
@@ -712,23 +711,34 @@ impl Worker {
         }
     }
 
-    /// Ends one of our core reservations: deleted, or (a job runs in it)
-    /// ended now, which leaves the job its CPUs. Later when slurmctld does
-    /// not answer.
-    fn drop_reservation(&mut self, name: String) {
+    /// Ends one of our core reservations: deleted, or ended now. Slurm
+    /// 22.05 refuses both while a job runs in it ("in use", "nodes are
+    /// busy"): it then stays until its job ends, holding only the cores the
+    /// job holds. Later when slurmctld does not answer. Whether it is gone
+    /// (or will be, once slurmctld answers).
+    fn drop_reservation(&mut self, name: String) -> bool {
         if self.down.is_some() {
             self.stale_reservations.push(name);
-            return;
+            return true;
         }
         let arg = format!("ReservationName={name}");
         if self
             .call("scontrol", &["delete", "reservation", &name])
-            .is_err()
+            .is_ok()
         {
-            match self.call("scontrol", &["update", &arg, "EndTime=now"]) {
-                Err(e) if unreachable(&e) => self.stale_reservations.push(name),
-                Err(e) => tracing::debug!(reservation = name, "not ended: {e}"),
-                Ok(_) => {}
+            return true;
+        }
+        match self.call("scontrol", &["update", &arg, "EndTime=now"]) {
+            Ok(_) => true,
+            Err(e) if unreachable(&e) => {
+                self.stale_reservations.push(name);
+                true
+            }
+            // Gone already.
+            Err(e) if e.contains("reservation is invalid") => true,
+            Err(e) => {
+                tracing::debug!(reservation = name, "not ended: {e}");
+                false
             }
         }
     }
@@ -1091,6 +1101,7 @@ impl Worker {
         let mut to_cancel = Vec::new();
         let mut to_release = Vec::new();
         let mut to_drop = Vec::new();
+        let mut started_in_rsv = Vec::new();
         let mut to_suspend = Vec::new();
         let mut to_hold = Vec::new();
         for (&job, t) in self.jobs.iter_mut() {
@@ -1126,8 +1137,12 @@ impl Worker {
                         t.started = true;
                         let at = sj.start_time.filter(|s| *s > 0).unwrap_or_else(now);
                         let _ = out.send(Observation::Running { job, at });
-                        // Running on its CPUs: the reservation has done its work.
-                        to_drop.extend(t.reservation.take());
+                        // Running on its CPUs: the reservation has done its
+                        // work (ended now where Slurm allows it, else with
+                        // the job).
+                        if let Some(r) = t.reservation.clone() {
+                            started_in_rsv.push((job, r));
+                        }
                     }
                     if t.suspended && sj.phase() == Phase::Running {
                         // It started in Slurm before its suspend (a hold) took.
@@ -1239,7 +1254,17 @@ impl Worker {
             }
         }
         for r in to_drop {
-            self.drop_reservation(r);
+            // Its job may still be completing in Slurm: retried next poll.
+            if !self.drop_reservation(r.clone()) {
+                self.stale_reservations.push(r);
+            }
+        }
+        for (job, r) in started_in_rsv {
+            if self.drop_reservation(r) {
+                if let Some(t) = self.jobs.get_mut(&job) {
+                    t.reservation = None;
+                }
+            }
         }
         self.release();
         true
