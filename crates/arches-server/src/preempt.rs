@@ -221,35 +221,51 @@ pub fn block_reason(
 }
 
 /// What the preemption diagnostics of many jobs share, computed once per
-/// request (mdiag -j ALL looks at every job).
+/// request (mdiag -j ALL looks at every job) and only when a job needs it
+/// (a checkjob of one queued job must not scan a queue of 100,000).
 pub struct PreemptView {
     /// The best eligible queued preemptor: (job, priority).
-    best: Option<(JobId, (bool, i64))>,
+    best: std::cell::OnceCell<Option<(JobId, (bool, i64))>>,
     /// Start priorities of running jobs with the PREEMPTEE attribute, sorted.
-    preemptees: Vec<(bool, i64)>,
+    preemptees: std::cell::OnceCell<Vec<(bool, i64)>>,
 }
 
 impl PreemptView {
-    pub fn new(s: &crate::actor::Snapshot) -> PreemptView {
-        use arches_core::preempt::{is_preemptee, is_preemptor, run_priority};
-        let policy = &s.cfg.policy;
-        let best = s
-            .plan
-            .decisions
-            .iter()
-            .filter(|(_, d)| d.eligible)
-            .filter(|(id, _)| s.state.job(**id).is_some_and(|q| is_preemptor(q, policy)))
-            .map(|(id, d)| (*id, (d.priority.system, d.priority.total)))
-            .max_by_key(|(id, p)| (*p, std::cmp::Reverse(*id)));
-        let mut preemptees: Vec<(bool, i64)> = s
-            .state
-            .active()
-            .filter(|j| matches!(j.state, JobState::Running | JobState::Starting))
-            .filter(|j| is_preemptee(j, policy))
-            .map(|j| run_priority(j, policy))
-            .collect();
-        preemptees.sort_unstable();
-        PreemptView { best, preemptees }
+    pub fn new(_s: &crate::actor::Snapshot) -> PreemptView {
+        PreemptView {
+            best: std::cell::OnceCell::new(),
+            preemptees: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn best(&self, s: &crate::actor::Snapshot) -> Option<(JobId, (bool, i64))> {
+        use arches_core::preempt::is_preemptor;
+        *self.best.get_or_init(|| {
+            let policy = &s.cfg.policy;
+            s.plan
+                .decisions
+                .iter()
+                .filter(|(_, d)| d.eligible)
+                .filter(|(id, _)| s.state.job(**id).is_some_and(|q| is_preemptor(q, policy)))
+                .map(|(id, d)| (*id, (d.priority.system, d.priority.total)))
+                .max_by_key(|(id, p)| (*p, std::cmp::Reverse(*id)))
+        })
+    }
+
+    fn preemptees(&self, s: &crate::actor::Snapshot) -> &[(bool, i64)] {
+        use arches_core::preempt::{is_preemptee, run_priority};
+        self.preemptees.get_or_init(|| {
+            let policy = &s.cfg.policy;
+            let mut p: Vec<(bool, i64)> = s
+                .state
+                .active()
+                .filter(|j| matches!(j.state, JobState::Running | JobState::Starting))
+                .filter(|j| is_preemptee(j, policy))
+                .map(|j| run_priority(j, policy))
+                .collect();
+            p.sort_unstable();
+            p
+        })
     }
 
     /// Preemption diagnostics of one job (seed §8.4.3's checklist), one
@@ -272,7 +288,7 @@ impl PreemptView {
                     out.push(n.to_string());
                 } else if let Some(d) = decision.filter(|d| d.reason.is_some() && d.eligible) {
                     let mine = (d.priority.system, d.priority.total);
-                    let lower = self.preemptees.partition_point(|p| *p < mine);
+                    let lower = self.preemptees(s).partition_point(|p| *p < mine);
                     if !is_preemptor(j, policy) && lower > 0 {
                         out.push(format!(
                             "cannot preempt: job does not have the PREEMPTOR attribute ({lower} running preemptee(s) of lower priority)"
@@ -309,7 +325,7 @@ impl PreemptView {
                 if !is_preemptee(j, policy) && !is_optimistic_backfill(j, policy) {
                     return out;
                 }
-                match self.best {
+                match self.best(s) {
                     Some((q, p)) => match why_not_preemptible(j, policy, s.now, true, Some(p)) {
                         Some(why) => out.push(format!("not preemptible by job {q}: {why}")),
                         None => out.push(format!("preemptible by job {q}")),
