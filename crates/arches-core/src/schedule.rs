@@ -76,7 +76,40 @@ use crate::{Secs, Time};
 /// like every requeued job it keeps its processors until the resource
 /// manager reports it ended (`Event::Terminate`), so nothing starts on them
 /// in this plan and the delayed reservation moves up to `now + 1`.
+///
+/// `PREDICTIONGUARD` ([`Policy::prediction_guard`]): when a job that gets a
+/// reservation in the plan made with the estimates has waited at least the
+/// guard since its submission, the iteration is planned again with every
+/// job's walltime (EASY's planning; estimates still order backfill
+/// candidates) and that plan is the result. Once a reserved job is guarded
+/// its reservation is computed from walltimes and no backfill may delay it
+/// on the strength of a prediction, so it starts no later than EASY would
+/// promise. Otherwise the plan wakes up when the first reserved job
+/// reaches the guard.
 pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
+    let Some(guard) = policy.prediction_guard.filter(|_| !policy.estimates_ignored) else {
+        return schedule_with(state, policy, now);
+    };
+    let mut plan = schedule_with(state, policy, now);
+    let reached: Vec<Time> = plan
+        .reservations
+        .iter()
+        .filter_map(|r| state.job(r.job))
+        .map(|j| j.submit_time.saturating_add(guard.max(0)))
+        .collect();
+    if reached.iter().any(|t| *t <= now) {
+        let walltimes = Policy {
+            estimates_ignored: true,
+            ..policy.clone()
+        };
+        return schedule_with(state, &walltimes, now);
+    }
+    plan.next_wakeup = plan.next_wakeup.into_iter().chain(reached).min();
+    plan
+}
+
+/// [`schedule`] without the prediction guard.
+fn schedule_with(state: &State, policy: &Policy, now: Time) -> Plan {
     let expired: Vec<&Job> = state
         .active()
         .filter(|j| j.state != JobState::Suspended)

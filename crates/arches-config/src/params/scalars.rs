@@ -185,6 +185,21 @@ reservation: NONE reschedules the overlapped reservations; PREEMPT requeues the 
                 == PredictionScope::Running;
             Ok(())
         }),
+    param("PREDICTIONGUARD", ValueType::Duration, IndexKind::None, Some("0"),
+        "Arches, with RUNTIMEPREDICTION USERMEAN2: a starvation guard (0 = off). Once a job holding \
+         a reservation has waited this long since its submission, each iteration is planned with \
+         every job's walltime, as EASY is (the predictions only order backfill candidates under \
+         BFORDER SHORTESTPREDICTEDFIRST), until it starts: its reservation then follows the running \
+         jobs' walltimes and no backfilled job may delay it on the strength of a prediction. Jobs \
+         that have waited less are planned with their predictions as PREDICTIONSCOPE says. On the \
+         SDSC-SP2 and KTH traces this keeps EASY++'s lower bounded slowdown without its doubled \
+         maximum wait (BENCHMARKS.md). Example: PREDICTIONGUARD 12:00:00.",
+        "backfill",
+        |c, _, v| {
+            let d = v.duration()?;
+            c.policy.prediction_guard = (d > 0).then_some(d);
+            Ok(())
+        }),
     param("RESERVATIONDEPTH", COUNT, IndexKind::Bucket, Some("1"),
         "Priority reservations made in the bucket (RESERVATIONDEPTH[i]).", "reservations",
         |c, s, v| {
