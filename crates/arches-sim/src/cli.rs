@@ -750,6 +750,10 @@ mod tests {
             Some(arches_config::RuntimePrediction::UserMean2)
         );
         assert!(parse(&["--workload", "w", "--runtime-prediction", "usermean3"]).is_err());
+        let a = parse(&["--workload", "w", "--prediction-guard", "1:00:00:00"]).unwrap();
+        assert_eq!(a.prediction_guard, Some(86_400));
+        let e = parse(&["--workload", "w", "--prediction-guard", "a day"]).unwrap_err();
+        assert!(e.to_string().contains("a day"), "{e}");
         // --serve needs --until; --socket needs --serve.
         assert!(parse(&["--workload", "w", "--serve"]).is_err());
         assert!(parse(&["--workload", "w", "--until", "5", "--socket", "s"]).is_err());
