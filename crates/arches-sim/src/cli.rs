@@ -461,12 +461,16 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     let title_policy = match prediction {
         arches_config::RuntimePrediction::None => title_policy,
         p => format!(
-            "{title_policy}, run-time prediction {p} ({correction} correction, {} jobs)",
+            "{title_policy}, run-time prediction {p} ({correction} correction, {} jobs{})",
             if policy.estimates_running_only {
                 "running"
             } else {
                 "all"
-            }
+            },
+            policy
+                .prediction_guard
+                .map(|g| format!(", guard {g} s"))
+                .unwrap_or_default()
         ),
     };
     let mut sim = Simulation::new(nodes, policy, jobs);
