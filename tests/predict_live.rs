@@ -121,3 +121,35 @@ fn walltime_correction_replans_an_outlived_prediction_with_the_walltime() {
         d.run("canceljob", &[&id.to_string()]);
     }
 }
+
+#[test]
+fn prediction_guard_replans_a_job_that_waited_it_with_walltimes() {
+    // Under the default STEPWISE correction the waiting job's reservation
+    // stays about a minute away (the first test); once it has waited the
+    // 2 s guard the daemon plans the iteration with walltimes, and the
+    // reservation moves to the running job's hour.
+    let cfg = format!("{CFG}PREDICTIONGUARD 00:00:02\nRMPOLLINTERVAL 1\n");
+    let d = Daemon::start_with_config(Some(&cfg));
+    for _ in 0..2 {
+        let id = d.submit("true\n", &["-l", "procs=1,walltime=01:00:00"]);
+        d.wait_state(id, "Completed", Duration::from_secs(20));
+    }
+    let long = d.submit("sleep 300\n", &["-l", "procs=2,walltime=01:00:00"]);
+    d.wait_state(long, "Running", Duration::from_secs(20));
+    let waiting = d.submit("true\n", &["-l", "procs=2,walltime=00:10:00"]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let est = showstart(&d, waiting);
+        if est > 3000 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never replanned with the walltimes: {est} s"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    for id in [long, waiting] {
+        d.run("canceljob", &[&id.to_string()]);
+    }
+}

@@ -31,9 +31,10 @@ pub fn effective_walltime(job: &Job, policy: &Policy) -> Option<Secs> {
 
 /// The duration planning assumes: the job's estimate if set, else its
 /// effective walltime. Under `estimates_running_only` a job that is not
-/// running (no allocation) is planned with its effective walltime.
+/// running (no allocation) is planned with its effective walltime; under
+/// `estimates_ignored` every job is.
 pub fn planning_duration(job: &Job, policy: &Policy) -> Option<Secs> {
-    if policy.estimates_running_only && job.run.is_none() {
+    if policy.estimates_ignored || (policy.estimates_running_only && job.run.is_none()) {
         return effective_walltime(job, policy);
     }
     job.estimate.or_else(|| effective_walltime(job, policy))

@@ -90,6 +90,8 @@ pub fn lean_supported(policy: &Policy) -> bool {
         && !chunking
         && !policy.bf_shortest_first
         && !policy.estimates_running_only
+        && !policy.estimates_ignored
+        && policy.prediction_guard.is_none()
         && !policy.bf_widest_window_first
         && policy.bf_virtual_walltime_factor.is_none_or(|f| f <= 0.0)
         && matches!(

@@ -314,6 +314,15 @@ pub struct Policy {
     /// reservation by outliving a prediction. Their `estimate` still orders
     /// backfill candidates under `bf_shortest_first`.
     pub estimates_running_only: bool,
+    /// `PREDICTIONGUARD` (Arches): when a job holding a reservation has
+    /// waited at least this long (since submission), the iteration is
+    /// planned with walltimes as EASY is (estimates only order backfill
+    /// candidates), so backfill can no longer delay it on the strength of
+    /// a prediction ([`crate::schedule()`]). `None`: off.
+    pub prediction_guard: Option<Secs>,
+    /// Every job is planned with its walltime, its `estimate` only orders
+    /// backfill candidates (set by the prediction guard for one iteration).
+    pub estimates_ignored: bool,
     /// `BFORDER WIDESTWINDOWFIRST` (Arches): FIRSTFIT traverses the backfill
     /// windows widest first (Moab §8.2.2) instead of the queue in order.
     pub bf_widest_window_first: bool,
@@ -356,6 +365,8 @@ impl Default for Policy {
             bf_priority_policy: BfPriorityPolicy::None,
             bf_shortest_first: false,
             estimates_running_only: false,
+            prediction_guard: None,
+            estimates_ignored: false,
             bf_widest_window_first: false,
             bf_virtual_walltime_factor: None,
             bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy::None,

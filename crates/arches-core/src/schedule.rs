@@ -76,7 +76,43 @@ use crate::{Secs, Time};
 /// like every requeued job it keeps its processors until the resource
 /// manager reports it ended (`Event::Terminate`), so nothing starts on them
 /// in this plan and the delayed reservation moves up to `now + 1`.
+///
+/// `PREDICTIONGUARD` ([`Policy::prediction_guard`]): when a job that gets a
+/// reservation in the plan made with the estimates has waited at least the
+/// guard since its submission, the iteration is planned again with every
+/// job's walltime (EASY's planning; estimates still order backfill
+/// candidates) and that plan is the result. Once a reserved job is guarded
+/// its reservation is computed from walltimes and no backfill may delay it
+/// on the strength of a prediction, so it starts no later than EASY would
+/// promise. Otherwise the plan wakes up when the first reserved job
+/// reaches the guard.
 pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
+    let Some(guard) = policy
+        .prediction_guard
+        .filter(|_| !policy.estimates_ignored)
+    else {
+        return schedule_with(state, policy, now);
+    };
+    let mut plan = schedule_with(state, policy, now);
+    let reached: Vec<Time> = plan
+        .reservations
+        .iter()
+        .filter_map(|r| state.job(r.job))
+        .map(|j| j.submit_time.saturating_add(guard.max(0)))
+        .collect();
+    if reached.iter().any(|t| *t <= now) {
+        let walltimes = Policy {
+            estimates_ignored: true,
+            ..policy.clone()
+        };
+        return schedule_with(state, &walltimes, now);
+    }
+    plan.next_wakeup = plan.next_wakeup.into_iter().chain(reached).min();
+    plan
+}
+
+/// [`schedule`] without the prediction guard.
+fn schedule_with(state: &State, policy: &Policy, now: Time) -> Plan {
     let expired: Vec<&Job> = state
         .active()
         .filter(|j| j.state != JobState::Suspended)
@@ -860,6 +896,48 @@ mod tests {
         ));
         assert_eq!(bypassed(&plan), vec![2]);
         assert_eq!(plan.next_wakeup, Some(70));
+    }
+
+    #[test]
+    fn prediction_guard_replans_with_walltimes_once_a_reserved_job_waited_it() {
+        let mut s = State::new(vec![Node::new("n1", 4, 0)]);
+        submit(&mut s, 1, 3, Some(3600), 0);
+        let plan = schedule(&s, &Policy::default(), 0);
+        let alloc = plan.starts[0].alloc.clone();
+        s.apply(
+            Event::Start {
+                job: 1,
+                alloc,
+                kind: StartKind::Priority,
+            },
+            0,
+        )
+        .unwrap();
+        let estimate = |s: &mut State, job, secs| {
+            let change = crate::state::JobChange::Estimate(Some(secs));
+            s.apply(Event::Modify { job, change }, 0).unwrap();
+        };
+        estimate(&mut s, 1, 600);
+        submit(&mut s, 2, 4, Some(3600), 0);
+        let guarded = Policy {
+            prediction_guard: Some(100),
+            ..Policy::default()
+        };
+        // Before the guard: planned with the estimate, woken at the guard.
+        let before = schedule(&s, &guarded, 50);
+        assert_eq!(before.reservation(2).map(|r| r.start), Some(600));
+        assert_eq!(before.next_wakeup, Some(100));
+        // Once job 2 has waited it: planned with walltimes, as EASY.
+        let after = schedule(&s, &guarded, 100);
+        assert_eq!(after.reservation(2).map(|r| r.start), Some(3600));
+        let walltimes = Policy {
+            estimates_ignored: true,
+            ..Policy::default()
+        };
+        assert_eq!(after, schedule(&s, &walltimes, 100));
+        // Without the guard the estimate plans it however long it waited.
+        let easy_pp = schedule(&s, &Policy::default(), 100);
+        assert_eq!(easy_pp.reservation(2).map(|r| r.start), Some(600));
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //!     JOBPREEMPTMINACTIVETIME <t>, JOBPREEMPTMAXACTIVETIME <t>, BFPRIORITYPOLICY <p>,
 //!     GUARANTEEDPREEMPTION TRUE|FALSE, JOBRETRYTIME <t>, BFVIRTUALWALLTIMECONFLICTPOLICY <p>,
 //!     BFORDER PRIORITY|SHORTESTPREDICTEDFIRST|WIDESTWINDOWFIRST,
+//!     PREDICTIONGUARD <time>, PREDICTIONSCOPE ALL|RUNNING,
 //!     QDEF user|group|account|class <name> <qos>[&|^]   (CLASSCFG[name] QDEF=qos ...),
 //!     QLIST user|group|account|class <name> <qos,...>[&|^],
 //!     WEIGHT <SERVICE|QUEUETIME|XFACTOR|BYPASS|CRED|USER|GROUP|ACCOUNT|CLASS|QOS|USERPRIO> <n>,
@@ -32,6 +33,7 @@
 //! job ID submit=T procs=N wall=T|none run=T [user=U] [qos=Q] [class=C]
 //!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P] [group=G] [account=A] [flags=F,G]
 //!     [after=KIND:ID] (dependency) [start=T] (msub -a) [exit=N] (exit code at the end)
+//!     [est=T] (planning estimate: a run-time prediction, `Job::estimate`)
 //!     [data=T] [dataunknown=T]                 stage-in data ready at T: TIGHT (the
 //!     ready time is known, `DataWait::Until`) or LOOSE/EXTERNAL (`DataWait::Unknown`)
 //! release ID T                                the job's user hold is released at T
@@ -257,6 +259,9 @@ fn parse(text: &str) -> Scenario {
                 }
                 if let Some(t) = kv.get("start") {
                     job.start_after = Some(time(t));
+                }
+                if let Some(t) = kv.get("est") {
+                    job.estimate = Some(time(t));
                 }
                 if let Some(x) = kv.get("exit") {
                     sc.exits.insert(id, x.parse().unwrap());
@@ -494,6 +499,8 @@ fn policy(p: &mut Policy, w: &[&str]) {
             "SHORTESTPREDICTEDFIRST" => p.bf_shortest_first = true,
             _ => {}
         },
+        "PREDICTIONGUARD" => p.prediction_guard = Some(time(w[1])).filter(|t| *t > 0),
+        "PREDICTIONSCOPE" => p.estimates_running_only = w[1] == "RUNNING",
         "JOBPREEMPTMINACTIVETIME" => p.job_preempt_min_active = time(w[1]),
         "JOBPREEMPTMAXACTIVETIME" => p.job_preempt_max_active = time(w[1]),
         other => panic!("unknown policy key {other}"),

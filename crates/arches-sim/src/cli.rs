@@ -194,6 +194,12 @@ pub struct SimulateArgs {
     /// SHORTESTPREDICTEDFIRST). Default: the --config value, else ALL.
     #[arg(long, value_name = "ALL|RUNNING")]
     pub prediction_scope: Option<arches_config::PredictionScope>,
+    /// PREDICTIONGUARD, with USERMEAN2: once a job holding a reservation
+    /// has waited this long ([[[DD:]HH:]MM:]SS; 0 = off), the iteration is
+    /// planned with walltimes as EASY is, so no prediction can delay it
+    /// further. Default: the --config value, else off.
+    #[arg(long, value_name = "DURATION", value_parser = parse_guard)]
+    pub prediction_guard: Option<arches_core::Secs>,
     /// Where to write the summary JSON (`-` = standard output; see OUTPUTS).
     #[arg(long, value_name = "FILE|-", default_value = "-")]
     pub summary: String,
@@ -298,6 +304,10 @@ pub fn main(args: SimulateArgs) -> ExitCode {
             ExitCode::from(code)
         }
     }
+}
+
+fn parse_guard(s: &str) -> Result<arches_core::Secs, String> {
+    arches_core::timespec::parse_duration(s).map_err(|e| e.to_string())
 }
 
 fn parse_depth(s: &str) -> Result<u32, String> {
@@ -437,6 +447,9 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     if let Some(scope) = args.prediction_scope {
         policy.estimates_running_only = scope == arches_config::PredictionScope::Running;
     }
+    if let Some(guard) = args.prediction_guard {
+        policy.prediction_guard = (guard > 0).then_some(guard);
+    }
     let prediction = args
         .runtime_prediction
         .or_else(|| config.as_ref().map(|c| c.runtime_prediction))
@@ -448,12 +461,16 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     let title_policy = match prediction {
         arches_config::RuntimePrediction::None => title_policy,
         p => format!(
-            "{title_policy}, run-time prediction {p} ({correction} correction, {} jobs)",
+            "{title_policy}, run-time prediction {p} ({correction} correction, {} jobs{})",
             if policy.estimates_running_only {
                 "running"
             } else {
                 "all"
-            }
+            },
+            policy
+                .prediction_guard
+                .map(|g| format!(", guard {g} s"))
+                .unwrap_or_default()
         ),
     };
     let mut sim = Simulation::new(nodes, policy, jobs);
@@ -737,6 +754,10 @@ mod tests {
             Some(arches_config::RuntimePrediction::UserMean2)
         );
         assert!(parse(&["--workload", "w", "--runtime-prediction", "usermean3"]).is_err());
+        let a = parse(&["--workload", "w", "--prediction-guard", "1:00:00:00"]).unwrap();
+        assert_eq!(a.prediction_guard, Some(86_400));
+        let e = parse(&["--workload", "w", "--prediction-guard", "a day"]).unwrap_err();
+        assert!(e.to_string().contains("a day"), "{e}");
         // --serve needs --until; --socket needs --serve.
         assert!(parse(&["--workload", "w", "--serve"]).is_err());
         assert!(parse(&["--workload", "w", "--until", "5", "--socket", "s"]).is_err());

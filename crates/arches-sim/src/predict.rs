@@ -467,6 +467,15 @@ mod tests {
     /// predicted 10 s from her history but running 300 s, is a candidate to
     /// backfill beside job 3.
     fn reserved_start(scope_running: bool, correction: PredictionCorrection) -> Time {
+        guarded_start(scope_running, correction, None)
+    }
+
+    /// [`reserved_start`] with `PREDICTIONGUARD`.
+    fn guarded_start(
+        scope_running: bool,
+        correction: PredictionCorrection,
+        guard: Option<Secs>,
+    ) -> Time {
         use crate::{machine, SimJob, Simulation};
         let job = |id, submit, procs, wall, run, user: &str| {
             let mut j = SimJob::new(id, submit, procs, wall, run);
@@ -482,6 +491,7 @@ mod tests {
         ];
         let policy = arches_core::Policy {
             estimates_running_only: scope_running,
+            prediction_guard: guard,
             ..arches_core::Policy::default()
         };
         let mut sim = Simulation::new(machine(4, 4), policy, jobs);
@@ -504,6 +514,17 @@ mod tests {
         // RUNNING: job 5 is planned with its 500 s walltime, which would
         // cross job 4's reservation at 120: it waits, job 4 starts on time.
         assert_eq!(reserved_start(true, PredictionCorrection::Stepwise), 120);
+    }
+
+    #[test]
+    fn prediction_guard_protects_a_reservation_that_waited_it() {
+        // Job 4 (submitted at 21) has waited 1 s when job 5 arrives at 22:
+        // with a 1 s guard the iteration plans with walltimes, job 5's 500 s
+        // would cross job 4's reservation at 120, and job 4 starts on time.
+        let guarded = |g| guarded_start(false, PredictionCorrection::Walltime, Some(g));
+        assert_eq!(guarded(1), 120);
+        // A 10 s guard is not reached yet: EASY++ backfills job 5 (322).
+        assert_eq!(guarded(10), 322);
     }
 
     /// Start time of each finished job of a replay on 4 processors.

@@ -185,6 +185,23 @@ reservation: NONE reschedules the overlapped reservations; PREEMPT requeues the 
                 == PredictionScope::Running;
             Ok(())
         }),
+    param("PREDICTIONGUARD", ValueType::Duration, IndexKind::None, Some("0"),
+        "Arches, with RUNTIMEPREDICTION USERMEAN2: a starvation guard (0 = off). Once a job holding \
+         a reservation has waited this long since its submission, each iteration is planned with \
+         every job's walltime, as EASY is (the predictions still order backfill candidates under \
+         BFORDER SHORTESTPREDICTEDFIRST), until it starts: its reservation follows the running \
+         jobs' walltimes and no backfilled job may delay it on the strength of a prediction, so it \
+         starts no later than EASY would promise. Jobs that have waited less are planned with their \
+         predictions as PREDICTIONSCOPE says. On the KTH, SDSC-SP2 and CTC traces 24 hours keeps \
+         EASY++'s maximum wait within 9-15% of EASY's (instead of up to twice it); with \
+         XFACTORWEIGHT 30 and QUEUETIMEWEIGHT 1 it cuts the bounded slowdown by 37-44% \
+         (BENCHMARKS.md). Example: PREDICTIONGUARD 24:00:00.",
+        "backfill",
+        |c, _, v| {
+            let d = v.duration()?;
+            c.policy.prediction_guard = (d > 0).then_some(d);
+            Ok(())
+        }),
     param("RESERVATIONDEPTH", COUNT, IndexKind::Bucket, Some("1"),
         "Priority reservations made in the bucket (RESERVATIONDEPTH[i]).", "reservations",
         |c, s, v| {

@@ -178,6 +178,7 @@ fn the_required_parameters_are_declared() {
         "SRCFG",
         "RUNTIMEPREDICTION",
         "BFORDER",
+        "PREDICTIONGUARD",
     ] {
         assert!(lookup(name).is_some(), "{name} missing from the table");
     }

@@ -448,7 +448,7 @@ fn the_other_policy_parameters_fill_the_core_policy() {
         "BFVIRTUALWALLTIMECONFLICTPOLICY PREEMPT\nRMPOLLINTERVAL 00:01:00\nBACKFILLDEPTH 100\n",
         "XFACTORWEIGHT 10\nXFACTORCAP 1000\nFSWEIGHT 2\nJOBCPURGETIME 1:00:00\nRUNTIMEPREDICTION usermean2\n",
         "BFORDER SHORTESTPREDICTEDFIRST\nDISPLAYFLAGS NODECENTRIC,HIDEBLOCKED\n",
-        "PREDICTIONCORRECTION walltime\nPREDICTIONSCOPE RUNNING\n",
+        "PREDICTIONCORRECTION walltime\nPREDICTIONSCOPE RUNNING\nPREDICTIONGUARD 1:00:00:00\n",
     ));
     assert_eq!(c.policy.node_allocation, NodeAllocationPolicy::Priority);
     assert_eq!(c.policy.preempt_policy, PreemptPolicy::Suspend);
@@ -480,6 +480,9 @@ fn the_other_policy_parameters_fill_the_core_policy() {
         crate::enums::PredictionCorrection::Walltime
     );
     assert!(c.policy.estimates_running_only);
+    assert_eq!(c.policy.prediction_guard, Some(86_400));
+    assert_eq!(ok("PREDICTIONGUARD 0\n").policy.prediction_guard, None);
+    assert_eq!(ok("").policy.prediction_guard, None);
     assert_eq!(c.display_flags, ["NODECENTRIC", "HIDEBLOCKED"]);
 }
 
