@@ -153,6 +153,18 @@ pub enum JobChange {
     VirtualWalltime(Option<Secs>),
 }
 
+impl Event {
+    /// The start of `job` on `alloc`: [`Event::Launch`] when its backend
+    /// confirms starts later (`Starting` until then), else [`Event::Start`].
+    pub fn start(job: JobId, alloc: Vec<Alloc>, kind: StartKind, confirmed_later: bool) -> Event {
+        if confirmed_later {
+            Event::Launch { job, alloc, kind }
+        } else {
+            Event::Start { job, alloc, kind }
+        }
+    }
+}
+
 /// Why an event was refused. The state is unchanged.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EventError {

@@ -183,3 +183,12 @@ pub trait ResourceManager: Send {
     /// `Finished`, unknown ones as `Vanished`.
     fn recover(&mut self, active: &[JobId], now: Time) -> Result<(), RmError>;
 }
+
+/// The check every backend's [`ResourceManager::set_walltime`] makes
+/// first: a limit must be a positive number of seconds (or none).
+pub fn check_walltime(walltime: Option<Secs>) -> Result<(), RmError> {
+    match walltime {
+        Some(w) if w <= 0 => Err(RmError::Refused(format!("invalid wall-clock limit {w}"))),
+        _ => Ok(()),
+    }
+}

@@ -232,12 +232,7 @@ impl ResourceManager for SimRm {
         walltime: Option<Secs>,
         now: Time,
     ) -> Result<(), RmError> {
-        if walltime.is_some_and(|w| w <= 0) {
-            return Err(RmError::Refused(format!(
-                "invalid wall-clock limit {}",
-                walltime.unwrap_or_default()
-            )));
-        }
+        crate::check_walltime(walltime)?;
         if let Some(s) = self.suspended.get_mut(&job) {
             s.limit = walltime;
             return Ok(());

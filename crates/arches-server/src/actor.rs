@@ -711,20 +711,8 @@ impl Actor {
             self.start_failed(id, &why, now);
             return Err(why);
         }
-        let event = if self.rm.confirms_starts() {
-            // Starting until the backend reports it running.
-            Event::Launch {
-                job: id,
-                alloc,
-                kind,
-            }
-        } else {
-            Event::Start {
-                job: id,
-                alloc,
-                kind,
-            }
-        };
+        // Starting until a backend that confirms starts reports it running.
+        let event = Event::start(id, alloc, kind, self.rm.confirms_starts());
         if !self.apply(event, now) {
             let _ = self.rm.cancel(id, now);
             let why = "the allocation no longer fits".to_string();

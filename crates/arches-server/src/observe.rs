@@ -212,20 +212,8 @@ pub(crate) fn restore_job(state: &mut State, mut job: arches_core::Job) -> anyho
     state.apply(Event::Submit(Box::new(job)), 0)?;
     let known = run.alloc.iter().all(|a| state.node(a.node).is_some());
     let (alloc, kind) = (run.alloc.clone(), run.how);
-    let event = if target == JobState::Starting {
-        // Still waiting for its backend to run it.
-        Event::Launch {
-            job: id,
-            alloc,
-            kind,
-        }
-    } else {
-        Event::Start {
-            job: id,
-            alloc,
-            kind,
-        }
-    };
+    // `Starting`: still waiting for its backend to run it.
+    let event = Event::start(id, alloc, kind, target == JobState::Starting);
     let started = known && state.apply(event, run.start_time).is_ok();
     if !started {
         tracing::warn!(

@@ -383,12 +383,7 @@ impl ResourceManager for LocalRm {
         walltime: Option<Secs>,
         _now: Time,
     ) -> Result<(), RmError> {
-        if walltime.is_some_and(|w| w <= 0) {
-            return Err(RmError::Refused(format!(
-                "invalid wall-clock limit {}",
-                walltime.unwrap_or_default()
-            )));
-        }
+        crate::check_walltime(walltime)?;
         let sup = self.jobs.get(&job).ok_or(RmError::UnknownJob(job))?;
         if !sup.ours && !sup.still_supervised() {
             return Err(RmError::Refused(format!("job {job} has ended")));

@@ -339,12 +339,7 @@ impl ResourceManager for SlurmRm {
         walltime: Option<Secs>,
         _now: Time,
     ) -> Result<(), RmError> {
-        if walltime.is_some_and(|w| w <= 0) {
-            return Err(RmError::Refused(format!(
-                "invalid wall-clock limit {}",
-                walltime.unwrap_or_default()
-            )));
-        }
+        crate::check_walltime(walltime)?;
         self.send(Request::SetWalltime(job, walltime))
     }
 
