@@ -303,6 +303,11 @@ pub struct JobDetail {
     pub messages: Vec<String>,
     /// How the job started (`Priority`, `Reserved`, `Backfill`, `Forced`).
     pub start_kind: Option<String>,
+    /// The virtual wall-clock limit of a job backfilled on its scaled limit
+    /// (`BFVIRTUALWALLTIMESCALINGFACTOR`): checkjob shows it as the limit,
+    /// with the real one as `Original (Non-Virtual) WCLimit:`.
+    #[serde(default)]
+    pub virtual_walltime: Option<i64>,
     /// Data staging (`StageIn:`/`StageOut:` lines).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub staging: Vec<StageLine>,

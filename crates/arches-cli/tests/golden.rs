@@ -634,6 +634,7 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         mail_options: None,
         messages: vec![],
         start_kind: None,
+        virtual_walltime: None,
         staging: vec![],
         preemption: vec![],
     }
@@ -685,6 +686,33 @@ fn checkjob_running_tardis() {
     };
     assert!(ours.contains("  (Time Queued  Total: 00:30:00  Eligible: 00:00:26)\n"));
     assert_eq!(without(&ours, drop), without(&g, drop));
+}
+
+#[test]
+fn checkjob_virtual_walltime_shows_the_original_limit() {
+    // moab-formats.md §3.3 item 8: `WallTime:   <used> of <limit>` then
+    // `Original (Non-Virtual) WCLimit: T` for a job backfilled on a scaled
+    // limit (BFVIRTUALWALLTIMESCALINGFACTOR).
+    let mut d = tardis_job("Running", Section::Active);
+    let start = utc(2019, 1, 23, 15, 31, 47);
+    d.summary.start_time = Some(start);
+    d.start_count = 1;
+    d.virtual_walltime = Some(86400);
+    let now = start + secs("1:00:00");
+    let ours = checkjob::render_one(&d, now, 0);
+    assert!(
+        ours.contains(
+            "WallTime:   1:00:00 of 1:00:00:00\nOriginal (Non-Virtual) WCLimit: 2:00:00:00\n"
+        ),
+        "{ours}"
+    );
+    d.virtual_walltime = None;
+    let ours = checkjob::render_one(&d, now, 0);
+    assert!(
+        ours.contains("WallTime:   1:00:00 of 2:00:00:00\n"),
+        "{ours}"
+    );
+    assert!(!ours.contains("Original (Non-Virtual)"), "{ours}");
 }
 
 #[test]

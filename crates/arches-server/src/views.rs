@@ -285,6 +285,11 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             })
             .unwrap_or_default(),
         preemption: pv.lines(s, j),
+        virtual_walltime: j
+            .run
+            .as_ref()
+            .filter(|_| j.state.is_active())
+            .and_then(|r| r.virtual_walltime),
         start_kind: j.run.as_ref().map(|r| {
             match r.how {
                 StartKind::Priority => "Priority",

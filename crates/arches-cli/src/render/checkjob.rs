@@ -67,8 +67,15 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     o.push_str(&format!(
         "WallTime:   {} of {}\n",
         duration(used),
-        limit(s.walltime)
+        limit(d.virtual_walltime.or(s.walltime))
     ));
+    if d.virtual_walltime.is_some() {
+        // Moab's line for a job backfilled on its scaled limit.
+        o.push_str(&format!(
+            "Original (Non-Virtual) WCLimit: {}\n",
+            limit(s.walltime)
+        ));
+    }
     if s.suspended_secs > 0 {
         o.push_str(&format!(
             "Suspended Wall Time: {}\n",
