@@ -223,6 +223,7 @@ pub fn block_reason(
 /// What the preemption diagnostics of many jobs share, computed once per
 /// request (mdiag -j ALL looks at every job) and only when a job needs it
 /// (a checkjob of one queued job must not scan a queue of 100,000).
+#[derive(Default)]
 pub struct PreemptView {
     /// The best eligible queued preemptor: (job, priority).
     best: std::cell::OnceCell<Option<(JobId, (bool, i64))>>,
@@ -231,13 +232,6 @@ pub struct PreemptView {
 }
 
 impl PreemptView {
-    pub fn new(_s: &crate::actor::Snapshot) -> PreemptView {
-        PreemptView {
-            best: std::cell::OnceCell::new(),
-            preemptees: std::cell::OnceCell::new(),
-        }
-    }
-
     fn best(&self, s: &crate::actor::Snapshot) -> Option<(JobId, (bool, i64))> {
         use arches_core::preempt::is_preemptor;
         *self.best.get_or_init(|| {

@@ -64,7 +64,7 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
         jobs: Vec::new(),
         unknown: Vec::new(),
     };
-    let pv = crate::preempt::PreemptView::new(s);
+    let pv = crate::preempt::PreemptView::default();
     // Each job once, where it is first named (as job actions do).
     let mut seen = std::collections::BTreeSet::new();
     for text in &req.ids {
@@ -183,7 +183,7 @@ fn shares(s: &Snapshot, alloc: &[arches_core::Alloc]) -> Vec<NodeShare> {
 
 /// Everything checkjob shows about one job.
 pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
-    detail_with(s, j, &crate::preempt::PreemptView::new(s))
+    detail_with(s, j, &crate::preempt::PreemptView::default())
 }
 
 /// [`detail`] with the preemption context computed once for many jobs.
@@ -672,7 +672,7 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             c.fs_target = fs_target(&s.cfg, k, &c.name).unwrap_or(0.0);
         }
     }
-    let pv = crate::preempt::PreemptView::new(s);
+    let pv = crate::preempt::PreemptView::default();
     for c in &mut credentials {
         if c.kind == "qos" {
             c.preemption = pv.qos_lines(s, &c.name);
