@@ -69,7 +69,7 @@ fn jsonl_workload_replays_with_backfill_and_reservation() {
 fn real_trace_replay_is_deterministic() {
     let trace = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../shared/traces/KTH-SP2-1996-2.swf.gz"
+        "/data/traces/KTH-SP2-1996-2.swf.gz"
     );
     let run = || {
         simulate(&[

@@ -1,5 +1,5 @@
 //! Fidelity of the simulator: exact schedules on small constructed
-//! workloads, and replays of the real traces in `shared/traces` checked
+//! workloads, and replays of the real traces in `data/traces` checked
 //! against the reference results of `peer-results.md` (pyss).
 
 use std::path::PathBuf;
@@ -212,30 +212,20 @@ fn empty_workload_gives_an_empty_summary() {
     assert_eq!((s.jobs, s.makespan_s), (0, 0));
 }
 
-/// `shared/traces` found from this crate upwards, or `ARCHES_TRACES`.
-/// Without them the trace tests print why and pass — except in CI
-/// (`CI=true`), where missing traces are a failure.
+/// The public traces kept in the repository (`data/traces`, credited in its
+/// README), or `ARCHES_TRACES`. They are part of the repository: a missing
+/// trace is a failure, never a skip.
 fn traces_dir() -> Option<PathBuf> {
-    let found = match std::env::var_os("ARCHES_TRACES") {
-        Some(d) => Some(PathBuf::from(d)),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .ancestors()
-            .map(|a| a.join("shared/traces"))
-            .find(|p| p.join(KTH).exists()),
+    let d = match std::env::var_os("ARCHES_TRACES") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/traces")),
     };
-    let in_ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"));
-    match found {
-        Some(d) if d.join(KTH).exists() => Some(d),
-        _ => {
-            assert!(
-                !in_ci,
-                "traces not found (shared/traces above the crate, or ARCHES_TRACES): \
-                 CI must provide them for the fidelity checks"
-            );
-            eprintln!("skipped: traces not found (set ARCHES_TRACES)");
-            None
-        }
-    }
+    assert!(
+        d.join(KTH).exists(),
+        "{}: trace {KTH} missing (the repository keeps them in data/traces)",
+        d.display()
+    );
+    Some(d)
 }
 
 fn load(name: &str, procs: u32, min_job_id: Option<u64>, limit: usize) -> Option<Vec<SimJob>> {
