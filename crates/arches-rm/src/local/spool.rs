@@ -176,14 +176,23 @@ impl Status {
         })
     }
 
-    /// Read `<dir>/status`; `Ok(None)` when it does not exist yet.
-    pub(crate) fn read(dir: &Path) -> Result<Option<Status>, String> {
+    /// Read `<dir>/status`: `Ok(None)` when it does not exist yet, `Err`
+    /// when it could not be read (out of descriptors, an I/O error: the
+    /// outcome is unknown, not absent). A file that does not parse (it is
+    /// written atomically, so only a damaged disk makes one) reads as
+    /// `Ok(Some(Err(why)))`.
+    pub(crate) fn read(dir: &Path) -> io::Result<Option<Result<Status, String>>> {
         match fs::read_to_string(dir.join(STATUS)) {
-            Ok(text) => Status::parse(&text).map(Some),
+            Ok(text) => Ok(Some(Status::parse(&text))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read {}: {e}", dir.join(STATUS).display())),
+            Err(e) => Err(e),
         }
     }
+}
+
+/// Whether `<dir>/status` exists; `Err` when that cannot be told.
+pub(crate) fn has_status(dir: &Path) -> io::Result<bool> {
+    dir.join(STATUS).try_exists()
 }
 
 /// A control command from the daemon to a supervisor (one `ctl` line).
@@ -305,9 +314,14 @@ impl Pids {
         })
     }
 
-    /// Read `<dir>/pid`; `None` when absent, incomplete or malformed.
-    pub(crate) fn read(dir: &Path) -> Option<Pids> {
-        Pids::parse(&fs::read_to_string(dir.join(PID)).ok()?)
+    /// Read `<dir>/pid`: `Ok(None)` when absent, incomplete or malformed;
+    /// `Err` when it could not be read.
+    pub(crate) fn read(dir: &Path) -> io::Result<Option<Pids>> {
+        match fs::read_to_string(dir.join(PID)) {
+            Ok(text) => Ok(Pids::parse(&text)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 }
 
