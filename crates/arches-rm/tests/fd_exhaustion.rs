@@ -39,7 +39,11 @@ fn config(tmp: &Path) -> LocalConfig {
 fn launch(tmp: &Path, job: JobId, script: &str) -> Launch {
     // SAFETY: plain getters.
     let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    let out = |ext: &str| tmp.join(format!("{job}.{ext}")).to_string_lossy().into_owned();
+    let out = |ext: &str| {
+        tmp.join(format!("{job}.{ext}"))
+            .to_string_lossy()
+            .into_owned()
+    };
     Launch {
         job,
         name: format!("job{job}"),
@@ -173,7 +177,8 @@ fn a_job_that_ends_while_descriptors_are_exhausted_keeps_its_exit_status() {
     let mut rm = LocalRm::new(config(tmp.path())).expect("LocalRm");
 
     // Our own child supervisor, reaped by `observe`.
-    rm.start(&launch(tmp.path(), 1, "exit 7\n"), 0).expect("start");
+    rm.start(&launch(tmp.path(), 1, "exit 7\n"), 0)
+        .expect("start");
     wait_supervisor_done(&spool(tmp.path(), 1));
     let held = Exhausted::now();
     for _ in 0..3 {

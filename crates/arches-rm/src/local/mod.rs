@@ -473,7 +473,8 @@ impl ResourceManager for LocalRm {
                 continue;
             }
             if !spool::has_status(&dir).map_err(|e| unreadable(&dir, e))? {
-                let adopted = Supervised::adopt(job, dir.clone()).map_err(|e| unreadable(&dir, e))?;
+                let adopted =
+                    Supervised::adopt(job, dir.clone()).map_err(|e| unreadable(&dir, e))?;
                 if let Some(sup) = adopted {
                     self.pending.push(Observation::Running { job, at: now });
                     self.jobs.insert(job, sup);
