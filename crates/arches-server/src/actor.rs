@@ -370,6 +370,10 @@ impl Actor {
                     self.wake = true;
                 }
                 self.purge(now);
+                if crate::pace::take_trim_request() {
+                    // Large answers were sent since the last tick.
+                    self.trim_due = true;
+                }
             }
             let iterate = self.wake && !self.stop && self.pace.may_iterate(Instant::now());
             if iterate {

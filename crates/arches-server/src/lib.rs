@@ -18,6 +18,7 @@ pub mod http;
 pub mod ident;
 pub mod intent;
 pub mod jobspec;
+pub mod listen;
 mod observe;
 pub mod pace;
 pub mod preempt;
@@ -191,6 +192,9 @@ pub(crate) fn serve_socket(
         .enable_all()
         .build()
         .context("cannot start the I/O runtime")?;
+    // Many clients at once must not leave the daemon without descriptors
+    // for its own files (crate::listen keeps its connections below this).
+    let nofile = listen::raise_nofile();
     let socket = socket.to_path_buf();
     let tx = app.tx.clone();
     let served = runtime.block_on(async move {
@@ -202,11 +206,10 @@ pub(crate) fn serve_socket(
             wait_for_stop(done).await;
             let _ = tx.send(actor::Input::Shutdown);
         };
-        let app = http::router(app).into_make_service_with_connect_info::<http::PeerInfo>();
-        axum::serve(listener, app)
-            .with_graceful_shutdown(stop)
-            .await
-            .context("server failed")
+        let limits = listen::Limits::new(&app.cfg.moab, nofile);
+        let daemon_uid = app.daemon_uid;
+        listen::serve(listener, http::router(app), limits, daemon_uid, stop).await;
+        anyhow::Ok(())
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     served

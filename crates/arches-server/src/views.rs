@@ -19,53 +19,79 @@ use crate::jobspec::parse_job_id;
 
 /// showq's data.
 pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
-    let mut active = Vec::new();
-    let mut waiting = Vec::new();
-    let mut done = Vec::new();
-    for j in s.state.jobs() {
-        if j.state.is_active() {
-            active.push((j.expected_end().unwrap_or(i64::MAX), j.id, summary(s, j)));
-        } else if j.state.is_finished() {
-            if completed {
-                let t = j.completion.map_or(0, |c| c.time);
-                done.push((t, j.id, summary(s, j)));
-            }
-        } else {
-            let rank = s.plan.decisions.get(&j.id).map_or(u32::MAX, |d| d.rank);
-            waiting.push((rank, j.id, summary(s, j)));
-        }
-    }
-    active.sort_by_key(|(t, id, _)| (*t, *id));
-    waiting.sort_by_key(|(r, id, _)| (*r, *id));
-    done.sort_by_key(|(t, id, _)| (*t, *id));
-    let (eligible, blocked): (Vec<_>, Vec<_>) = waiting
-        .into_iter()
-        .partition(|(_, _, j)| j.section == Section::Eligible);
-    let jobs = active
-        .into_iter()
-        .map(|x| x.2)
-        .chain(eligible.into_iter().map(|x| x.2))
-        .chain(blocked.into_iter().map(|x| x.2))
-        .chain(done.into_iter().map(|x| x.2))
+    let jobs = queue_order(s, completed)
+        .iter()
+        .filter_map(|id| s.state.job(*id))
+        .map(|j| summary(s, j))
         .collect();
+    QueueView {
+        jobs,
+        ..queue_shell(s)
+    }
+}
+
+/// showq's data without its jobs (the answer is streamed job by job, in
+/// [`queue_order`]: `crate::stream`).
+pub fn queue_shell(s: &Snapshot) -> QueueView {
     QueueView {
         now: s.now,
         cluster: cluster(s),
-        jobs,
+        jobs: Vec::new(),
         purge_secs: s.cfg.purge_secs,
         scheduler: s.cfg.scheduler_name.clone(),
     }
 }
 
+/// The jobs of showq in order: active by earliest completion, eligible
+/// then blocked by rank, completed by completion time (with `completed`).
+pub fn queue_order(s: &Snapshot, completed: bool) -> Vec<arches_core::JobId> {
+    let mut active = Vec::new();
+    let mut waiting = Vec::new();
+    let mut done = Vec::new();
+    for j in s.state.jobs() {
+        if j.state.is_active() {
+            active.push((j.expected_end().unwrap_or(i64::MAX), j.id));
+        } else if j.state.is_finished() {
+            if completed {
+                done.push((j.completion.map_or(0, |c| c.time), j.id));
+            }
+        } else {
+            let rank = s.plan.decisions.get(&j.id).map_or(u32::MAX, |d| d.rank);
+            let blocked = section(s, j) != Section::Eligible;
+            waiting.push((blocked, rank, j.id));
+        }
+    }
+    active.sort_unstable();
+    waiting.sort_unstable();
+    done.sort_unstable();
+    active
+        .into_iter()
+        .map(|x| x.1)
+        .chain(waiting.into_iter().map(|x| x.2))
+        .chain(done.into_iter().map(|x| x.1))
+        .collect()
+}
+
 /// checkjob's data: the jobs asked for, in order, and the unknown ids.
 pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
-    let mut out = JobsView {
-        now: s.now,
-        jobs: Vec::new(),
-        unknown: Vec::new(),
-    };
+    let (ids, unknown) = jobs_selection(s, req);
     let pv = crate::preempt::PreemptView::default();
-    // Each job once, where it is first named (as job actions do).
+    JobsView {
+        now: s.now,
+        jobs: ids
+            .iter()
+            .filter_map(|id| s.state.job(*id))
+            .map(|j| detail_with(s, j, &pv))
+            .collect(),
+        unknown,
+    }
+}
+
+/// The jobs a detail query names, each once where it is first named (as
+/// job actions do), and the names that are no job.
+pub fn jobs_selection(s: &Snapshot, req: &JobsRequest) -> (Vec<arches_core::JobId>, Vec<String>) {
+    let mut ids = Vec::new();
+    let mut unknown = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for text in &req.ids {
         if text.eq_ignore_ascii_case("ALL") {
@@ -75,7 +101,7 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
                 .filter(|j| req.completed || !j.state.is_finished());
             for j in all {
                 if seen.insert(j.id) {
-                    out.jobs.push(detail_with(s, j, &pv));
+                    ids.push(j.id);
                 }
             }
             continue;
@@ -83,31 +109,37 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
         match parse_job_id(text).and_then(|id| s.state.job(id)) {
             Some(j) => {
                 if seen.insert(j.id) {
-                    out.jobs.push(detail_with(s, j, &pv));
+                    ids.push(j.id);
                 }
             }
-            None => out.unknown.push(text.clone()),
+            None => unknown.push(text.clone()),
         }
     }
-    out
+    (ids, unknown)
 }
 
-/// The summary line of one job.
-pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
-    let decision = s.plan.decisions.get(&j.id);
-    let queued = !j.state.is_active() && !j.state.is_finished();
-    let section = if j.state.is_active() {
+/// Where a job is listed: active, eligible, blocked or completed.
+fn section(s: &Snapshot, j: &Job) -> Section {
+    if j.state.is_active() {
         Section::Active
     } else if j.state.is_finished() {
         Section::Completed
     } else {
+        let decision = s.plan.decisions.get(&j.id);
         let eligible = decision.map_or(j.holds.is_empty(), |d| d.eligible && j.holds.is_empty());
         if eligible {
             Section::Eligible
         } else {
             Section::Blocked
         }
-    };
+    }
+}
+
+/// The summary line of one job.
+pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
+    let decision = s.plan.decisions.get(&j.id);
+    let queued = !j.state.is_active() && !j.state.is_finished();
+    let section = section(s, j);
     let run = j.run.as_ref();
     let first = run
         .and_then(|r| r.alloc.first())
@@ -461,59 +493,94 @@ pub fn scheduler(s: &Snapshot) -> SchedulerView {
 /// the last iteration computed them (eligible in rank order, then blocked),
 /// then the active jobs' current priority (the core's formula at `now`).
 pub fn priority(s: &Snapshot) -> PriorityView {
-    let policy = &s.cfg.policy;
-    let weights = arches_core::priority::weights(policy)
+    let jobs = priority_order(s)
+        .iter()
+        .filter_map(|id| job_priority(s, *id))
+        .collect();
+    PriorityView {
+        jobs,
+        ..priority_shell(s)
+    }
+}
+
+/// mdiag -p data without its jobs (streamed in [`priority_order`]).
+pub fn priority_shell(s: &Snapshot) -> PriorityView {
+    let weights = arches_core::priority::weights(&s.cfg.policy)
         .into_iter()
         .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d))
         .collect();
-    let mut queued: Vec<(bool, u32, JobPriority)> = s
+    PriorityView {
+        now: s.now,
+        weights,
+        jobs: Vec::new(),
+    }
+}
+
+/// Whether a queued job is eligible for mdiag -p.
+fn priority_eligible(s: &Snapshot, j: &Job) -> bool {
+    let d = s.plan.decisions.get(&j.id);
+    d.map_or(j.holds.is_empty(), |d| d.eligible) && j.holds.is_empty()
+}
+
+/// The jobs of mdiag -p in order: eligible by rank, blocked by rank, then
+/// active ones, highest priority first.
+pub fn priority_order(s: &Snapshot) -> Vec<arches_core::JobId> {
+    let mut queued: Vec<(bool, u32, arches_core::JobId)> = s
         .state
         .queued()
         .map(|j| {
-            let d = s.plan.decisions.get(&j.id);
-            let eligible = d.map_or(j.holds.is_empty(), |d| d.eligible) && j.holds.is_empty();
-            (
-                !eligible,
-                d.map_or(u32::MAX, |d| d.rank),
-                JobPriority {
-                    id: j.id,
-                    priority: j.sys_prio.or(d.map(|d| d.priority.total)).unwrap_or(0),
-                    system: j.sys_prio.is_some(),
-                    state: j.display_state().as_str().to_string(),
-                    section: if eligible {
-                        Section::Eligible
-                    } else {
-                        Section::Blocked
-                    },
-                    components: d
-                        .map(|d| components(&d.priority.components))
-                        .unwrap_or_default(),
-                },
-            )
+            let rank = s.plan.decisions.get(&j.id).map_or(u32::MAX, |d| d.rank);
+            (!priority_eligible(s, j), rank, j.id)
         })
         .collect();
-    queued.sort_by_key(|(b, r, p)| (*b, *r, p.id));
-    let mut active: Vec<JobPriority> = s
+    queued.sort_unstable();
+    let policy = &s.cfg.policy;
+    let mut active: Vec<_> = s
         .state
         .active()
         .map(|j| {
             let b = arches_core::priority::priority(j, policy, s.now);
-            JobPriority {
-                id: j.id,
-                priority: b.total,
-                system: b.system,
-                state: j.display_state().as_str().to_string(),
-                section: Section::Active,
-                components: components(&b.components),
-            }
+            (std::cmp::Reverse((b.system, b.total)), j.id)
         })
         .collect();
-    active.sort_by_key(|p| (std::cmp::Reverse((p.system, p.priority)), p.id));
-    PriorityView {
-        now: s.now,
-        weights,
-        jobs: queued.into_iter().map(|x| x.2).chain(active).collect(),
+    active.sort_unstable();
+    queued
+        .into_iter()
+        .map(|x| x.2)
+        .chain(active.into_iter().map(|x| x.1))
+        .collect()
+}
+
+/// One job's line of mdiag -p (`None`: no such job any more).
+pub fn job_priority(s: &Snapshot, id: arches_core::JobId) -> Option<JobPriority> {
+    let j = s.state.job(id)?;
+    if j.state.is_active() {
+        let b = arches_core::priority::priority(j, &s.cfg.policy, s.now);
+        return Some(JobPriority {
+            id: j.id,
+            priority: b.total,
+            system: b.system,
+            state: j.display_state().as_str().to_string(),
+            section: Section::Active,
+            components: components(&b.components),
+        });
     }
+    let d = s.plan.decisions.get(&j.id);
+    let eligible = priority_eligible(s, j);
+    Some(JobPriority {
+        id: j.id,
+        priority: j.sys_prio.or(d.map(|d| d.priority.total)).unwrap_or(0),
+        system: j.sys_prio.is_some(),
+        state: j.display_state().as_str().to_string(),
+        section: if eligible {
+            Section::Eligible
+        } else {
+            Section::Blocked
+        },
+        components: d
+            .map(|d| components(&d.priority.components))
+            .unwrap_or_default(),
+    })
 }
 
 /// showres data: active jobs and the plan's priority reservations, pinned
