@@ -24,11 +24,11 @@
 //! buffer ([`MAX_BUF`]), so a client that does not read holds at most a few
 //! tens of kilobytes of the daemon's memory until it is closed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -40,7 +40,7 @@ use hyper::Request;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::UnixStream;
-use tokio::sync::{watch, Notify, Semaphore};
+use tokio::sync::{watch, Notify};
 
 use crate::http::PeerInfo;
 use crate::ident::Peer;
@@ -52,7 +52,8 @@ pub const ADMIN_RESERVE: usize = 16;
 /// answer is written through it in [`crate::stream::CHUNK`] pieces.
 pub const MAX_BUF: usize = 64 * 1024;
 
-/// Refused connections answered at once; more are closed without a word.
+/// Refused connections kept at once (until their client sent its request
+/// and got the answer); a newer refusal closes the oldest one.
 const REFUSALS_AT_ONCE: usize = 64;
 
 /// How long a refused connection is kept to let its client send its request
@@ -142,6 +143,8 @@ fn clock_ms() -> u64 {
 pub(crate) struct Activity {
     last_ms: AtomicU64,
     busy: AtomicUsize,
+    /// The request being processed waits for more of its body.
+    awaiting_body: AtomicBool,
 }
 
 impl Activity {
@@ -149,6 +152,7 @@ impl Activity {
         Activity {
             last_ms: AtomicU64::new(clock_ms()),
             busy: AtomicUsize::new(0),
+            awaiting_body: AtomicBool::new(false),
         }
     }
 
@@ -156,9 +160,11 @@ impl Activity {
         self.last_ms.store(clock_ms(), Ordering::Relaxed);
     }
 
-    /// How long until the connection has stalled for `timeout` (zero: it has).
+    /// How long until the connection has stalled for `timeout` (zero: it
+    /// has). A request being processed is not a stall, unless it is
+    /// waiting for the client to send the rest of its body.
     fn remaining(&self, timeout: Duration) -> Duration {
-        if self.busy.load(Ordering::Relaxed) > 0 {
+        if self.busy.load(Ordering::Relaxed) > 0 && !self.awaiting_body.load(Ordering::Relaxed) {
             return timeout;
         }
         let idle = clock_ms().saturating_sub(self.last_ms.load(Ordering::Relaxed));
@@ -179,7 +185,39 @@ impl Busy {
 impl Drop for Busy {
     fn drop(&mut self) {
         self.0.progress();
+        self.0.awaiting_body.store(false, Ordering::Relaxed);
         self.0.busy.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A request body, noting when its handler waits for the client to send
+/// more of it (that wait counts as a stall).
+struct WatchedBody {
+    inner: Incoming,
+    activity: Arc<Activity>,
+}
+
+impl hyper::body::Body for WatchedBody {
+    type Data = axum::body::Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let r = Pin::new(&mut self.inner).poll_frame(cx);
+        self.activity
+            .awaiting_body
+            .store(r.is_pending(), Ordering::Relaxed);
+        r
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
     }
 }
 
@@ -351,7 +389,7 @@ pub(crate) async fn serve(
         total: AtomicUsize::new(0),
         closed: Notify::new(),
     });
-    let refusals = Arc::new(Semaphore::new(REFUSALS_AT_ONCE));
+    let refusals: Mutex<VecDeque<tokio::task::AbortHandle>> = Mutex::new(VecDeque::new());
     let (stop_tx, stop_rx) = watch::channel(false);
     let mut last_accept_warning: Option<Instant> = None;
     tokio::pin!(stop);
@@ -395,12 +433,17 @@ pub(crate) async fn serve(
             }
             Err(refusal) => {
                 tracing::debug!(?refusal, "client connection refused");
-                if let Ok(permit) = Arc::clone(&refusals).try_acquire_owned() {
-                    let message = refusal.message(&limits);
-                    tokio::spawn(async move {
-                        refuse(stream, &message).await;
-                        drop(permit);
-                    });
+                let answer = refusal_answer(&refusal.message(&limits));
+                let task = tokio::spawn(refuse(stream, answer)).abort_handle();
+                let mut refused = refusals.lock().unwrap_or_else(|p| p.into_inner());
+                refused.retain(|t| !t.is_finished());
+                refused.push_back(task);
+                // The newest refusals are the ones worth answering: a flood
+                // of connections that send nothing only shortens its own.
+                while refused.len() > REFUSALS_AT_ONCE {
+                    if let Some(oldest) = refused.pop_front() {
+                        oldest.abort();
+                    }
                 }
             }
         }
@@ -432,7 +475,9 @@ async fn connection(
         activity: Arc::clone(&activity),
     });
     let watched = Arc::clone(&activity);
-    let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+    let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+        let activity = Arc::clone(&watched);
+        let mut req = req.map(|inner| axum::body::Body::new(WatchedBody { inner, activity }));
         req.extensions_mut().insert(ConnectInfo(peer));
         let busy = Busy::new(&watched);
         let answer = router.clone().oneshot(req);
@@ -481,30 +526,44 @@ async fn connection(
     }
 }
 
-/// Answers a refused connection with `503` and `message`, then closes it
-/// once its client had a moment to send its request.
-async fn refuse(mut stream: UnixStream, message: &str) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+/// The whole answer to a refused connection: `503` and `message`.
+fn refusal_answer(message: &str) -> Vec<u8> {
     let body = serde_json::to_string(&arches_api::ApiError {
         message: message.to_string(),
     })
     .unwrap_or_default();
-    let head = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()
-    );
+    )
+    .into_bytes()
+}
+
+/// Answers a refused connection once its client has sent its request (an
+/// answer that comes first is an error to an HTTP client), then closes it
+/// once that client had a moment to read it: all within a few
+/// [`REFUSAL_LINGER`]s at most.
+async fn refuse(mut stream: UnixStream, answer: Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut sink = [0u8; 4096];
+    match tokio::time::timeout(REFUSAL_LINGER, stream.read(&mut sink)).await {
+        // Closed without a request (a client probing the socket).
+        Ok(Ok(0)) | Ok(Err(_)) => return,
+        // Sent something, or nothing in time: answer either way.
+        Ok(Ok(_)) | Err(_) => {}
+    }
     let write = async {
-        stream.write_all(head.as_bytes()).await?;
-        stream.write_all(body.as_bytes()).await?;
+        stream.write_all(&answer).await?;
         stream.shutdown().await
     };
-    if tokio::time::timeout(REFUSAL_LINGER, write).await.is_err() {
+    if !matches!(
+        tokio::time::timeout(REFUSAL_LINGER, write).await,
+        Ok(Ok(()))
+    ) {
         return;
     }
-    // Read (and drop) what the client sends until it closes or the linger
-    // ends: closing with its request unread could make its write fail
-    // before it reads the refusal.
-    let mut sink = [0u8; 4096];
+    // Closing with the request unread could make the client's last write
+    // fail before it reads the answer: read until it closes.
     let drain = async {
         while let Ok(n) = stream.read(&mut sink).await {
             if n == 0 {
