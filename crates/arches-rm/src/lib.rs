@@ -121,6 +121,28 @@ pub enum RmError {
     Refused(String),
     #[error("resource manager unavailable: {0}")]
     Unavailable(String),
+    /// Out of something that comes back (disk space, descriptors, memory):
+    /// nothing was done; the same request may succeed later.
+    #[error("resource manager short of resources: {0}")]
+    Busy(String),
+}
+
+impl RmError {
+    /// An I/O error as an `RmError`: [`RmError::Busy`] when it may pass (no
+    /// space left, out of descriptors or memory), else
+    /// [`RmError::Unavailable`].
+    pub fn from_io(what: String, e: &std::io::Error) -> RmError {
+        let passing = matches!(
+            e.raw_os_error(),
+            Some(libc::ENOSPC | libc::EDQUOT | libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+                | Some(libc::EAGAIN)
+        );
+        if passing {
+            RmError::Busy(format!("{what}: {e}"))
+        } else {
+            RmError::Unavailable(format!("{what}: {e}"))
+        }
+    }
 }
 
 /// The resource-manager function table (Maui's `MRMFunc`), as a trait.

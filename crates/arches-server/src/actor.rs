@@ -75,6 +75,8 @@ pub struct SchedStats {
     pub jobs_started: u64,
     /// Jobs preempted by the scheduler (QoS or PREEMPT backfill).
     pub jobs_preempted: u64,
+    /// Why changes cannot be recorded, while the store fails (mdiag -S).
+    pub store_fault: Option<String>,
 }
 
 /// Execution records by job: a persistent map, so publishing a snapshot
@@ -171,6 +173,10 @@ pub struct Actor {
     trim_due: bool,
     /// When iterations, observations and commits happen.
     pace: crate::pace::Pace,
+    /// The store's last failure, while it fails ([`crate::durable`]).
+    pub(crate) store_fault: Option<crate::durable::StoreFault>,
+    /// The run-time history of a commit that failed (owed).
+    pending_history: Option<String>,
 }
 
 /// The wall clock in epoch seconds.
@@ -319,13 +325,16 @@ impl Actor {
             submitted_since_trim: 0,
             trim_due: false,
             pace: crate::pace::Pace::default(),
+            store_fault: None,
+            pending_history: None,
         };
         crate::pace::trim_heap();
         Ok((actor, published))
     }
 
-    /// Runs until shutdown. Returns an error only when the store fails (no
-    /// acknowledgement is ever given for something not durable).
+    /// Runs until shutdown. A store that cannot commit does not stop it
+    /// ([`crate::durable`]): no acknowledgement is ever given for something
+    /// not durable, and what is owed is retried.
     pub fn run(mut self, rx: Receiver<Input>) -> anyhow::Result<()> {
         let poll = Duration::from_secs(self.cfg.policy.rm_poll_interval.max(1) as u64);
         loop {
@@ -338,12 +347,9 @@ impl Actor {
                 crate::pace::trim_heap();
             }
             if !inputs.is_empty() {
-                let mut replies: Vec<Box<dyn FnOnce()>> = Vec::new();
-                for input in inputs {
-                    self.handle(input, now, &mut replies);
-                }
-                // Durable and visible before anybody is told.
-                self.persist()?;
+                // Durable (or refused, crate::durable) and visible before
+                // anybody is told.
+                let replies = self.turn(inputs, now);
                 self.publish(now);
                 for r in replies {
                     r();
@@ -375,12 +381,19 @@ impl Actor {
                     self.trim_due = true;
                 }
             }
-            let iterate = self.wake && !self.stop && self.pace.may_iterate(Instant::now());
+            // No iteration while the store fails: a start needs its intent
+            // recorded first (crate::durable).
+            let iterate = self.wake
+                && !self.stop
+                && self.store_fault.is_none()
+                && self.pace.may_iterate(Instant::now());
             if iterate {
                 self.iterate(now);
             }
-            if iterate || !self.dirty.is_empty() || !self.purged.is_empty() {
-                self.persist()?;
+            let owed =
+                !self.dirty.is_empty() || !self.purged.is_empty() || self.store_fault.is_some();
+            if (iterate || owed) && self.commit_due() {
+                let _ = self.commit();
                 self.publish(now);
             }
             if self.trim_due {
@@ -431,37 +444,11 @@ impl Actor {
         inputs
     }
 
-    fn handle(&mut self, input: Input, now: Time, replies: &mut Vec<Box<dyn FnOnce()>>) {
-        match input {
-            Input::Submit { sub, reply } => {
-                let result = self.submit(*sub, now);
-                replies.push(Box::new(move || {
-                    let _ = reply.send(result);
-                }));
-            }
-            Input::Action { caller, req, reply } => {
-                let resp = self.job_action(&caller, &req, now);
-                replies.push(Box::new(move || {
-                    let _ = reply.send(resp);
-                }));
-            }
-            Input::Control { caller, req, reply } => {
-                let resp = self.control(&caller, &req, now);
-                replies.push(Box::new(move || {
-                    let _ = reply.send(resp);
-                }));
-            }
-            Input::Reservation { caller, req, reply } => {
-                let resp = self.reservation_control(&caller, &req, now);
-                replies.push(Box::new(move || {
-                    let _ = reply.send(resp);
-                }));
-            }
-            Input::Shutdown => self.stop = true,
-        }
-    }
-
-    fn submit(&mut self, sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
+    pub(crate) fn submit(
+        &mut self,
+        sub: Submission,
+        now: Time,
+    ) -> Result<SubmitResponse, SubmitError> {
         sub.check_against(&self.state)?;
         crate::staging::check_submission(self.staging.as_ref().map(|d| d.model), &sub.exec)?;
         let id = self.next_id;
@@ -712,6 +699,16 @@ impl Actor {
         let wait = (now - job.submit_time).max(0) as f64;
         if let Err(e) = self.rm.start(&launch, now) {
             let why = e.to_string();
+            if matches!(e, arches_rm::RmError::Busy(_)) {
+                // Nothing started, and nothing wrong with the job: it stays
+                // queued for the next iteration, without a deferral.
+                let note = format!("start postponed: {why}");
+                if self.exec.get(&id).and_then(|r| r.messages.last()) != Some(&note) {
+                    self.note(id, note);
+                }
+                self.dirty.insert(id);
+                return Err(why);
+            }
             self.start_failed(id, &why, now);
             return Err(why);
         }
@@ -834,16 +831,23 @@ impl Actor {
         }
     }
 
-    fn persist(&mut self) -> anyhow::Result<()> {
+    /// Commits every change since the last commit in one transaction. On
+    /// failure nothing is lost: every change stays owed for the next try.
+    pub(crate) fn persist(&mut self) -> Result<(), arches_store::StoreError> {
         let rsv = !self.rsv_changes.0.is_empty() || !self.rsv_changes.1.is_empty();
         // The run-time history changes with the completions committed here.
-        let history = self.predictor.history_update(now());
+        let history = self
+            .predictor
+            .history_update(now())
+            .or_else(|| self.pending_history.take());
         if self.dirty.is_empty()
             && self.purged.is_empty()
             && self.payloads.is_empty()
             && !rsv
             && !self.accounting_dirty
             && history.is_none()
+            // While the store fails, a retry also probes it.
+            && self.store_fault.is_none()
         {
             return Ok(());
         }
@@ -860,22 +864,33 @@ impl Actor {
             let key = crate::rsvctl::NEXT_RSV_KEY.to_string();
             batch.meta.push((key, self.rsv_next.to_string()));
         }
-        if std::mem::take(&mut self.accounting_dirty) {
+        let accounting = std::mem::take(&mut self.accounting_dirty);
+        if accounting {
             batch.meta.push((
                 arches_store::accounting::ACCOUNTING_KEY.to_string(),
                 arches_store::accounting::encode(&self.accounting),
             ));
         }
-        if let Some(h) = history {
+        if let Some(h) = &history {
             let key = arches_sim::predict::HISTORY_META_KEY.to_string();
-            batch.meta.push((key, h));
+            batch.meta.push((key, h.clone()));
         }
-        for id in std::mem::take(&mut self.dirty) {
+        let dirty = std::mem::take(&mut self.dirty);
+        for &id in &dirty {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {
                 batch.upserts.push(JobRecord::new(job, (**rec).clone()));
             }
         }
-        self.store.commit(&batch)?;
+        if let Err(e) = self.store.commit(&batch) {
+            // Owed: written by the next commit that succeeds.
+            self.dirty.extend(dirty);
+            self.purged = batch.deletes;
+            self.payloads = batch.payloads;
+            self.rsv_changes = (batch.rsv_upserts, batch.rsv_deletes);
+            self.accounting_dirty |= accounting;
+            self.pending_history = history;
+            return Err(e);
+        }
         Ok(())
     }
 

@@ -13,6 +13,7 @@ pub mod actor;
 pub mod config;
 mod control;
 mod defer;
+pub mod durable;
 pub mod estimates;
 pub mod http;
 pub mod ident;

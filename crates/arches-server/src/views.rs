@@ -485,7 +485,13 @@ pub fn scheduler(s: &Snapshot) -> SchedulerView {
         },
         max_iteration_ms: st.max_ms,
         paused: st.paused,
-        messages: s.cfg.warnings.clone(),
+        messages: s
+            .cfg
+            .warnings
+            .iter()
+            .chain(&st.store_fault)
+            .cloned()
+            .collect(),
     }
 }
 

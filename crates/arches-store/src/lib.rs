@@ -36,6 +36,29 @@ pub enum StoreError {
     CorruptReservation { id: String, why: String },
 }
 
+impl StoreError {
+    /// Whether the database could not be written for lack of space (the
+    /// disk or the user's quota is full: SQLite reports `ENOSPC` as
+    /// `SQLITE_FULL`).
+    pub fn is_disk_full(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Sql(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DiskFull
+        )
+    }
+
+    /// Why a write failed, for a user: `no space left on the scheduler's
+    /// disk`, or the database's own error.
+    pub fn reason(&self) -> String {
+        if self.is_disk_full() {
+            "no space left on the scheduler's disk".to_string()
+        } else {
+            format!("the scheduler's database cannot be written ({self})")
+        }
+    }
+}
+
 /// Changes committed together in one transaction.
 #[derive(Debug, Default)]
 pub struct Batch {

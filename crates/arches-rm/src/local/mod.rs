@@ -332,9 +332,8 @@ impl ResourceManager for LocalRm {
             return Err(RmError::Refused(format!("job {job} is already running")));
         }
         let dir = self.job_dir(job);
-        let fail = |what: &str, e: io::Error| {
-            RmError::Unavailable(format!("{what} {}: {e}", dir.display()))
-        };
+        let fail =
+            |what: &str, e: io::Error| RmError::from_io(format!("{what} {}", dir.display()), &e);
         let json = serde_json::to_vec(&LaunchFile::new(launch, self.config.kill_grace_secs))
             .map_err(|e| RmError::Refused(format!("cannot encode the launch of job {job}: {e}")))?;
         self.clear_dir(job, &dir)

@@ -275,6 +275,44 @@ pub(crate) fn write_durable(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<
     File::open(dir)?.sync_all()
 }
 
+/// Room reserved for `status` (its text is well under this).
+pub(crate) const STATUS_ROOM: usize = 4096;
+
+/// The temporary file `status` is written through.
+fn status_tmp() -> String {
+    format!(".{STATUS}.tmp")
+}
+
+/// Reserves the disk space of `dir/status` (a temporary file of
+/// [`STATUS_ROOM`] bytes, written and flushed) so that the outcome can be
+/// recorded later even if the disk is full by then ([`write_status`]).
+pub(crate) fn reserve_status(dir: &Path) -> io::Result<()> {
+    let mut f = File::create(dir.join(status_tmp()))?;
+    f.write_all(&[b' '; STATUS_ROOM])?;
+    f.sync_all()
+}
+
+/// Writes `dir/status` atomically and durably through the file
+/// [`reserve_status`] prepared: its blocks are overwritten in place (and
+/// the tail cut off), which needs no new space on a full disk. Without a
+/// reservation it is written like [`write_durable`].
+pub(crate) fn write_status(dir: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = dir.join(status_tmp());
+    let mut f = match OpenOptions::new().write(true).open(&tmp) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return write_durable(dir, STATUS, bytes);
+        }
+        Err(e) => return Err(e),
+    };
+    f.write_all(bytes)?;
+    f.set_len(bytes.len() as u64)?;
+    f.sync_all()?;
+    drop(f);
+    fs::rename(&tmp, dir.join(STATUS))?;
+    File::open(dir)?.sync_all()
+}
+
 /// Write a new file `dir/name` (readable by its owner only) in one write.
 pub(crate) fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     OpenOptions::new()
@@ -380,6 +418,29 @@ mod tests {
             at: None,
         };
         assert_eq!(s.render(), "failed a b\n");
+    }
+
+    #[test]
+    fn a_reserved_status_is_written_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        reserve_status(dir.path()).unwrap();
+        assert_eq!(
+            fs::metadata(dir.path().join(status_tmp())).unwrap().len(),
+            STATUS_ROOM as u64
+        );
+        write_status(dir.path(), b"exit 3\nwalltime ok\n").unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.path().join(STATUS)).unwrap(),
+            "exit 3\nwalltime ok\n"
+        );
+        assert!(!dir.path().join(status_tmp()).exists());
+        // Without a reservation: written anew.
+        let other = tempfile::tempdir().unwrap();
+        write_status(other.path(), b"exit 1\n").unwrap();
+        assert_eq!(
+            fs::read_to_string(other.path().join(STATUS)).unwrap(),
+            "exit 1\n"
+        );
     }
 
     #[test]
