@@ -204,6 +204,17 @@ pub trait ResourceManager: Send {
     /// running are re-adopted; ended ones come back from `observe` as
     /// `Finished`, unknown ones as `Vanished`.
     fn recover(&mut self, active: &[JobId], now: Time) -> Result<(), RmError>;
+    /// After `recover`: jobs this backend found running that were not in
+    /// its `active` list (the daemon's state was lost or replaced by an
+    /// older copy). They are left running and are never reported.
+    fn unknown_running(&self) -> Vec<JobId> {
+        Vec::new()
+    }
+    /// After `recover`: the highest job id this backend has any trace of
+    /// (the daemon never hands out an id up to it again).
+    fn highest_job_seen(&self) -> Option<JobId> {
+        None
+    }
 }
 
 /// The check every backend's [`ResourceManager::set_walltime`] makes

@@ -77,6 +77,8 @@ pub struct SchedStats {
     pub jobs_preempted: u64,
     /// Why changes cannot be recorded, while the store fails (mdiag -S).
     pub store_fault: Option<String>,
+    /// What a salvage start set aside or left alone (mdiag -S).
+    pub notices: Vec<String>,
 }
 
 /// Execution records by job: a persistent map, so publishing a snapshot
@@ -192,25 +194,49 @@ impl Actor {
     /// first snapshot.
     pub fn recover(
         cfg: Arc<DaemonConfig>,
-        store: Store,
+        mut store: Store,
         mut rm: Box<dyn ResourceManager>,
         socket: String,
     ) -> anyhow::Result<(Actor, Published)> {
+        use arches_store::RecordKind;
         let now = now();
         let nodes = initial_nodes(&cfg, rm.as_mut())?;
         let mut state = State::new(nodes);
         let mut exec = ExecMap::new();
         let mut active = Vec::new();
-        let mut intents: std::collections::BTreeMap<JobId, JobRecord> = store
-            .load_start_intents()?
-            .into_iter()
-            .map(|r| (r.job.id, r))
-            .collect();
+        let db = cfg.home.join("arches.db");
+        // Unreadable records stop the start, or are set aside (--salvage).
+        let mut salvage = crate::salvage::Salvage::new(cfg.salvage, &db);
+        let mut intents: std::collections::BTreeMap<JobId, JobRecord> =
+            std::collections::BTreeMap::new();
+        for r in store.load_start_intents_checked()? {
+            match r {
+                Ok(r) => {
+                    intents.insert(r.job.id, r);
+                }
+                Err(e) => {
+                    let id = crate::salvage::record_id(&e);
+                    salvage.unreadable(RecordKind::StartIntent, id, &e)?;
+                }
+            }
+        }
         let mut unconfirmed = BTreeSet::new();
         let mut deferred = std::collections::BTreeMap::new();
-        store.for_each_job(|rec| {
+        store.for_each_job_checked(|rec| {
+            let rec = match rec {
+                Ok(rec) => rec,
+                Err(e) => {
+                    let id = crate::salvage::record_id(&e);
+                    return salvage.unreadable(RecordKind::Job, id, &e);
+                }
+            };
             let rec = crate::intent::prefer_intent(rec, &mut intents, &mut unconfirmed);
-            let job = rec.to_job()?;
+            let job = match rec.to_job() {
+                Ok(job) => job,
+                Err(e) => {
+                    return salvage.unreadable(RecordKind::Job, rec.job.id.to_string(), &e);
+                }
+            };
             let id = job.id;
             let defer_hold = job.holds.contains(arches_core::HoldType::Defer);
             crate::observe::restore_job(&mut state, job)?;
@@ -232,17 +258,31 @@ impl Actor {
         if !unconfirmed.is_empty() {
             tracing::warn!(jobs = ?unconfirmed, "starts not confirmed before the last stop");
         }
-        for rec in store.load_reservations()? {
+        for rec in store.load_reservations_checked()? {
+            let rec = match rec {
+                Ok(rec) => rec,
+                Err(e) => {
+                    let id = crate::salvage::record_id(&e);
+                    salvage.unreadable(RecordKind::Reservation, id, &e)?;
+                    continue;
+                }
+            };
             if let Err(e) = state.add_reservation(rec.to_core()) {
                 tracing::warn!(rsv = %rec.id, error = %e, "stored reservation not restored");
             }
         }
+        let mut notices = salvage.finish(&mut store, now)?;
         let rsv_next = store
             .meta(crate::rsvctl::NEXT_RSV_KEY)?
             .and_then(|v| v.parse().ok())
             .unwrap_or(1);
         rm.recover(&active, now)?;
-        let next_id = store.next_id()?;
+        // Jobs the backend runs that the state does not know stop the
+        // start (or, salvaging, are reported); no id it knows is reused.
+        let (floor, unknown) =
+            crate::salvage::check_backend(rm.as_ref(), &state, cfg.salvage, &db)?;
+        notices.extend(unknown);
+        let next_id = store.next_id()?.max(floor);
         let accounting = match store.meta(arches_store::accounting::ACCOUNTING_KEY)? {
             Some(text) => arches_store::accounting::decode(&text).unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "stored statistics unreadable; starting a new period");
@@ -260,6 +300,7 @@ impl Actor {
         let host = crate::ident::short_hostname();
         let stats = SchedStats {
             started: now,
+            notices,
             ..SchedStats::default()
         };
         let plan = Arc::new(Plan::default());
@@ -655,6 +696,16 @@ impl Actor {
             tracing::info!(job = id, "job allocated, staging its $LOCAL data");
             return Ok(());
         }
+        if self.state.job(id).is_none() {
+            return Err(format!("unknown job {id}"));
+        }
+        let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
+            Some((_, p)) => p.clone(),
+            None => match self.stored_payload(id, now) {
+                Some(p) => p,
+                None => return Err(format!("job {id} has no usable stored script")),
+            },
+        };
         let job = self
             .state
             .job(id)
@@ -663,17 +714,6 @@ impl Actor {
             .exec
             .get(&id)
             .ok_or_else(|| format!("no execution record for job {id}"))?;
-        let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
-            Some((_, p)) => p.clone(),
-            None => match self.store.payload(id) {
-                Ok(p) => p.unwrap_or_default(),
-                Err(e) => {
-                    let why = format!("cannot read the job's script: {e}");
-                    self.start_failed(id, &why, now);
-                    return Err(why);
-                }
-            },
-        };
         let nodes = alloc
             .iter()
             .filter_map(|a| {
@@ -752,6 +792,15 @@ impl Actor {
         local: Option<(String, String)>,
         now: Time,
     ) -> Result<(), String> {
+        if self.state.job(id).is_none() {
+            return Err(format!("unknown job {id}"));
+        }
+        let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
+            Some((_, p)) => p.clone(),
+            None => self
+                .stored_payload(id, now)
+                .ok_or_else(|| format!("job {id} has no usable stored script"))?,
+        };
         let job = self
             .state
             .job(id)
@@ -764,14 +813,6 @@ impl Actor {
             .exec
             .get(&id)
             .ok_or_else(|| format!("no execution record for job {id}"))?;
-        let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
-            Some((_, p)) => p.clone(),
-            None => self
-                .store
-                .payload(id)
-                .map_err(|e| format!("cannot read the job's script: {e}"))?
-                .unwrap_or_default(),
-        };
         let nodes = run
             .alloc
             .iter()

@@ -25,6 +25,7 @@ pub mod pace;
 pub mod preempt;
 pub mod rm;
 pub mod rsvctl;
+pub mod salvage;
 pub mod simserve;
 pub mod staging;
 mod stream;
@@ -62,6 +63,14 @@ pub struct Options {
     /// Home directory (default: MOABHOMEDIR, else ~/.arches).
     #[arg(long, value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// Start even though stored records cannot be read (each is set aside in
+    /// the set_aside table of arches.db, kept and reported, never deleted) or
+    /// the resource manager runs jobs the state does not know (a lost or
+    /// replaced arches.db: they are left running, and their ids are never
+    /// handed out again). Without it the daemon refuses to start in both
+    /// cases and says why.
+    #[arg(long)]
+    pub salvage: bool,
     #[command(subcommand)]
     pub command: Option<Subcommand>,
 }
@@ -127,7 +136,8 @@ pub fn run(opts: &Options) -> anyhow::Result<()> {
     let loc = opts.locations();
     prepare_home(&loc.home)?;
     init_logging(&loc.home);
-    let cfg = config::load_config(&loc.home, opts.config.as_deref())?;
+    let mut cfg = config::load_config(&loc.home, opts.config.as_deref())?;
+    cfg.salvage = opts.salvage;
     let rm = rm::build_rm(&cfg)?;
     serve(loc, cfg, rm)
 }

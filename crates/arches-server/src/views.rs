@@ -490,6 +490,7 @@ pub fn scheduler(s: &Snapshot) -> SchedulerView {
             .warnings
             .iter()
             .chain(&st.store_fault)
+            .chain(&st.notices)
             .cloned()
             .collect(),
     }

@@ -151,6 +151,10 @@ pub struct LocalRm {
     /// Directories of jobs whose outcome is in `pending`.
     pending_dirs: Vec<PathBuf>,
     seq: u64,
+    /// Found by `recover`: live supervisors of jobs the daemon did not list
+    /// as active, and the highest job id in the spool.
+    unknown: Vec<JobId>,
+    highest: Option<JobId>,
 }
 
 impl LocalRm {
@@ -194,6 +198,8 @@ impl LocalRm {
             reported: Vec::new(),
             pending_dirs: Vec::new(),
             seq: 0,
+            unknown: Vec::new(),
+            highest: None,
         })
     }
 
@@ -503,7 +509,32 @@ impl ResourceManager for LocalRm {
                 }
             }
         }
+        // Every job this spool knows of, also those the daemon does not (a
+        // lost state database): their ids are never handed out again, and
+        // the live ones are not taken for garbage.
+        let live =
+            tracked::supervisors_of(&self.spool).map_err(|e| unreadable(Path::new("/proc"), e))?;
+        let names = fs::read_dir(&self.spool).map_err(|e| unreadable(&self.spool, e))?;
+        self.highest = names
+            .flatten()
+            .filter_map(|e| tracked::job_of_dir(e.file_name().to_str()?))
+            .chain(live.iter().map(|(job, _)| *job))
+            .max();
+        self.unknown = live
+            .iter()
+            .map(|(job, _)| *job)
+            .filter(|j| !active.contains(j))
+            .collect();
+        self.unknown.dedup();
         self.collect_garbage(active);
         Ok(())
+    }
+
+    fn unknown_running(&self) -> Vec<JobId> {
+        self.unknown.clone()
+    }
+
+    fn highest_job_seen(&self) -> Option<JobId> {
+        self.highest
     }
 }

@@ -216,6 +216,54 @@ fn find_supervisor(arg: &str) -> io::Result<Option<i32>> {
     Ok(None)
 }
 
+/// Every live supervisor of a job directory of `spool` (`<spool>/<job>`, or
+/// one moved aside as `<spool>/.retired-<job>-<n>`), as `(job, pid)`: what
+/// the processes themselves say, even if their directories are gone.
+pub(crate) fn supervisors_of(spool: &Path) -> io::Result<Vec<(JobId, i32)>> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc")?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Some(argv) = sys::cmdline(pid)? else {
+            continue;
+        };
+        if argv.first().map(String::as_str) != Some(super::SUPERVISOR_NAME) {
+            continue;
+        }
+        let Some(dir) = argv.last().map(Path::new) else {
+            continue;
+        };
+        if dir.parent() != Some(spool) || !sys::alive(pid)? {
+            continue;
+        }
+        if let Some(job) = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(job_of_dir)
+        {
+            found.push((job, pid));
+        }
+    }
+    found.sort_unstable();
+    Ok(found)
+}
+
+/// The job of a spool directory name: `<job>`, `.retired-<job>-<n>`.
+pub(crate) fn job_of_dir(name: &str) -> Option<JobId> {
+    name.parse().ok().or_else(|| {
+        name.strip_prefix(".retired-")?
+            .split('-')
+            .next()?
+            .parse()
+            .ok()
+    })
+}
+
 /// Whether `pid` is alive with `dir` as its working directory (a supervisor,
 /// possibly of a directory moved aside); `Err` when that cannot be told.
 pub(crate) fn runs_in(pid: i32, dir: &Path) -> io::Result<bool> {
