@@ -51,7 +51,23 @@ pub const EXIT_FAILURE: u8 = 1;
     about = "The Arches workload manager daemon (Moab compatible)",
     long_about = "Runs the scheduler in the foreground: reads moab.cfg from the home directory \
                   (MOABHOMEDIR), keeps its state in arches.db there, logs to stderr and \
-                  log/moab.log, and answers the client commands on moab.sock."
+                  log/moab.log, and answers the client commands on moab.sock.\n\n\
+                  Under pressure: the daemon raises its open-file limit to the hard limit at \
+                  start and serves at most CLIENTMAXCONNECTIONS client connections \
+                  (default 1024, and never more than three quarters of that limit), at most \
+                  CLIENTMAXCONNECTIONSPERUSER (default 128) of one user (root and the \
+                  daemon's user are not limited per user); a connection over a limit is \
+                  refused at once with a message. A connection that sends nothing, sends half \
+                  a request or does not read its answer for CLIENTTIMEOUT (default 30 s) is \
+                  closed. When arches.db cannot be written (disk full, I/O error), new jobs \
+                  are refused with the reason, nothing is started, reads are served, and what \
+                  is owed (job ends...) is retried every second until it is recorded; mdiag -S \
+                  says so.\n\n\
+                  The daemon does not start on a damaged state: an unreadable record, or jobs \
+                  still running that arches.db does not know (a lost or replaced database), \
+                  stop it with a message. --salvage starts anyway: unreadable records are set \
+                  aside (kept in the set_aside table of arches.db) and reported, unknown \
+                  running jobs are left alone, and no job id is ever handed out twice."
 )]
 pub struct Options {
     /// Configuration file (default: <home>/moab.cfg; without one the embedded default applies).
