@@ -245,7 +245,7 @@ mod tests {
             String::from_utf8(body).unwrap(),
             r#"{"now":1,"name":"","jobs":["1","3"],"unknown":[]}"#
         );
-        let body = collect(listing(&shell, "jobs", Vec::<u8>::new(), |i| Some(i)));
+        let body = collect(listing(&shell, "jobs", Vec::<u8>::new(), Some));
         assert_eq!(body, serde_json::to_vec(&shell).unwrap());
     }
 
