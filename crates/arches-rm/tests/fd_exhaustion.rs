@@ -166,6 +166,20 @@ fn observe_until(rm: &mut LocalRm, job: JobId) -> Vec<Observation> {
     }
 }
 
+/// With every descriptor taken, a few observations say nothing about `job`.
+fn nothing_misread(rm: &mut LocalRm, job: JobId, when: &str) {
+    let held = Exhausted::now();
+    for _ in 0..3 {
+        let seen = about(job, &rm.observe(0));
+        assert!(seen.is_empty(), "misread {when}: {seen:?}");
+    }
+    drop(held);
+}
+
+fn finished(job: JobId, code: i32) -> Vec<Observation> {
+    vec![Observation::Finished { job, at: 0, code }]
+}
+
 fn spool(tmp: &Path, job: JobId) -> PathBuf {
     tmp.join("spool").join(job.to_string())
 }
@@ -180,20 +194,8 @@ fn a_job_that_ends_while_descriptors_are_exhausted_keeps_its_exit_status() {
     rm.start(&launch(tmp.path(), 1, "exit 7\n"), 0)
         .expect("start");
     wait_supervisor_done(&spool(tmp.path(), 1));
-    let held = Exhausted::now();
-    for _ in 0..3 {
-        let seen = about(1, &rm.observe(0));
-        assert!(seen.is_empty(), "misread without descriptors: {seen:?}");
-    }
-    drop(held);
-    assert_eq!(
-        observe_until(&mut rm, 1),
-        vec![Observation::Finished {
-            job: 1,
-            at: 0,
-            code: 7
-        }]
-    );
+    nothing_misread(&mut rm, 1, "without descriptors");
+    assert_eq!(observe_until(&mut rm, 1), finished(1, 7));
 
     // A re-adopted supervisor (after a daemon restart), found through
     // `/proc` and its pid file.
@@ -209,26 +211,9 @@ fn a_job_that_ends_while_descriptors_are_exhausted_keeps_its_exit_status() {
         observe_until(&mut rm, 2).as_slice(),
         [Observation::Running { job: 2, .. }]
     ));
-    let held = Exhausted::now();
-    for _ in 0..3 {
-        let seen = about(2, &rm.observe(0));
-        assert!(seen.is_empty(), "misread while running: {seen:?}");
-    }
-    drop(held);
+    nothing_misread(&mut rm, 2, "while running");
     fs::write(&go, "").expect("go");
     wait_supervisor_done(&spool(tmp.path(), 2));
-    let held = Exhausted::now();
-    for _ in 0..3 {
-        let seen = about(2, &rm.observe(0));
-        assert!(seen.is_empty(), "misread after its end: {seen:?}");
-    }
-    drop(held);
-    assert_eq!(
-        observe_until(&mut rm, 2),
-        vec![Observation::Finished {
-            job: 2,
-            at: 0,
-            code: 5
-        }]
-    );
+    nothing_misread(&mut rm, 2, "after its end");
+    assert_eq!(observe_until(&mut rm, 2), finished(2, 5));
 }

@@ -433,8 +433,11 @@ impl Actor {
             }
             let owed =
                 !self.dirty.is_empty() || !self.purged.is_empty() || self.store_fault.is_some();
-            if (iterate || owed) && self.commit_due() {
-                let _ = self.commit();
+            if iterate || owed {
+                if self.commit_due() {
+                    let _ = self.commit();
+                }
+                // Visible at once, durable or still owed.
                 self.publish(now);
             }
             if self.trim_due {

@@ -28,9 +28,11 @@ use serde::Serialize;
 /// Bytes encoded per step of a large answer.
 pub(crate) const CHUNK: usize = 32 * 1024;
 
-/// Answers at least this large are worth returning their memory for once
-/// done ([`crate::pace::request_trim`]).
+/// Answers at least this large (or of this many items, sent whole or not:
+/// a client that stopped reading is closed with its answer half sent) are
+/// worth returning their memory for once done ([`crate::pace::request_trim`]).
 const TRIM_ABOVE: usize = 4 * 1024 * 1024;
+const TRIM_ITEMS: usize = 1000;
 
 /// The encoding of `shell` split around its empty list `field`: what comes
 /// before the list's first item and after its last. `None` when `field` is
@@ -59,6 +61,7 @@ struct Lazy<K, F> {
     tail: Option<Bytes>,
     first: bool,
     sent: usize,
+    items: usize,
 }
 
 impl<K, F, I> Lazy<K, F>
@@ -127,7 +130,7 @@ where
 
 impl<K, F> Drop for Lazy<K, F> {
     fn drop(&mut self) {
-        if self.sent >= TRIM_ABOVE {
+        if self.sent >= TRIM_ABOVE || self.items >= TRIM_ITEMS {
             crate::pace::request_trim();
         }
     }
@@ -151,6 +154,7 @@ where
     };
     let body = Lazy {
         head: Some(Bytes::from(head)),
+        items: keys.len(),
         keys: keys.into_iter(),
         item,
         tail: Some(Bytes::from(tail)),
