@@ -952,7 +952,11 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Resubmit { job }
         | Event::Lock { job, .. }
         | Event::Purge { job } => Some(*job),
-        Event::NodeState { .. } | Event::AddNode(_) | Event::UpdateNode { .. } => None,
+        Event::NodeState { .. }
+        | Event::AddNode(_)
+        | Event::UpdateNode { .. }
+        | Event::SubmitArray(_)
+        | Event::Array { .. } => None,
     }
 }
 
