@@ -121,6 +121,12 @@ pub struct SubmitRequest {
     pub submit_args: String,
     /// Host the client ran on.
     pub submit_host: String,
+    /// `-t`: a job array, as written (`1-100`, `name[1-9:2]%5`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<String>,
+    /// Arguments the script runs with (`msub -F "a b" script`, `msub script a b`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
 }
 
 /// Answer to a successful submission.
@@ -194,6 +200,64 @@ pub struct JobSummary {
     pub eligible_secs: i64,
     /// Rerunable (`-r y` / RESTARTABLE).
     pub restartable: bool,
+    /// A sub-job of a job array, or the line that stands for an array's
+    /// pending sub-jobs (`id` is then the array's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<ArrayMember>,
+}
+
+/// A job's place in a job array.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrayMember {
+    /// The array's id.
+    pub array: u64,
+    /// The sub-job's index (`None`: the line stands for `pending`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
+    /// Pending sub-jobs this line stands for, as an index list (`5-100`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<String>,
+    /// How many sub-jobs `pending` lists.
+    #[serde(default)]
+    pub pending_count: u32,
+}
+
+impl JobSummary {
+    /// The id Moab prints: `17`, a sub-job `17[3]`, pending sub-jobs
+    /// `17[4-100]`.
+    pub fn jobid(&self) -> String {
+        match &self.array {
+            Some(ArrayMember {
+                array,
+                index: Some(i),
+                ..
+            }) => format!("{array}[{i}]"),
+            Some(ArrayMember {
+                array,
+                pending: Some(p),
+                ..
+            }) => format!("{array}[{p}]"),
+            _ => self.id.to_string(),
+        }
+    }
+}
+
+/// checkjob's `Job Array Info` of an array (or of a sub-job's array).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ArrayInfo {
+    /// The array's id.
+    pub array: u64,
+    /// The index list (`1-100:2`).
+    pub indices: String,
+    pub slot_limit: Option<u32>,
+    pub count: u32,
+    pub active: u32,
+    pub eligible: u32,
+    pub blocked: u32,
+    pub completed: u32,
+    /// `(index, name, state)` of every sub-job (checkjob -v).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<(u32, String, String)>,
 }
 
 /// Query of the showq route.
@@ -316,6 +380,12 @@ pub struct JobDetail {
     /// waits for; whether a running job is preemptible, by whom, or why not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preemption: Vec<String>,
+    /// The job array this job is, or belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array_info: Option<ArrayInfo>,
+    /// Arguments the script runs with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
 }
 
 /// One file of a job's data staging.

@@ -58,6 +58,8 @@ pub struct Submission {
     group: String,
     /// Flags the user asked for (`-l flags=`), as opposed to those of the class.
     user_flags: Vec<JobFlag>,
+    /// `-t`: the job is an array ([`crate::arrays`]).
+    pub array: Option<arches_core::ArraySpec>,
 }
 
 /// Parses a submission for `user` at time `now`.
@@ -100,10 +102,11 @@ pub fn parse(
         }
     }
     let request = res.request()?;
-    let name = req
-        .name
-        .clone()
-        .filter(|n| !n.is_empty())
+    let array = array::parse(req)?;
+    let name = array
+        .as_ref()
+        .and_then(|a| a.name.clone())
+        .or_else(|| req.name.clone().filter(|n| !n.is_empty()))
         .unwrap_or_else(|| "STDIN".to_string());
     let mut job = Job::new(0, &user.name, request, walltime, now);
     job.name = name;
@@ -172,6 +175,7 @@ pub fn parse(
         user: user.clone(),
         group: group.to_string(),
         user_flags: res.flags.clone(),
+        array,
     })
 }
 
@@ -189,6 +193,15 @@ pub fn privileged_flag_error(flag: JobFlag) -> String {
 }
 
 impl Submission {
+    /// `-o`, `-e` as written and whether `-j eo` joins into the error file.
+    pub fn output_spec(&self) -> (Option<String>, Option<String>, bool) {
+        (
+            self.req.output.clone().filter(|o| !o.is_empty()),
+            self.req.error.clone().filter(|e| !e.is_empty()),
+            self.req.join && self.req.join_to_error,
+        )
+    }
+
     /// Refuses flags the caller may not set ([`PRIVILEGED_FLAGS`]).
     pub fn check_privileges(&self, admin: bool) -> Result<(), SubmitError> {
         match self
@@ -499,6 +512,7 @@ pub fn parse_start_date(text: &str, now: Time) -> Result<Time, SubmitError> {
     Ok(at as Time)
 }
 
+mod array;
 mod resources;
 
 pub use resources::parse_mem;

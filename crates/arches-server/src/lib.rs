@@ -10,6 +10,7 @@
 
 pub mod actions;
 pub mod actor;
+pub mod arrays;
 pub mod config;
 mod control;
 mod defer;
