@@ -222,6 +222,51 @@ pub struct ArrayMember {
     pub pending_count: u32,
 }
 
+impl ArrayMember {
+    /// The indices `pending` lists, in order (empty if malformed).
+    pub fn pending_indices(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for part in self.pending.as_deref().unwrap_or("").split(',') {
+            let (span, step) = match part.split_once(':') {
+                Some((s, st)) => (s, st.parse::<u32>().unwrap_or(1).max(1)),
+                None => (part, 1),
+            };
+            let (a, b) = span.split_once('-').unwrap_or((span, span));
+            let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) else {
+                return Vec::new();
+            };
+            out.extend((a..=b).step_by(step as usize));
+        }
+        out
+    }
+}
+
+/// The compact notation of indices given in increasing order
+/// (`1-3,7-13:2`), as `ArrayMember::pending` carries them.
+pub fn index_list(indices: &[u32]) -> String {
+    let mut runs: Vec<(u32, u32, u32)> = Vec::new();
+    for &i in indices {
+        match runs.last_mut() {
+            Some(r) if r.0 == r.1 && i > r.1 => {
+                r.2 = i - r.1;
+                r.1 = i;
+            }
+            Some(r) if i == r.1 + r.2 => r.1 = i,
+            _ => runs.push((i, i, 1)),
+        }
+    }
+    let parts: Vec<String> = runs
+        .iter()
+        .map(|&(a, b, s)| match (a == b, s) {
+            (true, _) => a.to_string(),
+            (false, 1) => format!("{a}-{b}"),
+            (false, s) if b - a == s => format!("{a},{b}"),
+            (false, s) => format!("{a}-{b}:{s}"),
+        })
+        .collect();
+    parts.join(",")
+}
+
 impl JobSummary {
     /// The id Moab prints: `17`, a sub-job `17[3]`, pending sub-jobs
     /// `17[4-100]`.
@@ -1102,5 +1147,25 @@ pub mod paths {
         std::fs::metadata("/proc/self")
             .map(|m| m.uid())
             .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod array_tests {
+    use super::*;
+
+    #[test]
+    fn index_lists_round_trip() {
+        assert_eq!(index_list(&[1, 2, 3, 7, 9, 11, 13]), "1-3,7-13:2");
+        assert_eq!(index_list(&[4]), "4");
+        assert_eq!(index_list(&[4, 10]), "4,10");
+        assert_eq!(index_list(&[]), "");
+        let m = ArrayMember {
+            array: 5,
+            index: None,
+            pending: Some("1-3,7-13:2".to_string()),
+            pending_count: 7,
+        };
+        assert_eq!(m.pending_indices(), [1, 2, 3, 7, 9, 11, 13]);
     }
 }

@@ -208,28 +208,6 @@ fn format_ranges(ranges: &[IndexRange]) -> String {
     parts.join(",")
 }
 
-/// The compact notation of a set of indices given in increasing order
-/// (`1-3,7,9-13:2`): what showq prints for collapsed sub-jobs.
-pub fn compact(indices: impl IntoIterator<Item = u32>) -> String {
-    let mut ranges: Vec<IndexRange> = Vec::new();
-    for i in indices {
-        match ranges.last_mut() {
-            Some(r) if r.start == r.end && i > r.end => {
-                r.step = i - r.end;
-                r.end = i;
-            }
-            Some(r) if i == r.end + r.step => r.end = i,
-            _ => ranges.push(IndexRange {
-                start: i,
-                end: i,
-                step: 1,
-            }),
-        }
-    }
-    // A pair with a large step reads better as two singles.
-    format_ranges(&ranges)
-}
-
 /// `msub -t`: `[name][INDICES][%LIMIT]` or `INDICES[%LIMIT]` — `1-100`,
 /// `myarray[1-100]%5`, `[1-9:2]`, `1,5,7%2`.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -725,7 +725,7 @@ impl Actor {
         if let Some(kv) = self.local_env(id) {
             launch.exec.env.push(kv);
         }
-        crate::arrays::element_env(&self.state, id, &mut launch.exec.env);
+        crate::jobenv::at_start(&self.state, self.rm.name(), id, &mut launch.exec.env);
         let wait = (now - job.submit_time).max(0) as f64;
         if let Err(e) = self.rm.start(&launch, now) {
             let why = e.to_string();
@@ -813,7 +813,7 @@ impl Actor {
             restarted: job.start_count > 1,
         };
         launch.exec.env.extend(local);
-        crate::arrays::element_env(&self.state, id, &mut launch.exec.env);
+        crate::jobenv::at_start(&self.state, self.rm.name(), id, &mut launch.exec.env);
         let mut intent = job.clone();
         intent.state = JobState::Running;
         if let Some(r) = intent.run.as_mut() {

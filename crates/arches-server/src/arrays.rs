@@ -242,7 +242,7 @@ pub fn pending_lines(s: &Snapshot) -> Vec<(u32, JobId, JobSummary)> {
         line.array = Some(ArrayMember {
             array: a.id,
             index: None,
-            pending: Some(arches_core::array::compact(pending.iter().copied())),
+            pending: Some(arches_api::index_list(&pending)),
             pending_count: pending.len() as u32,
         });
         out.push((rank, a.element_id(first), line));

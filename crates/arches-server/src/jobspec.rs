@@ -259,6 +259,9 @@ impl Submission {
             "MOAB_USER",
             "MOAB_GROUP",
             "MOAB_ACCOUNT",
+            "MOAB_BATCH",
+            "PBS_O_QUEUE",
+            "PBS_ENVIRONMENT",
             "HOME",
             "USER",
             "LOGNAME",
@@ -297,6 +300,10 @@ impl Submission {
             ("MOAB_USER", self.user.name.clone()),
             ("MOAB_GROUP", self.group.clone()),
             ("MOAB_ACCOUNT", account),
+            ("MOAB_BATCH", "1".to_string()),
+            // The queue asked for (Torque) and the batch marker.
+            ("PBS_O_QUEUE", self.req.class.clone().unwrap_or_default()),
+            ("PBS_ENVIRONMENT", "PBS_BATCH".to_string()),
         ] {
             env.push((k.to_string(), v));
         }

@@ -18,6 +18,7 @@ pub mod estimates;
 pub mod http;
 pub mod ident;
 pub mod intent;
+pub mod jobenv;
 pub mod jobspec;
 mod observe;
 pub mod pace;

@@ -34,14 +34,6 @@ fn index_lists_parse_format_and_locate() {
 }
 
 #[test]
-fn compact_notation_of_index_sets() {
-    assert_eq!(compact([1, 2, 3, 7, 9, 11, 13]), "1-3,7-13:2");
-    assert_eq!(compact([4]), "4");
-    assert_eq!(compact([4, 10]), "4,10");
-    assert_eq!(compact(std::iter::empty()), "");
-}
-
-#[test]
 fn array_requests_as_msub_takes_them() {
     let s = ArraySpec::parse("myarray[1-100]%5").unwrap();
     assert_eq!(s.name.as_deref(), Some("myarray"));
