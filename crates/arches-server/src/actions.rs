@@ -389,6 +389,7 @@ impl Actor {
             .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
         let active = job.state.is_active();
         match attr_l.as_str() {
+            "depend" | "dependency" => self.modify_depend(caller, id, op, value, now),
             "walltime" | "wclimit" | "reqawduration" => {
                 let secs = parse_duration(value)
                     .map_err(|_| format!("ERROR:  invalid walltime '{value}'"))?;

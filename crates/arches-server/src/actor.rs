@@ -472,10 +472,12 @@ impl Actor {
     }
 
     fn submit(&mut self, mut sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
+        sub.resolve_dependencies(&self.state)?;
         if let Some(spec) = sub.array.take() {
             return self.submit_array(sub, spec, now);
         }
         sub.check_against(&self.state)?;
+        let befores = std::mem::take(&mut sub.befores);
         crate::staging::check_submission(self.staging.as_ref().map(|d| d.model), &sub.exec)?;
         let id = self.next_id;
         let (mut job, exec, payload) = sub.finalize(id, &self.host);
@@ -495,6 +497,7 @@ impl Actor {
         self.dirty.insert(id);
         self.wake = true;
         self.submitted_since_trim += 1;
+        self.apply_befores(id, &befores, now);
         tracing::info!(job = id, "job submitted");
         Ok(SubmitResponse { id })
     }
@@ -1006,5 +1009,6 @@ pub(crate) fn exec_spec(
         gid: rec.gid,
         groups: rec.groups.clone(),
         class,
+        args: rec.args.clone(),
     }
 }

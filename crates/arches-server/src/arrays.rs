@@ -319,12 +319,13 @@ impl Actor {
     /// a job yet (the next iteration makes the first window).
     pub(crate) fn submit_array(
         &mut self,
-        sub: Submission,
+        mut sub: Submission,
         spec: ArraySpec,
         now: Time,
     ) -> Result<SubmitResponse, SubmitError> {
         sub.check_against(&self.state)?;
         crate::staging::check_submission(self.staging.as_ref().map(|d| d.model), &sub.exec)?;
+        let befores = std::mem::take(&mut sub.befores);
         let id = self.next_id;
         let (output, error, join_to_error) = sub.output_spec();
         let (mut job, exec, payload) = sub.finalize(id, &self.host);
@@ -345,6 +346,7 @@ impl Actor {
         self.arrays.records.insert(id, rec);
         self.arrays.dirty.insert(id);
         self.wake = true;
+        self.apply_befores(id, &befores, now);
         tracing::info!(array = id, sub_jobs = count, "job array submitted");
         Ok(SubmitResponse { id })
     }

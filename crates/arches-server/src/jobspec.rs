@@ -60,6 +60,11 @@ pub struct Submission {
     user_flags: Vec<JobFlag>,
     /// `-t`: the job is an array ([`crate::arrays`]).
     pub array: Option<arches_core::ArraySpec>,
+    /// Dependencies on named jobs, arrays and sub-jobs, until resolved
+    /// ([`Submission::resolve_dependencies`]).
+    depend_named: Vec<depend::Named>,
+    /// Jobs this one's `before` dependencies make wait for it.
+    pub befores: Vec<(JobId, arches_core::DependencyKind)>,
 }
 
 /// Parses a submission for `user` at time `now`.
@@ -166,6 +171,7 @@ pub fn parse(
         ttc: res.ttc.clone(),
         stage_in,
         stage_out,
+        args: script_args(&req.args)?,
         ..ExecRecord::default()
     };
     Ok(Submission {
@@ -176,7 +182,25 @@ pub fn parse(
         group: group.to_string(),
         user_flags: res.flags.clone(),
         array,
+        depend_named: res.depend_named.clone(),
+        befores: Vec::new(),
     })
+}
+
+/// Script arguments: at most 4,096, 64 KiB in all, no NUL byte (they
+/// become a process's argv).
+fn script_args(args: &[String]) -> Result<Vec<String>, SubmitError> {
+    let total: usize = args.iter().map(|a| a.len() + 1).sum();
+    if args.len() > 4096 || total > 64 * 1024 {
+        return err(format!(
+            "too many script arguments ({} arguments, {total} bytes; limits 4096 and 65536)",
+            args.len()
+        ));
+    }
+    if args.iter().any(|a| a.contains('\0')) {
+        return err("a script argument contains a NUL byte");
+    }
+    Ok(args.to_vec())
 }
 
 /// Job flags only an administrator may give a job directly: preemption
@@ -214,18 +238,21 @@ impl Submission {
         }
     }
 
+    /// Resolves the dependencies against the known jobs (names, arrays,
+    /// sub-jobs; every job named must exist) and checks the jobs its
+    /// `before` dependencies would change.
+    pub fn resolve_dependencies(&mut self, state: &State) -> Result<(), SubmitError> {
+        let deps = depend::resolve(state, &self.job.cred.user, &self.job.depend, &self.depend_named)?;
+        self.befores = depend::befores(state, &self.job.cred.user, &deps)?;
+        self.job.depend = deps;
+        self.depend_named.clear();
+        Ok(())
+    }
+
     /// Checks the request against the cluster and the known jobs.
     pub fn check_against(&self, state: &State) -> Result<(), SubmitError> {
-        for d in &self.job.depend {
-            if state.job(d.job).is_none() {
-                return err(format!(
-                    "cannot locate dependency job '{}' ({}:{})",
-                    d.job,
-                    d.kind.as_str(),
-                    d.job
-                ));
-            }
-        }
+        let mut probe = self.clone();
+        probe.resolve_dependencies(state)?;
         fits_somewhere(state, &self.job.req)
     }
 
@@ -520,6 +547,7 @@ pub fn parse_start_date(text: &str, now: Time) -> Result<Time, SubmitError> {
 }
 
 mod array;
+pub mod depend;
 mod resources;
 
 pub use resources::parse_mem;

@@ -14,6 +14,7 @@ pub mod arrays;
 pub mod config;
 mod control;
 mod defer;
+mod depend;
 pub mod estimates;
 pub mod http;
 pub mod ident;

@@ -261,7 +261,10 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
         depend: j
             .depend
             .iter()
-            .map(|d| format!("{}:{}", d.kind.as_str(), d.job))
+            .map(|d| {
+                let target = crate::arrays::display_id(&s.state, d.job);
+                format!("{}:{}", d.kind.as_str(), target)
+            })
             .collect(),
         start_after: j.start_after,
         start_count: j.start_count,
