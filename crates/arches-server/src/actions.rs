@@ -95,6 +95,12 @@ impl Actor {
         let mut seen = std::collections::BTreeSet::new();
         ids.retain(|id| seen.insert(*id));
         arrays.retain(|id| seen.insert(*id));
+        // A sub-job of an array acted on as a whole is acted on with it.
+        ids.retain(|id| {
+            self.state
+                .array_of(*id)
+                .is_none_or(|(a, _)| !arrays.contains(&a.id))
+        });
         for array in arrays {
             match self.array_action(caller, array, &req.action, now) {
                 Ok(Some(line)) => resp.stdout.push(line),

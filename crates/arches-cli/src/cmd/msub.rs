@@ -30,7 +30,14 @@ Output files: without -o/-e, stdout and stderr go to `<name>.o<id>` and `<name>.
 directory msub ran in (the submission directory, Moab's `$SUBMISSIONDIR` and Torque's qsub \
 behaviour), also when -d sets another working directory; relative -o/-e paths are resolved \
 against the submission directory too. -j oe writes both streams to the output file, -j eo to the \
-error file. -E is accepted for compatibility: the MOAB_* variables are always set.",
+error file. -E is accepted for compatibility: the MOAB_* variables are always set. \
+Job arrays (-t): the job id printed is the array's; sub-job INDEX is ID[INDEX], sees PBS_ARRAYID, \
+MOAB_JOBARRAYINDEX and MOAB_JOBARRAYRANGE (the sub-job count), and writes <name>.o<id>-<index> \
+(in -o/-e, %I is the index, %J the array id, $PBS_ARRAYID works too). Dependencies \
+(-W depend=): [TYPE:][jobname.NAME|ID][:...][,...], afterok when no type is given; after, afterok, \
+afternotok, afterany, before, beforeok, beforenotok, beforeany, and for a whole array ID[] \
+afterstartarray, afterokarray, afternotokarray, afteranyarray. Script arguments: -F \"a b\" or the \
+words after SCRIPT (-- before arguments that start with -).",
     disable_help_flag = true,
     args_override_self = true
 )]

@@ -608,6 +608,7 @@ mod blocked_tests {
             block_reason: reason.map(String::from),
             eligible_secs: 0,
             restartable: false,
+            array: None,
         }
     }
 
