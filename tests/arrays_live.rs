@@ -64,8 +64,16 @@ args=2:one:two words\n"
     }
     // One index: its own id, Job Group lines; completed.
     let one = text(&d.run("checkjob", &[&format!("{id}[3]")]).stdout);
-    assert!(one.starts_with(&format!("job {id}[3]\n\nAName: arr\nState: Completed \n")), "{one}");
-    assert!(one.contains(&format!("Job Group:        {id}\nParent Array ID:  {id}\nArray Range:      4\n")), "{one}");
+    assert!(
+        one.starts_with(&format!("job {id}[3]\n\nAName: arr\nState: Completed \n")),
+        "{one}"
+    );
+    assert!(
+        one.contains(&format!(
+            "Job Group:        {id}\nParent Array ID:  {id}\nArray Range:      4\n"
+        )),
+        "{one}"
+    );
     let done = text(&d.run("showq", &["-c"]).stdout);
     for i in 1..=4 {
         assert!(done.contains(&format!("\n{id}[{i}] ")), "{done}");
@@ -87,7 +95,10 @@ args=2:one:two words\n"
     // `msub script a b`: the words after the script are its arguments.
     let script = d.home.path().join("args.sh");
     std::fs::write(&script, "echo \"$#:$1:$2\"\n").unwrap();
-    let out = d.run("msub", &["-N", "argv", script.to_str().unwrap(), "x", "y z"]);
+    let out = d.run(
+        "msub",
+        &["-N", "argv", script.to_str().unwrap(), "x", "y z"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let c = common::parse_id(&out);
     d.wait_state(c, "Completed", Duration::from_secs(30));
@@ -143,7 +154,10 @@ fn slot_limit_collapsed_lines_and_whole_array_actions() {
     let q = wait_until(&d, &["showq"], |o| o.contains("Total jobs:  0\n"));
     assert!(!q.contains(&format!("{id}[")), "{q}");
     let info = text(&d.run("checkjob", &[&id.to_string()]).stdout);
-    assert!(info.contains("    Completed:      300 ( 100.0% )"), "{info}");
+    assert!(
+        info.contains("    Completed:      300 ( 100.0% )"),
+        "{info}"
+    );
     assert!(info.contains("State: Removed \n"), "{info}");
 }
 
@@ -152,7 +166,10 @@ fn dependencies_in_moab_forms() {
     let d = Daemon::start_with_config(Some(CFG));
     let held = d.submit("true\n", &["-h", "-N", "prep", "-l", "walltime=60"]);
     // No type: afterok; by name.
-    let a = d.submit("true\n", &["-W", "depend=jobname.prep", "-l", "walltime=60"]);
+    let a = d.submit(
+        "true\n",
+        &["-W", "depend=jobname.prep", "-l", "walltime=60"],
+    );
     let v = text(&d.run("checkjob", &["-v", &a.to_string()]).stdout);
     assert!(v.contains(&format!("Depend:    afterok:{held}\n")), "{v}");
     // beforeok: the other job waits for this one.
@@ -160,11 +177,17 @@ fn dependencies_in_moab_forms() {
     let v = text(&d.run("checkjob", &["-v", &held.to_string()]).stdout);
     assert!(v.contains(&format!("Depend:    afterok:{b}\n")), "{v}");
     // mjobctl -m depend= replaces, += adds, -= removes.
-    let out = d.run("mjobctl", &["-m", &format!("depend=afterany:{b}"), &a.to_string()]);
+    let out = d.run(
+        "mjobctl",
+        &["-m", &format!("depend=afterany:{b}"), &a.to_string()],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v = text(&d.run("checkjob", &["-v", &a.to_string()]).stdout);
     assert!(v.contains(&format!("Depend:    afterany:{b}\n")), "{v}");
-    let out = d.run("mjobctl", &["-m", &format!("depend-=afterany:{b}"), &a.to_string()]);
+    let out = d.run(
+        "mjobctl",
+        &["-m", &format!("depend-=afterany:{b}"), &a.to_string()],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let v = text(&d.run("checkjob", &["-v", &a.to_string()]).stdout);
     assert!(!v.contains("Depend:"), "{v}");
@@ -172,11 +195,19 @@ fn dependencies_in_moab_forms() {
     let arr = d.submit("exit 0\n", &["-t", "1-3", "-l", "walltime=60"]);
     let c = d.submit(
         "true\n",
-        &["-W", &format!("depend=afterokarray:{arr}[]"), "-l", "walltime=60"],
+        &[
+            "-W",
+            &format!("depend=afterokarray:{arr}[]"),
+            "-l",
+            "walltime=60",
+        ],
     );
     d.wait_state(c, "Completed", Duration::from_secs(30));
     let info = text(&d.run("checkjob", &[&arr.to_string()]).stdout);
-    assert!(info.contains("    Completed:        3 ( 100.0% )"), "{info}");
+    assert!(
+        info.contains("    Completed:        3 ( 100.0% )"),
+        "{info}"
+    );
 }
 
 #[test]
@@ -195,8 +226,14 @@ fn bad_arrays_and_dependencies_are_refused_and_nothing_is_queued() {
         &["-t", "1-5,3"],
         "invalid job array request '1-5,3' (index 3 given twice)",
     );
-    refused(&["-t", "1-3%0"], "invalid job array request '1-3%0' (slot limit must be at least 1)");
-    refused(&["-t", "x[1-3"], "invalid job array request 'x[1-3' (unbalanced brackets in 'x[1-3')");
+    refused(
+        &["-t", "1-3%0"],
+        "invalid job array request '1-3%0' (slot limit must be at least 1)",
+    );
+    refused(
+        &["-t", "x[1-3"],
+        "invalid job array request 'x[1-3' (unbalanced brackets in 'x[1-3')",
+    );
     refused(
         &["-t", "1-200000"],
         "invalid job array request '1-200000' (more than 100000 sub-jobs (the largest array accepted))",
@@ -205,7 +242,10 @@ fn bad_arrays_and_dependencies_are_refused_and_nothing_is_queued() {
         &["-W", "depend=syncwith:4"],
         "dependency type 'syncwith' is not supported (supported: after, afterok, afternotok, afterany, before, beforeok, beforenotok, beforeany, afterstartarray, afterokarray, afternotokarray, afteranyarray)",
     );
-    refused(&["-W", "depend=afterok:77"], "cannot locate dependency job '77' (afterok:77)");
+    refused(
+        &["-W", "depend=afterok:77"],
+        "cannot locate dependency job '77' (afterok:77)",
+    );
     refused(
         &["-W", "depend=afterok:jobname.none"],
         "cannot locate dependency job 'jobname.none' (afterok:jobname.none)",
@@ -214,7 +254,10 @@ fn bad_arrays_and_dependencies_are_refused_and_nothing_is_queued() {
         &["-W", "depend=afterok:x"],
         "invalid dependency 'afterok:x' ('x' is not a job id or jobname.NAME)",
     );
-    refused(&["-F", "a b"], "script arguments need a script file (none given: standard input)");
+    refused(
+        &["-F", "a b"],
+        "script arguments need a script file (none given: standard input)",
+    );
     let q = text(&d.run("showq", &[]).stdout);
     assert!(q.contains("Total jobs:  0\n"), "{q}");
 }

@@ -892,11 +892,7 @@ fn array_sub_jobs_with_their_environment_and_arguments_run_in_slurm() {
         std::thread::sleep(Duration::from_millis(200));
     }
     for i in 1..=3 {
-        let path = fx
-            .d
-            .home
-            .path()
-            .join(format!("{}arr.o{id}-{i}", fx.prefix));
+        let path = fx.d.home.path().join(format!("{}arr.o{id}-{i}", fx.prefix));
         let out = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
         assert_eq!(
             out,

@@ -126,7 +126,8 @@ impl Indices {
             if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(format!("'{s}' is not an index"));
             }
-            s.parse::<u32>().map_err(|_| format!("index '{s}' too large"))
+            s.parse::<u32>()
+                .map_err(|_| format!("index '{s}' too large"))
         };
         let mut ranges = Vec::new();
         for part in text.split(',') {
@@ -176,7 +177,10 @@ impl Indices {
 
     /// The position of `index` in the list.
     pub fn position(&self, index: u32) -> Option<u32> {
-        let k = self.ranges.partition_point(|r| r.start <= index).checked_sub(1)?;
+        let k = self
+            .ranges
+            .partition_point(|r| r.start <= index)
+            .checked_sub(1)?;
         let r = self.ranges[k];
         (index <= r.end && (index - r.start) % r.step == 0)
             .then(|| self.before[k] + (index - r.start) / r.step)
@@ -429,9 +433,7 @@ impl State {
 
     /// The sub-jobs of an array that are jobs now, by id.
     pub fn array_jobs<'a>(&'a self, a: &ArrayJob) -> impl Iterator<Item = &'a Job> + 'a {
-        self.jobs
-            .range(a.id + 1..=a.last_id())
-            .map(|(_, j)| &**j)
+        self.jobs.range(a.id + 1..=a.last_id()).map(|(_, j)| &**j)
     }
 
     /// Counts of an array's sub-jobs by state.
@@ -552,7 +554,11 @@ impl State {
         if self.arrays.map.contains_key(&a.id) {
             return Err(EventError::DuplicateJob(a.id));
         }
-        let clash = self.jobs.range(a.id..=a.last_id()).next().map(|(id, _)| *id);
+        let clash = self
+            .jobs
+            .range(a.id..=a.last_id())
+            .next()
+            .map(|(id, _)| *id);
         let clash = clash.or_else(|| {
             self.arrays
                 .map

@@ -606,7 +606,9 @@ fn replay(sc: &Scenario) -> Outcome {
             out.qos.insert(j.id, j.cred.qos.clone());
             if let Some(a) = sc.arrays.get(&j.id) {
                 let array = arches_core::ArrayJob::new(j.id, j, a.indices.clone(), a.slot_limit);
-                state.apply(Event::SubmitArray(Box::new(array)), now).unwrap();
+                state
+                    .apply(Event::SubmitArray(Box::new(array)), now)
+                    .unwrap();
                 continue;
             }
             state.apply(Event::Submit(Box::new(j)), now).unwrap();

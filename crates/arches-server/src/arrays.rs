@@ -159,8 +159,7 @@ pub fn array_info(s: &Snapshot, a: &ArrayJob, members: bool) -> ArrayInfo {
         ..ArrayInfo::default()
     };
     let mut queued_state = |j: &Job| {
-        let eligible = j.holds.is_empty()
-            && s.plan.decisions.get(&j.id).is_none_or(|d| d.eligible);
+        let eligible = j.holds.is_empty() && s.plan.decisions.get(&j.id).is_none_or(|d| d.eligible);
         if eligible {
             info.eligible += 1;
             "Idle"

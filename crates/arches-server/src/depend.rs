@@ -42,7 +42,12 @@ impl Actor {
     }
 
     /// `before` dependencies of job `id`: each target waits for it.
-    pub(crate) fn apply_befores(&mut self, id: JobId, befores: &[(JobId, DependencyKind)], now: Time) {
+    pub(crate) fn apply_befores(
+        &mut self,
+        id: JobId,
+        befores: &[(JobId, DependencyKind)],
+        now: Time,
+    ) {
         for &(target, kind) in befores {
             let mut deps = self.dependencies(target);
             let d = Dependency { kind, job: id };
@@ -72,16 +77,23 @@ impl Actor {
             ));
         }
         let owner = job.cred.user.clone();
-        let fail = |e: crate::jobspec::SubmitError| format!("ERROR:  cannot set dependency for job {id} - {}", e.0);
+        let fail = |e: crate::jobspec::SubmitError| {
+            format!("ERROR:  cannot set dependency for job {id} - {}", e.0)
+        };
         let (deps, named) = crate::jobspec::depend::parse(value).map_err(fail)?;
-        let given = crate::jobspec::depend::resolve(&self.state, &owner, &deps, &named).map_err(fail)?;
+        let given =
+            crate::jobspec::depend::resolve(&self.state, &owner, &deps, &named).map_err(fail)?;
         if given.iter().any(|d| d.job == id) {
             return Err(format!("ERROR:  job {id} cannot depend on itself"));
         }
         let befores = if op == '-' {
             Vec::new()
         } else {
-            let user = if caller.admin { owner.as_str() } else { caller.user.as_str() };
+            let user = if caller.admin {
+                owner.as_str()
+            } else {
+                caller.user.as_str()
+            };
             crate::jobspec::depend::befores(&self.state, user, &given).map_err(fail)?
         };
         let mut list = match op {
@@ -99,6 +111,8 @@ impl Actor {
         }
         self.set_dependencies(id, list, now);
         self.apply_befores(id, &befores, now);
-        Ok(Some(format!("set depend attribute for job {id} to '{value}'")))
+        Ok(Some(format!(
+            "set depend attribute for job {id} to '{value}'"
+        )))
     }
 }

@@ -38,7 +38,13 @@ pub fn at_start(state: &State, rm: &str, id: JobId, env: &mut Vec<(String, Strin
     let depend: Vec<String> = j
         .depend
         .iter()
-        .map(|d| format!("{}:{}", d.kind.as_str(), crate::arrays::display_id(state, d.job)))
+        .map(|d| {
+            format!(
+                "{}:{}",
+                d.kind.as_str(),
+                crate::arrays::display_id(state, d.job)
+            )
+        })
         .collect();
     if !depend.is_empty() {
         set(env, "MOAB_DEPEND", depend.join(","));

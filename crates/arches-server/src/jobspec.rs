@@ -242,7 +242,12 @@ impl Submission {
     /// sub-jobs; every job named must exist) and checks the jobs its
     /// `before` dependencies would change.
     pub fn resolve_dependencies(&mut self, state: &State) -> Result<(), SubmitError> {
-        let deps = depend::resolve(state, &self.job.cred.user, &self.job.depend, &self.depend_named)?;
+        let deps = depend::resolve(
+            state,
+            &self.job.cred.user,
+            &self.job.depend,
+            &self.depend_named,
+        )?;
         self.befores = depend::befores(state, &self.job.cred.user, &deps)?;
         self.job.depend = deps;
         self.depend_named.clear();

@@ -319,7 +319,8 @@ impl RawJob {
         }
         job.stage_mb = self.stagein_size;
         if let Some(a) = self.array {
-            let spec = arches_core::ArraySpec::parse(&a).map_err(|e| format!("array '{a}': {e}"))?;
+            let spec =
+                arches_core::ArraySpec::parse(&a).map_err(|e| format!("array '{a}': {e}"))?;
             if spec.name.is_some() {
                 return Err(format!("array '{a}': give the index list only"));
             }

@@ -38,7 +38,10 @@ fn array_lines_run_every_sub_job_under_the_slot_limit() {
 
 #[test]
 fn bad_array_lines_are_refused_with_the_line() {
-    let bad = r#"{"id": 1, "submit": 0, "procs": 1, "walltime": 100, "runtime": 10, "array": "1-5,3"}"#;
-    let e = parse_jsonl(bad.as_bytes(), "t.jsonl").unwrap_err().to_string();
+    let bad =
+        r#"{"id": 1, "submit": 0, "procs": 1, "walltime": 100, "runtime": 10, "array": "1-5,3"}"#;
+    let e = parse_jsonl(bad.as_bytes(), "t.jsonl")
+        .unwrap_err()
+        .to_string();
     assert_eq!(e, "t.jsonl:1: array '1-5,3': index 3 given twice");
 }

@@ -79,17 +79,10 @@ impl ArrayRecord {
 
     /// Back to a core array.
     pub fn to_core(&self) -> Result<ArrayJob, StoreError> {
-        let corrupt = |why: String| StoreError::Corrupt {
-            id: self.id(),
-            why,
-        };
-        let indices = Indices::parse(&self.indices).map_err(|e| corrupt(format!("indices: {e}")))?;
-        let mut a = ArrayJob::new(
-            self.id(),
-            self.template.to_job()?,
-            indices,
-            self.slot_limit,
-        );
+        let corrupt = |why: String| StoreError::Corrupt { id: self.id(), why };
+        let indices =
+            Indices::parse(&self.indices).map_err(|e| corrupt(format!("indices: {e}")))?;
+        let mut a = ArrayJob::new(self.id(), self.template.to_job()?, indices, self.slot_limit);
         if self.next > a.count() || self.extra.iter().any(|p| *p >= a.count()) {
             return Err(corrupt("sub-job positions beyond the array".to_string()));
         }
@@ -110,10 +103,11 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (id, text) = row?;
-            let rec: ArrayRecord = serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
-                id: id as u64,
-                why: format!("array: {e}"),
-            })?;
+            let rec: ArrayRecord =
+                serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+                    id: id as u64,
+                    why: format!("array: {e}"),
+                })?;
             out.push(rec);
         }
         Ok(out)
@@ -122,7 +116,8 @@ impl Store {
 
 /// Writes a batch's arrays and deletes the purged ones.
 pub(crate) fn commit(tx: &Transaction<'_>, batch: &Batch) -> Result<(), StoreError> {
-    let mut put = tx.prepare_cached("INSERT OR REPLACE INTO arrays (id, record) VALUES (?1, ?2)")?;
+    let mut put =
+        tx.prepare_cached("INSERT OR REPLACE INTO arrays (id, record) VALUES (?1, ?2)")?;
     for r in &batch.array_upserts {
         let text = serde_json::to_string(r).map_err(|e| StoreError::Encode {
             id: r.id(),

@@ -339,7 +339,9 @@ pub fn build_request(
         (None, _) => a.script_args.clone(),
     };
     if !args.is_empty() && a.script.is_none() {
-        return Err(fail("script arguments need a script file (none given: standard input)"));
+        return Err(fail(
+            "script arguments need a script file (none given: standard input)",
+        ));
     }
     if a.array.is_some() && a.interactive {
         return Err(fail("an interactive job cannot be a job array"));

@@ -396,7 +396,8 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
         if d.start_count >= 4 {
             o.push_str(&format!(
                 "  WARNING:  job {} has failed to start {} times\n",
-                s.jobid(), d.start_count
+                s.jobid(),
+                d.start_count
             ));
         }
         // Preemption (seed §8.4.3): why a queued job did not preempt or what

@@ -111,7 +111,10 @@ pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
             out.push('\n');
             queued_plain(&mut out, BLOCKED_BANNER, "blocked", &b);
             out.push('\n');
-            total(&mut out, a.len() + super::arrays::total(&e) + super::arrays::total(&b));
+            total(
+                &mut out,
+                a.len() + super::arrays::total(&e) + super::arrays::total(&b),
+            );
         }
         Mode::Blocked => {
             let b = of(Section::Blocked);

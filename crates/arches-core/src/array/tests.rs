@@ -24,7 +24,9 @@ fn index_lists_parse_format_and_locate() {
     assert_eq!(m.nth(5), Some(10));
     assert_eq!(m.position(20), Some(7));
     assert_eq!(m.format(), "0-4,10-20:5");
-    for bad in ["", "1-", "a", "1,,2", "5-1", "1-4,3", "1-9:0", "3:2", "1-200000"] {
+    for bad in [
+        "", "1-", "a", "1,,2", "5-1", "1-4,3", "1-9:0", "3:2", "1-200000",
+    ] {
         assert!(Indices::parse(bad).is_err(), "{bad}");
     }
     assert_eq!(
@@ -136,7 +138,11 @@ fn slot_limit_blocks_beyond_the_limit() {
     let plan = crate::schedule(&s, &Policy::default(), 0);
     let started: Vec<JobId> = plan.starts.iter().map(|st| st.job).collect();
     assert_eq!(started, [11, 12]);
-    let r = plan.decisions.get(&13).and_then(|d| d.reason.clone()).unwrap();
+    let r = plan
+        .decisions
+        .get(&13)
+        .and_then(|d| d.reason.clone())
+        .unwrap();
     assert_eq!(
         r.to_string(),
         "job violates active HARD SLOTLIMIT limit of 2 for array 10  (Req: 1  InUse: 2)"
@@ -148,7 +154,10 @@ fn dependencies_on_an_array_wait_for_all_of_it() {
     let mut s = state_with_array(8, "1-2", None);
     s.expand_arrays(0);
     let dep = |kind| Dependency { kind, job: 10 };
-    assert_eq!(array_dependency(&s, dep(DependencyKind::AfterOk)), Some(Ok(false)));
+    assert_eq!(
+        array_dependency(&s, dep(DependencyKind::AfterOk)),
+        Some(Ok(false))
+    );
     let alloc = vec![Alloc {
         node: 0,
         tasks: 1,
@@ -178,7 +187,10 @@ fn dependencies_on_an_array_wait_for_all_of_it() {
         5,
     )
     .unwrap();
-    assert_eq!(array_dependency(&s, dep(DependencyKind::AfterOk)), Some(Ok(false)));
+    assert_eq!(
+        array_dependency(&s, dep(DependencyKind::AfterOk)),
+        Some(Ok(false))
+    );
     s.apply(
         Event::Finish {
             job: 12,
@@ -187,8 +199,14 @@ fn dependencies_on_an_array_wait_for_all_of_it() {
         6,
     )
     .unwrap();
-    assert_eq!(array_dependency(&s, dep(DependencyKind::AfterOkArray)), Some(Err(())));
-    assert_eq!(array_dependency(&s, dep(DependencyKind::AfterAny)), Some(Ok(true)));
+    assert_eq!(
+        array_dependency(&s, dep(DependencyKind::AfterOkArray)),
+        Some(Err(()))
+    );
+    assert_eq!(
+        array_dependency(&s, dep(DependencyKind::AfterAny)),
+        Some(Ok(true))
+    );
     assert_eq!(
         array_dependency(&s, dep(DependencyKind::AfterNotOkArray)),
         Some(Ok(true))

@@ -151,7 +151,10 @@ pub fn resolve(
         let job = match crate::arrays::resolve(state, &n.target) {
             Some(Target::Array(a)) => a,
             Some(Target::Job(id)) => id,
-            Some(Target::Pending(a, pos)) => state.array(a).map(|a| a.element_id(pos)).ok_or_else(missing)?,
+            Some(Target::Pending(a, pos)) => state
+                .array(a)
+                .map(|a| a.element_id(pos))
+                .ok_or_else(missing)?,
             None => return Err(missing()),
         };
         out.push(Dependency { kind: n.kind, job });
@@ -225,7 +228,13 @@ mod tests {
         let (d, _) = parse("12").unwrap();
         assert_eq!(d[0].kind, DependencyKind::AfterOk);
         let (d, n) = parse("afterany:jobname.prep:jobid.7,afterokarray:3[]").unwrap();
-        assert_eq!(d, [Dependency { kind: DependencyKind::AfterAny, job: 7 }]);
+        assert_eq!(
+            d,
+            [Dependency {
+                kind: DependencyKind::AfterAny,
+                job: 7
+            }]
+        );
         assert_eq!(
             n,
             [
@@ -239,7 +248,15 @@ mod tests {
                 }
             ]
         );
-        for bad in ["", "afterok", "afterok:", "afterok:x", "synccount:2", "on:1", "a,,b"] {
+        for bad in [
+            "",
+            "afterok",
+            "afterok:",
+            "afterok:x",
+            "synccount:2",
+            "on:1",
+            "a,,b",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
         assert!(parse("syncwith:4")
@@ -255,12 +272,7 @@ mod tests {
         j.name = "prep".into();
         s.apply(Event::Submit(Box::new(j)), 0).unwrap();
         let t = Job::new(0, "u", Request::procs(1), Some(60), 0);
-        let a = arches_core::ArrayJob::new(
-            5,
-            t,
-            arches_core::Indices::parse("1-3").unwrap(),
-            None,
-        );
+        let a = arches_core::ArrayJob::new(5, t, arches_core::Indices::parse("1-3").unwrap(), None);
         s.apply(Event::SubmitArray(Box::new(a)), 0).unwrap();
         let (d, n) = parse("afterok:jobname.prep:5[2]:5[]").unwrap();
         let r = resolve(&s, "u", &d, &n).unwrap();
@@ -269,11 +281,17 @@ mod tests {
         let (d, n) = parse("jobname.nothing").unwrap();
         assert!(resolve(&s, "u", &d, &n).is_err());
         let (d, n) = parse("afterok:jobname.prep").unwrap();
-        assert!(resolve(&s, "other", &d, &n).is_err(), "another user's job names");
+        assert!(
+            resolve(&s, "other", &d, &n).is_err(),
+            "another user's job names"
+        );
         let (d, n) = parse("99").unwrap();
         assert!(resolve(&s, "u", &d, &n).unwrap_err().0.contains("'99'"));
         let (d, _) = parse("beforeok:1").unwrap();
-        assert_eq!(befores(&s, "u", &d).unwrap(), [(1, DependencyKind::AfterOk)]);
+        assert_eq!(
+            befores(&s, "u", &d).unwrap(),
+            [(1, DependencyKind::AfterOk)]
+        );
         assert!(befores(&s, "v", &d).is_err());
     }
 }
