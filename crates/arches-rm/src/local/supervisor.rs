@@ -545,6 +545,7 @@ mod tests {
             walltime: None,
             restarted: true,
             kill_grace_secs: 5,
+            args: Vec::new(),
         }
     }
 
