@@ -282,6 +282,10 @@ pub struct ArrayJob {
     pub extra: BTreeSet<u32>,
     /// Cancelled as a whole: positions never made jobs are removed then.
     pub cancelled: Option<Time>,
+    /// Sub-jobs purged after completing successfully, and otherwise
+    /// (what dependencies on the whole array still need to know).
+    pub purged_ok: u32,
+    pub purged_failed: u32,
 }
 
 impl ArrayJob {
@@ -297,6 +301,8 @@ impl ArrayJob {
             next: 0,
             extra: BTreeSet::new(),
             cancelled: None,
+            purged_ok: 0,
+            purged_failed: 0,
         }
     }
 
@@ -459,10 +465,9 @@ impl State {
             }
         }
         let pending = a.pending();
-        let made = self.array_jobs(a).count() as u32;
-        // Sub-jobs made and already purged count as completed.
-        let purged = a.count() - pending - made;
-        c.completed += purged;
+        // Sub-jobs made and already purged.
+        c.completed += a.purged_ok + a.purged_failed;
+        c.succeeded += a.purged_ok;
         if a.cancelled.is_some() {
             c.completed += pending;
             c.removed += pending;
@@ -545,6 +550,24 @@ impl State {
             .filter(|a| self.array_jobs(a).next().is_none())
             .map(|a| a.id)
             .collect()
+    }
+
+    /// A finished sub-job is forgotten: its array keeps its outcome.
+    pub(crate) fn note_purged(&mut self, job: &Job) {
+        let Some((a, _)) = self.array_of(job.id) else {
+            return;
+        };
+        let id = a.id;
+        let ok = job.state == JobState::Completed
+            && matches!(job.completion.map(|c| c.code), Some(CompletionCode::Exit(0)));
+        if let Some(a) = self.arrays.map.get_mut(&id) {
+            let a = Arc::make_mut(a);
+            if ok {
+                a.purged_ok += 1;
+            } else {
+                a.purged_failed += 1;
+            }
+        }
     }
 
     pub(crate) fn submit_array(&mut self, a: ArrayJob) -> Result<(), EventError> {

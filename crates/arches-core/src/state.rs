@@ -872,6 +872,8 @@ impl State {
                 if !j.state.is_finished() {
                     return Err(wrong(j, "finished"));
                 }
+                let j = j.clone();
+                self.note_purged(&j);
                 self.jobs.remove(&job);
                 Ok(())
             }

@@ -851,6 +851,10 @@ impl Actor {
                 self.exec.remove(&job);
                 self.dirty.remove(&job);
                 self.purged.push(job);
+                // Its array keeps its outcome.
+                if let Some((a, _)) = self.state.array_of(job) {
+                    self.arrays.dirty.insert(a.id);
+                }
                 tracing::debug!(job, "job purged");
             }
         }

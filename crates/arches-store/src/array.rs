@@ -33,6 +33,11 @@ pub struct ArrayRecord {
     pub extra: Vec<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancelled: Option<i64>,
+    /// Sub-jobs purged after succeeding, and otherwise.
+    #[serde(default)]
+    pub purged_ok: u32,
+    #[serde(default)]
+    pub purged_failed: u32,
     /// `-o` and `-e` as written (patterns: `%I`, `%J`, `$PBS_ARRAYID`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
@@ -53,6 +58,8 @@ impl ArrayRecord {
         self.next = a.next;
         self.extra = a.extra.iter().copied().collect();
         self.cancelled = a.cancelled;
+        self.purged_ok = a.purged_ok;
+        self.purged_failed = a.purged_failed;
     }
 
     /// A record for a new array.
@@ -65,6 +72,8 @@ impl ArrayRecord {
             next: 0,
             extra: Vec::new(),
             cancelled: None,
+            purged_ok: 0,
+            purged_failed: 0,
             output: None,
             error: None,
             join_to_error: false,
@@ -89,6 +98,8 @@ impl ArrayRecord {
         a.next = self.next;
         a.extra = self.extra.iter().copied().collect();
         a.cancelled = self.cancelled;
+        a.purged_ok = self.purged_ok;
+        a.purged_failed = self.purged_failed;
         Ok(a)
     }
 }
