@@ -559,7 +559,10 @@ impl State {
         };
         let id = a.id;
         let ok = job.state == JobState::Completed
-            && matches!(job.completion.map(|c| c.code), Some(CompletionCode::Exit(0)));
+            && matches!(
+                job.completion.map(|c| c.code),
+                Some(CompletionCode::Exit(0))
+            );
         if let Some(a) = self.arrays.map.get_mut(&id) {
             let a = Arc::make_mut(a);
             if ok {

@@ -492,7 +492,7 @@ impl Actor {
             }
         }
         let changes = [
-            (t.walltime != q.walltime).then(|| JobChange::Walltime(q.walltime)),
+            (t.walltime != q.walltime).then_some(JobChange::Walltime(q.walltime)),
             (t.name != q.name).then(|| JobChange::Name(q.name.clone())),
             (t.cred.class != q.cred.class).then(|| JobChange::Class(q.cred.class.clone())),
             (t.cred.account != q.cred.account).then(|| JobChange::Account(q.cred.account.clone())),
