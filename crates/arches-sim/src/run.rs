@@ -486,17 +486,7 @@ impl Simulation {
                     source,
                 })?;
         }
-        self.rm.set_runtime(job.id, job.runtime);
-        self.meta.insert(
-            job.id,
-            Meta {
-                submit: job.submit,
-                procs: job.procs,
-                walltime: job.walltime,
-                runtime: job.runtime,
-                start: None,
-            },
-        );
+        self.track(job.id, job);
         self.dirty = true;
         Ok(())
     }
@@ -518,20 +508,25 @@ impl Simulation {
                 source,
             })?;
         for id in ids {
-            self.rm.set_runtime(id, job.runtime);
-            self.meta.insert(
-                id,
-                Meta {
-                    submit: job.submit,
-                    procs: job.procs,
-                    walltime: job.walltime,
-                    runtime: job.runtime,
-                    start: None,
-                },
-            );
+            self.track(id, job);
         }
         self.dirty = true;
         Ok(())
+    }
+
+    /// Job `id` runs as `job` says (its run time, and what its record needs).
+    fn track(&mut self, id: JobId, job: &SimJob) {
+        self.rm.set_runtime(id, job.runtime);
+        self.meta.insert(
+            id,
+            Meta {
+                submit: job.submit,
+                procs: job.procs,
+                walltime: job.walltime,
+                runtime: job.runtime,
+                start: None,
+            },
+        );
     }
 
     fn too_big(&self, job: &SimJob) -> Option<String> {
