@@ -396,6 +396,9 @@ impl Actor {
                 Ok(Some(format!("class/queue set to {value} for job {id}")))
             }
             "jobname" | "name" => {
+                if let Err(e) = crate::jobspec::sane::job_name(value) {
+                    return Err(format!("ERROR:  {}", e.0));
+                }
                 self.apply(
                     Event::Modify {
                         job: id,

@@ -87,8 +87,9 @@ pub fn shell_exists(req: &SubmitRequest) -> Result<(), SubmitError> {
     }
 }
 
-/// A job name: printable, no `/` (it names the output files), not too long.
-fn job_name(name: &str) -> Result<(), SubmitError> {
+/// A job name: printable, no `/` (it names the output files), not too long
+/// (also `mjobctl -m jobname=`).
+pub fn job_name(name: &str) -> Result<(), SubmitError> {
     if arches_api::text::needs_escape(name) {
         return err(format!(
             "invalid job name '{}' (control characters)",
