@@ -18,7 +18,14 @@ const TOKEN: &str = "s3cr3t-token-4711";
 const SCRIPT_SECRET: &str = "script-secret-XYZ";
 
 /// Runs one of our commands as `user` against `socket`/`home`.
-fn as_user(user: &str, home: &Path, socket: &Path, prog: &str, args: &[&str], cwd: &Path) -> Output {
+fn as_user(
+    user: &str,
+    home: &Path,
+    socket: &Path,
+    prog: &str,
+    args: &[&str],
+    cwd: &Path,
+) -> Output {
     Command::new("setpriv")
         .args(["--reuid", user, "--regid", user, "--init-groups", "--"])
         .arg(bin(prog))
@@ -94,7 +101,13 @@ fn raw_as(user: &str, socket: &Path, route: &str, body: &str) -> String {
     let out = Command::new("setpriv")
         .args(["--reuid", user, "--regid", user, "--init-groups", "--"])
         .arg(std::env::current_exe().expect("test binary"))
-        .args(["--ignored", "--exact", "raw_api_request", "--nocapture", "--test-threads=1"])
+        .args([
+            "--ignored",
+            "--exact",
+            "raw_api_request",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env_clear()
         .env("ARCHES_RAW_SOCKET", socket)
         .env("ARCHES_RAW_ROUTE", route)
@@ -103,7 +116,9 @@ fn raw_as(user: &str, socket: &Path, route: &str, body: &str) -> String {
         .output()
         .expect("raw helper");
     let s = text(&out.stdout);
-    let begin = s.find("RAW-ANSWER-BEGIN").unwrap_or_else(|| panic!("{s}{}", text(&out.stderr)));
+    let begin = s
+        .find("RAW-ANSWER-BEGIN")
+        .unwrap_or_else(|| panic!("{s}{}", text(&out.stderr)));
     let end = s.find("RAW-ANSWER-END").expect("end");
     s[begin..end].to_string()
 }
@@ -137,27 +152,29 @@ fn another_user_reads_no_job_detail_by_any_route() {
     let secrets = [TOKEN, SCRIPT_SECRET, wdp.as_str()];
     let clean = |what: &str, out: &str| {
         for s in secrets {
-            assert!(!out.contains(s), "{what} shows {s:?} to another user:\n{out}");
+            assert!(
+                !out.contains(s),
+                "{what} shows {s:?} to another user:\n{out}"
+            );
         }
     };
     let root = Path::new("/");
 
     // Detail routes: Moab's refusal, nothing of the job.
-    for (prog, args) in [
-        ("checkjob", vec![h.as_str()]),
-        ("checkjob", vec!["-v", "-v", &h]),
-        ("checkjob", vec!["--format", "json", &h]),
-        ("checkjob", vec!["--xml", &r]),
-        ("checkjob", vec!["-A", &r]),
-        ("mdiag", vec!["-j", &h]),
-        ("mdiag", vec!["-j", &r, "--xml"]),
-        ("mjobctl", vec!["-q", "diag", &h]),
-        ("mjobctl", vec!["-q", "hostlist", &r]),
+    for (prog, args, id) in [
+        ("checkjob", vec![h.as_str()], &h),
+        ("checkjob", vec!["-v", "-v", &h], &h),
+        ("checkjob", vec!["--format", "json", &h], &h),
+        ("checkjob", vec!["--xml", &r], &r),
+        ("checkjob", vec!["-A", &r], &r),
+        ("mdiag", vec!["-j", &h], &h),
+        ("mdiag", vec!["-j", &r, "--xml"], &r),
+        ("mjobctl", vec!["-q", "diag", &h], &h),
+        ("mjobctl", vec!["-q", "hostlist", &r], &r),
     ] {
         let out = as_user(&other, home, socket, prog, &args, root);
         let all = all_output(&out);
         assert_eq!(out.status.code(), Some(1), "{prog} {args:?}: {all}");
-        let id = args.last().unwrap();
         assert!(
             text(&out.stderr).contains(&format!(
                 "user {other} is not authorized to check status of job '{id}'"
@@ -194,15 +211,21 @@ fn another_user_reads_no_job_detail_by_any_route() {
         clean(&format!("{prog} {args:?}"), &all_output(&out));
     }
     let q = text(&as_user(&other, home, socket, "showq", &[], root).stdout);
-    assert!(q.contains(&h) && q.contains(&owner), "showq lists every job:\n{q}");
+    assert!(
+        q.contains(&h) && q.contains(&owner),
+        "showq lists every job:\n{q}"
+    );
     // The raw API: the detail route refuses, the queue route summarises.
     let detail = format!("{{\"ids\":[\"{h}\",\"{r}\",\"ALL\"],\"completed\":true}}");
-    let a = raw_as(&other, socket, arches_api::routes::JOBS_DETAIL, &detail);
+    let a = raw_as(&other, socket, "/v1/jobs/detail", &detail);
     assert!(a.contains("200 OK") && a.contains("\"denied\""), "{a}");
     assert!(a.contains("\"jobs\":[]"), "{a}");
     clean("POST /v1/jobs/detail", &a);
     let a = raw_as(&other, socket, "/v1/queue?completed=true", "");
-    assert!(a.contains("200 OK") && a.contains(&format!("\"id\":{held}")), "{a}");
+    assert!(
+        a.contains("200 OK") && a.contains(&format!("\"id\":{held}")),
+        "{a}"
+    );
     clean("GET /v1/queue", &a);
 
     // No file of the home gives the secrets away.
@@ -214,12 +237,25 @@ fn another_user_reads_no_job_detail_by_any_route() {
             continue;
         }
         let out = Command::new("setpriv")
-            .args(["--reuid", &other, "--regid", &other, "--init-groups", "--", "cat"])
+            .args([
+                "--reuid",
+                &other,
+                "--regid",
+                &other,
+                "--init-groups",
+                "--",
+                "cat",
+            ])
             .arg(&p)
             .output()
             .expect("cat");
         if out.status.success() {
-            assert_eq!(name, "nodefile", "{} is readable by another user", p.display());
+            assert_eq!(
+                name,
+                "nodefile",
+                "{} is readable by another user",
+                p.display()
+            );
             clean(&p.display().to_string(), &text(&out.stdout));
         }
     }
@@ -229,12 +265,19 @@ fn another_user_reads_no_job_detail_by_any_route() {
     for who in [&owner, &helpdesk] {
         let out = as_user(who, home, socket, "checkjob", &["-v", &h], root);
         assert!(out.status.success(), "{who}: {}", text(&out.stderr));
-        assert!(text(&out.stdout).contains(&format!("Submit Args:    -v {var}")), "{who}");
+        assert!(
+            text(&out.stdout).contains(&format!("Submit Args:    -v {var}")),
+            "{who}"
+        );
         let out = as_user(who, home, socket, "checkjob", &["ALL"], root);
         assert!(text(&out.stdout).contains(&format!("job {held}")), "{who}");
     }
     let out = as_user(&helpdesk, home, socket, "canceljob", &[&h], root);
-    assert_eq!(out.status.code(), Some(1), "a level-3 administrator only reads");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a level-3 administrator only reads"
+    );
     let out = d.run("mjobctl", &["-c", &format!("{held},{running}")]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
@@ -279,7 +322,11 @@ impl UmaskDaemon {
         };
         let deadline = Instant::now() + LONG;
         while !d.run("showq", &[]).status.success() {
-            assert!(Instant::now() < deadline, "daemon did not answer: {}", d.log());
+            assert!(
+                Instant::now() < deadline,
+                "daemon did not answer: {}",
+                d.log()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         d
@@ -304,10 +351,17 @@ impl UmaskDaemon {
         let deadline = Instant::now() + LONG;
         loop {
             let out = text(&self.run("checkjob", &[&id.to_string()]).stdout);
-            if out.lines().any(|l| l.trim_end() == format!("State: {state}")) {
+            if out
+                .lines()
+                .any(|l| l.trim_end() == format!("State: {state}"))
+            {
                 return;
             }
-            assert!(Instant::now() < deadline, "job {id} never {state}:\n{out}\n{}", self.log());
+            assert!(
+                Instant::now() < deadline,
+                "job {id} never {state}:\n{out}\n{}",
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -336,11 +390,21 @@ fn private_whatever_the_umask(umask: &str) {
     let (home, socket) = (d.home.clone(), d.socket.clone());
     assert_eq!(mode(&home), 0o711, "home created by the daemon");
     let wd = workdir(&user, "#!/bin/sh\necho ran-as-$(id -un)\n");
-    let out = as_user(&user, &home, &socket, "msub", &["-N", "umaskjob", "script.sh"], wd.path());
+    let out = as_user(
+        &user,
+        &home,
+        &socket,
+        "msub",
+        &["-N", "umaskjob", "script.sh"],
+        wd.path(),
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let done = parse_id(&out);
     std::fs::write(wd.path().join("long.sh"), "sleep 30\n").unwrap();
-    let st = Command::new("chown").arg(&user).arg(wd.path().join("long.sh")).status();
+    let st = Command::new("chown")
+        .arg(&user)
+        .arg(wd.path().join("long.sh"))
+        .status();
     assert!(st.unwrap().success());
     let out = as_user(&user, &home, &socket, "msub", &["long.sh"], wd.path());
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -353,8 +417,16 @@ fn private_whatever_the_umask(umask: &str) {
         format!("ran-as-{user}")
     );
     let m = std::fs::metadata(&output).unwrap();
-    assert_eq!(m.uid(), common_uid(&user), "the output belongs to the job's user");
-    assert_eq!(m.mode() & 0o022, 0, "job files are never writable by others");
+    assert_eq!(
+        m.uid(),
+        common_uid(&user),
+        "the output belongs to the job's user"
+    );
+    assert_eq!(
+        m.mode() & 0o022,
+        0,
+        "job files are never writable by others"
+    );
 
     // Every path the daemon wrote.
     let expect = [
@@ -373,7 +445,10 @@ fn private_whatever_the_umask(umask: &str) {
     assert_eq!(mode(&job.join("launch.json")), 0o600);
     assert_eq!(mode(&job.join("pid")), 0o600);
     assert_eq!(mode(&job.join("script")), 0o700);
-    assert_eq!(std::fs::metadata(job.join("script")).unwrap().uid(), common_uid(&user));
+    assert_eq!(
+        std::fs::metadata(job.join("script")).unwrap().uid(),
+        common_uid(&user)
+    );
     assert_eq!(mode(&job.join("nodefile")), 0o644);
     let c = d.run("mjobctl", &["-c", &running.to_string()]);
     assert!(c.status.success(), "{}", text(&c.stderr));
@@ -393,12 +468,20 @@ fn private_whatever_the_umask(umask: &str) {
         if std::os::unix::fs::FileTypeExt::is_socket(&m.file_type()) {
             assert_eq!(bits, 0o666, "{}", p.display());
         } else if m.is_dir() {
-            assert!(bits == 0o711 || bits & 0o077 == 0, "{} is {bits:04o}", p.display());
+            assert!(
+                bits == 0o711 || bits & 0o077 == 0,
+                "{} is {bits:04o}",
+                p.display()
+            );
         } else if name != "nodefile" {
             assert_eq!(bits & 0o077, 0, "{} is {bits:04o}", p.display());
         }
     }
-    assert!(!d.log().contains("mode of"), "nothing to fix at start: {}", d.log());
+    assert!(
+        !d.log().contains("mode of"),
+        "nothing to fix at start: {}",
+        d.log()
+    );
 }
 
 fn common_uid(user: &str) -> u32 {
@@ -434,7 +517,10 @@ fn too_open_files_are_fixed_at_start_with_a_warning() {
     assert_eq!(mode(&log), 0o600);
     let l = d.daemon_log();
     assert!(
-        l.contains(&format!("mode of {} was 0644: changed to 0600", db.display())),
+        l.contains(&format!(
+            "mode of {} was 0644: changed to 0600",
+            db.display()
+        )),
         "{l}"
     );
 }

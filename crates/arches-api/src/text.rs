@@ -76,7 +76,10 @@ mod tests {
     #[test]
     fn control_characters_are_escaped() {
         assert_eq!(escape("a\x1b[31mred"), "a\\x1b[31mred");
-        assert_eq!(escape("l1\nl2\r\t\x07\x00\x7f"), "l1\\nl2\\r\\t\\x07\\x00\\x7f");
+        assert_eq!(
+            escape("l1\nl2\r\t\x07\x00\x7f"),
+            "l1\\nl2\\r\\t\\x07\\x00\\x7f"
+        );
         assert_eq!(escape("c1\u{85}\u{9b}"), "c1\\u{0085}\\u{009b}");
         assert_eq!(escape("bidi\u{202e}gpj.exe"), "bidi\\u{202e}gpj.exe");
         assert_eq!(escape_keep_newlines("a\nb\x1b"), "a\nb\\x1b");

@@ -379,7 +379,9 @@ mod tests {
         let body = br#"{"now":1,"jobs":[],"unknown":["a\u001b[2Jb","ok\\n"]}"#;
         let v: JobsView = decode_safe(body).unwrap();
         assert_eq!(v.unknown, ["a\\x1b[2Jb", "ok\\n"]);
-        assert!(!may_hold_control(br#"{"a":"plain \" \\ \/ text","b":[1,2]}"#));
+        assert!(!may_hold_control(
+            br#"{"a":"plain \" \\ \/ text","b":[1,2]}"#
+        ));
         assert!(may_hold_control("{\"a\":\"x\u{202e}y\"}".as_bytes()));
         assert!(may_hold_control("{\"a\":\"\u{85}\"}".as_bytes()));
         assert!(may_hold_control(b"{\"a\":\"\x7f\"}"));

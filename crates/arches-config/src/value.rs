@@ -429,7 +429,6 @@ fn parse_choice(c: Choices, text: &str) -> Result<&'static str, String> {
 
 mod forms;
 
-
 /// A duration of at most [`arches_core::limits::MAX_WALLTIME`].
 fn bounded_duration(text: &str) -> Result<Secs, String> {
     let secs = parse_duration(text).map_err(|e| e.to_string())?;

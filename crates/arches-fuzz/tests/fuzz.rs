@@ -71,8 +71,10 @@ fn nasty_text() -> impl Strategy<Value = String> {
         any::<String>(),
         "[\\x00-\\x1f\\x7f]{1,4}",
         "[a-z]{1,4}[\\x00-\\x1f\\x7f\u{202e}\u{85}][a-z]{1,4}",
-        select(vec!["ALL", "NONE", "[NONE]", "root", "/", "..", "*", "$HOME", "\\"])
-            .prop_map(str::to_string),
+        select(vec![
+            "ALL", "NONE", "[NONE]", "root", "/", "..", "*", "$HOME", "\\"
+        ])
+        .prop_map(str::to_string),
         "x{200,300}",
     ]
 }
@@ -86,9 +88,12 @@ fn any_value() -> impl Strategy<Value = String> {
 // moab.cfg
 // ---------------------------------------------------------------------------
 
-/// (name, attribute names, default values) of every parameter.
-fn params() -> &'static [(String, Vec<String>, Vec<String>)] {
-    static P: OnceLock<Vec<(String, Vec<String>, Vec<String>)>> = OnceLock::new();
+/// A parameter's name, attribute names and default values.
+type ParamWords = (String, Vec<String>, Vec<String>);
+
+/// Every parameter's words.
+fn params() -> &'static [ParamWords] {
+    static P: OnceLock<Vec<ParamWords>> = OnceLock::new();
     P.get_or_init(|| {
         arches_config::params::all()
             .map(|p| {
@@ -170,11 +175,17 @@ fn fuzz_moab_cfg() {
         // What the daemon derives from it, and one scheduling pass.
         let mut moab = config.clone();
         moab.fill_local_defaults("fuzzhost", 4, 4096);
-        let daemon = arches_server::config::from_moab(Path::new("/nonexistent"), moab, None, vec![]);
+        let daemon =
+            arches_server::config::from_moab(Path::new("/nonexistent"), moab, None, vec![]);
         let mut state = arches_core::State::new(daemon.moab.nodes.clone());
         for id in 1..=3u64 {
-            let mut job =
-                arches_core::Job::new(id, "u", arches_core::Request::procs(id as u32), Some(60), NOW);
+            let mut job = arches_core::Job::new(
+                id,
+                "u",
+                arches_core::Request::procs(id as u32),
+                Some(60),
+                NOW,
+            );
             job.cred.class = daemon.policy.classes.keys().next().cloned();
             let _ = state.apply(arches_core::Event::Submit(Box::new(job)), NOW);
         }
@@ -205,7 +216,10 @@ fn resource() -> impl Strategy<Value = String> {
         number_text().prop_map(|n| format!("procs={n}")),
         number_text().prop_map(|n| format!("ncpus={n}")),
         duration_text().prop_map(|d| format!("walltime={d}")),
-        (number_text(), select(vec!["", "b", "kb", "mb", "gb", "tb", "w", "x"]))
+        (
+            number_text(),
+            select(vec!["", "b", "kb", "mb", "gb", "tb", "w", "x"])
+        )
             .prop_map(|(n, u)| format!("mem={n}{u}")),
         (number_text(), select(vec!["kb", "mb", "gb"])).prop_map(|(n, u)| format!("pmem={n}{u}")),
         (number_text(), number_text(), number_text())
@@ -238,7 +252,10 @@ fn msub_word() -> impl Strategy<Value = String> {
 
 fn msub_input() -> impl Strategy<Value = MsubInput> {
     let directive = prop_oneof![
-        (select(vec!["#PBS", "#MSUB", "#PBS:", "# PBS", "#msub"]), vec(msub_word(), 0..4))
+        (
+            select(vec!["#PBS", "#MSUB", "#PBS:", "# PBS", "#msub"]),
+            vec(msub_word(), 0..4)
+        )
             .prop_map(|(p, w)| format!("{p} {}", w.join(" "))),
         nasty_text(),
         Just("#!/bin/bash".to_string()),
@@ -284,7 +301,8 @@ fn fuzz_msub() {
             ("PATH".to_string(), "/usr/bin:/bin".to_string()),
             ("TOKEN".to_string(), "secret".to_string()),
         ];
-        let req = match msub::assemble(cli, i.script.clone(), Path::new("/tmp"), &env, &i.argv, "h") {
+        let req = match msub::assemble(cli, i.script.clone(), Path::new("/tmp"), &env, &i.argv, "h")
+        {
             Ok((_, req)) => req,
             Err(e) if e.starts_with("ERROR:") => return Ok(()),
             Err(e) => return Err(format!("msub error without Moab's prefix: {e:?}")),
@@ -314,7 +332,11 @@ fn fuzz_msub() {
         let mut state = cluster();
         if sub.check_against(&state).is_ok() {
             let (job, _exec, payload) = sub.finalize(17, "h");
-            if payload.env.iter().any(|(k, _)| k.is_empty() || k.contains('=')) {
+            if payload
+                .env
+                .iter()
+                .any(|(k, _)| k.is_empty() || k.contains('='))
+            {
                 return Err("an environment variable execve cannot pass".into());
             }
             state
@@ -368,22 +390,104 @@ fn templates() -> Vec<(&'static str, serde_json::Value)> {
             })),
         ),
         (routes::JOB_ACTION, action(JobAction::Cancel)),
-        (routes::JOB_ACTION, action(JobAction::Hold { types: vec!["user".into()] })),
-        (routes::JOB_ACTION, action(JobAction::Modify { changes: vec!["walltime+=100".into(), "userprio=5".into()] })),
-        (routes::JOB_ACTION, action(JobAction::SystemPriority { value: "+10".into(), relative: true })),
-        (routes::JOB_ACTION, action(JobAction::Signal { signal: "TERM".into() })),
-        (routes::JOB_ACTION, action(JobAction::Execute { flags: vec![] })),
-        (routes::SCHEDULER_CONTROL, j(serde_json::to_value(SchedulerControl::Step { iterations: 1 }))),
-        (routes::SCHEDULER_CONTROL, j(serde_json::to_value(SchedulerControl::Resume { after_secs: Some(5) }))),
-        (routes::SCHEDULER_CONTROL, j(serde_json::to_value(SchedulerControl::Stop { iteration: Some(3) }))),
-        (routes::SCHEDULER_CONTROL, j(serde_json::to_value(SchedulerControl::Annotate { message: "m".into() }))),
-        (routes::SCHEDULER_CONTROL, j(serde_json::to_value(SchedulerControl::LogLevel { level: Some(3) }))),
-        (routes::SCHEDULER_CONTROL, j(serde_json::to_value(SchedulerControl::ModifyConfig { line: "RESERVATIONDEPTH 2".into(), evaluate_only: false }))),
-        (routes::BACKFILL, j(serde_json::to_value(BackfillQuery::default()))),
-        (routes::STARTTIME, j(serde_json::to_value(StartQuery::Hypothetical { procs: 2, duration: "60".into(), qos: None }))),
-        (routes::STARTTIME, j(serde_json::to_value(StartQuery::Job { id: "1".into() }))),
-        (routes::RESERVATION_CONTROL, j(serde_json::to_value(ReservationRequest::Create { specs: vec!["starttime=+60".into(), "duration=100".into(), "procs=1".into()] }))),
-        (routes::RESERVATION_CONTROL, j(serde_json::to_value(ReservationRequest::Release { id: "system.1".into() }))),
+        (
+            routes::JOB_ACTION,
+            action(JobAction::Hold {
+                types: vec!["user".into()],
+            }),
+        ),
+        (
+            routes::JOB_ACTION,
+            action(JobAction::Modify {
+                changes: vec!["walltime+=100".into(), "userprio=5".into()],
+            }),
+        ),
+        (
+            routes::JOB_ACTION,
+            action(JobAction::SystemPriority {
+                value: "+10".into(),
+                relative: true,
+            }),
+        ),
+        (
+            routes::JOB_ACTION,
+            action(JobAction::Signal {
+                signal: "TERM".into(),
+            }),
+        ),
+        (
+            routes::JOB_ACTION,
+            action(JobAction::Execute { flags: vec![] }),
+        ),
+        (
+            routes::SCHEDULER_CONTROL,
+            j(serde_json::to_value(SchedulerControl::Step {
+                iterations: 1,
+            })),
+        ),
+        (
+            routes::SCHEDULER_CONTROL,
+            j(serde_json::to_value(SchedulerControl::Resume {
+                after_secs: Some(5),
+            })),
+        ),
+        (
+            routes::SCHEDULER_CONTROL,
+            j(serde_json::to_value(SchedulerControl::Stop {
+                iteration: Some(3),
+            })),
+        ),
+        (
+            routes::SCHEDULER_CONTROL,
+            j(serde_json::to_value(SchedulerControl::Annotate {
+                message: "m".into(),
+            })),
+        ),
+        (
+            routes::SCHEDULER_CONTROL,
+            j(serde_json::to_value(SchedulerControl::LogLevel {
+                level: Some(3),
+            })),
+        ),
+        (
+            routes::SCHEDULER_CONTROL,
+            j(serde_json::to_value(SchedulerControl::ModifyConfig {
+                line: "RESERVATIONDEPTH 2".into(),
+                evaluate_only: false,
+            })),
+        ),
+        (
+            routes::BACKFILL,
+            j(serde_json::to_value(BackfillQuery::default())),
+        ),
+        (
+            routes::STARTTIME,
+            j(serde_json::to_value(StartQuery::Hypothetical {
+                procs: 2,
+                duration: "60".into(),
+                qos: None,
+            })),
+        ),
+        (
+            routes::STARTTIME,
+            j(serde_json::to_value(StartQuery::Job { id: "1".into() })),
+        ),
+        (
+            routes::RESERVATION_CONTROL,
+            j(serde_json::to_value(ReservationRequest::Create {
+                specs: vec![
+                    "starttime=+60".into(),
+                    "duration=100".into(),
+                    "procs=1".into(),
+                ],
+            })),
+        ),
+        (
+            routes::RESERVATION_CONTROL,
+            j(serde_json::to_value(ReservationRequest::Release {
+                id: "system.1".into(),
+            })),
+        ),
     ]
 }
 
@@ -447,7 +551,10 @@ fn collect_slots(v: &serde_json::Value, at: &mut Vec<String>, out: &mut Vec<Vec<
     }
 }
 
-fn path_mut<'v>(v: &'v mut serde_json::Value, path: &[String]) -> Option<&'v mut serde_json::Value> {
+fn path_mut<'v>(
+    v: &'v mut serde_json::Value,
+    path: &[String],
+) -> Option<&'v mut serde_json::Value> {
     let mut cur = v;
     for p in path {
         cur = match cur {
@@ -504,18 +611,34 @@ fn typed_body() -> impl Strategy<Value = (&'static str, Vec<u8>)> {
     ];
     let control = prop_oneof![
         Just(SchedulerControl::Pause),
-        proptest::option::of(any::<i64>()).prop_map(|after_secs| SchedulerControl::Resume { after_secs }),
+        proptest::option::of(any::<i64>())
+            .prop_map(|after_secs| SchedulerControl::Resume { after_secs }),
         any::<u64>().prop_map(|iterations| SchedulerControl::Step { iterations }),
-        proptest::option::of(any::<u64>()).prop_map(|iteration| SchedulerControl::Stop { iteration }),
-        (cfg_line(), any::<bool>()).prop_map(|(line, evaluate_only)| SchedulerControl::ModifyConfig { line, evaluate_only }),
+        proptest::option::of(any::<u64>())
+            .prop_map(|iteration| SchedulerControl::Stop { iteration }),
+        (cfg_line(), any::<bool>()).prop_map(|(line, evaluate_only)| {
+            SchedulerControl::ModifyConfig {
+                line,
+                evaluate_only,
+            }
+        }),
         any_value().prop_map(|what| SchedulerControl::Flush { what }),
         nasty_text().prop_map(|message| SchedulerControl::Annotate { message }),
         proptest::option::of(any::<u32>()).prop_map(|level| SchedulerControl::LogLevel { level }),
     ];
     let spec = (
         select(vec![
-            "starttime", "duration", "endtime", "hostlist", "procs", "taskcount", "name",
-            "flags", "users", "acl", "bogus",
+            "starttime",
+            "duration",
+            "endtime",
+            "hostlist",
+            "procs",
+            "taskcount",
+            "name",
+            "flags",
+            "users",
+            "acl",
+            "bogus",
         ]),
         prop_oneof![any_value(), duration_text().prop_map(|d| format!("+{d}"))],
     )
@@ -526,8 +649,16 @@ fn typed_body() -> impl Strategy<Value = (&'static str, Vec<u8>)> {
     ];
     let start = prop_oneof![
         any_value().prop_map(|id| StartQuery::Job { id }),
-        (any::<u32>(), duration_text(), proptest::option::of(nasty_text()))
-            .prop_map(|(procs, duration, qos)| StartQuery::Hypothetical { procs, duration, qos }),
+        (
+            any::<u32>(),
+            duration_text(),
+            proptest::option::of(nasty_text())
+        )
+            .prop_map(|(procs, duration, qos)| StartQuery::Hypothetical {
+                procs,
+                duration,
+                qos
+            }),
     ];
     let backfill = (
         proptest::option::of(duration_text()),
@@ -643,9 +774,19 @@ impl InProcess {
     fn empty() -> InProcess {
         use arches_server::{actor, config, http, ident, testing::FakeRm};
         use axum::extract::connect_info::MockConnectInfo;
-        let base = if Path::new("/dev/shm").is_dir() { "/dev/shm" } else { "/tmp" };
-        let home = tempfile::Builder::new().prefix("arches-fuzz").tempdir_in(base).expect("home");
-        let nodes = vec![arches_core::Node::new("n1", 4, 8192), arches_core::Node::new("n2", 4, 8192)];
+        let base = if Path::new("/dev/shm").is_dir() {
+            "/dev/shm"
+        } else {
+            "/tmp"
+        };
+        let home = tempfile::Builder::new()
+            .prefix("arches-fuzz")
+            .tempdir_in(base)
+            .expect("home");
+        let nodes = vec![
+            arches_core::Node::new("n1", 4, 8192),
+            arches_core::Node::new("n2", 4, 8192),
+        ];
         let mut moab = arches_config::Config::embedded_default("n1", 4, 8192);
         moab.fill_local_defaults("n1", 4, 8192);
         let mut cfg = config::from_moab(home.path(), moab, None, vec![]);
@@ -654,11 +795,17 @@ impl InProcess {
         let store = arches_store::Store::open(&home.path().join("arches.db")).expect("store");
         let rm = FakeRm::new(home.path().join("fake"), nodes, 1).expect("fake rm");
         let (actor, published) =
-            actor::Actor::recover(cfg.clone(), store, Box::new(rm), "fuzz.sock".into()).expect("actor");
+            actor::Actor::recover(cfg.clone(), store, Box::new(rm), "fuzz.sock".into())
+                .expect("actor");
         let (tx, rx) = std::sync::mpsc::channel();
         let actor = std::thread::spawn(move || actor.run(rx).map_err(|e| format!("{e:#}")));
         let me = ident::current_uid();
-        let app = http::AppState { tx: tx.clone(), published, cfg, daemon_uid: me };
+        let app = http::AppState {
+            tx: tx.clone(),
+            published,
+            cfg,
+            daemon_uid: me,
+        };
         let peer = |uid| MockConnectInfo(http::PeerInfo(Some(ident::Peer { uid, gid: uid })));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -691,7 +838,11 @@ impl InProcess {
         else {
             return (400, Vec::new());
         };
-        let router = if i.admin { self.admin.clone() } else { self.user.clone() };
+        let router = if i.admin {
+            self.admin.clone()
+        } else {
+            self.user.clone()
+        };
         self.runtime.block_on(async move {
             let resp = router.oneshot(req).await.expect("infallible");
             let status = resp.status().as_u16();
@@ -728,7 +879,10 @@ fn fuzz_api() {
         }
         if (400..500).contains(&status) && status != 405 {
             serde_json::from_slice::<arches_api::ApiError>(&body).map_err(|e| {
-                format!("{status} without an ApiError body ({e}): {}", String::from_utf8_lossy(&body))
+                format!(
+                    "{status} without an ApiError body ({e}): {}",
+                    String::from_utf8_lossy(&body)
+                )
             })?;
         }
         if daemon.actor.as_ref().is_some_and(|a| a.is_finished()) {
@@ -759,7 +913,10 @@ fn swf_text() -> impl Strategy<Value = String> {
         number_text().prop_map(|n| format!("; UnixStartTime: {n}")),
         nasty_text().prop_map(|t| format!(";{t}")),
     ];
-    (vec(header, 0..3), vec(prop_oneof![8 => record, 1 => nasty_text()], 0..12))
+    (
+        vec(header, 0..3),
+        vec(prop_oneof![8 => record, 1 => nasty_text()], 0..12),
+    )
         .prop_map(|(h, r)| h.into_iter().chain(r).collect::<Vec<_>>().join("\n"))
 }
 
@@ -778,7 +935,11 @@ fn fuzz_swf() {
     fuzz("swf", swf_text, |text: &String| {
         for opts in [
             SwfOptions::default(),
-            SwfOptions { sanitize: true, skip_malformed: true, ..SwfOptions::default() },
+            SwfOptions {
+                sanitize: true,
+                skip_malformed: true,
+                ..SwfOptions::default()
+            },
         ] {
             let Ok(trace) = parse_swf(text.as_bytes(), "fuzz.swf", &opts) else {
                 continue;

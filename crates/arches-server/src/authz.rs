@@ -141,7 +141,8 @@ mod tests {
 
     #[test]
     fn owners_and_admins_of_levels_one_to_three_see_details() {
-        let cfg = cfg("ADMINCFG[1] USERS=boss\nADMINCFG[3] USERS=helpdesk\nADMINCFG[4] USERS=four\n");
+        let cfg =
+            cfg("ADMINCFG[1] USERS=boss\nADMINCFG[3] USERS=helpdesk\nADMINCFG[4] USERS=four\n");
         let job = Job::new(1, "alice", Request::procs(1), Some(60), 0);
         let see = |name: &str| job_visibility(&caller(&cfg, name), &job);
         assert_eq!(see("alice"), Visibility::Detail);

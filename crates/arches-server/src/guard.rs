@@ -33,8 +33,10 @@ pub async fn screen(req: Request<Body>, next: Next) -> Response {
             ),
         );
         // The body is never read: the connection cannot be reused.
-        resp.headers_mut()
-            .insert(header::CONNECTION, header::HeaderValue::from_static("close"));
+        resp.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
         return resp;
     }
     if req

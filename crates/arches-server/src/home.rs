@@ -49,7 +49,12 @@ pub fn secure(home: &Path, socket: &Path) -> Vec<String> {
     // The home itself: nobody else may write into it (replace the database,
     // plant a link where the daemon writes).
     restrict(home, 0o022, &mut warnings);
-    for name in ["arches.db", "arches.db-wal", "arches.db-shm", "arches.db-journal"] {
+    for name in [
+        "arches.db",
+        "arches.db-wal",
+        "arches.db-shm",
+        "arches.db-journal",
+    ] {
         restrict(&home.join(name), 0o077, &mut warnings);
     }
     let log = home.join("log");

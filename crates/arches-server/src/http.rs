@@ -185,10 +185,7 @@ async fn submit(
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
     let reject = |why: String| error(StatusCode::BAD_REQUEST, jobspec::SubmitError(why).message());
-    if body
-        .as_ref()
-        .is_ok_and(|b| crate::guard::json_has_nul(b))
-    {
+    if body.as_ref().is_ok_and(|b| crate::guard::json_has_nul(b)) {
         return reject(crate::guard::NUL_REFUSED.to_string());
     }
     let req: SubmitRequest = match decode(body) {
@@ -210,11 +207,6 @@ async fn submit(
             app.daemon_uid, user.name
         ));
     }
-    if app.cfg.compute_rm.1 == "LOCAL" {
-        if let Err(e) = jobspec::sane::shell_exists(&req) {
-            return error(StatusCode::BAD_REQUEST, e.message());
-        }
-    }
     let group = ident::group_name(peer.gid);
     let snap = current(&app.published);
     let sub = match jobspec::parse(&req, &user, &group, &app.cfg.policy, snap.now) {
@@ -224,6 +216,11 @@ async fn submit(
         }
         Err(e) => return error(StatusCode::BAD_REQUEST, e.message()),
     };
+    if app.cfg.compute_rm.1 == "LOCAL" {
+        if let Err(e) = jobspec::sane::shell_exists(&req) {
+            return error(StatusCode::BAD_REQUEST, e.message());
+        }
+    }
     let admin = Caller::identify(&app.cfg, app.daemon_uid, peer).admin;
     if let Err(e) = sub.check_privileges(admin) {
         return error(StatusCode::BAD_REQUEST, e.message());

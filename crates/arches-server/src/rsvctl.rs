@@ -217,7 +217,9 @@ pub fn parse_create(
             r.start
                 .checked_add(d)
                 .filter(|t| *t <= arches_core::limits::MAX_TIME)
-                .ok_or_else(|| format!("reservation end after {}", arches_core::limits::MAX_TIME))?,
+                .ok_or_else(|| {
+                    format!("reservation end after {}", arches_core::limits::MAX_TIME)
+                })?,
         ),
         (None, None) => None,
     };

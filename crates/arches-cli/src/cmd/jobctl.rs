@@ -340,10 +340,7 @@ fn query(a: &Mjobctl, q: &str, jobs: Vec<String>, completed: bool) -> Result<u8,
                 eprintln!("ERROR:  invalid job specified ({id})");
             }
             for d in &view.denied {
-                eprintln!(
-                    "{}",
-                    crate::render::checkjob::not_authorized(d)
-                );
+                eprintln!("{}", crate::render::checkjob::not_authorized(d));
             }
             Ok(if view.unknown.is_empty() && view.denied.is_empty() {
                 EXIT_OK

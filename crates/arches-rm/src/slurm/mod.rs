@@ -181,11 +181,11 @@ impl SlurmRm {
     /// not contacted here.
     pub fn new(config: SlurmConfig) -> Result<SlurmRm, RmError> {
         crate::fsmode::create_dir(&config.spool_dir, 0o711, true).map_err(|e| {
-                RmError::Unavailable(format!(
-                    "spool directory {}: {e}",
-                    config.spool_dir.display()
-                ))
-            })?;
+            RmError::Unavailable(format!(
+                "spool directory {}: {e}",
+                config.spool_dir.display()
+            ))
+        })?;
         let (requests, rx) = mpsc::channel();
         let (tx, observations) = mpsc::channel();
         let worker = Worker::new(config.clone(), tx);

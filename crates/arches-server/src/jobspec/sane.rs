@@ -80,10 +80,14 @@ pub fn shell_exists(req: &SubmitRequest) -> Result<(), SubmitError> {
             "shell '{}' is not an executable file",
             arches_api::text::escape(shell)
         )),
-        Err(e) => err(format!(
-            "shell '{}' cannot be used ({e})",
-            arches_api::text::escape(shell)
-        )),
+        Err(e) => {
+            let why = e.to_string();
+            let why = why.split(" (os error").next().unwrap_or(&why).to_string();
+            err(format!(
+                "shell '{}' cannot be used ({why})",
+                arches_api::text::escape(shell)
+            ))
+        }
     }
 }
 
