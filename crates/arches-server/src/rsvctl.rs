@@ -190,7 +190,9 @@ pub fn parse_create(
                 let n = v.strip_prefix("PROCS:").unwrap_or(v);
                 r.procs = n
                     .parse()
-                    .map_err(|_| format!("invalid processor count '{v}'"))?;
+                    .ok()
+                    .filter(|p| *p <= arches_core::limits::MAX_TOTAL_PROCS)
+                    .ok_or_else(|| format!("invalid processor count '{v}'"))?;
             }
             "name" | "id" => {
                 if v.is_empty()
