@@ -17,6 +17,14 @@ const LONG: Duration = Duration::from_secs(60);
 const TOKEN: &str = "s3cr3t-token-4711";
 const SCRIPT_SECRET: &str = "script-secret-XYZ";
 
+/// A local test user (created once; the tests of this file run in
+/// parallel, and two concurrent `useradd` of one name would race).
+fn user(name: &str) -> String {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    common::ensure_user(name)
+}
+
 /// Runs one of our commands as `user` against `socket`/`home`.
 fn as_user(
     user: &str,
@@ -128,9 +136,9 @@ fn another_user_reads_no_job_detail_by_any_route() {
     if !common::root_or_skip("another_user_reads_no_job_detail_by_any_route") {
         return;
     }
-    let owner = common::ensure_user("archesp1");
-    let other = common::ensure_user("archesp2");
-    let helpdesk = common::ensure_user("archesp3");
+    let owner = user("archesp1");
+    let other = user("archesp2");
+    let helpdesk = user("archesp3");
     let d = Daemon::start_with_config(Some(&format!("ADMINCFG[3] USERS={helpdesk}\n")));
     let (home, socket) = (d.home.path(), d.socket.as_path());
     let script = format!("#!/bin/sh\necho {SCRIPT_SECRET}\nsleep 30\n");
@@ -385,7 +393,7 @@ fn mode(p: &Path) -> u32 {
 /// Starts a daemon under `umask`, runs a job of another user (it must run
 /// and write its output) and checks the mode of everything in the home.
 fn private_whatever_the_umask(umask: &str) {
-    let user = common::ensure_user("archesp2");
+    let user = user("archesp2");
     let d = UmaskDaemon::start(umask);
     let (home, socket) = (d.home.clone(), d.socket.clone());
     assert_eq!(mode(&home), 0o711, "home created by the daemon");

@@ -75,10 +75,10 @@ impl Actor {
                 // Each change stands alone, as in Moab: one line per change.
                 for c in changes {
                     match self.modify(caller, id, c, now) {
-                        Ok(Some(line)) => resp.stdout.push(line),
+                        Ok(Some(line)) => lines_into(&mut resp.stdout, line),
                         Ok(None) => {}
                         Err(line) => {
-                            resp.stderr.push(line);
+                            lines_into(&mut resp.stderr, line);
                             resp.failed = true;
                         }
                     }
@@ -86,10 +86,10 @@ impl Actor {
                 continue;
             }
             match self.act(caller, id, &req.action, now) {
-                Ok(Some(line)) => resp.stdout.push(line),
+                Ok(Some(line)) => lines_into(&mut resp.stdout, line),
                 Ok(None) => {}
                 Err(line) => {
-                    resp.stderr.push(line);
+                    lines_into(&mut resp.stderr, line);
                     resp.failed = true;
                 }
             }
@@ -577,6 +577,16 @@ impl Actor {
             now,
         );
         Ok(Some(format!("job {id} system priority modified")))
+    }
+}
+
+/// An outcome of several lines as several answer lines (each answer line
+/// is one line: clients show line feeds inside one escaped).
+fn lines_into(out: &mut Vec<String>, text: String) {
+    if text.contains('\n') {
+        out.extend(text.lines().map(str::to_string));
+    } else {
+        out.push(text);
     }
 }
 
