@@ -190,6 +190,13 @@ fn fuzz_moab_cfg() {
             let _ = state.apply(arches_core::Event::Submit(Box::new(job)), NOW);
         }
         let _ = arches_core::schedule(&state, &daemon.policy, NOW);
+        // The fairshare report (mdiag -f) sized by the configuration.
+        let window = arches_server::views::fs_window(&daemon);
+        let usage =
+            arches_core::accounting::Accounting::default().fairshare(state.active(), &window, NOW);
+        if usage.total.len() > 32 {
+            return Err(format!("{} fairshare intervals", usage.total.len()));
+        }
         // mschedctl -m config with each line of the text.
         let mut live = config.clone();
         for line in text.lines() {
