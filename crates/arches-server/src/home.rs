@@ -47,8 +47,17 @@ pub fn prepare(home: &Path) -> anyhow::Result<()> {
 pub fn secure(home: &Path, socket: &Path) -> Vec<String> {
     let mut warnings = Vec::new();
     // The home itself: nobody else may write into it (replace the database,
-    // plant a link where the daemon writes).
-    restrict(home, 0o022, &mut warnings);
+    // plant a link where the daemon writes). Reported, never changed: it
+    // may be a directory the daemon does not own.
+    if let Ok(m) = std::fs::metadata(home) {
+        let mode = m.mode() & 0o7777;
+        if mode & 0o022 != 0 {
+            warnings.push(format!(
+                "{} is mode {mode:04o}: other users may replace the daemon's files in it (make it 0711 or 0755)",
+                home.display()
+            ));
+        }
+    }
     for name in [
         "arches.db",
         "arches.db-wal",
@@ -81,13 +90,13 @@ pub fn secure(home: &Path, socket: &Path) -> Vec<String> {
     warnings
 }
 
-/// Removes the `bits` from the mode of `path` (if it exists and is not a
-/// symbolic link), with a warning.
+/// Removes the `bits` from the mode of `path` (if it exists, is not a
+/// symbolic link and belongs to the daemon's user), with a warning.
 fn restrict(path: &Path, bits: u32, warnings: &mut Vec<String>) {
     let Ok(m) = std::fs::symlink_metadata(path) else {
         return;
     };
-    if m.file_type().is_symlink() {
+    if m.file_type().is_symlink() || !ours(&m) {
         return;
     }
     let mode = m.mode() & 0o7777;
@@ -102,13 +111,19 @@ fn traversable(dir: &Path, warnings: &mut Vec<String>) {
     let Ok(m) = std::fs::symlink_metadata(dir) else {
         return;
     };
-    if !m.is_dir() {
+    if !m.is_dir() || !ours(&m) {
         return;
     }
     let mode = m.mode() & 0o7777;
     if mode != 0o711 {
         set(dir, mode, 0o711, warnings);
     }
+}
+
+/// Whether the daemon's user owns the file (only its own files are fixed).
+fn ours(m: &std::fs::Metadata) -> bool {
+    // SAFETY: geteuid(2) cannot fail.
+    m.uid() == unsafe { libc::geteuid() }
 }
 
 fn set(path: &Path, from: u32, to: u32, warnings: &mut Vec<String>) {
@@ -198,6 +213,10 @@ mod tests {
         );
         assert_eq!(w.len(), 4, "{w:?}");
         assert!(secure(&home, &home.join("moab.sock")).is_empty(), "fixed");
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let w = secure(&home, &home.join("moab.sock"));
+        assert!(w[0].ends_with("is mode 0777: other users may replace the daemon's files in it (make it 0711 or 0755)"), "{w:?}");
+        assert_eq!(mode(&home), 0o777, "reported, not changed");
     }
 
     #[test]
