@@ -751,6 +751,8 @@ struct InProcess {
     admin: axum::Router,
     user: axum::Router,
     tx: std::sync::mpsc::Sender<arches_server::actor::Input>,
+    /// The non-administrator's user name.
+    user_name: String,
     actor: Option<std::thread::JoinHandle<Result<(), String>>>,
     _home: tempfile::TempDir,
 }
@@ -814,6 +816,10 @@ impl InProcess {
             daemon_uid: me,
         };
         let peer = |uid| MockConnectInfo(http::PeerInfo(Some(ident::Peer { uid, gid: uid })));
+        let other = if me == 0 { 65534 } else { me.wrapping_add(1) };
+        let user_name = ident::user_by_uid(other)
+            .map(|u| u.name)
+            .unwrap_or_else(|| format!("uid{other}"));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -822,10 +828,10 @@ impl InProcess {
         InProcess {
             runtime,
             admin: http::router(app.clone()).layer(peer(me)),
-            // A user who is not an administrator (and, with a root daemon,
-            // cannot submit).
-            user: http::router(app).layer(peer(if me == 0 { 65534 } else { me.wrapping_add(1) })),
+            // A user who is not an administrator.
+            user: http::router(app).layer(peer(other)),
             tx,
+            user_name,
             actor: Some(actor),
             _home: home,
         }
@@ -891,6 +897,18 @@ fn fuzz_api() {
                     String::from_utf8_lossy(&body)
                 )
             })?;
+        }
+        // Authorization: a detail answer to the non-administrator carries
+        // only their own jobs.
+        if !i.admin && i.route == arches_api::routes::JOBS_DETAIL && status == 200 {
+            let v: arches_api::JobsView = serde_json::from_slice(&body)
+                .map_err(|e| format!("undecodable detail answer: {e}"))?;
+            if let Some(j) = v.jobs.iter().find(|j| j.summary.user != daemon.user_name) {
+                return Err(format!(
+                    "job {} of {} shown in detail to {}",
+                    j.summary.id, j.summary.user, daemon.user_name
+                ));
+            }
         }
         if daemon.actor.as_ref().is_some_and(|a| a.is_finished()) {
             return Err("the scheduler thread stopped".into());
