@@ -87,6 +87,7 @@ pub fn parse(
             req.submit_dir
         ));
     }
+    sane::check(req, policy)?;
     let mut res = Resources::default();
     for list in &req.resources {
         for item in split_top(list) {
@@ -105,6 +106,7 @@ pub fn parse(
         if w <= 0 {
             return err(format!("invalid wallclock limit ({w})"));
         }
+        arches_core::limits::check_walltime("wallclock limit", w).map_err(SubmitError)?;
     }
     let request = res.request()?;
     let array = array::parse(req)?;
@@ -554,6 +556,7 @@ pub fn parse_start_date(text: &str, now: Time) -> Result<Time, SubmitError> {
 mod array;
 pub mod depend;
 mod resources;
+pub mod sane;
 
 pub use resources::parse_mem;
 use resources::{split_top, Resources};
