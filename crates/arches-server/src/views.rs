@@ -88,6 +88,22 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> J
         }
         if let Some(t) = crate::arrays::resolve(&s.state, text) {
             use crate::arrays::Target;
+            // An array and its sub-jobs are its owner's.
+            let owner = match t {
+                Target::Job(id) => s.state.job(id),
+                Target::Array(id) | Target::Pending(id, _) => {
+                    s.state.array(id).map(|a| &*a.template)
+                }
+            };
+            if let Some(o) = owner.filter(|o| !caller.may_see_detail(o)) {
+                if seen.insert(o.id) {
+                    out.denied.push(arches_api::Denied {
+                        job: text.clone(),
+                        user: caller.user.clone(),
+                    });
+                }
+                continue;
+            }
             let (key, d) = match t {
                 Target::Job(id) => match s.state.job(id) {
                     Some(j) => (id, detail_with(s, j, &pv)),
