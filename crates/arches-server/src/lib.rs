@@ -10,16 +10,19 @@
 
 pub mod actions;
 pub mod actor;
+pub mod arrays;
 pub mod authz;
 pub mod config;
 mod control;
 mod defer;
+mod depend;
 pub mod estimates;
 mod guard;
 pub mod home;
 pub mod http;
 pub mod ident;
 pub mod intent;
+pub mod jobenv;
 pub mod jobspec;
 mod observe;
 pub mod pace;
