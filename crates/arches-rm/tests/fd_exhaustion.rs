@@ -65,6 +65,7 @@ fn launch(tmp: &Path, job: JobId, script: &str) -> Launch {
             gid,
             groups: vec![],
             class: None,
+            args: Vec::new(),
         },
         walltime: None,
         restarted: false,

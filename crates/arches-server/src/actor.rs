@@ -18,7 +18,6 @@ use arches_store::{Batch, ExecRecord, JobRecord, Payload, Store};
 use tokio::sync::oneshot;
 
 use crate::config::DaemonConfig;
-use crate::ident::Peer;
 use crate::jobspec::{Submission, SubmitError};
 
 /// Everything the actor can be asked to do.
@@ -50,14 +49,8 @@ pub enum Input {
     Shutdown,
 }
 
-/// An identified caller.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub peer: Peer,
-    /// User name (`uid<N>` when the uid has no passwd entry).
-    pub user: String,
-    pub admin: bool,
-}
+/// An identified caller (defined with the authorization rules).
+pub use crate::authz::Caller;
 
 /// Scheduler statistics for `mdiag -S` and showstats.
 #[derive(Debug, Clone, Default)]
@@ -140,6 +133,8 @@ pub struct Actor {
     /// Scripts and environments of jobs submitted this turn, written with
     /// the next commit (then read back from the store when a job starts).
     pub(crate) payloads: Vec<(JobId, Payload)>,
+    /// Job arrays: their stored records ([`crate::arrays`]).
+    pub(crate) arrays: crate::arrays::Book,
     /// Jobs recovered from a start intent (their start was not confirmed
     /// before the last stop): requeued if the backend does not know them.
     pub(crate) unconfirmed: BTreeSet<JobId>,
@@ -222,6 +217,17 @@ impl Actor {
         }
         let mut unconfirmed = BTreeSet::new();
         let mut deferred = std::collections::BTreeMap::new();
+        // Arrays first: their sub-jobs' ids are theirs.
+        let mut arrays = crate::arrays::Book::default();
+        for rec in store.load_arrays()? {
+            let a = rec.to_core()?;
+            let id = a.id;
+            state
+                .apply(Event::SubmitArray(Box::new(a)), now)
+                .map_err(|e| anyhow::anyhow!("array {id}: {e}"))?;
+            exec.insert(id, Arc::new(rec.exec.clone()));
+            arrays.records.insert(id, rec);
+        }
         store.for_each_job_checked(|rec| {
             let rec = match rec {
                 Ok(rec) => rec,
@@ -345,6 +351,7 @@ impl Actor {
             dirty: BTreeSet::new(),
             purged: Vec::new(),
             payloads: Vec::new(),
+            arrays,
             unconfirmed,
             host,
             socket,
@@ -490,10 +497,15 @@ impl Actor {
 
     pub(crate) fn submit(
         &mut self,
-        sub: Submission,
+        mut sub: Submission,
         now: Time,
     ) -> Result<SubmitResponse, SubmitError> {
+        sub.resolve_dependencies(&self.state)?;
+        if let Some(spec) = sub.array.take() {
+            return self.submit_array(sub, spec, now);
+        }
         sub.check_against(&self.state)?;
+        let befores = std::mem::take(&mut sub.befores);
         crate::staging::check_submission(self.staging.as_ref().map(|d| d.model), &sub.exec)?;
         let id = self.next_id;
         let (mut job, exec, payload) = sub.finalize(id, &self.host);
@@ -513,6 +525,7 @@ impl Actor {
         self.dirty.insert(id);
         self.wake = true;
         self.submitted_since_trim += 1;
+        self.apply_befores(id, &befores, now);
         tracing::info!(job = id, "job submitted");
         Ok(SubmitResponse { id })
     }
@@ -600,6 +613,7 @@ impl Actor {
             );
         }
         self.staging_before(now);
+        self.expand_arrays(now);
         let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
         self.apply_preemptions(&plan, now);
         // Expired virtual wall-clock limits: the real limit is back.
@@ -636,8 +650,9 @@ impl Actor {
             }
         }
         // A failing start must not spin: the next attempt waits for the next
-        // event or poll.
-        self.wake = false;
+        // event or poll. Array sub-jobs made after starts may start at once:
+        // they need another iteration.
+        self.wake = !plan.starts.is_empty() && self.expand_arrays(now) > 0;
         self.plan = Arc::new(plan);
         // Transfers are initiated against the reservations just planned.
         self.staging_after(now);
@@ -702,9 +717,10 @@ impl Actor {
         if self.state.job(id).is_none() {
             return Err(format!("unknown job {id}"));
         }
-        let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
+        let pid = crate::arrays::payload_id(&self.state, id);
+        let payload = match self.payloads.iter().find(|(j, _)| *j == pid) {
             Some((_, p)) => p.clone(),
-            None => match self.stored_payload(id, now) {
+            None => match self.stored_payload(id, pid, now) {
                 Some(p) => p,
                 None => return Err(format!("job {id} has no usable stored script")),
             },
@@ -739,6 +755,7 @@ impl Actor {
         if let Some(kv) = self.local_env(id) {
             launch.exec.env.push(kv);
         }
+        crate::jobenv::at_start(&self.state, self.rm.name(), id, &mut launch.exec.env);
         let wait = (now - job.submit_time).max(0) as f64;
         if let Err(e) = self.rm.start(&launch, now) {
             let why = e.to_string();
@@ -798,10 +815,11 @@ impl Actor {
         if self.state.job(id).is_none() {
             return Err(format!("unknown job {id}"));
         }
-        let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
+        let pid = crate::arrays::payload_id(&self.state, id);
+        let payload = match self.payloads.iter().find(|(j, _)| *j == pid) {
             Some((_, p)) => p.clone(),
             None => self
-                .stored_payload(id, now)
+                .stored_payload(id, pid, now)
                 .ok_or_else(|| format!("job {id} has no usable stored script"))?,
         };
         let job = self
@@ -836,6 +854,7 @@ impl Actor {
             restarted: job.start_count > 1,
         };
         launch.exec.env.extend(local);
+        crate::jobenv::at_start(&self.state, self.rm.name(), id, &mut launch.exec.env);
         let mut intent = job.clone();
         intent.state = JobState::Running;
         if let Some(r) = intent.run.as_mut() {
@@ -870,9 +889,14 @@ impl Actor {
                 self.exec.remove(&job);
                 self.dirty.remove(&job);
                 self.purged.push(job);
+                // Its array keeps its outcome.
+                if let Some((a, _)) = self.state.array_of(job) {
+                    self.arrays.dirty.insert(a.id);
+                }
                 tracing::debug!(job, "job purged");
             }
         }
+        self.purge_arrays(now);
     }
 
     /// Commits every change since the last commit in one transaction. On
@@ -890,6 +914,7 @@ impl Actor {
             && !rsv
             && !self.accounting_dirty
             && history.is_none()
+            && self.arrays.is_clean()
             // While the store fails, a retry also probes it.
             && self.store_fault.is_none()
         {
@@ -919,6 +944,7 @@ impl Actor {
             let key = arches_sim::predict::HISTORY_META_KEY.to_string();
             batch.meta.push((key, h.clone()));
         }
+        self.arrays.drain(&self.state, &mut batch);
         let dirty = std::mem::take(&mut self.dirty);
         for &id in &dirty {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {
@@ -933,6 +959,10 @@ impl Actor {
             self.rsv_changes = (batch.rsv_upserts, batch.rsv_deletes);
             self.accounting_dirty |= accounting;
             self.pending_history = history;
+            self.arrays
+                .dirty
+                .extend(batch.array_upserts.iter().map(|r| r.id()));
+            self.arrays.purged.extend(batch.array_deletes);
             return Err(e);
         }
         Ok(())
@@ -1015,7 +1045,11 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Resubmit { job }
         | Event::Lock { job, .. }
         | Event::Purge { job } => Some(*job),
-        Event::NodeState { .. } | Event::AddNode(_) | Event::UpdateNode { .. } => None,
+        Event::NodeState { .. }
+        | Event::AddNode(_)
+        | Event::UpdateNode { .. }
+        | Event::SubmitArray(_)
+        | Event::Array { .. } => None,
     }
 }
 
@@ -1039,5 +1073,6 @@ pub(crate) fn exec_spec(
         gid: rec.gid,
         groups: rec.groups.clone(),
         class,
+        args: rec.args.clone(),
     }
 }

@@ -41,6 +41,7 @@ struct Mark {
     next_id: u64,
     payloads: usize,
     dirty: BTreeSet<JobId>,
+    arrays_dirty: BTreeSet<JobId>,
 }
 
 /// A reply to send once the turn is durable and published.
@@ -61,6 +62,7 @@ impl Actor {
                 next_id: self.next_id,
                 payloads: self.payloads.len(),
                 dirty: self.dirty.clone(),
+                arrays_dirty: self.arrays.dirty.clone(),
             };
             let mut answers = Vec::new();
             for input in subs {
@@ -77,6 +79,9 @@ impl Actor {
                     self.next_id = mark.next_id;
                     self.payloads.truncate(mark.payloads);
                     self.dirty = mark.dirty;
+                    // Arrays submitted this turn (ids from the mark on).
+                    self.arrays.records.retain(|id, _| *id < mark.next_id);
+                    self.arrays.dirty = mark.arrays_dirty;
                     let why = e.reason();
                     tracing::error!(error = %e, "submissions refused: the store cannot commit");
                     for (_, r) in answers.iter_mut() {

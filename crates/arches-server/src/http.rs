@@ -84,6 +84,7 @@ pub fn router(app: AppState) -> Router {
         )
         .fallback(|| async { error(StatusCode::NOT_FOUND, "ERROR:  unknown request".into()) })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(crate::guard::screen))
         .with_state(app)
 }
 
@@ -115,6 +116,12 @@ fn decode<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T,
         };
         Failure(status, format!("ERROR:  invalid request ({why})"))
     })?;
+    if crate::guard::json_has_nul(&bytes) {
+        return Err(Failure(
+            StatusCode::BAD_REQUEST,
+            format!("ERROR:  invalid request ({})", crate::guard::NUL_REFUSED),
+        ));
+    }
     serde_json::from_slice(&bytes).map_err(|e| {
         Failure(
             StatusCode::BAD_REQUEST,
@@ -130,13 +137,7 @@ fn caller(app: &AppState, peer: PeerInfo) -> Result<Caller, Failure> {
             "ERROR:  cannot determine the caller's identity".into(),
         )
     })?;
-    let user = ident::user_by_uid(peer.uid)
-        .map(|u| u.name)
-        .unwrap_or_else(|| format!("uid{}", peer.uid));
-    // Root and the user the daemon runs as (Moab's primary administrator:
-    // whoever started `moab` may stop it) are always administrators.
-    let admin = peer.uid == 0 || peer.uid == ident::current_uid() || app.cfg.admins.contains(&user);
-    Ok(Caller { peer, user, admin })
+    Ok(Caller::identify(&app.cfg, app.daemon_uid, peer))
 }
 
 async fn read<T: Serialize>(
@@ -199,11 +200,14 @@ async fn submit(
     ConnectInfo(peer): ConnectInfo<PeerInfo>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let reject = |why: String| error(StatusCode::BAD_REQUEST, jobspec::SubmitError(why).message());
+    if body.as_ref().is_ok_and(|b| crate::guard::json_has_nul(b)) {
+        return reject(crate::guard::NUL_REFUSED.to_string());
+    }
     let req: SubmitRequest = match decode(body) {
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    let reject = |why: String| error(StatusCode::BAD_REQUEST, jobspec::SubmitError(why).message());
     let Some(peer) = peer.0 else {
         return reject("cannot determine the caller's identity".into());
     };
@@ -228,7 +232,12 @@ async fn submit(
         }
         Err(e) => return error(StatusCode::BAD_REQUEST, e.message()),
     };
-    let admin = peer.uid == 0 || app.cfg.admins.contains(&user.name);
+    if app.cfg.compute_rm.1 == "LOCAL" {
+        if let Err(e) = jobspec::sane::shell_exists(&req) {
+            return error(StatusCode::BAD_REQUEST, e.message());
+        }
+    }
+    let admin = Caller::identify(&app.cfg, app.daemon_uid, peer).admin;
     if let Err(e) = sub.check_privileges(admin) {
         return error(StatusCode::BAD_REQUEST, e.message());
     }
@@ -261,33 +270,36 @@ async fn queue(
         current(&app.published),
         "jobs",
         move |s| (views::queue_shell(s), views::queue_order(s, q.completed)),
-        |s, id| s.state.job(id).map(|j| views::summary(s, j)),
+        views::queue_item,
     )
     .await
 }
 
-async fn jobs_detail(State(app): State<AppState>, body: Result<Bytes, BytesRejection>) -> Response {
-    match decode::<JobsRequest>(body) {
-        Ok(req) => {
-            let pv = crate::preempt::PreemptView::default();
-            listing(
-                current(&app.published),
-                "jobs",
-                move |s| {
-                    let (ids, unknown) = views::jobs_selection(s, &req);
-                    let shell = arches_api::JobsView {
-                        now: s.now,
-                        jobs: Vec::new(),
-                        unknown,
-                    };
-                    (shell, ids)
-                },
-                move |s, id| s.state.job(id).map(|j| views::detail_with(s, j, &pv)),
-            )
-            .await
-        }
-        Err(e) => e.into_response(),
-    }
+async fn jobs_detail(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<PeerInfo>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let req = match decode::<JobsRequest>(body) {
+        Ok(req) => req,
+        Err(e) => return e.into_response(),
+    };
+    // Who may see which job in detail: crate::authz.
+    let caller = match caller(&app, peer) {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    let pv = crate::preempt::PreemptView::default();
+    listing(
+        current(&app.published),
+        "jobs",
+        move |s| {
+            let (items, shell) = views::jobs_selection(s, &req, &caller);
+            (shell, items)
+        },
+        move |s, it| views::job_item(s, it, &pv),
+    )
+    .await
 }
 
 async fn priority(State(app): State<AppState>) -> Response {

@@ -35,7 +35,7 @@ pub(crate) fn record_id(e: &StoreError) -> String {
     match e {
         StoreError::Corrupt { id, .. } | StoreError::Encode { id, .. } => id.to_string(),
         StoreError::CorruptReservation { id, .. } => id.clone(),
-        StoreError::Sql(_) => String::new(),
+        StoreError::Sql(_) | StoreError::Io { .. } => String::new(),
     }
 }
 
@@ -139,12 +139,18 @@ pub(crate) fn check_backend(
 }
 
 impl crate::actor::Actor {
-    /// The stored script and environment of a job about to start. A job
-    /// whose script is missing or unreadable is held (batch hold) with a
-    /// message, never run with an empty script; a store that cannot be read
-    /// now postpones the start. `None` in both cases.
-    pub(crate) fn stored_payload(&mut self, id: JobId, now: Time) -> Option<arches_store::Payload> {
-        let damaged = match self.store.payload(id) {
+    /// The stored script and environment (stored under `pid`: the job's
+    /// own id, or its array's) of job `id` about to start. A job whose
+    /// script is missing or unreadable is held (batch hold) with a message,
+    /// never run with an empty script; a store that cannot be read now
+    /// postpones the start. `None` in both cases.
+    pub(crate) fn stored_payload(
+        &mut self,
+        id: JobId,
+        pid: JobId,
+        now: Time,
+    ) -> Option<arches_store::Payload> {
+        let damaged = match self.store.payload(pid) {
             Ok(Some(p)) => return Some(p),
             Ok(None) => "its stored script is missing from the state database".to_string(),
             Err(e @ StoreError::Corrupt { .. }) => {

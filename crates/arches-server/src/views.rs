@@ -20,9 +20,8 @@ use crate::jobspec::parse_job_id;
 /// showq's data.
 pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
     let jobs = queue_order(s, completed)
-        .iter()
-        .filter_map(|id| s.state.job(*id))
-        .map(|j| summary(s, j))
+        .into_iter()
+        .filter_map(|it| queue_item(s, it))
         .collect();
     QueueView {
         jobs,
@@ -42,9 +41,17 @@ pub fn queue_shell(s: &Snapshot) -> QueueView {
     }
 }
 
-/// The jobs of showq in order: active by earliest completion, eligible
-/// then blocked by rank, completed by completion time (with `completed`).
-pub fn queue_order(s: &Snapshot, completed: bool) -> Vec<arches_core::JobId> {
+/// One line of a listing: a job of the state, encoded when it is sent, or
+/// a line already made (an array's pending sub-jobs, an array's detail).
+pub enum Item<T> {
+    Job(arches_core::JobId),
+    Made(Box<T>),
+}
+
+/// The lines of showq in order: active by earliest completion, eligible
+/// then blocked by rank (with one line per array for its sub-jobs not made
+/// jobs yet), completed by completion time (with `completed`).
+pub fn queue_order(s: &Snapshot, completed: bool) -> Vec<Item<JobSummary>> {
     let mut active = Vec::new();
     let mut waiting = Vec::new();
     let mut done = Vec::new();
@@ -58,64 +65,152 @@ pub fn queue_order(s: &Snapshot, completed: bool) -> Vec<arches_core::JobId> {
         } else {
             let rank = s.plan.decisions.get(&j.id).map_or(u32::MAX, |d| d.rank);
             let blocked = section(s, j) != Section::Eligible;
-            waiting.push((blocked, rank, j.id));
+            waiting.push((blocked, rank, j.id, Item::Job(j.id)));
         }
     }
+    // Array sub-jobs not made jobs yet: one line per array.
+    for (rank, id, line) in crate::arrays::pending_lines(s) {
+        let blocked = line.section != Section::Eligible;
+        waiting.push((blocked, rank, id, Item::Made(Box::new(line))));
+    }
     active.sort_unstable();
-    waiting.sort_unstable();
+    waiting.sort_by_key(|(b, r, id, _)| (*b, *r, *id));
     done.sort_unstable();
     active
         .into_iter()
-        .map(|x| x.1)
-        .chain(waiting.into_iter().map(|x| x.2))
-        .chain(done.into_iter().map(|x| x.1))
+        .map(|x| Item::Job(x.1))
+        .chain(waiting.into_iter().map(|x| x.3))
+        .chain(done.into_iter().map(|x| Item::Job(x.1)))
         .collect()
 }
 
-/// checkjob's data: the jobs asked for, in order, and the unknown ids.
-pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
-    let (ids, unknown) = jobs_selection(s, req);
-    let pv = crate::preempt::PreemptView::default();
-    JobsView {
-        now: s.now,
-        jobs: ids
-            .iter()
-            .filter_map(|id| s.state.job(*id))
-            .map(|j| detail_with(s, j, &pv))
-            .collect(),
-        unknown,
+/// One line of showq (`None`: the job is gone).
+pub fn queue_item(s: &Snapshot, it: Item<JobSummary>) -> Option<JobSummary> {
+    match it {
+        Item::Job(id) => s.state.job(id).map(|j| summary(s, j)),
+        Item::Made(line) => Some(*line),
     }
 }
 
-/// The jobs a detail query names, each once where it is first named (as
-/// job actions do), and the names that are no job.
-pub fn jobs_selection(s: &Snapshot, req: &JobsRequest) -> (Vec<arches_core::JobId>, Vec<String>) {
-    let mut ids = Vec::new();
-    let mut unknown = Vec::new();
+/// checkjob's data: the jobs asked for, in order, the unknown ids and the
+/// jobs `caller` may not see in detail (`ALL` is every job the caller may
+/// see: [`crate::authz::job_visibility`]).
+pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> JobsView {
+    let (items, mut out) = jobs_selection(s, req, caller);
+    let pv = crate::preempt::PreemptView::default();
+    out.jobs = items
+        .into_iter()
+        .filter_map(|it| job_item(s, it, &pv))
+        .collect();
+    out
+}
+
+/// One job of checkjob (`None`: the job is gone).
+pub fn job_item(
+    s: &Snapshot,
+    it: Item<JobDetail>,
+    pv: &crate::preempt::PreemptView,
+) -> Option<JobDetail> {
+    match it {
+        Item::Job(id) => s.state.job(id).map(|j| detail_with(s, j, pv)),
+        Item::Made(d) => Some(*d),
+    }
+}
+
+/// The jobs a detail query names, in order (each once, where it is first
+/// named, as job actions do), and checkjob's data without them: the
+/// unknown names and the jobs `caller` may not see in detail (the answer
+/// is streamed job by job: `crate::stream`).
+pub fn jobs_selection(
+    s: &Snapshot,
+    req: &JobsRequest,
+    caller: &crate::authz::Caller,
+) -> (Vec<Item<JobDetail>>, JobsView) {
+    let mut out = JobsView {
+        now: s.now,
+        jobs: Vec::new(),
+        unknown: Vec::new(),
+        denied: Vec::new(),
+    };
+    let mut items = Vec::new();
+    let pv = crate::preempt::PreemptView::default();
     let mut seen = std::collections::BTreeSet::new();
     for text in &req.ids {
         if text.eq_ignore_ascii_case("ALL") {
             let all = s
                 .state
                 .jobs()
-                .filter(|j| req.completed || !j.state.is_finished());
+                .filter(|j| req.completed || !j.state.is_finished())
+                .filter(|j| caller.may_see_detail(j));
             for j in all {
                 if seen.insert(j.id) {
-                    ids.push(j.id);
+                    items.push(Item::Job(j.id));
                 }
             }
             continue;
         }
+        if let Some(t) = crate::arrays::resolve(&s.state, text) {
+            use crate::arrays::Target;
+            // An array and its sub-jobs are its owner's.
+            let owner = match t {
+                Target::Job(id) => s.state.job(id),
+                Target::Array(id) | Target::Pending(id, _) => {
+                    s.state.array(id).map(|a| &*a.template)
+                }
+            };
+            if let Some(o) = owner.filter(|o| !caller.may_see_detail(o)) {
+                if seen.insert(o.id) {
+                    out.denied.push(arches_api::Denied {
+                        job: text.clone(),
+                        user: caller.user.clone(),
+                    });
+                }
+                continue;
+            }
+            let (key, item) = match t {
+                Target::Job(id) => {
+                    if s.state.job(id).is_none() {
+                        out.unknown.push(text.clone());
+                        continue;
+                    }
+                    (id, Item::Job(id))
+                }
+                Target::Array(id) => {
+                    let Some(a) = s.state.array(id) else { continue };
+                    let mut d = detail_with(s, &crate::arrays::master_job(&s.state, a), &pv);
+                    d.summary.array = None;
+                    d.array_info = Some(crate::arrays::array_info(s, a, true));
+                    (id, Item::Made(Box::new(d)))
+                }
+                Target::Pending(id, pos) => {
+                    let Some(a) = s.state.array(id) else { continue };
+                    let j = crate::arrays::pending_job(a, pos);
+                    (j.id, Item::Made(Box::new(detail_with(s, &j, &pv))))
+                }
+            };
+            if seen.insert(key) {
+                items.push(item);
+            }
+            continue;
+        }
         match parse_job_id(text).and_then(|id| s.state.job(id)) {
-            Some(j) => {
+            Some(j) if !caller.may_see_detail(j) => {
                 if seen.insert(j.id) {
-                    ids.push(j.id);
+                    out.denied.push(arches_api::Denied {
+                        job: text.clone(),
+                        user: caller.user.clone(),
+                    });
                 }
             }
-            None => unknown.push(text.clone()),
+            Some(j) => {
+                if seen.insert(j.id) {
+                    items.push(Item::Job(j.id));
+                }
+            }
+            None => out.unknown.push(text.clone()),
         }
     }
-    (ids, unknown)
+    (items, out)
 }
 
 /// Where a job is listed: active, eligible, blocked or completed.
@@ -198,6 +293,7 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
             0
         },
         restartable: j.flags.contains(JobFlag::Restartable),
+        array: crate::arrays::member(&s.state, j.id),
     }
 }
 
@@ -220,7 +316,11 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
 
 /// [`detail`] with the preemption context computed once for many jobs.
 pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> JobDetail {
-    let rec = s.exec.get(&j.id);
+    // A sub-job not made a job yet shares its array's record.
+    let rec = s
+        .exec
+        .get(&j.id)
+        .or_else(|| crate::arrays::exec_of_array(s, j.id));
     let decision = s.plan.decisions.get(&j.id);
     let pinned = if s.plan.reservation(j.id).is_some() {
         crate::estimates::pinned_reservations(s)
@@ -258,7 +358,10 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
         depend: j
             .depend
             .iter()
-            .map(|d| format!("{}:{}", d.kind.as_str(), d.job))
+            .map(|d| {
+                let target = crate::arrays::display_id(&s.state, d.job);
+                format!("{}:{}", d.kind.as_str(), target)
+            })
             .collect(),
         start_after: j.start_after,
         start_count: j.start_count,
@@ -331,6 +434,11 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             }
             .to_string()
         }),
+        array_info: s
+            .state
+            .array_of(j.id)
+            .map(|(a, _)| crate::arrays::array_info(s, a, false)),
+        args: rec.map(|r| r.args.clone()).unwrap_or_default(),
     }
 }
 
