@@ -14,6 +14,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap_complete::Shell;
 
+mod man;
+
 /// Every generated file: path relative to the workspace root → contents.
 fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
     let mut out = BTreeMap::new();
@@ -29,15 +31,24 @@ fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
         .clone()
         .name("moab-simulate")
         .bin_name("moab simulate");
+    let clients = arches_cli::commands();
+    let all: Vec<String> = ["moab".to_string(), "moab-simulate".to_string()]
+        .into_iter()
+        .chain(clients.iter().map(|c| c.get_name().to_string()))
+        .collect();
     out.insert(
         PathBuf::from("man/man1/moab-simulate.1"),
-        man_page(simulate)?,
+        man_page(simulate, &all)?,
     );
-    for cmd in arches_cli::commands().into_iter().chain([moab]) {
+    out.insert(
+        PathBuf::from("man/man5/moab.cfg.5"),
+        man::config_page(&all).into_bytes(),
+    );
+    for cmd in clients.into_iter().chain([moab]) {
         let name = cmd.get_name().to_string();
         out.insert(
             PathBuf::from(format!("man/man1/{name}.1")),
-            man_page(cmd.clone())?,
+            man_page(cmd.clone(), &all)?,
         );
         for (shell, dir, file) in [
             (Shell::Bash, "bash", name.clone()),
@@ -166,58 +177,34 @@ const MOAB_EXIT_STATUS: &str =
 configuration has errors, the home directory or socket cannot be set up, or another daemon already \
 serves the socket; the reason is printed on standard error.";
 
-/// Escapes text for roff.
-fn roff(s: &str) -> String {
-    let s = s.replace('\\', "\\\\").replace('-', "\\-");
-    if s.starts_with('.') || s.starts_with('\'') {
-        format!("\\&{s}")
-    } else {
-        s
-    }
-}
+/// FILES of the daemon's man page: the system-wide layout (moab.service).
+const MOAB_FILES: &[(&str, &str)] = &[
+    ("/etc/arches/moab.cfg", "The system service's configuration (moab.cfg(5)); ~/.arches/moab.cfg or $MOABHOMEDIR/moab.cfg for a personal daemon."),
+    ("/var/lib/arches", "The system service's home: arches.db (the durable state, mode 0600) and the local jobs' spool."),
+    ("/run/arches/moab.sock", "The system service's socket; clients use it when MOAB_SOCKET, MOABHOMEDIR and ~/.arches/moab.sock do not name another."),
+    ("/var/log/arches/moab.log", "The system service's log (LOGDIR, LOGFILE); a personal daemon logs to <home>/log/moab.log."),
+    ("/lib/systemd/system/moab.service", "The systemd unit (Type=notify: ready once the socket answers)."),
+];
 
-fn man_page(cmd: clap::Command) -> Result<Vec<u8>> {
+/// The man page of one command (see [`man::man_page`]).
+fn man_page(cmd: clap::Command, all: &[String]) -> Result<Vec<u8>> {
     let name = cmd.get_name().to_string();
-    let man = clap_mangen::Man::new(cmd).manual("Arches Manual");
-    let mut buf = Vec::new();
-    man.render_title(&mut buf)?;
-    man.render_name_section(&mut buf)?;
-    man.render_synopsis_section(&mut buf)?;
-    man.render_description_section(&mut buf)?;
-    man.render_options_section(&mut buf)?;
-    if name == "moab" {
-        man.render_subcommands_section(&mut buf)?;
-    }
-    let mut extra = String::from(".SH EXAMPLES\n");
-    let examples = match name.as_str() {
-        "moab" => MOAB_EXAMPLES,
-        "moab-simulate" => SIMULATE_EXAMPLES,
-        _ => arches_cli::docs::examples(&name),
-    };
-    for (line, what) in examples {
-        extra.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff(line), roff(what)));
-    }
-    extra.push_str(&format!(
-        ".SH \"EXIT STATUS\"\n{}\n",
-        roff(match name.as_str() {
+    let page = man::Page {
+        examples: match name.as_str() {
+            "moab" => MOAB_EXAMPLES,
+            "moab-simulate" => SIMULATE_EXAMPLES,
+            _ => arches_cli::docs::examples(&name),
+        },
+        exit_status: match name.as_str() {
             "moab" => MOAB_EXIT_STATUS,
             "moab-simulate" => SIMULATE_EXIT_STATUS,
             _ => arches_cli::docs::EXIT_STATUS,
-        })
-    ));
-    extra.push_str(&format!(
-        ".SH ENVIRONMENT\n{}\n",
-        roff(arches_cli::docs::ENVIRONMENT)
-    ));
-    let others: Vec<String> = ["moab", "moab-simulate"]
-        .iter()
-        .chain(arches_cli::COMMANDS.iter())
-        .filter(|c| **c != name)
-        .map(|c| format!("\\fB{c}\\fR(1)"))
-        .collect();
-    extra.push_str(&format!(".SH \"SEE ALSO\"\n{}\n", others.join(", ")));
-    buf.extend_from_slice(extra.as_bytes());
-    Ok(buf)
+        },
+        environment: arches_cli::docs::ENVIRONMENT,
+        files: if name == "moab" { MOAB_FILES } else { &[] },
+        all_commands: all,
+    };
+    man::man_page(cmd, &page)
 }
 
 fn commands_markdown() -> String {
@@ -413,6 +400,7 @@ fn install_into(root: &Path, bin_dir: &Path, prefix: &Path) -> Result<Vec<PathBu
         Ok(())
     };
     copy_dir("man/man1", "share/man/man1", 0o644, &mut out)?;
+    copy_dir("man/man5", "share/man/man5", 0o644, &mut out)?;
     copy_dir(
         "completions/bash",
         "share/bash-completion/completions",
@@ -558,11 +546,5 @@ mod tests {
         ));
         std::fs::create_dir_all(&p).unwrap();
         p
-    }
-
-    #[test]
-    fn roff_escapes() {
-        assert_eq!(roff("-a"), "\\-a");
-        assert_eq!(roff(".x"), "\\&.x");
     }
 }
