@@ -359,19 +359,28 @@ fn put(from: &Path, to: &Path, mode: u32) -> Result<()> {
 }
 
 /// Installs the commands from `bin_dir` and the committed man pages,
-/// completions and data-staging tools under `prefix`:
+/// completions, data-staging tools, documentation, systemd unit and default
+/// configuration under `prefix` (the configuration under `sysconfdir`):
 ///
 /// ```text
 /// <prefix>/bin/<command>                         every command (msub, moab, ...)
-/// <prefix>/share/man/man1/<command>.1
+/// <prefix>/share/man/man1/<command>.1, man5/moab.cfg.5
 /// <prefix>/share/bash-completion/completions/<command>
 /// <prefix>/share/zsh/site-functions/_<command>
 /// <prefix>/share/fish/vendor_completions.d/<command>.fish
 /// <prefix>/share/arches/tools/dstage.*           where the daemon finds $TOOLSDIR
+/// <prefix>/share/doc/arches/*.md                 docs/ and the README
+/// <prefix>/lib/systemd/system/moab.service       ExecStart=<prefix>/bin/moab
+/// <sysconfdir>/arches/moab.cfg                   only if there is none yet
 /// ```
 ///
 /// Returns the installed files.
-fn install_into(root: &Path, bin_dir: &Path, prefix: &Path) -> Result<Vec<PathBuf>> {
+fn install_into(
+    root: &Path,
+    bin_dir: &Path,
+    prefix: &Path,
+    sysconfdir: &Path,
+) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for name in binaries(root)? {
         let from = bin_dir.join(&name);
@@ -420,20 +429,65 @@ fn install_into(root: &Path, bin_dir: &Path, prefix: &Path) -> Result<Vec<PathBu
         &mut out,
     )?;
     copy_dir("tools", "share/arches/tools", 0o755, &mut out)?;
+    copy_dir("docs", "share/doc/arches", 0o644, &mut out)?;
+    let readme = prefix.join("share/doc/arches/README.md");
+    put(&root.join("README.md"), &readme, 0o644)?;
+    out.push(readme);
+    // The unit runs this prefix's daemon.
+    let unit = std::fs::read_to_string(root.join(UNIT_SOURCE))
+        .with_context(|| format!("reading {UNIT_SOURCE}"))?;
+    let moab = prefix.join("bin/moab");
+    let unit = unit.replace(
+        "ExecStart=/usr/bin/moab ",
+        &format!("ExecStart={} ", moab.display()),
+    );
+    let unit_path = prefix.join("lib/systemd/system/moab.service");
+    write_file(&unit_path, unit.as_bytes(), 0o644)?;
+    out.push(unit_path);
+    // The configuration is the administrator's: never overwritten.
+    let cfg = sysconfdir.join("arches/moab.cfg");
+    if std::fs::symlink_metadata(&cfg).is_err() {
+        put(&root.join("packaging/moab.cfg"), &cfg, 0o644)?;
+        out.push(cfg);
+    } else {
+        println!("kept the existing {}", cfg.display());
+    }
     Ok(out)
 }
 
-/// `install [--prefix P] [--no-build]`: builds the release binaries (unless
-/// `--no-build`) and installs everything under `P` (default `/usr/local`).
+/// The systemd unit in the repository (its ExecStart is the Debian
+/// package's `/usr/bin/moab`).
+const UNIT_SOURCE: &str = "packaging/systemd/moab.service";
+
+/// Writes `bytes` to `to` (parents created) with `mode`.
+fn write_file(to: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(to, bytes).with_context(|| format!("writing {}", to.display()))?;
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(mode))
+        .with_context(|| format!("chmod {}", to.display()))
+}
+
+/// `install [--prefix P] [--sysconfdir D] [--no-build]`: builds the release
+/// binaries (unless `--no-build`) and installs everything under `P`
+/// (default `/usr/local`), the configuration under `D` (default `/etc`).
 fn install(args: &[String]) -> Result<()> {
     let mut prefix = PathBuf::from("/usr/local");
+    let mut sysconfdir = PathBuf::from("/etc");
     let mut build = true;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--prefix" => prefix = PathBuf::from(it.next().context("--prefix needs a directory")?),
+            "--sysconfdir" => {
+                sysconfdir = PathBuf::from(it.next().context("--sysconfdir needs a directory")?)
+            }
             "--no-build" => build = false,
-            other => bail!("unknown install option '{other}' (--prefix DIR, --no-build)"),
+            other => bail!(
+                "unknown install option '{other}' (--prefix DIR, --sysconfdir DIR, --no-build)"
+            ),
         }
     }
     let root = root();
@@ -451,12 +505,17 @@ fn install(args: &[String]) -> Result<()> {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
-    let files = install_into(&root, &target.join("release"), &prefix)?;
+    let files = install_into(&root, &target.join("release"), &prefix, &sysconfdir)?;
     println!(
-        "installed {} files under {} (data-staging tools in {})",
+        "installed {} files under {} (data-staging tools in {}; unit {}; configuration {})",
         files.len(),
         prefix.display(),
-        prefix.join("share/arches/tools").display()
+        prefix.join("share/arches/tools").display(),
+        prefix.join("lib/systemd/system/moab.service").display(),
+        sysconfdir.join("arches/moab.cfg").display()
+    );
+    println!(
+        "as a system service: systemctl daemon-reload && systemctl enable --now moab (docs/install.md)"
     );
     Ok(())
 }
@@ -469,7 +528,7 @@ fn main() -> ExitCode {
         Some("install") => install(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo run -p xtask -- generate|check|install [--prefix DIR] [--no-build]"
+                "usage: cargo run -p xtask -- generate|check|install [--prefix DIR] [--sysconfdir DIR] [--no-build]"
             );
             return ExitCode::from(2);
         }
@@ -502,7 +561,8 @@ mod tests {
             std::fs::write(bins.join(&b), b"#!/bin/sh\n").unwrap();
         }
         let prefix = tempdir("prefix");
-        let files = install_into(&root, &bins, &prefix).unwrap();
+        let etc = tempdir("etc");
+        let files = install_into(&root, &bins, &prefix, &etc).unwrap();
         for want in [
             "bin/msub",
             "bin/moab",
@@ -514,6 +574,10 @@ mod tests {
             "share/arches/tools/dstage.modify",
             "share/arches/tools/dstage.cluster",
             "share/arches/tools/dstage.common",
+            "share/man/man5/moab.cfg.5",
+            "share/doc/arches/config-reference.md",
+            "share/doc/arches/README.md",
+            "lib/systemd/system/moab.service",
         ] {
             assert!(files.contains(&prefix.join(want)), "{want} not installed");
         }
@@ -527,12 +591,29 @@ mod tests {
         assert_eq!(mode("share/arches/tools/dstage.modify"), 0o755);
         assert_eq!(mode("bin/msub"), 0o755);
         assert_eq!(mode("share/man/man1/checkjob.1"), 0o644);
+        // The unit starts this prefix's daemon; the configuration is
+        // installed once and then left to the administrator.
+        let unit = std::fs::read_to_string(prefix.join("lib/systemd/system/moab.service")).unwrap();
+        let exec = format!(
+            "ExecStart={} --home /var/lib/arches",
+            prefix.join("bin/moab").display()
+        );
+        assert!(unit.contains(&exec), "{unit}");
+        let cfg = etc.join("arches/moab.cfg");
+        assert!(files.contains(&cfg));
+        std::fs::write(&cfg, "# edited\n").unwrap();
+        let again = install_into(&root, &bins, &prefix, &etc).unwrap();
+        assert!(!again.contains(&cfg));
+        assert_eq!(std::fs::read_to_string(&cfg).unwrap(), "# edited\n");
         // A missing binary is an error naming it.
         std::fs::remove_file(bins.join("msub")).unwrap();
-        let e = install_into(&root, &bins, &prefix).unwrap_err().to_string();
+        let e = install_into(&root, &bins, &prefix, &etc)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("msub is missing"), "{e}");
         let _ = std::fs::remove_dir_all(&bins);
         let _ = std::fs::remove_dir_all(&prefix);
+        let _ = std::fs::remove_dir_all(&etc);
     }
 
     /// A fresh directory under the system temp dir.

@@ -612,6 +612,7 @@ impl Actor {
             self.trim_due = true;
         }
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
+        crate::metrics::observe_iteration(t0.elapsed());
         self.stats.iterations += 1;
         self.stats.last_ms = ms;
         self.stats.total_ms += ms;
@@ -658,6 +659,7 @@ impl Actor {
             );
             self.stats.jobs_started += 1;
             self.stats.wait_secs_total += wait;
+            crate::metrics::observe_queue_wait(wait as i64);
             if kind == arches_core::StartKind::Backfill {
                 self.stats.jobs_backfilled += 1;
             }
@@ -735,6 +737,7 @@ impl Actor {
         }
         self.stats.jobs_started += 1;
         self.stats.wait_secs_total += wait;
+        crate::metrics::observe_queue_wait(wait as i64);
         if kind == arches_core::StartKind::Backfill {
             self.stats.jobs_backfilled += 1;
         }
@@ -871,7 +874,9 @@ impl Actor {
                 batch.upserts.push(JobRecord::new(job, (**rec).clone()));
             }
         }
+        let t0 = Instant::now();
         self.store.commit(&batch)?;
+        crate::metrics::observe_commit(t0.elapsed());
         Ok(())
     }
 

@@ -57,6 +57,23 @@ pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
     }
 }
 
+/// The showq section of a job (active, eligible, blocked or completed).
+pub fn section(s: &Snapshot, j: &Job) -> Section {
+    if j.state.is_active() {
+        Section::Active
+    } else if j.state.is_finished() {
+        Section::Completed
+    } else {
+        let decision = s.plan.decisions.get(&j.id);
+        let eligible = decision.map_or(j.holds.is_empty(), |d| d.eligible && j.holds.is_empty());
+        if eligible {
+            Section::Eligible
+        } else {
+            Section::Blocked
+        }
+    }
+}
+
 /// checkjob's data: the jobs asked for, in order, and the unknown ids.
 pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
     let mut out = JobsView {
@@ -96,18 +113,7 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
 pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
     let decision = s.plan.decisions.get(&j.id);
     let queued = !j.state.is_active() && !j.state.is_finished();
-    let section = if j.state.is_active() {
-        Section::Active
-    } else if j.state.is_finished() {
-        Section::Completed
-    } else {
-        let eligible = decision.map_or(j.holds.is_empty(), |d| d.eligible && j.holds.is_empty());
-        if eligible {
-            Section::Eligible
-        } else {
-            Section::Blocked
-        }
-    };
+    let section = section(s, j);
     let run = j.run.as_ref();
     let first = run
         .and_then(|r| r.alloc.first())

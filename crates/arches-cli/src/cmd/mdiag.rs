@@ -110,7 +110,7 @@ fn some(s: &Option<String>) -> Option<&str> {
 fn check_config(file: Option<&str>, verbose: u8, fmt: Format) -> Result<u8, String> {
     let path = match file {
         Some(f) => std::path::PathBuf::from(f),
-        None => arches_api::paths::home().join(arches_api::paths::CONFIG_NAME),
+        None => arches_api::paths::client_config(),
     };
     let shown = path.display().to_string();
     let text = match std::fs::read_to_string(&path) {
