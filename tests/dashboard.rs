@@ -210,7 +210,7 @@ fn dashboard_shows_what_everyone_may_see_and_renders_in_chromium() {
 #[test]
 fn a_long_queue_is_paged() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let jobs = 2_450;
+    let jobs: usize = 2_450;
     let mut w = String::new();
     for i in 1..=jobs {
         w.push_str(&format!(

@@ -32,7 +32,6 @@ fn metrics_follow_the_jobs_and_the_api() {
         "# TYPE arches_rm_poll_duration_seconds histogram",
         "# TYPE arches_job_queue_wait_seconds histogram",
         "# TYPE arches_api_requests counter",
-        "# TYPE arches_jobs gauge",
         "# TYPE arches_utilization_ratio gauge",
         "# TYPE arches_jobs_backfilled counter",
         "# TYPE arches_jobs_preempted counter",
@@ -66,6 +65,7 @@ fn metrics_follow_the_jobs_and_the_api() {
     assert!(!bad.status.success(), "{}", text(&bad.stdout));
 
     let doc = get(addr, "/metrics").body;
+    assert!(doc.contains("# TYPE arches_jobs gauge"), "{doc}");
     let started = sample(&doc, "arches_jobs_started_total", &[]).expect("started");
     assert_eq!(started, started0 + 1.0, "{doc}");
     assert!(sample(&doc, "arches_jobs_completed_total", &[]).is_some_and(|n| n >= 1.0));
@@ -79,7 +79,11 @@ fn metrics_follow_the_jobs_and_the_api() {
         "{doc}"
     );
     assert_eq!(
-        sample(&doc, "arches_jobs", &["state=\"Hold\"", "class=\"batch\""]),
+        sample(
+            &doc,
+            "arches_jobs",
+            &["state=\"UserHold\"", "class=\"batch\""]
+        ),
         Some(1.0),
         "{doc}"
     );

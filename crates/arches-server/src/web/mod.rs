@@ -160,7 +160,13 @@ pub async fn serve(listener: tokio::net::TcpListener, published: Published) {
     };
     tokio::spawn(sampler);
     if let Ok(addr) = listener.local_addr() {
-        tracing::info!("metrics and dashboard listening on http://{addr}/");
+        let msg = format!("metrics and dashboard listening on http://{addr}/");
+        // A served simulation has no log: say it on stderr.
+        if tracing::dispatcher::has_been_set() {
+            tracing::info!("{msg}");
+        } else {
+            eprintln!("moab: {msg}");
+        }
     }
     let app = router(WebState { published, history });
     if let Err(e) = axum::serve(listener, app).await {
