@@ -180,7 +180,7 @@ serves the socket; the reason is printed on standard error.";
 /// FILES of the daemon's man page: the system-wide layout (moab.service).
 const MOAB_FILES: &[(&str, &str)] = &[
     ("/etc/arches/moab.cfg", "The system service's configuration (moab.cfg(5)); ~/.arches/moab.cfg or $MOABHOMEDIR/moab.cfg for a personal daemon."),
-    ("/var/lib/arches", "The system service's home: arches.db (the durable state, mode 0600) and the local jobs' spool."),
+    ("/var/lib/arches", "The system service's home: arches.db (the durable state) and the local jobs' spool."),
     ("/run/arches/moab.sock", "The system service's socket; clients use it when MOAB_SOCKET, MOABHOMEDIR and ~/.arches/moab.sock do not name another."),
     ("/var/log/arches/moab.log", "The system service's log (LOGDIR, LOGFILE); a personal daemon logs to <home>/log/moab.log."),
     ("/lib/systemd/system/moab.service", "The systemd unit (Type=notify: ready once the socket answers)."),
@@ -614,6 +614,21 @@ mod tests {
         let _ = std::fs::remove_dir_all(&bins);
         let _ = std::fs::remove_dir_all(&prefix);
         let _ = std::fs::remove_dir_all(&etc);
+    }
+
+    #[test]
+    fn the_service_configuration_parses_cleanly() {
+        let path = root().join("packaging/moab.cfg");
+        let parsed = arches_config::load_file(&path).unwrap();
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        assert_eq!(parsed.config.log.dir, "/var/log/arches");
+        // The commented metrics lines are valid once uncommented.
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("#METRICS", "METRICS");
+        let parsed = arches_config::parse(&text, "moab.cfg");
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        assert_eq!(parsed.config.metrics_port, Some(9464));
     }
 
     /// A fresh directory under the system temp dir.

@@ -152,6 +152,17 @@ pub async fn track_http(req: Request, next: Next) -> Response {
     track("http", req, next).await
 }
 
+/// Registers a gauge family with one `state` label.
+fn by_state<const N: usize>(r: &mut Registry, name: &str, help: &str, values: [(&str, u32); N]) {
+    let family = Family::<Labels, Gauge>::default();
+    for (state, n) in values {
+        family
+            .get_or_create(&vec![("state".to_string(), state.to_string())])
+            .set(i64::from(n));
+    }
+    r.register(name, help, family);
+}
+
 /// The state metrics of one snapshot.
 fn state_registry(s: &Snapshot) -> Registry {
     let mut r = Registry::with_prefix("arches");
@@ -181,32 +192,26 @@ fn state_registry(s: &Snapshot) -> Registry {
         jobs,
     );
     let c = crate::views::cluster(s);
-    let procs = Family::<Labels, Gauge>::default();
-    for (state, n) in [
-        ("up", c.up_procs),
-        ("allocated", c.alloc_procs),
-        ("idle", c.idle_procs),
-    ] {
-        procs
-            .get_or_create(&vec![("state".to_string(), state.to_string())])
-            .set(i64::from(n));
-    }
-    r.register(
+    by_state(
+        &mut r,
         "processors",
         "Processors of the nodes that are up, by state",
-        procs,
+        [
+            ("up", c.up_procs),
+            ("allocated", c.alloc_procs),
+            ("idle", c.idle_procs),
+        ],
     );
-    let nodes = Family::<Labels, Gauge>::default();
-    for (state, n) in [
-        ("configured", c.config_nodes),
-        ("up", c.up_nodes),
-        ("active", c.active_nodes),
-    ] {
-        nodes
-            .get_or_create(&vec![("state".to_string(), state.to_string())])
-            .set(i64::from(n));
-    }
-    r.register("nodes", "Nodes by state", nodes);
+    by_state(
+        &mut r,
+        "nodes",
+        "Nodes by state",
+        [
+            ("configured", c.config_nodes),
+            ("up", c.up_nodes),
+            ("active", c.active_nodes),
+        ],
+    );
     let util = Gauge::<f64, std::sync::atomic::AtomicU64>::default();
     util.set(if c.up_procs == 0 {
         0.0

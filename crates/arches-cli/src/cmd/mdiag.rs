@@ -56,7 +56,7 @@ pub struct Mdiag {
     /// Classes/queues (optionally one).
     #[arg(short = 'c', value_name = "CLASS", num_args = 0..=1, default_missing_value = "")]
     pub classes: Option<String>,
-    /// Check a configuration file (default $MOABHOMEDIR/moab.cfg) without a daemon; exit 1 on errors.
+    /// Check a configuration file (default $MOABHOMEDIR/moab.cfg, else ~/.arches/moab.cfg, else the service's /etc/arches/moab.cfg) without a daemon; exit 1 on errors.
     #[arg(short = 'C', value_name = "CONFIGFILE", num_args = 0..=1, default_missing_value = "")]
     pub config: Option<String>,
     /// Groups (optionally one).
