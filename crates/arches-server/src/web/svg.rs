@@ -11,9 +11,12 @@ const W: f64 = 1100.0;
 const LEFT: f64 = 60.0;
 const RIGHT: f64 = 20.0;
 
-/// A line chart of `series` (`(name, colour, points)`) over time; the y axis
-/// from 0 to `ymax` (else the largest value).
-pub fn line_chart(series: &[(&str, &str, Vec<(Time, f64)>)], ymax: Option<f64>) -> String {
+/// One line of a chart: name, colour, `(time, value)` points.
+pub type Series<'a> = (&'a str, &'a str, Vec<(Time, f64)>);
+
+/// A line chart of `series` over time; the y axis from 0 to `ymax` (else
+/// the largest value).
+pub fn line_chart(series: &[Series<'_>], ymax: Option<f64>) -> String {
     let h = 220.0;
     let (top, bottom) = (20.0, 30.0);
     let all = series.iter().flat_map(|s| s.2.iter());
