@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use web_common::{daemon_with_listener, get};
+use web_common::{daemon_with_listener, try_get};
 
 fn prometheus_binary() -> Option<PathBuf> {
     match std::env::var_os("ARCHES_PROMETHEUS") {
@@ -68,7 +68,7 @@ fn query(prom: std::net::SocketAddr, q: &str) -> Option<f64> {
             _ => format!("%{b:02X}"),
         })
         .collect();
-    let r = get(prom, &format!("/api/v1/query?query={enc}"));
+    let r = try_get(prom, &format!("/api/v1/query?query={enc}"))?;
     if r.status != 200 {
         return None;
     }

@@ -63,16 +63,20 @@ impl Resp {
 
 /// GET `path` from `addr` (HTTP/1.1, Connection: close).
 pub fn get(addr: SocketAddr, path: &str) -> Resp {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(60)))
-        .expect("timeout");
+    try_get(addr, path).unwrap_or_else(|| panic!("GET {path} from {addr} failed"))
+}
+
+/// Like [`get`]; `None` when nothing listens (yet) on `addr`.
+pub fn try_get(addr: SocketAddr, path: &str) -> Option<Resp> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(10)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(60))).ok()?;
     write!(
         s,
         "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
     )
-    .expect("send");
+    .ok()?;
     let mut raw = Vec::new();
-    s.read_to_end(&mut raw).expect("read");
+    s.read_to_end(&mut raw).ok()?;
     let text = String::from_utf8_lossy(&raw).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").expect("a header");
     let mut lines = head.lines();
@@ -93,11 +97,11 @@ pub fn get(addr: SocketAddr, path: &str) -> Resp {
     } else {
         body.to_string()
     };
-    Resp {
+    Some(Resp {
         status,
         headers,
         body,
-    }
+    })
 }
 
 fn dechunk(mut s: &str) -> String {
