@@ -627,6 +627,7 @@ impl Actor {
             self.trim_due = true;
         }
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
+        crate::metrics::observe_iteration(t0.elapsed());
         self.stats.iterations += 1;
         self.stats.last_ms = ms;
         self.stats.total_ms += ms;
@@ -673,6 +674,7 @@ impl Actor {
             );
             self.stats.jobs_started += 1;
             self.stats.wait_secs_total += wait;
+            crate::metrics::observe_queue_wait(wait as i64);
             if kind == arches_core::StartKind::Backfill {
                 self.stats.jobs_backfilled += 1;
             }
@@ -752,6 +754,7 @@ impl Actor {
         }
         self.stats.jobs_started += 1;
         self.stats.wait_secs_total += wait;
+        crate::metrics::observe_queue_wait(wait as i64);
         if kind == arches_core::StartKind::Backfill {
             self.stats.jobs_backfilled += 1;
         }
@@ -897,7 +900,9 @@ impl Actor {
                 batch.upserts.push(JobRecord::new(job, (**rec).clone()));
             }
         }
+        let t0 = Instant::now();
         self.store.commit(&batch)?;
+        crate::metrics::observe_commit(t0.elapsed());
         Ok(())
     }
 

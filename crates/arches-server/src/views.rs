@@ -59,6 +59,23 @@ pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
     }
 }
 
+/// The showq section of a job (active, eligible, blocked or completed).
+pub fn section(s: &Snapshot, j: &Job) -> Section {
+    if j.state.is_active() {
+        Section::Active
+    } else if j.state.is_finished() {
+        Section::Completed
+    } else {
+        let decision = s.plan.decisions.get(&j.id);
+        let eligible = decision.map_or(j.holds.is_empty(), |d| d.eligible && j.holds.is_empty());
+        if eligible {
+            Section::Eligible
+        } else {
+            Section::Blocked
+        }
+    }
+}
+
 /// checkjob's data: the jobs asked for, in order, the unknown ids and the
 /// jobs `caller` may not see in detail (`ALL` is every job the caller may
 /// see: [`crate::authz::job_visibility`]).
@@ -154,18 +171,7 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> J
 pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
     let decision = s.plan.decisions.get(&j.id);
     let queued = !j.state.is_active() && !j.state.is_finished();
-    let section = if j.state.is_active() {
-        Section::Active
-    } else if j.state.is_finished() {
-        Section::Completed
-    } else {
-        let eligible = decision.map_or(j.holds.is_empty(), |d| d.eligible && j.holds.is_empty());
-        if eligible {
-            Section::Eligible
-        } else {
-            Section::Blocked
-        }
-    };
+    let section = section(s, j);
     let run = j.run.as_ref();
     let first = run
         .and_then(|r| r.alloc.first())
