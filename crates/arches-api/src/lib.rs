@@ -1145,6 +1145,42 @@ pub mod paths {
         }
     }
 
+    /// The system service's socket (`moab.service`, docs/install.md).
+    pub const SYSTEM_SOCKET: &str = "/run/arches/moab.sock";
+    /// The system service's configuration file.
+    pub const SYSTEM_CONFIG: &str = "/etc/arches/moab.cfg";
+
+    /// The socket a client connects to: as [`socket`]; but when neither
+    /// `MOAB_SOCKET` nor `MOABHOMEDIR` is set and the per-user
+    /// `~/.arches/moab.sock` does not exist, the system service's
+    /// [`SYSTEM_SOCKET`] if it exists (so the users of a system-wide
+    /// install need no environment).
+    pub fn client_socket(explicit: Option<&std::path::Path>) -> PathBuf {
+        let chosen = socket(explicit);
+        let unset = |v: &str| std::env::var_os(v).is_none_or(|s| s.is_empty());
+        if explicit.is_none()
+            && unset("MOAB_SOCKET")
+            && unset("MOABHOMEDIR")
+            && std::fs::symlink_metadata(&chosen).is_err()
+            && std::fs::symlink_metadata(SYSTEM_SOCKET).is_ok()
+        {
+            return PathBuf::from(SYSTEM_SOCKET);
+        }
+        chosen
+    }
+
+    /// The configuration file `mdiag -C` checks by default: `moab.cfg` in
+    /// the home; without `MOABHOMEDIR`, the system service's
+    /// [`SYSTEM_CONFIG`] when the per-user one does not exist and it does.
+    pub fn client_config() -> PathBuf {
+        let personal = home().join(CONFIG_NAME);
+        let unset = std::env::var_os("MOABHOMEDIR").is_none_or(|s| s.is_empty());
+        if unset && !personal.exists() && std::path::Path::new(SYSTEM_CONFIG).exists() {
+            return PathBuf::from(SYSTEM_CONFIG);
+        }
+        personal
+    }
+
     /// The socket path, given an optional explicit `--socket`.
     pub fn socket(explicit: Option<&std::path::Path>) -> PathBuf {
         if let Some(p) = explicit {

@@ -662,6 +662,7 @@ impl Actor {
             self.trim_due = true;
         }
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
+        crate::metrics::observe_iteration(t0.elapsed());
         self.stats.iterations += 1;
         self.stats.last_ms = ms;
         self.stats.total_ms += ms;
@@ -708,6 +709,7 @@ impl Actor {
             );
             self.stats.jobs_started += 1;
             self.stats.wait_secs_total += wait;
+            crate::metrics::observe_queue_wait(wait as i64);
             if kind == arches_core::StartKind::Backfill {
                 self.stats.jobs_backfilled += 1;
             }
@@ -796,6 +798,7 @@ impl Actor {
         }
         self.stats.jobs_started += 1;
         self.stats.wait_secs_total += wait;
+        crate::metrics::observe_queue_wait(wait as i64);
         if kind == arches_core::StartKind::Backfill {
             self.stats.jobs_backfilled += 1;
         }
@@ -951,6 +954,7 @@ impl Actor {
                 batch.upserts.push(JobRecord::new(job, (**rec).clone()));
             }
         }
+        let t0 = Instant::now();
         if let Err(e) = self.store.commit(&batch) {
             // Owed: written by the next commit that succeeds.
             self.dirty.extend(dirty);
@@ -965,6 +969,7 @@ impl Actor {
             self.arrays.purged.extend(batch.array_deletes);
             return Err(e);
         }
+        crate::metrics::observe_commit(t0.elapsed());
         Ok(())
     }
 

@@ -92,6 +92,23 @@ pub fn queue_item(s: &Snapshot, it: Item<JobSummary>) -> Option<JobSummary> {
     }
 }
 
+/// The showq section of a job (active, eligible, blocked or completed).
+pub fn section(s: &Snapshot, j: &Job) -> Section {
+    if j.state.is_active() {
+        Section::Active
+    } else if j.state.is_finished() {
+        Section::Completed
+    } else {
+        let decision = s.plan.decisions.get(&j.id);
+        let eligible = decision.map_or(j.holds.is_empty(), |d| d.eligible && j.holds.is_empty());
+        if eligible {
+            Section::Eligible
+        } else {
+            Section::Blocked
+        }
+    }
+}
+
 /// checkjob's data: the jobs asked for, in order, the unknown ids and the
 /// jobs `caller` may not see in detail (`ALL` is every job the caller may
 /// see: [`crate::authz::job_visibility`]).
@@ -211,23 +228,6 @@ pub fn jobs_selection(
         }
     }
     (items, out)
-}
-
-/// Where a job is listed: active, eligible, blocked or completed.
-fn section(s: &Snapshot, j: &Job) -> Section {
-    if j.state.is_active() {
-        Section::Active
-    } else if j.state.is_finished() {
-        Section::Completed
-    } else {
-        let decision = s.plan.decisions.get(&j.id);
-        let eligible = decision.map_or(j.holds.is_empty(), |d| d.eligible && j.holds.is_empty());
-        if eligible {
-            Section::Eligible
-        } else {
-            Section::Blocked
-        }
-    }
 }
 
 /// The summary line of one job.
