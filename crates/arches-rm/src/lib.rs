@@ -9,6 +9,7 @@
 //! trait, then feed observations to `State::apply`.
 
 pub mod local;
+pub mod program;
 pub mod sim;
 pub mod slurm;
 pub mod storage;
