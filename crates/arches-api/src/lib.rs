@@ -316,6 +316,10 @@ pub struct JobDetail {
     /// waits for; whether a running job is preemptible, by whom, or why not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preemption: Vec<String>,
+    /// Job templates that applied at submission, in order (checkjob's
+    /// `TemplateSets:`; empty: `DEFAULT`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub templates: Vec<String>,
 }
 
 /// One file of a job's data staging.

@@ -635,6 +635,7 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         virtual_walltime: None,
         staging: vec![],
         preemption: vec![],
+        templates: vec![],
     }
 }
 

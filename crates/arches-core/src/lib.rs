@@ -45,6 +45,7 @@ pub mod resv;
 pub mod schedule;
 pub mod staging;
 pub mod state;
+pub mod templates;
 pub mod timespec;
 pub mod windows;
 

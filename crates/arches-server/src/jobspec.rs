@@ -89,7 +89,18 @@ pub fn parse(
     for ext in &req.extensions {
         res.apply_extension(ext)?;
     }
-    let class = req.class.clone().filter(|c| !c.is_empty());
+    let mut class = req.class.clone().filter(|c| !c.is_empty());
+    let mut account = req.account.clone().filter(|a| !a.is_empty());
+    let applied_templates = templates::apply(
+        policy,
+        &mut res,
+        templates::Creds {
+            user: &user.name,
+            group,
+            class: &mut class,
+            account: &mut account,
+        },
+    )?;
     let class_cfg = class.as_ref().and_then(|c| policy.classes.get(c));
     let walltime = res
         .walltime
@@ -97,6 +108,20 @@ pub fn parse(
     if let Some(w) = walltime {
         if w <= 0 {
             return err(format!("invalid wallclock limit ({w})"));
+        }
+    }
+    if let (Some(t), Some(w), Some(max)) = (
+        &res.walltime_template,
+        walltime,
+        class_cfg.and_then(|c| c.max_wclimit),
+    ) {
+        if w > max {
+            return err(format!(
+                "job template '{t}' sets walltime {} above MAX.WCLIMIT {} of class {}",
+                arches_core::timespec::format_duration(w),
+                arches_core::timespec::format_duration(max),
+                class.as_deref().unwrap_or("")
+            ));
         }
     }
     let request = res.request()?;
@@ -108,7 +133,7 @@ pub fn parse(
     let mut job = Job::new(0, &user.name, request, walltime, now);
     job.name = name;
     job.cred.group = group.to_string();
-    job.cred.account = req.account.clone().filter(|a| !a.is_empty());
+    job.cred.account = account;
     job.cred.class = class;
     // The requested QoS if the credentials grant it, else their default
     // (QDEF, Moab's precedence): the one QoS the engine uses.
@@ -163,6 +188,7 @@ pub fn parse(
         ttc: res.ttc.clone(),
         stage_in,
         stage_out,
+        templates: applied_templates,
         ..ExecRecord::default()
     };
     Ok(Submission {
@@ -500,6 +526,7 @@ pub fn parse_start_date(text: &str, now: Time) -> Result<Time, SubmitError> {
 }
 
 mod resources;
+mod templates;
 
 pub use resources::parse_mem;
 use resources::{split_top, Resources};

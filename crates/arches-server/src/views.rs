@@ -285,6 +285,7 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             })
             .unwrap_or_default(),
         preemption: pv.lines(s, j),
+        templates: rec.map(|r| r.templates.clone()).unwrap_or_default(),
         virtual_walltime: j
             .run
             .as_ref()

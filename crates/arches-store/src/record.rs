@@ -87,6 +87,10 @@ pub struct ExecRecord {
     /// the (usual) job that never failed to start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defer: Option<Box<DeferRecord>>,
+    /// Job templates that applied at submission (`JOBCFG`/`JOBMATCHCFG`,
+    /// `msub -l template=`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub templates: Vec<String>,
     /// The script of a record written before payloads had their own table
     /// ([`crate::Store::load_jobs`] moves it there). `None` in memory.
     #[serde(default, rename = "script", skip_serializing_if = "Option::is_none")]

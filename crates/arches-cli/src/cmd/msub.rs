@@ -71,7 +71,7 @@ pub struct Msub {
     /// Wait until the job completes, then print `Job <id> completed`.
     #[arg(short = 'K')]
     pub wait: bool,
-    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works).
+    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE).
     #[arg(short = 'l', value_name = "RESOURCES", action = ArgAction::Append)]
     pub resources: Vec<String>,
     /// Mail options: n, or any of a (abort), b (begin), e (end).

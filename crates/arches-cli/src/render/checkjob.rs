@@ -100,7 +100,7 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
             date(sa)
         ));
     }
-    o.push_str("TemplateSets:  DEFAULT\n");
+    o.push_str(&format!("TemplateSets:  {}\n", template_sets(d)));
     o.push_str(&format!("Total Requested Tasks: {}\n", d.tasks));
     if v {
         if let Some(n) = s.nodes {
@@ -286,6 +286,15 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     o
 }
 
+/// The job templates that applied (`DEFAULT` when none did).
+pub fn template_sets(d: &JobDetail) -> String {
+    if d.templates.is_empty() {
+        "DEFAULT".to_string()
+    } else {
+        d.templates.join(",")
+    }
+}
+
 fn share_list(nodes: &[NodeShare], per_line: usize) -> String {
     nodes
         .chunks(per_line)
@@ -366,7 +375,7 @@ pub fn job_element(d: &JobDetail, now: i64, verbose: bool) -> Element {
         .attr("State", &s.state)
         .attr("SubmissionTime", s.submit_time)
         .attr("SuspendDuration", s.suspended_secs)
-        .attr("TemplateSetList", "DEFAULT")
+        .attr("TemplateSetList", template_sets(d))
         .attr("User", &s.user)
         .attr("UserPrio", d.user_priority);
     if let Some(r) = s.rank {

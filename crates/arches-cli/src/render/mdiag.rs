@@ -399,6 +399,13 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
                 s.id, d.start_count
             ));
         }
+        if !d.templates.is_empty() {
+            o.push_str(&format!(
+                "  NOTE:  job {}: job templates {}\n",
+                s.id,
+                d.templates.join(",")
+            ));
+        }
         // Preemption (seed §8.4.3): why a queued job did not preempt or what
         // it waits for; with -v also what running jobs are preemptible by.
         let show = verbose || s.section != Section::Active;

@@ -12,6 +12,7 @@ mod creds;
 mod objects;
 mod rm;
 mod scalars;
+mod templates;
 
 use crate::config::Config;
 use crate::value::{Value, ValueType};

@@ -35,6 +35,10 @@ pub(super) struct Resources {
     /// `x=STAGEIN:...` / `x=STAGEOUT:...` values as written.
     pub(super) stagein: Vec<String>,
     pub(super) stageout: Vec<String>,
+    /// `template=NAME`: a job template (`JOBCFG[NAME] SELECT=TRUE`).
+    pub(super) template: Option<String>,
+    /// The template that gave the job its wall-clock limit, if one did.
+    pub(super) walltime_template: Option<String>,
 }
 
 /// Splits `a=1,b=2` at commas.
@@ -83,6 +87,7 @@ impl Resources {
             "ttc" => self.ttc = Some(non_empty(&key, value)?),
             "gres" => self.gres.push(non_empty(&key, value)?),
             "select" => self.select_spec(value)?,
+            "template" => self.template = Some(non_empty(&key, value)?),
             "naccesspolicy" | "nodeset" | "file" | "cput" | "pcput" | "other" | "host" => {}
             _ => return err(format!("unknown resource '{key}'")),
         }
