@@ -121,6 +121,11 @@ pub struct SubmitRequest {
     pub submit_args: String,
     /// Host the client ran on.
     pub submit_host: String,
+    /// A Moab job XML (`<job>...</job>`) msub read as its input instead of
+    /// a script: the job is what it says, with the fields above that msub's
+    /// command line set explicitly laid over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_xml: Option<String>,
 }
 
 /// Answer to a successful submission.

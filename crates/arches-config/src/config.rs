@@ -19,7 +19,9 @@ use crate::enums::{
 };
 use crate::parse::{self, Diagnostic, Parsed};
 
+mod hooks;
 mod parts;
+pub use hooks::HooksConfig;
 pub use parts::{FairshareConfig, LogConfig, RmConfig, SchedConfig, StandingReservation};
 
 /// The whole configuration.
@@ -104,6 +106,8 @@ pub struct Config {
     /// field for (fairshare, resource, target, attribute, usage components and
     /// the `*CAP`s), by parameter name; absent = 0 (the default of each).
     pub extra_weights: BTreeMap<&'static str, i64>,
+    /// Site programs: submit and activation filters, mail, notifications.
+    pub hooks: HooksConfig,
     /// Raw settings, for `effective()` and for rebuilding derived parts.
     pub(crate) record: Record,
 }
@@ -168,6 +172,7 @@ impl Default for Config {
             bf_order: BfOrder::Priority,
             prediction_correction: PredictionCorrection::Stepwise,
             extra_weights: BTreeMap::new(),
+            hooks: HooksConfig::default(),
             record: Record::default(),
         }
     }

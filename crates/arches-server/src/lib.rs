@@ -18,6 +18,7 @@ pub mod http;
 pub mod ident;
 pub mod intent;
 pub mod jobspec;
+pub mod jobxml;
 mod observe;
 pub mod pace;
 pub mod preempt;
@@ -26,6 +27,7 @@ pub mod rsvctl;
 pub mod simserve;
 pub mod staging;
 mod stream;
+pub mod submitfilter;
 pub mod testing;
 pub mod views;
 

@@ -26,6 +26,8 @@ Options may also be given in the script header as `#PBS`, `#MSUB` or `#MOAB` dir
 (before the first command); command-line options override directives. On success the job id is \
 printed after an empty line; any rejection prints `ERROR:    cannot submit job - <reason>` on stderr, \
 exits 1 and queues nothing. \
+The input may also be a Moab job XML (`<job>...</job>`, as a SUBMITFILTER sees it): the job is \
+what it says, with the options given on the command line laid over it. \
 Output files: without -o/-e, stdout and stderr go to `<name>.o<id>` and `<name>.e<id>` in the \
 directory msub ran in (the submission directory, Moab's `$SUBMISSIONDIR` and Torque's qsub \
 behaviour), also when -d sets another working directory; relative -o/-e paths are resolved \
@@ -353,7 +355,20 @@ pub fn build_request(
         mail_list: a.mail_list.clone(),
         submit_args: argv.join(" "),
         submit_host: host.to_string(),
+        job_xml: None,
     })
+}
+
+/// Whether msub's input is a Moab job XML (`<job>...</job>`, optionally
+/// after an XML declaration) rather than a job script.
+pub fn is_job_xml(text: &str) -> bool {
+    let mut t = text.trim_start_matches('\u{feff}').trim_start();
+    if let Some(rest) = t.strip_prefix("<?xml") {
+        t = rest.split_once("?>").map_or("", |(_, r)| r).trim_start();
+    }
+    t.strip_prefix("<job")
+        .and_then(|r| r.chars().next())
+        .is_some_and(|c| c == '>' || c.is_whitespace())
 }
 
 /// What msub prints after a successful submission: `\n<id>\n`, or the
@@ -401,7 +416,12 @@ fn parse_words(words: Vec<String>) -> Result<Msub, clap::Error> {
 pub fn exec(cli: Msub) -> Result<u8, String> {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let script = read_script(cli.script.as_deref())?;
-    let words = directives(&script, cli.prefix.as_deref())?;
+    let xml_input = is_job_xml(&script);
+    let words = if xml_input {
+        Vec::new()
+    } else {
+        directives(&script, cli.prefix.as_deref())?
+    };
     let dir = if words.is_empty() {
         Msub::default()
     } else {
@@ -421,7 +441,14 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
         .map_err(|e| fail(format!("cannot determine current directory ({e})")))?;
     let mut env: Vec<(String, String)> = std::env::vars().collect();
     env.sort();
-    let req = build_request(&a, script, &cwd, &env, &argv, &hostname())?;
+    let mut req = build_request(&a, script, &cwd, &env, &argv, &hostname())?;
+    if xml_input {
+        // The job is what the XML says; only what the command line set
+        // explicitly is laid over it (by the daemon, which reads the XML).
+        req.job_xml = Some(std::mem::take(&mut req.script));
+        req.script_path = None;
+        req.name = a.name.clone();
+    }
     let conn = a.conn.inner.clone().unwrap_or(Connection {
         socket: None,
         host: None,
@@ -462,6 +489,18 @@ mod tests {
 
     fn p(words: &[&str]) -> Msub {
         parse_words(words.iter().map(|s| s.to_string()).collect()).unwrap()
+    }
+
+    #[test]
+    fn job_xml_input_is_recognised() {
+        assert!(is_job_xml("<job><SubmitString>x</SubmitString></job>"));
+        assert!(is_job_xml(
+            "\u{feff}  <?xml version=\"1.0\"?>\n<job>\n</job>"
+        ));
+        assert!(is_job_xml("<job\n>"));
+        assert!(!is_job_xml("#!/bin/sh\n<job>"));
+        assert!(!is_job_xml("<jobs>"));
+        assert!(!is_job_xml("echo <job>"));
     }
 
     #[test]

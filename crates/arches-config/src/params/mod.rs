@@ -9,6 +9,7 @@
 //! `creds.rs` and `rm.rs`.
 
 mod creds;
+mod hooks;
 mod objects;
 mod rm;
 mod scalars;
@@ -119,7 +120,10 @@ impl ParamDef {
 
 /// Every parameter, scalars first, in reference order.
 pub fn all() -> impl Iterator<Item = &'static ParamDef> {
-    scalars::SCALARS.iter().chain(objects::OBJECTS.iter())
+    scalars::SCALARS
+        .iter()
+        .chain(hooks::HOOKS.iter())
+        .chain(objects::OBJECTS.iter())
 }
 
 /// The parameter named `name` (any case, aliases allowed).
