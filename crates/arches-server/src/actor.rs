@@ -48,6 +48,11 @@ pub enum Input {
     },
     /// Stop after this turn (SIGTERM/SIGINT).
     Shutdown,
+    /// An activation filter's verdict ([`crate::activation`]).
+    Activation {
+        job: JobId,
+        verdict: crate::activation::Verdict,
+    },
 }
 
 /// An identified caller.
@@ -171,6 +176,11 @@ pub struct Actor {
     trim_due: bool,
     /// When iterations, observations and commits happen.
     pace: crate::pace::Pace,
+    /// Activation filter calls and verdicts ([`crate::activation`]).
+    pub(crate) activation: crate::activation::Gate,
+    /// The actor's own input channel, for results of work done on other
+    /// threads (activation filters); set by [`Actor::set_inbox`].
+    pub(crate) inbox: Option<std::sync::mpsc::Sender<Input>>,
 }
 
 /// The wall clock in epoch seconds.
@@ -319,9 +329,17 @@ impl Actor {
             submitted_since_trim: 0,
             trim_due: false,
             pace: crate::pace::Pace::default(),
+            activation: crate::activation::Gate::default(),
+            inbox: None,
         };
         crate::pace::trim_heap();
         Ok((actor, published))
+    }
+
+    /// Gives the actor its own input channel (work done on other threads
+    /// reports back through it).
+    pub fn set_inbox(&mut self, tx: std::sync::mpsc::Sender<Input>) {
+        self.inbox = Some(tx);
     }
 
     /// Runs until shutdown. Returns an error only when the store fails (no
@@ -454,6 +472,7 @@ impl Actor {
                 }));
             }
             Input::Shutdown => self.stop = true,
+            Input::Activation { job, verdict } => self.activation_result(job, verdict, now),
         }
     }
 
@@ -577,7 +596,8 @@ impl Actor {
                 );
             }
         }
-        for (job, result) in self.start_jobs(plan.starts.clone(), now) {
+        let starts = self.activation_gate(plan.starts.clone(), now);
+        for (job, result) in self.start_jobs(starts, now) {
             if let Err(e) = result {
                 // Noted (and deferred) where it failed.
                 tracing::warn!(job, error = %e, "start failed");

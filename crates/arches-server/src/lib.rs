@@ -9,6 +9,7 @@
 //! running; the next start re-adopts them.
 
 pub mod actions;
+mod activation;
 pub mod actor;
 pub mod config;
 mod control;
@@ -147,13 +148,14 @@ pub fn serve(
     let cfg = Arc::new(cfg);
     let store = arches_store::Store::open(&loc.home.join("arches.db"))
         .with_context(|| format!("cannot open {}", loc.home.join("arches.db").display()))?;
-    let (actor, published) = actor::Actor::recover(
+    let (mut actor, published) = actor::Actor::recover(
         Arc::clone(&cfg),
         store,
         rm,
         loc.socket.display().to_string(),
     )?;
     let (tx, rx) = std::sync::mpsc::channel();
+    actor.set_inbox(tx.clone());
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
     let actor_thread = std::thread::Builder::new()
         .name("scheduler".into())
