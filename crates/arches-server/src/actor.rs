@@ -181,6 +181,8 @@ pub struct Actor {
     /// The actor's own input channel, for results of work done on other
     /// threads (activation filters); set by [`Actor::set_inbox`].
     pub(crate) inbox: Option<std::sync::mpsc::Sender<Input>>,
+    /// Mail and notification program calls ([`crate::notify`]).
+    pub(crate) notifier: crate::notify::Notifier,
 }
 
 /// The wall clock in epoch seconds.
@@ -331,6 +333,7 @@ impl Actor {
             pace: crate::pace::Pace::default(),
             activation: crate::activation::Gate::default(),
             inbox: None,
+            notifier: crate::notify::Notifier::default(),
         };
         crate::pace::trim_heap();
         Ok((actor, published))
@@ -504,9 +507,8 @@ impl Actor {
     /// Applies an event to a job and marks it for persistence; logs refusals.
     pub(crate) fn apply(&mut self, event: Event, now: Time) -> bool {
         let job = event_job(&event);
-        let was_final = job
-            .and_then(|j| self.state.job(j))
-            .is_some_and(|j| j.state.is_finished());
+        let before = job.and_then(|j| self.state.job(j)).map(|j| j.state);
+        let was_final = before.is_some_and(|s| s.is_finished());
         match self.state.apply(event, now) {
             Ok(()) => {
                 if let Some(j) = job {
@@ -514,6 +516,7 @@ impl Actor {
                     if !was_final {
                         self.account(j);
                     }
+                    self.notice(j, before);
                 }
                 self.wake = true;
                 true

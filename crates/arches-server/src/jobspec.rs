@@ -125,6 +125,8 @@ pub fn parse(
         }
     }
     let request = res.request()?;
+    crate::notify::check_mail(req.mail_options.as_deref(), req.mail_list.as_deref())
+        .map_err(SubmitError)?;
     let name = req
         .name
         .clone()

@@ -20,6 +20,7 @@ pub mod ident;
 pub mod intent;
 pub mod jobspec;
 pub mod jobxml;
+pub mod notify;
 mod observe;
 pub mod pace;
 pub mod preempt;
