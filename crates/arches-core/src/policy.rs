@@ -354,6 +354,9 @@ pub struct Policy {
     pub standing: Vec<crate::resv::Standing>,
     /// Job templates (`JOBCFG`, `JOBMATCHCFG`), applied at submission.
     pub templates: crate::templates::Templates,
+    /// `MALLEABLEGROWTH`: when running malleable jobs grow
+    /// ([`crate::malleable`]).
+    pub growth: crate::malleable::GrowthPolicy,
 }
 
 impl Default for Policy {
@@ -392,6 +395,7 @@ impl Default for Policy {
             rm_poll_interval: 30,
             standing: Vec::new(),
             templates: crate::templates::Templates::default(),
+            growth: crate::malleable::GrowthPolicy::default(),
         }
     }
 }
