@@ -199,6 +199,32 @@ pub struct JobSummary {
     pub eligible_secs: i64,
     /// Rerunable (`-r y` / RESTARTABLE).
     pub restartable: bool,
+    /// A malleable or resizable job's range (`msub -l procs=MIN-MAX`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elastic: Option<ElasticInfo>,
+}
+
+/// A malleable or resizable job's processor range and pending resize.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ElasticInfo {
+    /// Processors it starts with.
+    pub min: u32,
+    /// The most it may use.
+    pub max: u32,
+    /// The ceiling of automatic growth (the maximum, lowered by a release).
+    pub cap: u32,
+    /// Processors asked for by a pending resize request (`mjobctl -m
+    /// proccount+=N`), and since when (epoch seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_since: Option<i64>,
+    /// Why the pending request was not granted at the last iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<String>,
+    /// Why the job did not grow at the last iteration (below its ceiling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub growth: Option<String>,
 }
 
 /// Query of the showq route.

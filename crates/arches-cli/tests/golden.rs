@@ -123,6 +123,7 @@ fn job(id: u64, user: &str, state: &str, section: Section, procs: u32) -> JobSum
         block_reason: None,
         eligible_secs: 0,
         restartable: false,
+        elastic: None,
     }
 }
 

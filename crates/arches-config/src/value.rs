@@ -432,5 +432,10 @@ fn parse_choice(c: Choices, text: &str) -> Result<&'static str, String> {
 
 mod forms;
 
+/// A signal number or name (`SIGWINCH`, `WINCH`, `28`).
+pub(crate) fn signal_number(text: &str) -> Result<i32, String> {
+    parse_signal(text)
+}
+
 #[cfg(test)]
 mod tests;

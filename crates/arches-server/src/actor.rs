@@ -481,6 +481,12 @@ impl Actor {
 
     fn submit(&mut self, sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
         sub.check_against(&self.state)?;
+        if sub.job.elastic.is_some() && !self.rm.supports_resize() {
+            return Err(SubmitError(format!(
+                "the {} resource manager cannot resize running jobs: processor ranges (procs=MIN-MAX) are not supported",
+                self.rm.kind()
+            )));
+        }
         crate::staging::check_submission(self.staging.as_ref().map(|d| d.model), &sub.exec)?;
         let id = self.next_id;
         let (mut job, exec, payload) = sub.finalize(id, &self.host);
@@ -599,13 +605,16 @@ impl Actor {
                 );
             }
         }
-        let starts = self.activation_gate(plan.starts.clone(), now);
+        let (starts, grows) =
+            crate::elastic::merge_into_starts(plan.starts.clone(), &plan.elastic.grows);
+        let starts = self.activation_gate(starts, now);
         for (job, result) in self.start_jobs(starts, now) {
             if let Err(e) = result {
                 // Noted (and deferred) where it failed.
                 tracing::warn!(job, error = %e, "start failed");
             }
         }
+        self.apply_grows(&grows, now);
         if self.cfg.policy.reservation_policy == arches_core::policy::ReservationPolicy::Highest {
             // HIGHEST keeps reservations across iterations: hand them back.
             // Not an event that needs another iteration (no wake).
@@ -974,6 +983,8 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Terminate { job, .. }
         | Event::Resubmit { job }
         | Event::Lock { job, .. }
+        | Event::Grow { job, .. }
+        | Event::Shrink { job, .. }
         | Event::Purge { job } => Some(*job),
         Event::NodeState { .. } | Event::AddNode(_) | Event::UpdateNode { .. } => None,
     }

@@ -132,7 +132,24 @@ pub fn parse(
         .clone()
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| "STDIN".to_string());
+    let elastic = match res.procs_max {
+        Some(max) => {
+            if res.nodes.is_some() || res.ppn.is_some() || res.ncpus.is_some() {
+                return err("a processor range (procs=MIN-MAX) cannot be combined with nodes=, ppn= or ncpus=");
+            }
+            Some(
+                arches_core::malleable::check_range(
+                    request.total_procs(),
+                    max,
+                    request.procs_per_task,
+                )
+                .map_err(SubmitError)?,
+            )
+        }
+        None => None,
+    };
     let mut job = Job::new(0, &user.name, request, walltime, now);
+    job.elastic = elastic;
     job.name = name;
     job.cred.group = group.to_string();
     job.cred.account = account;

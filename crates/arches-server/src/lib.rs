@@ -14,6 +14,7 @@ pub mod actor;
 pub mod config;
 mod control;
 mod defer;
+mod elastic;
 pub mod estimates;
 pub mod http;
 pub mod ident;

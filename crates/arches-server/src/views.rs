@@ -166,6 +166,27 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
             0
         },
         restartable: j.flags.contains(JobFlag::Restartable),
+        elastic: j.elastic.map(|e| arches_api::ElasticInfo {
+            min: e.min,
+            max: e.max,
+            cap: e.cap,
+            request: e.request.map(|r| r.procs),
+            request_since: e.request.map(|r| r.since),
+            waits: s
+                .plan
+                .elastic
+                .waits
+                .iter()
+                .find(|(id, _)| *id == j.id)
+                .map(|(_, r)| r.to_string()),
+            growth: s
+                .plan
+                .elastic
+                .notes
+                .iter()
+                .find(|(id, _)| *id == j.id)
+                .map(|(_, n)| n.clone()),
+        }),
     }
 }
 

@@ -102,6 +102,7 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     }
     o.push_str(&format!("TemplateSets:  {}\n", template_sets(d)));
     o.push_str(&format!("Total Requested Tasks: {}\n", d.tasks));
+    o.push_str(&elastic_lines(s, now));
     if v {
         if let Some(n) = s.nodes {
             o.push_str(&format!("Total Requested Nodes: {n}\n"));
@@ -283,6 +284,32 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
         o.push_str(&format!("NOTE:  {p}\n"));
     }
     o.push('\n');
+    o
+}
+
+/// A malleable or resizable job's range, pending resize request and why
+/// it did not grow (Arches lines; none for a rigid job).
+pub fn elastic_lines(s: &arches_api::JobSummary, now: i64) -> String {
+    let Some(e) = &s.elastic else {
+        return String::new();
+    };
+    let mut o = format!(
+        "Processor Range: {}-{}  (current: {}  growth ceiling: {})\n",
+        e.min, e.max, s.procs, e.cap
+    );
+    if let Some(n) = e.request {
+        o.push_str(&format!(
+            "Resize Request:  +{n} procs pending for {}",
+            duration((now - e.request_since.unwrap_or(now)).max(0))
+        ));
+        match &e.waits {
+            Some(w) => o.push_str(&format!("  (waits: {w})\n")),
+            None => o.push('\n'),
+        }
+    }
+    if let Some(g) = &e.growth {
+        o.push_str(&format!("NOTE:  job did not grow: {g}\n"));
+    }
     o
 }
 

@@ -615,6 +615,7 @@ mod blocked_tests {
             block_reason: reason.map(String::from),
             eligible_secs: 0,
             restartable: false,
+            elastic: None,
         }
     }
 

@@ -21,6 +21,9 @@ pub struct HooksConfig {
     pub mail_program: String,
     /// `NOTIFICATIONPROGRAM`: called for every job event.
     pub notification_program: Option<String>,
+    /// `RESIZESIGNAL` (Arches): the signal a resized (grown or shrunk)
+    /// running job gets; `None`: none.
+    pub resize_signal: Option<i32>,
 }
 
 impl Default for HooksConfig {
@@ -32,6 +35,7 @@ impl Default for HooksConfig {
             activation_filter_timeout: 30,
             mail_program: "/usr/sbin/sendmail".to_string(),
             notification_program: None,
+            resize_signal: Some(28),
         }
     }
 }

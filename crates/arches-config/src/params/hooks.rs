@@ -45,4 +45,18 @@ pub(super) static HOOKS: &[ParamDef] = &[
     param("NOTIFICATIONPROGRAM", ValueType::Text, IndexKind::None, None,
         "Site program called for every job event, whatever the job's -m options: 'NOTIFICATIONPROGRAM EVENT job JOBID USER MESSAGE' with EVENT JobStart, JobEnd or JobFail.", "notifications",
         |c, _, v| { c.hooks.notification_program = program(v)?; Ok(()) }),
+    param("MALLEABLEGROWTH", ValueType::Choice(word_choices!("NONE", "BEFOREBACKFILL", "AFTERBACKFILL")), IndexKind::None, Some("BEFOREBACKFILL"),
+        "When running malleable jobs (msub -l procs=MIN-MAX) grow toward their maximum, in priority order, with idle processors no reservation needs before they end (Arches, after Windows HPC): BEFOREBACKFILL (the seed: before backfill), AFTERBACKFILL (with what backfill leaves), NONE (they grow only on a resize request, mjobctl -m proccount+=N).", "malleable jobs",
+        |c, _, v| { c.policy.growth = v.choice()?.parse()?; Ok(()) }),
+    param("RESIZESIGNAL", ValueType::Text, IndexKind::None, Some("SIGWINCH"),
+        "Signal a running job gets when it grew or shrank, after its PBS_NODEFILE and the environment file MOAB_RESIZEFILE were rewritten (Arches); NONE: no signal.", "malleable jobs",
+        |c, _, v| {
+            let t = v.text()?.trim();
+            c.hooks.resize_signal = if t.eq_ignore_ascii_case("NONE") {
+                None
+            } else {
+                Some(crate::value::signal_number(t)?)
+            };
+            Ok(())
+        }),
 ];

@@ -39,6 +39,9 @@ pub(super) struct Resources {
     pub(super) template: Option<String>,
     /// The template that gave the job its wall-clock limit, if one did.
     pub(super) walltime_template: Option<String>,
+    /// `procs=MIN-MAX`: the most processors a malleable job may use
+    /// (`procs` holds the minimum).
+    pub(super) procs_max: Option<u32>,
 }
 
 /// Splits `a=1,b=2` at commas.
@@ -63,7 +66,17 @@ impl Resources {
         match key.as_str() {
             "nodes" => self.nodes_spec(value)?,
             "ppn" => self.ppn = Some(count(&key, value)?),
-            "procs" => self.procs = Some(count(&key, value)?),
+            "procs" => match value.split_once('-') {
+                // A processor range: a malleable job (arches_core::malleable).
+                Some((min, max)) => {
+                    self.procs = Some(count(&key, min)?);
+                    self.procs_max = Some(count(&key, max)?);
+                }
+                None => {
+                    self.procs = Some(count(&key, value)?);
+                    self.procs_max = None;
+                }
+            },
             "ncpus" => self.ncpus = Some(count(&key, value)?),
             "walltime" | "wclimit" => {
                 let w = parse_duration(value)
