@@ -119,7 +119,7 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         || !state.all_nodes_up()
         || !policy.standing.is_empty()
         || state.reservations().any(|r| r.end.is_none_or(|e| e > now))
-        || state.active().any(|j| j.elastic.is_some())
+        || idx.elastic > 0
     {
         return None;
     }

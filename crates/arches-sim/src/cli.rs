@@ -293,6 +293,36 @@ pub struct SimulateArgs {
     /// --staging: share of --stage-disk staged data may fill (TARGETUSAGE, percent).
     #[arg(long, value_name = "PERCENT", requires = "stage_disk")]
     pub stage_target: Option<f64>,
+    /// Make a share (0-1) of the jobs malleable: each may use up to FACTOR
+    /// (default 2) times its processors, capped at the machine; chosen by
+    /// job number, the same jobs every run. Jobs with a node layout stay rigid.
+    #[arg(long, value_name = "SHARE[:FACTOR]", value_parser = parse_malleable)]
+    pub malleable: Option<(f64, f64)>,
+    /// With --malleable: each malleable job also asks for its extra
+    /// processors a quarter into its run (a resize request, mjobctl -m
+    /// proccount+=N); use --growth NONE to measure requests alone.
+    #[arg(long, requires = "malleable")]
+    pub resize_requests: bool,
+    /// When running malleable jobs grow (MALLEABLEGROWTH): BEFOREBACKFILL
+    /// (default), AFTERBACKFILL or NONE.
+    #[arg(long, value_name = "POLICY")]
+    pub growth: Option<arches_core::malleable::GrowthPolicy>,
+}
+
+fn parse_malleable(s: &str) -> Result<(f64, f64), String> {
+    let (share, factor) = s.split_once(':').unwrap_or((s, "2"));
+    let share: f64 = share
+        .parse()
+        .map_err(|_| format!("invalid share '{share}' (a number 0-1)"))?;
+    let factor: f64 = factor
+        .parse()
+        .map_err(|_| format!("invalid factor '{factor}' (a number > 1)"))?;
+    if !(0.0..=1.0).contains(&share) || factor.is_nan() || factor <= 1.0 {
+        return Err(format!(
+            "--malleable {s}: the share must be 0-1 and the factor above 1"
+        ));
+    }
+    Ok((share, factor))
 }
 
 /// Runs `moab simulate`.
@@ -423,6 +453,12 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     }
     if let Some(p) = args.reservation_policy {
         policy.reservation_policy = p;
+    }
+    if let Some(g) = args.growth {
+        policy.growth = g;
+    }
+    if let Some((share, factor)) = args.malleable {
+        crate::elastic::make_malleable(&mut jobs, share, factor, procs, args.resize_requests);
     }
     if let Some(depth) = args.reservation_depth {
         policy.reservation_buckets = vec![ReservationBucket { depth, qos: None }];
