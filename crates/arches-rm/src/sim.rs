@@ -97,6 +97,12 @@ impl SimRm {
         self.due.is_empty() && self.pending.is_empty()
     }
 
+    /// Whether the job is running or suspended here (a job whose end was
+    /// just observed is not, though its driver may not have recorded it yet).
+    pub fn has(&self, job: JobId) -> bool {
+        self.running.contains_key(&job) || self.suspended.contains_key(&job)
+    }
+
     /// Running jobs and when each will end.
     pub fn running(&self) -> impl Iterator<Item = (JobId, Time)> + '_ {
         self.running.iter().map(|(j, r)| (*j, r.end))

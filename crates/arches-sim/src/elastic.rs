@@ -159,6 +159,10 @@ impl Simulation {
     pub(crate) fn apply_grows(&mut self, grows: &[Grow]) -> Result<(), SimError> {
         let at = self.now;
         for g in grows {
+            if !self.rm.has(g.job) {
+                // It ended at this instant; its end is recorded next.
+                continue;
+            }
             self.state
                 .apply(
                     Event::Grow {
@@ -219,7 +223,11 @@ impl Simulation {
                 break;
             }
             self.elastic.due.pop_first();
-            let Some(j) = self.state.job(job).filter(|j| j.state == JobState::Running) else {
+            let Some(j) = self
+                .state
+                .job(job)
+                .filter(|j| j.state == JobState::Running && self.rm.has(job))
+            else {
                 continue;
             };
             if n > 0 {
