@@ -750,6 +750,7 @@ fn checkjob_xml_parses_and_matches_vsc_fields() {
         now: 1510331373 + 238262,
         jobs: vec![d],
         unknown: vec![],
+        denied: vec![],
     };
     let ours = checkjob::render_xml(&view, false);
     let od = roxmltree::Document::parse(&ours).unwrap();
@@ -1298,6 +1299,7 @@ fn every_xml_output_parses_with_honest_counts() {
         now,
         jobs: vec![d.clone(), d],
         unknown: vec![],
+        denied: vec![],
     };
     check_xml("checkjob", &checkjob::render_xml(&jv, true));
     check_xml(

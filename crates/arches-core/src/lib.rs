@@ -33,6 +33,7 @@ pub mod forced;
 mod index;
 pub mod job;
 pub mod lean;
+pub mod limits;
 pub mod malleable;
 pub mod node;
 pub mod placement;

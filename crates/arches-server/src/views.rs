@@ -57,12 +57,15 @@ pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
     }
 }
 
-/// checkjob's data: the jobs asked for, in order, and the unknown ids.
-pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
+/// checkjob's data: the jobs asked for, in order, the unknown ids and the
+/// jobs `caller` may not see in detail (`ALL` is every job the caller may
+/// see: [`crate::authz::job_visibility`]).
+pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> JobsView {
     let mut out = JobsView {
         now: s.now,
         jobs: Vec::new(),
         unknown: Vec::new(),
+        denied: Vec::new(),
     };
     let pv = crate::preempt::PreemptView::default();
     // Each job once, where it is first named (as job actions do).
@@ -72,7 +75,8 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
             let all = s
                 .state
                 .jobs()
-                .filter(|j| req.completed || !j.state.is_finished());
+                .filter(|j| req.completed || !j.state.is_finished())
+                .filter(|j| caller.may_see_detail(j));
             for j in all {
                 if seen.insert(j.id) {
                     out.jobs.push(detail_with(s, j, &pv));
@@ -81,6 +85,14 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
             continue;
         }
         match parse_job_id(text).and_then(|id| s.state.job(id)) {
+            Some(j) if !caller.may_see_detail(j) => {
+                if seen.insert(j.id) {
+                    out.denied.push(arches_api::Denied {
+                        job: text.clone(),
+                        user: caller.user.clone(),
+                    });
+                }
+            }
             Some(j) => {
                 if seen.insert(j.id) {
                     out.jobs.push(detail_with(s, j, &pv));

@@ -412,10 +412,20 @@ fn parse_words(words: Vec<String>) -> Result<Msub, clap::Error> {
     Msub::from_arg_matches(&m)
 }
 
-/// Runs msub.
-pub fn exec(cli: Msub) -> Result<u8, String> {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let script = read_script(cli.script.as_deref())?;
+/// The submission msub sends, from its command line `cli` (as given in
+/// `argv`), the script text and its surroundings: the script's directives
+/// merged under the command line, `-v`/`-V` resolved against `env`. No I/O:
+/// the whole of msub's parsing (fuzzed by `arches-fuzz`). A job XML input
+/// (`<job>...</job>`) is passed on as is, with only what the command line
+/// set explicitly (the daemon reads the XML).
+pub fn assemble(
+    cli: Msub,
+    script: String,
+    cwd: &Path,
+    env: &[(String, String)],
+    argv: &[String],
+    host: &str,
+) -> Result<(Msub, SubmitRequest), String> {
     let xml_input = is_job_xml(&script);
     let words = if xml_input {
         Vec::new()
@@ -437,18 +447,24 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
         d
     };
     let a = merge(dir, cli);
-    let cwd = std::env::current_dir()
-        .map_err(|e| fail(format!("cannot determine current directory ({e})")))?;
-    let mut env: Vec<(String, String)> = std::env::vars().collect();
-    env.sort();
-    let mut req = build_request(&a, script, &cwd, &env, &argv, &hostname())?;
+    let mut req = build_request(&a, script, cwd, env, argv, host)?;
     if xml_input {
-        // The job is what the XML says; only what the command line set
-        // explicitly is laid over it (by the daemon, which reads the XML).
         req.job_xml = Some(std::mem::take(&mut req.script));
         req.script_path = None;
         req.name = a.name.clone();
     }
+    Ok((a, req))
+}
+
+/// Runs msub.
+pub fn exec(cli: Msub) -> Result<u8, String> {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let script = read_script(cli.script.as_deref())?;
+    let cwd = std::env::current_dir()
+        .map_err(|e| fail(format!("cannot determine current directory ({e})")))?;
+    let mut env: Vec<(String, String)> = std::env::vars().collect();
+    env.sort();
+    let (a, req) = assemble(cli, script, &cwd, &env, &argv, &hostname())?;
     let conn = a.conn.inner.clone().unwrap_or(Connection {
         socket: None,
         host: None,

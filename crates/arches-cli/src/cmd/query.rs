@@ -219,7 +219,10 @@ pub fn checkjob(a: Checkjob) -> Result<u8, String> {
     for id in &view.unknown {
         eprintln!("{}", checkjob::unknown_job(id));
     }
-    Ok(if view.unknown.is_empty() {
+    for d in &view.denied {
+        eprintln!("{}", checkjob::not_authorized(d));
+    }
+    Ok(if view.unknown.is_empty() && view.denied.is_empty() {
         EXIT_OK
     } else {
         EXIT_ERROR
