@@ -77,7 +77,10 @@ at the walltime); optional user, group (default: the user), account, class, qos;
 msub -p, -1024..1023); flags (a list of Moab job flags, e.g. [\"BACKFILL\", \"PREEMPTEE\"]); \
 depend (a Moab dependency, e.g. \"afterok:12:13\" or \"afterany:4,after:5\"; a job waiting \
 for a job not in the workload never starts); stagein (s of data staging before the job is \
-eligible); stagein_size (MB, with --staging). Example lines:
+eligible); stagein_size (MB, with --staging); maxprocs (a malleable job: procs is the \
+minimum it starts with, maxprocs the most it may use; its work is conserved when it grows); \
+resize (resize requests of a malleable job, [{\"after\": S, \"procs\": N}]: S seconds after it \
+starts its owner asks for N more processors, or releases -N). Example lines:
   {\"id\": 1, \"submit\": 0, \"procs\": 16, \"walltime\": 3600, \"runtime\": 1800, \"user\": \"alice\"}
   {\"id\": 2, \"submit\": 60, \"nodes\": 2, \"ppn\": 8, \"walltime\": 600, \"runtime\": 700, \"depend\": \"afterok:1\"}
 
@@ -98,7 +101,9 @@ first 1 % of jobs by finish time and every job from the first one ending after t
 submission are left out; avg_wait_min in minutes, avg_bsld10), breakdown (by size and by \
 length, with the share of small jobs, at most P/16 processors, and short jobs, at most 1 \
 hour, that were backfilled), skipped, never_started, malformed_lines, sanitize_dropped, \
-capped_jobs and, with --staging, staging. --jobs-csv writes one line per job: \
+capped_jobs, with --staging, staging, and with malleable jobs malleable (jobs, grown_jobs, \
+grows, avg_wait_s, resize_requests, resize_granted, resize_avg_wait_s, resize_max_wait_s, \
+releases). --jobs-csv writes one line per job: \
 job_id,submit,start,end,procs,walltime,runtime,wait,backfilled (times in seconds after the \
 trace start; backfilled 0 or 1). --report writes a self-contained HTML page (inline SVG, no \
 scripts): the summary, utilisation and queue length over time, average wait by job size and \

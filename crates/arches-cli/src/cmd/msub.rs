@@ -73,7 +73,7 @@ pub struct Msub {
     /// Wait until the job completes, then print `Job <id> completed`.
     #[arg(short = 'K')]
     pub wait: bool,
-    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE).
+    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE); procs=MIN-MAX makes a malleable job (it starts on MIN processors and may grow to MAX).
     #[arg(short = 'l', value_name = "RESOURCES", action = ArgAction::Append)]
     pub resources: Vec<String>,
     /// Mail options: n, or any of a (abort), b (begin), e (end).
