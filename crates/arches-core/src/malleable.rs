@@ -364,20 +364,17 @@ fn with_shadows(state: &State, policy: &Policy, now: Time, jobs: &[&Job]) -> (St
             continue;
         };
         let q = s.cred.qos.clone().unwrap_or_default();
-        if !pol.qos.contains_key(&q) {
+        pol.qos.entry(q).or_insert_with(|| {
             let base = crate::qos::effective(j, policy)
                 .and_then(|name| policy.qos.get(name))
                 .cloned()
                 .unwrap_or_default();
-            pol.qos.insert(
-                q,
-                QosConfig {
-                    priority: base.priority,
-                    flags: vec![QosFlag::NoReservation],
-                    ..QosConfig::default()
-                },
-            );
-        }
+            QosConfig {
+                priority: base.priority,
+                flags: vec![QosFlag::NoReservation],
+                ..QosConfig::default()
+            }
+        });
         // A shadow id is never a real job's: the submit cannot clash.
         let _ = st.apply(Event::Submit(Box::new(s)), now);
     }
