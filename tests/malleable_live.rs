@@ -9,9 +9,9 @@
 mod common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{set_mode, text, Daemon};
+use common::{set_mode, text, wait_until, Daemon};
 
 fn scratch() -> tempfile::TempDir {
     let d = tempfile::Builder::new()
@@ -31,14 +31,6 @@ fn malleable_script(out: &Path) -> String {
          while :; do sleep 1; done\n",
         out.display()
     )
-}
-
-fn wait_for(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 fn line<'a>(out: &'a str, prefix: &str) -> &'a str {
@@ -74,7 +66,7 @@ fn a_malleable_job_grows_when_processors_free_up_and_is_told() {
         "{q}"
     );
     // The busy job ends: the malleable job grows to four and is told.
-    wait_for("the resize signal", || {
+    wait_until("the resize signal", || {
         std::fs::read_to_string(&out).is_ok_and(|s| s.contains("resized"))
     });
     let log = std::fs::read_to_string(&out).unwrap();
@@ -92,7 +84,7 @@ fn a_malleable_job_grows_when_processors_free_up_and_is_told() {
         text(&r.stdout).trim(),
         format!("job {m} released 2 processors (now 2)")
     );
-    wait_for("the second resize signal", || {
+    wait_until("the second resize signal", || {
         std::fs::read_to_string(&out).is_ok_and(|s| s.matches("resized").count() == 2)
     });
     assert!(std::fs::read_to_string(&out)
@@ -128,12 +120,12 @@ fn resize_requests_wait_say_why_and_are_granted() {
         "{}",
         text(&r.stdout)
     );
-    wait_for("the request's reason", || {
+    wait_until("the request's reason", || {
         d.checkjob(m).contains("Resize Request:  +2 procs pending")
             && d.checkjob(m).contains("(waits: ")
     });
     // The filler ends: the request is granted.
-    wait_for("the grow", || {
+    wait_until("the grow", || {
         d.checkjob(m).contains("Processor Range: 2-4  (current: 4")
     });
     let cj = d.checkjob(m);

@@ -6,9 +6,9 @@
 mod common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{set_mode, text, Daemon};
+use common::{set_mode, text, wait_until, Daemon};
 
 /// A fake sendmail: each call leaves `mail.N` with its arguments on the
 /// first line and the message after it.
@@ -56,14 +56,6 @@ fn mails(dir: &Path) -> Vec<String> {
 
 fn events(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("events.log")).unwrap_or_default()
-}
-
-fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(40);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 #[test]

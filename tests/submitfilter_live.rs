@@ -12,9 +12,9 @@ mod common;
 
 use std::io::{Read, Write};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{set_mode, text, Daemon};
+use common::{set_mode, text, wait_until, Daemon};
 
 fn tools() -> String {
     format!("{}/tools", env!("CARGO_MANIFEST_DIR"))
@@ -75,14 +75,6 @@ fn total_jobs(d: &Daemon) -> String {
         .find(|l| l.starts_with("Total jobs:"))
         .unwrap_or("")
         .to_string()
-}
-
-fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(40);
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 #[test]

@@ -327,3 +327,12 @@ pub fn run_as_user(
         .write_all(input.as_bytes());
     child.wait_with_output().expect("wait setpriv")
 }
+
+/// Polls `f` until it holds (at most 40 s; then the test fails naming `what`).
+pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

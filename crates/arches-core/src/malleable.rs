@@ -188,25 +188,39 @@ pub fn check_range(min: u32, max: u32, procs_per_task: u32) -> Result<Elastic, S
     })
 }
 
-/// `mjobctl -m proccount+=N`: the job's range with the request recorded
-/// (added to a pending one). `Err`: why it is refused.
-pub fn request(job: &Job, procs: u32, now: Time) -> Result<Elastic, String> {
-    let e = job
-        .elastic
-        .ok_or_else(|| format!("job {} is not resizable (it was not submitted with a processor range, msub -l procs=MIN-MAX)", job.id))?;
-    if job.state != JobState::Running {
-        return Err(format!(
-            "job {} is {}: only a running job can be resized",
-            job.id,
-            job.display_state()
-        ));
-    }
+/// A running resizable job's range, allocation and task size, for a
+/// resize by `procs` processors; why it cannot be resized.
+fn resizable(job: &Job, procs: u32) -> Result<(Elastic, &crate::job::RunInfo, u32), String> {
+    let e = job.elastic.ok_or_else(|| {
+        format!(
+            "job {} is not resizable (it was not submitted with a processor range, msub -l procs=MIN-MAX)",
+            job.id
+        )
+    })?;
+    let run = job
+        .run
+        .as_ref()
+        .filter(|_| job.state == JobState::Running)
+        .ok_or_else(|| {
+            format!(
+                "job {} is {}: only a running job can be resized",
+                job.id,
+                job.display_state()
+            )
+        })?;
     let ppt = job.req.procs_per_task.max(1);
     if procs == 0 || procs % ppt != 0 {
         return Err(format!(
             "invalid resize of {procs} processors (a positive multiple of {ppt})"
         ));
     }
+    Ok((e, run, ppt))
+}
+
+/// `mjobctl -m proccount+=N`: the job's range with the request recorded
+/// (added to a pending one). `Err`: why it is refused.
+pub fn request(job: &Job, procs: u32, now: Time) -> Result<Elastic, String> {
+    let (e, _, _) = resizable(job, procs)?;
     let pending = e.request.map_or(0, |r| r.procs);
     let target = current(job) + pending + procs;
     if target > e.max {
@@ -229,26 +243,7 @@ pub fn request(job: &Job, procs: u32, now: Time) -> Result<Elastic, String> {
 /// recently added processors first) and the job's range after it (its
 /// ceiling lowered to the new size; a pending request is dropped).
 pub fn release(job: &Job, procs: u32) -> Result<(Vec<Alloc>, Elastic), String> {
-    let e = job
-        .elastic
-        .ok_or_else(|| format!("job {} is not resizable (it was not submitted with a processor range, msub -l procs=MIN-MAX)", job.id))?;
-    let run = job
-        .run
-        .as_ref()
-        .filter(|_| job.state == JobState::Running)
-        .ok_or_else(|| {
-            format!(
-                "job {} is {}: only a running job can be resized",
-                job.id,
-                job.display_state()
-            )
-        })?;
-    let ppt = job.req.procs_per_task.max(1);
-    if procs == 0 || procs % ppt != 0 {
-        return Err(format!(
-            "invalid resize of {procs} processors (a positive multiple of {ppt})"
-        ));
-    }
+    let (e, run, ppt) = resizable(job, procs)?;
     let now_procs = run.procs();
     if now_procs < procs || now_procs - procs < e.min {
         return Err(format!(

@@ -243,17 +243,41 @@ fn walltime_text(w: Option<Secs>) -> String {
     w.map_or_else(|| "no wall-clock limit".to_string(), format_duration)
 }
 
-/// Why the job does not meet the template as a minimum (`None`: it does).
-fn short_of(tpl: &JobTemplate, s: &Subject) -> Option<String> {
-    let creds: [(&str, &[String], Option<&String>); 6] = [
+/// The credentials a template lists and the job's: `(what, list, job's)`.
+fn creds<'a>(
+    tpl: &'a JobTemplate,
+    s: &'a Subject,
+) -> [(&'static str, &'a [String], Option<&'a String>); 6] {
+    [
         ("account", &tpl.accounts, s.account.as_ref()),
         ("class", &tpl.classes, s.class.as_ref()),
         ("QOS", &tpl.qos, s.qos.as_ref()),
         ("user", &tpl.users, Some(&s.user)),
         ("group", &tpl.groups, Some(&s.group)),
         ("partition", &tpl.partitions, s.partition.as_ref()),
-    ];
-    for (what, list, have) in creds {
+    ]
+}
+
+/// The template's sizes and the job's: `(what, template's, job's)`.
+fn counts(tpl: &JobTemplate, s: &Subject) -> [(&'static str, Option<u64>, u64); 3] {
+    [
+        (
+            "procs",
+            tpl.procs.map(u64::from),
+            u64::from(s.procs.unwrap_or(1)),
+        ),
+        (
+            "nodes",
+            tpl.nodes.map(u64::from),
+            u64::from(s.nodes.unwrap_or(1)),
+        ),
+        ("memory (MB)", tpl.mem_mb, s.mem_mb.unwrap_or(0)),
+    ]
+}
+
+/// Why the job does not meet the template as a minimum (`None`: it does).
+fn short_of(tpl: &JobTemplate, s: &Subject) -> Option<String> {
+    for (what, list, have) in creds(tpl, s) {
         if !list.is_empty() && !have.is_some_and(|h| list.contains(h)) {
             return Some(format!(
                 "{what} {} is not {}",
@@ -277,20 +301,7 @@ fn short_of(tpl: &JobTemplate, s: &Subject) -> Option<String> {
             ));
         }
     }
-    let counts = [
-        (
-            "procs",
-            tpl.procs.map(u64::from),
-            u64::from(s.procs.unwrap_or(1)),
-        ),
-        (
-            "nodes",
-            tpl.nodes.map(u64::from),
-            u64::from(s.nodes.unwrap_or(1)),
-        ),
-        ("memory (MB)", tpl.mem_mb, s.mem_mb.unwrap_or(0)),
-    ];
-    for (what, min, have) in counts {
+    for (what, min, have) in counts(tpl, s) {
         if let Some(min) = min.filter(|m| have < *m) {
             return Some(format!("{what} {have} < {min}"));
         }
@@ -300,15 +311,7 @@ fn short_of(tpl: &JobTemplate, s: &Subject) -> Option<String> {
 
 /// Why the job exceeds the template as a maximum (`None`: it does not).
 fn beyond(tpl: &JobTemplate, s: &Subject) -> Option<String> {
-    let creds: [(&str, &[String], Option<&String>); 6] = [
-        ("account", &tpl.accounts, s.account.as_ref()),
-        ("class", &tpl.classes, s.class.as_ref()),
-        ("QOS", &tpl.qos, s.qos.as_ref()),
-        ("user", &tpl.users, Some(&s.user)),
-        ("group", &tpl.groups, Some(&s.group)),
-        ("partition", &tpl.partitions, s.partition.as_ref()),
-    ];
-    for (what, list, have) in creds {
+    for (what, list, have) in creds(tpl, s) {
         if let Some(h) = have.filter(|h| list.contains(h)) {
             return Some(format!("{what} {h} is excluded"));
         }
@@ -328,20 +331,7 @@ fn beyond(tpl: &JobTemplate, s: &Subject) -> Option<String> {
             ));
         }
     }
-    let counts = [
-        (
-            "procs",
-            tpl.procs.map(u64::from),
-            u64::from(s.procs.unwrap_or(1)),
-        ),
-        (
-            "nodes",
-            tpl.nodes.map(u64::from),
-            u64::from(s.nodes.unwrap_or(1)),
-        ),
-        ("memory (MB)", tpl.mem_mb, s.mem_mb.unwrap_or(0)),
-    ];
-    for (what, max, have) in counts {
+    for (what, max, have) in counts(tpl, s) {
         if let Some(max) = max.filter(|m| have > *m) {
             return Some(format!("{what} {have} > {max}"));
         }

@@ -41,6 +41,21 @@ pub struct LaunchNode {
     pub procs: u32,
 }
 
+/// An allocation as the backend names it: one [`LaunchNode`] per node of
+/// `alloc` that `state` knows.
+pub fn launch_nodes(state: &arches_core::State, alloc: &[arches_core::Alloc]) -> Vec<LaunchNode> {
+    alloc
+        .iter()
+        .filter_map(|a| {
+            Some(LaunchNode {
+                name: state.node(a.node)?.name.clone(),
+                tasks: a.tasks,
+                procs: a.procs,
+            })
+        })
+        .collect()
+}
+
 /// Execution details of a batch job.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ExecSpec {

@@ -249,13 +249,7 @@ impl Actor {
     /// A `Defer` hold for `DEFERTIME`, released like a failed start's.
     fn activation_defer(&mut self, job: JobId, note: &str, now: Time) {
         let until = now + self.cfg.moab.defer_time.max(1);
-        self.apply(
-            Event::SetHold {
-                job,
-                hold: HoldType::Defer,
-            },
-            now,
-        );
+        self.hold_deferred(job, until, now);
         if let Some(rec) = self.exec.get_mut(&job) {
             let rec = Arc::make_mut(rec);
             let mut d = rec.defer.as_deref().copied().unwrap_or_default();
@@ -263,7 +257,6 @@ impl Actor {
             rec.defer = Some(Box::new(d));
             self.dirty.insert(job);
         }
-        self.deferred.insert(job, until);
         self.note(
             job,
             format!(

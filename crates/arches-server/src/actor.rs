@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use arches_api::{ActionResponse, JobActionRequest, SchedulerControl, SubmitResponse};
 use arches_core::{Event, JobId, JobState, Plan, State, Time};
-use arches_rm::{ExecSpec, Launch, LaunchNode, ResourceManager};
+use arches_rm::{ExecSpec, Launch, ResourceManager};
 use arches_store::{Batch, ExecRecord, JobRecord, Payload, Store};
 use tokio::sync::oneshot;
 
@@ -708,16 +708,7 @@ impl Actor {
                 }
             },
         };
-        let nodes = alloc
-            .iter()
-            .filter_map(|a| {
-                Some(LaunchNode {
-                    name: self.state.node(a.node)?.name.clone(),
-                    tasks: a.tasks,
-                    procs: a.procs,
-                })
-            })
-            .collect();
+        let nodes = arches_rm::launch_nodes(&self.state, &alloc);
         let mut launch = Launch {
             job: id,
             name: job.name.clone(),
@@ -796,17 +787,7 @@ impl Actor {
                 .map_err(|e| format!("cannot read the job's script: {e}"))?
                 .unwrap_or_default(),
         };
-        let nodes = run
-            .alloc
-            .iter()
-            .filter_map(|a| {
-                Some(LaunchNode {
-                    name: self.state.node(a.node)?.name.clone(),
-                    tasks: a.tasks,
-                    procs: a.procs,
-                })
-            })
-            .collect();
+        let nodes = arches_rm::launch_nodes(&self.state, &run.alloc);
         let mut launch = Launch {
             job: id,
             name: job.name.clone(),

@@ -45,18 +45,7 @@ impl Actor {
         self.state
             .job(id)
             .and_then(|j| j.run.as_ref())
-            .map(|r| {
-                r.alloc
-                    .iter()
-                    .filter_map(|a| {
-                        Some(LaunchNode {
-                            name: self.state.node(a.node)?.name.clone(),
-                            tasks: a.tasks,
-                            procs: a.procs,
-                        })
-                    })
-                    .collect()
-            })
+            .map(|r| arches_rm::launch_nodes(&self.state, &r.alloc))
             .unwrap_or_default()
     }
 

@@ -138,20 +138,7 @@ impl Simulation {
         self.state
             .job(job)
             .and_then(|j| j.run.as_ref())
-            .map(|r| {
-                r.alloc
-                    .iter()
-                    .map(|a| LaunchNode {
-                        name: self
-                            .state
-                            .node(a.node)
-                            .map(|n| n.name.clone())
-                            .unwrap_or_default(),
-                        tasks: a.tasks,
-                        procs: a.procs,
-                    })
-                    .collect()
-            })
+            .map(|r| arches_rm::launch_nodes(&self.state, &r.alloc))
             .unwrap_or_default()
     }
 

@@ -28,7 +28,7 @@ use arches_core::{
     StartKind, State, Time,
 };
 use arches_rm::sim::SimRm;
-use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager, RmError};
+use arches_rm::{ExecSpec, Launch, Observation, ResourceManager, RmError};
 
 use crate::metrics::{summarize, JobRecord, SkippedEntry, Summary};
 use crate::predict::Predictor;
@@ -579,19 +579,7 @@ impl Simulation {
             let launch = Launch {
                 job: start.job,
                 name: format!("job{}", start.job),
-                nodes: start
-                    .alloc
-                    .iter()
-                    .map(|a| LaunchNode {
-                        name: self
-                            .state
-                            .node(a.node)
-                            .map(|n| n.name.clone())
-                            .unwrap_or_default(),
-                        tasks: a.tasks,
-                        procs: a.procs,
-                    })
-                    .collect(),
+                nodes: arches_rm::launch_nodes(&self.state, &start.alloc),
                 exec: ExecSpec::default(),
                 walltime: self.meta.get(&start.job).map(|m| m.walltime),
                 restarted: false,
