@@ -124,6 +124,7 @@ fn job(id: u64, user: &str, state: &str, section: Section, procs: u32) -> JobSum
         eligible_secs: 0,
         restartable: false,
         elastic: None,
+        array: None,
     }
 }
 
@@ -637,6 +638,8 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         staging: vec![],
         preemption: vec![],
         templates: vec![],
+        array_info: None,
+        args: Vec::new(),
     }
 }
 

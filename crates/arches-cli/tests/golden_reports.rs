@@ -228,6 +228,7 @@ fn mdiag_b_deferred_jobs_whole_output() {
         eligible_secs: 0,
         restartable: false,
         elastic: None,
+        array: None,
     };
     let q = QueueView {
         now: 0,
@@ -386,6 +387,7 @@ fn job_from_xml(j: roxmltree::Node, section: Section) -> JobSummary {
         eligible_secs: n("EEDuration").unwrap_or(0),
         restartable: false,
         elastic: None,
+        array: None,
     }
 }
 

@@ -108,6 +108,11 @@ pub struct Config {
     pub extra_weights: BTreeMap<&'static str, i64>,
     /// Site programs: submit and activation filters, mail, notifications.
     pub hooks: HooksConfig,
+    /// `METRICSPORT` (Arches): the metrics and dashboard listener's port;
+    /// `None` = no listener.
+    pub metrics_port: Option<u16>,
+    /// `METRICSHOST` (Arches): the address it binds.
+    pub metrics_host: String,
     /// Raw settings, for `effective()` and for rebuilding derived parts.
     pub(crate) record: Record,
 }
@@ -173,6 +178,8 @@ impl Default for Config {
             prediction_correction: PredictionCorrection::Stepwise,
             extra_weights: BTreeMap::new(),
             hooks: HooksConfig::default(),
+            metrics_port: None,
+            metrics_host: "127.0.0.1".to_string(),
             record: Record::default(),
         }
     }

@@ -24,6 +24,7 @@ impl Actor {
     ) -> ActionResponse {
         let mut resp = ActionResponse::default();
         let mut ids: Vec<JobId> = Vec::new();
+        let mut arrays: Vec<JobId> = Vec::new();
         if req.jobs.is_empty() {
             resp.stderr
                 .push("ERROR:  no job expression specified".to_string());
@@ -40,7 +41,37 @@ impl Actor {
                         .filter(|j| caller.admin || j.cred.user == caller.user)
                         .map(|j| j.id);
                     ids.extend(all);
+                    let waiting = self
+                        .state
+                        .arrays()
+                        .filter(|a| a.pending() > 0 && a.cancelled.is_none())
+                        .filter(|a| caller.admin || a.template.cred.user == caller.user)
+                        .map(|a| a.id);
+                    arrays.extend(waiting);
                     continue;
+                }
+                // Array forms: `ID[INDEX]`, `ID[]`, an array's `ID`.
+                match crate::arrays::resolve(&self.state, part) {
+                    Some(crate::arrays::Target::Array(a)) => {
+                        arrays.push(a);
+                        continue;
+                    }
+                    Some(crate::arrays::Target::Pending(a, pos)) => {
+                        match self.materialize(a, pos, now) {
+                            Some(id) => ids.push(id),
+                            None => {
+                                resp.stderr
+                                    .push(format!("ERROR:  invalid job specified ({part})"));
+                                resp.failed = true;
+                            }
+                        }
+                        continue;
+                    }
+                    Some(crate::arrays::Target::Job(id)) => {
+                        ids.push(id);
+                        continue;
+                    }
+                    None => {}
                 }
                 // `-R` also requeues completed jobs (Moab: "requeued completed job").
                 let finished_ok = matches!(req.action, JobAction::Requeue);
@@ -63,6 +94,23 @@ impl Actor {
         // expressions, so a job matches once.
         let mut seen = std::collections::BTreeSet::new();
         ids.retain(|id| seen.insert(*id));
+        arrays.retain(|id| seen.insert(*id));
+        // A sub-job of an array acted on as a whole is acted on with it.
+        ids.retain(|id| {
+            self.state
+                .array_of(*id)
+                .is_none_or(|(a, _)| !arrays.contains(&a.id))
+        });
+        for array in arrays {
+            match self.array_action(caller, array, &req.action, now) {
+                Ok(Some(line)) => resp.stdout.push(line),
+                Ok(None) => {}
+                Err(line) => {
+                    resp.stderr.push(line);
+                    resp.failed = true;
+                }
+            }
+        }
         for id in ids {
             let owner = self.state.job(id).map(|j| j.cred.user.clone());
             if !caller.admin && owner.as_deref() != Some(caller.user.as_str()) {
@@ -95,6 +143,26 @@ impl Actor {
             }
         }
         resp
+    }
+
+    /// One action on one job, its lines joined (modifications included).
+    pub(crate) fn act_on(
+        &mut self,
+        caller: &Caller,
+        id: JobId,
+        action: &JobAction,
+        now: Time,
+    ) -> Outcome {
+        let JobAction::Modify { changes } = action else {
+            return self.act(caller, id, action, now);
+        };
+        let mut lines = Vec::new();
+        for c in changes {
+            if let Some(line) = self.modify(caller, id, c, now)? {
+                lines.push(line);
+            }
+        }
+        Ok((!lines.is_empty()).then(|| lines.join("\n")))
     }
 
     fn act(&mut self, caller: &Caller, id: JobId, action: &JobAction, now: Time) -> Outcome {
@@ -331,6 +399,7 @@ impl Actor {
             return self.resize_request(id, op, value, now);
         }
         match attr_l.as_str() {
+            "depend" | "dependency" => self.modify_depend(caller, id, op, value, now),
             "walltime" | "wclimit" | "reqawduration" => {
                 let secs = parse_duration(value)
                     .map_err(|_| format!("ERROR:  invalid walltime '{value}'"))?;

@@ -31,15 +31,17 @@
 //! - Each `Extension` is one `-W` attribute as written (`x=...`,
 //!   `depend=...`).
 //! - Moab elements: `Owner`, `UserId`, `GroupId`, `InitialWorkingDirectory`,
-//!   `Executable`, `Arguments` (refused when not empty: Arches runs scripts
-//!   without arguments), `SubmitLanguage` (`PBS`), `SubmitString`,
+//!   `Executable`, `Arguments` (the script's arguments, each packed like
+//!   `SubmitString`, separated by spaces; unpacked words taken as they
+//!   are), `SubmitLanguage` (`PBS`), `SubmitString`,
 //!   `JobName`, `Environment`, `EligibleTime` (`msub -a`), `Hold` (`User`),
 //!   `Queue` (class), `ProjectId` (account), `OutputFile`, `ErrorFile`,
 //!   `ShellName`, `NotificationList` (`URI=` the `-M` list, the text the
 //!   events `JobStart`, `JobEnd`, `JobFail` or `None`), `SubmitHost`,
 //!   `UMask` (accepted, ignored), `IsInteractive` (refused when true).
 //!   Arches elements for what msub has besides: `SubmitDir`, `Join` (`oe`,
-//!   `eo`), `Priority`, `Rerunable` (`y`/`n`), `SubmitArgs`, `MoabVariables`.
+//!   `eo`), `Priority`, `Rerunable` (`y`/`n`), `SubmitArgs`, `MoabVariables`,
+//!   `JobArray` (`msub -t` as written: `1-100%5`).
 //!
 //! Anything else — another root element, an unknown element, a malformed
 //! value — is an error: a filter's typo must not silently drop what it
@@ -150,10 +152,17 @@ pub fn to_xml(req: &SubmitRequest, user: &str, group: &str) -> String {
     if let Some(p) = &req.script_path {
         el(&mut o, i, "Executable", p);
     }
+    if !req.args.is_empty() {
+        let args: Vec<String> = req.args.iter().map(|a| pack(a)).collect();
+        el(&mut o, i, "Arguments", &args.join(" "));
+    }
     el(&mut o, i, "SubmitLanguage", "PBS");
     el(&mut o, i, "SubmitString", &pack(&req.script));
     if let Some(n) = &req.name {
         el(&mut o, i, "JobName", n);
+    }
+    if let Some(a) = &req.array {
+        el(&mut o, i, "JobArray", a);
     }
     if !req.env.is_empty() {
         let env: String = req
@@ -304,13 +313,9 @@ pub fn from_xml(xml: &str, base: &SubmitRequest) -> Result<(SubmitRequest, Ident
             }
             "Executable" => req.script_path = opt(&t).filter(|p| p.starts_with('/')),
             "Arguments" => {
-                if !t.is_empty() {
-                    return Err(
-                        "job arguments (<Arguments>) are not supported: Arches runs the script without arguments"
-                            .to_string(),
-                    );
-                }
+                req.args = t.split_whitespace().map(unpack).collect::<Result<_, _>>()?;
             }
+            "JobArray" => req.array = opt(&t),
             "SubmitLanguage" => {
                 if !["PBS", "TORQUE", "MOAB", ""].contains(&t.to_ascii_uppercase().as_str()) {
                     return Err(format!(
@@ -463,6 +468,10 @@ pub fn overlay(mut base: SubmitRequest, top: &SubmitRequest) -> SubmitRequest {
     pick(&mut base.shell, &top.shell);
     pick(&mut base.mail_options, &top.mail_options);
     pick(&mut base.mail_list, &top.mail_list);
+    pick(&mut base.array, &top.array);
+    if !top.args.is_empty() {
+        base.args.clone_from(&top.args);
+    }
     base.hold |= top.hold;
     base.moab_env |= top.moab_env;
     if top.join {

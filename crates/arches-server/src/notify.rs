@@ -1,319 +1,132 @@
-//! Job notifications: mail on begin, end and abort (`msub -m abe -M list`)
-//! through the mail transfer agent (`MAILPROGRAM`, default
-//! `/usr/sbin/sendmail`), and Moab's `NOTIFICATIONPROGRAM` site hook for
-//! every job event.
+//! systemd readiness (`Type=notify`, sd_notify(3)) without libsystemd.
 //!
-//! Events, as Moab names them (checkjob's `Notification Events:`):
-//! - `JobStart` (`-m b`): the job began executing (`Running`; a backend
-//!   that confirms starts confirmed it; not a resume);
-//! - `JobEnd` (`-m e`): it terminated by itself (any exit status);
-//! - `JobFail` (`-m a`, the default when `-m` is not given): it was
-//!   aborted — cancelled, killed at its wall-clock limit, or removed.
+//! The protocol is one datagram of `KEY=VALUE` lines to the Unix socket named
+//! by `$NOTIFY_SOCKET` (a path, or an abstract name written `@name`). It is
+//! implemented here with std's `UnixDatagram` rather than with a crate:
+//! about thirty lines, no unsafe code, no C library, and it is exercised by a
+//! unit test against a real datagram socket (the small `sd-notify` crate does
+//! the same thing; a dependency would not save code worth a review).
 //!
-//! Mail goes to the `-M` addresses, or to the job's owner (local
-//! delivery). The mail program is called as `MAILPROGRAM ADDRESS...` with
-//! the message (`To:`, `Subject:`, a body after Torque's) on its standard
-//! input; the notification program as `NOTIFICATIONPROGRAM EVENT job JOBID
-//! USER MESSAGE`. Both run as the daemon's user on one background thread,
-//! each with a timeout, so a slow or hung mail system never delays the
-//! scheduler; a notification is best effort (not persisted: one pending
-//! when the daemon stops is lost, and the daemon log says so).
-//!
-//! `-M` addresses are checked at submission ([`check_mail`]): no address
-//! may start with `-` (it would be an option to the mail program) or hold
-//! anything but the characters of a mail address.
+//! The daemon reports `READY=1` only once its API answers: a thread sends a
+//! real HTTP request over the socket ([`socket_answers`]) until it gets
+//! `200 OK`, so a unit ordered `After=moab.service` starts when client
+//! commands work, not merely when the process exists. `STOPPING=1` is sent
+//! when a shutdown begins. `$NOTIFY_SOCKET` is taken out of the environment
+//! at start-up ([`take_socket`]), so job supervisors and jobs never inherit
+//! it.
 
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
-use std::time::Duration;
+use std::io::{Read, Write};
+use std::os::unix::net::{UnixDatagram, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
-use arches_core::{CompletionCode, JobId, JobState};
-use arches_rm::program::{self, Invocation};
+/// `$NOTIFY_SOCKET` as it was at start-up (None: not started by systemd
+/// with `Type=notify`).
+static SOCKET: OnceLock<Option<String>> = OnceLock::new();
 
-use crate::actor::Actor;
-
-/// How long one mail or notification program may run.
-pub const PROGRAM_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Notifications waiting to be sent at most (further ones are dropped,
-/// and logged).
-pub const MAX_QUEUED: usize = 10_000;
-
-/// A job event worth telling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobEvent {
-    Start,
-    End,
-    Fail,
+/// Reads `$NOTIFY_SOCKET` and removes it from the environment. Call once,
+/// first thing in `main`, before any thread starts.
+pub fn take_socket() {
+    let value = std::env::var("NOTIFY_SOCKET")
+        .ok()
+        .filter(|s| !s.is_empty());
+    if value.is_some() {
+        std::env::remove_var("NOTIFY_SOCKET");
+    }
+    let _ = SOCKET.set(value);
 }
 
-impl JobEvent {
-    /// Moab's name (`NOTIFICATIONPROGRAM`'s first argument).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JobEvent::Start => "JobStart",
-            JobEvent::End => "JobEnd",
-            JobEvent::Fail => "JobFail",
-        }
-    }
+/// Whether systemd asked to be notified.
+pub fn wanted() -> bool {
+    SOCKET.get().is_some_and(Option::is_some)
+}
 
-    /// The `-m` letter that asks for it.
-    fn letter(self) -> char {
-        match self {
-            JobEvent::Start => 'b',
-            JobEvent::End => 'e',
-            JobEvent::Fail => 'a',
-        }
+/// Sends `state` (newline-separated `KEY=VALUE` assignments) to the socket
+/// taken at start-up; `Ok(false)` when there is none.
+pub fn notify(state: &str) -> std::io::Result<bool> {
+    match SOCKET.get().and_then(Option::as_deref) {
+        Some(path) => send(path, state).map(|()| true),
+        None => Ok(false),
     }
 }
 
-/// One program call to make.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Send {
-    pub program: String,
-    pub args: Vec<String>,
-    pub stdin: Option<String>,
-}
-
-/// The background sender.
-#[derive(Debug, Default)]
-pub struct Notifier {
-    tx: Option<SyncSender<Send>>,
-}
-
-impl Notifier {
-    /// Queues a call; never blocks.
-    fn push(&mut self, s: Send) {
-        if self.tx.is_none() {
-            let (tx, rx) = mpsc::sync_channel(MAX_QUEUED);
-            let spawned = std::thread::Builder::new()
-                .name("notify".into())
-                .spawn(move || sender(rx));
-            match spawned {
-                Ok(_) => self.tx = Some(tx),
-                Err(e) => {
-                    tracing::error!(error = %e, "cannot start the notification thread");
-                    return;
-                }
-            }
-        }
-        if let Some(tx) = &self.tx {
-            match tx.try_send(s) {
-                Ok(()) => {}
-                Err(TrySendError::Full(s)) => {
-                    tracing::warn!(program = s.program, "notification queue full: dropped")
-                }
-                Err(TrySendError::Disconnected(_)) => self.tx = None,
-            }
-        }
-    }
-}
-
-fn sender(rx: Receiver<Send>) {
-    while let Ok(s) = rx.recv() {
-        let r = program::run(&Invocation {
-            program: &s.program,
-            args: &s.args,
-            stdin: s.stdin.as_deref().map(str::as_bytes),
-            caller: None,
-            timeout: PROGRAM_TIMEOUT,
-            env: &[],
-            output_limit: 65536,
-        });
-        match r {
-            Ok(o) if o.success() => {}
-            Ok(o) => tracing::warn!(
-                program = s.program,
-                status = o.status_text(),
-                stderr = program::last_line(&o.stderr),
-                "notification program failed"
-            ),
-            Err(e) => tracing::warn!(error = %e, "notification not sent"),
-        }
-    }
-}
-
-/// Checks `-m` and `-M` at submission.
-pub fn check_mail(options: Option<&str>, list: Option<&str>) -> Result<(), String> {
-    if let Some(o) = options {
-        let o = o.trim();
-        let ok = o == "n" || (!o.is_empty() && o.chars().all(|c| "abe".contains(c)));
-        if !ok {
-            return Err(format!("invalid mail options '{o}' (n, or any of a, b, e)"));
-        }
-    }
-    for a in list.unwrap_or("").split(',') {
-        let a = a.trim();
-        if list.is_some() && a.is_empty() {
-            return Err("empty mail recipient in the -M list".to_string());
-        }
-        let ok = !a.starts_with('-')
-            && a.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._%+-@=".contains(c));
-        if !ok {
-            return Err(format!("invalid mail recipient '{a}'"));
-        }
+/// Sends one notification datagram to `socket` (`/path` or `@abstract`).
+pub fn send(socket: &str, state: &str) -> std::io::Result<()> {
+    let sock = UnixDatagram::unbound()?;
+    if let Some(name) = socket.strip_prefix('@') {
+        use std::os::linux::net::SocketAddrExt;
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+        sock.send_to_addr(state.as_bytes(), &addr)?;
+    } else {
+        sock.send_to(state.as_bytes(), socket)?;
     }
     Ok(())
 }
 
-/// Header- and line-safe text (no control characters).
-fn clean(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect()
-}
-
-/// What happened, in a few words (the notification program's MESSAGE).
-fn summary(event: JobEvent, exit: Option<i32>, why: &str) -> String {
-    match event {
-        JobEvent::Start => "job started".to_string(),
-        JobEvent::End => format!("job completed with exit status {}", exit.unwrap_or(0)),
-        JobEvent::Fail => format!("job aborted: {why}"),
+/// Whether the API on `socket` answers `GET route` with `200 OK` within
+/// `timeout` (one real HTTP/1.1 request, as a client would make).
+pub fn socket_answers(socket: &Path, route: &str, timeout: Duration) -> bool {
+    let Ok(mut s) = UnixStream::connect(socket) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(timeout));
+    let _ = s.set_write_timeout(Some(timeout));
+    let req = format!("GET {route} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    if s.write_all(req.as_bytes()).is_err() {
+        return false;
     }
-}
-
-/// One notification mail.
-#[derive(Debug, Clone)]
-pub struct Mail<'a> {
-    pub to: &'a [String],
-    pub id: JobId,
-    /// The scheduler's host (the `.host` of the job id).
-    pub host: &'a str,
-    pub name: &'a str,
-    pub event: JobEvent,
-    pub exit: Option<i32>,
-    /// Why the job was aborted.
-    pub why: &'a str,
-    /// Allocated nodes, `+`-separated.
-    pub exec_hosts: &'a str,
-}
-
-impl Mail<'_> {
-    /// The message (Torque's wording), headers first.
-    pub fn message(&self) -> String {
-        let (id, host) = (self.id, self.host);
-        let mut m = format!(
-            "To: {}\nSubject: PBS JOB {id}.{host}\n\nPBS Job Id: {id}.{host}\nJob Name:   {}\n",
-            self.to.join(", "),
-            clean(self.name)
-        );
-        if !self.exec_hosts.is_empty() {
-            m.push_str(&format!("Exec host:  {}\n", self.exec_hosts));
+    let mut head = [0u8; 16];
+    let mut got = 0;
+    while got < head.len() {
+        match s.read(&mut head[got..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
         }
-        match self.event {
-            JobEvent::Start => m.push_str("Begun execution\n"),
-            JobEvent::End => m.push_str(&format!(
-                "Execution terminated\nExit_status={}\n",
-                self.exit.unwrap_or(0)
-            )),
-            JobEvent::Fail => m.push_str(&format!("Aborted by Moab: {}\n", clean(self.why))),
-        }
-        m
     }
+    head[..got].starts_with(b"HTTP/1.1 200 ")
 }
 
-impl Actor {
-    /// Called after every applied event: a job that started, ended or was
-    /// aborted is told about.
-    pub(crate) fn notice(&mut self, job: JobId, before: Option<JobState>) {
-        let Some(j) = self.state.job(job) else { return };
-        let Some(before) = before else { return };
-        let after = j.state;
-        let event = if after == JobState::Running
-            && !matches!(before, JobState::Running | JobState::Suspended)
-        {
-            JobEvent::Start
-        } else if after.is_finished() && !before.is_finished() {
-            let exceeded = self.exec.get(&job).is_some_and(|r| r.walltime_exceeded);
-            match j.completion.map(|c| c.code) {
-                Some(CompletionCode::Exit(_)) if !exceeded && after == JobState::Completed => {
-                    JobEvent::End
+/// When systemd asked for it, starts a thread that sends `READY=1` (with a
+/// `STATUS=` line and `MAINPID=`) once the API on `socket` answers; it gives
+/// up after `limit` (systemd's `TimeoutStartSec` then fails the start).
+pub(crate) fn spawn_ready_probe(socket: PathBuf, route: &'static str, limit: Duration) {
+    if !wanted() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("sd-notify".into())
+        .spawn(move || {
+            let deadline = Instant::now() + limit;
+            while Instant::now() < deadline {
+                if socket_answers(&socket, route, Duration::from_secs(5)) {
+                    let msg = format!(
+                        "READY=1\nSTATUS=Scheduling; clients served on {}\nMAINPID={}",
+                        socket.display(),
+                        std::process::id()
+                    );
+                    match notify(&msg) {
+                        Ok(_) => tracing::info!("readiness reported to systemd"),
+                        Err(e) => tracing::warn!("cannot notify systemd: {e}"),
+                    }
+                    return;
                 }
-                _ => JobEvent::Fail,
+                std::thread::sleep(Duration::from_millis(50));
             }
-        } else {
-            return;
-        };
-        let exit = match j.completion.map(|c| c.code) {
-            Some(CompletionCode::Exit(c)) => Some(c),
-            _ => None,
-        };
-        let why = match j.completion.map(|c| c.code) {
-            Some(CompletionCode::Cancelled) => "job cancelled".to_string(),
-            _ if self.exec.get(&job).is_some_and(|r| r.walltime_exceeded) => {
-                format!(
-                    "job exceeded its wall-clock limit (exit status {})",
-                    exit.unwrap_or(0)
-                )
-            }
-            _ => format!("job {}", after.as_str().to_ascii_lowercase()),
-        };
-        let user = j.cred.user.clone();
-        let name = j.name.clone();
-        let exec_hosts = j
-            .run
-            .as_ref()
-            .map(|r| {
-                r.alloc
-                    .iter()
-                    .filter_map(|a| self.state.node(a.node).map(|n| n.name.clone()))
-                    .collect::<Vec<_>>()
-                    .join("+")
-            })
-            .unwrap_or_default();
-        let hooks = self.cfg.moab.hooks.clone();
-        if let Some(p) = hooks.notification_program {
-            self.notifier.push(Send {
-                program: p,
-                args: vec![
-                    event.as_str().to_string(),
-                    "job".to_string(),
-                    job.to_string(),
-                    user.clone(),
-                    summary(event, exit, &why),
-                ],
-                stdin: None,
-            });
-        }
-        let rec = self.exec.get(&job);
-        let options = rec
-            .and_then(|r| r.mail_options.clone())
-            .unwrap_or_else(|| "a".to_string());
-        if options.contains('n') || !options.contains(event.letter()) {
-            return;
-        }
-        if hooks.mail_program.is_empty() {
-            return;
-        }
-        let to: Vec<String> = match rec.and_then(|r| r.mail_list.clone()) {
-            Some(l) => l
-                .split(',')
-                .map(|a| a.trim().to_string())
-                .filter(|a| !a.is_empty())
-                .collect(),
-            None => vec![user],
-        };
-        // Checked at submission; never pass an option-like argument.
-        if to.is_empty() || to.iter().any(|a| check_mail(None, Some(a)).is_err()) {
-            tracing::warn!(job, "mail recipients refused: no mail sent");
-            return;
-        }
-        let message = Mail {
-            to: &to,
-            id: job,
-            host: &self.host,
-            name: &name,
-            event,
-            exit,
-            why: &why,
-            exec_hosts: &exec_hosts,
-        }
-        .message();
-        self.notifier.push(Send {
-            program: hooks.mail_program,
-            args: to,
-            stdin: Some(message),
+            tracing::error!(
+                "the API on {} did not answer within {limit:?}: readiness not reported",
+                socket.display()
+            );
         });
+    if let Err(e) = spawned {
+        tracing::warn!("cannot start the readiness probe: {e}");
+    }
+}
+
+/// Tells systemd a shutdown has begun (no-op without `$NOTIFY_SOCKET`).
+pub(crate) fn stopping() {
+    if let Err(e) = notify("STOPPING=1\nSTATUS=Shutting down") {
+        tracing::warn!("cannot notify systemd: {e}");
     }
 }
 
@@ -322,55 +135,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn mail_options_and_recipients_are_checked() {
-        assert!(check_mail(Some("abe"), Some("alice@example.org,bob")).is_ok());
-        assert!(check_mail(Some("n"), None).is_ok());
-        assert!(check_mail(None, None).is_ok());
-        assert_eq!(
-            check_mail(Some("x"), None).unwrap_err(),
-            "invalid mail options 'x' (n, or any of a, b, e)"
-        );
-        assert_eq!(
-            check_mail(None, Some("-oQ/tmp/evil")).unwrap_err(),
-            "invalid mail recipient '-oQ/tmp/evil'"
-        );
-        assert!(check_mail(None, Some("a b")).is_err());
-        assert!(check_mail(None, Some("a\nBcc: x")).is_err());
-        assert!(check_mail(None, Some("a,,b")).is_err());
+    fn a_notification_reaches_a_path_socket_and_an_abstract_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notify");
+        let rx = UnixDatagram::bind(&path).unwrap();
+        send(path.to_str().unwrap(), "READY=1\nSTATUS=x").unwrap();
+        let mut buf = [0u8; 64];
+        let n = rx.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"READY=1\nSTATUS=x");
+
+        use std::os::linux::net::SocketAddrExt;
+        let name = format!("arches-notify-test-{}", std::process::id());
+        let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let rx = UnixDatagram::bind_addr(&addr).unwrap();
+        send(&format!("@{name}"), "STOPPING=1").unwrap();
+        let n = rx.recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"STOPPING=1");
     }
 
     #[test]
-    fn messages_read_like_torques() {
-        let to = ["alice@example.org".to_string()];
-        let mail = Mail {
-            to: &to,
-            id: 12,
-            host: "head",
-            name: "sim\nBcc: evil",
-            event: JobEvent::End,
-            exit: Some(3),
-            why: "",
-            exec_hosts: "n1+n2",
-        };
-        assert_eq!(
-            mail.message(),
-            "To: alice@example.org\nSubject: PBS JOB 12.head\n\nPBS Job Id: 12.head\nJob Name:   sim Bcc: evil\nExec host:  n1+n2\nExecution terminated\nExit_status=3\n"
-        );
-        let bob = ["bob".to_string()];
-        let m = Mail {
-            to: &bob,
-            name: "x",
-            event: JobEvent::Fail,
-            exit: None,
-            why: "job cancelled",
-            exec_hosts: "",
-            ..mail
-        }
-        .message();
-        assert!(
-            m.ends_with("Job Name:   x\nAborted by Moab: job cancelled\n"),
-            "{m}"
-        );
-        assert_eq!(summary(JobEvent::Start, None, ""), "job started");
+    fn a_missing_socket_is_an_error_not_a_panic() {
+        assert!(send("/nonexistent/notify", "READY=1").is_err());
+        assert!(!socket_answers(
+            Path::new("/nonexistent/moab.sock"),
+            "/",
+            Duration::from_millis(100)
+        ));
     }
 }

@@ -113,9 +113,12 @@ impl ElasticSim {
 /// its id hashes below `share` (0–1); it may then use up to `factor` times
 /// its processors (at most `machine`). With `requests`, each chosen job
 /// also asks for its extra processors a quarter into its run (a resize
-/// request, LSF-style). Jobs with a node layout stay rigid.
+/// request, LSF-style). Jobs with a node layout and job arrays stay rigid.
 pub fn make_malleable(jobs: &mut [SimJob], share: f64, factor: f64, machine: u32, requests: bool) {
-    for j in jobs.iter_mut().filter(|j| j.layout.is_none()) {
+    for j in jobs
+        .iter_mut()
+        .filter(|j| j.layout.is_none() && j.array.is_none())
+    {
         let h = j.id.wrapping_mul(2_654_435_761) % 10_000;
         if (h as f64) >= share * 10_000.0 {
             continue;

@@ -74,6 +74,11 @@ pub struct SimJob {
     pub max_procs: Option<u32>,
     /// Resize requests: seconds after the start, processors (+ more, - fewer).
     pub resizes: Vec<(Secs, i64)>,
+    /// A job array (JSONL `array`: `1-100`, `1-9:2`, `1,5,7`, with `%N`
+    /// a slot limit): the line stands for its sub-jobs, which take the ids
+    /// after its own (`arches_core::array`), each with the line's size and
+    /// run time.
+    pub array: Option<arches_core::ArraySpec>,
 }
 
 impl SimJob {
@@ -101,6 +106,7 @@ impl SimJob {
             stage_files: Vec::new(),
             max_procs: None,
             resizes: Vec::new(),
+            array: None,
         }
     }
 
@@ -241,6 +247,8 @@ struct RawJob {
     stagein: Option<RawStageIn>,
     /// Stage-in size in MB (with `--staging`).
     stagein_size: Option<u64>,
+    /// A job array's index list (`1-100%5`).
+    array: Option<String>,
     /// A malleable job's maximum processors.
     maxprocs: Option<u32>,
     #[serde(default)]
@@ -371,6 +379,19 @@ impl RawJob {
                 ));
             }
             job.resizes.push((r.after, r.procs));
+        }
+        if let Some(a) = self.array {
+            let spec =
+                arches_core::ArraySpec::parse(&a).map_err(|e| format!("array '{a}': {e}"))?;
+            if spec.name.is_some() {
+                return Err(format!("array '{a}': give the index list only"));
+            }
+            if job.max_procs.is_some() {
+                return Err(
+                    "`maxprocs` and `array` cannot be combined (sub-jobs are rigid)".into(),
+                );
+            }
+            job.array = Some(spec);
         }
         Ok(job)
     }

@@ -299,7 +299,7 @@ fn select_jobs(
                 have.is_some_and(|h| h.eq_ignore_ascii_case(v))
             })
         })
-        .map(|j| j.id.to_string())
+        .map(|j| j.jobid())
         .collect())
 }
 

@@ -70,6 +70,13 @@ fn full() -> SubmitRequest {
         submit_args: "-h job.sh".into(),
         submit_host: "login1".into(),
         job_xml: None,
+        array: Some("1-9:2%3".into()),
+        args: vec![
+            "one".into(),
+            "two words".into(),
+            String::new(),
+            "a<b;#c".into(),
+        ],
     }
 }
 
@@ -92,6 +99,13 @@ fn every_field_round_trips() {
         xml.contains("<Environment>A=1~rs;PATH=/bin:/usr/bin~rs;</Environment>"),
         "{xml}"
     );
+    assert!(
+        xml.contains(
+            "<Arguments>\\STARTone \\STARTtwo\\20words \\START \\STARTa\\3cb\\3b\\23c</Arguments>"
+        ),
+        "{xml}"
+    );
+    assert!(xml.contains("<JobArray>1-9:2%3</JobArray>"), "{xml}");
     let (back, id) = from_xml(&xml, &base()).unwrap();
     assert_eq!(
         id,
@@ -160,8 +174,8 @@ fn garbage_is_refused_with_the_reason() {
         "invalid job XML: unknown element <Walltime>"
     );
     assert!(
-        e("<job><SubmitString>x</SubmitString><Arguments>-v</Arguments></job>")
-            .contains("not supported")
+        e("<job><SubmitString>x</SubmitString><Arguments>\\START\\zz</Arguments></job>")
+            .contains("invalid escape")
     );
     assert!(
         e("<job><SubmitString>x</SubmitString><SubmitLanguage>LSF</SubmitLanguage></job>")
