@@ -151,6 +151,27 @@ fn the_seeds_filter_inserts_stagein_and_refuses_jobs_without_a_run_time() {
         .parse()
         .unwrap_or_else(|_| panic!("{answer}"));
     assert!(d.checkjob(api_id).contains("AName: api-by-root\n"));
+
+    // A job array with script arguments keeps both through the filter
+    // (<JobArray>, <Arguments> in the job XML).
+    let script = format!(
+        "#!/bin/sh\necho \"$PBS_ARRAYID|$#|$1|$2\" > {}/arg.$PBS_ARRAYID\n",
+        dir.path().display()
+    );
+    d.submit(
+        &script,
+        &["-l", "walltime=10", "-t", "1-2", "-F", "one 'two words'"],
+    );
+    for i in 1..=2 {
+        let f = dir.path().join(format!("arg.{i}"));
+        wait_until("an array sub-job's output", || {
+            std::fs::read_to_string(&f).is_ok_and(|s| s.ends_with('\n'))
+        });
+        assert_eq!(
+            std::fs::read_to_string(&f).unwrap(),
+            format!("{i}|2|one|two words\n")
+        );
+    }
 }
 
 #[test]
