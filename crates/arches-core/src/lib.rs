@@ -35,6 +35,7 @@ mod index;
 pub mod job;
 pub mod lean;
 pub mod limits;
+pub mod malleable;
 pub mod node;
 pub mod placement;
 pub mod plan;
@@ -47,6 +48,7 @@ pub mod resv;
 pub mod schedule;
 pub mod staging;
 pub mod state;
+pub mod templates;
 pub mod timespec;
 pub mod windows;
 

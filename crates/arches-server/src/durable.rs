@@ -113,6 +113,7 @@ impl Actor {
                     answers.push((reply, self.reservation_control(&caller, &req, now)));
                 }
                 Input::Shutdown => self.stop = true,
+                Input::Activation { job, verdict } => self.activation_result(job, verdict, now),
                 Input::Submit { .. } => {}
             }
         }

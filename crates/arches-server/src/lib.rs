@@ -9,6 +9,7 @@
 //! running; the next start re-adopts them.
 
 pub mod actions;
+mod activation;
 pub mod actor;
 pub mod arrays;
 pub mod authz;
@@ -17,6 +18,7 @@ mod control;
 mod defer;
 mod depend;
 pub mod durable;
+mod elastic;
 pub mod estimates;
 mod guard;
 pub mod home;
@@ -25,7 +27,9 @@ pub mod ident;
 pub mod intent;
 pub mod jobenv;
 pub mod jobspec;
+pub mod jobxml;
 pub mod listen;
+pub mod mail;
 pub mod metrics;
 pub mod notify;
 mod observe;
@@ -37,6 +41,7 @@ pub mod salvage;
 pub mod simserve;
 pub mod staging;
 mod stream;
+pub mod submitfilter;
 pub mod testing;
 pub mod views;
 pub mod web;
@@ -187,13 +192,14 @@ pub fn serve(
     let cfg = Arc::new(cfg);
     let store = arches_store::Store::open(&loc.home.join("arches.db"))
         .with_context(|| format!("cannot open {}", loc.home.join("arches.db").display()))?;
-    let (actor, published) = actor::Actor::recover(
+    let (mut actor, published) = actor::Actor::recover(
         Arc::clone(&cfg),
         store,
         rm,
         loc.socket.display().to_string(),
     )?;
     let (tx, rx) = std::sync::mpsc::channel();
+    actor.set_inbox(tx.clone());
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
     let actor_thread = std::thread::Builder::new()
         .name("scheduler".into())
