@@ -165,6 +165,9 @@ pub struct Indexes {
     pub data_wait: usize,
     /// Queued jobs with the `PREEMPTOR` job flag.
     pub preemptors: usize,
+    /// Active jobs running on a virtual wall-clock limit
+    /// (`BFVIRTUALWALLTIMESCALINGFACTOR`).
+    pub virtual_running: usize,
 }
 
 impl Indexes {
@@ -223,6 +226,9 @@ impl Indexes {
                 }
                 if let Some(w) = job.walltime {
                     set(&mut self.ends, (base + w, job.id), add);
+                }
+                if run.virtual_walltime.is_some() {
+                    count(&mut self.virtual_running, add);
                 }
             }
             JobState::Suspended => count(&mut self.suspended, add),

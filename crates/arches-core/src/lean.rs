@@ -7,7 +7,7 @@
 //! priority weight is `QUEUETIMEWEIGHT`, no system priorities), no throttling
 //! limits, no preemptor, `BACKFILLPOLICY FIRSTFIT` or `NONE` without backfill depth,
 //! chunking, virtual walltime scaling or shortest-first or widest-window ordering,
-//! `RESERVATIONPOLICY CURRENTHIGHEST` or `NEVER`, no class wall-clock
+//! `RESERVATIONPOLICY CURRENTHIGHEST`, `HIGHEST` or `NEVER`, no class wall-clock
 //! defaults, every node up, no suspended job, no job waiting for stage-in
 //! data ([`crate::staging`]) and no administrative or standing reservation
 //! ([`crate::resv`]). Otherwise
@@ -18,7 +18,11 @@
 //! availability profile from the release index. Once every reservation is
 //! placed, the rest of the queue can only backfill: blocks of the index whose
 //! smallest job cannot fit for its shortest duration are skipped whole, and
-//! with `BACKFILLPOLICY NONE` the walk stops. The walk itself is
+//! with `BACKFILLPOLICY NONE` the walk stops. Under `HIGHEST` (pyss's
+//! conservative backfill with every job reserved) the remembered
+//! reservations ([`State::remember_reservations`]) are held in the profile
+//! in one merge pass, and every queued job is visited (a kept reservation
+//! must be seen to be kept or compressed). The walk itself is
 //! [`mod@crate::schedule`]'s, restricted to what these policies use; the
 //! property tests in `tests/lean.rs` compare both on random states.
 
@@ -96,7 +100,9 @@ pub fn lean_supported(policy: &Policy) -> bool {
         && policy.bf_virtual_walltime_factor.is_none_or(|f| f <= 0.0)
         && matches!(
             policy.reservation_policy,
-            ReservationPolicy::CurrentHighest | ReservationPolicy::Never
+            ReservationPolicy::CurrentHighest
+                | ReservationPolicy::Highest
+                | ReservationPolicy::Never
         )
         && policy
             .classes
@@ -114,6 +120,7 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         || idx.suspended > 0
         || idx.data_wait > 0
         || idx.preemptors > 0
+        || idx.virtual_running > 0
         || state.terminating_count() > 0
         || state.locks().next().is_some()
         || !state.all_nodes_up()
@@ -127,19 +134,27 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         .iter()
         .map(|(&(end, _), &procs)| (end.max(now + 1), Amount::procs(i64::from(procs))))
         .collect();
-    let ctx = Ctx::with_releases(state, policy, now, releases);
+    let mut ctx = Ctx::with_releases(state, policy, now, releases);
+    let highest = policy.reservation_policy == ReservationPolicy::Highest;
+    if highest {
+        hold_remembered(&mut ctx, state, policy, now);
+    }
     let mut walk = Lean {
         ctx,
         starts: Vec::new(),
         reservations: Vec::new(),
         bucket_left: policy.reservation_buckets.iter().map(|b| b.depth).collect(),
         blocked: false,
+        highest,
+        pinned: highest && !state.reservations_may_compress(),
     };
     let never = policy.reservation_policy == ReservationPolicy::Never;
     'blocks: for block in idx.queue.blocks() {
         // Once blocked with no reservation left to place, only backfill can
-        // start anything.
-        let only_backfill = walk.blocked && (never || walk.bucket_left.iter().all(|b| *b == 0));
+        // start anything (under HIGHEST a job beyond the depth may still
+        // hold a remembered reservation: every job is visited).
+        let only_backfill =
+            walk.blocked && !highest && (never || walk.bucket_left.iter().all(|b| *b == 0));
         if only_backfill {
             if policy.backfill == BackfillPolicy::None {
                 break 'blocks;
@@ -149,7 +164,8 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
             }
         }
         for item in &block.items {
-            let only_backfill = walk.blocked && (never || walk.bucket_left.iter().all(|b| *b == 0));
+            let only_backfill =
+                walk.blocked && !highest && (never || walk.bucket_left.iter().all(|b| *b == 0));
             if only_backfill && !walk.may_fit(item.procs, item.dur) {
                 continue;
             }
@@ -192,6 +208,48 @@ struct Lean<'a> {
     reservations: Vec<PlannedReservation>,
     bucket_left: Vec<u32>,
     blocked: bool,
+    /// `RESERVATIONPOLICY HIGHEST`: remembered reservations are held.
+    highest: bool,
+    /// HIGHEST with no job ended since: remembered reservations stay put.
+    pinned: bool,
+}
+
+/// Under `RESERVATIONPOLICY HIGHEST`, holds every remembered reservation of
+/// a schedulable queued job in the aggregate profile (what
+/// [`crate::schedule()`] does entry by entry, in one merge pass); each job
+/// takes its own out again when the walk reaches it ([`Lean::held`]).
+fn hold_remembered(ctx: &mut Ctx<'_>, state: &State, policy: &Policy, now: Time) {
+    let mut steps: Vec<(Time, i64)> = Vec::new();
+    for (id, t) in state.remembered_reservations() {
+        let Some(job) = state.job(id) else {
+            continue;
+        };
+        let Some((start, end)) = held_window(state, job, policy, now, t) else {
+            continue;
+        };
+        let procs = i64::from(job.req.total_procs());
+        steps.push((start, -procs));
+        steps.push((end, procs));
+    }
+    steps.sort_unstable();
+    ctx.agg.add_steps(&steps);
+}
+
+/// Where a remembered reservation starting at `t` is held, if its job is
+/// schedulable: from `max(t, now)` for its planning duration.
+fn held_window(
+    state: &State,
+    job: &Job,
+    policy: &Policy,
+    now: Time,
+    t: Time,
+) -> Option<(Time, Time)> {
+    if job.state != crate::job::JobState::Idle || check_static(state, job, now).is_err() {
+        return None;
+    }
+    let d = planning_duration(job, policy)?;
+    let start = t.max(now);
+    Some((start, start + d.max(1)))
 }
 
 impl<'a> Lean<'a> {
@@ -218,6 +276,9 @@ impl<'a> Lean<'a> {
             return;
         }
         let dur = planning_duration(job, policy);
+        if self.highest && self.held(job) {
+            return;
+        }
         if self.ctx.ever_fits(job).is_err() {
             return;
         }
@@ -257,6 +318,36 @@ impl<'a> Lean<'a> {
         if let Some(alloc) = self.ctx.fit_now(job, dur) {
             self.start(job, alloc, dur, StartKind::Backfill);
         }
+    }
+
+    /// HIGHEST: a job's remembered reservation held by [`hold_remembered`]
+    /// stays where it is when no job ended since (`pinned`, then `true`: the
+    /// job is decided), else it is taken out of the profile so the job can
+    /// only move earlier.
+    fn held(&mut self, job: &Job) -> bool {
+        let (state, policy, now) = (self.ctx.state, self.ctx.policy, self.ctx.now);
+        let Some((start, end)) = state
+            .remembered_reservation(job.id)
+            .and_then(|t| held_window(state, job, policy, now, t))
+        else {
+            return false;
+        };
+        if self.pinned && start > now {
+            self.blocked = true;
+            if let Some(b) = self.bucket_of(job) {
+                self.bucket_left[b] = self.bucket_left[b].saturating_sub(1);
+            }
+            self.reservations.push(PlannedReservation {
+                job: job.id,
+                start,
+                end: Some(end),
+                alloc: Vec::new(),
+            });
+            return true;
+        }
+        let procs = Amount::procs(i64::from(job.req.total_procs()));
+        let _ = self.ctx.agg.remove_usage(start, Some(end), procs);
+        false
     }
 
     fn reserve(&mut self, job: &Job, bucket: Option<usize>, dur: Option<Secs>) {

@@ -375,6 +375,12 @@ impl State {
         self.remembered.get(&job).copied()
     }
 
+    /// Every remembered reservation `(job, start)`, by job id
+    /// (see [`State::remember_reservations`]).
+    pub fn remembered_reservations(&self) -> impl Iterator<Item = (JobId, Time)> + '_ {
+        self.remembered.iter().map(|(j, t)| (*j, *t))
+    }
+
     /// The administrative reservations, by id.
     pub fn reservations(&self) -> impl Iterator<Item = &crate::resv::Reservation> {
         self.reservations.values()
