@@ -28,7 +28,7 @@
 
 use crate::context::Ctx;
 use crate::eligibility::{check_static, has_limits, planning_duration};
-use crate::job::{Job, JobFlag, StartKind};
+use crate::job::{Job, JobFlag, JobId, StartKind};
 use crate::plan::{Plan, PlannedReservation, Start};
 use crate::policy::{BackfillPolicy, Policy, QosFlag, ReservationPolicy};
 use crate::profile::Amount;
@@ -136,17 +136,23 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         .collect();
     let mut ctx = Ctx::with_releases(state, policy, now, releases);
     let highest = policy.reservation_policy == ReservationPolicy::Highest;
-    if highest {
-        hold_remembered(&mut ctx, state, policy, now);
-    }
+    let held = if highest {
+        hold_remembered(&mut ctx, state, policy, now, idx)
+    } else {
+        Vec::new()
+    };
     let mut walk = Lean {
         ctx,
         starts: Vec::new(),
-        reservations: Vec::new(),
+        reservations: Vec::with_capacity(held.len() + 4),
         bucket_left: policy.reservation_buckets.iter().map(|b| b.depth).collect(),
         blocked: false,
-        highest,
         pinned: highest && !state.reservations_may_compress(),
+        held,
+        next_held: 0,
+        // Which bucket a job reserves in depends on the job only with
+        // per-QoS buckets.
+        plain_buckets: policy.reservation_buckets.iter().all(|b| b.qos.is_none()),
     };
     let never = policy.reservation_policy == ReservationPolicy::Never;
     'blocks: for block in idx.queue.blocks() {
@@ -167,6 +173,9 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
             let only_backfill =
                 walk.blocked && !highest && (never || walk.bucket_left.iter().all(|b| *b == 0));
             if only_backfill && !walk.may_fit(item.procs, item.dur) {
+                continue;
+            }
+            if highest && walk.kept(item) {
                 continue;
             }
             let Some(job) = state.job(item.id) else {
@@ -208,31 +217,73 @@ struct Lean<'a> {
     reservations: Vec<PlannedReservation>,
     bucket_left: Vec<u32>,
     blocked: bool,
-    /// `RESERVATIONPOLICY HIGHEST`: remembered reservations are held.
-    highest: bool,
     /// HIGHEST with no job ended since: remembered reservations stay put.
     pinned: bool,
+    /// HIGHEST: the remembered reservations held in the profile, in queue
+    /// order; `next_held` is the next one the walk will reach.
+    held: Vec<Held>,
+    next_held: usize,
+    /// No reservation bucket is restricted to QoS.
+    plain_buckets: bool,
+}
+
+/// A remembered reservation held in the profile (HIGHEST).
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    job: JobId,
+    start: Time,
+    end: Time,
+    procs: u32,
 }
 
 /// Under `RESERVATIONPOLICY HIGHEST`, holds every remembered reservation of
 /// a schedulable queued job in the aggregate profile (what
 /// [`crate::schedule()`] does entry by entry, in one merge pass); each job
-/// takes its own out again when the walk reaches it ([`Lean::held`]).
-fn hold_remembered(ctx: &mut Ctx<'_>, state: &State, policy: &Policy, now: Time) {
-    let mut steps: Vec<(Time, i64)> = Vec::new();
-    for (id, t) in state.remembered_reservations() {
-        let Some(job) = state.job(id) else {
+/// takes its own out again when the walk reaches it ([`Lean::kept`]).
+/// Returns what it held, in queue order. A job with nothing but resources
+/// to wait for is read from the queue index alone.
+fn hold_remembered(
+    ctx: &mut Ctx<'_>,
+    state: &State,
+    policy: &Policy,
+    now: Time,
+    idx: &crate::index::Indexes,
+) -> Vec<Held> {
+    if state.remembered_reservations().next().is_none() {
+        return Vec::new();
+    }
+    let mut held = Vec::new();
+    for item in idx.queue.blocks().iter().flat_map(|b| &b.items) {
+        let Some(t) = state.remembered_reservation(item.id) else {
             continue;
         };
-        let Some((start, end)) = held_window(state, job, policy, now, t) else {
-            continue;
+        let window = if item.simple && item.dur != Secs::MAX {
+            // Under the lean policies the planning duration is the
+            // index's (no class wall-clock defaults, estimates used).
+            let start = t.max(now);
+            Some((start, start + item.dur.max(1)))
+        } else {
+            state
+                .job(item.id)
+                .and_then(|job| held_window(state, job, policy, now, t))
         };
-        let procs = i64::from(job.req.total_procs());
-        steps.push((start, -procs));
-        steps.push((end, procs));
+        if let Some((start, end)) = window {
+            held.push(Held {
+                job: item.id,
+                start,
+                end,
+                procs: item.procs,
+            });
+        }
+    }
+    let mut steps: Vec<(Time, i64)> = Vec::with_capacity(2 * held.len());
+    for h in &held {
+        steps.push((h.start, -i64::from(h.procs)));
+        steps.push((h.end, i64::from(h.procs)));
     }
     steps.sort_unstable();
     ctx.agg.add_steps(&steps);
+    held
 }
 
 /// Where a remembered reservation starting at `t` is held, if its job is
@@ -276,9 +327,6 @@ impl<'a> Lean<'a> {
             return;
         }
         let dur = planning_duration(job, policy);
-        if self.highest && self.held(job) {
-            return;
-        }
         if self.ctx.ever_fits(job).is_err() {
             return;
         }
@@ -320,33 +368,35 @@ impl<'a> Lean<'a> {
         }
     }
 
-    /// HIGHEST: a job's remembered reservation held by [`hold_remembered`]
-    /// stays where it is when no job ended since (`pinned`, then `true`: the
-    /// job is decided), else it is taken out of the profile so the job can
-    /// only move earlier.
-    fn held(&mut self, job: &Job) -> bool {
-        let (state, policy, now) = (self.ctx.state, self.ctx.policy, self.ctx.now);
-        let Some((start, end)) = state
-            .remembered_reservation(job.id)
-            .and_then(|t| held_window(state, job, policy, now, t))
-        else {
+    /// HIGHEST, when the walk reaches a queued job: its remembered
+    /// reservation held by [`hold_remembered`] stays where it is when no job
+    /// ended since (`pinned`; then `true`: the job is decided), else it is
+    /// taken out of the profile so the job can only move earlier.
+    fn kept(&mut self, item: &crate::index::QueueItem) -> bool {
+        let Some(h) = self.held.get(self.next_held).filter(|h| h.job == item.id).copied() else {
             return false;
         };
-        if self.pinned && start > now {
+        self.next_held += 1;
+        if self.pinned && h.start > self.ctx.now {
             self.blocked = true;
-            if let Some(b) = self.bucket_of(job) {
+            let bucket = if self.plain_buckets {
+                (!self.ctx.policy.reservation_buckets.is_empty()).then_some(0)
+            } else {
+                self.ctx.state.job(h.job).and_then(|job| self.bucket_of(job))
+            };
+            if let Some(b) = bucket {
                 self.bucket_left[b] = self.bucket_left[b].saturating_sub(1);
             }
             self.reservations.push(PlannedReservation {
-                job: job.id,
-                start,
-                end: Some(end),
+                job: h.job,
+                start: h.start,
+                end: Some(h.end),
                 alloc: Vec::new(),
             });
             return true;
         }
-        let procs = Amount::procs(i64::from(job.req.total_procs()));
-        let _ = self.ctx.agg.remove_usage(start, Some(end), procs);
+        let procs = Amount::procs(i64::from(h.procs));
+        let _ = self.ctx.agg.remove_usage(h.start, Some(h.end), procs);
         false
     }
 
@@ -391,12 +441,14 @@ impl<'a> Lean<'a> {
     }
 
     fn bucket_of(&self, job: &Job) -> Option<usize> {
-        self.ctx.policy.reservation_buckets.iter().position(|b| {
-            match (&b.qos, crate::qos::effective(job, self.ctx.policy)) {
-                (None, _) => true,
-                (Some(list), Some(q)) => list.iter().any(|x| x == q),
-                (Some(_), None) => false,
-            }
-        })
+        self.ctx
+            .policy
+            .reservation_buckets
+            .iter()
+            .position(|b| match &b.qos {
+                None => true,
+                Some(list) => crate::qos::effective(job, self.ctx.policy)
+                    .is_some_and(|q| list.iter().any(|x| x == q)),
+            })
     }
 }

@@ -31,6 +31,7 @@ pub mod defer;
 pub mod eligibility;
 pub mod forced;
 mod index;
+mod kept;
 pub mod job;
 pub mod lean;
 pub mod node;

@@ -85,6 +85,24 @@ impl SimRm {
         self.runtimes.remove(&job);
     }
 
+    /// Starts `job` now with wall-clock limit `walltime`: what
+    /// [`ResourceManager::start`] does with a launch, which the simulated
+    /// backend needs nothing else of (a simulator calls this directly
+    /// instead of building launches).
+    pub fn start_job(&mut self, job: JobId, walltime: Option<Secs>, now: Time) -> Result<(), RmError> {
+        if self.running.contains_key(&job) || self.suspended.contains_key(&job) {
+            return Err(RmError::Refused(format!("job {job} is already running")));
+        }
+        let runtime = *self.runtimes.get(&job).ok_or(RmError::UnknownJob(job))?;
+        let run = Segment {
+            runtime,
+            used: 0,
+            limit: walltime,
+        };
+        self.launch(job, run, None, now);
+        Ok(())
+    }
+
     /// When the next completion is due, if any job is running.
     pub fn next_completion(&self) -> Option<Time> {
         self.due.first().map(|(t, _, _)| *t)
@@ -170,23 +188,7 @@ impl ResourceManager for SimRm {
     }
 
     fn start(&mut self, launch: &Launch, now: Time) -> Result<(), RmError> {
-        if self.running.contains_key(&launch.job) || self.suspended.contains_key(&launch.job) {
-            return Err(RmError::Refused(format!(
-                "job {} is already running",
-                launch.job
-            )));
-        }
-        let runtime = *self
-            .runtimes
-            .get(&launch.job)
-            .ok_or(RmError::UnknownJob(launch.job))?;
-        let run = Segment {
-            runtime,
-            used: 0,
-            limit: launch.walltime,
-        };
-        self.launch(launch.job, run, None, now);
-        Ok(())
+        self.start_job(launch.job, launch.walltime, now)
     }
 
     fn cancel(&mut self, job: JobId, now: Time) -> Result<(), RmError> {

@@ -18,7 +18,7 @@ use arches_core::policy::{BackfillPolicy, ReservationBucket, ReservationPolicy};
 use crate::generate::{generate, GenerateParams};
 use crate::metrics::{write_jobs_csv, Summary};
 use crate::run::{machine, Simulation};
-use crate::swf::{read_swf, to_jobs, SwfOptions};
+use crate::swf::{read_trace, SwfOptions, SwfSkipped, Trace};
 use crate::workload::{read_jsonl, SimJob, Workload};
 
 /// Exit status: success.
@@ -347,6 +347,9 @@ pub struct RunInfo {
     pub procs: u32,
     /// Malformed lines skipped.
     pub malformed: usize,
+    /// Every kind of input line skipped (SWF: unknown job number or submit
+    /// time, partial-execution lines; malformed lines).
+    pub skipped: SwfSkipped,
     /// Jobs dropped by the sanitising filter.
     pub dropped: usize,
     /// Trace jobs larger than the machine, capped at it.
@@ -374,13 +377,20 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         }
     }
     let Loaded {
-        mut jobs,
+        jobs,
         procs,
-        malformed,
+        skipped,
         dropped,
         capped,
         unix_start,
     } = load(args, config_procs)?;
+    let mut jobs = match jobs {
+        // Data staging models each job's data: it needs the jobs whole.
+        Input::Trace(t) if args.staging.is_some() => {
+            Input::Jobs(t.jobs.iter().map(|j| j.to_sim_job(procs)).collect())
+        }
+        other => other,
+    };
     let staging = args.staging.map(|mode| {
         if args.stage_rate.is_nan() || args.stage_rate <= 0.0 {
             return Err(usage("--stage-rate must be > 0"));
@@ -398,8 +408,11 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
             disk_mb: args.stage_disk,
             target_usage: args.stage_target,
         };
+        let Input::Jobs(jobs) = &mut jobs else {
+            unreachable!("a trace is converted to jobs for data staging");
+        };
         let self_secs = if mode == crate::staging::StagingMode::SelfStaged {
-            crate::staging::apply_self(&model, &mut jobs)
+            crate::staging::apply_self(&model, jobs)
         } else {
             // The data waits replace the `stagein` seconds' start dates.
             for j in jobs.iter_mut() {
@@ -473,7 +486,10 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
                 .unwrap_or_default()
         ),
     };
-    let mut sim = Simulation::new(nodes, policy, jobs);
+    let mut sim = match jobs {
+        Input::Jobs(jobs) => Simulation::new(nodes, policy, jobs),
+        Input::Trace(trace) => Simulation::from_trace(nodes, policy, trace, procs),
+    };
     sim.start_at(args.start_epoch.or(unix_start).unwrap_or(0));
     if let Some(st) = staging {
         sim.set_staging(st);
@@ -487,7 +503,8 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         config,
         info: RunInfo {
             procs,
-            malformed,
+            malformed: skipped.malformed,
+            skipped,
             dropped,
             capped,
             title_policy,
@@ -560,10 +577,24 @@ pub fn write_outputs(
     summary.malformed_lines = info.malformed;
     summary.sanitize_dropped = info.dropped;
     summary.capped_jobs = info.capped;
+    summary.unknown_lines = info.skipped.unknown;
+    summary.partial_lines = info.skipped.partial;
     if info.malformed > 0 {
         eprintln!(
             "moab simulate: skipped {} malformed input lines",
             info.malformed
+        );
+    }
+    if info.skipped.unknown > 0 {
+        eprintln!(
+            "moab simulate: skipped {} SWF lines with an unknown (-1) job number or submit time",
+            info.skipped.unknown
+        );
+    }
+    if info.skipped.partial > 0 {
+        eprintln!(
+            "moab simulate: skipped {} SWF partial-execution lines (status 2-4; each job's summary line is replayed)",
+            info.skipped.partial
         );
     }
     if info.capped > 0 {
@@ -607,12 +638,20 @@ pub fn write_outputs(
     Ok(())
 }
 
+/// The jobs of the input.
+enum Input {
+    /// A JSONL workload.
+    Jobs(Vec<SimJob>),
+    /// An SWF trace, in compact form.
+    Trace(std::sync::Arc<Trace>),
+}
+
 /// The input as read.
 struct Loaded {
-    jobs: Vec<SimJob>,
+    jobs: Input,
     procs: u32,
-    /// Malformed lines skipped.
-    malformed: usize,
+    /// Lines skipped (malformed ones included).
+    skipped: SwfSkipped,
     /// Jobs dropped by the sanitising filter.
     dropped: usize,
     /// Trace jobs larger than the machine, capped at it.
@@ -642,7 +681,7 @@ fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
             min_job_id: args.min_job_id,
             skip_malformed: args.skip_malformed,
         };
-        let trace = read_swf(path, &opts).map_err(usage)?;
+        let trace = read_trace(path, &opts).map_err(usage)?;
         let procs = args
             .procs
             .or(config_procs)
@@ -652,7 +691,7 @@ fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
         let procs = match procs {
             Some(p) => p,
             // Nothing to replay: the empty summary, whatever the machine.
-            None if trace.records.is_empty() => 0,
+            None if trace.jobs.is_empty() && trace.dropped == 0 => 0,
             None => {
                 return Err(usage(format!(
                     "{}: the header gives no MaxProcs; pass --procs",
@@ -660,14 +699,13 @@ fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
                 )))
             }
         };
-        let converted = to_jobs(&trace.records, procs, &opts);
         return Ok(Loaded {
-            jobs: converted.jobs,
             procs,
-            malformed: trace.malformed,
-            dropped: converted.dropped,
-            capped: converted.capped,
+            skipped: trace.skipped,
+            dropped: trace.dropped,
+            capped: trace.capped(procs),
             unix_start: trace.header.unix_start_time,
+            jobs: Input::Trace(std::sync::Arc::new(trace)),
         });
     }
     let path = args
@@ -691,9 +729,12 @@ fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
         }
     };
     Ok(Loaded {
-        jobs,
+        jobs: Input::Jobs(jobs),
         procs,
-        malformed,
+        skipped: SwfSkipped {
+            malformed,
+            ..SwfSkipped::default()
+        },
         dropped: 0,
         capped: 0,
         unix_start: None,
