@@ -129,12 +129,14 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
     {
         return None;
     }
+    // Sorted by end already (and `max` keeps the order).
     let releases = idx
         .releases
         .iter()
-        .map(|(&(end, _), &procs)| (end.max(now + 1), Amount::procs(i64::from(procs))))
-        .collect();
-    let mut ctx = Ctx::with_releases(state, policy, now, releases);
+        .map(|(&(end, _), &procs)| (end.max(now + 1), Amount::procs(i64::from(procs))));
+    let mut ctx = Ctx::with_profile(state, policy, now, |free| {
+        crate::profile::Profile::from_sorted_releases(now, free, releases)
+    });
     let highest = policy.reservation_policy == ReservationPolicy::Highest;
     let held = if highest {
         hold_remembered(&mut ctx, state, policy, now, idx)
@@ -249,12 +251,24 @@ fn hold_remembered(
     now: Time,
     idx: &crate::index::Indexes,
 ) -> Vec<Held> {
-    if state.remembered_reservations().next().is_none() {
+    let kept = state.remembered_in_plan_order();
+    if kept.is_empty() {
         return Vec::new();
     }
-    let mut held = Vec::new();
+    let mut held = Vec::with_capacity(kept.len());
+    // A plan's reservations are in queue order: walk both together (a
+    // queued job that is not the next kept one is looked up: a job
+    // submitted since, or kept out of order).
+    let mut next = 0;
     for item in idx.queue.blocks().iter().flat_map(|b| &b.items) {
-        let Some(t) = state.remembered_reservation(item.id) else {
+        let t = match kept.get(next) {
+            Some(&(job, t)) if job == item.id => {
+                next += 1;
+                Some(t)
+            }
+            _ => state.remembered_reservation(item.id),
+        };
+        let Some(t) = t else {
             continue;
         };
         let window = if item.simple && item.dur != Secs::MAX {
@@ -281,7 +295,8 @@ fn hold_remembered(
         steps.push((h.start, -i64::from(h.procs)));
         steps.push((h.end, i64::from(h.procs)));
     }
-    steps.sort_unstable();
+    // Steps at one time add up in any order.
+    steps.sort_unstable_by_key(|s| s.0);
     ctx.agg.add_steps(&steps);
     held
 }
@@ -312,11 +327,14 @@ impl<'a> Lean<'a> {
             return false;
         }
         let now = self.ctx.now;
+        let demand = Amount::procs(i64::from(procs));
+        // The profile starts now: its first span is what is free now, a
+        // bound of what is free over any interval from now.
+        if !self.ctx.agg.free_at(now).covers(demand) {
+            return false;
+        }
         let end = now.saturating_add(dur.max(1));
-        self.ctx
-            .agg
-            .free_over(now, Some(end))
-            .covers(Amount::procs(i64::from(procs)))
+        self.ctx.agg.free_over(now, Some(end)).covers(demand)
     }
 
     /// [`crate::schedule`]'s `Walk::consider` for the supported policies.
@@ -373,7 +391,12 @@ impl<'a> Lean<'a> {
     /// ended since (`pinned`; then `true`: the job is decided), else it is
     /// taken out of the profile so the job can only move earlier.
     fn kept(&mut self, item: &crate::index::QueueItem) -> bool {
-        let Some(h) = self.held.get(self.next_held).filter(|h| h.job == item.id).copied() else {
+        let Some(h) = self
+            .held
+            .get(self.next_held)
+            .filter(|h| h.job == item.id)
+            .copied()
+        else {
             return false;
         };
         self.next_held += 1;
@@ -382,7 +405,10 @@ impl<'a> Lean<'a> {
             let bucket = if self.plain_buckets {
                 (!self.ctx.policy.reservation_buckets.is_empty()).then_some(0)
             } else {
-                self.ctx.state.job(h.job).and_then(|job| self.bucket_of(job))
+                self.ctx
+                    .state
+                    .job(h.job)
+                    .and_then(|job| self.bucket_of(job))
             };
             if let Some(b) = bucket {
                 self.bucket_left[b] = self.bucket_left[b].saturating_sub(1);

@@ -381,6 +381,12 @@ impl State {
         self.remembered.iter()
     }
 
+    /// The remembered reservations in the order they were given (a plan's
+    /// order; see [`State::remember_reservations`]).
+    pub fn remembered_in_plan_order(&self) -> &[(JobId, Time)] {
+        self.remembered.in_given_order()
+    }
+
     /// The administrative reservations, by id.
     pub fn reservations(&self) -> impl Iterator<Item = &crate::resv::Reservation> {
         self.reservations.values()

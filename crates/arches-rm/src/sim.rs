@@ -89,7 +89,12 @@ impl SimRm {
     /// [`ResourceManager::start`] does with a launch, which the simulated
     /// backend needs nothing else of (a simulator calls this directly
     /// instead of building launches).
-    pub fn start_job(&mut self, job: JobId, walltime: Option<Secs>, now: Time) -> Result<(), RmError> {
+    pub fn start_job(
+        &mut self,
+        job: JobId,
+        walltime: Option<Secs>,
+        now: Time,
+    ) -> Result<(), RmError> {
         if self.running.contains_key(&job) || self.suspended.contains_key(&job) {
             return Err(RmError::Refused(format!("job {job} is already running")));
         }

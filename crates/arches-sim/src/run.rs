@@ -95,7 +95,7 @@ pub struct Simulation {
         arches_core::accounting::Accounting,
         arches_core::accounting::FsWindow,
     )>,
-    pub(crate) meta: std::collections::BTreeMap<JobId, Meta>,
+    pub(crate) meta: std::collections::HashMap<JobId, Meta, IdHash>,
     last_plan: Option<Plan>,
     records: Vec<JobRecord>,
     skipped: Vec<SkippedJob>,
@@ -195,6 +195,34 @@ impl Names {
     }
 }
 
+/// Hashing of job ids for the simulator's own per-job tables (looked up
+/// several times per job, never iterated): one multiplication.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct IdHash;
+
+impl std::hash::BuildHasher for IdHash {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
 /// What the simulator records of a job at submission.
 struct Incoming {
     id: JobId,
@@ -241,10 +269,16 @@ impl Simulation {
         Self::with_pending(nodes, policy, pending, BTreeSet::new())
     }
 
-    fn with_pending(nodes: Vec<Node>, policy: Policy, pending: Pending, keep: BTreeSet<JobId>) -> Self {
+    fn with_pending(
+        nodes: Vec<Node>,
+        policy: Policy,
+        pending: Pending,
+        keep: BTreeSet<JobId>,
+    ) -> Self {
         let total_procs = nodes.iter().map(|n| n.procs).sum();
         let max_node_procs = nodes.iter().map(|n| n.procs).max().unwrap_or(0);
         let now = pending.submit(0).unwrap_or(0);
+        let total_jobs = pending.len();
         let mut state = State::new(nodes.clone());
         state.set_lean_indexes(true);
         Simulation {
@@ -258,9 +292,9 @@ impl Simulation {
             max_node_procs,
             keep,
             accounting: None,
-            meta: std::collections::BTreeMap::new(),
+            meta: std::collections::HashMap::default(),
             last_plan: None,
-            records: Vec::new(),
+            records: Vec::with_capacity(total_jobs),
             skipped: Vec::new(),
             iterations: 0,
             dirty: false,

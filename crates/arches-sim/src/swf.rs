@@ -159,9 +159,14 @@ pub fn parse_swf(
 ) -> Result<SwfTrace, SwfError> {
     let mut trace = SwfTrace::default();
     let mut records = Vec::new();
-    scan(reader, file, opts, &mut trace.header, &mut trace.skipped, |r| {
-        records.push(r)
-    })?;
+    scan(
+        reader,
+        file,
+        opts,
+        &mut trace.header,
+        &mut trace.skipped,
+        |r| records.push(r),
+    )?;
     trace.records = records;
     trace.malformed = trace.skipped.malformed;
     Ok(trace)
@@ -233,9 +238,8 @@ pub fn scan(
         if !text.is_ascii() {
             // What `str::lines` refused (not UTF-8) stays an error; other
             // text goes the general way (Unicode whitespace).
-            let s = std::str::from_utf8(text).map_err(|e| {
-                io(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-            })?;
+            let s = std::str::from_utf8(text)
+                .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
             let s = s.trim();
             if s.is_empty() {
                 continue;
@@ -625,12 +629,17 @@ pub fn parse_trace(reader: impl BufRead, file: &str, opts: &SwfOptions) -> Resul
     let mut t = Trace::default();
     let mut jobs = Vec::new();
     let mut dropped = 0;
-    scan(reader, file, opts, &mut t.header, &mut t.skipped, |r| {
-        match trace_job(&r, opts) {
+    scan(
+        reader,
+        file,
+        opts,
+        &mut t.header,
+        &mut t.skipped,
+        |r| match trace_job(&r, opts) {
             Some(j) => jobs.push(j),
             None => dropped += 1,
-        }
-    })?;
+        },
+    )?;
     // Nearly always sorted already (SWF lines are in submit order).
     if !jobs.is_sorted_by_key(|j| (j.submit, j.id)) {
         jobs.sort_by_key(|j| (j.submit, j.id));
@@ -812,7 +821,10 @@ mod tests {
         let line = "1 0.4 5 99.5 +4 -1 -1 4 2e2 -1 1 3 2 -1 1 -1 -1 -1\n";
         let t = parse_swf(line.as_bytes(), "f.swf", &SwfOptions::default()).unwrap();
         let r = t.records[0];
-        assert_eq!((r.submit, r.run, r.alloc_procs, r.req_time), (0, 100, 4, 200));
+        assert_eq!(
+            (r.submit, r.run, r.alloc_procs, r.req_time),
+            (0, 100, 4, 200)
+        );
         // A no-break space separates fields like any whitespace.
         let nbsp = "1\u{a0}0 5 100 4 -1 -1 4 200 -1 1 3 2 -1 1 -1 -1 -1\n";
         let t = parse_swf(nbsp.as_bytes(), "n.swf", &SwfOptions::default()).unwrap();
