@@ -29,7 +29,7 @@ pub const EXIT_FAILURE: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 
 /// Instants simulated between two progress-bar updates.
-const PROGRESS_STEP: usize = 4096;
+pub(crate) const PROGRESS_STEP: usize = 4096;
 
 /// One-line description of `moab simulate` (`--help`, man page NAME).
 pub const ABOUT: &str = "Replay a workload (SWF trace or JSONL) through the real scheduling \
@@ -293,6 +293,26 @@ pub struct SimulateArgs {
     /// --staging: share of --stage-disk staged data may fill (TARGETUSAGE, percent).
     #[arg(long, value_name = "PERCENT", requires = "stage_disk")]
     pub stage_target: Option<f64>,
+    /// Replay the input once per configuration, in parallel on every core,
+    /// and compare them in one table (see SWEEPS): a directory of moab.cfg
+    /// files (each *.cfg is a configuration), or moab.cfg parameters with
+    /// the values to try, PARAM=V1,V2,... (every combination is a
+    /// configuration, added to --config or the defaults).
+    #[arg(
+        long,
+        num_args = 1..,
+        value_name = "DIR|PARAM=V1,V2,...",
+        conflicts_with_all = ["serve", "generate"]
+    )]
+    pub sweep: Vec<String>,
+    /// --sweep: also write the comparison as CSV here (`-` = standard
+    /// output; the table then goes to standard error).
+    #[arg(long, value_name = "FILE|-", requires = "sweep")]
+    pub sweep_csv: Option<String>,
+    /// --sweep: also write every configuration's whole summary as JSON here
+    /// (`-` = standard output; the table then goes to standard error).
+    #[arg(long, value_name = "FILE|-", requires = "sweep")]
+    pub sweep_json: Option<String>,
 }
 
 /// Runs `moab simulate`.
@@ -322,11 +342,11 @@ fn parse_depth(s: &str) -> Result<u32, String> {
 /// A result whose error carries the exit status and the message.
 pub type CliResult<T> = Result<T, (u8, String)>;
 
-fn usage<E: std::fmt::Display>(e: E) -> (u8, String) {
+pub(crate) fn usage<E: std::fmt::Display>(e: E) -> (u8, String) {
     (EXIT_USAGE, e.to_string())
 }
 
-fn failure<E: std::fmt::Display>(e: E) -> (u8, String) {
+pub(crate) fn failure<E: std::fmt::Display>(e: E) -> (u8, String) {
     (EXIT_FAILURE, e.to_string())
 }
 
@@ -362,6 +382,18 @@ pub struct RunInfo {
 /// run). Errors carry the exit status ([`EXIT_USAGE`] for bad input).
 pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     let config = args.config.as_deref().map(load_config).transpose()?;
+    let input = read_input(args)?;
+    build(args, config, &input)
+}
+
+/// Builds the simulation of the input read once ([`read_input`]) under a
+/// configuration (`--config`, or one of a sweep's) and the options. Errors
+/// carry the exit status.
+pub fn build(
+    args: &SimulateArgs,
+    config: Option<arches_config::Config>,
+    input: &Input,
+) -> Result<Prepared, (u8, String)> {
     let config_nodes = config
         .as_ref()
         .map(|c| c.nodes.clone())
@@ -376,20 +408,19 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
             )));
         }
     }
-    let Loaded {
-        jobs,
-        procs,
-        skipped,
-        dropped,
-        capped,
-        unix_start,
-    } = load(args, config_procs)?;
-    let mut jobs = match jobs {
+    let procs = input.machine_procs(args, config_procs)?;
+    let (skipped, dropped, unix_start) = (input.skipped, input.dropped, input.unix_start);
+    let capped = match &input.jobs {
+        Jobs::Trace(t) => t.capped(procs),
+        Jobs::List(_) => 0,
+    };
+    let mut jobs = match &input.jobs {
         // Data staging models each job's data: it needs the jobs whole.
-        Input::Trace(t) if args.staging.is_some() => {
-            Input::Jobs(t.jobs.iter().map(|j| j.to_sim_job(procs)).collect())
+        Jobs::Trace(t) if args.staging.is_some() => {
+            Jobs::List(t.jobs.iter().map(|j| j.to_sim_job(procs)).collect())
         }
-        other => other,
+        Jobs::Trace(t) => Jobs::Trace(t.clone()),
+        Jobs::List(v) => Jobs::List(v.clone()),
     };
     let staging = args.staging.map(|mode| {
         if args.stage_rate.is_nan() || args.stage_rate <= 0.0 {
@@ -408,7 +439,7 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
             disk_mb: args.stage_disk,
             target_usage: args.stage_target,
         };
-        let Input::Jobs(jobs) = &mut jobs else {
+        let Jobs::List(jobs) = &mut jobs else {
             unreachable!("a trace is converted to jobs for data staging");
         };
         let self_secs = if mode == crate::staging::StagingMode::SelfStaged {
@@ -487,8 +518,8 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         ),
     };
     let mut sim = match jobs {
-        Input::Jobs(jobs) => Simulation::new(nodes, policy, jobs),
-        Input::Trace(trace) => Simulation::from_trace(nodes, policy, trace, procs),
+        Jobs::List(jobs) => Simulation::new(nodes, policy, jobs),
+        Jobs::Trace(trace) => Simulation::from_trace(nodes, policy, trace, procs),
     };
     sim.start_at(args.start_epoch.or(unix_start).unwrap_or(0));
     if let Some(st) = staging {
@@ -520,6 +551,9 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
         return Err(usage(
             "--serve is available only through the moab binary (moab simulate --serve)",
         ));
+    }
+    if !args.sweep.is_empty() {
+        return crate::sweep::run(args);
     }
     let Prepared { mut sim, info, .. } = prepare(args)?;
     let started = Instant::now();
@@ -560,18 +594,9 @@ pub fn progress_line(sim: &Simulation, total: usize) -> String {
     )
 }
 
-/// Writes what the arguments ask for — the summary (`--summary`), the
-/// report (`--report`) and the job CSV (`--jobs-csv`) — for the replay as it
-/// stands, and prints the input notes (skipped lines, capped and skipped
-/// jobs, staging) on stderr. `sim_wall_s` is the replay's wall time.
-pub fn write_outputs(
-    args: &SimulateArgs,
-    info: &RunInfo,
-    sim: &Simulation,
-    sim_wall_s: f64,
-) -> CliResult<()> {
-    let procs = info.procs;
-    let records = sim.relative_records();
+/// The summary of a replay as it stands: the simulation's own, with what
+/// the input reading found. `sim_wall_s` is the replay's wall time.
+pub fn summary_of(info: &RunInfo, sim: &Simulation, sim_wall_s: f64) -> Summary {
     let mut summary: Summary = sim.summary();
     summary.sim_wall_s = sim_wall_s;
     summary.malformed_lines = info.malformed;
@@ -579,6 +604,12 @@ pub fn write_outputs(
     summary.capped_jobs = info.capped;
     summary.unknown_lines = info.skipped.unknown;
     summary.partial_lines = info.skipped.partial;
+    summary.staging = sim.staging_summary();
+    summary
+}
+
+/// Prints what the input reading skipped or capped on stderr.
+pub fn input_notes(info: &RunInfo) {
     if info.malformed > 0 {
         eprintln!(
             "moab simulate: skipped {} malformed input lines",
@@ -598,20 +629,36 @@ pub fn write_outputs(
         );
     }
     if info.capped > 0 {
+        let procs = info.procs;
         eprintln!(
             "moab simulate: {} job(s) asked for more than the machine's {procs} processors and were capped at {procs}",
             info.capped
         );
     }
+}
+
+/// Writes what the arguments ask for — the summary (`--summary`), the
+/// report (`--report`) and the job CSV (`--jobs-csv`) — for the replay as it
+/// stands, and prints the input notes (skipped lines, capped and skipped
+/// jobs, staging) on stderr. `sim_wall_s` is the replay's wall time.
+pub fn write_outputs(
+    args: &SimulateArgs,
+    info: &RunInfo,
+    sim: &Simulation,
+    sim_wall_s: f64,
+) -> CliResult<()> {
+    let procs = info.procs;
+    let records = sim.relative_records();
+    let summary = summary_of(info, sim, sim_wall_s);
+    input_notes(info);
     for s in &summary.skipped {
         eprintln!("moab simulate: job {} skipped: {}", s.job, s.reason);
     }
-    if let Some(st) = sim.staging_summary() {
+    if let Some(st) = &summary.staging {
         eprintln!(
             "moab simulate: staging {}: {} jobs staged, {:.1} node-hours of allocated compute idle waiting for data, mean stage wait {:.0} s, at most {} MB staged at once",
             st.mode, st.staged_jobs, st.idle_node_hours_waiting_for_data, st.mean_stage_wait_s, st.peak_staged_mb
         );
-        summary.staging = Some(st);
     }
     write_summary(&args.summary, &summary)?;
     if let Some(path) = &args.report {
@@ -639,29 +686,59 @@ pub fn write_outputs(
 }
 
 /// The jobs of the input.
-enum Input {
+pub enum Jobs {
     /// A JSONL workload.
-    Jobs(Vec<SimJob>),
-    /// An SWF trace, in compact form.
+    List(Vec<SimJob>),
+    /// An SWF trace, in compact form (shared, never copied).
     Trace(std::sync::Arc<Trace>),
 }
 
-/// The input as read.
-struct Loaded {
-    jobs: Input,
-    procs: u32,
+/// The input as read, once: a simulation, or every configuration of a
+/// sweep, is built from it ([`build`]).
+pub struct Input {
+    pub jobs: Jobs,
     /// Lines skipped (malformed ones included).
-    skipped: SwfSkipped,
+    pub skipped: SwfSkipped,
     /// Jobs dropped by the sanitising filter.
-    dropped: usize,
-    /// Trace jobs larger than the machine, capped at it.
-    capped: usize,
+    pub dropped: usize,
+    /// The SWF header's machine size (`MaxProcs`, else `MaxNodes`).
+    header_procs: Option<u32>,
     /// The SWF header's UnixStartTime.
-    unix_start: Option<i64>,
+    pub unix_start: Option<i64>,
+    /// The input file, for messages.
+    path: PathBuf,
+}
+
+impl Input {
+    /// The machine size: `--procs`, else the configuration's nodes
+    /// (`config_procs`), else (SWF) the header's; an empty input needs none.
+    fn machine_procs(&self, args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<u32> {
+        let given = args.procs.or(config_procs);
+        let empty = match &self.jobs {
+            Jobs::Trace(t) => t.jobs.is_empty() && self.dropped == 0,
+            Jobs::List(v) => v.is_empty(),
+        };
+        let procs = match &self.jobs {
+            Jobs::Trace(_) => given.or(self.header_procs),
+            Jobs::List(_) => given,
+        };
+        match procs.filter(|p| *p > 0) {
+            Some(p) => Ok(p),
+            // Nothing to replay: the empty summary, whatever the machine.
+            None if empty => Ok(0),
+            None => Err(usage(match &self.jobs {
+                Jobs::Trace(_) => format!(
+                    "{}: the header gives no MaxProcs; pass --procs",
+                    self.path.display()
+                ),
+                Jobs::List(_) => "a JSONL workload needs --procs N or --config with NODECFG".into(),
+            })),
+        }
+    }
 }
 
 /// Reads moab.cfg; errors are fatal, warnings are printed.
-fn load_config(path: &std::path::Path) -> CliResult<arches_config::Config> {
+pub(crate) fn load_config(path: &std::path::Path) -> CliResult<arches_config::Config> {
     let parsed = arches_config::load_file(path).map_err(usage)?;
     for d in &parsed.diagnostics {
         eprintln!("moab simulate: {d}");
@@ -672,9 +749,8 @@ fn load_config(path: &std::path::Path) -> CliResult<arches_config::Config> {
     Ok(parsed.config)
 }
 
-/// Reads the input; `config_procs` is the machine size the configuration's
-/// nodes give (used when `--procs` is absent).
-fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
+/// Reads the input (`--trace` or `--workload`) once.
+pub fn read_input(args: &SimulateArgs) -> CliResult<Input> {
     if let Some(path) = &args.trace {
         let opts = SwfOptions {
             sanitize: args.sanitize,
@@ -682,30 +758,13 @@ fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
             skip_malformed: args.skip_malformed,
         };
         let trace = read_trace(path, &opts).map_err(usage)?;
-        let procs = args
-            .procs
-            .or(config_procs)
-            .or(trace.header.max_procs)
-            .or(trace.header.max_nodes)
-            .filter(|p| *p > 0);
-        let procs = match procs {
-            Some(p) => p,
-            // Nothing to replay: the empty summary, whatever the machine.
-            None if trace.jobs.is_empty() && trace.dropped == 0 => 0,
-            None => {
-                return Err(usage(format!(
-                    "{}: the header gives no MaxProcs; pass --procs",
-                    path.display()
-                )))
-            }
-        };
-        return Ok(Loaded {
-            procs,
+        return Ok(Input {
             skipped: trace.skipped,
             dropped: trace.dropped,
-            capped: trace.capped(procs),
+            header_procs: trace.header.max_procs.or(trace.header.max_nodes),
             unix_start: trace.header.unix_start_time,
-            jobs: Input::Trace(std::sync::Arc::new(trace)),
+            path: path.clone(),
+            jobs: Jobs::Trace(std::sync::Arc::new(trace)),
         });
     }
     let path = args
@@ -719,25 +778,16 @@ fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
     if let Some(m) = args.min_job_id {
         jobs.retain(|j| j.id >= m);
     }
-    let procs = match args.procs.or(config_procs).filter(|p| *p > 0) {
-        Some(p) => p,
-        None if jobs.is_empty() => 0,
-        None => {
-            return Err(usage(
-                "a JSONL workload needs --procs N or --config with NODECFG",
-            ))
-        }
-    };
-    Ok(Loaded {
-        jobs: Input::Jobs(jobs),
-        procs,
+    Ok(Input {
+        jobs: Jobs::List(jobs),
         skipped: SwfSkipped {
             malformed,
             ..SwfSkipped::default()
         },
         dropped: 0,
-        capped: 0,
+        header_procs: None,
         unix_start: None,
+        path: path.clone(),
     })
 }
 

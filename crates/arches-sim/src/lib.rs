@@ -7,6 +7,8 @@
 //! - [`metrics`]: summary statistics (peer-results definitions) and the job CSV;
 //! - [`report`]: the self-contained HTML report with SVG charts;
 //! - [`generate`]: the Lublin & Feitelson (2003) synthetic workload model;
+//! - [`sweep`]: `moab simulate --sweep`, one replay per configuration on
+//!   every core;
 //! - [`cli`]: `moab simulate`.
 //!
 //! The simulator calls exactly the same scheduling code as the daemon: it is
@@ -20,6 +22,7 @@ mod preempt;
 pub mod report;
 pub mod run;
 pub mod staging;
+pub mod sweep;
 pub mod swf;
 pub mod workload;
 
