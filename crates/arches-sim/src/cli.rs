@@ -66,7 +66,10 @@ User, group and queue numbers become user<N>, group<N> and class queue<N>. The h
 MaxProcs (else MaxNodes) sizes the machine when neither --procs nor --config does, and its \
 UnixStartTime dates the trace. --sanitize applies the SC'15 strong filter instead: drop jobs \
 with run time, processors or requested time <= 0, and cut the run time at the request. \
---min-job-id 15 keeps KTH-SP2's cleaned log.
+--min-job-id 15 keeps KTH-SP2's cleaned log. -1 means unknown in any SWF field: a line whose \
+job number or submit time is unknown is skipped and counted (unknown_lines), the partial-\
+execution lines of status 2, 3 or 4 are skipped in favour of their job's summary line \
+(partial_lines), and the other unknown fields take the defaults above.
 
 JSONL WORKLOADS (--workload). One JSON object per line, plain or gzip; blank lines and lines \
 starting with # are ignored, unknown fields are errors. Times are whole seconds from the \
@@ -97,13 +100,27 @@ paper's statistics as pyss computes them: jobs with a 1-second estimate on 1 pro
 first 1 % of jobs by finish time and every job from the first one ending after the last \
 submission are left out; avg_wait_min in minutes, avg_bsld10), breakdown (by size and by \
 length, with the share of small jobs, at most P/16 processors, and short jobs, at most 1 \
-hour, that were backfilled), skipped, never_started, malformed_lines, sanitize_dropped, \
-capped_jobs and, with --staging, staging. --jobs-csv writes one line per job: \
+hour, that were backfilled), skipped, never_started, malformed_lines, unknown_lines, \
+partial_lines, sanitize_dropped, capped_jobs and, with --staging, staging. --jobs-csv writes one line per job: \
 job_id,submit,start,end,procs,walltime,runtime,wait,backfilled (times in seconds after the \
 trace start; backfilled 0 or 1). --report writes a self-contained HTML page (inline SVG, no \
 scripts): the summary, utilisation and queue length over time, average wait by job size and \
 a Gantt chart (--gantt-from, --gantt-to). Input notes (skipped lines, capped and skipped jobs) \
 go to standard error; on a terminal a progress line shows the share of jobs submitted.
+
+SWEEPS. --sweep replays the same input once per configuration, in parallel on every core, \
+the input read once and shared. The configurations are either the *.cfg files of a directory \
+(--sweep DIR, each a whole moab.cfg named by its file name; not with --config) or a grid of \
+moab.cfg parameters (--sweep RESERVATIONDEPTH=1,2,4 BACKFILLPOLICY=FIRSTFIT,BESTFIT: every \
+combination, the first parameter varying slowest, added to --config or the defaults). The \
+policy options (--backfill, --reservation-depth, ...) apply to every configuration and may \
+not fix a swept parameter. Each configuration gives exactly the summary its single replay \
+gives. One comparison table goes to standard output (jobs, average and maximum wait, average \
+bounded slowdown, utilisation, makespan, backfilled jobs, the pyss figures, iterations, replay \
+time, and the bounded slowdown against the first configuration); --sweep-csv writes the same \
+figures at full precision, --sweep-json every configuration's whole summary. On a terminal a \
+progress bar shows the configurations done and the share of jobs submitted. --jobs-csv, \
+--report and --until are for single replays.
 
 SERVED SIMULATION. --until T stops the clock T seconds after the trace start; with --serve \
 the simulation then answers the normal client commands on the socket (showq, checkjob, \
