@@ -123,6 +123,7 @@ fn job(id: u64, user: &str, state: &str, section: Section, procs: u32) -> JobSum
         block_reason: None,
         eligible_secs: 0,
         restartable: false,
+        array: None,
     }
 }
 
@@ -635,6 +636,8 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         virtual_walltime: None,
         staging: vec![],
         preemption: vec![],
+        array_info: None,
+        args: Vec::new(),
     }
 }
 
@@ -748,6 +751,7 @@ fn checkjob_xml_parses_and_matches_vsc_fields() {
         now: 1510331373 + 238262,
         jobs: vec![d],
         unknown: vec![],
+        denied: vec![],
     };
     let ours = checkjob::render_xml(&view, false);
     let od = roxmltree::Document::parse(&ours).unwrap();
@@ -1296,6 +1300,7 @@ fn every_xml_output_parses_with_honest_counts() {
         now,
         jobs: vec![d.clone(), d],
         unknown: vec![],
+        denied: vec![],
     };
     check_xml("checkjob", &checkjob::render_xml(&jv, true));
     check_xml(

@@ -245,7 +245,7 @@ pub fn scan(
                 continue;
             }
             if let Some(h) = s.strip_prefix(';') {
-                parse_header_line(h, header);
+                header_line(h, header, file, number)?;
                 continue;
             }
             let fields = parse_fields_str(s);
@@ -254,7 +254,7 @@ pub fn scan(
         }
         if let Some(h) = text.strip_prefix(b";") {
             // ASCII, hence UTF-8.
-            parse_header_line(std::str::from_utf8(h).unwrap_or(""), header);
+            header_line(std::str::from_utf8(h).unwrap_or(""), header, file, number)?;
             continue;
         }
         let fields = parse_fields(text);
@@ -306,6 +306,7 @@ fn handle(
         if f[0] <= 0 || r.submit < 0 {
             return Ok(Line::Unknown);
         }
+        in_range(&f)?;
         if seen.insert(r.job) {
             Ok(Line::Job(r))
         } else {
@@ -365,17 +366,39 @@ impl SeenJobs {
     }
 }
 
-fn parse_header_line(h: &str, header: &mut SwfHeader) {
+/// A header line of line `number`; a number out of range is an error.
+fn header_line(
+    h: &str,
+    header: &mut SwfHeader,
+    file: &str,
+    number: usize,
+) -> Result<(), SwfError> {
+    parse_header_line(h, header).map_err(|what| SwfError::Malformed {
+        file: file.to_string(),
+        line: number,
+        what,
+    })
+}
+
+/// A header line (`; Key: value`). Unknown keys and values that are not
+/// numbers are ignored (comments); a number out of range is an error.
+fn parse_header_line(h: &str, header: &mut SwfHeader) -> Result<(), String> {
+    use arches_core::limits::{check, MAX_TIME, MAX_TOTAL_PROCS};
     let Some((key, value)) = h.split_once(':') else {
-        return;
+        return Ok(());
     };
     let value = value.split_whitespace().next().unwrap_or("");
+    let Ok(n) = value.parse::<i64>() else {
+        return Ok(());
+    };
+    let procs = |what| check(what, n, 0..=i64::from(MAX_TOTAL_PROCS)).map(|n| Some(n as u32));
     match key.trim() {
-        "MaxProcs" => header.max_procs = value.parse().ok(),
-        "MaxNodes" => header.max_nodes = value.parse().ok(),
-        "UnixStartTime" => header.unix_start_time = value.parse().ok(),
+        "MaxProcs" => header.max_procs = procs("MaxProcs")?,
+        "MaxNodes" => header.max_nodes = procs("MaxNodes")?,
+        "UnixStartTime" => header.unix_start_time = Some(check("UnixStartTime", n, 0..=MAX_TIME)?),
         _ => {}
     }
+    Ok(())
 }
 
 /// The 18 fields of an ASCII data line, without allocating: whitespace
@@ -456,10 +479,25 @@ fn number_of(tok: &str, i: usize) -> Result<i64, String> {
     match tok.parse::<i64>() {
         Ok(v) => Ok(v),
         Err(_) => match tok.parse::<f64>() {
-            Ok(v) if v.is_finite() => Ok(v.round() as i64),
+            // Within ±2^62: the cast cannot saturate.
+            Ok(v) if v.is_finite() && v.abs() < 4.6e18 => Ok(v.round() as i64),
+            Ok(_) => Err(format!("field {} out of range: '{tok}'", i + 1)),
             _ => Err(format!("field {} is not a number: '{tok}'", i + 1)),
         },
     }
+}
+
+/// The times and sizes the replay adds and multiplies are within the
+/// limits (-1: unknown).
+fn in_range(f: &[i64; SWF_FIELDS]) -> Result<(), String> {
+    use arches_core::limits::{check, MAX_TIME, MAX_TOTAL_PROCS, MAX_WALLTIME};
+    check("submit time", f[1], 0..=MAX_TIME)?;
+    check("run time", f[3], -1..=MAX_WALLTIME)?;
+    check("requested time", f[8], -1..=MAX_WALLTIME)?;
+    let procs = -1..=i64::from(MAX_TOTAL_PROCS);
+    check("allocated processors", f[4], procs.clone())?;
+    check("requested processors", f[7], procs)?;
+    Ok(())
 }
 
 fn record_of(f: &[i64; SWF_FIELDS]) -> SwfRecord {
