@@ -223,7 +223,9 @@ fn synthetic_swf(n: u64) -> String {
     let mut s = String::from("; MaxProcs: 64\n");
     let mut x: u64 = 12345;
     let mut next = || {
-        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         x >> 33
     };
     let mut submit = 0;
@@ -242,7 +244,9 @@ fn synthetic_swf(n: u64) -> String {
 
 /// The summary without its wall-clock time.
 fn figures(mut v: serde_json::Value) -> serde_json::Value {
-    v.as_object_mut().expect("summary object").remove("sim_wall_s");
+    v.as_object_mut()
+        .expect("summary object")
+        .remove("sim_wall_s");
     v
 }
 
@@ -280,7 +284,10 @@ fn sweep_configurations_equal_their_single_replays() {
         csv.to_str().unwrap(),
     ]);
     assert!(ok, "{err}");
-    assert!(err.contains("RESERVATIONDEPTH=4 BACKFILLPOLICY=BESTFIT"), "table: {err}");
+    assert!(
+        err.contains("RESERVATIONDEPTH=4 BACKFILLPOLICY=BESTFIT"),
+        "table: {err}"
+    );
     let report: serde_json::Value =
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     let configs = report["configurations"].as_array().expect("configurations");
@@ -294,14 +301,24 @@ fn sweep_configurations_equal_their_single_replays() {
             format!("RESERVATIONDEPTH={depth} BACKFILLPOLICY={bf}")
         );
         let cfg = dir.path().join(format!("grid{i}.cfg"));
-        std::fs::write(&cfg, format!("RESERVATIONDEPTH {depth}\nBACKFILLPOLICY {bf}\n")).unwrap();
+        std::fs::write(
+            &cfg,
+            format!("RESERVATIONDEPTH {depth}\nBACKFILLPOLICY {bf}\n"),
+        )
+        .unwrap();
         let summary = figures(c["summary"].clone());
         assert_eq!(summary, single(trace, &cfg), "{}", c["name"]);
         distinct.insert(summary["avg_bsld10"].to_string());
     }
-    assert!(distinct.len() > 2, "the policies make a difference: {distinct:?}");
+    assert!(
+        distinct.len() > 2,
+        "the policies make a difference: {distinct:?}"
+    );
     let rows = std::fs::read_to_string(&csv).unwrap();
-    assert!(rows.starts_with("configuration,jobs,avg_wait_s,avg_bsld10,"), "{rows}");
+    assert!(
+        rows.starts_with("configuration,jobs,avg_wait_s,avg_bsld10,"),
+        "{rows}"
+    );
     assert_eq!(rows.lines().count(), 7, "{rows}");
 
     // A directory of moab.cfg files, by file name.
@@ -348,10 +365,18 @@ fn sweep_refuses_what_it_cannot_do() {
             "unknown moab.cfg parameter",
         ),
         (
-            vec!["--sweep", "RESERVATIONDEPTH=1,2", "--reservation-depth", "3"],
+            vec![
+                "--sweep",
+                "RESERVATIONDEPTH=1,2",
+                "--reservation-depth",
+                "3",
+            ],
             "--reservation-depth fixes RESERVATIONDEPTH",
         ),
-        (vec!["--sweep", "RESERVATIONDEPTH=1,2", "--report", "r.html"], "single replays"),
+        (
+            vec!["--sweep", "RESERVATIONDEPTH=1,2", "--report", "r.html"],
+            "single replays",
+        ),
         (vec!["--sweep", "/nonexistent-dir"], "/nonexistent-dir"),
     ] {
         let mut all = vec!["--trace", trace];

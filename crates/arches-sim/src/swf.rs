@@ -367,12 +367,7 @@ impl SeenJobs {
 }
 
 /// A header line of line `number`; a number out of range is an error.
-fn header_line(
-    h: &str,
-    header: &mut SwfHeader,
-    file: &str,
-    number: usize,
-) -> Result<(), SwfError> {
+fn header_line(h: &str, header: &mut SwfHeader, file: &str, number: usize) -> Result<(), SwfError> {
     parse_header_line(h, header).map_err(|what| SwfError::Malformed {
         file: file.to_string(),
         line: number,
