@@ -171,6 +171,8 @@ pub struct Indexes {
     /// Active jobs running on a virtual wall-clock limit
     /// (`BFVIRTUALWALLTIMESCALINGFACTOR`).
     pub virtual_running: usize,
+    /// Queued and running malleable or resizable jobs ([`crate::malleable`]).
+    pub elastic: usize,
 }
 
 impl Indexes {
@@ -214,8 +216,14 @@ impl Indexes {
                 if job.flags.contains(crate::job::JobFlag::Preemptor) {
                     count(&mut self.preemptors, add);
                 }
+                if job.elastic.is_some() {
+                    count(&mut self.elastic, add);
+                }
             }
             JobState::Running | JobState::Starting | JobState::Staging | JobState::Staged => {
+                if job.elastic.is_some() {
+                    count(&mut self.elastic, add);
+                }
                 let Some(run) = job.run.as_ref() else {
                     return;
                 };

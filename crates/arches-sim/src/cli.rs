@@ -80,7 +80,10 @@ at the walltime); optional user, group (default: the user), account, class, qos;
 msub -p, -1024..1023); flags (a list of Moab job flags, e.g. [\"BACKFILL\", \"PREEMPTEE\"]); \
 depend (a Moab dependency, e.g. \"afterok:12:13\" or \"afterany:4,after:5\"; a job waiting \
 for a job not in the workload never starts); stagein (s of data staging before the job is \
-eligible); stagein_size (MB, with --staging). Example lines:
+eligible); stagein_size (MB, with --staging); maxprocs (a malleable job: procs is the \
+minimum it starts with, maxprocs the most it may use; its work is conserved when it grows); \
+resize (resize requests of a malleable job, [{\"after\": S, \"procs\": N}]: S seconds after it \
+starts its owner asks for N more processors, or releases -N). Example lines:
   {\"id\": 1, \"submit\": 0, \"procs\": 16, \"walltime\": 3600, \"runtime\": 1800, \"user\": \"alice\"}
   {\"id\": 2, \"submit\": 60, \"nodes\": 2, \"ppn\": 8, \"walltime\": 600, \"runtime\": 700, \"depend\": \"afterok:1\"}
 
@@ -101,9 +104,11 @@ first 1 % of jobs by finish time and every job from the first one ending after t
 submission are left out; avg_wait_min in minutes, avg_bsld10), breakdown (by size and by \
 length, with the share of small jobs, at most P/16 processors, and short jobs, at most 1 \
 hour, that were backfilled), skipped, never_started, malformed_lines, unknown_lines, \
-partial_lines, sanitize_dropped, capped_jobs and, with --staging, staging; --summary-format \
-table writes the main figures as a table for people instead, and --compare A.json B.json ... \
-puts the summaries of earlier runs side by side. --jobs-csv writes one line per job: \
+partial_lines, sanitize_dropped, capped_jobs, with --staging, staging, and with malleable jobs \
+malleable (jobs, grown_jobs, grows, avg_wait_s, resize_requests, resize_granted, \
+resize_avg_wait_s, resize_max_wait_s, releases); --summary-format table writes the main \
+figures as a table for people instead, and --compare A.json B.json ... puts the summaries of \
+earlier runs side by side. --jobs-csv writes one line per job: \
 job_id,submit,start,end,procs,walltime,runtime,wait,backfilled (times in seconds after the \
 trace start; backfilled 0 or 1). --report writes a self-contained HTML page (inline SVG, no \
 scripts): the summary, utilisation and queue length over time, average wait by job size and \
@@ -345,6 +350,36 @@ pub struct SimulateArgs {
     /// (`-` = standard output; the table then goes to standard error).
     #[arg(long, value_name = "FILE|-", requires = "sweep")]
     pub sweep_json: Option<String>,
+    /// Make a share (0-1) of the jobs malleable: each may use up to FACTOR
+    /// (default 2) times its processors, capped at the machine; chosen by
+    /// job number, the same jobs every run. Jobs with a node layout stay rigid.
+    #[arg(long, value_name = "SHARE[:FACTOR]", value_parser = parse_malleable)]
+    pub malleable: Option<(f64, f64)>,
+    /// With --malleable: each malleable job also asks for its extra
+    /// processors a quarter into its run (a resize request, mjobctl -m
+    /// proccount+=N); use --growth NONE to measure requests alone.
+    #[arg(long, requires = "malleable")]
+    pub resize_requests: bool,
+    /// When running malleable jobs grow (MALLEABLEGROWTH): BEFOREBACKFILL
+    /// (default), AFTERBACKFILL or NONE.
+    #[arg(long, value_name = "POLICY")]
+    pub growth: Option<arches_core::malleable::GrowthPolicy>,
+}
+
+fn parse_malleable(s: &str) -> Result<(f64, f64), String> {
+    let (share, factor) = s.split_once(':').unwrap_or((s, "2"));
+    let share: f64 = share
+        .parse()
+        .map_err(|_| format!("invalid share '{share}' (a number 0-1)"))?;
+    let factor: f64 = factor
+        .parse()
+        .map_err(|_| format!("invalid factor '{factor}' (a number > 1)"))?;
+    if !(0.0..=1.0).contains(&share) || factor.is_nan() || factor <= 1.0 {
+        return Err(format!(
+            "--malleable {s}: the share must be 0-1 and the factor above 1"
+        ));
+    }
+    Ok((share, factor))
 }
 
 /// Runs `moab simulate`.
@@ -447,8 +482,9 @@ pub fn build(
         Jobs::List(_) => 0,
     };
     let mut jobs = match &input.jobs {
-        // Data staging models each job's data: it needs the jobs whole.
-        Jobs::Trace(t) if args.staging.is_some() => {
+        // Data staging models each job's data and malleable jobs carry
+        // their processor range and resizes: they need the jobs whole.
+        Jobs::Trace(t) if args.staging.is_some() || args.malleable.is_some() => {
             Jobs::List(t.jobs.iter().map(|j| j.to_sim_job(procs)).collect())
         }
         Jobs::Trace(t) => Jobs::Trace(t.clone()),
@@ -499,6 +535,15 @@ pub fn build(
     }
     if let Some(p) = args.reservation_policy {
         policy.reservation_policy = p;
+    }
+    if let Some(g) = args.growth {
+        policy.growth = g;
+    }
+    if let Some((share, factor)) = args.malleable {
+        let Jobs::List(jobs) = &mut jobs else {
+            unreachable!("a trace is converted to jobs for malleable jobs");
+        };
+        crate::elastic::make_malleable(jobs, share, factor, procs, args.resize_requests);
     }
     if let Some(depth) = args.reservation_depth {
         policy.reservation_buckets = vec![ReservationBucket { depth, qos: None }];

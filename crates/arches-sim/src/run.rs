@@ -115,6 +115,8 @@ pub struct Simulation {
     staging: Option<crate::staging::SimStaging>,
     /// Unix time of the workload's time 0 ([`Simulation::start_at`]).
     origin: Time,
+    /// Malleable jobs and resize requests ([`crate::elastic`]).
+    pub(crate) elastic: crate::elastic::ElasticSim,
 }
 
 /// The jobs a simulation replays, in submission order.
@@ -304,6 +306,7 @@ impl Simulation {
             rsv_idle_wakes: 0,
             staging: None,
             origin: 0,
+            elastic: crate::elastic::ElasticSim::default(),
         }
     }
 
@@ -455,6 +458,7 @@ impl Simulation {
         if self.next_event().is_none() {
             s.never_started = self.stranded();
         }
+        s.malleable = self.elastic.report();
         s
     }
 
@@ -483,7 +487,11 @@ impl Simulation {
             .as_ref()
             .and_then(|s| s.next_event(self.now))
             .filter(|_| self.state.queued_count() > 0);
-        [submit, done, wake, staging].into_iter().flatten().min()
+        let resize = self.elastic.due.first().map(|d| d.0);
+        [submit, done, wake, staging, resize]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Whether a queued job waits for a start date: with nothing running and
@@ -596,6 +604,11 @@ impl Simulation {
             self.rsv_idle_wakes = 0;
             self.iterate()?;
         }
+        // Resize requests and releases of malleable jobs.
+        if self.resize_due()? {
+            self.rsv_idle_wakes = 0;
+            self.iterate()?;
+        }
         Ok(())
     }
 
@@ -656,6 +669,7 @@ impl Simulation {
             return self.submit_array(job, &incoming);
         }
         self.submit_core(job.to_core(), &incoming)?;
+        self.elastic.submitted(job);
         if let Some(st) = self.staging.as_mut() {
             let at = self.now;
             st.submitted(job, &mut self.state, at)
@@ -778,7 +792,10 @@ impl Simulation {
     fn iterate_once(&mut self) -> Result<bool, SimError> {
         self.dirty = false;
         self.state.expand_arrays(self.now);
-        if self.state.queued_count() == 0 && self.preempt.suspended == 0 {
+        if self.state.queued_count() == 0
+            && self.preempt.suspended == 0
+            && self.elastic.running == 0
+        {
             return Ok(false);
         }
         self.correct_predictions()?;
@@ -807,11 +824,13 @@ impl Simulation {
                 .map_err(|source| SimError::Core { at, job, source })?;
         }
         for start in &plan.starts {
-            // The simulated backend needs only the limit of a launch.
+            // The simulated backend needs only the limit and the processors
+            // of a launch (the processors scale a resized run).
             let walltime = self.meta.get(&start.job).map(|m| m.walltime);
+            let procs = start.alloc.iter().map(|a| a.procs).sum::<u32>();
             let at = self.now;
             self.rm
-                .start_job(start.job, walltime, at)
+                .start_job(start.job, walltime, procs, at)
                 .map_err(|source| SimError::Backend {
                     at,
                     job: start.job,
@@ -849,11 +868,13 @@ impl Simulation {
             }
             if let Some(m) = self.meta.get_mut(&start.job) {
                 m.start = Some((at, start.kind));
+                self.elastic.started(start.job, procs, at, at - m.submit);
             }
             if let Some(st) = self.staging.as_mut() {
                 st.started(start.job, start.alloc.len() as u32, at);
             }
         }
+        self.apply_grows(&plan.elastic.grows)?;
         if self.policy.reservation_policy == ReservationPolicy::Highest {
             // HIGHEST keeps reservations across iterations (pyss's
             // conservative backfill): hand them back to the state.
@@ -906,6 +927,8 @@ impl Simulation {
         }
         if let Some(m) = self.meta.remove(&job) {
             let (start, kind) = m.start.unwrap_or((at, StartKind::Priority));
+            let busy = (at - start - suspended).max(0);
+            let elastic_proc_s = self.elastic.ended(job, at, m.procs, busy);
             self.records.push(JobRecord {
                 id: job,
                 submit: m.submit,
@@ -916,6 +939,7 @@ impl Simulation {
                 runtime: m.runtime,
                 backfilled: kind == StartKind::Backfill,
                 suspended,
+                elastic_proc_s,
             });
             if preemptor {
                 self.preempt.preemptor_waits.push(start - m.submit);
