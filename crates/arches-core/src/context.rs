@@ -87,6 +87,19 @@ impl<'a> Ctx<'a> {
         now: Time,
         releases: Vec<(Time, Amount)>,
     ) -> Self {
+        Self::with_profile(state, policy, now, |free| {
+            Profile::from_releases(now, free, releases)
+        })
+    }
+
+    /// A context whose aggregate profile `base` builds from the processors
+    /// free now (with the releases to come).
+    pub fn with_profile(
+        state: &'a State,
+        policy: &'a Policy,
+        now: Time,
+        base: impl FnOnce(Amount) -> Profile,
+    ) -> Self {
         let n = state.nodes().len();
         let mut free = Vec::with_capacity(n);
         let mut free_set = BTreeSet::new();
@@ -104,7 +117,7 @@ impl<'a> Ctx<'a> {
                 capacity += i64::from(node.procs);
             }
         }
-        let mut agg = Profile::from_releases(now, Amount::procs(total), releases);
+        let mut agg = base(Amount::procs(total));
         let list = crate::resv::in_force(state, &policy.standing, now);
         let rsv = if list.is_empty() {
             Holds::default()

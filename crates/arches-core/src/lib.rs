@@ -33,6 +33,7 @@ pub mod eligibility;
 pub mod forced;
 mod index;
 pub mod job;
+mod kept;
 pub mod lean;
 pub mod limits;
 pub mod malleable;

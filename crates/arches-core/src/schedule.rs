@@ -867,6 +867,10 @@ pub(crate) fn tally(job: &Job, dur: Option<Secs>) -> Tally {
 
 /// Whether the job's (effective) QoS has a flag.
 pub(crate) fn qos_flag(job: &Job, policy: &Policy, flag: QosFlag) -> bool {
+    if policy.qos.is_empty() {
+        // No QoS configured: no flags (and no default QoS to look up).
+        return false;
+    }
     crate::qos::effective(job, policy)
         .and_then(|q| policy.qos.get(q))
         .is_some_and(|q| q.flags.contains(&flag))

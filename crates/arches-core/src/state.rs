@@ -260,7 +260,7 @@ pub struct State {
     /// Running, starting or suspended jobs.
     active: OrdSet<JobId>,
     /// Reservation starts remembered from the last plan (queued jobs only).
-    remembered: OrdMap<JobId, Time>,
+    remembered: crate::kept::Kept,
     /// A job ended (or the machine or a job changed) since reservations were
     /// last remembered: they may compress.
     released_early: bool,
@@ -384,7 +384,7 @@ impl State {
                 return Err(wrong(j, "Idle"));
             }
         }
-        self.remembered = list.into_iter().collect();
+        self.remembered = crate::kept::Kept::from_list(list);
         self.released_early = false;
         Ok(())
     }
@@ -401,7 +401,19 @@ impl State {
     /// The remembered reservation start of a queued job, if any
     /// (see [`State::remember_reservations`]).
     pub fn remembered_reservation(&self, job: JobId) -> Option<Time> {
-        self.remembered.get(&job).copied()
+        self.remembered.get(job)
+    }
+
+    /// Every remembered reservation `(job, start)`, by job id
+    /// (see [`State::remember_reservations`]).
+    pub fn remembered_reservations(&self) -> impl Iterator<Item = (JobId, Time)> + '_ {
+        self.remembered.iter()
+    }
+
+    /// The remembered reservations in the order they were given (a plan's
+    /// order; see [`State::remember_reservations`]).
+    pub fn remembered_in_plan_order(&self) -> &[(JobId, Time)] {
+        self.remembered.in_given_order()
     }
 
     /// The administrative reservations, by id.
@@ -696,7 +708,7 @@ impl State {
                     self.end_active(job, now, CompletionCode::Cancelled, JobState::Removed);
                 } else {
                     self.queued.remove(&job);
-                    self.remembered.remove(&job);
+                    self.remembered.remove(job);
                     let j = self
                         .jobs
                         .get_mut(&job)
@@ -939,7 +951,7 @@ impl State {
             virtual_walltime: None,
         });
         self.queued.remove(&job);
-        self.remembered.remove(&job);
+        self.remembered.remove(job);
         self.active.insert(job);
         // A GUARANTEEDPREEMPTION lock outlives a start that may still fail;
         // any other lock has done its work.
