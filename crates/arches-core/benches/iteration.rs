@@ -65,6 +65,7 @@ fn loaded_state(jobs: u64, nodes: u32) -> State {
             tasks: 8,
             procs: 8,
             mem_mb: 0,
+            gres: Default::default(),
         }];
         let kind = StartKind::Priority;
         s.apply(

@@ -440,6 +440,7 @@ mod tests {
                 tasks: procs,
                 procs,
                 mem_mb: 0,
+                gres: Default::default(),
             }],
             how: StartKind::Priority,
             suspended_secs: 0,

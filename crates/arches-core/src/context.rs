@@ -240,6 +240,7 @@ impl<'a> Ctx<'a> {
                         tasks: 0,
                         procs: take,
                         mem_mb: 0,
+                        gres: Default::default(),
                     });
                 }
             }

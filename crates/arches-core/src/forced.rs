@@ -92,6 +92,7 @@ mod tests {
             tasks: 2,
             procs: 2,
             mem_mb: 0,
+            gres: Default::default(),
         }];
         let kind = StartKind::Priority;
         s.apply(

@@ -24,14 +24,17 @@
 //! back with [`State::remember_reservations`] so that reservations are kept
 //! and only ever compressed earlier (pyss's conservative backfill).
 
+pub mod access;
 pub mod accounting;
 pub mod backfill;
 mod context;
 pub mod defer;
 pub mod eligibility;
 pub mod forced;
+pub mod gres;
 mod index;
 pub mod job;
+pub mod layout;
 pub mod lean;
 pub mod node;
 pub mod placement;
@@ -48,12 +51,15 @@ pub mod state;
 pub mod timespec;
 pub mod windows;
 
+pub use access::NodeAccessPolicy;
 pub use eligibility::effective_walltime;
+pub use gres::{Gres, GresTable, GresUnits};
 pub use job::{
     Alloc, Completion, CompletionCode, Credentials, Dependency, DependencyKind, HoldType, Holds,
     Job, JobFlag, JobFlags, JobId, JobState, Request, RequeueCause, RunInfo, StartKind,
     Termination,
 };
+pub use layout::{Layout, NodeGroup, TaskOption};
 pub use lean::{schedule_lean, LeanPlan};
 pub use node::{Node, NodeAdminState, NodeId, NodeState};
 pub use plan::{

@@ -92,6 +92,7 @@ pub fn place(
                 tasks,
                 procs: tasks * ppt,
                 mem_mb: u64::from(tasks) * req.mem_per_task_mb,
+                gres: Default::default(),
             });
         }
         remaining == 0

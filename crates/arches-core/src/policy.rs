@@ -352,6 +352,9 @@ pub struct Policy {
     pub rm_poll_interval: Secs,
     /// Standing reservations (`SRCFG[name]`), materialised each iteration.
     pub standing: Vec<crate::resv::Standing>,
+    /// `NODEACCESSPOLICY`: the node access policy of jobs and nodes that
+    /// have none of their own ([`crate::access`]).
+    pub node_access: crate::access::NodeAccessPolicy,
 }
 
 impl Default for Policy {
@@ -389,6 +392,7 @@ impl Default for Policy {
             job_retry_time: 60,
             rm_poll_interval: 30,
             standing: Vec::new(),
+            node_access: crate::access::NodeAccessPolicy::Shared,
         }
     }
 }

@@ -406,6 +406,7 @@ mod tests {
                 tasks: 1,
                 procs: 1,
                 mem_mb: 0,
+                gres: Default::default(),
             })
             .collect();
         let kind = StartKind::Priority;

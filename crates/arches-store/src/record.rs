@@ -404,6 +404,7 @@ impl StoredJob {
                         tasks,
                         procs,
                         mem_mb,
+                        gres: Default::default(),
                     })
                     .collect(),
                 how: match r.how.as_str() {
@@ -502,6 +503,7 @@ mod tests {
                 tasks: 4,
                 procs: 4,
                 mem_mb: 10,
+                gres: Default::default(),
             }],
             how: StartKind::Backfill,
             suspended_secs: 5,
