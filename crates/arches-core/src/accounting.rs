@@ -448,6 +448,7 @@ mod tests {
             resumed_at: None,
             terminating: None,
             virtual_walltime: None,
+            gres_units: Vec::new(),
         });
         j.completion = Some(Completion {
             time: end,

@@ -438,6 +438,14 @@ impl GresLayer {
         }
     }
 
+    /// Times at or after `from` where the free units of `kind` change.
+    pub fn agg_change_points(&self, kind: GresId, from: Time) -> Vec<Time> {
+        self.agg
+            .get(usize::from(kind))
+            .map(|p| p.change_points(from).collect())
+            .unwrap_or_default()
+    }
+
     /// Per node and kind: `(time, free units)` breakpoints from `now`
     /// (showbf's per-resource windows).
     pub fn node_spans(&self, node: NodeId, kind: GresId) -> Option<&[(Time, Amount)]> {

@@ -165,6 +165,8 @@ pub struct Indexes {
     pub data_wait: usize,
     /// Queued jobs with the `PREEMPTOR` job flag.
     pub preemptors: usize,
+    /// Queued jobs with a task request list ([`crate::trl`]).
+    pub trl: usize,
 }
 
 impl Indexes {
@@ -203,6 +205,9 @@ impl Indexes {
                 }
                 if job.flags.contains(crate::job::JobFlag::Preemptor) {
                     count(&mut self.preemptors, add);
+                }
+                if !job.req.trl().is_empty() {
+                    count(&mut self.trl, add);
                 }
             }
             JobState::Running | JobState::Starting | JobState::Staging | JobState::Staged => {

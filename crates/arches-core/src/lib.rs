@@ -49,6 +49,7 @@ pub mod schedule;
 pub mod staging;
 pub mod state;
 pub mod timespec;
+pub mod trl;
 pub mod windows;
 
 pub use access::NodeAccessPolicy;

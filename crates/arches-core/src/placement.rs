@@ -33,7 +33,8 @@ pub fn node_matches(node: &Node, req: &Request) -> bool {
 /// Whether the request needs per-node treatment: anything other than
 /// single-processor tasks placeable on any node.
 pub fn is_constrained(req: &Request) -> bool {
-    req.nodes.is_some()
+    req.layout.is_some()
+        || req.nodes.is_some()
         || req.tasks_per_node.is_some()
         || req.mem_per_task_mb > 0
         || !req.features.is_empty()

@@ -273,9 +273,9 @@ pub struct State {
     gres_used_units: Vec<[u64; crate::gres::MAX_GRES]>,
     /// Kinds nodes declared beyond [`crate::gres::MAX_GRES`] (ignored).
     gres_dropped: Vec<String>,
-    /// Active jobs whose own node access policy depends on the other jobs
-    /// on their nodes ([`crate::access`]).
-    scoped_active: usize,
+    /// Jobs not finished whose own node access policy depends on the other
+    /// jobs on their nodes ([`crate::access`]).
+    scoped_jobs: usize,
 }
 
 impl State {
@@ -349,10 +349,10 @@ impl State {
         }
     }
 
-    /// Whether any active job has a node access policy of its own that
-    /// depends on the other jobs on its nodes.
-    pub fn scoped_active(&self) -> bool {
-        self.scoped_active > 0
+    /// Whether any job not finished has a node access policy of its own
+    /// that depends on the other jobs on its nodes.
+    pub fn scoped_jobs(&self) -> bool {
+        self.scoped_jobs > 0
     }
 
     pub fn nodes(&self) -> &[Node] {
@@ -693,6 +693,9 @@ impl State {
                 if job.state == JobState::Idle {
                     self.queued.insert(id);
                 }
+                if !job.state.is_finished() && scoped(&job) {
+                    self.scoped_jobs += 1;
+                }
                 self.jobs.insert(id, Arc::new(*job));
                 Ok(())
             }
@@ -744,6 +747,9 @@ impl State {
                         .get_mut(&job)
                         .map(Arc::make_mut)
                         .expect("checked above");
+                    if scoped(j) {
+                        self.scoped_jobs = self.scoped_jobs.saturating_sub(1);
+                    }
                     j.state = JobState::Removed;
                     j.completion = Some(Completion {
                         time: now,
@@ -863,15 +869,11 @@ impl State {
                     .as_ref()
                     .map(|r| r.gres_units.clone())
                     .unwrap_or_default();
-                let scoped = j.req.access().is_some_and(|p| p.depends_on_tenants());
                 j.state = JobState::Idle;
                 j.run = None;
                 j.admin_suspended = false;
                 j.requeued = Some(term.map_or(RequeueCause::Failure, |t| t.cause));
                 self.give_units(&units);
-                if scoped {
-                    self.scoped_active = self.scoped_active.saturating_sub(1);
-                }
                 self.active.remove(&job);
                 self.queued.insert(job);
                 self.termination_over(term, now);
@@ -892,6 +894,9 @@ impl State {
                 j.completion = None;
                 j.admin_suspended = false;
                 j.requeued = Some(RequeueCause::Requeue);
+                if scoped(j) {
+                    self.scoped_jobs += 1;
+                }
                 self.queued.insert(job);
                 Ok(())
             }
@@ -973,17 +978,17 @@ impl State {
                 return Err(EventError::Overallocated { job, node: a.node });
             }
         }
-        let scoped = j.req.access().is_some_and(|p| p.depends_on_tenants());
         let units = self.take_units(&alloc);
         self.add_usage(&alloc, true, true);
-        if scoped {
-            self.scoped_active += 1;
-        }
         let j = self
             .jobs
             .get_mut(&job)
             .map(Arc::make_mut)
             .expect("checked above");
+        if !j.req.trl().is_empty() {
+            // The shape it starts in (crate::trl).
+            crate::trl::apply_start(j, alloc.iter().map(|a| a.tasks).sum());
+        }
         j.state = state;
         j.start_count += 1;
         j.run = Some(RunInfo {
@@ -1059,18 +1064,29 @@ impl State {
     }
 
     /// Re-pins an active job's generic-resource units ([`JobChange::GresUnits`]).
-    fn pin_units(&mut self, job: JobId, units: Vec<crate::gres::GresUnits>) -> Result<(), EventError> {
+    fn pin_units(
+        &mut self,
+        job: JobId,
+        units: Vec<crate::gres::GresUnits>,
+    ) -> Result<(), EventError> {
         let j = self.get(job)?;
         if !j.state.is_active() {
             return Err(wrong(j, "active"));
         }
-        let old = j.run.as_ref().map(|r| r.gres_units.clone()).unwrap_or_default();
+        let old = j
+            .run
+            .as_ref()
+            .map(|r| r.gres_units.clone())
+            .unwrap_or_default();
         self.give_units(&old);
         let free = |s: &State, u: &crate::gres::GresUnits| {
             let cap = s.node_gres(u.node).get(u.kind);
-            let mask = if cap >= 64 { u64::MAX } else { (1u64 << cap) - 1 };
-            u.units & !mask == 0
-                && s.gres_units_used(u.node)[usize::from(u.kind)] & u.units == 0
+            let mask = if cap >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << cap) - 1
+            };
+            u.units & !mask == 0 && s.gres_units_used(u.node)[usize::from(u.kind)] & u.units == 0
         };
         if let Some(bad) = units.iter().find(|u| !free(self, u)) {
             let node = bad.node;
@@ -1169,12 +1185,12 @@ impl State {
             .as_ref()
             .map(|r| r.gres_units.clone())
             .unwrap_or_default();
-        let scoped = j.req.access().is_some_and(|p| p.depends_on_tenants());
+        let scoped = scoped(j);
         self.active.remove(&job);
         self.remove_usage(&alloc, !suspended, true);
         self.give_units(&units);
         if scoped {
-            self.scoped_active = self.scoped_active.saturating_sub(1);
+            self.scoped_jobs = self.scoped_jobs.saturating_sub(1);
         }
         self.termination_over(term, now);
         if !suspended {
@@ -1303,6 +1319,12 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Purge { job } => Some(*job),
         Event::NodeState { .. } | Event::AddNode(_) | Event::UpdateNode { .. } => None,
     }
+}
+
+/// Whether the job's own node access policy depends on the other jobs on
+/// its nodes.
+fn scoped(j: &Job) -> bool {
+    j.req.access().is_some_and(|p| p.depends_on_tenants())
 }
 
 fn wrong(j: &Job, expected: &'static str) -> EventError {
