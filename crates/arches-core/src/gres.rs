@@ -362,11 +362,6 @@ impl GresLayer {
         g
     }
 
-    /// Free units of `node` now (after this iteration's starts).
-    pub fn free_now(&self, node: NodeId) -> Gres {
-        self.free.get(node as usize).copied().unwrap_or_default()
-    }
-
     /// Nodes with free units of every kind in `demand` now (ascending).
     pub fn nodes_free_now(&self, demand: &Gres) -> Vec<NodeId> {
         let mut sets = demand
@@ -539,6 +534,6 @@ mod tests {
         assert!(layer.nodes_free_now(&two).is_empty());
         assert_eq!(layer.free_over(0, 50, Some(100)).get(0), 1);
         layer.apply(0, &one, 0, Some(50), -1);
-        assert_eq!(layer.free_now(0).get(0), 1);
+        assert_eq!(layer.free_over(0, 0, Some(1)).get(0), 1);
     }
 }

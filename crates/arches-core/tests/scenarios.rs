@@ -71,6 +71,7 @@
 //!                                             applied), showbf's windows include this one
 //! expect qos ID QOS|none                      the QoS the job was given at submission
 //! expect units ID NODE:KIND:I,J ...           the generic-resource units the job got
+//! expect gwindow AT KIND NODES UNITS DUR|none  showbf --gres KIND's windows include this one
 //! expect rejected ID                          submission refused (QoS access)
 //! ```
 //!
@@ -613,6 +614,8 @@ struct Outcome {
     /// Generic-resource units each job got at its first start
     /// (`NODE:KIND:I,J`).
     units: BTreeMap<JobId, Vec<String>>,
+    /// Generic-resource windows `(nodes, units, duration)` by time and kind.
+    gwindows: BTreeMap<(Time, String), Vec<(u32, u32, Option<i64>)>>,
 }
 
 fn replay(sc: &Scenario) -> Outcome {
@@ -640,6 +643,7 @@ fn replay(sc: &Scenario) -> Outcome {
                 | "lock"
                 | "restored"
                 | "window"
+                | "gwindow"
         ) {
             times.insert(time(&e[1]));
         }
@@ -866,6 +870,20 @@ fn replay(sc: &Scenario) -> Outcome {
                 .collect();
             out.windows.insert(now, w);
         }
+        for (_, e) in sc.expects.iter().filter(|(_, e)| e[0] == "gwindow") {
+            if time(&e[1]) != now {
+                continue;
+            }
+            let q = arches_core::WindowQuery {
+                gres: Some(e[2].clone()),
+                ..Default::default()
+            };
+            let w = arches_core::windows_in_plan(&state, &sc.policy, &plan, now, &q)
+                .into_iter()
+                .map(|w| (w.nodes, w.procs, w.duration))
+                .collect();
+            out.gwindows.insert((now, e[2].clone()), w);
+        }
         out.plans.entry(now).or_default().push(plan);
         for (j, _) in &sc.jobs {
             let held = state.lock_in_force(j.id, now).is_some();
@@ -986,6 +1004,17 @@ fn check(path: &Path) {
                 );
                 ws.contains(&want)
             }),
+            "gwindow" => out
+                .gwindows
+                .get(&(time(&e[1]), e[2].clone()))
+                .is_some_and(|ws| {
+                    let want = (
+                        e[3].parse::<u32>().unwrap(),
+                        e[4].parse::<u32>().unwrap(),
+                        (e[5] != "none").then(|| time(&e[5])),
+                    );
+                    ws.contains(&want)
+                }),
             other => panic!("{name}:{ln}: unknown expectation {other}"),
         };
         if !ok {
@@ -1004,6 +1033,7 @@ fn check(path: &Path) {
                 "virtual" => format!("{:?}", out.virtual_limits.get(&id(1))),
                 "restored" => format!("{:?}", plan_at(1).restore_walltime),
                 "window" => format!("{:?}", out.windows.get(&time(&e[1]))),
+                "gwindow" => format!("{:?}", out.gwindows.get(&(time(&e[1]), e[2].clone()))),
                 "qos" | "rejected" => format!(
                     "qos {:?}, rejected {}",
                     out.qos.get(&id(1)),

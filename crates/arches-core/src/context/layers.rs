@@ -454,6 +454,24 @@ impl<'a> Ctx<'a> {
         v
     }
 
+    /// Free units of generic resource `kind` on each node over time
+    /// (`(time, free from then on)` breakpoints; `None` for nodes without
+    /// it): showbf's per-resource windows.
+    pub(crate) fn gres_spans(&mut self, kind: crate::gres::GresId) -> Vec<Option<Vec<(Time, i64)>>> {
+        self.ensure_gres();
+        let n = self.state.nodes().len() as NodeId;
+        let Some(layer) = self.extra.gres.as_ref() else {
+            return vec![None; n as usize];
+        };
+        (0..n)
+            .map(|i| {
+                layer
+                    .node_spans(i, kind)
+                    .map(|s| s.iter().map(|(t, a)| (*t, a.procs)).collect())
+            })
+            .collect()
+    }
+
     /// Whether the generic resources of `job` could be free over
     /// `[t, t + dur)` machine-wide (a cheap necessary condition).
     pub(super) fn gres_may_fit(&self, job: &Job, t: Time, dur: Option<Secs>) -> bool {
