@@ -425,6 +425,9 @@ impl<'a> Ctx<'a> {
     /// Whether the request could run on the configured, up nodes at all.
     pub fn ever_fits(&self, job: &Job) -> Result<(), String> {
         let req = &job.req;
+        if !self.policy.classes.is_empty() {
+            crate::class::check_job_shape(job, self.policy)?;
+        }
         if i64::from(req.total_procs()) > self.capacity {
             return Err(format!(
                 "{} procs requested, {} configured",

@@ -27,6 +27,7 @@
 pub mod access;
 pub mod accounting;
 pub mod backfill;
+pub mod class;
 mod context;
 pub mod defer;
 pub mod eligibility;
