@@ -664,6 +664,10 @@ pub struct BackfillQuery {
     /// reservation counts as available), not only the caller's.
     #[serde(default)]
     pub all: bool,
+    /// `--gres NAME` (Arches): windows of this generic resource (a
+    /// window's `procs` are its free units).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gres: Option<String>,
 }
 
 /// A backfill window: `procs` processors on `nodes` nodes free from `start`

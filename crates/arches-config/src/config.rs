@@ -434,6 +434,11 @@ impl Config {
             }
             self.nodes.push(node);
         }
+        self.policy.default_class = self
+            .rms
+            .iter()
+            .filter(|r| r.resource_type == ResourceType::Compute)
+            .find_map(|r| r.default_class.clone());
         self.policy.standing = self
             .standing_reservations
             .iter()

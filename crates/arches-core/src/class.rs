@@ -30,8 +30,33 @@ pub struct Given {
     pub walltime: bool,
 }
 
+/// The class a submission runs in: the one requested, else the resource
+/// manager's `DEFAULTCLASS`. When classes are configured, a class no
+/// `CLASSCFG` defines is refused with Moab's words.
+pub fn assign(requested: Option<&str>, policy: &Policy) -> Result<Option<String>, String> {
+    let class = requested
+        .filter(|c| !c.is_empty())
+        .map(str::to_string)
+        .or_else(|| policy.default_class.clone());
+    match class {
+        Some(c) if !policy.classes.is_empty() && !policy.classes.contains_key(&c) => {
+            let known: Vec<&str> = policy.classes.keys().map(String::as_str).collect();
+            Err(format!(
+                "cannot locate requested class '{c}' (classes: {})",
+                known.join(", ")
+            ))
+        }
+        c => Ok(c),
+    }
+}
+
 /// Applies the class's defaults to what the job did not ask for.
-pub fn apply_defaults(req: &mut Request, walltime: &mut Option<Secs>, cfg: &ClassConfig, given: Given) {
+pub fn apply_defaults(
+    req: &mut Request,
+    walltime: &mut Option<Secs>,
+    cfg: &ClassConfig,
+    given: Given,
+) {
     let d = &cfg.job;
     if !given.shape {
         match (d.default_nodes, d.default_procs) {
@@ -61,7 +86,10 @@ pub fn apply_defaults(req: &mut Request, walltime: &mut Option<Secs>, cfg: &Clas
         *walltime = cfg.default_wclimit;
     }
     if req.partition.is_none() {
-        req.partition = d.partition.clone().filter(|p| !p.eq_ignore_ascii_case("ALL"));
+        req.partition = d
+            .partition
+            .clone()
+            .filter(|p| !p.eq_ignore_ascii_case("ALL"));
     }
     if !d.hosts.is_empty() && req.hosts().is_empty() {
         req.layout_mut().hosts = d.hosts.clone();
@@ -91,7 +119,9 @@ fn check_with(job: &Job, name: &str, cfg: &ClassConfig, max_wc: bool) -> Result<
     }
     if let Some(max) = d.max_procs.filter(|m| *m > 0) {
         if procs > max {
-            return Err(format!("procs too high for class '{name}' ({procs} > {max})"));
+            return Err(format!(
+                "procs too high for class '{name}' ({procs} > {max})"
+            ));
         }
     }
     if let (Some(min), Some(w)) = (d.min_wclimit, job.walltime) {
@@ -101,10 +131,16 @@ fn check_with(job: &Job, name: &str, cfg: &ClassConfig, max_wc: bool) -> Result<
     }
     if let Some(min) = d.min_procs {
         if procs < min {
-            return Err(format!("procs too low for class '{name}' ({procs} < {min})"));
+            return Err(format!(
+                "procs too low for class '{name}' ({procs} < {min})"
+            ));
         }
     }
-    if let Some(p) = d.partition.as_deref().filter(|p| !p.eq_ignore_ascii_case("ALL")) {
+    if let Some(p) = d
+        .partition
+        .as_deref()
+        .filter(|p| !p.eq_ignore_ascii_case("ALL"))
+    {
         if job.req.partition.as_deref().is_some_and(|jp| jp != p) {
             return Err(format!(
                 "partition '{}' not allowed for class '{name}' (partition {p})",
@@ -196,9 +232,21 @@ mod tests {
             check(&short, "batch", &c).unwrap_err(),
             "wclimit too low (10 < 60) for class 'batch'"
         );
+        assert_eq!(violation("x"), "job violates class configuration 'x'");
+    }
+
+    #[test]
+    fn unknown_classes_are_refused_once_classes_exist() {
+        let mut p = Policy::default();
+        assert_eq!(assign(Some("any"), &p), Ok(Some("any".into())));
+        assert_eq!(assign(None, &p), Ok(None));
+        p.classes.insert("batch".into(), ClassConfig::default());
+        p.default_class = Some("batch".into());
+        assert_eq!(assign(None, &p), Ok(Some("batch".into())));
+        assert_eq!(assign(Some(""), &p), Ok(Some("batch".into())));
         assert_eq!(
-            violation("x"),
-            "job violates class configuration 'x'"
+            assign(Some("gpu"), &p).unwrap_err(),
+            "cannot locate requested class 'gpu' (classes: batch)"
         );
     }
 
@@ -228,6 +276,9 @@ mod tests {
             walltime: true,
         };
         apply_defaults(&mut r, &mut w, &c, given);
-        assert_eq!((r.nodes, r.tasks, r.mem_per_task_mb, w), (None, 4, 0, Some(5)));
+        assert_eq!(
+            (r.nodes, r.tasks, r.mem_per_task_mb, w),
+            (None, 4, 0, Some(5))
+        );
     }
 }

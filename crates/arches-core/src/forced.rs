@@ -55,12 +55,11 @@ pub fn force_placement(
     let raw = if ctx.is_general(job) {
         // Layouts, generic resources, access policies (crate::layout); the
         // tenants and reservations are the context's business below.
-        let dem = crate::layout::Demand::resolve(state, &job.req).map_err(|_| {
-            ForceError::Resources {
+        let dem =
+            crate::layout::Demand::resolve(state, &job.req).map_err(|_| ForceError::Resources {
                 needed: job.req.total_procs(),
                 available: (0..n).map(|node| state.free_procs(node)).sum(),
-            }
-        })?;
+            })?;
         crate::layout::place(
             state,
             &job.req,

@@ -22,6 +22,19 @@ use crate::job::{Alloc, Request};
 use crate::node::{Node, NodeAdminState, NodeId};
 use crate::policy::NodeAllocationPolicy;
 
+/// Whether `job` could ever run on `state`'s up nodes under `policy`
+/// (its shape, generic resources, host list, access policy, class limits
+/// and reservation binding), with the reason when not: the engine's own
+/// test, for a driver checking a submission.
+pub fn feasible(
+    state: &crate::state::State,
+    policy: &crate::policy::Policy,
+    job: &crate::job::Job,
+    now: crate::Time,
+) -> Result<(), String> {
+    crate::context::Ctx::new(state, policy, now).ever_fits(job)
+}
+
 /// Whether a node can ever host tasks of this request (up, partition,
 /// features; capacity not considered).
 pub fn node_matches(node: &Node, req: &Request) -> bool {

@@ -379,6 +379,9 @@ pub struct Policy {
     /// `NODEACCESSPOLICY`: the node access policy of jobs and nodes that
     /// have none of their own ([`crate::access`]).
     pub node_access: crate::access::NodeAccessPolicy,
+    /// `RMCFG[x] DEFAULTCLASS=` of the compute resource manager: the class
+    /// of jobs submitted without one ([`crate::class::assign`]).
+    pub default_class: Option<String>,
 }
 
 impl Default for Policy {
@@ -417,6 +420,7 @@ impl Default for Policy {
             rm_poll_interval: 30,
             standing: Vec::new(),
             node_access: crate::access::NodeAccessPolicy::Shared,
+            default_class: None,
         }
     }
 }

@@ -1202,7 +1202,25 @@ impl State {
     /// first); kinds with more than [`crate::gres::MAX_UNITS`] units on a
     /// node are counted only. The caller checked the counts.
     fn take_units(&mut self, alloc: &[Alloc]) -> Vec<crate::gres::GresUnits> {
+        let out = self.units_for(alloc);
+        for u in &out {
+            if let Some(used) = self
+                .gres_used_units
+                .get_mut(u.node as usize)
+                .and_then(|x| x.get_mut(usize::from(u.kind)))
+            {
+                *used |= u.units;
+            }
+        }
+        out
+    }
+
+    /// The generic-resource units a start on `alloc` would be given now
+    /// (what [`Event::Start`] assigns, lowest free first): a driver tells
+    /// its backend which devices a job gets before it applies the start.
+    pub fn units_for(&self, alloc: &[Alloc]) -> Vec<crate::gres::GresUnits> {
         let mut out = Vec::new();
+        let mut taken: Vec<(NodeId, crate::gres::GresId, u64)> = Vec::new();
         for a in alloc {
             let cap = self.node_gres(a.node);
             for (kind, n) in a.gres.iter() {
@@ -1212,13 +1230,17 @@ impl State {
                 }
                 let Some(used) = self
                     .gres_used_units
-                    .get_mut(a.node as usize)
-                    .and_then(|u| u.get_mut(usize::from(kind)))
+                    .get(a.node as usize)
+                    .and_then(|u| u.get(usize::from(kind)))
                 else {
                     continue;
                 };
-                if let Some(units) = crate::gres::pick_units(*used, c, n) {
-                    *used |= units;
+                let mut used = *used;
+                for t in taken.iter().filter(|t| t.0 == a.node && t.1 == kind) {
+                    used |= t.2;
+                }
+                if let Some(units) = crate::gres::pick_units(used, c, n) {
+                    taken.push((a.node, kind, units));
                     out.push(crate::gres::GresUnits {
                         node: a.node,
                         kind,

@@ -32,11 +32,14 @@ pub struct Launch {
 }
 
 /// One allocated node.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LaunchNode {
     pub name: String,
     pub tasks: u32,
     pub procs: u32,
+    /// Generic resources given on this node: `(name, count, unit indices)`
+    /// (indices empty for kinds counted only).
+    pub gres: Vec<(String, u32, Vec<u32>)>,
 }
 
 /// Execution details of a batch job.

@@ -327,6 +327,7 @@ mod tests {
                 name: "n1".into(),
                 tasks: 1,
                 procs: 1,
+                gres: Vec::new(),
             }],
             exec: ExecSpec::default(),
             walltime,

@@ -204,7 +204,7 @@ impl Actor {
         let mut deferred = std::collections::BTreeMap::new();
         store.for_each_job(|rec| {
             let rec = crate::intent::prefer_intent(rec, &mut intents, &mut unconfirmed);
-            let job = rec.to_job()?;
+            let job = rec.to_job(state.gres_table())?;
             let id = job.id;
             let defer_hold = job.holds.contains(arches_core::HoldType::Defer);
             crate::observe::restore_job(&mut state, job)?;
@@ -683,16 +683,9 @@ impl Actor {
                 }
             },
         };
-        let nodes = alloc
-            .iter()
-            .filter_map(|a| {
-                Some(LaunchNode {
-                    name: self.state.node(a.node)?.name.clone(),
-                    tasks: a.tasks,
-                    procs: a.procs,
-                })
-            })
-            .collect();
+        // The devices the state gives it when the start is applied below.
+        let units = self.state.units_for(&alloc);
+        let nodes = launch_nodes(&self.state, &alloc, &units);
         let mut launch = Launch {
             job: id,
             name: job.name.clone(),
@@ -771,17 +764,7 @@ impl Actor {
                 .map_err(|e| format!("cannot read the job's script: {e}"))?
                 .unwrap_or_default(),
         };
-        let nodes = run
-            .alloc
-            .iter()
-            .filter_map(|a| {
-                Some(LaunchNode {
-                    name: self.state.node(a.node)?.name.clone(),
-                    tasks: a.tasks,
-                    procs: a.procs,
-                })
-            })
-            .collect();
+        let nodes = launch_nodes(&self.state, &run.alloc, &run.gres_units);
         let mut launch = Launch {
             job: id,
             name: job.name.clone(),
@@ -797,7 +780,11 @@ impl Actor {
             r.start_time = now;
         }
         self.store
-            .record_starts(&[JobRecord::new(&intent, (**rec).clone())])
+            .record_starts(&[JobRecord::new(
+                &intent,
+                (**rec).clone(),
+                self.state.gres_table(),
+            )])
             .map_err(|e| format!("cannot record the start durably: {e}"))?;
         self.rm.start(&launch, now).map_err(|e| e.to_string())?;
         self.apply(
@@ -868,7 +855,11 @@ impl Actor {
         }
         for id in std::mem::take(&mut self.dirty) {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {
-                batch.upserts.push(JobRecord::new(job, (**rec).clone()));
+                batch.upserts.push(JobRecord::new(
+                    job,
+                    (**rec).clone(),
+                    self.state.gres_table(),
+                ));
             }
         }
         self.store.commit(&batch)?;
@@ -977,4 +968,37 @@ pub(crate) fn exec_spec(
         groups: rec.groups.clone(),
         class,
     }
+}
+
+/// The nodes of an allocation as a backend launches them, with the generic
+/// resources and the units (device indices) given on each.
+fn launch_nodes(
+    state: &State,
+    alloc: &[arches_core::Alloc],
+    units: &[arches_core::GresUnits],
+) -> Vec<LaunchNode> {
+    let table = state.gres_table();
+    alloc
+        .iter()
+        .filter_map(|a| {
+            let gres = a
+                .gres
+                .iter()
+                .filter_map(|(kind, n)| {
+                    let idx = units
+                        .iter()
+                        .find(|u| u.node == a.node && u.kind == kind)
+                        .map(|u| u.indices())
+                        .unwrap_or_default();
+                    Some((table.name(kind)?.to_string(), n, idx))
+                })
+                .collect();
+            Some(LaunchNode {
+                name: state.node(a.node)?.name.clone(),
+                tasks: a.tasks,
+                procs: a.procs,
+                gres,
+            })
+        })
+        .collect()
 }

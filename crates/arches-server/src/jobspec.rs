@@ -58,6 +58,10 @@ pub struct Submission {
     group: String,
     /// Flags the user asked for (`-l flags=`), as opposed to those of the class.
     user_flags: Vec<JobFlag>,
+    /// The policy, kept for requests the engine checks itself (layouts,
+    /// generic resources, access policies, reservation binding).
+    policy: Option<Box<Policy>>,
+    now: Time,
 }
 
 /// Parses a submission for `user` at time `now`.
@@ -89,17 +93,20 @@ pub fn parse(
     for ext in &req.extensions {
         res.apply_extension(ext)?;
     }
-    let class = req.class.clone().filter(|c| !c.is_empty());
+    // The requested class, else DEFAULTCLASS; refused when classes are
+    // defined and it is not one of them (crate docs: classes).
+    let class = arches_core::class::assign(req.class.as_deref(), policy).map_err(SubmitError)?;
     let class_cfg = class.as_ref().and_then(|c| policy.classes.get(c));
-    let walltime = res
-        .walltime
-        .or_else(|| class_cfg.and_then(|c| c.default_wclimit));
+    let mut walltime = res.walltime;
     if let Some(w) = walltime {
         if w <= 0 {
             return err(format!("invalid wallclock limit ({w})"));
         }
     }
-    let request = res.request()?;
+    let mut request = res.request()?;
+    if let Some(c) = class_cfg {
+        arches_core::class::apply_defaults(&mut request, &mut walltime, c, res.given());
+    }
     let name = req
         .name
         .clone()
@@ -110,6 +117,11 @@ pub fn parse(
     job.cred.group = group.to_string();
     job.cred.account = req.account.clone().filter(|a| !a.is_empty());
     job.cred.class = class;
+    if let (Some(c), Some(cfg)) = (job.cred.class.as_deref(), class_cfg) {
+        // Beyond a class limit: refused, never clamped (Moab's words).
+        arches_core::class::check(&job, c, cfg)
+            .map_err(|why| SubmitError(arches_core::class::violation(&why)))?;
+    }
     // The requested QoS if the credentials grant it, else their default
     // (QDEF, Moab's precedence): the one QoS the engine uses.
     arches_core::qos::assign(&mut job.cred, policy, res.qos.as_deref())
@@ -159,12 +171,12 @@ pub fn parse(
         submit_host: req.submit_host.clone(),
         mail_options: req.mail_options.clone(),
         mail_list: req.mail_list.clone(),
-        gres: res.gres.clone(),
         ttc: res.ttc.clone(),
         stage_in,
         stage_out,
         ..ExecRecord::default()
     };
+    let engine = job_needs_engine_check(&job, policy);
     Ok(Submission {
         job,
         exec,
@@ -172,7 +184,16 @@ pub fn parse(
         user: user.clone(),
         group: group.to_string(),
         user_flags: res.flags.clone(),
+        policy: engine.then(|| Box::new(policy.clone())),
+        now,
     })
+}
+
+/// Whether the submission check is the engine's own
+/// ([`arches_core::placement::feasible`]): requests with a layout, and any
+/// request when node access policies other than SHARED are configured.
+fn job_needs_engine_check(job: &Job, policy: &Policy) -> bool {
+    job.req.layout.is_some() || policy.node_access != arches_core::NodeAccessPolicy::Shared
 }
 
 /// Job flags only an administrator may give a job directly: preemption
@@ -212,6 +233,14 @@ impl Submission {
                     d.job
                 ));
             }
+        }
+        if let Some(p) = self.policy.as_deref() {
+            // Node groups, hosts, generic resources, access policies,
+            // reservations: the engine's own test.
+            let mut shown = self.job.clone();
+            shown.id = 0;
+            return arches_core::placement::feasible(state, p, &shown, self.now)
+                .map_err(SubmitError);
         }
         fits_somewhere(state, &self.job.req)
     }
@@ -499,6 +528,7 @@ pub fn parse_start_date(text: &str, now: Time) -> Result<Time, SubmitError> {
     Ok(at as Time)
 }
 
+mod nodespec;
 mod resources;
 
 pub use resources::parse_mem;

@@ -573,6 +573,7 @@ impl Simulation {
                             .unwrap_or_default(),
                         tasks: a.tasks,
                         procs: a.procs,
+                        gres: Vec::new(),
                     })
                     .collect(),
                 exec: ExecSpec::default(),

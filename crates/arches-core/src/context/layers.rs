@@ -457,7 +457,10 @@ impl<'a> Ctx<'a> {
     /// Free units of generic resource `kind` on each node over time
     /// (`(time, free from then on)` breakpoints; `None` for nodes without
     /// it): showbf's per-resource windows.
-    pub(crate) fn gres_spans(&mut self, kind: crate::gres::GresId) -> Vec<Option<Vec<(Time, i64)>>> {
+    pub(crate) fn gres_spans(
+        &mut self,
+        kind: crate::gres::GresId,
+    ) -> Vec<Option<Vec<(Time, i64)>>> {
         self.ensure_gres();
         let n = self.state.nodes().len() as NodeId;
         let Some(layer) = self.extra.gres.as_ref() else {

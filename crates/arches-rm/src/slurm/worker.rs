@@ -1575,6 +1575,7 @@ mod tests {
                     name: format!("n{i}"),
                     tasks,
                     procs,
+                    gres: Vec::new(),
                 })
                 .collect(),
             exec: ExecSpec::default(),
