@@ -799,6 +799,17 @@ impl Worker {
         if let Some(r) = reservation {
             args.push(format!("--reservation={r}"));
         }
+        args.extend(gres_args(launch)?);
+        // The engine gave the job whole nodes (NACCESSPOLICY SINGLEJOB or
+        // SINGLETASK, or every processor anyway): nobody else may share.
+        let whole = launch.nodes.iter().all(|n| {
+            self.nodes
+                .get(&n.name)
+                .is_some_and(|x| x.procs > 0 && x.procs == n.procs)
+        });
+        if whole {
+            args.push("--exclusive".into());
+        }
         args.extend(layout_args);
         if let Some(w) = launch.walltime.filter(|w| *w > 0) {
             args.push(format!("--time={}", slurm_minutes(Some(w))));
@@ -1543,6 +1554,42 @@ fn layout(launch: &Launch) -> (Vec<String>, bool) {
     (args, single)
 }
 
+/// `--gres=name:count,...`: Slurm's generic resources are per node, so the
+/// job must have the same count of each kind on every node it uses (the
+/// engine's mixed layouts with different GPUs per node cannot be said to
+/// Slurm 22.05: such a start fails with the reason).
+fn gres_args(launch: &Launch) -> Result<Vec<String>, String> {
+    let mut kinds: Vec<&str> = Vec::new();
+    for n in &launch.nodes {
+        for (k, _, _) in &n.gres {
+            if !kinds.contains(&k.as_str()) {
+                kinds.push(k);
+            }
+        }
+    }
+    let mut parts = Vec::new();
+    for k in kinds {
+        let count =
+            |n: &crate::LaunchNode| n.gres.iter().filter(|g| g.0 == k).map(|g| g.1).sum::<u32>();
+        let first = count(&launch.nodes[0]);
+        if let Some(other) = launch.nodes.iter().find(|n| count(n) != first) {
+            return Err(format!(
+                "Slurm takes generic resources per node: job {} has {first} {k} on {} but {} on {}",
+                launch.job,
+                launch.nodes[0].name,
+                count(other),
+                other.name
+            ));
+        }
+        parts.push(format!("{k}:{first}"));
+    }
+    Ok(if parts.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!("--gres={}", parts.join(","))]
+    })
+}
+
 /// A wall-clock limit as Slurm takes it: whole minutes, rounded up
 /// (`UNLIMITED` for none).
 pub(crate) fn slurm_minutes(walltime: Option<Secs>) -> String {
@@ -1582,6 +1629,19 @@ mod tests {
             walltime: None,
             restarted: false,
         }
+    }
+
+    #[test]
+    fn gres_per_node() {
+        let mut l = launch(&[(1, 1), (1, 1)]);
+        assert!(gres_args(&l).unwrap().is_empty());
+        for n in l.nodes.iter_mut() {
+            n.gres = vec![("gpu".into(), 2, vec![0, 1])];
+        }
+        assert_eq!(gres_args(&l).unwrap(), vec!["--gres=gpu:2".to_string()]);
+        l.nodes[1].gres[0].1 = 1;
+        let e = gres_args(&l).unwrap_err();
+        assert!(e.contains("2 gpu on"), "{e}");
     }
 
     #[test]
