@@ -473,7 +473,7 @@ pub(crate) fn environment(launch: &LaunchFile, nodefile: &str) -> Vec<(String, S
 }
 
 /// `PBS_GPUFILE`'s lines: `<host>-gpu<index>` for every GPU given.
-fn gpu_lines(launch: &LaunchFile) -> String {
+pub(crate) fn gpu_lines(launch: &LaunchFile) -> String {
     let mut out = String::new();
     for n in &launch.nodes {
         for (_, _, idx) in n.gres.iter().filter(|g| g.0 == "gpu") {
