@@ -22,7 +22,10 @@ fn golden_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("ARCHES_GOLDEN_DIR") {
         return PathBuf::from(d);
     }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/moab-golden"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/moab-golden"
+    ))
 }
 
 /// The sample without its `# source:` line and, when `cmdline`, the command line.
@@ -632,6 +635,9 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         virtual_walltime: None,
         staging: vec![],
         preemption: vec![],
+        layout: None,
+        gres_units: vec![],
+        class_limits: vec![],
     }
 }
 
@@ -805,6 +811,9 @@ fn checknode_lines_from_moab_doc() {
         opsys: Some("AIX".into()),
         arch: Some("P690".into()),
         last_update: 0,
+        gres: vec![],
+        access_policy: None,
+        effective_access_policy: None,
     };
     let ours = checknode::render_one(&n, 0, 0);
     // Moab 5 sample: SWAP/DISK, Network, Attributes, Classes and the old reservation
@@ -856,6 +865,9 @@ fn mdiag_n_xml_node_shape() {
         opsys: Some("linux".into()),
         arch: None,
         last_update: 1363436667,
+        gres: vec![],
+        access_policy: None,
+        effective_access_policy: None,
     };
     let ours = checknode::render_xml(&NodesView {
         now: 0,

@@ -15,7 +15,10 @@ fn golden_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("ARCHES_GOLDEN_DIR") {
         return PathBuf::from(d);
     }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/moab-golden"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/moab-golden"
+    ))
 }
 
 /// The sample without its `# source:` line and, when `cmdline`, the command line.
@@ -54,6 +57,9 @@ fn node(name: &str, state: &str, avail: u32, procs: u32, mem: u64, opsys: &str) 
         opsys: Some(opsys.into()),
         arch: None,
         last_update: 0,
+        gres: vec![],
+        access_policy: None,
+        effective_access_policy: None,
     }
 }
 

@@ -1051,7 +1051,12 @@ impl State {
                 Some(r) if active => r.virtual_walltime = v,
                 _ => return Err(wrong(j, "active")),
             },
-            JobChange::Gres(g) if !active => j.req.layout_mut().gres = g,
+            JobChange::Gres(g) if !active => {
+                j.req.layout_mut().gres = g;
+                if j.req.layout.as_deref() == Some(&crate::layout::Layout::default()) {
+                    j.req.layout = None;
+                }
+            }
             JobChange::Gres(_) => {
                 return Err(EventError::ActiveJob {
                     job,
