@@ -30,7 +30,9 @@ Output files: without -o/-e, stdout and stderr go to `<name>.o<id>` and `<name>.
 directory msub ran in (the submission directory, Moab's `$SUBMISSIONDIR` and Torque's qsub \
 behaviour), also when -d sets another working directory; relative -o/-e paths are resolved \
 against the submission directory too. -j oe writes both streams to the output file, -j eo to the \
-error file. -E is accepted for compatibility: the MOAB_* variables are always set.",
+error file. -E is accepted for compatibility: the MOAB_* variables are always set. \
+Site defaults: options in /etc/msubrc (or the file $MSUBRC names) apply to every submission, \
+under the directives and the command line.",
     disable_help_flag = true,
     args_override_self = true
 )]
@@ -390,7 +392,7 @@ fn hostname() -> String {
     String::from_utf8_lossy(&buf[..end]).to_string()
 }
 
-fn parse_words(words: Vec<String>) -> Result<Msub, clap::Error> {
+pub(crate) fn parse_words(words: Vec<String>) -> Result<Msub, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
     let argv = std::iter::once("msub".to_string()).chain(words);
     let m = Msub::command().try_get_matches_from(argv)?;
@@ -416,7 +418,8 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
         }
         d
     };
-    let a = merge(dir, cli);
+    // Site defaults (/etc/msubrc) under the directives and the command line.
+    let a = merge(merge(super::msubrc::site_defaults()?, dir), cli);
     let cwd = std::env::current_dir()
         .map_err(|e| fail(format!("cannot determine current directory ({e})")))?;
     let mut env: Vec<(String, String)> = std::env::vars().collect();
