@@ -665,6 +665,7 @@ mod tests {
                 until: 90,
             }),
             virtual_walltime: Some(90),
+            gres_units: Vec::new(),
         });
         j.requeued = Some(RequeueCause::Requeue);
         j.completion = Some(Completion {
