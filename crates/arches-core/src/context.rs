@@ -515,7 +515,7 @@ impl<'a> Ctx<'a> {
         // reservations not lifted hold during the run: jobs on an access
         // list need no per-node profiles for it.
         if self.is_general(job) {
-            self.prepare_general(job);
+            self.prepare_general(job, false);
         } else if is_constrained(&job.req) {
             self.ensure_nodes();
         }
@@ -555,7 +555,7 @@ impl<'a> Ctx<'a> {
         }
         let general = self.is_general(job);
         if general {
-            self.prepare_general(job);
+            self.prepare_general(job, true);
         } else {
             self.ensure_nodes();
         }
@@ -789,7 +789,7 @@ impl<'a> Ctx<'a> {
         let demand = Amount::procs(i64::from(job.req.total_procs()));
         let r = if self.agg.free_at(self.now).covers(demand) {
             if self.is_general(job) {
-                self.prepare_general(job);
+                self.prepare_general(job, false);
             } else if self.needs_nodes(job) {
                 self.ensure_nodes();
             }
@@ -812,7 +812,7 @@ impl<'a> Ctx<'a> {
     /// then by index.
     pub fn place_reservation(&mut self, job: &Job, start: Time, end: Option<Time>) -> Vec<Alloc> {
         if self.is_general(job) {
-            self.prepare_general(job);
+            self.prepare_general(job, true);
             return self
                 .place_general(job, start, end, None)
                 .unwrap_or_default();

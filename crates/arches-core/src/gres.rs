@@ -362,34 +362,24 @@ impl GresLayer {
         g
     }
 
-    /// Nodes with free units of every kind in `demand` now (ascending).
-    pub fn nodes_free_now(&self, demand: &Gres) -> Vec<NodeId> {
-        let mut sets = demand
-            .iter()
-            .filter_map(|(k, _)| self.free_sets.get(usize::from(k)));
-        let Some(first) = sets.next() else {
-            return Vec::new();
-        };
-        let rest: Vec<&BTreeSet<NodeId>> = sets.collect();
-        first
-            .iter()
-            .copied()
-            .filter(|n| rest.iter().all(|s| s.contains(n)))
-            .collect()
+    /// Nodes with free units of `kind` now (ascending).
+    pub fn free_now_set(&self, kind: GresId) -> Option<&BTreeSet<NodeId>> {
+        self.free_sets.get(usize::from(kind))
     }
 
-    /// Nodes that have every kind in `demand` at all (ascending).
-    pub fn nodes_with(&self, demand: &Gres) -> Vec<NodeId> {
-        (0..self.nodes.len())
-            .filter(|&i| {
-                demand.iter().all(|(k, _)| {
-                    self.nodes[i]
-                        .get(usize::from(k))
-                        .is_some_and(|p| p.is_some())
-                })
-            })
-            .map(|i| i as NodeId)
-            .collect()
+    /// Whether `node` has units of `kind` free now.
+    pub fn free_now_has(&self, node: NodeId, kind: GresId) -> bool {
+        self.free
+            .get(node as usize)
+            .is_some_and(|f| f.get(kind) > 0)
+    }
+
+    /// Whether `node` has units of `kind` at all.
+    pub fn has(&self, node: NodeId, kind: GresId) -> bool {
+        self.nodes
+            .get(node as usize)
+            .and_then(|v| v.get(usize::from(kind)))
+            .is_some_and(|p| p.is_some())
     }
 
     /// Takes (`sign` 1) or gives back (`sign` -1) `g` on `node` over
@@ -526,12 +516,13 @@ mod tests {
         assert!(!layer.agg_covers(&two, 0, Some(10)));
         assert!(layer.agg_covers(&two, 100, Some(200)));
         assert_eq!(layer.free_over(0, 0, Some(50)).get(0), 1);
-        assert_eq!(layer.nodes_free_now(&two), vec![0]);
-        assert_eq!(layer.nodes_with(&two), vec![0]);
+        assert!(layer.free_now_set(0).unwrap().contains(&0));
+        assert!(layer.free_now_has(0, 0) && !layer.free_now_has(1, 0));
+        assert!(layer.has(0, 0) && !layer.has(1, 0));
         let mut one = Gres::NONE;
         one.set(0, 1);
         layer.apply(0, &one, 0, Some(50), 1);
-        assert!(layer.nodes_free_now(&two).is_empty());
+        assert!(layer.free_now_set(0).unwrap().is_empty());
         assert_eq!(layer.free_over(0, 50, Some(100)).get(0), 1);
         layer.apply(0, &one, 0, Some(50), -1);
         assert_eq!(layer.free_over(0, 0, Some(1)).get(0), 1);

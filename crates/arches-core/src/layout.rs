@@ -316,11 +316,11 @@ fn make_alloc(
     }
 }
 
-/// Candidate nodes in `NODEALLOCATIONPOLICY` order.
+/// Candidate nodes in `NODEALLOCATIONPOLICY` order (those that need
+/// sorting).
 fn order(state: &State, pol: NodeAllocationPolicy, ids: &mut [NodeId]) {
     let nodes = state.nodes();
     match pol {
-        NodeAllocationPolicy::LastAvailable => ids.sort_unstable_by(|a, b| b.cmp(a)),
         NodeAllocationPolicy::Priority => {
             ids.sort_by_key(|id| (std::cmp::Reverse(nodes[*id as usize].priority), *id))
         }
@@ -336,43 +336,47 @@ fn order(state: &State, pol: NodeAllocationPolicy, ids: &mut [NodeId]) {
 /// `avail` says is free on each (`None`: the node may not be used, e.g. a
 /// tenant or a reservation keeps the job off it). `default` is the global
 /// node access policy. `None` when it does not fit.
+///
+/// Lazy: candidates are read and `avail` asked only until the job is
+/// placed (in the default node order the candidates are not even
+/// collected), so a small job on a large machine costs a few nodes.
 pub fn place(
     state: &State,
     req: &Request,
     dem: &Demand,
     default: NodeAccessPolicy,
     pol: NodeAllocationPolicy,
-    candidates: impl Iterator<Item = NodeId>,
+    candidates: impl DoubleEndedIterator<Item = NodeId>,
     avail: impl Fn(NodeId) -> Option<Free>,
 ) -> Option<Vec<Alloc>> {
     let nodes = state.nodes();
-    let mut usable: Vec<NodeId> = Vec::new();
-    let mut free: std::collections::BTreeMap<NodeId, Free> = std::collections::BTreeMap::new();
-    for id in candidates {
-        let Some(node) = nodes.get(id as usize) else {
-            continue;
-        };
-        if !node_usable(node, id, req, dem, default) {
-            continue;
+    let usable = candidates.filter(|&id| {
+        nodes
+            .get(id as usize)
+            .is_some_and(|node| node_usable(node, id, req, dem, default))
+    });
+    // Candidates arrive ascending: only orders other than by index need
+    // collecting.
+    let mut ordered: Box<dyn Iterator<Item = NodeId>> = match pol {
+        NodeAllocationPolicy::LastAvailable => Box::new(usable.rev()),
+        NodeAllocationPolicy::Priority | NodeAllocationPolicy::MinResource => {
+            let mut v: Vec<NodeId> = usable.collect();
+            order(state, pol, &mut v);
+            Box::new(v.into_iter())
         }
-        if let Some(f) = avail(id) {
-            usable.push(id);
-            free.insert(id, f);
-        }
-    }
+        _ => Box::new(usable),
+    };
     let policy_of = |id: NodeId| access::effective(dem.access, &nodes[id as usize], default);
-    let fit_on = |id: NodeId, per_node: &Gres| -> u32 {
-        free.get(&id).map_or(0, |f| {
-            node_fit(
-                &nodes[id as usize],
-                &state.node_gres(id),
-                req,
-                dem,
-                f,
-                policy_of(id),
-                per_node,
-            )
-        })
+    let fit_with = |id: NodeId, f: &Free, per_node: &Gres| -> u32 {
+        node_fit(
+            &nodes[id as usize],
+            &state.node_gres(id),
+            req,
+            dem,
+            f,
+            policy_of(id),
+            per_node,
+        )
     };
     let alloc_of = |id: NodeId, per_node: &Gres, tasks: u32| {
         make_alloc(
@@ -386,7 +390,6 @@ pub fn place(
             tasks,
         )
     };
-    order(state, pol, &mut usable);
     let mut out: Vec<Alloc> = Vec::new();
     if dem.groups.is_empty() {
         // The request's own shape: exactly `nodes` nodes with tasks per
@@ -401,8 +404,8 @@ pub fn place(
         let mut run: Vec<(NodeId, u32)> = Vec::new();
         let mut total = 0u32;
         let mut done = false;
-        for id in usable {
-            let fit = fit_on(id, &Gres::NONE);
+        for id in ordered {
+            let fit = avail(id).map_or(0, |f| fit_with(id, &f, &Gres::NONE));
             let fit = match per_node {
                 Some(t) if fit >= t => t,
                 Some(_) => 0,
@@ -442,22 +445,40 @@ pub fn place(
             return None;
         }
     } else {
+        // Several passes (one per group): the nodes read so far and what
+        // is free on them, in order, read further only when needed.
+        let mut seen: Vec<(NodeId, Option<Free>)> = Vec::new();
+        let mut exhausted = false;
         let mut taken: std::collections::BTreeSet<NodeId> = std::collections::BTreeSet::new();
         let mut groups: Vec<&GroupDemand> = dem.groups.iter().collect();
         groups.sort_by_key(|g| (g.host.is_none(), std::cmp::Reverse(g.tasks_per_node)));
         for g in groups {
             let mut left = g.count;
-            for &id in &usable {
-                if left == 0 {
-                    break;
+            let mut i = 0;
+            while left > 0 {
+                if i == seen.len() {
+                    if exhausted {
+                        break;
+                    }
+                    match ordered.next() {
+                        Some(id) => seen.push((id, avail(id))),
+                        None => {
+                            exhausted = true;
+                            break;
+                        }
+                    }
                 }
+                let (id, f) = &seen[i];
+                let id = *id;
+                i += 1;
+                let Some(f) = f else { continue };
                 if g.host.is_some_and(|h| h != id)
                     || taken.contains(&id)
                     || !nodes[id as usize].has_features(&g.features)
                 {
                     continue;
                 }
-                if fit_on(id, &g.per_node) >= g.tasks_per_node {
+                if fit_with(id, f, &g.per_node) >= g.tasks_per_node {
                     taken.insert(id);
                     out.push(alloc_of(id, &g.per_node, g.tasks_per_node));
                     left -= 1;

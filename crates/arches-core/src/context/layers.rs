@@ -199,8 +199,10 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Gets the layers a general job's placement reads ready.
-    pub(super) fn prepare_general(&mut self, job: &Job) {
+    /// Gets the layers a general job's placement reads ready; per-node
+    /// processor profiles only for a placement in the future (`later`): a
+    /// start now reads the free processors now, as the other paths do.
+    pub(super) fn prepare_general(&mut self, job: &Job, later: bool) {
         // A job given whole nodes takes their generic resources too.
         let uses = !job.req.gres().is_empty()
             || job.req.groups().iter().any(|g| !g.gres.is_empty())
@@ -208,7 +210,9 @@ impl<'a> Ctx<'a> {
         if uses {
             self.ensure_gres();
         }
-        self.ensure_nodes();
+        if later {
+            self.ensure_nodes();
+        }
     }
 
     /// The reservations `job` may run in under `ADVRES` (`None`: no
@@ -251,6 +255,14 @@ impl<'a> Ctx<'a> {
     /// Whether the general job could ever run on the configured up nodes.
     pub(super) fn ever_fits_general(&self, job: &Job) -> Result<(), String> {
         let dem = Demand::resolve(self.state, &job.req)?;
+        // Feasibility is checked in index order (the cheapest: candidates
+        // are read only until the job fits), contiguity kept.
+        let pol = match self.policy.node_allocation {
+            crate::policy::NodeAllocationPolicy::Contiguous => {
+                crate::policy::NodeAllocationPolicy::Contiguous
+            }
+            _ => crate::policy::NodeAllocationPolicy::FirstAvailable,
+        };
         let state = self.state;
         let full = |id: NodeId| {
             let n = state.node(id)?;
@@ -281,7 +293,7 @@ impl<'a> Ctx<'a> {
                     &job.req,
                     &dem,
                     self.policy.node_access,
-                    self.policy.node_allocation,
+                    pol,
                     nodes.iter().copied(),
                     full,
                 )
@@ -298,7 +310,7 @@ impl<'a> Ctx<'a> {
             &job.req,
             &dem,
             self.policy.node_access,
-            self.policy.node_allocation,
+            pol,
             0..n,
             full,
         )
@@ -330,39 +342,48 @@ impl<'a> Ctx<'a> {
             Some(Err(_)) => return None,
         };
         let now = self.now;
-        // Candidates: nodes with free processors when the start is now.
-        let mut cands: Vec<NodeId> = if t <= now {
-            self.free_set.iter().copied().collect()
-        } else {
-            (0..state.nodes().len() as NodeId).collect()
-        };
-        if uses_gres {
-            if let Some(layer) = self.extra.gres.as_ref() {
-                let mut need = dem.per_task;
-                for g in &dem.groups {
-                    need = need.plus(&g.per_node);
+        let starts_now = t <= now;
+        let layer = self.extra.gres.as_ref().filter(|_| uses_gres);
+        // Kinds the job needs on a node (per task, per node of a group):
+        // candidates have at least one of them (free, for a start now).
+        let mut need = dem.per_task;
+        for g in &dem.groups {
+            need = need.plus(&g.per_node);
+        }
+        let kinds: Vec<crate::gres::GresId> = need.iter().map(|(k, _)| k).collect();
+        let has_kind = |id: NodeId| match layer {
+            None => true,
+            Some(l) => kinds.iter().any(|&k| {
+                if starts_now {
+                    l.free_now_has(id, k)
+                } else {
+                    l.has(id, k)
                 }
-                // Any kind the job needs, somewhere.
-                let with: Vec<NodeId> = need
-                    .iter()
-                    .flat_map(|(k, _)| {
-                        let mut one = Gres::NONE;
-                        one.set(k, 1);
-                        if t <= now {
-                            layer.nodes_free_now(&one)
-                        } else {
-                            layer.nodes_with(&one)
-                        }
-                    })
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .into_iter()
-                    .collect();
-                cands.retain(|n| with.binary_search(n).is_ok());
+            }),
+        };
+        // Candidates: nodes with free processors when the start is now.
+        let keep = |id: NodeId| {
+            (!starts_now || self.free_set.contains(&id))
+                && has_kind(id)
+                && dem
+                    .hosts
+                    .as_ref()
+                    .is_none_or(|h| h.binary_search(&id).is_ok())
+        };
+        // The smallest set to walk (lazily, ascending), filtered by `keep`.
+        let base = || -> Box<dyn DoubleEndedIterator<Item = NodeId> + '_> {
+            if let Some(h) = dem.hosts.as_ref() {
+                return Box::new(h.clone().into_iter());
             }
-        }
-        if let Some(h) = dem.hosts.as_ref() {
-            cands.retain(|n| h.binary_search(n).is_ok());
-        }
+            match (layer, kinds.as_slice()) {
+                (Some(l), [k]) if starts_now => match l.free_now_set(*k) {
+                    Some(s) => Box::new(s.iter().copied()),
+                    None => Box::new(std::iter::empty()),
+                },
+                _ if starts_now => Box::new(self.free_set.iter().copied()),
+                _ => Box::new(0..state.nodes().len() as NodeId),
+            }
+        };
         let clear = |id: NodeId, procs: u32| match clear_until {
             Some(c) if !self.rsv.is_empty() => procs.min(
                 self.free[id as usize]
@@ -399,7 +420,7 @@ impl<'a> Ctx<'a> {
             };
             Some(Free { procs, mem, gres })
         };
-        let place = |nodes: &mut dyn Iterator<Item = NodeId>| {
+        let place = |nodes: &mut dyn DoubleEndedIterator<Item = NodeId>| {
             layout::place(
                 state,
                 &job.req,
@@ -416,7 +437,7 @@ impl<'a> Ctx<'a> {
                 if t < start || rend.is_some_and(|e| end.is_none_or(|x| x > e)) {
                     continue;
                 }
-                let mut inside = nodes.into_iter().filter(|n| cands.binary_search(n).is_ok());
+                let mut inside = nodes.into_iter().filter(|&n| keep(n));
                 if let Some(a) = place(&mut inside) {
                     return Some(a);
                 }
@@ -426,14 +447,12 @@ impl<'a> Ctx<'a> {
         // A job inside reservations it may use prefers their nodes.
         let inside = self.rsv.lifted_nodes();
         if !inside.is_empty() {
-            let mut it = inside
-                .into_iter()
-                .filter(|n| cands.binary_search(n).is_ok());
+            let mut it = inside.into_iter().filter(|&n| keep(n));
             if let Some(a) = place(&mut it) {
                 return Some(a);
             }
         }
-        place(&mut cands.into_iter())
+        place(&mut base().filter(|&n| keep(n)))
     }
 
     /// Extra candidate start times for a general job's earliest start:
