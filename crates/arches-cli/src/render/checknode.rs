@@ -235,7 +235,7 @@ pub fn render_summary(view: &NodesView) -> String {
             n.opsys.as_deref().unwrap_or("-")
         ));
         if with_gres {
-            o.push_str(&format!("    {}", gres_column(n)));
+            o.push_str(&format!("  {}", gres_column(n)));
         }
         o.push('\n');
     }
