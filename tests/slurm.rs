@@ -883,7 +883,10 @@ fn gpus_host_lists_and_exclusive_nodes_through_slurm() {
         return;
     };
     let n2 = text(&fx.d.run("checknode", &["n2"]).stdout);
-    assert!(n2.contains("Configured Resources: PROCS: 8") && n2.contains("gpu: 2"), "{n2}");
+    assert!(
+        n2.contains("Configured Resources: PROCS: 8") && n2.contains("gpu: 2"),
+        "{n2}"
+    );
     let home = fx.d.home.path().to_path_buf();
     let gpu_script = |n: u32| {
         format!(
@@ -892,7 +895,12 @@ fn gpus_host_lists_and_exclusive_nodes_through_slurm() {
         )
     };
     let g1 = fx.submit("g1", "gres=gpu:1,walltime=120", &gpu_script(1), &[]);
-    let g2 = fx.submit("g2", "nodes=1:ppn=1:gpus=1,walltime=120", &gpu_script(2), &[]);
+    let g2 = fx.submit(
+        "g2",
+        "nodes=1:ppn=1:gpus=1,walltime=120",
+        &gpu_script(2),
+        &[],
+    );
     assert_eq!(fx.wait_slurm("g1", "RUNNING", 30), ["n2"]);
     assert_eq!(fx.wait_slurm("g2", "RUNNING", 30), ["n2"]);
     let read = |n: u32| {
@@ -912,7 +920,10 @@ fn gpus_host_lists_and_exclusive_nodes_through_slurm() {
     assert_eq!(devs, ["0".to_string(), "1".to_string()], "distinct devices");
     let g3 = fx.submit("g3", "gres=gpu:1,walltime=120", "sleep 1", &[]);
     fx.d.wait_state(g3, "Idle", Duration::from_secs(20));
-    assert!(fx.squeue("g3").is_empty(), "a third GPU job waits in Arches");
+    assert!(
+        fx.squeue("g3").is_empty(),
+        "a third GPU job waits in Arches"
+    );
     // Named hosts and host lists.
     let h = fx.submit("h", "nodes=n3:ppn=2,walltime=60", "sleep 1", &[]);
     assert_eq!(fx.wait_slurm("h", "COMPLETED", 30), ["n3"]);
@@ -921,7 +932,12 @@ fn gpus_host_lists_and_exclusive_nodes_through_slurm() {
     fx.d.wait_state(h, "Completed", Duration::from_secs(20));
     fx.d.wait_state(l, "Completed", Duration::from_secs(20));
     // An exclusive one-processor job takes a whole node in Slurm too.
-    let x = fx.submit("x", "procs=1,naccesspolicy=singlejob,walltime=60", "sleep 30", &[]);
+    let x = fx.submit(
+        "x",
+        "procs=1,naccesspolicy=singlejob,walltime=60",
+        "sleep 30",
+        &[],
+    );
     let nodes = fx.wait_slurm("x", "RUNNING", 30);
     assert_eq!(nodes, fx.arches_nodes(x));
     let name = format!("{}x", fx.prefix);
@@ -933,4 +949,33 @@ fn gpus_host_lists_and_exclusive_nodes_through_slurm() {
         fx.d.run("canceljob", &[&id.to_string()]);
     }
     fx.wait_slurm("x", "CANCELLED", 20);
+}
+
+#[test]
+fn array_sub_jobs_with_their_environment_and_arguments_run_in_slurm() {
+    let Some(fx) = fixture("arr") else { return };
+    let id = fx.submit(
+        "arr",
+        "nodes=1:ppn=1,walltime=60",
+        "echo \"$PBS_JOBID|$PBS_ARRAYID|$MOAB_JOBARRAYRANGE|$PBS_ENVIRONMENT|$PBS_WALLTIME|$PBS_NUM_NODES|$PBS_NP|$MOAB_MACHINE|$#|$1|$2\"",
+        &["-t", "1-3%2", "-F", "one 'two words'"],
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = fx.d.checkjob(id);
+        if out.contains("    Completed:        3 ( 100.0% )") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "array never completed:\n{out}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for i in 1..=3 {
+        let path = fx.d.home.path().join(format!("{}arr.o{id}-{i}", fx.prefix));
+        let out = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        assert_eq!(
+            out,
+            format!("{id}[{i}]|{i}|3|PBS_BATCH|60|1|1|slurm|2|one|two words\n"),
+            "sub-job {i}"
+        );
+    }
 }

@@ -5,7 +5,7 @@ complete -c mdiag -s G -d 'Power management (Arches manages no node power: says 
 complete -c mdiag -s T -d 'Triggers (Arches has no triggers: prints an empty table)' -r
 complete -c mdiag -s s -d 'Standing reservations (SRCFG), optionally one' -r
 complete -c mdiag -s c -d 'Classes/queues (optionally one)' -r
-complete -c mdiag -s C -d 'Check a configuration file (default $MOABHOMEDIR/moab.cfg) without a daemon; exit 1 on errors' -r
+complete -c mdiag -s C -d 'Check a configuration file (default $MOABHOMEDIR/moab.cfg, else ~/.arches/moab.cfg, else the service\'s /etc/arches/moab.cfg) without a daemon; exit 1 on errors' -r
 complete -c mdiag -s g -d 'Groups (optionally one)' -r
 complete -c mdiag -s j -d 'Jobs (optionally one); --xml gives the checkjob job XML' -r
 complete -c mdiag -s n -d 'Nodes (optionally one); --xml gives <node> elements' -r

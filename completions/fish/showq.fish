@@ -17,5 +17,6 @@ complete -c showq -s s -d 'Accepted for compatibility with third-party tools (ab
 complete -c showq -s g -d 'Grid job and system ids: Arches has no grid, so the ids shown are already the system ids'
 complete -c showq -s l -d 'Local/remote view (grid): every Arches job is local; the report is unchanged'
 complete -c showq -l noblock -d 'Accepted for compatibility (Rocoto); the daemon always answers without blocking'
+complete -c showq -s t -l expand-arrays -d 'Every sub-job of a job array on its own line (`ID[INDEX]`, as Torque\'s qstat -t); by default the queued sub-jobs of an array in the same state share one line `ID[INDEXES]`'
 complete -c showq -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c showq -s h -l help -d 'Print help (see more with \'--help\')'

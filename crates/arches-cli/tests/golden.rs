@@ -123,6 +123,7 @@ fn job(id: u64, user: &str, state: &str, section: Section, procs: u32) -> JobSum
         block_reason: None,
         eligible_secs: 0,
         restartable: false,
+        array: None,
     }
 }
 
@@ -638,6 +639,8 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         layout: None,
         gres_units: vec![],
         class_limits: vec![],
+        array_info: None,
+        args: Vec::new(),
     }
 }
 
@@ -751,6 +754,7 @@ fn checkjob_xml_parses_and_matches_vsc_fields() {
         now: 1510331373 + 238262,
         jobs: vec![d],
         unknown: vec![],
+        denied: vec![],
     };
     let ours = checkjob::render_xml(&view, false);
     let od = roxmltree::Document::parse(&ours).unwrap();
@@ -1305,6 +1309,7 @@ fn every_xml_output_parses_with_honest_counts() {
         now,
         jobs: vec![d.clone(), d],
         unknown: vec![],
+        denied: vec![],
     };
     check_xml("checkjob", &checkjob::render_xml(&jv, true));
     check_xml(
@@ -1936,7 +1941,10 @@ fn checkjob_generic_resources_per_task() {
     );
     // -v adds the job's node access policy.
     let v = req_block(&checkjob::render_one(&d, now, 1));
-    assert!(v.contains("Dedicated Resources Per Task: PROCS: 4  gpu: 2\nNodeAccess: SINGLEJOB\n"), "{v}");
+    assert!(
+        v.contains("Dedicated Resources Per Task: PROCS: 4  gpu: 2\nNodeAccess: SINGLEJOB\n"),
+        "{v}"
+    );
 }
 
 #[test]
@@ -2011,6 +2019,7 @@ fn checkjob_xml_generic_resources_host_list_and_reservation() {
         now: d.summary.submit_time + 26,
         jobs: vec![d],
         unknown: vec![],
+        denied: vec![],
     };
     let xml = checkjob::render_xml(&view, false);
     let doc = roxmltree::Document::parse(&xml).unwrap();

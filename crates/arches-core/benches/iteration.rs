@@ -138,7 +138,6 @@ fn with_policies(jobs: u64, nodes: u32, mut p: Policy) -> (State, Policy) {
         }
     }
     let mut s = State::new(node_list);
-    let mut gpus_used = vec![0u32; s.nodes().len()];
     let mut all: Vec<&Job> = base.jobs().collect();
     all.sort_by_key(|j| (j.run.is_none(), j.id));
     for j in all {

@@ -26,6 +26,7 @@
 
 pub mod access;
 pub mod accounting;
+pub mod array;
 pub mod backfill;
 pub mod class;
 mod context;
@@ -37,6 +38,7 @@ mod index;
 pub mod job;
 pub mod layout;
 pub mod lean;
+pub mod limits;
 pub mod node;
 pub mod placement;
 pub mod plan;
@@ -54,6 +56,7 @@ pub mod trl;
 pub mod windows;
 
 pub use access::NodeAccessPolicy;
+pub use array::{ArrayJob, ArrayOp, ArraySpec, Indices};
 pub use eligibility::effective_walltime;
 pub use gres::{Gres, GresTable, GresUnits};
 pub use job::{

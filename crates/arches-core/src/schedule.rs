@@ -242,7 +242,7 @@ fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job], when:
             e.handled = true;
         }
     }
-    let throttled = has_limits(policy);
+    let throttled = has_limits(policy) || state.has_slot_limits();
     // Jobs with a task request list, in each of their shapes (crate::trl).
     let trl: std::collections::BTreeMap<crate::job::JobId, Vec<Job>> = entries
         .iter()

@@ -8,6 +8,7 @@
 //! the simulator drive every backend the same way: apply the plan through the
 //! trait, then feed observations to `State::apply`.
 
+pub mod fsmode;
 pub mod local;
 pub mod sim;
 pub mod slurm;
@@ -67,6 +68,8 @@ pub struct ExecSpec {
     /// Supplementary groups of the user.
     pub groups: Vec<u32>,
     pub class: Option<String>,
+    /// Arguments the script runs with (`msub -F`, `msub script a b`).
+    pub args: Vec<String>,
 }
 
 /// Something a backend saw happen.

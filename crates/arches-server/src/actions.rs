@@ -24,6 +24,7 @@ impl Actor {
     ) -> ActionResponse {
         let mut resp = ActionResponse::default();
         let mut ids: Vec<JobId> = Vec::new();
+        let mut arrays: Vec<JobId> = Vec::new();
         if req.jobs.is_empty() {
             resp.stderr
                 .push("ERROR:  no job expression specified".to_string());
@@ -40,7 +41,37 @@ impl Actor {
                         .filter(|j| caller.admin || j.cred.user == caller.user)
                         .map(|j| j.id);
                     ids.extend(all);
+                    let waiting = self
+                        .state
+                        .arrays()
+                        .filter(|a| a.pending() > 0 && a.cancelled.is_none())
+                        .filter(|a| caller.admin || a.template.cred.user == caller.user)
+                        .map(|a| a.id);
+                    arrays.extend(waiting);
                     continue;
+                }
+                // Array forms: `ID[INDEX]`, `ID[]`, an array's `ID`.
+                match crate::arrays::resolve(&self.state, part) {
+                    Some(crate::arrays::Target::Array(a)) => {
+                        arrays.push(a);
+                        continue;
+                    }
+                    Some(crate::arrays::Target::Pending(a, pos)) => {
+                        match self.materialize(a, pos, now) {
+                            Some(id) => ids.push(id),
+                            None => {
+                                resp.stderr
+                                    .push(format!("ERROR:  invalid job specified ({part})"));
+                                resp.failed = true;
+                            }
+                        }
+                        continue;
+                    }
+                    Some(crate::arrays::Target::Job(id)) => {
+                        ids.push(id);
+                        continue;
+                    }
+                    None => {}
                 }
                 // `-R` also requeues completed jobs (Moab: "requeued completed job").
                 let finished_ok = matches!(req.action, JobAction::Requeue);
@@ -63,6 +94,23 @@ impl Actor {
         // expressions, so a job matches once.
         let mut seen = std::collections::BTreeSet::new();
         ids.retain(|id| seen.insert(*id));
+        arrays.retain(|id| seen.insert(*id));
+        // A sub-job of an array acted on as a whole is acted on with it.
+        ids.retain(|id| {
+            self.state
+                .array_of(*id)
+                .is_none_or(|(a, _)| !arrays.contains(&a.id))
+        });
+        for array in arrays {
+            match self.array_action(caller, array, &req.action, now) {
+                Ok(Some(line)) => resp.stdout.push(line),
+                Ok(None) => {}
+                Err(line) => {
+                    resp.stderr.push(line);
+                    resp.failed = true;
+                }
+            }
+        }
         for id in ids {
             let owner = self.state.job(id).map(|j| j.cred.user.clone());
             if !caller.admin && owner.as_deref() != Some(caller.user.as_str()) {
@@ -75,10 +123,10 @@ impl Actor {
                 // Each change stands alone, as in Moab: one line per change.
                 for c in changes {
                     match self.modify(caller, id, c, now) {
-                        Ok(Some(line)) => resp.stdout.push(line),
+                        Ok(Some(line)) => lines_into(&mut resp.stdout, line),
                         Ok(None) => {}
                         Err(line) => {
-                            resp.stderr.push(line);
+                            lines_into(&mut resp.stderr, line);
                             resp.failed = true;
                         }
                     }
@@ -86,15 +134,35 @@ impl Actor {
                 continue;
             }
             match self.act(caller, id, &req.action, now) {
-                Ok(Some(line)) => resp.stdout.push(line),
+                Ok(Some(line)) => lines_into(&mut resp.stdout, line),
                 Ok(None) => {}
                 Err(line) => {
-                    resp.stderr.push(line);
+                    lines_into(&mut resp.stderr, line);
                     resp.failed = true;
                 }
             }
         }
         resp
+    }
+
+    /// One action on one job, its lines joined (modifications included).
+    pub(crate) fn act_on(
+        &mut self,
+        caller: &Caller,
+        id: JobId,
+        action: &JobAction,
+        now: Time,
+    ) -> Outcome {
+        let JobAction::Modify { changes } = action else {
+            return self.act(caller, id, action, now);
+        };
+        let mut lines = Vec::new();
+        for c in changes {
+            if let Some(line) = self.modify(caller, id, c, now)? {
+                lines.push(line);
+            }
+        }
+        Ok((!lines.is_empty()).then(|| lines.join("\n")))
     }
 
     fn act(&mut self, caller: &Caller, id: JobId, action: &JobAction, now: Time) -> Outcome {
@@ -386,15 +454,22 @@ impl Actor {
             .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
         let active = job.state.is_active();
         match attr_l.as_str() {
+            "depend" | "dependency" => self.modify_depend(caller, id, op, value, now),
             "walltime" | "wclimit" | "reqawduration" => {
                 let secs = parse_duration(value)
                     .map_err(|_| format!("ERROR:  invalid walltime '{value}'"))?;
                 let old = job.walltime.unwrap_or(0);
                 let new = match op {
-                    '+' => old + secs,
-                    '-' => (old - secs).max(1),
+                    '+' => old.saturating_add(secs),
+                    '-' => old.saturating_sub(secs).max(1),
                     _ => secs,
                 };
+                if new > arches_core::limits::MAX_WALLTIME {
+                    return Err(format!(
+                        "cannot change walltime attribute for job {id} from {old} to {new} (limit {})",
+                        arches_core::limits::MAX_WALLTIME
+                    ));
+                }
                 if new <= 0 {
                     return Err(format!(
                         "cannot change walltime attribute for job {id} from {old} to {new} (invalid value)"
@@ -449,6 +524,9 @@ impl Actor {
                 Ok(Some(format!("class/queue set to {value} for job {id}")))
             }
             "jobname" | "name" => {
+                if let Err(e) = crate::jobspec::sane::job_name(value) {
+                    return Err(format!("ERROR:  {}", e.0));
+                }
                 self.apply(
                     Event::Modify {
                         job: id,
@@ -507,11 +585,12 @@ impl Actor {
                     .parse()
                     .map_err(|_| "ERROR:  invalid value for user priority".to_string())?;
                 let new = match op {
-                    '+' => job.user_prio + v,
-                    '-' => job.user_prio - v,
-                    _ => v,
-                };
-                if !(-1024..=1023).contains(&new) {
+                    '+' => job.user_prio.checked_add(v),
+                    '-' => job.user_prio.checked_sub(v),
+                    _ => Some(v),
+                }
+                .ok_or_else(|| "ERROR:  invalid value for user priority".to_string())?;
+                if !arches_core::limits::USER_PRIORITY.contains(&new) {
                     return Err("ERROR:  invalid value for user priority".to_string());
                 }
                 if new > 0 && !caller.admin {
@@ -597,9 +676,24 @@ impl Actor {
             .map_err(|_| format!("ERROR:  invalid priority '{value}'"))?;
         let new = if relative || sign != 0 {
             let base = job.sys_prio.unwrap_or(0);
-            base + if sign < 0 { -v } else { v }
+            let new = if sign < 0 {
+                base.checked_sub(v)
+            } else {
+                base.checked_add(v)
+            };
+            let range = arches_core::limits::RELATIVE_PRIORITY;
+            match new.filter(|n| range.contains(n)) {
+                Some(n) => n,
+                None => {
+                    return Err(format!(
+                        "ERROR:  relative system priority change '{value}' out of range (the result must be in {} - {})",
+                        range.start(),
+                        range.end()
+                    ))
+                }
+            }
         } else {
-            if !(0..=1000).contains(&v) {
+            if !arches_core::limits::SYSTEM_PRIORITY.contains(&v) {
                 return Err("ERROR:  system priority must be in the range 0 - 1000".to_string());
             }
             v
@@ -612,6 +706,16 @@ impl Actor {
             now,
         );
         Ok(Some(format!("job {id} system priority modified")))
+    }
+}
+
+/// An outcome of several lines as several answer lines (each answer line
+/// is one line: clients show line feeds inside one escaped).
+fn lines_into(out: &mut Vec<String>, text: String) {
+    if text.contains('\n') {
+        out.extend(text.lines().map(str::to_string));
+    } else {
+        out.push(text);
     }
 }
 

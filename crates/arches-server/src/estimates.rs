@@ -31,12 +31,25 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
     let policy = &s.cfg.policy;
     match q {
         StartQuery::Job { id } => {
-            let job = parse_job_id(id)
-                .and_then(|n| s.state.job(n))
-                .ok_or_else(|| EstimateError(format!("ERROR:  invalid job specified: {id}")))?;
+            // `ID[INDEX]` (a sub-job not made a job yet is estimated as it
+            // will be), an array's `ID` or `ID[]` (its next sub-job).
+            let pending;
+            let job = match crate::arrays::resolve(&s.state, id) {
+                Some(crate::arrays::Target::Job(n)) => s.state.job(n),
+                Some(crate::arrays::Target::Pending(a, pos)) => {
+                    pending = s.state.array(a).map(|a| crate::arrays::pending_job(a, pos));
+                    pending.as_ref()
+                }
+                Some(crate::arrays::Target::Array(a)) => s.state.array(a).and_then(|a| {
+                    let mut subs = s.state.array_jobs(a);
+                    subs.find(|j| !j.state.is_finished())
+                }),
+                None => parse_job_id(id).and_then(|n| s.state.job(n)),
+            }
+            .ok_or_else(|| EstimateError(format!("ERROR:  invalid job specified: {id}")))?;
             let mut e = StartEstimate {
                 now: s.now,
-                job: job.id.to_string(),
+                job: crate::arrays::display_id(&s.state, job.id),
                 procs: job.procs(),
                 walltime: job.walltime,
                 start: None,
@@ -103,8 +116,10 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
             qos,
         } => {
             let secs = parse_duration(duration)
-                .map_err(|_| EstimateError(format!("ERROR:  invalid duration '{duration}'")))?;
-            if *procs == 0 {
+                .ok()
+                .filter(|d| *d <= arches_core::limits::MAX_WALLTIME)
+                .ok_or_else(|| EstimateError(format!("ERROR:  invalid duration '{duration}'")))?;
+            if *procs == 0 || *procs > arches_core::limits::MAX_TOTAL_PROCS {
                 return Err(EstimateError(format!(
                     "ERROR:  invalid processor count in '{procs}@{duration}'"
                 )));
@@ -227,7 +242,9 @@ fn window_query(q: &BackfillQuery) -> Result<WindowQuery, EstimateError> {
     let min_duration = match &q.duration {
         Some(d) => Some(
             parse_duration(d)
-                .map_err(|_| EstimateError(format!("ERROR:  invalid duration '{d}'")))?,
+                .ok()
+                .filter(|d| *d <= arches_core::limits::MAX_WALLTIME)
+                .ok_or_else(|| EstimateError(format!("ERROR:  invalid duration '{d}'")))?,
         ),
         None => None,
     };
@@ -267,7 +284,7 @@ fn min_memory(text: &str) -> Result<u64, EstimateError> {
         (0, t)
     };
     let n: u64 = num.trim().parse().map_err(|_| bad())?;
-    Ok(n + offset)
+    n.checked_add(offset).ok_or_else(bad)
 }
 
 #[cfg(test)]

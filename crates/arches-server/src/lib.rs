@@ -10,14 +10,22 @@
 
 pub mod actions;
 pub mod actor;
+pub mod arrays;
+pub mod authz;
 pub mod config;
 mod control;
 mod defer;
+mod depend;
 pub mod estimates;
+mod guard;
+pub mod home;
 pub mod http;
 pub mod ident;
 pub mod intent;
+pub mod jobenv;
 pub mod jobspec;
+pub mod metrics;
+pub mod notify;
 mod observe;
 pub mod pace;
 pub mod preempt;
@@ -28,6 +36,7 @@ pub mod staging;
 mod stream;
 pub mod testing;
 pub mod views;
+pub mod web;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -81,6 +90,8 @@ pub fn cli_command() -> clap::Command {
 
 /// Entry point of the `moab` binary.
 pub fn main() -> ExitCode {
+    // Before any thread: systemd's notification socket is ours alone.
+    notify::take_socket();
     let opts = Options::parse();
     if let Some(Subcommand::Simulate(args)) = opts.command {
         if args.serve {
@@ -124,8 +135,8 @@ impl Options {
 pub fn run(opts: &Options) -> anyhow::Result<()> {
     let loc = opts.locations();
     prepare_home(&loc.home)?;
-    init_logging(&loc.home);
     let cfg = config::load_config(&loc.home, opts.config.as_deref())?;
+    init_logging(&log_path(&loc.home, &cfg.moab.log));
     let rm = rm::build_rm(&cfg)?;
     serve(loc, cfg, rm)
 }
@@ -139,6 +150,9 @@ pub fn serve(
 ) -> anyhow::Result<()> {
     prepare_home(&loc.home)?;
     for w in &cfg.warnings {
+        tracing::warn!("{w}");
+    }
+    for w in home::secure(&loc.home, &loc.socket) {
         tracing::warn!("{w}");
     }
     claim_socket(&loc.socket)?;
@@ -194,10 +208,21 @@ pub(crate) fn serve_socket(
     let socket = socket.to_path_buf();
     let tx = app.tx.clone();
     let served = runtime.block_on(async move {
+        // METRICSPORT: metrics and dashboard (a port in use stops the start).
+        if let Some(addr) = web::configured(&app.cfg)? {
+            let listener = web::bind(addr).await?;
+            tokio::spawn(web::serve(listener, app.published.clone()));
+        }
         let listener = tokio::net::UnixListener::bind(&socket)
             .with_context(|| format!("cannot bind {}", socket.display()))?;
         set_mode(&socket, 0o666)?;
         tracing::info!(socket = %socket.display(), "moab server listening");
+        // Type=notify: READY=1 once a real request is answered.
+        notify::spawn_ready_probe(
+            socket.clone(),
+            arches_api::routes::SCHEDULER,
+            std::time::Duration::from_secs(600),
+        );
         let stop = async move {
             wait_for_stop(done).await;
             let _ = tx.send(actor::Input::Shutdown);
@@ -228,19 +253,20 @@ async fn wait_for_stop(done: tokio::sync::oneshot::Receiver<()>) {
             let _ = done.await;
         }
     }
+    notify::stopping();
 }
 
 fn prepare_home(home: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(home.join("log"))
-        .with_context(|| format!("cannot create {}", home.display()))
+    home::prepare(home)
 }
 
 /// Refuses to start when another daemon answers on the socket; removes a
 /// stale socket file.
 pub(crate) fn claim_socket(socket: &Path) -> anyhow::Result<()> {
     if std::fs::symlink_metadata(socket).is_err() {
-        if let Some(dir) = socket.parent() {
-            std::fs::create_dir_all(dir)
+        if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
+            // Every user must reach the socket.
+            arches_rm::fsmode::create_dir(dir, 0o755, true)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
         }
         return Ok(());
@@ -283,35 +309,67 @@ pub(crate) fn set_log_level(level: u32) {
     }
 }
 
-/// Logs to stderr and to `<home>/log/moab.log` (`RUST_LOG` filters; default
-/// `info`). Colours only on a terminal (never in a redirected stderr, a
-/// journal or the log file). A second initialisation in the same process is
-/// ignored.
-fn init_logging(home: &Path) {
-    use std::io::IsTerminal;
+/// The log file of `LOGDIR` (relative: under the home) and `LOGFILE`
+/// (relative: under `LOGDIR`); by default `<home>/log/moab.log`.
+pub fn log_path(home: &Path, log: &arches_config::LogConfig) -> PathBuf {
+    home.join(&log.dir).join(&log.file)
+}
+
+/// Logs to stderr and to `file` (mode 0600, its directory created;
+/// `RUST_LOG` filters; default `info`). No colours, and every control
+/// character a logged name or message may carry is escaped
+/// ([`arches_api::text`]): one event is one line. A second initialisation
+/// in the same process is ignored.
+fn init_logging(file: &Path) {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let (filter, handle) = tracing_subscriber::reload::Layer::new(filter);
     let _ = LOG_FILTER.set(handle);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(home.join("log").join("moab.log"));
+    if let Some(dir) = file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let opened = arches_rm::fsmode::open_append(file, 0o600);
+    if let Err(e) = &opened {
+        eprintln!("moab: cannot open the log file {}: {e}", file.display());
+    }
+    let file = opened;
     let registry = tracing_subscriber::registry().with(filter).with(
         tracing_subscriber::fmt::layer()
-            .with_ansi(std::io::stderr().is_terminal())
-            .with_writer(std::io::stderr),
+            .with_ansi(false)
+            .with_writer(|| EscapeLog(std::io::stderr())),
     );
     let _ = match file {
         Ok(f) => registry
             .with(
                 tracing_subscriber::fmt::layer()
                     .with_ansi(false)
-                    .with_writer(std::sync::Mutex::new(f)),
+                    .with_writer(std::sync::Mutex::new(EscapeLog(f))),
             )
             .try_init(),
         Err(_) => registry.try_init(),
     };
+}
+
+/// A log writer that escapes control characters (each write is one event:
+/// its final line feed is kept).
+struct EscapeLog<W: std::io::Write>(W);
+
+impl<W: std::io::Write> std::io::Write for EscapeLog<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let (line, end) = match text.strip_suffix('\n') {
+            Some(l) => (l, "\n"),
+            None => (&*text, ""),
+        };
+        let line = arches_api::text::escape(line);
+        self.0.write_all(line.as_bytes())?;
+        self.0.write_all(end.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }

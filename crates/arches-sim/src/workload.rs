@@ -68,6 +68,11 @@ pub struct SimJob {
     pub stage_mb: Option<u64>,
     /// Stage-in files (JSONL `stagein` objects): source URL and bytes.
     pub stage_files: Vec<(String, u64)>,
+    /// A job array (JSONL `array`: `1-100`, `1-9:2`, `1,5,7`, with `%N`
+    /// a slot limit): the line stands for its sub-jobs, which take the ids
+    /// after its own (`arches_core::array`), each with the line's size and
+    /// run time.
+    pub array: Option<arches_core::ArraySpec>,
 }
 
 impl SimJob {
@@ -93,6 +98,7 @@ impl SimJob {
             stage_secs: None,
             stage_mb: None,
             stage_files: Vec::new(),
+            array: None,
         }
     }
 
@@ -229,6 +235,8 @@ struct RawJob {
     stagein: Option<RawStageIn>,
     /// Stage-in size in MB (with `--staging`).
     stagein_size: Option<u64>,
+    /// A job array's index list (`1-100%5`).
+    array: Option<String>,
 }
 
 /// `stagein`: seconds, one file or several.
@@ -262,10 +270,25 @@ impl RawJob {
         if self.runtime < 0 {
             return Err(format!("runtime must be >= 0, got {}", self.runtime));
         }
+        use arches_core::limits::{check, MAX_JOB_NODES, MAX_TIME, MAX_TOTAL_PROCS, MAX_WALLTIME};
+        check("submit", self.submit, 0..=MAX_TIME)?;
+        check("walltime", self.walltime, 1..=MAX_WALLTIME)?;
+        check("runtime", self.runtime, 0..=MAX_WALLTIME)?;
+        for (what, v) in [("procs", self.procs), ("ppn", self.ppn)] {
+            if let Some(v) = v {
+                check(what, v, 0..=MAX_TOTAL_PROCS)?;
+            }
+        }
+        if let Some(n) = self.nodes {
+            check("nodes", n, 0..=MAX_JOB_NODES)?;
+        }
         let (procs, layout) = match (self.procs, self.nodes, self.ppn) {
             (Some(p), None, None) if p > 0 => (p, None),
             (None, Some(n), Some(ppn)) if n > 0 && ppn > 0 => {
-                let total = n.checked_mul(ppn).ok_or("nodes * ppn overflows")?;
+                let total = n
+                    .checked_mul(ppn)
+                    .filter(|t| *t <= MAX_TOTAL_PROCS)
+                    .ok_or(format!("nodes * ppn above {MAX_TOTAL_PROCS} processors"))?;
                 (total, Some((n, ppn)))
             }
             (None, Some(n), None) if n > 0 => (n, Some((n, 1))),
@@ -294,9 +317,7 @@ impl RawJob {
         }
         match self.stagein {
             Some(RawStageIn::Secs(s)) => {
-                if s < 0 {
-                    return Err(format!("stagein must be >= 0, got {s}"));
-                }
+                check("stagein", s, 0..=MAX_WALLTIME)?;
                 job.eligible_at = Some(self.submit + s);
                 job.stage_secs = Some(s);
             }
@@ -310,6 +331,14 @@ impl RawJob {
             return Err("stagein: a file needs a non-empty `source`".into());
         }
         job.stage_mb = self.stagein_size;
+        if let Some(a) = self.array {
+            let spec =
+                arches_core::ArraySpec::parse(&a).map_err(|e| format!("array '{a}': {e}"))?;
+            if spec.name.is_some() {
+                return Err(format!("array '{a}': give the index list only"));
+            }
+            job.array = Some(spec);
+        }
         Ok(job)
     }
 }

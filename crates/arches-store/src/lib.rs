@@ -13,6 +13,7 @@
 //! stored form in one place.
 
 pub mod accounting;
+mod array;
 mod payload;
 pub mod record;
 mod starts;
@@ -21,6 +22,7 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use array::ArrayRecord;
 pub use record::{DeferRecord, ExecRecord, JobRecord, Payload, ReservationRecord, StageRecord};
 
 /// Why a store operation failed.
@@ -34,6 +36,8 @@ pub enum StoreError {
     Encode { id: u64, why: String },
     #[error("corrupt reservation record {id}: {why}")]
     CorruptReservation { id: String, why: String },
+    #[error("cannot create {path}: {why}")]
+    Io { path: String, why: String },
 }
 
 /// Changes committed together in one transaction.
@@ -53,6 +57,10 @@ pub struct Batch {
     pub rsv_deletes: Vec<String>,
     /// Scripts and environments of new jobs (`payloads` table).
     pub payloads: Vec<(u64, Payload)>,
+    /// Job arrays inserted or replaced (`arrays` table).
+    pub array_upserts: Vec<ArrayRecord>,
+    /// Job arrays forgotten.
+    pub array_deletes: Vec<u64>,
 }
 
 impl Batch {
@@ -65,6 +73,8 @@ impl Batch {
             && self.rsv_upserts.is_empty()
             && self.rsv_deletes.is_empty()
             && self.payloads.is_empty()
+            && self.array_upserts.is_empty()
+            && self.array_deletes.is_empty()
     }
 }
 
@@ -78,6 +88,7 @@ const NEXT_ID_KEY: &str = "next_job_id";
 impl Store {
     /// Opens (creating if needed) the database at `path`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        create_private(path)?;
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
@@ -103,6 +114,7 @@ impl Store {
         )?;
         conn.execute_batch(payload::SCHEMA)?;
         conn.execute_batch(starts::SCHEMA)?;
+        conn.execute_batch(array::SCHEMA)?;
         Ok(Store { conn })
     }
 
@@ -241,11 +253,34 @@ impl Store {
                 rdel.execute([id])?;
             }
             payload::commit(&tx, batch)?;
+            array::commit(&tx, batch)?;
             starts::commit(&tx, batch)?;
         }
         tx.commit()?;
         Ok(())
     }
+}
+
+/// Creates the database file readable and writable by its owner only
+/// (whatever the umask): it holds every job's script and environment.
+/// SQLite gives the `-wal` and `-shm` files the database file's mode.
+fn create_private(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    if path.exists() {
+        return Ok(());
+    }
+    let io = |e: std::io::Error| StoreError::Io {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    };
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io)?;
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(io)
 }
 
 #[cfg(test)]
@@ -410,6 +445,28 @@ mod tests {
         let job = jobs[0].to_job(&Default::default()).unwrap();
         assert!(job.holds.contains(HoldType::User));
         assert_eq!(job.req.total_procs(), 2);
+    }
+
+    #[test]
+    fn the_database_and_its_wal_are_private_whatever_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("private.db");
+        // SAFETY: umask(2) cannot fail; restored below.
+        let old = unsafe { libc::umask(0) };
+        let opened = Store::open(&path);
+        // SAFETY: as above.
+        unsafe { libc::umask(old) };
+        let mut s = opened.unwrap();
+        s.commit(&Batch {
+            upserts: vec![rec(1)],
+            ..Batch::default()
+        })
+        .unwrap();
+        for name in ["private.db", "private.db-wal", "private.db-shm"] {
+            let m = std::fs::metadata(dir.path().join(name)).unwrap();
+            assert_eq!(m.permissions().mode() & 0o777, 0o600, "{name}");
+        }
     }
 
     #[test]

@@ -293,7 +293,7 @@ fn select_jobs(
                 have.is_some_and(|h| h.eq_ignore_ascii_case(v))
             })
         })
-        .map(|j| j.id.to_string())
+        .map(|j| j.jobid())
         .collect())
 }
 
@@ -339,7 +339,10 @@ fn query(a: &Mjobctl, q: &str, jobs: Vec<String>, completed: bool) -> Result<u8,
             for id in &view.unknown {
                 eprintln!("ERROR:  invalid job specified ({id})");
             }
-            Ok(if view.unknown.is_empty() {
+            for d in &view.denied {
+                eprintln!("{}", crate::render::checkjob::not_authorized(d));
+            }
+            Ok(if view.unknown.is_empty() && view.denied.is_empty() {
                 EXIT_OK
             } else {
                 crate::EXIT_ERROR

@@ -11,7 +11,7 @@ pub fn avp(d: &JobDetail) -> String {
     let mut put = |k: &str, v: String| {
         o.push_str(&format!("{k}={v};"));
     };
-    put("JOBID", s.id.to_string());
+    put("JOBID", s.jobid());
     put("NAME", s.name.clone());
     put("STATE", s.state.clone());
     put("USER", s.user.clone());
@@ -100,7 +100,7 @@ pub fn node_access(d: &JobDetail, n: &NodeInfo, jobs_on_node: &[(u64, bool)]) ->
         ));
     }
     let mut o = if why.is_empty() {
-        format!("NOTE:  job {} can access node {}\n", s.id, n.name)
+        format!("NOTE:  job {} can access node {}\n", s.jobid(), n.name)
     } else {
         format!(
             "NOTE:  job {} cannot access node {} ({})\n",

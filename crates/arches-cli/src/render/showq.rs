@@ -111,13 +111,16 @@ pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
             out.push('\n');
             queued_plain(&mut out, BLOCKED_BANNER, "blocked", &b);
             out.push('\n');
-            total(&mut out, a.len() + e.len() + b.len());
+            total(
+                &mut out,
+                a.len() + super::arrays::total(&e) + super::arrays::total(&b),
+            );
         }
         Mode::Blocked => {
             let b = of(Section::Blocked);
             queued_plain(&mut out, BLOCKED_BANNER, "blocked", &b);
             out.push('\n');
-            total(&mut out, b.len());
+            total(&mut out, super::arrays::total(&b));
         }
         Mode::Running => {
             let a = of(Section::Active);
@@ -154,9 +157,9 @@ pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
             out.push_str("JOBID                 PRIORITY  XFACTOR  Q  USERNAME    GROUP  PROCS     WCLIMIT     CLASS      SYSTEMQUEUETIME\n\n");
             for j in &e {
                 let id = if j.reservation_start.is_some() {
-                    format!("{}*", j.id)
+                    format!("{}*", j.jobid())
                 } else {
-                    j.id.to_string()
+                    j.jobid()
                 };
                 out.push_str(&format!(
                     "{:<19} {:>10} {:>8.1} {:>2} {:>9} {:>8} {:>6} {:>11} {:>9}  {:>20}\n",
@@ -173,9 +176,10 @@ pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
                 ));
             }
             out.push('\n');
-            out.push_str(&format!("{} eligible job{}   \n", e.len(), plural(e.len())));
+            let n = super::arrays::total(&e);
+            out.push_str(&format!("{n} eligible job{}   \n", plural(n)));
             out.push('\n');
-            total(&mut out, e.len());
+            total(&mut out, n);
         }
         Mode::Completed => {
             let c = of(Section::Completed);
@@ -190,7 +194,7 @@ pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
                 };
                 out.push_str(&format!(
                     "{:<19} {} {:<11} {:>5} {:>6} {:>8.1} {:>2} {:>9} {:>8} {:>16} {:>5} {:>11}  {:>20}\n",
-                    j.id,
+                    j.jobid(),
                     state_letter(j),
                     completion_code(j, true),
                     if j.start_time.is_some() { par3(j) } else { "-".to_string() },
@@ -246,19 +250,11 @@ fn queued_plain(out: &mut String, banner: &str, word: &str, jobs: &[&JobSummary]
         "JOBID", "USERNAME", "STATE", "PROCS", "WCLIMIT", "QUEUETIME"
     ));
     for j in jobs {
-        out.push_str(&row(
-            &j.id.to_string(),
-            j,
-            &limit(j.walltime),
-            j.submit_time,
-        ));
+        out.push_str(&row(&j.jobid(), j, &limit(j.walltime), j.submit_time));
     }
     out.push('\n');
-    out.push_str(&format!(
-        "{} {word} job{}   \n",
-        jobs.len(),
-        plural(jobs.len())
-    ));
+    let n = super::arrays::total(jobs);
+    out.push_str(&format!("{n} {word} job{}   \n", plural(n)));
 }
 
 fn row(id: &str, j: &JobSummary, time: &str, when: i64) -> String {
@@ -314,7 +310,7 @@ fn id_with_marker(j: &JobSummary) -> String {
         (false, true) => "-",
         (false, false) => "",
     };
-    format!("{}{m}", j.id)
+    format!("{}{m}", j.jobid())
 }
 
 /// Wall-clock time left: limit minus the time actually run.
@@ -424,9 +420,9 @@ fn job_xml(j: &JobSummary, now: i64) -> Element {
         .attr_opt("Account", j.account.as_ref())
         .attr_opt("Class", j.class.as_ref())
         .attr("EEDuration", j.eligible_secs)
-        .attr("GJID", j.id)
+        .attr("GJID", j.jobid())
         .attr("Group", &j.group)
-        .attr("JobID", j.id)
+        .attr("JobID", j.jobid())
         .attr("JobName", &j.name)
         .attr_opt("QOS", j.qos.as_ref())
         .attr_opt("ReqAWDuration", j.walltime)
@@ -447,7 +443,7 @@ fn job_xml(j: &JobSummary, now: i64) -> Element {
             let aw = ran(now);
             e = e
                 .attr("AWDuration", aw)
-                .attr("DRMJID", j.id)
+                .attr("DRMJID", j.jobid())
                 .attr_opt("MasterHost", j.master_host.as_ref())
                 .attr_opt("PAL", j.partition.as_ref())
                 .attr(
@@ -473,7 +469,7 @@ fn job_xml(j: &JobSummary, now: i64) -> Element {
             if j.start_time.is_some() {
                 e = e
                     .attr("AWDuration", aw)
-                    .attr("DRMJID", j.id)
+                    .attr("DRMJID", j.jobid())
                     .attr_opt("MasterHost", j.master_host.as_ref())
                     .attr_opt("PAL", j.partition.as_ref());
             }

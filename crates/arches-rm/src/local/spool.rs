@@ -53,6 +53,9 @@ pub(crate) struct LaunchFile {
     pub walltime: Option<Secs>,
     pub restarted: bool,
     pub kill_grace_secs: u64,
+    /// Arguments the script runs with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
 }
 
 /// One allocated node in `launch.json`.
@@ -96,6 +99,7 @@ impl LaunchFile {
             walltime: launch.walltime,
             restarted: launch.restarted,
             kill_grace_secs,
+            args: exec.args.clone(),
         }
     }
 }
@@ -264,7 +268,12 @@ impl Control {
 /// Write `dir/name` atomically and durably: temp file, fsync, rename, fsync dir.
 pub(crate) fn write_durable(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     let tmp = dir.join(format!(".{name}.tmp"));
-    let mut f = File::create(&tmp)?;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
     f.write_all(bytes)?;
     f.sync_all()?;
     drop(f);
