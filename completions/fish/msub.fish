@@ -21,7 +21,7 @@ complete -c msub -s u -d 'Users the job may run as: user[@host][,...] (passed as
 complete -c msub -s v -d 'Variables to export: VAR[=value][,VAR...] (a bare VAR takes its current value)' -r
 complete -c msub -s W -d 'Additional attributes, e.g. x=FLAGS:RESTARTABLE or depend=afterok:12 (repeatable)' -r
 complete -c msub -l format -d 'Output format; xml is the same as --xml' -r
-complete -c msub -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock)' -r -F
+complete -c msub -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock if it exists, else the system service\'s /run/arches/moab.sock)' -r -F
 complete -c msub -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
 complete -c msub -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
 complete -c msub -s E -d 'Add the MOAB_* variables to the job\'s environment (accepted for compatibility: Arches always sets MOAB_JOBID, MOAB_NODELIST, ...)'

@@ -235,7 +235,8 @@ unit: [json.md](json.md).\n\n\
 | mschedctl -l config | `ConfigView` |\n\
 | mdiag -C (no daemon) | `{\"file\", \"exists\", \"lines\", \"errors\", \"warnings\"}` (the arches-config check report) |\n\n\
 ## Options common to every command\n\n\
-- `--socket PATH`: the daemon's socket (default `$MOAB_SOCKET`, else `$MOABHOMEDIR/moab.sock`).\n\
+- `--socket PATH`: the daemon's socket (default `$MOAB_SOCKET`, else `$MOABHOMEDIR/moab.sock`, else\n  \
+`~/.arches/moab.sock` if it exists, else the system service's `/run/arches/moab.sock`).\n\
 - `--host HOST`: accepted for Moab compatibility (`--host=<master>`); ignored.\n\
 - `--timeout SECONDS`: give up after this long (default 30) with\n  \
 `ERROR:  client timed out after N seconds (socket=<socket>)`.\n\n\
@@ -386,7 +387,7 @@ fn install_into(
         let from = bin_dir.join(&name);
         if !from.is_file() {
             bail!(
-                "{} is missing (build it first: cargo build --release)",
+                "{} is missing (build it first: cargo build --profile PROFILE -p arches --bins)",
                 from.display()
             );
         }
@@ -470,13 +471,16 @@ fn write_file(to: &Path, bytes: &[u8], mode: u32) -> Result<()> {
         .with_context(|| format!("chmod {}", to.display()))
 }
 
-/// `install [--prefix P] [--sysconfdir D] [--no-build]`: builds the release
-/// binaries (unless `--no-build`) and installs everything under `P`
-/// (default `/usr/local`), the configuration under `D` (default `/etc`).
+/// `install [--prefix P] [--sysconfdir D] [--profile NAME] [--no-build]`:
+/// builds the binaries of the cargo profile (default `release`; `deb`:
+/// the same, stripped) unless `--no-build`, and installs them and everything
+/// else under `P` (default `/usr/local`), the configuration under `D`
+/// (default `/etc`).
 fn install(args: &[String]) -> Result<()> {
     let mut prefix = PathBuf::from("/usr/local");
     let mut sysconfdir = PathBuf::from("/etc");
     let mut build = true;
+    let mut profile = "release".to_string();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -484,9 +488,10 @@ fn install(args: &[String]) -> Result<()> {
             "--sysconfdir" => {
                 sysconfdir = PathBuf::from(it.next().context("--sysconfdir needs a directory")?)
             }
+            "--profile" => profile = it.next().context("--profile needs a name")?.clone(),
             "--no-build" => build = false,
             other => bail!(
-                "unknown install option '{other}' (--prefix DIR, --sysconfdir DIR, --no-build)"
+                "unknown install option '{other}' (--prefix DIR, --sysconfdir DIR, --profile NAME, --no-build)"
             ),
         }
     }
@@ -494,18 +499,20 @@ fn install(args: &[String]) -> Result<()> {
     if build {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
         let st = std::process::Command::new(cargo)
-            .args(["build", "--release", "-p", "arches", "--bins"])
+            .args(["build", "--profile", &profile, "-p", "arches", "--bins"])
             .current_dir(&root)
             .status()
             .context("running cargo build")?;
         if !st.success() {
-            bail!("cargo build --release failed");
+            bail!("cargo build --profile {profile} failed");
         }
     }
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
-    let files = install_into(&root, &target.join("release"), &prefix, &sysconfdir)?;
+    // Cargo's directory of a profile: `dev` builds into `debug`.
+    let dir = if profile == "dev" { "debug" } else { profile.as_str() };
+    let files = install_into(&root, &target.join(dir), &prefix, &sysconfdir)?;
     println!(
         "installed {} files under {} (data-staging tools in {}; unit {}; configuration {})",
         files.len(),
@@ -528,7 +535,7 @@ fn main() -> ExitCode {
         Some("install") => install(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo run -p xtask -- generate|check|install [--prefix DIR] [--sysconfdir DIR] [--no-build]"
+                "usage: cargo run -p xtask -- generate|check|install [--prefix DIR] [--sysconfdir DIR] [--profile NAME] [--no-build]"
             );
             return ExitCode::from(2);
         }

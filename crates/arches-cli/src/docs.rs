@@ -156,4 +156,5 @@ rejected the request, or an argument is invalid. Error messages go to standard e
 
 /// The ENVIRONMENT text of every client.
 pub const ENVIRONMENT: &str = "MOAB_SOCKET: the daemon's Unix socket. MOABHOMEDIR: the home \
-directory holding moab.sock (default ~/.arches). TZ: time zone of printed dates.";
+directory holding moab.sock (default ~/.arches). With neither set and no ~/.arches/moab.sock, \
+the system service's socket /run/arches/moab.sock. TZ: time zone of printed dates.";
