@@ -511,7 +511,11 @@ fn install(args: &[String]) -> Result<()> {
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
     // Cargo's directory of a profile: `dev` builds into `debug`.
-    let dir = if profile == "dev" { "debug" } else { profile.as_str() };
+    let dir = if profile == "dev" {
+        "debug"
+    } else {
+        profile.as_str()
+    };
     let files = install_into(&root, &target.join(dir), &prefix, &sysconfdir)?;
     println!(
         "installed {} files under {} (data-staging tools in {}; unit {}; configuration {})",

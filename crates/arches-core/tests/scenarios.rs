@@ -617,13 +617,16 @@ struct Outcome {
     /// Virtual limits of backfill starts.
     virtual_limits: BTreeMap<JobId, i64>,
     /// Backfill windows `(nodes, procs, duration)` after the iteration at a time.
-    windows: BTreeMap<Time, Vec<(u32, u32, Option<i64>)>>,
+    windows: BTreeMap<Time, Vec<Window>>,
     /// Generic-resource units each job got at its first start
     /// (`NODE:KIND:I,J`).
     units: BTreeMap<JobId, Vec<String>>,
     /// Generic-resource windows `(nodes, units, duration)` by time and kind.
-    gwindows: BTreeMap<(Time, String), Vec<(u32, u32, Option<i64>)>>,
+    gwindows: BTreeMap<(Time, String), Vec<Window>>,
 }
+
+/// A backfill window: `(nodes, processors or units, duration)`.
+type Window = (u32, u32, Option<i64>);
 
 fn replay(sc: &Scenario) -> Outcome {
     let mut state = State::new(sc.nodes.clone());

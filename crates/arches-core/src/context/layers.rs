@@ -20,6 +20,9 @@ use crate::{Secs, Time};
 
 use super::{clamp_u32, release_at, Ctx};
 
+/// A reservation a bound job may run in: its nodes, start and end.
+pub(crate) type AdvresWindow = (Vec<NodeId>, Time, Option<Time>);
+
 /// What a context keeps for the layers.
 pub(super) struct Extra {
     /// No node access policy other than `SHARED` anywhere (global default,
@@ -218,10 +221,7 @@ impl<'a> Ctx<'a> {
     /// The reservations `job` may run in under `ADVRES` (`None`: no
     /// binding): `(nodes, start, end)` of each; `Err` when it names one that
     /// does not exist or does not admit the job.
-    pub(crate) fn advres_scope(
-        &self,
-        job: &Job,
-    ) -> Option<Result<Vec<(Vec<NodeId>, Time, Option<Time>)>, String>> {
+    pub(crate) fn advres_scope(&self, job: &Job) -> Option<Result<Vec<AdvresWindow>, String>> {
         let name = job.req.advres()?;
         let qos = crate::qos::effective(job, self.policy);
         let mut any_named = false;
