@@ -181,7 +181,7 @@ fn classes_defaults_limits_and_site_defaults() {
     );
     refused(
         &["-q", "gpu"],
-        "cannot locate requested class 'gpu' (classes: batch, long)",
+        "unknown class 'gpu' (configured classes: batch,long)",
     );
     refused(
         &["-l", "cput=1:00:00"],

@@ -13,6 +13,7 @@
 use std::path::PathBuf;
 
 use super::msub::{fail, usage_reason, Msub};
+use super::msub_script::shell_split;
 
 /// The default location.
 pub const DEFAULT_PATH: &str = "/etc/msubrc";
@@ -24,60 +25,13 @@ pub fn path() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_PATH))
 }
 
-/// Splits `text` into words as a shell would for simple quoting: blanks
-/// separate, `'...'` and `"..."` group, `\` escapes, `#` at the start of a
-/// word comments out the rest of the line.
+/// Splits `text` into words line by line as a shell would for simple
+/// quoting ([`shell_split`]: blanks separate, quotes group, `\` escapes,
+/// `#` outside a word comments out the rest of the line).
 pub fn words(text: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '#' if !in_word => {
-                for n in chars.by_ref() {
-                    if n == '\n' {
-                        break;
-                    }
-                }
-            }
-            c if c.is_whitespace() => {
-                if in_word {
-                    out.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            '\'' | '"' => {
-                in_word = true;
-                let close = c;
-                loop {
-                    match chars.next() {
-                        Some(x) if x == close => break,
-                        Some('\\') if close == '"' => {
-                            if let Some(n) = chars.next() {
-                                cur.push(n);
-                            }
-                        }
-                        Some(x) => cur.push(x),
-                        None => return Err(format!("unterminated {close} quote")),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                match chars.next() {
-                    Some(n) => cur.push(n),
-                    None => return Err("trailing backslash".to_string()),
-                }
-            }
-            c => {
-                in_word = true;
-                cur.push(c);
-            }
-        }
-    }
-    if in_word {
-        out.push(cur);
+    for line in text.lines() {
+        out.extend(shell_split(line)?);
     }
     Ok(out)
 }

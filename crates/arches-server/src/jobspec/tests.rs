@@ -411,7 +411,10 @@ fn class_limits_refuse_with_moabs_words_and_unknown_classes() {
     assert_eq!(s.job.cred.class.as_deref(), Some("batch"));
     assert_eq!(s.job.req.tasks, 4);
     let e = submit_in(&[], Some("gpu"), &p).unwrap_err();
-    assert!(e.0.contains("cannot locate requested class 'gpu'"), "{e}");
+    assert!(
+        e.0.contains("unknown class 'gpu' (configured classes: batch)"),
+        "{e}"
+    );
 }
 
 #[test]
