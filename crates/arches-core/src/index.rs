@@ -167,6 +167,8 @@ pub struct Indexes {
     pub preemptors: usize,
     /// Queued jobs with a task request list ([`crate::trl`]).
     pub trl: usize,
+    /// Queued and running malleable or resizable jobs ([`crate::malleable`]).
+    pub elastic: usize,
 }
 
 impl Indexes {
@@ -209,8 +211,14 @@ impl Indexes {
                 if !job.req.trl().is_empty() {
                     count(&mut self.trl, add);
                 }
+                if job.elastic.is_some() {
+                    count(&mut self.elastic, add);
+                }
             }
             JobState::Running | JobState::Starting | JobState::Staging | JobState::Staged => {
+                if job.elastic.is_some() {
+                    count(&mut self.elastic, add);
+                }
                 let Some(run) = job.run.as_ref() else {
                     return;
                 };

@@ -658,6 +658,8 @@ pub struct Job {
     /// Why the job last went back to the queue after starting (`None`: it
     /// never did). A job restarted after a checkpoint is told so.
     pub requeued: Option<RequeueCause>,
+    /// A processor range (malleable, resizable job): `None` for a rigid job.
+    pub elastic: Option<crate::malleable::Elastic>,
 }
 
 impl Job {
@@ -695,6 +697,7 @@ impl Job {
             admin_suspended: false,
             data_wait: None,
             requeued: None,
+            elastic: None,
         }
     }
 

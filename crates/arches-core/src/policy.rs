@@ -382,6 +382,11 @@ pub struct Policy {
     /// `RMCFG[x] DEFAULTCLASS=` of the compute resource manager: the class
     /// of jobs submitted without one ([`crate::class::assign`]).
     pub default_class: Option<String>,
+    /// Job templates (`JOBCFG`, `JOBMATCHCFG`), applied at submission.
+    pub templates: crate::templates::Templates,
+    /// `MALLEABLEGROWTH`: when running malleable jobs grow
+    /// ([`crate::malleable`]).
+    pub growth: crate::malleable::GrowthPolicy,
 }
 
 impl Default for Policy {
@@ -421,6 +426,8 @@ impl Default for Policy {
             standing: Vec::new(),
             node_access: crate::access::NodeAccessPolicy::Shared,
             default_class: None,
+            templates: crate::templates::Templates::default(),
+            growth: crate::malleable::GrowthPolicy::default(),
         }
     }
 }

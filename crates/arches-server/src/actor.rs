@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use arches_api::{ActionResponse, JobActionRequest, SchedulerControl, SubmitResponse};
 use arches_core::{Event, JobId, JobState, Plan, State, Time};
-use arches_rm::{ExecSpec, Launch, LaunchNode, ResourceManager};
+use arches_rm::{ExecSpec, Launch, ResourceManager};
 use arches_store::{Batch, ExecRecord, JobRecord, Payload, Store};
 use tokio::sync::oneshot;
 
@@ -47,6 +47,11 @@ pub enum Input {
     },
     /// Stop after this turn (SIGTERM/SIGINT).
     Shutdown,
+    /// An activation filter's verdict ([`crate::activation`]).
+    Activation {
+        job: JobId,
+        verdict: crate::activation::Verdict,
+    },
 }
 
 /// An identified caller (defined with the authorization rules).
@@ -166,6 +171,13 @@ pub struct Actor {
     trim_due: bool,
     /// When iterations, observations and commits happen.
     pace: crate::pace::Pace,
+    /// Activation filter calls and verdicts ([`crate::activation`]).
+    pub(crate) activation: crate::activation::Gate,
+    /// The actor's own input channel, for results of work done on other
+    /// threads (activation filters); set by [`Actor::set_inbox`].
+    pub(crate) inbox: Option<std::sync::mpsc::Sender<Input>>,
+    /// Mail and notification program calls ([`crate::mail`]).
+    pub(crate) notifier: crate::mail::Notifier,
 }
 
 /// The wall clock in epoch seconds.
@@ -326,9 +338,18 @@ impl Actor {
             submitted_since_trim: 0,
             trim_due: false,
             pace: crate::pace::Pace::default(),
+            activation: crate::activation::Gate::default(),
+            inbox: None,
+            notifier: crate::mail::Notifier::default(),
         };
         crate::pace::trim_heap();
         Ok((actor, published))
+    }
+
+    /// Gives the actor its own input channel (work done on other threads
+    /// reports back through it).
+    pub fn set_inbox(&mut self, tx: std::sync::mpsc::Sender<Input>) {
+        self.inbox = Some(tx);
     }
 
     /// Runs until shutdown. Returns an error only when the store fails (no
@@ -461,11 +482,18 @@ impl Actor {
                 }));
             }
             Input::Shutdown => self.stop = true,
+            Input::Activation { job, verdict } => self.activation_result(job, verdict, now),
         }
     }
 
     fn submit(&mut self, mut sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
         sub.resolve_dependencies(&self.state)?;
+        if sub.job.elastic.is_some() && !self.rm.supports_resize() {
+            return Err(SubmitError(format!(
+                "the {} resource manager cannot resize running jobs: processor ranges (procs=MIN-MAX) are not supported",
+                self.rm.kind()
+            )));
+        }
         if let Some(spec) = sub.array.take() {
             return self.submit_array(sub, spec, now);
         }
@@ -498,9 +526,8 @@ impl Actor {
     /// Applies an event to a job and marks it for persistence; logs refusals.
     pub(crate) fn apply(&mut self, event: Event, now: Time) -> bool {
         let job = event_job(&event);
-        let was_final = job
-            .and_then(|j| self.state.job(j))
-            .is_some_and(|j| j.state.is_finished());
+        let before = job.and_then(|j| self.state.job(j)).map(|j| j.state);
+        let was_final = before.is_some_and(|s| s.is_finished());
         match self.state.apply(event, now) {
             Ok(()) => {
                 if let Some(j) = job {
@@ -508,6 +535,7 @@ impl Actor {
                     if !was_final {
                         self.account(j);
                     }
+                    self.notice(j, before);
                 }
                 self.wake = true;
                 true
@@ -591,12 +619,16 @@ impl Actor {
                 );
             }
         }
-        for (job, result) in self.start_jobs(plan.starts.clone(), now) {
+        let (starts, grows) =
+            crate::elastic::merge_into_starts(plan.starts.clone(), &plan.elastic.grows);
+        let starts = self.activation_gate(starts, now);
+        for (job, result) in self.start_jobs(starts, now) {
             if let Err(e) = result {
                 // Noted (and deferred) where it failed.
                 tracing::warn!(job, error = %e, "start failed");
             }
         }
+        self.apply_grows(&grows, now);
         if self.cfg.policy.reservation_policy == arches_core::policy::ReservationPolicy::Highest {
             // HIGHEST keeps reservations across iterations: hand them back.
             // Not an event that needs another iteration (no wake).
@@ -703,7 +735,7 @@ impl Actor {
         };
         // The devices the state gives it when the start is applied below.
         let units = self.state.units_for(&alloc);
-        let nodes = launch_nodes(&self.state, &alloc, &units);
+        let nodes = arches_rm::launch_nodes(&self.state, &alloc, &units);
         let mut launch = Launch {
             job: id,
             name: job.name.clone(),
@@ -785,7 +817,7 @@ impl Actor {
                 .map_err(|e| format!("cannot read the job's script: {e}"))?
                 .unwrap_or_default(),
         };
-        let nodes = launch_nodes(&self.state, &run.alloc, &run.gres_units);
+        let nodes = arches_rm::launch_nodes(&self.state, &run.alloc, &run.gres_units);
         let mut launch = Launch {
             job: id,
             name: job.name.clone(),
@@ -973,6 +1005,8 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Terminate { job, .. }
         | Event::Resubmit { job }
         | Event::Lock { job, .. }
+        | Event::Grow { job, .. }
+        | Event::Shrink { job, .. }
         | Event::Purge { job } => Some(*job),
         Event::NodeState { .. }
         | Event::AddNode(_)
@@ -1004,37 +1038,4 @@ pub(crate) fn exec_spec(
         class,
         args: rec.args.clone(),
     }
-}
-
-/// The nodes of an allocation as a backend launches them, with the generic
-/// resources and the units (device indices) given on each.
-fn launch_nodes(
-    state: &State,
-    alloc: &[arches_core::Alloc],
-    units: &[arches_core::GresUnits],
-) -> Vec<LaunchNode> {
-    let table = state.gres_table();
-    alloc
-        .iter()
-        .filter_map(|a| {
-            let gres = a
-                .gres
-                .iter()
-                .filter_map(|(kind, n)| {
-                    let idx = units
-                        .iter()
-                        .find(|u| u.node == a.node && u.kind == kind)
-                        .map(|u| u.indices())
-                        .unwrap_or_default();
-                    Some((table.name(kind)?.to_string(), n, idx))
-                })
-                .collect();
-            Some(LaunchNode {
-                name: state.node(a.node)?.name.clone(),
-                tasks: a.tasks,
-                procs: a.procs,
-                gres,
-            })
-        })
-        .collect()
 }

@@ -101,9 +101,24 @@ pub fn parse(
     for ext in &req.extensions {
         res.apply_extension(ext)?;
     }
-    // The requested class, else DEFAULTCLASS; refused when classes are
-    // defined and it is not one of them (crate docs: classes).
-    let class = arches_core::class::assign(req.class.as_deref(), policy).map_err(SubmitError)?;
+    // Templates first (Moab: before the class defaults and checks); they
+    // may set the class.
+    let mut class = req.class.clone().filter(|c| !c.is_empty());
+    let mut account = req.account.clone().filter(|a| !a.is_empty());
+    let applied_templates = templates::apply(
+        policy,
+        &mut res,
+        templates::Creds {
+            user: &user.name,
+            group,
+            class: &mut class,
+            account: &mut account,
+        },
+    )?;
+    // The requested (or template-set) class, else DEFAULTCLASS; refused
+    // when classes are defined and it is not one of them (crate docs:
+    // classes).
+    let class = arches_core::class::assign(class.as_deref(), policy).map_err(SubmitError)?;
     let class_cfg = class.as_ref().and_then(|c| policy.classes.get(c));
     let mut walltime = res.walltime;
     if let Some(w) = walltime {
@@ -112,20 +127,60 @@ pub fn parse(
         }
         arches_core::limits::check_walltime("wallclock limit", w).map_err(SubmitError)?;
     }
+    if let (Some(t), Some(w), Some(max)) = (
+        &res.walltime_template,
+        walltime,
+        class_cfg.and_then(|c| c.max_wclimit),
+    ) {
+        if w > max {
+            return err(format!(
+                "job template '{t}' sets walltime {} above MAX.WCLIMIT {} of class {}",
+                arches_core::timespec::format_duration(w),
+                arches_core::timespec::format_duration(max),
+                class.as_deref().unwrap_or("")
+            ));
+        }
+    }
     let mut request = res.request()?;
     if let Some(c) = class_cfg {
         arches_core::class::apply_defaults(&mut request, &mut walltime, c, res.given());
     }
+    crate::mail::check_mail(req.mail_options.as_deref(), req.mail_list.as_deref())
+        .map_err(SubmitError)?;
     let array = array::parse(req)?;
     let name = array
         .as_ref()
         .and_then(|a| a.name.clone())
         .or_else(|| req.name.clone().filter(|n| !n.is_empty()))
         .unwrap_or_else(|| "STDIN".to_string());
+    let elastic = match res.procs_max {
+        Some(max) => {
+            if res.nodes.is_some() || res.ppn.is_some() || res.ncpus.is_some() {
+                return err("a processor range (procs=MIN-MAX) cannot be combined with nodes=, ppn= or ncpus=");
+            }
+            if request
+                .layout
+                .as_ref()
+                .is_some_and(|l| !l.gres.is_empty() || !l.groups.is_empty() || !l.trl.is_empty())
+            {
+                return err("a processor range (procs=MIN-MAX) cannot be combined with generic resources, node groups or a task request list");
+            }
+            Some(
+                arches_core::malleable::check_range(
+                    request.total_procs(),
+                    max,
+                    request.procs_per_task,
+                )
+                .map_err(SubmitError)?,
+            )
+        }
+        None => None,
+    };
     let mut job = Job::new(0, &user.name, request, walltime, now);
+    job.elastic = elastic;
     job.name = name;
     job.cred.group = group.to_string();
-    job.cred.account = req.account.clone().filter(|a| !a.is_empty());
+    job.cred.account = account;
     job.cred.class = class;
     if let (Some(c), Some(cfg)) = (job.cred.class.as_deref(), class_cfg) {
         // Beyond a class limit: refused, never clamped (Moab's words).
@@ -184,6 +239,7 @@ pub fn parse(
         ttc: res.ttc.clone(),
         stage_in,
         stage_out,
+        templates: applied_templates,
         args: script_args(&req.args)?,
         ..ExecRecord::default()
     };
@@ -587,6 +643,7 @@ pub mod depend;
 mod nodespec;
 mod resources;
 pub mod sane;
+mod templates;
 
 pub use resources::parse_mem;
 use resources::{split_top, Resources};

@@ -9,6 +9,7 @@
 //! running; the next start re-adopts them.
 
 pub mod actions;
+mod activation;
 pub mod actor;
 pub mod arrays;
 pub mod authz;
@@ -16,6 +17,7 @@ pub mod config;
 mod control;
 mod defer;
 mod depend;
+mod elastic;
 pub mod estimates;
 mod guard;
 pub mod home;
@@ -24,6 +26,8 @@ pub mod ident;
 pub mod intent;
 pub mod jobenv;
 pub mod jobspec;
+pub mod jobxml;
+pub mod mail;
 pub mod metrics;
 pub mod notify;
 mod observe;
@@ -34,6 +38,7 @@ pub mod rsvctl;
 pub mod simserve;
 pub mod staging;
 mod stream;
+pub mod submitfilter;
 pub mod testing;
 pub mod views;
 pub mod web;
@@ -159,13 +164,14 @@ pub fn serve(
     let cfg = Arc::new(cfg);
     let store = arches_store::Store::open(&loc.home.join("arches.db"))
         .with_context(|| format!("cannot open {}", loc.home.join("arches.db").display()))?;
-    let (actor, published) = actor::Actor::recover(
+    let (mut actor, published) = actor::Actor::recover(
         Arc::clone(&cfg),
         store,
         rm,
         loc.socket.display().to_string(),
     )?;
     let (tx, rx) = std::sync::mpsc::channel();
+    actor.set_inbox(tx.clone());
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
     let actor_thread = std::thread::Builder::new()
         .name("scheduler".into())

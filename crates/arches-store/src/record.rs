@@ -87,6 +87,10 @@ pub struct ExecRecord {
     /// the (usual) job that never failed to start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defer: Option<Box<DeferRecord>>,
+    /// Job templates that applied at submission (`JOBCFG`/`JOBMATCHCFG`,
+    /// `msub -l template=`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub templates: Vec<String>,
     /// The script of a record written before payloads had their own table
     /// ([`crate::Store::load_jobs`] moves it there). `None` in memory.
     #[serde(default, rename = "script", skip_serializing_if = "Option::is_none")]
@@ -225,6 +229,9 @@ pub struct StoredJob {
     /// reservation binding, task request list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<StoredLayout>,
+    /// A processor range (malleable, resizable job).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elastic: Option<StoredElastic>,
 }
 
 /// Serde mirror of [`arches_core::Layout`].
@@ -316,6 +323,17 @@ impl StoredLayout {
                 .collect(),
         })
     }
+}
+
+/// Serde mirror of [`arches_core::malleable::Elastic`]: a pending request
+/// is `(procs, since)`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredElastic {
+    pub min: u32,
+    pub max: u32,
+    pub cap: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<(u32, i64)>,
 }
 
 /// Serde mirror of [`RunInfo`].
@@ -491,6 +509,12 @@ impl StoredJob {
             admin_suspended: j.admin_suspended,
             requeued: j.requeued.map(|c| c.as_str().to_string()),
             layout: j.req.layout.as_deref().map(StoredLayout::from_core),
+            elastic: j.elastic.map(|e| StoredElastic {
+                min: e.min,
+                max: e.max,
+                cap: e.cap,
+                request: e.request.map(|r| (r.procs, r.since)),
+            }),
         }
     }
 
@@ -626,6 +650,17 @@ impl StoredJob {
             None => None,
             Some(c) => Some(c.parse::<RequeueCause>().map_err(bad)?),
         };
+        job.elastic = self
+            .elastic
+            .as_ref()
+            .map(|e| arches_core::malleable::Elastic {
+                min: e.min,
+                max: e.max,
+                cap: e.cap,
+                request: e
+                    .request
+                    .map(|(procs, since)| arches_core::malleable::GrowRequest { procs, since }),
+            });
         Ok(job)
     }
 }
@@ -671,6 +706,15 @@ mod tests {
             gres_units: Vec::new(),
         });
         j.requeued = Some(RequeueCause::Requeue);
+        j.elastic = Some(arches_core::malleable::Elastic {
+            min: 4,
+            max: 16,
+            cap: 8,
+            request: Some(arches_core::malleable::GrowRequest {
+                procs: 4,
+                since: 75,
+            }),
+        });
         j.completion = Some(Completion {
             time: 90,
             code: CompletionCode::Cancelled,
