@@ -8,6 +8,7 @@ complete -c showbf -s n -d 'Only windows with at least this many nodes' -r
 complete -c showbf -s p -d 'Only this partition' -r
 complete -c showbf -s q -d 'QOS the job would run under' -r
 complete -c showbf -s u -d 'Only for this user' -r
+complete -c showbf -l gres -d 'Windows of this generic resource instead of processors (Arches): Tasks counts free units (e.g. GPUs) of nodes with a free processor' -r
 complete -c showbf -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
 json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"

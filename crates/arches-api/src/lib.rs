@@ -468,6 +468,73 @@ pub struct JobDetail {
     /// Arguments the script runs with.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// Node groups, host list, generic resources, node access policy,
+    /// reservation binding and task request list, when the job has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<JobLayout>,
+    /// The generic-resource units (device indices) an active job holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres_units: Vec<GresUnitsInfo>,
+    /// The per-job limits of the job's class, as enforced (`MAX.WCLIMIT=1:00:00`,
+    /// `MAX.PROC=8`...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub class_limits: Vec<String>,
+}
+
+/// The placement parts of a job's request beyond tasks and features.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct JobLayout {
+    /// Generic resources per task, `name:count`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres: Vec<String>,
+    /// Node groups (`nodes=2:ppn=8+n3:ppn=4:gpus=1`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<NodeGroupInfo>,
+    /// Required host list (the job uses only these nodes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// The job's own node access policy (`SINGLEJOB`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_access: Option<String>,
+    /// The reservation it must run in (`""`: any it may use).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advres: Option<String>,
+    /// Task request list alternatives, `N[@SECONDS]` or `A-B`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task_request_list: Vec<String>,
+}
+
+/// One part of a node specification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeGroupInfo {
+    pub count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    pub tasks_per_node: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
+    /// Generic resources per node, `name:count`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres: Vec<String>,
+}
+
+/// Units of one generic resource a job holds on one node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GresUnitsInfo {
+    pub node: String,
+    pub name: String,
+    /// Unit (device) indices.
+    pub units: Vec<u32>,
+}
+
+/// One generic resource of a node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeGres {
+    pub name: String,
+    /// Units the node has.
+    pub configured: u32,
+    /// Units dedicated to active jobs.
+    pub used: u32,
 }
 
 /// One file of a job's data staging.
@@ -708,6 +775,16 @@ pub struct NodeInfo {
     pub opsys: Option<String>,
     pub arch: Option<String>,
     pub last_update: i64,
+    /// Generic resources of the node (empty: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres: Vec<NodeGres>,
+    /// `NODECFG[n] ACCESS=` (`None`: the global `NODEACCESSPOLICY`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_policy: Option<String>,
+    /// The policy in force on the node now: the jobs on it bind later ones
+    /// (`None`: SHARED).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective_access_policy: Option<String>,
 }
 
 /// A reservation touching a node.
@@ -829,6 +906,10 @@ pub struct BackfillQuery {
     /// reservation counts as available), not only the caller's.
     #[serde(default)]
     pub all: bool,
+    /// `--gres NAME` (Arches): windows of this generic resource (a
+    /// window's `procs` are its free units).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gres: Option<String>,
 }
 
 /// A backfill window: `procs` processors on `nodes` nodes free from `start`

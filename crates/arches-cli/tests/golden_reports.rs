@@ -57,6 +57,9 @@ fn node(name: &str, state: &str, avail: u32, procs: u32, mem: u64, opsys: &str) 
         opsys: Some(opsys.into()),
         arch: None,
         last_update: 0,
+        gres: vec![],
+        access_policy: None,
+        effective_access_policy: None,
     }
 }
 

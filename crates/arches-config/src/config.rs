@@ -252,7 +252,8 @@ impl Config {
     /// A node a resource manager reported (Slurm's `sinfo`), with what
     /// `NODECFG[name]` (else `NODECFG[DEFAULT]`) sets laid on top: its
     /// `FEATURES` are added to the reported ones, `PARTITION` replaces the
-    /// RM's partition, a `STATE` other than UP wins over a reported Up (a
+    /// RM's partition, `GRES` the reported generic resources, `ACCESS` is
+    /// applied, a `STATE` other than UP wins over a reported Up (a
     /// reported Down stays Down). `PROCS` and `MEM` are not applied: the RM
     /// knows the node's processors and memory
     /// ([`Config::rm_node_size_overrides`] lists them for a warning).
@@ -273,6 +274,12 @@ impl Config {
         }
         if let Some(p) = pick(|s| s.partition.is_some()).and_then(|s| s.partition.as_ref()) {
             node.partition = p.clone();
+        }
+        if let Some(g) = pick(|s| s.gres.is_some()).and_then(|s| s.gres.as_ref()) {
+            node.gres = g.clone();
+        }
+        if let Some(a) = pick(|s| s.access.is_some()).and_then(|s| s.access) {
+            node.access = Some(a);
         }
         if let Some(state) = pick(|s| s.state.is_some()).and_then(|s| s.state) {
             let rank = |a: NodeAdminState| match a {
@@ -436,11 +443,20 @@ impl Config {
             }
             node.admin = spec.state.or(default.state).unwrap_or_default();
             node.priority = spec.priority.or(default.priority).unwrap_or(0);
+            if let Some(g) = spec.gres.as_ref().or(default.gres.as_ref()) {
+                node.gres = g.clone();
+            }
+            node.access = spec.access.or(default.access);
             if let Some(p) = spec.preempt_policy.or(default.preempt_policy) {
                 self.node_preempt_policy.insert(name.clone(), p);
             }
             self.nodes.push(node);
         }
+        self.policy.default_class = self
+            .rms
+            .iter()
+            .filter(|r| r.resource_type == ResourceType::Compute)
+            .find_map(|r| r.default_class.clone());
         self.policy.standing = self
             .standing_reservations
             .iter()
@@ -503,6 +519,8 @@ pub(crate) struct NodeSpec {
     pub state: Option<NodeAdminState>,
     pub preempt_policy: Option<PreemptPolicy>,
     pub priority: Option<i64>,
+    pub gres: Option<Vec<(String, u32)>>,
+    pub access: Option<arches_core::access::NodeAccessPolicy>,
 }
 
 /// `RESERVATIONDEPTH[i]` / `RESERVATIONQOSLIST[i]` as given.

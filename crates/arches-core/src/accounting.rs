@@ -440,6 +440,7 @@ mod tests {
                 tasks: procs,
                 procs,
                 mem_mb: 0,
+                gres: Default::default(),
             }],
             how: StartKind::Priority,
             suspended_secs: 0,
@@ -447,6 +448,7 @@ mod tests {
             resumed_at: None,
             terminating: None,
             virtual_walltime: None,
+            gres_units: Vec::new(),
         });
         j.completion = Some(Completion {
             time: end,

@@ -28,6 +28,8 @@ use crate::resv::Holds;
 use crate::state::State;
 use crate::{Secs, Time};
 
+mod layers;
+
 /// Memory figure used for nodes that report none (never constrains).
 const UNLIMITED_MEM: i64 = i64::MAX / 4;
 
@@ -58,6 +60,9 @@ pub(crate) struct Ctx<'a> {
     /// profiles existed, replayed when they are built: `(usage, start, end,
     /// given back)`.
     released: Vec<(Alloc, Time, Option<Time>, bool)>,
+    /// Generic resources, node access policies, reservation binding and the
+    /// general placement ([`layers`]).
+    extra: layers::Extra,
 }
 
 /// One preemptor's lock as usage: what it holds now (idle resources it was
@@ -139,6 +144,7 @@ impl<'a> Ctx<'a> {
             rsv,
             locks: Vec::new(),
             released: Vec::new(),
+            extra: layers::Extra::new(state, policy, now),
         };
         ctx.hold_locks();
         ctx
@@ -253,6 +259,7 @@ impl<'a> Ctx<'a> {
                         tasks: 0,
                         procs: take,
                         mem_mb: 0,
+                        gres: Default::default(),
                     });
                 }
             }
@@ -295,6 +302,7 @@ impl<'a> Ctx<'a> {
                     }
                 }
             }
+            self.layers_lock(alloc, *start, *end, on);
             if *start <= self.now {
                 for a in alloc {
                     let f = &mut self.free[a.node as usize];
@@ -340,6 +348,7 @@ impl<'a> Ctx<'a> {
     /// reservations it may use (what it takes must come out of them).
     fn needs_nodes(&self, job: &Job) -> bool {
         is_constrained(&job.req)
+            || self.is_general(job)
             || (!self.rsv.is_empty()
                 && self
                     .rsv
@@ -429,12 +438,18 @@ impl<'a> Ctx<'a> {
     /// Whether the request could run on the configured, up nodes at all.
     pub fn ever_fits(&self, job: &Job) -> Result<(), String> {
         let req = &job.req;
+        if !self.policy.classes.is_empty() {
+            crate::class::check_job_shape(job, self.policy)?;
+        }
         if i64::from(req.total_procs()) > self.capacity {
             return Err(format!(
                 "{} procs requested, {} configured",
                 req.total_procs(),
                 self.capacity
             ));
+        }
+        if self.is_general(job) {
+            return self.ever_fits_general(job);
         }
         if !is_constrained(req) {
             return Ok(());
@@ -512,7 +527,9 @@ impl<'a> Ctx<'a> {
         // A start now is placed on per-node free processors, less what
         // reservations not lifted hold during the run: jobs on an access
         // list need no per-node profiles for it.
-        if is_constrained(&job.req) {
+        if self.is_general(job) {
+            self.prepare_general(job, false);
+        } else if is_constrained(&job.req) {
             self.ensure_nodes();
         }
         self.place_at(job, self.now, end, None)
@@ -549,11 +566,24 @@ impl<'a> Ctx<'a> {
             let t = self.agg.earliest_fit(from, demand, dur.map(|d| d.max(1)))?;
             return Some((t, Vec::new()));
         }
-        self.ensure_nodes();
-        let times: Vec<Time> = self.agg.change_points(from).collect();
+        let general = self.is_general(job);
+        if general {
+            self.prepare_general(job, true);
+        } else {
+            self.ensure_nodes();
+        }
+        let mut times: Vec<Time> = self.agg.change_points(from).collect();
+        if general {
+            times.extend(self.general_times(job, from));
+            times.sort_unstable();
+            times.dedup();
+        }
         for t in times {
             let end = dur.map(|d| t + d.max(1));
             if !self.agg.free_over(t, end).covers(demand) {
+                continue;
+            }
+            if general && !self.gres_may_fit(job, t, dur) {
                 continue;
             }
             if let Some(a) = self.place_at(job, t, end, None) {
@@ -565,7 +595,13 @@ impl<'a> Ctx<'a> {
 
     /// Records a planned usage (a start now, or a reservation) in every layer.
     pub fn commit(&mut self, job: &Job, start: Time, end: Option<Time>, alloc: &[Alloc]) {
-        self.commit_procs(job, job.req.total_procs(), start, end, alloc);
+        // A job given whole nodes takes all their processors.
+        let procs = if alloc.is_empty() {
+            job.req.total_procs()
+        } else {
+            alloc.iter().map(|a| a.procs).sum()
+        };
+        self.commit_procs(job, procs, start, end, alloc);
     }
 
     /// [`Ctx::commit`] of `procs` processors (a resumed job's allocation,
@@ -581,6 +617,7 @@ impl<'a> Ctx<'a> {
         self.lift(job);
         self.commit_lifted(procs, start, end, alloc);
         self.unlift(Some((alloc, start, end)));
+        self.layers_commit(job, alloc, start, end);
     }
 
     fn commit_lifted(&mut self, procs: u32, start: Time, end: Option<Time>, alloc: &[Alloc]) {
@@ -613,6 +650,7 @@ impl<'a> Ctx<'a> {
         let Some(run) = job.run.as_ref() else {
             return;
         };
+        self.layers_release(job, keep_mem, reverse);
         let end = release_at(job, self.policy, self.now);
         let procs: i64 = run.alloc.iter().map(|a| i64::from(a.procs)).sum();
         if reverse {
@@ -673,6 +711,7 @@ impl<'a> Ctx<'a> {
     /// then [`Ctx::fits_with_released`] answers it exactly.
     pub fn aggregate_only(&self, job: &Job) -> bool {
         !is_constrained(&job.req)
+            && !self.is_general(job)
             && self.rsv.is_empty()
             && self.nodes.is_none()
             && self.policy.node_allocation != crate::policy::NodeAllocationPolicy::Contiguous
@@ -762,7 +801,9 @@ impl<'a> Ctx<'a> {
         self.lift(job);
         let demand = Amount::procs(i64::from(job.req.total_procs()));
         let r = if self.agg.free_at(self.now).covers(demand) {
-            if self.needs_nodes(job) {
+            if self.is_general(job) {
+                self.prepare_general(job, false);
+            } else if self.needs_nodes(job) {
                 self.ensure_nodes();
             }
             self.place_at(job, self.now, Some(self.now + 1), None)
@@ -783,6 +824,12 @@ impl<'a> Ctx<'a> {
     /// nodes busy now first (so idle nodes stay idle as long as possible),
     /// then by index.
     pub fn place_reservation(&mut self, job: &Job, start: Time, end: Option<Time>) -> Vec<Alloc> {
+        if self.is_general(job) {
+            self.prepare_general(job, true);
+            return self
+                .place_general(job, start, end, None)
+                .unwrap_or_default();
+        }
         self.ensure_nodes();
         let Some(profiles) = self.nodes.as_ref() else {
             return Vec::new();
@@ -807,6 +854,9 @@ impl<'a> Ctx<'a> {
         end: Option<Time>,
         clear_until: Option<Time>,
     ) -> Option<Vec<Alloc>> {
+        if self.is_general(job) {
+            return self.place_general(job, t, end, clear_until);
+        }
         let nodes = self.state.nodes();
         let pol = self.policy.node_allocation;
         // What held reservations leave of a node now, to `clear_until`.
@@ -834,6 +884,10 @@ impl<'a> Ctx<'a> {
                     if first.is_some() {
                         return first;
                     }
+                }
+                if t <= self.now {
+                    // Nodes without a free processor now hold no task now.
+                    return place(nodes, &job.req, pol, self.free_set.iter().copied(), avail);
                 }
                 place(nodes, &job.req, pol, 0..nodes.len() as NodeId, avail)
             }

@@ -171,6 +171,8 @@ pub struct Indexes {
     /// Active jobs running on a virtual wall-clock limit
     /// (`BFVIRTUALWALLTIMESCALINGFACTOR`).
     pub virtual_running: usize,
+    /// Queued jobs with a task request list ([`crate::trl`]).
+    pub trl: usize,
     /// Queued and running malleable or resizable jobs ([`crate::malleable`]).
     pub elastic: usize,
 }
@@ -215,6 +217,9 @@ impl Indexes {
                 }
                 if job.flags.contains(crate::job::JobFlag::Preemptor) {
                     count(&mut self.preemptors, add);
+                }
+                if !job.req.trl().is_empty() {
+                    count(&mut self.trl, add);
                 }
                 if job.elastic.is_some() {
                     count(&mut self.elastic, add);

@@ -121,6 +121,7 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         || idx.data_wait > 0
         || idx.preemptors > 0
         || idx.virtual_running > 0
+        || idx.trl > 0
         || state.terminating_count() > 0
         || state.locks().next().is_some()
         || !state.all_nodes_up()

@@ -44,6 +44,9 @@ pub struct WindowQuery {
     /// showbf `-A`: availability for any credential — every administrative
     /// and standing reservation counts as idle.
     pub any_credential: bool,
+    /// showbf `--gres NAME` (Arches): windows of this generic resource
+    /// instead of processors (a window's `procs` are its free units).
+    pub gres: Option<String>,
 }
 
 /// A rectangle of idle resources starting at `start`.
@@ -84,6 +87,18 @@ pub fn windows_in_plan(
         ctx.lift_for(c);
     }
     let profiles = ctx.node_profiles().to_vec();
+    // Per node: the breakpoints of what the window counts (processors, or
+    // the units of one generic resource).
+    let counted: Vec<Option<Vec<(Time, i64)>>> = match q.gres.as_deref() {
+        None => profiles
+            .iter()
+            .map(|p| Some(p.spans().iter().map(|(t, a)| (*t, a.procs)).collect()))
+            .collect(),
+        Some(name) => match state.gres_table().id(name) {
+            Some(kind) => ctx.gres_spans(kind),
+            None => vec![None; profiles.len()],
+        },
+    };
     // Per node: (procs level k, how long k procs stay idle), k = 1..=free now.
     let mut levels: Vec<(NodeId, Vec<Level>)> = Vec::new();
     for (i, node) in state.nodes().iter().enumerate() {
@@ -96,15 +111,24 @@ pub fn windows_in_plan(
         }
         let prof = &profiles[i];
         let now_free = prof.free_at(now);
-        if now_free.procs <= 0
+        let Some(spans) = counted[i].as_ref() else {
+            continue;
+        };
+        let at_now = spans
+            .iter()
+            .take_while(|s| s.0 <= now)
+            .last()
+            .map_or(0, |s| s.1);
+        if at_now <= 0
+            || now_free.procs <= 0
             || (q.min_mem_mb > 0 && node.mem_mb > 0 && now_free.mem < q.min_mem_mb as i64)
         {
             continue;
         }
         let mut lv = Vec::new();
-        let mut level = now_free.procs;
-        for &(t, amt) in prof.spans().iter().filter(|s| s.0 > now) {
-            while amt.procs < level && level > 0 {
+        let mut level = at_now;
+        for &(t, amt) in spans.iter().filter(|s| s.0 > now) {
+            while amt < level && level > 0 {
                 lv.push((level as u32, Some(t - now)));
                 level -= 1;
             }
@@ -406,6 +430,7 @@ mod tests {
                 tasks: 1,
                 procs: 1,
                 mem_mb: 0,
+                gres: Default::default(),
             })
             .collect();
         let kind = StartKind::Priority;

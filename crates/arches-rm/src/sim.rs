@@ -381,6 +381,7 @@ mod tests {
                 name: "n1".into(),
                 tasks: 1,
                 procs: 1,
+                gres: Vec::new(),
             }],
             exec: ExecSpec::default(),
             walltime,
@@ -426,6 +427,7 @@ mod tests {
             name: "n1".into(),
             tasks: 4,
             procs: 4,
+            gres: Vec::new(),
         }];
         rm.resize(1, &four, None, 500).unwrap();
         assert_eq!(rm.next_completion(), Some(625));
@@ -434,6 +436,7 @@ mod tests {
             name: "n1".into(),
             tasks: 2,
             procs: 2,
+            gres: Vec::new(),
         }];
         rm.resize(1, &two, None, 525).unwrap();
         assert_eq!(rm.next_completion(), Some(725));

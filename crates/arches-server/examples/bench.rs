@@ -92,7 +92,9 @@ fn fill(home: &Path, queued: u64) {
         let mut job = Job::new(id, "bench", Request::procs(600), Some(3600), 0);
         job.name = format!("job{id}");
         let (exec, payload) = typical_exec(id);
-        batch.upserts.push(JobRecord::new(&job, exec));
+        batch
+            .upserts
+            .push(JobRecord::new(&job, exec, &Default::default()));
         batch.payloads.push((id, payload));
     }
     batch.next_id = Some(queued + 1);

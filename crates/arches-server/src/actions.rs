@@ -382,6 +382,65 @@ impl Actor {
         Ok(Some(holds_message(self, id)))
     }
 
+    /// `mjobctl -m gres[=+-]name:count[,...]`: the generic resources per
+    /// task of a queued job (set, added or taken away); the result must be
+    /// a request the cluster can ever hold.
+    fn modify_gres(&mut self, id: JobId, op: char, value: &str, now: Time) -> Outcome {
+        let job = self
+            .state
+            .job(id)
+            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        if job.state.is_active() {
+            return Err(format!(
+                "ERROR:  cannot modify generic resources of active job {id}"
+            ));
+        }
+        let given = if value.eq_ignore_ascii_case("NONE") && op == '=' {
+            Vec::new()
+        } else {
+            arches_core::gres::parse_list(value).map_err(|e| format!("ERROR:  {e}"))?
+        };
+        let mut list: Vec<(String, u32)> = if op == '=' {
+            Vec::new()
+        } else {
+            job.req.gres().to_vec()
+        };
+        for (name, n) in given {
+            let pos = list.iter().position(|(x, _)| *x == name);
+            match (op, pos) {
+                ('-', Some(i)) => {
+                    list[i].1 = list[i].1.saturating_sub(n);
+                    if list[i].1 == 0 {
+                        list.remove(i);
+                    }
+                }
+                ('-', None) => {}
+                (_, Some(i)) => list[i].1 = list[i].1.saturating_add(n),
+                (_, None) => list.push((name, n)),
+            }
+        }
+        let mut changed = job.clone();
+        changed.req.layout_mut().gres = list.clone();
+        arches_core::placement::feasible(&self.state, &self.cfg.policy, &changed, now).map_err(
+            |why| format!("ERROR:  cannot modify generic resources of job {id} ({why})"),
+        )?;
+        self.apply(
+            Event::Modify {
+                job: id,
+                change: JobChange::Gres(list.clone()),
+            },
+            now,
+        );
+        Ok(Some(format!(
+            "gres set to '{}' for job {id}",
+            if list.is_empty() {
+                "NONE".to_string()
+            } else {
+                arches_core::gres::format_list(&list)
+            }
+        )))
+    }
+
     fn modify(&mut self, caller: &Caller, id: JobId, change: &str, now: Time) -> Outcome {
         let (attr, op, value) = split_change(change)
             .ok_or_else(|| format!("ERROR:  no valid attributes specified ({change})"))?;
@@ -600,6 +659,7 @@ impl Actor {
                 let types = vec![value.to_string()];
                 self.holds(caller, id, &types, op != '-', now)
             }
+            "gres" => self.modify_gres(id, op, value, now),
             _ => Err(format!("ERROR:  unknown attribute '{attr}' specified")),
         }
     }

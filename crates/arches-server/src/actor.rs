@@ -232,7 +232,7 @@ impl Actor {
         // Arrays first: their sub-jobs' ids are theirs.
         let mut arrays = crate::arrays::Book::default();
         for rec in store.load_arrays()? {
-            let a = rec.to_core()?;
+            let a = rec.to_core(state.gres_table())?;
             let id = a.id;
             state
                 .apply(Event::SubmitArray(Box::new(a)), now)
@@ -249,7 +249,7 @@ impl Actor {
                 }
             };
             let rec = crate::intent::prefer_intent(rec, &mut intents, &mut unconfirmed);
-            let job = match rec.to_job() {
+            let job = match rec.to_job(state.gres_table()) {
                 Ok(job) => job,
                 Err(e) => {
                     return salvage.unreadable(RecordKind::Job, rec.job.id.to_string(), &e);
@@ -766,7 +766,9 @@ impl Actor {
             .exec
             .get(&id)
             .ok_or_else(|| format!("no execution record for job {id}"))?;
-        let nodes = arches_rm::launch_nodes(&self.state, &alloc);
+        // The devices the state gives it when the start is applied below.
+        let units = self.state.units_for(&alloc);
+        let nodes = arches_rm::launch_nodes(&self.state, &alloc, &units);
         let mut launch = Launch {
             job: id,
             name: job.name.clone(),
@@ -859,7 +861,7 @@ impl Actor {
             .exec
             .get(&id)
             .ok_or_else(|| format!("no execution record for job {id}"))?;
-        let nodes = arches_rm::launch_nodes(&self.state, &run.alloc);
+        let nodes = arches_rm::launch_nodes(&self.state, &run.alloc, &run.gres_units);
         let mut launch = Launch {
             job: id,
             name: job.name.clone(),
@@ -876,7 +878,11 @@ impl Actor {
             r.start_time = now;
         }
         self.store
-            .record_starts(&[JobRecord::new(&intent, (**rec).clone())])
+            .record_starts(&[JobRecord::new(
+                &intent,
+                (**rec).clone(),
+                self.state.gres_table(),
+            )])
             .map_err(|e| format!("cannot record the start durably: {e}"))?;
         self.rm.start(&launch, now).map_err(|e| e.to_string())?;
         self.apply(
@@ -963,7 +969,11 @@ impl Actor {
         let dirty = std::mem::take(&mut self.dirty);
         for &id in &dirty {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {
-                batch.upserts.push(JobRecord::new(job, (**rec).clone()));
+                batch.upserts.push(JobRecord::new(
+                    job,
+                    (**rec).clone(),
+                    self.state.gres_table(),
+                ));
             }
         }
         let t0 = Instant::now();

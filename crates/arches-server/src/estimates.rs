@@ -157,6 +157,13 @@ pub fn backfill(
     group: String,
 ) -> Result<BackfillView, EstimateError> {
     let mut wq = window_query(q)?;
+    if let Some(g) = wq.gres.as_deref() {
+        if s.state.gres_table().id(g).is_none() {
+            return Err(EstimateError(format!(
+                "ERROR:  no node has generic resource '{g}'"
+            )));
+        }
+    }
     // Reservations the asking credentials may use count as idle (showbf
     // -u/-g/-a/-c/-q, else the caller's own user and group; -A: anyone's).
     wq.any_credential = q.all;
@@ -254,6 +261,7 @@ fn window_query(q: &BackfillQuery) -> Result<WindowQuery, EstimateError> {
         min_mem_mb,
         cred: None,
         any_credential: q.all,
+        gres: q.gres.clone(),
     })
 }
 

@@ -375,7 +375,19 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
         features: j.req.features.clone(),
         opsys: rec.and_then(|r| r.opsys.clone()),
         arch: rec.and_then(|r| r.arch.clone()),
-        flags: j.flags.iter().map(|f| f.as_str().to_string()).collect(),
+        flags: j
+            .flags
+            .iter()
+            .map(|f| f.as_str().to_string())
+            .chain(j.req.advres().map(|r| {
+                // Moab shows the binding among the flags.
+                if r.is_empty() {
+                    "ADVRES".to_string()
+                } else {
+                    format!("ADVRES:{r}")
+                }
+            }))
+            .collect(),
         depend: j
             .depend
             .iter()
@@ -441,6 +453,25 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             })
             .unwrap_or_default(),
         preemption: pv.lines(s, j),
+        layout: job_layout(j),
+        gres_units: j
+            .run
+            .as_ref()
+            .filter(|_| j.state.is_active())
+            .map(|r| {
+                r.gres_units
+                    .iter()
+                    .filter_map(|u| {
+                        Some(arches_api::GresUnitsInfo {
+                            node: s.state.node(u.node)?.name.clone(),
+                            name: s.state.gres_table().name(u.kind)?.to_string(),
+                            units: u.indices(),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        class_limits: class_limits(s, j),
         templates: rec.map(|r| r.templates.clone()).unwrap_or_default(),
         virtual_walltime: j
             .run
@@ -462,6 +493,58 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             .map(|(a, _)| crate::arrays::array_info(s, a, false)),
         args: rec.map(|r| r.args.clone()).unwrap_or_default(),
     }
+}
+
+/// The placement parts of a job's request (API form).
+fn job_layout(j: &Job) -> Option<arches_api::JobLayout> {
+    let l = j.req.layout.as_deref()?;
+    let named = |g: &[(String, u32)]| -> Vec<String> {
+        g.iter().map(|(n, c)| format!("{n}:{c}")).collect()
+    };
+    Some(arches_api::JobLayout {
+        gres: named(&l.gres),
+        groups: l
+            .groups
+            .iter()
+            .map(|g| arches_api::NodeGroupInfo {
+                count: g.count,
+                host: g.host.clone(),
+                tasks_per_node: g.tasks_per_node,
+                features: g.features.clone(),
+                gres: named(&g.gres),
+            })
+            .collect(),
+        hosts: l.hosts.clone(),
+        node_access: l.access.map(|a| a.as_str().to_string()),
+        advres: l.advres.clone(),
+        task_request_list: l.trl.iter().map(|o| o.describe()).collect(),
+    })
+}
+
+/// The per-job limits of the job's class as enforced (Moab's attribute
+/// names).
+fn class_limits(s: &Snapshot, j: &Job) -> Vec<String> {
+    let Some(c) = j
+        .cred
+        .class
+        .as_deref()
+        .and_then(|c| s.cfg.policy.classes.get(c))
+    else {
+        return Vec::new();
+    };
+    let d = &c.job;
+    let wc = |t: i64| arches_core::timespec::format_duration(t);
+    let mut out = Vec::new();
+    out.extend(c.max_wclimit.map(|t| format!("MAX.WCLIMIT={}", wc(t))));
+    out.extend(d.max_procs.map(|n| format!("MAX.PROC={n}")));
+    out.extend(d.max_nodes.map(|n| format!("MAX.NODE={n}")));
+    out.extend(d.min_procs.map(|n| format!("MIN.PROC={n}")));
+    out.extend(d.min_wclimit.map(|t| format!("MIN.WCLIMIT={}", wc(t))));
+    if !d.hosts.is_empty() {
+        out.push(format!("HOSTLIST={}", d.hosts.join(",")));
+    }
+    out.extend(d.partition.as_ref().map(|p| format!("PARTITION={p}")));
+    out
 }
 
 fn components(c: &[arches_core::plan::PriorityComponent]) -> Vec<PriorityComponent> {
@@ -574,6 +657,9 @@ pub fn nodes(s: &Snapshot, name: Option<&str>) -> NodesView {
             opsys: None,
             arch: None,
             last_update: s.now,
+            gres: node_gres(s, id),
+            access_policy: n.access.map(|a| a.as_str().to_string()),
+            effective_access_policy: effective_access(s, n, &jobs),
         });
     }
     NodesView {
@@ -581,6 +667,34 @@ pub fn nodes(s: &Snapshot, name: Option<&str>) -> NodesView {
         nodes: out,
         storage: crate::staging::storage_view(s, name),
     }
+}
+
+/// A node's generic resources: configured and dedicated units.
+fn node_gres(s: &Snapshot, id: u32) -> Vec<arches_api::NodeGres> {
+    let cap = s.state.node_gres(id);
+    let used = s.state.usage(id).gres;
+    let table = s.state.gres_table();
+    cap.iter()
+        .filter_map(|(k, n)| {
+            Some(arches_api::NodeGres {
+                name: table.name(k)?.to_string(),
+                configured: n,
+                used: used.get(k),
+            })
+        })
+        .collect()
+}
+
+/// The access policy in force on a node (checknode `EffNodeAccessPolicy:`):
+/// a job on it with a policy other than SHARED binds later jobs, else the
+/// node's own; `None` for SHARED.
+fn effective_access(s: &Snapshot, n: &arches_core::Node, jobs: &[&Job]) -> Option<String> {
+    let default = s.cfg.policy.node_access;
+    jobs.iter()
+        .map(|j| arches_core::access::effective(j.req.access(), n, default))
+        .find(|p| !p.shares())
+        .or_else(|| Some(n.access.unwrap_or(default)).filter(|p| !p.shares()))
+        .map(|p| p.as_str().to_string())
 }
 
 fn task_count(alloc: Option<&[arches_core::Alloc]>, node: u32) -> u32 {

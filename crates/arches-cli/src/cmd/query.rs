@@ -390,6 +390,10 @@ pub struct Showbf {
     /// Only for this user.
     #[arg(short = 'u', value_name = "USER")]
     pub user: Option<String>,
+    /// Windows of this generic resource instead of processors (Arches):
+    /// Tasks counts free units (e.g. GPUs) of nodes with a free processor.
+    #[arg(long = "gres", value_name = "NAME")]
+    pub gres: Option<String>,
     /// Verbose: each window's nodes and processors (HostList=node:procs,...).
     #[arg(short = 'v')]
     pub verbose: bool,
@@ -422,6 +426,7 @@ pub fn showbf(a: Showbf) -> Result<u8, String> {
             .unwrap_or_default(),
         memory: a.memory.clone(),
         all: a.all,
+        gres: a.gres.clone(),
     };
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let view = client.backfill(&q).map_err(|e| e.to_string())?;

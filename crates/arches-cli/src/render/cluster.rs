@@ -239,6 +239,9 @@ mod tests {
             opsys: None,
             arch: None,
             last_update: 0,
+            gres: vec![],
+            access_policy: None,
+            effective_access_policy: None,
         }
     }
 
@@ -366,6 +369,9 @@ mod tests_support {
             opsys: None,
             arch: None,
             last_update: 0,
+            gres: vec![],
+            access_policy: None,
+            effective_access_policy: None,
         }
     }
 }
