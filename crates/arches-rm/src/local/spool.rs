@@ -302,7 +302,12 @@ fn status_tmp() -> String {
 /// [`STATUS_ROOM`] bytes, written and flushed) so that the outcome can be
 /// recorded later even if the disk is full by then ([`write_status`]).
 pub(crate) fn reserve_status(dir: &Path) -> io::Result<()> {
-    let mut f = File::create(dir.join(status_tmp()))?;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(dir.join(status_tmp()))?;
     f.write_all(&[b' '; STATUS_ROOM])?;
     f.sync_all()
 }
