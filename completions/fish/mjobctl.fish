@@ -7,7 +7,7 @@ complete -c mjobctl -s q -d 'Query: diag (job details), starttime (start estimat
 starttime\t''
 hostlist\t''"
 complete -c mjobctl -s u -d 'Release holds: all (default), user, system, batch or defer (comma list)' -r
-complete -c mjobctl -s w -d 'With -x: flags=ignorepolicies (credential limits) or flags=ignorersv (reservations); repeatable' -r
+complete -c mjobctl -s w -d 'Select jobs where ATTR=VALUE (user, group, account, class, qos, state, partition, jobname; CompletionTime/StartTime/SubmitTime{<,<=,=,>=,>}EPOCH); with -x also flags=ignorepolicies or flags=ignorersv. Repeatable; every constraint must hold' -r
 complete -c mjobctl -l flags -d 'Flags: relative (with -p), completed (with -q diag)' -r
 complete -c mjobctl -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'

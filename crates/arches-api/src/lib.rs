@@ -230,13 +230,37 @@ pub struct QueueView {
 }
 
 /// Which jobs a detail query wants.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct JobsRequest {
-    /// Ids as typed (`17`, `Moab.17`), or `ALL`.
+    /// Job expressions as typed (`17`, `Moab.17`, `ALL`, a regular
+    /// expression such as `80.*`); see [`JobSelect`].
     pub ids: Vec<String>,
     /// Include completed jobs for `ALL`.
     #[serde(default)]
     pub completed: bool,
+    /// `-n NAME` / `-w ATTR=VALUE` selection.
+    #[serde(default)]
+    pub select: JobSelect,
+}
+
+/// Job selection beyond the job expressions (Moab's `-n` and `-w`): the
+/// jobs named by the expressions (every visible job when there is none)
+/// that also have this name and satisfy every constraint. The daemon
+/// resolves expressions and selections in one place; a token that matches
+/// no job, and a selection that leaves none, are errors.
+///
+/// Constraints: `user=`, `group=`, `account=` (`acct=`), `class=`
+/// (`queue=`), `qos=`, `state=`, `partition=`, `jobname=`, and
+/// `CompletionTime`, `StartTime`, `SubmitTime`
+/// compared with `<`, `<=`, `=`, `>=`, `>` to epoch seconds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct JobSelect {
+    /// `-n JOBNAME`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `-w` constraints as written.
+    #[serde(default)]
+    pub constraints: Vec<String>,
 }
 
 /// One node's share of a job.
@@ -452,7 +476,12 @@ pub struct ReservationSpan {
 pub struct JobsView {
     pub now: i64,
     pub jobs: Vec<JobDetail>,
+    /// Tokens of the expression that named no job.
     pub unknown: Vec<String>,
+    /// Other errors of the expression (a bad regular expression or `-w`
+    /// constraint, a selection that left no job), as complete lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
 }
 
 // ---------------------------------------------------------------------------
@@ -500,6 +529,9 @@ pub enum JobAction {
 pub struct JobActionRequest {
     pub jobs: Vec<String>,
     pub action: JobAction,
+    /// `-n` / `-w` selection (see [`JobSelect`]).
+    #[serde(default)]
+    pub select: JobSelect,
 }
 
 /// Result of an action: lines for stdout and for stderr, in order, and

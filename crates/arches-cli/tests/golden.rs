@@ -22,7 +22,10 @@ fn golden_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("ARCHES_GOLDEN_DIR") {
         return PathBuf::from(d);
     }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/moab-golden"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/moab-golden"
+    ))
 }
 
 /// The sample without its `# source:` line and, when `cmdline`, the command line.
@@ -745,6 +748,7 @@ fn checkjob_xml_parses_and_matches_vsc_fields() {
         now: 1510331373 + 238262,
         jobs: vec![d],
         unknown: vec![],
+        errors: vec![],
     };
     let ours = checkjob::render_xml(&view, false);
     let od = roxmltree::Document::parse(&ours).unwrap();
@@ -1293,6 +1297,7 @@ fn every_xml_output_parses_with_honest_counts() {
         now,
         jobs: vec![d.clone(), d],
         unknown: vec![],
+        errors: vec![],
     };
     check_xml("checkjob", &checkjob::render_xml(&jv, true));
     check_xml(

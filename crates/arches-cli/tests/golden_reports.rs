@@ -15,7 +15,10 @@ fn golden_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("ARCHES_GOLDEN_DIR") {
         return PathBuf::from(d);
     }
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/moab-golden"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/moab-golden"
+    ))
 }
 
 /// The sample without its `# source:` line and, when `cmdline`, the command line.

@@ -381,6 +381,7 @@ mod tests {
             .job_action(&JobActionRequest {
                 jobs: vec!["17".into()],
                 action: arches_api::JobAction::Cancel,
+                select: Default::default(),
             })
             .unwrap_err();
         assert_eq!(err.to_string(), "ERROR:  invalid job specified (17)");

@@ -9,7 +9,6 @@ use arches_core::timespec::parse_duration;
 use arches_core::{Event, HoldType, JobFlag, JobId, Time};
 
 use crate::actor::{Actor, Caller};
-use crate::jobspec::parse_job_id;
 
 /// One job's outcome: a line and whether it failed.
 type Outcome = Result<Option<String>, String>;
@@ -23,46 +22,20 @@ impl Actor {
         now: Time,
     ) -> ActionResponse {
         let mut resp = ActionResponse::default();
-        let mut ids: Vec<JobId> = Vec::new();
-        if req.jobs.is_empty() {
-            resp.stderr
-                .push("ERROR:  no job expression specified".to_string());
+        // `-R` also requeues completed jobs (Moab: "requeued completed job").
+        let scope = crate::jobexpr::Scope {
+            completed: matches!(req.action, JobAction::Requeue),
+            owner: (!caller.admin).then_some(caller.user.as_str()),
+            regex_always: self.cfg.moab.use_job_regex,
+            scheduler: &self.cfg.scheduler_name,
+        };
+        let sel = crate::jobexpr::select(&self.state, &req.jobs, &req.select, &scope);
+        let errors = sel.error_lines();
+        if !errors.is_empty() {
+            resp.stderr.extend(errors);
             resp.failed = true;
-            return resp;
         }
-        for expr in &req.jobs {
-            for part in expr.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                if part.eq_ignore_ascii_case("ALL") {
-                    let all = self
-                        .state
-                        .jobs()
-                        .filter(|j| !j.state.is_finished())
-                        .filter(|j| caller.admin || j.cred.user == caller.user)
-                        .map(|j| j.id);
-                    ids.extend(all);
-                    continue;
-                }
-                // `-R` also requeues completed jobs (Moab: "requeued completed job").
-                let finished_ok = matches!(req.action, JobAction::Requeue);
-                match parse_job_id(part).filter(|id| {
-                    self.state
-                        .job(*id)
-                        .is_some_and(|j| finished_ok || !j.state.is_finished())
-                }) {
-                    Some(id) => ids.push(id),
-                    None => {
-                        resp.stderr
-                            .push(format!("ERROR:  invalid job specified ({part})"));
-                        resp.failed = true;
-                    }
-                }
-            }
-        }
-        // A job named twice (`canceljob 3 3`, `3,ALL`) is acted on once,
-        // where it first appears: Moab matches its job table against the
-        // expressions, so a job matches once.
-        let mut seen = std::collections::BTreeSet::new();
-        ids.retain(|id| seen.insert(*id));
+        let ids = sel.ids;
         for id in ids {
             let owner = self.state.job(id).map(|j| j.cred.user.clone());
             if !caller.admin && owner.as_deref() != Some(caller.user.as_str()) {

@@ -17,6 +17,7 @@ pub mod estimates;
 pub mod http;
 pub mod ident;
 pub mod intent;
+pub mod jobexpr;
 pub mod jobspec;
 mod observe;
 pub mod pace;

@@ -15,7 +15,6 @@ use arches_core::policy::Limits;
 use arches_core::{CompletionCode, Job, JobFlag, JobState, NodeAdminState, StartKind};
 
 use crate::actor::Snapshot;
-use crate::jobspec::parse_job_id;
 
 /// showq's data.
 pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
@@ -63,32 +62,25 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
         now: s.now,
         jobs: Vec::new(),
         unknown: Vec::new(),
+        errors: Vec::new(),
     };
     let pv = crate::preempt::PreemptView::default();
-    // Each job once, where it is first named (as job actions do).
-    let mut seen = std::collections::BTreeSet::new();
-    for text in &req.ids {
-        if text.eq_ignore_ascii_case("ALL") {
-            let all = s
-                .state
-                .jobs()
-                .filter(|j| req.completed || !j.state.is_finished());
-            for j in all {
-                if seen.insert(j.id) {
-                    out.jobs.push(detail_with(s, j, &pv));
-                }
-            }
-            continue;
-        }
-        match parse_job_id(text).and_then(|id| s.state.job(id)) {
-            Some(j) => {
-                if seen.insert(j.id) {
-                    out.jobs.push(detail_with(s, j, &pv));
-                }
-            }
-            None => out.unknown.push(text.clone()),
+    // Unknown tokens are reported by the token itself; a selection error
+    // (bad `-w`, nothing selected) too.
+    let scope = crate::jobexpr::Scope {
+        completed: req.completed,
+        owner: None,
+        regex_always: s.cfg.moab.use_job_regex,
+        scheduler: &s.cfg.scheduler_name,
+    };
+    let sel = crate::jobexpr::select(&s.state, &req.ids, &req.select, &scope);
+    for id in sel.ids {
+        if let Some(j) = s.state.job(id) {
+            out.jobs.push(detail_with(s, j, &pv));
         }
     }
+    out.unknown = sel.unmatched;
+    out.errors = sel.errors;
     out
 }
 

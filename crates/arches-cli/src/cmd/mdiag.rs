@@ -233,6 +233,7 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
             .jobs(&JobsRequest {
                 ids: vec!["ALL".into()],
                 completed: false,
+                ..Default::default()
             })
             .map_err(err)?;
         let o = mdiag::render_overall(&s, &v);
@@ -282,12 +283,30 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
             }
         }
     } else if a.jobs.is_some() {
-        let completed = a
+        // `completed=true` (completed jobs only), `ALL=true` (every job,
+        // completed ones too) and `system=true` (Arches has no system jobs:
+        // nothing to add) are mdiag's own; every other `-w` selects jobs as
+        // mjobctl's does.
+        let is = |c: &String, k: &str| c.eq_ignore_ascii_case(&format!("{k}=true"));
+        let completed = a.constraints.iter().any(|c| is(c, "completed"));
+        let all = a.constraints.iter().any(|c| is(c, "ALL"));
+        let constraints = a
             .constraints
             .iter()
-            .any(|c| c.eq_ignore_ascii_case("completed=true"));
+            .filter(|c| !is(c, "completed") && !is(c, "ALL") && !is(c, "system"))
+            .cloned()
+            .collect();
         let ids = vec![some(&a.jobs).unwrap_or("ALL").to_string()];
-        let mut v = client.jobs(&JobsRequest { ids, completed }).map_err(err)?;
+        let mut v = client
+            .jobs(&JobsRequest {
+                ids,
+                completed: completed || all,
+                select: arches_api::JobSelect {
+                    name: None,
+                    constraints,
+                },
+            })
+            .map_err(err)?;
         if completed && some(&a.jobs).is_none() {
             // Moab: `-w completed=true` lists completed jobs only, earliest completion first.
             v.jobs
@@ -303,7 +322,10 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         for id in &v.unknown {
             eprintln!("ERROR:  invalid job specified: {id}");
         }
-        if !v.unknown.is_empty() {
+        for e in &v.errors {
+            eprintln!("{e}");
+        }
+        if !v.unknown.is_empty() || !v.errors.is_empty() {
             return Ok(crate::EXIT_ERROR);
         }
     } else if a.nodes.is_some() {

@@ -177,6 +177,7 @@ pub fn checkjob(a: Checkjob) -> Result<u8, String> {
         .jobs(&JobsRequest {
             ids: a.jobs.clone(),
             completed: true,
+            ..Default::default()
         })
         .map_err(|e| e.to_string())?;
     if let Some(l) = &a.policy_level {
