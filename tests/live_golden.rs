@@ -84,6 +84,24 @@ const REPORTS: &[(&str, &str, &[&str])] = &[
     ("mdiag-R", "mdiag", &["-R"]),
     ("mdiag-j-v", "mdiag", &["-j", "-v"]),
     ("mdiag-f-json", "mdiag", &["-f", "--format=json"]),
+    ("showq-v", "showq", &["-v"]),
+    ("showq-n", "showq", &["-n"]),
+    ("showq-o", "showq", &["-o"]),
+    ("showq-i-v", "showq", &["-i", "-v"]),
+    ("showq-r-v", "showq", &["-r", "-v"]),
+    ("showq-c-n", "showq", &["-c", "-n"]),
+    ("showq-xml-v", "showq", &["--xml", "-v"]),
+    (
+        "showq-w-user",
+        "showq",
+        &["-w", "user=alice", "-w", "acct=chem"],
+    ),
+    ("showq-blocking", "showq", &["--blocking"]),
+    ("checkjob-A-3", "checkjob", &["-A", "3"]),
+    ("checkjob-A-1", "checkjob", &["-A", "1"]),
+    ("showstart-3", "showstart", &["3"]),
+    ("showstart-f-3", "showstart", &["-f", "3"]),
+    ("showbf-D", "showbf", &["-D"]),
 ];
 
 struct Served {

@@ -202,6 +202,11 @@ pub struct QueueQuery {
     /// Include completed jobs (showq -c).
     #[serde(default)]
     pub completed: bool,
+    /// `showq -p PARTITION`: active and completed jobs that ran there,
+    /// eligible and blocked jobs that may run there, and the partition's
+    /// own summary (an unknown partition is an error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
 }
 
 /// Cluster summary line data (showq summaries and `<cluster>` XML).
@@ -227,6 +232,10 @@ pub struct QueueView {
     pub purge_secs: i64,
     /// Scheduler name for messages.
     pub scheduler: String,
+    /// Moab's showq notes (`NOTE:  scheduling is paused`, `NOTE:  system
+    /// reservation blocking all nodes`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Which jobs a detail query wants.
@@ -696,6 +705,15 @@ pub struct BackfillQuery {
     /// reservation counts as available), not only the caller's.
     #[serde(default)]
     pub all: bool,
+    /// `-D`: current and future availability (windows that open later, when
+    /// running jobs end or reservations expire).
+    #[serde(default)]
+    pub future: bool,
+    /// `-L`: enforce the asking credentials' hard throttling limits
+    /// (`MAXPROC`, `MAXNODE`, `MAXJOB` of USERCFG/GROUPCFG/ACCOUNTCFG/CLASSCFG/
+    /// QOSCFG): windows are cut to what they may still use.
+    #[serde(default)]
+    pub hard_limits: bool,
 }
 
 /// A backfill window: `procs` processors on `nodes` nodes free from `start`
@@ -732,16 +750,23 @@ pub struct BackfillView {
 pub enum StartQuery {
     Job {
         id: String,
+        /// `showstart -f`: correct the reservation-based estimate with the
+        /// observed wall-clock accuracy of completed jobs.
+        #[serde(default)]
+        feedback: bool,
     },
     Hypothetical {
         procs: u32,
         duration: String,
         qos: Option<String>,
+        /// As for `Job`.
+        #[serde(default)]
+        feedback: bool,
     },
 }
 
 /// showstart's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StartEstimate {
     pub now: i64,
     /// Job id, or `procs@duration` for hypothetical jobs.
@@ -766,6 +791,12 @@ pub struct StartEstimate {
     pub historical_start: Option<i64>,
     #[serde(default)]
     pub historical_note: Option<String>,
+    /// `showstart -f`: the factor the wait until the reservation-based
+    /// start was scaled by (the average wall-clock accuracy of the period's
+    /// completed jobs: jobs ending before their limits bring reservations
+    /// forward); `None` without `-f` or without completed jobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<f64>,
 }
 
 /// One reservation (showres).
@@ -863,6 +894,11 @@ pub struct CredentialInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CredentialsView {
     pub credentials: Vec<CredentialInfo>,
+    /// `(kind, name)` of credentials known only from finished jobs and the
+    /// statistics (Moab's "historical data"): not configured, no queued or
+    /// active job.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub historical: Vec<(String, String)>,
 }
 
 /// Totals over the jobs completed in the statistics period (one

@@ -169,6 +169,7 @@ fn queue(now: i64, c: ClusterSummary, jobs: Vec<JobSummary>) -> QueueView {
         jobs,
         purge_secs: 3600,
         scheduler: "Moab".into(),
+        notes: vec![],
     }
 }
 
@@ -1077,6 +1078,7 @@ fn estimate_extras() -> StartEstimate {
         priority_note: None,
         historical_start: None,
         historical_note: None,
+        feedback: None,
     }
 }
 

@@ -126,7 +126,11 @@ impl Client {
 
     /// `GET /v1/queue`.
     pub fn queue(&self, q: &QueueQuery) -> Result<QueueView, ClientError> {
-        let path = format!("{}?completed={}", routes::QUEUE, q.completed);
+        let mut path = format!("{}?completed={}", routes::QUEUE, q.completed);
+        if let Some(p) = &q.partition {
+            path.push_str("&partition=");
+            path.push_str(&percent_encode(p));
+        }
         self.get(&path)
     }
 
@@ -212,6 +216,7 @@ impl Client {
     }
 
     fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        // (Query values are percent-encoded by `percent_encode`.)
         let resp = self.http.get(self.url(path)).send();
         self.finish(resp)
     }
@@ -292,6 +297,19 @@ fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Percent-encodes a query-string value (everything but unreserved bytes).
+fn percent_encode(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));

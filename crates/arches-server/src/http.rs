@@ -242,7 +242,17 @@ async fn queue(
         }
     };
     let snap = current(&app.published);
-    heavy(move || views::queue(&snap, q.completed)).await
+    if let Some(p) = q.partition.as_deref() {
+        // Checked here so that an unknown partition is a 404, not a view.
+        if let Err(e) = crate::showq::queue(&snap, false, Some(p)).map(|_| ()) {
+            return error(StatusCode::NOT_FOUND, e);
+        }
+    }
+    heavy(move || {
+        crate::showq::queue(&snap, q.completed, q.partition.as_deref())
+            .unwrap_or_else(|_| views::queue(&snap, q.completed))
+    })
+    .await
 }
 
 async fn jobs_detail(State(app): State<AppState>, body: Result<Bytes, BytesRejection>) -> Response {

@@ -24,6 +24,7 @@ pub mod pace;
 pub mod preempt;
 pub mod rm;
 pub mod rsvctl;
+pub mod showq;
 pub mod simserve;
 pub mod staging;
 mod stream;

@@ -53,6 +53,7 @@ pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
         jobs,
         purge_secs: s.cfg.purge_secs,
         scheduler: s.cfg.scheduler_name.clone(),
+        notes: Vec::new(),
     }
 }
 
@@ -670,7 +671,11 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             c.preemption = pv.qos_lines(s, &c.name);
         }
     }
-    CredentialsView { credentials }
+    let historical = crate::showq::historical(s, &credentials);
+    CredentialsView {
+        credentials,
+        historical,
+    }
 }
 
 fn limits(l: &Limits) -> Vec<(String, u64, u64)> {

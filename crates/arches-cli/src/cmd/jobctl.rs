@@ -285,7 +285,10 @@ fn query(
             }
             for id in view.jobs.iter().map(|j| j.summary.id.to_string()) {
                 let e = client
-                    .start_time(&StartQuery::Job { id })
+                    .start_time(&StartQuery::Job {
+                        id,
+                        feedback: false,
+                    })
                     .map_err(|e| e.to_string())?;
                 match a.output.format() {
                     Format::Text => print(&showbf::render_start(&e, showbf::Estimates::Rsv)),

@@ -14,7 +14,11 @@ use crate::{EXIT_ERROR, EXIT_OK};
     about = "Display the job queue: active, eligible and blocked jobs",
     long_about = "Display the job queue in Moab's format: active jobs (earliest completion first), \
 eligible jobs (priority order) and blocked jobs, with the cluster's processor and node usage. \
--r, -i, -c and -b select a single detailed section.",
+-r, -i, -c and -b select a single detailed section. -w and -u name credentials that must be known \
+(configured, or seen in a job or the statistics): otherwise Moab's `ERROR:    cannot locate user X in \
+Moab's historical data` and exit 1. -p PARTITION shows the active and completed jobs that ran in it, \
+the eligible and blocked jobs that may run there, and the partition's own usage. Moab's notes \
+(scheduling paused, a system reservation blocking every node) follow the report.",
     group(ArgGroup::new("mode").args(["running", "idle", "completed", "blocked"]))
 )]
 pub struct Showq {
@@ -30,16 +34,24 @@ pub struct Showq {
     /// Show active jobs in detail (partition, xfactor, group, master host).
     #[arg(short = 'r')]
     pub running: bool,
-    /// Verbose (accepted; Arches has no separate resource-manager job ids to add).
+    /// Verbose: local and full job ids (<id>/<scheduler>.<id>) and partitions; with -i the
+    /// reservation start time; in XML the DRMJID of every job.
     #[arg(short = 'v')]
     pub verbose: bool,
-    /// Only jobs matching <attr>=<value> (user, group, acct, class, qos, partition); repeatable.
+    /// Show job names under JOBID instead of job ids.
+    #[arg(short = 'n')]
+    pub names: bool,
+    /// Order active jobs by start time (earliest started first) instead of earliest completion.
+    #[arg(short = 'o')]
+    pub order: bool,
+    /// Only jobs matching <attr>=<value>: user, group, acct, class, qos, partition, rsv; repeatable.
     #[arg(short = 'w', value_name = "CONSTRAINT", action = ArgAction::Append)]
     pub constraints: Vec<String>,
     /// Only jobs of this user.
     #[arg(short = 'u', value_name = "USER")]
     pub user: Option<String>,
-    /// Only jobs in this partition.
+    /// Only jobs of this partition: active and completed ones that ran there, eligible and
+    /// blocked ones that may run there; the summary lines are the partition's.
     #[arg(short = 'p', value_name = "PARTITION")]
     pub partition: Option<String>,
     /// Accepted for compatibility with third-party tools (abipy passes `-s`); no effect.
@@ -54,6 +66,10 @@ pub struct Showq {
     /// Only jobs that overlap this reservation in time and nodes (a job reservation: that job).
     #[arg(short = 'R', value_name = "RSVID")]
     pub reservation: Option<String>,
+    /// Answer without the client-side cache: Arches always answers from the scheduler's last
+    /// published state (there is no cache), so the report is the same.
+    #[arg(long, conflicts_with = "noblock")]
+    pub blocking: bool,
     /// Accepted for compatibility (Rocoto); the daemon always answers without blocking.
     #[arg(long)]
     pub noblock: bool,
@@ -66,15 +82,16 @@ pub struct Showq {
 /// Runs showq.
 pub fn showq(a: Showq) -> Result<u8, String> {
     let mut filter = showq::Filter::default();
+    let mut rsv = a.reservation.clone();
     for c in &a.constraints {
-        filter.add_constraint(c)?;
+        if let Some(r) = filter.add_constraint(c)? {
+            rsv = Some(r);
+        }
     }
     if let Some(u) = &a.user {
         filter.user = Some(u.clone());
     }
-    if let Some(p) = &a.partition {
-        filter.partition = Some(p.clone());
-    }
+    let partition = a.partition.clone().or_else(|| filter.partition.take());
     let mode = if a.running {
         showq::Mode::Running
     } else if a.idle {
@@ -86,13 +103,35 @@ pub fn showq(a: Showq) -> Result<u8, String> {
     } else {
         showq::Mode::Default
     };
+    let display = showq::Display {
+        names: a.names,
+        verbose: a.verbose,
+        start_order: a.order,
+    };
     let client = a.conn.client().map_err(|e| e.to_string())?;
+    let creds = filter.credentials();
+    if !creds.is_empty() {
+        let known = client.credentials().map_err(|e| e.to_string())?;
+        for (kind, obj, name) in creds {
+            let found = known
+                .credentials
+                .iter()
+                .any(|c| c.kind == kind && c.name == name)
+                || known.historical.iter().any(|(k, n)| k == kind && n == name);
+            if !found {
+                return Err(format!(
+                    "ERROR:    cannot locate {obj} {name} in Moab's historical data"
+                ));
+            }
+        }
+    }
     let mut view = client
         .queue(&QueueQuery {
             completed: a.completed,
+            partition,
         })
         .map_err(|e| e.to_string())?;
-    if let Some(rid) = &a.reservation {
+    if let Some(rid) = &rsv {
         let rsv = client.reservations().map_err(|e| e.to_string())?;
         let target = rsv
             .reservations
@@ -117,8 +156,11 @@ pub fn showq(a: Showq) -> Result<u8, String> {
         view.jobs.retain(|j| overlapping.contains(&j.id));
     }
     match a.output.format() {
-        Format::Text => print(&showq::render(&view, &filter, mode)),
-        Format::Xml => print(&format!("{}\n", showq::render_xml(&view, &filter, mode))),
+        Format::Text => print(&showq::render_with(&view, &filter, mode, display)),
+        Format::Xml => print(&format!(
+            "{}\n",
+            showq::render_xml_with(&view, &filter, mode, display)
+        )),
         Format::Json => {
             // The jobs of the sections this mode shows, filtered as the text is.
             let mut v = view;
@@ -143,7 +185,9 @@ pub struct Checkjob {
     /// Verbose; give twice (-v -v or -vv) for more detail.
     #[arg(short = 'v', action = ArgAction::Count)]
     pub verbose: u8,
-    /// Parsable output: one line of ATTRIBUTE=VALUE; pairs per job.
+    /// Parsable output: one line of ATTRIBUTE=VALUE; pairs per job (Moab's names: NAME, STATE,
+    /// UNAME, GNAME, ACCOUNT, RCLASS, WCLIMIT, QUEUETIME, STARTTIME, TASKS, NODES, then Arches'
+    /// JOBNAME, QOS, PROCS, PRIORITY, ...). STARTTIME of a queued job is its estimated start (0: none).
     #[arg(short = 'A')]
     pub avp: bool,
     /// Policy level of the eligibility evaluation (HARD, SOFT or OFF; Arches evaluates soft and hard limits in one pass and reports that).
@@ -214,13 +258,27 @@ pub fn checkjob(a: Checkjob) -> Result<u8, String> {
                 print(&parts.join(checkjob::SEPARATOR));
             }
         }
-        Format::Xml => print(&format!("{}\n", checkjob::render_xml(&view, a.verbose > 0))),
+        Format::Xml => {
+            // Moab answers an unknown job with its XML error (code 700)
+            // instead of a document.
+            if !view.jobs.is_empty() || view.unknown.is_empty() {
+                print(&format!("{}\n", checkjob::render_xml(&view, a.verbose > 0)));
+            }
+            for id in &view.unknown {
+                print(&format!("{}\n", checkjob::unknown_job_xml(id)));
+            }
+        }
         Format::Json => print_json(&view)?,
     }
-    for id in &view.unknown {
-        eprintln!("{}", checkjob::unknown_job(id));
+    if a.output.format() != Format::Xml {
+        for id in &view.unknown {
+            eprintln!("{}", checkjob::unknown_job(id));
+        }
     }
-    Ok(if view.unknown.is_empty() {
+    for e in &view.errors {
+        eprintln!("{e}");
+    }
+    Ok(if view.unknown.is_empty() && view.errors.is_empty() {
         EXIT_OK
     } else {
         EXIT_ERROR
@@ -242,7 +300,7 @@ fn access_checks(
             .first()
             .ok_or_else(|| format!("ERROR:    cannot locate node '{name}'"))?;
         let q = client
-            .queue(&arches_api::QueueQuery { completed: false })
+            .queue(&arches_api::QueueQuery::default())
             .map_err(|e| e.to_string())?;
         let on: Vec<(u64, bool)> = n
             .jobs
@@ -336,7 +394,8 @@ pub fn checknode(a: Checknode) -> Result<u8, String> {
 reserved job, with how long they stay free: the global partition ALL first, then each partition \
 (-p: one of them; -p ALL: the global rows only). Administrative and standing reservations count as \
 free for the credentials asking (-u -g -a -c -q, else the caller's user and group; -A: anyone's). \
-Credential-based throttling policies are not taken into account. --xml gives Moab's mshow -a shape."
+Credential-based throttling policies are not taken into account unless -L. -D adds the windows that \
+open later. --xml gives Moab's mshow -a shape."
 )]
 pub struct Showbf {
     /// Show availability for all users, groups and accounts (every reservation counts as free).
@@ -375,6 +434,14 @@ pub struct Showbf {
     /// Verbose: each window's nodes and processors (HostList=node:procs,...).
     #[arg(short = 'v')]
     pub verbose: bool,
+    /// Current and future availability: also the windows that open later (when running jobs end
+    /// or reservations expire), with their start offset and date.
+    #[arg(short = 'D')]
+    pub future: bool,
+    /// Enforce hard limits: cut windows to what the credentials' hard MAXPROC/MAXNODE/MAXJOB
+    /// (USERCFG, GROUPCFG, ACCOUNTCFG, CLASSCFG, QOSCFG) still allow.
+    #[arg(short = 'L')]
+    pub hard_limits: bool,
     #[command(flatten)]
     pub output: Output,
     #[command(flatten)]
@@ -404,6 +471,8 @@ pub fn showbf(a: Showbf) -> Result<u8, String> {
             .unwrap_or_default(),
         memory: a.memory.clone(),
         all: a.all,
+        future: a.future,
+        hard_limits: a.hard_limits,
     };
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let view = client.backfill(&q).map_err(|e| e.to_string())?;
@@ -433,6 +502,10 @@ pub struct Showstart {
     /// Extra limits of a hypothetical job: qos=<QOS>.
     #[arg(short = 'l', value_name = "qos=QOS")]
     pub limits: Option<String>,
+    /// Use feedback: scale the wait until the reservation-based start by the average wall-clock
+    /// accuracy (run time / limit) of the statistics period's completed jobs.
+    #[arg(short = 'f')]
+    pub feedback: bool,
     #[command(flatten)]
     pub output: Output,
     #[command(flatten)]
@@ -463,10 +536,12 @@ pub fn showstart(a: Showstart) -> Result<u8, String> {
                 procs,
                 duration,
                 qos,
+                feedback: a.feedback,
             }
         }
         None => StartQuery::Job {
             id: a.target.clone(),
+            feedback: a.feedback,
         },
     };
     let which = match a.method.as_deref() {

@@ -4,45 +4,47 @@
 
 use arches_api::{CredentialInfo, JobDetail, NodeInfo, ReservationInfo};
 
-/// `checkjob -A`: one line of `ATTRIBUTE=VALUE;` pairs per job.
+/// `checkjob -A`: one line of `ATTRIBUTE=VALUE;` pairs per job, Moab's
+/// attribute names first and in Moab's order (`NAME` is the job id, as
+/// Moab's job name is; `UNAME`, `GNAME`, `ACCOUNT`, `RCLASS`, `WCLIMIT`,
+/// `QUEUETIME`, `STARTTIME` — for a queued job its reservation's start, the
+/// scheduler's estimate, else 0 —, `TASKS`, `NODES`), then Arches' extras.
+/// Scripts split on `;` then on the first `=`, positionally or by name.
 pub fn avp(d: &JobDetail) -> String {
     let s = &d.summary;
     let mut o = String::new();
     let mut put = |k: &str, v: String| {
         o.push_str(&format!("{k}={v};"));
     };
-    put("JOBID", s.id.to_string());
-    put("NAME", s.name.clone());
+    put("NAME", s.id.to_string());
     put("STATE", s.state.clone());
-    put("USER", s.user.clone());
-    put("GROUP", s.group.clone());
-    if let Some(a) = &s.account {
-        put("ACCOUNT", a.clone());
-    }
-    if let Some(c) = &s.class {
-        put("CLASS", c.clone());
-    }
+    put("UNAME", s.user.clone());
+    put("GNAME", s.group.clone());
+    put("ACCOUNT", s.account.clone().unwrap_or_default());
+    put(
+        "RCLASS",
+        s.class
+            .as_ref()
+            .map_or_else(String::new, |c| format!("[{c} 1]")),
+    );
+    put("WCLIMIT", s.walltime.unwrap_or(0).to_string());
+    put("QUEUETIME", s.submit_time.to_string());
+    let start = s.start_time.or(s.reservation_start).unwrap_or(0);
+    put("STARTTIME", start.to_string());
+    put("TASKS", d.tasks.to_string());
+    put("NODES", s.nodes.unwrap_or(1).to_string());
+    put("JOBNAME", s.name.clone());
     if let Some(q) = &s.qos {
         put("QOS", q.clone());
     }
     put("PROCS", s.procs.to_string());
-    if let Some(n) = s.nodes {
-        put("NODES", n.to_string());
-    }
-    if let Some(w) = s.walltime {
-        put("WCLIMIT", w.to_string());
-    }
-    put("SUBMITTIME", s.submit_time.to_string());
-    if let Some(t) = s.start_time {
-        put("STARTTIME", t.to_string());
-    }
+    put("PRIORITY", s.priority.to_string());
     if let Some(t) = s.completion_time {
         put("COMPLETIONTIME", t.to_string());
     }
     if let Some(c) = s.exit_code {
         put("COMPLETIONCODE", c.to_string());
     }
-    put("PRIORITY", s.priority.to_string());
     if !d.holds.is_empty() {
         put("HOLD", d.holds.join(","));
     }

@@ -18,6 +18,16 @@ pub fn unknown_job(id: &str) -> String {
     format!("ERROR:  invalid job specified: {id}")
 }
 
+/// `checkjob --xml` of an unknown job: Moab's error element (code 700).
+pub fn unknown_job_xml(id: &str) -> String {
+    super::xml::Element::new("Error")
+        .attr("code", 700)
+        .text(&format!(
+            "server rejected request - invalid job specified: {id}"
+        ))
+        .render()
+}
+
 /// Renders every found job, joined by [`SEPARATOR`].
 pub fn render(view: &JobsView, verbose: u8) -> String {
     view.jobs

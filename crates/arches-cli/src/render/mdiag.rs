@@ -632,6 +632,7 @@ mod blocked_tests {
             ],
             purge_secs: 0,
             scheduler: "Moab".into(),
+            notes: vec![],
         };
         let s = render_blocked(&q);
         assert_eq!(
