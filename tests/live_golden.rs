@@ -102,6 +102,13 @@ const REPORTS: &[(&str, &str, &[&str])] = &[
     ("showstart-3", "showstart", &["3"]),
     ("showstart-f-3", "showstart", &["-f", "3"]),
     ("showbf-D", "showbf", &["-D"]),
+    ("mdiag-n-v", "mdiag", &["-n", "-v"]),
+    ("mdiag-n-t", "mdiag", &["-n", "-t", "DEFAULT"]),
+    ("mdiag-j-t", "mdiag", &["-j", "-t", "DEFAULT"]),
+    ("mdiag-p-t", "mdiag", &["-p", "-t", "DEFAULT"]),
+    ("mdiag-b-t", "mdiag", &["-b", "-t", "DEFAULT"]),
+    ("mdiag-t-DEFAULT", "mdiag", &["-t", "DEFAULT"]),
+    ("mdiag-u-bob", "mdiag", &["-u", "bob"]),
 ];
 
 struct Served {

@@ -242,3 +242,74 @@ fn checkjob_showstart_and_showbf_options() {
     );
     assert!(now.iter().any(|r| r[1] == "2"), "{now:?}");
 }
+
+#[test]
+fn mdiag_partitions_verbose_nodes_and_unknown_credentials() {
+    let (d, running, blue, any) = start();
+    // Unknown credentials are errors; known ones report.
+    for (flag, obj) in [
+        ("-u", "user"),
+        ("-g", "group"),
+        ("-a", "acct"),
+        ("-c", "class"),
+        ("-q", "qos"),
+    ] {
+        let (c, o, e) = run(&d, "mdiag", &[flag, "nosuch"]);
+        assert_eq!(
+            (c, o.as_str(), e.trim()),
+            (
+                1,
+                "",
+                format!("ERROR:    cannot locate {obj} nosuch in Moab's historical data").as_str()
+            ),
+            "{flag}"
+        );
+    }
+    let (c, o, _) = run(&d, "mdiag", &["-u", &me()]);
+    assert!(c == 0 && o.lines().any(|l| l.starts_with(&me())), "{o}");
+    assert_eq!(run(&d, "mdiag", &["-c", "batch"]).0, 0);
+    // -t PARTITION restricts -n, -j, -p and -b; unknown partitions are errors.
+    let (_, o, _) = run(&d, "mdiag", &["-n", "-t", "blue"]);
+    assert!(o.contains("\nn2 ") && !o.contains("\nn1 "), "{o}");
+    let (c, _, e) = run(&d, "mdiag", &["-n", "-t", "green"]);
+    assert_eq!((c, e.trim()), (1, "ERROR:    unknown partition specified"));
+    let (_, o, _) = run(&d, "mdiag", &["-j", "-t", "red", "--format=json"]);
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    let jobs: Vec<u64> = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["summary"]["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(jobs, [running, any]);
+    let (_, o, _) = run(&d, "mdiag", &["-b", "-t", "blue"]);
+    assert!(
+        o.starts_with("Diagnosing blocked jobs (policylevel SOFT  partition blue)"),
+        "{o}"
+    );
+    assert!(
+        o.contains(&format!("job {blue:<20}")) && o.contains(&format!("job {any:<20}")),
+        "{o}"
+    );
+    let (_, o, _) = run(&d, "mdiag", &["-b", "-t", "red"]);
+    assert!(!o.contains(&format!("job {blue:<20}")), "{o}");
+    // -t with a report it cannot restrict, -w without -j, no report: refused.
+    assert_eq!(run(&d, "mdiag", &["-u", "-t", "red"]).0, 1);
+    assert_eq!(run(&d, "mdiag", &["-n", "-w", "user=x"]).0, 1);
+    let (c, _, e) = run(&d, "mdiag", &[]);
+    assert!(c == 1 && e.contains("a report is required"), "{e}");
+    // -n -v: the extra columns, the partition among them.
+    let (_, o, _) = run(&d, "mdiag", &["-n", "-v"]);
+    assert!(
+        o.lines()
+            .nth(1)
+            .unwrap()
+            .ends_with("Rsv Classes Network Features"),
+        "{o}"
+    );
+    assert!(
+        o.lines()
+            .any(|l| l.starts_with("n2 ") && l.contains(" blue ")),
+        "{o}"
+    );
+}

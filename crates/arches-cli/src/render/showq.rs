@@ -116,6 +116,9 @@ pub struct Display {
     pub start_order: bool,
 }
 
+/// Moab's error for a partition that does not exist.
+pub const UNKNOWN_PARTITION: &str = "ERROR:    unknown partition specified";
+
 const ACTIVE_BANNER: &str = "active jobs------------------------";
 const ELIGIBLE_BANNER: &str = "eligible jobs----------------------";
 const BLOCKED_BANNER: &str = "blocked jobs-----------------------";
