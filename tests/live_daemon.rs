@@ -437,7 +437,8 @@ fn formerly_rejected_options_do_their_moab_thing() {
     let (c, o, _) = out("checkjob", &["-A", &run.to_string()]);
     assert_eq!(c, 0);
     assert!(
-        o.starts_with(&format!("NAME={run};STATE=Running;UNAME=")) && o.contains(";JOBNAME=runner;"),
+        o.starts_with(&format!("NAME={run};STATE=Running;UNAME="))
+            && o.contains(";JOBNAME=runner;"),
         "{o}"
     );
     assert_eq!(o.lines().count(), 1);

@@ -36,7 +36,8 @@ const WORKLOAD: &str = concat!(
     "{\"id\": 6, \"submit\": 600, \"procs\": 2, \"walltime\": 600, \"runtime\": 600, \"user\": \"erin\", \"qos\": \"high\"}\n",
 );
 
-const CONFIG: &str = "FSPOLICY DEDICATEDPS\nFSINTERVAL 00:10:00\nFSDEPTH 3\nFSDECAY 0.5\n\
+const CONFIG: &str =
+    "FSPOLICY DEDICATEDPS\nFSINTERVAL 00:10:00\nFSDEPTH 3\nFSDECAY 0.5\nPROFILEDURATION 00:05:00\n\
 ACCOUNTCFG[chem] FSTARGET=50\nACCOUNTCFG[phys] FSTARGET=20\nQOSCFG[high] PRIORITY=100\n";
 
 /// The reports snapshotted, as (file name, command, arguments).
@@ -109,6 +110,19 @@ const REPORTS: &[(&str, &str, &[&str])] = &[
     ("mdiag-b-t", "mdiag", &["-b", "-t", "DEFAULT"]),
     ("mdiag-t-DEFAULT", "mdiag", &["-t", "DEFAULT"]),
     ("mdiag-u-bob", "mdiag", &["-u", "bob"]),
+    ("showstats-v", "showstats", &["-v"]),
+    ("showstats-n", "showstats", &["-n"]),
+    ("showstats-n-node0001", "showstats", &["-n", "node0001"]),
+    (
+        "showstats-u-t",
+        "showstats",
+        &["-u", "-t", "-0:11:40,-0:01:40"],
+    ),
+    (
+        "showstats-a-t-v",
+        "showstats",
+        &["-a", "-t", "-0:05:00", "-v"],
+    ),
 ];
 
 struct Served {

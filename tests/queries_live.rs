@@ -313,3 +313,71 @@ fn mdiag_partitions_verbose_nodes_and_unknown_credentials() {
         "{o}"
     );
 }
+
+/// showstats -t/-n/-v from the statistics profile, kept across a restart;
+/// -j, -T and a stand-alone -t refused.
+#[test]
+fn showstats_profiles_survive_restart() {
+    let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nPROFILEDURATION 00:00:01\nRMPOLLINTERVAL 1\n";
+    let mut d = Daemon::start_with_config(Some(cfg));
+    let id = d.submit("#!/bin/sh\ntrue\n", &["-l", "walltime=1:00"]);
+    d.wait_state(id, "Completed", std::time::Duration::from_secs(20));
+    // A few one-second intervals pass: node samples are folded in.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let (c, o, _) = run(&d, "showstats", &["-v"]);
+    assert_eq!(c, 0);
+    assert!(o.contains("Min System Utilization:"), "{o}");
+    assert!(o.contains("Est/Avg Backlog:"), "{o}");
+    d.stop();
+    d.spawn();
+    // The job's interval is in the kept history: -t over the last hour has it.
+    let (c, o, e) = run(&d, "showstats", &["-u", "-t", "-1:00:00", "--format=json"]);
+    assert_eq!(c, 0, "{e}");
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    let me_ = me();
+    let mine = v["credentials"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["kind"] == "user" && c["name"] == me_.as_str())
+        .unwrap_or_else(|| panic!("{o}"));
+    assert_eq!(mine["completed"]["jobs"], 1, "{o}");
+    assert!(v["window"].is_array(), "{o}");
+    // A time frame before the job: nothing completed in it.
+    let (_, o, _) = run(
+        &d,
+        "showstats",
+        &["-u", "-t", "-3:00:00,-2:00:00", "--format=json"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert_eq!(v["completed"]["jobs"], 0, "{o}");
+    // -n: the node's samples, from before the restart too.
+    let (c, o, _) = run(&d, "showstats", &["-n", "--format=json"]);
+    assert_eq!(c, 0);
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert!(v["nodes"][0]["samples"].as_u64().unwrap() > 1, "{o}");
+    let (_, o, _) = run(&d, "showstats", &["-n", "n1"]);
+    assert!(
+        o.starts_with("node stats from ") && o.contains("\nn1 "),
+        "{o}"
+    );
+    assert_eq!(run(&d, "showstats", &["-n", "nosuch"]).0, 1);
+    // Refusals.
+    for args in [
+        &["-j"][..],
+        &["-T"],
+        &["-t", "-1:00"],
+        &["-u", "-t", "bogus"],
+    ] {
+        let (c, _, e) = run(&d, "showstats", args);
+        assert_eq!(c, 1, "{args:?}: {e}");
+    }
+    let (c, _, e) = run(&d, "showstats", &["-u", "nosuch"]);
+    assert_eq!(
+        (c, e.trim()),
+        (
+            1,
+            "ERROR:    cannot locate user 'nosuch' in Moab's historical data"
+        )
+    );
+}

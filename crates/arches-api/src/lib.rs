@@ -1019,6 +1019,50 @@ pub struct StatsView {
     pub grid_times: Vec<i64>,
     #[serde(default)]
     pub grid: Vec<StatTotals>,
+    /// Lowest system utilization (dedicated / up processors, 0..=1) seen by
+    /// this daemon process and the iteration it happened on (showstats -v).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_utilization: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_utilization_iteration: Option<u64>,
+    /// Average of the backlog samples taken each iteration (seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_backlog_secs: Option<f64>,
+    /// `showstats -t`: the time frame the credential totals cover (from,
+    /// to); `None`: the whole statistics period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<(i64, i64)>,
+    /// `showstats -n`: each node's memory and load over the time frame.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeStats>,
+}
+
+/// Query of the statistics route (`showstats -t`, `-n`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct StatsQuery {
+    /// `-t <TIME>[,<TIME>]`: a time frame of the kept profile history
+    /// (`HH[:MM[:SS]][_MO[/DD[/YY]]]`, `+DURATION`/`-DURATION` = that long
+    /// ago, epoch seconds; one time = from then to now).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+    /// `-n`: add per-node statistics.
+    #[serde(default)]
+    pub nodes: bool,
+}
+
+/// One node's samples over a time frame (showstats -n), memory in MB.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct NodeStats {
+    pub node: String,
+    pub samples: u64,
+    pub cfg_mem: u64,
+    pub min_mem: u64,
+    pub max_mem: u64,
+    pub avg_mem: u64,
+    pub cfg_procs: u32,
+    pub min_load: f64,
+    pub max_load: f64,
+    pub avg_load: f64,
 }
 
 /// One credential's fairshare usage (mdiag -f).

@@ -205,6 +205,16 @@ impl Client {
         self.get(routes::STATS)
     }
 
+    /// `GET /v1/stats?window=...&nodes=...` (showstats -t, -n).
+    pub fn stats_query(&self, q: &arches_api::StatsQuery) -> Result<StatsView, ClientError> {
+        let mut path = format!("{}?nodes={}", routes::STATS, q.nodes);
+        if let Some(w) = &q.window {
+            path.push_str("&window=");
+            path.push_str(&percent_encode(w));
+        }
+        self.get(&path)
+    }
+
     /// `GET /v1/fairshare`.
     pub fn fairshare(&self) -> Result<FairshareView, ClientError> {
         self.get(routes::FAIRSHARE)

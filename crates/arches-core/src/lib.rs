@@ -30,6 +30,7 @@ mod context;
 pub mod defer;
 pub mod eligibility;
 pub mod forced;
+pub mod history;
 mod index;
 pub mod job;
 pub mod lean;

@@ -75,6 +75,11 @@ pub struct SchedStats {
     pub jobs_started: u64,
     /// Jobs preempted by the scheduler (QoS or PREEMPT backfill).
     pub jobs_preempted: u64,
+    /// Lowest system utilization seen (0..=1) and on which iteration, and
+    /// the backlog samples (showstats -v, [`crate::profiling`]).
+    pub min_util: Option<(f64, u64)>,
+    pub backlog_sum: f64,
+    pub backlog_samples: u64,
 }
 
 /// Execution records by job: a persistent map, so publishing a snapshot
@@ -171,6 +176,8 @@ pub struct Actor {
     trim_due: bool,
     /// When iterations, observations and commits happen.
     pace: crate::pace::Pace,
+    /// Node samples of the statistics profile interval in progress.
+    pub(crate) sampler: crate::profiling::NodeSampler,
 }
 
 /// The wall clock in epoch seconds.
@@ -286,7 +293,7 @@ impl Actor {
         }
         let cfg_for_staging = Arc::clone(&cfg);
         let exec_for_staging = exec.clone();
-        let actor = Actor {
+        let mut actor = Actor {
             cfg,
             state,
             exec,
@@ -318,8 +325,10 @@ impl Actor {
             deferred,
             submitted_since_trim: 0,
             trim_due: false,
+            sampler: Default::default(),
             pace: crate::pace::Pace::default(),
         };
+        actor.configure_profile();
         crate::pace::trim_heap();
         Ok((actor, published))
     }
@@ -611,6 +620,7 @@ impl Actor {
             // After the next publish, which releases the previous plan.
             self.trim_due = true;
         }
+        self.sample(now);
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         self.stats.iterations += 1;
         self.stats.last_ms = ms;

@@ -132,6 +132,7 @@ impl Actor {
                             // Nodes are fixed for the life of the daemon.
                             cfg.nodes = self.cfg.nodes.clone();
                             self.cfg = Arc::new(cfg);
+                            self.configure_profile();
                             self.wake = true;
                             tracing::info!(line = %line, "configuration modified");
                         }

@@ -83,10 +83,7 @@ pub fn router(app: AppState) -> Router {
             routes::CREDENTIALS,
             get(|s: State<AppState>| read(s, views::credentials)),
         )
-        .route(
-            routes::STATS,
-            get(|s: State<AppState>| read(s, views::stats)),
-        )
+        .route(routes::STATS, get(stats))
         .route(
             routes::FAIRSHARE,
             get(|s: State<AppState>| read(s, views::fairshare)),
@@ -262,6 +259,26 @@ async fn jobs_detail(State(app): State<AppState>, body: Result<Bytes, BytesRejec
             heavy(move || views::jobs(&snap, &req)).await
         }
         Err(e) => e.into_response(),
+    }
+}
+
+async fn stats(
+    State(app): State<AppState>,
+    q: Result<Query<arches_api::StatsQuery>, QueryRejection>,
+) -> Response {
+    let q = match q {
+        Ok(Query(q)) => q,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("ERROR:  malformed request ({})", e.body_text()),
+            )
+        }
+    };
+    let snap = current(&app.published);
+    match crate::profiling::stats_view(&snap, &q) {
+        Ok(v) => ok(v),
+        Err(e) => error(StatusCode::BAD_REQUEST, e),
     }
 }
 

@@ -22,6 +22,7 @@ pub mod jobspec;
 mod observe;
 pub mod pace;
 pub mod preempt;
+pub mod profiling;
 pub mod rm;
 pub mod rsvctl;
 pub mod showq;

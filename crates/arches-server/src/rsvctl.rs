@@ -245,7 +245,7 @@ fn parse_acl(text: &str, acl: &mut Acl) -> Result<(), String> {
 
 /// A start or end time: `now`, `+DURATION`, epoch seconds (9 digits or
 /// more), or `HH:MM[:SS][_MO/DD[/YY]]` in local time.
-fn parse_time(text: &str, now: Time) -> Result<Time, String> {
+pub(crate) fn parse_time(text: &str, now: Time) -> Result<Time, String> {
     let t = text.trim();
     let bad = || format!("invalid time '{text}'");
     if t.is_empty() || t.eq_ignore_ascii_case("now") {

@@ -185,49 +185,49 @@ impl Headroom {
 /// account, class and QoS that has `MAXPROC`, `MAXNODE` or `MAXJOB`, the
 /// limit minus what that credential's active jobs use; the tightest wins.
 pub fn headroom(s: &Snapshot, cred: &arches_core::Credentials) -> Headroom {
+    use arches_core::accounting::CredKind;
     let p = &s.cfg.policy;
-    let mut limits: Vec<(&arches_core::policy::Limits, Box<dyn Fn(&Job) -> bool + '_>)> =
-        Vec::new();
+    let mut limits: Vec<(&arches_core::policy::Limits, CredKind, &str)> = Vec::new();
     if let Some(c) = p.users.get(&cred.user) {
-        limits.push((&c.limits, Box::new(|j: &Job| j.cred.user == cred.user)));
+        limits.push((&c.limits, CredKind::User, &cred.user));
     }
     if let Some(c) = p.groups.get(&cred.group) {
-        limits.push((&c.limits, Box::new(|j: &Job| j.cred.group == cred.group)));
+        limits.push((&c.limits, CredKind::Group, &cred.group));
     }
-    if let Some(a) = &cred.account {
-        if let Some(c) = p.accounts.get(a) {
-            limits.push((
-                &c.limits,
-                Box::new(move |j: &Job| j.cred.account.as_ref() == Some(a)),
-            ));
-        }
+    if let Some(c) = cred
+        .account
+        .as_ref()
+        .and_then(|a| p.accounts.get(a).map(|c| (c, a)))
+    {
+        limits.push((&c.0.limits, CredKind::Account, c.1));
     }
-    if let Some(k) = &cred.class {
-        if let Some(c) = p.classes.get(k) {
-            limits.push((
-                &c.limits,
-                Box::new(move |j: &Job| j.cred.class.as_ref() == Some(k)),
-            ));
-        }
+    if let Some(c) = cred
+        .class
+        .as_ref()
+        .and_then(|a| p.classes.get(a).map(|c| (c, a)))
+    {
+        limits.push((&c.0.limits, CredKind::Class, c.1));
     }
-    if let Some(q) = &cred.qos {
-        if let Some(c) = p.qos.get(q) {
-            limits.push((
-                &c.limits,
-                Box::new(move |j: &Job| j.cred.qos.as_ref() == Some(q)),
-            ));
-        }
+    if let Some(c) = cred.qos.as_ref().and_then(|a| p.qos.get(a).map(|c| (c, a))) {
+        limits.push((&c.0.limits, CredKind::Qos, c.1));
     }
+    let mine = |j: &Job, k: CredKind, n: &str| match k {
+        CredKind::User => j.cred.user == n,
+        CredKind::Group => j.cred.group == n,
+        CredKind::Account => j.cred.account.as_deref() == Some(n),
+        CredKind::Class => j.cred.class.as_deref() == Some(n),
+        CredKind::Qos => j.cred.qos.as_deref() == Some(n),
+    };
     let mut h = Headroom {
         procs: None,
         nodes: None,
         job: true,
     };
     let tighter = |cur: Option<u32>, v: u64| Some(cur.map_or(v as u32, |c| c.min(v as u32)));
-    for (l, mine) in &limits {
+    for (l, kind, name) in &limits {
         let (mut jobs, mut procs) = (0u64, 0u64);
         let mut nodes = std::collections::BTreeSet::new();
-        for j in s.state.active().filter(|j| mine(j)) {
+        for j in s.state.active().filter(|j| mine(j, *kind, name)) {
             jobs += 1;
             procs += u64::from(j.procs());
             if let Some(r) = &j.run {

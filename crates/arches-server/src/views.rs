@@ -713,7 +713,7 @@ pub fn fs_target(cfg: &crate::config::DaemonConfig, kind: CredKind, name: &str) 
     t.map(|t| f64::from(t) / 100.0)
 }
 
-fn stat_totals(t: &Totals) -> StatTotals {
+pub(crate) fn stat_totals(t: &Totals) -> StatTotals {
     StatTotals {
         jobs: t.jobs,
         successful: t.successful,
@@ -822,6 +822,12 @@ pub fn stats(s: &Snapshot) -> StatsView {
         grid_procs: GRID_PROCS.to_vec(),
         grid_times: GRID_TIMES.to_vec(),
         grid: acc.grid.iter().map(stat_totals).collect(),
+        min_utilization: st.min_util.map(|m| m.0),
+        min_utilization_iteration: st.min_util.map(|m| m.1),
+        avg_backlog_secs: (st.backlog_samples > 0)
+            .then(|| st.backlog_sum / st.backlog_samples as f64),
+        window: None,
+        nodes: Vec::new(),
     }
 }
 

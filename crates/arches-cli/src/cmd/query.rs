@@ -575,7 +575,7 @@ scheduler summary — jobs, queue time, expansion factor, dedicated versus avail
 backfill share, utilization and wall-clock accuracy (run time / wall-clock limit, capped at 100%); \
 -u, -g, -a, -c, -q one row per user, group, account, class or QoS with running and completed work; \
 -f TYPE the processors × wall-clock matrix of one statistic. Running jobs count up to now.",
-    group(ArgGroup::new("view").args(["summary", "users", "groups", "accounts", "classes", "qos", "matrix"]))
+    group(ArgGroup::new("view").args(["summary", "users", "groups", "accounts", "classes", "qos", "matrix", "nodes", "templates", "tree"]))
 )]
 pub struct Showstats {
     /// General scheduler statistics (the default).
@@ -601,7 +601,23 @@ pub struct Showstats {
     /// JOBCOUNT, PHREQUEST, PHRUN, BFCOUNT, BFPHRUN, WCACCURACY.
     #[arg(short = 'f', value_name = "STATISTICTYPE", num_args = 0..=1, default_missing_value = "AVGXFACTOR")]
     pub matrix: Option<String>,
-    /// Verbose (adds the scheduler's current time).
+    /// Node statistics (optionally one node): configured, minimum, maximum and average memory in
+    /// use, processors and load, from the statistics profile (PROFILEDURATION intervals).
+    #[arg(short = 'n', value_name = "NODE", num_args = 0..=1, default_missing_value = "")]
+    pub nodes: Option<String>,
+    /// Time frame of the kept profile history, with -u/-g/-a/-c/-q/-n: <TIME>[,<TIME>]
+    /// (HH[:MM[:SS]][_MO[/DD[/YY]]], +DURATION or -DURATION = that long ago, epoch seconds;
+    /// one time = from then until now).
+    #[arg(short = 't', value_name = "TIMESPEC", allow_hyphen_values = true)]
+    pub timeframe: Option<String>,
+    /// Job template statistics: Arches has no job templates (JOBCFG), so this reports that.
+    #[arg(short = 'j', value_name = "JOBTEMPLATE", num_args = 0..=1, default_missing_value = "")]
+    pub templates: Option<String>,
+    /// Fairshare tree statistics (FSTREE).
+    #[arg(short = 'T', value_name = "LEAF|LEVEL", num_args = 0..=1, default_missing_value = "")]
+    pub tree: Option<String>,
+    /// Verbose: the scheduler's current time and minimum system utilization; every credential,
+    /// even those with no running or completed job.
     #[arg(short = 'v')]
     pub verbose: bool,
     #[command(flatten)]
@@ -613,8 +629,38 @@ pub struct Showstats {
 /// Runs showstats.
 pub fn showstats(a: Showstats) -> Result<u8, String> {
     use crate::render::stats;
+    if a.templates.is_some() {
+        return Err(
+            "ERROR:    job template statistics (-j) are not available: Arches has no job templates (JOBCFG)"
+                .into(),
+        );
+    }
+    let cred_view = [&a.users, &a.groups, &a.accounts, &a.classes, &a.qos]
+        .iter()
+        .any(|o| o.is_some());
+    if a.timeframe.is_some() && !cred_view && a.nodes.is_none() {
+        let mut cmd = <Showstats as clap::CommandFactory>::command();
+        let _ = cmd
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "-t is not a stand-alone option: use it with -a, -c, -g, -n, -q or -u",
+            )
+            .print();
+        return Ok(EXIT_ERROR);
+    }
     let client = a.conn.client().map_err(|e| e.to_string())?;
-    let mut s = client.stats().map_err(|e| e.to_string())?;
+    if a.tree.is_some() {
+        return Err(
+            "ERROR:    fairshare tree statistics (-T) are not available: no fairshare tree (FSTREE) is configured"
+                .into(),
+        );
+    }
+    let mut s = client
+        .stats_query(&arches_api::StatsQuery {
+            window: a.timeframe.clone(),
+            nodes: a.nodes.is_some(),
+        })
+        .map_err(|e| e.to_string())?;
     let some = |o: &Option<String>| o.clone().filter(|x| !x.is_empty());
     let cred = [
         ("user", &a.users),
@@ -626,12 +672,38 @@ pub fn showstats(a: Showstats) -> Result<u8, String> {
     .into_iter()
     .find(|(_, o)| o.is_some())
     .map(|(k, o)| (k, some(o)));
+    if let Some((kind, Some(name))) = &cred {
+        let obj = if *kind == "account" { "acct" } else { kind };
+        let known = client.credentials().map_err(|e| e.to_string())?;
+        let found = s
+            .credentials
+            .iter()
+            .any(|c| c.kind == *kind && c.name == *name)
+            || known
+                .credentials
+                .iter()
+                .any(|c| c.kind == *kind && c.name == *name)
+            || known.historical.iter().any(|(k, n)| k == kind && n == name);
+        if !found {
+            return Err(format!(
+                "ERROR:    cannot locate {obj} '{name}' in Moab's historical data"
+            ));
+        }
+    }
+    let node = a.nodes.clone().filter(|n| !n.is_empty());
+    if let Some(n) = &node {
+        if !s.nodes.iter().any(|x| x.node == *n) {
+            return Err(format!("ERROR:    cannot locate node '{n}'"));
+        }
+    }
     match a.output.format() {
         Format::Text => {
-            if let Some(kind) = &a.matrix {
+            if a.nodes.is_some() {
+                print(&stats::render_nodes(&s, node.as_deref()));
+            } else if let Some(kind) = &a.matrix {
                 print(&stats::render_matrix(&s, kind)?);
             } else if let Some((kind, name)) = &cred {
-                print(&stats::render_creds(&s, kind, name.as_deref()));
+                print(&stats::render_creds_v(&s, kind, name.as_deref(), a.verbose));
             } else {
                 print(&stats::render_summary(&s, a.verbose));
             }
@@ -641,6 +713,9 @@ pub fn showstats(a: Showstats) -> Result<u8, String> {
             if let Some((kind, name)) = &cred {
                 s.credentials
                     .retain(|c| c.kind == *kind && name.as_ref().is_none_or(|n| *n == c.name));
+            }
+            if let Some(n) = &node {
+                s.nodes.retain(|x| x.node == *n);
             }
             print_json(&s)?
         }
