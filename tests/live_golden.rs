@@ -123,6 +123,11 @@ const REPORTS: &[(&str, &str, &[&str])] = &[
         "showstats",
         &["-a", "-t", "-0:05:00", "-v"],
     ),
+    (
+        "mjobctl-q-wiki",
+        "mjobctl",
+        &["-q", "wiki", "ALL", "--flags=completed"],
+    ),
 ];
 
 struct Served {

@@ -332,6 +332,12 @@ pub struct JobDetail {
     pub submit_args: String,
     pub submit_host: String,
     pub mail_options: Option<String>,
+    /// Where notifications go (`msub -M`, `mjobctl -m notificationaddress=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notification_address: Option<String>,
+    /// Job variables (`mjobctl -m var=NAME:VALUE`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variables: Vec<(String, String)>,
     /// Notes and warnings (`NOTE:  ...`) the daemon wants shown.
     pub messages: Vec<String>,
     /// How the job started (`Priority`, `Reserved`, `Backfill`, `Forced`).

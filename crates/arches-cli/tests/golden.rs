@@ -631,6 +631,8 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         submit_args: String::new(),
         submit_host: String::new(),
         mail_options: None,
+        notification_address: None,
+        variables: vec![],
         messages: vec![],
         start_kind: None,
         virtual_walltime: None,

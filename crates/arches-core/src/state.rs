@@ -151,6 +151,14 @@ pub enum JobChange {
     /// set right after a start the plan scaled, cleared when the real limit
     /// is restored.
     VirtualWalltime(Option<Secs>),
+    /// What a queued job requests (`mjobctl -m nodecount/proccount/
+    /// features/partition/jobmem`); refused for an active job.
+    Request(crate::job::Request),
+    /// A queued job's group (`mjobctl -m group`).
+    Group(String),
+    /// Since when a queued job counts as queued for its priority
+    /// (`mjobctl -m eeduration`; `None`: its submission).
+    EligibleSince(Option<Time>),
 }
 
 impl Event {
@@ -942,6 +950,16 @@ impl State {
                 Some(r) if active => r.virtual_walltime = v,
                 _ => return Err(wrong(j, "active")),
             },
+            JobChange::Request(r) if !active => j.req = r,
+            JobChange::Request(_) => {
+                return Err(EventError::ActiveJob {
+                    job,
+                    what: "request",
+                })
+            }
+            JobChange::Group(g) if !active => j.cred.group = g,
+            JobChange::Group(_) => return Err(EventError::ActiveJob { job, what: "group" }),
+            JobChange::EligibleSince(t) => j.eligible_since = t,
         }
         Ok(())
     }

@@ -490,7 +490,9 @@ impl Actor {
                 let types = vec![value.to_string()];
                 self.holds(caller, id, &types, op != '-', now)
             }
-            _ => Err(format!("ERROR:  unknown attribute '{attr}' specified")),
+            _ => self
+                .modify_more(caller, id, attr, op, value, now)
+                .unwrap_or_else(|| Err(format!("ERROR:  unknown attribute '{attr}' specified"))),
         }
     }
 

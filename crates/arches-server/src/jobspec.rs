@@ -340,7 +340,7 @@ fn absolute(p: &str, base: &str) -> String {
 /// and memory per task, tasks per node, features, partition), node by node,
 /// so that e.g. `nodes=2:ppn=3` is refused when only one node has 3
 /// processors. Drained nodes count (they may come back); down nodes do not.
-fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
+pub(crate) fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
     let nodes: Vec<_> = state
         .nodes()
         .iter()

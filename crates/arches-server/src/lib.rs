@@ -19,6 +19,7 @@ pub mod ident;
 pub mod intent;
 pub mod jobexpr;
 pub mod jobspec;
+mod modify;
 mod observe;
 pub mod pace;
 pub mod preempt;

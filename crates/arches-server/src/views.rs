@@ -105,7 +105,9 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
     let first = run
         .and_then(|r| r.alloc.first())
         .and_then(|a| s.state.node(a.node));
-    let eligible_from = j.start_after.unwrap_or(j.submit_time).max(j.submit_time);
+    let eligible_from = j
+        .eligible_since
+        .unwrap_or_else(|| j.start_after.unwrap_or(j.submit_time).max(j.submit_time));
     JobSummary {
         id: j.id,
         name: j.name.clone(),
@@ -264,6 +266,8 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
         submit_args: rec.map(|r| r.submit_args.clone()).unwrap_or_default(),
         submit_host: rec.map(|r| r.submit_host.clone()).unwrap_or_default(),
         mail_options: rec.and_then(|r| r.mail_options.clone()),
+        notification_address: rec.and_then(|r| r.mail_list.clone()),
+        variables: rec.map(|r| r.variables.clone()).unwrap_or_default(),
         messages: rec
             .map(|r| {
                 let mut m = r.messages.clone();

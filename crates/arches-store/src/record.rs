@@ -75,6 +75,9 @@ pub struct ExecRecord {
     pub ttc: Option<String>,
     /// Notes shown by checkjob (start failures, recovery notes).
     pub messages: Vec<String>,
+    /// Job variables (`mjobctl -m var=NAME:VALUE`), shown by checkjob.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variables: Vec<(String, String)>,
     /// Exit status was observed as a wall-clock kill.
     pub walltime_exceeded: bool,
     /// `STAGEIN` files and their staging progress.
@@ -218,6 +221,9 @@ pub struct StoredJob {
     /// Why it last went back to the queue (`checkpoint`, `requeue`, `failure`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requeued: Option<String>,
+    /// Effective queue start set by `mjobctl -m eeduration`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eligible_since: Option<i64>,
 }
 
 /// Serde mirror of [`RunInfo`].
@@ -367,6 +373,7 @@ impl StoredJob {
             bypass_count: j.bypass_count,
             admin_suspended: j.admin_suspended,
             requeued: j.requeued.map(|c| c.as_str().to_string()),
+            eligible_since: j.eligible_since,
         }
     }
 
@@ -473,6 +480,7 @@ impl StoredJob {
             None => None,
             Some(c) => Some(c.parse::<RequeueCause>().map_err(bad)?),
         };
+        job.eligible_since = self.eligible_since;
         Ok(job)
     }
 }

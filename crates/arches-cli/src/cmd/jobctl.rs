@@ -96,6 +96,14 @@ its processes are gone, then goes back to the queue; restarted after a checkpoin
 MOAB_RESTARTED=1. Owners may suspend, requeue, checkpoint or cancel their jobs; only administrators \
 resume (-r) or force-start (-x). -R on a completed job queues it again. -x respects credential \
 limits and reservations unless -w flags=ignorepolicies or flags=ignorersv. \
+-m ATTR=VALUE (also += and -=) modifies: walltime/wclimit/reqawduration, class/queue, jobname, \
+account, qos, userprio, sysprio/priority, flags, hold, and for a queued job nodecount, proccount, \
+features, partition, jobmem (checked as msub checks them: the request must still fit some node), \
+minstarttime, eeduration (administrators: the queue time its priority counts), group, \
+notificationaddress, var (NAME:VALUE; var-=NAME unsets), messages, state=removed. Attributes Moab \
+lists that Arches has no model for (deadline, hostlist, jobdisk, jobswap, loglevel, reqreservation, \
+rmxstring, trig, trigvar, awduration, env) are refused with the reason; depend= and gres= are the \
+job-dependency and generic-resource features'. \
 -m walltime= on a running or suspended job changes the limit its resource manager enforces \
 (administrators may raise or lower it; owners may not): if the resource manager refuses, nothing \
 changes and the error is printed. With Slurm the change is applied by `scontrol update` in the \
@@ -136,8 +144,9 @@ pub struct Mjobctl {
     /// Set the system priority (+N adds to the maximum; with --flags=relative adds to the computed priority).
     #[arg(short = 'p', value_name = "PRIORITY", allow_hyphen_values = true)]
     pub priority: Option<String>,
-    /// Query: diag (job details), starttime (start estimate) or hostlist (allocated hosts).
-    #[arg(short = 'q', value_name = "QUERY", value_parser = ["diag", "starttime", "hostlist"])]
+    /// Query: diag (job details), starttime (start estimate), hostlist (allocated hosts) or wiki
+    /// (each job as one line of Moab's WIKI protocol: <id> ATTR=VALUE;...).
+    #[arg(short = 'q', value_name = "QUERY", value_parser = ["diag", "starttime", "hostlist", "wiki"])]
     pub query: Option<String>,
     /// Resume suspended jobs.
     #[arg(short = 'r')]
@@ -311,6 +320,7 @@ fn query(
                 .map_err(|e| e.to_string())?;
             match (q, a.output.format()) {
                 (_, Format::Json) => print_json(&view)?,
+                ("wiki", _) => print(&crate::render::access::wiki(&view)),
                 ("hostlist", _) => {
                     for j in &view.jobs {
                         let hosts: Vec<&str> =

@@ -65,6 +65,84 @@ pub fn avp(d: &JobDetail) -> String {
     o
 }
 
+/// `mjobctl -q wiki`: each job as one line of Moab's WIKI resource-manager
+/// protocol: `<JOBID> ATTR=VALUE;...` with `UPDATETIME`, `STATE` (`Idle`,
+/// `Hold`, `Running`, `Suspended`, `Completed`, `Removed`), `WCLIMIT`,
+/// `TASKS`, `NODES`, `QUEUETIME`, `STARTTIME`, `COMPLETETIME`, `UNAME`,
+/// `GNAME`, `ACCOUNT`, `RCLASS` (`[<class>:1]`), `QOS`, `RFEATURES`,
+/// `PARTITIONMASK`, `TASKLIST` (one host per task), `EXITCODE`, `NAME`,
+/// `IWD`; attributes without a value are left out.
+pub fn wiki(v: &arches_api::JobsView) -> String {
+    let mut o = String::new();
+    for d in &v.jobs {
+        let s = &d.summary;
+        let mut pairs: Vec<(&str, String)> = Vec::new();
+        pairs.push(("UPDATETIME", v.now.to_string()));
+        let state = match s.state.as_str() {
+            "Running" | "Starting" | "Staging" | "Staged" => "Running",
+            "Suspended" => "Suspended",
+            "Completed" | "Vacated" => "Completed",
+            "Removed" => "Removed",
+            "Idle" => "Idle",
+            _ => "Hold",
+        };
+        pairs.push(("STATE", state.to_string()));
+        if let Some(w) = s.walltime {
+            pairs.push(("WCLIMIT", w.to_string()));
+        }
+        pairs.push(("TASKS", d.tasks.to_string()));
+        if let Some(n) = s.nodes {
+            pairs.push(("NODES", n.to_string()));
+        }
+        pairs.push(("QUEUETIME", s.submit_time.to_string()));
+        if let Some(t) = s.start_time {
+            pairs.push(("STARTTIME", t.to_string()));
+        }
+        if let Some(t) = s.completion_time {
+            pairs.push(("COMPLETETIME", t.to_string()));
+        }
+        pairs.push(("UNAME", s.user.clone()));
+        pairs.push(("GNAME", s.group.clone()));
+        if let Some(a) = &s.account {
+            pairs.push(("ACCOUNT", a.clone()));
+        }
+        if let Some(c) = &s.class {
+            pairs.push(("RCLASS", format!("[{c}:1]")));
+        }
+        if let Some(q) = &s.qos {
+            pairs.push(("QOS", q.clone()));
+        }
+        if !d.features.is_empty() {
+            pairs.push(("RFEATURES", d.features.join(":")));
+        }
+        if let Some(p) = &s.partition {
+            pairs.push(("PARTITIONMASK", p.clone()));
+        }
+        if !d.allocated.is_empty() {
+            let tasks: Vec<&str> = d
+                .allocated
+                .iter()
+                .flat_map(|n| std::iter::repeat_n(n.node.as_str(), n.tasks as usize))
+                .collect();
+            pairs.push(("TASKLIST", tasks.join(",")));
+        }
+        if let Some(c) = s.exit_code {
+            pairs.push(("EXITCODE", c.to_string()));
+        }
+        pairs.push(("NAME", s.name.clone()));
+        if !d.iwd.is_empty() {
+            pairs.push(("IWD", d.iwd.clone()));
+        }
+        o.push_str(&s.id.to_string());
+        o.push(' ');
+        for (k, val) in pairs {
+            o.push_str(&format!("{k}={val};"));
+        }
+        o.push('\n');
+    }
+    o
+}
+
 /// `checkjob -n NODE`: whether the job could run on the node, and the
 /// preemption status of the jobs running there.
 pub fn node_access(d: &JobDetail, n: &NodeInfo, jobs_on_node: &[(u64, bool)]) -> String {
