@@ -11,6 +11,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod text;
+
 /// Version prefix of every route.
 pub const API_PREFIX: &str = "/v1";
 
@@ -486,7 +488,7 @@ pub struct ReservationSpan {
 }
 
 /// Answer to a detail query: found jobs in the order asked, plus the ids that
-/// matched nothing.
+/// matched nothing and those the caller may not see in detail.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobsView {
     pub now: i64,
@@ -497,6 +499,19 @@ pub struct JobsView {
     /// constraint, a selection that left no job), as complete lines.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
+    /// Jobs named that exist but belong to another user (only their owner
+    /// and administrators see a job in detail; docs/security.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub denied: Vec<Denied>,
+}
+
+/// A job the caller named but may not see in detail.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Denied {
+    /// The job as named in the request.
+    pub job: String,
+    /// The caller (Moab's refusal names them).
+    pub user: String,
 }
 
 // ---------------------------------------------------------------------------

@@ -752,6 +752,7 @@ fn checkjob_xml_parses_and_matches_vsc_fields() {
         jobs: vec![d],
         unknown: vec![],
         errors: vec![],
+        denied: vec![],
     };
     let ours = checkjob::render_xml(&view, false);
     let od = roxmltree::Document::parse(&ours).unwrap();
@@ -1302,6 +1303,7 @@ fn every_xml_output_parses_with_honest_counts() {
         jobs: vec![d.clone(), d],
         unknown: vec![],
         errors: vec![],
+        denied: vec![],
     };
     check_xml("checkjob", &checkjob::render_xml(&jv, true));
     check_xml(

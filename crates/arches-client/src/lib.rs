@@ -30,6 +30,71 @@ use arches_api::{
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+/// Decodes an answer with every string made safe to print
+/// ([`arches_api::text::escape`]): names, messages and paths come from
+/// users, and a job name must not drive the terminal of whoever runs
+/// showq. Answers without any control character (the rule) are decoded
+/// directly; the others go through a JSON value whose strings are escaped.
+pub fn decode_safe<T: DeserializeOwned>(body: &[u8]) -> serde_json::Result<T> {
+    if !may_hold_control(body) {
+        return serde_json::from_slice(body);
+    }
+    let mut v: serde_json::Value = serde_json::from_slice(body)?;
+    escape_strings(&mut v);
+    serde_json::from_value(v)
+}
+
+/// Whether JSON text may hold a string with a character
+/// [`arches_api::text::escape`] changes: an escape other than `\"`,
+/// `\\` and `\/`, DEL, or a raw C1 or bidirectional control. False
+/// positives only cost a slower decode.
+fn may_hold_control(body: &[u8]) -> bool {
+    let mut i = 0;
+    while i < body.len() {
+        match body[i] {
+            b'\\' => {
+                if !matches!(body.get(i + 1), Some(b'"' | b'\\' | b'/')) {
+                    return true;
+                }
+                i += 2;
+            }
+            0x7f => return true,
+            // U+0080..U+009F: C2 80..C2 9F.
+            0xc2 if body.get(i + 1).is_some_and(|b| (0x80..=0x9f).contains(b)) => return true,
+            // U+200E/F, U+202A..E: E2 80 xx; U+2066..9: E2 81 A6..A9.
+            0xe2 if matches!(
+                (body.get(i + 1), body.get(i + 2)),
+                (Some(0x80), Some(0x8e | 0x8f | 0xaa..=0xae)) | (Some(0x81), Some(0xa6..=0xa9))
+            ) =>
+            {
+                return true
+            }
+            _ => i += 1,
+        }
+    }
+    false
+}
+
+fn escape_strings(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(e) = arches_api::text::escape(s) {
+                *s = e;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(escape_strings),
+        Value::Object(m) => {
+            let old = std::mem::take(m);
+            for (k, mut x) in old {
+                escape_strings(&mut x);
+                m.insert(arches_api::text::escape(&k).into_owned(), x);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Default request timeout (Moab's `CLIENTTIMEOUT`, 30 seconds).
 pub const DEFAULT_TIMEOUT_SECS: u64 = 30;
 
@@ -249,7 +314,9 @@ impl Client {
         let body = resp.bytes().map_err(|e| self.transport(e))?;
         if !status.is_success() {
             return Err(match serde_json::from_slice::<ApiError>(&body) {
-                Ok(api) => ClientError::Api(api.message),
+                Ok(api) => ClientError::Api(
+                    arches_api::text::escape_keep_newlines(&api.message).into_owned(),
+                ),
                 Err(_) => ClientError::Api(format!(
                     "ERROR:    server returned {} ({})",
                     status.as_u16(),
@@ -257,7 +324,7 @@ impl Client {
                 )),
             });
         }
-        serde_json::from_slice(&body).map_err(|e| ClientError::Protocol {
+        decode_safe(&body).map_err(|e| ClientError::Protocol {
             socket: self.socket.display().to_string(),
             reason: format!("cannot decode answer: {e}"),
         })
@@ -334,6 +401,23 @@ mod tests {
     use std::io::{Read, Write};
     use std::os::unix::net::UnixListener;
     use std::time::Instant;
+
+    #[test]
+    fn answers_are_decoded_with_control_characters_escaped() {
+        let body = br#"{"now":1,"jobs":[],"unknown":["a\u001b[2Jb","ok\\n"]}"#;
+        let v: JobsView = decode_safe(body).unwrap();
+        assert_eq!(v.unknown, ["a\\x1b[2Jb", "ok\\n"]);
+        assert!(!may_hold_control(
+            br#"{"a":"plain \" \\ \/ text","b":[1,2]}"#
+        ));
+        assert!(may_hold_control("{\"a\":\"x\u{202e}y\"}".as_bytes()));
+        assert!(may_hold_control("{\"a\":\"\u{85}\"}".as_bytes()));
+        assert!(may_hold_control(b"{\"a\":\"\x7f\"}"));
+        let v: ActionResponse =
+            decode_safe("{\"stdout\":[\"x\u{9b}31m\"],\"stderr\":[],\"failed\":false}".as_bytes())
+                .unwrap();
+        assert_eq!(v.stdout, ["x\\u{009b}31m"]);
+    }
 
     #[test]
     fn missing_socket_fails_fast_with_moab_wording() {

@@ -99,6 +99,23 @@ fn check_node_sizes(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
         .node_specs
         .iter()
         .any(|(n, s)| n.eq_ignore_ascii_case(DEFAULT_NODE) && s.procs.is_some());
+    let mut total: u64 = 0;
+    for n in &config.nodes {
+        total += u64::from(n.procs);
+        if total > u64::from(arches_core::limits::MAX_TOTAL_PROCS) {
+            let key = format!("NODECFG[{}]", n.name);
+            out.push(Diagnostic {
+                file: file.to_string(),
+                line: config.object_line(&key),
+                severity: Severity::Error,
+                message: format!(
+                    "{key}: the nodes would have more than {} processors in all (the most one cluster may have)",
+                    arches_core::limits::MAX_TOTAL_PROCS
+                ),
+            });
+            break;
+        }
+    }
     for (name, spec) in &config.record.node_specs {
         if spec.procs.is_none() && !default_procs && !name.eq_ignore_ascii_case(DEFAULT_NODE) {
             let key = format!("NODECFG[{name}]");

@@ -193,9 +193,7 @@ impl ValueType {
         match *self {
             ValueType::Integer { min, max } => parse_integer(text, min, max).map(Value::Integer),
             ValueType::Float => parse_float(text).map(Value::Float),
-            ValueType::Duration => parse_duration(text)
-                .map(Value::Duration)
-                .map_err(|e| e.to_string()),
+            ValueType::Duration => bounded_duration(text).map(Value::Duration),
             ValueType::Boolean => parse_bool(text).map(Value::Boolean),
             ValueType::Choice(c) => parse_choice(c, text).map(Value::Choice),
             ValueType::ChoiceList(c) => split_list(text)
@@ -210,8 +208,7 @@ impl ValueType {
                 parse_limit(text, |f| parse_integer(f, 0, i64::MAX)).map(Value::Limit)
             }
             ValueType::DurationLimit => {
-                parse_limit(text, |f| parse_duration(f).map_err(|e| e.to_string()))
-                    .map(Value::DurationLimit)
+                parse_limit(text, bounded_duration).map(Value::DurationLimit)
             }
             ValueType::Signal => parse_signal(text).map(Value::Signal),
             ValueType::Size => parse_scaled(text, &SIZE_UNITS, "size")
@@ -431,6 +428,18 @@ fn parse_choice(c: Choices, text: &str) -> Result<&'static str, String> {
 }
 
 mod forms;
+
+/// A duration of at most [`arches_core::limits::MAX_WALLTIME`].
+fn bounded_duration(text: &str) -> Result<Secs, String> {
+    let secs = parse_duration(text).map_err(|e| e.to_string())?;
+    if secs > arches_core::limits::MAX_WALLTIME {
+        return Err(format!(
+            "duration '{text}' too long ({secs} seconds, at most {})",
+            arches_core::limits::MAX_WALLTIME
+        ));
+    }
+    Ok(secs)
+}
 
 #[cfg(test)]
 mod tests;

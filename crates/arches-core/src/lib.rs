@@ -34,6 +34,7 @@ pub mod history;
 mod index;
 pub mod job;
 pub mod lean;
+pub mod limits;
 pub mod node;
 pub mod placement;
 pub mod plan;

@@ -8,6 +8,7 @@
 //! the simulator drive every backend the same way: apply the plan through the
 //! trait, then feed observations to `State::apply`.
 
+pub mod fsmode;
 pub mod local;
 pub mod sim;
 pub mod slurm;

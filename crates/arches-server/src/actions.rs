@@ -48,10 +48,10 @@ impl Actor {
                 // Each change stands alone, as in Moab: one line per change.
                 for c in changes {
                     match self.modify(caller, id, c, now) {
-                        Ok(Some(line)) => resp.stdout.push(line),
+                        Ok(Some(line)) => lines_into(&mut resp.stdout, line),
                         Ok(None) => {}
                         Err(line) => {
-                            resp.stderr.push(line);
+                            lines_into(&mut resp.stderr, line);
                             resp.failed = true;
                         }
                     }
@@ -59,10 +59,10 @@ impl Actor {
                 continue;
             }
             match self.act(caller, id, &req.action, now) {
-                Ok(Some(line)) => resp.stdout.push(line),
+                Ok(Some(line)) => lines_into(&mut resp.stdout, line),
                 Ok(None) => {}
                 Err(line) => {
-                    resp.stderr.push(line);
+                    lines_into(&mut resp.stderr, line);
                     resp.failed = true;
                 }
             }
@@ -305,10 +305,16 @@ impl Actor {
                     .map_err(|_| format!("ERROR:  invalid walltime '{value}'"))?;
                 let old = job.walltime.unwrap_or(0);
                 let new = match op {
-                    '+' => old + secs,
-                    '-' => (old - secs).max(1),
+                    '+' => old.saturating_add(secs),
+                    '-' => old.saturating_sub(secs).max(1),
                     _ => secs,
                 };
+                if new > arches_core::limits::MAX_WALLTIME {
+                    return Err(format!(
+                        "cannot change walltime attribute for job {id} from {old} to {new} (limit {})",
+                        arches_core::limits::MAX_WALLTIME
+                    ));
+                }
                 if new <= 0 {
                     return Err(format!(
                         "cannot change walltime attribute for job {id} from {old} to {new} (invalid value)"
@@ -363,6 +369,9 @@ impl Actor {
                 Ok(Some(format!("class/queue set to {value} for job {id}")))
             }
             "jobname" | "name" => {
+                if let Err(e) = crate::jobspec::sane::job_name(value) {
+                    return Err(format!("ERROR:  {}", e.0));
+                }
                 self.apply(
                     Event::Modify {
                         job: id,
@@ -421,11 +430,12 @@ impl Actor {
                     .parse()
                     .map_err(|_| "ERROR:  invalid value for user priority".to_string())?;
                 let new = match op {
-                    '+' => job.user_prio + v,
-                    '-' => job.user_prio - v,
-                    _ => v,
-                };
-                if !(-1024..=1023).contains(&new) {
+                    '+' => job.user_prio.checked_add(v),
+                    '-' => job.user_prio.checked_sub(v),
+                    _ => Some(v),
+                }
+                .ok_or_else(|| "ERROR:  invalid value for user priority".to_string())?;
+                if !arches_core::limits::USER_PRIORITY.contains(&new) {
                     return Err("ERROR:  invalid value for user priority".to_string());
                 }
                 if new > 0 && !caller.admin {
@@ -512,9 +522,24 @@ impl Actor {
             .map_err(|_| format!("ERROR:  invalid priority '{value}'"))?;
         let new = if relative || sign != 0 {
             let base = job.sys_prio.unwrap_or(0);
-            base + if sign < 0 { -v } else { v }
+            let new = if sign < 0 {
+                base.checked_sub(v)
+            } else {
+                base.checked_add(v)
+            };
+            let range = arches_core::limits::RELATIVE_PRIORITY;
+            match new.filter(|n| range.contains(n)) {
+                Some(n) => n,
+                None => {
+                    return Err(format!(
+                        "ERROR:  relative system priority change '{value}' out of range (the result must be in {} - {})",
+                        range.start(),
+                        range.end()
+                    ))
+                }
+            }
         } else {
-            if !(0..=1000).contains(&v) {
+            if !arches_core::limits::SYSTEM_PRIORITY.contains(&v) {
                 return Err("ERROR:  system priority must be in the range 0 - 1000".to_string());
             }
             v
@@ -527,6 +552,16 @@ impl Actor {
             now,
         );
         Ok(Some(format!("job {id} system priority modified")))
+    }
+}
+
+/// An outcome of several lines as several answer lines (each answer line
+/// is one line: clients show line feeds inside one escaped).
+fn lines_into(out: &mut Vec<String>, text: String) {
+    if text.contains('\n') {
+        out.extend(text.lines().map(str::to_string));
+    } else {
+        out.push(text);
     }
 }
 

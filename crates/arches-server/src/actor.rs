@@ -18,7 +18,6 @@ use arches_store::{Batch, ExecRecord, JobRecord, Payload, Store};
 use tokio::sync::oneshot;
 
 use crate::config::DaemonConfig;
-use crate::ident::Peer;
 use crate::jobspec::{Submission, SubmitError};
 
 /// Everything the actor can be asked to do.
@@ -50,14 +49,8 @@ pub enum Input {
     Shutdown,
 }
 
-/// An identified caller.
-#[derive(Debug, Clone)]
-pub struct Caller {
-    pub peer: Peer,
-    /// User name (`uid<N>` when the uid has no passwd entry).
-    pub user: String,
-    pub admin: bool,
-}
+/// An identified caller (defined with the authorization rules).
+pub use crate::authz::Caller;
 
 /// Scheduler statistics for `mdiag -S` and showstats.
 #[derive(Debug, Clone, Default)]

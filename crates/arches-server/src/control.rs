@@ -45,6 +45,33 @@ impl Actor {
                         .to_string(),
                 );
             }
+            SchedulerControl::Resume {
+                after_secs: Some(secs),
+            } if *secs > arches_core::limits::MAX_WALLTIME => {
+                return refuse(format!(
+                    "ERROR:    invalid resume time {secs} (at most {} seconds)",
+                    arches_core::limits::MAX_WALLTIME
+                ));
+            }
+            SchedulerControl::Stop { iteration: Some(n) }
+                if *n > arches_core::limits::MAX_ITERATIONS =>
+            {
+                return refuse(format!(
+                    "ERROR:    invalid iteration {n} (at most {})",
+                    arches_core::limits::MAX_ITERATIONS
+                ));
+            }
+            SchedulerControl::Step { iterations }
+                if *iterations > arches_core::limits::MAX_ITERATIONS =>
+            {
+                return refuse(format!(
+                    "ERROR:    invalid iteration count {iterations} (at most {})",
+                    arches_core::limits::MAX_ITERATIONS
+                ));
+            }
+            SchedulerControl::LogLevel { level: Some(l) } if *l > 9 => {
+                return refuse(format!("ERROR:    invalid log level {l} (0-9)"));
+            }
             SchedulerControl::Resume { after_secs } => match after_secs {
                 Some(secs) if *secs > 0 => {
                     self.resume_at = Some(now + secs);
@@ -77,7 +104,7 @@ impl Actor {
                 }
             },
             SchedulerControl::Step { iterations } => {
-                let n = iteration + (*iterations).max(1);
+                let n = iteration.saturating_add((*iterations).max(1));
                 self.stats.paused = false;
                 self.stop_at = Some(n);
                 self.wake = true;
@@ -103,6 +130,7 @@ impl Actor {
                     .push(format!("'{w}' statistics reset successfully"));
             }
             SchedulerControl::Annotate { message } => {
+                let message = arches_api::text::escape(message);
                 tracing::info!(user = %caller.user, message = %message, "annotation");
                 resp.stdout.push(format!("annotation recorded: {message}"));
             }
@@ -134,7 +162,10 @@ impl Actor {
                             self.cfg = Arc::new(cfg);
                             self.configure_profile();
                             self.wake = true;
-                            tracing::info!(line = %line, "configuration modified");
+                            tracing::info!(
+                                line = %arches_api::text::escape(line),
+                                "configuration modified"
+                            );
                         }
                         resp.stdout.push(format!(
                             "{} '{}'",
@@ -167,5 +198,14 @@ impl Actor {
             secs / 60 % 60,
             secs % 60
         )
+    }
+}
+
+/// A refused control request.
+fn refuse(message: String) -> ActionResponse {
+    ActionResponse {
+        stderr: vec![message],
+        failed: true,
+        stdout: Vec::new(),
     }
 }

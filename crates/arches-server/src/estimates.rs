@@ -108,8 +108,10 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
             feedback,
         } => {
             let secs = parse_duration(duration)
-                .map_err(|_| EstimateError(format!("ERROR:  invalid duration '{duration}'")))?;
-            if *procs == 0 {
+                .ok()
+                .filter(|d| *d <= arches_core::limits::MAX_WALLTIME)
+                .ok_or_else(|| EstimateError(format!("ERROR:  invalid duration '{duration}'")))?;
+            if *procs == 0 || *procs > arches_core::limits::MAX_TOTAL_PROCS {
                 return Err(EstimateError(format!(
                     "ERROR:  invalid processor count in '{procs}@{duration}'"
                 )));
@@ -322,7 +324,9 @@ fn window_query(q: &BackfillQuery) -> Result<WindowQuery, EstimateError> {
     let min_duration = match &q.duration {
         Some(d) => Some(
             parse_duration(d)
-                .map_err(|_| EstimateError(format!("ERROR:  invalid duration '{d}'")))?,
+                .ok()
+                .filter(|d| *d <= arches_core::limits::MAX_WALLTIME)
+                .ok_or_else(|| EstimateError(format!("ERROR:  invalid duration '{d}'")))?,
         ),
         None => None,
     };
@@ -361,7 +365,7 @@ fn min_memory(text: &str) -> Result<u64, EstimateError> {
         (0, t)
     };
     let n: u64 = num.trim().parse().map_err(|_| bad())?;
-    Ok(n + offset)
+    n.checked_add(offset).ok_or_else(bad)
 }
 
 #[cfg(test)]

@@ -90,6 +90,7 @@ pub fn router(app: AppState) -> Router {
         )
         .fallback(|| async { error(StatusCode::NOT_FOUND, "ERROR:  unknown request".into()) })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(axum::middleware::from_fn(crate::guard::screen))
         .with_state(app)
 }
 
@@ -121,6 +122,12 @@ fn decode<T: DeserializeOwned>(body: Result<Bytes, BytesRejection>) -> Result<T,
         };
         Failure(status, format!("ERROR:  invalid request ({why})"))
     })?;
+    if crate::guard::json_has_nul(&bytes) {
+        return Err(Failure(
+            StatusCode::BAD_REQUEST,
+            format!("ERROR:  invalid request ({})", crate::guard::NUL_REFUSED),
+        ));
+    }
     serde_json::from_slice(&bytes).map_err(|e| {
         Failure(
             StatusCode::BAD_REQUEST,
@@ -136,13 +143,7 @@ fn caller(app: &AppState, peer: PeerInfo) -> Result<Caller, Failure> {
             "ERROR:  cannot determine the caller's identity".into(),
         )
     })?;
-    let user = ident::user_by_uid(peer.uid)
-        .map(|u| u.name)
-        .unwrap_or_else(|| format!("uid{}", peer.uid));
-    // Root and the user the daemon runs as (Moab's primary administrator:
-    // whoever started `moab` may stop it) are always administrators.
-    let admin = peer.uid == 0 || peer.uid == ident::current_uid() || app.cfg.admins.contains(&user);
-    Ok(Caller { peer, user, admin })
+    Ok(Caller::identify(&app.cfg, app.daemon_uid, peer))
 }
 
 async fn read<T: Serialize>(
@@ -180,11 +181,14 @@ async fn submit(
     ConnectInfo(peer): ConnectInfo<PeerInfo>,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    let reject = |why: String| error(StatusCode::BAD_REQUEST, jobspec::SubmitError(why).message());
+    if body.as_ref().is_ok_and(|b| crate::guard::json_has_nul(b)) {
+        return reject(crate::guard::NUL_REFUSED.to_string());
+    }
     let req: SubmitRequest = match decode(body) {
         Ok(r) => r,
         Err(e) => return e.into_response(),
     };
-    let reject = |why: String| error(StatusCode::BAD_REQUEST, jobspec::SubmitError(why).message());
     let Some(peer) = peer.0 else {
         return reject("cannot determine the caller's identity".into());
     };
@@ -209,7 +213,12 @@ async fn submit(
         }
         Err(e) => return error(StatusCode::BAD_REQUEST, e.message()),
     };
-    let admin = peer.uid == 0 || app.cfg.admins.contains(&user.name);
+    if app.cfg.compute_rm.1 == "LOCAL" {
+        if let Err(e) = jobspec::sane::shell_exists(&req) {
+            return error(StatusCode::BAD_REQUEST, e.message());
+        }
+    }
+    let admin = Caller::identify(&app.cfg, app.daemon_uid, peer).admin;
     if let Err(e) = sub.check_privileges(admin) {
         return error(StatusCode::BAD_REQUEST, e.message());
     }
@@ -252,14 +261,22 @@ async fn queue(
     .await
 }
 
-async fn jobs_detail(State(app): State<AppState>, body: Result<Bytes, BytesRejection>) -> Response {
-    match decode::<JobsRequest>(body) {
-        Ok(req) => {
-            let snap = current(&app.published);
-            heavy(move || views::jobs(&snap, &req)).await
-        }
-        Err(e) => e.into_response(),
-    }
+async fn jobs_detail(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<PeerInfo>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let req = match decode::<JobsRequest>(body) {
+        Ok(req) => req,
+        Err(e) => return e.into_response(),
+    };
+    // Who may see which job in detail: crate::authz.
+    let caller = match caller(&app, peer) {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    let snap = current(&app.published);
+    heavy(move || views::jobs(&snap, &req, &caller)).await
 }
 
 async fn stats(

@@ -54,6 +54,10 @@ pub struct Scope<'a> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selection {
     pub ids: Vec<JobId>,
+    /// The jobs named by their id (not reached through `ALL`, a regular
+    /// expression or a selection): a read route refuses those the caller
+    /// may not see by name.
+    pub named: std::collections::BTreeSet<JobId>,
     pub unmatched: Vec<String>,
     pub errors: Vec<String>,
 }
@@ -112,7 +116,12 @@ pub fn select(state: &State, exprs: &[String], sel: &JobSelect, scope: &Scope) -
     for tok in tokens {
         match resolve_token(state, tok, &scope) {
             Ok(ids) if ids.is_empty() => out.unmatched.push(tok.to_string()),
-            Ok(ids) => named.extend(ids),
+            Ok(ids) => {
+                if !scope.regex_always && parse_id(tok).is_some() {
+                    out.named.extend(ids.iter().copied());
+                }
+                named.extend(ids)
+            }
             Err(e) => out.errors.push(e),
         }
     }

@@ -80,6 +80,7 @@ pub fn parse(
             req.submit_dir
         ));
     }
+    sane::check(req, policy)?;
     let mut res = Resources::default();
     for list in &req.resources {
         for item in split_top(list) {
@@ -98,6 +99,7 @@ pub fn parse(
         if w <= 0 {
             return err(format!("invalid wallclock limit ({w})"));
         }
+        arches_core::limits::check_walltime("wallclock limit", w).map_err(SubmitError)?;
     }
     let request = res.request()?;
     let name = req
@@ -489,6 +491,7 @@ pub fn parse_start_date(text: &str, now: Time) -> Result<Time, SubmitError> {
 }
 
 mod resources;
+pub mod sane;
 
 pub use resources::parse_mem;
 use resources::{split_top, Resources};

@@ -10,10 +10,13 @@
 
 pub mod actions;
 pub mod actor;
+pub mod authz;
 pub mod config;
 mod control;
 mod defer;
 pub mod estimates;
+mod guard;
+pub mod home;
 pub mod http;
 pub mod ident;
 pub mod intent;
@@ -145,6 +148,9 @@ pub fn serve(
     for w in &cfg.warnings {
         tracing::warn!("{w}");
     }
+    for w in home::secure(&loc.home, &loc.socket) {
+        tracing::warn!("{w}");
+    }
     claim_socket(&loc.socket)?;
     let cfg = Arc::new(cfg);
     let store = arches_store::Store::open(&loc.home.join("arches.db"))
@@ -235,16 +241,16 @@ async fn wait_for_stop(done: tokio::sync::oneshot::Receiver<()>) {
 }
 
 fn prepare_home(home: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(home.join("log"))
-        .with_context(|| format!("cannot create {}", home.display()))
+    home::prepare(home)
 }
 
 /// Refuses to start when another daemon answers on the socket; removes a
 /// stale socket file.
 pub(crate) fn claim_socket(socket: &Path) -> anyhow::Result<()> {
     if std::fs::symlink_metadata(socket).is_err() {
-        if let Some(dir) = socket.parent() {
-            std::fs::create_dir_all(dir)
+        if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty()) {
+            // Every user must reach the socket.
+            arches_rm::fsmode::create_dir(dir, 0o755, true)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
         }
         return Ok(());
@@ -287,35 +293,54 @@ pub(crate) fn set_log_level(level: u32) {
     }
 }
 
-/// Logs to stderr and to `<home>/log/moab.log` (`RUST_LOG` filters; default
-/// `info`). Colours only on a terminal (never in a redirected stderr, a
-/// journal or the log file). A second initialisation in the same process is
+/// Logs to stderr and to `<home>/log/moab.log` (mode 0600; `RUST_LOG`
+/// filters; default `info`). No colours, and every control character a
+/// logged name or message may carry is escaped ([`arches_api::text`]): one
+/// event is one line. A second initialisation in the same process is
 /// ignored.
 fn init_logging(home: &Path) {
-    use std::io::IsTerminal;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let (filter, handle) = tracing_subscriber::reload::Layer::new(filter);
     let _ = LOG_FILTER.set(handle);
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(home.join("log").join("moab.log"));
+    let file = arches_rm::fsmode::open_append(&home.join("log").join("moab.log"), 0o600);
     let registry = tracing_subscriber::registry().with(filter).with(
         tracing_subscriber::fmt::layer()
-            .with_ansi(std::io::stderr().is_terminal())
-            .with_writer(std::io::stderr),
+            .with_ansi(false)
+            .with_writer(|| EscapeLog(std::io::stderr())),
     );
     let _ = match file {
         Ok(f) => registry
             .with(
                 tracing_subscriber::fmt::layer()
                     .with_ansi(false)
-                    .with_writer(std::sync::Mutex::new(f)),
+                    .with_writer(std::sync::Mutex::new(EscapeLog(f))),
             )
             .try_init(),
         Err(_) => registry.try_init(),
     };
+}
+
+/// A log writer that escapes control characters (each write is one event:
+/// its final line feed is kept).
+struct EscapeLog<W: std::io::Write>(W);
+
+impl<W: std::io::Write> std::io::Write for EscapeLog<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let (line, end) = match text.strip_suffix('\n') {
+            Some(l) => (l, "\n"),
+            None => (&*text, ""),
+        };
+        let line = arches_api::text::escape(line);
+        self.0.write_all(line.as_bytes())?;
+        self.0.write_all(end.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
 }

@@ -190,10 +190,15 @@ pub fn parse_create(
                 let n = v.strip_prefix("PROCS:").unwrap_or(v);
                 r.procs = n
                     .parse()
-                    .map_err(|_| format!("invalid processor count '{v}'"))?;
+                    .ok()
+                    .filter(|p| *p <= arches_core::limits::MAX_TOTAL_PROCS)
+                    .ok_or_else(|| format!("invalid processor count '{v}'"))?;
             }
             "name" | "id" => {
-                if v.is_empty() || v.contains(char::is_whitespace) {
+                if v.is_empty()
+                    || v.contains(char::is_whitespace)
+                    || arches_api::text::needs_escape(v)
+                {
                     return Err(format!("invalid reservation name '{v}'"));
                 }
                 r.id = v.to_string();
@@ -210,7 +215,14 @@ pub fn parse_create(
     }
     r.end = match (end, duration) {
         (Some(e), _) => Some(parse_time(&e, now)?),
-        (None, Some(d)) => Some(r.start + d),
+        (None, Some(d)) => Some(
+            r.start
+                .checked_add(d)
+                .filter(|t| *t <= arches_core::limits::MAX_TIME)
+                .ok_or_else(|| {
+                    format!("reservation end after {}", arches_core::limits::MAX_TIME)
+                })?,
+        ),
         (None, None) => None,
     };
     if r.hosts.is_empty() && r.procs == 0 {
@@ -252,10 +264,18 @@ pub(crate) fn parse_time(text: &str, now: Time) -> Result<Time, String> {
         return Ok(now);
     }
     if let Some(off) = t.strip_prefix('+') {
-        return parse_duration(off).map(|d| now + d).map_err(|_| bad());
+        return parse_duration(off)
+            .ok()
+            .and_then(|d| now.checked_add(d))
+            .filter(|t| *t <= arches_core::limits::MAX_TIME)
+            .ok_or_else(bad);
     }
     if t.len() >= 9 && t.bytes().all(|b| b.is_ascii_digit()) {
-        return t.parse().map_err(|_| bad());
+        return t
+            .parse()
+            .ok()
+            .filter(|t| *t <= arches_core::limits::MAX_TIME)
+            .ok_or_else(bad);
     }
     let (clock, date) = match t.split_once('_') {
         Some((c, d)) => (c, Some(d)),

@@ -57,27 +57,38 @@ pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
     }
 }
 
-/// checkjob's data: the jobs asked for, in order, and the unknown ids.
-pub fn jobs(s: &Snapshot, req: &JobsRequest) -> JobsView {
+/// checkjob's data: the jobs asked for, in order, the unknown ids and the
+/// jobs `caller` may not see in detail (`ALL` is every job the caller may
+/// see: [`crate::authz::job_visibility`]).
+pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> JobsView {
     let mut out = JobsView {
         now: s.now,
         jobs: Vec::new(),
         unknown: Vec::new(),
         errors: Vec::new(),
+        denied: Vec::new(),
     };
     let pv = crate::preempt::PreemptView::default();
-    // Unknown tokens are reported by the token itself; a selection error
-    // (bad `-w`, nothing selected) too.
+    // The job expressions resolve in the one place they do; then what the
+    // caller may see: a job named by its id that they may not see in detail
+    // is refused by name, one reached by ALL, a regex or a selection is
+    // left out ([`crate::authz::job_visibility`]).
     let scope = crate::jobexpr::Scope {
         completed: req.completed,
-        owner: None,
+        owner: (!caller.sees_all).then_some(caller.user.as_str()),
         regex_always: s.cfg.moab.use_job_regex,
         scheduler: &s.cfg.scheduler_name,
     };
     let sel = crate::jobexpr::select(&s.state, &req.ids, &req.select, &scope);
     for id in sel.ids {
-        if let Some(j) = s.state.job(id) {
+        let Some(j) = s.state.job(id) else { continue };
+        if caller.may_see_detail(j) {
             out.jobs.push(detail_with(s, j, &pv));
+        } else if sel.named.contains(&id) {
+            out.denied.push(arches_api::Denied {
+                job: id.to_string(),
+                user: caller.user.clone(),
+            });
         }
     }
     out.unknown = sel.unmatched;

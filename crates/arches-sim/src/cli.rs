@@ -142,7 +142,8 @@ pub struct SimulateArgs {
     /// Machine size in processors (default: the --config nodes, else the
     /// trace header's MaxProcs, else MaxNodes). With --generate: the
     /// machine the workload is generated for (required, at least 2).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(arches_core::limits::MAX_TOTAL_PROCS)))]
     pub procs: Option<u32>,
     /// Processors per node (default: one node holding every processor, the
     /// flat pool of trace simulators such as pyss; the last node takes the
@@ -231,7 +232,8 @@ pub struct SimulateArgs {
     /// dates a served simulation shows and for calendar-bound policies
     /// (SRCFG standing reservations). Default: the SWF header's
     /// UnixStartTime, else 0.
-    #[arg(long, value_name = "EPOCH")]
+    #[arg(long, value_name = "EPOCH",
+          value_parser = clap::value_parser!(i64).range(0..=arches_core::limits::MAX_TIME))]
     pub start_epoch: Option<i64>,
     /// --report: start of the Gantt chart's window, in seconds after the
     /// trace start (default: 80 jobs around the middle of the replay; with

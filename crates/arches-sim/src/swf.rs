@@ -133,7 +133,13 @@ pub fn parse_swf(
             continue;
         }
         if let Some(h) = text.strip_prefix(';') {
-            parse_header_line(h, &mut trace.header);
+            if let Err(what) = parse_header_line(h, &mut trace.header) {
+                return Err(SwfError::Malformed {
+                    file: file.to_string(),
+                    line: i + 1,
+                    what,
+                });
+            }
             continue;
         }
         let record = parse_record(text).and_then(|r| {
@@ -165,17 +171,25 @@ pub fn parse_swf(
     Ok(trace)
 }
 
-fn parse_header_line(h: &str, header: &mut SwfHeader) {
+/// A header line (`; Key: value`). Unknown keys and values that are not
+/// numbers are ignored (comments); a number out of range is an error.
+fn parse_header_line(h: &str, header: &mut SwfHeader) -> Result<(), String> {
+    use arches_core::limits::{check, MAX_TIME, MAX_TOTAL_PROCS};
     let Some((key, value)) = h.split_once(':') else {
-        return;
+        return Ok(());
     };
     let value = value.split_whitespace().next().unwrap_or("");
+    let Ok(n) = value.parse::<i64>() else {
+        return Ok(());
+    };
+    let procs = |what| check(what, n, 0..=i64::from(MAX_TOTAL_PROCS)).map(|n| Some(n as u32));
     match key.trim() {
-        "MaxProcs" => header.max_procs = value.parse().ok(),
-        "MaxNodes" => header.max_nodes = value.parse().ok(),
-        "UnixStartTime" => header.unix_start_time = value.parse().ok(),
+        "MaxProcs" => header.max_procs = procs("MaxProcs")?,
+        "MaxNodes" => header.max_nodes = procs("MaxNodes")?,
+        "UnixStartTime" => header.unix_start_time = Some(check("UnixStartTime", n, 0..=MAX_TIME)?),
         _ => {}
     }
+    Ok(())
 }
 
 fn parse_record(text: &str) -> Result<SwfRecord, String> {
@@ -189,7 +203,9 @@ fn parse_record(text: &str) -> Result<SwfRecord, String> {
         f[i] = match tok.parse::<i64>() {
             Ok(v) => v,
             Err(_) => match tok.parse::<f64>() {
-                Ok(v) if v.is_finite() => v.round() as i64,
+                // Within ±2^62: the cast cannot saturate.
+                Ok(v) if v.is_finite() && v.abs() < 4.6e18 => v.round() as i64,
+                Ok(_) => return Err(format!("field {} out of range: '{tok}'", i + 1)),
                 _ => return Err(format!("field {} is not a number: '{tok}'", i + 1)),
             },
         };
@@ -204,6 +220,14 @@ fn parse_record(text: &str) -> Result<SwfRecord, String> {
     if f[1] < 0 {
         return Err(format!("submit time must be >= 0, got {}", f[1]));
     }
+    // Times and sizes the replay adds and multiplies (-1: unknown).
+    use arches_core::limits::{check, MAX_TIME, MAX_TOTAL_PROCS, MAX_WALLTIME};
+    check("submit time", f[1], 0..=MAX_TIME)?;
+    check("run time", f[3], -1..=MAX_WALLTIME)?;
+    check("requested time", f[8], -1..=MAX_WALLTIME)?;
+    let procs = -1..=i64::from(MAX_TOTAL_PROCS);
+    check("allocated processors", f[4], procs.clone())?;
+    check("requested processors", f[7], procs)?;
     Ok(SwfRecord {
         job: f[0] as u64,
         submit: f[1],

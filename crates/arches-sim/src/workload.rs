@@ -262,10 +262,25 @@ impl RawJob {
         if self.runtime < 0 {
             return Err(format!("runtime must be >= 0, got {}", self.runtime));
         }
+        use arches_core::limits::{check, MAX_JOB_NODES, MAX_TIME, MAX_TOTAL_PROCS, MAX_WALLTIME};
+        check("submit", self.submit, 0..=MAX_TIME)?;
+        check("walltime", self.walltime, 1..=MAX_WALLTIME)?;
+        check("runtime", self.runtime, 0..=MAX_WALLTIME)?;
+        for (what, v) in [("procs", self.procs), ("ppn", self.ppn)] {
+            if let Some(v) = v {
+                check(what, v, 0..=MAX_TOTAL_PROCS)?;
+            }
+        }
+        if let Some(n) = self.nodes {
+            check("nodes", n, 0..=MAX_JOB_NODES)?;
+        }
         let (procs, layout) = match (self.procs, self.nodes, self.ppn) {
             (Some(p), None, None) if p > 0 => (p, None),
             (None, Some(n), Some(ppn)) if n > 0 && ppn > 0 => {
-                let total = n.checked_mul(ppn).ok_or("nodes * ppn overflows")?;
+                let total = n
+                    .checked_mul(ppn)
+                    .filter(|t| *t <= MAX_TOTAL_PROCS)
+                    .ok_or(format!("nodes * ppn above {MAX_TOTAL_PROCS} processors"))?;
                 (total, Some((n, ppn)))
             }
             (None, Some(n), None) if n > 0 => (n, Some((n, 1))),
@@ -294,9 +309,7 @@ impl RawJob {
         }
         match self.stagein {
             Some(RawStageIn::Secs(s)) => {
-                if s < 0 {
-                    return Err(format!("stagein must be >= 0, got {s}"));
-                }
+                check("stagein", s, 0..=MAX_WALLTIME)?;
                 job.eligible_at = Some(self.submit + s);
                 job.stage_secs = Some(s);
             }

@@ -34,6 +34,8 @@ pub enum StoreError {
     Encode { id: u64, why: String },
     #[error("corrupt reservation record {id}: {why}")]
     CorruptReservation { id: String, why: String },
+    #[error("cannot create {path}: {why}")]
+    Io { path: String, why: String },
 }
 
 /// Changes committed together in one transaction.
@@ -78,6 +80,7 @@ const NEXT_ID_KEY: &str = "next_job_id";
 impl Store {
     /// Opens (creating if needed) the database at `path`.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        create_private(path)?;
         let conn = Connection::open(path)?;
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
@@ -248,6 +251,28 @@ impl Store {
     }
 }
 
+/// Creates the database file readable and writable by its owner only
+/// (whatever the umask): it holds every job's script and environment.
+/// SQLite gives the `-wal` and `-shm` files the database file's mode.
+fn create_private(path: &Path) -> Result<(), StoreError> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    if path.exists() {
+        return Ok(());
+    }
+    let io = |e: std::io::Error| StoreError::Io {
+        path: path.display().to_string(),
+        why: e.to_string(),
+    };
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(io)?;
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(io)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -410,6 +435,28 @@ mod tests {
         let job = jobs[0].to_job().unwrap();
         assert!(job.holds.contains(HoldType::User));
         assert_eq!(job.req.total_procs(), 2);
+    }
+
+    #[test]
+    fn the_database_and_its_wal_are_private_whatever_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("private.db");
+        // SAFETY: umask(2) cannot fail; restored below.
+        let old = unsafe { libc::umask(0) };
+        let opened = Store::open(&path);
+        // SAFETY: as above.
+        unsafe { libc::umask(old) };
+        let mut s = opened.unwrap();
+        s.commit(&Batch {
+            upserts: vec![rec(1)],
+            ..Batch::default()
+        })
+        .unwrap();
+        for name in ["private.db", "private.db-wal", "private.db-shm"] {
+            let m = std::fs::metadata(dir.path().join(name)).unwrap();
+            assert_eq!(m.permissions().mode() & 0o777, 0o600, "{name}");
+        }
     }
 
     #[test]

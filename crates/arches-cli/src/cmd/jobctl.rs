@@ -337,11 +337,16 @@ fn query(
             for e in &view.errors {
                 eprintln!("{e}");
             }
-            Ok(if view.unknown.is_empty() && view.errors.is_empty() {
-                EXIT_OK
-            } else {
-                crate::EXIT_ERROR
-            })
+            for d in &view.denied {
+                eprintln!("{}", crate::render::checkjob::not_authorized(d));
+            }
+            Ok(
+                if view.unknown.is_empty() && view.errors.is_empty() && view.denied.is_empty() {
+                    EXIT_OK
+                } else {
+                    crate::EXIT_ERROR
+                },
+            )
         }
     }
 }

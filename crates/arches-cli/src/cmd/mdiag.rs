@@ -444,7 +444,10 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         for e in &v.errors {
             eprintln!("{e}");
         }
-        if !v.unknown.is_empty() || !v.errors.is_empty() {
+        for d in &v.denied {
+            eprintln!("{}", checkjob::not_authorized(d));
+        }
+        if !v.unknown.is_empty() || !v.errors.is_empty() || !v.denied.is_empty() {
             return Ok(crate::EXIT_ERROR);
         }
     } else if a.nodes.is_some() {

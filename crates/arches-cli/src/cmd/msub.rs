@@ -397,10 +397,18 @@ fn parse_words(words: Vec<String>) -> Result<Msub, clap::Error> {
     Msub::from_arg_matches(&m)
 }
 
-/// Runs msub.
-pub fn exec(cli: Msub) -> Result<u8, String> {
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let script = read_script(cli.script.as_deref())?;
+/// The submission msub sends, from its command line `cli` (as given in
+/// `argv`), the script text and its surroundings: the script's directives
+/// merged under the command line, `-v`/`-V` resolved against `env`. No I/O:
+/// the whole of msub's parsing (fuzzed by `arches-fuzz`).
+pub fn assemble(
+    cli: Msub,
+    script: String,
+    cwd: &Path,
+    env: &[(String, String)],
+    argv: &[String],
+    host: &str,
+) -> Result<(Msub, SubmitRequest), String> {
     let words = directives(&script, cli.prefix.as_deref())?;
     let dir = if words.is_empty() {
         Msub::default()
@@ -417,11 +425,19 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
         d
     };
     let a = merge(dir, cli);
+    let req = build_request(&a, script, cwd, env, argv, host)?;
+    Ok((a, req))
+}
+
+/// Runs msub.
+pub fn exec(cli: Msub) -> Result<u8, String> {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let script = read_script(cli.script.as_deref())?;
     let cwd = std::env::current_dir()
         .map_err(|e| fail(format!("cannot determine current directory ({e})")))?;
     let mut env: Vec<(String, String)> = std::env::vars().collect();
     env.sort();
-    let req = build_request(&a, script, &cwd, &env, &argv, &hostname())?;
+    let (a, req) = assemble(cli, script, &cwd, &env, &argv, &hostname())?;
     let conn = a.conn.inner.clone().unwrap_or(Connection {
         socket: None,
         host: None,

@@ -46,6 +46,9 @@ pub fn read_script(path: Option<&Path>) -> Result<String, String> {
             MAX_SCRIPT_BYTES
         )));
     }
+    if buf.contains(&0) {
+        return Err(fail("script contains a NUL character"));
+    }
     String::from_utf8(buf).map_err(|_| fail("script is not valid UTF-8 text"))
 }
 

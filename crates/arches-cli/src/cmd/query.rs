@@ -278,11 +278,16 @@ pub fn checkjob(a: Checkjob) -> Result<u8, String> {
     for e in &view.errors {
         eprintln!("{e}");
     }
-    Ok(if view.unknown.is_empty() && view.errors.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_ERROR
-    })
+    for d in &view.denied {
+        eprintln!("{}", checkjob::not_authorized(d));
+    }
+    Ok(
+        if view.unknown.is_empty() && view.errors.is_empty() && view.denied.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_ERROR
+        },
+    )
 }
 
 /// The NOTE lines of `checkjob -n/-q/-r` for each job (empty without them).

@@ -28,6 +28,15 @@ pub fn unknown_job_xml(id: &str) -> String {
         .render()
 }
 
+/// Moab's refusal of another user's job (only its owner and administrators
+/// see a job in detail).
+pub fn not_authorized(d: &arches_api::Denied) -> String {
+    format!(
+        "user {} is not authorized to check status of job '{}'",
+        d.user, d.job
+    )
+}
+
 /// Renders every found job, joined by [`SEPARATOR`].
 pub fn render(view: &JobsView, verbose: u8) -> String {
     view.jobs

@@ -115,7 +115,10 @@ static ADMIN_ATTRS: &[AttrDef] = &[
 static NODE_ATTRS: &[AttrDef] = &[
     attr(
         "PROCS",
-        POSITIVE,
+        ValueType::Integer {
+            min: 1,
+            max: arches_core::limits::MAX_NODE_PROCS as i64,
+        },
         None,
         "Processors (NODECFG[DEFAULT] supplies it for nodes without).",
         |c, s, v| {

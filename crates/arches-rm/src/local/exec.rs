@@ -195,6 +195,11 @@ impl Prepared {
             if libc::chdir(self.workdir.as_ptr()) == -1 {
                 fail(STAGE_CHDIR);
             }
+            // The job keeps the daemon's umask, but never one that lets
+            // other users write its files (a daemon started under umask
+            // 000 must not hand that to jobs).
+            let inherited = libc::umask(0o022);
+            libc::umask(inherited | 0o022);
             let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
             if null == -1 {
                 fail(STAGE_STDIN);

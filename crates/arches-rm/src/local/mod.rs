@@ -81,9 +81,8 @@ pub(crate) use spool::LaunchFile;
 pub(crate) use supervisor::environment;
 
 use std::collections::BTreeMap;
-use std::fs::{self, DirBuilder};
+use std::fs;
 use std::io;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use arches_core::{JobId, Node, Secs, Time};
@@ -169,11 +168,8 @@ impl LocalRm {
             ))
         };
         if !config.spool_dir.exists() {
-            DirBuilder::new()
-                .recursive(true)
-                .mode(0o711)
-                .create(&config.spool_dir)
-                .map_err(unavailable)?;
+            // Exactly 0711 whatever the umask: job users traverse it.
+            crate::fsmode::create_dir(&config.spool_dir, 0o711, true).map_err(unavailable)?;
         }
         let spool = config.spool_dir.canonicalize().map_err(unavailable)?;
         if !spool.is_dir() {
@@ -331,9 +327,7 @@ impl ResourceManager for LocalRm {
             .map_err(|e| RmError::Refused(format!("cannot encode the launch of job {job}: {e}")))?;
         self.clear_dir(job, &dir)
             .map_err(|e| fail("cannot clear the job directory", e))?;
-        DirBuilder::new()
-            .mode(0o711)
-            .create(&dir)
+        crate::fsmode::create_dir(&dir, 0o711, false)
             .map_err(|e| fail("cannot create the job directory", e))?;
         let pid = spool::write_private(&dir, spool::LAUNCH, &json)
             .and_then(|()| self.spawn_supervisor(&dir))

@@ -180,17 +180,12 @@ impl SlurmRm {
     /// Creates the spool directory and starts the worker thread. Slurm is
     /// not contacted here.
     pub fn new(config: SlurmConfig) -> Result<SlurmRm, RmError> {
-        use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o711)
-            .create(&config.spool_dir)
-            .map_err(|e| {
-                RmError::Unavailable(format!(
-                    "spool directory {}: {e}",
-                    config.spool_dir.display()
-                ))
-            })?;
+        crate::fsmode::create_dir(&config.spool_dir, 0o711, true).map_err(|e| {
+            RmError::Unavailable(format!(
+                "spool directory {}: {e}",
+                config.spool_dir.display()
+            ))
+        })?;
         let (requests, rx) = mpsc::channel();
         let (tx, observations) = mpsc::channel();
         let worker = Worker::new(config.clone(), tx);

@@ -3,7 +3,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
@@ -756,10 +755,7 @@ impl Worker {
         let dir = self.job_dir(job);
         let io_err = |what: &str, e: io::Error| format!("{what} {}: {e}", dir.display());
         let _ = fs::remove_dir_all(&dir);
-        fs::DirBuilder::new()
-            .mode(0o711)
-            .create(&dir)
-            .map_err(|e| io_err("cannot create", e))?;
+        crate::fsmode::create_dir(&dir, 0o711, false).map_err(|e| io_err("cannot create", e))?;
         let nodefile = dir.join("nodefile");
         let mut lines = String::new();
         for node in &launch.nodes {
@@ -768,11 +764,12 @@ impl Worker {
                 lines.push('\n');
             }
         }
-        fs::write(&nodefile, lines).map_err(|e| io_err("cannot write the node file in", e))?;
-        fs::set_permissions(&nodefile, fs::Permissions::from_mode(0o644))
-            .map_err(|e| io_err("cannot chmod the node file in", e))?;
+        crate::fsmode::write_file(&nodefile, lines.as_bytes(), 0o644)
+            .map_err(|e| io_err("cannot write the node file in", e))?;
+        // The script is a secret of the job's owner: sbatch (run by the
+        // daemon's user) reads it and hands Slurm its text.
         let script = dir.join("script");
-        fs::write(&script, script_text(exec))
+        crate::fsmode::write_file(&script, script_text(exec).as_bytes(), 0o600)
             .map_err(|e| io_err("cannot write the script in", e))?;
 
         let lf = crate::local::LaunchFile::new(launch, 0);
