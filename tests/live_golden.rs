@@ -123,6 +123,8 @@ const REPORTS: &[(&str, &str, &[&str])] = &[
         "showstats",
         &["-a", "-t", "-0:05:00", "-v"],
     ),
+    ("mrsvctl-l", "mrsvctl", &["-l"]),
+    ("mrsvctl-q-3", "mrsvctl", &["-q", "3"]),
     (
         "mjobctl-q-wiki",
         "mjobctl",

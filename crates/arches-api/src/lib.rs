@@ -835,6 +835,9 @@ pub struct ReservationInfo {
     pub owner: Option<String>,
     pub flags: Vec<String>,
     pub acl: Vec<String>,
+    /// Reservation group (`mrsvctl -c -g`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// showres data.
@@ -850,8 +853,18 @@ pub struct ReservationsView {
 pub enum ReservationRequest {
     /// `-c`: create from `ATTR=VALUE` specs (`starttime=`, `duration=`, `hostlist=`, `procs=`, `users=`...).
     Create { specs: Vec<String> },
-    /// `-r`: release (delete).
-    Release { id: String },
+    /// `-r`: release (delete) the reservations `id` names: an id, `ALL`,
+    /// a comma list or regular expressions (matched from the start of the
+    /// id); or every reservation of `group` (`-r -g RSVGROUP`).
+    Release {
+        id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        group: Option<String>,
+    },
+    /// `-m`: modify one reservation: `duration`, `endtime`, `starttime`
+    /// (`=`, `+=`, `-=`), `hostexp`, `reqtaskcount`, `flags`, `rsvgroup`,
+    /// `acl=USER+=x,GROUP-=y` — all or none.
+    Modify { id: String, changes: Vec<String> },
 }
 
 // ---------------------------------------------------------------------------

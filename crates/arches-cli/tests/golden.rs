@@ -1154,6 +1154,7 @@ fn rsv(id: &str, state: &str, start: i64, end: i64, nodes: usize, procs: u32) ->
         owner: None,
         flags: vec![],
         acl: vec![],
+        group: None,
     }
 }
 

@@ -265,6 +265,17 @@ impl Client {
         self.get(routes::CREDENTIALS)
     }
 
+    /// `GET /v1/reservations?select=EXPR`: the reservations an expression
+    /// names (ids, `ALL`, regular expressions from the start of the id); a
+    /// token that names none is an error.
+    pub fn reservations_matching(&self, expr: &str) -> Result<ReservationsView, ClientError> {
+        self.get(&format!(
+            "{}?select={}",
+            routes::RESERVATIONS,
+            percent_encode(expr)
+        ))
+    }
+
     /// `GET /v1/stats`.
     pub fn stats(&self) -> Result<StatsView, ClientError> {
         self.get(routes::STATS)

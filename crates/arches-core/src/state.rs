@@ -412,17 +412,27 @@ impl State {
                 "end is not after start".to_string(),
             ));
         }
-        // Resources are reserved once: no two host reservations share a
-        // host at the same time.
-        for other in self.reservations.values() {
-            if !other.overlaps(r.start, r.end) {
-                continue;
-            }
-            if let Some(h) = r.hosts.iter().find(|h| other.hosts.contains(h)) {
-                return Err(EventError::BadReservation(format!(
-                    "host '{h}' is already reserved by {} at that time",
-                    other.id
-                )));
+        // Reservations may overlap (Moab: not exclusive by default; a job
+        // then needs access to each); an EXCLUSIVE one (`mrsvctl -E`) is
+        // created only where no other reservation holds the same nodes at
+        // the same time.
+        if r.flags.iter().any(|f| f.eq_ignore_ascii_case("EXCLUSIVE")) {
+            let mine: Vec<NodeId> = r.resolve(self).into_iter().map(|x| x.0).collect();
+            for other in self.reservations.values() {
+                if !other.overlaps(r.start, r.end) {
+                    continue;
+                }
+                let shared = other
+                    .resolve(self)
+                    .into_iter()
+                    .find(|(n, _)| mine.contains(n))
+                    .and_then(|(n, _)| self.node(n).map(|x| x.name.clone()));
+                if let Some(h) = shared {
+                    return Err(EventError::BadReservation(format!(
+                        "exclusive reservation conflicts with {} on host '{h}'",
+                        other.id
+                    )));
+                }
             }
         }
         self.reservations.insert(r.id.clone(), r);

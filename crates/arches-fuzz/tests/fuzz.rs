@@ -499,6 +499,7 @@ fn templates() -> Vec<(&'static str, serde_json::Value)> {
             routes::RESERVATION_CONTROL,
             j(serde_json::to_value(ReservationRequest::Release {
                 id: "system.1".into(),
+                group: None,
             })),
         ),
     ]
@@ -678,7 +679,10 @@ fn typed_body() -> impl Strategy<Value = (&'static str, Vec<u8>)> {
         .prop_map(|(k, v)| format!("{k}={v}"));
     let rsv = prop_oneof![
         vec(spec, 0..5).prop_map(|specs| ReservationRequest::Create { specs }),
-        any_value().prop_map(|id| ReservationRequest::Release { id }),
+        (any_value(), proptest::option::of(any_value()))
+            .prop_map(|(id, group)| ReservationRequest::Release { id, group }),
+        (any_value(), vec(any_value(), 0..4))
+            .prop_map(|(id, changes)| ReservationRequest::Modify { id, changes }),
     ];
     let start = prop_oneof![
         (any_value(), any::<bool>()).prop_map(|(id, feedback)| StartQuery::Job { id, feedback }),

@@ -70,10 +70,7 @@ pub fn router(app: AppState) -> Router {
         .route(routes::PRIORITY, get(priority))
         .route(routes::BACKFILL, post(backfill))
         .route(routes::STARTTIME, post(starttime))
-        .route(
-            routes::RESERVATIONS,
-            get(|s: State<AppState>| read(s, views::reservations)),
-        )
+        .route(routes::RESERVATIONS, get(reservations))
         .route(routes::RESERVATION_CONTROL, post(reservation_control))
         .route(
             routes::CONFIG,
@@ -297,6 +294,41 @@ async fn stats(
         Ok(v) => ok(v),
         Err(e) => error(StatusCode::BAD_REQUEST, e),
     }
+}
+
+#[derive(serde::Deserialize)]
+struct RsvQuery {
+    select: Option<String>,
+}
+
+/// showres, mdiag -r, and `mrsvctl -l/-q EXPR` (`?select=`).
+async fn reservations(
+    State(app): State<AppState>,
+    q: Result<Query<RsvQuery>, QueryRejection>,
+) -> Response {
+    let select = match q {
+        Ok(Query(q)) => q.select,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("ERROR:  malformed request ({})", e.body_text()),
+            )
+        }
+    };
+    let mut v = views::reservations(&current(&app.published));
+    if let Some(expr) = select {
+        let ids: Vec<String> = v.reservations.iter().map(|r| r.id.clone()).collect();
+        match crate::rsvhosts::select_ids(&expr, ids.iter().map(String::as_str)) {
+            Ok(keep) => v.reservations.retain(|r| keep.contains(&r.id)),
+            Err(tok) => {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    format!("ERROR:  cannot locate reservation '{tok}'"),
+                )
+            }
+        }
+    }
+    ok(v)
 }
 
 async fn priority(State(app): State<AppState>) -> Response {

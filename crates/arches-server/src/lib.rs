@@ -29,6 +29,8 @@ pub mod preempt;
 pub mod profiling;
 pub mod rm;
 pub mod rsvctl;
+pub mod rsvhosts;
+mod rsvmod;
 pub mod showq;
 pub mod simserve;
 pub mod staging;

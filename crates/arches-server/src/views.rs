@@ -541,6 +541,7 @@ pub fn reservations(s: &Snapshot) -> ReservationsView {
             owner: Some(j.cred.user.clone()),
             flags: Vec::new(),
             acl: Vec::new(),
+            group: None,
         });
     }
     for r in crate::estimates::pinned_reservations(s) {
@@ -562,6 +563,7 @@ pub fn reservations(s: &Snapshot) -> ReservationsView {
             owner: Some(j.cred.user.clone()),
             flags: Vec::new(),
             acl: Vec::new(),
+            group: None,
         });
     }
     // Administrative (mrsvctl) and standing (SRCFG) reservations.

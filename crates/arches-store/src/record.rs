@@ -550,6 +550,9 @@ pub struct ReservationRecord {
     pub qos: Vec<String>,
     pub flags: Vec<String>,
     pub owner: Option<String>,
+    /// Reservation group (`mrsvctl -c -g`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 impl ReservationRecord {
@@ -567,6 +570,7 @@ impl ReservationRecord {
             qos: r.acl.qos.clone(),
             flags: r.flags.clone(),
             owner: r.owner.clone(),
+            group: r.group.clone(),
         }
     }
 
@@ -587,6 +591,7 @@ impl ReservationRecord {
             flags: self.flags.clone(),
             owner: self.owner.clone(),
             standing: None,
+            group: self.group.clone(),
         }
     }
 }
