@@ -872,3 +872,32 @@ fn checkpoint_and_requeue_preemption_restart_the_jobs_as_new_slurm_jobs() {
     fx.wait_slurm("c", "CANCELLED", 20);
     fx.wait_slurm("r", "CANCELLED", 20);
 }
+
+#[test]
+fn array_sub_jobs_with_their_environment_and_arguments_run_in_slurm() {
+    let Some(fx) = fixture("arr") else { return };
+    let id = fx.submit(
+        "arr",
+        "nodes=1:ppn=1,walltime=60",
+        "echo \"$PBS_JOBID|$PBS_ARRAYID|$MOAB_JOBARRAYRANGE|$PBS_ENVIRONMENT|$PBS_WALLTIME|$PBS_NUM_NODES|$PBS_NP|$MOAB_MACHINE|$#|$1|$2\"",
+        &["-t", "1-3%2", "-F", "one 'two words'"],
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let out = fx.d.checkjob(id);
+        if out.contains("    Completed:        3 ( 100.0% )") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "array never completed:\n{out}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for i in 1..=3 {
+        let path = fx.d.home.path().join(format!("{}arr.o{id}-{i}", fx.prefix));
+        let out = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+        assert_eq!(
+            out,
+            format!("{id}[{i}]|{i}|3|PBS_BATCH|60|1|1|slurm|2|one|two words\n"),
+            "sub-job {i}"
+        );
+    }
+}

@@ -5,7 +5,7 @@ complete -c mdiag -s G -d 'Power management (Arches manages no node power: says 
 complete -c mdiag -s T -d 'Triggers (Arches has no triggers: prints an empty table)' -r
 complete -c mdiag -s s -d 'Standing reservations (SRCFG), optionally one' -r
 complete -c mdiag -s c -d 'Classes/queues (optionally one)' -r
-complete -c mdiag -s C -d 'Check a configuration file (default $MOABHOMEDIR/moab.cfg) without a daemon; exit 1 on errors' -r
+complete -c mdiag -s C -d 'Check a configuration file (default $MOABHOMEDIR/moab.cfg, else ~/.arches/moab.cfg, else the service\'s /etc/arches/moab.cfg) without a daemon; exit 1 on errors' -r
 complete -c mdiag -s g -d 'Groups (optionally one)' -r
 complete -c mdiag -s j -d 'Jobs (optionally one); --xml gives the checkjob job XML' -r
 complete -c mdiag -s n -d 'Nodes (optionally one); --xml gives <node> elements' -r
@@ -18,7 +18,7 @@ complete -c mdiag -s w -d 'With -j: completed=true (completed jobs only), ALL=tr
 complete -c mdiag -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
 json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"
-complete -c mdiag -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock)' -r -F
+complete -c mdiag -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock if it exists, else the system service\'s /run/arches/moab.sock)' -r -F
 complete -c mdiag -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
 complete -c mdiag -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
 complete -c mdiag -s b -d 'Jobs blocked by holds, policies or dependencies'

@@ -4,6 +4,7 @@ complete -c msub -s c -d 'Checkpoint interval: n, s, c or c=<minutes> (passed to
 complete -c msub -s C -d 'Directive prefix to look for instead of #PBS/#MSUB/#MOAB; \'\' disables directives' -r
 complete -c msub -s d -d 'Working directory of the job (relative paths are resolved against the current directory)' -r
 complete -c msub -s e -d 'Standard error path: [host:]path (file or directory)' -r
+complete -c msub -s F -d 'Arguments for the script, as one shell-quoted string: -F "a \'b c\'"' -r
 complete -c msub -s j -d 'Join streams: oe merges both into the output file, eo into the error file, n keeps them apart' -r
 complete -c msub -s k -d 'Keep streams on the execution host: e, o, eo, oe or n (passed as keep_files=...)' -r
 complete -c msub -s l -d 'Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works)' -r
@@ -14,12 +15,13 @@ complete -c msub -s o -d 'Standard output path: [host:]path (file or directory)'
 complete -c msub -s p -d 'User priority (-1024..0; positive values need ENABLEPOSUSERPRIORITY)' -r
 complete -c msub -s q -d 'Destination class/queue: [queue][@server]' -r
 complete -c msub -s r -d 'Rerunable: y or n' -r
+complete -c msub -s t -d 'Job array: [NAME][INDEXES][%LIMIT], e.g. 1-100, myarray[1-100]%5, 1-9:2, 1,5,7' -r
 complete -c msub -s S -d 'Shell of the job: path[@host][,...]' -r
 complete -c msub -s u -d 'Users the job may run as: user[@host][,...] (passed as user_list=...)' -r
 complete -c msub -s v -d 'Variables to export: VAR[=value][,VAR...] (a bare VAR takes its current value)' -r
 complete -c msub -s W -d 'Additional attributes, e.g. x=FLAGS:RESTARTABLE or depend=afterok:12 (repeatable)' -r
 complete -c msub -l format -d 'Output format; xml is the same as --xml' -r
-complete -c msub -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock)' -r -F
+complete -c msub -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock if it exists, else the system service\'s /run/arches/moab.sock)' -r -F
 complete -c msub -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
 complete -c msub -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
 complete -c msub -s E -d 'Add the MOAB_* variables to the job\'s environment (accepted for compatibility: Arches always sets MOAB_JOBID, MOAB_NODELIST, ...)'

@@ -5,7 +5,7 @@ complete -c showq -s R -d 'Only jobs that overlap this reservation in time and n
 complete -c showq -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
 json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"
-complete -c showq -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock)' -r -F
+complete -c showq -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock if it exists, else the system service\'s /run/arches/moab.sock)' -r -F
 complete -c showq -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
 complete -c showq -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
 complete -c showq -s b -d 'Show only blocked jobs'
@@ -20,5 +20,6 @@ complete -c showq -s g -d 'Grid job and system ids: Arches has no grid, so the i
 complete -c showq -s l -d 'Local/remote view (grid): every Arches job is local; the report is unchanged'
 complete -c showq -l blocking -d 'Answer without the client-side cache: Arches always answers from the scheduler\'s last published state (there is no cache), so the report is the same'
 complete -c showq -l noblock -d 'Accepted for compatibility (Rocoto); the daemon always answers without blocking'
+complete -c showq -s t -l expand-arrays -d 'Every sub-job of a job array on its own line (`ID[INDEX]`, as Torque\'s qstat -t); by default the queued sub-jobs of an array in the same state share one line `ID[INDEXES]`'
 complete -c showq -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c showq -s h -l help -d 'Print help (see more with \'--help\')'

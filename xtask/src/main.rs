@@ -14,6 +14,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap_complete::Shell;
 
+mod man;
+
 /// Every generated file: path relative to the workspace root → contents.
 fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
     let mut out = BTreeMap::new();
@@ -29,15 +31,24 @@ fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
         .clone()
         .name("moab-simulate")
         .bin_name("moab simulate");
+    let clients = arches_cli::commands();
+    let all: Vec<String> = ["moab".to_string(), "moab-simulate".to_string()]
+        .into_iter()
+        .chain(clients.iter().map(|c| c.get_name().to_string()))
+        .collect();
     out.insert(
         PathBuf::from("man/man1/moab-simulate.1"),
-        man_page(simulate)?,
+        man_page(simulate, &all)?,
     );
-    for cmd in arches_cli::commands().into_iter().chain([moab]) {
+    out.insert(
+        PathBuf::from("man/man5/moab.cfg.5"),
+        man::config_page(&all).into_bytes(),
+    );
+    for cmd in clients.into_iter().chain([moab]) {
         let name = cmd.get_name().to_string();
         out.insert(
             PathBuf::from(format!("man/man1/{name}.1")),
-            man_page(cmd.clone())?,
+            man_page(cmd.clone(), &all)?,
         );
         for (shell, dir, file) in [
             (Shell::Bash, "bash", name.clone()),
@@ -166,58 +177,34 @@ const MOAB_EXIT_STATUS: &str =
 configuration has errors, the home directory or socket cannot be set up, or another daemon already \
 serves the socket; the reason is printed on standard error.";
 
-/// Escapes text for roff.
-fn roff(s: &str) -> String {
-    let s = s.replace('\\', "\\\\").replace('-', "\\-");
-    if s.starts_with('.') || s.starts_with('\'') {
-        format!("\\&{s}")
-    } else {
-        s
-    }
-}
+/// FILES of the daemon's man page: the system-wide layout (moab.service).
+const MOAB_FILES: &[(&str, &str)] = &[
+    ("/etc/arches/moab.cfg", "The system service's configuration (moab.cfg(5)); ~/.arches/moab.cfg or $MOABHOMEDIR/moab.cfg for a personal daemon."),
+    ("/var/lib/arches", "The system service's home: arches.db (the durable state) and the local jobs' spool."),
+    ("/run/arches/moab.sock", "The system service's socket; clients use it when MOAB_SOCKET, MOABHOMEDIR and ~/.arches/moab.sock do not name another."),
+    ("/var/log/arches/moab.log", "The system service's log (LOGDIR, LOGFILE); a personal daemon logs to <home>/log/moab.log."),
+    ("/lib/systemd/system/moab.service", "The systemd unit (Type=notify: ready once the socket answers)."),
+];
 
-fn man_page(cmd: clap::Command) -> Result<Vec<u8>> {
+/// The man page of one command (see [`man::man_page`]).
+fn man_page(cmd: clap::Command, all: &[String]) -> Result<Vec<u8>> {
     let name = cmd.get_name().to_string();
-    let man = clap_mangen::Man::new(cmd).manual("Arches Manual");
-    let mut buf = Vec::new();
-    man.render_title(&mut buf)?;
-    man.render_name_section(&mut buf)?;
-    man.render_synopsis_section(&mut buf)?;
-    man.render_description_section(&mut buf)?;
-    man.render_options_section(&mut buf)?;
-    if name == "moab" {
-        man.render_subcommands_section(&mut buf)?;
-    }
-    let mut extra = String::from(".SH EXAMPLES\n");
-    let examples = match name.as_str() {
-        "moab" => MOAB_EXAMPLES,
-        "moab-simulate" => SIMULATE_EXAMPLES,
-        _ => arches_cli::docs::examples(&name),
-    };
-    for (line, what) in examples {
-        extra.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff(line), roff(what)));
-    }
-    extra.push_str(&format!(
-        ".SH \"EXIT STATUS\"\n{}\n",
-        roff(match name.as_str() {
+    let page = man::Page {
+        examples: match name.as_str() {
+            "moab" => MOAB_EXAMPLES,
+            "moab-simulate" => SIMULATE_EXAMPLES,
+            _ => arches_cli::docs::examples(&name),
+        },
+        exit_status: match name.as_str() {
             "moab" => MOAB_EXIT_STATUS,
             "moab-simulate" => SIMULATE_EXIT_STATUS,
             _ => arches_cli::docs::EXIT_STATUS,
-        })
-    ));
-    extra.push_str(&format!(
-        ".SH ENVIRONMENT\n{}\n",
-        roff(arches_cli::docs::ENVIRONMENT)
-    ));
-    let others: Vec<String> = ["moab", "moab-simulate"]
-        .iter()
-        .chain(arches_cli::COMMANDS.iter())
-        .filter(|c| **c != name)
-        .map(|c| format!("\\fB{c}\\fR(1)"))
-        .collect();
-    extra.push_str(&format!(".SH \"SEE ALSO\"\n{}\n", others.join(", ")));
-    buf.extend_from_slice(extra.as_bytes());
-    Ok(buf)
+        },
+        environment: arches_cli::docs::ENVIRONMENT,
+        files: if name == "moab" { MOAB_FILES } else { &[] },
+        all_commands: all,
+    };
+    man::man_page(cmd, &page)
 }
 
 fn commands_markdown() -> String {
@@ -248,7 +235,8 @@ unit: [json.md](json.md).\n\n\
 | mschedctl -l config | `ConfigView` |\n\
 | mdiag -C (no daemon) | `{\"file\", \"exists\", \"lines\", \"errors\", \"warnings\"}` (the arches-config check report) |\n\n\
 ## Options common to every command\n\n\
-- `--socket PATH`: the daemon's socket (default `$MOAB_SOCKET`, else `$MOABHOMEDIR/moab.sock`).\n\
+- `--socket PATH`: the daemon's socket (default `$MOAB_SOCKET`, else `$MOABHOMEDIR/moab.sock`, else\n  \
+`~/.arches/moab.sock` if it exists, else the system service's `/run/arches/moab.sock`).\n\
 - `--host HOST`: accepted for Moab compatibility (`--host=<master>`); ignored.\n\
 - `--timeout SECONDS`: give up after this long (default 30) with\n  \
 `ERROR:  client timed out after N seconds (socket=<socket>)`.\n\n\
@@ -372,25 +360,34 @@ fn put(from: &Path, to: &Path, mode: u32) -> Result<()> {
 }
 
 /// Installs the commands from `bin_dir` and the committed man pages,
-/// completions and data-staging tools under `prefix`:
+/// completions, data-staging tools, documentation, systemd unit and default
+/// configuration under `prefix` (the configuration under `sysconfdir`):
 ///
 /// ```text
 /// <prefix>/bin/<command>                         every command (msub, moab, ...)
-/// <prefix>/share/man/man1/<command>.1
+/// <prefix>/share/man/man1/<command>.1, man5/moab.cfg.5
 /// <prefix>/share/bash-completion/completions/<command>
 /// <prefix>/share/zsh/site-functions/_<command>
 /// <prefix>/share/fish/vendor_completions.d/<command>.fish
 /// <prefix>/share/arches/tools/dstage.*           where the daemon finds $TOOLSDIR
+/// <prefix>/share/doc/arches/*.md                 docs/ and the README
+/// <prefix>/lib/systemd/system/moab.service       ExecStart=<prefix>/bin/moab
+/// <sysconfdir>/arches/moab.cfg                   only if there is none yet
 /// ```
 ///
 /// Returns the installed files.
-fn install_into(root: &Path, bin_dir: &Path, prefix: &Path) -> Result<Vec<PathBuf>> {
+fn install_into(
+    root: &Path,
+    bin_dir: &Path,
+    prefix: &Path,
+    sysconfdir: &Path,
+) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for name in binaries(root)? {
         let from = bin_dir.join(&name);
         if !from.is_file() {
             bail!(
-                "{} is missing (build it first: cargo build --release)",
+                "{} is missing (build it first: cargo build --profile PROFILE -p arches --bins)",
                 from.display()
             );
         }
@@ -413,6 +410,7 @@ fn install_into(root: &Path, bin_dir: &Path, prefix: &Path) -> Result<Vec<PathBu
         Ok(())
     };
     copy_dir("man/man1", "share/man/man1", 0o644, &mut out)?;
+    copy_dir("man/man5", "share/man/man5", 0o644, &mut out)?;
     copy_dir(
         "completions/bash",
         "share/bash-completion/completions",
@@ -432,43 +430,103 @@ fn install_into(root: &Path, bin_dir: &Path, prefix: &Path) -> Result<Vec<PathBu
         &mut out,
     )?;
     copy_dir("tools", "share/arches/tools", 0o755, &mut out)?;
+    copy_dir("docs", "share/doc/arches", 0o644, &mut out)?;
+    let readme = prefix.join("share/doc/arches/README.md");
+    put(&root.join("README.md"), &readme, 0o644)?;
+    out.push(readme);
+    // The unit runs this prefix's daemon.
+    let unit = std::fs::read_to_string(root.join(UNIT_SOURCE))
+        .with_context(|| format!("reading {UNIT_SOURCE}"))?;
+    let moab = prefix.join("bin/moab");
+    let unit = unit.replace(
+        "ExecStart=/usr/bin/moab ",
+        &format!("ExecStart={} ", moab.display()),
+    );
+    let unit_path = prefix.join("lib/systemd/system/moab.service");
+    write_file(&unit_path, unit.as_bytes(), 0o644)?;
+    out.push(unit_path);
+    // The configuration is the administrator's: never overwritten.
+    let cfg = sysconfdir.join("arches/moab.cfg");
+    if std::fs::symlink_metadata(&cfg).is_err() {
+        put(&root.join("packaging/moab.cfg"), &cfg, 0o644)?;
+        out.push(cfg);
+    } else {
+        println!("kept the existing {}", cfg.display());
+    }
     Ok(out)
 }
 
-/// `install [--prefix P] [--no-build]`: builds the release binaries (unless
-/// `--no-build`) and installs everything under `P` (default `/usr/local`).
+/// The systemd unit in the repository (its ExecStart is the Debian
+/// package's `/usr/bin/moab`).
+const UNIT_SOURCE: &str = "packaging/systemd/moab.service";
+
+/// Writes `bytes` to `to` (parents created) with `mode`.
+fn write_file(to: &Path, bytes: &[u8], mode: u32) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(to, bytes).with_context(|| format!("writing {}", to.display()))?;
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(mode))
+        .with_context(|| format!("chmod {}", to.display()))
+}
+
+/// `install [--prefix P] [--sysconfdir D] [--profile NAME] [--no-build]`:
+/// builds the binaries of the cargo profile (default `release`; `deb`:
+/// the same, stripped) unless `--no-build`, and installs them and everything
+/// else under `P` (default `/usr/local`), the configuration under `D`
+/// (default `/etc`).
 fn install(args: &[String]) -> Result<()> {
     let mut prefix = PathBuf::from("/usr/local");
+    let mut sysconfdir = PathBuf::from("/etc");
     let mut build = true;
+    let mut profile = "release".to_string();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--prefix" => prefix = PathBuf::from(it.next().context("--prefix needs a directory")?),
+            "--sysconfdir" => {
+                sysconfdir = PathBuf::from(it.next().context("--sysconfdir needs a directory")?)
+            }
+            "--profile" => profile = it.next().context("--profile needs a name")?.clone(),
             "--no-build" => build = false,
-            other => bail!("unknown install option '{other}' (--prefix DIR, --no-build)"),
+            other => bail!(
+                "unknown install option '{other}' (--prefix DIR, --sysconfdir DIR, --profile NAME, --no-build)"
+            ),
         }
     }
     let root = root();
     if build {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
         let st = std::process::Command::new(cargo)
-            .args(["build", "--release", "-p", "arches", "--bins"])
+            .args(["build", "--profile", &profile, "-p", "arches", "--bins"])
             .current_dir(&root)
             .status()
             .context("running cargo build")?;
         if !st.success() {
-            bail!("cargo build --release failed");
+            bail!("cargo build --profile {profile} failed");
         }
     }
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root.join("target"));
-    let files = install_into(&root, &target.join("release"), &prefix)?;
+    // Cargo's directory of a profile: `dev` builds into `debug`.
+    let dir = if profile == "dev" {
+        "debug"
+    } else {
+        profile.as_str()
+    };
+    let files = install_into(&root, &target.join(dir), &prefix, &sysconfdir)?;
     println!(
-        "installed {} files under {} (data-staging tools in {})",
+        "installed {} files under {} (data-staging tools in {}; unit {}; configuration {})",
         files.len(),
         prefix.display(),
-        prefix.join("share/arches/tools").display()
+        prefix.join("share/arches/tools").display(),
+        prefix.join("lib/systemd/system/moab.service").display(),
+        sysconfdir.join("arches/moab.cfg").display()
+    );
+    println!(
+        "as a system service: systemctl daemon-reload && systemctl enable --now moab (docs/install.md)"
     );
     Ok(())
 }
@@ -481,7 +539,7 @@ fn main() -> ExitCode {
         Some("install") => install(&args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo run -p xtask -- generate|check|install [--prefix DIR] [--no-build]"
+                "usage: cargo run -p xtask -- generate|check|install [--prefix DIR] [--sysconfdir DIR] [--profile NAME] [--no-build]"
             );
             return ExitCode::from(2);
         }
@@ -514,7 +572,8 @@ mod tests {
             std::fs::write(bins.join(&b), b"#!/bin/sh\n").unwrap();
         }
         let prefix = tempdir("prefix");
-        let files = install_into(&root, &bins, &prefix).unwrap();
+        let etc = tempdir("etc");
+        let files = install_into(&root, &bins, &prefix, &etc).unwrap();
         for want in [
             "bin/msub",
             "bin/moab",
@@ -526,6 +585,10 @@ mod tests {
             "share/arches/tools/dstage.modify",
             "share/arches/tools/dstage.cluster",
             "share/arches/tools/dstage.common",
+            "share/man/man5/moab.cfg.5",
+            "share/doc/arches/config-reference.md",
+            "share/doc/arches/README.md",
+            "lib/systemd/system/moab.service",
         ] {
             assert!(files.contains(&prefix.join(want)), "{want} not installed");
         }
@@ -539,12 +602,44 @@ mod tests {
         assert_eq!(mode("share/arches/tools/dstage.modify"), 0o755);
         assert_eq!(mode("bin/msub"), 0o755);
         assert_eq!(mode("share/man/man1/checkjob.1"), 0o644);
+        // The unit starts this prefix's daemon; the configuration is
+        // installed once and then left to the administrator.
+        let unit = std::fs::read_to_string(prefix.join("lib/systemd/system/moab.service")).unwrap();
+        let exec = format!(
+            "ExecStart={} --home /var/lib/arches",
+            prefix.join("bin/moab").display()
+        );
+        assert!(unit.contains(&exec), "{unit}");
+        let cfg = etc.join("arches/moab.cfg");
+        assert!(files.contains(&cfg));
+        std::fs::write(&cfg, "# edited\n").unwrap();
+        let again = install_into(&root, &bins, &prefix, &etc).unwrap();
+        assert!(!again.contains(&cfg));
+        assert_eq!(std::fs::read_to_string(&cfg).unwrap(), "# edited\n");
         // A missing binary is an error naming it.
         std::fs::remove_file(bins.join("msub")).unwrap();
-        let e = install_into(&root, &bins, &prefix).unwrap_err().to_string();
+        let e = install_into(&root, &bins, &prefix, &etc)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("msub is missing"), "{e}");
         let _ = std::fs::remove_dir_all(&bins);
         let _ = std::fs::remove_dir_all(&prefix);
+        let _ = std::fs::remove_dir_all(&etc);
+    }
+
+    #[test]
+    fn the_service_configuration_parses_cleanly() {
+        let path = root().join("packaging/moab.cfg");
+        let parsed = arches_config::load_file(&path).unwrap();
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        assert_eq!(parsed.config.log.dir, "/var/log/arches");
+        // The commented metrics lines are valid once uncommented.
+        let text = std::fs::read_to_string(&path)
+            .unwrap()
+            .replace("#METRICS", "METRICS");
+        let parsed = arches_config::parse(&text, "moab.cfg");
+        assert!(parsed.diagnostics.is_empty(), "{:?}", parsed.diagnostics);
+        assert_eq!(parsed.config.metrics_port, Some(9464));
     }
 
     /// A fresh directory under the system temp dir.
@@ -558,11 +653,5 @@ mod tests {
         ));
         std::fs::create_dir_all(&p).unwrap();
         p
-    }
-
-    #[test]
-    fn roff_escapes() {
-        assert_eq!(roff("-a"), "\\-a");
-        assert_eq!(roff(".x"), "\\&.x");
     }
 }

@@ -123,6 +123,12 @@ pub struct SubmitRequest {
     pub submit_args: String,
     /// Host the client ran on.
     pub submit_host: String,
+    /// `-t`: a job array, as written (`1-100`, `name[1-9:2]%5`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<String>,
+    /// Arguments the script runs with (`msub -F "a b" script`, `msub script a b`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
 }
 
 /// Answer to a successful submission.
@@ -196,6 +202,109 @@ pub struct JobSummary {
     pub eligible_secs: i64,
     /// Rerunable (`-r y` / RESTARTABLE).
     pub restartable: bool,
+    /// A sub-job of a job array, or the line that stands for an array's
+    /// pending sub-jobs (`id` is then the array's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array: Option<ArrayMember>,
+}
+
+/// A job's place in a job array.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrayMember {
+    /// The array's id.
+    pub array: u64,
+    /// The sub-job's index (`None`: the line stands for `pending`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
+    /// Pending sub-jobs this line stands for, as an index list (`5-100`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<String>,
+    /// How many sub-jobs `pending` lists.
+    #[serde(default)]
+    pub pending_count: u32,
+}
+
+impl ArrayMember {
+    /// The indices `pending` lists, in order (empty if malformed).
+    pub fn pending_indices(&self) -> Vec<u32> {
+        let mut out = Vec::new();
+        for part in self.pending.as_deref().unwrap_or("").split(',') {
+            let (span, step) = match part.split_once(':') {
+                Some((s, st)) => (s, st.parse::<u32>().unwrap_or(1).max(1)),
+                None => (part, 1),
+            };
+            let (a, b) = span.split_once('-').unwrap_or((span, span));
+            let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) else {
+                return Vec::new();
+            };
+            out.extend((a..=b).step_by(step as usize));
+        }
+        out
+    }
+}
+
+/// The compact notation of indices given in increasing order
+/// (`1-3,7-13:2`), as `ArrayMember::pending` carries them.
+pub fn index_list(indices: &[u32]) -> String {
+    let mut runs: Vec<(u32, u32, u32)> = Vec::new();
+    for &i in indices {
+        match runs.last_mut() {
+            Some(r) if r.0 == r.1 && i > r.1 => {
+                r.2 = i - r.1;
+                r.1 = i;
+            }
+            Some(r) if i == r.1 + r.2 => r.1 = i,
+            _ => runs.push((i, i, 1)),
+        }
+    }
+    let parts: Vec<String> = runs
+        .iter()
+        .map(|&(a, b, s)| match (a == b, s) {
+            (true, _) => a.to_string(),
+            (false, 1) => format!("{a}-{b}"),
+            (false, s) if b - a == s => format!("{a},{b}"),
+            (false, s) => format!("{a}-{b}:{s}"),
+        })
+        .collect();
+    parts.join(",")
+}
+
+impl JobSummary {
+    /// The id Moab prints: `17`, a sub-job `17[3]`, pending sub-jobs
+    /// `17[4-100]`.
+    pub fn jobid(&self) -> String {
+        match &self.array {
+            Some(ArrayMember {
+                array,
+                index: Some(i),
+                ..
+            }) => format!("{array}[{i}]"),
+            Some(ArrayMember {
+                array,
+                pending: Some(p),
+                ..
+            }) => format!("{array}[{p}]"),
+            _ => self.id.to_string(),
+        }
+    }
+}
+
+/// checkjob's `Job Array Info` of an array (or of a sub-job's array).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ArrayInfo {
+    /// The array's id.
+    pub array: u64,
+    /// The index list (`1-100:2`).
+    pub indices: String,
+    pub slot_limit: Option<u32>,
+    pub count: u32,
+    pub active: u32,
+    pub eligible: u32,
+    pub blocked: u32,
+    pub completed: u32,
+    /// `(index, name, state)` of every sub-job (checkjob -v).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<(u32, String, String)>,
 }
 
 /// Query of the showq route.
@@ -357,6 +466,12 @@ pub struct JobDetail {
     /// waits for; whether a running job is preemptible, by whom, or why not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preemption: Vec<String>,
+    /// The job array this job is, or belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub array_info: Option<ArrayInfo>,
+    /// Arguments the script runs with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
 }
 
 /// One file of a job's data staging.
@@ -1161,6 +1276,42 @@ pub mod paths {
         }
     }
 
+    /// The system service's socket (`moab.service`, docs/install.md).
+    pub const SYSTEM_SOCKET: &str = "/run/arches/moab.sock";
+    /// The system service's configuration file.
+    pub const SYSTEM_CONFIG: &str = "/etc/arches/moab.cfg";
+
+    /// The socket a client connects to: as [`socket`]; but when neither
+    /// `MOAB_SOCKET` nor `MOABHOMEDIR` is set and the per-user
+    /// `~/.arches/moab.sock` does not exist, the system service's
+    /// [`SYSTEM_SOCKET`] if it exists (so the users of a system-wide
+    /// install need no environment).
+    pub fn client_socket(explicit: Option<&std::path::Path>) -> PathBuf {
+        let chosen = socket(explicit);
+        let unset = |v: &str| std::env::var_os(v).is_none_or(|s| s.is_empty());
+        if explicit.is_none()
+            && unset("MOAB_SOCKET")
+            && unset("MOABHOMEDIR")
+            && std::fs::symlink_metadata(&chosen).is_err()
+            && std::fs::symlink_metadata(SYSTEM_SOCKET).is_ok()
+        {
+            return PathBuf::from(SYSTEM_SOCKET);
+        }
+        chosen
+    }
+
+    /// The configuration file `mdiag -C` checks by default: `moab.cfg` in
+    /// the home; without `MOABHOMEDIR`, the system service's
+    /// [`SYSTEM_CONFIG`] when the per-user one does not exist and it does.
+    pub fn client_config() -> PathBuf {
+        let personal = home().join(CONFIG_NAME);
+        let unset = std::env::var_os("MOABHOMEDIR").is_none_or(|s| s.is_empty());
+        if unset && !personal.exists() && std::path::Path::new(SYSTEM_CONFIG).exists() {
+            return PathBuf::from(SYSTEM_CONFIG);
+        }
+        personal
+    }
+
     /// The socket path, given an optional explicit `--socket`.
     pub fn socket(explicit: Option<&std::path::Path>) -> PathBuf {
         if let Some(p) = explicit {
@@ -1178,5 +1329,25 @@ pub mod paths {
         std::fs::metadata("/proc/self")
             .map(|m| m.uid())
             .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod array_tests {
+    use super::*;
+
+    #[test]
+    fn index_lists_round_trip() {
+        assert_eq!(index_list(&[1, 2, 3, 7, 9, 11, 13]), "1-3,7-13:2");
+        assert_eq!(index_list(&[4]), "4");
+        assert_eq!(index_list(&[4, 10]), "4,10");
+        assert_eq!(index_list(&[]), "");
+        let m = ArrayMember {
+            array: 5,
+            index: None,
+            pending: Some("1-3,7-13:2".to_string()),
+            pending_count: 7,
+        };
+        assert_eq!(m.pending_indices(), [1, 2, 3, 7, 9, 11, 13]);
     }
 }

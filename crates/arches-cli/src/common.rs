@@ -13,7 +13,8 @@ use clap::{Args, ValueEnum};
 #[derive(Debug, Clone, Args)]
 pub struct Connection {
     /// Unix socket of the moab daemon (default: $MOAB_SOCKET, else
-    /// $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock).
+    /// $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock if it exists, else the
+    /// system service's /run/arches/moab.sock).
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
     /// Server host. Accepted for compatibility with Moab clients

@@ -22,6 +22,15 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
                 "Print <Data><job JobID=\"...\"/></Data> instead of the id.",
             ),
             ("msub -K job.sh", "Wait until the job completes."),
+            (
+                "msub -t myarray[1-100]%5 job.sh",
+                "A job array of 100 sub-jobs, at most 5 running at once; each sees PBS_ARRAYID and writes myarray.o<id>-<index>.",
+            ),
+            (
+                "msub -W depend=afterokarray:17[] job.sh",
+                "Start once every sub-job of array 17 completed successfully.",
+            ),
+            ("msub job.sh in.dat 4", "Run job.sh with the arguments in.dat and 4 (also -F \"in.dat 4\")."),
         ],
         "showq" => &[
             (
@@ -29,6 +38,7 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
                 "Active, eligible and blocked jobs with cluster usage.",
             ),
             ("showq -w user=$USER", "Only your own jobs."),
+            ("showq -t", "Every sub-job of a job array on its own line."),
             (
                 "showq -r",
                 "Active jobs with partition, xfactor, group and master host.",
@@ -58,6 +68,8 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
         ],
         "mjobctl" => &[
             ("mjobctl -c 17", "Cancel job 17."),
+            ("mjobctl -c 17[3]", "Cancel sub-job 3 of array 17 (17 or 17[] is the whole array)."),
+            ("mjobctl -m depend=afterok:12 17", "Make job 17 wait for job 12's success."),
             ("mjobctl -h user 17", "Place a user hold on job 17."),
             ("mjobctl -u all 17", "Release every hold of job 17."),
             (
@@ -144,4 +156,5 @@ rejected the request, or an argument is invalid. Error messages go to standard e
 
 /// The ENVIRONMENT text of every client.
 pub const ENVIRONMENT: &str = "MOAB_SOCKET: the daemon's Unix socket. MOABHOMEDIR: the home \
-directory holding moab.sock (default ~/.arches). TZ: time zone of printed dates.";
+directory holding moab.sock (default ~/.arches). With neither set and no ~/.arches/moab.sock, \
+the system service's socket /run/arches/moab.sock. TZ: time zone of printed dates.";

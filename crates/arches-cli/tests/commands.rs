@@ -256,7 +256,14 @@ fn case_msub_stdin_directives_and_errors() {
         body["resources"],
         serde_json::json!(["walltime=60", "nodes=1"])
     );
-    assert_eq!(body["env"], serde_json::json!([["A", "1"]]));
+    // -v's variables, then Torque's PBS_O_* copies of the submitting
+    // environment (HOME, PATH... as the client had them).
+    let env = body["env"].as_array().unwrap();
+    assert_eq!(env[0], serde_json::json!(["A", "1"]));
+    assert!(env[1..]
+        .iter()
+        .all(|kv| kv[0].as_str().unwrap().starts_with("PBS_O_")));
+    assert!(env.iter().any(|kv| kv[0] == "PBS_O_PATH"), "{env:?}");
     assert_eq!(body["script"], script);
     let out = f.run("msub", &["--xml", "/dev/null"]);
     assert_eq!(text(&out.stdout), "<Data><job JobID=\"42\"/></Data>\n");

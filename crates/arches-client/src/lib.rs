@@ -140,7 +140,7 @@ pub struct Client {
 
 impl Client {
     /// Connects to the daemon's socket (`None`: resolved with
-    /// [`arches_api::paths::socket`]) with the default timeout.
+    /// [`arches_api::paths::client_socket`]) with the default timeout.
     pub fn connect(socket: Option<&Path>) -> Result<Client, ClientError> {
         Client::connect_with_timeout(socket, DEFAULT_TIMEOUT_SECS)
     }
@@ -151,7 +151,7 @@ impl Client {
         socket: Option<&Path>,
         timeout_secs: u64,
     ) -> Result<Client, ClientError> {
-        let socket = arches_api::paths::socket(socket);
+        let socket = arches_api::paths::client_socket(socket);
         let timeout_secs = if timeout_secs == 0 {
             DEFAULT_TIMEOUT_SECS
         } else {

@@ -108,6 +108,11 @@ pub struct Config {
     /// field for (fairshare, resource, target, attribute, usage components and
     /// the `*CAP`s), by parameter name; absent = 0 (the default of each).
     pub extra_weights: BTreeMap<&'static str, i64>,
+    /// `METRICSPORT` (Arches): the metrics and dashboard listener's port;
+    /// `None` = no listener.
+    pub metrics_port: Option<u16>,
+    /// `METRICSHOST` (Arches): the address it binds.
+    pub metrics_host: String,
     /// Raw settings, for `effective()` and for rebuilding derived parts.
     pub(crate) record: Record,
 }
@@ -174,6 +179,8 @@ impl Default for Config {
             bf_order: BfOrder::Priority,
             prediction_correction: PredictionCorrection::Stepwise,
             extra_weights: BTreeMap::new(),
+            metrics_port: None,
+            metrics_host: "127.0.0.1".to_string(),
             record: Record::default(),
         }
     }

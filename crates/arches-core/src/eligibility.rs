@@ -91,10 +91,44 @@ pub enum DepStatus {
 }
 
 /// Evaluates one dependency against the other job's state. An unknown or
-/// purged job satisfies `afterany` and fails every other kind.
+/// purged job satisfies `afterany` and fails every other kind. The
+/// `before` kinds never hold back the job that carries them (they were
+/// given to the other job as `after` kinds at submission); a dependency on
+/// an array waits for all of it ([`crate::array::array_dependency`]), one
+/// on a sub-job not yet made a job waits for it.
 pub fn dependency_status(state: &State, dep: Dependency) -> DepStatus {
+    if dep.kind.reverse().is_some() {
+        return DepStatus::Satisfied;
+    }
+    if let Some(r) = crate::array::array_dependency(state, dep) {
+        return match r {
+            Ok(true) => DepStatus::Satisfied,
+            Ok(false) => DepStatus::Waiting,
+            Err(()) => DepStatus::Failed,
+        };
+    }
+    // An array kind on a single job means the plain kind.
+    let kind = match dep.kind {
+        DependencyKind::AfterStartArray => DependencyKind::After,
+        DependencyKind::AfterOkArray => DependencyKind::AfterOk,
+        DependencyKind::AfterNotOkArray => DependencyKind::AfterNotOk,
+        DependencyKind::AfterAnyArray => DependencyKind::AfterAny,
+        k => k,
+    };
     let Some(other) = state.job(dep.job) else {
-        return match dep.kind {
+        if let Some((a, m)) = state.array_of(dep.job) {
+            if !a.materialized(m.position) {
+                // Waiting to be made a job, or removed with its array.
+                return match (a.cancelled, kind) {
+                    (None, _) => DepStatus::Waiting,
+                    (Some(_), DependencyKind::AfterAny | DependencyKind::AfterNotOk) => {
+                        DepStatus::Satisfied
+                    }
+                    (Some(_), _) => DepStatus::Failed,
+                };
+            }
+        }
+        return match kind {
             DependencyKind::AfterAny => DepStatus::Satisfied,
             _ => DepStatus::Failed,
         };
@@ -104,7 +138,7 @@ pub fn dependency_status(state: &State, dep: Dependency) -> DepStatus {
         other.completion.map(|c| c.code),
         Some(CompletionCode::Exit(0))
     ) && other.state == JobState::Completed;
-    match dep.kind {
+    match kind {
         DependencyKind::After => {
             if other.state.is_active() || (finished && other.start_count > 0) {
                 DepStatus::Satisfied
@@ -147,6 +181,8 @@ const KINDS: [&str; 5] = ["user", "group", "account", "class", "qos"];
 /// Active usage per credential, for throttling.
 #[derive(Debug, Clone, Default)]
 pub struct Usage {
+    /// Active sub-jobs against their arrays' slot limits.
+    slots: crate::array::Slots,
     /// Per credential kind (index into `KINDS`), by name: looked up with a
     /// borrowed name, no allocation per check.
     by_cred: [BTreeMap<String, Tally>; 5],
@@ -170,11 +206,13 @@ impl Usage {
                 },
             );
         }
+        u.slots = crate::array::Slots::from_state(state);
         u
     }
 
     /// Counts a job (e.g. one the plan starts).
     pub fn add(&mut self, job: &Job, policy: &Policy, t: Tally) {
+        self.slots.add(job.id);
         for (k, name) in creds(job, policy) {
             match self.by_cred[k].get_mut(name) {
                 Some(tally) => tally.add(t),
@@ -205,6 +243,18 @@ impl Usage {
         policy: &Policy,
         level: PolicyLevel,
     ) -> Result<(), BlockReason> {
+        if let Some((array, max, in_use)) = self.slots.exceeded(job.id) {
+            // An array's slot limit holds whatever the job's flags.
+            return Err(BlockReason::Policy(Box::new(crate::plan::PolicyBlock {
+                level,
+                limit: "SLOTLIMIT",
+                cred_kind: "array",
+                cred: array.to_string(),
+                max: u64::from(max),
+                requested: 1,
+                in_use: u64::from(in_use),
+            })));
+        }
         if job.flags.contains(JobFlag::IgnPolicies) {
             return Ok(());
         }

@@ -42,7 +42,7 @@ pub fn force_placement(
     now: Time,
     flags: ForceFlags,
 ) -> Result<Vec<Alloc>, ForceError> {
-    if !flags.ignore_policies && has_limits(policy) {
+    if !flags.ignore_policies && (has_limits(policy) || state.has_slot_limits()) {
         let usage = Usage::from_state(state, policy, now);
         let dur = planning_duration(job, policy);
         let tally = crate::schedule::tally(job, dur);

@@ -232,7 +232,11 @@ impl Holds {
     }
 }
 
-/// Dependency kinds (`-W depend=TYPE:id[:id]`).
+/// Dependency kinds (`-W depend=TYPE:id[:id]`, Moab's "Job Dependencies"
+/// and Torque's array forms). The `before` kinds are the other job's
+/// `after` kinds, given from the job it waits for ([`DependencyKind::reverse`]);
+/// the `...array` kinds wait for every sub-job of an array
+/// ([`crate::array::array_dependency`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DependencyKind {
     /// Start after the job started (`after`).
@@ -243,29 +247,88 @@ pub enum DependencyKind {
     AfterNotOk,
     /// Start after the job ended, whatever its status (`afterany`).
     AfterAny,
+    /// The other job may start once this one started (`before`).
+    Before,
+    /// ... once this one completed successfully (`beforeok`).
+    BeforeOk,
+    /// ... once this one failed (`beforenotok`).
+    BeforeNotOk,
+    /// ... once this one ended (`beforeany`).
+    BeforeAny,
+    /// After some sub-job of the array started (`afterstartarray`).
+    AfterStartArray,
+    /// After every sub-job of the array completed successfully (`afterokarray`).
+    AfterOkArray,
+    /// After every sub-job ended, one at least unsuccessfully (`afternotokarray`).
+    AfterNotOkArray,
+    /// After every sub-job ended (`afteranyarray`).
+    AfterAnyArray,
 }
 
 impl DependencyKind {
+    pub const ALL: [DependencyKind; 12] = [
+        DependencyKind::After,
+        DependencyKind::AfterOk,
+        DependencyKind::AfterNotOk,
+        DependencyKind::AfterAny,
+        DependencyKind::Before,
+        DependencyKind::BeforeOk,
+        DependencyKind::BeforeNotOk,
+        DependencyKind::BeforeAny,
+        DependencyKind::AfterStartArray,
+        DependencyKind::AfterOkArray,
+        DependencyKind::AfterNotOkArray,
+        DependencyKind::AfterAnyArray,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             DependencyKind::After => "after",
             DependencyKind::AfterOk => "afterok",
             DependencyKind::AfterNotOk => "afternotok",
             DependencyKind::AfterAny => "afterany",
+            DependencyKind::Before => "before",
+            DependencyKind::BeforeOk => "beforeok",
+            DependencyKind::BeforeNotOk => "beforenotok",
+            DependencyKind::BeforeAny => "beforeany",
+            DependencyKind::AfterStartArray => "afterstartarray",
+            DependencyKind::AfterOkArray => "afterokarray",
+            DependencyKind::AfterNotOkArray => "afternotokarray",
+            DependencyKind::AfterAnyArray => "afteranyarray",
         }
+    }
+
+    /// For a `before` kind, the `after` kind the other job gets.
+    pub fn reverse(self) -> Option<DependencyKind> {
+        match self {
+            DependencyKind::Before => Some(DependencyKind::After),
+            DependencyKind::BeforeOk => Some(DependencyKind::AfterOk),
+            DependencyKind::BeforeNotOk => Some(DependencyKind::AfterNotOk),
+            DependencyKind::BeforeAny => Some(DependencyKind::AfterAny),
+            _ => None,
+        }
+    }
+
+    /// Whether the kind waits for a whole array.
+    pub fn is_array(self) -> bool {
+        matches!(
+            self,
+            DependencyKind::AfterStartArray
+                | DependencyKind::AfterOkArray
+                | DependencyKind::AfterNotOkArray
+                | DependencyKind::AfterAnyArray
+        )
     }
 }
 
 impl FromStr for DependencyKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "after" => Ok(DependencyKind::After),
-            "afterok" => Ok(DependencyKind::AfterOk),
-            "afternotok" => Ok(DependencyKind::AfterNotOk),
-            "afterany" => Ok(DependencyKind::AfterAny),
-            _ => Err(format!("unknown dependency type '{s}'")),
-        }
+        let low = s.to_ascii_lowercase();
+        DependencyKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == low)
+            .ok_or_else(|| format!("unknown dependency type '{s}'"))
     }
 }
 

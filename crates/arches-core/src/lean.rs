@@ -117,6 +117,7 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         || state.terminating_count() > 0
         || state.locks().next().is_some()
         || !state.all_nodes_up()
+        || state.has_slot_limits()
         || !policy.standing.is_empty()
         || state.reservations().any(|r| r.end.is_none_or(|e| e > now))
     {

@@ -25,6 +25,7 @@
 //! and only ever compressed earlier (pyss's conservative backfill).
 
 pub mod accounting;
+pub mod array;
 pub mod backfill;
 mod context;
 pub mod defer;
@@ -50,6 +51,7 @@ pub mod state;
 pub mod timespec;
 pub mod windows;
 
+pub use array::{ArrayJob, ArrayOp, ArraySpec, Indices};
 pub use eligibility::effective_walltime;
 pub use job::{
     Alloc, Completion, CompletionCode, Credentials, Dependency, DependencyKind, HoldType, Holds,

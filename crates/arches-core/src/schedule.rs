@@ -242,7 +242,7 @@ fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job], when:
             e.handled = true;
         }
     }
-    let throttled = has_limits(policy);
+    let throttled = has_limits(policy) || state.has_slot_limits();
     let mut ctx = Ctx::new(state, policy, now);
     for j in released {
         ctx.release(j, false, false);

@@ -21,6 +21,14 @@ use crate::{Secs, Time};
 pub enum Event {
     /// A new job was accepted.
     Submit(Box<Job>),
+    /// A new job array was accepted ([`crate::array`]): its sub-jobs become
+    /// jobs a window at a time ([`State::expand_arrays`]).
+    SubmitArray(Box<crate::array::ArrayJob>),
+    /// A whole-array operation on the array's record.
+    Array {
+        array: JobId,
+        op: crate::array::ArrayOp,
+    },
     /// A job started on these resources (the backend confirmed the start).
     Start {
         job: JobId,
@@ -147,6 +155,8 @@ pub enum JobChange {
     /// LOCAL data staging: `Staging`, `Staged` or (launched) `Running` for
     /// an allocated job ([`State::apply`] checks the transition).
     Phase(JobState),
+    /// The job's dependencies (`mjobctl -m depend=`); queued jobs only.
+    Depend(Vec<crate::job::Dependency>),
     /// An active job's virtual wall-clock limit (`RunInfo::virtual_walltime`):
     /// set right after a start the plan scaled, cleared when the real limit
     /// is restored.
@@ -233,9 +243,11 @@ pub struct NodeUsage {
 pub struct State {
     nodes: Vec<Node>,
     usage: Vec<NodeUsage>,
-    jobs: OrdMap<JobId, Arc<Job>>,
+    pub(crate) jobs: OrdMap<JobId, Arc<Job>>,
     /// Queued jobs (state Idle, held or not).
-    queued: OrdSet<JobId>,
+    pub(crate) queued: OrdSet<JobId>,
+    /// Job arrays ([`crate::array`]).
+    pub(crate) arrays: crate::array::Arrays,
     /// Running, starting or suspended jobs.
     active: OrdSet<JobId>,
     /// Reservation starts remembered from the last plan (queued jobs only).
@@ -624,8 +636,14 @@ impl State {
     fn apply_inner(&mut self, event: Event, now: Time) -> Result<(), EventError> {
         match event {
             Event::Submit(job) => {
-                if self.jobs.contains_key(&job.id) {
+                if self.jobs.contains_key(&job.id) || self.arrays.map.contains_key(&job.id) {
                     return Err(EventError::DuplicateJob(job.id));
+                }
+                // An array's ids are its sub-jobs' (made by State::materialize).
+                if let Some((a, m)) = self.array_of(job.id) {
+                    if !a.materialized(m.position) {
+                        return Err(EventError::DuplicateJob(a.id));
+                    }
                 }
                 let id = job.id;
                 if job.state == JobState::Idle {
@@ -634,6 +652,8 @@ impl State {
                 self.jobs.insert(id, Arc::new(*job));
                 Ok(())
             }
+            Event::SubmitArray(a) => self.submit_array(*a),
+            Event::Array { array, op } => self.array_op(array, op, now),
             Event::Start { job, alloc, kind } => {
                 self.start(job, alloc, kind, JobState::Running, now)
             }
@@ -870,6 +890,8 @@ impl State {
                 if !j.state.is_finished() {
                     return Err(wrong(j, "finished"));
                 }
+                let j = j.clone();
+                self.note_purged(&j);
                 self.jobs.remove(&job);
                 Ok(())
             }
@@ -953,6 +975,13 @@ impl State {
             JobChange::StartAfter(t) => j.start_after = t,
             JobChange::Flags(f) => j.flags = f.into_iter().collect(),
             JobChange::Estimate(e) => j.estimate = e,
+            JobChange::Depend(d) if !active => j.depend = d,
+            JobChange::Depend(_) => {
+                return Err(EventError::ActiveJob {
+                    job,
+                    what: "dependencies",
+                })
+            }
             JobChange::AdminSuspended(b) => j.admin_suspended = b,
             JobChange::DataWait(w) => j.data_wait = w,
             JobChange::Phase(_) => unreachable!("handled above"),
@@ -1109,7 +1138,11 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Resubmit { job }
         | Event::Lock { job, .. }
         | Event::Purge { job } => Some(*job),
-        Event::NodeState { .. } | Event::AddNode(_) | Event::UpdateNode { .. } => None,
+        Event::NodeState { .. }
+        | Event::AddNode(_)
+        | Event::UpdateNode { .. }
+        | Event::SubmitArray(_)
+        | Event::Array { .. } => None,
     }
 }
 

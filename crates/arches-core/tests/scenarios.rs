@@ -129,6 +129,8 @@ struct Scenario {
     exits: BTreeMap<JobId, i32>,
     /// User holds released at a time.
     releases: Vec<(JobId, Time)>,
+    /// Job arrays (`array=1-10%2`): the job line is the array's template.
+    arrays: BTreeMap<JobId, arches_core::ArraySpec>,
 }
 
 fn time(s: &str) -> Time {
@@ -169,6 +171,7 @@ fn parse(text: &str) -> Scenario {
         fail_starts: BTreeSet::new(),
         exits: BTreeMap::new(),
         releases: Vec::new(),
+        arrays: BTreeMap::new(),
     };
     for (ln, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap().trim();
@@ -265,6 +268,10 @@ fn parse(text: &str) -> Scenario {
                 }
                 if let Some(x) = kv.get("exit") {
                     sc.exits.insert(id, x.parse().unwrap());
+                }
+                if let Some(a) = kv.get("array") {
+                    sc.arrays
+                        .insert(id, arches_core::ArraySpec::parse(a).unwrap());
                 }
                 sc.jobs.push((job, time(kv["run"])));
             }
@@ -535,7 +542,13 @@ fn replay(sc: &Scenario) -> Outcome {
         state.add_reservation(r.clone()).unwrap();
     }
     let mut out = Outcome::default();
-    let runtime: BTreeMap<JobId, Time> = sc.jobs.iter().map(|(j, r)| (j.id, *r)).collect();
+    let mut runtime: BTreeMap<JobId, Time> = sc.jobs.iter().map(|(j, r)| (j.id, *r)).collect();
+    // Every sub-job of an array runs as long as its line says.
+    for (id, a) in &sc.arrays {
+        for p in 0..a.indices.len() {
+            runtime.insert(id + 1 + u64::from(p), runtime[id]);
+        }
+    }
     let mut times: BTreeSet<Time> = sc.jobs.iter().map(|(j, _)| j.submit_time).collect();
     times.extend(sc.data_ready.values().copied());
     times.extend(sc.releases.iter().map(|r| r.1));
@@ -592,6 +605,13 @@ fn replay(sc: &Scenario) -> Outcome {
                 }
             }
             out.qos.insert(j.id, j.cred.qos.clone());
+            if let Some(a) = sc.arrays.get(&j.id) {
+                let array = arches_core::ArrayJob::new(j.id, j, a.indices.clone(), a.slot_limit);
+                state
+                    .apply(Event::SubmitArray(Box::new(array)), now)
+                    .unwrap();
+                continue;
+            }
             state.apply(Event::Submit(Box::new(j)), now).unwrap();
         }
         for &(id, _) in sc.releases.iter().filter(|r| r.1 == now) {
@@ -627,6 +647,7 @@ fn replay(sc: &Scenario) -> Outcome {
             term_end.remove(&id);
             state.apply(Event::Requeue { job: id }, now).unwrap();
         }
+        state.expand_arrays(now);
         let plan = schedule(&state, &sc.policy, now);
         let mut again = false;
         for p in &plan.preemptions {
@@ -763,10 +784,15 @@ fn replay(sc: &Scenario) -> Outcome {
                 .collect();
             out.windows.insert(now, w);
         }
+        let started = !plan.starts.is_empty();
         out.plans.entry(now).or_default().push(plan);
         for (j, _) in &sc.jobs {
             let held = state.lock_in_force(j.id, now).is_some();
             out.locked.insert((now, j.id), held);
+        }
+        // Array sub-jobs made after starts may start at once (as the drivers do).
+        if started && !state.expand_arrays(now).is_empty() {
+            again = true;
         }
         if again {
             times.insert(now);

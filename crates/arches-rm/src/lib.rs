@@ -65,6 +65,8 @@ pub struct ExecSpec {
     /// Supplementary groups of the user.
     pub groups: Vec<u32>,
     pub class: Option<String>,
+    /// Arguments the script runs with (`msub -F`, `msub script a b`).
+    pub args: Vec<String>,
 }
 
 /// Something a backend saw happen.

@@ -103,6 +103,7 @@ impl Fixture {
                 gid,
                 groups: vec![],
                 class: None,
+                args: Vec::new(),
             },
             walltime: None,
             restarted: false,

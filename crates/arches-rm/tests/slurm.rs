@@ -226,6 +226,7 @@ impl Fixture {
                 gid,
                 groups: vec![],
                 class: None,
+                args: Vec::new(),
             },
             walltime: Some(600),
             restarted: false,

@@ -2,7 +2,7 @@
 //! checks and Moab's result messages (moab-formats §9.2). A refused action
 //! changes nothing.
 
-use arches_api::{ActionResponse, JobAction, JobActionRequest};
+use arches_api::{ActionResponse, JobAction, JobActionRequest, JobSelect};
 use arches_core::policy::PreemptPolicy;
 use arches_core::state::JobChange;
 use arches_core::timespec::parse_duration;
@@ -29,13 +29,64 @@ impl Actor {
             regex_always: self.cfg.moab.use_job_regex,
             scheduler: &self.cfg.scheduler_name,
         };
-        let sel = crate::jobexpr::select(&self.state, &req.jobs, &req.select, &scope);
-        let errors = sel.error_lines();
-        if !errors.is_empty() {
-            resp.stderr.extend(errors);
-            resp.failed = true;
+        // Array forms (`ID[INDEX]`, `ID[]`, an array's `ID`) first, the
+        // other tokens through the job expressions.
+        let (array_tokens, rest) = crate::jobexpr::split_arrays(&self.state, &req.jobs);
+        let mut ids: Vec<JobId> = Vec::new();
+        let mut arrays: Vec<JobId> = Vec::new();
+        if array_tokens.is_empty() || !rest.is_empty() || req.select != JobSelect::default() {
+            let sel = crate::jobexpr::select(&self.state, &rest, &req.select, &scope);
+            let errors = sel.error_lines();
+            if !errors.is_empty() {
+                resp.stderr.extend(errors);
+                resp.failed = true;
+            }
+            ids = sel.ids;
         }
-        let ids = sel.ids;
+        if rest.iter().any(|t| t.eq_ignore_ascii_case("ALL")) {
+            let waiting = self
+                .state
+                .arrays()
+                .filter(|a| a.pending() > 0 && a.cancelled.is_none())
+                .filter(|a| caller.admin || a.template.cred.user == caller.user)
+                .map(|a| a.id);
+            arrays.extend(waiting);
+        }
+        for (part, target) in array_tokens {
+            match target {
+                crate::arrays::Target::Array(a) => arrays.push(a),
+                crate::arrays::Target::Pending(a, pos) => match self.materialize(a, pos, now) {
+                    Some(id) => ids.push(id),
+                    None => {
+                        resp.stderr.push(crate::jobexpr::invalid_job(&part));
+                        resp.failed = true;
+                    }
+                },
+                crate::arrays::Target::Job(id) => ids.push(id),
+            }
+        }
+        // A job named twice (`canceljob 3 3`, `3,ALL`) is acted on once,
+        // where it first appears: Moab matches its job table against the
+        // expressions, so a job matches once.
+        let mut seen = std::collections::BTreeSet::new();
+        ids.retain(|id| seen.insert(*id));
+        arrays.retain(|id| seen.insert(*id));
+        // A sub-job of an array acted on as a whole is acted on with it.
+        ids.retain(|id| {
+            self.state
+                .array_of(*id)
+                .is_none_or(|(a, _)| !arrays.contains(&a.id))
+        });
+        for array in arrays {
+            match self.array_action(caller, array, &req.action, now) {
+                Ok(Some(line)) => resp.stdout.push(line),
+                Ok(None) => {}
+                Err(line) => {
+                    resp.stderr.push(line);
+                    resp.failed = true;
+                }
+            }
+        }
         for id in ids {
             let owner = self.state.job(id).map(|j| j.cred.user.clone());
             if !caller.admin && owner.as_deref() != Some(caller.user.as_str()) {
@@ -68,6 +119,26 @@ impl Actor {
             }
         }
         resp
+    }
+
+    /// One action on one job, its lines joined (modifications included).
+    pub(crate) fn act_on(
+        &mut self,
+        caller: &Caller,
+        id: JobId,
+        action: &JobAction,
+        now: Time,
+    ) -> Outcome {
+        let JobAction::Modify { changes } = action else {
+            return self.act(caller, id, action, now);
+        };
+        let mut lines = Vec::new();
+        for c in changes {
+            if let Some(line) = self.modify(caller, id, c, now)? {
+                lines.push(line);
+            }
+        }
+        Ok((!lines.is_empty()).then(|| lines.join("\n")))
     }
 
     fn act(&mut self, caller: &Caller, id: JobId, action: &JobAction, now: Time) -> Outcome {
@@ -300,6 +371,7 @@ impl Actor {
             .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
         let active = job.state.is_active();
         match attr_l.as_str() {
+            "depend" | "dependency" => self.modify_depend(caller, id, op, value, now),
             "walltime" | "wclimit" | "reqawduration" => {
                 let secs = parse_duration(value)
                     .map_err(|_| format!("ERROR:  invalid walltime '{value}'"))?;

@@ -134,6 +134,8 @@ pub struct Actor {
     /// Scripts and environments of jobs submitted this turn, written with
     /// the next commit (then read back from the store when a job starts).
     pub(crate) payloads: Vec<(JobId, Payload)>,
+    /// Job arrays: their stored records ([`crate::arrays`]).
+    pub(crate) arrays: crate::arrays::Book,
     /// Jobs recovered from a start intent (their start was not confirmed
     /// before the last stop): requeued if the backend does not know them.
     pub(crate) unconfirmed: BTreeSet<JobId>,
@@ -202,6 +204,17 @@ impl Actor {
             .collect();
         let mut unconfirmed = BTreeSet::new();
         let mut deferred = std::collections::BTreeMap::new();
+        // Arrays first: their sub-jobs' ids are theirs.
+        let mut arrays = crate::arrays::Book::default();
+        for rec in store.load_arrays()? {
+            let a = rec.to_core()?;
+            let id = a.id;
+            state
+                .apply(Event::SubmitArray(Box::new(a)), now)
+                .map_err(|e| anyhow::anyhow!("array {id}: {e}"))?;
+            exec.insert(id, Arc::new(rec.exec.clone()));
+            arrays.records.insert(id, rec);
+        }
         store.for_each_job(|rec| {
             let rec = crate::intent::prefer_intent(rec, &mut intents, &mut unconfirmed);
             let job = rec.to_job()?;
@@ -298,6 +311,7 @@ impl Actor {
             dirty: BTreeSet::new(),
             purged: Vec::new(),
             payloads: Vec::new(),
+            arrays,
             unconfirmed,
             host,
             socket,
@@ -459,8 +473,13 @@ impl Actor {
         }
     }
 
-    fn submit(&mut self, sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
+    fn submit(&mut self, mut sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
+        sub.resolve_dependencies(&self.state)?;
+        if let Some(spec) = sub.array.take() {
+            return self.submit_array(sub, spec, now);
+        }
         sub.check_against(&self.state)?;
+        let befores = std::mem::take(&mut sub.befores);
         crate::staging::check_submission(self.staging.as_ref().map(|d| d.model), &sub.exec)?;
         let id = self.next_id;
         let (mut job, exec, payload) = sub.finalize(id, &self.host);
@@ -480,6 +499,7 @@ impl Actor {
         self.dirty.insert(id);
         self.wake = true;
         self.submitted_since_trim += 1;
+        self.apply_befores(id, &befores, now);
         tracing::info!(job = id, "job submitted");
         Ok(SubmitResponse { id })
     }
@@ -567,6 +587,7 @@ impl Actor {
             );
         }
         self.staging_before(now);
+        self.expand_arrays(now);
         let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
         self.apply_preemptions(&plan, now);
         // Expired virtual wall-clock limits: the real limit is back.
@@ -603,8 +624,9 @@ impl Actor {
             }
         }
         // A failing start must not spin: the next attempt waits for the next
-        // event or poll.
-        self.wake = false;
+        // event or poll. Array sub-jobs made after starts may start at once:
+        // they need another iteration.
+        self.wake = !plan.starts.is_empty() && self.expand_arrays(now) > 0;
         self.plan = Arc::new(plan);
         // Transfers are initiated against the reservations just planned.
         self.staging_after(now);
@@ -615,6 +637,7 @@ impl Actor {
         }
         self.sample(now);
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
+        crate::metrics::observe_iteration(t0.elapsed());
         self.stats.iterations += 1;
         self.stats.last_ms = ms;
         self.stats.total_ms += ms;
@@ -661,6 +684,7 @@ impl Actor {
             );
             self.stats.jobs_started += 1;
             self.stats.wait_secs_total += wait;
+            crate::metrics::observe_queue_wait(wait as i64);
             if kind == arches_core::StartKind::Backfill {
                 self.stats.jobs_backfilled += 1;
             }
@@ -675,9 +699,10 @@ impl Actor {
             .exec
             .get(&id)
             .ok_or_else(|| format!("no execution record for job {id}"))?;
-        let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
+        let pid = crate::arrays::payload_id(&self.state, id);
+        let payload = match self.payloads.iter().find(|(j, _)| *j == pid) {
             Some((_, p)) => p.clone(),
-            None => match self.store.payload(id) {
+            None => match self.store.payload(pid) {
                 Ok(p) => p.unwrap_or_default(),
                 Err(e) => {
                     let why = format!("cannot read the job's script: {e}");
@@ -708,6 +733,7 @@ impl Actor {
         if let Some(kv) = self.local_env(id) {
             launch.exec.env.push(kv);
         }
+        crate::jobenv::at_start(&self.state, self.rm.name(), id, &mut launch.exec.env);
         let wait = (now - job.submit_time).max(0) as f64;
         if let Err(e) = self.rm.start(&launch, now) {
             let why = e.to_string();
@@ -738,6 +764,7 @@ impl Actor {
         }
         self.stats.jobs_started += 1;
         self.stats.wait_secs_total += wait;
+        crate::metrics::observe_queue_wait(wait as i64);
         if kind == arches_core::StartKind::Backfill {
             self.stats.jobs_backfilled += 1;
         }
@@ -766,11 +793,12 @@ impl Actor {
             .exec
             .get(&id)
             .ok_or_else(|| format!("no execution record for job {id}"))?;
-        let payload = match self.payloads.iter().find(|(j, _)| *j == id) {
+        let pid = crate::arrays::payload_id(&self.state, id);
+        let payload = match self.payloads.iter().find(|(j, _)| *j == pid) {
             Some((_, p)) => p.clone(),
             None => self
                 .store
-                .payload(id)
+                .payload(pid)
                 .map_err(|e| format!("cannot read the job's script: {e}"))?
                 .unwrap_or_default(),
         };
@@ -794,6 +822,7 @@ impl Actor {
             restarted: job.start_count > 1,
         };
         launch.exec.env.extend(local);
+        crate::jobenv::at_start(&self.state, self.rm.name(), id, &mut launch.exec.env);
         let mut intent = job.clone();
         intent.state = JobState::Running;
         if let Some(r) = intent.run.as_mut() {
@@ -828,9 +857,14 @@ impl Actor {
                 self.exec.remove(&job);
                 self.dirty.remove(&job);
                 self.purged.push(job);
+                // Its array keeps its outcome.
+                if let Some((a, _)) = self.state.array_of(job) {
+                    self.arrays.dirty.insert(a.id);
+                }
                 tracing::debug!(job, "job purged");
             }
         }
+        self.purge_arrays(now);
     }
 
     fn persist(&mut self) -> anyhow::Result<()> {
@@ -843,6 +877,7 @@ impl Actor {
             && !rsv
             && !self.accounting_dirty
             && history.is_none()
+            && self.arrays.is_clean()
         {
             return Ok(());
         }
@@ -869,12 +904,15 @@ impl Actor {
             let key = arches_sim::predict::HISTORY_META_KEY.to_string();
             batch.meta.push((key, h));
         }
+        self.arrays.drain(&self.state, &mut batch);
         for id in std::mem::take(&mut self.dirty) {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {
                 batch.upserts.push(JobRecord::new(job, (**rec).clone()));
             }
         }
+        let t0 = Instant::now();
         self.store.commit(&batch)?;
+        crate::metrics::observe_commit(t0.elapsed());
         Ok(())
     }
 
@@ -955,7 +993,11 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Resubmit { job }
         | Event::Lock { job, .. }
         | Event::Purge { job } => Some(*job),
-        Event::NodeState { .. } | Event::AddNode(_) | Event::UpdateNode { .. } => None,
+        Event::NodeState { .. }
+        | Event::AddNode(_)
+        | Event::UpdateNode { .. }
+        | Event::SubmitArray(_)
+        | Event::Array { .. } => None,
     }
 }
 
@@ -979,5 +1021,6 @@ pub(crate) fn exec_spec(
         gid: rec.gid,
         groups: rec.groups.clone(),
         class,
+        args: rec.args.clone(),
     }
 }

@@ -31,12 +31,25 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
     let policy = &s.cfg.policy;
     match q {
         StartQuery::Job { id, feedback } => {
-            let job = parse_job_id(id)
-                .and_then(|n| s.state.job(n))
-                .ok_or_else(|| EstimateError(format!("ERROR:  invalid job specified: {id}")))?;
+            // `ID[INDEX]` (a sub-job not made a job yet is estimated as it
+            // will be), an array's `ID` or `ID[]` (its next sub-job).
+            let pending;
+            let job = match crate::arrays::resolve(&s.state, id) {
+                Some(crate::arrays::Target::Job(n)) => s.state.job(n),
+                Some(crate::arrays::Target::Pending(a, pos)) => {
+                    pending = s.state.array(a).map(|a| crate::arrays::pending_job(a, pos));
+                    pending.as_ref()
+                }
+                Some(crate::arrays::Target::Array(a)) => s.state.array(a).and_then(|a| {
+                    let mut subs = s.state.array_jobs(a);
+                    subs.find(|j| !j.state.is_finished())
+                }),
+                None => parse_job_id(id).and_then(|n| s.state.job(n)),
+            }
+            .ok_or_else(|| EstimateError(format!("ERROR:  invalid job specified: {id}")))?;
             let mut e = StartEstimate {
                 now: s.now,
-                job: job.id.to_string(),
+                job: crate::arrays::display_id(&s.state, job.id),
                 procs: job.procs(),
                 walltime: job.walltime,
                 start: None,

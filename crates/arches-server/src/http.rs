@@ -88,6 +88,7 @@ pub fn router(app: AppState) -> Router {
         .fallback(|| async { error(StatusCode::NOT_FOUND, "ERROR:  unknown request".into()) })
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(axum::middleware::from_fn(crate::guard::screen))
+        .layer(axum::middleware::from_fn(crate::metrics::track_socket))
         .with_state(app)
 }
 

@@ -140,6 +140,25 @@ pub fn select(state: &State, exprs: &[String], sel: &JobSelect, scope: &Scope) -
     out
 }
 
+/// Splits the job-array forms (`ID[INDEX]`, `ID[]`, an array's `ID`:
+/// [`crate::arrays::resolve`]) off the tokens of `exprs`, before any of them
+/// could be taken for a regular expression (`5[3]` is sub-job 3 of array 5,
+/// never job 53). Returns them with their text, and the other tokens.
+pub fn split_arrays(
+    state: &State,
+    exprs: &[String],
+) -> (Vec<(String, crate::arrays::Target)>, Vec<String>) {
+    let mut arrays = Vec::new();
+    let mut rest = Vec::new();
+    for tok in exprs.iter().flat_map(|e| split_tokens(e)) {
+        match crate::arrays::resolve(state, tok) {
+            Some(t) => arrays.push((tok.to_string(), t)),
+            None => rest.push(tok.to_string()),
+        }
+    }
+    (arrays, rest)
+}
+
 /// Resolves one job id as typed, strictly (`17`, `Moab.17`, `17.host`):
 /// showstart and other single-job queries. A regular expression is never an
 /// id here.

@@ -58,6 +58,13 @@ pub struct Submission {
     group: String,
     /// Flags the user asked for (`-l flags=`), as opposed to those of the class.
     user_flags: Vec<JobFlag>,
+    /// `-t`: the job is an array ([`crate::arrays`]).
+    pub array: Option<arches_core::ArraySpec>,
+    /// Dependencies on named jobs, arrays and sub-jobs, until resolved
+    /// ([`Submission::resolve_dependencies`]).
+    depend_named: Vec<depend::Named>,
+    /// Jobs this one's `before` dependencies make wait for it.
+    pub befores: Vec<(JobId, arches_core::DependencyKind)>,
 }
 
 /// Parses a submission for `user` at time `now`.
@@ -102,10 +109,11 @@ pub fn parse(
         arches_core::limits::check_walltime("wallclock limit", w).map_err(SubmitError)?;
     }
     let request = res.request()?;
-    let name = req
-        .name
-        .clone()
-        .filter(|n| !n.is_empty())
+    let array = array::parse(req)?;
+    let name = array
+        .as_ref()
+        .and_then(|a| a.name.clone())
+        .or_else(|| req.name.clone().filter(|n| !n.is_empty()))
         .unwrap_or_else(|| "STDIN".to_string());
     let mut job = Job::new(0, &user.name, request, walltime, now);
     job.name = name;
@@ -165,6 +173,7 @@ pub fn parse(
         ttc: res.ttc.clone(),
         stage_in,
         stage_out,
+        args: script_args(&req.args)?,
         ..ExecRecord::default()
     };
     Ok(Submission {
@@ -174,7 +183,26 @@ pub fn parse(
         user: user.clone(),
         group: group.to_string(),
         user_flags: res.flags.clone(),
+        array,
+        depend_named: res.depend_named.clone(),
+        befores: Vec::new(),
     })
+}
+
+/// Script arguments: at most 4,096, 64 KiB in all, no NUL byte (they
+/// become a process's argv).
+fn script_args(args: &[String]) -> Result<Vec<String>, SubmitError> {
+    let total: usize = args.iter().map(|a| a.len() + 1).sum();
+    if args.len() > 4096 || total > 64 * 1024 {
+        return err(format!(
+            "too many script arguments ({} arguments, {total} bytes; limits 4096 and 65536)",
+            args.len()
+        ));
+    }
+    if args.iter().any(|a| a.contains('\0')) {
+        return err("a script argument contains a NUL byte");
+    }
+    Ok(args.to_vec())
 }
 
 /// Job flags only an administrator may give a job directly: preemption
@@ -191,6 +219,15 @@ pub fn privileged_flag_error(flag: JobFlag) -> String {
 }
 
 impl Submission {
+    /// `-o`, `-e` as written and whether `-j eo` joins into the error file.
+    pub fn output_spec(&self) -> (Option<String>, Option<String>, bool) {
+        (
+            self.req.output.clone().filter(|o| !o.is_empty()),
+            self.req.error.clone().filter(|e| !e.is_empty()),
+            self.req.join && self.req.join_to_error,
+        )
+    }
+
     /// Refuses flags the caller may not set ([`PRIVILEGED_FLAGS`]).
     pub fn check_privileges(&self, admin: bool) -> Result<(), SubmitError> {
         match self
@@ -203,18 +240,26 @@ impl Submission {
         }
     }
 
+    /// Resolves the dependencies against the known jobs (names, arrays,
+    /// sub-jobs; every job named must exist) and checks the jobs its
+    /// `before` dependencies would change.
+    pub fn resolve_dependencies(&mut self, state: &State) -> Result<(), SubmitError> {
+        let deps = depend::resolve(
+            state,
+            &self.job.cred.user,
+            &self.job.depend,
+            &self.depend_named,
+        )?;
+        self.befores = depend::befores(state, &self.job.cred.user, &deps)?;
+        self.job.depend = deps;
+        self.depend_named.clear();
+        Ok(())
+    }
+
     /// Checks the request against the cluster and the known jobs.
     pub fn check_against(&self, state: &State) -> Result<(), SubmitError> {
-        for d in &self.job.depend {
-            if state.job(d.job).is_none() {
-                return err(format!(
-                    "cannot locate dependency job '{}' ({}:{})",
-                    d.job,
-                    d.kind.as_str(),
-                    d.job
-                ));
-            }
-        }
+        let mut probe = self.clone();
+        probe.resolve_dependencies(state)?;
         fits_somewhere(state, &self.job.req)
     }
 
@@ -248,6 +293,9 @@ impl Submission {
             "MOAB_USER",
             "MOAB_GROUP",
             "MOAB_ACCOUNT",
+            "MOAB_BATCH",
+            "PBS_O_QUEUE",
+            "PBS_ENVIRONMENT",
             "HOME",
             "USER",
             "LOGNAME",
@@ -286,6 +334,10 @@ impl Submission {
             ("MOAB_USER", self.user.name.clone()),
             ("MOAB_GROUP", self.group.clone()),
             ("MOAB_ACCOUNT", account),
+            ("MOAB_BATCH", "1".to_string()),
+            // The queue asked for (Torque) and the batch marker.
+            ("PBS_O_QUEUE", self.req.class.clone().unwrap_or_default()),
+            ("PBS_ENVIRONMENT", "PBS_BATCH".to_string()),
         ] {
             env.push((k.to_string(), v));
         }
@@ -490,6 +542,8 @@ pub fn parse_start_date(text: &str, now: Time) -> Result<Time, SubmitError> {
     Ok(at as Time)
 }
 
+mod array;
+pub mod depend;
 mod resources;
 pub mod sane;
 

@@ -10,19 +10,24 @@
 
 pub mod actions;
 pub mod actor;
+pub mod arrays;
 pub mod authz;
 pub mod config;
 mod control;
 mod defer;
+mod depend;
 pub mod estimates;
 mod guard;
 pub mod home;
 pub mod http;
 pub mod ident;
 pub mod intent;
+pub mod jobenv;
 pub mod jobexpr;
 pub mod jobspec;
+pub mod metrics;
 mod modify;
+pub mod notify;
 mod observe;
 pub mod pace;
 pub mod preempt;
@@ -37,6 +42,7 @@ pub mod staging;
 mod stream;
 pub mod testing;
 pub mod views;
+pub mod web;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -90,6 +96,8 @@ pub fn cli_command() -> clap::Command {
 
 /// Entry point of the `moab` binary.
 pub fn main() -> ExitCode {
+    // Before any thread: systemd's notification socket is ours alone.
+    notify::take_socket();
     let opts = Options::parse();
     if let Some(Subcommand::Simulate(args)) = opts.command {
         if args.serve {
@@ -133,8 +141,8 @@ impl Options {
 pub fn run(opts: &Options) -> anyhow::Result<()> {
     let loc = opts.locations();
     prepare_home(&loc.home)?;
-    init_logging(&loc.home);
     let cfg = config::load_config(&loc.home, opts.config.as_deref())?;
+    init_logging(&log_path(&loc.home, &cfg.moab.log));
     let rm = rm::build_rm(&cfg)?;
     serve(loc, cfg, rm)
 }
@@ -206,10 +214,21 @@ pub(crate) fn serve_socket(
     let socket = socket.to_path_buf();
     let tx = app.tx.clone();
     let served = runtime.block_on(async move {
+        // METRICSPORT: metrics and dashboard (a port in use stops the start).
+        if let Some(addr) = web::configured(&app.cfg)? {
+            let listener = web::bind(addr).await?;
+            tokio::spawn(web::serve(listener, app.published.clone()));
+        }
         let listener = tokio::net::UnixListener::bind(&socket)
             .with_context(|| format!("cannot bind {}", socket.display()))?;
         set_mode(&socket, 0o666)?;
         tracing::info!(socket = %socket.display(), "moab server listening");
+        // Type=notify: READY=1 once a real request is answered.
+        notify::spawn_ready_probe(
+            socket.clone(),
+            arches_api::routes::SCHEDULER,
+            std::time::Duration::from_secs(600),
+        );
         let stop = async move {
             wait_for_stop(done).await;
             let _ = tx.send(actor::Input::Shutdown);
@@ -240,6 +259,7 @@ async fn wait_for_stop(done: tokio::sync::oneshot::Receiver<()>) {
             let _ = done.await;
         }
     }
+    notify::stopping();
 }
 
 fn prepare_home(home: &Path) -> anyhow::Result<()> {
@@ -295,19 +315,32 @@ pub(crate) fn set_log_level(level: u32) {
     }
 }
 
-/// Logs to stderr and to `<home>/log/moab.log` (mode 0600; `RUST_LOG`
-/// filters; default `info`). No colours, and every control character a
-/// logged name or message may carry is escaped ([`arches_api::text`]): one
-/// event is one line. A second initialisation in the same process is
-/// ignored.
-fn init_logging(home: &Path) {
+/// The log file of `LOGDIR` (relative: under the home) and `LOGFILE`
+/// (relative: under `LOGDIR`); by default `<home>/log/moab.log`.
+pub fn log_path(home: &Path, log: &arches_config::LogConfig) -> PathBuf {
+    home.join(&log.dir).join(&log.file)
+}
+
+/// Logs to stderr and to `file` (mode 0600, its directory created;
+/// `RUST_LOG` filters; default `info`). No colours, and every control
+/// character a logged name or message may carry is escaped
+/// ([`arches_api::text`]): one event is one line. A second initialisation
+/// in the same process is ignored.
+fn init_logging(file: &Path) {
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let (filter, handle) = tracing_subscriber::reload::Layer::new(filter);
     let _ = LOG_FILTER.set(handle);
-    let file = arches_rm::fsmode::open_append(&home.join("log").join("moab.log"), 0o600);
+    if let Some(dir) = file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let opened = arches_rm::fsmode::open_append(file, 0o600);
+    if let Err(e) = &opened {
+        eprintln!("moab: cannot open the log file {}: {e}", file.display());
+    }
+    let file = opened;
     let registry = tracing_subscriber::registry().with(filter).with(
         tracing_subscriber::fmt::layer()
             .with_ansi(false)

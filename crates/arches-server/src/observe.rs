@@ -11,7 +11,10 @@ use crate::actor::Actor;
 
 impl Actor {
     pub(crate) fn observe(&mut self, now: Time) {
-        for o in self.rm.observe(now) {
+        let t0 = std::time::Instant::now();
+        let observed = self.rm.observe(now);
+        crate::metrics::observe_rm_poll(t0.elapsed());
+        for o in observed {
             // A job being checkpointed or requeued goes back to the queue
             // however its run ended (also after a daemon restart, when the
             // backend only sees it finish).

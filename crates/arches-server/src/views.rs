@@ -34,6 +34,8 @@ pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
             waiting.push((rank, j.id, summary(s, j)));
         }
     }
+    // Array sub-jobs not made jobs yet: one line per array.
+    waiting.extend(crate::arrays::pending_lines(s));
     active.sort_by_key(|(t, id, _)| (*t, *id));
     waiting.sort_by_key(|(r, id, _)| (*r, *id));
     done.sort_by_key(|(t, id, _)| (*t, *id));
@@ -54,6 +56,23 @@ pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
         purge_secs: s.cfg.purge_secs,
         scheduler: s.cfg.scheduler_name.clone(),
         notes: Vec::new(),
+    }
+}
+
+/// The showq section of a job (active, eligible, blocked or completed).
+pub fn section(s: &Snapshot, j: &Job) -> Section {
+    if j.state.is_active() {
+        Section::Active
+    } else if j.state.is_finished() {
+        Section::Completed
+    } else {
+        let decision = s.plan.decisions.get(&j.id);
+        let eligible = decision.map_or(j.holds.is_empty(), |d| d.eligible && j.holds.is_empty());
+        if eligible {
+            Section::Eligible
+        } else {
+            Section::Blocked
+        }
     }
 }
 
@@ -79,9 +98,64 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> J
         regex_always: s.cfg.moab.use_job_regex,
         scheduler: &s.cfg.scheduler_name,
     };
-    let sel = crate::jobexpr::select(&s.state, &req.ids, &req.select, &scope);
+    // Array forms (`ID[INDEX]`, `ID[]`, an array's `ID`) first, the other
+    // tokens through the job expressions.
+    let (array_tokens, rest) = crate::jobexpr::split_arrays(&s.state, &req.ids);
+    let resolve_rest = array_tokens.is_empty()
+        || !rest.is_empty()
+        || req.select != arches_api::JobSelect::default();
+    let mut seen = std::collections::BTreeSet::new();
+    for (text, t) in array_tokens {
+        use crate::arrays::Target;
+        // An array and its sub-jobs are its owner's.
+        let owner = match t {
+            Target::Job(id) => s.state.job(id),
+            Target::Array(id) | Target::Pending(id, _) => s.state.array(id).map(|a| &*a.template),
+        };
+        if let Some(o) = owner.filter(|o| !caller.may_see_detail(o)) {
+            if seen.insert(o.id) {
+                out.denied.push(arches_api::Denied {
+                    job: text.clone(),
+                    user: caller.user.clone(),
+                });
+            }
+            continue;
+        }
+        let (key, d) = match t {
+            Target::Job(id) => match s.state.job(id) {
+                Some(j) => (id, detail_with(s, j, &pv)),
+                None => {
+                    out.unknown.push(text.clone());
+                    continue;
+                }
+            },
+            Target::Array(id) => {
+                let Some(a) = s.state.array(id) else { continue };
+                let mut d = detail_with(s, &crate::arrays::master_job(&s.state, a), &pv);
+                d.summary.array = None;
+                d.array_info = Some(crate::arrays::array_info(s, a, true));
+                (id, d)
+            }
+            Target::Pending(id, pos) => {
+                let Some(a) = s.state.array(id) else { continue };
+                let j = crate::arrays::pending_job(a, pos);
+                (j.id, detail_with(s, &j, &pv))
+            }
+        };
+        if seen.insert(key) {
+            out.jobs.push(d);
+        }
+    }
+    let sel = if resolve_rest {
+        crate::jobexpr::select(&s.state, &rest, &req.select, &scope)
+    } else {
+        crate::jobexpr::Selection::default()
+    };
     for id in sel.ids {
         let Some(j) = s.state.job(id) else { continue };
+        if !seen.insert(id) {
+            continue;
+        }
         if caller.may_see_detail(j) {
             out.jobs.push(detail_with(s, j, &pv));
         } else if sel.named.contains(&id) {
@@ -91,7 +165,7 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> J
             });
         }
     }
-    out.unknown = sel.unmatched;
+    out.unknown.extend(sel.unmatched);
     out.errors = sel.errors;
     out
 }
@@ -100,18 +174,7 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> J
 pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
     let decision = s.plan.decisions.get(&j.id);
     let queued = !j.state.is_active() && !j.state.is_finished();
-    let section = if j.state.is_active() {
-        Section::Active
-    } else if j.state.is_finished() {
-        Section::Completed
-    } else {
-        let eligible = decision.map_or(j.holds.is_empty(), |d| d.eligible && j.holds.is_empty());
-        if eligible {
-            Section::Eligible
-        } else {
-            Section::Blocked
-        }
-    };
+    let section = section(s, j);
     let run = j.run.as_ref();
     let first = run
         .and_then(|r| r.alloc.first())
@@ -172,6 +235,7 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
             0
         },
         restartable: j.flags.contains(JobFlag::Restartable),
+        array: crate::arrays::member(&s.state, j.id),
     }
 }
 
@@ -194,7 +258,11 @@ pub fn detail(s: &Snapshot, j: &Job) -> JobDetail {
 
 /// [`detail`] with the preemption context computed once for many jobs.
 pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> JobDetail {
-    let rec = s.exec.get(&j.id);
+    // A sub-job not made a job yet shares its array's record.
+    let rec = s
+        .exec
+        .get(&j.id)
+        .or_else(|| crate::arrays::exec_of_array(s, j.id));
     let decision = s.plan.decisions.get(&j.id);
     let pinned = if s.plan.reservation(j.id).is_some() {
         crate::estimates::pinned_reservations(s)
@@ -232,7 +300,10 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
         depend: j
             .depend
             .iter()
-            .map(|d| format!("{}:{}", d.kind.as_str(), d.job))
+            .map(|d| {
+                let target = crate::arrays::display_id(&s.state, d.job);
+                format!("{}:{}", d.kind.as_str(), target)
+            })
             .collect(),
         start_after: j.start_after,
         start_count: j.start_count,
@@ -307,6 +378,11 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             }
             .to_string()
         }),
+        array_info: s
+            .state
+            .array_of(j.id)
+            .map(|(a, _)| crate::arrays::array_info(s, a, false)),
+        args: rec.map(|r| r.args.clone()).unwrap_or_default(),
     }
 }
 

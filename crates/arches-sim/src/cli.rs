@@ -98,7 +98,9 @@ first 1 % of jobs by finish time and every job from the first one ending after t
 submission are left out; avg_wait_min in minutes, avg_bsld10), breakdown (by size and by \
 length, with the share of small jobs, at most P/16 processors, and short jobs, at most 1 \
 hour, that were backfilled), skipped, never_started, malformed_lines, sanitize_dropped, \
-capped_jobs and, with --staging, staging. --jobs-csv writes one line per job: \
+capped_jobs and, with --staging, staging; --summary-format table writes the main figures as a \
+table for people instead, and --compare A.json B.json ... puts the summaries of earlier runs side \
+by side. --jobs-csv writes one line per job: \
 job_id,submit,start,end,procs,walltime,runtime,wait,backfilled (times in seconds after the \
 trace start; backfilled 0 or 1). --report writes a self-contained HTML page (inline SVG, no \
 scripts): the summary, utilisation and queue length over time, average wait by job size and \
@@ -130,7 +132,7 @@ unreadable or malformed input or configuration (the message names the file and l
 #[command(
     about = ABOUT,
     long_about = LONG_ABOUT,
-    group(clap::ArgGroup::new("input").required(true).args(["trace", "workload", "generate"]))
+    group(clap::ArgGroup::new("input").required(true).args(["trace", "workload", "generate", "compare"]))
 )]
 pub struct SimulateArgs {
     /// SWF trace to replay (plain or gzip; see SWF TRACES).
@@ -204,6 +206,14 @@ pub struct SimulateArgs {
     /// Where to write the summary JSON (`-` = standard output; see OUTPUTS).
     #[arg(long, value_name = "FILE|-", default_value = "-")]
     pub summary: String,
+    /// The summary's format: json (default, every figure; see OUTPUTS) or
+    /// table (the main figures as a table for people, durations as 1h 30m).
+    #[arg(long, value_name = "json|table", default_value = "json", value_parser = ["json", "table"])]
+    pub summary_format: String,
+    /// Compare the summaries (JSON files written by --summary) of earlier
+    /// runs side by side in a table, one column per file, and exit.
+    #[arg(long, value_name = "SUMMARY.json", num_args = 1..)]
+    pub compare: Vec<PathBuf>,
     /// Write one CSV line per job here (times in seconds after the trace
     /// start).
     #[arg(long, value_name = "FILE")]
@@ -223,10 +233,11 @@ pub struct SimulateArgs {
     /// `malformed_lines`) instead of failing with `file:line: what`.
     #[arg(long)]
     pub skip_malformed: bool,
-    /// Stop the clock T seconds after the trace start (time 0 of its
-    /// submit times); without --serve the summary describes the jobs
-    /// finished by then.
-    #[arg(long, value_name = "T")]
+    /// Stop the clock T after the trace start (time 0 of its submit
+    /// times; T in seconds, [[DD:]HH:]MM:SS or a duration such as 30d or
+    /// 2h 30m); without --serve the summary describes the jobs finished by
+    /// then.
+    #[arg(long, value_name = "T", value_parser = crate::human::parse_secs)]
     pub until: Option<i64>,
     /// Unix time (seconds since 1970) of the workload's time 0, for the
     /// dates a served simulation shows and for calendar-bound policies
@@ -235,15 +246,17 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "EPOCH",
           value_parser = clap::value_parser!(i64).range(0..=arches_core::limits::MAX_TIME))]
     pub start_epoch: Option<i64>,
-    /// --report: start of the Gantt chart's window, in seconds after the
-    /// trace start (default: 80 jobs around the middle of the replay; with
-    /// only --gantt-to: from the first submission).
-    #[arg(long, value_name = "T")]
+    /// --report: start of the Gantt chart's window after the trace start
+    /// (seconds, [[DD:]HH:]MM:SS or 2h 30m; default: 80 jobs around the
+    /// middle of the replay; with only --gantt-to: from the first
+    /// submission).
+    #[arg(long, value_name = "T", value_parser = crate::human::parse_secs)]
     pub gantt_from: Option<i64>,
-    /// --report: end of the Gantt chart's window, in seconds after the trace
-    /// start (with only --gantt-from: to the last job's end). The chart
-    /// shows every job waiting or running in the window, at most 500.
-    #[arg(long, value_name = "T")]
+    /// --report: end of the Gantt chart's window after the trace start
+    /// (same forms as --gantt-from; with only --gantt-from: to the last
+    /// job's end). The chart shows every job waiting or running in the
+    /// window, at most 500.
+    #[arg(long, value_name = "T", value_parser = crate::human::parse_secs)]
     pub gantt_to: Option<i64>,
     /// With --until: stop the replay at T and serve the normal client API
     /// (showq, checkjob, showbf, showres, mdiag, ...) on the socket, with the
@@ -501,6 +514,9 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
     if let Some(out) = &args.generate {
         return run_generate(args, out);
     }
+    if !args.compare.is_empty() {
+        return run_compare(&args.compare);
+    }
     if args.serve {
         return Err(usage(
             "--serve is available only through the moab binary (moab simulate --serve)",
@@ -584,7 +600,7 @@ pub fn write_outputs(
         );
         summary.staging = Some(st);
     }
-    write_summary(&args.summary, &summary)?;
+    write_summary(&args.summary, &args.summary_format, &summary)?;
     if let Some(path) = &args.report {
         let input = args.trace.as_ref().or(args.workload.as_ref());
         let title = format!(
@@ -702,17 +718,55 @@ fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
     })
 }
 
-fn write_summary(dest: &str, summary: &Summary) -> CliResult<()> {
-    let text = serde_json::to_string_pretty(summary).map_err(failure)?;
+/// `--compare`: the summaries side by side ([`crate::human::comparison_table`]).
+fn run_compare(files: &[PathBuf]) -> CliResult<()> {
+    let mut names = Vec::new();
+    let mut docs = Vec::new();
+    for f in files {
+        let text =
+            std::fs::read_to_string(f).map_err(|e| usage(format!("{}: {e}", f.display())))?;
+        let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            usage(format!(
+                "{}: not a summary JSON document ({e})",
+                f.display()
+            ))
+        })?;
+        if doc.get("jobs").is_none() || doc.get("avg_wait_s").is_none() {
+            return Err(usage(format!(
+                "{}: not a moab simulate summary (no jobs/avg_wait_s)",
+                f.display()
+            )));
+        }
+        names.push(f.file_stem().map_or_else(
+            || f.display().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        ));
+        docs.push(doc);
+    }
+    let table = crate::human::comparison_table(&names, &docs);
+    print_out(&format!("{table}"))
+}
+
+/// Prints `text` and a newline on stdout; a closed pipe is not an error.
+fn print_out(text: &str) -> CliResult<()> {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(failure(format!("stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+fn write_summary(dest: &str, format: &str, summary: &Summary) -> CliResult<()> {
+    let mut text = serde_json::to_string_pretty(summary).map_err(failure)?;
+    if format == "table" {
+        let doc: serde_json::Value = serde_json::from_str(&text).map_err(failure)?;
+        text = crate::human::summary_table(&doc).to_string();
+    }
     if dest == "-" {
-        let mut out = std::io::stdout().lock();
-        return match writeln!(out, "{text}").and_then(|()| out.flush()) {
-            // A closed pipe (`| head`) is not an error of the simulation.
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-                Err(failure(format!("stdout: {e}")))
-            }
-            _ => Ok(()),
-        };
+        // A closed pipe (`| head`) is not an error of the simulation.
+        return print_out(&text);
     }
     std::fs::write(dest, text + "\n").map_err(|e| failure(format!("{dest}: {e}")))
 }
@@ -814,6 +868,66 @@ mod tests {
         let csv = std::fs::read_to_string(&csv).unwrap();
         assert_eq!(csv.lines().nth(2), Some("2,5,50,150,8,100,100,45,0"));
         assert!(std::fs::read_to_string(&report).unwrap().contains("<svg"));
+    }
+
+    #[test]
+    fn human_durations_table_summary_and_comparison() {
+        let a = parse(&[
+            "--workload",
+            "w",
+            "--until",
+            "2h 30m",
+            "--gantt-from",
+            "1:00:00",
+            "--gantt-to",
+            "9000",
+        ])
+        .unwrap();
+        assert_eq!(
+            (a.until, a.gantt_from, a.gantt_to),
+            (Some(9000), Some(3600), Some(9000))
+        );
+        assert_eq!(
+            parse(&["--workload", "w", "--until", "30d"]).unwrap().until,
+            Some(2_592_000)
+        );
+        assert!(parse(&["--workload", "w", "--until", "soon"]).is_err());
+        assert!(parse(&["--workload", "w", "--compare", "a.json"]).is_err());
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().join("w.jsonl");
+        std::fs::write(
+            &w,
+            "{\"id\":1,\"submit\":0,\"procs\":4,\"walltime\":100,\"runtime\":50}\n\
+             {\"id\":2,\"submit\":5,\"procs\":8,\"walltime\":100,\"runtime\":100}\n",
+        )
+        .unwrap();
+        let table = dir.path().join("t.txt");
+        let json = dir.path().join("easy.json");
+        for (dest, format) in [(&table, "table"), (&json, "json")] {
+            let args = parse(&[
+                "--workload",
+                w.to_str().unwrap(),
+                "--procs",
+                "8",
+                "--summary",
+                dest.to_str().unwrap(),
+                "--summary-format",
+                format,
+            ])
+            .unwrap();
+            run(&args).unwrap();
+        }
+        let t = std::fs::read_to_string(&table).unwrap();
+        let wait = t.lines().find(|l| l.contains("Average wait")).unwrap();
+        assert!(wait.contains("23s"), "{t}"); // 22.5 s rounded
+        let bad = dir.path().join("bad.json");
+        std::fs::write(&bad, "{}").unwrap();
+        let e = run_compare(&[json.clone(), bad]).unwrap_err();
+        assert!(
+            e.1.contains("bad.json: not a moab simulate summary"),
+            "{e:?}"
+        );
+        run_compare(&[json.clone(), json]).unwrap();
     }
 
     /// Runs `moab simulate ARGS --summary FILE` and returns the summary.

@@ -14,6 +14,7 @@
 
 pub mod cli;
 pub mod generate;
+pub mod human;
 pub mod metrics;
 pub mod predict;
 mod preempt;

@@ -452,6 +452,9 @@ impl Simulation {
             self.skipped.push(SkippedJob { id: job.id, reason });
             return Ok(());
         }
+        if job.array.is_some() {
+            return self.submit_array(job);
+        }
         let mut core = job.to_core();
         core.estimate = self.predictor.predict(&core.cred.user, core.walltime);
         // The QoS as msub assigns it (arches_core::qos): the requested one
@@ -483,9 +486,39 @@ impl Simulation {
                     source,
                 })?;
         }
-        self.rm.set_runtime(job.id, job.runtime);
+        self.track(job.id, job);
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// A JSONL array line: one array record; every sub-job has the line's
+    /// size and run time (made jobs a window at a time by the iterations).
+    fn submit_array(&mut self, job: &SimJob) -> Result<(), SimError> {
+        let Some(spec) = job.array.clone() else {
+            return Ok(());
+        };
+        let core = job.to_core();
+        let a = arches_core::ArrayJob::new(job.id, core, spec.indices, spec.slot_limit);
+        let ids: Vec<JobId> = (0..a.count()).map(|p| a.element_id(p)).collect();
+        self.state
+            .apply(Event::SubmitArray(Box::new(a)), self.now)
+            .map_err(|source| SimError::Core {
+                at: self.now,
+                job: job.id,
+                source,
+            })?;
+        for id in ids {
+            self.track(id, job);
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Job `id` runs as `job` says (its run time, and what its record needs).
+    fn track(&mut self, id: JobId, job: &SimJob) {
+        self.rm.set_runtime(id, job.runtime);
         self.meta.insert(
-            job.id,
+            id,
             Meta {
                 submit: job.submit,
                 procs: job.procs,
@@ -494,8 +527,6 @@ impl Simulation {
                 start: None,
             },
         );
-        self.dirty = true;
-        Ok(())
     }
 
     fn too_big(&self, job: &SimJob) -> Option<String> {
@@ -520,8 +551,19 @@ impl Simulation {
     /// requeued victims that a preemptor waits for, a second iteration at
     /// the same instant starts it (the simulated backend ends them at once).
     fn iterate(&mut self) -> Result<(), SimError> {
-        for _ in 0..3 {
-            if !self.iterate_once()? {
+        let mut requeues = 0;
+        loop {
+            let active = self.state.active_count();
+            let requeued = self.iterate_once()?;
+            // Array sub-jobs made after this iteration's starts may start
+            // at once (each such pass started jobs: it ends).
+            let made = self.state.expand_arrays(self.now);
+            let started = self.state.active_count() > active;
+            if !made.is_empty() && started {
+                continue;
+            }
+            requeues += 1;
+            if !requeued || requeues >= 3 {
                 break;
             }
         }
@@ -530,6 +572,7 @@ impl Simulation {
 
     fn iterate_once(&mut self) -> Result<bool, SimError> {
         self.dirty = false;
+        self.state.expand_arrays(self.now);
         if self.state.queued_count() == 0 && self.preempt.suspended == 0 {
             return Ok(false);
         }

@@ -68,6 +68,11 @@ pub struct SimJob {
     pub stage_mb: Option<u64>,
     /// Stage-in files (JSONL `stagein` objects): source URL and bytes.
     pub stage_files: Vec<(String, u64)>,
+    /// A job array (JSONL `array`: `1-100`, `1-9:2`, `1,5,7`, with `%N`
+    /// a slot limit): the line stands for its sub-jobs, which take the ids
+    /// after its own (`arches_core::array`), each with the line's size and
+    /// run time.
+    pub array: Option<arches_core::ArraySpec>,
 }
 
 impl SimJob {
@@ -93,6 +98,7 @@ impl SimJob {
             stage_secs: None,
             stage_mb: None,
             stage_files: Vec::new(),
+            array: None,
         }
     }
 
@@ -229,6 +235,8 @@ struct RawJob {
     stagein: Option<RawStageIn>,
     /// Stage-in size in MB (with `--staging`).
     stagein_size: Option<u64>,
+    /// A job array's index list (`1-100%5`).
+    array: Option<String>,
 }
 
 /// `stagein`: seconds, one file or several.
@@ -323,6 +331,14 @@ impl RawJob {
             return Err("stagein: a file needs a non-empty `source`".into());
         }
         job.stage_mb = self.stagein_size;
+        if let Some(a) = self.array {
+            let spec =
+                arches_core::ArraySpec::parse(&a).map_err(|e| format!("array '{a}': {e}"))?;
+            if spec.name.is_some() {
+                return Err(format!("array '{a}': give the index list only"));
+            }
+            job.array = Some(spec);
+        }
         Ok(job)
     }
 }

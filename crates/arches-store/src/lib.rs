@@ -13,6 +13,7 @@
 //! stored form in one place.
 
 pub mod accounting;
+mod array;
 mod payload;
 pub mod record;
 mod starts;
@@ -21,6 +22,7 @@ use std::path::Path;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
+pub use array::ArrayRecord;
 pub use record::{DeferRecord, ExecRecord, JobRecord, Payload, ReservationRecord, StageRecord};
 
 /// Why a store operation failed.
@@ -55,6 +57,10 @@ pub struct Batch {
     pub rsv_deletes: Vec<String>,
     /// Scripts and environments of new jobs (`payloads` table).
     pub payloads: Vec<(u64, Payload)>,
+    /// Job arrays inserted or replaced (`arrays` table).
+    pub array_upserts: Vec<ArrayRecord>,
+    /// Job arrays forgotten.
+    pub array_deletes: Vec<u64>,
 }
 
 impl Batch {
@@ -67,6 +73,8 @@ impl Batch {
             && self.rsv_upserts.is_empty()
             && self.rsv_deletes.is_empty()
             && self.payloads.is_empty()
+            && self.array_upserts.is_empty()
+            && self.array_deletes.is_empty()
     }
 }
 
@@ -106,6 +114,7 @@ impl Store {
         )?;
         conn.execute_batch(payload::SCHEMA)?;
         conn.execute_batch(starts::SCHEMA)?;
+        conn.execute_batch(array::SCHEMA)?;
         Ok(Store { conn })
     }
 
@@ -244,6 +253,7 @@ impl Store {
                 rdel.execute([id])?;
             }
             payload::commit(&tx, batch)?;
+            array::commit(&tx, batch)?;
             starts::commit(&tx, batch)?;
         }
         tx.commit()?;

@@ -97,6 +97,9 @@ pub struct ExecRecord {
     /// The environment of such a record, likewise.
     #[serde(default, rename = "env", skip_serializing_if = "Option::is_none")]
     pub legacy_env: Option<Vec<(String, String)>>,
+    /// Arguments the script runs with (`msub -F`, `msub script a b`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
 }
 
 /// Serde mirror of [`arches_core::defer::DeferState`].

@@ -59,7 +59,7 @@ pub struct Mdiag {
     /// Classes/queues (optionally one).
     #[arg(short = 'c', value_name = "CLASS", num_args = 0..=1, default_missing_value = "")]
     pub classes: Option<String>,
-    /// Check a configuration file (default $MOABHOMEDIR/moab.cfg) without a daemon; exit 1 on errors.
+    /// Check a configuration file (default $MOABHOMEDIR/moab.cfg, else ~/.arches/moab.cfg, else the service's /etc/arches/moab.cfg) without a daemon; exit 1 on errors.
     #[arg(short = 'C', value_name = "CONFIGFILE", num_args = 0..=1, default_missing_value = "")]
     pub config: Option<String>,
     /// Groups (optionally one).
@@ -115,7 +115,7 @@ fn some(s: &Option<String>) -> Option<&str> {
 fn check_config(file: Option<&str>, verbose: u8, fmt: Format) -> Result<u8, String> {
     let path = match file {
         Some(f) => std::path::PathBuf::from(f),
-        None => arches_api::paths::home().join(arches_api::paths::CONFIG_NAME),
+        None => arches_api::paths::client_config(),
     };
     let shown = path.display().to_string();
     let text = match std::fs::read_to_string(&path) {

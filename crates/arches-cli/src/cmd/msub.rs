@@ -30,7 +30,14 @@ Output files: without -o/-e, stdout and stderr go to `<name>.o<id>` and `<name>.
 directory msub ran in (the submission directory, Moab's `$SUBMISSIONDIR` and Torque's qsub \
 behaviour), also when -d sets another working directory; relative -o/-e paths are resolved \
 against the submission directory too. -j oe writes both streams to the output file, -j eo to the \
-error file. -E is accepted for compatibility: the MOAB_* variables are always set.",
+error file. -E is accepted for compatibility: the MOAB_* variables are always set. \
+Job arrays (-t): the job id printed is the array's; sub-job INDEX is ID[INDEX], sees PBS_ARRAYID, \
+MOAB_JOBARRAYINDEX and MOAB_JOBARRAYRANGE (the sub-job count), and writes <name>.o<id>-<index> \
+(in -o/-e, %I is the index, %J the array id, $PBS_ARRAYID works too). Dependencies \
+(-W depend=): [TYPE:][jobname.NAME|ID][:...][,...], afterok when no type is given; after, afterok, \
+afternotok, afterany, before, beforeok, beforenotok, beforeany, and for a whole array ID[] \
+afterstartarray, afterokarray, afternotokarray, afteranyarray. Script arguments: -F \"a b\" or the \
+words after SCRIPT (-- before arguments that start with -).",
     disable_help_flag = true,
     args_override_self = true
 )]
@@ -53,6 +60,9 @@ pub struct Msub {
     /// Standard error path: [host:]path (file or directory).
     #[arg(short = 'e', value_name = "PATH")]
     pub error: Option<String>,
+    /// Arguments for the script, as one shell-quoted string: -F "a 'b c'".
+    #[arg(short = 'F', value_name = "ARGUMENTS", allow_hyphen_values = true)]
+    pub arguments: Option<String>,
     /// Add the MOAB_* variables to the job's environment (accepted for compatibility: Arches always sets MOAB_JOBID, MOAB_NODELIST, ...).
     #[arg(short = 'E')]
     pub moab_env: bool,
@@ -95,6 +105,9 @@ pub struct Msub {
     /// Rerunable: y or n.
     #[arg(short = 'r', value_name = "y|n")]
     pub rerunable: Option<String>,
+    /// Job array: [NAME][INDEXES][%LIMIT], e.g. 1-100, myarray[1-100]%5, 1-9:2, 1,5,7.
+    #[arg(short = 't', value_name = "ARRAY")]
+    pub array: Option<String>,
     /// Shell of the job: path[@host][,...].
     #[arg(short = 'S', value_name = "SHELL")]
     pub shell: Option<String>,
@@ -125,6 +138,9 @@ pub struct Msub {
     /// Job script (default: standard input).
     #[arg(value_name = "SCRIPT")]
     pub script: Option<PathBuf>,
+    /// Arguments for the script (after SCRIPT; put `--` before arguments that start with `-`).
+    #[arg(value_name = "ARG")]
+    pub script_args: Vec<String>,
     #[command(flatten)]
     pub conn: ConnectionOpt,
 }
@@ -183,6 +199,7 @@ pub fn merge(dir: Msub, cli: Msub) -> Msub {
         prefix: cli.prefix,
         workdir: pick(cli.workdir, dir.workdir),
         error: pick(cli.error, dir.error),
+        arguments: pick(cli.arguments, dir.arguments),
         moab_env: cli.moab_env || dir.moab_env,
         hold: cli.hold || dir.hold,
         interactive: cli.interactive || dir.interactive,
@@ -197,6 +214,7 @@ pub fn merge(dir: Msub, cli: Msub) -> Msub {
         priority: pick(cli.priority, dir.priority),
         queue: pick(cli.queue, dir.queue),
         rerunable: pick(cli.rerunable, dir.rerunable),
+        array: pick(cli.array, dir.array),
         shell: pick(cli.shell, dir.shell),
         user_list: pick(cli.user_list, dir.user_list),
         variables: cat(dir.variables, cli.variables),
@@ -207,6 +225,7 @@ pub fn merge(dir: Msub, cli: Msub) -> Msub {
         format: cli.format,
         help: None,
         script: cli.script,
+        script_args: cli.script_args,
         conn: cli.conn,
     }
 }
@@ -308,6 +327,25 @@ pub fn build_request(
             .and_then(|p| p.file_name())
             .map(|f| f.to_string_lossy().to_string())
     });
+    let args = match (&a.arguments, a.script_args.is_empty()) {
+        (Some(_), false) => {
+            return Err(fail(
+                "script arguments given both with -F and after the script",
+            ))
+        }
+        (Some(f), true) => {
+            shell_split(f).map_err(|e| fail(format!("invalid -F arguments ({e})")))?
+        }
+        (None, _) => a.script_args.clone(),
+    };
+    if !args.is_empty() && a.script.is_none() {
+        return Err(fail(
+            "script arguments need a script file (none given: standard input)",
+        ));
+    }
+    if a.array.is_some() && a.interactive {
+        return Err(fail("an interactive job cannot be a job array"));
+    }
     let mut extensions = a.extensions.clone();
     if let Some(c) = &a.checkpoint {
         extensions.push(format!("checkpoint={c}"));
@@ -317,6 +355,17 @@ pub fn build_request(
     }
     if let Some(u) = &a.user_list {
         extensions.push(format!("user_list={u}"));
+    }
+    let mut env_out = resolve_env(a, env)?;
+    // Torque's qsub: these of the submitting environment, as PBS_O_<NAME>.
+    for name in ["HOME", "LANG", "LOGNAME", "PATH", "MAIL", "SHELL", "TZ"] {
+        let key = format!("PBS_O_{name}");
+        if env_out.iter().any(|(k, _)| *k == key) {
+            continue;
+        }
+        if let Some((_, v)) = env.iter().find(|(k, _)| k == name) {
+            env_out.push((key, v.clone()));
+        }
     }
     Ok(SubmitRequest {
         script,
@@ -347,12 +396,14 @@ pub fn build_request(
         join,
         join_to_error,
         shell: a.shell.clone(),
-        env: resolve_env(a, env)?,
+        env: env_out,
         moab_env: a.moab_env,
         mail_options: a.mail_options.clone(),
         mail_list: a.mail_list.clone(),
         submit_args: argv.join(" "),
         submit_host: host.to_string(),
+        array: a.array.clone(),
+        args,
     })
 }
 

@@ -4,7 +4,7 @@ use arches_api::{BackfillQuery, JobsRequest, QueueQuery, StartQuery};
 use clap::{ArgAction, ArgGroup, Parser};
 
 use crate::common::{print, print_json, Connection, Format, Output};
-use crate::render::{checkjob, checknode, showbf, showq};
+use crate::render::{arrays, checkjob, checknode, showbf, showq};
 use crate::{EXIT_ERROR, EXIT_OK};
 
 /// Display the job queue: active, eligible and blocked jobs.
@@ -73,6 +73,10 @@ pub struct Showq {
     /// Accepted for compatibility (Rocoto); the daemon always answers without blocking.
     #[arg(long)]
     pub noblock: bool,
+    /// Every sub-job of a job array on its own line (`ID[INDEX]`, as Torque's qstat -t); by
+    /// default the queued sub-jobs of an array in the same state share one line `ID[INDEXES]`.
+    #[arg(short = 't', long = "expand-arrays")]
+    pub expand_arrays: bool,
     #[command(flatten)]
     pub output: Output,
     #[command(flatten)]
@@ -156,11 +160,23 @@ pub fn showq(a: Showq) -> Result<u8, String> {
         view.jobs.retain(|j| overlapping.contains(&j.id));
     }
     match a.output.format() {
-        Format::Text => print(&showq::render_with(&view, &filter, mode, display)),
-        Format::Xml => print(&format!(
-            "{}\n",
-            showq::render_xml_with(&view, &filter, mode, display)
-        )),
+        Format::Text => {
+            let arrange = if a.expand_arrays {
+                arrays::expand
+            } else {
+                arrays::collapse
+            };
+            view.jobs = arrange(std::mem::take(&mut view.jobs));
+            print(&showq::render_with(&view, &filter, mode, display))
+        }
+        Format::Xml => {
+            // One <job> per sub-job: what XML clients count and look up.
+            view.jobs = arrays::expand(std::mem::take(&mut view.jobs));
+            print(&format!(
+                "{}\n",
+                showq::render_xml_with(&view, &filter, mode, display)
+            ))
+        }
         Format::Json => {
             // The jobs of the sections this mode shows, filtered as the text is.
             let mut v = view;

@@ -16,7 +16,7 @@ pub fn avp(d: &JobDetail) -> String {
     let mut put = |k: &str, v: String| {
         o.push_str(&format!("{k}={v};"));
     };
-    put("NAME", s.id.to_string());
+    put("NAME", s.jobid());
     put("STATE", s.state.clone());
     put("UNAME", s.user.clone());
     put("GNAME", s.group.clone());
@@ -180,7 +180,7 @@ pub fn node_access(d: &JobDetail, n: &NodeInfo, jobs_on_node: &[(u64, bool)]) ->
         ));
     }
     let mut o = if why.is_empty() {
-        format!("NOTE:  job {} can access node {}\n", s.id, n.name)
+        format!("NOTE:  job {} can access node {}\n", s.jobid(), n.name)
     } else {
         format!(
             "NOTE:  job {} cannot access node {} ({})\n",

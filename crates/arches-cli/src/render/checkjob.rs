@@ -46,13 +46,48 @@ pub fn render(view: &JobsView, verbose: u8) -> String {
         .join(SEPARATOR)
 }
 
+/// Moab's `Job Array Info` block: the array's name (the job's id), slot
+/// limit, with -v every sub-job, then the sub-jobs by state.
+fn array_info(name: &str, a: &arches_api::ArrayInfo, verbose: bool) -> String {
+    let mut o = format!("Job Array Info:\n  Name: {name}\n");
+    if let Some(l) = a.slot_limit {
+        o.push_str(&format!("  Slot Limit: {l}\n\n"));
+    }
+    if verbose {
+        for (i, n, st) in &a.members {
+            o.push_str(&format!("  {i} : {n} : {st}\n"));
+        }
+    }
+    let pct = |n: u32| {
+        if a.count == 0 {
+            0.0
+        } else {
+            f64::from(n) * 100.0 / f64::from(a.count)
+        }
+    };
+    o.push_str(&format!("\n  Sub-jobs:    {:>8}\n", a.count));
+    for (label, n) in [
+        ("Active:   ", a.active),
+        ("Eligible: ", a.eligible),
+        ("Blocked:  ", a.blocked),
+        ("Completed:", a.completed),
+    ] {
+        o.push_str(&format!("    {label} {n:>8} ( {:03.1}% )\n", pct(n)));
+    }
+    o.push('\n');
+    o
+}
+
 /// One job's report.
 pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     let s = &d.summary;
     let v = verbose >= 1;
     let mut o = String::new();
-    o.push_str(&format!("job {}\n\n", s.id));
+    o.push_str(&format!("job {}\n\n", s.jobid()));
     o.push_str(&format!("AName: {}\n", s.name));
+    if let Some(info) = d.array_info.as_ref().filter(|_| s.array.is_none() || v) {
+        o.push_str(&array_info(&s.jobid(), info, v));
+    }
     o.push_str(&format!("State: {} \n", s.state));
     if !d.holds.is_empty() {
         o.push_str(&format!("Holds:    {}\n", d.holds.join(",")));
@@ -180,8 +215,13 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
         o.push_str(&share_list(&r.nodes, 6));
     }
     o.push_str("\n\n");
+    if let (Some(m), Some(info)) = (&s.array, &d.array_info) {
+        o.push_str(&format!("Job Group:        {}\n", m.array));
+        o.push_str(&format!("Parent Array ID:  {}\n", m.array));
+        o.push_str(&format!("Array Range:      {}\n", info.count));
+    }
     o.push_str(&format!("SystemID:   {SYSTEM_ID}\n"));
-    o.push_str(&format!("SystemJID:  {}\n", s.id));
+    o.push_str(&format!("SystemJID:  {}\n", s.jobid()));
     if let Some(ev) = notification_events(d.mail_options.as_deref()) {
         o.push_str(&format!("Notification Events: {ev}\n"));
     }
@@ -216,7 +256,11 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     }
     // One line only: for scripts read from stdin the daemon may send the text.
     if let Some(exe) = d.executable.lines().find(|l| !l.trim().is_empty()) {
-        o.push_str(&format!("Executable:     {exe}\n\n"));
+        o.push_str(&format!("Executable:     {exe}\n"));
+        if !d.args.is_empty() {
+            o.push_str(&format!("Arguments:    {}\n", d.args.join(" ")));
+        }
+        o.push('\n');
     }
     if v {
         o.push_str(&format!("OutputFile:     {}\n", d.output_file));
@@ -268,7 +312,7 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     if let Some(r) = &d.reservation {
         o.push_str(&format!(
             "Reservation '{}' ({} -> {}  Duration: {})\n",
-            s.id,
+            s.jobid(),
             duration(r.start - now),
             r.end.map_or("INFINITY".to_string(), |e| duration(e - now)),
             r.end
@@ -359,16 +403,16 @@ pub fn job_element(d: &JobDetail, now: i64, verbose: bool) -> Element {
             "CmdFile",
             (!d.executable.is_empty()).then_some(&d.executable),
         )
-        .attr("DRMJID", s.id)
+        .attr("DRMJID", s.jobid())
         .attr("EEDuration", s.eligible_secs)
         .attr("EFile", &d.error_file)
         .attr("EState", &s.state)
         .attr_opt("Flags", (!d.flags.is_empty()).then(|| d.flags.join(",")))
-        .attr("GJID", s.id)
+        .attr("GJID", s.jobid())
         .attr("Group", &s.group)
         .attr_opt("Hold", (!d.holds.is_empty()).then(|| d.holds.join(",")))
         .attr("IWD", &d.iwd)
-        .attr("JobID", s.id)
+        .attr("JobID", s.jobid())
         .attr("JobName", &s.name)
         .attr("OFile", &d.output_file)
         .attr_opt("PAL", s.partition.as_ref())
@@ -378,7 +422,7 @@ pub fn job_element(d: &JobDetail, now: i64, verbose: bool) -> Element {
         .attr_opt("ReqNodes", s.nodes)
         .attr("ReqProcs", s.procs)
         .attr("RM", "local")
-        .attr("SRMJID", s.id)
+        .attr("SRMJID", s.jobid())
         .attr("StartCount", d.start_count)
         .attr("StartPriority", s.priority)
         .attr("StartTime", s.start_time.unwrap_or(0))

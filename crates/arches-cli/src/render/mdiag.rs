@@ -297,7 +297,7 @@ pub fn render_blocked_in(q: &QueueView, level: &str, partition: &str) -> String 
         return o;
     }
     for j in blocked {
-        let id = j.id.to_string();
+        let id = j.jobid();
         let hold = match j.state.as_str() {
             "UserHold" | "Hold" => Some("User"),
             "SystemHold" => Some("System"),
@@ -366,7 +366,7 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
             };
             o.push_str(&format!(
                 "{:<18} {:>8.8} {:>8} {:>4} {:>8} {:>11} {:>1} {:>4} {:>8} {:>8} {:>8.8} {:>11} {:>6} {:>6} {:>6} {:>6} {:>6} {:>11} {:<10}\n",
-                s.id,
+                s.jobid(),
                 s.state,
                 s.partition.as_deref().unwrap_or("-"),
                 s.procs,
@@ -389,7 +389,7 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
         } else {
             o.push_str(&format!(
                 "{:<18} {:>8.8} {:>4} {:>11} {:>8.8} {:>6.6} {:>6.6} {}\n",
-                s.id,
+                s.jobid(),
                 s.state,
                 s.procs,
                 limit(s.walltime),
@@ -402,20 +402,21 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
         if s.section == Section::Active && d.reservation.is_none() {
             o.push_str(&format!(
                 "  WARNING:  active job '{}' has no reservation\n",
-                s.id
+                s.jobid()
             ));
         }
         if d.start_count >= 4 {
             o.push_str(&format!(
                 "  WARNING:  job {} has failed to start {} times\n",
-                s.id, d.start_count
+                s.jobid(),
+                d.start_count
             ));
         }
         // Preemption (seed §8.4.3): why a queued job did not preempt or what
         // it waits for; with -v also what running jobs are preemptible by.
         let show = verbose || s.section != Section::Active;
         for p in d.preemption.iter().filter(|_| show) {
-            o.push_str(&format!("  NOTE:  job {}: {p}\n", s.id));
+            o.push_str(&format!("  NOTE:  job {}: {p}\n", s.jobid()));
         }
     }
     o
@@ -620,6 +621,7 @@ mod blocked_tests {
             block_reason: reason.map(String::from),
             eligible_secs: 0,
             restartable: false,
+            array: None,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Pure renderers: API data in, Moab's exact text out. No I/O here.
 
 pub mod access;
+pub mod arrays;
 pub mod checkjob;
 pub mod checknode;
 pub mod cluster;

@@ -157,13 +157,16 @@ pub fn render_with(view: &QueueView, filter: &Filter, mode: Mode, d: Display) ->
             out.push('\n');
             queued_plain(&mut out, BLOCKED_BANNER, "blocked", &b, &ids);
             out.push('\n');
-            total(&mut out, a.len() + e.len() + b.len());
+            total(
+                &mut out,
+                a.len() + super::arrays::total(&e) + super::arrays::total(&b),
+            );
         }
         Mode::Blocked => {
             let b = of(Section::Blocked);
             queued_plain(&mut out, BLOCKED_BANNER, "blocked", &b, &ids);
             out.push('\n');
-            total(&mut out, b.len());
+            total(&mut out, super::arrays::total(&b));
         }
         Mode::Running => {
             let a = of(Section::Active);
@@ -228,9 +231,10 @@ pub fn render_with(view: &QueueView, filter: &Filter, mode: Mode, d: Display) ->
                 out.push('\n');
             }
             out.push('\n');
-            out.push_str(&format!("{} eligible job{}   \n", e.len(), plural(e.len())));
+            let n = super::arrays::total(&e);
+            out.push_str(&format!("{n} eligible job{}   \n", plural(n)));
             out.push('\n');
-            total(&mut out, e.len());
+            total(&mut out, n);
         }
         Mode::Completed => {
             let c = of(Section::Completed);
@@ -292,9 +296,9 @@ impl Ids<'_> {
         if self.d.names {
             j.name.clone()
         } else if self.d.verbose {
-            format!("{}/{}.{}", j.id, self.scheduler, j.id)
+            format!("{}/{}.{}", j.jobid(), self.scheduler, j.jobid())
         } else {
-            j.id.to_string()
+            j.jobid()
         }
     }
 
@@ -349,11 +353,8 @@ fn queued_plain(out: &mut String, banner: &str, word: &str, jobs: &[&JobSummary]
         ));
     }
     out.push('\n');
-    out.push_str(&format!(
-        "{} {word} job{}   \n",
-        jobs.len(),
-        plural(jobs.len())
-    ));
+    let n = super::arrays::total(jobs);
+    out.push_str(&format!("{n} {word} job{}   \n", plural(n)));
 }
 
 fn row(id: &str, j: &JobSummary, time: &str, when: i64, verbose: bool) -> String {
@@ -548,9 +549,9 @@ fn job_xml(j: &JobSummary, now: i64) -> Element {
         .attr_opt("Account", j.account.as_ref())
         .attr_opt("Class", j.class.as_ref())
         .attr("EEDuration", j.eligible_secs)
-        .attr("GJID", j.id)
+        .attr("GJID", j.jobid())
         .attr("Group", &j.group)
-        .attr("JobID", j.id)
+        .attr("JobID", j.jobid())
         .attr("JobName", &j.name)
         .attr_opt("QOS", j.qos.as_ref())
         .attr_opt("ReqAWDuration", j.walltime)
@@ -571,7 +572,7 @@ fn job_xml(j: &JobSummary, now: i64) -> Element {
             let aw = ran(now);
             e = e
                 .attr("AWDuration", aw)
-                .attr("DRMJID", j.id)
+                .attr("DRMJID", j.jobid())
                 .attr_opt("MasterHost", j.master_host.as_ref())
                 .attr_opt("PAL", j.partition.as_ref())
                 .attr(
@@ -597,7 +598,7 @@ fn job_xml(j: &JobSummary, now: i64) -> Element {
             if j.start_time.is_some() {
                 e = e
                     .attr("AWDuration", aw)
-                    .attr("DRMJID", j.id)
+                    .attr("DRMJID", j.jobid())
                     .attr_opt("MasterHost", j.master_host.as_ref())
                     .attr_opt("PAL", j.partition.as_ref());
             }

@@ -428,6 +428,23 @@ loads Arches does not track: they allocate as FIRSTAVAILABLE (mdiag -C warns).",
     param("LOGFILEROLLDEPTH", COUNT, IndexKind::None, Some("3"),
         "Rolled log files kept.", "daemon",
         |c, _, v| { c.log.roll_depth = v.u32()?; Ok(()) }),
+    // ---- the metrics and dashboard listener (Arches)
+    param("METRICSPORT", ValueType::Integer { min: 0, max: 65535 }, IndexKind::None, None,
+        "Arches: TCP port of the HTTP listener serving Prometheus metrics (/metrics) and the \
+read-only web dashboard (/), on METRICSHOST; unset = no listener (the default); 0 = any free port \
+(the log names it). The dashboard is anonymous: it shows what showq, showres and showbf show every \
+user, never scripts, environments or submit arguments.", "metrics, dashboard",
+        |c, _, v| { c.metrics_port = Some(u16::try_from(v.integer()?).map_err(|e| e.to_string())?); Ok(()) }),
+    param("METRICSHOST", ValueType::Text, IndexKind::None, Some("127.0.0.1"),
+        "Arches: address the METRICSPORT listener binds (an IP address; 0.0.0.0 or :: for every \
+interface: the pages are readable by anyone who can reach it).", "metrics, dashboard",
+        |c, _, v| {
+            let t = v.text()?;
+            t.parse::<std::net::IpAddr>().map_err(|_| format!(
+                "invalid address '{t}' (an IPv4 or IPv6 address such as 127.0.0.1, 0.0.0.0 or ::1)"))?;
+            c.metrics_host = t.to_string();
+            Ok(())
+        }),
     // ---- legacy forms of SCHEDCFG / ADMINCFG
     param("SERVERHOST", ValueType::Text, IndexKind::None, None,
         "Deprecated: host of SCHEDCFG SERVER=.", "daemon",

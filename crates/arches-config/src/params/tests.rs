@@ -179,6 +179,8 @@ fn the_required_parameters_are_declared() {
         "RUNTIMEPREDICTION",
         "BFORDER",
         "PREDICTIONGUARD",
+        "METRICSPORT",
+        "METRICSHOST",
     ] {
         assert!(lookup(name).is_some(), "{name} missing from the table");
     }
@@ -204,4 +206,26 @@ fn the_required_parameters_are_declared() {
     ] {
         assert!(rm.attr(a).is_some(), "RMCFG {a} missing");
     }
+}
+
+#[test]
+fn metrics_listener_is_off_by_default_and_loopback_when_on() {
+    let p = crate::parse("", "moab.cfg");
+    assert_eq!(p.config.metrics_port, None);
+    assert_eq!(p.config.metrics_host, "127.0.0.1");
+    let p = crate::parse("METRICSPORT 9464\nMETRICSHOST ::\n", "moab.cfg");
+    assert!(!p.has_errors(), "{:?}", p.diagnostics);
+    assert_eq!(p.config.metrics_port, Some(9464));
+    assert_eq!(p.config.metrics_host, "::");
+    let p = crate::parse("METRICSHOST example.org\nMETRICSPORT 70000\n", "moab.cfg");
+    let errors: Vec<String> = p
+        .errors()
+        .map(|d| format!("{}: {}", d.line, d.message))
+        .collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[0].starts_with("1: ") && errors[0].contains("invalid address 'example.org'"),
+        "{errors:?}"
+    );
+    assert!(errors[1].starts_with("2: "), "{errors:?}");
 }

@@ -51,6 +51,9 @@ pub(crate) struct LaunchFile {
     pub walltime: Option<Secs>,
     pub restarted: bool,
     pub kill_grace_secs: u64,
+    /// Arguments the script runs with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
 }
 
 /// One allocated node in `launch.json`.
@@ -90,6 +93,7 @@ impl LaunchFile {
             walltime: launch.walltime,
             restarted: launch.restarted,
             kill_grace_secs,
+            args: exec.args.clone(),
         }
     }
 }

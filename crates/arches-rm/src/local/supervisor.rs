@@ -405,11 +405,12 @@ fn prepare(dir: &Path, launch: &LaunchFile) -> Result<Prepared, String> {
     write_owned(spool::NODEFILE, lines.as_bytes(), 0o644, owner)?;
 
     let script = script.to_string_lossy().into_owned();
-    let (program, argv) = match &launch.shell {
+    let (program, mut argv) = match &launch.shell {
         Some(shell) => (shell.clone(), vec![shell.clone(), script]),
         None if launch.script.starts_with("#!") => (script.clone(), vec![script]),
         None => ("/bin/sh".to_string(), vec!["/bin/sh".to_string(), script]),
     };
+    argv.extend(launch.args.iter().cloned());
     let env = environment(launch, &nodefile.to_string_lossy());
     Prepared::new(ExecPlan {
         program: &program,
@@ -544,6 +545,7 @@ mod tests {
             walltime: None,
             restarted: true,
             kill_grace_secs: 5,
+            args: Vec::new(),
         }
     }
 

@@ -818,6 +818,8 @@ impl Worker {
         }
         args.push("--export=ALL".into());
         args.push(script.to_string_lossy().into_owned());
+        // sbatch passes what follows the script to it.
+        args.extend(exec.args.iter().cloned());
         let mut cmd = self.cfg.command("sbatch");
         cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
         if !env.iter().any(|(k, _)| k == "PATH") {

@@ -4,9 +4,9 @@
 //! `select=`, and `x=` RM extensions.
 
 use arches_core::timespec::parse_duration;
-use arches_core::{Dependency, DependencyKind, JobFlag, Request};
+use arches_core::{Dependency, JobFlag, Request};
 
-use super::{err, parse_job_id, SubmitError};
+use super::{err, SubmitError};
 
 /// Resources gathered from `-l` and `-W`.
 #[derive(Debug, Default)]
@@ -30,6 +30,8 @@ pub(super) struct Resources {
     pub(super) arch: Option<String>,
     pub(super) flags: Vec<JobFlag>,
     pub(super) depend: Vec<Dependency>,
+    /// Dependencies on named jobs, arrays and sub-jobs (resolved against the state).
+    pub(super) depend_named: Vec<super::depend::Named>,
     pub(super) ttc: Option<String>,
     pub(super) gres: Vec<String>,
     /// `x=STAGEIN:...` / `x=STAGEOUT:...` values as written.
@@ -136,24 +138,11 @@ impl Resources {
         Ok(())
     }
 
-    /// `afterok:1:2[,afterany:3]`.
+    /// `[TYPE:]ID[:ID...][,...]` ([`super::depend`]).
     fn depend_spec(&mut self, value: &str) -> Result<(), SubmitError> {
-        for group in value.split(',').filter(|g| !g.is_empty()) {
-            let mut parts = group.split(':');
-            let kind: DependencyKind = parts.next().unwrap_or("").parse().map_err(SubmitError)?;
-            let mut any = false;
-            for id in parts {
-                any = true;
-                self.depend.push(Dependency {
-                    kind,
-                    job: parse_job_id(id)
-                        .ok_or_else(|| SubmitError(format!("invalid dependency job id '{id}'")))?,
-                });
-            }
-            if !any {
-                return err(format!("dependency '{group}' names no job"));
-            }
-        }
+        let (deps, named) = super::depend::parse(value)?;
+        self.depend.extend(deps);
+        self.depend_named.extend(named);
         Ok(())
     }
 
