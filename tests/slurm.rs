@@ -874,6 +874,68 @@ fn checkpoint_and_requeue_preemption_restart_the_jobs_as_new_slurm_jobs() {
 }
 
 #[test]
+fn templates_filters_and_notifications_with_slurm_and_ranges_refused() {
+    let dir = tempfile::Builder::new()
+        .prefix("arches-slurm-seeds")
+        .tempdir()
+        .unwrap();
+    common::set_mode(dir.path(), 0o777);
+    let write = |name: &str, body: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, body).unwrap();
+        common::set_mode(&p, 0o755);
+        p.display().to_string()
+    };
+    let filter = write(
+        "filter",
+        "#!/bin/sh\nsed 's#</job>#<Extension>x=FLAGS:RESTARTABLE</Extension></job>#'\n",
+    );
+    let activation = write(
+        "activation",
+        "#!/bin/sh\necho \"$1\" >> \"$(dirname \"$0\")/activated\"\necho ok\n",
+    );
+    let sendmail = write("sendmail", "#!/bin/sh\ncat >> \"$(dirname \"$0\")/mail\"\n");
+    let extra = format!(
+        "JOBCFG[runtime] WALLTIME=00:02:00\nJOBMATCHCFG[default] JDEF=runtime\n\
+         SUBMITFILTER {filter}\nACTIVATIONFILTER {activation}\nMAILPROGRAM {sendmail}\n"
+    );
+    let Some(fx) = fixture_with("seeds", &extra) else {
+        return;
+    };
+    // No walltime: the template's; the filter's flag; the activation
+    // filter's approval; mail when Slurm reports it running and done.
+    let a = fx.submit("a", "nodes=1:ppn=8", "sleep 2", &["-m", "be"]);
+    fx.wait_slurm("a", "RUNNING", 30);
+    let cj = fx.d.checkjob(a);
+    assert!(cj.contains("of 00:02:00"), "{cj}");
+    assert!(cj.contains("TemplateSets:  default"), "{cj}");
+    assert!(cj.contains("Flags:          RESTARTABLE"), "{cj}");
+    assert!(cj.contains("activation filter: start allowed (ok)"), "{cj}");
+    let activated = std::fs::read_to_string(dir.path().join("activated")).unwrap_or_default();
+    assert_eq!(activated, format!("{a}\n"));
+    fx.d.wait_state(a, "Completed", Duration::from_secs(40));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let mail = std::fs::read_to_string(dir.path().join("mail")).unwrap_or_default();
+        if mail.contains("Execution terminated") {
+            assert!(mail.contains("Begun execution"), "{mail}");
+            assert!(mail.contains("Exit_status=0"), "{mail}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "no end mail: {mail:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Slurm cannot grow a running job: processor ranges are refused.
+    let out =
+        fx.d.run_stdin("msub", &["-l", "procs=8-16,walltime=60"], "true\n");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "ERROR:    cannot submit job - the SLURM resource manager cannot resize running jobs: processor ranges (procs=MIN-MAX) are not supported\n"
+    );
+}
+
+#[test]
 fn array_sub_jobs_with_their_environment_and_arguments_run_in_slurm() {
     let Some(fx) = fixture("arr") else { return };
     let id = fx.submit(

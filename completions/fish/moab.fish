@@ -67,8 +67,11 @@ complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-maxdsop -d 
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-size -d '--staging: stage-in size, in MB, of every job without its own' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-disk -d '--staging: disk of the storage manager (MB; default unlimited)' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l stage-target -d '--staging: share of --stage-disk staged data may fill (TARGETUSAGE, percent)' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l malleable -d 'Make a share (0-1) of the jobs malleable: each may use up to FACTOR (default 2) times its processors, capped at the machine; chosen by job number, the same jobs every run. Jobs with a node layout stay rigid' -r
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l growth -d 'When running malleable jobs grow (MALLEABLEGROWTH): BEFOREBACKFILL (default), AFTERBACKFILL or NONE' -r
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l sanitize -d 'SC\'15 strong filter: drop jobs with run time, processors or requested time <= 0 (counted as sanitize_dropped) and cut run times at the request'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l skip-malformed -d 'Skip malformed input lines (SWF or JSONL; counted in the summary\'s `malformed_lines`) instead of failing with `file:line: what`'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l serve -d 'With --until: stop the replay at T and serve the normal client API (showq, checkjob, showbf, showres, mdiag, ...) on the socket, with the virtual clock as "now"; `mschedctl -S [N]` runs N more iterations, `mschedctl -k` stops (see SERVED SIMULATION)'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -l gen-batch-only -d 'Generator: batch jobs only (default: batch and interactive jobs, as the model\'s reference program)'
+complete -c moab -n "__fish_moab_using_subcommand simulate" -l resize-requests -d 'With --malleable: each malleable job also asks for its extra processors a quarter into its run (a resize request, mjobctl -m proccount+=N); use --growth NONE to measure requests alone'
 complete -c moab -n "__fish_moab_using_subcommand simulate" -s h -l help -d 'Print help (see more with \'--help\')'

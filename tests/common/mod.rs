@@ -297,3 +297,42 @@ pub fn ensure_user(name: &str) -> String {
     }
     name.to_string()
 }
+
+/// Runs one of our commands as `user` (setpriv, with the user's groups)
+/// against `d` in `cwd`, with `input` on its standard input.
+pub fn run_as_user(
+    d: &Daemon,
+    user: &str,
+    prog: &str,
+    args: &[&str],
+    input: &str,
+    cwd: &Path,
+) -> Output {
+    let mut child = Command::new("setpriv")
+        .args(["--reuid", user, "--regid", user, "--init-groups", "--"])
+        .arg(bin(prog))
+        .args(args)
+        .env_clear()
+        .envs(base_env(d.home.path(), &d.socket))
+        .current_dir(cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("setpriv");
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes());
+    child.wait_with_output().expect("wait setpriv")
+}
+
+/// Polls `f` until it holds (at most 40 s; then the test fails naming `what`).
+pub fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

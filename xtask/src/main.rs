@@ -183,7 +183,7 @@ const MOAB_FILES: &[(&str, &str)] = &[
     ("/var/lib/arches", "The system service's home: arches.db (the durable state) and the local jobs' spool."),
     ("/run/arches/moab.sock", "The system service's socket; clients use it when MOAB_SOCKET, MOABHOMEDIR and ~/.arches/moab.sock do not name another."),
     ("/var/log/arches/moab.log", "The system service's log (LOGDIR, LOGFILE); a personal daemon logs to <home>/log/moab.log."),
-    ("/lib/systemd/system/moab.service", "The systemd unit (Type=notify: ready once the socket answers)."),
+    ("/usr/lib/systemd/system/moab.service", "The systemd unit (Type=notify: ready once the socket answers)."),
 ];
 
 /// The man page of one command (see [`man::man_page`]).

@@ -123,6 +123,11 @@ pub struct SubmitRequest {
     pub submit_args: String,
     /// Host the client ran on.
     pub submit_host: String,
+    /// A Moab job XML (`<job>...</job>`) msub read as its input instead of
+    /// a script: the job is what it says, with the fields above that msub's
+    /// command line set explicitly laid over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_xml: Option<String>,
     /// `-t`: a job array, as written (`1-100`, `name[1-9:2]%5`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array: Option<String>,
@@ -202,10 +207,36 @@ pub struct JobSummary {
     pub eligible_secs: i64,
     /// Rerunable (`-r y` / RESTARTABLE).
     pub restartable: bool,
+    /// A malleable or resizable job's range (`msub -l procs=MIN-MAX`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elastic: Option<ElasticInfo>,
     /// A sub-job of a job array, or the line that stands for an array's
     /// pending sub-jobs (`id` is then the array's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array: Option<ArrayMember>,
+}
+
+/// A malleable or resizable job's processor range and pending resize.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct ElasticInfo {
+    /// Processors it starts with.
+    pub min: u32,
+    /// The most it may use.
+    pub max: u32,
+    /// The ceiling of automatic growth (the maximum, lowered by a release).
+    pub cap: u32,
+    /// Processors asked for by a pending resize request (`mjobctl -m
+    /// proccount+=N`), and since when (epoch seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_since: Option<i64>,
+    /// Why the pending request was not granted at the last iteration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<String>,
+    /// Why the job did not grow at the last iteration (below its ceiling).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub growth: Option<String>,
 }
 
 /// A job's place in a job array.
@@ -466,6 +497,10 @@ pub struct JobDetail {
     /// waits for; whether a running job is preemptible, by whom, or why not.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preemption: Vec<String>,
+    /// Job templates that applied at submission, in order (checkjob's
+    /// `TemplateSets:`; empty: `DEFAULT`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub templates: Vec<String>,
     /// The job array this job is, or belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array_info: Option<ArrayInfo>,

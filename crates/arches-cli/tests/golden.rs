@@ -123,6 +123,7 @@ fn job(id: u64, user: &str, state: &str, section: Section, procs: u32) -> JobSum
         block_reason: None,
         eligible_secs: 0,
         restartable: false,
+        elastic: None,
         array: None,
     }
 }
@@ -639,6 +640,7 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         virtual_walltime: None,
         staging: vec![],
         preemption: vec![],
+        templates: vec![],
         array_info: None,
         args: Vec::new(),
     }

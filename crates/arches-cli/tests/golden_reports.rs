@@ -227,6 +227,7 @@ fn mdiag_b_deferred_jobs_whole_output() {
         block_reason: None,
         eligible_secs: 0,
         restartable: false,
+        elastic: None,
         array: None,
     };
     let q = QueueView {
@@ -386,6 +387,7 @@ fn job_from_xml(j: roxmltree::Node, section: Section) -> JobSummary {
         block_reason: s("BlockReason"),
         eligible_secs: n("EEDuration").unwrap_or(0),
         restartable: false,
+        elastic: None,
         array: None,
     }
 }

@@ -17,6 +17,8 @@ use crate::config::{Config, DEFAULT_NODE};
 use crate::enums::{DataStageModel, ResourceType, RmType};
 use crate::parse::{self, Diagnostic, Severity};
 
+mod templates;
+
 /// Adds whole-file diagnostics about `config` read from `file`.
 pub(crate) fn cross_check(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
     check_storage(config, file, out);
@@ -24,6 +26,7 @@ pub(crate) fn cross_check(config: &Config, file: &str, out: &mut Vec<Diagnostic>
     check_node_sizes(config, file, out);
     check_slurm_node_sizes(config, file, out);
     check_node_allocation(config, file, out);
+    templates::check_templates(config, file, out);
 }
 
 /// With a Slurm compute RM the nodes, processors and memory come from

@@ -19,7 +19,9 @@ use crate::enums::{
 };
 use crate::parse::{self, Diagnostic, Parsed};
 
+mod hooks;
 mod parts;
+pub use hooks::HooksConfig;
 pub use parts::{FairshareConfig, LogConfig, RmConfig, SchedConfig, StandingReservation};
 
 /// The whole configuration.
@@ -108,6 +110,8 @@ pub struct Config {
     /// field for (fairshare, resource, target, attribute, usage components and
     /// the `*CAP`s), by parameter name; absent = 0 (the default of each).
     pub extra_weights: BTreeMap<&'static str, i64>,
+    /// Site programs: submit and activation filters, mail, notifications.
+    pub hooks: HooksConfig,
     /// `METRICSPORT` (Arches): the metrics and dashboard listener's port;
     /// `None` = no listener.
     pub metrics_port: Option<u16>,
@@ -179,6 +183,7 @@ impl Default for Config {
             bf_order: BfOrder::Priority,
             prediction_correction: PredictionCorrection::Stepwise,
             extra_weights: BTreeMap::new(),
+            hooks: HooksConfig::default(),
             metrics_port: None,
             metrics_host: "127.0.0.1".to_string(),
             record: Record::default(),

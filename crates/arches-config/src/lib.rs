@@ -49,8 +49,8 @@ pub mod reference;
 
 pub use checks::{check, CheckReport, Verbosity};
 pub use config::{
-    apply_line, Config, FairshareConfig, LogConfig, RmConfig, SchedConfig, StandingReservation,
-    DEFAULT_NODE,
+    apply_line, Config, FairshareConfig, HooksConfig, LogConfig, RmConfig, SchedConfig,
+    StandingReservation, DEFAULT_NODE,
 };
 pub use enums::{
     BfOrder, DataStageModel, FsPolicy, JobNodeMatchPolicy, NodeAccessPolicy, PredictionCorrection,

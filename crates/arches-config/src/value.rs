@@ -429,6 +429,11 @@ fn parse_choice(c: Choices, text: &str) -> Result<&'static str, String> {
 
 mod forms;
 
+/// A signal number or name (`SIGWINCH`, `WINCH`, `28`).
+pub(crate) fn signal_number(text: &str) -> Result<i32, String> {
+    parse_signal(text)
+}
+
 /// A duration of at most [`arches_core::limits::MAX_WALLTIME`].
 fn bounded_duration(text: &str) -> Result<Secs, String> {
     let secs = parse_duration(text).map_err(|e| e.to_string())?;

@@ -165,6 +165,8 @@ pub struct Indexes {
     pub data_wait: usize,
     /// Queued jobs with the `PREEMPTOR` job flag.
     pub preemptors: usize,
+    /// Queued and running malleable or resizable jobs ([`crate::malleable`]).
+    pub elastic: usize,
 }
 
 impl Indexes {
@@ -204,8 +206,14 @@ impl Indexes {
                 if job.flags.contains(crate::job::JobFlag::Preemptor) {
                     count(&mut self.preemptors, add);
                 }
+                if job.elastic.is_some() {
+                    count(&mut self.elastic, add);
+                }
             }
             JobState::Running | JobState::Starting | JobState::Staging | JobState::Staged => {
+                if job.elastic.is_some() {
+                    count(&mut self.elastic, add);
+                }
                 let Some(run) = job.run.as_ref() else {
                     return;
                 };

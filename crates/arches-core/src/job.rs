@@ -617,6 +617,8 @@ pub struct Job {
     /// expansion factor), when an administrator set its effective queue
     /// duration (`mjobctl -m eeduration=`); `None`: since its submission.
     pub eligible_since: Option<Time>,
+    /// A processor range (malleable, resizable job): `None` for a rigid job.
+    pub elastic: Option<crate::malleable::Elastic>,
 }
 
 impl Job {
@@ -655,6 +657,7 @@ impl Job {
             data_wait: None,
             requeued: None,
             eligible_since: None,
+            elastic: None,
         }
     }
 

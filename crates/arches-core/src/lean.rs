@@ -120,6 +120,7 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         || state.has_slot_limits()
         || !policy.standing.is_empty()
         || state.reservations().any(|r| r.end.is_none_or(|e| e > now))
+        || idx.elastic > 0
     {
         return None;
     }

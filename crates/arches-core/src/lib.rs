@@ -36,6 +36,7 @@ mod index;
 pub mod job;
 pub mod lean;
 pub mod limits;
+pub mod malleable;
 pub mod node;
 pub mod placement;
 pub mod plan;
@@ -48,6 +49,7 @@ pub mod resv;
 pub mod schedule;
 pub mod staging;
 pub mod state;
+pub mod templates;
 pub mod timespec;
 pub mod windows;
 

@@ -260,6 +260,9 @@ pub struct Plan {
     /// `BFVIRTUALWALLTIMECONFLICTPOLICY PREEMPT` a job whose real limit
     /// would overlap a reservation is requeued instead (in `preemptions`).
     pub restore_walltime: Vec<JobId>,
+    /// Running malleable and resizable jobs to grow, and why the others
+    /// did not ([`crate::malleable`]).
+    pub elastic: crate::malleable::ElasticPlan,
 }
 
 /// Every queued job's [`Decision`], ordered by job id: a sorted vector,

@@ -352,6 +352,11 @@ pub struct Policy {
     pub rm_poll_interval: Secs,
     /// Standing reservations (`SRCFG[name]`), materialised each iteration.
     pub standing: Vec<crate::resv::Standing>,
+    /// Job templates (`JOBCFG`, `JOBMATCHCFG`), applied at submission.
+    pub templates: crate::templates::Templates,
+    /// `MALLEABLEGROWTH`: when running malleable jobs grow
+    /// ([`crate::malleable`]).
+    pub growth: crate::malleable::GrowthPolicy,
 }
 
 impl Default for Policy {
@@ -389,6 +394,8 @@ impl Default for Policy {
             job_retry_time: 60,
             rm_poll_interval: 30,
             standing: Vec::new(),
+            templates: crate::templates::Templates::default(),
+            growth: crate::malleable::GrowthPolicy::default(),
         }
     }
 }

@@ -87,6 +87,12 @@ use crate::{Secs, Time};
 /// promise. Otherwise the plan wakes up when the first reserved job
 /// reaches the guard.
 pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
+    crate::malleable::schedule(state, policy, now, schedule_rigid)
+}
+
+/// [`schedule`] of the jobs as they are (malleable jobs at their current
+/// size; [`crate::malleable`] adds their growth).
+fn schedule_rigid(state: &State, policy: &Policy, now: Time) -> Plan {
     let Some(guard) = policy
         .prediction_guard
         .filter(|_| !policy.estimates_ignored)

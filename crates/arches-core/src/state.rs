@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use imbl::{OrdMap, OrdSet};
 
+mod elastic;
+
 use crate::job::{
     Alloc, Completion, CompletionCode, HoldType, Job, JobFlag, JobId, JobState, RequeueCause,
     RunInfo, StartKind, Termination,
@@ -129,6 +131,18 @@ pub enum Event {
     Purge {
         job: JobId,
     },
+    /// A running malleable or resizable job takes these processors too
+    /// ([`crate::malleable`]).
+    Grow {
+        job: JobId,
+        alloc: Vec<Alloc>,
+    },
+    /// A running resizable job gives these processors back
+    /// (`mjobctl -m proccount-=N`).
+    Shrink {
+        job: JobId,
+        alloc: Vec<Alloc>,
+    },
 }
 
 /// A modification of a job (`mjobctl -m`).
@@ -169,6 +183,9 @@ pub enum JobChange {
     /// Since when a queued job counts as queued for its priority
     /// (`mjobctl -m eeduration`; `None`: its submission).
     EligibleSince(Option<Time>),
+    /// A malleable or resizable job's range, growth ceiling and pending
+    /// resize request ([`crate::malleable::Elastic`]).
+    Elastic(Option<crate::malleable::Elastic>),
 }
 
 impl Event {
@@ -570,6 +587,7 @@ impl State {
                 | Event::Launch { .. }
                 | Event::Started { .. }
                 | Event::Purge { .. }
+                | Event::Grow { .. }
         );
         let event_job_none = event_job(&event).is_none();
         // Lean indexes: take the job out as it is, put it back as it is after
@@ -895,6 +913,8 @@ impl State {
                 self.jobs.remove(&job);
                 Ok(())
             }
+            Event::Grow { job, alloc } => self.grow(job, alloc),
+            Event::Shrink { job, alloc } => self.shrink(job, alloc, now),
         }
     }
 
@@ -985,6 +1005,7 @@ impl State {
             JobChange::AdminSuspended(b) => j.admin_suspended = b,
             JobChange::DataWait(w) => j.data_wait = w,
             JobChange::Phase(_) => unreachable!("handled above"),
+            JobChange::Elastic(e) => j.elastic = e,
             JobChange::VirtualWalltime(v) => match j.run.as_mut() {
                 Some(r) if active => r.virtual_walltime = v,
                 _ => return Err(wrong(j, "active")),
@@ -1137,6 +1158,8 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Terminate { job, .. }
         | Event::Resubmit { job }
         | Event::Lock { job, .. }
+        | Event::Grow { job, .. }
+        | Event::Shrink { job, .. }
         | Event::Purge { job } => Some(*job),
         Event::NodeState { .. }
         | Event::AddNode(_)

@@ -68,6 +68,23 @@
 //! expect rejected ID                          submission refused (QoS access)
 //! ```
 //!
+//! Malleable and resizable jobs ([`arches_core::malleable`]):
+//!
+//! ```text
+//! job ... range=MIN-MAX                       a processor range (procs defaults to MIN)
+//! resize ID T +N|-N                           the owner asks for N more processors,
+//!                                             or releases N, at T (mjobctl -m proccount+=N)
+//! policy GROWTH NONE|BEFOREBACKFILL|AFTERBACKFILL   (MALLEABLEGROWTH)
+//! expect grow ID T PROCS [auto|priority|backfill]  at T the job grew to PROCS processors
+//! expect nogrow ID                            the job never grew
+//! expect procs AT ID N                        after the iteration at AT the job has N processors
+//! expect growwait AT ID NAME                  ... its pending request waits for reason NAME
+//! expect refused ID T                         the resize at T was refused
+//! ```
+//!
+//! Scenarios do not model speed-up: a grown job ends at its run time (the
+//! simulator's JSONL `work` does).
+//!
 //! Jobs get their QoS at submission exactly as the daemon and the simulator
 //! give it (`arches_core::qos::assign`: the requested one if their
 //! credentials grant it, else their QDEF); a job refused access is never
@@ -129,6 +146,8 @@ struct Scenario {
     exits: BTreeMap<JobId, i32>,
     /// User holds released at a time.
     releases: Vec<(JobId, Time)>,
+    /// Resize requests (+N) and releases (-N) at a time.
+    resizes: Vec<(JobId, Time, i64)>,
     /// Job arrays (`array=1-10%2`): the job line is the array's template.
     arrays: BTreeMap<JobId, arches_core::ArraySpec>,
 }
@@ -171,6 +190,7 @@ fn parse(text: &str) -> Scenario {
         fail_starts: BTreeSet::new(),
         exits: BTreeMap::new(),
         releases: Vec::new(),
+        resizes: Vec::new(),
         arrays: BTreeMap::new(),
     };
     for (ln, raw) in text.lines().enumerate() {
@@ -205,7 +225,14 @@ fn parse(text: &str) -> Scenario {
                     .iter()
                     .map(|x| x.split_once('=').unwrap_or((x, "")))
                     .collect();
-                let mut req = Request::procs(kv.get("procs").map_or(1, |p| p.parse().unwrap()));
+                let range = kv.get("range").map(|r| {
+                    let (a, b) = r.split_once('-').unwrap();
+                    (a.parse::<u32>().unwrap(), b.parse::<u32>().unwrap())
+                });
+                let mut req = Request::procs(
+                    kv.get("procs")
+                        .map_or(range.map_or(1, |r| r.0), |p| p.parse().unwrap()),
+                );
                 if let Some(n) = kv.get("nodes") {
                     req.nodes = Some(n.parse().unwrap());
                 }
@@ -269,6 +296,12 @@ fn parse(text: &str) -> Scenario {
                 if let Some(x) = kv.get("exit") {
                     sc.exits.insert(id, x.parse().unwrap());
                 }
+                if let Some((min, max)) = range {
+                    job.elastic = Some(
+                        arches_core::malleable::check_range(min, max, job.req.procs_per_task)
+                            .unwrap(),
+                    );
+                }
                 if let Some(a) = kv.get("array") {
                     sc.arrays
                         .insert(id, arches_core::ArraySpec::parse(a).unwrap());
@@ -322,6 +355,11 @@ fn parse(text: &str) -> Scenario {
                 sc.fail_starts.insert((w[1].parse().unwrap(), time(w[2])));
             }
             "release" => sc.releases.push((w[1].parse().unwrap(), time(w[2]))),
+            "resize" => sc.resizes.push((
+                w[1].parse().unwrap(),
+                time(w[2]),
+                w[3].trim_start_matches('+').parse().unwrap(),
+            )),
             "expect" => sc
                 .expects
                 .push((ln + 1, w[1..].iter().map(|s| s.to_string()).collect())),
@@ -511,6 +549,7 @@ fn policy(p: &mut Policy, w: &[&str]) {
         "PREDICTIONSCOPE" => p.estimates_running_only = w[1] == "RUNNING",
         "JOBPREEMPTMINACTIVETIME" => p.job_preempt_min_active = time(w[1]),
         "JOBPREEMPTMAXACTIVETIME" => p.job_preempt_max_active = time(w[1]),
+        "GROWTH" => p.growth = w[1].parse().unwrap(),
         other => panic!("unknown policy key {other}"),
     }
 }
@@ -534,6 +573,12 @@ struct Outcome {
     virtual_limits: BTreeMap<JobId, i64>,
     /// Backfill windows `(nodes, procs, duration)` after the iteration at a time.
     windows: BTreeMap<Time, Vec<(u32, u32, Option<i64>)>>,
+    /// Grows: (time, processors after, how).
+    grows: BTreeMap<JobId, Vec<(Time, u32, String)>>,
+    /// Processors of each job after each instant.
+    procs: BTreeMap<(Time, JobId), u32>,
+    /// Resizes refused: (job, time).
+    refused: BTreeSet<(JobId, Time)>,
 }
 
 fn replay(sc: &Scenario) -> Outcome {
@@ -552,6 +597,7 @@ fn replay(sc: &Scenario) -> Outcome {
     let mut times: BTreeSet<Time> = sc.jobs.iter().map(|(j, _)| j.submit_time).collect();
     times.extend(sc.data_ready.values().copied());
     times.extend(sc.releases.iter().map(|r| r.1));
+    times.extend(sc.resizes.iter().map(|r| r.1));
     for (_, e) in &sc.expects {
         if matches!(
             e[0].as_str(),
@@ -567,6 +613,8 @@ fn replay(sc: &Scenario) -> Outcome {
                 | "lock"
                 | "restored"
                 | "window"
+                | "procs"
+                | "growwait"
         ) {
             times.insert(time(&e[1]));
         }
@@ -636,6 +684,36 @@ fn replay(sc: &Scenario) -> Outcome {
             if state.job(id).is_some_and(|j| j.data_wait.is_some()) {
                 let change = arches_core::state::JobChange::DataWait(None);
                 state.apply(Event::Modify { job: id, change }, now).unwrap();
+            }
+        }
+        for &(id, _, n) in sc.resizes.iter().filter(|r| r.1 == now) {
+            use arches_core::malleable;
+            let Some(j) = state.job(id) else {
+                out.refused.insert((id, now));
+                continue;
+            };
+            let done = if n > 0 {
+                malleable::request(j, n as u32, now).map(|e| {
+                    let change = arches_core::state::JobChange::Elastic(Some(e));
+                    state.apply(Event::Modify { job: id, change }, now).unwrap();
+                })
+            } else {
+                malleable::release(j, n.unsigned_abs() as u32).map(|(less, e)| {
+                    state
+                        .apply(
+                            Event::Shrink {
+                                job: id,
+                                alloc: less,
+                            },
+                            now,
+                        )
+                        .unwrap();
+                    let change = arches_core::state::JobChange::Elastic(Some(e));
+                    state.apply(Event::Modify { job: id, change }, now).unwrap();
+                })
+            };
+            if done.is_err() {
+                out.refused.insert((id, now));
             }
         }
         let gone: Vec<JobId> = term_end
@@ -754,6 +832,40 @@ fn replay(sc: &Scenario) -> Outcome {
                 .collect();
             out.last_start.insert(s.job, now);
             out.starts.entry(s.job).or_insert((now, s.kind, names));
+        }
+        for g in &plan.elastic.grows {
+            state
+                .apply(
+                    Event::Grow {
+                        job: g.job,
+                        alloc: g.alloc.clone(),
+                    },
+                    now,
+                )
+                .unwrap();
+            let j = state.job(g.job).unwrap();
+            if let arches_core::malleable::GrowKind::Request(_) = g.how {
+                // Granted: the request is done.
+                let e = j
+                    .elastic
+                    .map(|e| arches_core::malleable::Elastic { request: None, ..e });
+                let change = arches_core::state::JobChange::Elastic(e);
+                state
+                    .apply(Event::Modify { job: g.job, change }, now)
+                    .unwrap();
+            }
+            let j = state.job(g.job).unwrap();
+            let how = match g.how {
+                arches_core::malleable::GrowKind::Auto => "auto".to_string(),
+                arches_core::malleable::GrowKind::Request(k) => format!("{k:?}"),
+            };
+            out.grows
+                .entry(g.job)
+                .or_default()
+                .push((now, j.procs(), how));
+        }
+        for j in state.active() {
+            out.procs.insert((now, j.id), j.procs());
         }
         if let Some(w) = plan.next_wakeup {
             times.insert(w);
@@ -900,6 +1012,22 @@ fn check(path: &Path) {
                 t => out.virtual_limits.get(&id(1)) == Some(&time(t)),
             },
             "restored" => plan_at(1).restore_walltime.contains(&id(2)),
+            "grow" => out.grows.get(&id(1)).is_some_and(|v| {
+                v.iter().any(|(t, p, how)| {
+                    *t == time(&e[2])
+                        && *p == e[3].parse::<u32>().unwrap()
+                        && e.get(4).is_none_or(|k| how.eq_ignore_ascii_case(k))
+                })
+            }),
+            "nogrow" => !out.grows.contains_key(&id(1)),
+            "procs" => out.procs.get(&(time(&e[1]), id(2))).copied() == Some(e[3].parse().unwrap()),
+            "growwait" => {
+                let waits = &plan_at(1).elastic.waits;
+                waits
+                    .iter()
+                    .any(|(j, r)| *j == id(2) && reason_name(&Some(r.clone())) == e[3])
+            }
+            "refused" => out.refused.contains(&(id(1), time(&e[2]))),
             "window" => out.windows.get(&time(&e[1])).is_some_and(|ws| {
                 let want = (
                     e[2].parse::<u32>().unwrap(),
@@ -925,6 +1053,14 @@ fn check(path: &Path) {
                 "virtual" => format!("{:?}", out.virtual_limits.get(&id(1))),
                 "restored" => format!("{:?}", plan_at(1).restore_walltime),
                 "window" => format!("{:?}", out.windows.get(&time(&e[1]))),
+                "grow" | "nogrow" => format!("{:?}", out.grows.get(&id(1))),
+                "procs" => format!("{:?}", out.procs.get(&(time(&e[1]), id(2)))),
+                "growwait" => format!(
+                    "{:?} {:?}",
+                    plan_at(1).elastic.waits,
+                    plan_at(1).elastic.notes
+                ),
+                "refused" => format!("{:?}", out.refused),
                 "qos" | "rejected" => format!(
                     "qos {:?}, rejected {}",
                     out.qos.get(&id(1)),

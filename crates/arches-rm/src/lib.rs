@@ -10,6 +10,7 @@
 
 pub mod fsmode;
 pub mod local;
+pub mod program;
 pub mod sim;
 pub mod slurm;
 pub mod storage;
@@ -38,6 +39,21 @@ pub struct LaunchNode {
     pub name: String,
     pub tasks: u32,
     pub procs: u32,
+}
+
+/// An allocation as the backend names it: one [`LaunchNode`] per node of
+/// `alloc` that `state` knows.
+pub fn launch_nodes(state: &arches_core::State, alloc: &[arches_core::Alloc]) -> Vec<LaunchNode> {
+    alloc
+        .iter()
+        .filter_map(|a| {
+            Some(LaunchNode {
+                name: state.node(a.node)?.name.clone(),
+                tasks: a.tasks,
+                procs: a.procs,
+            })
+        })
+        .collect()
 }
 
 /// Execution details of a batch job.
@@ -185,6 +201,29 @@ pub trait ResourceManager: Send {
     /// running are re-adopted; ended ones come back from `observe` as
     /// `Finished`, unknown ones as `Vanished`.
     fn recover(&mut self, active: &[JobId], now: Time) -> Result<(), RmError>;
+    /// Whether the allocation of a running job can change (malleable and
+    /// resizable jobs, [`arches_core::malleable`]). `false` (the default):
+    /// the daemon refuses processor ranges.
+    fn supports_resize(&self) -> bool {
+        false
+    }
+    /// A running job's allocation is now `nodes` (it grew or shrank): the
+    /// job is told (its node file and environment file are rewritten and it
+    /// gets `signal`, if any). `Err`: refused, the job keeps its old
+    /// allocation.
+    fn resize(
+        &mut self,
+        job: JobId,
+        nodes: &[LaunchNode],
+        signal: Option<i32>,
+        now: Time,
+    ) -> Result<(), RmError> {
+        let _ = (nodes, signal, now);
+        Err(RmError::Refused(format!(
+            "the {} resource manager cannot resize running job {job}",
+            self.kind()
+        )))
+    }
 }
 
 /// The check every backend's [`ResourceManager::set_walltime`] makes

@@ -58,6 +58,8 @@ struct Segment {
     runtime: Secs,
     used: Secs,
     limit: Option<Secs>,
+    /// Processors it runs on (a resize scales what is left of its run).
+    procs: u32,
 }
 
 impl SimRm {
@@ -93,6 +95,12 @@ impl SimRm {
     /// Whether anything is still to be reported.
     pub fn is_idle(&self) -> bool {
         self.due.is_empty() && self.pending.is_empty()
+    }
+
+    /// Whether the job is running or suspended here (a job whose end was
+    /// just observed is not, though its driver may not have recorded it yet).
+    pub fn has(&self, job: JobId) -> bool {
+        self.running.contains_key(&job) || self.suspended.contains_key(&job)
     }
 
     /// Running jobs and when each will end.
@@ -156,6 +164,17 @@ impl SimRm {
     }
 }
 
+/// A run resized to `procs`: what is left takes `old/new` as long.
+fn scaled(run: Segment, procs: u32) -> Segment {
+    let left = (run.runtime - run.used).max(0) as u128;
+    let left = (left * u128::from(run.procs.max(1))).div_ceil(u128::from(procs.max(1)));
+    Segment {
+        runtime: run.used + left as Secs,
+        procs,
+        ..run
+    }
+}
+
 impl ResourceManager for SimRm {
     fn name(&self) -> &str {
         &self.name
@@ -184,6 +203,7 @@ impl ResourceManager for SimRm {
             runtime,
             used: 0,
             limit: launch.walltime,
+            procs: launch.nodes.iter().map(|n| n.procs).sum::<u32>().max(1),
         };
         self.launch(launch.job, run, None, now);
         Ok(())
@@ -279,6 +299,30 @@ impl ResourceManager for SimRm {
         Ok(())
     }
 
+    fn supports_resize(&self) -> bool {
+        true
+    }
+
+    /// A malleable job's work is conserved (linear speed-up): what is left
+    /// of its run shrinks or stretches by its old over its new processors.
+    fn resize(
+        &mut self,
+        job: JobId,
+        nodes: &[crate::LaunchNode],
+        _signal: Option<i32>,
+        now: Time,
+    ) -> Result<(), RmError> {
+        let procs = nodes.iter().map(|n| n.procs).sum::<u32>().max(1);
+        if let Some(s) = self.suspended.get_mut(&job) {
+            *s = scaled(*s, procs);
+            return Ok(());
+        }
+        let r = self.stop(job)?;
+        let run = scaled(Self::so_far(&r, now), procs);
+        self.launch(job, run, Some(r.seq), now);
+        Ok(())
+    }
+
     fn observe(&mut self, now: Time) -> Vec<Observation> {
         let mut out = std::mem::take(&mut self.pending);
         while let Some(&(end, seq, job)) = self.due.first() {
@@ -359,6 +403,31 @@ mod tests {
             .collect();
         assert_eq!(jobs, vec![2, 3, 1]);
         assert!(rm.is_idle());
+    }
+
+    #[test]
+    fn a_resized_job_does_its_remaining_work_faster_or_slower() {
+        let mut rm = rm();
+        rm.set_runtime(1, 1000);
+        rm.start(&launch(1, None), 0).unwrap();
+        assert!(rm.supports_resize());
+        // Half done at 500 on one processor; on four the rest takes 125.
+        let four = [LaunchNode {
+            name: "n1".into(),
+            tasks: 4,
+            procs: 4,
+        }];
+        rm.resize(1, &four, None, 500).unwrap();
+        assert_eq!(rm.next_completion(), Some(625));
+        // Back to two at 525: 100 s of four-processor work left, 200 on two.
+        let two = [LaunchNode {
+            name: "n1".into(),
+            tasks: 2,
+            procs: 2,
+        }];
+        rm.resize(1, &two, None, 525).unwrap();
+        assert_eq!(rm.next_completion(), Some(725));
+        assert_eq!(rm.resize(9, &two, None, 525), Err(RmError::UnknownJob(9)));
     }
 
     #[test]

@@ -370,6 +370,10 @@ impl Actor {
             .job(id)
             .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
         let active = job.state.is_active();
+        if active && matches!(attr_l.as_str(), "proccount" | "procs") {
+            // A running job: a resize request (crate::elastic).
+            return self.resize_request(id, op, value, now);
+        }
         match attr_l.as_str() {
             "depend" | "dependency" => self.modify_depend(caller, id, op, value, now),
             "walltime" | "wclimit" | "reqawduration" => {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use arches_api::{ActionResponse, JobActionRequest, SchedulerControl, SubmitResponse};
 use arches_core::{Event, JobId, JobState, Plan, State, Time};
-use arches_rm::{ExecSpec, Launch, LaunchNode, ResourceManager};
+use arches_rm::{ExecSpec, Launch, ResourceManager};
 use arches_store::{Batch, ExecRecord, JobRecord, Payload, Store};
 use tokio::sync::oneshot;
 
@@ -47,6 +47,11 @@ pub enum Input {
     },
     /// Stop after this turn (SIGTERM/SIGINT).
     Shutdown,
+    /// An activation filter's verdict ([`crate::activation`]).
+    Activation {
+        job: JobId,
+        verdict: crate::activation::Verdict,
+    },
 }
 
 /// An identified caller (defined with the authorization rules).
@@ -173,6 +178,13 @@ pub struct Actor {
     pace: crate::pace::Pace,
     /// Node samples of the statistics profile interval in progress.
     pub(crate) sampler: crate::profiling::NodeSampler,
+    /// Activation filter calls and verdicts ([`crate::activation`]).
+    pub(crate) activation: crate::activation::Gate,
+    /// The actor's own input channel, for results of work done on other
+    /// threads (activation filters); set by [`Actor::set_inbox`].
+    pub(crate) inbox: Option<std::sync::mpsc::Sender<Input>>,
+    /// Mail and notification program calls ([`crate::mail`]).
+    pub(crate) notifier: crate::mail::Notifier,
 }
 
 /// The wall clock in epoch seconds.
@@ -334,10 +346,19 @@ impl Actor {
             trim_due: false,
             sampler: Default::default(),
             pace: crate::pace::Pace::default(),
+            activation: crate::activation::Gate::default(),
+            inbox: None,
+            notifier: crate::mail::Notifier::default(),
         };
         actor.configure_profile();
         crate::pace::trim_heap();
         Ok((actor, published))
+    }
+
+    /// Gives the actor its own input channel (work done on other threads
+    /// reports back through it).
+    pub fn set_inbox(&mut self, tx: std::sync::mpsc::Sender<Input>) {
+        self.inbox = Some(tx);
     }
 
     /// Runs until shutdown. Returns an error only when the store fails (no
@@ -470,11 +491,18 @@ impl Actor {
                 }));
             }
             Input::Shutdown => self.stop = true,
+            Input::Activation { job, verdict } => self.activation_result(job, verdict, now),
         }
     }
 
     fn submit(&mut self, mut sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
         sub.resolve_dependencies(&self.state)?;
+        if sub.job.elastic.is_some() && !self.rm.supports_resize() {
+            return Err(SubmitError(format!(
+                "the {} resource manager cannot resize running jobs: processor ranges (procs=MIN-MAX) are not supported",
+                self.rm.kind()
+            )));
+        }
         if let Some(spec) = sub.array.take() {
             return self.submit_array(sub, spec, now);
         }
@@ -507,9 +535,8 @@ impl Actor {
     /// Applies an event to a job and marks it for persistence; logs refusals.
     pub(crate) fn apply(&mut self, event: Event, now: Time) -> bool {
         let job = event_job(&event);
-        let was_final = job
-            .and_then(|j| self.state.job(j))
-            .is_some_and(|j| j.state.is_finished());
+        let before = job.and_then(|j| self.state.job(j)).map(|j| j.state);
+        let was_final = before.is_some_and(|s| s.is_finished());
         match self.state.apply(event, now) {
             Ok(()) => {
                 if let Some(j) = job {
@@ -517,6 +544,7 @@ impl Actor {
                     if !was_final {
                         self.account(j);
                     }
+                    self.notice(j, before);
                 }
                 self.wake = true;
                 true
@@ -600,12 +628,16 @@ impl Actor {
                 );
             }
         }
-        for (job, result) in self.start_jobs(plan.starts.clone(), now) {
+        let (starts, grows) =
+            crate::elastic::merge_into_starts(plan.starts.clone(), &plan.elastic.grows);
+        let starts = self.activation_gate(starts, now);
+        for (job, result) in self.start_jobs(starts, now) {
             if let Err(e) = result {
                 // Noted (and deferred) where it failed.
                 tracing::warn!(job, error = %e, "start failed");
             }
         }
+        self.apply_grows(&grows, now);
         if self.cfg.policy.reservation_policy == arches_core::policy::ReservationPolicy::Highest {
             // HIGHEST keeps reservations across iterations: hand them back.
             // Not an event that needs another iteration (no wake).
@@ -711,16 +743,7 @@ impl Actor {
                 }
             },
         };
-        let nodes = alloc
-            .iter()
-            .filter_map(|a| {
-                Some(LaunchNode {
-                    name: self.state.node(a.node)?.name.clone(),
-                    tasks: a.tasks,
-                    procs: a.procs,
-                })
-            })
-            .collect();
+        let nodes = arches_rm::launch_nodes(&self.state, &alloc);
         let mut launch = Launch {
             job: id,
             name: job.name.clone(),
@@ -802,17 +825,7 @@ impl Actor {
                 .map_err(|e| format!("cannot read the job's script: {e}"))?
                 .unwrap_or_default(),
         };
-        let nodes = run
-            .alloc
-            .iter()
-            .filter_map(|a| {
-                Some(LaunchNode {
-                    name: self.state.node(a.node)?.name.clone(),
-                    tasks: a.tasks,
-                    procs: a.procs,
-                })
-            })
-            .collect();
+        let nodes = arches_rm::launch_nodes(&self.state, &run.alloc);
         let mut launch = Launch {
             job: id,
             name: job.name.clone(),
@@ -992,6 +1005,8 @@ fn event_job(e: &Event) -> Option<JobId> {
         | Event::Terminate { job, .. }
         | Event::Resubmit { job }
         | Event::Lock { job, .. }
+        | Event::Grow { job, .. }
+        | Event::Shrink { job, .. }
         | Event::Purge { job } => Some(*job),
         Event::NodeState { .. }
         | Event::AddNode(_)

@@ -51,14 +51,7 @@ impl Actor {
                 tracing::info!(job, failures = st.failures, "start failed: job requeued");
             }
             StartFailure::Defer { until } => {
-                self.apply(
-                    Event::SetHold {
-                        job,
-                        hold: HoldType::Defer,
-                    },
-                    now,
-                );
-                self.deferred.insert(job, until);
+                self.hold_deferred(job, until, now);
                 self.note(
                     job,
                     format!(
@@ -102,6 +95,19 @@ impl Actor {
                 tracing::warn!(job, defers = st.defers, "start failed: batch hold");
             }
         }
+    }
+
+    /// Puts a `Defer` hold on `job` until `until` (released by
+    /// [`Actor::release_deferred`]).
+    pub(crate) fn hold_deferred(&mut self, job: JobId, until: Time, now: Time) {
+        self.apply(
+            Event::SetHold {
+                job,
+                hold: HoldType::Defer,
+            },
+            now,
+        );
+        self.deferred.insert(job, until);
     }
 
     /// Releases the `Defer` holds whose `DEFERTIME` is over.

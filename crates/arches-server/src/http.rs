@@ -203,10 +203,21 @@ async fn submit(
         ));
     }
     let group = ident::group_name(peer.gid);
+    let groups = ident::groups_of(&user);
     let snap = current(&app.published);
+    // A job XML input and the SUBMITFILTER (as the user, off the actor).
+    let who = crate::submitfilter::Submitter {
+        user: &user,
+        group: &group,
+        groups: groups.clone(),
+    };
+    let req = match crate::submitfilter::prepare(req, who, &snap.cfg.moab.hooks).await {
+        Ok(r) => r,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.message()),
+    };
     let sub = match jobspec::parse(&req, &user, &group, &app.cfg.policy, snap.now) {
         Ok(mut s) => {
-            s.exec.groups = ident::groups_of(&user);
+            s.exec.groups = groups;
             s
         }
         Err(e) => return error(StatusCode::BAD_REQUEST, e.message()),

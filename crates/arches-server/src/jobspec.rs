@@ -97,7 +97,18 @@ pub fn parse(
     for ext in &req.extensions {
         res.apply_extension(ext)?;
     }
-    let class = req.class.clone().filter(|c| !c.is_empty());
+    let mut class = req.class.clone().filter(|c| !c.is_empty());
+    let mut account = req.account.clone().filter(|a| !a.is_empty());
+    let applied_templates = templates::apply(
+        policy,
+        &mut res,
+        templates::Creds {
+            user: &user.name,
+            group,
+            class: &mut class,
+            account: &mut account,
+        },
+    )?;
     let class_cfg = class.as_ref().and_then(|c| policy.classes.get(c));
     let walltime = res
         .walltime
@@ -108,17 +119,50 @@ pub fn parse(
         }
         arches_core::limits::check_walltime("wallclock limit", w).map_err(SubmitError)?;
     }
+    if let (Some(t), Some(w), Some(max)) = (
+        &res.walltime_template,
+        walltime,
+        class_cfg.and_then(|c| c.max_wclimit),
+    ) {
+        if w > max {
+            return err(format!(
+                "job template '{t}' sets walltime {} above MAX.WCLIMIT {} of class {}",
+                arches_core::timespec::format_duration(w),
+                arches_core::timespec::format_duration(max),
+                class.as_deref().unwrap_or("")
+            ));
+        }
+    }
     let request = res.request()?;
+    crate::mail::check_mail(req.mail_options.as_deref(), req.mail_list.as_deref())
+        .map_err(SubmitError)?;
     let array = array::parse(req)?;
     let name = array
         .as_ref()
         .and_then(|a| a.name.clone())
         .or_else(|| req.name.clone().filter(|n| !n.is_empty()))
         .unwrap_or_else(|| "STDIN".to_string());
+    let elastic = match res.procs_max {
+        Some(max) => {
+            if res.nodes.is_some() || res.ppn.is_some() || res.ncpus.is_some() {
+                return err("a processor range (procs=MIN-MAX) cannot be combined with nodes=, ppn= or ncpus=");
+            }
+            Some(
+                arches_core::malleable::check_range(
+                    request.total_procs(),
+                    max,
+                    request.procs_per_task,
+                )
+                .map_err(SubmitError)?,
+            )
+        }
+        None => None,
+    };
     let mut job = Job::new(0, &user.name, request, walltime, now);
+    job.elastic = elastic;
     job.name = name;
     job.cred.group = group.to_string();
-    job.cred.account = req.account.clone().filter(|a| !a.is_empty());
+    job.cred.account = account;
     job.cred.class = class;
     // The requested QoS if the credentials grant it, else their default
     // (QDEF, Moab's precedence): the one QoS the engine uses.
@@ -173,6 +217,7 @@ pub fn parse(
         ttc: res.ttc.clone(),
         stage_in,
         stage_out,
+        templates: applied_templates,
         args: script_args(&req.args)?,
         ..ExecRecord::default()
     };
@@ -546,6 +591,7 @@ mod array;
 pub mod depend;
 mod resources;
 pub mod sane;
+mod templates;
 
 pub use resources::parse_mem;
 use resources::{split_top, Resources};

@@ -9,6 +9,7 @@
 //! running; the next start re-adopts them.
 
 pub mod actions;
+mod activation;
 pub mod actor;
 pub mod arrays;
 pub mod authz;
@@ -16,6 +17,7 @@ pub mod config;
 mod control;
 mod defer;
 mod depend;
+mod elastic;
 pub mod estimates;
 mod guard;
 pub mod home;
@@ -25,6 +27,8 @@ pub mod intent;
 pub mod jobenv;
 pub mod jobexpr;
 pub mod jobspec;
+pub mod jobxml;
+pub mod mail;
 pub mod metrics;
 mod modify;
 pub mod notify;
@@ -40,6 +44,7 @@ pub mod showq;
 pub mod simserve;
 pub mod staging;
 mod stream;
+pub mod submitfilter;
 pub mod testing;
 pub mod views;
 pub mod web;
@@ -165,13 +170,14 @@ pub fn serve(
     let cfg = Arc::new(cfg);
     let store = arches_store::Store::open(&loc.home.join("arches.db"))
         .with_context(|| format!("cannot open {}", loc.home.join("arches.db").display()))?;
-    let (actor, published) = actor::Actor::recover(
+    let (mut actor, published) = actor::Actor::recover(
         Arc::clone(&cfg),
         store,
         rm,
         loc.socket.display().to_string(),
     )?;
     let (tx, rx) = std::sync::mpsc::channel();
+    actor.set_inbox(tx.clone());
     let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
     let actor_thread = std::thread::Builder::new()
         .name("scheduler".into())

@@ -199,6 +199,8 @@ impl SimServer {
                 self.stop = true;
                 Box::new(|| {})
             }
+            // No activation filter runs in a simulation.
+            Input::Activation { .. } => Box::new(|| {}),
         })
     }
 

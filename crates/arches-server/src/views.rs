@@ -235,6 +235,27 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
             0
         },
         restartable: j.flags.contains(JobFlag::Restartable),
+        elastic: j.elastic.map(|e| arches_api::ElasticInfo {
+            min: e.min,
+            max: e.max,
+            cap: e.cap,
+            request: e.request.map(|r| r.procs),
+            request_since: e.request.map(|r| r.since),
+            waits: s
+                .plan
+                .elastic
+                .waits
+                .iter()
+                .find(|(id, _)| *id == j.id)
+                .map(|(_, r)| r.to_string()),
+            growth: s
+                .plan
+                .elastic
+                .notes
+                .iter()
+                .find(|(id, _)| *id == j.id)
+                .map(|(_, n)| n.clone()),
+        }),
         array: crate::arrays::member(&s.state, j.id),
     }
 }
@@ -364,6 +385,7 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             })
             .unwrap_or_default(),
         preemption: pv.lines(s, j),
+        templates: rec.map(|r| r.templates.clone()).unwrap_or_default(),
         virtual_walltime: j
             .run
             .as_ref()

@@ -77,7 +77,10 @@ at the walltime); optional user, group (default: the user), account, class, qos;
 msub -p, -1024..1023); flags (a list of Moab job flags, e.g. [\"BACKFILL\", \"PREEMPTEE\"]); \
 depend (a Moab dependency, e.g. \"afterok:12:13\" or \"afterany:4,after:5\"; a job waiting \
 for a job not in the workload never starts); stagein (s of data staging before the job is \
-eligible); stagein_size (MB, with --staging). Example lines:
+eligible); stagein_size (MB, with --staging); maxprocs (a malleable job: procs is the \
+minimum it starts with, maxprocs the most it may use; its work is conserved when it grows); \
+resize (resize requests of a malleable job, [{\"after\": S, \"procs\": N}]: S seconds after it \
+starts its owner asks for N more processors, or releases -N). Example lines:
   {\"id\": 1, \"submit\": 0, \"procs\": 16, \"walltime\": 3600, \"runtime\": 1800, \"user\": \"alice\"}
   {\"id\": 2, \"submit\": 60, \"nodes\": 2, \"ppn\": 8, \"walltime\": 600, \"runtime\": 700, \"depend\": \"afterok:1\"}
 
@@ -98,7 +101,9 @@ first 1 % of jobs by finish time and every job from the first one ending after t
 submission are left out; avg_wait_min in minutes, avg_bsld10), breakdown (by size and by \
 length, with the share of small jobs, at most P/16 processors, and short jobs, at most 1 \
 hour, that were backfilled), skipped, never_started, malformed_lines, sanitize_dropped, \
-capped_jobs and, with --staging, staging; --summary-format table writes the main figures as a \
+capped_jobs, with --staging, staging, and with malleable jobs malleable (jobs, grown_jobs, \
+grows, avg_wait_s, resize_requests, resize_granted, resize_avg_wait_s, resize_max_wait_s, \
+releases); --summary-format table writes the main figures as a \
 table for people instead, and --compare A.json B.json ... puts the summaries of earlier runs side \
 by side. --jobs-csv writes one line per job: \
 job_id,submit,start,end,procs,walltime,runtime,wait,backfilled (times in seconds after the \
@@ -308,6 +313,36 @@ pub struct SimulateArgs {
     /// --staging: share of --stage-disk staged data may fill (TARGETUSAGE, percent).
     #[arg(long, value_name = "PERCENT", requires = "stage_disk")]
     pub stage_target: Option<f64>,
+    /// Make a share (0-1) of the jobs malleable: each may use up to FACTOR
+    /// (default 2) times its processors, capped at the machine; chosen by
+    /// job number, the same jobs every run. Jobs with a node layout stay rigid.
+    #[arg(long, value_name = "SHARE[:FACTOR]", value_parser = parse_malleable)]
+    pub malleable: Option<(f64, f64)>,
+    /// With --malleable: each malleable job also asks for its extra
+    /// processors a quarter into its run (a resize request, mjobctl -m
+    /// proccount+=N); use --growth NONE to measure requests alone.
+    #[arg(long, requires = "malleable")]
+    pub resize_requests: bool,
+    /// When running malleable jobs grow (MALLEABLEGROWTH): BEFOREBACKFILL
+    /// (default), AFTERBACKFILL or NONE.
+    #[arg(long, value_name = "POLICY")]
+    pub growth: Option<arches_core::malleable::GrowthPolicy>,
+}
+
+fn parse_malleable(s: &str) -> Result<(f64, f64), String> {
+    let (share, factor) = s.split_once(':').unwrap_or((s, "2"));
+    let share: f64 = share
+        .parse()
+        .map_err(|_| format!("invalid share '{share}' (a number 0-1)"))?;
+    let factor: f64 = factor
+        .parse()
+        .map_err(|_| format!("invalid factor '{factor}' (a number > 1)"))?;
+    if !(0.0..=1.0).contains(&share) || factor.is_nan() || factor <= 1.0 {
+        return Err(format!(
+            "--malleable {s}: the share must be 0-1 and the factor above 1"
+        ));
+    }
+    Ok((share, factor))
 }
 
 /// Runs `moab simulate`.
@@ -438,6 +473,12 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     }
     if let Some(p) = args.reservation_policy {
         policy.reservation_policy = p;
+    }
+    if let Some(g) = args.growth {
+        policy.growth = g;
+    }
+    if let Some((share, factor)) = args.malleable {
+        crate::elastic::make_malleable(&mut jobs, share, factor, procs, args.resize_requests);
     }
     if let Some(depth) = args.reservation_depth {
         policy.reservation_buckets = vec![ReservationBucket { depth, qos: None }];

@@ -7,12 +7,14 @@
 //! - [`metrics`]: summary statistics (peer-results definitions) and the job CSV;
 //! - [`report`]: the self-contained HTML report with SVG charts;
 //! - [`generate`]: the Lublin & Feitelson (2003) synthetic workload model;
+//! - [`elastic`]: malleable jobs and resize requests (`--malleable`, JSONL `maxprocs`/`resize`);
 //! - [`cli`]: `moab simulate`.
 //!
 //! The simulator calls exactly the same scheduling code as the daemon: it is
 //! one more driver of `schedule(&State, &Policy, now)`, with a virtual clock.
 
 pub mod cli;
+pub mod elastic;
 pub mod generate;
 pub mod human;
 pub mod metrics;

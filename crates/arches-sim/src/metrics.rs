@@ -42,6 +42,9 @@ pub struct JobRecord {
     pub backfilled: bool,
     /// Time spent suspended between start and end (its processors free).
     pub suspended: Secs,
+    /// A malleable job's processor-seconds beyond `procs` over its run
+    /// (grown: more; released below its start size: fewer). 0 for a rigid job.
+    pub elastic_proc_s: i64,
 }
 
 impl JobRecord {
@@ -164,6 +167,31 @@ pub struct Summary {
     /// `--staging`: the model and the compute idle waiting for data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staging: Option<crate::staging::StagingSummary>,
+    /// Malleable jobs and resize requests, when the workload has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub malleable: Option<MalleableSummary>,
+}
+
+/// What malleable jobs and resize requests did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MalleableSummary {
+    /// Malleable jobs that finished.
+    pub jobs: usize,
+    /// Of those, the jobs that grew at least once.
+    pub grown_jobs: usize,
+    /// Grows applied (automatic and requested).
+    pub grows: usize,
+    /// Their average wait (start − submit).
+    pub avg_wait_s: f64,
+    /// Resize requests made (`mjobctl -m proccount+=N`).
+    pub resize_requests: usize,
+    /// Of those, the ones granted before their job ended.
+    pub resize_granted: usize,
+    /// Wait from the request to its grant, over the granted ones.
+    pub resize_avg_wait_s: f64,
+    pub resize_max_wait_s: Secs,
+    /// Releases made (`proccount-=N`), effective at once.
+    pub releases: usize,
 }
 
 /// pyss-style statistics.
@@ -201,7 +229,7 @@ pub fn summarize(records: &[JobRecord], machine_procs: u32) -> Summary {
     s.makespan_s = last_end - first_submit;
     let work: f64 = records
         .iter()
-        .map(|r| r.busy() as f64 * f64::from(r.procs))
+        .map(|r| r.busy() as f64 * f64::from(r.procs) + r.elastic_proc_s as f64)
         .sum();
     if s.makespan_s > 0 && machine_procs > 0 {
         s.utilization = work / (f64::from(machine_procs) * s.makespan_s as f64);
@@ -357,6 +385,7 @@ mod tests {
             runtime: run,
             backfilled: false,
             suspended: 0,
+            elastic_proc_s: 0,
         }
     }
 

@@ -355,6 +355,7 @@ mod tests {
             runtime: end - start,
             backfilled: id % 2 == 0,
             suspended: 0,
+            elastic_proc_s: 0,
         }
     }
 

@@ -28,7 +28,7 @@ use arches_core::{
     StartKind, State, Time,
 };
 use arches_rm::sim::SimRm;
-use arches_rm::{ExecSpec, Launch, LaunchNode, Observation, ResourceManager, RmError};
+use arches_rm::{ExecSpec, Launch, Observation, ResourceManager, RmError};
 
 use crate::metrics::{summarize, JobRecord, SkippedEntry, Summary};
 use crate::predict::Predictor;
@@ -113,6 +113,8 @@ pub struct Simulation {
     staging: Option<crate::staging::SimStaging>,
     /// Unix time of the workload's time 0 ([`Simulation::start_at`]).
     origin: Time,
+    /// Malleable jobs and resize requests ([`crate::elastic`]).
+    pub(crate) elastic: crate::elastic::ElasticSim,
 }
 
 /// With standing reservations (`SRCFG`) a queued job may wait for a window
@@ -157,6 +159,7 @@ impl Simulation {
             rsv_idle_wakes: 0,
             staging: None,
             origin: 0,
+            elastic: crate::elastic::ElasticSim::default(),
         }
     }
 
@@ -297,6 +300,7 @@ impl Simulation {
         if self.next_event().is_none() {
             s.never_started = self.stranded();
         }
+        s.malleable = self.elastic.report();
         s
     }
 
@@ -325,7 +329,11 @@ impl Simulation {
             .as_ref()
             .and_then(|s| s.next_event(self.now))
             .filter(|_| self.state.queued_count() > 0);
-        [submit, done, wake, staging].into_iter().flatten().min()
+        let resize = self.elastic.due.first().map(|d| d.0);
+        [submit, done, wake, staging, resize]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Whether a queued job waits for a start date: with nothing running and
@@ -438,6 +446,11 @@ impl Simulation {
             self.rsv_idle_wakes = 0;
             self.iterate()?;
         }
+        // Resize requests and releases of malleable jobs.
+        if self.resize_due()? {
+            self.rsv_idle_wakes = 0;
+            self.iterate()?;
+        }
         Ok(())
     }
 
@@ -487,6 +500,7 @@ impl Simulation {
                 })?;
         }
         self.track(job.id, job);
+        self.elastic.submitted(job);
         self.dirty = true;
         Ok(())
     }
@@ -573,7 +587,10 @@ impl Simulation {
     fn iterate_once(&mut self) -> Result<bool, SimError> {
         self.dirty = false;
         self.state.expand_arrays(self.now);
-        if self.state.queued_count() == 0 && self.preempt.suspended == 0 {
+        if self.state.queued_count() == 0
+            && self.preempt.suspended == 0
+            && self.elastic.running == 0
+        {
             return Ok(false);
         }
         self.correct_predictions()?;
@@ -605,19 +622,7 @@ impl Simulation {
             let launch = Launch {
                 job: start.job,
                 name: format!("job{}", start.job),
-                nodes: start
-                    .alloc
-                    .iter()
-                    .map(|a| LaunchNode {
-                        name: self
-                            .state
-                            .node(a.node)
-                            .map(|n| n.name.clone())
-                            .unwrap_or_default(),
-                        tasks: a.tasks,
-                        procs: a.procs,
-                    })
-                    .collect(),
+                nodes: arches_rm::launch_nodes(&self.state, &start.alloc),
                 exec: ExecSpec::default(),
                 walltime: self.meta.get(&start.job).map(|m| m.walltime),
                 restarted: false,
@@ -662,11 +667,14 @@ impl Simulation {
             }
             if let Some(m) = self.meta.get_mut(&start.job) {
                 m.start = Some((at, start.kind));
+                let procs = start.alloc.iter().map(|a| a.procs).sum();
+                self.elastic.started(start.job, procs, at, at - m.submit);
             }
             if let Some(st) = self.staging.as_mut() {
                 st.started(start.job, start.alloc.len() as u32, at);
             }
         }
+        self.apply_grows(&plan.elastic.grows)?;
         if self.policy.reservation_policy == ReservationPolicy::Highest {
             // HIGHEST keeps reservations across iterations (pyss's
             // conservative backfill): hand them back to the state.
@@ -720,6 +728,8 @@ impl Simulation {
         }
         if let Some(m) = self.meta.remove(&job) {
             let (start, kind) = m.start.unwrap_or((at, StartKind::Priority));
+            let busy = (at - start - suspended).max(0);
+            let elastic_proc_s = self.elastic.ended(job, at, m.procs, busy);
             self.records.push(JobRecord {
                 id: job,
                 submit: m.submit,
@@ -730,6 +740,7 @@ impl Simulation {
                 runtime: m.runtime,
                 backfilled: kind == StartKind::Backfill,
                 suspended,
+                elastic_proc_s,
             });
             if preemptor {
                 self.preempt.preemptor_waits.push(start - m.submit);

@@ -20,6 +20,8 @@
 //! | `depend` | no | Moab dependency, e.g. `"afterok:12:13"` or `"afterany:4,after:5"` |
 //! | `stagein` | no | the job's stage-in: `{"source": URL, "size": bytes}` or a list of them (with `--staging`, staged by the modelled storage); or a number of seconds: without `--staging` the job is not eligible before `submit + stagein`, with it a file that takes that long at `--stage-rate` |
 //! | `stagein_size` | no | stage-in size in MB (with `--staging`, one file of that size) |
+//! | `maxprocs` | no | a malleable job (`msub -l procs=MIN-MAX`): `procs` is the minimum it starts with, `maxprocs` the most it may use; `runtime` is its run on `procs` processors, and its work is conserved when it grows or shrinks (linear speed-up) |
+//! | `resize` | no | resize requests of a malleable job, each `{"after": S, "procs": N}`: `S` seconds after it starts its owner asks for `N` more processors (`mjobctl -m proccount+=N`), or releases `-N` |
 //!
 //! Example:
 //!
@@ -68,6 +70,10 @@ pub struct SimJob {
     pub stage_mb: Option<u64>,
     /// Stage-in files (JSONL `stagein` objects): source URL and bytes.
     pub stage_files: Vec<(String, u64)>,
+    /// A malleable job's maximum (`procs` is its minimum).
+    pub max_procs: Option<u32>,
+    /// Resize requests: seconds after the start, processors (+ more, - fewer).
+    pub resizes: Vec<(Secs, i64)>,
     /// A job array (JSONL `array`: `1-100`, `1-9:2`, `1,5,7`, with `%N`
     /// a slot limit): the line stands for its sub-jobs, which take the ids
     /// after its own (`arches_core::array`), each with the line's size and
@@ -98,6 +104,8 @@ impl SimJob {
             stage_secs: None,
             stage_mb: None,
             stage_files: Vec::new(),
+            max_procs: None,
+            resizes: Vec::new(),
             array: None,
         }
     }
@@ -122,6 +130,10 @@ impl SimJob {
         job.flags = self.flags.iter().copied().collect();
         job.depend = self.depend.clone();
         job.start_after = self.eligible_at;
+        job.elastic = self
+            .max_procs
+            .filter(|_| self.layout.is_none())
+            .and_then(|max| arches_core::malleable::check_range(self.procs, max, 1).ok());
         job
     }
 }
@@ -237,6 +249,20 @@ struct RawJob {
     stagein_size: Option<u64>,
     /// A job array's index list (`1-100%5`).
     array: Option<String>,
+    /// A malleable job's maximum processors.
+    maxprocs: Option<u32>,
+    #[serde(default)]
+    resize: Vec<RawResize>,
+}
+
+/// One resize request of a malleable job.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawResize {
+    /// Seconds after the job started.
+    after: Secs,
+    /// Processors more (positive) or fewer (negative).
+    procs: i64,
 }
 
 /// `stagein`: seconds, one file or several.
@@ -331,11 +357,39 @@ impl RawJob {
             return Err("stagein: a file needs a non-empty `source`".into());
         }
         job.stage_mb = self.stagein_size;
+        if let Some(max) = self.maxprocs {
+            if job.layout.is_some() {
+                return Err(
+                    "`maxprocs` needs `procs` (a malleable job's processors go anywhere)".into(),
+                );
+            }
+            arches_core::malleable::check_range(job.procs, max, 1)?;
+            job.max_procs = Some(max);
+        }
+        for r in self.resize {
+            if job.max_procs.is_none() {
+                return Err(
+                    "`resize` needs `maxprocs` (only a malleable job can be resized)".into(),
+                );
+            }
+            if r.after < 0 || r.procs == 0 {
+                return Err(format!(
+                    "resize: `after` must be >= 0 and `procs` not 0, got {} and {}",
+                    r.after, r.procs
+                ));
+            }
+            job.resizes.push((r.after, r.procs));
+        }
         if let Some(a) = self.array {
             let spec =
                 arches_core::ArraySpec::parse(&a).map_err(|e| format!("array '{a}': {e}"))?;
             if spec.name.is_some() {
                 return Err(format!("array '{a}': give the index list only"));
+            }
+            if job.max_procs.is_some() {
+                return Err(
+                    "`maxprocs` and `array` cannot be combined (sub-jobs are rigid)".into(),
+                );
             }
             job.array = Some(spec);
         }
@@ -414,6 +468,37 @@ mod tests {
         assert!(e.to_string().contains("b:1: stagein: a file needs"), "{e}");
         let bad = r#"{"id": 1, "submit": 0, "procs": 1, "walltime": 10, "runtime": 5, "stagein": {"src": "x"}}"#;
         assert!(parse_jsonl(bad.as_bytes(), "b").is_err());
+    }
+
+    #[test]
+    fn malleable_jobs_and_resize_requests() {
+        let text = r#"{"id": 1, "submit": 0, "procs": 2, "maxprocs": 8, "walltime": 100, "runtime": 50, "resize": [{"after": 10, "procs": 4}, {"after": 20, "procs": -2}]}"#;
+        let jobs = parse_jsonl(text.as_bytes(), "m").unwrap();
+        assert_eq!(jobs[0].max_procs, Some(8));
+        assert_eq!(jobs[0].resizes, vec![(10, 4), (20, -2)]);
+        let core = jobs[0].to_core();
+        assert_eq!(core.elastic.map(|e| (e.min, e.max)), Some((2, 8)));
+        for (bad, why) in [
+            (
+                r#"{"id": 1, "submit": 0, "procs": 4, "maxprocs": 2, "walltime": 1, "runtime": 1}"#,
+                "invalid processor range 4-2",
+            ),
+            (
+                r#"{"id": 1, "submit": 0, "nodes": 1, "ppn": 2, "maxprocs": 4, "walltime": 1, "runtime": 1}"#,
+                "`maxprocs` needs `procs`",
+            ),
+            (
+                r#"{"id": 1, "submit": 0, "procs": 1, "walltime": 1, "runtime": 1, "resize": [{"after": 1, "procs": 1}]}"#,
+                "`resize` needs `maxprocs`",
+            ),
+            (
+                r#"{"id": 1, "submit": 0, "procs": 1, "maxprocs": 2, "walltime": 1, "runtime": 1, "resize": [{"after": 1, "procs": 0}]}"#,
+                "resize: `after`",
+            ),
+        ] {
+            let e = parse_jsonl(bad.as_bytes(), "b").unwrap_err().to_string();
+            assert!(e.contains(why), "{e}");
+        }
     }
 
     #[test]

@@ -90,6 +90,10 @@ pub struct ExecRecord {
     /// the (usual) job that never failed to start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defer: Option<Box<DeferRecord>>,
+    /// Job templates that applied at submission (`JOBCFG`/`JOBMATCHCFG`,
+    /// `msub -l template=`), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub templates: Vec<String>,
     /// The script of a record written before payloads had their own table
     /// ([`crate::Store::load_jobs`] moves it there). `None` in memory.
     #[serde(default, rename = "script", skip_serializing_if = "Option::is_none")]
@@ -227,6 +231,20 @@ pub struct StoredJob {
     /// Effective queue start set by `mjobctl -m eeduration`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub eligible_since: Option<i64>,
+    /// A processor range (malleable, resizable job).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub elastic: Option<StoredElastic>,
+}
+
+/// Serde mirror of [`arches_core::malleable::Elastic`]: a pending request
+/// is `(procs, since)`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredElastic {
+    pub min: u32,
+    pub max: u32,
+    pub cap: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<(u32, i64)>,
 }
 
 /// Serde mirror of [`RunInfo`].
@@ -377,6 +395,12 @@ impl StoredJob {
             admin_suspended: j.admin_suspended,
             requeued: j.requeued.map(|c| c.as_str().to_string()),
             eligible_since: j.eligible_since,
+            elastic: j.elastic.map(|e| StoredElastic {
+                min: e.min,
+                max: e.max,
+                cap: e.cap,
+                request: e.request.map(|r| (r.procs, r.since)),
+            }),
         }
     }
 
@@ -484,6 +508,17 @@ impl StoredJob {
             Some(c) => Some(c.parse::<RequeueCause>().map_err(bad)?),
         };
         job.eligible_since = self.eligible_since;
+        job.elastic = self
+            .elastic
+            .as_ref()
+            .map(|e| arches_core::malleable::Elastic {
+                min: e.min,
+                max: e.max,
+                cap: e.cap,
+                request: e
+                    .request
+                    .map(|(procs, since)| arches_core::malleable::GrowRequest { procs, since }),
+            });
         Ok(job)
     }
 }
@@ -527,6 +562,15 @@ mod tests {
             virtual_walltime: Some(90),
         });
         j.requeued = Some(RequeueCause::Requeue);
+        j.elastic = Some(arches_core::malleable::Elastic {
+            min: 4,
+            max: 16,
+            cap: 8,
+            request: Some(arches_core::malleable::GrowRequest {
+                procs: 4,
+                since: 75,
+            }),
+        });
         j.completion = Some(Completion {
             time: 90,
             code: CompletionCode::Cancelled,

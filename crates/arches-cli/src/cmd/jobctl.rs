@@ -107,7 +107,13 @@ job-dependency and generic-resource features'. \
 -m walltime= on a running or suspended job changes the limit its resource manager enforces \
 (administrators may raise or lower it; owners may not): if the resource manager refuses, nothing \
 changes and the error is printed. With Slurm the change is applied by `scontrol update` in the \
-background; a later refusal restores the old limit and is shown by checkjob.",
+background; a later refusal restores the old limit and is shown by checkjob. \
+-m proccount+=N on a running job submitted with a processor range (msub -l procs=MIN-MAX) is a \
+resize request by its owner: it is planned like a queued job with the job's priority and its \
+remaining run time, granted in priority order or as backfill, never delaying a reservation \
+(checkjob shows it pending and why it waits); -m proccount-=N releases processors at once (not \
+below the minimum) and lowers the ceiling of automatic growth; -m proccount=N does either. The job \
+learns its new allocation from its rewritten PBS_NODEFILE and MOAB_RESIZEFILE and RESIZESIGNAL.",
     group(ArgGroup::new("op").required(true).args([
         "cancel", "checkpoint", "hold", "modify", "signal", "priority", "query",
         "resume", "requeue", "suspend", "release", "execute", "force_cancel", "submit"

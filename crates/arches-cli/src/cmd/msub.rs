@@ -26,6 +26,8 @@ Options may also be given in the script header as `#PBS`, `#MSUB` or `#MOAB` dir
 (before the first command); command-line options override directives. On success the job id is \
 printed after an empty line; any rejection prints `ERROR:    cannot submit job - <reason>` on stderr, \
 exits 1 and queues nothing. \
+The input may also be a Moab job XML (`<job>...</job>`, as a SUBMITFILTER sees it): the job is \
+what it says, with the options given on the command line laid over it. \
 Output files: without -o/-e, stdout and stderr go to `<name>.o<id>` and `<name>.e<id>` in the \
 directory msub ran in (the submission directory, Moab's `$SUBMISSIONDIR` and Torque's qsub \
 behaviour), also when -d sets another working directory; relative -o/-e paths are resolved \
@@ -81,7 +83,7 @@ pub struct Msub {
     /// Wait until the job completes, then print `Job <id> completed`.
     #[arg(short = 'K')]
     pub wait: bool,
-    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works).
+    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE); procs=MIN-MAX makes a malleable job (it starts on MIN processors and may grow to MAX).
     #[arg(short = 'l', value_name = "RESOURCES", action = ArgAction::Append)]
     pub resources: Vec<String>,
     /// Mail options: n, or any of a (abort), b (begin), e (end).
@@ -402,9 +404,22 @@ pub fn build_request(
         mail_list: a.mail_list.clone(),
         submit_args: argv.join(" "),
         submit_host: host.to_string(),
+        job_xml: None,
         array: a.array.clone(),
         args,
     })
+}
+
+/// Whether msub's input is a Moab job XML (`<job>...</job>`, optionally
+/// after an XML declaration) rather than a job script.
+pub fn is_job_xml(text: &str) -> bool {
+    let mut t = text.trim_start_matches('\u{feff}').trim_start();
+    if let Some(rest) = t.strip_prefix("<?xml") {
+        t = rest.split_once("?>").map_or("", |(_, r)| r).trim_start();
+    }
+    t.strip_prefix("<job")
+        .and_then(|r| r.chars().next())
+        .is_some_and(|c| c == '>' || c.is_whitespace())
 }
 
 /// What msub prints after a successful submission: `\n<id>\n`, or the
@@ -451,7 +466,9 @@ fn parse_words(words: Vec<String>) -> Result<Msub, clap::Error> {
 /// The submission msub sends, from its command line `cli` (as given in
 /// `argv`), the script text and its surroundings: the script's directives
 /// merged under the command line, `-v`/`-V` resolved against `env`. No I/O:
-/// the whole of msub's parsing (fuzzed by `arches-fuzz`).
+/// the whole of msub's parsing (fuzzed by `arches-fuzz`). A job XML input
+/// (`<job>...</job>`) is passed on as is, with only what the command line
+/// set explicitly (the daemon reads the XML).
 pub fn assemble(
     cli: Msub,
     script: String,
@@ -460,7 +477,12 @@ pub fn assemble(
     argv: &[String],
     host: &str,
 ) -> Result<(Msub, SubmitRequest), String> {
-    let words = directives(&script, cli.prefix.as_deref())?;
+    let xml_input = is_job_xml(&script);
+    let words = if xml_input {
+        Vec::new()
+    } else {
+        directives(&script, cli.prefix.as_deref())?
+    };
     let dir = if words.is_empty() {
         Msub::default()
     } else {
@@ -476,7 +498,12 @@ pub fn assemble(
         d
     };
     let a = merge(dir, cli);
-    let req = build_request(&a, script, cwd, env, argv, host)?;
+    let mut req = build_request(&a, script, cwd, env, argv, host)?;
+    if xml_input {
+        req.job_xml = Some(std::mem::take(&mut req.script));
+        req.script_path = None;
+        req.name = a.name.clone();
+    }
     Ok((a, req))
 }
 
@@ -530,6 +557,18 @@ mod tests {
 
     fn p(words: &[&str]) -> Msub {
         parse_words(words.iter().map(|s| s.to_string()).collect()).unwrap()
+    }
+
+    #[test]
+    fn job_xml_input_is_recognised() {
+        assert!(is_job_xml("<job><SubmitString>x</SubmitString></job>"));
+        assert!(is_job_xml(
+            "\u{feff}  <?xml version=\"1.0\"?>\n<job>\n</job>"
+        ));
+        assert!(is_job_xml("<job\n>"));
+        assert!(!is_job_xml("#!/bin/sh\n<job>"));
+        assert!(!is_job_xml("<jobs>"));
+        assert!(!is_job_xml("echo <job>"));
     }
 
     #[test]

@@ -154,8 +154,9 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
             date(sa)
         ));
     }
-    o.push_str("TemplateSets:  DEFAULT\n");
+    o.push_str(&format!("TemplateSets:  {}\n", template_sets(d)));
     o.push_str(&format!("Total Requested Tasks: {}\n", d.tasks));
+    o.push_str(&elastic_lines(s, now));
     if v {
         if let Some(n) = s.nodes {
             o.push_str(&format!("Total Requested Nodes: {n}\n"));
@@ -349,6 +350,41 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     o
 }
 
+/// A malleable or resizable job's range, pending resize request and why
+/// it did not grow (Arches lines; none for a rigid job).
+pub fn elastic_lines(s: &arches_api::JobSummary, now: i64) -> String {
+    let Some(e) = &s.elastic else {
+        return String::new();
+    };
+    let mut o = format!(
+        "Processor Range: {}-{}  (current: {}  growth ceiling: {})\n",
+        e.min, e.max, s.procs, e.cap
+    );
+    if let Some(n) = e.request {
+        o.push_str(&format!(
+            "Resize Request:  +{n} procs pending for {}",
+            duration((now - e.request_since.unwrap_or(now)).max(0))
+        ));
+        match &e.waits {
+            Some(w) => o.push_str(&format!("  (waits: {w})\n")),
+            None => o.push('\n'),
+        }
+    }
+    if let Some(g) = &e.growth {
+        o.push_str(&format!("NOTE:  job did not grow: {g}\n"));
+    }
+    o
+}
+
+/// The job templates that applied (`DEFAULT` when none did).
+pub fn template_sets(d: &JobDetail) -> String {
+    if d.templates.is_empty() {
+        "DEFAULT".to_string()
+    } else {
+        d.templates.join(",")
+    }
+}
+
 fn share_list(nodes: &[NodeShare], per_line: usize) -> String {
     nodes
         .chunks(per_line)
@@ -429,7 +465,7 @@ pub fn job_element(d: &JobDetail, now: i64, verbose: bool) -> Element {
         .attr("State", &s.state)
         .attr("SubmissionTime", s.submit_time)
         .attr("SuspendDuration", s.suspended_secs)
-        .attr("TemplateSetList", "DEFAULT")
+        .attr("TemplateSetList", template_sets(d))
         .attr("User", &s.user)
         .attr("UserPrio", d.user_priority);
     if let Some(r) = s.rank {

@@ -412,6 +412,13 @@ pub fn render_jobs(v: &JobsView, verbose: bool) -> String {
                 d.start_count
             ));
         }
+        if !d.templates.is_empty() {
+            o.push_str(&format!(
+                "  NOTE:  job {}: job templates {}\n",
+                s.id,
+                d.templates.join(",")
+            ));
+        }
         // Preemption (seed §8.4.3): why a queued job did not preempt or what
         // it waits for; with -v also what running jobs are preemptible by.
         let show = verbose || s.section != Section::Active;
@@ -621,6 +628,7 @@ mod blocked_tests {
             block_reason: reason.map(String::from),
             eligible_secs: 0,
             restartable: false,
+            elastic: None,
             array: None,
         }
     }

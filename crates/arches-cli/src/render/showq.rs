@@ -186,7 +186,7 @@ pub fn render_with(view: &QueueView, filter: &Filter, mode: Mode, d: Display) ->
                     j.user,
                     j.group,
                     j.master_host.as_deref().unwrap_or("-"),
-                    j.procs,
+                    procs_text(j),
                     remaining(j, view.now),
                     date(start)
                 ));
@@ -219,7 +219,7 @@ pub fn render_with(view: &QueueView, filter: &Filter, mode: Mode, d: Display) ->
                     q2(j),
                     j.user,
                     j.group,
-                    j.procs,
+                    procs_text(j),
                     limit(j.walltime),
                     j.class.as_deref().unwrap_or("-"),
                     date(view.now - j.eligible_secs)
@@ -357,6 +357,16 @@ fn queued_plain(out: &mut String, banner: &str, word: &str, jobs: &[&JobSummary]
     out.push_str(&format!("{n} {word} job{}   \n", plural(n)));
 }
 
+/// The PROCS column: a malleable job's range (`2-8` queued, `4/8` running:
+/// its current processors of its maximum), else the processor count.
+pub fn procs_text(j: &JobSummary) -> String {
+    match &j.elastic {
+        Some(e) if j.section == Section::Active => format!("{}/{}", j.procs, e.max),
+        Some(e) if j.section != Section::Completed => format!("{}-{}", e.min, e.max),
+        _ => j.procs.to_string(),
+    }
+}
+
 fn row(id: &str, j: &JobSummary, time: &str, when: i64, verbose: bool) -> String {
     if verbose {
         return format!(
@@ -365,7 +375,7 @@ fn row(id: &str, j: &JobSummary, time: &str, when: i64, verbose: bool) -> String
             j.user,
             j.state,
             j.partition.as_deref().unwrap_or("-"),
-            j.procs,
+            procs_text(j),
             time,
             date(when)
         );
@@ -375,7 +385,7 @@ fn row(id: &str, j: &JobSummary, time: &str, when: i64, verbose: bool) -> String
         id,
         j.user,
         j.state,
-        j.procs,
+        procs_text(j),
         time,
         date(when)
     )

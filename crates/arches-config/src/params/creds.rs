@@ -74,7 +74,7 @@ fn fs_target(v: &Value) -> Result<u32, String> {
     }
 }
 
-fn job_flags(v: &Value) -> Result<Vec<JobFlag>, String> {
+pub(super) fn job_flags(v: &Value) -> Result<Vec<JobFlag>, String> {
     v.choices()?.iter().map(|f| f.parse()).collect()
 }
 
@@ -114,7 +114,7 @@ macro_rules! cred_attrs {
 }
 
 /// Job flags: the core's, plus Moab's others accepted and ignored.
-const JOB_FLAGS: Choices = core_choices!(
+pub(super) const JOB_FLAGS: Choices = core_choices!(
     JobFlag,
     [
         "COALLOC",

@@ -9,9 +9,11 @@
 //! `creds.rs` and `rm.rs`.
 
 mod creds;
+mod hooks;
 mod objects;
 mod rm;
 mod scalars;
+mod templates;
 
 use crate::config::Config;
 use crate::value::{Value, ValueType};
@@ -118,7 +120,10 @@ impl ParamDef {
 
 /// Every parameter, scalars first, in reference order.
 pub fn all() -> impl Iterator<Item = &'static ParamDef> {
-    scalars::SCALARS.iter().chain(objects::OBJECTS.iter())
+    scalars::SCALARS
+        .iter()
+        .chain(hooks::HOOKS.iter())
+        .chain(objects::OBJECTS.iter())
 }
 
 /// The parameter named `name` (any case, aliases allowed).

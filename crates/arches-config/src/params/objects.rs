@@ -7,6 +7,7 @@ use arches_core::policy::PreemptPolicy;
 
 use super::creds::{ACCOUNT_ATTRS, CLASS_ATTRS, GROUP_ATTRS, QOS_ATTRS, USER_ATTRS};
 use super::rm::RM_ATTRS;
+use super::templates::{JOB_ATTRS, MATCH_ATTRS};
 use super::{attr, AttrDef, ObjectIndex, ParamDef, Shape, Site, COUNT, INT, POSITIVE};
 use crate::config::Config;
 use crate::enums::{NodeStateCfg, SchedMode, SrPeriod};
@@ -427,5 +428,19 @@ pub(super) static OBJECTS: &[ParamDef] = &[
         SR_ATTRS,
         "Standing reservations.",
         "reservations",
+    ),
+    object(
+        "JOBCFG",
+        ObjectIndex::Name,
+        JOB_ATTRS,
+        "Job templates: criteria for JOBMATCHCFG's JMIN/JMAX, attributes for its JDEF/JSET, or (SELECT=TRUE) templates users request with msub -l template=NAME.",
+        "job templates",
+    ),
+    object(
+        "JOBMATCHCFG",
+        ObjectIndex::Name,
+        MATCH_ATTRS,
+        "Job template rules, evaluated in file order at submission: a job meeting JMIN and not exceeding JMAX gets JDEF's defaults and JSET's forced values; a rule without JDEF/JSET rejects the jobs it does not match.",
+        "job templates",
     ),
 ];

@@ -15,7 +15,7 @@ use crate::enums::{
 };
 use crate::value::{Value, ValueType};
 
-const fn param(
+pub(super) const fn param(
     name: &'static str,
     ty: ValueType,
     index: IndexKind,

@@ -70,6 +70,7 @@
 mod exec;
 mod freezer;
 mod housekeeping;
+mod resize;
 mod spool;
 mod supervisor;
 mod sys;
@@ -435,6 +436,20 @@ impl ResourceManager for LocalRm {
             self.housekeeper.remove(dir);
         }
         out
+    }
+
+    fn supports_resize(&self) -> bool {
+        true
+    }
+
+    fn resize(
+        &mut self,
+        job: JobId,
+        nodes: &[crate::LaunchNode],
+        signal: Option<i32>,
+        _now: Time,
+    ) -> Result<(), RmError> {
+        self.resize_job(job, nodes, signal)
     }
 
     fn recover(&mut self, active: &[JobId], now: Time) -> Result<(), RmError> {

@@ -395,13 +395,7 @@ fn prepare(dir: &Path, launch: &LaunchFile) -> Result<Prepared, String> {
     let script = dir.join(spool::SCRIPT);
     write_owned(spool::SCRIPT, launch.script.as_bytes(), 0o700, owner)?;
     let nodefile = dir.join(spool::NODEFILE);
-    let mut lines = String::new();
-    for node in &launch.nodes {
-        for _ in 0..node.procs {
-            lines.push_str(&node.name);
-            lines.push('\n');
-        }
-    }
+    let lines = super::resize::nodefile_lines(&launch.nodes);
     write_owned(spool::NODEFILE, lines.as_bytes(), 0o644, owner)?;
 
     let script = script.to_string_lossy().into_owned();
@@ -433,26 +427,22 @@ pub(crate) fn environment(launch: &LaunchFile, nodefile: &str) -> Vec<(String, S
         Some(slot) => slot.1 = value,
         None => env.push((key.to_string(), value)),
     };
-    let procs: u32 = launch.nodes.iter().map(|n| n.procs).sum();
-    let names: Vec<&str> = launch.nodes.iter().map(|n| n.name.as_str()).collect();
-    let taskmap: Vec<&str> = launch
-        .nodes
-        .iter()
-        .flat_map(|n| std::iter::repeat_n(n.name.as_str(), n.tasks as usize))
-        .collect();
     set("PBS_NODEFILE", nodefile.to_string());
-    set("PBS_NP", procs.to_string());
-    set("PBS_NUM_NODES", launch.nodes.len().to_string());
-    set(
-        "PBS_NUM_PPN",
-        launch.nodes.first().map_or(0, |n| n.procs).to_string(),
-    );
+    for (k, v) in super::resize::allocation_env(&launch.nodes) {
+        set(&k, v);
+    }
     set("PBS_TASKNUM", "1".to_string());
     set("PBS_NODENUM", "0".to_string());
-    set("MOAB_NODELIST", names.join(","));
-    set("MOAB_NODECOUNT", launch.nodes.len().to_string());
-    set("MOAB_PROCCOUNT", procs.to_string());
-    set("MOAB_TASKMAP", taskmap.join(","));
+    // Where a malleable job finds its new allocation when it is resized.
+    let dir = std::path::Path::new(nodefile)
+        .parent()
+        .map(|d| {
+            d.join(super::resize::RESIZE_ENV)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .unwrap_or_default();
+    set("MOAB_RESIZEFILE", dir);
     if launch.restarted {
         set("MOAB_RESTARTED", "1".to_string());
     }
@@ -572,5 +562,6 @@ mod tests {
         assert_eq!(get("MOAB_TASKMAP"), "a,b,b");
         assert_eq!(get("MOAB_PROCCOUNT"), "4");
         assert_eq!(get("MOAB_RESTARTED"), "1");
+        assert_eq!(get("MOAB_RESIZEFILE"), "/spool/42/resize.env");
     }
 }

@@ -17,12 +17,9 @@
 //! returns at once; [`StorageRm::poll`] collects the finished ones.
 
 use std::collections::VecDeque;
-use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[cfg(test)]
 mod tests;
@@ -51,18 +48,8 @@ pub enum StorageCall {
     Remove { user: Caller, url: String },
 }
 
-/// The user a script runs as (the job's owner): its passwd entry and
-/// supplementary groups, as a login would set them up.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Caller {
-    pub name: String,
-    pub uid: u32,
-    pub gid: u32,
-    /// Home directory (`HOME`); empty when unknown.
-    pub home: String,
-    /// Supplementary groups (`initgroups`: the primary group included).
-    pub groups: Vec<u32>,
-}
+/// The user a script runs as (the job's owner).
+pub use crate::program::Caller;
 
 impl StorageCall {
     /// Which interface (`RMCFG` attribute) serves the call.
@@ -364,110 +351,26 @@ pub fn run_script(
     timeout: Duration,
     env: &[(String, String)],
 ) -> Result<String, String> {
-    let mut cmd = Command::new(script);
-    cmd.args(args)
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    if let Some(c) = caller.filter(|c| !c.name.is_empty()) {
-        // The job owner's environment, as its login has it.
-        cmd.env("USER", &c.name).env("LOGNAME", &c.name);
-        if !c.home.is_empty() {
-            cmd.env("HOME", &c.home);
-        }
-    }
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    if let Some(c) = caller.filter(|c| root && c.uid != 0) {
-        // Like initgroups(3) + setgid + setuid. `Command::uid` would drop
-        // every supplementary group, so the switch happens here; the group
-        // list was looked up before the fork (NSS is not fork-safe).
-        let (uid, gid) = (c.uid, c.gid);
-        let mut groups: Vec<libc::gid_t> = c.groups.clone();
-        if !groups.contains(&gid) {
-            groups.insert(0, gid);
-        }
-        // SAFETY: the closure runs in the forked child before exec and only
-        // makes async-signal-safe system calls on memory prepared before
-        // the fork.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::setgroups(groups.len(), groups.as_ptr()) != 0
-                    || libc::setgid(gid) != 0
-                    || libc::setuid(uid) != 0
-                {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run '{script}': {e}"))?;
-    let pid = child.id() as i32;
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
-    let out_reader = std::thread::spawn(move || read_all(stdout.as_mut()));
-    let err_reader = std::thread::spawn(move || read_all(stderr.as_mut()));
-    let deadline = Instant::now() + timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if Instant::now() >= deadline => break None,
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
-            Err(e) => return Err(format!("waiting for '{script}': {e}")),
-        }
-    };
-    let Some(status) = status else {
-        // SAFETY: kill has no memory-safety preconditions.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        return Err(format!(
-            "'{script}' timed out after {}s",
-            timeout.as_secs_f64()
-        ));
-    };
-    // A script that left children holding its output open: do not wait for
-    // them beyond the deadline.
-    let out = join_until(out_reader, deadline);
-    let err = join_until(err_reader, deadline);
-    if !status.success() {
-        let why = err.trim().lines().last().unwrap_or("").to_string();
-        let code = status
-            .code()
-            .map_or_else(|| "a signal".to_string(), |c| format!("status {c}"));
+    let out = crate::program::run(&crate::program::Invocation {
+        program: script,
+        args,
+        stdin: None,
+        caller,
+        timeout,
+        env,
+        output_limit: crate::program::DEFAULT_OUTPUT_LIMIT,
+    })
+    .map_err(|e| e.to_string())?;
+    if !out.success() {
+        let why = crate::program::last_line(&out.stderr);
+        let code = out.status_text();
         return Err(if why.is_empty() {
             format!("'{script}' exited with {code}")
         } else {
             format!("'{script}' exited with {code}: {why}")
         });
     }
-    Ok(out)
-}
-
-fn read_all<R: Read>(r: Option<&mut R>) -> String {
-    let mut buf = Vec::new();
-    if let Some(r) = r {
-        let _ = r.take(1 << 20).read_to_end(&mut buf);
-    }
-    String::from_utf8_lossy(&buf).into_owned()
-}
-
-fn join_until(h: std::thread::JoinHandle<String>, deadline: Instant) -> String {
-    while !h.is_finished() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    if h.is_finished() {
-        h.join().unwrap_or_default()
-    } else {
-        String::new()
-    }
+    Ok(out.stdout)
 }
 
 /// Parses a script's output for its call.

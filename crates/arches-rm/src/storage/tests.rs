@@ -1,5 +1,6 @@
 use super::*;
 use std::os::unix::fs::PermissionsExt;
+use std::time::Instant;
 
 fn script(dir: &std::path::Path, name: &str, body: &str) -> String {
     let p = dir.join(name);

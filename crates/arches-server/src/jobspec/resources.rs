@@ -37,6 +37,13 @@ pub(super) struct Resources {
     /// `x=STAGEIN:...` / `x=STAGEOUT:...` values as written.
     pub(super) stagein: Vec<String>,
     pub(super) stageout: Vec<String>,
+    /// `template=NAME`: a job template (`JOBCFG[NAME] SELECT=TRUE`).
+    pub(super) template: Option<String>,
+    /// The template that gave the job its wall-clock limit, if one did.
+    pub(super) walltime_template: Option<String>,
+    /// `procs=MIN-MAX`: the most processors a malleable job may use
+    /// (`procs` holds the minimum).
+    pub(super) procs_max: Option<u32>,
 }
 
 /// Splits `a=1,b=2` at commas.
@@ -61,7 +68,17 @@ impl Resources {
         match key.as_str() {
             "nodes" => self.nodes_spec(value)?,
             "ppn" => self.ppn = Some(count(&key, value)?),
-            "procs" => self.procs = Some(count(&key, value)?),
+            "procs" => match value.split_once('-') {
+                // A processor range: a malleable job (arches_core::malleable).
+                Some((min, max)) => {
+                    self.procs = Some(count(&key, min)?);
+                    self.procs_max = Some(count(&key, max)?);
+                }
+                None => {
+                    self.procs = Some(count(&key, value)?);
+                    self.procs_max = None;
+                }
+            },
             "ncpus" => self.ncpus = Some(count(&key, value)?),
             "walltime" | "wclimit" => {
                 let w = parse_duration(value)
@@ -85,6 +102,7 @@ impl Resources {
             "ttc" => self.ttc = Some(non_empty(&key, value)?),
             "gres" => self.gres.push(non_empty(&key, value)?),
             "select" => self.select_spec(value)?,
+            "template" => self.template = Some(non_empty(&key, value)?),
             "naccesspolicy" | "nodeset" | "file" | "cput" | "pcput" | "other" | "host" => {}
             _ => return err(format!("unknown resource '{key}'")),
         }

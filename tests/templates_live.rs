@@ -1,0 +1,168 @@
+//! Job templates live (issue 19 part 3): the Windows HPC seed's BigJob /
+//! MediumJob / SmallJob templates with maximum run times of one day, one
+//! hour and one minute, requested with `msub -l template=NAME`; a site
+//! default that gives every job without a run time one, so that it can be
+//! backfilled; JMAX rejections naming the template; templates that
+//! contradict a class; what checkjob, `checkjob --xml` and `mdiag -j` show.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{text, Daemon};
+
+const CFG: &str = "\
+NODECFG[n1] PROCS=2
+RMCFG[local] TYPE=LOCAL
+CLASSCFG[short] MAX.WCLIMIT=00:10:00
+# The Windows HPC seed: templates with maximum run times.
+JOBCFG[BigJob]        SELECT=TRUE WALLTIME=1:00:00:00
+JOBCFG[MediumJob]     SELECT=TRUE WALLTIME=01:00:00
+JOBCFG[SmallJob]      SELECT=TRUE WALLTIME=00:01:00
+JOBCFG[BigJob.max]    WALLTIME=1:00:00:00
+JOBCFG[MediumJob.max] WALLTIME=01:00:00
+JOBCFG[SmallJob.max]  WALLTIME=00:01:00
+JOBMATCHCFG[BigJob]    JMAX=BigJob.max
+JOBMATCHCFG[MediumJob] JMAX=MediumJob.max
+JOBMATCHCFG[SmallJob]  JMAX=SmallJob.max
+# A site default: every job without a run time gets two hours.
+JOBCFG[runtime]       WALLTIME=02:00:00
+JOBMATCHCFG[default]  JDEF=runtime
+";
+
+fn msub_err(d: &Daemon, args: &[&str]) -> String {
+    let out = d.run_stdin("msub", args, "sleep 1\n");
+    assert!(!out.status.success(), "msub {args:?} was accepted");
+    assert!(text(&out.stdout).is_empty(), "{}", text(&out.stdout));
+    text(&out.stderr)
+}
+
+fn msub_ok(d: &Daemon, args: &[&str], script: &str) -> u64 {
+    let out = d.run_stdin("msub", args, script);
+    assert!(out.status.success(), "msub {args:?}: {}", text(&out.stderr));
+    common::parse_id(&out)
+}
+
+fn line<'a>(out: &'a str, prefix: &str) -> &'a str {
+    out.lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("no '{prefix}' line:\n{out}"))
+}
+
+#[test]
+fn windows_hpc_templates_with_maximum_run_times() {
+    let d = Daemon::start_with_config(Some(CFG));
+    // SmallJob without a run time: the template's minute.
+    let small = msub_ok(&d, &["-h", "-l", "template=SmallJob"], "sleep 1\n");
+    let cj = d.checkjob(small);
+    assert_eq!(
+        line(&cj, "WallTime:"),
+        "WallTime:   00:00:00 of 00:01:00",
+        "{cj}"
+    );
+    assert_eq!(
+        line(&cj, "TemplateSets:"),
+        "TemplateSets:  SmallJob",
+        "{cj}"
+    );
+    // Half an hour is more than SmallJob allows: refused, naming the template.
+    let e = msub_err(&d, &["-l", "template=SmallJob,walltime=30:00"]);
+    assert_eq!(
+        e,
+        "ERROR:    cannot submit job - job exceeds template 'SmallJob.max' (JOBMATCHCFG[SmallJob] JMAX): walltime 00:30:00 > 00:01:00\n"
+    );
+    // ... but fits MediumJob; and BigJob takes a day.
+    let medium = msub_ok(
+        &d,
+        &["-h", "-l", "template=MediumJob,walltime=30:00"],
+        "sleep 1\n",
+    );
+    let cj = d.checkjob(medium);
+    assert_eq!(
+        line(&cj, "WallTime:"),
+        "WallTime:   00:00:00 of 00:30:00",
+        "{cj}"
+    );
+    assert_eq!(
+        line(&cj, "TemplateSets:"),
+        "TemplateSets:  MediumJob",
+        "{cj}"
+    );
+    let e = msub_err(&d, &["-l", "template=MediumJob,walltime=2:00:00"]);
+    assert!(e.contains("template 'MediumJob.max'"), "{e}");
+    let big = msub_ok(&d, &["-h", "-l", "template=BigJob"], "sleep 1\n");
+    assert_eq!(
+        line(&d.checkjob(big), "WallTime:"),
+        "WallTime:   00:00:00 of 1:00:00:00"
+    );
+    // Only SELECT=TRUE templates may be requested; unknown ones are named.
+    let e = msub_err(&d, &["-l", "template=SmallJob.max"]);
+    assert_eq!(
+        e,
+        "ERROR:    cannot submit job - job template 'SmallJob.max' cannot be requested (it does not have SELECT=TRUE)\n"
+    );
+    let e = msub_err(&d, &["-l", "template=HugeJob"]);
+    assert!(e.contains("job template 'HugeJob' does not exist"), "{e}");
+    // Nothing of the refused submissions was queued.
+    let q = text(&d.run("showq", &[]).stdout);
+    assert!(q.contains("Total jobs:  3"), "{q}");
+
+    // The site default: a job without a run time gets two hours.
+    let plain = msub_ok(&d, &["-h"], "sleep 1\n");
+    let cj = d.checkjob(plain);
+    assert_eq!(
+        line(&cj, "WallTime:"),
+        "WallTime:   00:00:00 of 2:00:00",
+        "{cj}"
+    );
+    assert_eq!(line(&cj, "TemplateSets:"), "TemplateSets:  default", "{cj}");
+    // A job that gave one keeps it; no template applied.
+    let own = msub_ok(&d, &["-h", "-l", "walltime=5:00"], "sleep 1\n");
+    let cj = d.checkjob(own);
+    assert_eq!(
+        line(&cj, "WallTime:"),
+        "WallTime:   00:00:00 of 00:05:00",
+        "{cj}"
+    );
+    assert_eq!(line(&cj, "TemplateSets:"), "TemplateSets:  DEFAULT", "{cj}");
+
+    // A template that would put a job above its class's limit is a clear
+    // refusal, not a job blocked forever.
+    let e = msub_err(&d, &["-q", "short"]);
+    assert_eq!(
+        e,
+        "ERROR:    cannot submit job - job template 'runtime' sets walltime 2:00:00 above MAX.WCLIMIT 00:10:00 of class short\n"
+    );
+
+    // mdiag -j and the XML name the templates.
+    let mj = text(&d.run("mdiag", &["-j"]).stdout);
+    assert!(
+        mj.contains(&format!("  NOTE:  job {small}: job templates SmallJob\n")),
+        "{mj}"
+    );
+    let xml = text(&d.run("checkjob", &["--xml", &medium.to_string()]).stdout);
+    assert!(xml.contains("TemplateSetList=\"MediumJob\""), "{xml}");
+}
+
+#[test]
+fn a_default_run_time_lets_a_job_backfill() {
+    let d = Daemon::start_with_config(Some(
+        "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\n\
+         JOBCFG[runtime] WALLTIME=00:05:00\nJOBMATCHCFG[default] JDEF=runtime\n",
+    ));
+    // One processor busy for an hour; a two-processor job reserves the node
+    // after it; a job that gave no run time gets five minutes from the
+    // site default and so fits before the reservation: it backfills.
+    let long = msub_ok(&d, &["-l", "procs=1,walltime=1:00:00"], "sleep 300\n");
+    d.wait_state(long, "Running", Duration::from_secs(20));
+    let wide = msub_ok(&d, &["-l", "procs=2,walltime=1:00:00"], "sleep 1\n");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !d.checkjob(wide).contains("Reservation '") {
+        assert!(Instant::now() < deadline, "{}", d.checkjob(wide));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let filler = msub_ok(&d, &[], "sleep 300\n");
+    let cj = d.wait_state(filler, "Running", Duration::from_secs(20));
+    assert_eq!(line(&cj, "TemplateSets:"), "TemplateSets:  default", "{cj}");
+    assert!(d.checkjob(wide).contains("State: Idle"));
+}
