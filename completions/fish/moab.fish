@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_moab_global_optspecs
-    string join \n config= socket= home= h/help V/version
+    string join \n config= socket= home= salvage h/help V/version
 end
 
 function __fish_moab_needs_command
@@ -27,6 +27,7 @@ end
 complete -c moab -n "__fish_moab_needs_command" -l config -d 'Configuration file (default: <home>/moab.cfg; without one the embedded default applies)' -r -F
 complete -c moab -n "__fish_moab_needs_command" -l socket -d 'Socket path (default: MOAB_SOCKET, else <home>/moab.sock)' -r -F
 complete -c moab -n "__fish_moab_needs_command" -l home -d 'Home directory (default: MOABHOMEDIR, else ~/.arches)' -r -F
+complete -c moab -n "__fish_moab_needs_command" -l salvage -d 'Start even though stored records cannot be read (each is set aside in the set_aside table of arches.db, kept and reported, never deleted) or the resource manager runs jobs the state does not know (a lost or replaced arches.db: they are left running, and their ids are never handed out again). Without it the daemon refuses to start in both cases and says why'
 complete -c moab -n "__fish_moab_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c moab -n "__fish_moab_needs_command" -s V -l version -d 'Print version'
 complete -c moab -n "__fish_moab_needs_command" -f -a "simulate" -d 'Replay a workload (SWF trace or JSONL) through the real scheduling engine with a virtual clock, as fast as the CPU allows, and report wait times, bounded slowdown, utilisation and backfill statistics'

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod raw;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -30,6 +32,13 @@ impl Daemon {
 
     /// Starts a daemon with this `moab.cfg` content (None: no file).
     pub fn start_with_config(cfg: Option<&str>) -> Daemon {
+        let mut d = Daemon::unstarted(cfg);
+        d.spawn();
+        d
+    }
+
+    /// A home (mode 0755) with this `moab.cfg` content, no daemon yet.
+    pub fn unstarted(cfg: Option<&str>) -> Daemon {
         let home = tempfile::Builder::new()
             .prefix("arches-e2e")
             .tempdir()
@@ -40,13 +49,11 @@ impl Daemon {
             std::fs::write(home.path().join("moab.cfg"), c).expect("write cfg");
         }
         let socket = home.path().join("moab.sock");
-        let mut d = Daemon {
+        Daemon {
             home,
             socket,
             child: None,
-        };
-        d.spawn();
-        d
+        }
     }
 
     /// Starts (or restarts) the daemon process and waits until it answers.
@@ -56,12 +63,45 @@ impl Daemon {
 
     /// Like [`Daemon::spawn`] with extra environment variables for the daemon.
     pub fn spawn_env(&mut self, extra: &[(&str, &str)]) {
-        let log = std::fs::File::create(self.home.path().join("daemon.stderr")).expect("log");
-        let child = Command::new(bin("moab"))
+        self.spawn_with(&Spawn {
+            env: extra,
+            ..Spawn::default()
+        });
+    }
+
+    /// The `moab` command of this home with these options (not started).
+    pub fn daemon_command(&self, opts: &Spawn) -> Command {
+        let mut cmd = Command::new(bin("moab"));
+        cmd.args(opts.args)
             .env_clear()
             .envs(base_env(self.home.path(), &self.socket))
-            .envs(extra.iter().copied())
-            .stdin(Stdio::null())
+            .envs(opts.env.iter().copied())
+            .stdin(Stdio::null());
+        if let Some(limit) = opts.nofile {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: only setrlimit(2) between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let r = libc::rlimit {
+                        rlim_cur: limit,
+                        rlim_max: limit,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &r) == 0 {
+                        Ok(())
+                    } else {
+                        Err(std::io::Error::last_os_error())
+                    }
+                });
+            }
+        }
+        cmd
+    }
+
+    /// Starts the daemon with these options and waits until it answers.
+    pub fn spawn_with(&mut self, opts: &Spawn) {
+        let log = std::fs::File::create(self.home.path().join("daemon.stderr")).expect("log");
+        let child = self
+            .daemon_command(opts)
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
@@ -87,6 +127,11 @@ impl Daemon {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// The daemon's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
     }
 
     /// What the daemon wrote to stderr.
@@ -213,6 +258,17 @@ impl Drop for Daemon {
             .args(["-f", &self.home.path().to_string_lossy()])
             .status();
     }
+}
+
+/// How to start a daemon ([`Daemon::spawn_with`]).
+#[derive(Default)]
+pub struct Spawn<'a> {
+    /// Extra environment variables.
+    pub env: &'a [(&'a str, &'a str)],
+    /// Arguments of `moab` (e.g. `--salvage`).
+    pub args: &'a [&'a str],
+    /// Its open-file limit, soft and hard (so it cannot raise it).
+    pub nofile: Option<u64>,
 }
 
 /// The only environment the daemon and clients get.

@@ -51,6 +51,10 @@ pub struct Config {
     pub job_rm_purge_secs: Secs,
     /// `CLIENTTIMEOUT`.
     pub client_timeout: Secs,
+    /// `CLIENTMAXCONNECTIONS`: client connections the daemon serves at once.
+    pub client_max_connections: u32,
+    /// `CLIENTMAXCONNECTIONSPERUSER`: client connections one user may hold.
+    pub client_max_connections_per_user: u32,
     /// `DEFERTIME`.
     pub defer_time: Secs,
     /// `DEFERCOUNT`: defers before a batch hold.
@@ -144,6 +148,8 @@ impl Default for Config {
             job_purge_secs: 86400,
             job_rm_purge_secs: 0,
             client_timeout: 30,
+            client_max_connections: 1024,
+            client_max_connections_per_user: 128,
             defer_time: 3600,
             defer_count: 24,
             defer_start_count: 1,

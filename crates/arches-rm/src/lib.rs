@@ -140,6 +140,28 @@ pub enum RmError {
     Refused(String),
     #[error("resource manager unavailable: {0}")]
     Unavailable(String),
+    /// Out of something that comes back (disk space, descriptors, memory):
+    /// nothing was done; the same request may succeed later.
+    #[error("resource manager short of resources: {0}")]
+    Busy(String),
+}
+
+impl RmError {
+    /// An I/O error as an `RmError`: [`RmError::Busy`] when it may pass (no
+    /// space left, out of descriptors or memory), else
+    /// [`RmError::Unavailable`].
+    pub fn from_io(what: String, e: &std::io::Error) -> RmError {
+        let passing = matches!(
+            e.raw_os_error(),
+            Some(libc::ENOSPC | libc::EDQUOT | libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+                | Some(libc::EAGAIN)
+        );
+        if passing {
+            RmError::Busy(format!("{what}: {e}"))
+        } else {
+            RmError::Unavailable(format!("{what}: {e}"))
+        }
+    }
 }
 
 /// The resource-manager function table (Maui's `MRMFunc`), as a trait.
@@ -201,6 +223,17 @@ pub trait ResourceManager: Send {
     /// running are re-adopted; ended ones come back from `observe` as
     /// `Finished`, unknown ones as `Vanished`.
     fn recover(&mut self, active: &[JobId], now: Time) -> Result<(), RmError>;
+    /// After `recover`: jobs this backend found running that were not in
+    /// its `active` list (the daemon's state was lost or replaced by an
+    /// older copy). They are left running and are never reported.
+    fn unknown_running(&self) -> Vec<JobId> {
+        Vec::new()
+    }
+    /// After `recover`: the highest job id this backend has any trace of
+    /// (the daemon never hands out an id up to it again).
+    fn highest_job_seen(&self) -> Option<JobId> {
+        None
+    }
     /// Whether the allocation of a running job can change (malleable and
     /// resizable jobs, [`arches_core::malleable`]). `false` (the default):
     /// the daemon refuses processor ranges.

@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         config: None,
         socket: Some(home.join("moab.sock")),
         home: Some(home),
+        salvage: false,
     };
     match arches_server::run(&opts) {
         Ok(()) => ExitCode::SUCCESS,

@@ -78,6 +78,10 @@ pub struct SchedStats {
     pub min_util: Option<(f64, u64)>,
     pub backlog_sum: f64,
     pub backlog_samples: u64,
+    /// Why changes cannot be recorded, while the store fails (mdiag -S).
+    pub store_fault: Option<String>,
+    /// What a salvage start set aside or left alone (mdiag -S).
+    pub notices: Vec<String>,
 }
 
 /// Execution records by job: a persistent map, so publishing a snapshot
@@ -178,6 +182,10 @@ pub struct Actor {
     pace: crate::pace::Pace,
     /// Node samples of the statistics profile interval in progress.
     pub(crate) sampler: crate::profiling::NodeSampler,
+    /// The store's last failure, while it fails ([`crate::durable`]).
+    pub(crate) store_fault: Option<crate::durable::StoreFault>,
+    /// The run-time history of a commit that failed (owed).
+    pending_history: Option<String>,
     /// Activation filter calls and verdicts ([`crate::activation`]).
     pub(crate) activation: crate::activation::Gate,
     /// The actor's own input channel, for results of work done on other
@@ -200,20 +208,32 @@ impl Actor {
     /// first snapshot.
     pub fn recover(
         cfg: Arc<DaemonConfig>,
-        store: Store,
+        mut store: Store,
         mut rm: Box<dyn ResourceManager>,
         socket: String,
     ) -> anyhow::Result<(Actor, Published)> {
+        use arches_store::RecordKind;
         let now = now();
         let nodes = initial_nodes(&cfg, rm.as_mut())?;
         let mut state = State::new(nodes);
         let mut exec = ExecMap::new();
         let mut active = Vec::new();
-        let mut intents: std::collections::BTreeMap<JobId, JobRecord> = store
-            .load_start_intents()?
-            .into_iter()
-            .map(|r| (r.job.id, r))
-            .collect();
+        let db = cfg.home.join("arches.db");
+        // Unreadable records stop the start, or are set aside (--salvage).
+        let mut salvage = crate::salvage::Salvage::new(cfg.salvage, &db);
+        let mut intents: std::collections::BTreeMap<JobId, JobRecord> =
+            std::collections::BTreeMap::new();
+        for r in store.load_start_intents_checked()? {
+            match r {
+                Ok(r) => {
+                    intents.insert(r.job.id, r);
+                }
+                Err(e) => {
+                    let id = crate::salvage::record_id(&e);
+                    salvage.unreadable(RecordKind::StartIntent, id, &e)?;
+                }
+            }
+        }
         let mut unconfirmed = BTreeSet::new();
         let mut deferred = std::collections::BTreeMap::new();
         // Arrays first: their sub-jobs' ids are theirs.
@@ -227,9 +247,21 @@ impl Actor {
             exec.insert(id, Arc::new(rec.exec.clone()));
             arrays.records.insert(id, rec);
         }
-        store.for_each_job(|rec| {
+        store.for_each_job_checked(|rec| {
+            let rec = match rec {
+                Ok(rec) => rec,
+                Err(e) => {
+                    let id = crate::salvage::record_id(&e);
+                    return salvage.unreadable(RecordKind::Job, id, &e);
+                }
+            };
             let rec = crate::intent::prefer_intent(rec, &mut intents, &mut unconfirmed);
-            let job = rec.to_job()?;
+            let job = match rec.to_job() {
+                Ok(job) => job,
+                Err(e) => {
+                    return salvage.unreadable(RecordKind::Job, rec.job.id.to_string(), &e);
+                }
+            };
             let id = job.id;
             let defer_hold = job.holds.contains(arches_core::HoldType::Defer);
             crate::observe::restore_job(&mut state, job)?;
@@ -251,17 +283,31 @@ impl Actor {
         if !unconfirmed.is_empty() {
             tracing::warn!(jobs = ?unconfirmed, "starts not confirmed before the last stop");
         }
-        for rec in store.load_reservations()? {
+        for rec in store.load_reservations_checked()? {
+            let rec = match rec {
+                Ok(rec) => rec,
+                Err(e) => {
+                    let id = crate::salvage::record_id(&e);
+                    salvage.unreadable(RecordKind::Reservation, id, &e)?;
+                    continue;
+                }
+            };
             if let Err(e) = state.add_reservation(rec.to_core()) {
                 tracing::warn!(rsv = %rec.id, error = %e, "stored reservation not restored");
             }
         }
+        let mut notices = salvage.finish(&mut store, now)?;
         let rsv_next = store
             .meta(crate::rsvctl::NEXT_RSV_KEY)?
             .and_then(|v| v.parse().ok())
             .unwrap_or(1);
         rm.recover(&active, now)?;
-        let next_id = store.next_id()?;
+        // Jobs the backend runs that the state does not know stop the
+        // start (or, salvaging, are reported); no id it knows is reused.
+        let (floor, unknown) =
+            crate::salvage::check_backend(rm.as_ref(), &state, cfg.salvage, &db)?;
+        notices.extend(unknown);
+        let next_id = store.next_id()?.max(floor);
         let accounting = match store.meta(arches_store::accounting::ACCOUNTING_KEY)? {
             Some(text) => arches_store::accounting::decode(&text).unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "stored statistics unreadable; starting a new period");
@@ -279,6 +325,7 @@ impl Actor {
         let host = crate::ident::short_hostname();
         let stats = SchedStats {
             started: now,
+            notices,
             ..SchedStats::default()
         };
         let plan = Arc::new(Plan::default());
@@ -346,6 +393,8 @@ impl Actor {
             trim_due: false,
             sampler: Default::default(),
             pace: crate::pace::Pace::default(),
+            store_fault: None,
+            pending_history: None,
             activation: crate::activation::Gate::default(),
             inbox: None,
             notifier: crate::mail::Notifier::default(),
@@ -361,8 +410,9 @@ impl Actor {
         self.inbox = Some(tx);
     }
 
-    /// Runs until shutdown. Returns an error only when the store fails (no
-    /// acknowledgement is ever given for something not durable).
+    /// Runs until shutdown. A store that cannot commit does not stop it
+    /// ([`crate::durable`]): no acknowledgement is ever given for something
+    /// not durable, and what is owed is retried.
     pub fn run(mut self, rx: Receiver<Input>) -> anyhow::Result<()> {
         let poll = Duration::from_secs(self.cfg.policy.rm_poll_interval.max(1) as u64);
         loop {
@@ -375,12 +425,9 @@ impl Actor {
                 crate::pace::trim_heap();
             }
             if !inputs.is_empty() {
-                let mut replies: Vec<Box<dyn FnOnce()>> = Vec::new();
-                for input in inputs {
-                    self.handle(input, now, &mut replies);
-                }
-                // Durable and visible before anybody is told.
-                self.persist()?;
+                // Durable (or refused, crate::durable) and visible before
+                // anybody is told.
+                let replies = self.turn(inputs, now);
                 self.publish(now);
                 for r in replies {
                     r();
@@ -407,13 +454,27 @@ impl Actor {
                     self.wake = true;
                 }
                 self.purge(now);
+                if crate::pace::take_trim_request() {
+                    // Large answers were sent since the last tick.
+                    self.trim_due = true;
+                }
             }
-            let iterate = self.wake && !self.stop && self.pace.may_iterate(Instant::now());
+            // No iteration while the store fails: a start needs its intent
+            // recorded first (crate::durable).
+            let iterate = self.wake
+                && !self.stop
+                && self.store_fault.is_none()
+                && self.pace.may_iterate(Instant::now());
             if iterate {
                 self.iterate(now);
             }
-            if iterate || !self.dirty.is_empty() || !self.purged.is_empty() {
-                self.persist()?;
+            let owed =
+                !self.dirty.is_empty() || !self.purged.is_empty() || self.store_fault.is_some();
+            if iterate || owed {
+                if self.commit_due() {
+                    let _ = self.commit();
+                }
+                // Visible at once, durable or still owed.
                 self.publish(now);
             }
             if self.trim_due {
@@ -464,38 +525,11 @@ impl Actor {
         inputs
     }
 
-    fn handle(&mut self, input: Input, now: Time, replies: &mut Vec<Box<dyn FnOnce()>>) {
-        match input {
-            Input::Submit { sub, reply } => {
-                let result = self.submit(*sub, now);
-                replies.push(Box::new(move || {
-                    let _ = reply.send(result);
-                }));
-            }
-            Input::Action { caller, req, reply } => {
-                let resp = self.job_action(&caller, &req, now);
-                replies.push(Box::new(move || {
-                    let _ = reply.send(resp);
-                }));
-            }
-            Input::Control { caller, req, reply } => {
-                let resp = self.control(&caller, &req, now);
-                replies.push(Box::new(move || {
-                    let _ = reply.send(resp);
-                }));
-            }
-            Input::Reservation { caller, req, reply } => {
-                let resp = self.reservation_control(&caller, &req, now);
-                replies.push(Box::new(move || {
-                    let _ = reply.send(resp);
-                }));
-            }
-            Input::Shutdown => self.stop = true,
-            Input::Activation { job, verdict } => self.activation_result(job, verdict, now),
-        }
-    }
-
-    fn submit(&mut self, mut sub: Submission, now: Time) -> Result<SubmitResponse, SubmitError> {
+    pub(crate) fn submit(
+        &mut self,
+        mut sub: Submission,
+        now: Time,
+    ) -> Result<SubmitResponse, SubmitError> {
         sub.resolve_dependencies(&self.state)?;
         if sub.job.elastic.is_some() && !self.rm.supports_resize() {
             return Err(SubmitError(format!(
@@ -723,6 +757,17 @@ impl Actor {
             tracing::info!(job = id, "job allocated, staging its $LOCAL data");
             return Ok(());
         }
+        if self.state.job(id).is_none() {
+            return Err(format!("unknown job {id}"));
+        }
+        let pid = crate::arrays::payload_id(&self.state, id);
+        let payload = match self.payloads.iter().find(|(j, _)| *j == pid) {
+            Some((_, p)) => p.clone(),
+            None => match self.stored_payload(id, pid, now) {
+                Some(p) => p,
+                None => return Err(format!("job {id} has no usable stored script")),
+            },
+        };
         let job = self
             .state
             .job(id)
@@ -731,18 +776,6 @@ impl Actor {
             .exec
             .get(&id)
             .ok_or_else(|| format!("no execution record for job {id}"))?;
-        let pid = crate::arrays::payload_id(&self.state, id);
-        let payload = match self.payloads.iter().find(|(j, _)| *j == pid) {
-            Some((_, p)) => p.clone(),
-            None => match self.store.payload(pid) {
-                Ok(p) => p.unwrap_or_default(),
-                Err(e) => {
-                    let why = format!("cannot read the job's script: {e}");
-                    self.start_failed(id, &why, now);
-                    return Err(why);
-                }
-            },
-        };
         let nodes = arches_rm::launch_nodes(&self.state, &alloc);
         let mut launch = Launch {
             job: id,
@@ -760,6 +793,16 @@ impl Actor {
         let wait = (now - job.submit_time).max(0) as f64;
         if let Err(e) = self.rm.start(&launch, now) {
             let why = e.to_string();
+            if matches!(e, arches_rm::RmError::Busy(_)) {
+                // Nothing started, and nothing wrong with the job: it stays
+                // queued for the next iteration, without a deferral.
+                let note = format!("start postponed: {why}");
+                if self.exec.get(&id).and_then(|r| r.messages.last()) != Some(&note) {
+                    self.note(id, note);
+                }
+                self.dirty.insert(id);
+                return Err(why);
+            }
             self.start_failed(id, &why, now);
             return Err(why);
         }
@@ -804,6 +847,16 @@ impl Actor {
         local: Option<(String, String)>,
         now: Time,
     ) -> Result<(), String> {
+        if self.state.job(id).is_none() {
+            return Err(format!("unknown job {id}"));
+        }
+        let pid = crate::arrays::payload_id(&self.state, id);
+        let payload = match self.payloads.iter().find(|(j, _)| *j == pid) {
+            Some((_, p)) => p.clone(),
+            None => self
+                .stored_payload(id, pid, now)
+                .ok_or_else(|| format!("job {id} has no usable stored script"))?,
+        };
         let job = self
             .state
             .job(id)
@@ -816,15 +869,6 @@ impl Actor {
             .exec
             .get(&id)
             .ok_or_else(|| format!("no execution record for job {id}"))?;
-        let pid = crate::arrays::payload_id(&self.state, id);
-        let payload = match self.payloads.iter().find(|(j, _)| *j == pid) {
-            Some((_, p)) => p.clone(),
-            None => self
-                .store
-                .payload(pid)
-                .map_err(|e| format!("cannot read the job's script: {e}"))?
-                .unwrap_or_default(),
-        };
         let nodes = arches_rm::launch_nodes(&self.state, &run.alloc);
         let mut launch = Launch {
             job: id,
@@ -880,10 +924,15 @@ impl Actor {
         self.purge_arrays(now);
     }
 
-    fn persist(&mut self) -> anyhow::Result<()> {
+    /// Commits every change since the last commit in one transaction. On
+    /// failure nothing is lost: every change stays owed for the next try.
+    pub(crate) fn persist(&mut self) -> Result<(), arches_store::StoreError> {
         let rsv = !self.rsv_changes.0.is_empty() || !self.rsv_changes.1.is_empty();
         // The run-time history changes with the completions committed here.
-        let history = self.predictor.history_update(now());
+        let history = self
+            .predictor
+            .history_update(now())
+            .or_else(|| self.pending_history.take());
         if self.dirty.is_empty()
             && self.purged.is_empty()
             && self.payloads.is_empty()
@@ -891,6 +940,8 @@ impl Actor {
             && !self.accounting_dirty
             && history.is_none()
             && self.arrays.is_clean()
+            // While the store fails, a retry also probes it.
+            && self.store_fault.is_none()
         {
             return Ok(());
         }
@@ -907,24 +958,39 @@ impl Actor {
             let key = crate::rsvctl::NEXT_RSV_KEY.to_string();
             batch.meta.push((key, self.rsv_next.to_string()));
         }
-        if std::mem::take(&mut self.accounting_dirty) {
+        let accounting = std::mem::take(&mut self.accounting_dirty);
+        if accounting {
             batch.meta.push((
                 arches_store::accounting::ACCOUNTING_KEY.to_string(),
                 arches_store::accounting::encode(&self.accounting),
             ));
         }
-        if let Some(h) = history {
+        if let Some(h) = &history {
             let key = arches_sim::predict::HISTORY_META_KEY.to_string();
-            batch.meta.push((key, h));
+            batch.meta.push((key, h.clone()));
         }
         self.arrays.drain(&self.state, &mut batch);
-        for id in std::mem::take(&mut self.dirty) {
+        let dirty = std::mem::take(&mut self.dirty);
+        for &id in &dirty {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {
                 batch.upserts.push(JobRecord::new(job, (**rec).clone()));
             }
         }
         let t0 = Instant::now();
-        self.store.commit(&batch)?;
+        if let Err(e) = self.store.commit(&batch) {
+            // Owed: written by the next commit that succeeds.
+            self.dirty.extend(dirty);
+            self.purged = batch.deletes;
+            self.payloads = batch.payloads;
+            self.rsv_changes = (batch.rsv_upserts, batch.rsv_deletes);
+            self.accounting_dirty |= accounting;
+            self.pending_history = history;
+            self.arrays
+                .dirty
+                .extend(batch.array_upserts.iter().map(|r| r.id()));
+            self.arrays.purged.extend(batch.array_deletes);
+            return Err(e);
+        }
         crate::metrics::observe_commit(t0.elapsed());
         Ok(())
     }

@@ -32,6 +32,9 @@ pub struct DaemonConfig {
     /// The parsed `moab.cfg` everything above was taken from (runtime
     /// changes with `mschedctl -m config` apply to it).
     pub moab: arches_config::Config,
+    /// `moab --salvage`: start with unreadable records set aside, and
+    /// with jobs the state does not know left running ([`crate::salvage`]).
+    pub salvage: bool,
 }
 
 /// Default `JOBCPURGETIME`: one day.
@@ -111,6 +114,7 @@ pub fn from_moab(
             .map(|r| (r.name.clone(), r.rm_type.as_str().to_string()))
             .unwrap_or_else(|| ("local".to_string(), "LOCAL".to_string())),
         moab,
+        salvage: false,
     }
 }
 

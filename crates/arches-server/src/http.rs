@@ -11,7 +11,7 @@ use arches_api::{
     routes, ApiError, JobActionRequest, JobsRequest, QueueQuery, SchedulerControl, SubmitRequest,
 };
 use axum::body::Bytes;
-use axum::extract::connect_info::{ConnectInfo, Connected};
+use axum::extract::connect_info::ConnectInfo;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::StatusCode;
@@ -20,10 +20,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use tokio::net::UnixListener;
 use tokio::sync::oneshot;
 
-use crate::actor::{current, Caller, Input, Published};
+use crate::actor::{current, Caller, Input, Published, Snapshot};
 use crate::config::DaemonConfig;
 use crate::ident::{self, Peer};
 use crate::{estimates, jobspec, views};
@@ -31,18 +30,10 @@ use crate::{estimates, jobspec, views};
 /// Largest accepted request body.
 pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 
-/// The caller's credentials as seen when the connection was accepted.
+/// The caller's credentials as seen when the connection was accepted
+/// ([`crate::listen`] puts them in every request).
 #[derive(Debug, Clone, Copy)]
 pub struct PeerInfo(pub Option<Peer>);
-
-impl Connected<axum::serve::IncomingStream<'_, UnixListener>> for PeerInfo {
-    fn connect_info(stream: axum::serve::IncomingStream<'_, UnixListener>) -> Self {
-        PeerInfo(stream.io().peer_cred().ok().map(|c| Peer {
-            uid: c.uid(),
-            gid: c.gid(),
-        }))
-    }
-}
 
 /// Shared by every handler.
 #[derive(Clone)]
@@ -152,11 +143,36 @@ async fn read<T: Serialize>(
     ok(f(&snap))
 }
 
-/// Builds and encodes a large view on the blocking pool, so that a big
-/// queue never stalls the I/O workers (submissions keep flowing).
-/// The answer is streamed in chunks as it is encoded ([`crate::stream`]).
-async fn heavy<T: Serialize + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Response {
-    crate::stream::json(f)
+/// A large answer: what it lists (and the view without that list) is
+/// computed on the blocking pool, so that a big queue never stalls the I/O
+/// workers; the list's items are then encoded as the client reads
+/// ([`crate::stream`]), so an answer never exists whole in memory.
+async fn listing<S, K, I, F>(
+    snap: Snapshot,
+    field: &'static str,
+    prepare: impl FnOnce(&Snapshot) -> (S, Vec<K>) + Send + 'static,
+    mut item: F,
+) -> Response
+where
+    S: Serialize + Send + 'static,
+    K: Send + Unpin + 'static,
+    I: Serialize + 'static,
+    F: FnMut(&Snapshot, K) -> Option<I> + Send + Unpin + 'static,
+{
+    let built = tokio::task::spawn_blocking(move || {
+        let (shell, keys) = prepare(&snap);
+        (snap, shell, keys)
+    })
+    .await;
+    match built {
+        Ok((snap, shell, keys)) => {
+            crate::stream::listing(&shell, field, keys, move |k| item(&snap, k))
+        }
+        Err(e) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("ERROR:  internal error ({e})"),
+        ),
+    }
 }
 
 async fn ask<T>(
@@ -257,16 +273,21 @@ async fn queue(
         }
     };
     let snap = current(&app.published);
-    if let Some(p) = q.partition.as_deref() {
-        // Checked here so that an unknown partition is a 404, not a view.
-        if let Err(e) = crate::showq::queue(&snap, false, Some(p)).map(|_| ()) {
-            return error(StatusCode::NOT_FOUND, e);
-        }
+    // Checked here so that an unknown partition is a 404, not a view.
+    if let Err(e) = crate::showq::shell(&snap, q.partition.as_deref()) {
+        return error(StatusCode::NOT_FOUND, e);
     }
-    heavy(move || {
-        crate::showq::queue(&snap, q.completed, q.partition.as_deref())
-            .unwrap_or_else(|_| views::queue(&snap, q.completed))
-    })
+    let partition = q.partition.clone();
+    listing(
+        snap,
+        "jobs",
+        move |s| {
+            let shell = crate::showq::shell(s, q.partition.as_deref())
+                .unwrap_or_else(|_| views::queue_shell(s));
+            (shell, views::queue_order(s, q.completed))
+        },
+        move |s, it| crate::showq::line(s, it, partition.as_deref()),
+    )
     .await
 }
 
@@ -284,8 +305,17 @@ async fn jobs_detail(
         Ok(c) => c,
         Err(e) => return e.into_response(),
     };
-    let snap = current(&app.published);
-    heavy(move || views::jobs(&snap, &req, &caller)).await
+    let pv = crate::preempt::PreemptView::default();
+    listing(
+        current(&app.published),
+        "jobs",
+        move |s| {
+            let (items, shell) = views::jobs_selection(s, &req, &caller);
+            (shell, items)
+        },
+        move |s, it| views::job_item(s, it, &pv),
+    )
+    .await
 }
 
 async fn stats(
@@ -344,8 +374,13 @@ async fn reservations(
 }
 
 async fn priority(State(app): State<AppState>) -> Response {
-    let snap = current(&app.published);
-    heavy(move || views::priority(&snap)).await
+    listing(
+        current(&app.published),
+        "jobs",
+        |s| (views::priority_shell(s), views::priority_order(s)),
+        views::job_priority,
+    )
+    .await
 }
 
 async fn job_action(

@@ -84,7 +84,8 @@ impl Actor {
             .collect();
         if let Err(e) = self.store.record_starts(&intents) {
             tracing::error!(error = %e, "cannot record start intents: nothing started");
-            let why = format!("cannot record the start durably: {e}");
+            let why = format!("cannot record the start durably: {}", e.reason());
+            self.store_failed(&e);
             for s in &starts {
                 self.note(s.job, format!("cannot start job: {why}"));
             }

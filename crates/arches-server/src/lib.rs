@@ -17,6 +17,7 @@ pub mod config;
 mod control;
 mod defer;
 mod depend;
+pub mod durable;
 mod elastic;
 pub mod estimates;
 mod guard;
@@ -28,6 +29,7 @@ pub mod jobenv;
 pub mod jobexpr;
 pub mod jobspec;
 pub mod jobxml;
+pub mod listen;
 pub mod mail;
 pub mod metrics;
 mod modify;
@@ -40,6 +42,7 @@ pub mod rm;
 pub mod rsvctl;
 pub mod rsvhosts;
 mod rsvmod;
+pub mod salvage;
 pub mod showq;
 pub mod simserve;
 pub mod staging;
@@ -68,7 +71,23 @@ pub const EXIT_FAILURE: u8 = 1;
     about = "The Arches workload manager daemon (Moab compatible)",
     long_about = "Runs the scheduler in the foreground: reads moab.cfg from the home directory \
                   (MOABHOMEDIR), keeps its state in arches.db there, logs to stderr and \
-                  log/moab.log, and answers the client commands on moab.sock."
+                  log/moab.log, and answers the client commands on moab.sock.\n\n\
+                  Under pressure: the daemon raises its open-file limit to the hard limit at \
+                  start and serves at most CLIENTMAXCONNECTIONS client connections \
+                  (default 1024, and never more than three quarters of that limit), at most \
+                  CLIENTMAXCONNECTIONSPERUSER (default 128) of one user (root and the \
+                  daemon's user are not limited per user); a connection over a limit is \
+                  refused at once with a message. A connection that sends nothing, sends half \
+                  a request or does not read its answer for CLIENTTIMEOUT (default 30 s) is \
+                  closed. When arches.db cannot be written (disk full, I/O error), new jobs \
+                  are refused with the reason, nothing is started, reads are served, and what \
+                  is owed (job ends...) is retried every second until it is recorded; mdiag -S \
+                  says so.\n\n\
+                  The daemon does not start on a damaged state: an unreadable record, or jobs \
+                  still running that arches.db does not know (a lost or replaced database), \
+                  stop it with a message. --salvage starts anyway: unreadable records are set \
+                  aside (kept in the set_aside table of arches.db) and reported, unknown \
+                  running jobs are left alone, and no job id is ever handed out twice."
 )]
 pub struct Options {
     /// Configuration file (default: <home>/moab.cfg; without one the embedded default applies).
@@ -80,6 +99,14 @@ pub struct Options {
     /// Home directory (default: MOABHOMEDIR, else ~/.arches).
     #[arg(long, value_name = "DIR")]
     pub home: Option<PathBuf>,
+    /// Start even though stored records cannot be read (each is set aside in
+    /// the set_aside table of arches.db, kept and reported, never deleted) or
+    /// the resource manager runs jobs the state does not know (a lost or
+    /// replaced arches.db: they are left running, and their ids are never
+    /// handed out again). Without it the daemon refuses to start in both
+    /// cases and says why.
+    #[arg(long)]
+    pub salvage: bool,
     #[command(subcommand)]
     pub command: Option<Subcommand>,
 }
@@ -146,8 +173,9 @@ impl Options {
 pub fn run(opts: &Options) -> anyhow::Result<()> {
     let loc = opts.locations();
     prepare_home(&loc.home)?;
-    let cfg = config::load_config(&loc.home, opts.config.as_deref())?;
+    let mut cfg = config::load_config(&loc.home, opts.config.as_deref())?;
     init_logging(&log_path(&loc.home, &cfg.moab.log));
+    cfg.salvage = opts.salvage;
     let rm = rm::build_rm(&cfg)?;
     serve(loc, cfg, rm)
 }
@@ -217,6 +245,9 @@ pub(crate) fn serve_socket(
         .enable_all()
         .build()
         .context("cannot start the I/O runtime")?;
+    // Many clients at once must not leave the daemon without descriptors
+    // for its own files (crate::listen keeps its connections below this).
+    let nofile = listen::raise_nofile();
     let socket = socket.to_path_buf();
     let tx = app.tx.clone();
     let served = runtime.block_on(async move {
@@ -239,11 +270,10 @@ pub(crate) fn serve_socket(
             wait_for_stop(done).await;
             let _ = tx.send(actor::Input::Shutdown);
         };
-        let app = http::router(app).into_make_service_with_connect_info::<http::PeerInfo>();
-        axum::serve(listener, app)
-            .with_graceful_shutdown(stop)
-            .await
-            .context("server failed")
+        let limits = listen::Limits::new(&app.cfg.moab, nofile);
+        let daemon_uid = app.daemon_uid;
+        listen::serve(listener, http::router(app), limits, daemon_uid, stop).await;
+        anyhow::Ok(())
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     served

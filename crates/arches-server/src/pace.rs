@@ -123,6 +123,19 @@ pub fn tune_allocator() {
     }
 }
 
+/// A large answer was sent (or dropped): trim the heap at the actor's
+/// next tick ([`take_trim_request`]), once however many answers asked.
+pub fn request_trim() {
+    TRIM_REQUESTED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether a trim was asked for since the last call.
+pub fn take_trim_request() -> bool {
+    TRIM_REQUESTED.swap(false, std::sync::atomic::Ordering::Relaxed)
+}
+
+static TRIM_REQUESTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 /// Returns freed heap memory to the system. The allocator keeps what a
 /// large transient structure (the records read at start-up, an iteration
 /// over 100,000 jobs, a full `showq` answer) used, so the resident size

@@ -5,7 +5,7 @@
 //! `MUIGetShowqNotes` attaches (scheduling paused or disabled, a system
 //! reservation blocking every node).
 
-use arches_api::{ClusterSummary, QueueView, Section};
+use arches_api::{ClusterSummary, JobSummary, QueueView, Section};
 use arches_core::{Job, NodeAdminState};
 
 use crate::actor::Snapshot;
@@ -13,24 +13,44 @@ use crate::actor::Snapshot;
 /// Moab's error for `-p`/`-w partition=` naming no partition.
 pub const UNKNOWN_PARTITION: &str = "ERROR:    unknown partition specified";
 
-/// The queue view for showq: every job (completed ones when asked),
-/// restricted to a partition when one is given, with Moab's notes.
-pub fn queue(s: &Snapshot, completed: bool, partition: Option<&str>) -> Result<QueueView, String> {
-    let mut v = crate::views::queue(s, completed);
+/// showq's data without its jobs (streamed line by line, in
+/// [`crate::views::queue_order`], with [`line`]): Moab's notes, and the
+/// partition's own summary when one is given.
+pub fn shell(s: &Snapshot, partition: Option<&str>) -> Result<QueueView, String> {
+    let mut v = crate::views::queue_shell(s);
     v.notes = notes(s);
-    if let Some(p) = partition.filter(|p| !p.eq_ignore_ascii_case("ALL")) {
+    if let Some(p) = one_partition(partition) {
         if !s.state.nodes().iter().any(|n| n.partition == p) {
             return Err(UNKNOWN_PARTITION.to_string());
         }
-        v.jobs.retain(|j| match j.section {
-            Section::Active | Section::Completed => j.partition.as_deref() == Some(p),
-            Section::Eligible | Section::Blocked => {
-                s.state.job(j.id).is_some_and(|job| may_run_in(s, job, p))
-            }
-        });
         v.cluster = partition_cluster(s, p);
     }
     Ok(v)
+}
+
+/// One line of showq ([`crate::views::queue_order`]), `None` when the job
+/// is gone or is not of the partition asked for.
+pub fn line(
+    s: &Snapshot,
+    it: crate::views::Item<JobSummary>,
+    partition: Option<&str>,
+) -> Option<JobSummary> {
+    let j = crate::views::queue_item(s, it)?;
+    let Some(p) = one_partition(partition) else {
+        return Some(j);
+    };
+    let keep = match j.section {
+        Section::Active | Section::Completed => j.partition.as_deref() == Some(p),
+        Section::Eligible | Section::Blocked => {
+            s.state.job(j.id).is_some_and(|job| may_run_in(s, job, p))
+        }
+    };
+    keep.then_some(j)
+}
+
+/// The partition showq is restricted to (`ALL`: none).
+fn one_partition(partition: Option<&str>) -> Option<&str> {
+    partition.filter(|p| !p.eq_ignore_ascii_case("ALL"))
 }
 
 /// Whether a queued job may run in partition `p` (Moab's partition access

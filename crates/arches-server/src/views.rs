@@ -18,44 +18,77 @@ use crate::actor::Snapshot;
 
 /// showq's data.
 pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
+    let jobs = queue_order(s, completed)
+        .into_iter()
+        .filter_map(|it| queue_item(s, it))
+        .collect();
+    QueueView {
+        jobs,
+        ..queue_shell(s)
+    }
+}
+
+/// showq's data without its jobs (the answer is streamed job by job, in
+/// [`queue_order`]: `crate::stream`).
+pub fn queue_shell(s: &Snapshot) -> QueueView {
+    QueueView {
+        now: s.now,
+        cluster: cluster(s),
+        jobs: Vec::new(),
+        purge_secs: s.cfg.purge_secs,
+        scheduler: s.cfg.scheduler_name.clone(),
+        notes: Vec::new(),
+    }
+}
+
+/// One line of a listing: a job of the state, encoded when it is sent, or
+/// a line already made (an array's pending sub-jobs, an array's detail).
+pub enum Item<T> {
+    Job(arches_core::JobId),
+    Made(Box<T>),
+}
+
+/// The lines of showq in order: active by earliest completion, eligible
+/// then blocked by rank (with one line per array for its sub-jobs not made
+/// jobs yet), completed by completion time (with `completed`).
+pub fn queue_order(s: &Snapshot, completed: bool) -> Vec<Item<JobSummary>> {
     let mut active = Vec::new();
     let mut waiting = Vec::new();
     let mut done = Vec::new();
     for j in s.state.jobs() {
         if j.state.is_active() {
-            active.push((j.expected_end().unwrap_or(i64::MAX), j.id, summary(s, j)));
+            active.push((j.expected_end().unwrap_or(i64::MAX), j.id));
         } else if j.state.is_finished() {
             if completed {
-                let t = j.completion.map_or(0, |c| c.time);
-                done.push((t, j.id, summary(s, j)));
+                done.push((j.completion.map_or(0, |c| c.time), j.id));
             }
         } else {
             let rank = s.plan.decisions.get(&j.id).map_or(u32::MAX, |d| d.rank);
-            waiting.push((rank, j.id, summary(s, j)));
+            let blocked = section(s, j) != Section::Eligible;
+            waiting.push((blocked, rank, j.id, Item::Job(j.id)));
         }
     }
     // Array sub-jobs not made jobs yet: one line per array.
-    waiting.extend(crate::arrays::pending_lines(s));
-    active.sort_by_key(|(t, id, _)| (*t, *id));
-    waiting.sort_by_key(|(r, id, _)| (*r, *id));
-    done.sort_by_key(|(t, id, _)| (*t, *id));
-    let (eligible, blocked): (Vec<_>, Vec<_>) = waiting
+    for (rank, id, line) in crate::arrays::pending_lines(s) {
+        let blocked = line.section != Section::Eligible;
+        waiting.push((blocked, rank, id, Item::Made(Box::new(line))));
+    }
+    active.sort_unstable();
+    waiting.sort_by_key(|(b, r, id, _)| (*b, *r, *id));
+    done.sort_unstable();
+    active
         .into_iter()
-        .partition(|(_, _, j)| j.section == Section::Eligible);
-    let jobs = active
-        .into_iter()
-        .map(|x| x.2)
-        .chain(eligible.into_iter().map(|x| x.2))
-        .chain(blocked.into_iter().map(|x| x.2))
-        .chain(done.into_iter().map(|x| x.2))
-        .collect();
-    QueueView {
-        now: s.now,
-        cluster: cluster(s),
-        jobs,
-        purge_secs: s.cfg.purge_secs,
-        scheduler: s.cfg.scheduler_name.clone(),
-        notes: Vec::new(),
+        .map(|x| Item::Job(x.1))
+        .chain(waiting.into_iter().map(|x| x.3))
+        .chain(done.into_iter().map(|x| Item::Job(x.1)))
+        .collect()
+}
+
+/// One line of showq (`None`: the job is gone).
+pub fn queue_item(s: &Snapshot, it: Item<JobSummary>) -> Option<JobSummary> {
+    match it {
+        Item::Job(id) => s.state.job(id).map(|j| summary(s, j)),
+        Item::Made(line) => Some(*line),
     }
 }
 
@@ -80,6 +113,36 @@ pub fn section(s: &Snapshot, j: &Job) -> Section {
 /// jobs `caller` may not see in detail (`ALL` is every job the caller may
 /// see: [`crate::authz::job_visibility`]).
 pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> JobsView {
+    let (items, mut out) = jobs_selection(s, req, caller);
+    let pv = crate::preempt::PreemptView::default();
+    out.jobs = items
+        .into_iter()
+        .filter_map(|it| job_item(s, it, &pv))
+        .collect();
+    out
+}
+
+/// One job of checkjob (`None`: the job is gone).
+pub fn job_item(
+    s: &Snapshot,
+    it: Item<JobDetail>,
+    pv: &crate::preempt::PreemptView,
+) -> Option<JobDetail> {
+    match it {
+        Item::Job(id) => s.state.job(id).map(|j| detail_with(s, j, pv)),
+        Item::Made(d) => Some(*d),
+    }
+}
+
+/// The jobs a detail query names, in order (each once, where it is first
+/// named, as job actions do), and checkjob's data without them: the
+/// unknown names and the jobs `caller` may not see in detail (the answer
+/// is streamed job by job: `crate::stream`).
+pub fn jobs_selection(
+    s: &Snapshot,
+    req: &JobsRequest,
+    caller: &crate::authz::Caller,
+) -> (Vec<Item<JobDetail>>, JobsView) {
     let mut out = JobsView {
         now: s.now,
         jobs: Vec::new(),
@@ -87,6 +150,7 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> J
         errors: Vec::new(),
         denied: Vec::new(),
     };
+    let mut items = Vec::new();
     let pv = crate::preempt::PreemptView::default();
     // The job expressions resolve in the one place they do; then what the
     // caller may see: a job named by its id that they may not see in detail
@@ -121,29 +185,29 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> J
             }
             continue;
         }
-        let (key, d) = match t {
-            Target::Job(id) => match s.state.job(id) {
-                Some(j) => (id, detail_with(s, j, &pv)),
-                None => {
+        let (key, item) = match t {
+            Target::Job(id) => {
+                if s.state.job(id).is_none() {
                     out.unknown.push(text.clone());
                     continue;
                 }
-            },
+                (id, Item::Job(id))
+            }
             Target::Array(id) => {
                 let Some(a) = s.state.array(id) else { continue };
                 let mut d = detail_with(s, &crate::arrays::master_job(&s.state, a), &pv);
                 d.summary.array = None;
                 d.array_info = Some(crate::arrays::array_info(s, a, true));
-                (id, d)
+                (id, Item::Made(Box::new(d)))
             }
             Target::Pending(id, pos) => {
                 let Some(a) = s.state.array(id) else { continue };
                 let j = crate::arrays::pending_job(a, pos);
-                (j.id, detail_with(s, &j, &pv))
+                (j.id, Item::Made(Box::new(detail_with(s, &j, &pv))))
             }
         };
         if seen.insert(key) {
-            out.jobs.push(d);
+            items.push(item);
         }
     }
     let sel = if resolve_rest {
@@ -157,7 +221,7 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> J
             continue;
         }
         if caller.may_see_detail(j) {
-            out.jobs.push(detail_with(s, j, &pv));
+            items.push(Item::Job(id));
         } else if sel.named.contains(&id) {
             out.denied.push(arches_api::Denied {
                 job: id.to_string(),
@@ -167,7 +231,7 @@ pub fn jobs(s: &Snapshot, req: &JobsRequest, caller: &crate::authz::Caller) -> J
     }
     out.unknown.extend(sel.unmatched);
     out.errors = sel.errors;
-    out
+    (items, out)
 }
 
 /// The summary line of one job.
@@ -559,7 +623,14 @@ pub fn scheduler(s: &Snapshot) -> SchedulerView {
         },
         max_iteration_ms: st.max_ms,
         paused: st.paused,
-        messages: s.cfg.warnings.clone(),
+        messages: s
+            .cfg
+            .warnings
+            .iter()
+            .chain(&st.store_fault)
+            .chain(&st.notices)
+            .cloned()
+            .collect(),
     }
 }
 
@@ -567,59 +638,94 @@ pub fn scheduler(s: &Snapshot) -> SchedulerView {
 /// the last iteration computed them (eligible in rank order, then blocked),
 /// then the active jobs' current priority (the core's formula at `now`).
 pub fn priority(s: &Snapshot) -> PriorityView {
-    let policy = &s.cfg.policy;
-    let weights = arches_core::priority::weights(policy)
+    let jobs = priority_order(s)
+        .iter()
+        .filter_map(|id| job_priority(s, *id))
+        .collect();
+    PriorityView {
+        jobs,
+        ..priority_shell(s)
+    }
+}
+
+/// mdiag -p data without its jobs (streamed in [`priority_order`]).
+pub fn priority_shell(s: &Snapshot) -> PriorityView {
+    let weights = arches_core::priority::weights(&s.cfg.policy)
         .into_iter()
         .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c, d))
         .collect();
-    let mut queued: Vec<(bool, u32, JobPriority)> = s
+    PriorityView {
+        now: s.now,
+        weights,
+        jobs: Vec::new(),
+    }
+}
+
+/// Whether a queued job is eligible for mdiag -p.
+fn priority_eligible(s: &Snapshot, j: &Job) -> bool {
+    let d = s.plan.decisions.get(&j.id);
+    d.map_or(j.holds.is_empty(), |d| d.eligible) && j.holds.is_empty()
+}
+
+/// The jobs of mdiag -p in order: eligible by rank, blocked by rank, then
+/// active ones, highest priority first.
+pub fn priority_order(s: &Snapshot) -> Vec<arches_core::JobId> {
+    let mut queued: Vec<(bool, u32, arches_core::JobId)> = s
         .state
         .queued()
         .map(|j| {
-            let d = s.plan.decisions.get(&j.id);
-            let eligible = d.map_or(j.holds.is_empty(), |d| d.eligible) && j.holds.is_empty();
-            (
-                !eligible,
-                d.map_or(u32::MAX, |d| d.rank),
-                JobPriority {
-                    id: j.id,
-                    priority: j.sys_prio.or(d.map(|d| d.priority.total)).unwrap_or(0),
-                    system: j.sys_prio.is_some(),
-                    state: j.display_state().as_str().to_string(),
-                    section: if eligible {
-                        Section::Eligible
-                    } else {
-                        Section::Blocked
-                    },
-                    components: d
-                        .map(|d| components(&d.priority.components))
-                        .unwrap_or_default(),
-                },
-            )
+            let rank = s.plan.decisions.get(&j.id).map_or(u32::MAX, |d| d.rank);
+            (!priority_eligible(s, j), rank, j.id)
         })
         .collect();
-    queued.sort_by_key(|(b, r, p)| (*b, *r, p.id));
-    let mut active: Vec<JobPriority> = s
+    queued.sort_unstable();
+    let policy = &s.cfg.policy;
+    let mut active: Vec<_> = s
         .state
         .active()
         .map(|j| {
             let b = arches_core::priority::priority(j, policy, s.now);
-            JobPriority {
-                id: j.id,
-                priority: b.total,
-                system: b.system,
-                state: j.display_state().as_str().to_string(),
-                section: Section::Active,
-                components: components(&b.components),
-            }
+            (std::cmp::Reverse((b.system, b.total)), j.id)
         })
         .collect();
-    active.sort_by_key(|p| (std::cmp::Reverse((p.system, p.priority)), p.id));
-    PriorityView {
-        now: s.now,
-        weights,
-        jobs: queued.into_iter().map(|x| x.2).chain(active).collect(),
+    active.sort_unstable();
+    queued
+        .into_iter()
+        .map(|x| x.2)
+        .chain(active.into_iter().map(|x| x.1))
+        .collect()
+}
+
+/// One job's line of mdiag -p (`None`: no such job any more).
+pub fn job_priority(s: &Snapshot, id: arches_core::JobId) -> Option<JobPriority> {
+    let j = s.state.job(id)?;
+    if j.state.is_active() {
+        let b = arches_core::priority::priority(j, &s.cfg.policy, s.now);
+        return Some(JobPriority {
+            id: j.id,
+            priority: b.total,
+            system: b.system,
+            state: j.display_state().as_str().to_string(),
+            section: Section::Active,
+            components: components(&b.components),
+        });
     }
+    let d = s.plan.decisions.get(&j.id);
+    let eligible = priority_eligible(s, j);
+    Some(JobPriority {
+        id: j.id,
+        priority: j.sys_prio.or(d.map(|d| d.priority.total)).unwrap_or(0),
+        system: j.sys_prio.is_some(),
+        state: j.display_state().as_str().to_string(),
+        section: if eligible {
+            Section::Eligible
+        } else {
+            Section::Blocked
+        },
+        components: d
+            .map(|d| components(&d.priority.components))
+            .unwrap_or_default(),
+    })
 }
 
 /// showres data: active jobs and the plan's priority reservations, pinned

@@ -14,6 +14,7 @@
 
 pub mod accounting;
 mod array;
+mod aside;
 mod payload;
 pub mod record;
 mod starts;
@@ -23,6 +24,7 @@ use std::path::Path;
 use rusqlite::{params, Connection, OptionalExtension};
 
 pub use array::ArrayRecord;
+pub use aside::{AsideRecord, RecordKind};
 pub use record::{DeferRecord, ExecRecord, JobRecord, Payload, ReservationRecord, StageRecord};
 
 /// Why a store operation failed.
@@ -38,6 +40,29 @@ pub enum StoreError {
     CorruptReservation { id: String, why: String },
     #[error("cannot create {path}: {why}")]
     Io { path: String, why: String },
+}
+
+impl StoreError {
+    /// Whether the database could not be written for lack of space (the
+    /// disk or the user's quota is full: SQLite reports `ENOSPC` as
+    /// `SQLITE_FULL`).
+    pub fn is_disk_full(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Sql(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DiskFull
+        )
+    }
+
+    /// Why a write failed, for a user: `no space left on the scheduler's
+    /// disk`, or the database's own error.
+    pub fn reason(&self) -> String {
+        if self.is_disk_full() {
+            "no space left on the scheduler's disk".to_string()
+        } else {
+            format!("the scheduler's database cannot be written ({self})")
+        }
+    }
 }
 
 /// Changes committed together in one transaction.
@@ -115,6 +140,7 @@ impl Store {
         conn.execute_batch(payload::SCHEMA)?;
         conn.execute_batch(starts::SCHEMA)?;
         conn.execute_batch(array::SCHEMA)?;
+        conn.execute_batch(aside::SCHEMA)?;
         Ok(Store { conn })
     }
 
@@ -125,7 +151,8 @@ impl Store {
             .conn
             .query_row("SELECT MAX(id) FROM jobs", [], |r| r.get(0))?;
         let after_max = max.map_or(1, |m| m as u64 + 1);
-        Ok(stored.unwrap_or(1).max(after_max))
+        let after_aside = self.highest_aside_job()?.map_or(1, |m| m + 1);
+        Ok(stored.unwrap_or(1).max(after_max).max(after_aside))
     }
 
     /// A metadata value.
@@ -152,6 +179,16 @@ impl Store {
         &self,
         mut f: impl FnMut(JobRecord) -> Result<(), E>,
     ) -> Result<(), E> {
+        self.for_each_job_checked(|rec| f(rec?))
+    }
+
+    /// Like [`Store::for_each_job`], handing each record that cannot be
+    /// decoded to `f` as its error ([`StoreError::Corrupt`]) instead of
+    /// stopping (a salvage start sets such records aside).
+    pub fn for_each_job_checked<E: From<StoreError>>(
+        &self,
+        mut f: impl FnMut(Result<JobRecord, StoreError>) -> Result<(), E>,
+    ) -> Result<(), E> {
         let mut stmt = self
             .conn
             .prepare("SELECT id, record FROM jobs ORDER BY id")
@@ -162,11 +199,17 @@ impl Store {
         let mut legacy = Vec::new();
         for row in rows {
             let (id, text) = row.map_err(StoreError::from)?;
-            let mut rec: JobRecord =
-                serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
-                    id: id as u64,
-                    why: e.to_string(),
-                })?;
+            let decoded: Result<JobRecord, _> = serde_json::from_str(&text);
+            let mut rec = match decoded {
+                Ok(rec) => rec,
+                Err(e) => {
+                    f(Err(StoreError::Corrupt {
+                        id: id as u64,
+                        why: e.to_string(),
+                    }))?;
+                    continue;
+                }
+            };
             if rec.exec.legacy_script.is_some() || rec.exec.legacy_env.is_some() {
                 let payload = Payload {
                     script: rec.exec.legacy_script.take().unwrap_or_default(),
@@ -175,7 +218,7 @@ impl Store {
                 rec.exec.executable = payload.executable();
                 legacy.push((rec.clone(), payload));
             }
-            f(rec)?;
+            f(Ok(rec))?;
         }
         drop(stmt);
         self.migrate_payloads(&legacy)?;
@@ -184,6 +227,14 @@ impl Store {
 
     /// Every stored administrative reservation, by id.
     pub fn load_reservations(&self) -> Result<Vec<ReservationRecord>, StoreError> {
+        self.load_reservations_checked()?.into_iter().collect()
+    }
+
+    /// Every stored administrative reservation, by id, each decoded or
+    /// its error ([`StoreError::CorruptReservation`]).
+    pub fn load_reservations_checked(
+        &self,
+    ) -> Result<Vec<Result<ReservationRecord, StoreError>>, StoreError> {
         let mut stmt = self
             .conn
             .prepare("SELECT id, record FROM reservations ORDER BY id")?;
@@ -191,12 +242,12 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (id, text) = row?;
-            let rec: ReservationRecord =
+            out.push(
                 serde_json::from_str(&text).map_err(|e| StoreError::CorruptReservation {
                     id,
                     why: e.to_string(),
-                })?;
-            out.push(rec);
+                }),
+            );
         }
         Ok(out)
     }
@@ -446,6 +497,51 @@ mod tests {
         let job = jobs[0].to_job().unwrap();
         assert!(job.holds.contains(HoldType::User));
         assert_eq!(job.req.total_procs(), 2);
+    }
+
+    #[test]
+    fn an_unreadable_record_is_set_aside_kept_and_its_id_never_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.db");
+        let mut s = Store::open(&path).unwrap();
+        s.commit(&Batch {
+            upserts: vec![rec(1)],
+            ..Batch::default()
+        })
+        .unwrap();
+        s.conn
+            .execute(
+                "INSERT INTO jobs (id, state, user, record) VALUES (9, 'Idle', 'u', '{bad')",
+                [],
+            )
+            .unwrap();
+        let mut seen = Vec::new();
+        s.for_each_job_checked(|r| {
+            seen.push(r.map(|r| r.job.id).map_err(|e| e.to_string()));
+            Ok::<(), StoreError>(())
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[0], Ok(1));
+        assert!(seen[1]
+            .as_ref()
+            .unwrap_err()
+            .contains("corrupt job record 9"));
+        s.set_aside(RecordKind::Job, "9", "unreadable", 1234)
+            .unwrap();
+        assert_eq!(s.load_jobs().unwrap().len(), 1, "the rest loads");
+        let aside = s.set_aside_records().unwrap();
+        assert_eq!(
+            aside,
+            vec![AsideRecord {
+                kind: "job".into(),
+                id: "9".into(),
+                record: "{bad".into(),
+                why: "unreadable".into(),
+                at: 1234
+            }]
+        );
+        assert_eq!(s.next_id().unwrap(), 10, "id 9 is never handed out again");
     }
 
     #[test]

@@ -40,6 +40,13 @@ impl Store {
 
     /// Start intents not yet superseded by a commit of their job, by id.
     pub fn load_start_intents(&self) -> Result<Vec<JobRecord>, StoreError> {
+        self.load_start_intents_checked()?.into_iter().collect()
+    }
+
+    /// Start intents, each decoded or its error ([`StoreError::Corrupt`]).
+    pub fn load_start_intents_checked(
+        &self,
+    ) -> Result<Vec<Result<JobRecord, StoreError>>, StoreError> {
         let mut stmt = self
             .conn
             .prepare("SELECT id, record FROM starts ORDER BY id")?;
@@ -47,11 +54,12 @@ impl Store {
         let mut out = Vec::new();
         for row in rows {
             let (id, text) = row?;
-            let rec: JobRecord = serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
-                id: id as u64,
-                why: format!("start intent: {e}"),
-            })?;
-            out.push(rec);
+            out.push(
+                serde_json::from_str(&text).map_err(|e| StoreError::Corrupt {
+                    id: id as u64,
+                    why: format!("start intent: {e}"),
+                }),
+            );
         }
         Ok(out)
     }

@@ -151,6 +151,10 @@ pub struct LocalRm {
     /// Directories of jobs whose outcome is in `pending`.
     pending_dirs: Vec<PathBuf>,
     seq: u64,
+    /// Found by `recover`: live supervisors of jobs the daemon did not list
+    /// as active, and the highest job id in the spool.
+    unknown: Vec<JobId>,
+    highest: Option<JobId>,
 }
 
 impl LocalRm {
@@ -191,6 +195,8 @@ impl LocalRm {
             reported: Vec::new(),
             pending_dirs: Vec::new(),
             seq: 0,
+            unknown: Vec::new(),
+            highest: None,
         })
     }
 
@@ -233,7 +239,7 @@ impl LocalRm {
         control.append(&sup.dir).map_err(|e| {
             RmError::Unavailable(format!("cannot write to {}: {e}", sup.dir.display()))
         })?;
-        if !sup.ours && !sup.still_supervised() {
+        if !sup.ours && matches!(sup.still_supervised(), Ok(false)) {
             // Ended already: `observe` reports it.
             return Ok(());
         }
@@ -278,17 +284,25 @@ impl LocalRm {
             if known || !ours {
                 continue;
             }
-            match Pids::read(&dir).filter(|p| runs_in(p.supervisor, &dir)) {
+            let live = match Pids::read(&dir) {
+                Ok(Some(p)) => runs_in(p.supervisor, &dir).map(|r| r.then_some(p)),
+                Ok(None) => Ok(None),
+                Err(e) => Err(e),
+            };
+            match live {
                 // A requeued launch still winding down.
-                Some(pids) => self.retired.push(Supervised {
+                Ok(Some(pids)) => self.retired.push(Supervised {
                     job: current.unwrap_or_default(),
                     pid: pids.supervisor,
                     ours: false,
                     arg: String::new(),
                     dir,
                     requeue: true,
+                    exit: None,
                 }),
-                None => self.housekeeper.remove(dir),
+                Ok(None) => self.housekeeper.remove(dir),
+                // Cannot tell: left alone (looked at again next start).
+                Err(e) => tracing::warn!("local RM: cannot inspect {}: {e}", dir.display()),
             }
         }
     }
@@ -321,9 +335,8 @@ impl ResourceManager for LocalRm {
             return Err(RmError::Refused(format!("job {job} is already running")));
         }
         let dir = self.job_dir(job);
-        let fail = |what: &str, e: io::Error| {
-            RmError::Unavailable(format!("{what} {}: {e}", dir.display()))
-        };
+        let fail =
+            |what: &str, e: io::Error| RmError::from_io(format!("{what} {}", dir.display()), &e);
         let json = serde_json::to_vec(&LaunchFile::new(launch, self.config.kill_grace_secs))
             .map_err(|e| RmError::Refused(format!("cannot encode the launch of job {job}: {e}")))?;
         self.clear_dir(job, &dir)
@@ -345,6 +358,7 @@ impl ResourceManager for LocalRm {
                 arg: dir.to_string_lossy().into_owned(),
                 dir,
                 requeue: false,
+                exit: None,
             },
         );
         Ok(())
@@ -380,7 +394,7 @@ impl ResourceManager for LocalRm {
     ) -> Result<(), RmError> {
         crate::check_walltime(walltime)?;
         let sup = self.jobs.get(&job).ok_or(RmError::UnknownJob(job))?;
-        if !sup.ours && !sup.still_supervised() {
+        if !sup.ours && matches!(sup.still_supervised(), Ok(false)) {
             return Err(RmError::Refused(format!("job {job} has ended")));
         }
         self.control(job, Control::Walltime(walltime))
@@ -415,8 +429,12 @@ impl ResourceManager for LocalRm {
             }
         }
         for (job, exit) in ended {
+            // Unknown (a file could not be read): kept, asked again next time.
+            let Some(outcome) = self.jobs.get(&job).and_then(|s| s.outcome(&exit, now)) else {
+                continue;
+            };
             if let Some(sup) = self.jobs.remove(&job) {
-                out.push(sup.outcome(&exit, now));
+                out.push(outcome);
                 self.reported.push(sup.dir);
             }
         }
@@ -425,7 +443,8 @@ impl ResourceManager for LocalRm {
             let running = if sup.ours {
                 sup.ended().is_none()
             } else {
-                runs_in(sup.pid, &sup.dir)
+                // Cannot tell: still winding down, as far as we know.
+                runs_in(sup.pid, &sup.dir).unwrap_or(true)
             };
             if !running {
                 done.push(std::mem::take(&mut sup.dir));
@@ -453,17 +472,24 @@ impl ResourceManager for LocalRm {
     }
 
     fn recover(&mut self, active: &[JobId], now: Time) -> Result<(), RmError> {
+        // A spool that cannot be read is an error, never a job that vanished
+        // or ended: the daemon does not start on a guess.
+        let unreadable = |dir: &Path, e: io::Error| {
+            RmError::Unavailable(format!("cannot inspect {}: {e}", dir.display()))
+        };
         for &job in active {
             if self.jobs.contains_key(&job) {
                 continue;
             }
             let dir = self.job_dir(job);
-            if !dir.exists() {
+            if !dir.try_exists().map_err(|e| unreadable(&dir, e))? {
                 self.pending.push(Observation::Vanished { job, at: now });
                 continue;
             }
-            if !dir.join(spool::STATUS).exists() {
-                if let Some(sup) = Supervised::adopt(job, dir.clone()) {
+            if !spool::has_status(&dir).map_err(|e| unreadable(&dir, e))? {
+                let adopted =
+                    Supervised::adopt(job, dir.clone()).map_err(|e| unreadable(&dir, e))?;
+                if let Some(sup) = adopted {
                     self.pending.push(Observation::Running { job, at: now });
                     self.jobs.insert(job, sup);
                     continue;
@@ -477,11 +503,47 @@ impl ResourceManager for LocalRm {
                 arg: String::new(),
                 dir,
                 requeue: false,
+                exit: None,
             };
-            self.pending.push(sup.outcome("ended", now));
-            self.pending_dirs.push(sup.dir);
+            match sup.outcome("ended", now) {
+                Some(o) => {
+                    self.pending.push(o);
+                    self.pending_dirs.push(sup.dir);
+                }
+                None => {
+                    return Err(RmError::Unavailable(format!(
+                        "cannot read how job {job} ended in {}",
+                        sup.dir.display()
+                    )))
+                }
+            }
         }
+        // Every job this spool knows of, also those the daemon does not (a
+        // lost state database): their ids are never handed out again, and
+        // the live ones are not taken for garbage.
+        let live =
+            tracked::supervisors_of(&self.spool).map_err(|e| unreadable(Path::new("/proc"), e))?;
+        let names = fs::read_dir(&self.spool).map_err(|e| unreadable(&self.spool, e))?;
+        self.highest = names
+            .flatten()
+            .filter_map(|e| tracked::job_of_dir(e.file_name().to_str()?))
+            .chain(live.iter().map(|(job, _)| *job))
+            .max();
+        self.unknown = live
+            .iter()
+            .map(|(job, _)| *job)
+            .filter(|j| !active.contains(j))
+            .collect();
+        self.unknown.dedup();
         self.collect_garbage(active);
         Ok(())
+    }
+
+    fn unknown_running(&self) -> Vec<JobId> {
+        self.unknown.clone()
+    }
+
+    fn highest_job_seen(&self) -> Option<JobId> {
+        self.highest
     }
 }

@@ -180,14 +180,23 @@ impl Status {
         })
     }
 
-    /// Read `<dir>/status`; `Ok(None)` when it does not exist yet.
-    pub(crate) fn read(dir: &Path) -> Result<Option<Status>, String> {
+    /// Read `<dir>/status`: `Ok(None)` when it does not exist yet, `Err`
+    /// when it could not be read (out of descriptors, an I/O error: the
+    /// outcome is unknown, not absent). A file that does not parse (it is
+    /// written atomically, so only a damaged disk makes one) reads as
+    /// `Ok(Some(Err(why)))`.
+    pub(crate) fn read(dir: &Path) -> io::Result<Option<Result<Status, String>>> {
         match fs::read_to_string(dir.join(STATUS)) {
-            Ok(text) => Status::parse(&text).map(Some),
+            Ok(text) => Ok(Some(Status::parse(&text))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(format!("cannot read {}: {e}", dir.join(STATUS).display())),
+            Err(e) => Err(e),
         }
     }
+}
+
+/// Whether `<dir>/status` exists; `Err` when that cannot be told.
+pub(crate) fn has_status(dir: &Path) -> io::Result<bool> {
+    dir.join(STATUS).try_exists()
 }
 
 /// A control command from the daemon to a supervisor (one `ctl` line).
@@ -275,6 +284,50 @@ pub(crate) fn write_durable(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<
     File::open(dir)?.sync_all()
 }
 
+/// Room reserved for `status` (its text is well under this).
+pub(crate) const STATUS_ROOM: usize = 4096;
+
+/// The temporary file `status` is written through.
+fn status_tmp() -> String {
+    format!(".{STATUS}.tmp")
+}
+
+/// Reserves the disk space of `dir/status` (a temporary file of
+/// [`STATUS_ROOM`] bytes, written and flushed) so that the outcome can be
+/// recorded later even if the disk is full by then ([`write_status`]).
+pub(crate) fn reserve_status(dir: &Path) -> io::Result<()> {
+    // Readable by its owner only, like `status` itself.
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(dir.join(status_tmp()))?;
+    f.write_all(&[b' '; STATUS_ROOM])?;
+    f.sync_all()
+}
+
+/// Writes `dir/status` atomically and durably through the file
+/// [`reserve_status`] prepared: its blocks are overwritten in place (and
+/// the tail cut off), which needs no new space on a full disk. Without a
+/// reservation it is written like [`write_durable`].
+pub(crate) fn write_status(dir: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = dir.join(status_tmp());
+    let mut f = match OpenOptions::new().write(true).open(&tmp) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return write_durable(dir, STATUS, bytes);
+        }
+        Err(e) => return Err(e),
+    };
+    f.write_all(bytes)?;
+    f.set_len(bytes.len() as u64)?;
+    f.sync_all()?;
+    drop(f);
+    fs::rename(&tmp, dir.join(STATUS))?;
+    File::open(dir)?.sync_all()
+}
+
 /// Write a new file `dir/name` (readable by its owner only) in one write.
 pub(crate) fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> io::Result<()> {
     OpenOptions::new()
@@ -314,9 +367,14 @@ impl Pids {
         })
     }
 
-    /// Read `<dir>/pid`; `None` when absent, incomplete or malformed.
-    pub(crate) fn read(dir: &Path) -> Option<Pids> {
-        Pids::parse(&fs::read_to_string(dir.join(PID)).ok()?)
+    /// Read `<dir>/pid`: `Ok(None)` when absent, incomplete or malformed;
+    /// `Err` when it could not be read.
+    pub(crate) fn read(dir: &Path) -> io::Result<Option<Pids>> {
+        match fs::read_to_string(dir.join(PID)) {
+            Ok(text) => Ok(Pids::parse(&text)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 }
 
@@ -375,6 +433,29 @@ mod tests {
             at: None,
         };
         assert_eq!(s.render(), "failed a b\n");
+    }
+
+    #[test]
+    fn a_reserved_status_is_written_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        reserve_status(dir.path()).unwrap();
+        assert_eq!(
+            fs::metadata(dir.path().join(status_tmp())).unwrap().len(),
+            STATUS_ROOM as u64
+        );
+        write_status(dir.path(), b"exit 3\nwalltime ok\n").unwrap();
+        assert_eq!(
+            fs::read_to_string(dir.path().join(STATUS)).unwrap(),
+            "exit 3\nwalltime ok\n"
+        );
+        assert!(!dir.path().join(status_tmp()).exists());
+        // Without a reservation: written anew.
+        let other = tempfile::tempdir().unwrap();
+        write_status(other.path(), b"exit 1\n").unwrap();
+        assert_eq!(
+            fs::read_to_string(other.path().join(STATUS)).unwrap(),
+            "exit 1\n"
+        );
     }
 
     #[test]

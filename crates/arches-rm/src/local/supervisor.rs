@@ -51,6 +51,11 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
         eprintln!("supervisor: cannot enter {}: {e}", dir.display());
         return ExitCode::from(EXIT_USAGE);
     }
+    // The status's room on disk, before anything can fill the disk up: a
+    // job that ends on a full disk keeps its real outcome.
+    if let Err(e) = spool::reserve_status(Path::new(".")) {
+        eprintln!("supervisor: cannot reserve the status file: {e}");
+    }
     let status = match Supervisor::start(dir) {
         Ok(mut sup) => sup.run(),
         Err(message) => Status::Failed {
@@ -58,26 +63,48 @@ pub fn supervise_main(args: &[String]) -> ExitCode {
             at: Some(epoch_now()),
         },
     };
-    let recorded = spool::write_durable(Path::new("."), spool::STATUS, status.render().as_bytes())
-        // The job directory's own entry in the spool: nothing else flushes
-        // it (the daemon does not sync the spool). A spool this supervisor
-        // may not read (a test's) is left to the file system's ordering.
-        .and_then(|()| match File::open("..") {
-            Ok(spool) => spool.sync_all(),
-            Err(e) => {
-                eprintln!("supervisor: cannot open the spool directory to flush it: {e}");
-                Ok(())
-            }
-        });
-    match recorded {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!(
-                "supervisor: cannot record the status in {}: {e}",
-                dir.display()
-            );
-            ExitCode::from(EXIT_UNRECORDED)
+    record(dir, &status)
+}
+
+/// Records the outcome durably. For a job that ran, a failure that may
+/// pass (no space left, out of descriptors or memory) is retried, ever less
+/// often, for as long as it takes: the supervisor owes the daemon the job's
+/// exit status (the job shows running until then). A start that failed is
+/// tried once: without its status (and without a pid file) the daemon
+/// still knows the job never started.
+fn record(dir: &Path, status: &Status) -> ExitCode {
+    let mut wait = Duration::from_secs(1);
+    loop {
+        let recorded = spool::write_status(Path::new("."), status.render().as_bytes())
+            // The job directory's own entry in the spool: nothing else
+            // flushes it (the daemon does not sync the spool). A spool this
+            // supervisor may not read (a test's) is left to the file
+            // system's ordering.
+            .and_then(|()| match File::open("..") {
+                Ok(spool) => spool.sync_all(),
+                Err(e) => {
+                    eprintln!("supervisor: cannot open the spool directory to flush it: {e}");
+                    Ok(())
+                }
+            });
+        let e = match recorded {
+            Ok(()) => return ExitCode::SUCCESS,
+            Err(e) => e,
+        };
+        eprintln!(
+            "supervisor: cannot record the status in {}: {e}",
+            dir.display()
+        );
+        let passing = matches!(
+            e.raw_os_error(),
+            Some(libc::ENOSPC | libc::EDQUOT | libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+                | Some(libc::EAGAIN | libc::EINTR)
+        );
+        if !passing || matches!(status, Status::Failed { .. }) {
+            return ExitCode::from(EXIT_UNRECORDED);
         }
+        std::thread::sleep(wait);
+        wait = (wait * 2).min(Duration::from_secs(30));
     }
 }
 

@@ -207,33 +207,56 @@ pub(crate) fn kill_group(pgid: i32, signal: i32) -> io::Result<()> {
     cvt(unsafe { libc::kill(-pgid, signal) }).map(drop)
 }
 
-/// Whether a process exists and is not a zombie.
-pub(crate) fn alive(pid: i32) -> bool {
+/// Whether a read of `/proc/<pid>/...` failed because the process is gone
+/// (rather than because the daemon could not read: out of descriptors...).
+fn gone(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH))
+}
+
+/// Whether a process exists and is not a zombie. `Err` when that cannot be
+/// told (`/proc` could not be read: out of descriptors, ...), never `false`.
+pub(crate) fn alive(pid: i32) -> io::Result<bool> {
     if pid <= 0 {
-        return false;
+        return Ok(false);
     }
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         // The state is the first field after the parenthesised command name.
-        Ok(stat) => stat
+        Ok(stat) => Ok(stat
             .rfind(')')
             .and_then(|i| stat[i + 1..].split_whitespace().next())
-            .is_some_and(|state| state != "Z" && state != "X"),
-        Err(_) => false,
+            .is_some_and(|state| state != "Z" && state != "X")),
+        Err(e) if gone(&e) => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
-/// The argument vector of a live process, from `/proc/<pid>/cmdline`.
-pub(crate) fn cmdline(pid: i32) -> Option<Vec<String>> {
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+/// The argument vector of a live process, from `/proc/<pid>/cmdline`
+/// (`None`: no such process, or a kernel thread). `Err` when it cannot be read.
+pub(crate) fn cmdline(pid: i32) -> io::Result<Option<Vec<String>>> {
+    let raw = match std::fs::read(format!("/proc/{pid}/cmdline")) {
+        Ok(raw) => raw,
+        Err(e) if gone(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
     if raw.is_empty() {
-        return None;
+        return Ok(None);
     }
-    Some(
+    Ok(Some(
         raw.split(|&b| b == 0)
             .filter(|a| !a.is_empty())
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect(),
-    )
+    ))
+}
+
+/// The working directory of a process (`None`: no such process). `Err`
+/// when it cannot be read.
+pub(crate) fn cwd(pid: i32) -> io::Result<Option<std::path::PathBuf>> {
+    match std::fs::read_link(format!("/proc/{pid}/cwd")) {
+        Ok(p) => Ok(Some(p)),
+        Err(e) if gone(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// A signalfd receiving a set of (blocked) signals.
@@ -346,18 +369,22 @@ pub(crate) fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// The process group of a live process, from `/proc/<pid>/stat`.
-pub(crate) fn process_group(pid: i32) -> Option<i32> {
-    if !alive(pid) {
-        return None;
+/// The process group of a live process, from `/proc/<pid>/stat` (`None`:
+/// no such live process). `Err` when it cannot be read.
+pub(crate) fn process_group(pid: i32) -> io::Result<Option<i32>> {
+    if !alive(pid)? {
+        return Ok(None);
     }
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => s,
+        Err(e) if gone(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
     // After the command name: state, ppid, pgrp.
-    stat[stat.rfind(')')? + 1..]
-        .split_whitespace()
-        .nth(2)?
-        .parse()
-        .ok()
+    Ok(stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().nth(2))
+        .and_then(|g| g.parse().ok()))
 }
 
 /// Close every descriptor from 3 up, so that nothing the daemon leaked

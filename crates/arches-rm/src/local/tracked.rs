@@ -3,6 +3,7 @@
 //! through its `pid` file and `/proc`) — and how its end is reported.
 
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use arches_core::{JobId, Time};
@@ -25,17 +26,27 @@ pub(crate) struct Supervised {
     /// Terminated for a requeue or checkpoint: its end is reported as
     /// [`Observation::Requeued`].
     pub requeue: bool,
+    /// How our child supervisor exited, once reaped.
+    pub exit: Option<String>,
 }
 
 impl Supervised {
-    /// Re-adopt the supervisor of `dir`, if one is at work there.
-    pub(crate) fn adopt(job: JobId, dir: PathBuf) -> Option<Supervised> {
+    /// Re-adopt the supervisor of `dir`, if one is at work there. `Err` when
+    /// that cannot be told (the pid file or `/proc` could not be read).
+    pub(crate) fn adopt(job: JobId, dir: PathBuf) -> io::Result<Option<Supervised>> {
         let arg = dir.to_string_lossy().into_owned();
-        let pid = Pids::read(&dir)
-            .map(|p| p.supervisor)
-            .filter(|&pid| is_supervisor(pid, &arg))
-            // Not written yet: the supervisor may be about to fork the job.
-            .or_else(|| find_supervisor(&arg))?;
+        let recorded = match Pids::read(&dir)? {
+            Some(p) if is_supervisor(p.supervisor, &arg)? => Some(p.supervisor),
+            _ => None,
+        };
+        // Not written yet: the supervisor may be about to fork the job.
+        let pid = match recorded {
+            Some(pid) => pid,
+            None => match find_supervisor(&arg)? {
+                Some(pid) => pid,
+                None => return Ok(None),
+            },
+        };
         let sup = Supervised {
             job,
             pid,
@@ -43,17 +54,20 @@ impl Supervised {
             arg,
             dir,
             requeue: false,
+            exit: None,
         };
-        sup.still_supervised().then_some(sup)
+        Ok(sup.still_supervised()?.then_some(sup))
     }
 
-    /// Whether a re-adopted supervisor is still at work.
-    pub(crate) fn still_supervised(&self) -> bool {
-        !self.dir.join(spool::STATUS).exists() && is_supervisor(self.pid, &self.arg)
+    /// Whether a re-adopted supervisor is still at work; `Err` when that
+    /// cannot be told.
+    pub(crate) fn still_supervised(&self) -> io::Result<bool> {
+        Ok(!spool::has_status(&self.dir)? && is_supervisor(self.pid, &self.arg)?)
     }
 
     /// Whether the supervisor has ended (reaping it when it is our child):
-    /// `Some(description of its exit)`.
+    /// `Some(description of its exit)`. `None` also when that cannot be
+    /// told now (it is asked again at the next observation).
     pub(crate) fn ended(&mut self) -> Option<String> {
         if self.ours {
             match sys::try_wait(self.pid) {
@@ -62,39 +76,60 @@ impl Supervised {
                     // Reaped: never wait for (or signal) this pid again.
                     self.ours = false;
                     self.pid = 0;
-                    return Some(sys::describe_exit(status));
+                    let exit = sys::describe_exit(status);
+                    self.exit = Some(exit.clone());
+                    return Some(exit);
                 }
                 // Not waitable (e.g. SIGCHLD ignored, so reaped by the
                 // kernel): watch it like a re-adopted one from now on.
                 Err(_) => self.ours = false,
             }
         }
-        if self.still_supervised() {
-            None
-        } else {
-            Some("ended".to_string())
+        match self.still_supervised() {
+            Ok(true) => None,
+            Ok(false) => Some(self.exit.clone().unwrap_or_else(|| "ended".to_string())),
+            Err(e) => {
+                unknown(self.job, "whether its supervisor still runs", &e);
+                None
+            }
         }
     }
 
-    /// The observation for an ended launch, from its status file.
-    pub(crate) fn outcome(&self, exit: &str, now: Time) -> Observation {
+    /// The observation for an ended launch, from its status file; `None`
+    /// when the files that tell could not be read (asked again at the next
+    /// observation: an I/O error is never taken for an outcome).
+    pub(crate) fn outcome(&self, exit: &str, now: Time) -> Option<Observation> {
         let job = self.job;
+        let unreadable = |what: &str, e: &io::Error| {
+            unknown(job, what, e);
+            None
+        };
         if self.requeue {
-            if let Some(pids) =
-                Pids::read(&self.dir).filter(|_| !self.dir.join(spool::STATUS).exists())
-            {
+            let pids = match (Pids::read(&self.dir), spool::has_status(&self.dir)) {
+                (Ok(pids), Ok(recorded)) => pids.filter(|_| !recorded),
+                (Err(e), _) | (_, Err(e)) => return unreadable("how its requeue ended", &e),
+            };
+            if let Some(pids) = pids {
                 // Killed before recording: take its job down with it.
-                if sys::process_group(pids.job) == Some(pids.job) {
-                    let _ = sys::kill_group(pids.job, libc::SIGKILL);
+                match sys::process_group(pids.job) {
+                    Ok(Some(g)) if g == pids.job => {
+                        let _ = sys::kill_group(pids.job, libc::SIGKILL);
+                    }
+                    Ok(_) => {}
+                    Err(e) => return unreadable("whether its processes are gone", &e),
                 }
             }
-            return Observation::Requeued { job, at: now };
+            return Some(Observation::Requeued { job, at: now });
         }
         // The recorded time, when there is one: a job that ended while the
         // daemon was down ended then, not now.
         let when = |at: Option<Time>| at.map_or(now, |t| t.min(now));
-        match Status::read(&self.dir) {
-            Ok(Some(Status::Exited {
+        let status = match Status::read(&self.dir) {
+            Ok(s) => s,
+            Err(e) => return unreadable("its status file", &e),
+        };
+        Some(match status {
+            Some(Ok(Status::Exited {
                 code,
                 walltime_exceeded: true,
                 at,
@@ -103,34 +138,53 @@ impl Supervised {
                 at: when(at),
                 code,
             },
-            Ok(Some(Status::Exited { code, at, .. })) => Observation::Finished {
+            Some(Ok(Status::Exited { code, at, .. })) => Observation::Finished {
                 job,
                 at: when(at),
                 code,
             },
-            Ok(Some(Status::Failed { message, at })) => Observation::StartFailed {
+            Some(Ok(Status::Failed { message, at })) => Observation::StartFailed {
                 job,
                 at: when(at),
                 message,
             },
-            Ok(None) | Err(_) => match Pids::read(&self.dir) {
-                None => Observation::StartFailed {
-                    job,
-                    at: now,
-                    message: format!("the supervisor {exit} before starting the job"),
-                },
-                Some(pids) => {
-                    // The supervisor was killed: do not leave its job running
-                    // unsupervised (only if the leader still leads its group).
-                    if sys::process_group(pids.job) == Some(pids.job) {
-                        let _ = sys::kill_group(pids.job, libc::SIGKILL);
-                    }
-                    remove_cgroup(&self.dir);
-                    Observation::Vanished { job, at: now }
+            damaged => {
+                if let Some(Err(why)) = damaged {
+                    tracing::warn!(job, "local RM: unreadable status file ({why})");
                 }
-            },
-        }
+                match Pids::read(&self.dir) {
+                    Err(e) => return unreadable("its pid file", &e),
+                    Ok(None) => Observation::StartFailed {
+                        job,
+                        at: now,
+                        message: format!("the supervisor {exit} before starting the job"),
+                    },
+                    Ok(Some(pids)) => {
+                        // The supervisor was killed: do not leave its job
+                        // running unsupervised (only if the leader still
+                        // leads its group).
+                        match sys::process_group(pids.job) {
+                            Ok(Some(g)) if g == pids.job => {
+                                let _ = sys::kill_group(pids.job, libc::SIGKILL);
+                            }
+                            Ok(_) => {}
+                            Err(e) => return unreadable("whether its processes are gone", &e),
+                        }
+                        remove_cgroup(&self.dir);
+                        Observation::Vanished { job, at: now }
+                    }
+                }
+            }
+        })
     }
+}
+
+/// Logs an observation that could not be made (it is retried).
+fn unknown(job: JobId, what: &str, e: &io::Error) {
+    tracing::warn!(
+        job,
+        "local RM: cannot read {what} ({e}); the job's state is unknown until the next observation"
+    );
 }
 
 /// Kills what is left in the cgroup a dead supervisor recorded, and removes it.
@@ -142,24 +196,76 @@ fn remove_cgroup(dir: &Path) {
 }
 
 /// Whether `pid` is a live supervisor whose last argument is `arg`.
-pub(crate) fn is_supervisor(pid: i32, arg: &str) -> bool {
-    sys::alive(pid) && sys::cmdline(pid).is_some_and(|argv| argv.last().is_some_and(|a| a == arg))
+pub(crate) fn is_supervisor(pid: i32, arg: &str) -> io::Result<bool> {
+    Ok(sys::alive(pid)?
+        && sys::cmdline(pid)?.is_some_and(|argv| argv.last().is_some_and(|a| a == arg)))
 }
 
 /// Look through `/proc` for the supervisor of `arg` (slow; recovery only).
-fn find_supervisor(arg: &str) -> Option<i32> {
-    let mut pids: Vec<i32> = fs::read_dir("/proc")
-        .ok()?
+fn find_supervisor(arg: &str) -> io::Result<Option<i32>> {
+    let mut pids: Vec<i32> = fs::read_dir("/proc")?
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse().ok())
         .collect();
     pids.sort_unstable();
-    pids.into_iter()
-        .find(|&pid| is_supervisor(pid, arg) && runs_in(pid, Path::new(arg)))
+    for pid in pids {
+        if is_supervisor(pid, arg)? && runs_in(pid, Path::new(arg))? {
+            return Ok(Some(pid));
+        }
+    }
+    Ok(None)
+}
+
+/// Every live supervisor of a job directory of `spool` (`<spool>/<job>`, or
+/// one moved aside as `<spool>/.retired-<job>-<n>`), as `(job, pid)`: what
+/// the processes themselves say, even if their directories are gone.
+pub(crate) fn supervisors_of(spool: &Path) -> io::Result<Vec<(JobId, i32)>> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc")?.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|p| p.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Some(argv) = sys::cmdline(pid)? else {
+            continue;
+        };
+        if argv.first().map(String::as_str) != Some(super::SUPERVISOR_NAME) {
+            continue;
+        }
+        let Some(dir) = argv.last().map(Path::new) else {
+            continue;
+        };
+        if dir.parent() != Some(spool) || !sys::alive(pid)? {
+            continue;
+        }
+        if let Some(job) = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(job_of_dir)
+        {
+            found.push((job, pid));
+        }
+    }
+    found.sort_unstable();
+    Ok(found)
+}
+
+/// The job of a spool directory name: `<job>`, `.retired-<job>-<n>`.
+pub(crate) fn job_of_dir(name: &str) -> Option<JobId> {
+    name.parse().ok().or_else(|| {
+        name.strip_prefix(".retired-")?
+            .split('-')
+            .next()?
+            .parse()
+            .ok()
+    })
 }
 
 /// Whether `pid` is alive with `dir` as its working directory (a supervisor,
-/// possibly of a directory moved aside).
-pub(crate) fn runs_in(pid: i32, dir: &Path) -> bool {
-    sys::alive(pid) && fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|cwd| cwd == dir)
+/// possibly of a directory moved aside); `Err` when that cannot be told.
+pub(crate) fn runs_in(pid: i32, dir: &Path) -> io::Result<bool> {
+    Ok(sys::alive(pid)? && sys::cwd(pid)?.is_some_and(|cwd| cwd == dir))
 }

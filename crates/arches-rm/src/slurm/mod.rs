@@ -152,19 +152,31 @@ pub(crate) fn output(cmd: &mut Command, program: &str) -> Result<String, String>
 /// Whether a Slurm command's failure means slurmctld is (temporarily) not
 /// answering, so the request should be retried rather than failed.
 pub(crate) fn unreachable(message: &str) -> bool {
-    [
-        "Unable to contact slurm controller",
-        "Socket timed out",
-        "Connection refused",
-        "Zero Bytes were transmitted",
-        "Slurm backup controller in standby mode",
-        "Communication connection failure",
-        "Transport endpoint is not connected",
-        "Unable to establish",
-        json::JSON_ERROR,
-    ]
-    .iter()
-    .any(|m| message.contains(m))
+    // A command this process could not even run for want of descriptors,
+    // memory or processes: nothing was asked, nothing is known; retried
+    // like an outage (never taken for an answer).
+    let short = message.starts_with("cannot run ")
+        && [
+            "Too many open files",
+            "Cannot allocate memory",
+            "Resource temporarily unavailable",
+        ]
+        .iter()
+        .any(|m| message.contains(m));
+    short
+        || [
+            "Unable to contact slurm controller",
+            "Socket timed out",
+            "Connection refused",
+            "Zero Bytes were transmitted",
+            "Slurm backup controller in standby mode",
+            "Communication connection failure",
+            "Transport endpoint is not connected",
+            "Unable to establish",
+            json::JSON_ERROR,
+        ]
+        .iter()
+        .any(|m| message.contains(m))
 }
 
 /// The Slurm backend. Dropping it stops its worker (after the Slurm call in

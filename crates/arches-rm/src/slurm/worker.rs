@@ -535,10 +535,19 @@ impl Worker {
         }
     }
 
-    fn read_record(&self, job: JobId) -> Option<(u64, Time)> {
-        let text = fs::read_to_string(self.job_dir(job).join(RECORD)).ok()?;
+    /// The Slurm job recorded for a launch: `Ok(None)` when there is none
+    /// (or it is malformed), `Err` when the file could not be read (the
+    /// recovery is retried rather than taking the job for vanished).
+    fn read_record(&self, job: JobId) -> Result<Option<(u64, Time)>, String> {
+        let path = self.job_dir(job).join(RECORD);
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
         let mut f = text.split_whitespace();
-        Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+        let mut field = || f.next().and_then(|w| w.parse().ok());
+        Ok(field().zip(field().map(|t: u64| t as Time)))
     }
 
     /// Submits one launch held and queues its release; while slurmctld does
@@ -965,7 +974,7 @@ impl Worker {
     /// `JobCompType=jobcomp/filetxt`), else from accounting (`sacct`, with
     /// slurmdbd): for a job `squeue` no longer lists (`MinJobAge`). An entry
     /// that ended before `since` belongs to an earlier job with the same id.
-    fn completion_record(&self, slurm: u64, since: Time) -> Option<SlurmJob> {
+    fn completion_record(&self, slurm: u64, since: Time) -> Result<Option<SlurmJob>, String> {
         let id = slurm.to_string();
         for log in [true, false] {
             let mut cmd = self.cfg.command("sacct");
@@ -979,40 +988,49 @@ impl Worker {
                     if let Some(j) = json::parse_sacct(&text, slurm)
                         .filter(|j| j.end_time.unwrap_or(0) + CLOCK_SLACK >= since)
                     {
-                        return Some(j);
+                        return Ok(Some(j));
                     }
                 }
+                // Could not ask (sacct did not run, or Slurm does not
+                // answer): the answer is unknown, not "no record".
+                Err(e) if unreachable(&e) => return Err(e),
                 Err(e) => tracing::debug!(slurm, "{e}"),
             }
         }
-        None
+        Ok(None)
     }
 
-    /// What to report for a job whose Slurm job `squeue` no longer lists.
+    /// What to report for a job whose Slurm job `squeue` no longer lists;
+    /// `None` when the completion log could not be asked (retried at the
+    /// next poll, never reported vanished on an error).
     fn missing_outcome(
         &self,
         job: JobId,
         slurm: u64,
         since: Time,
         cancelled: bool,
-    ) -> Vec<Observation> {
+    ) -> Option<Vec<Observation>> {
         match self.completion_record(slurm, since) {
-            Some(sj) => {
+            Ok(Some(sj)) => {
                 tracing::info!(job, slurm, "found in the completion log");
                 let mut obs = Vec::new();
                 if let Some(at) = ran_since(&sj) {
                     obs.push(Observation::Running { job, at });
                 }
                 obs.push(outcome(job, cancelled, &[], &sj, &self.nodes));
-                obs
+                Some(obs)
             }
-            None => {
+            Ok(None) => {
                 tracing::warn!(
                     job,
                     slurm,
                     "not in squeue nor in the completion log: vanished"
                 );
-                vec![Observation::Vanished { job, at: now() }]
+                Some(vec![Observation::Vanished { job, at: now() }])
+            }
+            Err(e) => {
+                tracing::warn!(job, slurm, "completion log not read ({e}): asked again");
+                None
             }
         }
     }
@@ -1223,8 +1241,9 @@ impl Worker {
         }
         for job in missing {
             if let Some(t) = self.jobs.get(&job) {
-                let obs = self.missing_outcome(job, t.slurm, t.submitted_at, t.cancelled);
-                ended.push((job, obs));
+                if let Some(obs) = self.missing_outcome(job, t.slurm, t.submitted_at, t.cancelled) {
+                    ended.push((job, obs));
+                }
             }
         }
         for id in to_cancel {
@@ -1287,7 +1306,6 @@ impl Worker {
         let Some(all) = self.squeue() else {
             return false;
         };
-        self.recovery = None;
         let mut newest: BTreeMap<JobId, &SlurmJob> = BTreeMap::new();
         let mut ours = Vec::new();
         for j in &all {
@@ -1299,17 +1317,43 @@ impl Worker {
                 newest.insert(job, j);
             }
         }
+        // What is known of each job first: a record or a completion log
+        // that cannot be read now makes the whole recovery wait for the
+        // next poll (nothing reported yet, nothing taken for vanished).
+        let mut records = BTreeMap::new();
+        let mut ended = BTreeMap::new();
+        for &job in &active {
+            if self.jobs.contains_key(&job) {
+                continue;
+            }
+            let record = match self.read_record(job) {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(job, "Slurm recovery waits: {e}");
+                    return false;
+                }
+            };
+            if !newest.contains_key(&job) {
+                let obs = match record {
+                    Some((slurm, since)) => match self.missing_outcome(job, slurm, since, false) {
+                        Some(obs) => obs,
+                        None => return false,
+                    },
+                    None => vec![Observation::Vanished { job, at: now() }],
+                };
+                ended.insert(job, obs);
+            }
+            records.insert(job, record);
+        }
+        self.recovery = None;
         let mut adopted = Vec::new();
         for &job in &active {
             if self.jobs.contains_key(&job) {
                 continue;
             }
-            let record = self.read_record(job);
+            let record = records.get(&job).copied().flatten();
             let Some(sj) = newest.get(&job) else {
-                let obs = match record {
-                    Some((slurm, since)) => self.missing_outcome(job, slurm, since, false),
-                    None => vec![Observation::Vanished { job, at: now() }],
-                };
+                let obs = ended.remove(&job).unwrap_or_default();
                 let _ = fs::remove_dir_all(self.job_dir(job));
                 for o in obs {
                     self.emit(o);
@@ -1562,6 +1606,25 @@ fn now() -> Time {
 mod tests {
     use super::*;
     use crate::{ExecSpec, LaunchNode};
+
+    #[test]
+    fn a_command_that_could_not_run_for_want_of_resources_is_retried() {
+        // Nothing was asked: retried like an outage, never an answer.
+        assert!(unreachable(
+            "cannot run sacct: Too many open files (os error 24)"
+        ));
+        assert!(unreachable(
+            "cannot run squeue: Resource temporarily unavailable (os error 11)"
+        ));
+        // A missing command is a configuration error, reported as such.
+        assert!(!unreachable(
+            "cannot run sacct: No such file or directory (os error 2)"
+        ));
+        // The command ran and said so itself: its own answer.
+        assert!(!unreachable(
+            "sacct failed (exit status: 1): Too many open files"
+        ));
+    }
 
     fn launch(nodes: &[(u32, u32)]) -> Launch {
         Launch {
