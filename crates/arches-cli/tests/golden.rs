@@ -171,6 +171,7 @@ fn queue(now: i64, c: ClusterSummary, jobs: Vec<JobSummary>) -> QueueView {
         jobs,
         purge_secs: 3600,
         scheduler: "Moab".into(),
+        notes: vec![],
     }
 }
 
@@ -632,6 +633,8 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         submit_args: String::new(),
         submit_host: String::new(),
         mail_options: None,
+        notification_address: None,
+        variables: vec![],
         messages: vec![],
         start_kind: None,
         virtual_walltime: None,
@@ -756,6 +759,7 @@ fn checkjob_xml_parses_and_matches_vsc_fields() {
         now: 1510331373 + 238262,
         jobs: vec![d],
         unknown: vec![],
+        errors: vec![],
         denied: vec![],
     };
     let ours = checkjob::render_xml(&view, false);
@@ -1091,6 +1095,7 @@ fn estimate_extras() -> StartEstimate {
         priority_note: None,
         historical_start: None,
         historical_note: None,
+        feedback: None,
     }
 }
 
@@ -1163,6 +1168,7 @@ fn rsv(id: &str, state: &str, start: i64, end: i64, nodes: usize, procs: u32) ->
         owner: None,
         flags: vec![],
         acl: vec![],
+        group: None,
     }
 }
 
@@ -1311,6 +1317,7 @@ fn every_xml_output_parses_with_honest_counts() {
         now,
         jobs: vec![d.clone(), d],
         unknown: vec![],
+        errors: vec![],
         denied: vec![],
     };
     check_xml("checkjob", &checkjob::render_xml(&jv, true));
@@ -2021,6 +2028,7 @@ fn checkjob_xml_generic_resources_host_list_and_reservation() {
         now: d.summary.submit_time + 26,
         jobs: vec![d],
         unknown: vec![],
+        errors: vec![],
         denied: vec![],
     };
     let xml = checkjob::render_xml(&view, false);

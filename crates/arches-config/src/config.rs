@@ -90,6 +90,10 @@ pub struct Config {
     pub use_moab_job_id: bool,
     /// `USEJOBREGEX`.
     pub use_job_regex: bool,
+    /// `PROFILEDURATION`: statistics profile interval length.
+    pub profile_duration: Secs,
+    /// `PROFILECOUNT`: statistics profile intervals kept.
+    pub profile_count: usize,
     /// `DISPLAYFLAGS`.
     pub display_flags: Vec<String>,
     /// `MSUBQUERYINTERVAL` (seconds between `msub -K` polls).
@@ -169,6 +173,8 @@ impl Default for Config {
             enable_pos_user_priority: false,
             use_moab_job_id: false,
             use_job_regex: false,
+            profile_duration: arches_core::history::DEFAULT_DURATION,
+            profile_count: arches_core::history::DEFAULT_COUNT,
             display_flags: Vec::new(),
             msub_query_interval: 5,
             node_access_policy: NodeAccessPolicy::Shared,

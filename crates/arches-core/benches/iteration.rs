@@ -210,6 +210,7 @@ fn with_reservations(s: &State, mut p: Policy) -> (State, Policy) {
         flags: Vec::new(),
         owner: None,
         standing: None,
+        group: None,
     };
     s.add_reservation(r).unwrap();
     let mut st = Standing::new("day");

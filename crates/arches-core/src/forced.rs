@@ -169,6 +169,7 @@ mod tests {
             flags: Vec::new(),
             owner: None,
             standing: None,
+            group: None,
         })
         .unwrap();
         let p = Policy::default();

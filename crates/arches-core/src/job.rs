@@ -658,6 +658,10 @@ pub struct Job {
     /// Why the job last went back to the queue after starting (`None`: it
     /// never did). A job restarted after a checkpoint is told so.
     pub requeued: Option<RequeueCause>,
+    /// Since when the job counts as queued for its priority (queue time and
+    /// expansion factor), when an administrator set its effective queue
+    /// duration (`mjobctl -m eeduration=`); `None`: since its submission.
+    pub eligible_since: Option<Time>,
     /// A processor range (malleable, resizable job): `None` for a rigid job.
     pub elastic: Option<crate::malleable::Elastic>,
 }
@@ -697,6 +701,7 @@ impl Job {
             admin_suspended: false,
             data_wait: None,
             requeued: None,
+            eligible_since: None,
             elastic: None,
         }
     }
@@ -716,6 +721,12 @@ impl Job {
             Some(r) if self.state.is_active() => r.procs(),
             _ => self.req.total_procs(),
         }
+    }
+
+    /// Since when the job counts as queued for its priority: its effective
+    /// queue start (`mjobctl -m eeduration`), else its submission.
+    pub fn queued_since(&self) -> Time {
+        self.eligible_since.unwrap_or(self.submit_time)
     }
 
     /// The duration planning assumes: the estimate if set, else the walltime.

@@ -34,6 +34,7 @@ pub mod defer;
 pub mod eligibility;
 pub mod forced;
 pub mod gres;
+pub mod history;
 mod index;
 pub mod job;
 mod kept;
@@ -80,8 +81,8 @@ pub use schedule::{bypassed, schedule};
 pub use staging::DataWait;
 pub use state::{Event, EventError, Lock, State};
 pub use windows::{
-    backfill_windows, estimate_start, reservations, reservations_at, windows_in_plan, Window,
-    WindowQuery,
+    backfill_windows, estimate_start, future_windows, reservations, reservations_at,
+    windows_in_plan, Window, WindowQuery,
 };
 
 /// Seconds since the Unix epoch (or since the start of a simulated trace).

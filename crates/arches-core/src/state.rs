@@ -181,6 +181,14 @@ pub enum JobChange {
     /// it (a restarted daemon restoring a running job): they replace the
     /// ones given out at its start, which must be free.
     GresUnits(Vec<crate::gres::GresUnits>),
+    /// What a queued job requests (`mjobctl -m nodecount/proccount/
+    /// features/partition/jobmem`); refused for an active job.
+    Request(crate::job::Request),
+    /// A queued job's group (`mjobctl -m group`).
+    Group(String),
+    /// Since when a queued job counts as queued for its priority
+    /// (`mjobctl -m eeduration`; `None`: its submission).
+    EligibleSince(Option<Time>),
     /// A malleable or resizable job's range, growth ceiling and pending
     /// resize request ([`crate::malleable::Elastic`]).
     Elastic(Option<crate::malleable::Elastic>),
@@ -525,17 +533,27 @@ impl State {
                 "end is not after start".to_string(),
             ));
         }
-        // Resources are reserved once: no two host reservations share a
-        // host at the same time.
-        for other in self.reservations.values() {
-            if !other.overlaps(r.start, r.end) {
-                continue;
-            }
-            if let Some(h) = r.hosts.iter().find(|h| other.hosts.contains(h)) {
-                return Err(EventError::BadReservation(format!(
-                    "host '{h}' is already reserved by {} at that time",
-                    other.id
-                )));
+        // Reservations may overlap (Moab: not exclusive by default; a job
+        // then needs access to each); an EXCLUSIVE one (`mrsvctl -E`) is
+        // created only where no other reservation holds the same nodes at
+        // the same time.
+        if r.flags.iter().any(|f| f.eq_ignore_ascii_case("EXCLUSIVE")) {
+            let mine: Vec<NodeId> = r.resolve(self).into_iter().map(|x| x.0).collect();
+            for other in self.reservations.values() {
+                if !other.overlaps(r.start, r.end) {
+                    continue;
+                }
+                let shared = other
+                    .resolve(self)
+                    .into_iter()
+                    .find(|(n, _)| mine.contains(n))
+                    .and_then(|(n, _)| self.node(n).map(|x| x.name.clone()));
+                if let Some(h) = shared {
+                    return Err(EventError::BadReservation(format!(
+                        "exclusive reservation conflicts with {} on host '{h}'",
+                        other.id
+                    )));
+                }
             }
         }
         self.reservations.insert(r.id.clone(), r);
@@ -1113,6 +1131,16 @@ impl State {
                 Some(r) if active => r.virtual_walltime = v,
                 _ => return Err(wrong(j, "active")),
             },
+            JobChange::Request(r) if !active => j.req = r,
+            JobChange::Request(_) => {
+                return Err(EventError::ActiveJob {
+                    job,
+                    what: "request",
+                })
+            }
+            JobChange::Group(g) if !active => j.cred.group = g,
+            JobChange::Group(_) => return Err(EventError::ActiveJob { job, what: "group" }),
+            JobChange::EligibleSince(t) => j.eligible_since = t,
             JobChange::Gres(g) if !active => {
                 j.req.layout_mut().gres = g;
                 if j.req.layout.as_deref() == Some(&crate::layout::Layout::default()) {

@@ -80,6 +80,66 @@ pub fn windows_in_plan(
     now: Time,
     q: &WindowQuery,
 ) -> Vec<Window> {
+    windows_from(state, policy, plan, now, now, q)
+}
+
+/// Current and future windows (showbf `-D`): the windows starting now, then
+/// those starting at each later time when processors are released (a job's
+/// expected end, a reservation's end), up to `max_points` such times, in
+/// start order; a later window that only repeats an earlier one's nodes,
+/// processors and end is left out.
+pub fn future_windows(
+    state: &State,
+    policy: &Policy,
+    plan: &Plan,
+    now: Time,
+    q: &WindowQuery,
+    max_points: usize,
+) -> Vec<Window> {
+    let mut ctx = planned_ctx_with(state, policy, plan, now).0;
+    if q.any_credential {
+        ctx.lift_everything();
+    } else if let Some(c) = &q.cred {
+        ctx.lift_for(c);
+    }
+    let mut times: Vec<Time> = Vec::new();
+    for prof in ctx.node_profiles() {
+        let mut before = prof.free_at(now).procs;
+        for &(t, amt) in prof.spans().iter().filter(|s| s.0 > now) {
+            if amt.procs > before {
+                times.push(t);
+            }
+            before = amt.procs;
+        }
+    }
+    times.sort_unstable();
+    times.dedup();
+    times.truncate(max_points);
+    let mut out = windows_in_plan(state, policy, plan, now, q);
+    for t in times {
+        for w in windows_from(state, policy, plan, now, t, q) {
+            let end = |w: &Window| w.duration.map(|d| w.start + d);
+            if !out
+                .iter()
+                .any(|o| o.node_ids == w.node_ids && o.procs == w.procs && end(o) == end(&w))
+            {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+/// The windows starting at `at` (not before `now`, the planning time).
+fn windows_from(
+    state: &State,
+    policy: &Policy,
+    plan: &Plan,
+    now: Time,
+    at: Time,
+    q: &WindowQuery,
+) -> Vec<Window> {
+    let at = at.max(now);
     let mut ctx = planned_ctx_with(state, policy, plan, now).0;
     if q.any_credential {
         ctx.lift_everything();
@@ -110,13 +170,13 @@ pub fn windows_in_plan(
             continue;
         }
         let prof = &profiles[i];
-        let now_free = prof.free_at(now);
+        let now_free = prof.free_at(at);
         let Some(spans) = counted[i].as_ref() else {
             continue;
         };
         let at_now = spans
             .iter()
-            .take_while(|s| s.0 <= now)
+            .take_while(|s| s.0 <= at)
             .last()
             .map_or(0, |s| s.1);
         if at_now <= 0
@@ -127,9 +187,9 @@ pub fn windows_in_plan(
         }
         let mut lv = Vec::new();
         let mut level = at_now;
-        for &(t, amt) in spans.iter().filter(|s| s.0 > now) {
+        for &(t, amt) in spans.iter().filter(|s| s.0 > at) {
             while amt < level && level > 0 {
-                lv.push((level as u32, Some(t - now)));
+                lv.push((level as u32, Some(t - at)));
                 level -= 1;
             }
         }
@@ -177,7 +237,7 @@ pub fn windows_in_plan(
             continue;
         }
         out.push(Window {
-            start: now,
+            start: at,
             duration: d,
             nodes: ids.len() as u32,
             procs,

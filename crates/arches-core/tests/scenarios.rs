@@ -338,6 +338,7 @@ fn parse(text: &str) -> Scenario {
                         flags: Vec::new(),
                         owner: None,
                         standing: None,
+                        group: None,
                     });
                 } else {
                     let mut st = Standing::new(w[1]);

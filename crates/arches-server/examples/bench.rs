@@ -173,6 +173,7 @@ fn local_starts(n: usize) {
             action: arches_api::JobAction::Release {
                 types: vec!["all".into()],
             },
+            select: Default::default(),
         })
         .send()
         .expect("release");
@@ -344,6 +345,7 @@ fn run() {
         let req = JobsRequest {
             ids: vec![(1 + i * 97 % queued).to_string()],
             completed: false,
+            ..Default::default()
         };
         let t = Instant::now();
         let r = c

@@ -2,14 +2,13 @@
 //! checks and Moab's result messages (moab-formats §9.2). A refused action
 //! changes nothing.
 
-use arches_api::{ActionResponse, JobAction, JobActionRequest};
+use arches_api::{ActionResponse, JobAction, JobActionRequest, JobSelect};
 use arches_core::policy::PreemptPolicy;
 use arches_core::state::JobChange;
 use arches_core::timespec::parse_duration;
 use arches_core::{Event, HoldType, JobFlag, JobId, Time};
 
 use crate::actor::{Actor, Caller};
-use crate::jobspec::parse_job_id;
 
 /// One job's outcome: a line and whether it failed.
 type Outcome = Result<Option<String>, String>;
@@ -23,70 +22,47 @@ impl Actor {
         now: Time,
     ) -> ActionResponse {
         let mut resp = ActionResponse::default();
+        // `-R` also requeues completed jobs (Moab: "requeued completed job").
+        let scope = crate::jobexpr::Scope {
+            completed: matches!(req.action, JobAction::Requeue),
+            owner: (!caller.admin).then_some(caller.user.as_str()),
+            regex_always: self.cfg.moab.use_job_regex,
+            scheduler: &self.cfg.scheduler_name,
+        };
+        // Array forms (`ID[INDEX]`, `ID[]`, an array's `ID`) first, the
+        // other tokens through the job expressions.
+        let (array_tokens, rest) = crate::jobexpr::split_arrays(&self.state, &req.jobs);
         let mut ids: Vec<JobId> = Vec::new();
         let mut arrays: Vec<JobId> = Vec::new();
-        if req.jobs.is_empty() {
-            resp.stderr
-                .push("ERROR:  no job expression specified".to_string());
-            resp.failed = true;
-            return resp;
+        if array_tokens.is_empty() || !rest.is_empty() || req.select != JobSelect::default() {
+            let sel = crate::jobexpr::select(&self.state, &rest, &req.select, &scope);
+            let errors = sel.error_lines();
+            if !errors.is_empty() {
+                resp.stderr.extend(errors);
+                resp.failed = true;
+            }
+            ids = sel.ids;
         }
-        for expr in &req.jobs {
-            for part in expr.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                if part.eq_ignore_ascii_case("ALL") {
-                    let all = self
-                        .state
-                        .jobs()
-                        .filter(|j| !j.state.is_finished())
-                        .filter(|j| caller.admin || j.cred.user == caller.user)
-                        .map(|j| j.id);
-                    ids.extend(all);
-                    let waiting = self
-                        .state
-                        .arrays()
-                        .filter(|a| a.pending() > 0 && a.cancelled.is_none())
-                        .filter(|a| caller.admin || a.template.cred.user == caller.user)
-                        .map(|a| a.id);
-                    arrays.extend(waiting);
-                    continue;
-                }
-                // Array forms: `ID[INDEX]`, `ID[]`, an array's `ID`.
-                match crate::arrays::resolve(&self.state, part) {
-                    Some(crate::arrays::Target::Array(a)) => {
-                        arrays.push(a);
-                        continue;
-                    }
-                    Some(crate::arrays::Target::Pending(a, pos)) => {
-                        match self.materialize(a, pos, now) {
-                            Some(id) => ids.push(id),
-                            None => {
-                                resp.stderr
-                                    .push(format!("ERROR:  invalid job specified ({part})"));
-                                resp.failed = true;
-                            }
-                        }
-                        continue;
-                    }
-                    Some(crate::arrays::Target::Job(id)) => {
-                        ids.push(id);
-                        continue;
-                    }
-                    None => {}
-                }
-                // `-R` also requeues completed jobs (Moab: "requeued completed job").
-                let finished_ok = matches!(req.action, JobAction::Requeue);
-                match parse_job_id(part).filter(|id| {
-                    self.state
-                        .job(*id)
-                        .is_some_and(|j| finished_ok || !j.state.is_finished())
-                }) {
+        if rest.iter().any(|t| t.eq_ignore_ascii_case("ALL")) {
+            let waiting = self
+                .state
+                .arrays()
+                .filter(|a| a.pending() > 0 && a.cancelled.is_none())
+                .filter(|a| caller.admin || a.template.cred.user == caller.user)
+                .map(|a| a.id);
+            arrays.extend(waiting);
+        }
+        for (part, target) in array_tokens {
+            match target {
+                crate::arrays::Target::Array(a) => arrays.push(a),
+                crate::arrays::Target::Pending(a, pos) => match self.materialize(a, pos, now) {
                     Some(id) => ids.push(id),
                     None => {
-                        resp.stderr
-                            .push(format!("ERROR:  invalid job specified ({part})"));
+                        resp.stderr.push(crate::jobexpr::invalid_job(&part));
                         resp.failed = true;
                     }
-                }
+                },
+                crate::arrays::Target::Job(id) => ids.push(id),
             }
         }
         // A job named twice (`canceljob 3 3`, `3,ALL`) is acted on once,
@@ -660,7 +636,9 @@ impl Actor {
                 self.holds(caller, id, &types, op != '-', now)
             }
             "gres" => self.modify_gres(id, op, value, now),
-            _ => Err(format!("ERROR:  unknown attribute '{attr}' specified")),
+            _ => self
+                .modify_more(caller, id, attr, op, value, now)
+                .unwrap_or_else(|| Err(format!("ERROR:  unknown attribute '{attr}' specified"))),
         }
     }
 

@@ -73,6 +73,11 @@ pub struct SchedStats {
     pub jobs_started: u64,
     /// Jobs preempted by the scheduler (QoS or PREEMPT backfill).
     pub jobs_preempted: u64,
+    /// Lowest system utilization seen (0..=1) and on which iteration, and
+    /// the backlog samples (showstats -v, [`crate::profiling`]).
+    pub min_util: Option<(f64, u64)>,
+    pub backlog_sum: f64,
+    pub backlog_samples: u64,
     /// Why changes cannot be recorded, while the store fails (mdiag -S).
     pub store_fault: Option<String>,
     /// What a salvage start set aside or left alone (mdiag -S).
@@ -175,6 +180,8 @@ pub struct Actor {
     trim_due: bool,
     /// When iterations, observations and commits happen.
     pace: crate::pace::Pace,
+    /// Node samples of the statistics profile interval in progress.
+    pub(crate) sampler: crate::profiling::NodeSampler,
     /// The store's last failure, while it fails ([`crate::durable`]).
     pub(crate) store_fault: Option<crate::durable::StoreFault>,
     /// The run-time history of a commit that failed (owed).
@@ -351,7 +358,7 @@ impl Actor {
         }
         let cfg_for_staging = Arc::clone(&cfg);
         let exec_for_staging = exec.clone();
-        let actor = Actor {
+        let mut actor = Actor {
             cfg,
             state,
             exec,
@@ -384,6 +391,7 @@ impl Actor {
             deferred,
             submitted_since_trim: 0,
             trim_due: false,
+            sampler: Default::default(),
             pace: crate::pace::Pace::default(),
             store_fault: None,
             pending_history: None,
@@ -391,6 +399,7 @@ impl Actor {
             inbox: None,
             notifier: crate::mail::Notifier::default(),
         };
+        actor.configure_profile();
         crate::pace::trim_heap();
         Ok((actor, published))
     }
@@ -692,6 +701,7 @@ impl Actor {
             // After the next publish, which releases the previous plan.
             self.trim_due = true;
         }
+        self.sample(now);
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         crate::metrics::observe_iteration(t0.elapsed());
         self.stats.iterations += 1;

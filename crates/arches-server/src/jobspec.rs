@@ -479,7 +479,7 @@ fn absolute(p: &str, base: &str) -> String {
 /// and memory per task, tasks per node, features, partition), node by node,
 /// so that e.g. `nodes=2:ppn=3` is refused when only one node has 3
 /// processors. Drained nodes count (they may come back); down nodes do not.
-fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
+pub(crate) fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
     let nodes: Vec<_> = state
         .nodes()
         .iter()
@@ -567,19 +567,8 @@ fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
 
 /// `Moab.17`, `17`, `17.host` → 17.
 pub fn parse_job_id(text: &str) -> Option<JobId> {
-    let t = text.trim();
-    if let Ok(n) = t.parse() {
-        return Some(n);
-    }
-    if let Some((a, b)) = t.split_once('.') {
-        if let Ok(n) = b.parse() {
-            return Some(n);
-        }
-        if let Ok(n) = a.parse() {
-            return Some(n);
-        }
-    }
-    None
+    // Strict: `80.*` is a regular expression, never job 80.
+    crate::jobexpr::exact_id(text)
 }
 
 /// `msub -a [[[[CC]YY]MM]DD]hhmm[.SS]` in local time.

@@ -965,6 +965,11 @@ impl Simulation {
         self.accounting.as_ref().map(|a| &a.0)
     }
 
+    /// The same, to configure it (the statistics profile).
+    pub fn accounting_mut(&mut self) -> Option<&mut arches_core::accounting::Accounting> {
+        self.accounting.as_mut().map(|a| &mut a.0)
+    }
+
     /// Extends the expired predictions of running jobs (EASY++ correction)
     /// so that planning never assumes a running job has already ended.
     fn correct_predictions(&mut self) -> Result<(), SimError> {

@@ -445,6 +445,7 @@ mod tests {
             flags: Vec::new(),
             owner: Some("root".into()),
             standing: None,
+            group: None,
         };
         {
             let mut s = Store::open(&path).unwrap();

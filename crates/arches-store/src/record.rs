@@ -75,6 +75,9 @@ pub struct ExecRecord {
     pub ttc: Option<String>,
     /// Notes shown by checkjob (start failures, recovery notes).
     pub messages: Vec<String>,
+    /// Job variables (`mjobctl -m var=NAME:VALUE`), shown by checkjob.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variables: Vec<(String, String)>,
     /// Exit status was observed as a wall-clock kill.
     pub walltime_exceeded: bool,
     /// `STAGEIN` files and their staging progress.
@@ -229,6 +232,9 @@ pub struct StoredJob {
     /// reservation binding, task request list.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layout: Option<StoredLayout>,
+    /// Effective queue start set by `mjobctl -m eeduration`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eligible_since: Option<i64>,
     /// A processor range (malleable, resizable job).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic: Option<StoredElastic>,
@@ -509,6 +515,7 @@ impl StoredJob {
             admin_suspended: j.admin_suspended,
             requeued: j.requeued.map(|c| c.as_str().to_string()),
             layout: j.req.layout.as_deref().map(StoredLayout::from_core),
+            eligible_since: j.eligible_since,
             elastic: j.elastic.map(|e| StoredElastic {
                 min: e.min,
                 max: e.max,
@@ -650,6 +657,7 @@ impl StoredJob {
             None => None,
             Some(c) => Some(c.parse::<RequeueCause>().map_err(bad)?),
         };
+        job.eligible_since = self.eligible_since;
         job.elastic = self
             .elastic
             .as_ref()
@@ -769,6 +777,9 @@ pub struct ReservationRecord {
     pub qos: Vec<String>,
     pub flags: Vec<String>,
     pub owner: Option<String>,
+    /// Reservation group (`mrsvctl -c -g`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 impl ReservationRecord {
@@ -786,6 +797,7 @@ impl ReservationRecord {
             qos: r.acl.qos.clone(),
             flags: r.flags.clone(),
             owner: r.owner.clone(),
+            group: r.group.clone(),
         }
     }
 
@@ -806,6 +818,7 @@ impl ReservationRecord {
             flags: self.flags.clone(),
             owner: self.owner.clone(),
             standing: None,
+            group: self.group.clone(),
         }
     }
 }

@@ -556,6 +556,7 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
                 .jobs(&JobsRequest {
                     ids: vec![id.to_string()],
                     completed: true,
+                    ..Default::default()
                 })
                 .map_err(|e| e.to_string())?;
             let done = v.jobs.is_empty()

@@ -18,6 +18,16 @@ pub fn unknown_job(id: &str) -> String {
     format!("ERROR:  invalid job specified: {id}")
 }
 
+/// `checkjob --xml` of an unknown job: Moab's error element (code 700).
+pub fn unknown_job_xml(id: &str) -> String {
+    super::xml::Element::new("Error")
+        .attr("code", 700)
+        .text(&format!(
+            "server rejected request - invalid job specified: {id}"
+        ))
+        .render()
+}
+
 /// Moab's refusal of another user's job (only its owner and administrators
 /// see a job in detail).
 pub fn not_authorized(d: &arches_api::Denied) -> String {

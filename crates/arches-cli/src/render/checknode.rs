@@ -250,6 +250,83 @@ pub fn render_summary(view: &NodesView) -> String {
     o
 }
 
+/// `mdiag -n -v`: the summary with Moab's extra columns, nothing truncated:
+/// Name, State, Procs, Memory, Disk, Swap (each `<available>:<configured>`;
+/// Arches tracks no disk or swap, so `0:0`), Speed, Opsys, Arch, Par, Load,
+/// Rsv (reservations on the node), Classes (`[<class> <avail>:<cfg>]`),
+/// Network and Features (`-` when none).
+pub fn render_summary_verbose(view: &NodesView) -> String {
+    let mut o = String::from("compute node summary\n");
+    let header =
+        format!(
+        "{:<20} {:>8} {:>7} {:>11} {:>13} {:>13} {:>6} {:>8} {:>6} {:>8} {:>6} {:>4} {} {} {}\n\n",
+        "Name", "State", "Procs", "Memory", "Disk", "Swap", "Speed", "Opsys", "Arch", "Par", "Load",
+        "Rsv", "Classes", "Network", "Features"
+    );
+    o.push_str(&header);
+    let (mut pa, mut pc, mut ma, mut mc) = (0u64, 0u64, 0u64, 0u64);
+    let (mut active, mut idle, mut down) = (0, 0, 0);
+    for n in &view.nodes {
+        let avail_p = n.procs.saturating_sub(n.procs_used);
+        let avail_m = n.mem_mb.saturating_sub(n.mem_used_mb);
+        pa += avail_p as u64;
+        pc += n.procs as u64;
+        ma += avail_m;
+        mc += n.mem_mb;
+        match n.state.as_str() {
+            "Idle" => idle += 1,
+            "Down" | "Drained" => down += 1,
+            _ => active += 1,
+        }
+        let classes = if n.classes.is_empty() {
+            "-".to_string()
+        } else {
+            n.classes
+                .iter()
+                .map(|c| format!("[{c} {avail_p}:{}]", n.procs))
+                .collect()
+        };
+        let features = if n.features.is_empty() {
+            "-".to_string()
+        } else {
+            n.features.join(",")
+        };
+        o.push_str(&format!(
+            "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>6}:{:<6} {:>6}:{:<6} {:>6.2} {:>8} {:>6} {:>8} {:>6.2} {:>4} {} {} {}\n",
+            n.name,
+            n.state,
+            avail_p,
+            n.procs,
+            avail_m,
+            n.mem_mb,
+            0,
+            0,
+            0,
+            0,
+            1.0,
+            n.opsys.as_deref().unwrap_or("-"),
+            n.arch.as_deref().unwrap_or("-"),
+            n.partition,
+            n.load,
+            n.reservations.len(),
+            classes,
+            "-",
+            features
+        ));
+    }
+    let total = format!(
+        "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>6}:{:<6} {:>6}:{:<6}",
+        "-----", "---", pa, pc, ma, mc, 0, 0, 0, 0
+    );
+    o.push_str(total.trim_end());
+    o.push('\n');
+    o.push_str(&format!(
+        "\nTotal Nodes: {}  (Active: {active}  Idle: {idle}  Down: {down})\n",
+        view.nodes.len()
+    ));
+    o
+}
+
 /// `<node ...></node>` as in `mdiag -n --xml` / `checknode --xml`.
 pub fn node_element(n: &NodeInfo) -> Element {
     let classes: String = n.classes.iter().map(|c| format!("[{c}]")).collect();

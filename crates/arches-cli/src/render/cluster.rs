@@ -37,6 +37,7 @@ pub fn render_reservations_xml(v: &ReservationsView) -> String {
             .attr_opt("Flags", (!r.flags.is_empty()).then(|| r.flags.join(",")))
             .attr_opt("ACL", (!r.acl.is_empty()).then(|| r.acl.join(" ")))
             .attr_opt("JobState", r.job_state.as_ref())
+            .attr_opt("RsvGroup", r.group.as_ref())
             .explicit_close();
         d.push(e);
     }
@@ -94,6 +95,9 @@ pub fn render_reservations(v: &ReservationsView) -> String {
         }
         if let Some(owner) = &r.owner {
             o.push_str(&format!("    Owner: {owner}\n"));
+        }
+        if let Some(g) = &r.group {
+            o.push_str(&format!("    RsvGroup: {g}\n"));
         }
         if !r.nodes.is_empty() {
             o.push_str(&format!(
