@@ -89,7 +89,7 @@ fn overflowing_numbers_are_refused_and_change_nothing() {
         ),
         (
             vec!["-l", "nodes=4294967296"],
-            "invalid value '4294967296' for resource 'nodes'",
+            "invalid node count '4294967296'",
         ),
         (
             vec!["-l", "nodes=65536:ppn=65536"],
