@@ -179,10 +179,13 @@ impl<'a> Ctx<'a> {
     }
 
     /// What a preemptor planned on `alloc` holds while it waits for
-    /// `victims` (each with when its processors come back): from now, the
+    /// `victims` (each with when its resources come back): from now, the
     /// part of `alloc` its victims do not hold (as far as it is free); from
     /// each victim's release on, the victim's share of the rest. Until the
-    /// preemptor's planned end after the last release.
+    /// preemptor's planned end after the last release. Memory is claimed
+    /// like processors: a job that needs more memory on a node than is idle
+    /// there now must not see what its victims free taken by a job planned
+    /// after it (which would make it preempt again, and again).
     pub fn claim_parts(
         &self,
         alloc: &[Alloc],
@@ -192,34 +195,38 @@ impl<'a> Ctx<'a> {
         let now = self.now;
         let last = victims.iter().map(|v| v.1).max().unwrap_or(now).max(now);
         let end = dur.map(|d| last + d.max(1));
-        let on_node = |j: &Job, node: NodeId| -> u32 {
+        // (processors, memory) a job holds on a node.
+        let on_node = |j: &Job, node: NodeId| -> (u32, u64) {
             j.run
                 .as_ref()
                 .map(|r| {
                     r.alloc
                         .iter()
                         .filter(|a| a.node == node)
-                        .map(|a| a.procs)
-                        .sum()
+                        .fold((0, 0), |(p, m), a| (p + a.procs, m + a.mem_mb))
                 })
-                .unwrap_or(0)
+                .unwrap_or((0, 0))
         };
         let mut parts = Vec::new();
         let mut held = Vec::new();
         // What each node still owes the preemptor after its idle part.
-        let mut owed: Vec<(NodeId, u32)> = Vec::new();
+        let mut owed: Vec<(NodeId, u32, u64)> = Vec::new();
         for a in alloc {
-            let pend: u32 = victims.iter().map(|(v, _)| on_node(v, a.node)).sum();
+            let (pend, pend_mem) = victims.iter().fold((0, 0), |(p, m), (v, _)| {
+                let (vp, vm) = on_node(v, a.node);
+                (p + vp, m + vm)
+            });
             let (fp, fm) = self.free_now(a.node);
             let procs = a.procs.saturating_sub(pend).min(fp);
-            if procs > 0 {
+            let mem = a.mem_mb.saturating_sub(pend_mem).min(fm);
+            if procs > 0 || mem > 0 {
                 held.push(Alloc {
                     procs,
-                    mem_mb: a.mem_mb.min(fm),
+                    mem_mb: mem,
                     ..*a
                 });
             }
-            owed.push((a.node, a.procs - procs));
+            owed.push((a.node, a.procs - procs, a.mem_mb - mem));
         }
         if !held.is_empty() {
             parts.push((held, now, end));
@@ -231,15 +238,18 @@ impl<'a> Ctx<'a> {
                 continue;
             }
             let mut share = Vec::new();
-            for (node, left) in owed.iter_mut() {
-                let take = on_node(v, *node).min(*left);
-                if take > 0 {
+            for (node, left, left_mem) in owed.iter_mut() {
+                let (vp, vm) = on_node(v, *node);
+                let take = vp.min(*left);
+                let take_mem = vm.min(*left_mem);
+                if take > 0 || take_mem > 0 {
                     *left -= take;
+                    *left_mem -= take_mem;
                     share.push(Alloc {
                         node: *node,
                         tasks: 0,
                         procs: take,
-                        mem_mb: 0,
+                        mem_mb: take_mem,
                     });
                 }
             }
