@@ -433,11 +433,12 @@ fn formerly_rejected_options_do_their_moab_thing() {
             text(&o.stderr),
         )
     };
-    // checkjob -A: one parsable line
+    // checkjob -A: one parsable line, Moab's names first (NAME is the id)
     let (c, o, _) = out("checkjob", &["-A", &run.to_string()]);
     assert_eq!(c, 0);
     assert!(
-        o.starts_with(&format!("JOBID={run};NAME=runner;STATE=Running;USER=root;")),
+        o.starts_with(&format!("NAME={run};STATE=Running;UNAME="))
+            && o.contains(";JOBNAME=runner;"),
         "{o}"
     );
     assert_eq!(o.lines().count(), 1);

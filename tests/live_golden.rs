@@ -36,7 +36,8 @@ const WORKLOAD: &str = concat!(
     "{\"id\": 6, \"submit\": 600, \"procs\": 2, \"walltime\": 600, \"runtime\": 600, \"user\": \"erin\", \"qos\": \"high\"}\n",
 );
 
-const CONFIG: &str = "FSPOLICY DEDICATEDPS\nFSINTERVAL 00:10:00\nFSDEPTH 3\nFSDECAY 0.5\n\
+const CONFIG: &str =
+    "FSPOLICY DEDICATEDPS\nFSINTERVAL 00:10:00\nFSDEPTH 3\nFSDECAY 0.5\nPROFILEDURATION 00:05:00\n\
 ACCOUNTCFG[chem] FSTARGET=50\nACCOUNTCFG[phys] FSTARGET=20\nQOSCFG[high] PRIORITY=100\n";
 
 /// The reports snapshotted, as (file name, command, arguments).
@@ -84,6 +85,51 @@ const REPORTS: &[(&str, &str, &[&str])] = &[
     ("mdiag-R", "mdiag", &["-R"]),
     ("mdiag-j-v", "mdiag", &["-j", "-v"]),
     ("mdiag-f-json", "mdiag", &["-f", "--format=json"]),
+    ("showq-v", "showq", &["-v"]),
+    ("showq-n", "showq", &["-n"]),
+    ("showq-o", "showq", &["-o"]),
+    ("showq-i-v", "showq", &["-i", "-v"]),
+    ("showq-r-v", "showq", &["-r", "-v"]),
+    ("showq-c-n", "showq", &["-c", "-n"]),
+    ("showq-xml-v", "showq", &["--xml", "-v"]),
+    (
+        "showq-w-user",
+        "showq",
+        &["-w", "user=alice", "-w", "acct=chem"],
+    ),
+    ("showq-blocking", "showq", &["--blocking"]),
+    ("checkjob-A-3", "checkjob", &["-A", "3"]),
+    ("checkjob-A-1", "checkjob", &["-A", "1"]),
+    ("showstart-3", "showstart", &["3"]),
+    ("showstart-f-3", "showstart", &["-f", "3"]),
+    ("showbf-D", "showbf", &["-D"]),
+    ("mdiag-n-v", "mdiag", &["-n", "-v"]),
+    ("mdiag-n-t", "mdiag", &["-n", "-t", "DEFAULT"]),
+    ("mdiag-j-t", "mdiag", &["-j", "-t", "DEFAULT"]),
+    ("mdiag-p-t", "mdiag", &["-p", "-t", "DEFAULT"]),
+    ("mdiag-b-t", "mdiag", &["-b", "-t", "DEFAULT"]),
+    ("mdiag-t-DEFAULT", "mdiag", &["-t", "DEFAULT"]),
+    ("mdiag-u-bob", "mdiag", &["-u", "bob"]),
+    ("showstats-v", "showstats", &["-v"]),
+    ("showstats-n", "showstats", &["-n"]),
+    ("showstats-n-node0001", "showstats", &["-n", "node0001"]),
+    (
+        "showstats-u-t",
+        "showstats",
+        &["-u", "-t", "-0:11:40,-0:01:40"],
+    ),
+    (
+        "showstats-a-t-v",
+        "showstats",
+        &["-a", "-t", "-0:05:00", "-v"],
+    ),
+    ("mrsvctl-l", "mrsvctl", &["-l"]),
+    ("mrsvctl-q-3", "mrsvctl", &["-q", "3"]),
+    (
+        "mjobctl-q-wiki",
+        "mjobctl",
+        &["-q", "wiki", "ALL", "--flags=completed"],
+    ),
 ];
 
 struct Served {

@@ -58,7 +58,7 @@ fn reservations_keep_others_off_admit_acl_jobs_survive_restart_and_release() {
     let bad = d.run("mrsvctl", &["-c", "-h", "nosuch"]);
     assert!(!bad.status.success());
     assert!(
-        text(&bad.stderr).contains("unknown host 'nosuch'"),
+        text(&bad.stderr).contains("host expression 'nosuch' matches no node"),
         "{}",
         text(&bad.stderr)
     );

@@ -216,3 +216,173 @@ fn progress_bar_shows_on_a_terminal_also_with_until() {
     ]);
     assert!(ok && err.is_empty(), "{err}");
 }
+
+/// A small deterministic SWF trace: `n` jobs on a 64-processor machine,
+/// busy enough that reservation depth and backfill policy matter.
+fn synthetic_swf(n: u64) -> String {
+    let mut s = String::from("; MaxProcs: 64\n");
+    let mut x: u64 = 12345;
+    let mut next = || {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        x >> 33
+    };
+    let mut submit = 0;
+    for id in 1..=n {
+        submit += next() % 120;
+        let procs = 1 << (next() % 7);
+        let req = 60 * (1 + next() % 120);
+        let run = 1 + next() % req;
+        s.push_str(&format!(
+            "{id} {submit} -1 {run} {procs} -1 -1 {procs} {req} -1 1 {} 1 -1 1 -1 -1 -1\n",
+            1 + next() % 8
+        ));
+    }
+    s
+}
+
+/// The summary without its wall-clock time.
+fn figures(mut v: serde_json::Value) -> serde_json::Value {
+    v.as_object_mut()
+        .expect("summary object")
+        .remove("sim_wall_s");
+    v
+}
+
+/// A single replay's summary under a moab.cfg.
+fn single(trace: &str, cfg: &std::path::Path) -> serde_json::Value {
+    let (out, err, ok) = simulate(&[
+        "--trace",
+        trace,
+        "--config",
+        cfg.to_str().unwrap(),
+        "--summary",
+        "-",
+    ]);
+    assert!(ok, "{err}");
+    figures(serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}")))
+}
+
+#[test]
+fn sweep_configurations_equal_their_single_replays() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let swf = dir.path().join("t.swf");
+    std::fs::write(&swf, synthetic_swf(400)).unwrap();
+    let trace = swf.to_str().unwrap();
+    let csv = dir.path().join("sweep.csv");
+    // A grid: 3 x 2 configurations, the first parameter varying slowest.
+    let (out, err, ok) = simulate(&[
+        "--trace",
+        trace,
+        "--sweep",
+        "RESERVATIONDEPTH=1,2,4",
+        "BACKFILLPOLICY=FIRSTFIT,BESTFIT",
+        "--sweep-json",
+        "-",
+        "--sweep-csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("RESERVATIONDEPTH=4 BACKFILLPOLICY=BESTFIT"),
+        "table: {err}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let configs = report["configurations"].as_array().expect("configurations");
+    assert_eq!(configs.len(), 6);
+    assert_eq!(report["input_jobs"], 400);
+    let mut distinct = std::collections::BTreeSet::new();
+    for (i, c) in configs.iter().enumerate() {
+        let (depth, bf) = (["1", "2", "4"][i / 2], ["FIRSTFIT", "BESTFIT"][i % 2]);
+        assert_eq!(
+            c["name"],
+            format!("RESERVATIONDEPTH={depth} BACKFILLPOLICY={bf}")
+        );
+        let cfg = dir.path().join(format!("grid{i}.cfg"));
+        std::fs::write(
+            &cfg,
+            format!("RESERVATIONDEPTH {depth}\nBACKFILLPOLICY {bf}\n"),
+        )
+        .unwrap();
+        let summary = figures(c["summary"].clone());
+        assert_eq!(summary, single(trace, &cfg), "{}", c["name"]);
+        distinct.insert(summary["avg_bsld10"].to_string());
+    }
+    assert!(
+        distinct.len() > 2,
+        "the policies make a difference: {distinct:?}"
+    );
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        rows.starts_with("configuration,jobs,avg_wait_s,avg_bsld10,"),
+        "{rows}"
+    );
+    assert_eq!(rows.lines().count(), 7, "{rows}");
+
+    // A directory of moab.cfg files, by file name.
+    let cfgs = dir.path().join("cfgs");
+    std::fs::create_dir(&cfgs).unwrap();
+    std::fs::write(cfgs.join("a-easy.cfg"), "RESERVATIONDEPTH 1\n").unwrap();
+    std::fs::write(
+        cfgs.join("b-conservative.cfg"),
+        "RESERVATIONDEPTH 1000000\nRESERVATIONPOLICY HIGHEST\n",
+    )
+    .unwrap();
+    std::fs::write(cfgs.join("notes.txt"), "not a configuration\n").unwrap();
+    let (out, err, ok) = simulate(&[
+        "--trace",
+        trace,
+        "--sweep",
+        cfgs.to_str().unwrap(),
+        "--sweep-json",
+        "-",
+    ]);
+    assert!(ok, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let configs = report["configurations"].as_array().expect("configurations");
+    assert_eq!(configs.len(), 2);
+    for (c, file) in configs.iter().zip(["a-easy.cfg", "b-conservative.cfg"]) {
+        assert_eq!(c["name"], file);
+        assert_eq!(
+            figures(c["summary"].clone()),
+            single(trace, &cfgs.join(file)),
+            "{file}"
+        );
+    }
+}
+
+#[test]
+fn sweep_refuses_what_it_cannot_do() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let swf = dir.path().join("t.swf");
+    std::fs::write(&swf, synthetic_swf(10)).unwrap();
+    let trace = swf.to_str().unwrap();
+    for (args, want) in [
+        (
+            vec!["--sweep", "RESERVATIONDEPHT=1,2"],
+            "unknown moab.cfg parameter",
+        ),
+        (
+            vec![
+                "--sweep",
+                "RESERVATIONDEPTH=1,2",
+                "--reservation-depth",
+                "3",
+            ],
+            "--reservation-depth fixes RESERVATIONDEPTH",
+        ),
+        (
+            vec!["--sweep", "RESERVATIONDEPTH=1,2", "--report", "r.html"],
+            "single replays",
+        ),
+        (vec!["--sweep", "/nonexistent-dir"], "/nonexistent-dir"),
+    ] {
+        let mut all = vec!["--trace", trace];
+        all.extend(args.iter().copied());
+        let (_, err, ok) = simulate(&all);
+        assert!(!ok, "{args:?} should fail");
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}

@@ -873,6 +873,84 @@ fn checkpoint_and_requeue_preemption_restart_the_jobs_as_new_slurm_jobs() {
     fx.wait_slurm("r", "CANCELLED", 20);
 }
 
+/// Issue 15 on Slurm: GPUs that only `NODECFG` declares are given out by
+/// Arches (two jobs, two distinct devices on the one GPU node, a third
+/// waits), named hosts and host lists land where asked, and an exclusive
+/// job gets a whole node (`--exclusive`: all its CPUs in Slurm).
+#[test]
+fn gpus_host_lists_and_exclusive_nodes_through_slurm() {
+    let Some(fx) = fixture_with("gres", "NODECFG[n2] GRES=gpu:2\n") else {
+        return;
+    };
+    let n2 = text(&fx.d.run("checknode", &["n2"]).stdout);
+    assert!(
+        n2.contains("Configured Resources: PROCS: 8") && n2.contains("gpu: 2"),
+        "{n2}"
+    );
+    let home = fx.d.home.path().to_path_buf();
+    let gpu_script = |n: u32| {
+        format!(
+            "echo \"$CUDA_VISIBLE_DEVICES\" > {}/dev{n}.txt\nsleep 60",
+            home.display()
+        )
+    };
+    let g1 = fx.submit("g1", "gres=gpu:1,walltime=120", &gpu_script(1), &[]);
+    let g2 = fx.submit(
+        "g2",
+        "nodes=1:ppn=1:gpus=1,walltime=120",
+        &gpu_script(2),
+        &[],
+    );
+    assert_eq!(fx.wait_slurm("g1", "RUNNING", 30), ["n2"]);
+    assert_eq!(fx.wait_slurm("g2", "RUNNING", 30), ["n2"]);
+    let read = |n: u32| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(s) = std::fs::read_to_string(home.join(format!("dev{n}.txt"))) {
+                if !s.trim().is_empty() {
+                    return s.trim().to_string();
+                }
+            }
+            assert!(Instant::now() < deadline, "dev{n}.txt never written");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let mut devs = [read(1), read(2)];
+    devs.sort();
+    assert_eq!(devs, ["0".to_string(), "1".to_string()], "distinct devices");
+    let g3 = fx.submit("g3", "gres=gpu:1,walltime=120", "sleep 1", &[]);
+    fx.d.wait_state(g3, "Idle", Duration::from_secs(20));
+    assert!(
+        fx.squeue("g3").is_empty(),
+        "a third GPU job waits in Arches"
+    );
+    // Named hosts and host lists.
+    let h = fx.submit("h", "nodes=n3:ppn=2,walltime=60", "sleep 1", &[]);
+    assert_eq!(fx.wait_slurm("h", "COMPLETED", 30), ["n3"]);
+    let l = fx.submit("l", "walltime=60", "sleep 1", &["-W", "x=HOSTLIST:n4"]);
+    assert_eq!(fx.wait_slurm("l", "COMPLETED", 30), ["n4"]);
+    fx.d.wait_state(h, "Completed", Duration::from_secs(20));
+    fx.d.wait_state(l, "Completed", Duration::from_secs(20));
+    // An exclusive one-processor job takes a whole node in Slurm too.
+    let x = fx.submit(
+        "x",
+        "procs=1,naccesspolicy=singlejob,walltime=60",
+        "sleep 30",
+        &[],
+    );
+    let nodes = fx.wait_slurm("x", "RUNNING", 30);
+    assert_eq!(nodes, fx.arches_nodes(x));
+    let name = format!("{}x", fx.prefix);
+    let id = fx.slurm("squeue", &["-h", "-n", &name, "-o", "%i"]);
+    let info = fx.slurm("scontrol", &["show", "job", id.trim()]);
+    assert!(info.contains("NumCPUs=8"), "{info}");
+    assert!(info.contains("OverSubscribe=NO"), "{info}");
+    for id in [g1, g2, g3, x] {
+        fx.d.run("canceljob", &[&id.to_string()]);
+    }
+    fx.wait_slurm("x", "CANCELLED", 20);
+}
+
 #[test]
 fn templates_filters_and_notifications_with_slurm_and_ranges_refused() {
     let dir = tempfile::Builder::new()

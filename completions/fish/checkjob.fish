@@ -10,7 +10,7 @@ complete -c checkjob -l socket -d 'Unix socket of the moab daemon (default: $MOA
 complete -c checkjob -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
 complete -c checkjob -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
 complete -c checkjob -s v -d 'Verbose; give twice (-v -v or -vv) for more detail'
-complete -c checkjob -s A -d 'Parsable output: one line of ATTRIBUTE=VALUE; pairs per job'
+complete -c checkjob -s A -d 'Parsable output: one line of ATTRIBUTE=VALUE; pairs per job (Moab\'s names: NAME, STATE, UNAME, GNAME, ACCOUNT, RCLASS, WCLIMIT, QUEUETIME, STARTTIME, TASKS, NODES, then Arches\' JOBNAME, QOS, PROCS, PRIORITY, ...). STARTTIME of a queued job is its estimated start (0: none)'
 complete -c checkjob -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c checkjob -s h -l help -d 'Print help (see more with \'--help\')'
 # Operands: jobs known to the running daemon.

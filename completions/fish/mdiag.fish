@@ -12,8 +12,9 @@ complete -c mdiag -s n -d 'Nodes (optionally one); --xml gives <node> elements' 
 complete -c mdiag -s q -d 'Quality of service (optionally one)' -r
 complete -c mdiag -s r -d 'Reservations (optionally one)' -r
 complete -c mdiag -s R -d 'Resource managers (optionally one): type, state, nodes reported' -r
+complete -c mdiag -s t -d 'Partitions: nodes, processors and memory configured, up, dedicated and active; with -n, -j, -p or -b, restrict that report to this partition' -r
 complete -c mdiag -s u -d 'Users (optionally one)' -r
-complete -c mdiag -s w -d 'With -j --xml: completed=true includes completed jobs' -r
+complete -c mdiag -s w -d 'With -j: completed=true (completed jobs only), ALL=true (completed ones too), system=true, and mjobctl\'s job constraints (user=, group=, account=, class=, qos=, state=, partition=...)' -r
 complete -c mdiag -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
 json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"
@@ -26,7 +27,6 @@ complete -c mdiag -s L -d 'Usage limits: every credential limit with its current
 complete -c mdiag -s x -d 'Overall consistency check: job and configuration warnings'
 complete -c mdiag -s p -d 'Job priority breakdown per component of the eligible jobs (-v adds running jobs, -v -v every job; --xml)'
 complete -c mdiag -s S -d 'The scheduler: host, mode, iterations, messages'
-complete -c mdiag -s t -d 'Partitions: nodes, processors and memory configured, up, dedicated and active'
 complete -c mdiag -s v -d 'Verbose; repeat for more'
 complete -c mdiag -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c mdiag -s h -l help -d 'Print help (see more with \'--help\')'

@@ -3,11 +3,12 @@ complete -c mjobctl -s h -d 'Set a hold: user (default), system, batch or defer'
 complete -c mjobctl -s m -d 'Modify an attribute: ATTR=VAL, ATTR+=VAL or ATTR-=VAL (repeatable)' -r
 complete -c mjobctl -s N -d 'Send a signal: [signal=]SIGNO|SIGNAME' -r
 complete -c mjobctl -s p -d 'Set the system priority (+N adds to the maximum; with --flags=relative adds to the computed priority)' -r
-complete -c mjobctl -s q -d 'Query: diag (job details), starttime (start estimate) or hostlist (allocated hosts)' -r -f -a "diag\t''
+complete -c mjobctl -s q -d 'Query: diag (job details), starttime (start estimate), hostlist (allocated hosts) or wiki (each job as one line of Moab\'s WIKI protocol: <id> ATTR=VALUE;...)' -r -f -a "diag\t''
 starttime\t''
-hostlist\t''"
+hostlist\t''
+wiki\t''"
 complete -c mjobctl -s u -d 'Release holds: all (default), user, system, batch or defer (comma list)' -r
-complete -c mjobctl -s w -d 'With -x: flags=ignorepolicies (credential limits) or flags=ignorersv (reservations); repeatable' -r
+complete -c mjobctl -s w -d 'Select jobs where ATTR=VALUE (user, group, account, class, qos, state, partition, jobname; CompletionTime/StartTime/SubmitTime{<,<=,=,>=,>}EPOCH); with -x also flags=ignorepolicies or flags=ignorersv. Repeatable; every constraint must hold' -r
 complete -c mjobctl -l flags -d 'Flags: relative (with -p), completed (with -q diag)' -r
 complete -c mjobctl -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'

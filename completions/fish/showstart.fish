@@ -9,6 +9,7 @@ json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"
 complete -c showstart -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock if it exists, else the system service\'s /run/arches/moab.sock)' -r -F
 complete -c showstart -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
 complete -c showstart -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
+complete -c showstart -s f -d 'Use feedback: scale the wait until the reservation-based start by the average wall-clock accuracy (run time / limit) of the statistics period\'s completed jobs'
 complete -c showstart -l xml -d 'Print Moab\'s XML document instead of text'
 complete -c showstart -s h -l help -d 'Print help (see more with \'--help\')'
 # Operands: jobs known to the running daemon.

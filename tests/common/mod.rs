@@ -282,6 +282,12 @@ pub fn base_env(home: &Path, socket: &Path) -> Vec<(String, String)> {
         ("TZ".into(), "UTC".into()),
         ("MOABHOMEDIR".into(), home.to_string_lossy().into()),
         ("MOAB_SOCKET".into(), socket.to_string_lossy().into()),
+        // msub's site defaults: the test's own (absent unless it writes it),
+        // never the machine's /etc/msubrc.
+        (
+            "MSUBRC".into(),
+            home.join("msubrc").to_string_lossy().into(),
+        ),
     ]
 }
 

@@ -344,6 +344,11 @@ pub struct QueueQuery {
     /// Include completed jobs (showq -c).
     #[serde(default)]
     pub completed: bool,
+    /// `showq -p PARTITION`: active and completed jobs that ran there,
+    /// eligible and blocked jobs that may run there, and the partition's
+    /// own summary (an unknown partition is an error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<String>,
 }
 
 /// Cluster summary line data (showq summaries and `<cluster>` XML).
@@ -369,16 +374,44 @@ pub struct QueueView {
     pub purge_secs: i64,
     /// Scheduler name for messages.
     pub scheduler: String,
+    /// Moab's showq notes (`NOTE:  scheduling is paused`, `NOTE:  system
+    /// reservation blocking all nodes`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Which jobs a detail query wants.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub struct JobsRequest {
-    /// Ids as typed (`17`, `Moab.17`), or `ALL`.
+    /// Job expressions as typed (`17`, `Moab.17`, `ALL`, a regular
+    /// expression such as `80.*`); see [`JobSelect`].
     pub ids: Vec<String>,
     /// Include completed jobs for `ALL`.
     #[serde(default)]
     pub completed: bool,
+    /// `-n NAME` / `-w ATTR=VALUE` selection.
+    #[serde(default)]
+    pub select: JobSelect,
+}
+
+/// Job selection beyond the job expressions (Moab's `-n` and `-w`): the
+/// jobs named by the expressions (every visible job when there is none)
+/// that also have this name and satisfy every constraint. The daemon
+/// resolves expressions and selections in one place; a token that matches
+/// no job, and a selection that leaves none, are errors.
+///
+/// Constraints: `user=`, `group=`, `account=` (`acct=`), `class=`
+/// (`queue=`), `qos=`, `state=`, `partition=`, `jobname=`, and
+/// `CompletionTime`, `StartTime`, `SubmitTime`
+/// compared with `<`, `<=`, `=`, `>=`, `>` to epoch seconds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct JobSelect {
+    /// `-n JOBNAME`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// `-w` constraints as written.
+    #[serde(default)]
+    pub constraints: Vec<String>,
 }
 
 /// One node's share of a job.
@@ -441,6 +474,12 @@ pub struct JobDetail {
     pub submit_args: String,
     pub submit_host: String,
     pub mail_options: Option<String>,
+    /// Where notifications go (`msub -M`, `mjobctl -m notificationaddress=`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notification_address: Option<String>,
+    /// Job variables (`mjobctl -m var=NAME:VALUE`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variables: Vec<(String, String)>,
     /// Notes and warnings (`NOTE:  ...`) the daemon wants shown.
     pub messages: Vec<String>,
     /// How the job started (`Priority`, `Reserved`, `Backfill`, `Forced`).
@@ -468,6 +507,73 @@ pub struct JobDetail {
     /// Arguments the script runs with.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// Node groups, host list, generic resources, node access policy,
+    /// reservation binding and task request list, when the job has any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<JobLayout>,
+    /// The generic-resource units (device indices) an active job holds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres_units: Vec<GresUnitsInfo>,
+    /// The per-job limits of the job's class, as enforced (`MAX.WCLIMIT=1:00:00`,
+    /// `MAX.PROC=8`...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub class_limits: Vec<String>,
+}
+
+/// The placement parts of a job's request beyond tasks and features.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct JobLayout {
+    /// Generic resources per task, `name:count`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres: Vec<String>,
+    /// Node groups (`nodes=2:ppn=8+n3:ppn=4:gpus=1`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<NodeGroupInfo>,
+    /// Required host list (the job uses only these nodes).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// The job's own node access policy (`SINGLEJOB`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_access: Option<String>,
+    /// The reservation it must run in (`""`: any it may use).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advres: Option<String>,
+    /// Task request list alternatives, `N[@SECONDS]` or `A-B`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub task_request_list: Vec<String>,
+}
+
+/// One part of a node specification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeGroupInfo {
+    pub count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    pub tasks_per_node: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
+    /// Generic resources per node, `name:count`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres: Vec<String>,
+}
+
+/// Units of one generic resource a job holds on one node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GresUnitsInfo {
+    pub node: String,
+    pub name: String,
+    /// Unit (device) indices.
+    pub units: Vec<u32>,
+}
+
+/// One generic resource of a node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NodeGres {
+    pub name: String,
+    /// Units the node has.
+    pub configured: u32,
+    /// Units dedicated to active jobs.
+    pub used: u32,
 }
 
 /// One file of a job's data staging.
@@ -604,7 +710,12 @@ pub struct ReservationSpan {
 pub struct JobsView {
     pub now: i64,
     pub jobs: Vec<JobDetail>,
+    /// Tokens of the expression that named no job.
     pub unknown: Vec<String>,
+    /// Other errors of the expression (a bad regular expression or `-w`
+    /// constraint, a selection that left no job), as complete lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
     /// Jobs named that exist but belong to another user (only their owner
     /// and administrators see a job in detail; docs/security.md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -665,6 +776,9 @@ pub enum JobAction {
 pub struct JobActionRequest {
     pub jobs: Vec<String>,
     pub action: JobAction,
+    /// `-n` / `-w` selection (see [`JobSelect`]).
+    #[serde(default)]
+    pub select: JobSelect,
 }
 
 /// Result of an action: lines for stdout and for stderr, in order, and
@@ -708,6 +822,16 @@ pub struct NodeInfo {
     pub opsys: Option<String>,
     pub arch: Option<String>,
     pub last_update: i64,
+    /// Generic resources of the node (empty: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres: Vec<NodeGres>,
+    /// `NODECFG[n] ACCESS=` (`None`: the global `NODEACCESSPOLICY`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_policy: Option<String>,
+    /// The policy in force on the node now: the jobs on it bind later ones
+    /// (`None`: SHARED).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effective_access_policy: Option<String>,
 }
 
 /// A reservation touching a node.
@@ -829,6 +953,19 @@ pub struct BackfillQuery {
     /// reservation counts as available), not only the caller's.
     #[serde(default)]
     pub all: bool,
+    /// `--gres NAME` (Arches): windows of this generic resource (a
+    /// window's `procs` are its free units).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gres: Option<String>,
+    /// `-D`: current and future availability (windows that open later, when
+    /// running jobs end or reservations expire).
+    #[serde(default)]
+    pub future: bool,
+    /// `-L`: enforce the asking credentials' hard throttling limits
+    /// (`MAXPROC`, `MAXNODE`, `MAXJOB` of USERCFG/GROUPCFG/ACCOUNTCFG/CLASSCFG/
+    /// QOSCFG): windows are cut to what they may still use.
+    #[serde(default)]
+    pub hard_limits: bool,
 }
 
 /// A backfill window: `procs` processors on `nodes` nodes free from `start`
@@ -865,16 +1002,23 @@ pub struct BackfillView {
 pub enum StartQuery {
     Job {
         id: String,
+        /// `showstart -f`: correct the reservation-based estimate with the
+        /// observed wall-clock accuracy of completed jobs.
+        #[serde(default)]
+        feedback: bool,
     },
     Hypothetical {
         procs: u32,
         duration: String,
         qos: Option<String>,
+        /// As for `Job`.
+        #[serde(default)]
+        feedback: bool,
     },
 }
 
 /// showstart's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StartEstimate {
     pub now: i64,
     /// Job id, or `procs@duration` for hypothetical jobs.
@@ -899,6 +1043,12 @@ pub struct StartEstimate {
     pub historical_start: Option<i64>,
     #[serde(default)]
     pub historical_note: Option<String>,
+    /// `showstart -f`: the factor the wait until the reservation-based
+    /// start was scaled by (the average wall-clock accuracy of the period's
+    /// completed jobs: jobs ending before their limits bring reservations
+    /// forward); `None` without `-f` or without completed jobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<f64>,
 }
 
 /// One reservation (showres).
@@ -916,6 +1066,9 @@ pub struct ReservationInfo {
     pub owner: Option<String>,
     pub flags: Vec<String>,
     pub acl: Vec<String>,
+    /// Reservation group (`mrsvctl -c -g`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 /// showres data.
@@ -931,8 +1084,18 @@ pub struct ReservationsView {
 pub enum ReservationRequest {
     /// `-c`: create from `ATTR=VALUE` specs (`starttime=`, `duration=`, `hostlist=`, `procs=`, `users=`...).
     Create { specs: Vec<String> },
-    /// `-r`: release (delete).
-    Release { id: String },
+    /// `-r`: release (delete) the reservations `id` names: an id, `ALL`,
+    /// a comma list or regular expressions (matched from the start of the
+    /// id); or every reservation of `group` (`-r -g RSVGROUP`).
+    Release {
+        id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        group: Option<String>,
+    },
+    /// `-m`: modify one reservation: `duration`, `endtime`, `starttime`
+    /// (`=`, `+=`, `-=`), `hostexp`, `reqtaskcount`, `flags`, `rsvgroup`,
+    /// `acl=USER+=x,GROUP-=y` — all or none.
+    Modify { id: String, changes: Vec<String> },
 }
 
 // ---------------------------------------------------------------------------
@@ -996,6 +1159,11 @@ pub struct CredentialInfo {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CredentialsView {
     pub credentials: Vec<CredentialInfo>,
+    /// `(kind, name)` of credentials known only from finished jobs and the
+    /// statistics (Moab's "historical data"): not configured, no queued or
+    /// active job.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub historical: Vec<(String, String)>,
 }
 
 /// Totals over the jobs completed in the statistics period (one
@@ -1116,6 +1284,50 @@ pub struct StatsView {
     pub grid_times: Vec<i64>,
     #[serde(default)]
     pub grid: Vec<StatTotals>,
+    /// Lowest system utilization (dedicated / up processors, 0..=1) seen by
+    /// this daemon process and the iteration it happened on (showstats -v).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_utilization: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_utilization_iteration: Option<u64>,
+    /// Average of the backlog samples taken each iteration (seconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub avg_backlog_secs: Option<f64>,
+    /// `showstats -t`: the time frame the credential totals cover (from,
+    /// to); `None`: the whole statistics period.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<(i64, i64)>,
+    /// `showstats -n`: each node's memory and load over the time frame.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<NodeStats>,
+}
+
+/// Query of the statistics route (`showstats -t`, `-n`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct StatsQuery {
+    /// `-t <TIME>[,<TIME>]`: a time frame of the kept profile history
+    /// (`HH[:MM[:SS]][_MO[/DD[/YY]]]`, `+DURATION`/`-DURATION` = that long
+    /// ago, epoch seconds; one time = from then to now).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+    /// `-n`: add per-node statistics.
+    #[serde(default)]
+    pub nodes: bool,
+}
+
+/// One node's samples over a time frame (showstats -n), memory in MB.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct NodeStats {
+    pub node: String,
+    pub samples: u64,
+    pub cfg_mem: u64,
+    pub min_mem: u64,
+    pub max_mem: u64,
+    pub avg_mem: u64,
+    pub cfg_procs: u32,
+    pub min_load: f64,
+    pub max_load: f64,
+    pub avg_load: f64,
 }
 
 /// One credential's fairshare usage (mdiag -f).

@@ -70,7 +70,7 @@ pub fn complete(kind: &str) -> Vec<String> {
     };
     match kind {
         "jobs" => client
-            .queue(&arches_api::QueueQuery { completed: false })
+            .queue(&arches_api::QueueQuery::default())
             .map(|q| q.jobs.iter().map(|j| j.id.to_string()).collect())
             .unwrap_or_default(),
         "nodes" => client

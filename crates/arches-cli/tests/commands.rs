@@ -119,8 +119,14 @@ const QUEUE: &str = r#"{"now":1000,"cluster":{"config_nodes":2,"up_nodes":2,"act
  {"id":8,"name":"b","user":"bob","group":"g","account":null,"class":null,"qos":null,"state":"Idle","section":"eligible","procs":2,"nodes":null,"walltime":60,"submit_time":990,"start_time":null,"completion_time":null,"exit_code":null,"cancelled":false,"priority":5,"system_priority":false,"rank":1,"master_host":null,"partition":null,"suspended_secs":0,"reservation_start":null,"backfilled":false,"preemptible":false,"block_reason":null,"eligible_secs":10,"restartable":false}
 ],"purge_secs":300,"scheduler":"Moab"}"#;
 
+/// The credentials the queue's jobs have (showq checks -u/-w names).
+const CREDS: &str = r#"{"credentials":[{"kind":"user","name":"alice","priority":0,"flags":[],"limits":[],"attributes":[],"active_jobs":1,"active_procs":4},{"kind":"user","name":"bob","priority":0,"flags":[],"limits":[],"attributes":[],"active_jobs":0,"active_procs":0}]}"#;
+
 fn case_showq_compound_argv_host_timeout() {
-    let f = Fake::start(vec![("/v1/queue", ok(QUEUE))]);
+    let f = Fake::start(vec![
+        ("/v1/queue", ok(QUEUE)),
+        ("/v1/credentials", ok(CREDS)),
+    ]);
     // abipy passes "-s -u" as ONE argv element; OSC passes --host=...; vsc-jobs --timeout=N.
     let out = f.run("showq", &["-s -u", "bob", "--host=master", "--timeout=5"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -168,7 +174,9 @@ fn case_canceljob_and_unknown_job() {
         r[0].contains(r#""jobs":["7","9"]"#) && r[0].contains(r#""action":"cancel""#),
         "{r:?}"
     );
-    // mdel is the same command; mjobctl -c takes comma lists (nextflow).
+    // mdel is the same command; mjobctl -c takes comma lists (nextflow),
+    // passed as typed: the daemon splits them (a comma inside a regex's
+    // braces is the regex's).
     let out = f.run("mdel", &["7"]);
     assert_eq!(out.status.code(), Some(1));
     f.run("mjobctl", &["-c", "111,222"]);
@@ -176,7 +184,7 @@ fn case_canceljob_and_unknown_job() {
         .requests()
         .last()
         .unwrap()
-        .contains(r#""jobs":["111","222"]"#));
+        .contains(r#""jobs":["111,222"]"#));
 }
 
 fn case_mjobctl_hold_forms() {

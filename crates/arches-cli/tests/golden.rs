@@ -171,6 +171,7 @@ fn queue(now: i64, c: ClusterSummary, jobs: Vec<JobSummary>) -> QueueView {
         jobs,
         purge_secs: 3600,
         scheduler: "Moab".into(),
+        notes: vec![],
     }
 }
 
@@ -632,11 +633,16 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         submit_args: String::new(),
         submit_host: String::new(),
         mail_options: None,
+        notification_address: None,
+        variables: vec![],
         messages: vec![],
         start_kind: None,
         virtual_walltime: None,
         staging: vec![],
         preemption: vec![],
+        layout: None,
+        gres_units: vec![],
+        class_limits: vec![],
         templates: vec![],
         array_info: None,
         args: Vec::new(),
@@ -753,6 +759,7 @@ fn checkjob_xml_parses_and_matches_vsc_fields() {
         now: 1510331373 + 238262,
         jobs: vec![d],
         unknown: vec![],
+        errors: vec![],
         denied: vec![],
     };
     let ours = checkjob::render_xml(&view, false);
@@ -814,6 +821,9 @@ fn checknode_lines_from_moab_doc() {
         opsys: Some("AIX".into()),
         arch: Some("P690".into()),
         last_update: 0,
+        gres: vec![],
+        access_policy: None,
+        effective_access_policy: None,
     };
     let ours = checknode::render_one(&n, 0, 0);
     // Moab 5 sample: SWAP/DISK, Network, Attributes, Classes and the old reservation
@@ -865,6 +875,9 @@ fn mdiag_n_xml_node_shape() {
         opsys: Some("linux".into()),
         arch: None,
         last_update: 1363436667,
+        gres: vec![],
+        access_policy: None,
+        effective_access_policy: None,
     };
     let ours = checknode::render_xml(&NodesView {
         now: 0,
@@ -1082,6 +1095,7 @@ fn estimate_extras() -> StartEstimate {
         priority_note: None,
         historical_start: None,
         historical_note: None,
+        feedback: None,
     }
 }
 
@@ -1154,6 +1168,7 @@ fn rsv(id: &str, state: &str, start: i64, end: i64, nodes: usize, procs: u32) ->
         owner: None,
         flags: vec![],
         acl: vec![],
+        group: None,
     }
 }
 
@@ -1302,6 +1317,7 @@ fn every_xml_output_parses_with_honest_counts() {
         now,
         jobs: vec![d.clone(), d],
         unknown: vec![],
+        errors: vec![],
         denied: vec![],
     };
     check_xml("checkjob", &checkjob::render_xml(&jv, true));
@@ -1879,4 +1895,243 @@ fn checkjob_reason_lines_for_idle_and_blocked_jobs() {
         "{out}"
     );
     assert!(!out.contains("NOTE:  job cannot run"), "{out}");
+}
+
+// ---------------------------------------------------------------------------
+// Generic resources, node specifications, node access (issue 15)
+// ---------------------------------------------------------------------------
+//
+// No verbatim Moab sample shows these; the lines follow the format strings
+// in moab-formats.md §3.3 (checkjob `Req[N]`, `GRes:`, `Dedicated Resources
+// Per Task:`, `NodeAccess:`), §4.3 (checknode resource strings with
+// generic resources, `NodeAccessPolicy:` / `EffNodeAccessPolicy:`) and
+// §8.3 (node XML `GRES`/`AGRES`/`NODEACCESSPOLICY`). These tests pin the
+// whole block so any change to them is deliberate.
+
+/// The lines from `Total Requested Tasks` up to (not including) `SystemID`.
+fn req_block(out: &str) -> String {
+    let from = out.find("Total Requested Tasks").expect("tasks line");
+    let to = out.find("SystemID").expect("SystemID line");
+    out[from..to].to_string()
+}
+
+fn layout_job(layout: JobLayout) -> JobDetail {
+    let mut d = tardis_job("Idle", Section::Eligible);
+    d.mem_per_task_mb = 0;
+    d.layout = Some(layout);
+    d
+}
+
+#[test]
+fn checkjob_generic_resources_per_task() {
+    let mut d = layout_job(JobLayout {
+        gres: vec!["gpu:2".into()],
+        node_access: Some("SINGLEJOB".into()),
+        hosts: vec!["n1".into(), "n2".into()],
+        ..Default::default()
+    });
+    d.tasks = 2;
+    d.summary.procs = 8;
+    d.gres_units = vec![GresUnitsInfo {
+        node: "n1".into(),
+        name: "gpu".into(),
+        units: vec![0, 1],
+    }];
+    let now = d.summary.submit_time + 26;
+    assert_eq!(
+        req_block(&checkjob::render_one(&d, now, 0)),
+        "Total Requested Tasks: 2\n\
+         \n\
+         Req[0]  TaskCount: 2  Partition: ALL\n\
+         GRes: gpu:2\n\
+         Dedicated Resources Per Task: PROCS: 4  gpu: 2\n\
+         Required HostList: [n1][n2]\n\
+         \n\n"
+    );
+    // -v adds the job's node access policy.
+    let v = req_block(&checkjob::render_one(&d, now, 1));
+    assert!(
+        v.contains("Dedicated Resources Per Task: PROCS: 4  gpu: 2\nNodeAccess: SINGLEJOB\n"),
+        "{v}"
+    );
+}
+
+#[test]
+fn checkjob_one_req_per_node_specification_part() {
+    // nodes=2:ppn=8:gpus=2+n3:ppn=4:bigmem
+    let d = layout_job(JobLayout {
+        groups: vec![
+            NodeGroupInfo {
+                count: 2,
+                host: None,
+                tasks_per_node: 8,
+                features: vec![],
+                gres: vec!["gpu:2".into()],
+            },
+            NodeGroupInfo {
+                count: 1,
+                host: Some("n3".into()),
+                tasks_per_node: 4,
+                features: vec!["bigmem".into()],
+                gres: vec![],
+            },
+        ],
+        task_request_list: vec![],
+        ..Default::default()
+    });
+    let now = d.summary.submit_time + 26;
+    assert_eq!(
+        req_block(&checkjob::render_one(&d, now, 0)),
+        "Total Requested Tasks: 20\n\
+         \n\
+         Req[0]  TaskCount: 16  Partition: ALL\n\
+         GRes: gpu:2 (per node)\n\
+         TasksPerNode: 8  \n\
+         NodeCount:  2\n\
+         \n\
+         Req[1]  TaskCount: 4  Partition: ALL\n\
+         Opsys: ---  Arch: ---  Features: bigmem\n\
+         TasksPerNode: 4  \n\
+         NodeCount:  1\n\
+         Required HostList: [n3:4]\n\
+         \n\n"
+    );
+}
+
+#[test]
+fn checkjob_task_request_list_and_class_limits() {
+    let mut d = layout_job(JobLayout {
+        task_request_list: vec!["16@3600".into(), "8@7200".into()],
+        ..Default::default()
+    });
+    d.summary.class = Some("batch".into());
+    d.class_limits = vec!["MAX.WCLIMIT=1:00:00".into(), "MAX.PROC=32".into()];
+    let now = d.summary.submit_time + 26;
+    let out = checkjob::render_one(&d, now, 0);
+    assert!(out.contains("\nTaskRequestList: 16@3600,8@7200\n"), "{out}");
+    assert!(
+        out.contains("\nNOTE:  class 'batch' limits: MAX.WCLIMIT=1:00:00  MAX.PROC=32\n"),
+        "{out}"
+    );
+}
+
+#[test]
+fn checkjob_xml_generic_resources_host_list_and_reservation() {
+    let d = layout_job(JobLayout {
+        gres: vec!["gpu:1".into()],
+        hosts: vec!["n1".into(), "n2".into()],
+        node_access: Some("SINGLEUSER".into()),
+        advres: Some("weekly".into()),
+        ..Default::default()
+    });
+    let view = JobsView {
+        now: d.summary.submit_time + 26,
+        jobs: vec![d],
+        unknown: vec![],
+        errors: vec![],
+        denied: vec![],
+    };
+    let xml = checkjob::render_xml(&view, false);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let job = doc.descendants().find(|n| n.has_tag_name("job")).unwrap();
+    assert_eq!(job.attribute("HostList"), Some("n1,n2"));
+    assert_eq!(job.attribute("ReqReservation"), Some("weekly"));
+    let req = job.children().find(|c| c.has_tag_name("req")).unwrap();
+    assert_eq!(req.attribute("GRes"), Some("gpu:1"));
+    assert_eq!(req.attribute("NodeAccess"), Some("SINGLEUSER"));
+}
+
+fn gpu_node(name: &str, used: u32, jobs: Vec<u64>) -> NodeInfo {
+    NodeInfo {
+        name: name.into(),
+        state: if used > 0 { "Running" } else { "Idle" }.into(),
+        state_secs: 3600,
+        procs: 16,
+        procs_used: used * 4,
+        mem_mb: 65536,
+        mem_used_mb: 0,
+        features: vec![],
+        partition: "ALL".into(),
+        classes: vec!["batch".into()],
+        jobs,
+        load: 0.0,
+        total_secs: 7200,
+        up_secs: 7200,
+        active_secs: 3600,
+        reservations: vec![],
+        rm: "local".into(),
+        rm_type: "LOCAL".into(),
+        opsys: None,
+        arch: None,
+        last_update: 0,
+        gres: vec![NodeGres {
+            name: "gpu".into(),
+            configured: 4,
+            used,
+        }],
+        access_policy: Some("SINGLEJOB".into()),
+        effective_access_policy: Some("SINGLEJOB".into()),
+    }
+}
+
+#[test]
+fn checknode_generic_resources_and_access_policy() {
+    let n = gpu_node("g01", 2, vec![17]);
+    let out = checknode::render_one(&n, 0, 0);
+    for want in [
+        "Configured Resources: PROCS: 16  MEM: 64G  gpu: 4\n",
+        "Utilized   Resources: ---\n",
+        "Dedicated  Resources: PROCS: 8  gpu: 2\n",
+        "RM[local]*: TYPE=LOCAL\nNodeAccessPolicy: SINGLEJOB\nEffNodeAccessPolicy: SINGLEJOB\n\n",
+    ] {
+        assert!(out.contains(want), "lacks {want:?}:\n{out}");
+    }
+    let vv = checknode::render_one(&n, 0, 2);
+    assert!(
+        vv.contains("Not dedicated to jobs: PROCS: 8  MEM: 64G  gpu: 2\n"),
+        "{vv}"
+    );
+}
+
+#[test]
+fn mdiag_n_generic_resources_column_and_xml() {
+    let mut plain = gpu_node("c01", 0, vec![]);
+    plain.gres.clear();
+    let view = NodesView {
+        now: 0,
+        nodes: vec![gpu_node("g01", 1, vec![17]), plain.clone()],
+        storage: vec![],
+    };
+    assert_eq!(
+        checknode::render_summary(&view),
+        "compute node summary\n\
+         Name                    State   Procs      Memory         Opsys  GRes\n\
+         \n\
+         g01                   Running   12:16    65536:65536          -  gpu:3:4\n\
+         c01                      Idle   16:16    65536:65536          -  -\n\
+         -----                     ---   28:32   131072:131072     -----\n\
+         \n\
+         Total Nodes: 2  (Active: 1  Idle: 1  Down: 0)\n"
+    );
+    // No node with generic resources: no column (the Moab table unchanged).
+    let without_gres = checknode::render_summary(&NodesView {
+        now: 0,
+        nodes: vec![plain],
+        storage: vec![],
+    });
+    assert!(!without_gres.contains("GRes"), "{without_gres}");
+    let xml = checknode::render_xml(&view);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let g = doc
+        .descendants()
+        .find(|n| n.attribute("NODEID") == Some("g01"))
+        .unwrap();
+    assert_eq!(g.attribute("GRES"), Some("gpu:4"));
+    assert_eq!(g.attribute("AGRES"), Some("gpu:3"));
+    assert_eq!(g.attribute("NODEACCESSPOLICY"), Some("SINGLEJOB"));
+    let c = doc
+        .descendants()
+        .find(|n| n.attribute("NODEID") == Some("c01"))
+        .unwrap();
+    assert_eq!(c.attribute("GRES"), None);
 }

@@ -57,6 +57,9 @@ fn node(name: &str, state: &str, avail: u32, procs: u32, mem: u64, opsys: &str) 
         opsys: Some(opsys.into()),
         arch: None,
         last_update: 0,
+        gres: vec![],
+        access_policy: None,
+        effective_access_policy: None,
     }
 }
 
@@ -236,6 +239,7 @@ fn mdiag_b_deferred_jobs_whole_output() {
         jobs: (67..=69).map(job).collect(),
         purge_secs: 0,
         scheduler: "Moab".into(),
+        notes: vec![],
     };
     let ours = mdiag::render_blocked(&q);
     assert!(!ours.is_empty());
@@ -434,6 +438,7 @@ fn xml_golden_round_trip(name: &str, mode: showq::Mode, min_shared: usize) {
         jobs,
         purge_secs: purge,
         scheduler: "Moab".into(),
+        notes: vec![],
     };
     let ours = showq::render_xml(&v, &showq::Filter::default(), mode);
     assert!(!ours.contains('\n'));

@@ -191,7 +191,11 @@ impl Client {
 
     /// `GET /v1/queue`.
     pub fn queue(&self, q: &QueueQuery) -> Result<QueueView, ClientError> {
-        let path = format!("{}?completed={}", routes::QUEUE, q.completed);
+        let mut path = format!("{}?completed={}", routes::QUEUE, q.completed);
+        if let Some(p) = &q.partition {
+            path.push_str("&partition=");
+            path.push_str(&percent_encode(p));
+        }
         self.get(&path)
     }
 
@@ -261,9 +265,30 @@ impl Client {
         self.get(routes::CREDENTIALS)
     }
 
+    /// `GET /v1/reservations?select=EXPR`: the reservations an expression
+    /// names (ids, `ALL`, regular expressions from the start of the id); a
+    /// token that names none is an error.
+    pub fn reservations_matching(&self, expr: &str) -> Result<ReservationsView, ClientError> {
+        self.get(&format!(
+            "{}?select={}",
+            routes::RESERVATIONS,
+            percent_encode(expr)
+        ))
+    }
+
     /// `GET /v1/stats`.
     pub fn stats(&self) -> Result<StatsView, ClientError> {
         self.get(routes::STATS)
+    }
+
+    /// `GET /v1/stats?window=...&nodes=...` (showstats -t, -n).
+    pub fn stats_query(&self, q: &arches_api::StatsQuery) -> Result<StatsView, ClientError> {
+        let mut path = format!("{}?nodes={}", routes::STATS, q.nodes);
+        if let Some(w) = &q.window {
+            path.push_str("&window=");
+            path.push_str(&percent_encode(w));
+        }
+        self.get(&path)
     }
 
     /// `GET /v1/fairshare`.
@@ -277,6 +302,7 @@ impl Client {
     }
 
     fn get<T: DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        // (Query values are percent-encoded by `percent_encode`.)
         let resp = self.http.get(self.url(path)).send();
         self.finish(resp)
     }
@@ -359,6 +385,19 @@ fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Percent-encodes a query-string value (everything but unreserved bytes).
+fn percent_encode(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));
@@ -465,6 +504,7 @@ mod tests {
             .job_action(&JobActionRequest {
                 jobs: vec!["17".into()],
                 action: arches_api::JobAction::Cancel,
+                select: Default::default(),
             })
             .unwrap_err();
         assert_eq!(err.to_string(), "ERROR:  invalid job specified (17)");

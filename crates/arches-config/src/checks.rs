@@ -26,7 +26,59 @@ pub(crate) fn cross_check(config: &Config, file: &str, out: &mut Vec<Diagnostic>
     check_node_sizes(config, file, out);
     check_slurm_node_sizes(config, file, out);
     check_node_allocation(config, file, out);
+    check_gres_kinds(config, file, out);
+    check_default_class(config, file, out);
     templates::check_templates(config, file, out);
+}
+
+/// At most [`arches_core::gres::MAX_GRES`] generic-resource kinds.
+fn check_gres_kinds(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    let mut kinds: Vec<&str> = Vec::new();
+    for (name, spec) in &config.record.node_specs {
+        for (k, _) in spec.gres.iter().flatten() {
+            if kinds.contains(&k.as_str()) {
+                continue;
+            }
+            kinds.push(k);
+            if kinds.len() > arches_core::gres::MAX_GRES {
+                let key = format!("NODECFG[{name}]");
+                out.push(Diagnostic {
+                    file: file.to_string(),
+                    line: config.attr_line(&key, "GRES"),
+                    severity: Severity::Error,
+                    message: format!(
+                        "{key} GRES: '{k}' is generic resource kind {}; at most {} kinds are supported",
+                        kinds.len(),
+                        arches_core::gres::MAX_GRES
+                    ),
+                });
+            }
+        }
+    }
+}
+
+/// `RMCFG[x] DEFAULTCLASS=` must name a class `CLASSCFG` defines when
+/// classes are defined (a job may only be in a defined class then).
+fn check_default_class(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    if config.policy.classes.is_empty() {
+        return;
+    }
+    for rm in &config.rms {
+        let Some(c) = rm.default_class.as_deref() else {
+            continue;
+        };
+        if !config.policy.classes.contains_key(c) {
+            let key = format!("RMCFG[{}]", rm.name);
+            out.push(Diagnostic {
+                file: file.to_string(),
+                line: config.attr_line(&key, "DEFAULTCLASS"),
+                severity: Severity::Error,
+                message: format!(
+                    "{key} DEFAULTCLASS: class '{c}' is not defined by any CLASSCFG (jobs without a class would be refused)"
+                ),
+            });
+        }
+    }
 }
 
 /// With a Slurm compute RM the nodes, processors and memory come from

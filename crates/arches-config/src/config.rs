@@ -90,6 +90,10 @@ pub struct Config {
     pub use_moab_job_id: bool,
     /// `USEJOBREGEX`.
     pub use_job_regex: bool,
+    /// `PROFILEDURATION`: statistics profile interval length.
+    pub profile_duration: Secs,
+    /// `PROFILECOUNT`: statistics profile intervals kept.
+    pub profile_count: usize,
     /// `DISPLAYFLAGS`.
     pub display_flags: Vec<String>,
     /// `MSUBQUERYINTERVAL` (seconds between `msub -K` polls).
@@ -169,6 +173,8 @@ impl Default for Config {
             enable_pos_user_priority: false,
             use_moab_job_id: false,
             use_job_regex: false,
+            profile_duration: arches_core::history::DEFAULT_DURATION,
+            profile_count: arches_core::history::DEFAULT_COUNT,
             display_flags: Vec::new(),
             msub_query_interval: 5,
             node_access_policy: NodeAccessPolicy::Shared,
@@ -252,7 +258,8 @@ impl Config {
     /// A node a resource manager reported (Slurm's `sinfo`), with what
     /// `NODECFG[name]` (else `NODECFG[DEFAULT]`) sets laid on top: its
     /// `FEATURES` are added to the reported ones, `PARTITION` replaces the
-    /// RM's partition, a `STATE` other than UP wins over a reported Up (a
+    /// RM's partition, `GRES` the reported generic resources, `ACCESS` is
+    /// applied, a `STATE` other than UP wins over a reported Up (a
     /// reported Down stays Down). `PROCS` and `MEM` are not applied: the RM
     /// knows the node's processors and memory
     /// ([`Config::rm_node_size_overrides`] lists them for a warning).
@@ -273,6 +280,12 @@ impl Config {
         }
         if let Some(p) = pick(|s| s.partition.is_some()).and_then(|s| s.partition.as_ref()) {
             node.partition = p.clone();
+        }
+        if let Some(g) = pick(|s| s.gres.is_some()).and_then(|s| s.gres.as_ref()) {
+            node.gres = g.clone();
+        }
+        if let Some(a) = pick(|s| s.access.is_some()).and_then(|s| s.access) {
+            node.access = Some(a);
         }
         if let Some(state) = pick(|s| s.state.is_some()).and_then(|s| s.state) {
             let rank = |a: NodeAdminState| match a {
@@ -436,11 +449,20 @@ impl Config {
             }
             node.admin = spec.state.or(default.state).unwrap_or_default();
             node.priority = spec.priority.or(default.priority).unwrap_or(0);
+            if let Some(g) = spec.gres.as_ref().or(default.gres.as_ref()) {
+                node.gres = g.clone();
+            }
+            node.access = spec.access.or(default.access);
             if let Some(p) = spec.preempt_policy.or(default.preempt_policy) {
                 self.node_preempt_policy.insert(name.clone(), p);
             }
             self.nodes.push(node);
         }
+        self.policy.default_class = self
+            .rms
+            .iter()
+            .filter(|r| r.resource_type == ResourceType::Compute)
+            .find_map(|r| r.default_class.clone());
         self.policy.standing = self
             .standing_reservations
             .iter()
@@ -503,6 +525,8 @@ pub(crate) struct NodeSpec {
     pub state: Option<NodeAdminState>,
     pub preempt_policy: Option<PreemptPolicy>,
     pub priority: Option<i64>,
+    pub gres: Option<Vec<(String, u32)>>,
+    pub access: Option<arches_core::access::NodeAccessPolicy>,
 }
 
 /// `RESERVATIONDEPTH[i]` / `RESERVATIONQOSLIST[i]` as given.

@@ -111,17 +111,9 @@ cfg_enum! {
     }
 }
 
-cfg_enum! {
-    /// `NODEACCESSPOLICY`: who may share a node (checknode `EffNodeAccessPolicy:`).
-    NodeAccessPolicy {
-        Shared => "SHARED",
-        SharedOnly => "SHAREDONLY",
-        SingleJob => "SINGLEJOB",
-        SingleTask => "SINGLETASK",
-        SingleUser => "SINGLEUSER",
-        UniqueUser => "UNIQUEUSER",
-    }
-}
+/// `NODEACCESSPOLICY`: who may share a node (checknode
+/// `EffNodeAccessPolicy:`); the core's enumeration ([`arches_core::access`]).
+pub use arches_core::access::NodeAccessPolicy;
 
 cfg_enum! {
     /// `JOBNODEMATCHPOLICY` (mdiag -t column).

@@ -12,6 +12,11 @@
 //!   run), priority weights (queue time, expansion factor, user and QoS
 //!   priorities) and one job in ten node-constrained (`nodes=N:ppn=P` or a
 //!   feature), which brings in the per-node timelines;
+//! - `gres/...` (issue 15): 10,000 8-processor nodes of which 2,000 have 4
+//!   GPUs each (`gres=gpu:4`), ~90% busy (the running jobs on GPU nodes
+//!   hold 1–4 GPUs, at most the node's 4), 100,000 idle jobs; `cpu-only`: no job requests GPUs;
+//!   `gpu-10pct`: one job in ten requests 1–2 GPUs per task (target: within
+//!   20% of `cpu-only`);
 //! - `scaling/...`: the same over a grid of jobs × nodes × depth;
 //! - `replay/easy-60k`: a 60,000-job synthetic workload on 128 processors
 //!   replayed event by event (schedule at every submission and completion),
@@ -65,6 +70,7 @@ fn loaded_state(jobs: u64, nodes: u32) -> State {
             tasks: 8,
             procs: 8,
             mem_mb: 0,
+            gres: Default::default(),
         }];
         let kind = StartKind::Priority;
         s.apply(
@@ -204,6 +210,7 @@ fn with_reservations(s: &State, mut p: Policy) -> (State, Policy) {
         flags: Vec::new(),
         owner: None,
         standing: None,
+        group: None,
     };
     s.add_reservation(r).unwrap();
     let mut st = Standing::new("day");
@@ -301,5 +308,90 @@ fn replays(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, iteration, scaling, replays);
+/// [`loaded_state`] on nodes of which every fifth has 4 GPUs; the running
+/// jobs on GPU nodes hold 1–4 of them; with `gpu_jobs`, one idle job in ten
+/// requests 1–2 GPUs per task (1–4 tasks).
+fn gres_state(jobs: u64, nodes: u32, gpu_jobs: bool) -> State {
+    let mut rng = Lcg(4242);
+    let base = loaded_state(jobs, nodes);
+    let node_list: Vec<Node> = base
+        .nodes()
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let mut n = n.clone();
+            if i % 5 == 0 {
+                n.gres = vec![("gpu".into(), 4)];
+            }
+            n
+        })
+        .collect();
+    let mut s = State::new(node_list);
+    let gpu = s.gres_table().id("gpu").unwrap();
+    let mut gpus_used = vec![0u32; s.nodes().len()];
+    let mut all: Vec<&Job> = base.jobs().collect();
+    all.sort_by_key(|j| (j.run.is_none(), j.id));
+    for j in all {
+        let mut job = j.clone();
+        let run = job.run.take();
+        job.state = arches_core::JobState::Idle;
+        if run.is_none() && gpu_jobs && rng.below(10) == 0 {
+            job.req.tasks = 1 + rng.below(4) as u32;
+            job.req.layout_mut().gres = vec![("gpu".into(), 1 + rng.below(2) as u32)];
+        }
+        s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        if let Some(r) = run {
+            let mut alloc = r.alloc;
+            for a in alloc.iter_mut() {
+                let used = &mut gpus_used[a.node as usize];
+                if a.node % 5 == 0 && *used < 4 {
+                    let n = (1 + rng.below(4) as u32).min(4 - *used);
+                    *used += n;
+                    a.gres.set(gpu, n);
+                }
+            }
+            let ev = Event::Start {
+                job: j.id,
+                alloc,
+                kind: r.how,
+            };
+            s.apply(ev, 0).unwrap();
+        }
+    }
+    s
+}
+
+fn gres(c: &mut Criterion) {
+    let mut g = c.benchmark_group("gres");
+    g.sample_size(10);
+    let p = policy(1);
+    let cpu = gres_state(100_000, 10_000, false);
+    g.bench_function("jobs=100000,nodes=10000,depth=1,cpu-only", |b| {
+        b.iter(|| black_box(schedule(&cpu, &p, 1_000_000)))
+    });
+    let gpu = gres_state(100_000, 10_000, true);
+    // What the iterations decide (outside the measurement).
+    for (label, st) in [("cpu-only", &cpu), ("gpu-10pct", &gpu)] {
+        let plan = schedule(st, &p, 1_000_000);
+        let with_gpus = plan
+            .starts
+            .iter()
+            .filter(|s| s.alloc.iter().any(|a| !a.gres.is_empty()))
+            .count();
+        let free: u32 = (0..st.nodes().len() as u32)
+            .map(|i| st.free_gres(i).0.iter().sum::<u32>())
+            .sum();
+        eprintln!(
+            "gres/{label}: {} starts ({with_gpus} with GPUs), {} reservations, {free} GPUs free",
+            plan.starts.len(),
+            plan.reservations.len()
+        );
+    }
+    g.bench_function("jobs=100000,nodes=10000,depth=1,gpu-10pct", |b| {
+        b.iter(|| black_box(schedule(&gpu, &p, 1_000_000)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, iteration, gres, scaling, replays);
 criterion_main!(benches);

@@ -82,6 +82,7 @@ fn state(n: u32) -> State {
             tasks: 1,
             procs: 1,
             mem_mb: 0,
+            gres: Default::default(),
         }];
         s.apply(
             Event::Start {

@@ -121,6 +121,29 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// Adds one job's usage.
+    pub fn add_usage(&mut self, u: &JobUsage) {
+        self.add(u);
+    }
+
+    /// Adds another set of totals (a merged time frame).
+    pub fn merge(&mut self, o: &Totals) {
+        self.jobs += o.jobs;
+        self.successful += o.successful;
+        self.ps_requested += o.ps_requested;
+        self.ps_dedicated += o.ps_dedicated;
+        self.xf_sum += o.xf_sum;
+        self.xf_max = self.xf_max.max(o.xf_max);
+        self.qtime_sum += o.qtime_sum;
+        self.qtime_max = self.qtime_max.max(o.qtime_max);
+        self.wcacc_sum += o.wcacc_sum;
+        self.wcacc_jobs += o.wcacc_jobs;
+        self.bypass_sum += o.bypass_sum;
+        self.bypass_max = self.bypass_max.max(o.bypass_max);
+        self.backfilled += o.backfilled;
+        self.ps_backfilled += o.ps_backfilled;
+    }
+
     fn add(&mut self, u: &JobUsage) {
         self.jobs += 1;
         self.successful += u64::from(u.successful);
@@ -252,6 +275,8 @@ pub struct Accounting {
     /// (`floor(t / FSINTERVAL)`).
     pub fs: BTreeMap<(CredKind, String), BTreeMap<i64, f64>>,
     pub fs_total: BTreeMap<i64, f64>,
+    /// The period cut into intervals (`showstats -t`, `showstats -n`).
+    pub profile: crate::history::StatProfile,
 }
 
 /// The fairshare window: interval length and how many intervals are kept.
@@ -319,6 +344,8 @@ impl Accounting {
         for c in &creds {
             self.creds.entry(c.clone()).or_default().add(&u);
         }
+        self.profile.record(&creds, &u);
+        self.profile.trim(end);
         if from < u.end {
             charge(&mut self.fs_total, fs, from, u.end, u.procs);
             for c in creds {
@@ -339,9 +366,12 @@ impl Accounting {
         self.fs.retain(|_, m| !m.is_empty());
     }
 
-    /// Starts a new period at `now` (`mschedctl -f all`).
+    /// Starts a new period at `now` (`mschedctl -f all`); the profile
+    /// settings stay.
     pub fn reset(&mut self, now: Time) {
+        let (d, c) = (self.profile.duration, self.profile.count);
         *self = Accounting::new(now);
+        self.profile.configure(d, c);
     }
 
     /// Clears only the fairshare usage (`mschedctl -f fairshare`).
@@ -440,6 +470,7 @@ mod tests {
                 tasks: procs,
                 procs,
                 mem_mb: 0,
+                gres: Default::default(),
             }],
             how: StartKind::Priority,
             suspended_secs: 0,
@@ -447,6 +478,7 @@ mod tests {
             resumed_at: None,
             terminating: None,
             virtual_walltime: None,
+            gres_units: Vec::new(),
         });
         j.completion = Some(Completion {
             time: end,

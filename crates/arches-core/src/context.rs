@@ -28,6 +28,8 @@ use crate::resv::Holds;
 use crate::state::State;
 use crate::{Secs, Time};
 
+mod layers;
+
 /// Memory figure used for nodes that report none (never constrains).
 const UNLIMITED_MEM: i64 = i64::MAX / 4;
 
@@ -58,6 +60,9 @@ pub(crate) struct Ctx<'a> {
     /// profiles existed, replayed when they are built: `(usage, start, end,
     /// given back)`.
     released: Vec<(Alloc, Time, Option<Time>, bool)>,
+    /// Generic resources, node access policies, reservation binding and the
+    /// general placement ([`layers`]).
+    extra: layers::Extra,
 }
 
 /// One preemptor's lock as usage: what it holds now (idle resources it was
@@ -87,6 +92,19 @@ impl<'a> Ctx<'a> {
         now: Time,
         releases: Vec<(Time, Amount)>,
     ) -> Self {
+        Self::with_profile(state, policy, now, |free| {
+            Profile::from_releases(now, free, releases)
+        })
+    }
+
+    /// A context whose aggregate profile `base` builds from the processors
+    /// free now (with the releases to come).
+    pub fn with_profile(
+        state: &'a State,
+        policy: &'a Policy,
+        now: Time,
+        base: impl FnOnce(Amount) -> Profile,
+    ) -> Self {
         let n = state.nodes().len();
         let mut free = Vec::with_capacity(n);
         let mut free_set = BTreeSet::new();
@@ -104,7 +122,7 @@ impl<'a> Ctx<'a> {
                 capacity += i64::from(node.procs);
             }
         }
-        let mut agg = Profile::from_releases(now, Amount::procs(total), releases);
+        let mut agg = base(Amount::procs(total));
         let list = crate::resv::in_force(state, &policy.standing, now);
         let rsv = if list.is_empty() {
             Holds::default()
@@ -126,6 +144,7 @@ impl<'a> Ctx<'a> {
             rsv,
             locks: Vec::new(),
             released: Vec::new(),
+            extra: layers::Extra::new(state, policy, now),
         };
         ctx.hold_locks();
         ctx
@@ -182,10 +201,11 @@ impl<'a> Ctx<'a> {
     /// `victims` (each with when its resources come back): from now, the
     /// part of `alloc` its victims do not hold (as far as it is free); from
     /// each victim's release on, the victim's share of the rest. Until the
-    /// preemptor's planned end after the last release. Memory is claimed
-    /// like processors: a job that needs more memory on a node than is idle
-    /// there now must not see what its victims free taken by a job planned
-    /// after it (which would make it preempt again, and again).
+    /// preemptor's planned end after the last release. Memory and generic
+    /// resources are claimed like processors: what a preemptor needs on a
+    /// node beyond what is idle there now must not be taken, once its victims
+    /// free it, by a job planned after it (which would make it preempt
+    /// again, and again).
     pub fn claim_parts(
         &self,
         alloc: &[Alloc],
@@ -195,38 +215,52 @@ impl<'a> Ctx<'a> {
         let now = self.now;
         let last = victims.iter().map(|v| v.1).max().unwrap_or(now).max(now);
         let end = dur.map(|d| last + d.max(1));
-        // (processors, memory) a job holds on a node.
-        let on_node = |j: &Job, node: NodeId| -> (u32, u64) {
-            j.run
-                .as_ref()
-                .map(|r| {
-                    r.alloc
-                        .iter()
-                        .filter(|a| a.node == node)
-                        .fold((0, 0), |(p, m), a| (p + a.procs, m + a.mem_mb))
-                })
-                .unwrap_or((0, 0))
+        // What a job holds on a node (processors, memory, generic resources).
+        let on_node = |j: &Job, node: NodeId| -> Alloc {
+            let mut sum = Alloc {
+                node,
+                ..Alloc::default()
+            };
+            let allocs = j.run.as_ref().map_or(&[][..], |r| &r.alloc[..]);
+            for a in allocs.iter().filter(|a| a.node == node) {
+                sum.procs += a.procs;
+                sum.mem_mb += a.mem_mb;
+                sum.gres = sum.gres.plus(&a.gres);
+            }
+            sum
         };
         let mut parts = Vec::new();
         let mut held = Vec::new();
         // What each node still owes the preemptor after its idle part.
-        let mut owed: Vec<(NodeId, u32, u64)> = Vec::new();
+        let mut owed: Vec<Alloc> = Vec::new();
         for a in alloc {
-            let (pend, pend_mem) = victims.iter().fold((0, 0), |(p, m), (v, _)| {
-                let (vp, vm) = on_node(v, a.node);
-                (p + vp, m + vm)
+            // What its victims hold there.
+            let pend = victims.iter().fold(Alloc::default(), |p, (v, _)| {
+                let o = on_node(v, a.node);
+                Alloc {
+                    procs: p.procs + o.procs,
+                    mem_mb: p.mem_mb + o.mem_mb,
+                    gres: p.gres.plus(&o.gres),
+                    ..p
+                }
             });
             let (fp, fm) = self.free_now(a.node);
-            let procs = a.procs.saturating_sub(pend).min(fp);
-            let mem = a.mem_mb.saturating_sub(pend_mem).min(fm);
-            if procs > 0 || mem > 0 {
-                held.push(Alloc {
-                    procs,
-                    mem_mb: mem,
-                    ..*a
-                });
+            let idle = Alloc {
+                procs: a.procs.saturating_sub(pend.procs).min(fp),
+                mem_mb: a.mem_mb.saturating_sub(pend.mem_mb).min(fm),
+                gres: a.gres.minus(&pend.gres),
+                ..*a
+            };
+            if idle.procs > 0 || idle.mem_mb > 0 || !idle.gres.is_empty() {
+                held.push(idle);
             }
-            owed.push((a.node, a.procs - procs, a.mem_mb - mem));
+            owed.push(Alloc {
+                tasks: 0,
+                procs: a.procs - idle.procs,
+                mem_mb: a.mem_mb - idle.mem_mb,
+                gres: a.gres.minus(&idle.gres),
+                ..*a
+            });
         }
         if !held.is_empty() {
             parts.push((held, now, end));
@@ -238,19 +272,20 @@ impl<'a> Ctx<'a> {
                 continue;
             }
             let mut share = Vec::new();
-            for (node, left, left_mem) in owed.iter_mut() {
-                let (vp, vm) = on_node(v, *node);
-                let take = vp.min(*left);
-                let take_mem = vm.min(*left_mem);
-                if take > 0 || take_mem > 0 {
-                    *left -= take;
-                    *left_mem -= take_mem;
-                    share.push(Alloc {
-                        node: *node,
-                        tasks: 0,
-                        procs: take,
-                        mem_mb: take_mem,
-                    });
+            for left in owed.iter_mut() {
+                let has = on_node(v, left.node);
+                let take = Alloc {
+                    procs: has.procs.min(left.procs),
+                    mem_mb: has.mem_mb.min(left.mem_mb),
+                    // The smaller count of each kind.
+                    gres: left.gres.minus(&left.gres.minus(&has.gres)),
+                    ..*left
+                };
+                if take.procs > 0 || take.mem_mb > 0 || !take.gres.is_empty() {
+                    left.procs -= take.procs;
+                    left.mem_mb -= take.mem_mb;
+                    left.gres = left.gres.minus(&take.gres);
+                    share.push(take);
                 }
             }
             if !share.is_empty() {
@@ -292,6 +327,7 @@ impl<'a> Ctx<'a> {
                     }
                 }
             }
+            self.layers_lock(alloc, *start, *end, on);
             if *start <= self.now {
                 for a in alloc {
                     let f = &mut self.free[a.node as usize];
@@ -337,6 +373,7 @@ impl<'a> Ctx<'a> {
     /// reservations it may use (what it takes must come out of them).
     fn needs_nodes(&self, job: &Job) -> bool {
         is_constrained(&job.req)
+            || self.is_general(job)
             || (!self.rsv.is_empty()
                 && self
                     .rsv
@@ -426,12 +463,18 @@ impl<'a> Ctx<'a> {
     /// Whether the request could run on the configured, up nodes at all.
     pub fn ever_fits(&self, job: &Job) -> Result<(), String> {
         let req = &job.req;
+        if !self.policy.classes.is_empty() {
+            crate::class::check_job_shape(job, self.policy)?;
+        }
         if i64::from(req.total_procs()) > self.capacity {
             return Err(format!(
                 "{} procs requested, {} configured",
                 req.total_procs(),
                 self.capacity
             ));
+        }
+        if self.is_general(job) {
+            return self.ever_fits_general(job);
         }
         if !is_constrained(req) {
             return Ok(());
@@ -509,7 +552,9 @@ impl<'a> Ctx<'a> {
         // A start now is placed on per-node free processors, less what
         // reservations not lifted hold during the run: jobs on an access
         // list need no per-node profiles for it.
-        if is_constrained(&job.req) {
+        if self.is_general(job) {
+            self.prepare_general(job, false);
+        } else if is_constrained(&job.req) {
             self.ensure_nodes();
         }
         self.place_at(job, self.now, end, None)
@@ -546,11 +591,24 @@ impl<'a> Ctx<'a> {
             let t = self.agg.earliest_fit(from, demand, dur.map(|d| d.max(1)))?;
             return Some((t, Vec::new()));
         }
-        self.ensure_nodes();
-        let times: Vec<Time> = self.agg.change_points(from).collect();
+        let general = self.is_general(job);
+        if general {
+            self.prepare_general(job, true);
+        } else {
+            self.ensure_nodes();
+        }
+        let mut times: Vec<Time> = self.agg.change_points(from).collect();
+        if general {
+            times.extend(self.general_times(job, from));
+            times.sort_unstable();
+            times.dedup();
+        }
         for t in times {
             let end = dur.map(|d| t + d.max(1));
             if !self.agg.free_over(t, end).covers(demand) {
+                continue;
+            }
+            if general && !self.gres_may_fit(job, t, dur) {
                 continue;
             }
             if let Some(a) = self.place_at(job, t, end, None) {
@@ -562,7 +620,13 @@ impl<'a> Ctx<'a> {
 
     /// Records a planned usage (a start now, or a reservation) in every layer.
     pub fn commit(&mut self, job: &Job, start: Time, end: Option<Time>, alloc: &[Alloc]) {
-        self.commit_procs(job, job.req.total_procs(), start, end, alloc);
+        // A job given whole nodes takes all their processors.
+        let procs = if alloc.is_empty() {
+            job.req.total_procs()
+        } else {
+            alloc.iter().map(|a| a.procs).sum()
+        };
+        self.commit_procs(job, procs, start, end, alloc);
     }
 
     /// [`Ctx::commit`] of `procs` processors (a resumed job's allocation,
@@ -578,6 +642,7 @@ impl<'a> Ctx<'a> {
         self.lift(job);
         self.commit_lifted(procs, start, end, alloc);
         self.unlift(Some((alloc, start, end)));
+        self.layers_commit(job, alloc, start, end);
     }
 
     fn commit_lifted(&mut self, procs: u32, start: Time, end: Option<Time>, alloc: &[Alloc]) {
@@ -610,6 +675,7 @@ impl<'a> Ctx<'a> {
         let Some(run) = job.run.as_ref() else {
             return;
         };
+        self.layers_release(job, keep_mem, reverse);
         let end = release_at(job, self.policy, self.now);
         let procs: i64 = run.alloc.iter().map(|a| i64::from(a.procs)).sum();
         if reverse {
@@ -670,6 +736,7 @@ impl<'a> Ctx<'a> {
     /// then [`Ctx::fits_with_released`] answers it exactly.
     pub fn aggregate_only(&self, job: &Job) -> bool {
         !is_constrained(&job.req)
+            && !self.is_general(job)
             && self.rsv.is_empty()
             && self.nodes.is_none()
             && self.policy.node_allocation != crate::policy::NodeAllocationPolicy::Contiguous
@@ -759,7 +826,9 @@ impl<'a> Ctx<'a> {
         self.lift(job);
         let demand = Amount::procs(i64::from(job.req.total_procs()));
         let r = if self.agg.free_at(self.now).covers(demand) {
-            if self.needs_nodes(job) {
+            if self.is_general(job) {
+                self.prepare_general(job, false);
+            } else if self.needs_nodes(job) {
                 self.ensure_nodes();
             }
             self.place_at(job, self.now, Some(self.now + 1), None)
@@ -780,6 +849,12 @@ impl<'a> Ctx<'a> {
     /// nodes busy now first (so idle nodes stay idle as long as possible),
     /// then by index.
     pub fn place_reservation(&mut self, job: &Job, start: Time, end: Option<Time>) -> Vec<Alloc> {
+        if self.is_general(job) {
+            self.prepare_general(job, true);
+            return self
+                .place_general(job, start, end, None)
+                .unwrap_or_default();
+        }
         self.ensure_nodes();
         let Some(profiles) = self.nodes.as_ref() else {
             return Vec::new();
@@ -804,6 +879,9 @@ impl<'a> Ctx<'a> {
         end: Option<Time>,
         clear_until: Option<Time>,
     ) -> Option<Vec<Alloc>> {
+        if self.is_general(job) {
+            return self.place_general(job, t, end, clear_until);
+        }
         let nodes = self.state.nodes();
         let pol = self.policy.node_allocation;
         // What held reservations leave of a node now, to `clear_until`.
@@ -831,6 +909,10 @@ impl<'a> Ctx<'a> {
                     if first.is_some() {
                         return first;
                     }
+                }
+                if t <= self.now {
+                    // Nodes without a free processor now hold no task now.
+                    return place(nodes, &job.req, pol, self.free_set.iter().copied(), avail);
                 }
                 place(nodes, &job.req, pol, 0..nodes.len() as NodeId, avail)
             }

@@ -367,6 +367,7 @@ mod tests {
             tasks: procs,
             procs,
             mem_mb: 0,
+            gres: Default::default(),
         }];
         s.apply(
             Event::Start {

@@ -51,13 +51,39 @@ pub fn force_placement(
             .map_err(ForceError::Policy)?;
     }
     let n = state.nodes().len() as u32;
-    let raw = place(
-        state.nodes(),
-        &job.req,
-        policy.node_allocation,
-        0..n,
-        |node| (state.free_procs(node), state.free_mem_mb(node)),
-    );
+    let mut ctx = Ctx::new(state, policy, now);
+    let raw = if ctx.is_general(job) {
+        // Layouts, generic resources, access policies (crate::layout); the
+        // tenants and reservations are the context's business below.
+        let dem =
+            crate::layout::Demand::resolve(state, &job.req).map_err(|_| ForceError::Resources {
+                needed: job.req.total_procs(),
+                available: (0..n).map(|node| state.free_procs(node)).sum(),
+            })?;
+        crate::layout::place(
+            state,
+            &job.req,
+            &dem,
+            policy.node_access,
+            policy.node_allocation,
+            0..n,
+            |node| {
+                Some(crate::layout::Free {
+                    procs: state.free_procs(node),
+                    mem: state.free_mem_mb(node),
+                    gres: state.free_gres(node),
+                })
+            },
+        )
+    } else {
+        place(
+            state.nodes(),
+            &job.req,
+            policy.node_allocation,
+            0..n,
+            |node| (state.free_procs(node), state.free_mem_mb(node)),
+        )
+    };
     let Some(raw) = raw else {
         return Err(ForceError::Resources {
             needed: job.req.total_procs(),
@@ -67,7 +93,6 @@ pub fn force_placement(
     if flags.ignore_rsv {
         return Ok(raw);
     }
-    let mut ctx = Ctx::new(state, policy, now);
     ctx.fit_free_now(job)
         .ok_or_else(|| ForceError::Reserved(ctx.reservation_conflict(job)))
 }
@@ -92,6 +117,7 @@ mod tests {
             tasks: 2,
             procs: 2,
             mem_mb: 0,
+            gres: Default::default(),
         }];
         let kind = StartKind::Priority;
         s.apply(
@@ -143,6 +169,7 @@ mod tests {
             flags: Vec::new(),
             owner: None,
             standing: None,
+            group: None,
         })
         .unwrap();
         let p = Policy::default();

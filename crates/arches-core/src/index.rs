@@ -31,6 +31,9 @@ pub struct QueueItem {
     pub procs: u32,
     /// Planning duration (estimate, else walltime); `Secs::MAX` without one.
     pub dur: Secs,
+    /// No hold, start date, data wait or dependency: nothing but resources
+    /// keeps the job from starting (`eligibility::check_static` passes).
+    pub simple: bool,
 }
 
 impl QueueItem {
@@ -165,6 +168,11 @@ pub struct Indexes {
     pub data_wait: usize,
     /// Queued jobs with the `PREEMPTOR` job flag.
     pub preemptors: usize,
+    /// Active jobs running on a virtual wall-clock limit
+    /// (`BFVIRTUALWALLTIMESCALINGFACTOR`).
+    pub virtual_running: usize,
+    /// Queued jobs with a task request list ([`crate::trl`]).
+    pub trl: usize,
     /// Queued and running malleable or resizable jobs ([`crate::malleable`]).
     pub elastic: usize,
 }
@@ -190,6 +198,10 @@ impl Indexes {
                         id: job.id,
                         procs: job.req.total_procs(),
                         dur: job.planning_walltime().unwrap_or(Secs::MAX),
+                        simple: job.holds.is_empty()
+                            && job.start_after.is_none()
+                            && job.data_wait.is_none()
+                            && job.depend.is_empty(),
                     });
                 } else {
                     self.queue.remove(job.submit_time, job.id);
@@ -205,6 +217,9 @@ impl Indexes {
                 }
                 if job.flags.contains(crate::job::JobFlag::Preemptor) {
                     count(&mut self.preemptors, add);
+                }
+                if !job.req.trl().is_empty() {
+                    count(&mut self.trl, add);
                 }
                 if job.elastic.is_some() {
                     count(&mut self.elastic, add);
@@ -231,6 +246,9 @@ impl Indexes {
                 }
                 if let Some(w) = job.walltime {
                     set(&mut self.ends, (base + w, job.id), add);
+                }
+                if run.virtual_walltime.is_some() {
+                    count(&mut self.virtual_running, add);
                 }
             }
             JobState::Suspended => count(&mut self.suspended, add),
@@ -270,6 +288,7 @@ mod tests {
                 id,
                 procs: (id % 50 + 1) as u32,
                 dur: (id % 17 + 1) as Secs,
+                simple: true,
             });
         }
         assert_eq!(q.len(), n as usize);

@@ -46,6 +46,10 @@ pub struct Request {
     pub features: Vec<String>,
     /// Required partition.
     pub partition: Option<String>,
+    /// Node groups, host list, generic resources, node access policy,
+    /// reservation binding, task request list ([`crate::layout`]); `None`
+    /// for the usual request that has none of them.
+    pub layout: Option<Box<crate::layout::Layout>>,
 }
 
 impl Request {
@@ -59,7 +63,43 @@ impl Request {
             mem_per_task_mb: 0,
             features: Vec::new(),
             partition: None,
+            layout: None,
         }
+    }
+
+    /// The layout, created empty if absent (for building a request).
+    pub fn layout_mut(&mut self) -> &mut crate::layout::Layout {
+        self.layout.get_or_insert_with(Default::default)
+    }
+
+    /// Generic resources per task, by name.
+    pub fn gres(&self) -> &[(String, u32)] {
+        self.layout.as_deref().map_or(&[], |l| &l.gres)
+    }
+
+    /// The node groups (empty: the request's own shape).
+    pub fn groups(&self) -> &[crate::layout::NodeGroup] {
+        self.layout.as_deref().map_or(&[], |l| &l.groups)
+    }
+
+    /// The required host list (empty: any node).
+    pub fn hosts(&self) -> &[String] {
+        self.layout.as_deref().map_or(&[], |l| &l.hosts)
+    }
+
+    /// The job's own node access policy.
+    pub fn access(&self) -> Option<crate::access::NodeAccessPolicy> {
+        self.layout.as_deref().and_then(|l| l.access)
+    }
+
+    /// The reservation the job must run in (`Some("")`: any it may use).
+    pub fn advres(&self) -> Option<&str> {
+        self.layout.as_deref().and_then(|l| l.advres.as_deref())
+    }
+
+    /// The task request list (empty: none).
+    pub fn trl(&self) -> &[crate::layout::TaskOption] {
+        self.layout.as_deref().map_or(&[], |l| &l.trl)
     }
 
     /// Total processors requested.
@@ -436,8 +476,8 @@ impl FromIterator<JobFlag> for JobFlags {
     }
 }
 
-/// Processors (and memory) of one node given to a job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Processors (and memory, generic resources) of one node given to a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Alloc {
     pub node: NodeId,
     /// Tasks placed on this node.
@@ -446,6 +486,8 @@ pub struct Alloc {
     pub procs: u32,
     /// Memory dedicated on this node (MB).
     pub mem_mb: u64,
+    /// Generic resources dedicated on this node ([`crate::gres`]).
+    pub gres: crate::gres::Gres,
 }
 
 /// How a job came to start (shown by checkjob, counted by the simulator).
@@ -483,6 +525,9 @@ pub struct RunInfo {
     /// clear it ([`crate::Plan::restore_walltime`]). The real `walltime`
     /// stays the kill limit.
     pub virtual_walltime: Option<Secs>,
+    /// The generic-resource units (device indices) the job holds, given
+    /// out by the state at its start ([`crate::gres`]).
+    pub gres_units: Vec<crate::gres::GresUnits>,
 }
 
 /// Why a job went back to the queue after it had started.
@@ -613,6 +658,10 @@ pub struct Job {
     /// Why the job last went back to the queue after starting (`None`: it
     /// never did). A job restarted after a checkpoint is told so.
     pub requeued: Option<RequeueCause>,
+    /// Since when the job counts as queued for its priority (queue time and
+    /// expansion factor), when an administrator set its effective queue
+    /// duration (`mjobctl -m eeduration=`); `None`: since its submission.
+    pub eligible_since: Option<Time>,
     /// A processor range (malleable, resizable job): `None` for a rigid job.
     pub elastic: Option<crate::malleable::Elastic>,
 }
@@ -652,6 +701,7 @@ impl Job {
             admin_suspended: false,
             data_wait: None,
             requeued: None,
+            eligible_since: None,
             elastic: None,
         }
     }
@@ -671,6 +721,12 @@ impl Job {
             Some(r) if self.state.is_active() => r.procs(),
             _ => self.req.total_procs(),
         }
+    }
+
+    /// Since when the job counts as queued for its priority: its effective
+    /// queue start (`mjobctl -m eeduration`), else its submission.
+    pub fn queued_since(&self) -> Time {
+        self.eligible_since.unwrap_or(self.submit_time)
     }
 
     /// The duration planning assumes: the estimate if set, else the walltime.

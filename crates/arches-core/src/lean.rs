@@ -7,7 +7,7 @@
 //! priority weight is `QUEUETIMEWEIGHT`, no system priorities), no throttling
 //! limits, no preemptor, `BACKFILLPOLICY FIRSTFIT` or `NONE` without backfill depth,
 //! chunking, virtual walltime scaling or shortest-first or widest-window ordering,
-//! `RESERVATIONPOLICY CURRENTHIGHEST` or `NEVER`, no class wall-clock
+//! `RESERVATIONPOLICY CURRENTHIGHEST`, `HIGHEST` or `NEVER`, no class wall-clock
 //! defaults, every node up, no suspended job, no job waiting for stage-in
 //! data ([`crate::staging`]) and no administrative or standing reservation
 //! ([`crate::resv`]). Otherwise
@@ -18,13 +18,17 @@
 //! availability profile from the release index. Once every reservation is
 //! placed, the rest of the queue can only backfill: blocks of the index whose
 //! smallest job cannot fit for its shortest duration are skipped whole, and
-//! with `BACKFILLPOLICY NONE` the walk stops. The walk itself is
+//! with `BACKFILLPOLICY NONE` the walk stops. Under `HIGHEST` (pyss's
+//! conservative backfill with every job reserved) the remembered
+//! reservations ([`State::remember_reservations`]) are held in the profile
+//! in one merge pass, and every queued job is visited (a kept reservation
+//! must be seen to be kept or compressed). The walk itself is
 //! [`mod@crate::schedule`]'s, restricted to what these policies use; the
 //! property tests in `tests/lean.rs` compare both on random states.
 
 use crate::context::Ctx;
 use crate::eligibility::{check_static, has_limits, planning_duration};
-use crate::job::{Job, JobFlag, StartKind};
+use crate::job::{Job, JobFlag, JobId, StartKind};
 use crate::plan::{Plan, PlannedReservation, Start};
 use crate::policy::{BackfillPolicy, Policy, QosFlag, ReservationPolicy};
 use crate::profile::Amount;
@@ -96,7 +100,9 @@ pub fn lean_supported(policy: &Policy) -> bool {
         && policy.bf_virtual_walltime_factor.is_none_or(|f| f <= 0.0)
         && matches!(
             policy.reservation_policy,
-            ReservationPolicy::CurrentHighest | ReservationPolicy::Never
+            ReservationPolicy::CurrentHighest
+                | ReservationPolicy::Highest
+                | ReservationPolicy::Never
         )
         && policy
             .classes
@@ -114,6 +120,8 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         || idx.suspended > 0
         || idx.data_wait > 0
         || idx.preemptors > 0
+        || idx.virtual_running > 0
+        || idx.trl > 0
         || state.terminating_count() > 0
         || state.locks().next().is_some()
         || !state.all_nodes_up()
@@ -124,24 +132,40 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
     {
         return None;
     }
+    // Sorted by end already (and `max` keeps the order).
     let releases = idx
         .releases
         .iter()
-        .map(|(&(end, _), &procs)| (end.max(now + 1), Amount::procs(i64::from(procs))))
-        .collect();
-    let ctx = Ctx::with_releases(state, policy, now, releases);
+        .map(|(&(end, _), &procs)| (end.max(now + 1), Amount::procs(i64::from(procs))));
+    let mut ctx = Ctx::with_profile(state, policy, now, |free| {
+        crate::profile::Profile::from_sorted_releases(now, free, releases)
+    });
+    let highest = policy.reservation_policy == ReservationPolicy::Highest;
+    let held = if highest {
+        hold_remembered(&mut ctx, state, policy, now, idx)
+    } else {
+        Vec::new()
+    };
     let mut walk = Lean {
         ctx,
         starts: Vec::new(),
-        reservations: Vec::new(),
+        reservations: Vec::with_capacity(held.len() + 4),
         bucket_left: policy.reservation_buckets.iter().map(|b| b.depth).collect(),
         blocked: false,
+        pinned: highest && !state.reservations_may_compress(),
+        held,
+        next_held: 0,
+        // Which bucket a job reserves in depends on the job only with
+        // per-QoS buckets.
+        plain_buckets: policy.reservation_buckets.iter().all(|b| b.qos.is_none()),
     };
     let never = policy.reservation_policy == ReservationPolicy::Never;
     'blocks: for block in idx.queue.blocks() {
         // Once blocked with no reservation left to place, only backfill can
-        // start anything.
-        let only_backfill = walk.blocked && (never || walk.bucket_left.iter().all(|b| *b == 0));
+        // start anything (under HIGHEST a job beyond the depth may still
+        // hold a remembered reservation: every job is visited).
+        let only_backfill =
+            walk.blocked && !highest && (never || walk.bucket_left.iter().all(|b| *b == 0));
         if only_backfill {
             if policy.backfill == BackfillPolicy::None {
                 break 'blocks;
@@ -151,8 +175,12 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
             }
         }
         for item in &block.items {
-            let only_backfill = walk.blocked && (never || walk.bucket_left.iter().all(|b| *b == 0));
+            let only_backfill =
+                walk.blocked && !highest && (never || walk.bucket_left.iter().all(|b| *b == 0));
             if only_backfill && !walk.may_fit(item.procs, item.dur) {
+                continue;
+            }
+            if highest && walk.kept(item) {
                 continue;
             }
             let Some(job) = state.job(item.id) else {
@@ -194,6 +222,103 @@ struct Lean<'a> {
     reservations: Vec<PlannedReservation>,
     bucket_left: Vec<u32>,
     blocked: bool,
+    /// HIGHEST with no job ended since: remembered reservations stay put.
+    pinned: bool,
+    /// HIGHEST: the remembered reservations held in the profile, in queue
+    /// order; `next_held` is the next one the walk will reach.
+    held: Vec<Held>,
+    next_held: usize,
+    /// No reservation bucket is restricted to QoS.
+    plain_buckets: bool,
+}
+
+/// A remembered reservation held in the profile (HIGHEST).
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    job: JobId,
+    start: Time,
+    end: Time,
+    procs: u32,
+}
+
+/// Under `RESERVATIONPOLICY HIGHEST`, holds every remembered reservation of
+/// a schedulable queued job in the aggregate profile (what
+/// [`crate::schedule()`] does entry by entry, in one merge pass); each job
+/// takes its own out again when the walk reaches it ([`Lean::kept`]).
+/// Returns what it held, in queue order. A job with nothing but resources
+/// to wait for is read from the queue index alone.
+fn hold_remembered(
+    ctx: &mut Ctx<'_>,
+    state: &State,
+    policy: &Policy,
+    now: Time,
+    idx: &crate::index::Indexes,
+) -> Vec<Held> {
+    let kept = state.remembered_in_plan_order();
+    if kept.is_empty() {
+        return Vec::new();
+    }
+    let mut held = Vec::with_capacity(kept.len());
+    // A plan's reservations are in queue order: walk both together (a
+    // queued job that is not the next kept one is looked up: a job
+    // submitted since, or kept out of order).
+    let mut next = 0;
+    for item in idx.queue.blocks().iter().flat_map(|b| &b.items) {
+        let t = match kept.get(next) {
+            Some(&(job, t)) if job == item.id => {
+                next += 1;
+                Some(t)
+            }
+            _ => state.remembered_reservation(item.id),
+        };
+        let Some(t) = t else {
+            continue;
+        };
+        let window = if item.simple && item.dur != Secs::MAX {
+            // Under the lean policies the planning duration is the
+            // index's (no class wall-clock defaults, estimates used).
+            let start = t.max(now);
+            Some((start, start + item.dur.max(1)))
+        } else {
+            state
+                .job(item.id)
+                .and_then(|job| held_window(state, job, policy, now, t))
+        };
+        if let Some((start, end)) = window {
+            held.push(Held {
+                job: item.id,
+                start,
+                end,
+                procs: item.procs,
+            });
+        }
+    }
+    let mut steps: Vec<(Time, i64)> = Vec::with_capacity(2 * held.len());
+    for h in &held {
+        steps.push((h.start, -i64::from(h.procs)));
+        steps.push((h.end, i64::from(h.procs)));
+    }
+    // Steps at one time add up in any order.
+    steps.sort_unstable_by_key(|s| s.0);
+    ctx.agg.add_steps(&steps);
+    held
+}
+
+/// Where a remembered reservation starting at `t` is held, if its job is
+/// schedulable: from `max(t, now)` for its planning duration.
+fn held_window(
+    state: &State,
+    job: &Job,
+    policy: &Policy,
+    now: Time,
+    t: Time,
+) -> Option<(Time, Time)> {
+    if job.state != crate::job::JobState::Idle || check_static(state, job, now).is_err() {
+        return None;
+    }
+    let d = planning_duration(job, policy)?;
+    let start = t.max(now);
+    Some((start, start + d.max(1)))
 }
 
 impl<'a> Lean<'a> {
@@ -205,11 +330,14 @@ impl<'a> Lean<'a> {
             return false;
         }
         let now = self.ctx.now;
+        let demand = Amount::procs(i64::from(procs));
+        // The profile starts now: its first span is what is free now, a
+        // bound of what is free over any interval from now.
+        if !self.ctx.agg.free_at(now).covers(demand) {
+            return false;
+        }
         let end = now.saturating_add(dur.max(1));
-        self.ctx
-            .agg
-            .free_over(now, Some(end))
-            .covers(Amount::procs(i64::from(procs)))
+        self.ctx.agg.free_over(now, Some(end)).covers(demand)
     }
 
     /// [`crate::schedule`]'s `Walk::consider` for the supported policies.
@@ -261,6 +389,46 @@ impl<'a> Lean<'a> {
         }
     }
 
+    /// HIGHEST, when the walk reaches a queued job: its remembered
+    /// reservation held by [`hold_remembered`] stays where it is when no job
+    /// ended since (`pinned`; then `true`: the job is decided), else it is
+    /// taken out of the profile so the job can only move earlier.
+    fn kept(&mut self, item: &crate::index::QueueItem) -> bool {
+        let Some(h) = self
+            .held
+            .get(self.next_held)
+            .filter(|h| h.job == item.id)
+            .copied()
+        else {
+            return false;
+        };
+        self.next_held += 1;
+        if self.pinned && h.start > self.ctx.now {
+            self.blocked = true;
+            let bucket = if self.plain_buckets {
+                (!self.ctx.policy.reservation_buckets.is_empty()).then_some(0)
+            } else {
+                self.ctx
+                    .state
+                    .job(h.job)
+                    .and_then(|job| self.bucket_of(job))
+            };
+            if let Some(b) = bucket {
+                self.bucket_left[b] = self.bucket_left[b].saturating_sub(1);
+            }
+            self.reservations.push(PlannedReservation {
+                job: h.job,
+                start: h.start,
+                end: Some(h.end),
+                alloc: Vec::new(),
+            });
+            return true;
+        }
+        let procs = Amount::procs(i64::from(h.procs));
+        let _ = self.ctx.agg.remove_usage(h.start, Some(h.end), procs);
+        false
+    }
+
     fn reserve(&mut self, job: &Job, bucket: Option<usize>, dur: Option<Secs>) {
         let Some(b) = bucket else {
             return;
@@ -302,12 +470,14 @@ impl<'a> Lean<'a> {
     }
 
     fn bucket_of(&self, job: &Job) -> Option<usize> {
-        self.ctx.policy.reservation_buckets.iter().position(|b| {
-            match (&b.qos, crate::qos::effective(job, self.ctx.policy)) {
-                (None, _) => true,
-                (Some(list), Some(q)) => list.iter().any(|x| x == q),
-                (Some(_), None) => false,
-            }
-        })
+        self.ctx
+            .policy
+            .reservation_buckets
+            .iter()
+            .position(|b| match &b.qos {
+                None => true,
+                Some(list) => crate::qos::effective(job, self.ctx.policy)
+                    .is_some_and(|q| list.iter().any(|x| x == q)),
+            })
     }
 }

@@ -24,15 +24,21 @@
 //! back with [`State::remember_reservations`] so that reservations are kept
 //! and only ever compressed earlier (pyss's conservative backfill).
 
+pub mod access;
 pub mod accounting;
 pub mod array;
 pub mod backfill;
+pub mod class;
 mod context;
 pub mod defer;
 pub mod eligibility;
 pub mod forced;
+pub mod gres;
+pub mod history;
 mod index;
 pub mod job;
+mod kept;
+pub mod layout;
 pub mod lean;
 pub mod limits;
 pub mod malleable;
@@ -50,15 +56,19 @@ pub mod staging;
 pub mod state;
 pub mod templates;
 pub mod timespec;
+pub mod trl;
 pub mod windows;
 
+pub use access::NodeAccessPolicy;
 pub use array::{ArrayJob, ArrayOp, ArraySpec, Indices};
 pub use eligibility::effective_walltime;
+pub use gres::{Gres, GresTable, GresUnits};
 pub use job::{
     Alloc, Completion, CompletionCode, Credentials, Dependency, DependencyKind, HoldType, Holds,
     Job, JobFlag, JobFlags, JobId, JobState, Request, RequeueCause, RunInfo, StartKind,
     Termination,
 };
+pub use layout::{Layout, NodeGroup, TaskOption};
 pub use lean::{schedule_lean, LeanPlan};
 pub use node::{Node, NodeAdminState, NodeId, NodeState};
 pub use plan::{
@@ -71,8 +81,8 @@ pub use schedule::{bypassed, schedule};
 pub use staging::DataWait;
 pub use state::{Event, EventError, Lock, State};
 pub use windows::{
-    backfill_windows, estimate_start, reservations, reservations_at, windows_in_plan, Window,
-    WindowQuery,
+    backfill_windows, estimate_start, future_windows, reservations, reservations_at,
+    windows_in_plan, Window, WindowQuery,
 };
 
 /// Seconds since the Unix epoch (or since the start of a simulated trace).

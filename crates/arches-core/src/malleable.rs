@@ -274,6 +274,9 @@ pub fn release(job: &Job, procs: u32) -> Result<(Vec<Alloc>, Elastic), String> {
             } else {
                 per_task_mem.saturating_mul(u64::from(t)).min(a.mem_mb)
             },
+            // Ranged jobs ask for no generic resources (refused at
+            // submission).
+            gres: crate::gres::Gres::NONE,
         });
     }
     let left = now_procs - procs;
@@ -330,6 +333,9 @@ fn shadow(job: &Job, policy: &Policy, now: Time) -> Option<Job> {
         mem_per_task_mb: job.req.mem_per_task_mb,
         features: job.req.features.clone(),
         partition: job.req.partition.clone(),
+        // Host list, access policy, reservation binding (a ranged
+        // job has no generic resources, node groups or task list).
+        layout: job.req.layout.clone(),
     };
     // Its run time is what is left of the job's (LSF).
     s.walltime = planned_end(job, policy, now).map(|e| (e - now).max(1));
@@ -584,6 +590,9 @@ fn grow(
                 mem_per_task_mb: job.req.mem_per_task_mb,
                 features: job.req.features.clone(),
                 partition: job.req.partition.clone(),
+                // Host list, access policy, reservation binding (a ranged
+                // job has no generic resources, node groups or task list).
+                layout: job.req.layout.clone(),
             };
             ctx.fit_now(probe, dur)
         };

@@ -30,6 +30,11 @@ pub struct Node {
     /// `NODECFG[x] PRIORITY=`: preference under `NODEALLOCATIONPOLICY
     /// PRIORITY` (higher first).
     pub priority: i64,
+    /// Generic resources the node has (`NODECFG[x] GRES=gpu:4`), by name.
+    pub gres: Vec<(String, u32)>,
+    /// `NODECFG[x] ACCESS=`: the node access policy of jobs that have none
+    /// of their own (`None`: the global `NODEACCESSPOLICY`).
+    pub access: Option<crate::access::NodeAccessPolicy>,
 }
 
 impl Node {
@@ -43,6 +48,8 @@ impl Node {
             partition: DEFAULT_PARTITION.to_string(),
             admin: NodeAdminState::Up,
             priority: 0,
+            gres: Vec::new(),
+            access: None,
         }
     }
 

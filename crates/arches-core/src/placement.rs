@@ -22,6 +22,19 @@ use crate::job::{Alloc, Request};
 use crate::node::{Node, NodeAdminState, NodeId};
 use crate::policy::NodeAllocationPolicy;
 
+/// Whether `job` could ever run on `state`'s up nodes under `policy`
+/// (its shape, generic resources, host list, access policy, class limits
+/// and reservation binding), with the reason when not: the engine's own
+/// test, for a driver checking a submission.
+pub fn feasible(
+    state: &crate::state::State,
+    policy: &crate::policy::Policy,
+    job: &crate::job::Job,
+    now: crate::Time,
+) -> Result<(), String> {
+    crate::context::Ctx::new(state, policy, now).ever_fits(job)
+}
+
 /// Whether a node can ever host tasks of this request (up, partition,
 /// features; capacity not considered).
 pub fn node_matches(node: &Node, req: &Request) -> bool {
@@ -33,7 +46,8 @@ pub fn node_matches(node: &Node, req: &Request) -> bool {
 /// Whether the request needs per-node treatment: anything other than
 /// single-processor tasks placeable on any node.
 pub fn is_constrained(req: &Request) -> bool {
-    req.nodes.is_some()
+    req.layout.is_some()
+        || req.nodes.is_some()
         || req.tasks_per_node.is_some()
         || req.mem_per_task_mb > 0
         || !req.features.is_empty()
@@ -92,6 +106,7 @@ pub fn place(
                 tasks,
                 procs: tasks * ppt,
                 mem_mb: u64::from(tasks) * req.mem_per_task_mb,
+                gres: Default::default(),
             });
         }
         remaining == 0

@@ -235,9 +235,33 @@ pub struct ClassConfig {
     pub job_flags: Vec<JobFlag>,
     /// `FSTARGET=` in hundredths of a percent.
     pub fs_target: Option<u32>,
+    /// Job defaults and per-job limits beyond the wall clock
+    /// ([`crate::class`]).
+    pub job: ClassJobLimits,
 }
 
-/// Configuration of one QoS (`QOSCFG[x]`).
+/// `CLASSCFG[x] DEFAULT.* MAX.* MIN.* HOSTLIST PARTITION`: what a job of
+/// the class gets when it asks for nothing, and what it may ask for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClassJobLimits {
+    /// `DEFAULT.NODES`: node count of jobs that request no shape.
+    pub default_nodes: Option<u32>,
+    /// `DEFAULT.PROC`: processors of jobs that request no shape.
+    pub default_procs: Option<u32>,
+    /// `DEFAULT.MEM`: memory per task (MB) of jobs that request none.
+    pub default_mem_mb: Option<u64>,
+    /// `DEFAULT.FEATURES`: features required of jobs that request none.
+    pub default_features: Vec<String>,
+    /// `MAX.PROC`, `MAX.NODE`, `MIN.PROC`, `MIN.WCLIMIT`.
+    pub max_procs: Option<u32>,
+    pub max_nodes: Option<u32>,
+    pub min_procs: Option<u32>,
+    pub min_wclimit: Option<Secs>,
+    /// `HOSTLIST`: the nodes the class's jobs may use (empty: any).
+    pub hosts: Vec<String>,
+    /// `PARTITION`: the partition the class's jobs run in.
+    pub partition: Option<String>,
+}
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QosConfig {
     pub priority: i64,
@@ -352,6 +376,12 @@ pub struct Policy {
     pub rm_poll_interval: Secs,
     /// Standing reservations (`SRCFG[name]`), materialised each iteration.
     pub standing: Vec<crate::resv::Standing>,
+    /// `NODEACCESSPOLICY`: the node access policy of jobs and nodes that
+    /// have none of their own ([`crate::access`]).
+    pub node_access: crate::access::NodeAccessPolicy,
+    /// `RMCFG[x] DEFAULTCLASS=` of the compute resource manager: the class
+    /// of jobs submitted without one ([`crate::class::assign`]).
+    pub default_class: Option<String>,
     /// Job templates (`JOBCFG`, `JOBMATCHCFG`), applied at submission.
     pub templates: crate::templates::Templates,
     /// `MALLEABLEGROWTH`: when running malleable jobs grow
@@ -394,6 +424,8 @@ impl Default for Policy {
             job_retry_time: 60,
             rm_poll_interval: 30,
             standing: Vec::new(),
+            node_access: crate::access::NodeAccessPolicy::Shared,
+            default_class: None,
             templates: crate::templates::Templates::default(),
             growth: crate::malleable::GrowthPolicy::default(),
         }

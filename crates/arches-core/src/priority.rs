@@ -86,7 +86,7 @@ fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
             .as_ref()
             .and_then(|k| policy.classes.get(k))
             .map_or(0, |cfg| cfg.priority) as f64,
-        5 => ((now - job.submit_time).max(0) / 60) as f64,
+        5 => ((now - job.queued_since()).max(0) / 60) as f64,
         6 => xfactor(job, policy, now),
         7 => job.user_prio as f64,
         _ => f64::from(job.bypass_count),
@@ -163,7 +163,7 @@ pub fn priority_total(job: &Job, policy: &Policy, now: Time) -> (bool, i64) {
 
 /// Expansion factor: (time queued + walltime) / walltime; 1 without walltime.
 pub fn xfactor(job: &Job, policy: &Policy, now: Time) -> f64 {
-    let queued = (now - job.submit_time).max(0) as f64;
+    let queued = (now - job.queued_since()).max(0) as f64;
     match crate::eligibility::effective_walltime(job, policy) {
         Some(w) if w > 0 => (queued + w as f64) / w as f64,
         _ => 1.0,

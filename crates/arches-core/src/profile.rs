@@ -81,24 +81,34 @@ impl Profile {
     /// counted as free at the origin. O(r log r).
     pub fn from_releases(origin: Time, free: Amount, mut releases: Vec<(Time, Amount)>) -> Self {
         releases.sort_unstable_by_key(|r| r.0);
-        let mut spans = Vec::with_capacity(releases.len() + 1);
-        let mut cur = free;
-        let mut i = 0;
-        while i < releases.len() && releases[i].0 <= origin {
-            cur = cur.plus(releases[i].1);
-            i += 1;
-        }
-        spans.push((origin, cur));
-        while i < releases.len() {
-            let t = releases[i].0;
-            while i < releases.len() && releases[i].0 == t {
-                cur = cur.plus(releases[i].1);
-                i += 1;
-            }
-            if spans.last().is_some_and(|s| s.1 != cur) {
+        Self::from_sorted_releases(origin, free, releases)
+    }
+
+    /// [`Profile::from_releases`] of releases already sorted by time (no
+    /// copy, no sort: one pass).
+    pub fn from_sorted_releases(
+        origin: Time,
+        free: Amount,
+        releases: impl IntoIterator<Item = (Time, Amount)>,
+    ) -> Self {
+        let releases = releases.into_iter();
+        let mut spans: Vec<(Time, Amount)> = Vec::with_capacity(releases.size_hint().0 + 1);
+        spans.push((origin, free));
+        let mut prev = Time::MIN;
+        for (t, amount) in releases {
+            debug_assert!(t >= prev, "releases out of order");
+            prev = t;
+            let last = spans.len() - 1;
+            if t <= spans[last].0 {
+                // At or before the origin, or at the last breakpoint's time.
+                spans[last].1 = spans[last].1.plus(amount);
+            } else {
+                let cur = spans[last].1.plus(amount);
                 spans.push((t, cur));
             }
         }
+        // Adjacent equal amounts (releases of nothing) merge.
+        spans.dedup_by(|b, a| a.1 == b.1);
         Profile { spans }
     }
 
@@ -435,6 +445,21 @@ mod tests {
                 }
                 None => prop_assert!(demand > cap),
             }
+        }
+
+        #[test]
+        fn sorted_releases_build_the_same_profile(
+            origin in 0i64..50,
+            free in 0i64..10,
+            rel in prop::collection::vec((0i64..100, -3i64..5), 0..30),
+        ) {
+            let releases: Vec<(Time, Amount)> = rel.iter().map(|&(t, a)| (t, p(a))).collect();
+            let mut sorted = releases.clone();
+            sorted.sort_by_key(|r| r.0);
+            prop_assert_eq!(
+                Profile::from_sorted_releases(origin, p(free), sorted),
+                Profile::from_releases(origin, p(free), releases)
+            );
         }
 
         #[test]

@@ -95,6 +95,9 @@ pub struct Reservation {
     pub owner: Option<String>,
     /// The standing reservation this instance comes from.
     pub standing: Option<String>,
+    /// Its reservation group (`mrsvctl -c -g`): `-l`/`-r -g` act on every
+    /// reservation of the group.
+    pub group: Option<String>,
 }
 
 impl Reservation {
@@ -266,6 +269,7 @@ impl Standing {
             flags,
             owner: self.owner.clone(),
             standing: Some(self.name.clone()),
+            group: None,
         }
     }
 }
@@ -454,8 +458,12 @@ pub(crate) struct Holds {
 
 impl Holds {
     /// Holds every reservation of `list` (in order) against the per-node
-    /// free profiles `profiles` (running jobs only); each one is clipped to
-    /// what earlier ones left.
+    /// free profiles `profiles` (running jobs only). A reservation of a
+    /// processor count is clipped to what earlier ones left (Moab: a task
+    /// count allocates only accessible resources); one of named hosts is
+    /// held whatever other reservations hold there (Moab: a host expression
+    /// is applied regardless of existing reservations), so where two
+    /// overlap a job needs access to both.
     pub fn new(
         list: Vec<Reservation>,
         state: &State,
@@ -465,8 +473,10 @@ impl Holds {
         let mut held = Vec::with_capacity(list.len());
         let mut by_node: Vec<Vec<usize>> = vec![Vec::new(); state.nodes().len()];
         let mut scratch = Profile::new(now, Amount::default());
+        let base = profiles.clone();
         for r in list {
-            let h = Held::new(r, state, &profiles, now);
+            let against = if r.hosts.is_empty() { &profiles } else { &base };
+            let h = Held::new(r, state, against, now);
             h.apply(&mut scratch, &mut profiles, 1);
             let i = held.len();
             let mut nodes: Vec<NodeId> = h.segs.iter().map(|s| s.0).collect();
@@ -752,6 +762,7 @@ mod tests {
             flags: Vec::new(),
             owner: None,
             standing: None,
+            group: None,
         })
         .unwrap();
         let p = crate::Policy::default();
@@ -775,10 +786,26 @@ mod tests {
         assert_eq!(estimate_start(&s, &p, 0, &bob), Some(1000));
         let alices = Job::new(2, "alice", Request::procs(8), Some(100), 0);
         assert_eq!(estimate_start(&s, &p, 0, &alices), Some(0));
-        // Overlapping host reservations are refused.
+        // Overlapping host reservations are allowed (Moab), an exclusive
+        // one is not.
+        let mut excl = s.reservation("system.1").unwrap().clone();
+        excl.id = "system.3".into();
+        excl.flags = vec!["EXCLUSIVE".into()];
+        assert!(s.add_reservation(excl).is_err());
         let mut again = s.reservation("system.1").unwrap().clone();
         again.id = "system.2".into();
-        assert!(s.add_reservation(again).is_err());
+        again.acl = Acl {
+            groups: vec!["staff".into()],
+            ..Acl::default()
+        };
+        s.add_reservation(again).unwrap();
+        // Where they overlap a job needs access to both: alice alone no
+        // longer gets n0, alice in staff does.
+        assert_eq!(estimate_start(&s, &p, 0, &alices), Some(1000));
+        let mut both = alices.clone();
+        both.cred.group = "staff".into();
+        assert_eq!(estimate_start(&s, &p, 0, &both), Some(0));
+        assert_eq!(estimate_start(&s, &p, 0, &bob), Some(1000));
     }
 
     #[test]
@@ -805,6 +832,7 @@ mod tests {
             flags: Vec::new(),
             owner: None,
             standing: None,
+            group: None,
         };
         assert_eq!(r.resolve(&s), vec![(0, 4), (2, 4)]);
         r.procs = 6;
@@ -826,6 +854,7 @@ mod tests {
             flags: Vec::new(),
             owner: None,
             standing: None,
+            group: None,
         };
         // 2 procs busy until 50.
         let p = Profile::from_releases(0, Amount::procs(2), vec![(50, Amount::procs(2))]);

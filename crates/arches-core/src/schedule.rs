@@ -249,6 +249,12 @@ fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job], when:
         }
     }
     let throttled = has_limits(policy) || state.has_slot_limits();
+    // Jobs with a task request list, in each of their shapes (crate::trl).
+    let trl: std::collections::BTreeMap<crate::job::JobId, Vec<Job>> = entries
+        .iter()
+        .filter(|e| !e.handled && !e.job.req.trl().is_empty())
+        .map(|e| (e.job.id, crate::trl::variants(e.job)))
+        .collect();
     let mut ctx = Ctx::new(state, policy, now);
     for j in released {
         ctx.release(j, false, false);
@@ -281,6 +287,7 @@ fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job], when:
         // A virtual limit expiring moves reservations too (NONE: the
         // overlapped ones are rescheduled).
         no_start_top: None,
+        trl: &trl,
         pinned: policy.reservation_policy == ReservationPolicy::Highest
             && !state.reservations_may_compress()
             && !state.active().any(|j| {
@@ -393,6 +400,8 @@ pub(crate) struct Walk<'a> {
     /// The first job that would hold a reservation but has no computable
     /// start (it waits for a job without a wall-clock limit).
     no_start_top: Option<crate::job::JobId>,
+    /// The shapes of jobs with a task request list ([`crate::trl`]).
+    trl: &'a std::collections::BTreeMap<crate::job::JobId, Vec<Job>>,
 }
 
 impl<'a> Walk<'a> {
@@ -410,6 +419,11 @@ impl<'a> Walk<'a> {
     }
 
     fn consider_inner(&mut self, entries: &mut [Entry<'a>], i: usize, level: PolicyLevel) {
+        if let Some(vars) = self.trl.get(&entries[i].job.id).filter(|v| !v.is_empty()) {
+            // The shape that completes first (crate::trl).
+            let k = crate::trl::choose(&mut self.ctx, vars).unwrap_or(0);
+            entries[i].job = &vars[k];
+        }
         let job = entries[i].job;
         let policy = self.ctx.policy;
         let dur = planning_duration(job, policy);
@@ -867,6 +881,10 @@ pub(crate) fn tally(job: &Job, dur: Option<Secs>) -> Tally {
 
 /// Whether the job's (effective) QoS has a flag.
 pub(crate) fn qos_flag(job: &Job, policy: &Policy, flag: QosFlag) -> bool {
+    if policy.qos.is_empty() {
+        // No QoS configured: no flags (and no default QoS to look up).
+        return false;
+    }
     crate::qos::effective(job, policy)
         .and_then(|q| policy.qos.get(q))
         .is_some_and(|q| q.flags.contains(&flag))

@@ -175,6 +175,20 @@ pub enum JobChange {
     /// set right after a start the plan scaled, cleared when the real limit
     /// is restored.
     VirtualWalltime(Option<Secs>),
+    /// The generic resources per task of a queued job (`mjobctl -m gres=`).
+    Gres(Vec<(String, u32)>),
+    /// The generic-resource units an active job holds, as its backend runs
+    /// it (a restarted daemon restoring a running job): they replace the
+    /// ones given out at its start, which must be free.
+    GresUnits(Vec<crate::gres::GresUnits>),
+    /// What a queued job requests (`mjobctl -m nodecount/proccount/
+    /// features/partition/jobmem`); refused for an active job.
+    Request(crate::job::Request),
+    /// A queued job's group (`mjobctl -m group`).
+    Group(String),
+    /// Since when a queued job counts as queued for its priority
+    /// (`mjobctl -m eeduration`; `None`: its submission).
+    EligibleSince(Option<Time>),
     /// A malleable or resizable job's range, growth ceiling and pending
     /// resize request ([`crate::malleable::Elastic`]).
     Elastic(Option<crate::malleable::Elastic>),
@@ -240,6 +254,8 @@ pub struct NodeUsage {
     pub mem_mb: u64,
     /// Active jobs on the node (suspended ones included).
     pub jobs: u32,
+    /// Generic resources dedicated to active jobs, suspended ones included.
+    pub gres: crate::gres::Gres,
 }
 
 /// Nodes and jobs.
@@ -260,7 +276,7 @@ pub struct State {
     /// Running, starting or suspended jobs.
     active: OrdSet<JobId>,
     /// Reservation starts remembered from the last plan (queued jobs only).
-    remembered: OrdMap<JobId, Time>,
+    remembered: crate::kept::Kept,
     /// A job ended (or the machine or a job changed) since reservations were
     /// last remembered: they may compress.
     released_early: bool,
@@ -286,6 +302,17 @@ pub struct State {
     /// that it does not scan the whole queue (the daemon asks 4 times a
     /// second).
     timed: OrdSet<JobId>,
+    /// Generic-resource kinds by name ([`crate::gres`]).
+    gres: crate::gres::GresTable,
+    /// Generic resources each node has.
+    node_gres: Vec<crate::gres::Gres>,
+    /// Per node and kind: the units in use (empty while no node has any).
+    gres_used_units: Vec<[u64; crate::gres::MAX_GRES]>,
+    /// Kinds nodes declared beyond [`crate::gres::MAX_GRES`] (ignored).
+    gres_dropped: Vec<String>,
+    /// Jobs not finished whose own node access policy depends on the other
+    /// jobs on their nodes ([`crate::access`]).
+    scoped_jobs: usize,
 }
 
 impl State {
@@ -296,12 +323,73 @@ impl State {
             .iter()
             .filter(|n| n.admin != NodeAdminState::Up)
             .count();
-        State {
+        let mut s = State {
             nodes,
             usage,
             nodes_not_up,
             ..State::default()
+        };
+        s.node_gres = vec![crate::gres::Gres::NONE; s.nodes.len()];
+        for i in 0..s.nodes.len() {
+            s.refresh_node_gres(i);
         }
+        s
+    }
+
+    /// Resolves node `i`'s generic resources against the table (adding
+    /// kinds it declares).
+    fn refresh_node_gres(&mut self, i: usize) {
+        let mut g = crate::gres::Gres::NONE;
+        for (name, n) in &self.nodes[i].gres {
+            match self.gres.intern(name) {
+                Some(id) => g.set(id, g.get(id).saturating_add(*n)),
+                None => {
+                    if !self.gres_dropped.contains(name) {
+                        self.gres_dropped.push(name.clone());
+                    }
+                }
+            }
+        }
+        if self.node_gres.len() <= i {
+            self.node_gres.resize(i + 1, crate::gres::Gres::NONE);
+        }
+        self.node_gres[i] = g;
+        if !self.gres.is_empty() && self.gres_used_units.len() < self.nodes.len() {
+            self.gres_used_units
+                .resize(self.nodes.len(), [0; crate::gres::MAX_GRES]);
+        }
+    }
+
+    /// The generic-resource kinds known, by name.
+    pub fn gres_table(&self) -> &crate::gres::GresTable {
+        &self.gres
+    }
+
+    /// Kinds some node declared beyond the table's capacity (not counted).
+    pub fn dropped_gres(&self) -> &[String] {
+        &self.gres_dropped
+    }
+
+    /// The generic resources node `id` has.
+    pub fn node_gres(&self, id: NodeId) -> crate::gres::Gres {
+        self.node_gres.get(id as usize).copied().unwrap_or_default()
+    }
+
+    /// Free generic resources on a usable node (none on down or drained
+    /// nodes).
+    pub fn free_gres(&self, id: NodeId) -> crate::gres::Gres {
+        match self.node(id) {
+            Some(n) if n.admin == NodeAdminState::Up => {
+                self.node_gres(id).minus(&self.usage(id).gres)
+            }
+            _ => crate::gres::Gres::NONE,
+        }
+    }
+
+    /// Whether any job not finished has a node access policy of its own
+    /// that depends on the other jobs on its nodes.
+    pub fn scoped_jobs(&self) -> bool {
+        self.scoped_jobs > 0
     }
 
     pub fn nodes(&self) -> &[Node] {
@@ -384,7 +472,7 @@ impl State {
                 return Err(wrong(j, "Idle"));
             }
         }
-        self.remembered = list.into_iter().collect();
+        self.remembered = crate::kept::Kept::from_list(list);
         self.released_early = false;
         Ok(())
     }
@@ -401,7 +489,19 @@ impl State {
     /// The remembered reservation start of a queued job, if any
     /// (see [`State::remember_reservations`]).
     pub fn remembered_reservation(&self, job: JobId) -> Option<Time> {
-        self.remembered.get(&job).copied()
+        self.remembered.get(job)
+    }
+
+    /// Every remembered reservation `(job, start)`, by job id
+    /// (see [`State::remember_reservations`]).
+    pub fn remembered_reservations(&self) -> impl Iterator<Item = (JobId, Time)> + '_ {
+        self.remembered.iter()
+    }
+
+    /// The remembered reservations in the order they were given (a plan's
+    /// order; see [`State::remember_reservations`]).
+    pub fn remembered_in_plan_order(&self) -> &[(JobId, Time)] {
+        self.remembered.in_given_order()
     }
 
     /// The administrative reservations, by id.
@@ -433,17 +533,27 @@ impl State {
                 "end is not after start".to_string(),
             ));
         }
-        // Resources are reserved once: no two host reservations share a
-        // host at the same time.
-        for other in self.reservations.values() {
-            if !other.overlaps(r.start, r.end) {
-                continue;
-            }
-            if let Some(h) = r.hosts.iter().find(|h| other.hosts.contains(h)) {
-                return Err(EventError::BadReservation(format!(
-                    "host '{h}' is already reserved by {} at that time",
-                    other.id
-                )));
+        // Reservations may overlap (Moab: not exclusive by default; a job
+        // then needs access to each); an EXCLUSIVE one (`mrsvctl -E`) is
+        // created only where no other reservation holds the same nodes at
+        // the same time.
+        if r.flags.iter().any(|f| f.eq_ignore_ascii_case("EXCLUSIVE")) {
+            let mine: Vec<NodeId> = r.resolve(self).into_iter().map(|x| x.0).collect();
+            for other in self.reservations.values() {
+                if !other.overlaps(r.start, r.end) {
+                    continue;
+                }
+                let shared = other
+                    .resolve(self)
+                    .into_iter()
+                    .find(|(n, _)| mine.contains(n))
+                    .and_then(|(n, _)| self.node(n).map(|x| x.name.clone()));
+                if let Some(h) = shared {
+                    return Err(EventError::BadReservation(format!(
+                        "exclusive reservation conflicts with {} on host '{h}'",
+                        other.id
+                    )));
+                }
             }
         }
         self.reservations.insert(r.id.clone(), r);
@@ -649,6 +759,9 @@ impl State {
                 if job.state == JobState::Idle {
                     self.queued.insert(id);
                 }
+                if !job.state.is_finished() && scoped(&job) {
+                    self.scoped_jobs += 1;
+                }
                 self.jobs.insert(id, Arc::new(*job));
                 Ok(())
             }
@@ -696,12 +809,15 @@ impl State {
                     self.end_active(job, now, CompletionCode::Cancelled, JobState::Removed);
                 } else {
                     self.queued.remove(&job);
-                    self.remembered.remove(&job);
+                    self.remembered.remove(job);
                     let j = self
                         .jobs
                         .get_mut(&job)
                         .map(Arc::make_mut)
                         .expect("checked above");
+                    if scoped(j) {
+                        self.scoped_jobs = self.scoped_jobs.saturating_sub(1);
+                    }
                     j.state = JobState::Removed;
                     j.completion = Some(Completion {
                         time: now,
@@ -816,10 +932,16 @@ impl State {
                     .map(Arc::make_mut)
                     .expect("checked above");
                 let term = j.run.as_ref().and_then(|r| r.terminating);
+                let units = j
+                    .run
+                    .as_ref()
+                    .map(|r| r.gres_units.clone())
+                    .unwrap_or_default();
                 j.state = JobState::Idle;
                 j.run = None;
                 j.admin_suspended = false;
                 j.requeued = Some(term.map_or(RequeueCause::Failure, |t| t.cause));
+                self.give_units(&units);
                 self.active.remove(&job);
                 self.queued.insert(job);
                 self.termination_over(term, now);
@@ -840,6 +962,9 @@ impl State {
                 j.completion = None;
                 j.admin_suspended = false;
                 j.requeued = Some(RequeueCause::Requeue);
+                if scoped(j) {
+                    self.scoped_jobs += 1;
+                }
                 self.queued.insert(job);
                 Ok(())
             }
@@ -874,6 +999,7 @@ impl State {
             Event::AddNode(node) => {
                 self.nodes.push(node);
                 self.usage.push(NodeUsage::default());
+                self.refresh_node_gres(self.nodes.len() - 1);
                 Ok(())
             }
             Event::UpdateNode { node, attrs } => {
@@ -883,6 +1009,7 @@ impl State {
                     .ok_or(EventError::UnknownNode(node))?;
                 let name = std::mem::take(&mut n.name);
                 *n = Node { name, ..attrs };
+                self.refresh_node_gres(node as usize);
                 Ok(())
             }
             Event::Purge { job } => {
@@ -916,16 +1043,24 @@ impl State {
         for a in &alloc {
             let n = self.node(a.node).ok_or(EventError::UnknownNode(a.node))?;
             let u = self.usage(a.node);
-            if u.procs + a.procs > n.procs || (n.mem_mb > 0 && u.mem_mb + a.mem_mb > n.mem_mb) {
+            if u.procs + a.procs > n.procs
+                || (n.mem_mb > 0 && u.mem_mb + a.mem_mb > n.mem_mb)
+                || !self.node_gres(a.node).covers(&u.gres.plus(&a.gres))
+            {
                 return Err(EventError::Overallocated { job, node: a.node });
             }
         }
+        let units = self.take_units(&alloc);
         self.add_usage(&alloc, true, true);
         let j = self
             .jobs
             .get_mut(&job)
             .map(Arc::make_mut)
             .expect("checked above");
+        if !j.req.trl().is_empty() {
+            // The shape it starts in (crate::trl).
+            crate::trl::apply_start(j, alloc.iter().map(|a| a.tasks).sum());
+        }
         j.state = state;
         j.start_count += 1;
         j.run = Some(RunInfo {
@@ -937,9 +1072,10 @@ impl State {
             resumed_at: None,
             terminating: None,
             virtual_walltime: None,
+            gres_units: units,
         });
         self.queued.remove(&job);
-        self.remembered.remove(&job);
+        self.remembered.remove(job);
         self.active.insert(job);
         // A GUARANTEEDPREEMPTION lock outlives a start that may still fail;
         // any other lock has done its work.
@@ -952,6 +1088,9 @@ impl State {
     fn modify(&mut self, job: JobId, change: JobChange, now: Time) -> Result<(), EventError> {
         if let JobChange::Phase(p) = change {
             return self.phase(job, p, now);
+        }
+        if let JobChange::GresUnits(u) = change {
+            return self.pin_units(job, u);
         }
         let j = self.get_mut(job)?;
         if j.state.is_finished() {
@@ -992,6 +1131,83 @@ impl State {
                 Some(r) if active => r.virtual_walltime = v,
                 _ => return Err(wrong(j, "active")),
             },
+            JobChange::Request(r) if !active => j.req = r,
+            JobChange::Request(_) => {
+                return Err(EventError::ActiveJob {
+                    job,
+                    what: "request",
+                })
+            }
+            JobChange::Group(g) if !active => j.cred.group = g,
+            JobChange::Group(_) => return Err(EventError::ActiveJob { job, what: "group" }),
+            JobChange::EligibleSince(t) => j.eligible_since = t,
+            JobChange::Gres(g) if !active => {
+                j.req.layout_mut().gres = g;
+                if j.req.layout.as_deref() == Some(&crate::layout::Layout::default()) {
+                    j.req.layout = None;
+                }
+            }
+            JobChange::Gres(_) => {
+                return Err(EventError::ActiveJob {
+                    job,
+                    what: "generic resources",
+                })
+            }
+            JobChange::GresUnits(_) => unreachable!("handled above"),
+        }
+        Ok(())
+    }
+
+    /// Re-pins an active job's generic-resource units ([`JobChange::GresUnits`]).
+    fn pin_units(
+        &mut self,
+        job: JobId,
+        units: Vec<crate::gres::GresUnits>,
+    ) -> Result<(), EventError> {
+        let j = self.get(job)?;
+        if !j.state.is_active() {
+            return Err(wrong(j, "active"));
+        }
+        let old = j
+            .run
+            .as_ref()
+            .map(|r| r.gres_units.clone())
+            .unwrap_or_default();
+        self.give_units(&old);
+        let free = |s: &State, u: &crate::gres::GresUnits| {
+            let cap = s.node_gres(u.node).get(u.kind);
+            let mask = if cap >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << cap) - 1
+            };
+            u.units & !mask == 0 && s.gres_units_used(u.node)[usize::from(u.kind)] & u.units == 0
+        };
+        if let Some(bad) = units.iter().find(|u| !free(self, u)) {
+            let node = bad.node;
+            for u in &old {
+                if let Some(x) = self
+                    .gres_used_units
+                    .get_mut(u.node as usize)
+                    .and_then(|x| x.get_mut(usize::from(u.kind)))
+                {
+                    *x |= u.units;
+                }
+            }
+            return Err(EventError::Overallocated { job, node });
+        }
+        for u in &units {
+            if let Some(x) = self
+                .gres_used_units
+                .get_mut(u.node as usize)
+                .and_then(|x| x.get_mut(usize::from(u.kind)))
+            {
+                *x |= u.units;
+            }
+        }
+        let j = self.get_mut(job)?;
+        if let Some(r) = j.run.as_mut() {
+            r.gres_units = units;
         }
         Ok(())
     }
@@ -1059,12 +1275,97 @@ impl State {
                 r.suspended_secs += (now - at).max(0);
             }
         }
+        let units = j
+            .run
+            .as_ref()
+            .map(|r| r.gres_units.clone())
+            .unwrap_or_default();
+        let scoped = scoped(j);
         self.active.remove(&job);
         self.remove_usage(&alloc, !suspended, true);
+        self.give_units(&units);
+        if scoped {
+            self.scoped_jobs = self.scoped_jobs.saturating_sub(1);
+        }
         self.termination_over(term, now);
         if !suspended {
             self.last_freed = Some(now);
         }
+    }
+
+    /// Gives out the units of every kind each allocation takes (lowest free
+    /// first); kinds with more than [`crate::gres::MAX_UNITS`] units on a
+    /// node are counted only. The caller checked the counts.
+    fn take_units(&mut self, alloc: &[Alloc]) -> Vec<crate::gres::GresUnits> {
+        let out = self.units_for(alloc);
+        for u in &out {
+            if let Some(used) = self
+                .gres_used_units
+                .get_mut(u.node as usize)
+                .and_then(|x| x.get_mut(usize::from(u.kind)))
+            {
+                *used |= u.units;
+            }
+        }
+        out
+    }
+
+    /// The generic-resource units a start on `alloc` would be given now
+    /// (what [`Event::Start`] assigns, lowest free first): a driver tells
+    /// its backend which devices a job gets before it applies the start.
+    pub fn units_for(&self, alloc: &[Alloc]) -> Vec<crate::gres::GresUnits> {
+        let mut out = Vec::new();
+        let mut taken: Vec<(NodeId, crate::gres::GresId, u64)> = Vec::new();
+        for a in alloc {
+            let cap = self.node_gres(a.node);
+            for (kind, n) in a.gres.iter() {
+                let c = cap.get(kind);
+                if c > crate::gres::MAX_UNITS {
+                    continue;
+                }
+                let Some(used) = self
+                    .gres_used_units
+                    .get(a.node as usize)
+                    .and_then(|u| u.get(usize::from(kind)))
+                else {
+                    continue;
+                };
+                let mut used = *used;
+                for t in taken.iter().filter(|t| t.0 == a.node && t.1 == kind) {
+                    used |= t.2;
+                }
+                if let Some(units) = crate::gres::pick_units(used, c, n) {
+                    taken.push((a.node, kind, units));
+                    out.push(crate::gres::GresUnits {
+                        node: a.node,
+                        kind,
+                        units,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Takes back units given out by [`State::take_units`].
+    fn give_units(&mut self, units: &[crate::gres::GresUnits]) {
+        for u in units {
+            if let Some(used) = self
+                .gres_used_units
+                .get_mut(u.node as usize)
+                .and_then(|x| x.get_mut(usize::from(u.kind)))
+            {
+                *used &= !u.units;
+            }
+        }
+    }
+
+    /// The units of generic resources in use on a node, per kind.
+    pub fn gres_units_used(&self, id: NodeId) -> [u64; crate::gres::MAX_GRES] {
+        self.gres_used_units
+            .get(id as usize)
+            .copied()
+            .unwrap_or([0; crate::gres::MAX_GRES])
     }
 
     fn add_usage(&mut self, alloc: &[Alloc], procs: bool, mem_and_jobs: bool) {
@@ -1076,6 +1377,7 @@ impl State {
             if mem_and_jobs {
                 u.mem_mb += a.mem_mb;
                 u.jobs += 1;
+                u.gres = u.gres.plus(&a.gres);
             }
         }
     }
@@ -1089,6 +1391,7 @@ impl State {
             if mem_and_jobs {
                 u.mem_mb = u.mem_mb.saturating_sub(a.mem_mb);
                 u.jobs = u.jobs.saturating_sub(1);
+                u.gres = u.gres.minus(&a.gres);
             }
         }
     }
@@ -1141,6 +1444,12 @@ fn event_job(e: &Event) -> Option<JobId> {
     }
 }
 
+/// Whether the job's own node access policy depends on the other jobs on
+/// its nodes.
+fn scoped(j: &Job) -> bool {
+    j.req.access().is_some_and(|p| p.depends_on_tenants())
+}
+
 fn wrong(j: &Job, expected: &'static str) -> EventError {
     EventError::WrongState {
         job: j.id,
@@ -1182,6 +1491,7 @@ mod tests {
             tasks: 1,
             procs: 1,
             mem_mb: 0,
+            gres: Default::default(),
         }];
         s.apply(
             Event::Start {
@@ -1216,6 +1526,7 @@ mod tests {
                 tasks: 1,
                 procs: 1,
                 mem_mb: 0,
+                gres: Default::default(),
             }]
         };
         s.apply(
@@ -1268,6 +1579,7 @@ mod tests {
             tasks: 2,
             procs: 2,
             mem_mb: 0,
+            gres: Default::default(),
         }];
         s.apply(
             Event::Start {
@@ -1306,6 +1618,7 @@ mod tests {
             tasks: 2,
             procs: 2,
             mem_mb: 100,
+            gres: Default::default(),
         }];
         assert!(s.apply(Event::Started { job: 1, at: 5 }, 5).is_err());
         s.apply(
@@ -1347,6 +1660,7 @@ mod tests {
                 tasks: 1,
                 procs: 1,
                 mem_mb: 0,
+                gres: Default::default(),
             }];
             s.apply(
                 Event::Launch {
@@ -1377,6 +1691,7 @@ mod tests {
                 tasks: 1,
                 procs: 1,
                 mem_mb: 0,
+                gres: Default::default(),
             }];
             s.apply(
                 Event::Launch {
@@ -1416,6 +1731,7 @@ mod tests {
             tasks: 2,
             procs: 2,
             mem_mb: 0,
+            gres: Default::default(),
         }];
         s.apply(
             Event::Start {
@@ -1484,6 +1800,7 @@ mod tests {
             tasks: 3,
             procs: 3,
             mem_mb: 0,
+            gres: Default::default(),
         }];
         let err = s
             .apply(
@@ -1516,6 +1833,7 @@ mod tests {
             tasks: 1,
             procs: 1,
             mem_mb: 0,
+            gres: Default::default(),
         }];
         s.apply(
             Event::Start {
@@ -1552,6 +1870,7 @@ mod tests {
             tasks: 2,
             procs: 2,
             mem_mb: 200,
+            gres: Default::default(),
         }];
         s.apply(
             Event::Start {

@@ -44,6 +44,9 @@ pub struct WindowQuery {
     /// showbf `-A`: availability for any credential — every administrative
     /// and standing reservation counts as idle.
     pub any_credential: bool,
+    /// showbf `--gres NAME` (Arches): windows of this generic resource
+    /// instead of processors (a window's `procs` are its free units).
+    pub gres: Option<String>,
 }
 
 /// A rectangle of idle resources starting at `start`.
@@ -77,6 +80,66 @@ pub fn windows_in_plan(
     now: Time,
     q: &WindowQuery,
 ) -> Vec<Window> {
+    windows_from(state, policy, plan, now, now, q)
+}
+
+/// Current and future windows (showbf `-D`): the windows starting now, then
+/// those starting at each later time when processors are released (a job's
+/// expected end, a reservation's end), up to `max_points` such times, in
+/// start order; a later window that only repeats an earlier one's nodes,
+/// processors and end is left out.
+pub fn future_windows(
+    state: &State,
+    policy: &Policy,
+    plan: &Plan,
+    now: Time,
+    q: &WindowQuery,
+    max_points: usize,
+) -> Vec<Window> {
+    let mut ctx = planned_ctx_with(state, policy, plan, now).0;
+    if q.any_credential {
+        ctx.lift_everything();
+    } else if let Some(c) = &q.cred {
+        ctx.lift_for(c);
+    }
+    let mut times: Vec<Time> = Vec::new();
+    for prof in ctx.node_profiles() {
+        let mut before = prof.free_at(now).procs;
+        for &(t, amt) in prof.spans().iter().filter(|s| s.0 > now) {
+            if amt.procs > before {
+                times.push(t);
+            }
+            before = amt.procs;
+        }
+    }
+    times.sort_unstable();
+    times.dedup();
+    times.truncate(max_points);
+    let mut out = windows_in_plan(state, policy, plan, now, q);
+    for t in times {
+        for w in windows_from(state, policy, plan, now, t, q) {
+            let end = |w: &Window| w.duration.map(|d| w.start + d);
+            if !out
+                .iter()
+                .any(|o| o.node_ids == w.node_ids && o.procs == w.procs && end(o) == end(&w))
+            {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
+/// The windows starting at `at` (not before `now`, the planning time).
+fn windows_from(
+    state: &State,
+    policy: &Policy,
+    plan: &Plan,
+    now: Time,
+    at: Time,
+    q: &WindowQuery,
+) -> Vec<Window> {
+    let at = at.max(now);
     let mut ctx = planned_ctx_with(state, policy, plan, now).0;
     if q.any_credential {
         ctx.lift_everything();
@@ -84,6 +147,18 @@ pub fn windows_in_plan(
         ctx.lift_for(c);
     }
     let profiles = ctx.node_profiles().to_vec();
+    // Per node: the breakpoints of what the window counts (processors, or
+    // the units of one generic resource).
+    let counted: Vec<Option<Vec<(Time, i64)>>> = match q.gres.as_deref() {
+        None => profiles
+            .iter()
+            .map(|p| Some(p.spans().iter().map(|(t, a)| (*t, a.procs)).collect()))
+            .collect(),
+        Some(name) => match state.gres_table().id(name) {
+            Some(kind) => ctx.gres_spans(kind),
+            None => vec![None; profiles.len()],
+        },
+    };
     // Per node: (procs level k, how long k procs stay idle), k = 1..=free now.
     let mut levels: Vec<(NodeId, Vec<Level>)> = Vec::new();
     for (i, node) in state.nodes().iter().enumerate() {
@@ -95,17 +170,26 @@ pub fn windows_in_plan(
             continue;
         }
         let prof = &profiles[i];
-        let now_free = prof.free_at(now);
-        if now_free.procs <= 0
+        let now_free = prof.free_at(at);
+        let Some(spans) = counted[i].as_ref() else {
+            continue;
+        };
+        let at_now = spans
+            .iter()
+            .take_while(|s| s.0 <= at)
+            .last()
+            .map_or(0, |s| s.1);
+        if at_now <= 0
+            || now_free.procs <= 0
             || (q.min_mem_mb > 0 && node.mem_mb > 0 && now_free.mem < q.min_mem_mb as i64)
         {
             continue;
         }
         let mut lv = Vec::new();
-        let mut level = now_free.procs;
-        for &(t, amt) in prof.spans().iter().filter(|s| s.0 > now) {
-            while amt.procs < level && level > 0 {
-                lv.push((level as u32, Some(t - now)));
+        let mut level = at_now;
+        for &(t, amt) in spans.iter().filter(|s| s.0 > at) {
+            while amt < level && level > 0 {
+                lv.push((level as u32, Some(t - at)));
                 level -= 1;
             }
         }
@@ -153,7 +237,7 @@ pub fn windows_in_plan(
             continue;
         }
         out.push(Window {
-            start: now,
+            start: at,
             duration: d,
             nodes: ids.len() as u32,
             procs,
@@ -406,6 +490,7 @@ mod tests {
                 tasks: 1,
                 procs: 1,
                 mem_mb: 0,
+                gres: Default::default(),
             })
             .collect();
         let kind = StartKind::Priority;

@@ -2,8 +2,9 @@
 //! holds, start dates, estimates, node constraints, overruns, cancellations,
 //! QoS flags; random policies), every iteration where the lean path applies
 //! gives exactly the full iteration's starts, reservations and next wake-up.
-//! The replay applies the full plan's starts, so the state indexes the lean
-//! path reads are exercised through every kind of event.
+//! The replay applies the full plan's starts (and, under `HIGHEST`, keeps its
+//! reservations), so the state indexes the lean path reads are exercised
+//! through every kind of event.
 
 use std::collections::BTreeMap;
 
@@ -243,6 +244,12 @@ proptest! {
                 let end = now + s.run;
                 ends.entry(end).or_default().push(st.job);
                 times.push(end);
+            }
+            if policy.reservation_policy == ReservationPolicy::Highest {
+                // HIGHEST keeps reservations across iterations (what the
+                // simulator and the daemon hand back after each plan).
+                let kept = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
+                state.remember_reservations(kept).unwrap();
             }
             if let Some(w) = plan.next_wakeup.filter(|w| *w > now && *w < 5000) {
                 times.push(w);

@@ -103,6 +103,7 @@ proptest! {
                 flags: Vec::new(),
                 owner: None,
                 standing: None,
+                group: None,
             };
             // Overlapping host reservations are refused; skip those.
             if state.add_reservation(r.clone()).is_ok() {

@@ -8,8 +8,8 @@
 //! `Nh`/`Nm`/`Ns`, or a clock `H:MM` (seconds since 0:00).
 //!
 //! ```text
-//! node NAME PROCS [MEM_MB] [FEATURE,...]      one node
-//! nodes COUNT PROCS [MEM_MB]                  COUNT nodes named n0, n1, ...
+//! node NAME PROCS [MEM_MB] [FEATURE,...] [gres=gpu:4] [access=SINGLEJOB]   one node
+//! nodes COUNT PROCS [MEM_MB] [gres=..] [access=..]   COUNT nodes named n0, n1, ...
 //! policy KEY VALUE                            BACKFILLPOLICY, BACKFILLMETRIC,
 //!     BACKFILLDEPTH, RESERVATIONDEPTH, RESERVATIONPOLICY, NODEALLOCATIONPOLICY,
 //!     NOBF <qos>, MAXJOB <user> <soft>,<hard>, MAXPROC <user> <soft>,<hard>,
@@ -27,6 +27,7 @@
 //!     PRIO user|group|account|class|qos <name> <n>      (credential PRIORITY=),
 //!     LIMIT user|group|account|class|qos <name> MAXJOB|MAXPROC|MAXNODE|MAXWC <soft>[,<hard>],
 //!     BUCKETS <depth>:<qos,...|ALL> ...                 (RESERVATIONDEPTH[i] + RESERVATIONQOSLIST[i])
+//!     NODEACCESSPOLICY <policy>
 //! rm termdelay T                              checkpointed/requeued jobs take T to end (default 0)
 //! failstart ID T                              the start of ID at T fails at the resource manager
 //!     (it is started, then requeued at once)
@@ -36,6 +37,10 @@
 //!     [est=T] (planning estimate: a run-time prediction, `Job::estimate`)
 //!     [data=T] [dataunknown=T]                 stage-in data ready at T: TIGHT (the
 //!     ready time is known, `DataWait::Until`) or LOOSE/EXTERNAL (`DataWait::Unknown`)
+//!     [gres=gpu:2] (per task) [hosts=A,B] (host list) [access=POLICY] (naccesspolicy)
+//!     [advres=NAME|any] [trl=1@100:2@50] (task request list)
+//!     [groups=CxT[@HOST][:gpu=N][:FEATURE]+...] (node groups: C nodes of T tasks each,
+//!     e.g. `groups=2x8+1x4`, `groups=1x2@n1+1x2@n3`, `groups=2x4:gpu=2`)
 //! release ID T                                the job's user hold is released at T
 //! rsv ID start=T end=T|none [hosts=A,B] [procs=N] [users=..] [groups=..]
 //!     [accounts=..] [classes=..] [qos=..]     an administrative reservation
@@ -65,6 +70,8 @@
 //! expect window AT NODES PROCS DUR|none       after the iteration at AT (its starts
 //!                                             applied), showbf's windows include this one
 //! expect qos ID QOS|none                      the QoS the job was given at submission
+//! expect units ID NODE:KIND:I,J ...           the generic-resource units the job got
+//! expect gwindow AT KIND NODES UNITS DUR|none  showbf --gres KIND's windows include this one
 //! expect rejected ID                          submission refused (QoS access)
 //! ```
 //!
@@ -201,21 +208,26 @@ fn parse(text: &str) -> Scenario {
         }
         match w[0] {
             "node" => {
-                let mut n = Node::new(w[1], w[2].parse().unwrap(), 0);
-                if let Some(m) = w.get(3) {
+                let (pos, kv) = split_kv(&w);
+                let mut n = Node::new(pos[1], pos[2].parse().unwrap(), 0);
+                if let Some(m) = pos.get(3) {
                     n.mem_mb = m.parse().unwrap();
                 }
-                if let Some(f) = w.get(4) {
+                if let Some(f) = pos.get(4) {
                     n.features = f.split(',').map(String::from).collect();
                 }
+                node_extras(&mut n, &kv);
                 sc.nodes.push(n);
             }
             "nodes" => {
-                let count: usize = w[1].parse().unwrap();
-                let mem = w.get(3).map_or(0, |m| m.parse().unwrap());
+                let (pos, kv) = split_kv(&w);
+                let count: usize = pos[1].parse().unwrap();
+                let mem = pos.get(3).map_or(0, |m| m.parse().unwrap());
                 for _ in 0..count {
                     let name = format!("n{}", sc.nodes.len());
-                    sc.nodes.push(Node::new(&name, w[2].parse().unwrap(), mem));
+                    let mut n = Node::new(&name, pos[2].parse().unwrap(), mem);
+                    node_extras(&mut n, &kv);
+                    sc.nodes.push(n);
                 }
             }
             "policy" => policy(&mut sc.policy, &w[1..]),
@@ -296,6 +308,7 @@ fn parse(text: &str) -> Scenario {
                 if let Some(x) = kv.get("exit") {
                     sc.exits.insert(id, x.parse().unwrap());
                 }
+                job_layout(&mut job, &kv);
                 if let Some((min, max)) = range {
                     job.elastic = Some(
                         arches_core::malleable::check_range(min, max, job.req.procs_per_task)
@@ -325,6 +338,7 @@ fn parse(text: &str) -> Scenario {
                         flags: Vec::new(),
                         owner: None,
                         standing: None,
+                        group: None,
                     });
                 } else {
                     let mut st = Standing::new(w[1]);
@@ -368,8 +382,80 @@ fn parse(text: &str) -> Scenario {
     sc
 }
 
+/// Positional words and `key=value` words of a directive.
+fn split_kv<'a>(w: &[&'a str]) -> (Vec<&'a str>, BTreeMap<&'a str, &'a str>) {
+    let pos = w.iter().copied().filter(|x| !x.contains('=')).collect();
+    let kv = w.iter().filter_map(|x| x.split_once('=')).collect();
+    (pos, kv)
+}
+
+/// `gres=` and `access=` of a node.
+fn node_extras(n: &mut Node, kv: &BTreeMap<&str, &str>) {
+    if let Some(g) = kv.get("gres") {
+        n.gres = arches_core::gres::parse_list(g).unwrap();
+    }
+    if let Some(a) = kv.get("access") {
+        n.access = Some(a.parse().unwrap());
+    }
+}
+
+/// The layout keys of a job (`gres= hosts= access= advres= trl= groups=`).
+fn job_layout(job: &mut Job, kv: &BTreeMap<&str, &str>) {
+    let req = &mut job.req;
+    if let Some(g) = kv.get("gres") {
+        req.layout_mut().gres = arches_core::gres::parse_list(g).unwrap();
+    }
+    if let Some(h) = kv.get("hosts") {
+        req.layout_mut().hosts = h.split(',').map(String::from).collect();
+    }
+    if let Some(a) = kv.get("access") {
+        req.layout_mut().access = Some(a.parse().unwrap());
+    }
+    if let Some(a) = kv.get("advres") {
+        req.layout_mut().advres = Some(if *a == "any" {
+            String::new()
+        } else {
+            a.to_string()
+        });
+    }
+    if let Some(t) = kv.get("trl") {
+        req.layout_mut().trl = arches_core::layout::parse_trl(t).unwrap();
+    }
+    if let Some(g) = kv.get("groups") {
+        let mut groups = Vec::new();
+        for part in g.split('+') {
+            let mut bits = part.split(':');
+            let head = bits.next().unwrap();
+            let (shape, host) = match head.split_once('@') {
+                Some((s, h)) => (s, Some(h.to_string())),
+                None => (head, None),
+            };
+            let (c, t) = shape.split_once('x').unwrap();
+            let mut grp = arches_core::NodeGroup {
+                count: c.parse().unwrap(),
+                host,
+                tasks_per_node: t.parse().unwrap(),
+                features: Vec::new(),
+                gres: Vec::new(),
+            };
+            for b in bits {
+                match b.split_once('=') {
+                    Some((k, v)) => grp.gres.push((k.to_string(), v.parse().unwrap())),
+                    None => grp.features.push(b.to_string()),
+                }
+            }
+            groups.push(grp);
+        }
+        req.tasks = groups.iter().map(|g| g.tasks()).sum();
+        req.nodes = Some(groups.iter().map(|g| g.count).sum());
+        req.tasks_per_node = None;
+        req.layout_mut().groups = groups;
+    }
+}
+
 fn policy(p: &mut Policy, w: &[&str]) {
     match w[0] {
+        "NODEACCESSPOLICY" => p.node_access = w[1].parse().unwrap(),
         "BACKFILLPOLICY" => p.backfill = w[1].parse().unwrap(),
         "BACKFILLMETRIC" => p.backfill_metric = w[1].parse().unwrap(),
         "BACKFILLDEPTH" => p.backfill_depth = w[1].parse().unwrap(),
@@ -571,7 +657,12 @@ struct Outcome {
     /// Virtual limits of backfill starts.
     virtual_limits: BTreeMap<JobId, i64>,
     /// Backfill windows `(nodes, procs, duration)` after the iteration at a time.
-    windows: BTreeMap<Time, Vec<(u32, u32, Option<i64>)>>,
+    windows: BTreeMap<Time, Vec<Window>>,
+    /// Generic-resource units each job got at its first start
+    /// (`NODE:KIND:I,J`).
+    units: BTreeMap<JobId, Vec<String>>,
+    /// Generic-resource windows `(nodes, units, duration)` by time and kind.
+    gwindows: BTreeMap<(Time, String), Vec<Window>>,
     /// Grows: (time, processors after, how).
     grows: BTreeMap<JobId, Vec<(Time, u32, String)>>,
     /// Processors of each job after each instant.
@@ -579,6 +670,9 @@ struct Outcome {
     /// Resizes refused: (job, time).
     refused: BTreeSet<(JobId, Time)>,
 }
+
+/// A backfill window: `(nodes, processors or units, duration)`.
+type Window = (u32, u32, Option<i64>);
 
 fn replay(sc: &Scenario) -> Outcome {
     let mut state = State::new(sc.nodes.clone());
@@ -612,6 +706,7 @@ fn replay(sc: &Scenario) -> Outcome {
                 | "lock"
                 | "restored"
                 | "window"
+                | "gwindow"
                 | "procs"
                 | "growwait"
         ) {
@@ -819,6 +914,23 @@ fn replay(sc: &Scenario) -> Outcome {
                 out.virtual_limits.insert(s.job, v);
             }
             let job = state.job(s.job).unwrap();
+            if let Some(r) = job.run.as_ref().filter(|r| !r.gres_units.is_empty()) {
+                let table = state.gres_table();
+                let u = r
+                    .gres_units
+                    .iter()
+                    .map(|u| {
+                        let idx: Vec<String> = u.indices().iter().map(|i| i.to_string()).collect();
+                        format!(
+                            "{}:{}:{}",
+                            sc.nodes[u.node as usize].name,
+                            table.name(u.kind).unwrap(),
+                            idx.join(",")
+                        )
+                    })
+                    .collect();
+                out.units.entry(s.job).or_insert(u);
+            }
             let wall = job.walltime.unwrap_or(i64::MAX / 4);
             let run = ckpt_left.remove(&s.job).unwrap_or(runtime[&s.job]);
             let end = now + run.min(wall).max(1);
@@ -895,6 +1007,20 @@ fn replay(sc: &Scenario) -> Outcome {
                 .collect();
             out.windows.insert(now, w);
         }
+        for (_, e) in sc.expects.iter().filter(|(_, e)| e[0] == "gwindow") {
+            if time(&e[1]) != now {
+                continue;
+            }
+            let q = arches_core::WindowQuery {
+                gres: Some(e[2].clone()),
+                ..Default::default()
+            };
+            let w = arches_core::windows_in_plan(&state, &sc.policy, &plan, now, &q)
+                .into_iter()
+                .map(|w| (w.nodes, w.procs, w.duration))
+                .collect();
+            out.gwindows.insert((now, e[2].clone()), w);
+        }
         let started = !plan.starts.is_empty();
         out.plans.entry(now).or_default().push(plan);
         for (j, _) in &sc.jobs {
@@ -966,6 +1092,7 @@ fn check(path: &Path) {
                 })
             }),
             "nopreempt" => !out.preempted.contains_key(&id(1)),
+            "units" => out.units.get(&id(1)).is_some_and(|u| u[..] == e[2..]),
             "resume" => out
                 .resumed
                 .get(&id(1))
@@ -1035,11 +1162,23 @@ fn check(path: &Path) {
                 );
                 ws.contains(&want)
             }),
+            "gwindow" => out
+                .gwindows
+                .get(&(time(&e[1]), e[2].clone()))
+                .is_some_and(|ws| {
+                    let want = (
+                        e[3].parse::<u32>().unwrap(),
+                        e[4].parse::<u32>().unwrap(),
+                        (e[5] != "none").then(|| time(&e[5])),
+                    );
+                    ws.contains(&want)
+                }),
             other => panic!("{name}:{ln}: unknown expectation {other}"),
         };
         if !ok {
             let got = match e[0].as_str() {
                 "start" | "nostart" | "nodes" => format!("{:?}", out.starts.get(&id(1))),
+                "units" => format!("{:?}", out.units.get(&id(1))),
                 "preempt" | "nopreempt" => format!("{:?}", out.preempted.get(&id(1))),
                 "resume" => format!("{:?}", out.resumed.get(&id(1))),
                 "restart" => format!("{:?}", out.last_start.get(&id(1))),
@@ -1052,6 +1191,7 @@ fn check(path: &Path) {
                 "virtual" => format!("{:?}", out.virtual_limits.get(&id(1))),
                 "restored" => format!("{:?}", plan_at(1).restore_walltime),
                 "window" => format!("{:?}", out.windows.get(&time(&e[1]))),
+                "gwindow" => format!("{:?}", out.gwindows.get(&(time(&e[1]), e[2].clone()))),
                 "grow" | "nogrow" => format!("{:?}", out.grows.get(&id(1))),
                 "procs" => format!("{:?}", out.procs.get(&(time(&e[1]), id(2)))),
                 "growwait" => format!(

@@ -385,6 +385,7 @@ fn templates() -> Vec<(&'static str, serde_json::Value)> {
         j(serde_json::to_value(JobActionRequest {
             jobs: vec!["1".into(), "ALL".into()],
             action: a,
+            select: Default::default(),
         }))
     };
     vec![
@@ -394,6 +395,7 @@ fn templates() -> Vec<(&'static str, serde_json::Value)> {
             j(serde_json::to_value(JobsRequest {
                 ids: vec!["ALL".into(), "1".into()],
                 completed: true,
+                ..Default::default()
             })),
         ),
         (routes::JOB_ACTION, action(JobAction::Cancel)),
@@ -473,11 +475,15 @@ fn templates() -> Vec<(&'static str, serde_json::Value)> {
                 procs: 2,
                 duration: "60".into(),
                 qos: None,
+                feedback: false,
             })),
         ),
         (
             routes::STARTTIME,
-            j(serde_json::to_value(StartQuery::Job { id: "1".into() })),
+            j(serde_json::to_value(StartQuery::Job {
+                id: "1".into(),
+                feedback: true,
+            })),
         ),
         (
             routes::RESERVATION_CONTROL,
@@ -493,6 +499,7 @@ fn templates() -> Vec<(&'static str, serde_json::Value)> {
             routes::RESERVATION_CONTROL,
             j(serde_json::to_value(ReservationRequest::Release {
                 id: "system.1".into(),
+                group: None,
             })),
         ),
     ]
@@ -585,12 +592,32 @@ fn change() -> impl Strategy<Value = String> {
     (attr, select(vec!["=", "+=", "-="]), any_value()).prop_map(|(a, o, v)| format!("{a}{o}{v}"))
 }
 
+/// `-n`/`-w` selections: names and constraints, well-formed or not
+/// (regex-looking values, comparisons, unknown attributes).
+fn job_select() -> impl Strategy<Value = arches_api::JobSelect> {
+    let attr = prop_oneof![
+        Just("user"),
+        Just("group"),
+        Just("acct"),
+        Just("class"),
+        Just("state"),
+        Just("partition"),
+        Just("CompletionTime"),
+        Just("StartTime"),
+        Just("colour"),
+    ];
+    let cmp = prop_oneof![Just("="), Just(">="), Just("<"), Just("=="), Just("")];
+    let constraint = (attr, cmp, any_value()).prop_map(|(a, c, v)| format!("{a}{c}{v}"));
+    (proptest::option::of(nasty_text()), vec(constraint, 0..3))
+        .prop_map(|(name, constraints)| arches_api::JobSelect { name, constraints })
+}
+
 fn job_ids() -> impl Strategy<Value = Vec<String>> {
     vec(
         prop_oneof![
             4 => (1u32..200).prop_map(|n| n.to_string()),
             3 => Just("ALL".to_string()),
-            1 => select(vec!["Moab.1", "1.host", "ALL,2"]).prop_map(str::to_string),
+            1 => select(vec!["Moab.1", "1.host", "ALL,2", "1.*", "7[4", "1[0-2]", "(a|b)*{1,9}", "jobname:x"]).prop_map(str::to_string),
             1 => number_text(),
             1 => nasty_text(),
         ],
@@ -652,20 +679,27 @@ fn typed_body() -> impl Strategy<Value = (&'static str, Vec<u8>)> {
         .prop_map(|(k, v)| format!("{k}={v}"));
     let rsv = prop_oneof![
         vec(spec, 0..5).prop_map(|specs| ReservationRequest::Create { specs }),
-        any_value().prop_map(|id| ReservationRequest::Release { id }),
+        (any_value(), proptest::option::of(any_value()))
+            .prop_map(|(id, group)| ReservationRequest::Release { id, group }),
+        (any_value(), vec(any_value(), 0..4))
+            .prop_map(|(id, changes)| ReservationRequest::Modify { id, changes }),
     ];
     let start = prop_oneof![
-        any_value().prop_map(|id| StartQuery::Job { id }),
+        (any_value(), any::<bool>()).prop_map(|(id, feedback)| StartQuery::Job { id, feedback }),
         (
             any::<u32>(),
             duration_text(),
-            proptest::option::of(nasty_text())
+            proptest::option::of(nasty_text()),
+            any::<bool>()
         )
-            .prop_map(|(procs, duration, qos)| StartQuery::Hypothetical {
-                procs,
-                duration,
-                qos
-            }),
+            .prop_map(
+                |(procs, duration, qos, feedback)| StartQuery::Hypothetical {
+                    procs,
+                    duration,
+                    qos,
+                    feedback
+                }
+            ),
     ];
     let backfill = (
         proptest::option::of(duration_text()),
@@ -681,12 +715,12 @@ fn typed_body() -> impl Strategy<Value = (&'static str, Vec<u8>)> {
             ..BackfillQuery::default()
         });
     prop_oneof![
-        4 => (job_ids(), action).prop_map(move |(jobs, action)| (routes::JOB_ACTION, json(serde_json::to_value(JobActionRequest { jobs, action }).expect("json")))),
+        4 => (job_ids(), action, job_select()).prop_map(move |(jobs, action, select)| (routes::JOB_ACTION, json(serde_json::to_value(JobActionRequest { jobs, action, select }).expect("json")))),
         2 => control.prop_map(move |c| (routes::SCHEDULER_CONTROL, json(serde_json::to_value(c).expect("json")))),
         2 => rsv.prop_map(move |r| (routes::RESERVATION_CONTROL, json(serde_json::to_value(r).expect("json")))),
         1 => start.prop_map(move |q| (routes::STARTTIME, json(serde_json::to_value(q).expect("json")))),
         1 => backfill.prop_map(move |q| (routes::BACKFILL, json(serde_json::to_value(q).expect("json")))),
-        1 => (job_ids(), any::<bool>()).prop_map(move |(ids, completed)| (routes::JOBS_DETAIL, json(serde_json::to_value(JobsRequest { ids, completed }).expect("json")))),
+        1 => (job_ids(), any::<bool>(), job_select()).prop_map(move |(ids, completed, select)| (routes::JOBS_DETAIL, json(serde_json::to_value(JobsRequest { ids, completed, select }).expect("json")))),
         2 => (vec(resource(), 0..3), vec(("[A-Za-z_=]{0,6}", any_value()), 0..3), proptest::option::of(nasty_text()), proptest::option::of(any_value()), proptest::option::of(nasty_text()), any::<bool>())
             .prop_map(move |(resources, env, name, output, shell, hold)| {
                 let req = SubmitRequest {

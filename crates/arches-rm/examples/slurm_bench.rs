@@ -27,6 +27,7 @@ fn launch(job: u64, node: &str, script: &str, dir: &str) -> Launch {
             name: node.to_string(),
             tasks: 1,
             procs: 1,
+            gres: Vec::new(),
         }],
         exec: ExecSpec {
             script: script.to_string(),

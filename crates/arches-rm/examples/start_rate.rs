@@ -61,6 +61,7 @@ fn main() -> ExitCode {
             name: "local".into(),
             tasks: 1,
             procs: 1,
+            gres: Vec::new(),
         }],
         exec: ExecSpec {
             script: script.into(),

@@ -34,23 +34,45 @@ pub struct Launch {
 }
 
 /// One allocated node.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LaunchNode {
     pub name: String,
     pub tasks: u32,
     pub procs: u32,
+    /// Generic resources given on this node: `(name, count, unit indices)`
+    /// (indices empty for kinds counted only).
+    pub gres: Vec<(String, u32, Vec<u32>)>,
 }
 
 /// An allocation as the backend names it: one [`LaunchNode`] per node of
-/// `alloc` that `state` knows.
-pub fn launch_nodes(state: &arches_core::State, alloc: &[arches_core::Alloc]) -> Vec<LaunchNode> {
+/// `alloc` that `state` knows, with the generic resources and the units
+/// (device indices) of `units` given on each.
+pub fn launch_nodes(
+    state: &arches_core::State,
+    alloc: &[arches_core::Alloc],
+    units: &[arches_core::GresUnits],
+) -> Vec<LaunchNode> {
+    let table = state.gres_table();
     alloc
         .iter()
         .filter_map(|a| {
+            let gres = a
+                .gres
+                .iter()
+                .filter_map(|(kind, n)| {
+                    let idx = units
+                        .iter()
+                        .find(|u| u.node == a.node && u.kind == kind)
+                        .map(|u| u.indices())
+                        .unwrap_or_default();
+                    Some((table.name(kind)?.to_string(), n, idx))
+                })
+                .collect();
             Some(LaunchNode {
                 name: state.node(a.node)?.name.clone(),
                 tasks: a.tasks,
                 procs: a.procs,
+                gres,
             })
         })
         .collect()

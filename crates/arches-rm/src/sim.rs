@@ -87,6 +87,32 @@ impl SimRm {
         self.runtimes.remove(&job);
     }
 
+    /// Starts `job` now with wall-clock limit `walltime` on `procs`
+    /// processors: what [`ResourceManager::start`] does with a launch, which
+    /// the simulated backend needs nothing else of (a simulator calls this
+    /// directly instead of building launches; the processors scale the rest
+    /// of the run when the job is resized).
+    pub fn start_job(
+        &mut self,
+        job: JobId,
+        walltime: Option<Secs>,
+        procs: u32,
+        now: Time,
+    ) -> Result<(), RmError> {
+        if self.running.contains_key(&job) || self.suspended.contains_key(&job) {
+            return Err(RmError::Refused(format!("job {job} is already running")));
+        }
+        let runtime = *self.runtimes.get(&job).ok_or(RmError::UnknownJob(job))?;
+        let run = Segment {
+            runtime,
+            used: 0,
+            limit: walltime,
+            procs: procs.max(1),
+        };
+        self.launch(job, run, None, now);
+        Ok(())
+    }
+
     /// When the next completion is due, if any job is running.
     pub fn next_completion(&self) -> Option<Time> {
         self.due.first().map(|(t, _, _)| *t)
@@ -189,24 +215,8 @@ impl ResourceManager for SimRm {
     }
 
     fn start(&mut self, launch: &Launch, now: Time) -> Result<(), RmError> {
-        if self.running.contains_key(&launch.job) || self.suspended.contains_key(&launch.job) {
-            return Err(RmError::Refused(format!(
-                "job {} is already running",
-                launch.job
-            )));
-        }
-        let runtime = *self
-            .runtimes
-            .get(&launch.job)
-            .ok_or(RmError::UnknownJob(launch.job))?;
-        let run = Segment {
-            runtime,
-            used: 0,
-            limit: launch.walltime,
-            procs: launch.nodes.iter().map(|n| n.procs).sum::<u32>().max(1),
-        };
-        self.launch(launch.job, run, None, now);
-        Ok(())
+        let procs = launch.nodes.iter().map(|n| n.procs).sum::<u32>();
+        self.start_job(launch.job, launch.walltime, procs, now)
     }
 
     fn cancel(&mut self, job: JobId, now: Time) -> Result<(), RmError> {
@@ -371,6 +381,7 @@ mod tests {
                 name: "n1".into(),
                 tasks: 1,
                 procs: 1,
+                gres: Vec::new(),
             }],
             exec: ExecSpec::default(),
             walltime,
@@ -416,6 +427,7 @@ mod tests {
             name: "n1".into(),
             tasks: 4,
             procs: 4,
+            gres: Vec::new(),
         }];
         rm.resize(1, &four, None, 500).unwrap();
         assert_eq!(rm.next_completion(), Some(625));
@@ -424,6 +436,7 @@ mod tests {
             name: "n1".into(),
             tasks: 2,
             procs: 2,
+            gres: Vec::new(),
         }];
         rm.resize(1, &two, None, 525).unwrap();
         assert_eq!(rm.next_completion(), Some(725));

@@ -51,6 +51,7 @@ fn launch(tmp: &Path, job: JobId, script: &str) -> Launch {
             name: "n1".into(),
             tasks: 1,
             procs: 1,
+            gres: Vec::new(),
         }],
         exec: ExecSpec {
             script: script.to_string(),

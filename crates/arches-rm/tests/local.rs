@@ -74,11 +74,13 @@ impl Fixture {
                     name: "n1".into(),
                     tasks: 2,
                     procs: 2,
+                    gres: Vec::new(),
                 },
                 LaunchNode {
                     name: "n2".into(),
                     tasks: 1,
                     procs: 1,
+                    gres: Vec::new(),
                 },
             ],
             exec: ExecSpec {

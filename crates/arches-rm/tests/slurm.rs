@@ -207,6 +207,7 @@ impl Fixture {
                     name: n.to_string(),
                     tasks: p,
                     procs: p,
+                    gres: Vec::new(),
                 })
                 .collect(),
             exec: ExecSpec {

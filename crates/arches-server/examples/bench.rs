@@ -92,7 +92,9 @@ fn fill(home: &Path, queued: u64) {
         let mut job = Job::new(id, "bench", Request::procs(600), Some(3600), 0);
         job.name = format!("job{id}");
         let (exec, payload) = typical_exec(id);
-        batch.upserts.push(JobRecord::new(&job, exec));
+        batch
+            .upserts
+            .push(JobRecord::new(&job, exec, &Default::default()));
         batch.payloads.push((id, payload));
     }
     batch.next_id = Some(queued + 1);
@@ -171,6 +173,7 @@ fn local_starts(n: usize) {
             action: arches_api::JobAction::Release {
                 types: vec!["all".into()],
             },
+            select: Default::default(),
         })
         .send()
         .expect("release");
@@ -342,6 +345,7 @@ fn run() {
         let req = JobsRequest {
             ids: vec![(1 + i * 97 % queued).to_string()],
             completed: false,
+            ..Default::default()
         };
         let t = Instant::now();
         let r = c

@@ -2,14 +2,13 @@
 //! checks and Moab's result messages (moab-formats §9.2). A refused action
 //! changes nothing.
 
-use arches_api::{ActionResponse, JobAction, JobActionRequest};
+use arches_api::{ActionResponse, JobAction, JobActionRequest, JobSelect};
 use arches_core::policy::PreemptPolicy;
 use arches_core::state::JobChange;
 use arches_core::timespec::parse_duration;
 use arches_core::{Event, HoldType, JobFlag, JobId, Time};
 
 use crate::actor::{Actor, Caller};
-use crate::jobspec::parse_job_id;
 
 /// One job's outcome: a line and whether it failed.
 type Outcome = Result<Option<String>, String>;
@@ -23,70 +22,47 @@ impl Actor {
         now: Time,
     ) -> ActionResponse {
         let mut resp = ActionResponse::default();
+        // `-R` also requeues completed jobs (Moab: "requeued completed job").
+        let scope = crate::jobexpr::Scope {
+            completed: matches!(req.action, JobAction::Requeue),
+            owner: (!caller.admin).then_some(caller.user.as_str()),
+            regex_always: self.cfg.moab.use_job_regex,
+            scheduler: &self.cfg.scheduler_name,
+        };
+        // Array forms (`ID[INDEX]`, `ID[]`, an array's `ID`) first, the
+        // other tokens through the job expressions.
+        let (array_tokens, rest) = crate::jobexpr::split_arrays(&self.state, &req.jobs);
         let mut ids: Vec<JobId> = Vec::new();
         let mut arrays: Vec<JobId> = Vec::new();
-        if req.jobs.is_empty() {
-            resp.stderr
-                .push("ERROR:  no job expression specified".to_string());
-            resp.failed = true;
-            return resp;
+        if array_tokens.is_empty() || !rest.is_empty() || req.select != JobSelect::default() {
+            let sel = crate::jobexpr::select(&self.state, &rest, &req.select, &scope);
+            let errors = sel.error_lines();
+            if !errors.is_empty() {
+                resp.stderr.extend(errors);
+                resp.failed = true;
+            }
+            ids = sel.ids;
         }
-        for expr in &req.jobs {
-            for part in expr.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-                if part.eq_ignore_ascii_case("ALL") {
-                    let all = self
-                        .state
-                        .jobs()
-                        .filter(|j| !j.state.is_finished())
-                        .filter(|j| caller.admin || j.cred.user == caller.user)
-                        .map(|j| j.id);
-                    ids.extend(all);
-                    let waiting = self
-                        .state
-                        .arrays()
-                        .filter(|a| a.pending() > 0 && a.cancelled.is_none())
-                        .filter(|a| caller.admin || a.template.cred.user == caller.user)
-                        .map(|a| a.id);
-                    arrays.extend(waiting);
-                    continue;
-                }
-                // Array forms: `ID[INDEX]`, `ID[]`, an array's `ID`.
-                match crate::arrays::resolve(&self.state, part) {
-                    Some(crate::arrays::Target::Array(a)) => {
-                        arrays.push(a);
-                        continue;
-                    }
-                    Some(crate::arrays::Target::Pending(a, pos)) => {
-                        match self.materialize(a, pos, now) {
-                            Some(id) => ids.push(id),
-                            None => {
-                                resp.stderr
-                                    .push(format!("ERROR:  invalid job specified ({part})"));
-                                resp.failed = true;
-                            }
-                        }
-                        continue;
-                    }
-                    Some(crate::arrays::Target::Job(id)) => {
-                        ids.push(id);
-                        continue;
-                    }
-                    None => {}
-                }
-                // `-R` also requeues completed jobs (Moab: "requeued completed job").
-                let finished_ok = matches!(req.action, JobAction::Requeue);
-                match parse_job_id(part).filter(|id| {
-                    self.state
-                        .job(*id)
-                        .is_some_and(|j| finished_ok || !j.state.is_finished())
-                }) {
+        if rest.iter().any(|t| t.eq_ignore_ascii_case("ALL")) {
+            let waiting = self
+                .state
+                .arrays()
+                .filter(|a| a.pending() > 0 && a.cancelled.is_none())
+                .filter(|a| caller.admin || a.template.cred.user == caller.user)
+                .map(|a| a.id);
+            arrays.extend(waiting);
+        }
+        for (part, target) in array_tokens {
+            match target {
+                crate::arrays::Target::Array(a) => arrays.push(a),
+                crate::arrays::Target::Pending(a, pos) => match self.materialize(a, pos, now) {
                     Some(id) => ids.push(id),
                     None => {
-                        resp.stderr
-                            .push(format!("ERROR:  invalid job specified ({part})"));
+                        resp.stderr.push(crate::jobexpr::invalid_job(&part));
                         resp.failed = true;
                     }
-                }
+                },
+                crate::arrays::Target::Job(id) => ids.push(id),
             }
         }
         // A job named twice (`canceljob 3 3`, `3,ALL`) is acted on once,
@@ -382,6 +358,65 @@ impl Actor {
         Ok(Some(holds_message(self, id)))
     }
 
+    /// `mjobctl -m gres[=+-]name:count[,...]`: the generic resources per
+    /// task of a queued job (set, added or taken away); the result must be
+    /// a request the cluster can ever hold.
+    fn modify_gres(&mut self, id: JobId, op: char, value: &str, now: Time) -> Outcome {
+        let job = self
+            .state
+            .job(id)
+            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        if job.state.is_active() {
+            return Err(format!(
+                "ERROR:  cannot modify generic resources of active job {id}"
+            ));
+        }
+        let given = if value.eq_ignore_ascii_case("NONE") && op == '=' {
+            Vec::new()
+        } else {
+            arches_core::gres::parse_list(value).map_err(|e| format!("ERROR:  {e}"))?
+        };
+        let mut list: Vec<(String, u32)> = if op == '=' {
+            Vec::new()
+        } else {
+            job.req.gres().to_vec()
+        };
+        for (name, n) in given {
+            let pos = list.iter().position(|(x, _)| *x == name);
+            match (op, pos) {
+                ('-', Some(i)) => {
+                    list[i].1 = list[i].1.saturating_sub(n);
+                    if list[i].1 == 0 {
+                        list.remove(i);
+                    }
+                }
+                ('-', None) => {}
+                (_, Some(i)) => list[i].1 = list[i].1.saturating_add(n),
+                (_, None) => list.push((name, n)),
+            }
+        }
+        let mut changed = job.clone();
+        changed.req.layout_mut().gres = list.clone();
+        arches_core::placement::feasible(&self.state, &self.cfg.policy, &changed, now).map_err(
+            |why| format!("ERROR:  cannot modify generic resources of job {id} ({why})"),
+        )?;
+        self.apply(
+            Event::Modify {
+                job: id,
+                change: JobChange::Gres(list.clone()),
+            },
+            now,
+        );
+        Ok(Some(format!(
+            "gres set to '{}' for job {id}",
+            if list.is_empty() {
+                "NONE".to_string()
+            } else {
+                arches_core::gres::format_list(&list)
+            }
+        )))
+    }
+
     fn modify(&mut self, caller: &Caller, id: JobId, change: &str, now: Time) -> Outcome {
         let (attr, op, value) = split_change(change)
             .ok_or_else(|| format!("ERROR:  no valid attributes specified ({change})"))?;
@@ -600,7 +635,10 @@ impl Actor {
                 let types = vec![value.to_string()];
                 self.holds(caller, id, &types, op != '-', now)
             }
-            _ => Err(format!("ERROR:  unknown attribute '{attr}' specified")),
+            "gres" => self.modify_gres(id, op, value, now),
+            _ => self
+                .modify_more(caller, id, attr, op, value, now)
+                .unwrap_or_else(|| Err(format!("ERROR:  unknown attribute '{attr}' specified"))),
         }
     }
 

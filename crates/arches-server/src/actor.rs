@@ -73,6 +73,11 @@ pub struct SchedStats {
     pub jobs_started: u64,
     /// Jobs preempted by the scheduler (QoS or PREEMPT backfill).
     pub jobs_preempted: u64,
+    /// Lowest system utilization seen (0..=1) and on which iteration, and
+    /// the backlog samples (showstats -v, [`crate::profiling`]).
+    pub min_util: Option<(f64, u64)>,
+    pub backlog_sum: f64,
+    pub backlog_samples: u64,
     /// Why changes cannot be recorded, while the store fails (mdiag -S).
     pub store_fault: Option<String>,
     /// What a salvage start set aside or left alone (mdiag -S).
@@ -175,6 +180,8 @@ pub struct Actor {
     trim_due: bool,
     /// When iterations, observations and commits happen.
     pace: crate::pace::Pace,
+    /// Node samples of the statistics profile interval in progress.
+    pub(crate) sampler: crate::profiling::NodeSampler,
     /// The store's last failure, while it fails ([`crate::durable`]).
     pub(crate) store_fault: Option<crate::durable::StoreFault>,
     /// The run-time history of a commit that failed (owed).
@@ -232,7 +239,7 @@ impl Actor {
         // Arrays first: their sub-jobs' ids are theirs.
         let mut arrays = crate::arrays::Book::default();
         for rec in store.load_arrays()? {
-            let a = rec.to_core()?;
+            let a = rec.to_core(state.gres_table())?;
             let id = a.id;
             state
                 .apply(Event::SubmitArray(Box::new(a)), now)
@@ -249,7 +256,7 @@ impl Actor {
                 }
             };
             let rec = crate::intent::prefer_intent(rec, &mut intents, &mut unconfirmed);
-            let job = match rec.to_job() {
+            let job = match rec.to_job(state.gres_table()) {
                 Ok(job) => job,
                 Err(e) => {
                     return salvage.unreadable(RecordKind::Job, rec.job.id.to_string(), &e);
@@ -351,7 +358,7 @@ impl Actor {
         }
         let cfg_for_staging = Arc::clone(&cfg);
         let exec_for_staging = exec.clone();
-        let actor = Actor {
+        let mut actor = Actor {
             cfg,
             state,
             exec,
@@ -384,6 +391,7 @@ impl Actor {
             deferred,
             submitted_since_trim: 0,
             trim_due: false,
+            sampler: Default::default(),
             pace: crate::pace::Pace::default(),
             store_fault: None,
             pending_history: None,
@@ -391,6 +399,7 @@ impl Actor {
             inbox: None,
             notifier: crate::mail::Notifier::default(),
         };
+        actor.configure_profile();
         crate::pace::trim_heap();
         Ok((actor, published))
     }
@@ -692,6 +701,7 @@ impl Actor {
             // After the next publish, which releases the previous plan.
             self.trim_due = true;
         }
+        self.sample(now);
         let ms = t0.elapsed().as_secs_f64() * 1000.0;
         crate::metrics::observe_iteration(t0.elapsed());
         self.stats.iterations += 1;
@@ -766,7 +776,9 @@ impl Actor {
             .exec
             .get(&id)
             .ok_or_else(|| format!("no execution record for job {id}"))?;
-        let nodes = arches_rm::launch_nodes(&self.state, &alloc);
+        // The devices the state gives it when the start is applied below.
+        let units = self.state.units_for(&alloc);
+        let nodes = arches_rm::launch_nodes(&self.state, &alloc, &units);
         let mut launch = Launch {
             job: id,
             name: job.name.clone(),
@@ -859,7 +871,7 @@ impl Actor {
             .exec
             .get(&id)
             .ok_or_else(|| format!("no execution record for job {id}"))?;
-        let nodes = arches_rm::launch_nodes(&self.state, &run.alloc);
+        let nodes = arches_rm::launch_nodes(&self.state, &run.alloc, &run.gres_units);
         let mut launch = Launch {
             job: id,
             name: job.name.clone(),
@@ -876,7 +888,11 @@ impl Actor {
             r.start_time = now;
         }
         self.store
-            .record_starts(&[JobRecord::new(&intent, (**rec).clone())])
+            .record_starts(&[JobRecord::new(
+                &intent,
+                (**rec).clone(),
+                self.state.gres_table(),
+            )])
             .map_err(|e| format!("cannot record the start durably: {e}"))?;
         self.rm.start(&launch, now).map_err(|e| e.to_string())?;
         self.apply(
@@ -963,7 +979,11 @@ impl Actor {
         let dirty = std::mem::take(&mut self.dirty);
         for &id in &dirty {
             if let (Some(job), Some(rec)) = (self.state.job(id), self.exec.get(&id)) {
-                batch.upserts.push(JobRecord::new(job, (**rec).clone()));
+                batch.upserts.push(JobRecord::new(
+                    job,
+                    (**rec).clone(),
+                    self.state.gres_table(),
+                ));
             }
         }
         let t0 = Instant::now();

@@ -36,7 +36,7 @@ impl Book {
     pub(crate) fn drain(&mut self, state: &State, batch: &mut arches_store::Batch) {
         for id in std::mem::take(&mut self.dirty) {
             if let (Some(a), Some(rec)) = (state.array(id), self.records.get_mut(&id)) {
-                rec.refresh(a);
+                rec.refresh(a, state.gres_table());
                 batch.array_upserts.push(rec.clone());
             }
         }
@@ -332,7 +332,7 @@ impl Actor {
         job.estimate = self.predictor.predict(&job.cred.user, job.walltime);
         let a = ArrayJob::new(id, job, spec.indices, spec.slot_limit);
         let count = u64::from(a.count());
-        let mut rec = ArrayRecord::new(&a, exec.clone());
+        let mut rec = ArrayRecord::new(&a, exec.clone(), self.state.gres_table());
         rec.output = output;
         rec.error = error;
         rec.join_to_error = join_to_error;

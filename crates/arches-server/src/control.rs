@@ -160,6 +160,7 @@ impl Actor {
                             // Nodes are fixed for the life of the daemon.
                             cfg.nodes = self.cfg.nodes.clone();
                             self.cfg = Arc::new(cfg);
+                            self.configure_profile();
                             self.wake = true;
                             tracing::info!(
                                 line = %arches_api::text::escape(line),

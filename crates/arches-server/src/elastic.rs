@@ -45,7 +45,7 @@ impl Actor {
         self.state
             .job(id)
             .and_then(|j| j.run.as_ref())
-            .map(|r| arches_rm::launch_nodes(&self.state, &r.alloc))
+            .map(|r| arches_rm::launch_nodes(&self.state, &r.alloc, &r.gres_units))
             .unwrap_or_default()
     }
 

@@ -30,7 +30,7 @@ pub fn pinned_reservations(s: &Snapshot) -> Vec<PlannedReservation> {
 pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, EstimateError> {
     let policy = &s.cfg.policy;
     match q {
-        StartQuery::Job { id } => {
+        StartQuery::Job { id, feedback } => {
             // `ID[INDEX]` (a sub-job not made a job yet is estimated as it
             // will be), an array's `ID` or `ID[]` (its next sub-job).
             let pending;
@@ -53,13 +53,14 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
                 procs: job.procs(),
                 walltime: job.walltime,
                 start: None,
-                partition: job.req.partition.clone().unwrap_or_else(|| "ALL".into()),
+                partition: best_partition(s, job),
                 running: false,
                 note: None,
                 priority_start: None,
                 priority_note: None,
                 historical_start: None,
                 historical_note: None,
+                feedback: None,
             };
             if job.state.is_finished() {
                 e.note = Some(format!("job {} has completed", job.id));
@@ -108,12 +109,16 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
                 Ok(t) => e.historical_start = Some(t),
                 Err(why) => e.historical_note = Some(why),
             }
+            if *feedback {
+                apply_feedback(s, &mut e);
+            }
             Ok(e)
         }
         StartQuery::Hypothetical {
             procs,
             duration,
             qos,
+            feedback,
         } => {
             let secs = parse_duration(duration)
                 .ok()
@@ -126,25 +131,101 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
             }
             let mut job = Job::new(0, "", Request::procs(*procs), Some(secs), s.now);
             job.cred.qos = qos.clone();
+            let partition = best_partition(s, &job);
             let rsv = arches_core::windows::start_estimate(&s.state, policy, s.now, &job);
             let prio = arches_core::windows::priority_estimate(&s.state, policy, s.now, &job);
             let hist = arches_core::windows::historical_estimate(&s.state, s.now, &job);
-            Ok(StartEstimate {
+            let mut e = StartEstimate {
                 now: s.now,
                 job: format!("{procs}@{duration}"),
                 procs: *procs,
                 walltime: Some(secs),
                 start: rsv.as_ref().ok().copied(),
-                partition: "ALL".into(),
+                partition,
                 running: false,
                 note: rsv.err().map(|e| e.to_string()),
                 priority_start: prio.as_ref().ok().copied(),
                 priority_note: prio.err().map(|e| e.to_string()),
                 historical_start: hist.as_ref().ok().copied(),
                 historical_note: hist.err(),
-            })
+                feedback: None,
+            };
+            if *feedback {
+                apply_feedback(s, &mut e);
+            }
+            Ok(e)
         }
     }
+}
+
+/// `showstart -f` (Moab: "apply historical reservation accuracy
+/// information"): a reservation-based start assumes every job ahead runs to
+/// its wall-clock limit; the jobs of the statistics period ran, on average,
+/// this fraction of their limits, so the wait until that start is scaled by
+/// it. Without completed jobs there is no feedback and nothing changes.
+fn apply_feedback(s: &Snapshot, e: &mut StartEstimate) {
+    let t = &s.accounting.total;
+    if t.wcacc_jobs == 0 || e.running {
+        return;
+    }
+    let acc = (t.wcacc_sum / t.wcacc_jobs as f64).clamp(0.0, 1.0);
+    if let Some(start) = e.start {
+        let wait = (start - s.now).max(0) as f64;
+        e.start = Some(s.now + (wait * acc).round() as i64);
+    }
+    e.feedback = Some(acc);
+}
+
+/// showstart's `Best Partition:`: where a running job runs, where a
+/// reserved job's reservation lies, else the partition (of those the job may
+/// run in) with the earliest estimated start (ties: the first by name); `ALL`
+/// only when no partition can hold the job.
+pub fn best_partition(s: &Snapshot, job: &Job) -> String {
+    let part_of = |alloc: &[arches_core::Alloc]| {
+        alloc
+            .first()
+            .and_then(|a| s.state.node(a.node))
+            .map(|n| n.partition.clone())
+    };
+    if let Some(r) = job.run.as_ref().filter(|_| job.state.is_active()) {
+        if let Some(p) = part_of(&r.alloc) {
+            return p;
+        }
+    }
+    if s.plan.reservation(job.id).is_some() && job.id != 0 {
+        let pinned = pinned_reservations(s);
+        if let Some(p) = pinned
+            .iter()
+            .find(|r| r.job == job.id)
+            .and_then(|r| part_of(&r.alloc))
+        {
+            return p;
+        }
+    }
+    let mut parts: Vec<&str> = s
+        .state
+        .nodes()
+        .iter()
+        .map(|n| n.partition.as_str())
+        .collect();
+    parts.sort_unstable();
+    parts.dedup();
+    let mut best: Option<(arches_core::Time, &str)> = None;
+    for p in parts {
+        if !crate::showq::may_run_in(s, job, p) {
+            continue;
+        }
+        let mut j = job.clone();
+        j.req.partition = Some(p.to_string());
+        if let Ok(t) = arches_core::windows::start_estimate(&s.state, &s.cfg.policy, s.now, &j) {
+            if best.is_none_or(|(bt, _)| t < bt) {
+                best = Some((t, p));
+            }
+        }
+    }
+    best.map(|(_, p)| p.to_string())
+        .or_else(|| job.req.partition.clone())
+        .unwrap_or_else(|| "ALL".into())
 }
 
 /// showbf: the core's windows starting now, widest first — the global
@@ -157,6 +238,13 @@ pub fn backfill(
     group: String,
 ) -> Result<BackfillView, EstimateError> {
     let mut wq = window_query(q)?;
+    if let Some(g) = wq.gres.as_deref() {
+        if s.state.gres_table().id(g).is_none() {
+            return Err(EstimateError(format!(
+                "ERROR:  no node has generic resource '{g}'"
+            )));
+        }
+    }
     // Reservations the asking credentials may use count as idle (showbf
     // -u/-g/-a/-c/-q, else the caller's own user and group; -A: anyone's).
     wq.any_credential = q.all;
@@ -184,6 +272,14 @@ pub fn backfill(
     };
     let mut windows = Vec::new();
     let mut partitions = Vec::new();
+    let cap = if q.hard_limits {
+        Some(crate::showq::headroom(
+            s,
+            wq.cred.as_ref().expect("set above"),
+        ))
+    } else {
+        None
+    };
     for part in shown {
         let label = part.clone().unwrap_or_else(|| "ALL".into());
         let pq = WindowQuery {
@@ -199,7 +295,17 @@ pub fn backfill(
             .filter(|n| n.has_features(&pq.features))
             .fold((0u32, 0u32), |(a, b), n| (a + 1, b + n.procs));
         partitions.push((label.clone(), nodes, procs));
-        for w in arches_core::windows_in_plan(&s.state, &s.cfg.policy, &s.plan, s.now, &pq) {
+        let found = if q.future {
+            arches_core::future_windows(&s.state, &s.cfg.policy, &s.plan, s.now, &pq, FUTURE_POINTS)
+        } else {
+            arches_core::windows_in_plan(&s.state, &s.cfg.policy, &s.plan, s.now, &pq)
+        };
+        for mut w in found {
+            if let Some(cap) = &cap {
+                if !cap.cut(&mut w) {
+                    continue;
+                }
+            }
             let hosts = w
                 .node_ids
                 .iter()
@@ -230,6 +336,9 @@ pub fn backfill(
     })
 }
 
+/// How many later release times `showbf -D` looks at.
+const FUTURE_POINTS: usize = 32;
+
 /// Maps showbf's options onto the core's [`WindowQuery`].
 fn window_query(q: &BackfillQuery) -> Result<WindowQuery, EstimateError> {
     let min_duration = match &q.duration {
@@ -254,6 +363,7 @@ fn window_query(q: &BackfillQuery) -> Result<WindowQuery, EstimateError> {
         min_mem_mb,
         cred: None,
         any_credential: q.all,
+        gres: q.gres.clone(),
     })
 }
 

@@ -61,10 +61,7 @@ pub fn router(app: AppState) -> Router {
         .route(routes::PRIORITY, get(priority))
         .route(routes::BACKFILL, post(backfill))
         .route(routes::STARTTIME, post(starttime))
-        .route(
-            routes::RESERVATIONS,
-            get(|s: State<AppState>| read(s, views::reservations)),
-        )
+        .route(routes::RESERVATIONS, get(reservations))
         .route(routes::RESERVATION_CONTROL, post(reservation_control))
         .route(
             routes::CONFIG,
@@ -74,10 +71,7 @@ pub fn router(app: AppState) -> Router {
             routes::CREDENTIALS,
             get(|s: State<AppState>| read(s, views::credentials)),
         )
-        .route(
-            routes::STATS,
-            get(|s: State<AppState>| read(s, views::stats)),
-        )
+        .route(routes::STATS, get(stats))
         .route(
             routes::FAIRSHARE,
             get(|s: State<AppState>| read(s, views::fairshare)),
@@ -278,11 +272,21 @@ async fn queue(
             )
         }
     };
+    let snap = current(&app.published);
+    // Checked here so that an unknown partition is a 404, not a view.
+    if let Err(e) = crate::showq::shell(&snap, q.partition.as_deref()) {
+        return error(StatusCode::NOT_FOUND, e);
+    }
+    let partition = q.partition.clone();
     listing(
-        current(&app.published),
+        snap,
         "jobs",
-        move |s| (views::queue_shell(s), views::queue_order(s, q.completed)),
-        views::queue_item,
+        move |s| {
+            let shell = crate::showq::shell(s, q.partition.as_deref())
+                .unwrap_or_else(|_| views::queue_shell(s));
+            (shell, views::queue_order(s, q.completed))
+        },
+        move |s, it| crate::showq::line(s, it, partition.as_deref()),
     )
     .await
 }
@@ -312,6 +316,61 @@ async fn jobs_detail(
         move |s, it| views::job_item(s, it, &pv),
     )
     .await
+}
+
+async fn stats(
+    State(app): State<AppState>,
+    q: Result<Query<arches_api::StatsQuery>, QueryRejection>,
+) -> Response {
+    let q = match q {
+        Ok(Query(q)) => q,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("ERROR:  malformed request ({})", e.body_text()),
+            )
+        }
+    };
+    let snap = current(&app.published);
+    match crate::profiling::stats_view(&snap, &q) {
+        Ok(v) => ok(v),
+        Err(e) => error(StatusCode::BAD_REQUEST, e),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct RsvQuery {
+    select: Option<String>,
+}
+
+/// showres, mdiag -r, and `mrsvctl -l/-q EXPR` (`?select=`).
+async fn reservations(
+    State(app): State<AppState>,
+    q: Result<Query<RsvQuery>, QueryRejection>,
+) -> Response {
+    let select = match q {
+        Ok(Query(q)) => q.select,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("ERROR:  malformed request ({})", e.body_text()),
+            )
+        }
+    };
+    let mut v = views::reservations(&current(&app.published));
+    if let Some(expr) = select {
+        let ids: Vec<String> = v.reservations.iter().map(|r| r.id.clone()).collect();
+        match crate::rsvhosts::select_ids(&expr, ids.iter().map(String::as_str)) {
+            Ok(keep) => v.reservations.retain(|r| keep.contains(&r.id)),
+            Err(tok) => {
+                return error(
+                    StatusCode::NOT_FOUND,
+                    format!("ERROR:  cannot locate reservation '{tok}'"),
+                )
+            }
+        }
+    }
+    ok(v)
 }
 
 async fn priority(State(app): State<AppState>) -> Response {

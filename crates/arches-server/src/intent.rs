@@ -50,6 +50,7 @@ fn started(job: &Job, s: &Start, now: Time, state: JobState) -> Job {
         resumed_at: None,
         terminating: None,
         virtual_walltime: s.virtual_walltime,
+        gres_units: Vec::new(),
     });
     j
 }
@@ -79,6 +80,7 @@ impl Actor {
                 Some(JobRecord::new(
                     &started(job, s, now, state),
                     (**rec).clone(),
+                    self.state.gres_table(),
                 ))
             })
             .collect();

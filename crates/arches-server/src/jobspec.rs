@@ -58,6 +58,10 @@ pub struct Submission {
     group: String,
     /// Flags the user asked for (`-l flags=`), as opposed to those of the class.
     user_flags: Vec<JobFlag>,
+    /// The policy, kept for requests the engine checks itself (layouts,
+    /// generic resources, access policies, reservation binding).
+    policy: Option<Box<Policy>>,
+    now: Time,
     /// `-t`: the job is an array ([`crate::arrays`]).
     pub array: Option<arches_core::ArraySpec>,
     /// Dependencies on named jobs, arrays and sub-jobs, until resolved
@@ -97,6 +101,8 @@ pub fn parse(
     for ext in &req.extensions {
         res.apply_extension(ext)?;
     }
+    // Templates first (Moab: before the class defaults and checks); they
+    // may set the class.
     let mut class = req.class.clone().filter(|c| !c.is_empty());
     let mut account = req.account.clone().filter(|a| !a.is_empty());
     let applied_templates = templates::apply(
@@ -109,10 +115,12 @@ pub fn parse(
             account: &mut account,
         },
     )?;
+    // The requested (or template-set) class, else DEFAULTCLASS; refused
+    // when classes are defined and it is not one of them (crate docs:
+    // classes).
+    let class = arches_core::class::assign(class.as_deref(), policy).map_err(SubmitError)?;
     let class_cfg = class.as_ref().and_then(|c| policy.classes.get(c));
-    let walltime = res
-        .walltime
-        .or_else(|| class_cfg.and_then(|c| c.default_wclimit));
+    let mut walltime = res.walltime;
     if let Some(w) = walltime {
         if w <= 0 {
             return err(format!("invalid wallclock limit ({w})"));
@@ -133,7 +141,10 @@ pub fn parse(
             ));
         }
     }
-    let request = res.request()?;
+    let mut request = res.request()?;
+    if let Some(c) = class_cfg {
+        arches_core::class::apply_defaults(&mut request, &mut walltime, c, res.given());
+    }
     crate::mail::check_mail(req.mail_options.as_deref(), req.mail_list.as_deref())
         .map_err(SubmitError)?;
     let array = array::parse(req)?;
@@ -146,6 +157,13 @@ pub fn parse(
         Some(max) => {
             if res.nodes.is_some() || res.ppn.is_some() || res.ncpus.is_some() {
                 return err("a processor range (procs=MIN-MAX) cannot be combined with nodes=, ppn= or ncpus=");
+            }
+            if request
+                .layout
+                .as_ref()
+                .is_some_and(|l| !l.gres.is_empty() || !l.groups.is_empty() || !l.trl.is_empty())
+            {
+                return err("a processor range (procs=MIN-MAX) cannot be combined with generic resources, node groups or a task request list");
             }
             Some(
                 arches_core::malleable::check_range(
@@ -164,6 +182,11 @@ pub fn parse(
     job.cred.group = group.to_string();
     job.cred.account = account;
     job.cred.class = class;
+    if let (Some(c), Some(cfg)) = (job.cred.class.as_deref(), class_cfg) {
+        // Beyond a class limit: refused, never clamped (Moab's words).
+        arches_core::class::check(&job, c, cfg)
+            .map_err(|why| SubmitError(arches_core::class::violation(&why)))?;
+    }
     // The requested QoS if the credentials grant it, else their default
     // (QDEF, Moab's precedence): the one QoS the engine uses.
     arches_core::qos::assign(&mut job.cred, policy, res.qos.as_deref())
@@ -213,7 +236,6 @@ pub fn parse(
         submit_host: req.submit_host.clone(),
         mail_options: req.mail_options.clone(),
         mail_list: req.mail_list.clone(),
-        gres: res.gres.clone(),
         ttc: res.ttc.clone(),
         stage_in,
         stage_out,
@@ -221,6 +243,7 @@ pub fn parse(
         args: script_args(&req.args)?,
         ..ExecRecord::default()
     };
+    let engine = job_needs_engine_check(&job, policy);
     Ok(Submission {
         job,
         exec,
@@ -228,10 +251,19 @@ pub fn parse(
         user: user.clone(),
         group: group.to_string(),
         user_flags: res.flags.clone(),
+        policy: engine.then(|| Box::new(policy.clone())),
+        now,
         array,
         depend_named: res.depend_named.clone(),
         befores: Vec::new(),
     })
+}
+
+/// Whether the submission check is the engine's own
+/// ([`arches_core::placement::feasible`]): requests with a layout, and any
+/// request when node access policies other than SHARED are configured.
+fn job_needs_engine_check(job: &Job, policy: &Policy) -> bool {
+    job.req.layout.is_some() || policy.node_access != arches_core::NodeAccessPolicy::Shared
 }
 
 /// Script arguments: at most 4,096, 64 KiB in all, no NUL byte (they
@@ -305,6 +337,14 @@ impl Submission {
     pub fn check_against(&self, state: &State) -> Result<(), SubmitError> {
         let mut probe = self.clone();
         probe.resolve_dependencies(state)?;
+        if let Some(p) = self.policy.as_deref() {
+            // Node groups, hosts, generic resources, access policies,
+            // reservations: the engine's own test.
+            let mut shown = self.job.clone();
+            shown.id = 0;
+            return arches_core::placement::feasible(state, p, &shown, self.now)
+                .map_err(SubmitError);
+        }
         fits_somewhere(state, &self.job.req)
     }
 
@@ -439,7 +479,7 @@ fn absolute(p: &str, base: &str) -> String {
 /// and memory per task, tasks per node, features, partition), node by node,
 /// so that e.g. `nodes=2:ppn=3` is refused when only one node has 3
 /// processors. Drained nodes count (they may come back); down nodes do not.
-fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
+pub(crate) fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
     let nodes: Vec<_> = state
         .nodes()
         .iter()
@@ -527,19 +567,8 @@ fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitError> {
 
 /// `Moab.17`, `17`, `17.host` → 17.
 pub fn parse_job_id(text: &str) -> Option<JobId> {
-    let t = text.trim();
-    if let Ok(n) = t.parse() {
-        return Some(n);
-    }
-    if let Some((a, b)) = t.split_once('.') {
-        if let Ok(n) = b.parse() {
-            return Some(n);
-        }
-        if let Ok(n) = a.parse() {
-            return Some(n);
-        }
-    }
-    None
+    // Strict: `80.*` is a regular expression, never job 80.
+    crate::jobexpr::exact_id(text)
 }
 
 /// `msub -a [[[[CC]YY]MM]DD]hhmm[.SS]` in local time.
@@ -600,6 +629,7 @@ pub fn parse_start_date(text: &str, now: Time) -> Result<Time, SubmitError> {
 
 mod array;
 pub mod depend;
+mod nodespec;
 mod resources;
 pub mod sane;
 mod templates;

@@ -27,7 +27,8 @@
 //! - `RequestedResources` (also `Requested`) holds the `-l` resources in
 //!   order: `WallclockDuration` (seconds), `Processors` (`procs=`), `Nodes`
 //!   (the `nodes=` specification), `Memory` (`mem=`), `Feature`, and
-//!   `<Resource Name="k">v</Resource>` for every other `k=v`.
+//!   `<Resource Name="k">v</Resource>` for every other `k=v` (`gres=`,
+//!   `naccesspolicy=`, `hostlist=`, `trl=`... as written).
 //! - Each `Extension` is one `-W` attribute as written (`x=...`,
 //!   `depend=...`).
 //! - Moab elements: `Owner`, `UserId`, `GroupId`, `InitialWorkingDirectory`,

@@ -225,6 +225,13 @@ pub(crate) fn restore_job(state: &mut State, mut job: arches_core::Job) -> anyho
         );
         return Ok(());
     }
+    if !run.gres_units.is_empty() {
+        // The devices it runs on, not the ones a fresh start would get.
+        let change = arches_core::state::JobChange::GresUnits(run.gres_units.clone());
+        if let Err(e) = state.apply(Event::Modify { job: id, change }, run.start_time) {
+            tracing::warn!(job = id, error = %e, "stored generic-resource units conflict; fresh ones given");
+        }
+    }
     if run.suspended_secs > 0 || run.resumed_at.is_some() {
         // One suspension as long as all of them, ending at the last resume.
         let resumed = run

@@ -34,7 +34,8 @@ impl Actor {
         match req {
             ReservationRequest::Create { specs } => {
                 let id = format!("system.{}", self.rsv_next);
-                match parse_create(specs, &id, &caller.user, &self.state, now) {
+                let classes: Vec<String> = self.cfg.policy.classes.keys().cloned().collect();
+                match parse_create_with(specs, &id, &caller.user, &self.state, &classes, now) {
                     Ok(r) => {
                         let named = r.id != id;
                         let rec = ReservationRecord::from_core(&r);
@@ -64,28 +65,11 @@ impl Actor {
                     }
                 }
             }
-            ReservationRequest::Release { id } => {
-                if self.state.remove_reservation(id).is_some() {
-                    self.rsv_changes.1.push(id.clone());
-                    self.wake = true;
-                    tracing::info!(rsv = %id, user = %caller.user, "reservation released");
-                    resp.stdout.push(format!("reservation {id} released"));
-                } else if self
-                    .cfg
-                    .policy
-                    .standing
-                    .iter()
-                    .any(|s| id.starts_with(&format!("{}.", s.name)))
-                {
-                    resp.stderr.push(format!(
-                        "ERROR:  reservation {id} is a standing reservation (change SRCFG[...] in moab.cfg)"
-                    ));
-                    resp.failed = true;
-                } else {
-                    resp.stderr
-                        .push(format!("ERROR:  cannot locate reservation '{id}'"));
-                    resp.failed = true;
-                }
+            ReservationRequest::Release { id, group } => {
+                self.release_reservations(&caller.user, id, group.as_deref(), &mut resp);
+            }
+            ReservationRequest::Modify { id, changes } => {
+                self.modify_reservation(id, changes, now, &mut resp);
             }
         }
         resp
@@ -127,6 +111,7 @@ pub fn infos(s: &crate::actor::Snapshot) -> Vec<arches_api::ReservationInfo> {
             owner: r.owner.clone(),
             flags: r.flags.clone(),
             acl: r.acl.describe(),
+            group: r.group.clone(),
         })
         .collect()
 }
@@ -144,6 +129,18 @@ pub fn parse_create(
     state: &State,
     now: Time,
 ) -> Result<Reservation, String> {
+    parse_create_with(specs, default_id, owner, state, &[], now)
+}
+
+/// [`parse_create`] with the configured classes (`class:` host selectors).
+pub fn parse_create_with(
+    specs: &[String],
+    default_id: &str,
+    owner: &str,
+    state: &State,
+    classes: &[String],
+    now: Time,
+) -> Result<Reservation, String> {
     let mut r = Reservation {
         id: default_id.to_string(),
         start: now,
@@ -154,9 +151,12 @@ pub fn parse_create(
         flags: Vec::new(),
         owner: Some(owner.to_string()),
         standing: None,
+        group: None,
     };
     let mut duration = None;
     let mut end = None;
+    let mut infinite = false;
+    let mut filter = crate::rsvhosts::HostFilter::default();
     for spec in specs {
         let (k, v) = spec
             .split_once('=')
@@ -175,16 +175,30 @@ pub fn parse_create(
         };
         match k.trim().to_ascii_lowercase().as_str() {
             "starttime" | "start" => r.start = parse_time(v, now)?,
+            "duration" if v.eq_ignore_ascii_case("INFINITY") => infinite = true,
+            "endtime" | "end" if v.eq_ignore_ascii_case("INFINITY") => infinite = true,
             "duration" => {
                 duration = Some(parse_duration(v).map_err(|_| format!("invalid duration '{v}'"))?)
             }
             "endtime" | "end" => end = Some(v.to_string()),
-            "hostlist" | "hosts" => {
-                r.hosts = if v.eq_ignore_ascii_case("ALL") {
-                    state.nodes().iter().map(|n| n.name.clone()).collect()
-                } else {
-                    list()
+            "hostlist" | "hosts" | "hostexp" => {
+                r.hosts = crate::rsvhosts::host_expr(v, state, classes)?
+            }
+            "procs" | "taskcount" | "tasks" if v.eq_ignore_ascii_case("ALL") => {
+                r.procs = 0;
+                if r.hosts.is_empty() {
+                    r.hosts = state.nodes().iter().map(|n| n.name.clone()).collect();
                 }
+            }
+            "exclusive" => r.flags.push("EXCLUSIVE".to_string()),
+            "features" | "feature" => filter.features = list(),
+            "partition" => filter.partition = Some(v.to_string()),
+            "excludejobs" | "joblist" => filter.exclude_jobs = list(),
+            "rsvgroup" | "group" => {
+                if v.is_empty() || v.contains(char::is_whitespace) {
+                    return Err(format!("invalid reservation group '{v}'"));
+                }
+                r.group = Some(v.to_string());
             }
             "procs" | "taskcount" | "tasks" => {
                 let n = v.strip_prefix("PROCS:").unwrap_or(v);
@@ -203,7 +217,13 @@ pub fn parse_create(
                 }
                 r.id = v.to_string();
             }
-            "flags" => r.flags = list().into_iter().map(|f| f.to_ascii_uppercase()).collect(),
+            "flags" => {
+                let keep_exclusive = r.flags.iter().any(|f| f == "EXCLUSIVE");
+                r.flags = list().into_iter().map(|f| f.to_ascii_uppercase()).collect();
+                if keep_exclusive && !r.flags.iter().any(|f| f == "EXCLUSIVE") {
+                    r.flags.push("EXCLUSIVE".to_string());
+                }
+            }
             "users" | "userlist" => r.acl.users = list(),
             "groups" | "grouplist" => r.acl.groups = list(),
             "accounts" | "accountlist" => r.acl.accounts = list(),
@@ -225,6 +245,10 @@ pub fn parse_create(
         ),
         (None, None) => None,
     };
+    if infinite {
+        r.end = None;
+    }
+    filter.apply(&mut r, state)?;
     if r.hosts.is_empty() && r.procs == 0 {
         return Err("a host list (-h) or a processor count (-t) is required".to_string());
     }
@@ -257,7 +281,7 @@ fn parse_acl(text: &str, acl: &mut Acl) -> Result<(), String> {
 
 /// A start or end time: `now`, `+DURATION`, epoch seconds (9 digits or
 /// more), or `HH:MM[:SS][_MO/DD[/YY]]` in local time.
-fn parse_time(text: &str, now: Time) -> Result<Time, String> {
+pub(crate) fn parse_time(text: &str, now: Time) -> Result<Time, String> {
     let t = text.trim();
     let bad = || format!("invalid time '{text}'");
     if t.is_empty() || t.eq_ignore_ascii_case("now") {

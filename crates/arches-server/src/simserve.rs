@@ -66,6 +66,14 @@ pub fn run(args: &SimulateArgs, prepared: arches_sim::Prepared) -> anyhow::Resul
         .as_ref()
         .map(|c| c.fairshare.clone())
         .unwrap_or_else(|| arches_config::Config::default().fairshare);
+    let (pdur, pcount) = prepared
+        .config
+        .as_ref()
+        .map(|c| (c.profile_duration, c.profile_count))
+        .unwrap_or((
+            arches_core::history::DEFAULT_DURATION,
+            arches_core::history::DEFAULT_COUNT,
+        ));
     sim.enable_accounting(
         started,
         arches_core::accounting::FsWindow {
@@ -74,6 +82,9 @@ pub fn run(args: &SimulateArgs, prepared: arches_sim::Prepared) -> anyhow::Resul
             decay: fs.decay,
         },
     );
+    if let Some(a) = sim.accounting_mut() {
+        a.profile.configure(pdur, pcount);
+    }
     let wall = std::time::Instant::now();
     sim.run_until(sim.origin() + until)
         .with_context(|| format!("replay up to {until} failed"))?;

@@ -15,7 +15,6 @@ use arches_core::policy::Limits;
 use arches_core::{CompletionCode, Job, JobFlag, JobState, NodeAdminState, StartKind};
 
 use crate::actor::Snapshot;
-use crate::jobspec::parse_job_id;
 
 /// showq's data.
 pub fn queue(s: &Snapshot, completed: bool) -> QueueView {
@@ -38,6 +37,7 @@ pub fn queue_shell(s: &Snapshot) -> QueueView {
         jobs: Vec::new(),
         purge_secs: s.cfg.purge_secs,
         scheduler: s.cfg.scheduler_name.clone(),
+        notes: Vec::new(),
     }
 }
 
@@ -147,86 +147,90 @@ pub fn jobs_selection(
         now: s.now,
         jobs: Vec::new(),
         unknown: Vec::new(),
+        errors: Vec::new(),
         denied: Vec::new(),
     };
     let mut items = Vec::new();
     let pv = crate::preempt::PreemptView::default();
+    // The job expressions resolve in the one place they do; then what the
+    // caller may see: a job named by its id that they may not see in detail
+    // is refused by name, one reached by ALL, a regex or a selection is
+    // left out ([`crate::authz::job_visibility`]).
+    let scope = crate::jobexpr::Scope {
+        completed: req.completed,
+        owner: (!caller.sees_all).then_some(caller.user.as_str()),
+        regex_always: s.cfg.moab.use_job_regex,
+        scheduler: &s.cfg.scheduler_name,
+    };
+    // Array forms (`ID[INDEX]`, `ID[]`, an array's `ID`) first, the other
+    // tokens through the job expressions.
+    let (array_tokens, rest) = crate::jobexpr::split_arrays(&s.state, &req.ids);
+    let resolve_rest = array_tokens.is_empty()
+        || !rest.is_empty()
+        || req.select != arches_api::JobSelect::default();
     let mut seen = std::collections::BTreeSet::new();
-    for text in &req.ids {
-        if text.eq_ignore_ascii_case("ALL") {
-            let all = s
-                .state
-                .jobs()
-                .filter(|j| req.completed || !j.state.is_finished())
-                .filter(|j| caller.may_see_detail(j));
-            for j in all {
-                if seen.insert(j.id) {
-                    items.push(Item::Job(j.id));
-                }
+    for (text, t) in array_tokens {
+        use crate::arrays::Target;
+        // An array and its sub-jobs are its owner's.
+        let owner = match t {
+            Target::Job(id) => s.state.job(id),
+            Target::Array(id) | Target::Pending(id, _) => s.state.array(id).map(|a| &*a.template),
+        };
+        if let Some(o) = owner.filter(|o| !caller.may_see_detail(o)) {
+            if seen.insert(o.id) {
+                out.denied.push(arches_api::Denied {
+                    job: text.clone(),
+                    user: caller.user.clone(),
+                });
             }
             continue;
         }
-        if let Some(t) = crate::arrays::resolve(&s.state, text) {
-            use crate::arrays::Target;
-            // An array and its sub-jobs are its owner's.
-            let owner = match t {
-                Target::Job(id) => s.state.job(id),
-                Target::Array(id) | Target::Pending(id, _) => {
-                    s.state.array(id).map(|a| &*a.template)
+        let (key, item) = match t {
+            Target::Job(id) => {
+                if s.state.job(id).is_none() {
+                    out.unknown.push(text.clone());
+                    continue;
                 }
-            };
-            if let Some(o) = owner.filter(|o| !caller.may_see_detail(o)) {
-                if seen.insert(o.id) {
-                    out.denied.push(arches_api::Denied {
-                        job: text.clone(),
-                        user: caller.user.clone(),
-                    });
-                }
-                continue;
+                (id, Item::Job(id))
             }
-            let (key, item) = match t {
-                Target::Job(id) => {
-                    if s.state.job(id).is_none() {
-                        out.unknown.push(text.clone());
-                        continue;
-                    }
-                    (id, Item::Job(id))
-                }
-                Target::Array(id) => {
-                    let Some(a) = s.state.array(id) else { continue };
-                    let mut d = detail_with(s, &crate::arrays::master_job(&s.state, a), &pv);
-                    d.summary.array = None;
-                    d.array_info = Some(crate::arrays::array_info(s, a, true));
-                    (id, Item::Made(Box::new(d)))
-                }
-                Target::Pending(id, pos) => {
-                    let Some(a) = s.state.array(id) else { continue };
-                    let j = crate::arrays::pending_job(a, pos);
-                    (j.id, Item::Made(Box::new(detail_with(s, &j, &pv))))
-                }
-            };
-            if seen.insert(key) {
-                items.push(item);
+            Target::Array(id) => {
+                let Some(a) = s.state.array(id) else { continue };
+                let mut d = detail_with(s, &crate::arrays::master_job(&s.state, a), &pv);
+                d.summary.array = None;
+                d.array_info = Some(crate::arrays::array_info(s, a, true));
+                (id, Item::Made(Box::new(d)))
             }
-            continue;
-        }
-        match parse_job_id(text).and_then(|id| s.state.job(id)) {
-            Some(j) if !caller.may_see_detail(j) => {
-                if seen.insert(j.id) {
-                    out.denied.push(arches_api::Denied {
-                        job: text.clone(),
-                        user: caller.user.clone(),
-                    });
-                }
+            Target::Pending(id, pos) => {
+                let Some(a) = s.state.array(id) else { continue };
+                let j = crate::arrays::pending_job(a, pos);
+                (j.id, Item::Made(Box::new(detail_with(s, &j, &pv))))
             }
-            Some(j) => {
-                if seen.insert(j.id) {
-                    items.push(Item::Job(j.id));
-                }
-            }
-            None => out.unknown.push(text.clone()),
+        };
+        if seen.insert(key) {
+            items.push(item);
         }
     }
+    let sel = if resolve_rest {
+        crate::jobexpr::select(&s.state, &rest, &req.select, &scope)
+    } else {
+        crate::jobexpr::Selection::default()
+    };
+    for id in sel.ids {
+        let Some(j) = s.state.job(id) else { continue };
+        if !seen.insert(id) {
+            continue;
+        }
+        if caller.may_see_detail(j) {
+            items.push(Item::Job(id));
+        } else if sel.named.contains(&id) {
+            out.denied.push(arches_api::Denied {
+                job: id.to_string(),
+                user: caller.user.clone(),
+            });
+        }
+    }
+    out.unknown.extend(sel.unmatched);
+    out.errors = sel.errors;
     (items, out)
 }
 
@@ -239,7 +243,9 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
     let first = run
         .and_then(|r| r.alloc.first())
         .and_then(|a| s.state.node(a.node));
-    let eligible_from = j.start_after.unwrap_or(j.submit_time).max(j.submit_time);
+    let eligible_from = j
+        .eligible_since
+        .unwrap_or_else(|| j.start_after.unwrap_or(j.submit_time).max(j.submit_time));
     JobSummary {
         id: j.id,
         name: j.name.clone(),
@@ -375,7 +381,19 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
         features: j.req.features.clone(),
         opsys: rec.and_then(|r| r.opsys.clone()),
         arch: rec.and_then(|r| r.arch.clone()),
-        flags: j.flags.iter().map(|f| f.as_str().to_string()).collect(),
+        flags: j
+            .flags
+            .iter()
+            .map(|f| f.as_str().to_string())
+            .chain(j.req.advres().map(|r| {
+                // Moab shows the binding among the flags.
+                if r.is_empty() {
+                    "ADVRES".to_string()
+                } else {
+                    format!("ADVRES:{r}")
+                }
+            }))
+            .collect(),
         depend: j
             .depend
             .iter()
@@ -427,6 +445,8 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
         submit_args: rec.map(|r| r.submit_args.clone()).unwrap_or_default(),
         submit_host: rec.map(|r| r.submit_host.clone()).unwrap_or_default(),
         mail_options: rec.and_then(|r| r.mail_options.clone()),
+        notification_address: rec.and_then(|r| r.mail_list.clone()),
+        variables: rec.map(|r| r.variables.clone()).unwrap_or_default(),
         messages: rec
             .map(|r| {
                 let mut m = r.messages.clone();
@@ -441,6 +461,25 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             })
             .unwrap_or_default(),
         preemption: pv.lines(s, j),
+        layout: job_layout(j),
+        gres_units: j
+            .run
+            .as_ref()
+            .filter(|_| j.state.is_active())
+            .map(|r| {
+                r.gres_units
+                    .iter()
+                    .filter_map(|u| {
+                        Some(arches_api::GresUnitsInfo {
+                            node: s.state.node(u.node)?.name.clone(),
+                            name: s.state.gres_table().name(u.kind)?.to_string(),
+                            units: u.indices(),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+        class_limits: class_limits(s, j),
         templates: rec.map(|r| r.templates.clone()).unwrap_or_default(),
         virtual_walltime: j
             .run
@@ -462,6 +501,58 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             .map(|(a, _)| crate::arrays::array_info(s, a, false)),
         args: rec.map(|r| r.args.clone()).unwrap_or_default(),
     }
+}
+
+/// The placement parts of a job's request (API form).
+fn job_layout(j: &Job) -> Option<arches_api::JobLayout> {
+    let l = j.req.layout.as_deref()?;
+    let named = |g: &[(String, u32)]| -> Vec<String> {
+        g.iter().map(|(n, c)| format!("{n}:{c}")).collect()
+    };
+    Some(arches_api::JobLayout {
+        gres: named(&l.gres),
+        groups: l
+            .groups
+            .iter()
+            .map(|g| arches_api::NodeGroupInfo {
+                count: g.count,
+                host: g.host.clone(),
+                tasks_per_node: g.tasks_per_node,
+                features: g.features.clone(),
+                gres: named(&g.gres),
+            })
+            .collect(),
+        hosts: l.hosts.clone(),
+        node_access: l.access.map(|a| a.as_str().to_string()),
+        advres: l.advres.clone(),
+        task_request_list: l.trl.iter().map(|o| o.describe()).collect(),
+    })
+}
+
+/// The per-job limits of the job's class as enforced (Moab's attribute
+/// names).
+fn class_limits(s: &Snapshot, j: &Job) -> Vec<String> {
+    let Some(c) = j
+        .cred
+        .class
+        .as_deref()
+        .and_then(|c| s.cfg.policy.classes.get(c))
+    else {
+        return Vec::new();
+    };
+    let d = &c.job;
+    let wc = |t: i64| arches_core::timespec::format_duration(t);
+    let mut out = Vec::new();
+    out.extend(c.max_wclimit.map(|t| format!("MAX.WCLIMIT={}", wc(t))));
+    out.extend(d.max_procs.map(|n| format!("MAX.PROC={n}")));
+    out.extend(d.max_nodes.map(|n| format!("MAX.NODE={n}")));
+    out.extend(d.min_procs.map(|n| format!("MIN.PROC={n}")));
+    out.extend(d.min_wclimit.map(|t| format!("MIN.WCLIMIT={}", wc(t))));
+    if !d.hosts.is_empty() {
+        out.push(format!("HOSTLIST={}", d.hosts.join(",")));
+    }
+    out.extend(d.partition.as_ref().map(|p| format!("PARTITION={p}")));
+    out
 }
 
 fn components(c: &[arches_core::plan::PriorityComponent]) -> Vec<PriorityComponent> {
@@ -574,6 +665,9 @@ pub fn nodes(s: &Snapshot, name: Option<&str>) -> NodesView {
             opsys: None,
             arch: None,
             last_update: s.now,
+            gres: node_gres(s, id),
+            access_policy: n.access.map(|a| a.as_str().to_string()),
+            effective_access_policy: effective_access(s, n, &jobs),
         });
     }
     NodesView {
@@ -581,6 +675,34 @@ pub fn nodes(s: &Snapshot, name: Option<&str>) -> NodesView {
         nodes: out,
         storage: crate::staging::storage_view(s, name),
     }
+}
+
+/// A node's generic resources: configured and dedicated units.
+fn node_gres(s: &Snapshot, id: u32) -> Vec<arches_api::NodeGres> {
+    let cap = s.state.node_gres(id);
+    let used = s.state.usage(id).gres;
+    let table = s.state.gres_table();
+    cap.iter()
+        .filter_map(|(k, n)| {
+            Some(arches_api::NodeGres {
+                name: table.name(k)?.to_string(),
+                configured: n,
+                used: used.get(k),
+            })
+        })
+        .collect()
+}
+
+/// The access policy in force on a node (checknode `EffNodeAccessPolicy:`):
+/// a job on it with a policy other than SHARED binds later jobs, else the
+/// node's own; `None` for SHARED.
+fn effective_access(s: &Snapshot, n: &arches_core::Node, jobs: &[&Job]) -> Option<String> {
+    let default = s.cfg.policy.node_access;
+    jobs.iter()
+        .map(|j| arches_core::access::effective(j.req.access(), n, default))
+        .find(|p| !p.shares())
+        .or_else(|| Some(n.access.unwrap_or(default)).filter(|p| !p.shares()))
+        .map(|p| p.as_str().to_string())
 }
 
 fn task_count(alloc: Option<&[arches_core::Alloc]>, node: u32) -> u32 {
@@ -737,6 +859,7 @@ pub fn reservations(s: &Snapshot) -> ReservationsView {
             owner: Some(j.cred.user.clone()),
             flags: Vec::new(),
             acl: Vec::new(),
+            group: None,
         });
     }
     for r in crate::estimates::pinned_reservations(s) {
@@ -758,6 +881,7 @@ pub fn reservations(s: &Snapshot) -> ReservationsView {
             owner: Some(j.cred.user.clone()),
             flags: Vec::new(),
             acl: Vec::new(),
+            group: None,
         });
     }
     // Administrative (mrsvctl) and standing (SRCFG) reservations.
@@ -882,7 +1006,11 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             c.preemption = pv.qos_lines(s, &c.name);
         }
     }
-    CredentialsView { credentials }
+    let historical = crate::showq::historical(s, &credentials);
+    CredentialsView {
+        credentials,
+        historical,
+    }
 }
 
 fn limits(l: &Limits) -> Vec<(String, u64, u64)> {
@@ -920,7 +1048,7 @@ pub fn fs_target(cfg: &crate::config::DaemonConfig, kind: CredKind, name: &str) 
     t.map(|t| f64::from(t) / 100.0)
 }
 
-fn stat_totals(t: &Totals) -> StatTotals {
+pub(crate) fn stat_totals(t: &Totals) -> StatTotals {
     StatTotals {
         jobs: t.jobs,
         successful: t.successful,
@@ -1029,6 +1157,12 @@ pub fn stats(s: &Snapshot) -> StatsView {
         grid_procs: GRID_PROCS.to_vec(),
         grid_times: GRID_TIMES.to_vec(),
         grid: acc.grid.iter().map(stat_totals).collect(),
+        min_utilization: st.min_util.map(|m| m.0),
+        min_utilization_iteration: st.min_util.map(|m| m.1),
+        avg_backlog_secs: (st.backlog_samples > 0)
+            .then(|| st.backlog_sum / st.backlog_samples as f64),
+        window: None,
+        nodes: Vec::new(),
     }
 }
 

@@ -530,7 +530,10 @@ fn start_estimates_and_backfill_windows() {
         .api
         .post(
             routes::STARTTIME,
-            &arches_api::StartQuery::Job { id: id.to_string() },
+            &arches_api::StartQuery::Job {
+                id: id.to_string(),
+                feedback: false,
+            },
         )
         .unwrap();
     assert!(e.running && e.start.is_some(), "{e:?}");
@@ -542,6 +545,7 @@ fn start_estimates_and_backfill_windows() {
                 procs: 4,
                 duration: "10".into(),
                 qos: None,
+                feedback: false,
             },
         )
         .unwrap();
@@ -606,6 +610,7 @@ fn start_estimates_and_backfill_windows() {
             routes::STARTTIME,
             &arches_api::StartQuery::Job {
                 id: big.to_string(),
+                feedback: false,
             },
         )
         .unwrap();

@@ -18,7 +18,7 @@ use arches_core::policy::{BackfillPolicy, ReservationBucket, ReservationPolicy};
 use crate::generate::{generate, GenerateParams};
 use crate::metrics::{write_jobs_csv, Summary};
 use crate::run::{machine, Simulation};
-use crate::swf::{read_swf, to_jobs, SwfOptions};
+use crate::swf::{read_trace, SwfOptions, SwfSkipped, Trace};
 use crate::workload::{read_jsonl, SimJob, Workload};
 
 /// Exit status: success.
@@ -29,7 +29,7 @@ pub const EXIT_FAILURE: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
 
 /// Instants simulated between two progress-bar updates.
-const PROGRESS_STEP: usize = 4096;
+pub(crate) const PROGRESS_STEP: usize = 4096;
 
 /// One-line description of `moab simulate` (`--help`, man page NAME).
 pub const ABOUT: &str = "Replay a workload (SWF trace or JSONL) through the real scheduling \
@@ -66,7 +66,10 @@ User, group and queue numbers become user<N>, group<N> and class queue<N>. The h
 MaxProcs (else MaxNodes) sizes the machine when neither --procs nor --config does, and its \
 UnixStartTime dates the trace. --sanitize applies the SC'15 strong filter instead: drop jobs \
 with run time, processors or requested time <= 0, and cut the run time at the request. \
---min-job-id 15 keeps KTH-SP2's cleaned log.
+--min-job-id 15 keeps KTH-SP2's cleaned log. -1 means unknown in any SWF field: a line whose \
+job number or submit time is unknown is skipped and counted (unknown_lines), the partial-\
+execution lines of status 2, 3 or 4 are skipped in favour of their job's summary line \
+(partial_lines), and the other unknown fields take the defaults above.
 
 JSONL WORKLOADS (--workload). One JSON object per line, plain or gzip; blank lines and lines \
 starting with # are ignored, unknown fields are errors. Times are whole seconds from the \
@@ -100,17 +103,31 @@ paper's statistics as pyss computes them: jobs with a 1-second estimate on 1 pro
 first 1 % of jobs by finish time and every job from the first one ending after the last \
 submission are left out; avg_wait_min in minutes, avg_bsld10), breakdown (by size and by \
 length, with the share of small jobs, at most P/16 processors, and short jobs, at most 1 \
-hour, that were backfilled), skipped, never_started, malformed_lines, sanitize_dropped, \
-capped_jobs, with --staging, staging, and with malleable jobs malleable (jobs, grown_jobs, \
-grows, avg_wait_s, resize_requests, resize_granted, resize_avg_wait_s, resize_max_wait_s, \
-releases); --summary-format table writes the main figures as a \
-table for people instead, and --compare A.json B.json ... puts the summaries of earlier runs side \
-by side. --jobs-csv writes one line per job: \
+hour, that were backfilled), skipped, never_started, malformed_lines, unknown_lines, \
+partial_lines, sanitize_dropped, capped_jobs, with --staging, staging, and with malleable jobs \
+malleable (jobs, grown_jobs, grows, avg_wait_s, resize_requests, resize_granted, \
+resize_avg_wait_s, resize_max_wait_s, releases); --summary-format table writes the main \
+figures as a table for people instead, and --compare A.json B.json ... puts the summaries of \
+earlier runs side by side. --jobs-csv writes one line per job: \
 job_id,submit,start,end,procs,walltime,runtime,wait,backfilled (times in seconds after the \
 trace start; backfilled 0 or 1). --report writes a self-contained HTML page (inline SVG, no \
 scripts): the summary, utilisation and queue length over time, average wait by job size and \
 a Gantt chart (--gantt-from, --gantt-to). Input notes (skipped lines, capped and skipped jobs) \
 go to standard error; on a terminal a progress line shows the share of jobs submitted.
+
+SWEEPS. --sweep replays the same input once per configuration, in parallel on every core, \
+the input read once and shared. The configurations are either the *.cfg files of a directory \
+(--sweep DIR, each a whole moab.cfg named by its file name; not with --config) or a grid of \
+moab.cfg parameters (--sweep RESERVATIONDEPTH=1,2,4 BACKFILLPOLICY=FIRSTFIT,BESTFIT: every \
+combination, the first parameter varying slowest, added to --config or the defaults). The \
+policy options (--backfill, --reservation-depth, ...) apply to every configuration and may \
+not fix a swept parameter. Each configuration gives exactly the summary its single replay \
+gives. One comparison table goes to standard output (jobs, average and maximum wait, average \
+bounded slowdown, utilisation, makespan, backfilled jobs, the pyss figures, iterations, replay \
+time, and the bounded slowdown against the first configuration); --sweep-csv writes the same \
+figures at full precision, --sweep-json every configuration's whole summary. On a terminal a \
+progress bar shows the configurations done and the share of jobs submitted. --jobs-csv, \
+--report and --until are for single replays.
 
 SERVED SIMULATION. --until T stops the clock T seconds after the trace start; with --serve \
 the simulation then answers the normal client commands on the socket (showq, checkjob, \
@@ -313,6 +330,26 @@ pub struct SimulateArgs {
     /// --staging: share of --stage-disk staged data may fill (TARGETUSAGE, percent).
     #[arg(long, value_name = "PERCENT", requires = "stage_disk")]
     pub stage_target: Option<f64>,
+    /// Replay the input once per configuration, in parallel on every core,
+    /// and compare them in one table (see SWEEPS): a directory of moab.cfg
+    /// files (each *.cfg is a configuration), or moab.cfg parameters with
+    /// the values to try, PARAM=V1,V2,... (every combination is a
+    /// configuration, added to --config or the defaults).
+    #[arg(
+        long,
+        num_args = 1..,
+        value_name = "DIR|PARAM=V1,V2,...",
+        conflicts_with_all = ["serve", "generate"]
+    )]
+    pub sweep: Vec<String>,
+    /// --sweep: also write the comparison as CSV here (`-` = standard
+    /// output; the table then goes to standard error).
+    #[arg(long, value_name = "FILE|-", requires = "sweep")]
+    pub sweep_csv: Option<String>,
+    /// --sweep: also write every configuration's whole summary as JSON here
+    /// (`-` = standard output; the table then goes to standard error).
+    #[arg(long, value_name = "FILE|-", requires = "sweep")]
+    pub sweep_json: Option<String>,
     /// Make a share (0-1) of the jobs malleable: each may use up to FACTOR
     /// (default 2) times its processors, capped at the machine; chosen by
     /// job number, the same jobs every run. Jobs with a node layout stay rigid.
@@ -372,11 +409,11 @@ fn parse_depth(s: &str) -> Result<u32, String> {
 /// A result whose error carries the exit status and the message.
 pub type CliResult<T> = Result<T, (u8, String)>;
 
-fn usage<E: std::fmt::Display>(e: E) -> (u8, String) {
+pub(crate) fn usage<E: std::fmt::Display>(e: E) -> (u8, String) {
     (EXIT_USAGE, e.to_string())
 }
 
-fn failure<E: std::fmt::Display>(e: E) -> (u8, String) {
+pub(crate) fn failure<E: std::fmt::Display>(e: E) -> (u8, String) {
     (EXIT_FAILURE, e.to_string())
 }
 
@@ -397,6 +434,9 @@ pub struct RunInfo {
     pub procs: u32,
     /// Malformed lines skipped.
     pub malformed: usize,
+    /// Every kind of input line skipped (SWF: unknown job number or submit
+    /// time, partial-execution lines; malformed lines).
+    pub skipped: SwfSkipped,
     /// Jobs dropped by the sanitising filter.
     pub dropped: usize,
     /// Trace jobs larger than the machine, capped at it.
@@ -409,6 +449,18 @@ pub struct RunInfo {
 /// run). Errors carry the exit status ([`EXIT_USAGE`] for bad input).
 pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
     let config = args.config.as_deref().map(load_config).transpose()?;
+    let input = read_input(args)?;
+    build(args, config, &input)
+}
+
+/// Builds the simulation of the input read once ([`read_input`]) under a
+/// configuration (`--config`, or one of a sweep's) and the options. Errors
+/// carry the exit status.
+pub fn build(
+    args: &SimulateArgs,
+    config: Option<arches_config::Config>,
+    input: &Input,
+) -> Result<Prepared, (u8, String)> {
     let config_nodes = config
         .as_ref()
         .map(|c| c.nodes.clone())
@@ -423,14 +475,21 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
             )));
         }
     }
-    let Loaded {
-        mut jobs,
-        procs,
-        malformed,
-        dropped,
-        capped,
-        unix_start,
-    } = load(args, config_procs)?;
+    let procs = input.machine_procs(args, config_procs)?;
+    let (skipped, dropped, unix_start) = (input.skipped, input.dropped, input.unix_start);
+    let capped = match &input.jobs {
+        Jobs::Trace(t) => t.capped(procs),
+        Jobs::List(_) => 0,
+    };
+    let mut jobs = match &input.jobs {
+        // Data staging models each job's data and malleable jobs carry
+        // their processor range and resizes: they need the jobs whole.
+        Jobs::Trace(t) if args.staging.is_some() || args.malleable.is_some() => {
+            Jobs::List(t.jobs.iter().map(|j| j.to_sim_job(procs)).collect())
+        }
+        Jobs::Trace(t) => Jobs::Trace(t.clone()),
+        Jobs::List(v) => Jobs::List(v.clone()),
+    };
     let staging = args.staging.map(|mode| {
         if args.stage_rate.is_nan() || args.stage_rate <= 0.0 {
             return Err(usage("--stage-rate must be > 0"));
@@ -448,8 +507,11 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
             disk_mb: args.stage_disk,
             target_usage: args.stage_target,
         };
+        let Jobs::List(jobs) = &mut jobs else {
+            unreachable!("a trace is converted to jobs for data staging");
+        };
         let self_secs = if mode == crate::staging::StagingMode::SelfStaged {
-            crate::staging::apply_self(&model, &mut jobs)
+            crate::staging::apply_self(&model, jobs)
         } else {
             // The data waits replace the `stagein` seconds' start dates.
             for j in jobs.iter_mut() {
@@ -478,7 +540,10 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         policy.growth = g;
     }
     if let Some((share, factor)) = args.malleable {
-        crate::elastic::make_malleable(&mut jobs, share, factor, procs, args.resize_requests);
+        let Jobs::List(jobs) = &mut jobs else {
+            unreachable!("a trace is converted to jobs for malleable jobs");
+        };
+        crate::elastic::make_malleable(jobs, share, factor, procs, args.resize_requests);
     }
     if let Some(depth) = args.reservation_depth {
         policy.reservation_buckets = vec![ReservationBucket { depth, qos: None }];
@@ -529,7 +594,10 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
                 .unwrap_or_default()
         ),
     };
-    let mut sim = Simulation::new(nodes, policy, jobs);
+    let mut sim = match jobs {
+        Jobs::List(jobs) => Simulation::new(nodes, policy, jobs),
+        Jobs::Trace(trace) => Simulation::from_trace(nodes, policy, trace, procs),
+    };
     sim.start_at(args.start_epoch.or(unix_start).unwrap_or(0));
     if let Some(st) = staging {
         sim.set_staging(st);
@@ -543,7 +611,8 @@ pub fn prepare(args: &SimulateArgs) -> Result<Prepared, (u8, String)> {
         config,
         info: RunInfo {
             procs,
-            malformed,
+            malformed: skipped.malformed,
+            skipped,
             dropped,
             capped,
             title_policy,
@@ -562,6 +631,9 @@ fn run(args: &SimulateArgs) -> CliResult<()> {
         return Err(usage(
             "--serve is available only through the moab binary (moab simulate --serve)",
         ));
+    }
+    if !args.sweep.is_empty() {
+        return crate::sweep::run(args);
     }
     let Prepared { mut sim, info, .. } = prepare(args)?;
     let started = Instant::now();
@@ -602,6 +674,49 @@ pub fn progress_line(sim: &Simulation, total: usize) -> String {
     )
 }
 
+/// The summary of a replay as it stands: the simulation's own, with what
+/// the input reading found. `sim_wall_s` is the replay's wall time.
+pub fn summary_of(info: &RunInfo, sim: &Simulation, sim_wall_s: f64) -> Summary {
+    let mut summary: Summary = sim.summary();
+    summary.sim_wall_s = sim_wall_s;
+    summary.malformed_lines = info.malformed;
+    summary.sanitize_dropped = info.dropped;
+    summary.capped_jobs = info.capped;
+    summary.unknown_lines = info.skipped.unknown;
+    summary.partial_lines = info.skipped.partial;
+    summary.staging = sim.staging_summary();
+    summary
+}
+
+/// Prints what the input reading skipped or capped on stderr.
+pub fn input_notes(info: &RunInfo) {
+    if info.malformed > 0 {
+        eprintln!(
+            "moab simulate: skipped {} malformed input lines",
+            info.malformed
+        );
+    }
+    if info.skipped.unknown > 0 {
+        eprintln!(
+            "moab simulate: skipped {} SWF lines with an unknown (-1) job number or submit time",
+            info.skipped.unknown
+        );
+    }
+    if info.skipped.partial > 0 {
+        eprintln!(
+            "moab simulate: skipped {} SWF partial-execution lines (status 2-4; each job's summary line is replayed)",
+            info.skipped.partial
+        );
+    }
+    if info.capped > 0 {
+        let procs = info.procs;
+        eprintln!(
+            "moab simulate: {} job(s) asked for more than the machine's {procs} processors and were capped at {procs}",
+            info.capped
+        );
+    }
+}
+
 /// Writes what the arguments ask for — the summary (`--summary`), the
 /// report (`--report`) and the job CSV (`--jobs-csv`) — for the replay as it
 /// stands, and prints the input notes (skipped lines, capped and skipped
@@ -614,32 +729,16 @@ pub fn write_outputs(
 ) -> CliResult<()> {
     let procs = info.procs;
     let records = sim.relative_records();
-    let mut summary: Summary = sim.summary();
-    summary.sim_wall_s = sim_wall_s;
-    summary.malformed_lines = info.malformed;
-    summary.sanitize_dropped = info.dropped;
-    summary.capped_jobs = info.capped;
-    if info.malformed > 0 {
-        eprintln!(
-            "moab simulate: skipped {} malformed input lines",
-            info.malformed
-        );
-    }
-    if info.capped > 0 {
-        eprintln!(
-            "moab simulate: {} job(s) asked for more than the machine's {procs} processors and were capped at {procs}",
-            info.capped
-        );
-    }
+    let summary = summary_of(info, sim, sim_wall_s);
+    input_notes(info);
     for s in &summary.skipped {
         eprintln!("moab simulate: job {} skipped: {}", s.job, s.reason);
     }
-    if let Some(st) = sim.staging_summary() {
+    if let Some(st) = &summary.staging {
         eprintln!(
             "moab simulate: staging {}: {} jobs staged, {:.1} node-hours of allocated compute idle waiting for data, mean stage wait {:.0} s, at most {} MB staged at once",
             st.mode, st.staged_jobs, st.idle_node_hours_waiting_for_data, st.mean_stage_wait_s, st.peak_staged_mb
         );
-        summary.staging = Some(st);
     }
     write_summary(&args.summary, &args.summary_format, &summary)?;
     if let Some(path) = &args.report {
@@ -666,22 +765,60 @@ pub fn write_outputs(
     Ok(())
 }
 
-/// The input as read.
-struct Loaded {
-    jobs: Vec<SimJob>,
-    procs: u32,
-    /// Malformed lines skipped.
-    malformed: usize,
+/// The jobs of the input.
+pub enum Jobs {
+    /// A JSONL workload.
+    List(Vec<SimJob>),
+    /// An SWF trace, in compact form (shared, never copied).
+    Trace(std::sync::Arc<Trace>),
+}
+
+/// The input as read, once: a simulation, or every configuration of a
+/// sweep, is built from it ([`build`]).
+pub struct Input {
+    pub jobs: Jobs,
+    /// Lines skipped (malformed ones included).
+    pub skipped: SwfSkipped,
     /// Jobs dropped by the sanitising filter.
-    dropped: usize,
-    /// Trace jobs larger than the machine, capped at it.
-    capped: usize,
+    pub dropped: usize,
+    /// The SWF header's machine size (`MaxProcs`, else `MaxNodes`).
+    header_procs: Option<u32>,
     /// The SWF header's UnixStartTime.
-    unix_start: Option<i64>,
+    pub unix_start: Option<i64>,
+    /// The input file, for messages.
+    path: PathBuf,
+}
+
+impl Input {
+    /// The machine size: `--procs`, else the configuration's nodes
+    /// (`config_procs`), else (SWF) the header's; an empty input needs none.
+    fn machine_procs(&self, args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<u32> {
+        let given = args.procs.or(config_procs);
+        let empty = match &self.jobs {
+            Jobs::Trace(t) => t.jobs.is_empty() && self.dropped == 0,
+            Jobs::List(v) => v.is_empty(),
+        };
+        let procs = match &self.jobs {
+            Jobs::Trace(_) => given.or(self.header_procs),
+            Jobs::List(_) => given,
+        };
+        match procs.filter(|p| *p > 0) {
+            Some(p) => Ok(p),
+            // Nothing to replay: the empty summary, whatever the machine.
+            None if empty => Ok(0),
+            None => Err(usage(match &self.jobs {
+                Jobs::Trace(_) => format!(
+                    "{}: the header gives no MaxProcs; pass --procs",
+                    self.path.display()
+                ),
+                Jobs::List(_) => "a JSONL workload needs --procs N or --config with NODECFG".into(),
+            })),
+        }
+    }
 }
 
 /// Reads moab.cfg; errors are fatal, warnings are printed.
-fn load_config(path: &std::path::Path) -> CliResult<arches_config::Config> {
+pub(crate) fn load_config(path: &std::path::Path) -> CliResult<arches_config::Config> {
     let parsed = arches_config::load_file(path).map_err(usage)?;
     for d in &parsed.diagnostics {
         eprintln!("moab simulate: {d}");
@@ -692,41 +829,22 @@ fn load_config(path: &std::path::Path) -> CliResult<arches_config::Config> {
     Ok(parsed.config)
 }
 
-/// Reads the input; `config_procs` is the machine size the configuration's
-/// nodes give (used when `--procs` is absent).
-fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
+/// Reads the input (`--trace` or `--workload`) once.
+pub fn read_input(args: &SimulateArgs) -> CliResult<Input> {
     if let Some(path) = &args.trace {
         let opts = SwfOptions {
             sanitize: args.sanitize,
             min_job_id: args.min_job_id,
             skip_malformed: args.skip_malformed,
         };
-        let trace = read_swf(path, &opts).map_err(usage)?;
-        let procs = args
-            .procs
-            .or(config_procs)
-            .or(trace.header.max_procs)
-            .or(trace.header.max_nodes)
-            .filter(|p| *p > 0);
-        let procs = match procs {
-            Some(p) => p,
-            // Nothing to replay: the empty summary, whatever the machine.
-            None if trace.records.is_empty() => 0,
-            None => {
-                return Err(usage(format!(
-                    "{}: the header gives no MaxProcs; pass --procs",
-                    path.display()
-                )))
-            }
-        };
-        let converted = to_jobs(&trace.records, procs, &opts);
-        return Ok(Loaded {
-            jobs: converted.jobs,
-            procs,
-            malformed: trace.malformed,
-            dropped: converted.dropped,
-            capped: converted.capped,
+        let trace = read_trace(path, &opts).map_err(usage)?;
+        return Ok(Input {
+            skipped: trace.skipped,
+            dropped: trace.dropped,
+            header_procs: trace.header.max_procs.or(trace.header.max_nodes),
             unix_start: trace.header.unix_start_time,
+            path: path.clone(),
+            jobs: Jobs::Trace(std::sync::Arc::new(trace)),
         });
     }
     let path = args
@@ -740,22 +858,16 @@ fn load(args: &SimulateArgs, config_procs: Option<u32>) -> CliResult<Loaded> {
     if let Some(m) = args.min_job_id {
         jobs.retain(|j| j.id >= m);
     }
-    let procs = match args.procs.or(config_procs).filter(|p| *p > 0) {
-        Some(p) => p,
-        None if jobs.is_empty() => 0,
-        None => {
-            return Err(usage(
-                "a JSONL workload needs --procs N or --config with NODECFG",
-            ))
-        }
-    };
-    Ok(Loaded {
-        jobs,
-        procs,
-        malformed,
+    Ok(Input {
+        jobs: Jobs::List(jobs),
+        skipped: SwfSkipped {
+            malformed,
+            ..SwfSkipped::default()
+        },
         dropped: 0,
-        capped: 0,
+        header_procs: None,
         unix_start: None,
+        path: path.clone(),
     })
 }
 

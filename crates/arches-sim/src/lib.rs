@@ -7,6 +7,8 @@
 //! - [`metrics`]: summary statistics (peer-results definitions) and the job CSV;
 //! - [`report`]: the self-contained HTML report with SVG charts;
 //! - [`generate`]: the Lublin & Feitelson (2003) synthetic workload model;
+//! - [`sweep`]: `moab simulate --sweep`, one replay per configuration on
+//!   every core;
 //! - [`elastic`]: malleable jobs and resize requests (`--malleable`, JSONL `maxprocs`/`resize`);
 //! - [`cli`]: `moab simulate`.
 //!
@@ -23,6 +25,7 @@ mod preempt;
 pub mod report;
 pub mod run;
 pub mod staging;
+pub mod sweep;
 pub mod swf;
 pub mod workload;
 

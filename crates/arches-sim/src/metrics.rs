@@ -164,6 +164,12 @@ pub struct Summary {
     pub capped_jobs: usize,
     /// Trace jobs dropped by `--sanitize`.
     pub sanitize_dropped: usize,
+    /// SWF lines whose job number or submit time is unknown (-1): skipped,
+    /// as the job cannot be placed in time.
+    pub unknown_lines: usize,
+    /// SWF partial-execution lines (status 2, 3 or 4) of checkpointed or
+    /// swapped jobs: skipped, the job's summary line being the job.
+    pub partial_lines: usize,
     /// `--staging`: the model and the compute idle waiting for data.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staging: Option<crate::staging::StagingSummary>,

@@ -361,6 +361,7 @@ mod tests {
                             tasks: 1,
                             procs: 1,
                             mem_mb: 0,
+                            gres: Default::default(),
                         }],
                         kind: StartKind::Priority,
                     },
@@ -405,6 +406,7 @@ mod tests {
                 tasks: 1,
                 procs: 1,
                 mem_mb: 0,
+                gres: Default::default(),
             }];
             let kind = StartKind::Priority;
             state

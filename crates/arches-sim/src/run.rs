@@ -24,14 +24,15 @@ use arches_config::RuntimePrediction;
 use arches_core::policy::ReservationPolicy;
 use arches_core::state::JobChange;
 use arches_core::{
-    schedule, schedule_lean, CompletionCode, Event, EventError, JobId, Node, Plan, Policy, Secs,
-    StartKind, State, Time,
+    schedule, schedule_lean, CompletionCode, Event, EventError, Job, JobId, Node, Plan, Policy,
+    Request, Secs, StartKind, State, Time,
 };
 use arches_rm::sim::SimRm;
-use arches_rm::{ExecSpec, Launch, Observation, ResourceManager, RmError};
+use arches_rm::{Observation, ResourceManager, RmError};
 
 use crate::metrics::{summarize, JobRecord, SkippedEntry, Summary};
 use crate::predict::Predictor;
+use crate::swf::{Trace, TraceJob};
 use crate::workload::SimJob;
 
 /// Why a simulation stopped with an error (a bug in a driver or the core:
@@ -81,7 +82,8 @@ pub struct Simulation {
     policy: Policy,
     pub(crate) rm: SimRm,
     pub(crate) now: Time,
-    pending: Vec<SimJob>,
+    /// The jobs to submit, in submission order (`next` is the next one).
+    pending: Pending,
     next: usize,
     total_procs: u32,
     max_node_procs: u32,
@@ -93,7 +95,7 @@ pub struct Simulation {
         arches_core::accounting::Accounting,
         arches_core::accounting::FsWindow,
     )>,
-    pub(crate) meta: std::collections::BTreeMap<JobId, Meta>,
+    pub(crate) meta: std::collections::HashMap<JobId, Meta, IdHash>,
     last_plan: Option<Plan>,
     records: Vec<JobRecord>,
     skipped: Vec<SkippedJob>,
@@ -117,6 +119,122 @@ pub struct Simulation {
     pub(crate) elastic: crate::elastic::ElasticSim,
 }
 
+/// The jobs a simulation replays, in submission order.
+#[derive(Debug)]
+enum Pending {
+    /// Workload jobs (JSONL, a trace converted for data staging, or jobs a
+    /// caller built).
+    Jobs(Vec<SimJob>),
+    /// A compact SWF trace (shared: the configurations of a sweep replay
+    /// the same one) on a machine of `cap` processors; each job becomes a
+    /// core job only when it is submitted.
+    Trace {
+        trace: std::sync::Arc<Trace>,
+        cap: u32,
+        names: Names,
+    },
+}
+
+impl Pending {
+    fn len(&self) -> usize {
+        match self {
+            Pending::Jobs(v) => v.len(),
+            Pending::Trace { trace, .. } => trace.jobs.len(),
+        }
+    }
+
+    /// Submit time of job `i` relative to the workload as stored (a trace's
+    /// own times; jobs' times are moved by [`Simulation::start_at`]).
+    fn submit(&self, i: usize) -> Option<Time> {
+        match self {
+            Pending::Jobs(v) => v.get(i).map(|j| j.submit),
+            Pending::Trace { trace, .. } => trace.jobs.get(i).map(|j| j.submit),
+        }
+    }
+}
+
+/// Credential names of trace jobs (`user<N>`, `group<N>`, `queue<N>`), made
+/// once per number.
+#[derive(Debug, Default)]
+struct Names {
+    user: Vec<String>,
+    group: Vec<String>,
+    queue: Vec<String>,
+}
+
+impl Names {
+    fn name(cache: &mut Vec<String>, prefix: &str, n: i64) -> String {
+        let Some(i) = usize::try_from(n).ok().filter(|i| *i < 1 << 20) else {
+            return format!("{prefix}{n}");
+        };
+        if i >= cache.len() {
+            cache.resize(i + 1, String::new());
+        }
+        if cache[i].is_empty() {
+            cache[i] = format!("{prefix}{n}");
+        }
+        cache[i].clone()
+    }
+
+    /// The core job of a trace job submitted at `submit` (what
+    /// [`SimJob::to_core`] of [`TraceJob::to_sim_job`] gives).
+    fn core_job(&mut self, t: &TraceJob, procs: u32, submit: Time) -> Job {
+        let user = if t.user >= 0 {
+            Self::name(&mut self.user, "user", t.user)
+        } else {
+            "u".to_string()
+        };
+        let mut job = Job::new(t.id, &user, Request::procs(procs), Some(t.walltime), submit);
+        job.cred.group = if t.group >= 0 {
+            Self::name(&mut self.group, "group", t.group)
+        } else {
+            "g".to_string()
+        };
+        if t.queue >= 0 {
+            job.cred.class = Some(Self::name(&mut self.queue, "queue", t.queue));
+        }
+        job
+    }
+}
+
+/// Hashing of job ids for the simulator's own per-job tables (looked up
+/// several times per job, never iterated): one multiplication.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct IdHash;
+
+impl std::hash::BuildHasher for IdHash {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+pub(crate) struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+/// What the simulator records of a job at submission.
+struct Incoming {
+    id: JobId,
+    submit: Time,
+    procs: u32,
+    layout: Option<(u32, u32)>,
+    walltime: Secs,
+    runtime: Secs,
+}
+
 /// With standing reservations (`SRCFG`) a queued job may wait for a window
 /// to end with nothing running: the replay keeps waking at reservation
 /// edges, but ends after this many such wake-ups in a row with no start,
@@ -127,13 +245,42 @@ impl Simulation {
     /// A simulation of `jobs` (any order) on `nodes` under `policy`.
     pub fn new(nodes: Vec<Node>, policy: Policy, mut jobs: Vec<SimJob>) -> Self {
         jobs.sort_by_key(|j| (j.submit, j.id));
-        let total_procs = nodes.iter().map(|n| n.procs).sum();
-        let max_node_procs = nodes.iter().map(|n| n.procs).max().unwrap_or(0);
         let keep = jobs
             .iter()
             .flat_map(|j| j.depend.iter().map(|d| d.job))
             .collect();
-        let now = jobs.first().map_or(0, |j| j.submit);
+        Self::with_pending(nodes, policy, Pending::Jobs(jobs), keep)
+    }
+
+    /// A simulation of a compact SWF trace on `nodes` under `policy`, the
+    /// trace's processor counts capped at `cap` (the machine size the trace
+    /// was converted for: [`TraceJob::procs_on`]). The same replay as
+    /// [`Simulation::new`] with [`TraceJob::to_sim_job`] of every job,
+    /// without holding them all as such: a job is built when submitted.
+    pub fn from_trace(
+        nodes: Vec<Node>,
+        policy: Policy,
+        trace: std::sync::Arc<Trace>,
+        cap: u32,
+    ) -> Self {
+        let pending = Pending::Trace {
+            trace,
+            cap,
+            names: Names::default(),
+        };
+        Self::with_pending(nodes, policy, pending, BTreeSet::new())
+    }
+
+    fn with_pending(
+        nodes: Vec<Node>,
+        policy: Policy,
+        pending: Pending,
+        keep: BTreeSet<JobId>,
+    ) -> Self {
+        let total_procs = nodes.iter().map(|n| n.procs).sum();
+        let max_node_procs = nodes.iter().map(|n| n.procs).max().unwrap_or(0);
+        let now = pending.submit(0).unwrap_or(0);
+        let total_jobs = pending.len();
         let mut state = State::new(nodes.clone());
         state.set_lean_indexes(true);
         Simulation {
@@ -141,15 +288,15 @@ impl Simulation {
             policy,
             rm: SimRm::new("sim", nodes),
             now,
-            pending: jobs,
+            pending,
             next: 0,
             total_procs,
             max_node_procs,
             keep,
             accounting: None,
-            meta: std::collections::BTreeMap::new(),
+            meta: std::collections::HashMap::default(),
             last_plan: None,
-            records: Vec::new(),
+            records: Vec::with_capacity(total_jobs),
             skipped: Vec::new(),
             iterations: 0,
             dirty: false,
@@ -182,9 +329,12 @@ impl Simulation {
     pub fn start_at(&mut self, origin: Time) {
         assert_eq!(self.next, 0, "start_at after the replay started");
         let by = origin - self.origin;
-        for j in &mut self.pending {
-            j.submit += by;
-            j.eligible_at = j.eligible_at.map(|t| t + by);
+        // A trace's own times are kept: its jobs are dated when submitted.
+        if let Pending::Jobs(jobs) = &mut self.pending {
+            for j in jobs {
+                j.submit += by;
+                j.eligible_at = j.eligible_at.map(|t| t + by);
+            }
         }
         self.now += by;
         self.origin = origin;
@@ -277,6 +427,14 @@ impl Simulation {
         self.pending.len()
     }
 
+    /// When pending job `i` is submitted, on the simulation's clock.
+    fn submit_time(&self, i: usize) -> Option<Time> {
+        match &self.pending {
+            Pending::Jobs(_) => self.pending.submit(i),
+            Pending::Trace { .. } => self.pending.submit(i).map(|t| t + self.origin),
+        }
+    }
+
     /// Jobs submitted so far.
     pub fn submitted(&self) -> usize {
         self.next
@@ -311,7 +469,7 @@ impl Simulation {
 
     /// When the next event happens, if any.
     pub fn next_event(&self) -> Option<Time> {
-        let submit = self.pending.get(self.next).map(|j| j.submit);
+        let submit = self.submit_time(self.next);
         let done = self.rm.next_completion();
         let wake = self
             .last_plan
@@ -406,7 +564,7 @@ impl Simulation {
     fn advance_to(&mut self, t: Time) -> Result<(), SimError> {
         self.now = t;
         let ended = self.rm.observe(t);
-        let submitting = self.pending.get(self.next).is_some_and(|j| j.submit == t);
+        let submitting = self.submit_time(self.next) == Some(t);
         if ended.is_empty() && !submitting && self.rm.next_completion().is_none() {
             self.rsv_idle_wakes += 1;
         } else {
@@ -424,10 +582,10 @@ impl Simulation {
                 released[i] = true;
             }
         }
-        while self.pending.get(self.next).is_some_and(|j| j.submit == t) {
-            let job = self.pending[self.next].clone();
+        while self.submit_time(self.next) == Some(t) {
+            let i = self.next;
             self.next += 1;
-            self.submit(&job)?;
+            self.submit_pending(i)?;
             self.iterate()?;
         }
         for (i, obs) in ended.iter().enumerate() {
@@ -460,15 +618,72 @@ impl Simulation {
             .is_some_and(|p| p.next_wakeup == Some(t) && p.now < t)
     }
 
+    /// Submits pending job `i`.
+    fn submit_pending(&mut self, i: usize) -> Result<(), SimError> {
+        let at = self.now;
+        // Out of `self` while it is read (put back below, also on error).
+        let mut pending = std::mem::replace(&mut self.pending, Pending::Jobs(Vec::new()));
+        let r = match &mut pending {
+            Pending::Jobs(jobs) => self.submit(&jobs[i]),
+            Pending::Trace { trace, cap, names } => {
+                let t = &trace.jobs[i];
+                let procs = t.procs_on(*cap);
+                let incoming = Incoming {
+                    id: t.id,
+                    submit: at,
+                    procs,
+                    layout: None,
+                    walltime: t.walltime,
+                    runtime: t.runtime,
+                };
+                match self.too_big(&incoming) {
+                    Some(reason) => {
+                        self.skipped.push(SkippedJob { id: t.id, reason });
+                        Ok(())
+                    }
+                    None => {
+                        let core = names.core_job(t, procs, at);
+                        self.submit_core(core, &incoming)
+                    }
+                }
+            }
+        };
+        self.pending = pending;
+        r
+    }
+
     fn submit(&mut self, job: &SimJob) -> Result<(), SimError> {
-        if let Some(reason) = self.too_big(job) {
+        let incoming = Incoming {
+            id: job.id,
+            submit: job.submit,
+            procs: job.procs,
+            layout: job.layout,
+            walltime: job.walltime,
+            runtime: job.runtime,
+        };
+        if let Some(reason) = self.too_big(&incoming) {
             self.skipped.push(SkippedJob { id: job.id, reason });
             return Ok(());
         }
         if job.array.is_some() {
-            return self.submit_array(job);
+            return self.submit_array(job, &incoming);
         }
-        let mut core = job.to_core();
+        self.submit_core(job.to_core(), &incoming)?;
+        self.elastic.submitted(job);
+        if let Some(st) = self.staging.as_mut() {
+            let at = self.now;
+            st.submitted(job, &mut self.state, at)
+                .map_err(|source| SimError::Core {
+                    at,
+                    job: job.id,
+                    source,
+                })?;
+        }
+        Ok(())
+    }
+
+    /// Submits a job to the core and the simulated backend.
+    fn submit_core(&mut self, mut core: Job, job: &Incoming) -> Result<(), SimError> {
         core.estimate = self.predictor.predict(&core.cred.user, core.walltime);
         // The QoS as msub assigns it (arches_core::qos): the requested one
         // if the credentials grant it, else their default (QDEF). A trace
@@ -490,24 +705,14 @@ impl Simulation {
                 job: job.id,
                 source,
             })?;
-        if let Some(st) = self.staging.as_mut() {
-            let at = self.now;
-            st.submitted(job, &mut self.state, at)
-                .map_err(|source| SimError::Core {
-                    at,
-                    job: job.id,
-                    source,
-                })?;
-        }
         self.track(job.id, job);
-        self.elastic.submitted(job);
         self.dirty = true;
         Ok(())
     }
 
     /// A JSONL array line: one array record; every sub-job has the line's
     /// size and run time (made jobs a window at a time by the iterations).
-    fn submit_array(&mut self, job: &SimJob) -> Result<(), SimError> {
+    fn submit_array(&mut self, job: &SimJob, incoming: &Incoming) -> Result<(), SimError> {
         let Some(spec) = job.array.clone() else {
             return Ok(());
         };
@@ -522,14 +727,14 @@ impl Simulation {
                 source,
             })?;
         for id in ids {
-            self.track(id, job);
+            self.track(id, incoming);
         }
         self.dirty = true;
         Ok(())
     }
 
     /// Job `id` runs as `job` says (its run time, and what its record needs).
-    fn track(&mut self, id: JobId, job: &SimJob) {
+    fn track(&mut self, id: JobId, job: &Incoming) {
         self.rm.set_runtime(id, job.runtime);
         self.meta.insert(
             id,
@@ -543,7 +748,7 @@ impl Simulation {
         );
     }
 
-    fn too_big(&self, job: &SimJob) -> Option<String> {
+    fn too_big(&self, job: &Incoming) -> Option<String> {
         if job.procs > self.total_procs {
             return Some(format!(
                 "needs {} processors, the machine has {}",
@@ -619,17 +824,13 @@ impl Simulation {
                 .map_err(|source| SimError::Core { at, job, source })?;
         }
         for start in &plan.starts {
-            let launch = Launch {
-                job: start.job,
-                name: format!("job{}", start.job),
-                nodes: arches_rm::launch_nodes(&self.state, &start.alloc),
-                exec: ExecSpec::default(),
-                walltime: self.meta.get(&start.job).map(|m| m.walltime),
-                restarted: false,
-            };
+            // The simulated backend needs only the limit and the processors
+            // of a launch (the processors scale a resized run).
+            let walltime = self.meta.get(&start.job).map(|m| m.walltime);
+            let procs = start.alloc.iter().map(|a| a.procs).sum::<u32>();
             let at = self.now;
             self.rm
-                .start(&launch, at)
+                .start_job(start.job, walltime, procs, at)
                 .map_err(|source| SimError::Backend {
                     at,
                     job: start.job,
@@ -667,7 +868,6 @@ impl Simulation {
             }
             if let Some(m) = self.meta.get_mut(&start.job) {
                 m.start = Some((at, start.kind));
-                let procs = start.alloc.iter().map(|a| a.procs).sum();
                 self.elastic.started(start.job, procs, at, at - m.submit);
             }
             if let Some(st) = self.staging.as_mut() {
@@ -701,8 +901,7 @@ impl Simulation {
         let core = |source| SimError::Core { at, job, source };
         if let Some(j) = self.state.job(job) {
             let ran = j.run.as_ref().map_or(0, |r| at - r.start_time);
-            let user = j.cred.user.clone();
-            self.predictor.completed(job, &user, ran);
+            self.predictor.completed(job, &j.cred.user, ran);
         }
         self.state
             .apply(
@@ -764,6 +963,11 @@ impl Simulation {
     /// The accounting enabled with [`Simulation::enable_accounting`].
     pub fn accounting(&self) -> Option<&arches_core::accounting::Accounting> {
         self.accounting.as_ref().map(|a| &a.0)
+    }
+
+    /// The same, to configure it (the statistics profile).
+    pub fn accounting_mut(&mut self) -> Option<&mut arches_core::accounting::Accounting> {
+        self.accounting.as_mut().map(|a| &mut a.0)
     }
 
     /// Extends the expired predictions of running jobs (EASY++ correction)

@@ -15,6 +15,20 @@
 //!   SDSC-SP2 106.96); a 1-processor placeholder or one keeping the requested
 //!   time as its estimate does not.
 //!
+//! SWF writes -1 for "unknown" in any field. Unknown run times, processor
+//! counts and requested times get pyss's defaults above; a line whose job
+//! number or submit time is unknown describes no job that can be placed in
+//! time and is skipped and counted ([`SwfSkipped::unknown`]), as are the
+//! partial-execution lines (status 2, 3 or 4) of checkpointed or swapped
+//! jobs, whose summary line (status 0, 1 or 5) is the job
+//! ([`SwfSkipped::partial`]). Only lines that are not SWF at all (a wrong
+//! number of fields, a field that is not a number, a job number given
+//! twice) are malformed.
+//!
+//! Reading allocates nothing per line: one buffer is reused and the fields
+//! are parsed from its bytes. [`read_trace`] keeps the jobs in the compact
+//! form the simulator replays ([`TraceJob`], 64 bytes each).
+//!
 //! [`SwfOptions::sanitize`] applies the SC'15 "strong filter" instead: drop
 //! jobs with run time, processors or requested time <= 0, and cut the run time
 //! at the requested time. [`SwfOptions::min_job_id`] drops low job numbers
@@ -67,6 +81,21 @@ pub struct SwfRecord {
     pub preceding: i64,
 }
 
+/// Lines of a trace that describe no job the simulator can replay, skipped
+/// and counted as the SWF definition allows (-1 is "unknown" in any field).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SwfSkipped {
+    /// Malformed lines skipped (only with `skip_malformed`).
+    pub malformed: usize,
+    /// Jobs whose number or submit time is unknown (-1): a job that cannot
+    /// be placed in time is not replayed.
+    pub unknown: usize,
+    /// Partial-execution lines (status 2, 3 or 4) of checkpointed or
+    /// swapped jobs: the job's summary line (status 0, 1 or 5) describes
+    /// the whole job and is the one replayed.
+    pub partial: usize,
+}
+
 /// A trace as read.
 #[derive(Debug, Clone, Default)]
 pub struct SwfTrace {
@@ -74,6 +103,8 @@ pub struct SwfTrace {
     pub records: Vec<SwfRecord>,
     /// Malformed lines skipped (only with `skip_malformed`).
     pub malformed: usize,
+    /// Every kind of line skipped, malformed ones included.
+    pub skipped: SwfSkipped,
 }
 
 /// Why a trace could not be read.
@@ -93,17 +124,22 @@ pub enum SwfError {
 }
 
 /// Opens a file, decompressing it if it is gzip (by content, not by name).
+/// Read in large blocks: a trace is read once, front to back.
 pub fn open_maybe_gz(path: &Path) -> std::io::Result<Box<dyn BufRead>> {
     let mut file = File::open(path)?;
     let mut magic = [0u8; 2];
     let n = file.read(&mut magic)?;
     let file = File::open(path)?;
     if n == 2 && magic == [0x1f, 0x8b] {
-        Ok(Box::new(BufReader::new(MultiGzDecoder::new(file))))
+        let gz = MultiGzDecoder::new(BufReader::with_capacity(READ_BLOCK, file));
+        Ok(Box::new(BufReader::with_capacity(READ_BLOCK, gz)))
     } else {
-        Ok(Box::new(BufReader::new(file)))
+        Ok(Box::new(BufReader::with_capacity(READ_BLOCK, file)))
     }
 }
+
+/// Bytes read (and decompressed) at a time.
+const READ_BLOCK: usize = 256 * 1024;
 
 /// Reads an SWF file (plain or `.gz`).
 pub fn read_swf(path: &Path, opts: &SwfOptions) -> Result<SwfTrace, SwfError> {
@@ -122,53 +158,221 @@ pub fn parse_swf(
     opts: &SwfOptions,
 ) -> Result<SwfTrace, SwfError> {
     let mut trace = SwfTrace::default();
-    let mut seen = std::collections::BTreeSet::new();
-    for (i, line) in reader.lines().enumerate() {
-        let line = line.map_err(|source| SwfError::Io {
-            file: file.to_string(),
-            source,
-        })?;
-        let text = line.trim();
+    let mut records = Vec::new();
+    scan(
+        reader,
+        file,
+        opts,
+        &mut trace.header,
+        &mut trace.skipped,
+        |r| records.push(r),
+    )?;
+    trace.records = records;
+    trace.malformed = trace.skipped.malformed;
+    Ok(trace)
+}
+
+/// Reads SWF text in large blocks (no allocation or copy per line: lines
+/// are parsed where they lie in the block), handing every replayable
+/// record to `sink` in file order. Header keys go to `header`, skipped
+/// lines are counted in `skipped`. The first malformed line is an error
+/// unless `opts.skip_malformed`.
+pub fn scan(
+    mut reader: impl BufRead,
+    file: &str,
+    opts: &SwfOptions,
+    header: &mut SwfHeader,
+    skipped: &mut SwfSkipped,
+    mut sink: impl FnMut(SwfRecord),
+) -> Result<(), SwfError> {
+    let io = |source| SwfError::Io {
+        file: file.to_string(),
+        source,
+    };
+    let mut seen = SeenJobs::default();
+    let mut buf = vec![0u8; SCAN_BLOCK];
+    // Unread bytes are buf[lo..hi].
+    let (mut lo, mut hi) = (0, 0);
+    let mut eof = false;
+    let mut number = 0usize;
+    loop {
+        let line = match buf[lo..hi].iter().position(|&b| b == b'\n') {
+            Some(p) => {
+                let l = lo..lo + p;
+                lo += p + 1;
+                l
+            }
+            None if eof => {
+                if lo == hi {
+                    return Ok(());
+                }
+                let l = lo..hi;
+                lo = hi;
+                l
+            }
+            None => {
+                buf.copy_within(lo..hi, 0);
+                hi -= lo;
+                lo = 0;
+                if hi == buf.len() {
+                    // A line longer than the block.
+                    buf.resize(2 * buf.len(), 0);
+                }
+                let n = loop {
+                    match reader.read(&mut buf[hi..]) {
+                        Ok(n) => break n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(io(e)),
+                    }
+                };
+                eof = n == 0;
+                hi += n;
+                continue;
+            }
+        };
+        number += 1;
+        let text = trim_ws(&buf[line]);
         if text.is_empty() {
             continue;
         }
-        if let Some(h) = text.strip_prefix(';') {
-            if let Err(what) = parse_header_line(h, &mut trace.header) {
-                return Err(SwfError::Malformed {
-                    file: file.to_string(),
-                    line: i + 1,
-                    what,
-                });
+        if !text.is_ascii() {
+            // What `str::lines` refused (not UTF-8) stays an error; other
+            // text goes the general way (Unicode whitespace).
+            let s = std::str::from_utf8(text)
+                .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
+            let s = s.trim();
+            if s.is_empty() {
+                continue;
             }
+            if let Some(h) = s.strip_prefix(';') {
+                header_line(h, header, file, number)?;
+                continue;
+            }
+            let fields = parse_fields_str(s);
+            handle(fields, number, file, opts, &mut seen, skipped, &mut sink)?;
             continue;
         }
-        let record = parse_record(text).and_then(|r| {
-            if seen.insert(r.job) {
-                Ok(r)
-            } else {
-                Err(format!("duplicate job number {}", r.job))
-            }
-        });
-        match record {
-            Ok(r) => {
-                if opts.min_job_id.is_none_or(|m| r.job >= m) {
-                    trace.records.push(r);
-                }
-            }
-            Err(what) if opts.skip_malformed => {
-                let _ = what;
-                trace.malformed += 1;
-            }
-            Err(what) => {
-                return Err(SwfError::Malformed {
-                    file: file.to_string(),
-                    line: i + 1,
-                    what,
-                })
+        if let Some(h) = text.strip_prefix(b";") {
+            // ASCII, hence UTF-8.
+            header_line(std::str::from_utf8(h).unwrap_or(""), header, file, number)?;
+            continue;
+        }
+        let fields = parse_fields(text);
+        handle(fields, number, file, opts, &mut seen, skipped, &mut sink)?;
+    }
+}
+
+/// Bytes read (and decompressed) into the scan buffer at a time.
+const SCAN_BLOCK: usize = 1 << 20;
+
+/// ASCII whitespace as `str::split_whitespace` sees it (space, tab, line
+/// feed, vertical tab, form feed, carriage return).
+fn is_ws(b: u8) -> bool {
+    b == b' ' || (b'\t'..=b'\r').contains(&b)
+}
+
+fn trim_ws(mut t: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = t {
+        if !is_ws(*first) {
+            break;
+        }
+        t = rest;
+    }
+    while let [rest @ .., last] = t {
+        if !is_ws(*last) {
+            break;
+        }
+        t = rest;
+    }
+    t
+}
+
+/// What one data line gives: a record, a line to skip (and count), or a
+/// malformed line.
+fn handle(
+    fields: Result<[i64; SWF_FIELDS], String>,
+    number: usize,
+    file: &str,
+    opts: &SwfOptions,
+    seen: &mut SeenJobs,
+    skipped: &mut SwfSkipped,
+    sink: &mut impl FnMut(SwfRecord),
+) -> Result<(), SwfError> {
+    let record = fields.and_then(|f| {
+        let r = record_of(&f);
+        if r.status >= 2 && r.status <= 4 {
+            return Ok(Line::Partial);
+        }
+        if f[0] <= 0 || r.submit < 0 {
+            return Ok(Line::Unknown);
+        }
+        in_range(&f)?;
+        if seen.insert(r.job) {
+            Ok(Line::Job(r))
+        } else {
+            Err(format!("duplicate job number {}", r.job))
+        }
+    });
+    match record {
+        Ok(Line::Job(r)) => {
+            if opts.min_job_id.is_none_or(|m| r.job >= m) {
+                sink(r);
             }
         }
+        Ok(Line::Partial) => skipped.partial += 1,
+        Ok(Line::Unknown) => skipped.unknown += 1,
+        Err(_) if opts.skip_malformed => skipped.malformed += 1,
+        Err(what) => {
+            return Err(SwfError::Malformed {
+                file: file.to_string(),
+                line: number,
+                what,
+            })
+        }
     }
-    Ok(trace)
+    Ok(())
+}
+
+enum Line {
+    Job(SwfRecord),
+    Partial,
+    Unknown,
+}
+
+/// Job numbers seen so far: a bit per number for the usual dense counters,
+/// a set for numbers beyond.
+#[derive(Default)]
+struct SeenJobs {
+    bits: Vec<u64>,
+    sparse: std::collections::HashSet<u64>,
+}
+
+impl SeenJobs {
+    /// Job numbers up to this are kept as bits (at most 32 MB of them).
+    const DENSE: u64 = 1 << 28;
+
+    /// Adds `job`; whether it was new.
+    fn insert(&mut self, job: u64) -> bool {
+        if job >= Self::DENSE {
+            return self.sparse.insert(job);
+        }
+        let (word, bit) = ((job / 64) as usize, job % 64);
+        if word >= self.bits.len() {
+            self.bits.resize((word + 1).next_power_of_two(), 0);
+        }
+        let new = self.bits[word] & (1 << bit) == 0;
+        self.bits[word] |= 1 << bit;
+        new
+    }
+}
+
+/// A header line of line `number`; a number out of range is an error.
+fn header_line(h: &str, header: &mut SwfHeader, file: &str, number: usize) -> Result<(), SwfError> {
+    parse_header_line(h, header).map_err(|what| SwfError::Malformed {
+        file: file.to_string(),
+        line: number,
+        what,
+    })
 }
 
 /// A header line (`; Key: value`). Unknown keys and values that are not
@@ -192,35 +396,95 @@ fn parse_header_line(h: &str, header: &mut SwfHeader) -> Result<(), String> {
     Ok(())
 }
 
-fn parse_record(text: &str) -> Result<SwfRecord, String> {
+/// The 18 fields of an ASCII data line, without allocating: whitespace
+/// separated integers, or (some archive logs write fractional values, e.g.
+/// CPU time) decimal numbers rounded to the nearest integer. One pass over
+/// the bytes for plain integers; any other token is parsed as text.
+fn parse_fields(text: &[u8]) -> Result<[i64; SWF_FIELDS], String> {
+    let mut f = [0i64; SWF_FIELDS];
+    let mut n = 0;
+    let mut i = 0;
+    let len = text.len();
+    while i < len {
+        if is_ws(text[i]) {
+            i += 1;
+            continue;
+        }
+        if n >= SWF_FIELDS {
+            return Err(format!("more than {SWF_FIELDS} fields"));
+        }
+        let start = i;
+        let neg = text[i] == b'-';
+        if neg || text[i] == b'+' {
+            i += 1;
+        }
+        let digits = i;
+        let mut v = 0i64;
+        while i < len {
+            let d = text[i].wrapping_sub(b'0');
+            if d > 9 {
+                break;
+            }
+            v = v.wrapping_mul(10).wrapping_add(i64::from(d));
+            i += 1;
+        }
+        let plain = (i == len || is_ws(text[i])) && i > digits && i - digits <= 18;
+        f[n] = if plain {
+            if neg {
+                -v
+            } else {
+                v
+            }
+        } else {
+            while i < len && !is_ws(text[i]) {
+                i += 1;
+            }
+            // ASCII, hence UTF-8.
+            number_of(std::str::from_utf8(&text[start..i]).unwrap_or(""), n)?
+        };
+        n += 1;
+    }
+    if n != SWF_FIELDS {
+        return Err(format!("{n} fields, expected {SWF_FIELDS}"));
+    }
+    Ok(f)
+}
+
+/// [`parse_fields`] for text with non-ASCII characters (Unicode whitespace
+/// separates fields, as `str::split_whitespace` does).
+fn parse_fields_str(text: &str) -> Result<[i64; SWF_FIELDS], String> {
     let mut f = [0i64; SWF_FIELDS];
     let mut n = 0;
     for (i, tok) in text.split_whitespace().enumerate() {
         if i >= SWF_FIELDS {
             return Err(format!("more than {SWF_FIELDS} fields"));
         }
-        // Some archive logs write fractional values (e.g. CPU time).
-        f[i] = match tok.parse::<i64>() {
-            Ok(v) => v,
-            Err(_) => match tok.parse::<f64>() {
-                // Within ±2^62: the cast cannot saturate.
-                Ok(v) if v.is_finite() && v.abs() < 4.6e18 => v.round() as i64,
-                Ok(_) => return Err(format!("field {} out of range: '{tok}'", i + 1)),
-                _ => return Err(format!("field {} is not a number: '{tok}'", i + 1)),
-            },
-        };
+        f[i] = number_of(tok, i)?;
         n = i + 1;
     }
     if n != SWF_FIELDS {
         return Err(format!("{n} fields, expected {SWF_FIELDS}"));
     }
-    if f[0] <= 0 {
-        return Err(format!("job number must be positive, got {}", f[0]));
+    Ok(f)
+}
+
+/// Field `i` (0-based) as an integer: an integer as such, a decimal number
+/// rounded to the nearest integer.
+fn number_of(tok: &str, i: usize) -> Result<i64, String> {
+    match tok.parse::<i64>() {
+        Ok(v) => Ok(v),
+        Err(_) => match tok.parse::<f64>() {
+            // Within ±2^62: the cast cannot saturate.
+            Ok(v) if v.is_finite() && v.abs() < 4.6e18 => Ok(v.round() as i64),
+            Ok(_) => Err(format!("field {} out of range: '{tok}'", i + 1)),
+            _ => Err(format!("field {} is not a number: '{tok}'", i + 1)),
+        },
     }
-    if f[1] < 0 {
-        return Err(format!("submit time must be >= 0, got {}", f[1]));
-    }
-    // Times and sizes the replay adds and multiplies (-1: unknown).
+}
+
+/// The times and sizes the replay adds and multiplies are within the
+/// limits (-1: unknown).
+fn in_range(f: &[i64; SWF_FIELDS]) -> Result<(), String> {
     use arches_core::limits::{check, MAX_TIME, MAX_TOTAL_PROCS, MAX_WALLTIME};
     check("submit time", f[1], 0..=MAX_TIME)?;
     check("run time", f[3], -1..=MAX_WALLTIME)?;
@@ -228,8 +492,12 @@ fn parse_record(text: &str) -> Result<SwfRecord, String> {
     let procs = -1..=i64::from(MAX_TOTAL_PROCS);
     check("allocated processors", f[4], procs.clone())?;
     check("requested processors", f[7], procs)?;
-    Ok(SwfRecord {
-        job: f[0] as u64,
+    Ok(())
+}
+
+fn record_of(f: &[i64; SWF_FIELDS]) -> SwfRecord {
+    SwfRecord {
+        job: f[0].max(0) as u64,
         submit: f[1],
         run: f[3],
         alloc_procs: f[4],
@@ -241,7 +509,7 @@ fn parse_record(text: &str) -> Result<SwfRecord, String> {
         queue: f[14],
         partition: f[15],
         preceding: f[16],
-    })
+    }
 }
 
 /// Jobs converted from SWF records.
@@ -305,6 +573,141 @@ fn with_credentials(mut job: SimJob, r: &SwfRecord) -> SimJob {
         job.class = Some(format!("queue{}", r.queue));
     }
     job
+}
+
+/// A trace job as the simulator keeps it until its submission: 64 bytes,
+/// no allocation; the credentials are numbers (SWF fields 12, 13 and 15,
+/// -1 = none) and the processor count is capped at the machine only when
+/// the job is submitted ([`TraceJob::procs_on`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TraceJob {
+    pub id: u64,
+    /// Seconds after the trace start.
+    pub submit: i64,
+    pub walltime: i64,
+    pub runtime: i64,
+    pub user: i64,
+    pub group: i64,
+    pub queue: i64,
+    /// Processors as the trace gives them (at least 1).
+    pub procs: u32,
+    pub placeholder: bool,
+}
+
+impl TraceJob {
+    /// Processors on a machine of `cap` processors (pyss caps at the
+    /// machine size).
+    pub fn procs_on(&self, cap: u32) -> u32 {
+        self.procs.min(cap.max(1))
+    }
+
+    /// The job as [`to_jobs`] gives it for a machine of `cap` processors.
+    pub fn to_sim_job(&self, cap: u32) -> SimJob {
+        let mut j = SimJob::new(
+            self.id,
+            self.submit,
+            self.procs_on(cap),
+            self.walltime,
+            self.runtime,
+        );
+        j.placeholder = self.placeholder;
+        if self.user >= 0 {
+            j.user = format!("user{}", self.user);
+        }
+        if self.group >= 0 {
+            j.group = format!("group{}", self.group);
+        }
+        if self.queue >= 0 {
+            j.class = Some(format!("queue{}", self.queue));
+        }
+        j
+    }
+}
+
+/// A whole trace in compact form, sorted by submit time then job number:
+/// what `moab simulate` reads once and replays (also shared by the
+/// configurations of a sweep). [`TraceJob::to_sim_job`] of every job gives
+/// [`to_jobs`]'s jobs.
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    pub header: SwfHeader,
+    pub jobs: Vec<TraceJob>,
+    /// Lines skipped (malformed ones only with `skip_malformed`).
+    pub skipped: SwfSkipped,
+    /// Records the sanitising filter dropped.
+    pub dropped: usize,
+}
+
+impl Trace {
+    /// Jobs larger than a machine of `cap` processors (capped at it).
+    pub fn capped(&self, cap: u32) -> usize {
+        let cap = cap.max(1);
+        self.jobs.iter().filter(|j| j.procs > cap).count()
+    }
+}
+
+/// Reads an SWF file (plain or `.gz`) into the compact [`Trace`].
+pub fn read_trace(path: &Path, opts: &SwfOptions) -> Result<Trace, SwfError> {
+    let file = path.display().to_string();
+    let reader = open_maybe_gz(path).map_err(|source| SwfError::Io {
+        file: file.clone(),
+        source,
+    })?;
+    parse_trace(reader, &file, opts)
+}
+
+/// Parses SWF text into the compact [`Trace`]; `file` names the source in
+/// errors.
+pub fn parse_trace(reader: impl BufRead, file: &str, opts: &SwfOptions) -> Result<Trace, SwfError> {
+    let mut t = Trace::default();
+    let mut jobs = Vec::new();
+    let mut dropped = 0;
+    scan(
+        reader,
+        file,
+        opts,
+        &mut t.header,
+        &mut t.skipped,
+        |r| match trace_job(&r, opts) {
+            Some(j) => jobs.push(j),
+            None => dropped += 1,
+        },
+    )?;
+    // Nearly always sorted already (SWF lines are in submit order).
+    if !jobs.is_sorted_by_key(|j| (j.submit, j.id)) {
+        jobs.sort_by_key(|j| (j.submit, j.id));
+    }
+    t.jobs = jobs;
+    t.dropped = dropped;
+    Ok(t)
+}
+
+/// [`to_jobs`]'s conversion of one record, before the machine's cap
+/// (`None`: the sanitising filter drops it).
+fn trace_job(r: &SwfRecord, opts: &SwfOptions) -> Option<TraceJob> {
+    let procs = u32::try_from(r.alloc_procs.max(1)).unwrap_or(u32::MAX);
+    let (walltime, runtime, placeholder) = if opts.sanitize {
+        if r.run <= 0 || r.alloc_procs <= 0 || r.req_time <= 0 {
+            return None;
+        }
+        (r.req_time, r.run.min(r.req_time), false)
+    } else if r.run <= 0 || r.alloc_procs <= 0 {
+        (1, 1, true)
+    } else {
+        let estimate = r.req_time.max(r.run).max(1);
+        (estimate, r.req_time.min(r.run).max(1).min(estimate), false)
+    };
+    Some(TraceJob {
+        id: r.job,
+        submit: r.submit,
+        walltime,
+        runtime,
+        user: r.user,
+        group: r.group,
+        queue: r.queue,
+        procs,
+        placeholder,
+    })
 }
 
 #[cfg(test)]
@@ -381,5 +784,88 @@ mod tests {
         let dup = "1 0 5 100 4 -1 -1 4 200 -1 1 3 2 -1 1 -1 -1 -1\n".repeat(2);
         let e = parse_swf(dup.as_bytes(), "d.swf", &SwfOptions::default()).unwrap_err();
         assert_eq!(e.to_string(), "d.swf:2: duplicate job number 1");
+    }
+
+    /// The compact trace gives exactly `to_jobs`'s jobs, for both
+    /// conversions and any machine size.
+    #[test]
+    fn compact_trace_equals_to_jobs() {
+        for opts in [
+            SwfOptions::default(),
+            SwfOptions {
+                sanitize: true,
+                ..SwfOptions::default()
+            },
+            SwfOptions {
+                min_job_id: Some(3),
+                ..SwfOptions::default()
+            },
+        ] {
+            let t = parse_swf(TRACE.as_bytes(), "t.swf", &opts).unwrap();
+            let compact = parse_trace(TRACE.as_bytes(), "t.swf", &opts).unwrap();
+            assert_eq!(compact.header, t.header);
+            for cap in [1, 3, 8, 64] {
+                let c = to_jobs(&t.records, cap, &opts);
+                let jobs: Vec<SimJob> = compact.jobs.iter().map(|j| j.to_sim_job(cap)).collect();
+                assert_eq!(jobs, c.jobs, "{opts:?} on {cap}");
+                assert_eq!(compact.capped(cap), c.capped);
+                assert_eq!(compact.dropped, c.dropped);
+            }
+        }
+    }
+
+    /// -1 means "unknown" in any SWF field: an unknown job number or submit
+    /// time skips the job (counted), status 2-4 partial lines are skipped in
+    /// favour of their job's summary line (counted), the other unknowns get
+    /// pyss's defaults; nothing of that is an error.
+    #[test]
+    fn unknown_fields_and_partial_lines_are_skipped_and_counted() {
+        let text = "; MaxProcs: 8\n\
+            1 0 5 100 4 -1 -1 4 200 -1 1 3 2 -1 1 -1 -1 -1\n\
+            2 -1 5 100 4 -1 -1 4 200 -1 1 3 2 -1 1 -1 -1 -1\n\
+            -1 7 5 100 4 -1 -1 4 200 -1 1 3 2 -1 1 -1 -1 -1\n\
+            3 9 0 300 2 -1 -1 2 400 -1 1 3 2 -1 1 -1 -1 -1\n\
+            3 9 0 100 2 -1 -1 2 400 -1 2 3 2 -1 1 -1 -1 -1\n\
+            3 9 50 200 2 -1 -1 2 400 -1 3 3 2 -1 1 -1 -1 -1\n\
+            4 12 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1\n";
+        let t = parse_swf(text.as_bytes(), "u.swf", &SwfOptions::default()).unwrap();
+        assert_eq!(
+            t.skipped,
+            SwfSkipped {
+                malformed: 0,
+                unknown: 2,
+                partial: 2,
+            }
+        );
+        let ids: Vec<u64> = t.records.iter().map(|r| r.job).collect();
+        assert_eq!(ids, vec![1, 3, 4]);
+        let jobs = to_jobs(&t.records, 8, &SwfOptions::default()).jobs;
+        // Job 3 is its summary line; job 4 knows nothing but its submit
+        // time: a 1-second placeholder on 1 processor, no credentials.
+        assert_eq!((jobs[1].walltime, jobs[1].runtime), (400, 300));
+        assert!(jobs[2].placeholder && jobs[2].procs == 1 && jobs[2].user == "u");
+        let compact = parse_trace(text.as_bytes(), "u.swf", &SwfOptions::default()).unwrap();
+        assert_eq!(compact.skipped, t.skipped);
+        assert_eq!(compact.jobs.len(), 3);
+    }
+
+    #[test]
+    fn fractional_values_signs_and_unicode_whitespace_parse_as_before() {
+        let line = "1 0.4 5 99.5 +4 -1 -1 4 2e2 -1 1 3 2 -1 1 -1 -1 -1\n";
+        let t = parse_swf(line.as_bytes(), "f.swf", &SwfOptions::default()).unwrap();
+        let r = t.records[0];
+        assert_eq!(
+            (r.submit, r.run, r.alloc_procs, r.req_time),
+            (0, 100, 4, 200)
+        );
+        // A no-break space separates fields like any whitespace.
+        let nbsp = "1\u{a0}0 5 100 4 -1 -1 4 200 -1 1 3 2 -1 1 -1 -1 -1\n";
+        let t = parse_swf(nbsp.as_bytes(), "n.swf", &SwfOptions::default()).unwrap();
+        assert_eq!(t.records[0].run, 100);
+        let e = parse_swf(&b"1 0 \xff\n"[..], "b.swf", &SwfOptions::default()).unwrap_err();
+        assert!(e.to_string().starts_with("b.swf: "), "{e}");
+        let long = "1 0 5 100 4 -1 -1 4 200 -1 1 3 2 -1 1 -1 -1 -1 7\n";
+        let e = parse_swf(long.as_bytes(), "l.swf", &SwfOptions::default()).unwrap_err();
+        assert_eq!(e.to_string(), "l.swf:1: more than 18 fields");
     }
 }

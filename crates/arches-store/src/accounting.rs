@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use arches_core::accounting::{Accounting, CredKind, Totals};
+use arches_core::history::{NodeSample, StatProfile};
 use serde::{Deserialize, Serialize};
 
 /// `meta` key of the accounting document.
@@ -94,6 +95,111 @@ struct AccountingRecord {
     grid: Vec<TotalsRecord>,
     fs: Vec<FsRecord>,
     fs_total: Vec<(i64, f64)>,
+    /// The statistics profile (absent in documents written before it).
+    #[serde(default)]
+    profile: Option<ProfileRecord>,
+}
+
+/// [`arches_core::history::StatProfile`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ProfileRecord {
+    duration: i64,
+    count: usize,
+    /// (interval index, credentials completed in it)
+    creds: Vec<(i64, Vec<CredRecord>)>,
+    /// (interval index, node samples)
+    nodes: Vec<(i64, Vec<NodeSampleRecord>)>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct NodeSampleRecord {
+    node: String,
+    samples: u64,
+    cfg_mem: u64,
+    cfg_procs: u32,
+    mem_min: u64,
+    mem_max: u64,
+    mem_sum: u64,
+    load_min: f64,
+    load_max: f64,
+    load_sum: f64,
+}
+
+fn profile_record(p: &StatProfile) -> ProfileRecord {
+    ProfileRecord {
+        duration: p.duration,
+        count: p.count,
+        creds: p
+            .creds
+            .iter()
+            .map(|(i, m)| {
+                let v = m
+                    .iter()
+                    .map(|((k, n), t)| CredRecord {
+                        kind: k.as_str().to_string(),
+                        name: n.clone(),
+                        totals: t.into(),
+                    })
+                    .collect();
+                (*i, v)
+            })
+            .collect(),
+        nodes: p
+            .nodes
+            .iter()
+            .map(|(i, m)| {
+                let v = m
+                    .iter()
+                    .map(|(n, s)| NodeSampleRecord {
+                        node: n.clone(),
+                        samples: s.samples,
+                        cfg_mem: s.cfg_mem,
+                        cfg_procs: s.cfg_procs,
+                        mem_min: s.mem_min,
+                        mem_max: s.mem_max,
+                        mem_sum: s.mem_sum,
+                        load_min: s.load_min,
+                        load_max: s.load_max,
+                        load_sum: s.load_sum,
+                    })
+                    .collect();
+                (*i, v)
+            })
+            .collect(),
+    }
+}
+
+fn profile_from(r: &ProfileRecord) -> Result<StatProfile, String> {
+    let mut p = StatProfile::default();
+    p.configure(r.duration, r.count);
+    for (i, v) in &r.creds {
+        let m = p.creds.entry(*i).or_default();
+        for c in v {
+            let k = CredKind::parse(&c.kind)
+                .ok_or_else(|| format!("unknown credential kind '{}'", c.kind))?;
+            m.insert((k, c.name.clone()), (&c.totals).into());
+        }
+    }
+    for (i, v) in &r.nodes {
+        let m = p.nodes.entry(*i).or_default();
+        for s in v {
+            m.insert(
+                s.node.clone(),
+                NodeSample {
+                    samples: s.samples,
+                    cfg_mem: s.cfg_mem,
+                    cfg_procs: s.cfg_procs,
+                    mem_min: s.mem_min,
+                    mem_max: s.mem_max,
+                    mem_sum: s.mem_sum,
+                    load_min: s.load_min,
+                    load_max: s.load_max,
+                    load_sum: s.load_sum,
+                },
+            );
+        }
+    }
+    Ok(p)
 }
 
 /// Encodes accounting for the `meta` table.
@@ -121,6 +227,7 @@ pub fn encode(a: &Accounting) -> String {
             })
             .collect(),
         fs_total: a.fs_total.iter().map(|(i, v)| (*i, *v)).collect(),
+        profile: Some(profile_record(&a.profile)),
     };
     serde_json::to_string(&rec).unwrap_or_default()
 }
@@ -143,6 +250,9 @@ pub fn decode(text: &str) -> Result<Accounting, String> {
         a.fs.insert((kind(&f.kind)?, f.name.clone()), m);
     }
     a.fs_total = rec.fs_total.into_iter().collect();
+    if let Some(p) = &rec.profile {
+        a.profile = profile_from(p)?;
+    }
     Ok(a)
 }
 
@@ -160,6 +270,15 @@ mod tests {
             .insert((CredKind::Account, "chem".into()), a.total.clone());
         a.fs.insert((CredKind::User, "bob".into()), [(3, 10.0)].into());
         a.fs_total.insert(3, 10.0);
+        a.profile.configure(600, 5);
+        a.profile
+            .creds
+            .entry(2)
+            .or_default()
+            .insert((CredKind::User, "bob".into()), a.total.clone());
+        let mut s = NodeSample::default();
+        s.observe(100, 4, 10, 2.0);
+        a.profile.add_nodes(2, [("n1".to_string(), s)].into());
         assert_eq!(decode(&encode(&a)).unwrap(), a);
         assert!(decode("{").is_err());
     }

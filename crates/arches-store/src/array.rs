@@ -6,6 +6,7 @@
 //! `payloads` row of the array's id.
 
 use arches_core::array::{ArrayJob, Indices};
+use arches_core::GresTable;
 use rusqlite::{params, Transaction};
 use serde::{Deserialize, Serialize};
 
@@ -50,9 +51,10 @@ pub struct ArrayRecord {
 
 impl ArrayRecord {
     /// Stores a core array with its execution record; `output`, `error`
-    /// and `join_to_error` stay as they were.
-    pub fn refresh(&mut self, a: &ArrayJob) {
-        self.template = StoredJob::from_job(&a.template);
+    /// and `join_to_error` stay as they were (`table` names the generic
+    /// resources of the template).
+    pub fn refresh(&mut self, a: &ArrayJob, table: &GresTable) {
+        self.template = StoredJob::from_job(&a.template, table);
         self.indices = a.indices.format();
         self.slot_limit = a.slot_limit;
         self.next = a.next;
@@ -63,9 +65,9 @@ impl ArrayRecord {
     }
 
     /// A record for a new array.
-    pub fn new(a: &ArrayJob, exec: ExecRecord) -> Self {
+    pub fn new(a: &ArrayJob, exec: ExecRecord, table: &GresTable) -> Self {
         let mut r = ArrayRecord {
-            template: StoredJob::from_job(&a.template),
+            template: StoredJob::from_job(&a.template, table),
             exec,
             indices: String::new(),
             slot_limit: None,
@@ -78,7 +80,7 @@ impl ArrayRecord {
             error: None,
             join_to_error: false,
         };
-        r.refresh(a);
+        r.refresh(a, table);
         r
     }
 
@@ -86,12 +88,17 @@ impl ArrayRecord {
         self.template.id
     }
 
-    /// Back to a core array.
-    pub fn to_core(&self) -> Result<ArrayJob, StoreError> {
+    /// Back to a core array, generic resources resolved against `table`.
+    pub fn to_core(&self, table: &GresTable) -> Result<ArrayJob, StoreError> {
         let corrupt = |why: String| StoreError::Corrupt { id: self.id(), why };
         let indices =
             Indices::parse(&self.indices).map_err(|e| corrupt(format!("indices: {e}")))?;
-        let mut a = ArrayJob::new(self.id(), self.template.to_job()?, indices, self.slot_limit);
+        let mut a = ArrayJob::new(
+            self.id(),
+            self.template.to_job(table)?,
+            indices,
+            self.slot_limit,
+        );
         if self.next > a.count() || self.extra.iter().any(|p| *p >= a.count()) {
             return Err(corrupt("sub-job positions beyond the array".to_string()));
         }
@@ -158,7 +165,7 @@ mod tests {
         let mut a = ArrayJob::new(7, t, Indices::parse("1-9:2,20").unwrap(), Some(3));
         a.next = 2;
         a.extra.insert(4);
-        let mut rec = ArrayRecord::new(&a, ExecRecord::default());
+        let mut rec = ArrayRecord::new(&a, ExecRecord::default(), &GresTable::default());
         rec.output = Some("out.%I".into());
         {
             let mut s = Store::open(&path).unwrap();
@@ -171,7 +178,7 @@ mod tests {
         let s = Store::open(&path).unwrap();
         let back = s.load_arrays().unwrap();
         assert_eq!(back, [rec.clone()]);
-        let b = back[0].to_core().unwrap();
+        let b = back[0].to_core(&GresTable::default()).unwrap();
         assert_eq!((b.id, b.count(), b.slot_limit, b.next), (7, 6, Some(3), 2));
         assert!(b.materialized(4) && !b.materialized(3));
         assert_eq!(b.template.req.tasks, 2);

@@ -342,7 +342,7 @@ mod tests {
     fn rec(id: u64) -> JobRecord {
         let mut job = Job::new(id, "alice", Request::procs(2), Some(60), 100);
         job.holds.insert(HoldType::User);
-        JobRecord::new(&job, ExecRecord::default())
+        JobRecord::new(&job, ExecRecord::default(), &Default::default())
     }
 
     #[test]
@@ -445,6 +445,7 @@ mod tests {
             flags: Vec::new(),
             owner: Some("root".into()),
             standing: None,
+            group: None,
         };
         {
             let mut s = Store::open(&path).unwrap();
@@ -493,7 +494,7 @@ mod tests {
         assert_eq!(s.next_id().unwrap(), 3, "purged id 2 is never reused");
         let jobs = s.load_jobs().unwrap();
         assert_eq!(jobs.len(), 1);
-        let job = jobs[0].to_job().unwrap();
+        let job = jobs[0].to_job(&Default::default()).unwrap();
         assert!(job.holds.contains(HoldType::User));
         assert_eq!(job.req.total_procs(), 2);
     }

@@ -3,8 +3,8 @@
 //! are converted to and from what is written to disk.
 
 use arches_core::{
-    Alloc, Completion, CompletionCode, Credentials, Dependency, Holds, Job, JobFlag, JobState,
-    Request, RequeueCause, RunInfo, StartKind, Termination,
+    Alloc, Completion, CompletionCode, Credentials, Dependency, GresTable, Holds, Job, JobFlag,
+    JobState, Request, RequeueCause, RunInfo, StartKind, Termination,
 };
 use serde::{Deserialize, Serialize};
 
@@ -75,6 +75,9 @@ pub struct ExecRecord {
     pub ttc: Option<String>,
     /// Notes shown by checkjob (start failures, recovery notes).
     pub messages: Vec<String>,
+    /// Job variables (`mjobctl -m var=NAME:VALUE`), shown by checkjob.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub variables: Vec<(String, String)>,
     /// Exit status was observed as a wall-clock kill.
     pub walltime_exceeded: bool,
     /// `STAGEIN` files and their staging progress.
@@ -225,9 +228,107 @@ pub struct StoredJob {
     /// Why it last went back to the queue (`checkpoint`, `requeue`, `failure`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requeued: Option<String>,
+    /// Node groups, host list, generic resources, access policy,
+    /// reservation binding, task request list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layout: Option<StoredLayout>,
+    /// Effective queue start set by `mjobctl -m eeduration`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub eligible_since: Option<i64>,
     /// A processor range (malleable, resizable job).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic: Option<StoredElastic>,
+}
+
+/// Serde mirror of [`arches_core::Layout`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct StoredLayout {
+    /// `(count, host, tasks per node, features, generic resources per node)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<StoredGroup>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
+    /// Generic resources per task, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres: Vec<(String, u32)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub advres: Option<String>,
+    /// `(min tasks, max tasks, walltime)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trl: Vec<(u32, u32, Option<i64>)>,
+}
+
+/// Serde mirror of [`arches_core::NodeGroup`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredGroup {
+    pub count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    pub tasks_per_node: u32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub features: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres: Vec<(String, u32)>,
+}
+
+impl StoredLayout {
+    fn from_core(l: &arches_core::Layout) -> Self {
+        StoredLayout {
+            groups: l
+                .groups
+                .iter()
+                .map(|g| StoredGroup {
+                    count: g.count,
+                    host: g.host.clone(),
+                    tasks_per_node: g.tasks_per_node,
+                    features: g.features.clone(),
+                    gres: g.gres.clone(),
+                })
+                .collect(),
+            hosts: l.hosts.clone(),
+            gres: l.gres.clone(),
+            access: l.access.map(|a| a.as_str().to_string()),
+            advres: l.advres.clone(),
+            trl: l
+                .trl
+                .iter()
+                .map(|o| (o.min_tasks, o.max_tasks, o.walltime))
+                .collect(),
+        }
+    }
+
+    fn to_core(&self) -> Result<arches_core::Layout, String> {
+        Ok(arches_core::Layout {
+            groups: self
+                .groups
+                .iter()
+                .map(|g| arches_core::NodeGroup {
+                    count: g.count,
+                    host: g.host.clone(),
+                    tasks_per_node: g.tasks_per_node,
+                    features: g.features.clone(),
+                    gres: g.gres.clone(),
+                })
+                .collect(),
+            hosts: self.hosts.clone(),
+            gres: self.gres.clone(),
+            access: self.access.as_deref().map(str::parse).transpose()?,
+            advres: self.advres.clone(),
+            trl: self
+                .trl
+                .iter()
+                .map(
+                    |&(min_tasks, max_tasks, walltime)| arches_core::TaskOption {
+                        min_tasks,
+                        max_tasks,
+                        walltime,
+                    },
+                )
+                .collect(),
+        })
+    }
 }
 
 /// Serde mirror of [`arches_core::malleable::Elastic`]: a pending request
@@ -260,6 +361,13 @@ pub struct StoredRun {
     /// backfilled with, until the real one is restored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub virtual_walltime: Option<i64>,
+    /// Generic resources of each allocation: `(index in alloc, name,
+    /// count)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres: Vec<(u32, String, u32)>,
+    /// The generic-resource units it holds: `(node index, name, unit mask)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres_units: Vec<(u32, String, u64)>,
 }
 
 /// Serde mirror of [`Termination`].
@@ -279,22 +387,23 @@ pub struct StoredCompletion {
 }
 
 impl JobRecord {
-    /// Stores a core job with its execution record.
-    pub fn new(job: &Job, exec: ExecRecord) -> Self {
+    /// Stores a core job with its execution record; `table` names the
+    /// generic resources of its allocation.
+    pub fn new(job: &Job, exec: ExecRecord, table: &GresTable) -> Self {
         JobRecord {
-            job: StoredJob::from_job(job),
+            job: StoredJob::from_job(job, table),
             exec,
         }
     }
 
     /// Replaces the scheduler part with the job's current state.
-    pub fn refresh(&mut self, job: &Job) {
-        self.job = StoredJob::from_job(job);
+    pub fn refresh(&mut self, job: &Job, table: &GresTable) {
+        self.job = StoredJob::from_job(job, table);
     }
 
-    /// Back to a core job.
-    pub fn to_job(&self) -> Result<Job, StoreError> {
-        self.job.to_job()
+    /// Back to a core job, generic resources resolved against `table`.
+    pub fn to_job(&self, table: &GresTable) -> Result<Job, StoreError> {
+        self.job.to_job(table)
     }
 }
 
@@ -327,8 +436,9 @@ fn kind_str(k: StartKind) -> &'static str {
 }
 
 impl StoredJob {
-    /// Mirrors a core job.
-    pub fn from_job(j: &Job) -> Self {
+    /// Mirrors a core job (`table` names its allocation's generic
+    /// resources).
+    pub fn from_job(j: &Job, table: &GresTable) -> Self {
         StoredJob {
             id: j.id,
             name: j.name.clone(),
@@ -376,6 +486,22 @@ impl StoredJob {
                     until: t.until,
                 }),
                 virtual_walltime: r.virtual_walltime,
+                gres: r
+                    .alloc
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(i, a)| {
+                        table
+                            .named(&a.gres)
+                            .into_iter()
+                            .map(move |(n, c)| (i as u32, n, c))
+                    })
+                    .collect(),
+                gres_units: r
+                    .gres_units
+                    .iter()
+                    .filter_map(|u| Some((u.node, table.name(u.kind)?.to_string(), u.units)))
+                    .collect(),
             }),
             completion: j.completion.map(|c| StoredCompletion {
                 time: c.time,
@@ -388,6 +514,8 @@ impl StoredJob {
             bypass_count: j.bypass_count,
             admin_suspended: j.admin_suspended,
             requeued: j.requeued.map(|c| c.as_str().to_string()),
+            layout: j.req.layout.as_deref().map(StoredLayout::from_core),
+            eligible_since: j.eligible_since,
             elastic: j.elastic.map(|e| StoredElastic {
                 min: e.min,
                 max: e.max,
@@ -397,8 +525,10 @@ impl StoredJob {
         }
     }
 
-    /// Back to a core job; unknown names are a [`StoreError::Corrupt`].
-    pub fn to_job(&self) -> Result<Job, StoreError> {
+    /// Back to a core job; unknown names are a [`StoreError::Corrupt`]. A
+    /// generic resource `table` no longer knows is left out of the
+    /// allocation (the restored start then fails and the job is requeued).
+    pub fn to_job(&self, table: &GresTable) -> Result<Job, StoreError> {
         let bad = |why: String| StoreError::Corrupt { id: self.id, why };
         let state = STATES
             .into_iter()
@@ -426,11 +556,21 @@ impl StoredJob {
                 alloc: r
                     .alloc
                     .iter()
-                    .map(|&(node, tasks, procs, mem_mb)| Alloc {
-                        node,
-                        tasks,
-                        procs,
-                        mem_mb,
+                    .enumerate()
+                    .map(|(i, &(node, tasks, procs, mem_mb))| {
+                        let mut gres = arches_core::Gres::NONE;
+                        for (_, name, n) in r.gres.iter().filter(|g| g.0 as usize == i) {
+                            if let Some(id) = table.id(name) {
+                                gres.set(id, *n);
+                            }
+                        }
+                        Alloc {
+                            node,
+                            tasks,
+                            procs,
+                            mem_mb,
+                            gres,
+                        }
                     })
                     .collect(),
                 how: match r.how.as_str() {
@@ -453,6 +593,17 @@ impl StoredJob {
                     }),
                 },
                 virtual_walltime: r.virtual_walltime,
+                gres_units: r
+                    .gres_units
+                    .iter()
+                    .filter_map(|(node, name, units)| {
+                        Some(arches_core::GresUnits {
+                            node: *node,
+                            kind: table.id(name)?,
+                            units: *units,
+                        })
+                    })
+                    .collect(),
             }),
         };
         let mut job = Job::new(
@@ -466,6 +617,12 @@ impl StoredJob {
                 mem_per_task_mb: self.mem_per_task_mb,
                 features: self.features.clone(),
                 partition: self.partition.clone(),
+                layout: self
+                    .layout
+                    .as_ref()
+                    .map(|l| l.to_core().map(Box::new))
+                    .transpose()
+                    .map_err(bad)?,
             },
             self.walltime,
             self.submit_time,
@@ -500,6 +657,7 @@ impl StoredJob {
             None => None,
             Some(c) => Some(c.parse::<RequeueCause>().map_err(bad)?),
         };
+        job.eligible_since = self.eligible_since;
         job.elastic = self
             .elastic
             .as_ref()
@@ -540,6 +698,7 @@ mod tests {
                 tasks: 4,
                 procs: 4,
                 mem_mb: 10,
+                gres: Default::default(),
             }],
             how: StartKind::Backfill,
             suspended_secs: 5,
@@ -552,6 +711,7 @@ mod tests {
                 until: 90,
             }),
             virtual_walltime: Some(90),
+            gres_units: Vec::new(),
         });
         j.requeued = Some(RequeueCause::Requeue);
         j.elastic = Some(arches_core::malleable::Elastic {
@@ -567,9 +727,37 @@ mod tests {
             time: 90,
             code: CompletionCode::Cancelled,
         });
-        let text = serde_json::to_string(&StoredJob::from_job(&j)).unwrap();
+        let mut table = GresTable::default();
+        let gpu = table.intern("gpu").unwrap();
+        if let Some(r) = j.run.as_mut() {
+            r.alloc[0].gres.set(gpu, 2);
+            r.gres_units = vec![arches_core::GresUnits {
+                node: 0,
+                kind: gpu,
+                units: 0b101,
+            }];
+        }
+        j.req.layout = Some(Box::new(arches_core::Layout {
+            groups: vec![arches_core::NodeGroup {
+                count: 2,
+                host: Some("n1".into()),
+                tasks_per_node: 4,
+                features: vec!["fast".into()],
+                gres: vec![("gpu".into(), 1)],
+            }],
+            hosts: vec!["n1".into()],
+            gres: vec![("gpu".into(), 2)],
+            access: Some(arches_core::NodeAccessPolicy::SingleUser),
+            advres: Some("r1".into()),
+            trl: arches_core::layout::parse_trl("1@60:2-4").unwrap(),
+        }));
+        let text = serde_json::to_string(&StoredJob::from_job(&j, &table)).unwrap();
         let back: StoredJob = serde_json::from_str(&text).unwrap();
-        assert_eq!(back.to_job().unwrap(), j);
+        assert_eq!(back.to_job(&table).unwrap(), j);
+        // A record without the new fields still reads.
+        let plain = Job::new(8, "bob", Request::procs(1), None, 0);
+        let text = serde_json::to_string(&StoredJob::from_job(&plain, &table)).unwrap();
+        assert!(!text.contains("layout"), "{text}");
     }
 }
 
@@ -589,6 +777,9 @@ pub struct ReservationRecord {
     pub qos: Vec<String>,
     pub flags: Vec<String>,
     pub owner: Option<String>,
+    /// Reservation group (`mrsvctl -c -g`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
 }
 
 impl ReservationRecord {
@@ -606,6 +797,7 @@ impl ReservationRecord {
             qos: r.acl.qos.clone(),
             flags: r.flags.clone(),
             owner: r.owner.clone(),
+            group: r.group.clone(),
         }
     }
 
@@ -626,6 +818,7 @@ impl ReservationRecord {
             flags: self.flags.clone(),
             owner: self.owner.clone(),
             standing: None,
+            group: self.group.clone(),
         }
     }
 }

@@ -2,7 +2,7 @@
 //! releasehold, sethold and runjob. The daemon words every confirmation; we
 //! print its lines (stdout to stdout, stderr to stderr) and exit 1 on failure.
 
-use arches_api::{JobAction, JobActionRequest, JobsRequest, StartQuery};
+use arches_api::{JobAction, JobActionRequest, JobSelect, JobsRequest, StartQuery};
 use clap::{ArgAction, ArgGroup, Parser};
 
 use crate::common::{print, print_action, print_json, Connection, Format, Output};
@@ -11,10 +11,25 @@ use crate::EXIT_OK;
 
 /// Sends one action and prints the answer.
 fn act(conn: &Connection, jobs: Vec<String>, action: JobAction) -> Result<u8, String> {
+    act_on(conn, jobs, JobSelect::default(), action)
+}
+
+/// Sends one action on job expressions plus a `-n`/`-w` selection (the
+/// daemon resolves both, in one place) and prints the answer.
+fn act_on(
+    conn: &Connection,
+    jobs: Vec<String>,
+    select: JobSelect,
+    action: JobAction,
+) -> Result<u8, String> {
     let client = conn.client().map_err(|e| e.to_string())?;
     let cancel = action == JobAction::Cancel;
     let mut r = client
-        .job_action(&JobActionRequest { jobs, action })
+        .job_action(&JobActionRequest {
+            jobs,
+            action,
+            select,
+        })
         .map_err(|e| e.to_string())?;
     if cancel && !r.stdout.is_empty() {
         // Moab's canceljob / mjobctl -c surround the confirmations with
@@ -25,20 +40,14 @@ fn act(conn: &Connection, jobs: Vec<String>, action: JobAction) -> Result<u8, St
     Ok(print_action(&r))
 }
 
-/// Job expressions as typed, comma lists split (`111,222` → two).
-fn expand(jobs: &[String]) -> Vec<String> {
-    jobs.iter()
-        .flat_map(|j| j.split(',').filter(|s| !s.is_empty()).map(String::from))
-        .collect()
-}
-
 /// Cancel jobs.
 #[derive(Debug, Parser)]
 #[command(
     name = "canceljob",
     about = "Cancel jobs",
-    long_about = "Cancel one or more jobs (ids, job expressions or ALL). Prints `job '<id>' cancelled` \
-per job (once for a job named twice); an unknown job prints `ERROR:  invalid job specified (<id>)` on \
+    long_about = "Cancel one or more jobs (ids, job expressions or ALL; a quoted regular expression \
+such as \"80.*\" must match whole job ids). Prints `job '<id>' cancelled` per job (once for a job \
+named twice); an expression that matches no job prints `ERROR:  invalid job specified (<expr>)` on \
 stderr and exits 1. Equivalent to `mjobctl -c`."
 )]
 pub struct Canceljob {
@@ -51,7 +60,7 @@ pub struct Canceljob {
 
 /// Runs canceljob / mdel.
 pub fn canceljob(a: Canceljob) -> Result<u8, String> {
-    act(&a.conn, expand(&a.jobs), JobAction::Cancel)
+    act(&a.conn, a.jobs.clone(), JobAction::Cancel)
 }
 
 const HOLD_TYPES: &[&str] = &["user", "system", "batch", "defer", "all"];
@@ -69,9 +78,16 @@ fn is_hold_list(s: &str) -> bool {
     name = "mjobctl",
     about = "Control and modify jobs",
     long_about = "Cancel, hold, release, modify, suspend, resume, requeue, checkpoint, signal, \
-prioritise, force-start or query jobs. JOBEXP is a job id, a comma list, a regular expression \
-(quote it) or ALL. The daemon prints Moab's confirmation per job; a job named more than once \
-(`3 3`, `3,ALL`) is acted on once, as Moab matches its job table against the expressions.\n\n\
+prioritise, force-start or query jobs. JOBEXP is a job id (`17`, `Moab.17`), a comma list, \
+`jobname:NAME`, ALL, or a regular expression (quote it: \"80.*\", \"74[3-5]\"), which must match \
+a job's whole id — it never stands for a single other job. -n NAME and -w ATTR=VALUE (user, group, \
+account, class, qos, state, partition, jobname; CompletionTime, StartTime or SubmitTime with \
+<, <=, =, >=, > and epoch seconds; repeatable, all must hold) select among the jobs named, or among \
+every job when no JOBEXP is given. A token that matches no job is an error \
+(`ERROR:  invalid job specified (<token>)`), and so is a selection that leaves none \
+(`ERROR:    no jobs selected`); either way exit 1. Non-administrators' ALL, regexes and selections \
+reach only their own jobs. The daemon prints Moab's confirmation per job, in job order; a job named \
+more than once (`3 3`, `3,ALL`) is acted on once.\n\n\
 -s, -C and -R preempt with Moab's escalation by what the job allows (suspend: SUSPENDABLE, \
 checkpoint: CHECKPOINT, requeue: RESTARTABLE, else cancel), printing e.g. `job 7 not suspendable, \
 preempt policy temporarily changed to requeue` then `job successfully preempted`. A checkpointed \
@@ -80,6 +96,14 @@ its processes are gone, then goes back to the queue; restarted after a checkpoin
 MOAB_RESTARTED=1. Owners may suspend, requeue, checkpoint or cancel their jobs; only administrators \
 resume (-r) or force-start (-x). -R on a completed job queues it again. -x respects credential \
 limits and reservations unless -w flags=ignorepolicies or flags=ignorersv. \
+-m ATTR=VALUE (also += and -=) modifies: walltime/wclimit/reqawduration, class/queue, jobname, \
+account, qos, userprio, sysprio/priority, flags, hold, and for a queued job nodecount, proccount, \
+features, partition, jobmem (checked as msub checks them: the request must still fit some node), \
+minstarttime, eeduration (administrators: the queue time its priority counts), group, \
+notificationaddress, var (NAME:VALUE; var-=NAME unsets), messages, state=removed. Attributes Moab \
+lists that Arches has no model for (deadline, hostlist, jobdisk, jobswap, loglevel, reqreservation, \
+rmxstring, trig, trigvar, awduration, env) are refused with the reason; depend= and gres= are the \
+job-dependency and generic-resource features'. \
 -m walltime= on a running or suspended job changes the limit its resource manager enforces \
 (administrators may raise or lower it; owners may not): if the resource manager refuses, nothing \
 changes and the error is printed. With Slurm the change is applied by `scontrol update` in the \
@@ -126,8 +150,9 @@ pub struct Mjobctl {
     /// Set the system priority (+N adds to the maximum; with --flags=relative adds to the computed priority).
     #[arg(short = 'p', value_name = "PRIORITY", allow_hyphen_values = true)]
     pub priority: Option<String>,
-    /// Query: diag (job details), starttime (start estimate) or hostlist (allocated hosts).
-    #[arg(short = 'q', value_name = "QUERY", value_parser = ["diag", "starttime", "hostlist"])]
+    /// Query: diag (job details), starttime (start estimate), hostlist (allocated hosts) or wiki
+    /// (each job as one line of Moab's WIKI protocol: <id> ATTR=VALUE;...).
+    #[arg(short = 'q', value_name = "QUERY", value_parser = ["diag", "starttime", "hostlist", "wiki"])]
     pub query: Option<String>,
     /// Resume suspended jobs.
     #[arg(short = 'r')]
@@ -144,8 +169,10 @@ pub struct Mjobctl {
     /// Force the jobs to start now (admin).
     #[arg(short = 'x')]
     pub execute: bool,
-    /// With -x: flags=ignorepolicies (credential limits) or flags=ignorersv (reservations); repeatable.
-    #[arg(short = 'w', value_name = "flags=FLAGS", action = ArgAction::Append)]
+    /// Select jobs where ATTR=VALUE (user, group, account, class, qos, state, partition, jobname;
+    /// CompletionTime/StartTime/SubmitTime{<,<=,=,>=,>}EPOCH); with -x also flags=ignorepolicies or
+    /// flags=ignorersv. Repeatable; every constraint must hold.
+    #[arg(short = 'w', value_name = "ATTR=VALUE", action = ArgAction::Append)]
     pub constraints: Vec<String>,
     /// Flags: relative (with -p), completed (with -q diag).
     #[arg(long, value_name = "FLAGS")]
@@ -168,22 +195,24 @@ pub fn mjobctl(mut a: Mjobctl) -> Result<u8, String> {
             *v = Some(default.to_string());
         }
     }
-    let mut jobs = expand(&a.jobs);
-    // `-n NAME` and (except with -x, where -w gives flags) `-w ATTR=VALUE`
-    // select jobs from the queue, as Moab's "where" constraints do.
-    let where_: Vec<&String> = if a.execute {
-        Vec::new()
-    } else {
-        a.constraints.iter().collect()
-    };
-    if a.name.is_some() || !where_.is_empty() {
-        let selected = select_jobs(&a.conn, a.name.as_deref(), &where_)?;
-        if selected.is_empty() && jobs.is_empty() {
-            return Err("ERROR:    no jobs selected".into());
-        }
-        jobs.extend(selected);
+    let jobs = a.jobs.clone();
+    // `-w flags=...` are -x's flags; every other `-w` is a where-constraint
+    // that, with `-n NAME`, selects among the jobs named (or all jobs).
+    let (flag_w, where_w): (Vec<&String>, Vec<&String>) = a
+        .constraints
+        .iter()
+        .partition(|c| c.to_ascii_lowercase().starts_with("flags="));
+    if !flag_w.is_empty() && !a.execute {
+        return Err(format!(
+            "ERROR:    '-w {}' is only valid with -x",
+            flag_w[0]
+        ));
     }
-    if jobs.is_empty() {
+    let select = JobSelect {
+        name: a.name.clone(),
+        constraints: where_w.into_iter().cloned().collect(),
+    };
+    if jobs.is_empty() && select == JobSelect::default() {
         return Err("ERROR:    no job expression specified".into());
     }
     if a.submit {
@@ -199,7 +228,7 @@ pub fn mjobctl(mut a: Mjobctl) -> Result<u8, String> {
         .unwrap_or_default();
     let types = |s: &str| -> Vec<String> { s.split(',').map(|t| t.to_ascii_lowercase()).collect() };
     if let Some(q) = &a.query {
-        return query(&a, q, jobs, flags.iter().any(|f| f == "completed"));
+        return query(&a, q, jobs, select, flags.iter().any(|f| f == "completed"));
     }
     let action = if a.cancel || a.force_cancel {
         JobAction::Cancel
@@ -229,88 +258,52 @@ pub fn mjobctl(mut a: Mjobctl) -> Result<u8, String> {
     } else if a.suspend {
         JobAction::Suspend
     } else if a.execute {
-        let mut fl = Vec::new();
-        for c in &a.constraints {
-            let v = c.strip_prefix("flags=").ok_or_else(|| {
-                format!("ERROR:    invalid constraint '{c}' (expected flags=<flags>)")
-            })?;
-            fl.extend(v.split(',').map(|s| s.to_ascii_lowercase()));
-        }
+        let fl = flag_w
+            .iter()
+            .flat_map(|c| c[6..].split([',', ':']).map(|s| s.to_ascii_lowercase()))
+            .filter(|s| !s.is_empty())
+            .collect();
         JobAction::Execute { flags: fl }
     } else {
         return Err("ERROR:    no operation specified".into());
     };
-    act(&a.conn, jobs, action)
+    act_on(&a.conn, jobs, select, action)
 }
 
-/// Job ids (as text) of the queued and active jobs matching `-n NAME` and
-/// every `-w ATTR=VALUE` (user, group, account/acct, class/queue, qos, state,
-/// jobname, partition).
-fn select_jobs(
-    conn: &Connection,
-    name: Option<&str>,
-    where_: &[&String],
-) -> Result<Vec<String>, String> {
-    let mut conds: Vec<(String, String)> = Vec::new();
-    for c in where_ {
-        let (k, v) = c
-            .split_once('=')
-            .ok_or_else(|| format!("ERROR:    invalid constraint '{c}' (expected ATTR=VALUE)"))?;
-        let k = k.to_ascii_lowercase();
-        if ![
-            "user",
-            "group",
-            "account",
-            "acct",
-            "class",
-            "queue",
-            "qos",
-            "state",
-            "jobname",
-            "partition",
-        ]
-        .contains(&k.as_str())
-        {
-            return Err(format!(
-                "ERROR:    unsupported constraint '{k}' (user, group, account, class, qos, state, jobname, partition)"
-            ));
-        }
-        conds.push((k, v.to_string()));
-    }
-    let client = conn.client().map_err(|e| e.to_string())?;
-    let q = client
-        .queue(&arches_api::QueueQuery { completed: false })
-        .map_err(|e| e.to_string())?;
-    Ok(q.jobs
-        .iter()
-        .filter(|j| name.is_none_or(|n| j.name == n))
-        .filter(|j| {
-            conds.iter().all(|(k, v)| {
-                let have = match k.as_str() {
-                    "user" => Some(j.user.as_str()),
-                    "group" => Some(j.group.as_str()),
-                    "account" | "acct" => j.account.as_deref(),
-                    "class" | "queue" => j.class.as_deref(),
-                    "qos" => j.qos.as_deref(),
-                    "state" => Some(j.state.as_str()),
-                    "jobname" => Some(j.name.as_str()),
-                    _ => j.partition.as_deref(),
-                };
-                have.is_some_and(|h| h.eq_ignore_ascii_case(v))
-            })
-        })
-        .map(|j| j.jobid())
-        .collect())
-}
-
-fn query(a: &Mjobctl, q: &str, jobs: Vec<String>, completed: bool) -> Result<u8, String> {
+fn query(
+    a: &Mjobctl,
+    q: &str,
+    jobs: Vec<String>,
+    select: JobSelect,
+    completed: bool,
+) -> Result<u8, String> {
     let client = a.conn.client().map_err(|e| e.to_string())?;
     match q {
         "starttime" => {
+            // The expression is resolved by the daemon (a regex or ALL may
+            // name several jobs), then each job's estimate is asked for.
+            let view = client
+                .jobs(&JobsRequest {
+                    ids: jobs,
+                    completed: false,
+                    select,
+                })
+                .map_err(|e| e.to_string())?;
             let mut code = EXIT_OK;
-            for id in jobs {
+            for id in &view.unknown {
+                eprintln!("ERROR:  invalid job specified ({id})");
+                code = crate::EXIT_ERROR;
+            }
+            for e in &view.errors {
+                eprintln!("{e}");
+                code = crate::EXIT_ERROR;
+            }
+            for id in view.jobs.iter().map(|j| j.summary.id.to_string()) {
                 let e = client
-                    .start_time(&StartQuery::Job { id })
+                    .start_time(&StartQuery::Job {
+                        id,
+                        feedback: false,
+                    })
                     .map_err(|e| e.to_string())?;
                 match a.output.format() {
                     Format::Text => print(&showbf::render_start(&e, showbf::Estimates::Rsv)),
@@ -328,10 +321,12 @@ fn query(a: &Mjobctl, q: &str, jobs: Vec<String>, completed: bool) -> Result<u8,
                 .jobs(&JobsRequest {
                     ids: jobs,
                     completed,
+                    select,
                 })
                 .map_err(|e| e.to_string())?;
             match (q, a.output.format()) {
                 (_, Format::Json) => print_json(&view)?,
+                ("wiki", _) => print(&crate::render::access::wiki(&view)),
                 ("hostlist", _) => {
                     for j in &view.jobs {
                         let hosts: Vec<&str> =
@@ -345,14 +340,19 @@ fn query(a: &Mjobctl, q: &str, jobs: Vec<String>, completed: bool) -> Result<u8,
             for id in &view.unknown {
                 eprintln!("ERROR:  invalid job specified ({id})");
             }
+            for e in &view.errors {
+                eprintln!("{e}");
+            }
             for d in &view.denied {
                 eprintln!("{}", crate::render::checkjob::not_authorized(d));
             }
-            Ok(if view.unknown.is_empty() && view.denied.is_empty() {
-                EXIT_OK
-            } else {
-                crate::EXIT_ERROR
-            })
+            Ok(
+                if view.unknown.is_empty() && view.errors.is_empty() && view.denied.is_empty() {
+                    EXIT_OK
+                } else {
+                    crate::EXIT_ERROR
+                },
+            )
         }
     }
 }
@@ -391,7 +391,7 @@ pub fn releasehold(a: Releasehold) -> Result<u8, String> {
     };
     act(
         &a.conn,
-        expand(&a.jobs),
+        a.jobs.clone(),
         JobAction::Release {
             types: vec![t.into()],
         },
@@ -422,7 +422,7 @@ pub fn sethold(a: Sethold) -> Result<u8, String> {
     let t = if a.batch { "batch" } else { "user" };
     act(
         &a.conn,
-        expand(&a.jobs),
+        a.jobs.clone(),
         JobAction::Hold {
             types: vec![t.into()],
         },
@@ -491,6 +491,5 @@ mod tests {
         assert!(is_hold_list("user"));
         assert!(is_hold_list("Batch,System"));
         assert!(!is_hold_list("17"));
-        assert_eq!(expand(&["1,2".into(), "3".into()]), ["1", "2", "3"]);
     }
 }

@@ -15,10 +15,13 @@ use crate::EXIT_OK;
     about = "Diagnose jobs, nodes, priorities, reservations, credentials and the scheduler",
     long_about = "Print diagnostic reports: -S the scheduler, -j jobs, -n nodes, -p job priorities, \
 -b blocked jobs, -t partitions, -R resource managers, -r reservations, -u/-g/-a/-c/-q users, groups, accounts, classes and QOS, \
--C the configuration. Options taking a name restrict the report to that object.",
-    group(ArgGroup::new("report").required(true).args([
+-C the configuration. Options taking a name restrict the report to that object. -t PARTITION with \
+-n, -j, -p or -b restricts those reports to a partition (its nodes; the jobs that ran or may run \
+there); alone, -t [PARTITION] is the partition report. -w constrains -j only. A credential named \
+with -u/-g/-a/-c/-q must be known (configured, or seen in a job or the statistics).",
+    group(ArgGroup::new("report").args([
         "accounts", "blocked", "classes", "config", "groups", "jobs", "nodes", "priority",
-        "qos", "reservations", "rms", "scheduler", "partitions", "users", "fairshare",
+        "qos", "reservations", "rms", "scheduler", "users", "fairshare",
         "green", "triggers", "limits", "standing", "overall"
     ]))
 )]
@@ -83,17 +86,19 @@ pub struct Mdiag {
     /// The scheduler: host, mode, iterations, messages.
     #[arg(short = 'S')]
     pub scheduler: bool,
-    /// Partitions: nodes, processors and memory configured, up, dedicated and active.
-    #[arg(short = 't')]
-    pub partitions: bool,
+    /// Partitions: nodes, processors and memory configured, up, dedicated and active; with -n,
+    /// -j, -p or -b, restrict that report to this partition.
+    #[arg(short = 't', value_name = "PARTITION", num_args = 0..=1, default_missing_value = "")]
+    pub partitions: Option<String>,
     /// Users (optionally one).
     #[arg(short = 'u', value_name = "USER", num_args = 0..=1, default_missing_value = "")]
     pub users: Option<String>,
     /// Verbose; repeat for more.
     #[arg(short = 'v', action = ArgAction::Count)]
     pub verbose: u8,
-    /// With -j --xml: completed=true includes completed jobs.
-    #[arg(short = 'w', value_name = "ATTR=VALUE", action = ArgAction::Append)]
+    /// With -j: completed=true (completed jobs only), ALL=true (completed ones too), system=true,
+    /// and mjobctl's job constraints (user=, group=, account=, class=, qos=, state=, partition=...).
+    #[arg(short = 'w', value_name = "ATTR=VALUE", action = ArgAction::Append, requires = "jobs")]
     pub constraints: Vec<String>,
     #[command(flatten)]
     pub output: Output,
@@ -170,8 +175,106 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         // Works without a daemon: the file is checked here.
         return check_config(some(&Some(file.clone())), a.verbose, fmt);
     }
+    let reports = [
+        a.accounts.is_some(),
+        a.blocked,
+        a.classes.is_some(),
+        a.groups.is_some(),
+        a.jobs.is_some(),
+        a.nodes.is_some(),
+        a.priority,
+        a.qos.is_some(),
+        a.reservations.is_some(),
+        a.rms.is_some(),
+        a.scheduler,
+        a.users.is_some(),
+        a.fairshare,
+        a.green.is_some(),
+        a.triggers.is_some(),
+        a.limits,
+        a.standing.is_some(),
+        a.overall,
+    ];
+    let partition = some(&a.partitions).map(str::to_string);
+    let usage = |kind: clap::error::ErrorKind, msg: &str| -> Result<u8, String> {
+        let mut cmd = <Mdiag as clap::CommandFactory>::command();
+        let _ = cmd.error(kind, msg).print();
+        Ok(crate::EXIT_ERROR)
+    };
+    use clap::error::ErrorKind;
+    if !reports.iter().any(|r| *r) && a.partitions.is_none() {
+        return usage(
+            ErrorKind::MissingRequiredArgument,
+            "a report is required: one of -a -b -c -C -f -g -G -j -L -n -p -q -r -R -s -S -t -T -u -x",
+        );
+    }
+    for (given, needs, what) in [
+        (
+            !a.constraints.is_empty(),
+            a.jobs.is_some(),
+            "-w is only valid with -j",
+        ),
+        (
+            a.policy_level.is_some(),
+            a.blocked,
+            "-l is only valid with -b",
+        ),
+        (
+            a.organize.is_some(),
+            a.fairshare,
+            "-o is only valid with -f",
+        ),
+    ] {
+        if given && !needs {
+            return usage(ErrorKind::ArgumentConflict, what);
+        }
+    }
+    let filtered = a.nodes.is_some() || a.jobs.is_some() || a.priority || a.blocked;
+    if partition.is_some() && reports.iter().any(|r| *r) && !filtered {
+        return Err(
+            "ERROR:    -t PARTITION restricts only -n, -j, -p and -b (alone it is the partition report)"
+                .into(),
+        );
+    }
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let err = |e: arches_client::ClientError| e.to_string();
+    // The ids of the jobs of the partition (ran or may run there), as showq -p.
+    let partition_jobs =
+        |completed: bool| -> Result<Option<std::collections::BTreeSet<u64>>, String> {
+            match &partition {
+                Some(p) => Ok(Some(
+                    client
+                        .queue(&QueueQuery {
+                            completed,
+                            partition: Some(p.clone()),
+                        })
+                        .map_err(err)?
+                        .jobs
+                        .iter()
+                        .map(|j| j.id)
+                        .collect(),
+                )),
+                None => Ok(None),
+            }
+        };
+    for (kind, obj, name) in [
+        ("user", "user", some(&a.users)),
+        ("group", "group", some(&a.groups)),
+        ("account", "acct", some(&a.accounts)),
+        ("class", "class", some(&a.classes)),
+        ("qos", "qos", some(&a.qos)),
+    ] {
+        if let Some(n) = name {
+            let v = client.credentials().map_err(err)?;
+            let known = v.credentials.iter().any(|c| c.kind == kind && c.name == n)
+                || v.historical.iter().any(|(k, x)| k == kind && x == n);
+            if !known {
+                return Err(format!(
+                    "ERROR:    cannot locate {obj} {n} in Moab's historical data"
+                ));
+            }
+        }
+    }
     if a.fairshare {
         if let Some(o) = &a.organize {
             if !o.eq_ignore_ascii_case("user") {
@@ -233,6 +336,7 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
             .jobs(&JobsRequest {
                 ids: vec!["ALL".into()],
                 completed: false,
+                ..Default::default()
             })
             .map_err(err)?;
         let o = mdiag::render_overall(&s, &v);
@@ -253,14 +357,23 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
             Format::Text => print(&mdiag::render_scheduler(&s)),
         }
     } else if a.priority {
-        let p = client.priority().map_err(err)?;
+        let mut p = client.priority().map_err(err)?;
+        if let Some(ids) = partition_jobs(false)? {
+            p.jobs.retain(|j| ids.contains(&j.id));
+        }
+        let par = partition.as_deref().unwrap_or("ALL");
         match fmt {
             Format::Json => print_json(&p)?,
             Format::Xml => print(&format!("{}\n", mdiag::render_priority_xml(&p, a.verbose))),
-            Format::Text => print(&mdiag::render_priority(&p, a.verbose)),
+            Format::Text => print(&mdiag::render_priority_in(&p, a.verbose, par)),
         }
     } else if a.blocked {
-        let q = client.queue(&QueueQuery::default()).map_err(err)?;
+        let q = client
+            .queue(&QueueQuery {
+                completed: false,
+                partition: partition.clone(),
+            })
+            .map_err(err)?;
         match fmt {
             Format::Json => {
                 let mut q = q;
@@ -278,16 +391,41 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
                         ))
                     }
                 };
-                print(&mdiag::render_blocked_at(&q, &level))
+                print(&mdiag::render_blocked_in(
+                    &q,
+                    &level,
+                    partition.as_deref().unwrap_or("ALL"),
+                ))
             }
         }
     } else if a.jobs.is_some() {
-        let completed = a
+        // `completed=true` (completed jobs only), `ALL=true` (every job,
+        // completed ones too) and `system=true` (Arches has no system jobs:
+        // nothing to add) are mdiag's own; every other `-w` selects jobs as
+        // mjobctl's does.
+        let is = |c: &String, k: &str| c.eq_ignore_ascii_case(&format!("{k}=true"));
+        let completed = a.constraints.iter().any(|c| is(c, "completed"));
+        let all = a.constraints.iter().any(|c| is(c, "ALL"));
+        let constraints = a
             .constraints
             .iter()
-            .any(|c| c.eq_ignore_ascii_case("completed=true"));
+            .filter(|c| !is(c, "completed") && !is(c, "ALL") && !is(c, "system"))
+            .cloned()
+            .collect();
         let ids = vec![some(&a.jobs).unwrap_or("ALL").to_string()];
-        let mut v = client.jobs(&JobsRequest { ids, completed }).map_err(err)?;
+        let mut v = client
+            .jobs(&JobsRequest {
+                ids,
+                completed: completed || all,
+                select: arches_api::JobSelect {
+                    name: None,
+                    constraints,
+                },
+            })
+            .map_err(err)?;
+        if let Some(ids) = partition_jobs(completed || all)? {
+            v.jobs.retain(|d| ids.contains(&d.summary.id));
+        }
         if completed && some(&a.jobs).is_none() {
             // Moab: `-w completed=true` lists completed jobs only, earliest completion first.
             v.jobs
@@ -303,17 +441,27 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         for id in &v.unknown {
             eprintln!("ERROR:  invalid job specified: {id}");
         }
+        for e in &v.errors {
+            eprintln!("{e}");
+        }
         for d in &v.denied {
             eprintln!("{}", checkjob::not_authorized(d));
         }
-        if !v.unknown.is_empty() || !v.denied.is_empty() {
+        if !v.unknown.is_empty() || !v.errors.is_empty() || !v.denied.is_empty() {
             return Ok(crate::EXIT_ERROR);
         }
     } else if a.nodes.is_some() {
-        let v = client.nodes(some(&a.nodes)).map_err(err)?;
+        let mut v = client.nodes(some(&a.nodes)).map_err(err)?;
+        if let Some(p) = &partition {
+            if !v.nodes.iter().any(|n| &n.partition == p) && some(&a.nodes).is_none() {
+                return Err(crate::render::showq::UNKNOWN_PARTITION.to_string());
+            }
+            v.nodes.retain(|n| &n.partition == p);
+        }
         match fmt {
             Format::Json => print_json(&v)?,
             Format::Xml => print(&format!("{}\n", checknode::render_xml(&v))),
+            Format::Text if a.verbose > 0 => print(&checknode::render_summary_verbose(&v)),
             Format::Text => print(&checknode::render_summary(&v)),
         }
     } else if a.rms.is_some() {
@@ -333,8 +481,14 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
                 print(&o)
             }
         }
-    } else if a.partitions {
-        let v = client.nodes(None).map_err(err)?;
+    } else if a.partitions.is_some() {
+        let mut v = client.nodes(None).map_err(err)?;
+        if let Some(p) = &partition {
+            if !v.nodes.iter().any(|n| &n.partition == p) {
+                return Err(crate::render::showq::UNKNOWN_PARTITION.to_string());
+            }
+            v.nodes.retain(|n| &n.partition == p);
+        }
         match fmt {
             Format::Json => print_json(&v)?,
             Format::Xml => return Err(no_xml("mdiag -t")),
@@ -362,7 +516,18 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         } else {
             ("qos", some(&a.qos))
         };
-        let v = client.credentials().map_err(err)?;
+        let mut v = client.credentials().map_err(err)?;
+        if let Some(n) = name {
+            // Known only from finished jobs or the statistics: a row of
+            // defaults (nothing configured, nothing active).
+            if !v.credentials.iter().any(|c| c.kind == kind && c.name == n) {
+                v.credentials.push(arches_api::CredentialInfo {
+                    kind: kind.to_string(),
+                    name: n.to_string(),
+                    ..Default::default()
+                });
+            }
+        }
         match fmt {
             Format::Json => {
                 let mut v = v;

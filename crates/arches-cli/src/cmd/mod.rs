@@ -9,6 +9,7 @@ pub mod mdiag;
 pub mod mschedctl;
 pub mod msub;
 pub mod msub_script;
+pub mod msubrc;
 pub mod query;
 pub mod rsv;
 

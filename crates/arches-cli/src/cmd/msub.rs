@@ -39,7 +39,9 @@ MOAB_JOBARRAYINDEX and MOAB_JOBARRAYRANGE (the sub-job count), and writes <name>
 (-W depend=): [TYPE:][jobname.NAME|ID][:...][,...], afterok when no type is given; after, afterok, \
 afternotok, afterany, before, beforeok, beforenotok, beforeany, and for a whole array ID[] \
 afterstartarray, afterokarray, afternotokarray, afteranyarray. Script arguments: -F \"a b\" or the \
-words after SCRIPT (-- before arguments that start with -).",
+words after SCRIPT (-- before arguments that start with -). \
+Site defaults: options in /etc/msubrc (or the file $MSUBRC names) apply to every script submission \
+(not to a job XML input), under the directives and the command line.",
     disable_help_flag = true,
     args_override_self = true
 )]
@@ -456,7 +458,7 @@ fn hostname() -> String {
     String::from_utf8_lossy(&buf[..end]).to_string()
 }
 
-fn parse_words(words: Vec<String>) -> Result<Msub, clap::Error> {
+pub(crate) fn parse_words(words: Vec<String>) -> Result<Msub, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
     let argv = std::iter::once("msub".to_string()).chain(words);
     let m = Msub::command().try_get_matches_from(argv)?;
@@ -470,6 +472,22 @@ fn parse_words(words: Vec<String>) -> Result<Msub, clap::Error> {
 /// (`<job>...</job>`) is passed on as is, with only what the command line
 /// set explicitly (the daemon reads the XML).
 pub fn assemble(
+    cli: Msub,
+    script: String,
+    cwd: &Path,
+    env: &[(String, String)],
+    argv: &[String],
+    host: &str,
+) -> Result<(Msub, SubmitRequest), String> {
+    assemble_with(Msub::default(), cli, script, cwd, env, argv, host)
+}
+
+/// [`assemble`] with the site defaults `site` (`/etc/msubrc`, read by the
+/// caller) under the directives and the command line. A job XML input
+/// takes no site defaults: everything the request carries besides the XML
+/// overrides it in the daemon, and a default must not override the XML.
+pub fn assemble_with(
+    site: Msub,
     cli: Msub,
     script: String,
     cwd: &Path,
@@ -497,7 +515,9 @@ pub fn assemble(
         }
         d
     };
-    let a = merge(dir, cli);
+    // Site defaults (/etc/msubrc) under the directives and the command line.
+    let site = if xml_input { Msub::default() } else { site };
+    let a = merge(merge(site, dir), cli);
     let mut req = build_request(&a, script, cwd, env, argv, host)?;
     if xml_input {
         req.job_xml = Some(std::mem::take(&mut req.script));
@@ -511,11 +531,12 @@ pub fn assemble(
 pub fn exec(cli: Msub) -> Result<u8, String> {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let script = read_script(cli.script.as_deref())?;
+    let site = super::msubrc::site_defaults()?;
     let cwd = std::env::current_dir()
         .map_err(|e| fail(format!("cannot determine current directory ({e})")))?;
     let mut env: Vec<(String, String)> = std::env::vars().collect();
     env.sort();
-    let (a, req) = assemble(cli, script, &cwd, &env, &argv, &hostname())?;
+    let (a, req) = assemble_with(site, cli, script, &cwd, &env, &argv, &hostname())?;
     let conn = a.conn.inner.clone().unwrap_or(Connection {
         socket: None,
         host: None,
@@ -535,6 +556,7 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
                 .jobs(&JobsRequest {
                     ids: vec![id.to_string()],
                     completed: true,
+                    ..Default::default()
                 })
                 .map_err(|e| e.to_string())?;
             let done = v.jobs.is_empty()
@@ -568,6 +590,32 @@ mod tests {
         assert!(!is_job_xml("#!/bin/sh\n<job>"));
         assert!(!is_job_xml("<jobs>"));
         assert!(!is_job_xml("echo <job>"));
+    }
+
+    #[test]
+    fn site_defaults_apply_to_scripts_not_to_a_job_xml() {
+        let site = || p(&["-q", "sitewide", "-l", "walltime=60"]);
+        let run = |script: &str| {
+            assemble_with(
+                site(),
+                Msub::default(),
+                script.to_string(),
+                Path::new("/home/alice"),
+                &[],
+                &[],
+                "login1",
+            )
+            .unwrap()
+            .1
+        };
+        let r = run("#!/bin/sh\ntrue\n");
+        assert_eq!(r.class.as_deref(), Some("sitewide"));
+        assert_eq!(r.resources, ["walltime=60"]);
+        // The XML says what the job is; a default must not override it.
+        let r = run("<job><Queue>mine</Queue></job>");
+        assert!(r.job_xml.is_some());
+        assert_eq!(r.class, None);
+        assert!(r.resources.is_empty());
     }
 
     #[test]

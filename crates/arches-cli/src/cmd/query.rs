@@ -14,7 +14,11 @@ use crate::{EXIT_ERROR, EXIT_OK};
     about = "Display the job queue: active, eligible and blocked jobs",
     long_about = "Display the job queue in Moab's format: active jobs (earliest completion first), \
 eligible jobs (priority order) and blocked jobs, with the cluster's processor and node usage. \
--r, -i, -c and -b select a single detailed section.",
+-r, -i, -c and -b select a single detailed section. -w and -u name credentials that must be known \
+(configured, or seen in a job or the statistics): otherwise Moab's `ERROR:    cannot locate user X in \
+Moab's historical data` and exit 1. -p PARTITION shows the active and completed jobs that ran in it, \
+the eligible and blocked jobs that may run there, and the partition's own usage. Moab's notes \
+(scheduling paused, a system reservation blocking every node) follow the report.",
     group(ArgGroup::new("mode").args(["running", "idle", "completed", "blocked"]))
 )]
 pub struct Showq {
@@ -30,16 +34,24 @@ pub struct Showq {
     /// Show active jobs in detail (partition, xfactor, group, master host).
     #[arg(short = 'r')]
     pub running: bool,
-    /// Verbose (accepted; Arches has no separate resource-manager job ids to add).
+    /// Verbose: local and full job ids (<id>/<scheduler>.<id>) and partitions; with -i the
+    /// reservation start time; in XML the DRMJID of every job.
     #[arg(short = 'v')]
     pub verbose: bool,
-    /// Only jobs matching <attr>=<value> (user, group, acct, class, qos, partition); repeatable.
+    /// Show job names under JOBID instead of job ids.
+    #[arg(short = 'n')]
+    pub names: bool,
+    /// Order active jobs by start time (earliest started first) instead of earliest completion.
+    #[arg(short = 'o')]
+    pub order: bool,
+    /// Only jobs matching <attr>=<value>: user, group, acct, class, qos, partition, rsv; repeatable.
     #[arg(short = 'w', value_name = "CONSTRAINT", action = ArgAction::Append)]
     pub constraints: Vec<String>,
     /// Only jobs of this user.
     #[arg(short = 'u', value_name = "USER")]
     pub user: Option<String>,
-    /// Only jobs in this partition.
+    /// Only jobs of this partition: active and completed ones that ran there, eligible and
+    /// blocked ones that may run there; the summary lines are the partition's.
     #[arg(short = 'p', value_name = "PARTITION")]
     pub partition: Option<String>,
     /// Accepted for compatibility with third-party tools (abipy passes `-s`); no effect.
@@ -54,6 +66,10 @@ pub struct Showq {
     /// Only jobs that overlap this reservation in time and nodes (a job reservation: that job).
     #[arg(short = 'R', value_name = "RSVID")]
     pub reservation: Option<String>,
+    /// Answer without the client-side cache: Arches always answers from the scheduler's last
+    /// published state (there is no cache), so the report is the same.
+    #[arg(long, conflicts_with = "noblock")]
+    pub blocking: bool,
     /// Accepted for compatibility (Rocoto); the daemon always answers without blocking.
     #[arg(long)]
     pub noblock: bool,
@@ -70,15 +86,16 @@ pub struct Showq {
 /// Runs showq.
 pub fn showq(a: Showq) -> Result<u8, String> {
     let mut filter = showq::Filter::default();
+    let mut rsv = a.reservation.clone();
     for c in &a.constraints {
-        filter.add_constraint(c)?;
+        if let Some(r) = filter.add_constraint(c)? {
+            rsv = Some(r);
+        }
     }
     if let Some(u) = &a.user {
         filter.user = Some(u.clone());
     }
-    if let Some(p) = &a.partition {
-        filter.partition = Some(p.clone());
-    }
+    let partition = a.partition.clone().or_else(|| filter.partition.take());
     let mode = if a.running {
         showq::Mode::Running
     } else if a.idle {
@@ -90,13 +107,35 @@ pub fn showq(a: Showq) -> Result<u8, String> {
     } else {
         showq::Mode::Default
     };
+    let display = showq::Display {
+        names: a.names,
+        verbose: a.verbose,
+        start_order: a.order,
+    };
     let client = a.conn.client().map_err(|e| e.to_string())?;
+    let creds = filter.credentials();
+    if !creds.is_empty() {
+        let known = client.credentials().map_err(|e| e.to_string())?;
+        for (kind, obj, name) in creds {
+            let found = known
+                .credentials
+                .iter()
+                .any(|c| c.kind == kind && c.name == name)
+                || known.historical.iter().any(|(k, n)| k == kind && n == name);
+            if !found {
+                return Err(format!(
+                    "ERROR:    cannot locate {obj} {name} in Moab's historical data"
+                ));
+            }
+        }
+    }
     let mut view = client
         .queue(&QueueQuery {
             completed: a.completed,
+            partition,
         })
         .map_err(|e| e.to_string())?;
-    if let Some(rid) = &a.reservation {
+    if let Some(rid) = &rsv {
         let rsv = client.reservations().map_err(|e| e.to_string())?;
         let target = rsv
             .reservations
@@ -128,12 +167,15 @@ pub fn showq(a: Showq) -> Result<u8, String> {
                 arrays::collapse
             };
             view.jobs = arrange(std::mem::take(&mut view.jobs));
-            print(&showq::render(&view, &filter, mode))
+            print(&showq::render_with(&view, &filter, mode, display))
         }
         Format::Xml => {
             // One <job> per sub-job: what XML clients count and look up.
             view.jobs = arrays::expand(std::mem::take(&mut view.jobs));
-            print(&format!("{}\n", showq::render_xml(&view, &filter, mode)))
+            print(&format!(
+                "{}\n",
+                showq::render_xml_with(&view, &filter, mode, display)
+            ))
         }
         Format::Json => {
             // The jobs of the sections this mode shows, filtered as the text is.
@@ -159,7 +201,9 @@ pub struct Checkjob {
     /// Verbose; give twice (-v -v or -vv) for more detail.
     #[arg(short = 'v', action = ArgAction::Count)]
     pub verbose: u8,
-    /// Parsable output: one line of ATTRIBUTE=VALUE; pairs per job.
+    /// Parsable output: one line of ATTRIBUTE=VALUE; pairs per job (Moab's names: NAME, STATE,
+    /// UNAME, GNAME, ACCOUNT, RCLASS, WCLIMIT, QUEUETIME, STARTTIME, TASKS, NODES, then Arches'
+    /// JOBNAME, QOS, PROCS, PRIORITY, ...). STARTTIME of a queued job is its estimated start (0: none).
     #[arg(short = 'A')]
     pub avp: bool,
     /// Policy level of the eligibility evaluation (HARD, SOFT or OFF; Arches evaluates soft and hard limits in one pass and reports that).
@@ -193,6 +237,7 @@ pub fn checkjob(a: Checkjob) -> Result<u8, String> {
         .jobs(&JobsRequest {
             ids: a.jobs.clone(),
             completed: true,
+            ..Default::default()
         })
         .map_err(|e| e.to_string())?;
     if let Some(l) = &a.policy_level {
@@ -229,20 +274,36 @@ pub fn checkjob(a: Checkjob) -> Result<u8, String> {
                 print(&parts.join(checkjob::SEPARATOR));
             }
         }
-        Format::Xml => print(&format!("{}\n", checkjob::render_xml(&view, a.verbose > 0))),
+        Format::Xml => {
+            // Moab answers an unknown job with its XML error (code 700)
+            // instead of a document.
+            if !view.jobs.is_empty() || view.unknown.is_empty() {
+                print(&format!("{}\n", checkjob::render_xml(&view, a.verbose > 0)));
+            }
+            for id in &view.unknown {
+                print(&format!("{}\n", checkjob::unknown_job_xml(id)));
+            }
+        }
         Format::Json => print_json(&view)?,
     }
-    for id in &view.unknown {
-        eprintln!("{}", checkjob::unknown_job(id));
+    if a.output.format() != Format::Xml {
+        for id in &view.unknown {
+            eprintln!("{}", checkjob::unknown_job(id));
+        }
+    }
+    for e in &view.errors {
+        eprintln!("{e}");
     }
     for d in &view.denied {
         eprintln!("{}", checkjob::not_authorized(d));
     }
-    Ok(if view.unknown.is_empty() && view.denied.is_empty() {
-        EXIT_OK
-    } else {
-        EXIT_ERROR
-    })
+    Ok(
+        if view.unknown.is_empty() && view.errors.is_empty() && view.denied.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_ERROR
+        },
+    )
 }
 
 /// The NOTE lines of `checkjob -n/-q/-r` for each job (empty without them).
@@ -260,7 +321,7 @@ fn access_checks(
             .first()
             .ok_or_else(|| format!("ERROR:    cannot locate node '{name}'"))?;
         let q = client
-            .queue(&arches_api::QueueQuery { completed: false })
+            .queue(&arches_api::QueueQuery::default())
             .map_err(|e| e.to_string())?;
         let on: Vec<(u64, bool)> = n
             .jobs
@@ -354,7 +415,8 @@ pub fn checknode(a: Checknode) -> Result<u8, String> {
 reserved job, with how long they stay free: the global partition ALL first, then each partition \
 (-p: one of them; -p ALL: the global rows only). Administrative and standing reservations count as \
 free for the credentials asking (-u -g -a -c -q, else the caller's user and group; -A: anyone's). \
-Credential-based throttling policies are not taken into account. --xml gives Moab's mshow -a shape."
+Credential-based throttling policies are not taken into account unless -L. -D adds the windows that \
+open later. --xml gives Moab's mshow -a shape."
 )]
 pub struct Showbf {
     /// Show availability for all users, groups and accounts (every reservation counts as free).
@@ -390,9 +452,21 @@ pub struct Showbf {
     /// Only for this user.
     #[arg(short = 'u', value_name = "USER")]
     pub user: Option<String>,
+    /// Windows of this generic resource instead of processors (Arches):
+    /// Tasks counts free units (e.g. GPUs) of nodes with a free processor.
+    #[arg(long = "gres", value_name = "NAME")]
+    pub gres: Option<String>,
     /// Verbose: each window's nodes and processors (HostList=node:procs,...).
     #[arg(short = 'v')]
     pub verbose: bool,
+    /// Current and future availability: also the windows that open later (when running jobs end
+    /// or reservations expire), with their start offset and date.
+    #[arg(short = 'D')]
+    pub future: bool,
+    /// Enforce hard limits: cut windows to what the credentials' hard MAXPROC/MAXNODE/MAXJOB
+    /// (USERCFG, GROUPCFG, ACCOUNTCFG, CLASSCFG, QOSCFG) still allow.
+    #[arg(short = 'L')]
+    pub hard_limits: bool,
     #[command(flatten)]
     pub output: Output,
     #[command(flatten)]
@@ -422,6 +496,9 @@ pub fn showbf(a: Showbf) -> Result<u8, String> {
             .unwrap_or_default(),
         memory: a.memory.clone(),
         all: a.all,
+        gres: a.gres.clone(),
+        future: a.future,
+        hard_limits: a.hard_limits,
     };
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let view = client.backfill(&q).map_err(|e| e.to_string())?;
@@ -451,6 +528,10 @@ pub struct Showstart {
     /// Extra limits of a hypothetical job: qos=<QOS>.
     #[arg(short = 'l', value_name = "qos=QOS")]
     pub limits: Option<String>,
+    /// Use feedback: scale the wait until the reservation-based start by the average wall-clock
+    /// accuracy (run time / limit) of the statistics period's completed jobs.
+    #[arg(short = 'f')]
+    pub feedback: bool,
     #[command(flatten)]
     pub output: Output,
     #[command(flatten)]
@@ -481,10 +562,12 @@ pub fn showstart(a: Showstart) -> Result<u8, String> {
                 procs,
                 duration,
                 qos,
+                feedback: a.feedback,
             }
         }
         None => StartQuery::Job {
             id: a.target.clone(),
+            feedback: a.feedback,
         },
     };
     let which = match a.method.as_deref() {
@@ -518,7 +601,7 @@ scheduler summary — jobs, queue time, expansion factor, dedicated versus avail
 backfill share, utilization and wall-clock accuracy (run time / wall-clock limit, capped at 100%); \
 -u, -g, -a, -c, -q one row per user, group, account, class or QoS with running and completed work; \
 -f TYPE the processors × wall-clock matrix of one statistic. Running jobs count up to now.",
-    group(ArgGroup::new("view").args(["summary", "users", "groups", "accounts", "classes", "qos", "matrix"]))
+    group(ArgGroup::new("view").args(["summary", "users", "groups", "accounts", "classes", "qos", "matrix", "nodes", "templates", "tree"]))
 )]
 pub struct Showstats {
     /// General scheduler statistics (the default).
@@ -544,7 +627,23 @@ pub struct Showstats {
     /// JOBCOUNT, PHREQUEST, PHRUN, BFCOUNT, BFPHRUN, WCACCURACY.
     #[arg(short = 'f', value_name = "STATISTICTYPE", num_args = 0..=1, default_missing_value = "AVGXFACTOR")]
     pub matrix: Option<String>,
-    /// Verbose (adds the scheduler's current time).
+    /// Node statistics (optionally one node): configured, minimum, maximum and average memory in
+    /// use, processors and load, from the statistics profile (PROFILEDURATION intervals).
+    #[arg(short = 'n', value_name = "NODE", num_args = 0..=1, default_missing_value = "")]
+    pub nodes: Option<String>,
+    /// Time frame of the kept profile history, with -u/-g/-a/-c/-q/-n: <TIME>[,<TIME>]
+    /// (HH[:MM[:SS]][_MO[/DD[/YY]]], +DURATION or -DURATION = that long ago, epoch seconds;
+    /// one time = from then until now).
+    #[arg(short = 't', value_name = "TIMESPEC", allow_hyphen_values = true)]
+    pub timeframe: Option<String>,
+    /// Job template statistics: Arches has no job templates (JOBCFG), so this reports that.
+    #[arg(short = 'j', value_name = "JOBTEMPLATE", num_args = 0..=1, default_missing_value = "")]
+    pub templates: Option<String>,
+    /// Fairshare tree statistics (FSTREE).
+    #[arg(short = 'T', value_name = "LEAF|LEVEL", num_args = 0..=1, default_missing_value = "")]
+    pub tree: Option<String>,
+    /// Verbose: the scheduler's current time and minimum system utilization; every credential,
+    /// even those with no running or completed job.
     #[arg(short = 'v')]
     pub verbose: bool,
     #[command(flatten)]
@@ -556,8 +655,38 @@ pub struct Showstats {
 /// Runs showstats.
 pub fn showstats(a: Showstats) -> Result<u8, String> {
     use crate::render::stats;
+    if a.templates.is_some() {
+        return Err(
+            "ERROR:    job template statistics (-j) are not available: Arches has no job templates (JOBCFG)"
+                .into(),
+        );
+    }
+    let cred_view = [&a.users, &a.groups, &a.accounts, &a.classes, &a.qos]
+        .iter()
+        .any(|o| o.is_some());
+    if a.timeframe.is_some() && !cred_view && a.nodes.is_none() {
+        let mut cmd = <Showstats as clap::CommandFactory>::command();
+        let _ = cmd
+            .error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "-t is not a stand-alone option: use it with -a, -c, -g, -n, -q or -u",
+            )
+            .print();
+        return Ok(EXIT_ERROR);
+    }
     let client = a.conn.client().map_err(|e| e.to_string())?;
-    let mut s = client.stats().map_err(|e| e.to_string())?;
+    if a.tree.is_some() {
+        return Err(
+            "ERROR:    fairshare tree statistics (-T) are not available: no fairshare tree (FSTREE) is configured"
+                .into(),
+        );
+    }
+    let mut s = client
+        .stats_query(&arches_api::StatsQuery {
+            window: a.timeframe.clone(),
+            nodes: a.nodes.is_some(),
+        })
+        .map_err(|e| e.to_string())?;
     let some = |o: &Option<String>| o.clone().filter(|x| !x.is_empty());
     let cred = [
         ("user", &a.users),
@@ -569,12 +698,38 @@ pub fn showstats(a: Showstats) -> Result<u8, String> {
     .into_iter()
     .find(|(_, o)| o.is_some())
     .map(|(k, o)| (k, some(o)));
+    if let Some((kind, Some(name))) = &cred {
+        let obj = if *kind == "account" { "acct" } else { kind };
+        let known = client.credentials().map_err(|e| e.to_string())?;
+        let found = s
+            .credentials
+            .iter()
+            .any(|c| c.kind == *kind && c.name == *name)
+            || known
+                .credentials
+                .iter()
+                .any(|c| c.kind == *kind && c.name == *name)
+            || known.historical.iter().any(|(k, n)| k == kind && n == name);
+        if !found {
+            return Err(format!(
+                "ERROR:    cannot locate {obj} '{name}' in Moab's historical data"
+            ));
+        }
+    }
+    let node = a.nodes.clone().filter(|n| !n.is_empty());
+    if let Some(n) = &node {
+        if !s.nodes.iter().any(|x| x.node == *n) {
+            return Err(format!("ERROR:    cannot locate node '{n}'"));
+        }
+    }
     match a.output.format() {
         Format::Text => {
-            if let Some(kind) = &a.matrix {
+            if a.nodes.is_some() {
+                print(&stats::render_nodes(&s, node.as_deref()));
+            } else if let Some(kind) = &a.matrix {
                 print(&stats::render_matrix(&s, kind)?);
             } else if let Some((kind, name)) = &cred {
-                print(&stats::render_creds(&s, kind, name.as_deref()));
+                print(&stats::render_creds_v(&s, kind, name.as_deref(), a.verbose));
             } else {
                 print(&stats::render_summary(&s, a.verbose));
             }
@@ -584,6 +739,9 @@ pub fn showstats(a: Showstats) -> Result<u8, String> {
             if let Some((kind, name)) = &cred {
                 s.credentials
                     .retain(|c| c.kind == *kind && name.as_ref().is_none_or(|n| *n == c.name));
+            }
+            if let Some(n) = &node {
+                s.nodes.retain(|x| x.node == *n);
             }
             print_json(&s)?
         }

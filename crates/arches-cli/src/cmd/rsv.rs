@@ -90,16 +90,25 @@ pub fn showres(a: Showres) -> Result<u8, String> {
     Ok(EXIT_OK)
 }
 
-/// Create or release reservations.
+/// Create, modify, list, query or release reservations.
 #[derive(Debug, Parser)]
 #[command(
     disable_help_flag = true,
     name = "mrsvctl",
-    about = "Create or release reservations",
-    long_about = "Create an administrative reservation (-c) from a host list, start time, duration \
-or end time, processor count and access list, release one (-r RSVID), or show reservations in \
-detail (-q RSVID|ALL). Creating and releasing are for administrators.",
-    group(ArgGroup::new("op").required(true).args(["create", "release", "query"]))
+    about = "Create, modify, list, query or release reservations",
+    long_about = "Create an administrative reservation (-c) on hosts (-h: ALL, names, regular \
+expressions matched anywhere in node names as Moab does, class:CLASS, feature:FEATURE; -f features, \
+-p partition and -x jobs whose nodes are left out restrict them) or on a processor count (-t N or \
+-t ALL), from a start time for a duration or to an end time (INFINITY: no end), with an access list \
+(-a USER==a:b,GROUP==g,ACCT==x,CLASS==c,QOS==q), flags (-F), a reservation group (-g) and a name \
+(-n). Reservations may overlap (a job then needs access to each); -E creates one only where no other \
+reservation holds the same nodes at the same time. -m modifies one: duration, endtime and \
+starttime with =, += or -= (also -d, -e, -s), hostexp (also -h), reqtaskcount, flags (also -F), \
+rsvgroup and the access list (-a USER+=x,GROUP-=y); all changes or none. -l lists and -q shows in \
+detail the reservations an expression names (ALL, ids, regular expressions from the start of the \
+id); -r releases them (or every reservation of -g RSVGROUP). Creating, modifying and releasing are \
+for administrators.",
+    group(ArgGroup::new("op").required(true).args(["create", "release", "query", "list", "modify", "clear"]))
 )]
 pub struct Mrsvctl {
     /// Print help.
@@ -108,35 +117,88 @@ pub struct Mrsvctl {
     /// Create a reservation.
     #[arg(short = 'c')]
     pub create: bool,
-    /// Release (delete) a reservation.
-    #[arg(short = 'r', value_name = "RSVID")]
+    /// Release (delete) the reservations RSVID names (ids, ALL, regular expressions), or with
+    /// -g every reservation of that group.
+    #[arg(short = 'r', value_name = "RSVID", num_args = 0..=1, default_missing_value = "")]
     pub release: Option<String>,
-    /// Show a reservation (or ALL) in detail, as mdiag -r.
+    /// Show reservations (an id, a regular expression or ALL) in detail, as mdiag -r.
     #[arg(short = 'q', value_name = "RSVID")]
     pub query: Option<String>,
-    /// With -c: end time (same forms as -s).
-    #[arg(short = 'e', value_name = "ENDTIME")]
+    /// List reservations (an id, a regular expression or ALL; default ALL), as showres.
+    #[arg(short = 'l', value_name = "RSVID", num_args = 0..=1, default_missing_value = "ALL")]
+    pub list: Option<String>,
+    /// Modify a reservation: ATTR=VALUE, ATTR+=VALUE or ATTR-=VALUE (repeatable; duration,
+    /// endtime, starttime, hostexp, reqtaskcount, flags, rsvgroup); the reservation id follows.
+    #[arg(short = 'm', value_name = "ATTR=VALUE", num_args = 0..=1, default_missing_value = "", action = ArgAction::Append)]
+    pub modify: Vec<String>,
+    /// Clear disabled time slots of standing reservations: Arches disables none, so this reports that.
+    #[arg(short = 'C')]
+    pub clear: bool,
+    /// End time (same forms as -s; INFINITY); with -m: endtime=VALUE (`+=T`, `-=T` relative).
+    #[arg(short = 'e', value_name = "ENDTIME", allow_hyphen_values = true)]
     pub end: Option<String>,
-    /// With -c: reservation name (id) instead of system.N.
+    /// Reservation name (id) instead of system.N.
     #[arg(short = 'n', value_name = "NAME")]
     pub name: Option<String>,
-    /// With -c: access list, e.g. USER==john (users=john also accepted).
+    /// Access list: TYPE==NAME[:NAME],... (USER, GROUP, ACCT, CLASS, QOS); with -m also TYPE+=
+    /// and TYPE-=.
     #[arg(short = 'a', value_name = "ACL")]
     pub acl: Option<String>,
-    /// With -c: duration `[[[DD:]HH:]MM:]SS`.
-    #[arg(short = 'd', value_name = "DURATION")]
+    /// Duration `[[[DD:]HH:]MM:]SS` or INFINITY; with -m `+=T`/`-=T` change it.
+    #[arg(short = 'd', value_name = "DURATION", allow_hyphen_values = true)]
     pub duration: Option<String>,
-    /// With -c: host list (comma separated).
-    #[arg(short = 'h', value_name = "HOSTLIST")]
+    /// Host expression: ALL, names, regular expressions, class:CLASS, feature:FEATURE.
+    #[arg(short = 'h', value_name = "HOSTEXP")]
     pub hosts: Option<String>,
-    /// With -c: start time (`[HH[:MM[:SS]]][_MO[/DD[/YY]]]` or +offset).
-    #[arg(short = 's', value_name = "STARTTIME")]
+    /// Start time (`[HH[:MM[:SS]]][_MO[/DD[/YY]]]`, +offset, epoch); with -m `+=T`/`-=T` move it.
+    #[arg(short = 's', value_name = "STARTTIME", allow_hyphen_values = true)]
     pub start: Option<String>,
-    /// With -c: processor count.
-    #[arg(short = 't', value_name = "PROCS")]
+    /// Processor count, or ALL (every processor of every node).
+    #[arg(short = 't', value_name = "TASKS")]
     pub procs: Option<String>,
-    /// With -c: further ATTR=VALUE specifications, passed as written.
-    #[arg(value_name = "ATTR=VALUE")]
+    /// Exclusive: create only where no other reservation holds the same nodes at the same time.
+    #[arg(short = 'E')]
+    pub exclusive: bool,
+    /// Only nodes with these features (colon separated).
+    #[arg(short = 'f', value_name = "FEATURES")]
+    pub features: Option<String>,
+    /// Reservation flags (comma separated); with -m they replace the flags.
+    #[arg(short = 'F', value_name = "FLAGS")]
+    pub flags: Option<String>,
+    /// Reservation group: with -c the group to create in; with -r every reservation of it.
+    #[arg(short = 'g', value_name = "RSVGROUP")]
+    pub group: Option<String>,
+    /// Only nodes of this partition.
+    #[arg(short = 'p', value_name = "PARTITION")]
+    pub partition: Option<String>,
+    /// Leave out the nodes of these running jobs (comma separated).
+    #[arg(short = 'x', value_name = "JOBLIST")]
+    pub exclude: Option<String>,
+    /// Moab options Arches has no model for (-b subtype, -D description, -I signal, -P profile,
+    /// -R resources, -S set attribute, -T trigger, -V variable, -i index): each reports that.
+    #[arg(short = 'b', value_name = "SUBTYPE")]
+    pub subtype: Option<String>,
+    #[arg(short = 'D', value_name = "DESCRIPTION", hide = true)]
+    pub description: Option<String>,
+    #[arg(short = 'I', value_name = "SIGNAL", hide = true)]
+    pub signal: Option<String>,
+    #[arg(short = 'P', value_name = "PROFILE", hide = true)]
+    pub profile: Option<String>,
+    #[arg(short = 'R', value_name = "RESOURCES", hide = true)]
+    pub resources: Option<String>,
+    #[arg(short = 'S', value_name = "SETVALUE", hide = true)]
+    pub set: Option<String>,
+    #[arg(short = 'T', value_name = "TRIGGER", hide = true)]
+    pub trigger: Option<String>,
+    #[arg(short = 'V', value_name = "VARIABLE", hide = true)]
+    pub variable: Option<String>,
+    #[arg(short = 'i', value_name = "INDEX", hide = true)]
+    pub index: Option<String>,
+    /// With -q ALL: completed (Arches keeps no completed reservations: reports that).
+    #[arg(long = "flags", value_name = "FLAGS")]
+    pub flags_long: Option<String>,
+    /// The reservation (with -m), or further ATTR=VALUE specifications (with -c).
+    #[arg(value_name = "RSVID|ATTR=VALUE")]
     pub specs: Vec<String>,
     #[command(flatten)]
     pub output: Output,
@@ -162,30 +224,114 @@ fn acl_spec(acl: &str) -> String {
 
 /// Runs mrsvctl.
 pub fn mrsvctl(a: Mrsvctl) -> Result<u8, String> {
-    if let Some(q) = &a.query {
-        let client = a.conn.client().map_err(|e| e.to_string())?;
-        let mut v = client.reservations().map_err(|e| e.to_string())?;
-        // `-q diag RSVID` is accepted as `-q RSVID`.
-        let id = a.specs.first().filter(|_| q == "diag").unwrap_or(q);
-        if !id.eq_ignore_ascii_case("ALL") && id != "diag" {
-            v.reservations.retain(|r| &r.id == id);
-            if v.reservations.is_empty() {
-                eprintln!("ERROR:  cannot locate reservation '{id}'");
-                return Ok(crate::EXIT_ERROR);
-            }
+    for (given, what) in [
+        (a.subtype.is_some(), "reservation subtypes (-b)"),
+        (a.description.is_some(), "reservation descriptions (-D)"),
+        (a.signal.is_some(), "reservation signals (-I)"),
+        (a.profile.is_some(), "reservation profiles (-P, RSVPROFILE)"),
+        (
+            a.resources.is_some(),
+            "per-task resources (-R): a reservation holds whole processors",
+        ),
+        (a.set.is_some(), "reservation attributes (-S)"),
+        (a.trigger.is_some(), "reservation triggers (-T)"),
+        (a.variable.is_some(), "reservation variables (-V)"),
+        (
+            a.index.is_some(),
+            "reservation indexes (-i): name reservations by id",
+        ),
+    ] {
+        if given {
+            return Err(format!("ERROR:    {what} not supported by Arches"));
         }
-        match a.output.format() {
-            Format::Json => print_json(&v)?,
-            Format::Xml => print(&format!(
+    }
+    if a.clear {
+        return Err(
+            "ERROR:    nothing to clear: Arches never disables standing reservation time slots"
+                .into(),
+        );
+    }
+    if let Some(expr) = a.query.clone().or_else(|| a.list.clone()) {
+        if a.flags_long
+            .as_deref()
+            .is_some_and(|f| f.eq_ignore_ascii_case("completed"))
+        {
+            return Err(
+                "ERROR:    Arches keeps no completed reservations (--flags=completed)".into(),
+            );
+        }
+        let client = a.conn.client().map_err(|e| e.to_string())?;
+        // `-q diag RSVID` is accepted as `-q RSVID`.
+        let expr = if expr == "diag" {
+            a.specs.first().cloned().unwrap_or_else(|| "ALL".into())
+        } else {
+            expr
+        };
+        // The daemon resolves the expression (the one place it is done).
+        let mut v = client
+            .reservations_matching(&expr)
+            .map_err(|e| e.to_string())?;
+        if let Some(g) = &a.group {
+            v.reservations
+                .retain(|r| r.group.as_deref() == Some(g.as_str()));
+        }
+        match (a.output.format(), a.query.is_some()) {
+            (Format::Json, _) => print_json(&v)?,
+            (Format::Xml, _) => print(&format!(
                 "{}\n",
                 crate::render::cluster::render_reservations_xml(&v)
             )),
-            Format::Text => print(&crate::render::cluster::render_reservations(&v)),
+            (Format::Text, true) => print(&crate::render::cluster::render_reservations(&v)),
+            (Format::Text, false) => print(&showbf::render_reservations(&v, false)),
         }
         return Ok(EXIT_OK);
     }
     let req = if let Some(id) = &a.release {
-        ReservationRequest::Release { id: id.clone() }
+        if id.is_empty() && a.group.is_none() {
+            return Err("ERROR:    -r needs a reservation id, expression or -g RSVGROUP".into());
+        }
+        ReservationRequest::Release {
+            id: id.clone(),
+            group: a.group.clone(),
+        }
+    } else if !a.modify.is_empty() {
+        let Some(id) = a.specs.last().cloned() else {
+            return Err("ERROR:    -m needs the reservation id".into());
+        };
+        let mut changes: Vec<String> = a.modify.iter().filter(|m| !m.is_empty()).cloned().collect();
+        // -d/-e/-s VALUE: `+=T`/`-=T` change the current value, else set it.
+        let time = |attr: &str, v: &str| -> String {
+            if v.starts_with("+=") || v.starts_with("-=") {
+                format!("{attr}{v}")
+            } else {
+                format!("{attr}={v}")
+            }
+        };
+        if let Some(d) = &a.duration {
+            changes.push(time("duration", d));
+        }
+        if let Some(e) = &a.end {
+            changes.push(time("endtime", e));
+        }
+        if let Some(s) = &a.start {
+            changes.push(time("starttime", s));
+        }
+        if let Some(h) = &a.hosts {
+            changes.push(format!("hostexp={h}"));
+        }
+        if let Some(f) = &a.flags {
+            changes.push(format!("flags={f}"));
+        }
+        if let Some(acl) = &a.acl {
+            changes.push(format!("acl={acl}"));
+        }
+        if let Some(g) = &a.group {
+            changes.push(format!("rsvgroup={g}"));
+        }
+        if changes.is_empty() {
+            return Err("ERROR:    -m needs at least one change".into());
+        }
+        ReservationRequest::Modify { id, changes }
     } else {
         let mut specs = Vec::new();
         if let Some(s) = &a.start {
@@ -208,6 +354,24 @@ pub fn mrsvctl(a: Mrsvctl) -> Result<u8, String> {
         }
         if let Some(acl) = &a.acl {
             specs.push(acl_spec(acl));
+        }
+        if let Some(f) = &a.flags {
+            specs.push(format!("flags={f}"));
+        }
+        if a.exclusive {
+            specs.push("exclusive=true".to_string());
+        }
+        if let Some(f) = &a.features {
+            specs.push(format!("features={f}"));
+        }
+        if let Some(p) = &a.partition {
+            specs.push(format!("partition={p}"));
+        }
+        if let Some(x) = &a.exclude {
+            specs.push(format!("excludejobs={x}"));
+        }
+        if let Some(g) = &a.group {
+            specs.push(format!("rsvgroup={g}"));
         }
         specs.extend(a.specs.iter().cloned());
         ReservationRequest::Create { specs }

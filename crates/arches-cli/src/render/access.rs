@@ -4,45 +4,47 @@
 
 use arches_api::{CredentialInfo, JobDetail, NodeInfo, ReservationInfo};
 
-/// `checkjob -A`: one line of `ATTRIBUTE=VALUE;` pairs per job.
+/// `checkjob -A`: one line of `ATTRIBUTE=VALUE;` pairs per job, Moab's
+/// attribute names first and in Moab's order (`NAME` is the job id, as
+/// Moab's job name is; `UNAME`, `GNAME`, `ACCOUNT`, `RCLASS`, `WCLIMIT`,
+/// `QUEUETIME`, `STARTTIME` — for a queued job its reservation's start, the
+/// scheduler's estimate, else 0 —, `TASKS`, `NODES`), then Arches' extras.
+/// Scripts split on `;` then on the first `=`, positionally or by name.
 pub fn avp(d: &JobDetail) -> String {
     let s = &d.summary;
     let mut o = String::new();
     let mut put = |k: &str, v: String| {
         o.push_str(&format!("{k}={v};"));
     };
-    put("JOBID", s.jobid());
-    put("NAME", s.name.clone());
+    put("NAME", s.jobid());
     put("STATE", s.state.clone());
-    put("USER", s.user.clone());
-    put("GROUP", s.group.clone());
-    if let Some(a) = &s.account {
-        put("ACCOUNT", a.clone());
-    }
-    if let Some(c) = &s.class {
-        put("CLASS", c.clone());
-    }
+    put("UNAME", s.user.clone());
+    put("GNAME", s.group.clone());
+    put("ACCOUNT", s.account.clone().unwrap_or_default());
+    put(
+        "RCLASS",
+        s.class
+            .as_ref()
+            .map_or_else(String::new, |c| format!("[{c} 1]")),
+    );
+    put("WCLIMIT", s.walltime.unwrap_or(0).to_string());
+    put("QUEUETIME", s.submit_time.to_string());
+    let start = s.start_time.or(s.reservation_start).unwrap_or(0);
+    put("STARTTIME", start.to_string());
+    put("TASKS", d.tasks.to_string());
+    put("NODES", s.nodes.unwrap_or(1).to_string());
+    put("JOBNAME", s.name.clone());
     if let Some(q) = &s.qos {
         put("QOS", q.clone());
     }
     put("PROCS", s.procs.to_string());
-    if let Some(n) = s.nodes {
-        put("NODES", n.to_string());
-    }
-    if let Some(w) = s.walltime {
-        put("WCLIMIT", w.to_string());
-    }
-    put("SUBMITTIME", s.submit_time.to_string());
-    if let Some(t) = s.start_time {
-        put("STARTTIME", t.to_string());
-    }
+    put("PRIORITY", s.priority.to_string());
     if let Some(t) = s.completion_time {
         put("COMPLETIONTIME", t.to_string());
     }
     if let Some(c) = s.exit_code {
         put("COMPLETIONCODE", c.to_string());
     }
-    put("PRIORITY", s.priority.to_string());
     if !d.holds.is_empty() {
         put("HOLD", d.holds.join(","));
     }
@@ -60,6 +62,84 @@ pub fn avp(d: &JobDetail) -> String {
         put("PARTITION", p.clone());
     }
     o.push('\n');
+    o
+}
+
+/// `mjobctl -q wiki`: each job as one line of Moab's WIKI resource-manager
+/// protocol: `<JOBID> ATTR=VALUE;...` with `UPDATETIME`, `STATE` (`Idle`,
+/// `Hold`, `Running`, `Suspended`, `Completed`, `Removed`), `WCLIMIT`,
+/// `TASKS`, `NODES`, `QUEUETIME`, `STARTTIME`, `COMPLETETIME`, `UNAME`,
+/// `GNAME`, `ACCOUNT`, `RCLASS` (`[<class>:1]`), `QOS`, `RFEATURES`,
+/// `PARTITIONMASK`, `TASKLIST` (one host per task), `EXITCODE`, `NAME`,
+/// `IWD`; attributes without a value are left out.
+pub fn wiki(v: &arches_api::JobsView) -> String {
+    let mut o = String::new();
+    for d in &v.jobs {
+        let s = &d.summary;
+        let mut pairs: Vec<(&str, String)> = Vec::new();
+        pairs.push(("UPDATETIME", v.now.to_string()));
+        let state = match s.state.as_str() {
+            "Running" | "Starting" | "Staging" | "Staged" => "Running",
+            "Suspended" => "Suspended",
+            "Completed" | "Vacated" => "Completed",
+            "Removed" => "Removed",
+            "Idle" => "Idle",
+            _ => "Hold",
+        };
+        pairs.push(("STATE", state.to_string()));
+        if let Some(w) = s.walltime {
+            pairs.push(("WCLIMIT", w.to_string()));
+        }
+        pairs.push(("TASKS", d.tasks.to_string()));
+        if let Some(n) = s.nodes {
+            pairs.push(("NODES", n.to_string()));
+        }
+        pairs.push(("QUEUETIME", s.submit_time.to_string()));
+        if let Some(t) = s.start_time {
+            pairs.push(("STARTTIME", t.to_string()));
+        }
+        if let Some(t) = s.completion_time {
+            pairs.push(("COMPLETETIME", t.to_string()));
+        }
+        pairs.push(("UNAME", s.user.clone()));
+        pairs.push(("GNAME", s.group.clone()));
+        if let Some(a) = &s.account {
+            pairs.push(("ACCOUNT", a.clone()));
+        }
+        if let Some(c) = &s.class {
+            pairs.push(("RCLASS", format!("[{c}:1]")));
+        }
+        if let Some(q) = &s.qos {
+            pairs.push(("QOS", q.clone()));
+        }
+        if !d.features.is_empty() {
+            pairs.push(("RFEATURES", d.features.join(":")));
+        }
+        if let Some(p) = &s.partition {
+            pairs.push(("PARTITIONMASK", p.clone()));
+        }
+        if !d.allocated.is_empty() {
+            let tasks: Vec<&str> = d
+                .allocated
+                .iter()
+                .flat_map(|n| std::iter::repeat_n(n.node.as_str(), n.tasks as usize))
+                .collect();
+            pairs.push(("TASKLIST", tasks.join(",")));
+        }
+        if let Some(c) = s.exit_code {
+            pairs.push(("EXITCODE", c.to_string()));
+        }
+        pairs.push(("NAME", s.name.clone()));
+        if !d.iwd.is_empty() {
+            pairs.push(("IWD", d.iwd.clone()));
+        }
+        o.push_str(&s.id.to_string());
+        o.push(' ');
+        for (k, val) in pairs {
+            o.push_str(&format!("{k}={val};"));
+        }
+        o.push('\n');
+    }
     o
 }
 

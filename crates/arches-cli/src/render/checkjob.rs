@@ -18,6 +18,16 @@ pub fn unknown_job(id: &str) -> String {
     format!("ERROR:  invalid job specified: {id}")
 }
 
+/// `checkjob --xml` of an unknown job: Moab's error element (code 700).
+pub fn unknown_job_xml(id: &str) -> String {
+    super::xml::Element::new("Error")
+        .attr("code", 700)
+        .text(&format!(
+            "server rejected request - invalid job specified: {id}"
+        ))
+        .render()
+}
+
 /// Moab's refusal of another user's job (only its owner and administrators
 /// see a job in detail).
 pub fn not_authorized(d: &arches_api::Denied) -> String {
@@ -155,12 +165,44 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
             o.push_str(&format!("Depend:    {}\n", d.depend.join(",")));
         }
     }
-    o.push_str(&format!(
-        "\nReq[0]  TaskCount: {}  Partition: {}\n",
-        d.tasks,
-        s.partition.as_deref().unwrap_or("ALL")
-    ));
-    if !d.features.is_empty() || d.opsys.is_some() || d.arch.is_some() {
+    let layout = d.layout.clone().unwrap_or_default();
+    if !layout.groups.is_empty() {
+        // One req per part of the node specification (Moab's multi-req job).
+        for (i, g) in layout.groups.iter().enumerate() {
+            o.push_str(&format!(
+                "\nReq[{i}]  TaskCount: {}  Partition: {}\n",
+                g.count * g.tasks_per_node,
+                s.partition.as_deref().unwrap_or("ALL")
+            ));
+            let mut feats = d.features.clone();
+            feats.extend(g.features.iter().cloned());
+            if !feats.is_empty() {
+                o.push_str(&format!(
+                    "Opsys: {}  Arch: {}  Features: {}\n",
+                    d.opsys.as_deref().unwrap_or("---"),
+                    d.arch.as_deref().unwrap_or("---"),
+                    feats.join(",")
+                ));
+            }
+            if !g.gres.is_empty() {
+                o.push_str(&format!("GRes: {} (per node)\n", g.gres.join(",")));
+            }
+            o.push_str(&format!("TasksPerNode: {}  \n", g.tasks_per_node));
+            o.push_str(&format!("NodeCount:  {}\n", g.count));
+            if let Some(h) = &g.host {
+                o.push_str(&format!("Required HostList: [{h}:{}]\n", g.tasks_per_node));
+            }
+        }
+    } else {
+        o.push_str(&format!(
+            "\nReq[0]  TaskCount: {}  Partition: {}\n",
+            d.tasks,
+            s.partition.as_deref().unwrap_or("ALL")
+        ));
+    }
+    if !layout.groups.is_empty() {
+        // Printed per req above.
+    } else if !d.features.is_empty() || d.opsys.is_some() || d.arch.is_some() {
         o.push_str(&format!(
             "Opsys: {}  Arch: {}  Features: {}\n",
             d.opsys.as_deref().unwrap_or("---"),
@@ -172,19 +214,46 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
             }
         ));
     }
+    if !layout.gres.is_empty() {
+        o.push_str(&format!("GRes: {}\n", layout.gres.join(",")));
+    }
     let procs_per_task = s.procs.checked_div(d.tasks).unwrap_or(1);
-    if d.mem_per_task_mb > 0 || procs_per_task != 1 || verbose >= 2 {
+    if d.mem_per_task_mb > 0 || procs_per_task != 1 || verbose >= 2 || !layout.gres.is_empty() {
         let mut line = format!("Dedicated Resources Per Task: PROCS: {procs_per_task}");
         if d.mem_per_task_mb > 0 {
             line.push_str(&format!("  MEM: {}M", d.mem_per_task_mb));
         }
+        for g in &layout.gres {
+            if let Some((name, n)) = g.split_once(':') {
+                line.push_str(&format!("  {name}: {n}"));
+            }
+        }
         o.push_str(&line);
         o.push('\n');
     }
+    if !layout.task_request_list.is_empty() {
+        o.push_str(&format!(
+            "TaskRequestList: {}\n",
+            layout.task_request_list.join(",")
+        ));
+    }
     if v {
-        if let Some(tpn) = d.tasks_per_node {
+        if let Some(p) = &layout.node_access {
+            o.push_str(&format!("NodeAccess: {p}\n"));
+        }
+        if let Some(tpn) = d.tasks_per_node.filter(|_| layout.groups.is_empty()) {
             o.push_str(&format!("TasksPerNode: {tpn}  \n"));
         }
+    }
+    if !layout.hosts.is_empty() {
+        o.push_str(&format!(
+            "Required HostList: {}\n",
+            layout
+                .hosts
+                .iter()
+                .map(|h| format!("[{h}]"))
+                .collect::<String>()
+        ));
     }
     if !d.allocated.is_empty() {
         let per_line = match s.section {
@@ -279,6 +348,13 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     }
     if !d.flags.is_empty() {
         o.push_str(&format!("Flags:          {}\n", d.flags.join(",")));
+    }
+    if !d.class_limits.is_empty() {
+        o.push_str(&format!(
+            "NOTE:  class '{}' limits: {}\n",
+            s.class.as_deref().unwrap_or(""),
+            d.class_limits.join("  ")
+        ));
     }
     o.push_str(&format!("StartPriority:  {}\n", s.priority));
     if let Some(r) = s.rank {
@@ -461,6 +537,14 @@ pub fn job_element(d: &JobDetail, now: i64, verbose: bool) -> Element {
     if let Some(r) = s.rank {
         e = e.attr("JobRank", r);
     }
+    if let Some(l) = &d.layout {
+        if !l.hosts.is_empty() {
+            e = e.attr("HostList", l.hosts.join(","));
+        }
+        if let Some(r) = l.advres.as_ref().filter(|r| !r.is_empty()) {
+            e = e.attr("ReqReservation", r);
+        }
+    }
     if let Some(a) = aw {
         e = e.attr("StatPSDed", format!("{:.3}", a as f64 * s.procs as f64));
     }
@@ -495,6 +579,14 @@ pub fn job_element(d: &JobDetail, now: i64, verbose: bool) -> Element {
     }
     if let Some(t) = d.tasks_per_node {
         req = req.attr("TPN", t);
+    }
+    if let Some(l) = &d.layout {
+        if !l.gres.is_empty() {
+            req = req.attr("GRes", l.gres.join(","));
+        }
+        if let Some(p) = &l.node_access {
+            req = req.attr("NodeAccess", p);
+        }
     }
     if !d.allocated.is_empty() {
         req = req.attr(

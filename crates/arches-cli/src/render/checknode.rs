@@ -17,12 +17,21 @@ fn mem(mb: u64) -> String {
 
 /// `PROCS: n  MEM: xG`, or `---` when empty.
 fn resources(procs: u32, mem_mb: u64) -> String {
+    resources_with(procs, mem_mb, &[])
+}
+
+/// [`resources`] followed by generic resources (`gpu: 4`, Moab's
+/// `MCResToString` form).
+fn resources_with(procs: u32, mem_mb: u64, gres: &[(&str, u32)]) -> String {
     let mut parts = Vec::new();
     if procs > 0 {
         parts.push(format!("PROCS: {procs}"));
     }
     if mem_mb > 0 {
         parts.push(format!("MEM: {}", mem(mem_mb)));
+    }
+    for (name, n) in gres.iter().filter(|g| g.1 > 0) {
+        parts.push(format!("{name}: {n}"));
     }
     if parts.is_empty() {
         "---".to_string()
@@ -48,9 +57,15 @@ pub fn render_one(n: &NodeInfo, now: i64, verbose: u8) -> String {
         n.state,
         duration(n.state_secs)
     ));
+    let cfg: Vec<(&str, u32)> = n
+        .gres
+        .iter()
+        .map(|g| (g.name.as_str(), g.configured))
+        .collect();
+    let ded: Vec<(&str, u32)> = n.gres.iter().map(|g| (g.name.as_str(), g.used)).collect();
     o.push_str(&format!(
         "Configured Resources: {}\n",
-        resources(n.procs, n.mem_mb)
+        resources_with(n.procs, n.mem_mb, &cfg)
     ));
     let utilized = if n.load > 0.0 {
         resources(n.load.round() as u32, 0)
@@ -60,14 +75,20 @@ pub fn render_one(n: &NodeInfo, now: i64, verbose: u8) -> String {
     o.push_str(&format!("Utilized   Resources: {utilized}\n"));
     o.push_str(&format!(
         "Dedicated  Resources: {}\n",
-        resources(n.procs_used, n.mem_used_mb)
+        resources_with(n.procs_used, n.mem_used_mb, &ded)
     ));
     if verbose >= 2 {
+        let free: Vec<(&str, u32)> = n
+            .gres
+            .iter()
+            .map(|g| (g.name.as_str(), g.configured.saturating_sub(g.used)))
+            .collect();
         o.push_str(&format!(
             "Not dedicated to jobs: {}\n",
-            resources(
+            resources_with(
                 n.procs.saturating_sub(n.procs_used),
-                n.mem_mb.saturating_sub(n.mem_used_mb)
+                n.mem_mb.saturating_sub(n.mem_used_mb),
+                &free
             )
         ));
     }
@@ -100,6 +121,12 @@ pub fn render_one(n: &NodeInfo, now: i64, verbose: u8) -> String {
         format!("RM[{}]*:", n.rm),
         n.rm_type
     ));
+    if let Some(p) = &n.access_policy {
+        o.push_str(&format!("NodeAccessPolicy: {p}\n"));
+    }
+    if let Some(p) = &n.effective_access_policy {
+        o.push_str(&format!("EffNodeAccessPolicy: {p}\n"));
+    }
     o.push_str(&format!(
         "\nTotal Time: {}  Up: {} ({:.2}%)  Active: {} ({:.2}%)\n",
         duration(n.total_secs),
@@ -150,12 +177,38 @@ pub fn render(view: &NodesView, verbose: u8) -> String {
         .join("\n")
 }
 
-/// `mdiag -n`: the compute node summary table.
+/// `AVAIL:CONFIG` of every generic resource (`gpu:2:4`), `-` for none.
+fn gres_column(n: &NodeInfo) -> String {
+    if n.gres.is_empty() {
+        return "-".to_string();
+    }
+    n.gres
+        .iter()
+        .map(|g| {
+            format!(
+                "{}:{}:{}",
+                g.name,
+                g.configured.saturating_sub(g.used),
+                g.configured
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// `mdiag -n`: the compute node summary table (a `GRes` column,
+/// `name:AVAIL:CONFIG`, when some node has generic resources).
 pub fn render_summary(view: &NodesView) -> String {
+    let with_gres = view.nodes.iter().any(|n| !n.gres.is_empty());
     let mut o = String::from("compute node summary\n");
     o.push_str(&format!(
-        "{:<20} {:>8} {:>7} {:>11} {:>13}\n\n",
-        "Name", "State", "Procs", "Memory", "Opsys"
+        "{:<20} {:>8} {:>7} {:>11} {:>13}{}\n\n",
+        "Name",
+        "State",
+        "Procs",
+        "Memory",
+        "Opsys",
+        if with_gres { "  GRes" } else { "" }
     ));
     let (mut pa, mut pc, mut ma, mut mc) = (0u64, 0u64, 0u64, 0u64);
     let (mut active, mut idle, mut down) = (0, 0, 0);
@@ -172,7 +225,7 @@ pub fn render_summary(view: &NodesView) -> String {
             _ => active += 1,
         }
         o.push_str(&format!(
-            "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>9}\n",
+            "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>9}",
             n.name,
             n.state,
             avail_p,
@@ -181,11 +234,92 @@ pub fn render_summary(view: &NodesView) -> String {
             n.mem_mb,
             n.opsys.as_deref().unwrap_or("-")
         ));
+        if with_gres {
+            o.push_str(&format!("  {}", gres_column(n)));
+        }
+        o.push('\n');
     }
     o.push_str(&format!(
         "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>9}\n",
         "-----", "---", pa, pc, ma, mc, "-----"
     ));
+    o.push_str(&format!(
+        "\nTotal Nodes: {}  (Active: {active}  Idle: {idle}  Down: {down})\n",
+        view.nodes.len()
+    ));
+    o
+}
+
+/// `mdiag -n -v`: the summary with Moab's extra columns, nothing truncated:
+/// Name, State, Procs, Memory, Disk, Swap (each `<available>:<configured>`;
+/// Arches tracks no disk or swap, so `0:0`), Speed, Opsys, Arch, Par, Load,
+/// Rsv (reservations on the node), Classes (`[<class> <avail>:<cfg>]`),
+/// Network and Features (`-` when none).
+pub fn render_summary_verbose(view: &NodesView) -> String {
+    let mut o = String::from("compute node summary\n");
+    let header =
+        format!(
+        "{:<20} {:>8} {:>7} {:>11} {:>13} {:>13} {:>6} {:>8} {:>6} {:>8} {:>6} {:>4} {} {} {}\n\n",
+        "Name", "State", "Procs", "Memory", "Disk", "Swap", "Speed", "Opsys", "Arch", "Par", "Load",
+        "Rsv", "Classes", "Network", "Features"
+    );
+    o.push_str(&header);
+    let (mut pa, mut pc, mut ma, mut mc) = (0u64, 0u64, 0u64, 0u64);
+    let (mut active, mut idle, mut down) = (0, 0, 0);
+    for n in &view.nodes {
+        let avail_p = n.procs.saturating_sub(n.procs_used);
+        let avail_m = n.mem_mb.saturating_sub(n.mem_used_mb);
+        pa += avail_p as u64;
+        pc += n.procs as u64;
+        ma += avail_m;
+        mc += n.mem_mb;
+        match n.state.as_str() {
+            "Idle" => idle += 1,
+            "Down" | "Drained" => down += 1,
+            _ => active += 1,
+        }
+        let classes = if n.classes.is_empty() {
+            "-".to_string()
+        } else {
+            n.classes
+                .iter()
+                .map(|c| format!("[{c} {avail_p}:{}]", n.procs))
+                .collect()
+        };
+        let features = if n.features.is_empty() {
+            "-".to_string()
+        } else {
+            n.features.join(",")
+        };
+        o.push_str(&format!(
+            "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>6}:{:<6} {:>6}:{:<6} {:>6.2} {:>8} {:>6} {:>8} {:>6.2} {:>4} {} {} {}\n",
+            n.name,
+            n.state,
+            avail_p,
+            n.procs,
+            avail_m,
+            n.mem_mb,
+            0,
+            0,
+            0,
+            0,
+            1.0,
+            n.opsys.as_deref().unwrap_or("-"),
+            n.arch.as_deref().unwrap_or("-"),
+            n.partition,
+            n.load,
+            n.reservations.len(),
+            classes,
+            "-",
+            features
+        ));
+    }
+    let total = format!(
+        "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>6}:{:<6} {:>6}:{:<6}",
+        "-----", "---", pa, pc, ma, mc, 0, 0, 0, 0
+    );
+    o.push_str(total.trim_end());
+    o.push('\n');
     o.push_str(&format!(
         "\nTotal Nodes: {}  (Active: {active}  Idle: {idle}  Down: {down})\n",
         view.nodes.len()
@@ -223,6 +357,22 @@ pub fn node_element(n: &NodeInfo) -> Element {
     }
     if let Some(a) = &n.arch {
         e = e.attr("ARCH", a);
+    }
+    if !n.gres.is_empty() {
+        // Configured and available generic resources (`name:count,...`).
+        let list = |f: &dyn Fn(&arches_api::NodeGres) -> u32| {
+            n.gres
+                .iter()
+                .map(|g| format!("{}:{}", g.name, f(g)))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        e = e
+            .attr("GRES", list(&|g| g.configured))
+            .attr("AGRES", list(&|g| g.configured.saturating_sub(g.used)));
+    }
+    if let Some(p) = &n.effective_access_policy {
+        e = e.attr("NODEACCESSPOLICY", p);
     }
     if !n.jobs.is_empty() {
         e = e.attr(

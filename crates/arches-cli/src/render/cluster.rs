@@ -37,6 +37,7 @@ pub fn render_reservations_xml(v: &ReservationsView) -> String {
             .attr_opt("Flags", (!r.flags.is_empty()).then(|| r.flags.join(",")))
             .attr_opt("ACL", (!r.acl.is_empty()).then(|| r.acl.join(" ")))
             .attr_opt("JobState", r.job_state.as_ref())
+            .attr_opt("RsvGroup", r.group.as_ref())
             .explicit_close();
         d.push(e);
     }
@@ -94,6 +95,9 @@ pub fn render_reservations(v: &ReservationsView) -> String {
         }
         if let Some(owner) = &r.owner {
             o.push_str(&format!("    Owner: {owner}\n"));
+        }
+        if let Some(g) = &r.group {
+            o.push_str(&format!("    RsvGroup: {g}\n"));
         }
         if !r.nodes.is_empty() {
             o.push_str(&format!(
@@ -239,6 +243,9 @@ mod tests {
             opsys: None,
             arch: None,
             last_update: 0,
+            gres: vec![],
+            access_policy: None,
+            effective_access_policy: None,
         }
     }
 
@@ -366,6 +373,9 @@ mod tests_support {
             opsys: None,
             arch: None,
             last_update: 0,
+            gres: vec![],
+            access_policy: None,
+            effective_access_policy: None,
         }
     }
 }

@@ -162,12 +162,18 @@ fn shown(p: &PriorityView, verbose: u8) -> Vec<&JobPriority> {
 /// `mdiag -p` (Moab's `MUIPrioDiagnose`, moab-formats.md §8.6): one column
 /// per weighted component, `<share of the priority>(<raw values>)`.
 pub fn render_priority(p: &PriorityView, verbose: u8) -> String {
+    render_priority_in(p, verbose, "ALL")
+}
+
+/// [`render_priority`] for one partition (`mdiag -p -t PAR`: `p` holds the
+/// jobs that may run there).
+pub fn render_priority_in(p: &PriorityView, verbose: u8, partition: &str) -> String {
     let jobs = shown(p, verbose);
     if jobs.is_empty() {
         return "no eligible jobs in queue\n".to_string();
     }
     let cols = columns(&p.weights);
-    let mut o = String::from("diagnosing job priority information (partition: ALL)\n\n");
+    let mut o = format!("diagnosing job priority information (partition: {partition})\n\n");
     o.push_str(&priority_header(&cols));
     let mut comp_total = vec![0.0f64; cols.len()];
     let mut sub_total: Vec<Vec<f64>> = cols.iter().map(|c| vec![0.0; c.subs.len()]).collect();
@@ -274,7 +280,13 @@ pub fn render_blocked(q: &QueueView) -> String {
 /// reasons are the scheduler's own (Arches applies soft and hard limits in
 /// one pass, docs/formats.md).
 pub fn render_blocked_at(q: &QueueView, level: &str) -> String {
-    let mut o = format!("Diagnosing blocked jobs (policylevel {level}  partition ALL)\n\n");
+    render_blocked_in(q, level, "ALL")
+}
+
+/// [`render_blocked_at`] for one partition (`mdiag -b -t PAR`: the queue
+/// asked for holds that partition's jobs).
+pub fn render_blocked_in(q: &QueueView, level: &str, partition: &str) -> String {
+    let mut o = format!("Diagnosing blocked jobs (policylevel {level}  partition {partition})\n\n");
     let blocked: Vec<_> = q
         .jobs
         .iter()
@@ -642,6 +654,7 @@ mod blocked_tests {
             ],
             purge_secs: 0,
             scheduler: "Moab".into(),
+            notes: vec![],
         };
         let s = render_blocked(&q);
         assert_eq!(

@@ -35,7 +35,9 @@ impl Mode {
     }
 }
 
-/// Job filters (`-w`, `-u`, `-p`); every set field must match.
+/// Job filters (`-w`, `-u`); every set field must match. (`-p` and
+/// `-w partition=` are the daemon's: it knows which partitions a queued job
+/// may run in; `partition` here is only the `-w` value passed on.)
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Filter {
     pub user: Option<String>,
@@ -47,29 +49,45 @@ pub struct Filter {
 }
 
 impl Filter {
-    /// Adds one `-w` constraint (`user=x`, `acct=y`, also `class:z`).
-    pub fn add_constraint(&mut self, c: &str) -> Result<(), String> {
+    /// Adds one `-w` constraint (`user=x`, `acct=y`, also `class:z`);
+    /// `rsv=ID` is returned for the caller (it needs the reservations).
+    /// Moab's `MUIQueueShow` takes user, group, acct, class, qos, rsv and
+    /// partition; anything else is `invalid object type`.
+    pub fn add_constraint(&mut self, c: &str) -> Result<Option<String>, String> {
         let (k, v) = c
             .split_once('=')
             .or_else(|| c.split_once(':'))
             .ok_or_else(|| {
                 format!("ERROR:    invalid constraint '{c}' (expected <attr>=<value>)")
             })?;
-        let v = Some(v.to_string());
+        let val = Some(v.to_string());
         match k.to_ascii_lowercase().as_str() {
-            "user" => self.user = v,
-            "group" => self.group = v,
-            "acct" | "account" => self.account = v,
-            "class" | "queue" => self.class = v,
-            "qos" => self.qos = v,
-            "partition" | "par" => self.partition = v,
-            _ => {
-                return Err(format!(
-                    "ERROR:    invalid constraint '{k}' (expected user, group, acct, class, qos or partition)"
-                ))
-            }
+            "user" => self.user = val,
+            "group" => self.group = val,
+            "acct" | "account" => self.account = val,
+            "class" | "queue" => self.class = val,
+            "qos" => self.qos = val,
+            "partition" | "par" => self.partition = val,
+            "rsv" => return Ok(Some(v.trim_end_matches('=').to_string())),
+            _ => return Err(format!("ERROR:    invalid object type {k} specified")),
         }
-        Ok(())
+        Ok(None)
+    }
+
+    /// The credentials the filter names, as `(kind, Moab object name,
+    /// value)`: each must exist (Moab: `cannot locate <obj> <name> in
+    /// Moab's historical data`).
+    pub fn credentials(&self) -> Vec<(&'static str, &'static str, &str)> {
+        [
+            ("user", "user", &self.user),
+            ("group", "group", &self.group),
+            ("account", "acct", &self.account),
+            ("class", "class", &self.class),
+            ("qos", "qos", &self.qos),
+        ]
+        .into_iter()
+        .filter_map(|(k, o, v)| v.as_deref().map(|v| (k, o, v)))
+        .collect()
     }
 
     /// Whether a job passes every constraint.
@@ -82,9 +100,24 @@ impl Filter {
             && eq(&self.account, j.account.as_deref())
             && eq(&self.class, j.class.as_deref())
             && eq(&self.qos, j.qos.as_deref())
-            && eq(&self.partition, j.partition.as_deref())
     }
 }
+
+/// How rows are shown (`-n`, `-v`, `-o`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Display {
+    /// `-n`: job names under JOBID.
+    pub names: bool,
+    /// `-v`: `<id>/<full id>` under JOBID, a PAR column in the three-section
+    /// report, the reservation start with `-i`, DRMJID on every XML job.
+    pub verbose: bool,
+    /// `-o`: active jobs in the order they started (earliest first)
+    /// instead of earliest completion first.
+    pub start_order: bool,
+}
+
+/// Moab's error for a partition that does not exist.
+pub const UNKNOWN_PARTITION: &str = "ERROR:    unknown partition specified";
 
 const ACTIVE_BANNER: &str = "active jobs------------------------";
 const ELIGIBLE_BANNER: &str = "eligible jobs----------------------";
@@ -93,9 +126,22 @@ const COMPLETED_BANNER: &str = "completed jobs---------------------";
 
 /// Renders the text report.
 pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
+    render_with(view, filter, mode, Display::default())
+}
+
+/// Renders the text report with `-n`/`-v`/`-o`; Moab's notes follow it.
+pub fn render_with(view: &QueueView, filter: &Filter, mode: Mode, d: Display) -> String {
     let jobs: Vec<&JobSummary> = view.jobs.iter().filter(|j| filter.matches(j)).collect();
     let of = |s: Section| -> Vec<&JobSummary> {
-        jobs.iter().copied().filter(|j| j.section == s).collect()
+        let mut v: Vec<&JobSummary> = jobs.iter().copied().filter(|j| j.section == s).collect();
+        if s == Section::Active && d.start_order {
+            v.sort_by_key(|j| (j.start_time, j.id));
+        }
+        v
+    };
+    let ids = Ids {
+        d,
+        scheduler: &view.scheduler,
     };
     let mut out = String::from("\n");
     match mode {
@@ -105,11 +151,11 @@ pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
                 of(Section::Eligible),
                 of(Section::Blocked),
             );
-            active_plain(&mut out, view, &a);
+            active_plain(&mut out, view, &a, &ids);
             out.push('\n');
-            queued_plain(&mut out, ELIGIBLE_BANNER, "eligible", &e);
+            queued_plain(&mut out, ELIGIBLE_BANNER, "eligible", &e, &ids);
             out.push('\n');
-            queued_plain(&mut out, BLOCKED_BANNER, "blocked", &b);
+            queued_plain(&mut out, BLOCKED_BANNER, "blocked", &b, &ids);
             out.push('\n');
             total(
                 &mut out,
@@ -118,7 +164,7 @@ pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
         }
         Mode::Blocked => {
             let b = of(Section::Blocked);
-            queued_plain(&mut out, BLOCKED_BANNER, "blocked", &b);
+            queued_plain(&mut out, BLOCKED_BANNER, "blocked", &b, &ids);
             out.push('\n');
             total(&mut out, super::arrays::total(&b));
         }
@@ -131,7 +177,7 @@ pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
                 let start = j.start_time.unwrap_or(view.now);
                 out.push_str(&format!(
                     "{:<19} {} {:>4} {:>6} {:>8.1} {:>2} {:>9} {:>8} {:>16} {:>5} {:>11}  {:>19}\n",
-                    id_with_marker(j),
+                    ids.marked(j),
                     state_letter(j),
                     par3(j),
                     "------",
@@ -154,15 +200,19 @@ pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
             let e = of(Section::Eligible);
             out.push_str(ELIGIBLE_BANNER);
             out.push('\n');
-            out.push_str("JOBID                 PRIORITY  XFACTOR  Q  USERNAME    GROUP  PROCS     WCLIMIT     CLASS      SYSTEMQUEUETIME\n\n");
+            out.push_str("JOBID                 PRIORITY  XFACTOR  Q  USERNAME    GROUP  PROCS     WCLIMIT     CLASS      SYSTEMQUEUETIME");
+            if d.verbose {
+                out.push_str("         RSVSTARTTIME");
+            }
+            out.push_str("\n\n");
             for j in &e {
                 let id = if j.reservation_start.is_some() {
-                    format!("{}*", j.jobid())
+                    format!("{}*", ids.id(j))
                 } else {
-                    j.jobid()
+                    ids.id(j)
                 };
                 out.push_str(&format!(
-                    "{:<19} {:>10} {:>8.1} {:>2} {:>9} {:>8} {:>6} {:>11} {:>9}  {:>20}\n",
+                    "{:<19} {:>10} {:>8.1} {:>2} {:>9} {:>8} {:>6} {:>11} {:>9}  {:>20}",
                     id,
                     j.priority,
                     xfactor(j, view.now),
@@ -174,6 +224,11 @@ pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
                     j.class.as_deref().unwrap_or("-"),
                     date(view.now - j.eligible_secs)
                 ));
+                if d.verbose {
+                    let rsv = j.reservation_start.map_or("-".to_string(), date);
+                    out.push_str(&format!("  {rsv:>19}"));
+                }
+                out.push('\n');
             }
             out.push('\n');
             let n = super::arrays::total(&e);
@@ -194,7 +249,7 @@ pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
                 };
                 out.push_str(&format!(
                     "{:<19} {} {:<11} {:>5} {:>6} {:>8.1} {:>2} {:>9} {:>8} {:>16} {:>5} {:>11}  {:>20}\n",
-                    j.jobid(),
+                    ids.id(j),
                     state_letter(j),
                     completion_code(j, true),
                     if j.start_time.is_some() { par3(j) } else { "-".to_string() },
@@ -220,37 +275,82 @@ pub fn render(view: &QueueView, filter: &Filter, mode: Mode) -> String {
             total(&mut out, c.len());
         }
     }
+    for n in &view.notes {
+        out.push('\n');
+        out.push_str(n);
+        out.push('\n');
+    }
     out
 }
 
-fn active_plain(out: &mut String, view: &QueueView, a: &[&JobSummary]) {
+/// What the JOBID column shows.
+struct Ids<'a> {
+    d: Display,
+    scheduler: &'a str,
+}
+
+impl Ids<'_> {
+    /// `-n`: the name; `-v`: `<id>/<scheduler>.<id>` (local and full id:
+    /// Arches' resource managers run jobs under their Arches ids); else the id.
+    fn id(&self, j: &JobSummary) -> String {
+        if self.d.names {
+            j.name.clone()
+        } else if self.d.verbose {
+            format!("{}/{}.{}", j.jobid(), self.scheduler, j.jobid())
+        } else {
+            j.jobid()
+        }
+    }
+
+    /// [`Ids::id`] plus the active-section marker.
+    fn marked(&self, j: &JobSummary) -> String {
+        format!("{}{}", self.id(j), marker(j))
+    }
+}
+
+fn active_plain(out: &mut String, view: &QueueView, a: &[&JobSummary], ids: &Ids) {
     out.push_str(ACTIVE_BANNER);
     out.push('\n');
-    out.push_str(&format!(
-        "{:<18} {:>8} {:>10} {:>5} {:>11} {:>20}\n\n",
-        "JOBID", "USERNAME", "STATE", "PROCS", "REMAINING", "STARTTIME"
-    ));
+    header(out, ids.d.verbose, "REMAINING", "STARTTIME");
     for j in a {
         out.push_str(&row(
-            &id_with_marker(j),
+            &ids.marked(j),
             j,
             &remaining(j, view.now),
             j.start_time.unwrap_or(view.now),
+            ids.d.verbose,
         ));
     }
     out.push('\n');
     summary(out, view, a.len());
 }
 
-fn queued_plain(out: &mut String, banner: &str, word: &str, jobs: &[&JobSummary]) {
+fn header(out: &mut String, verbose: bool, time: &str, when: &str) {
+    if verbose {
+        out.push_str(&format!(
+            "{:<18} {:>8} {:>10} {:>5} {:>5} {:>11} {:>20}\n\n",
+            "JOBID", "USERNAME", "STATE", "PAR", "PROCS", time, when
+        ));
+    } else {
+        out.push_str(&format!(
+            "{:<18} {:>8} {:>10} {:>5} {:>11} {:>20}\n\n",
+            "JOBID", "USERNAME", "STATE", "PROCS", time, when
+        ));
+    }
+}
+
+fn queued_plain(out: &mut String, banner: &str, word: &str, jobs: &[&JobSummary], ids: &Ids) {
     out.push_str(banner);
     out.push('\n');
-    out.push_str(&format!(
-        "{:<18} {:>8} {:>10} {:>5} {:>11} {:>20}\n\n",
-        "JOBID", "USERNAME", "STATE", "PROCS", "WCLIMIT", "QUEUETIME"
-    ));
+    header(out, ids.d.verbose, "WCLIMIT", "QUEUETIME");
     for j in jobs {
-        out.push_str(&row(&j.jobid(), j, &limit(j.walltime), j.submit_time));
+        out.push_str(&row(
+            &ids.id(j),
+            j,
+            &limit(j.walltime),
+            j.submit_time,
+            ids.d.verbose,
+        ));
     }
     out.push('\n');
     let n = super::arrays::total(jobs);
@@ -267,7 +367,19 @@ pub fn procs_text(j: &JobSummary) -> String {
     }
 }
 
-fn row(id: &str, j: &JobSummary, time: &str, when: i64) -> String {
+fn row(id: &str, j: &JobSummary, time: &str, when: i64, verbose: bool) -> String {
+    if verbose {
+        return format!(
+            "{:<18} {:>8} {:>10} {:>5} {:>5} {:>11}  {:>19}\n",
+            id,
+            j.user,
+            j.state,
+            j.partition.as_deref().unwrap_or("-"),
+            procs_text(j),
+            time,
+            date(when)
+        );
+    }
     format!(
         "{:<18} {:>8} {:>10} {:>5} {:>11}  {:>19}\n",
         id,
@@ -311,16 +423,15 @@ fn percent(part: u32, whole: u32) -> f64 {
     }
 }
 
-/// Job id plus the active-section marker: `*` backfilled and preemptible,
-/// `+` backfilled, `-` preemptible.
-fn id_with_marker(j: &JobSummary) -> String {
-    let m = match (j.backfilled, j.preemptible) {
+/// The active-section marker: `*` backfilled and preemptible, `+`
+/// backfilled, `-` preemptible.
+fn marker(j: &JobSummary) -> &'static str {
+    match (j.backfilled, j.preemptible) {
         (true, true) => "*",
         (true, false) => "+",
         (false, true) => "-",
         (false, false) => "",
-    };
-    format!("{}{m}", j.jobid())
+    }
 }
 
 /// Wall-clock time left: limit minus the time actually run.
@@ -374,6 +485,13 @@ pub fn completion_code(j: &JobSummary, with_code: bool) -> String {
 /// Renders `showq --xml` (or `showq -c --xml`): one line, counts equal to
 /// the number of `<job>` children.
 pub fn render_xml(view: &QueueView, filter: &Filter, mode: Mode) -> String {
+    render_xml_with(view, filter, mode, Display::default())
+}
+
+/// [`render_xml`] with `-v` (DRMJID on eligible and blocked jobs too, as
+/// Moab's `MUIQueueShow` adds it) and `-o`; Moab's notes are `<comment
+/// note="..."/>` children of `<cluster>`.
+pub fn render_xml_with(view: &QueueView, filter: &Filter, mode: Mode, d: Display) -> String {
     let c = &view.cluster;
     let cluster = Element::new("cluster")
         .attr("LocalActiveNodes", c.active_nodes)
@@ -391,6 +509,10 @@ pub fn render_xml(view: &QueueView, filter: &Filter, mode: Mode) -> String {
         .attr("RemoteUpNodes", 0)
         .attr("RemoteUpProcs", 0)
         .attr("time", view.now);
+    let mut cluster = cluster;
+    for n in &view.notes {
+        cluster.push(Element::new("comment").attr("note", n));
+    }
     let mut data = Element::new("Data")
         .child(Element::new("Object").text("queue"))
         .child(cluster);
@@ -406,11 +528,14 @@ pub fn render_xml(view: &QueueView, filter: &Filter, mode: Mode) -> String {
         ],
     };
     for (s, name) in sections {
-        let jobs: Vec<&JobSummary> = view
+        let mut jobs: Vec<&JobSummary> = view
             .jobs
             .iter()
             .filter(|j| j.section == *s && filter.matches(j))
             .collect();
+        if *s == Section::Active && d.start_order {
+            jobs.sort_by_key(|j| (j.start_time, j.id));
+        }
         let mut q = Element::new("queue")
             .attr("count", jobs.len())
             .attr("option", name);
@@ -418,7 +543,11 @@ pub fn render_xml(view: &QueueView, filter: &Filter, mode: Mode) -> String {
             q = q.attr("purgetime", view.purge_secs);
         }
         for j in jobs {
-            q.push(job_xml(j, view.now));
+            let mut e = job_xml(j, view.now);
+            if d.verbose && matches!(j.section, Section::Eligible | Section::Blocked) {
+                e = e.attr("DRMJID", j.id);
+            }
+            q.push(e);
         }
         data.push(q);
     }

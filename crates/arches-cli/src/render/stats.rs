@@ -140,14 +140,59 @@ pub fn render_summary(s: &StatsView, verbose: bool) -> String {
         "Avg WallClock Accuracy:",
         avg(t.wcacc_sum, t.wcacc_jobs) * 100.0
     ));
-    // Moab's line is "Est/Avg Backlog: EST/AVG"; Arches keeps no history of
-    // the backlog, so only the estimate is printed (docs/formats.md).
-    let b = s.backlog_secs.max(0.0) as i64;
-    o.push_str(&format!(
-        "{:<30}{:>10}\n",
-        "Est Backlog:",
+    if verbose {
+        if let (Some(u), Some(it)) = (s.min_utilization, s.min_utilization_iteration) {
+            o.push_str(&format!(
+                "{:<30}{:>9.3}% (on iteration {it})\n",
+                "Min System Utilization:",
+                u * 100.0
+            ));
+        }
+    }
+    let hms = |secs: f64| {
+        let b = secs.max(0.0) as i64;
         format!("{:02}:{:02}:{:02}", b / 3600, b / 60 % 60, b % 60)
+    };
+    match s.avg_backlog_secs {
+        Some(a) => o.push_str(&format!(
+            "{:<30}{:>10}/{}\n",
+            "Est/Avg Backlog:",
+            hms(s.backlog_secs),
+            hms(a)
+        )),
+        // No iteration sampled the backlog yet (a served simulation).
+        None => o.push_str(&format!(
+            "{:<30}{:>10}\n",
+            "Est Backlog:",
+            hms(s.backlog_secs)
+        )),
+    }
+    o
+}
+
+/// `showstats -n`: each node's configured, minimum, maximum and average
+/// memory in use and its processors and load over the time frame.
+pub fn render_nodes(s: &StatsView, only: Option<&str>) -> String {
+    let (from, to) = s.window.unwrap_or((s.since, s.now));
+    let mut o = format!("node stats from {} to {}\n\n", date(from), date(to));
+    o.push_str(&format!(
+        "{:<9} {:>6} {:>6} {:>6} {:>6} | {:>8} {:>7} {:>7} {:>7}\n",
+        "node", "CfgMem", "MinMem", "MaxMem", "AvgMem", "CfgProcs", "MinLoad", "MaxLoad", "AvgLoad"
     ));
+    for n in s.nodes.iter().filter(|n| only.is_none_or(|w| w == n.node)) {
+        o.push_str(&format!(
+            "{:<9} {:>6} {:>6} {:>6} {:>6} {:>8} {:>7.2} {:>7.2} {:>7.2}\n",
+            n.node,
+            n.cfg_mem,
+            n.min_mem,
+            n.max_mem,
+            n.avg_mem,
+            n.cfg_procs,
+            n.min_load,
+            n.max_load,
+            n.avg_load
+        ));
+    }
     o
 }
 
@@ -169,12 +214,18 @@ const COLUMNS: &str =
 /// `showstats -u|-g|-a|-c|-q [NAME]`: one row per credential with running
 /// or completed jobs in the period, most dedicated proc-hours first.
 pub fn render_creds(s: &StatsView, kind: &str, name: Option<&str>) -> String {
+    render_creds_v(s, kind, name, false)
+}
+
+/// [`render_creds`]; `verbose` (`-v`) keeps the credentials with nothing
+/// running or completed in the time frame too (Moab skips them otherwise).
+pub fn render_creds_v(s: &StatsView, kind: &str, name: Option<&str>, verbose: bool) -> String {
     let (title, head) = kind_titles(kind);
     let mut rows: Vec<&CredStats> = s
         .credentials
         .iter()
         .filter(|c| c.kind == kind && name.is_none_or(|n| n == c.name))
-        .filter(|c| c.active_jobs > 0 || c.completed.jobs > 0)
+        .filter(|c| verbose || c.active_jobs > 0 || c.completed.jobs > 0)
         .collect();
     let ded = |c: &CredStats| c.completed.ps_dedicated + c.active_ps_dedicated;
     rows.sort_by(|a, b| ded(b).total_cmp(&ded(a)).then(a.name.cmp(&b.name)));

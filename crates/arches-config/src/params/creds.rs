@@ -5,7 +5,7 @@
 use arches_core::policy::{ClassConfig, CredConfig, Limits, QosConfig, QosFlag, QosListKind};
 use arches_core::JobFlag;
 
-use super::{attr, AttrDef, Site, INT};
+use super::{attr, AttrDef, Site, INT, POSITIVE};
 use crate::config::Config;
 use crate::value::{Choices, Value, ValueType};
 
@@ -187,9 +187,118 @@ pub(super) static CLASS_ATTRS: &[AttrDef] = cred_attrs!(
         "MAX.WCLIMIT",
         ValueType::Duration,
         None,
-        "Largest wall-clock limit a job may request.",
+        "Largest wall-clock limit a job of the class may request (more: refused at submission; a job without one gets it).",
         |c, s, v| {
             class(c, s).max_wclimit = Some(v.duration()?);
+            Ok(())
+        }
+    ),
+    attr(
+        "DEFAULT.NODES",
+        POSITIVE,
+        None,
+        "Node count given to jobs of the class that request no node or processor count.",
+        |c, s, v| {
+            class(c, s).job.default_nodes = Some(v.u32()?);
+            Ok(())
+        }
+    ),
+    attr(
+        "DEFAULT.PROC",
+        POSITIVE,
+        None,
+        "Processors given to jobs of the class that request no node or processor count.",
+        |c, s, v| {
+            class(c, s).job.default_procs = Some(v.u32()?);
+            Ok(())
+        }
+    ),
+    attr(
+        "DEFAULT.MEM",
+        ValueType::Size,
+        None,
+        "Memory per task given to jobs of the class that request none.",
+        |c, s, v| {
+            class(c, s).job.default_mem_mb = Some(v.size_mb()?);
+            Ok(())
+        }
+    ),
+    attr(
+        "DEFAULT.FEATURES",
+        ValueType::List,
+        None,
+        "Node features required of jobs of the class that request none.",
+        |c, s, v| {
+            class(c, s).job.default_features = v.list()?.to_vec();
+            Ok(())
+        }
+    ),
+    AttrDef {
+        aliases: &["MAX.PROCS"],
+        ..attr(
+            "MAX.PROC",
+            POSITIVE,
+            None,
+            "Most processors a job of the class may request (more: refused at submission).",
+            |c, s, v| {
+                class(c, s).job.max_procs = Some(v.u32()?);
+                Ok(())
+            }
+        )
+    },
+    AttrDef {
+        aliases: &["MAX.NODES"],
+        ..attr(
+            "MAX.NODE",
+            POSITIVE,
+            None,
+            "Most nodes a job of the class may request (more: refused at submission).",
+            |c, s, v| {
+                class(c, s).job.max_nodes = Some(v.u32()?);
+                Ok(())
+            }
+        )
+    },
+    AttrDef {
+        aliases: &["MIN.PROCS"],
+        ..attr(
+            "MIN.PROC",
+            POSITIVE,
+            None,
+            "Fewest processors a job of the class may request (fewer: refused at submission).",
+            |c, s, v| {
+                class(c, s).job.min_procs = Some(v.u32()?);
+                Ok(())
+            }
+        )
+    },
+    attr(
+        "MIN.WCLIMIT",
+        ValueType::Duration,
+        None,
+        "Shortest wall-clock limit a job of the class may request (shorter: refused at submission).",
+        |c, s, v| {
+            class(c, s).job.min_wclimit = Some(v.duration()?);
+            Ok(())
+        }
+    ),
+    attr(
+        "HOSTLIST",
+        ValueType::List,
+        None,
+        "The nodes the class's jobs may run on (a job's own host list must be within it).",
+        |c, s, v| {
+            class(c, s).job.hosts = v.list()?.to_vec();
+            Ok(())
+        }
+    ),
+    attr(
+        "PARTITION",
+        ValueType::Text,
+        None,
+        "The partition the class's jobs run in (a job asking another is refused).",
+        |c, s, v| {
+            class(c, s).job.partition = Some(v.text()?.to_string());
             Ok(())
         }
     ),

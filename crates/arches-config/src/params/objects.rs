@@ -172,6 +172,27 @@ static NODE_ATTRS: &[AttrDef] = &[
         },
     ),
     attr(
+        "GRES",
+        ValueType::Text,
+        None,
+        "Generic resources of the node, NAME[:COUNT][,NAME[:COUNT]]... (gpu:4,matlab:2); counted per node like processors. With a node-reporting RM (Slurm), replaces the node's reported generic resources.",
+        |c, s, v| {
+            let list = arches_core::gres::parse_list(v.text()?)?;
+            c.node_mut(s.index).gres = Some(list);
+            Ok(())
+        },
+    ),
+    attr(
+        "ACCESS",
+        ValueType::Choice(core_choices!(arches_core::access::NodeAccessPolicy)),
+        None,
+        "Node access policy of the jobs on this node that have none of their own (default: NODEACCESSPOLICY).",
+        |c, s, v| {
+            c.node_mut(s.index).access = Some(v.parse_choice()?);
+            Ok(())
+        },
+    ),
+    attr(
         "PREEMPTPOLICY",
         ValueType::Choice(core_choices!(PreemptPolicy, ["OVERCOMMIT", "MIGRATE"])),
         None,

@@ -35,8 +35,13 @@ fn set_server(c: &mut Config, s: Site<'_>, v: &Value) -> Result<(), String> {
         .get(&format!("RMCFG[{}]", s.index))
         .is_some_and(|attrs| attrs.iter().any(|(a, _, _)| a == "TYPE"));
     let rm = c.rm_mut(s.index);
-    if !type_given && server.to_ascii_lowercase().starts_with("moab://") {
-        rm.rm_type = RmType::Moab;
+    if !type_given {
+        // The type is implied by the last SERVER given.
+        rm.rm_type = if server.to_ascii_lowercase().starts_with("moab://") {
+            RmType::Moab
+        } else {
+            RmType::Pbs // Moab's default TYPE
+        };
     }
     rm.server = Some(server);
     Ok(())

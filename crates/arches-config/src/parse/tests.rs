@@ -660,3 +660,54 @@ fn node_priority_and_allocation_policies_without_data_warn() {
     assert_eq!(m.len(), 1, "{m:?}");
     assert!(messages("NODECFG[a] PROCS=2\nNODEALLOCATIONPOLICY MINRESOURCE\n").is_empty());
 }
+
+#[test]
+fn generic_resources_access_policies_and_class_limits() {
+    let c = ok("NODEACCESSPOLICY SINGLEUSER\n\
+        NODECFG[DEFAULT] PROCS=8\n\
+        NODECFG[g1] GRES=gpu:4,matlab:2 ACCESS=SINGLEJOB\n\
+        NODECFG[c1] FEATURES=fast\n\
+        RMCFG[local] TYPE=LOCAL DEFAULTCLASS=batch\n\
+        CLASSCFG[batch] DEFAULT.NODES=2 DEFAULT.PROC=4 DEFAULT.MEM=1G DEFAULT.FEATURES=fast \
+        MAX.PROC=16 MAX.NODE=4 MIN.PROC=2 MIN.WCLIMIT=0:10:00 HOSTLIST=c1,g1 PARTITION=p1\n");
+    assert_eq!(
+        c.policy.node_access,
+        arches_core::NodeAccessPolicy::SingleUser
+    );
+    let g1 = c.nodes.iter().find(|n| n.name == "g1").unwrap();
+    assert_eq!(
+        g1.gres,
+        vec![("gpu".to_string(), 4), ("matlab".to_string(), 2)]
+    );
+    assert_eq!(g1.access, Some(arches_core::NodeAccessPolicy::SingleJob));
+    let c1 = c.nodes.iter().find(|n| n.name == "c1").unwrap();
+    assert!(c1.gres.is_empty() && c1.access.is_none());
+    assert_eq!(c.policy.default_class.as_deref(), Some("batch"));
+    let j = &c.policy.classes["batch"].job;
+    assert_eq!(
+        (j.default_nodes, j.default_procs, j.default_mem_mb),
+        (Some(2), Some(4), Some(1024))
+    );
+    assert_eq!(j.default_features, vec!["fast".to_string()]);
+    assert_eq!(
+        (j.max_procs, j.max_nodes, j.min_procs, j.min_wclimit),
+        (Some(16), Some(4), Some(2), Some(600))
+    );
+    assert_eq!(j.hosts, vec!["c1".to_string(), "g1".to_string()]);
+    assert_eq!(j.partition.as_deref(), Some("p1"));
+    // Bad values are errors naming the line.
+    assert!(messages("NODECFG[n] GRES=gpu:x\n")[0].contains("gpu"));
+    assert!(messages("NODECFG[n] ACCESS=LONELY\n")[0].contains("ACCESS"));
+    assert!(messages("CLASSCFG[b] MAX.PROC=0\n")[0].contains("MAX.PROC"));
+    let many: String = (0..9)
+        .map(|i| format!("NODECFG[n{i}] GRES=g{i}:1\n"))
+        .collect();
+    assert!(messages(&many)
+        .iter()
+        .any(|m| m.contains("at most 8 kinds")));
+    assert!(
+        messages("RMCFG[x] TYPE=LOCAL DEFAULTCLASS=none\nCLASSCFG[batch] PRIORITY=1\n")
+            .iter()
+            .any(|m| m.contains("DEFAULTCLASS: class 'none' is not defined"))
+    );
+}

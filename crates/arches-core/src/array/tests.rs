@@ -83,6 +83,7 @@ fn sub_jobs_become_jobs_a_window_at_a_time() {
                 tasks: 1,
                 procs: 1,
                 mem_mb: 0,
+                gres: Default::default(),
             }],
             kind: StartKind::Priority,
         },
@@ -163,6 +164,7 @@ fn dependencies_on_an_array_wait_for_all_of_it() {
         tasks: 1,
         procs: 1,
         mem_mb: 0,
+        gres: Default::default(),
     }];
     for id in [11, 12] {
         s.apply(

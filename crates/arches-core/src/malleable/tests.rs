@@ -99,6 +99,7 @@ fn a_release_gives_back_the_last_processors_and_lowers_the_ceiling() {
         tasks: 3,
         procs: 3,
         mem_mb: 0,
+        gres: Default::default(),
     }];
     s.apply(Event::Grow { job: 1, alloc }, 0).unwrap();
     assert_eq!(s.job(1).unwrap().procs(), 5);
@@ -131,6 +132,7 @@ fn a_release_gives_back_the_last_processors_and_lowers_the_ceiling() {
         tasks: 1,
         procs: 1,
         mem_mb: 0,
+        gres: Default::default(),
     }];
     assert!(s.apply(Event::Shrink { job: 1, alloc: bad }, 10).is_err());
     assert_eq!(s.job(1).unwrap().procs(), 2);

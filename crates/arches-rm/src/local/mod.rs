@@ -79,7 +79,7 @@ mod tracked;
 pub use supervisor::supervise_main;
 // Shared with the Slurm backend (same job environment and node file).
 pub(crate) use spool::LaunchFile;
-pub(crate) use supervisor::environment;
+pub(crate) use supervisor::{environment, gpu_environment, gpu_lines};
 
 use std::collections::BTreeMap;
 use std::fs;

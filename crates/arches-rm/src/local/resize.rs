@@ -87,6 +87,7 @@ impl LocalRm {
                 name: n.name.clone(),
                 tasks: n.tasks,
                 procs: n.procs,
+                gres: n.gres.clone(),
             })
             .collect();
         let nodefile = dir.join(spool::NODEFILE);

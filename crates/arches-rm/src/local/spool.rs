@@ -28,6 +28,8 @@ pub(crate) const STATUS: &str = "status";
 pub(crate) const SCRIPT: &str = "script";
 /// `PBS_NODEFILE`: one line per allocated processor.
 pub(crate) const NODEFILE: &str = "nodefile";
+/// `PBS_GPUFILE`: one line per GPU given, `<host>-gpu<index>` (Torque).
+pub(crate) const GPUFILE: &str = "gpufile";
 /// The job's cgroup, if it has one (`<v1|v2> <path>`, see `freezer`).
 pub(crate) const CGROUP: &str = "cgroup";
 
@@ -62,6 +64,9 @@ pub(crate) struct NodeEntry {
     pub name: String,
     pub tasks: u32,
     pub procs: u32,
+    /// Generic resources given here: `(name, count, unit indices)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gres: Vec<(String, u32, Vec<u32>)>,
 }
 
 impl LaunchFile {
@@ -77,6 +82,7 @@ impl LaunchFile {
                     name: n.name.clone(),
                     tasks: n.tasks,
                     procs: n.procs,
+                    gres: n.gres.clone(),
                 })
                 .collect(),
             script: exec.script.clone(),
@@ -296,7 +302,12 @@ fn status_tmp() -> String {
 /// [`STATUS_ROOM`] bytes, written and flushed) so that the outcome can be
 /// recorded later even if the disk is full by then ([`write_status`]).
 pub(crate) fn reserve_status(dir: &Path) -> io::Result<()> {
-    let mut f = File::create(dir.join(status_tmp()))?;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(dir.join(status_tmp()))?;
     f.write_all(&[b' '; STATUS_ROOM])?;
     f.sync_all()
 }

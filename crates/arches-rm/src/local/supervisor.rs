@@ -424,6 +424,10 @@ fn prepare(dir: &Path, launch: &LaunchFile) -> Result<Prepared, String> {
     let nodefile = dir.join(spool::NODEFILE);
     let lines = super::resize::nodefile_lines(&launch.nodes);
     write_owned(spool::NODEFILE, lines.as_bytes(), 0o644, owner)?;
+    let gpus = gpu_lines(launch);
+    if !gpus.is_empty() {
+        write_owned(spool::GPUFILE, gpus.as_bytes(), 0o644, owner)?;
+    }
 
     let script = script.to_string_lossy().into_owned();
     let (program, mut argv) = match &launch.shell {
@@ -432,7 +436,12 @@ fn prepare(dir: &Path, launch: &LaunchFile) -> Result<Prepared, String> {
         None => ("/bin/sh".to_string(), vec!["/bin/sh".to_string(), script]),
     };
     argv.extend(launch.args.iter().cloned());
-    let env = environment(launch, &nodefile.to_string_lossy());
+    let mut env = environment(launch, &nodefile.to_string_lossy());
+    gpu_environment(
+        launch,
+        &dir.join(spool::GPUFILE).to_string_lossy(),
+        &mut env,
+    );
     Prepared::new(ExecPlan {
         program: &program,
         argv: &argv,
@@ -479,6 +488,39 @@ pub(crate) fn environment(launch: &LaunchFile, nodefile: &str) -> Vec<(String, S
         }
     }
     env
+}
+
+/// `PBS_GPUFILE`'s lines: `<host>-gpu<index>` for every GPU given.
+pub(crate) fn gpu_lines(launch: &LaunchFile) -> String {
+    let mut out = String::new();
+    for n in &launch.nodes {
+        for (_, _, idx) in n.gres.iter().filter(|g| g.0 == "gpu") {
+            for i in idx {
+                out.push_str(&format!("{}-gpu{i}\n", n.name));
+            }
+        }
+    }
+    out
+}
+
+/// The GPUs a job was given: `CUDA_VISIBLE_DEVICES` (the indices on the
+/// first node, where the script runs) and `PBS_GPUFILE` (Torque's file of
+/// every GPU of the job). A job given no GPU sees no inherited
+/// `CUDA_VISIBLE_DEVICES`: it names devices the job does not hold.
+pub(crate) fn gpu_environment(launch: &LaunchFile, gpufile: &str, env: &mut Vec<(String, String)>) {
+    env.retain(|(k, _)| k != "CUDA_VISIBLE_DEVICES" && k != "PBS_GPUFILE");
+    let first: Option<Vec<String>> = launch.nodes.first().and_then(|n| {
+        n.gres
+            .iter()
+            .find(|g| g.0 == "gpu" && !g.2.is_empty())
+            .map(|g| g.2.iter().map(u32::to_string).collect())
+    });
+    if let Some(idx) = first {
+        env.push(("CUDA_VISIBLE_DEVICES".to_string(), idx.join(",")));
+    }
+    if !gpu_lines(launch).is_empty() {
+        env.push(("PBS_GPUFILE".to_string(), gpufile.to_string()));
+    }
 }
 
 /// Create or replace a file in the job directory with this mode and owner.
@@ -537,11 +579,13 @@ mod tests {
                     name: "a".into(),
                     tasks: 1,
                     procs: 2,
+                    gres: vec![("gpu".into(), 2, vec![1, 3])],
                 },
                 NodeEntry {
                     name: "b".into(),
                     tasks: 2,
                     procs: 2,
+                    gres: vec![("gpu".into(), 1, vec![0]), ("lic".into(), 5, vec![])],
                 },
             ],
             script: String::new(),
@@ -564,6 +608,31 @@ mod tests {
             kill_grace_secs: 5,
             args: Vec::new(),
         }
+    }
+
+    #[test]
+    fn gpus_given_are_the_jobs_devices() {
+        let l = launch();
+        assert_eq!(gpu_lines(&l), "a-gpu1\na-gpu3\nb-gpu0\n");
+        let mut env = vec![("CUDA_VISIBLE_DEVICES".to_string(), "0,1,2,3".to_string())];
+        gpu_environment(&l, "/spool/42/gpufile", &mut env);
+        assert_eq!(
+            env,
+            vec![
+                ("CUDA_VISIBLE_DEVICES".to_string(), "1,3".to_string()),
+                ("PBS_GPUFILE".to_string(), "/spool/42/gpufile".to_string()),
+            ]
+        );
+        let mut none = l.clone();
+        for n in none.nodes.iter_mut() {
+            n.gres.clear();
+        }
+        let mut env = vec![("CUDA_VISIBLE_DEVICES".to_string(), "0".to_string())];
+        gpu_environment(&none, "/x", &mut env);
+        assert!(
+            env.is_empty(),
+            "an inherited list of devices is not the job's"
+        );
     }
 
     #[test]

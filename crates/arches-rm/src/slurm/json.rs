@@ -24,6 +24,9 @@ pub(crate) struct SlurmNode {
     /// Hardware threads per core (a core reservation counts cores).
     #[serde(default)]
     pub threads: Option<u32>,
+    /// Generic resources (`gpu:4`, `gpu:tesla:2(S:0),mps:100`).
+    #[serde(default)]
+    pub gres: Option<String>,
 }
 
 /// An entry of the `errors` array Slurm's JSON carries: `squeue --json` and
@@ -258,8 +261,36 @@ impl SlurmNode {
             .collect();
         node.partition = partition.to_string();
         node.admin = self.admin();
+        node.gres = parse_gres(self.gres.as_deref().unwrap_or(""));
         node
     }
+}
+
+/// Slurm's `Gres=` of a node (`gpu:4`, `gpu:tesla:2(S:0-1),mps:100`) as
+/// counts by name; typed entries of one name add up. Entries without a
+/// count have one unit.
+pub(crate) fn parse_gres(text: &str) -> Vec<(String, u32)> {
+    let mut out: Vec<(String, u32)> = Vec::new();
+    for entry in text.split(',').map(str::trim) {
+        let entry = entry.split('(').next().unwrap_or("").trim();
+        if entry.is_empty() || entry == "(null)" {
+            continue;
+        }
+        let parts: Vec<&str> = entry.split(':').collect();
+        let name = parts[0].trim();
+        if name.is_empty() || name == "(null)" {
+            continue;
+        }
+        let count = match parts.last().and_then(|c| c.trim().parse::<u32>().ok()) {
+            Some(n) if parts.len() > 1 => n,
+            _ => 1,
+        };
+        match out.iter_mut().find(|(n, _)| n == name) {
+            Some(e) => e.1 = e.1.saturating_add(count),
+            None => out.push((name.to_string(), count)),
+        }
+    }
+    out
 }
 
 /// How a Slurm job stands, for the backend.
@@ -391,7 +422,7 @@ mod tests {
     #[test]
     fn sinfo_nodes() {
         let text = r#"{"meta":{},"errors":[],"nodes":[
-            {"name":"n1","state":"idle","state_flags":[],"cpus":8,"real_memory":4096,"features":"fast,ib","partitions":["batch"]},
+            {"name":"n1","state":"idle","state_flags":[],"cpus":8,"real_memory":4096,"features":"fast,ib","partitions":["batch"],"gres":"gpu:tesla:2(S:0),gpu:k80:1,mps:100"},
             {"name":"n2","state":"allocated","state_flags":["NOT_RESPONDING"],"cpus":8,"real_memory":4096,"features":""},
             {"name":"n3","state":"idle","state_flags":["DRAIN"],"cpus":4,"real_memory":null},
             {"name":"n4","state":"down","state_flags":[],"cpus":8}]}"#;
@@ -402,6 +433,13 @@ mod tests {
             (8, 4096, NodeAdminState::Up)
         );
         assert_eq!(n1.features, ["fast", "ib"]);
+        assert_eq!(
+            n1.gres,
+            vec![("gpu".to_string(), 3), ("mps".to_string(), 100)]
+        );
+        assert!(nodes[1].to_node("p").gres.is_empty());
+        assert_eq!(parse_gres("(null)"), vec![]);
+        assert_eq!(parse_gres("gpu"), vec![("gpu".to_string(), 1)]);
         assert_eq!(nodes[1].admin(), NodeAdminState::Down);
         assert_eq!(nodes[2].admin(), NodeAdminState::Drained);
         assert_eq!(nodes[2].to_node("p").partition, "p");

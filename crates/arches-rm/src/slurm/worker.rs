@@ -782,7 +782,16 @@ impl Worker {
             .map_err(|e| io_err("cannot write the script in", e))?;
 
         let lf = crate::local::LaunchFile::new(launch, 0);
-        let env = crate::local::environment(&lf, &nodefile.to_string_lossy());
+        let mut env = crate::local::environment(&lf, &nodefile.to_string_lossy());
+        // The GPUs Arches gave it (Slurm sets CUDA_VISIBLE_DEVICES itself
+        // for the GPUs it manages with device files, over this).
+        let gpus = crate::local::gpu_lines(&lf);
+        let gpufile = dir.join("gpufile");
+        if !gpus.is_empty() {
+            crate::fsmode::write_file(&gpufile, gpus.as_bytes(), 0o644)
+                .map_err(|e| io_err("cannot write the GPU file in", e))?;
+        }
+        crate::local::gpu_environment(&lf, &gpufile.to_string_lossy(), &mut env);
         let chosen: Vec<&str> = launch.nodes.iter().map(|n| n.name.as_str()).collect();
         let others: Vec<&str> = self
             .nodes
@@ -804,6 +813,21 @@ impl Worker {
         }
         if let Some(r) = reservation {
             args.push(format!("--reservation={r}"));
+        }
+        args.extend(gres_args(launch, |node, kind| {
+            self.nodes
+                .get(node)
+                .is_some_and(|n| n.gres.iter().any(|(k, c)| k == kind && *c > 0))
+        })?);
+        // The engine gave the job whole nodes (NACCESSPOLICY SINGLEJOB or
+        // SINGLETASK, or every processor anyway): nobody else may share.
+        let whole = launch.nodes.iter().all(|n| {
+            self.nodes
+                .get(&n.name)
+                .is_some_and(|x| x.procs > 0 && x.procs == n.procs)
+        });
+        if whole {
+            args.push("--exclusive".into());
         }
         args.extend(layout_args);
         if let Some(w) = launch.walltime.filter(|w| *w > 0) {
@@ -1586,6 +1610,46 @@ fn layout(launch: &Launch) -> (Vec<String>, bool) {
     (args, single)
 }
 
+/// `--gres=name:count,...` for the kinds Slurm itself knows on the job's
+/// nodes (`known(node, kind)`: Slurm reports the node's `Gres=`). A kind
+/// only Arches knows (`NODECFG[n] GRES=` on a node Slurm reports without
+/// it) is counted and given out by Arches alone and not passed on. Slurm's
+/// generic resources are per node, so the job must have the same count of
+/// each passed kind on every node it uses (the engine's mixed layouts with
+/// different GPUs per node cannot be said to Slurm 22.05: such a start
+/// fails with the reason).
+fn gres_args(launch: &Launch, known: impl Fn(&str, &str) -> bool) -> Result<Vec<String>, String> {
+    let mut kinds: Vec<&str> = Vec::new();
+    for n in &launch.nodes {
+        for (k, _, _) in &n.gres {
+            if !kinds.contains(&k.as_str()) && launch.nodes.iter().all(|m| known(&m.name, k)) {
+                kinds.push(k);
+            }
+        }
+    }
+    let mut parts = Vec::new();
+    for k in kinds {
+        let count =
+            |n: &crate::LaunchNode| n.gres.iter().filter(|g| g.0 == k).map(|g| g.1).sum::<u32>();
+        let first = count(&launch.nodes[0]);
+        if let Some(other) = launch.nodes.iter().find(|n| count(n) != first) {
+            return Err(format!(
+                "Slurm takes generic resources per node: job {} has {first} {k} on {} but {} on {}",
+                launch.job,
+                launch.nodes[0].name,
+                count(other),
+                other.name
+            ));
+        }
+        parts.push(format!("{k}:{first}"));
+    }
+    Ok(if parts.is_empty() {
+        Vec::new()
+    } else {
+        vec![format!("--gres={}", parts.join(","))]
+    })
+}
+
 /// A wall-clock limit as Slurm takes it: whole minutes, rounded up
 /// (`UNLIMITED` for none).
 pub(crate) fn slurm_minutes(walltime: Option<Secs>) -> String {
@@ -1637,12 +1701,32 @@ mod tests {
                     name: format!("n{i}"),
                     tasks,
                     procs,
+                    gres: Vec::new(),
                 })
                 .collect(),
             exec: ExecSpec::default(),
             walltime: None,
             restarted: false,
         }
+    }
+
+    #[test]
+    fn gres_per_node() {
+        let slurm_knows = |_: &str, k: &str| k == "gpu";
+        let mut l = launch(&[(1, 1), (1, 1)]);
+        assert!(gres_args(&l, slurm_knows).unwrap().is_empty());
+        for n in l.nodes.iter_mut() {
+            n.gres = vec![("gpu".into(), 2, vec![0, 1]), ("lic".into(), 1, vec![])];
+        }
+        assert_eq!(
+            gres_args(&l, slurm_knows).unwrap(),
+            vec!["--gres=gpu:2".to_string()],
+            "a kind only Arches knows is not passed"
+        );
+        assert!(gres_args(&l, |_, _| false).unwrap().is_empty());
+        l.nodes[1].gres[0].1 = 1;
+        let e = gres_args(&l, slurm_knows).unwrap_err();
+        assert!(e.contains("2 gpu on"), "{e}");
     }
 
     #[test]

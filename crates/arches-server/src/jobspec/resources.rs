@@ -6,6 +6,7 @@
 use arches_core::timespec::parse_duration;
 use arches_core::{Dependency, JobFlag, Request};
 
+use super::nodespec::{parse_nodes, parse_select, NodeSpec, Place};
 use super::{err, SubmitError};
 
 /// Resources gathered from `-l` and `-W`.
@@ -33,7 +34,9 @@ pub(super) struct Resources {
     /// Dependencies on named jobs, arrays and sub-jobs (resolved against the state).
     pub(super) depend_named: Vec<super::depend::Named>,
     pub(super) ttc: Option<String>,
-    pub(super) gres: Vec<String>,
+    /// Node groups, host lists, generic resources, access policy,
+    /// reservation binding, task request list ([`super::nodespec`]).
+    pub(super) place: Place,
     /// `x=STAGEIN:...` / `x=STAGEOUT:...` values as written.
     pub(super) stagein: Vec<String>,
     pub(super) stageout: Vec<String>,
@@ -90,7 +93,12 @@ impl Resources {
             "vmem" | "pvmem" => self.vmem = Some(parse_mem(value)?),
             "qos" => self.qos = Some(non_empty(&key, value)?),
             "feature" | "features" => {
-                for f in value.split([':', '|']).filter(|f| !f.is_empty()) {
+                if value.contains('|') {
+                    return err(format!(
+                        "feature alternatives ('{value}': one of several features) are not supported; list features that are all required, separated by ':'"
+                    ));
+                }
+                for f in value.split(':').filter(|f| !f.is_empty()) {
                     self.features.push(f.to_string());
                 }
             }
@@ -100,56 +108,118 @@ impl Resources {
             "flags" => self.flags_spec(value)?,
             "depend" => self.depend_spec(value)?,
             "ttc" => self.ttc = Some(non_empty(&key, value)?),
-            "gres" => self.gres.push(non_empty(&key, value)?),
             "select" => self.select_spec(value)?,
             "template" => self.template = Some(non_empty(&key, value)?),
-            "naccesspolicy" | "nodeset" | "file" | "cput" | "pcput" | "other" | "host" => {}
-            _ => return err(format!("unknown resource '{key}'")),
+            "cput" | "pcput" => {
+                return err(format!(
+                    "resource '{key}' (a CPU-time limit) is not supported; give the wall-clock limit with walltime="
+                ))
+            }
+            "file" => {
+                return err(
+                    "resource 'file' (a local disk requirement) is not supported".to_string(),
+                )
+            }
+            "nodeset" => {
+                return err("resource 'nodeset' (node set constraints) is not supported".to_string())
+            }
+            "other" => return err(format!("resource 'other={value}' is not supported")),
+            _ => {
+                if !self.place.apply(&key, value)? {
+                    return err(format!("unknown resource '{key}'"));
+                }
+            }
         }
         Ok(())
     }
 
     fn nodes_spec(&mut self, value: &str) -> Result<(), SubmitError> {
-        let mut parts = value.split(':');
-        let first = parts.next().unwrap_or("");
-        self.nodes = Some(count("nodes", first)?);
-        for p in parts {
-            if let Some(v) = p.strip_prefix("ppn=") {
-                self.ppn = Some(count("ppn", v)?);
-            } else if p.is_empty() || p.contains('=') {
-                return err(format!("malformed node specification '{value}'"));
-            } else {
-                self.features.push(p.to_string());
+        if self.nodes.is_some() || self.place.groups.is_some() {
+            return err(format!(
+                "node specification '{value}' given twice (nodes= or select= once per job)"
+            ));
+        }
+        match parse_nodes(value)? {
+            NodeSpec::Simple {
+                nodes,
+                ppn,
+                features,
+            } => {
+                self.nodes = Some(nodes);
+                if ppn.is_some() {
+                    self.ppn = ppn;
+                }
+                self.features.extend(features);
             }
+            NodeSpec::Groups(g) => self.place.groups = Some(g),
         }
         Ok(())
     }
 
+    /// PBS Pro `select=`: chunks as node groups (one chunk shape without
+    /// hosts or GPUs is `nodes=N:ppn=C`). Memory per chunk becomes memory
+    /// per task.
     fn select_spec(&mut self, value: &str) -> Result<(), SubmitError> {
-        let mut parts = value.split(':');
-        let chunks = count("select", parts.next().unwrap_or(""))?;
-        let mut ncpus = 1;
-        let mut mem = None;
-        for p in parts {
-            let Some((k, v)) = p.split_once('=') else {
-                return err(format!("malformed select specification '{value}'"));
-            };
-            match k.to_ascii_lowercase().as_str() {
-                "ncpus" | "mpiprocs" => ncpus = count(k, v)?,
-                "mem" => mem = Some(parse_mem(v)?),
-                _ => {}
-            }
+        if self.nodes.is_some() || self.place.groups.is_some() {
+            return err(format!(
+                "node specification '{value}' given twice (nodes= or select= once per job)"
+            ));
         }
-        self.nodes = Some(chunks);
-        self.ppn = Some(ncpus);
-        if let Some(m) = mem {
-            self.mem = Some(m.saturating_mul(u64::from(chunks)));
+        let (groups, mems) = parse_select(value)?;
+        let per_task: Vec<Option<u64>> = groups
+            .iter()
+            .zip(&mems)
+            .map(|(g, m)| m.map(|m| m.div_ceil(u64::from(g.tasks_per_node))))
+            .collect();
+        if per_task.iter().any(|m| *m != per_task[0]) {
+            return err(format!(
+                "select '{value}': chunks with different memory per CPU are not supported"
+            ));
+        }
+        if let Some(m) = per_task[0] {
+            self.pmem = Some(m);
+        }
+        if groups.len() == 1 && groups[0].host.is_none() && groups[0].gres.is_empty() {
+            self.nodes = Some(groups[0].count);
+            self.ppn = Some(groups[0].tasks_per_node);
+        } else {
+            self.place.groups = Some(groups);
         }
         Ok(())
+    }
+
+    /// What the submission itself asked for (class defaults fill the rest).
+    pub(super) fn given(&self) -> arches_core::class::Given {
+        arches_core::class::Given {
+            shape: self.nodes.is_some()
+                || self.procs.is_some()
+                || self.ncpus.is_some()
+                || self.ppn.is_some()
+                || self.place.groups.is_some()
+                || !self.place.trl.is_empty(),
+            mem: self.mem.is_some() || self.pmem.is_some() || self.vmem.is_some(),
+            features: !self.features.is_empty(),
+            walltime: self.walltime.is_some(),
+        }
     }
 
     fn flags_spec(&mut self, value: &str) -> Result<(), SubmitError> {
-        for f in value.split([':', ',']).filter(|f| !f.is_empty()) {
+        let mut words = value.split([':', ',']).filter(|f| !f.is_empty()).peekable();
+        while let Some(f) = words.next() {
+            if f.eq_ignore_ascii_case("ADVRES") {
+                // `FLAGS:ADVRES[:rsvid]`: the next word, unless a flag, is
+                // the reservation.
+                let rsv = match words.peek() {
+                    Some(w)
+                        if w.parse::<JobFlag>().is_err() && !w.eq_ignore_ascii_case("ADVRES") =>
+                    {
+                        words.next().unwrap_or_default()
+                    }
+                    _ => "",
+                };
+                self.place.apply("advres", rsv)?;
+                continue;
+            }
             let flag = f.parse::<JobFlag>().map_err(SubmitError)?;
             self.flags.push(flag);
         }
@@ -182,24 +252,38 @@ impl Resources {
                         "partition" => self.partition = Some(non_empty(k, v)?),
                         "feature" | "features" => self.apply(&format!("feature={v}"))?,
                         "depend" => self.depend_spec(v)?,
-                        "gres" => self.gres.push(non_empty(k, v)?),
                         "ttc" => self.ttc = Some(non_empty(k, v)?),
                         "stagein" => self.stagein.push(v.to_string()),
                         "stageout" => self.stageout.push(v.to_string()),
                         "walltime" | "wclimit" => self.apply(&format!("walltime={v}"))?,
-                        "nodes" | "procs" | "mem" | "pmem" => self.apply(part)?,
-                        _ => {}
+                        "nodes" | "procs" | "mem" | "pmem" => {
+                            self.apply(&format!("{}={v}", k.to_ascii_lowercase()))?
+                        }
+                        other => {
+                            if !self.place.apply(other, v)? {
+                                return err(format!(
+                                    "unsupported resource manager extension '{k}' in '-W x={value}'"
+                                ));
+                            }
+                        }
                     }
                 }
                 Ok(())
             }
             "depend" => self.depend_spec(value.trim()),
-            _ => Ok(()),
+            other => err(format!(
+                "unsupported job attribute '-W {other}=' (supported: depend, x)"
+            )),
         }
     }
 
     pub(super) fn request(&self) -> Result<Request, SubmitError> {
         let mut r = Request::procs(1);
+        if self.place.groups.is_some()
+            && (self.procs.is_some() || self.ncpus.is_some() || self.ppn.is_some())
+        {
+            return err("procs, ncpus and ppn cannot be combined with a node specification of named hosts, several parts or GPUs (give ppn inside each part)".to_string());
+        }
         match (self.nodes, self.procs.or(self.ncpus)) {
             (Some(n), None) => {
                 let ppn = self.ppn.unwrap_or(1);
@@ -229,6 +313,15 @@ impl Resources {
             (None, None) => 0,
         };
         r.features = self.features.clone();
+        self.place.finish(&mut r)?;
+        if self.place.groups.is_some() {
+            let tasks = u64::from(r.tasks.max(1));
+            r.mem_per_task_mb = match (self.pmem, self.mem.or(self.vmem)) {
+                (Some(p), _) => p,
+                (None, Some(total)) => total.div_ceil(tasks),
+                (None, None) => 0,
+            };
+        }
         // `partition=ALL` is Moab's global partition: no restriction.
         r.partition = self
             .partition

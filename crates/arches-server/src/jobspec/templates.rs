@@ -32,8 +32,8 @@ pub(super) fn apply(
             None => Ok(Vec::new()),
         };
     }
-    let given_size =
-        res.nodes.is_some() || res.ppn.is_some() || res.procs.is_some() || res.ncpus.is_some();
+    // Node groups and task request lists count as a size too.
+    let given_size = res.given().shape;
     let request = res.request().ok();
     let before = Subject {
         user: creds.user.to_string(),

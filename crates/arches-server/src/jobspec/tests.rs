@@ -66,7 +66,7 @@ fn flags_depend_and_extensions() {
     assert_eq!(s.job.cred.qos.as_deref(), Some("high"));
     assert_eq!(s.job.depend.len(), 2);
     assert_eq!(s.job.depend[0].job, 4);
-    assert_eq!(s.exec.gres, vec!["matlab:2".to_string()]);
+    assert_eq!(s.job.req.gres(), [("matlab".to_string(), 2)]);
 }
 
 #[test]
@@ -356,4 +356,141 @@ fn qos_default_and_access_are_applied_at_submission() {
     let mut bob = user();
     bob.name = "bob".into();
     assert!(qos_of(&req("bf", Some("gold")), &bob, &policy).is_err());
+}
+
+fn submit_in(
+    resources: &[&str],
+    class: Option<&str>,
+    policy: &Policy,
+) -> Result<Submission, SubmitError> {
+    let req = SubmitRequest {
+        script: "true\n".into(),
+        resources: resources.iter().map(|s| s.to_string()).collect(),
+        class: class.map(String::from),
+        submit_dir: "/tmp/sub".into(),
+        ..SubmitRequest::default()
+    };
+    parse(&req, &user(), "users", policy, 1000)
+}
+
+#[test]
+fn class_limits_refuse_with_moabs_words_and_unknown_classes() {
+    let mut p = Policy::default();
+    let mut batch = arches_core::policy::ClassConfig {
+        max_wclimit: Some(3600),
+        ..Default::default()
+    };
+    batch.job.max_procs = Some(8);
+    batch.job.max_nodes = Some(2);
+    batch.job.min_procs = Some(2);
+    batch.job.default_procs = Some(4);
+    p.classes.insert("batch".into(), batch);
+    p.default_class = Some("batch".into());
+    let e = submit_in(&["walltime=2:00:00,procs=4"], Some("batch"), &p).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "ERROR:    cannot submit job - job violates class configuration 'wclimit too high for class 'batch' (7200 > 3600)'"
+    );
+    let e = submit_in(&["procs=16"], None, &p).unwrap_err();
+    assert!(
+        e.0.contains("procs too high for class 'batch' (16 > 8)"),
+        "{e}"
+    );
+    let e = submit_in(&["nodes=3"], None, &p).unwrap_err();
+    assert!(
+        e.0.contains("nodes too high for class 'batch' (3 > 2)"),
+        "{e}"
+    );
+    let e = submit_in(&["procs=1"], None, &p).unwrap_err();
+    assert!(
+        e.0.contains("procs too low for class 'batch' (1 < 2)"),
+        "{e}"
+    );
+    // The default class, and its defaults.
+    let s = submit_in(&[], None, &p).unwrap();
+    assert_eq!(s.job.cred.class.as_deref(), Some("batch"));
+    assert_eq!(s.job.req.tasks, 4);
+    let e = submit_in(&[], Some("gpu"), &p).unwrap_err();
+    assert!(
+        e.0.contains("unknown class 'gpu' (configured classes: batch)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn node_specifications_and_placement_extensions() {
+    let s = submit(&["nodes=2:ppn=8+1:ppn=4"], &[]).unwrap();
+    let r = &s.job.req;
+    assert_eq!((r.tasks, r.nodes, r.tasks_per_node), (20, Some(3), None));
+    assert_eq!(r.groups().len(), 2);
+    let s = submit(&["nodes=n1+n2:ppn=2:gpus=1"], &[]).unwrap();
+    assert_eq!(s.job.req.groups()[1].host.as_deref(), Some("n2"));
+    assert_eq!(s.job.req.tasks, 3);
+    let s = submit(
+        &["procs=8,tpn=4,naccesspolicy=singlejob,gres=gpu:1"],
+        &["x=HOSTLIST:n1,n2;TRL:4@600:8@300"],
+    )
+    .unwrap();
+    let r = &s.job.req;
+    assert_eq!((r.nodes, r.tasks_per_node), (Some(2), Some(4)));
+    assert_eq!(r.access(), Some(arches_core::NodeAccessPolicy::SingleJob));
+    assert_eq!(r.gres(), [("gpu".to_string(), 1)]);
+    assert_eq!(r.hosts(), ["n1".to_string(), "n2".to_string()]);
+    assert_eq!(r.trl().len(), 2);
+    let s = submit(&[], &["x=FLAGS:ADVRES:system.3:RESTARTABLE"]).unwrap();
+    assert_eq!(s.job.req.advres(), Some("system.3"));
+    assert!(s.job.flags.contains(JobFlag::Restartable));
+    let s = submit(&["advres=r1"], &[]).unwrap();
+    assert_eq!(s.job.req.advres(), Some("r1"));
+    let s = submit(&["select=2:ncpus=4:ngpus=1"], &[]).unwrap();
+    assert_eq!(s.job.req.groups()[0].gres, vec![("gpu".to_string(), 1)]);
+}
+
+#[test]
+fn unsupported_elements_are_refused_not_ignored() {
+    for (res, ext, why) in [
+        (&["cput=10:00"][..], &[][..], "CPU-time"),
+        (&["pcput=10"], &[], "CPU-time"),
+        (&["file=10gb"], &[], "disk"),
+        (&["nodeset=ONEOF:FEATURE:a:b"], &[], "nodeset"),
+        (&["other=x"], &[], "other"),
+        (&["feature=a|b"], &[], "alternatives"),
+        (&["gpus=2"], &[], "node specification"),
+        (&["nodes=2:mics=1"], &[], "mics"),
+        (&["naccesspolicy=ALONE"], &[], "node access policy"),
+        (&["select=1:ncpus=2:arch=x"], &[], "arch"),
+        (&["nodes=n1+n1"], &[], "twice"),
+        (&["nodes=n1+n2,ppn=2"], &[], "ppn"),
+        (&["gres=gpu:0"], &[], "gpu"),
+        (&["trl=4-2"], &[], "reversed"),
+        (&[], &["x=BOGUS:1"], "BOGUS"),
+        (&[], &["umask=022"], "-W umask"),
+    ] {
+        let e = submit(res, ext).expect_err(&format!("{res:?} {ext:?} accepted"));
+        assert!(e.0.contains(why), "{res:?} {ext:?}: {e}");
+    }
+}
+
+#[test]
+fn the_engine_checks_layouts_against_the_cluster() {
+    let mut n1 = Node::new("n1", 4, 0);
+    n1.gres = vec![("gpu".into(), 2)];
+    let state = State::new(vec![n1, Node::new("n2", 4, 0)]);
+    let ok = |res: &[&str]| submit(res, &[]).unwrap().check_against(&state);
+    assert!(ok(&["gres=gpu:2"]).is_ok());
+    assert!(ok(&["nodes=n1:ppn=2:gpus=2+n2:ppn=4"]).is_ok());
+    assert!(ok(&["gres=gpu:3"])
+        .unwrap_err()
+        .0
+        .contains("no set of nodes"));
+    assert!(ok(&["gres=fpga:1"])
+        .unwrap_err()
+        .0
+        .contains("no node has generic resource 'fpga'"));
+    assert!(ok(&["nodes=n9"])
+        .unwrap_err()
+        .0
+        .contains("no node is named 'n9'"));
+    assert!(ok(&["hostlist=n2,procs=5"]).is_err());
+    assert!(ok(&["advres=nowhere"]).unwrap_err().0.contains("nowhere"));
 }

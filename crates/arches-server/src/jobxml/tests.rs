@@ -235,3 +235,42 @@ fn the_command_line_wins_over_the_xml() {
     );
     assert_eq!(r.submit_host, "login2");
 }
+
+#[test]
+fn node_specs_generic_resources_and_access_policies_survive_the_xml() {
+    // A submit filter sees, and gives back, every placement request: Torque
+    // node specifications with hosts and GPUs, generic resources, host
+    // lists, node access policies, task request lists, reservation binding.
+    let req = SubmitRequest {
+        script: "sleep 1\n".into(),
+        name: Some("STDIN".into()),
+        resources: vec![
+            "nodes=n1:ppn=2+2:ppn=4:gpus=1:fast,gres=matlab:2".into(),
+            "naccesspolicy=singlejob,hostlist=n1+n2,tpn=2".into(),
+            "trl=2@600:4@300".into(),
+        ],
+        extensions: vec![
+            "x=GRES:gpu:2;NACCESSPOLICY:SINGLEUSER;HOSTLIST:n3+n4;FLAGS:ADVRES:r.1".into(),
+        ],
+        ..base()
+    };
+    let xml = to_xml(&req, "alice", "staff");
+    assert!(
+        xml.contains("<Nodes>n1:ppn=2+2:ppn=4:gpus=1:fast</Nodes>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<Resource Name=\"gres\">matlab:2</Resource>"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("<Resource Name=\"naccesspolicy\">singlejob</Resource>"),
+        "{xml}"
+    );
+    let (back, _) = from_xml(&xml, &base()).unwrap();
+    let mut want = req.clone();
+    want.resources = vec![
+        "nodes=n1:ppn=2+2:ppn=4:gpus=1:fast,gres=matlab:2,naccesspolicy=singlejob,hostlist=n1+n2,tpn=2,trl=2@600:4@300".into(),
+    ];
+    assert_eq!(back, want);
+}

@@ -116,6 +116,7 @@ impl Api {
         let req = JobsRequest {
             ids: ids.iter().map(|s| s.to_string()).collect(),
             completed: true,
+            ..Default::default()
         };
         self.post(routes::JOBS_DETAIL, &req).expect("jobs")
     }
@@ -129,6 +130,7 @@ impl Api {
         let req = JobActionRequest {
             jobs: jobs.iter().map(|s| s.to_string()).collect(),
             action,
+            select: Default::default(),
         };
         self.post(routes::JOB_ACTION, &req).expect("action")
     }
