@@ -198,10 +198,14 @@ impl<'a> Ctx<'a> {
     }
 
     /// What a preemptor planned on `alloc` holds while it waits for
-    /// `victims` (each with when its processors come back): from now, the
+    /// `victims` (each with when its resources come back): from now, the
     /// part of `alloc` its victims do not hold (as far as it is free); from
     /// each victim's release on, the victim's share of the rest. Until the
-    /// preemptor's planned end after the last release.
+    /// preemptor's planned end after the last release. Memory and generic
+    /// resources are claimed like processors: what a preemptor needs on a
+    /// node beyond what is idle there now must not be taken, once its victims
+    /// free it, by a job planned after it (which would make it preempt
+    /// again, and again).
     pub fn claim_parts(
         &self,
         alloc: &[Alloc],
@@ -211,34 +215,52 @@ impl<'a> Ctx<'a> {
         let now = self.now;
         let last = victims.iter().map(|v| v.1).max().unwrap_or(now).max(now);
         let end = dur.map(|d| last + d.max(1));
-        let on_node = |j: &Job, node: NodeId| -> u32 {
-            j.run
-                .as_ref()
-                .map(|r| {
-                    r.alloc
-                        .iter()
-                        .filter(|a| a.node == node)
-                        .map(|a| a.procs)
-                        .sum()
-                })
-                .unwrap_or(0)
+        // What a job holds on a node (processors, memory, generic resources).
+        let on_node = |j: &Job, node: NodeId| -> Alloc {
+            let mut sum = Alloc {
+                node,
+                ..Alloc::default()
+            };
+            let allocs = j.run.as_ref().map_or(&[][..], |r| &r.alloc[..]);
+            for a in allocs.iter().filter(|a| a.node == node) {
+                sum.procs += a.procs;
+                sum.mem_mb += a.mem_mb;
+                sum.gres = sum.gres.plus(&a.gres);
+            }
+            sum
         };
         let mut parts = Vec::new();
         let mut held = Vec::new();
         // What each node still owes the preemptor after its idle part.
-        let mut owed: Vec<(NodeId, u32)> = Vec::new();
+        let mut owed: Vec<Alloc> = Vec::new();
         for a in alloc {
-            let pend: u32 = victims.iter().map(|(v, _)| on_node(v, a.node)).sum();
+            // What its victims hold there.
+            let pend = victims.iter().fold(Alloc::default(), |p, (v, _)| {
+                let o = on_node(v, a.node);
+                Alloc {
+                    procs: p.procs + o.procs,
+                    mem_mb: p.mem_mb + o.mem_mb,
+                    gres: p.gres.plus(&o.gres),
+                    ..p
+                }
+            });
             let (fp, fm) = self.free_now(a.node);
-            let procs = a.procs.saturating_sub(pend).min(fp);
-            if procs > 0 {
-                held.push(Alloc {
-                    procs,
-                    mem_mb: a.mem_mb.min(fm),
-                    ..*a
-                });
+            let idle = Alloc {
+                procs: a.procs.saturating_sub(pend.procs).min(fp),
+                mem_mb: a.mem_mb.saturating_sub(pend.mem_mb).min(fm),
+                gres: a.gres.minus(&pend.gres),
+                ..*a
+            };
+            if idle.procs > 0 || idle.mem_mb > 0 || !idle.gres.is_empty() {
+                held.push(idle);
             }
-            owed.push((a.node, a.procs - procs));
+            owed.push(Alloc {
+                tasks: 0,
+                procs: a.procs - idle.procs,
+                mem_mb: a.mem_mb - idle.mem_mb,
+                gres: a.gres.minus(&idle.gres),
+                ..*a
+            });
         }
         if !held.is_empty() {
             parts.push((held, now, end));
@@ -250,17 +272,20 @@ impl<'a> Ctx<'a> {
                 continue;
             }
             let mut share = Vec::new();
-            for (node, left) in owed.iter_mut() {
-                let take = on_node(v, *node).min(*left);
-                if take > 0 {
-                    *left -= take;
-                    share.push(Alloc {
-                        node: *node,
-                        tasks: 0,
-                        procs: take,
-                        mem_mb: 0,
-                        gres: Default::default(),
-                    });
+            for left in owed.iter_mut() {
+                let has = on_node(v, left.node);
+                let take = Alloc {
+                    procs: has.procs.min(left.procs),
+                    mem_mb: has.mem_mb.min(left.mem_mb),
+                    // The smaller count of each kind.
+                    gres: left.gres.minus(&left.gres.minus(&has.gres)),
+                    ..*left
+                };
+                if take.procs > 0 || take.mem_mb > 0 || !take.gres.is_empty() {
+                    left.procs -= take.procs;
+                    left.mem_mb -= take.mem_mb;
+                    left.gres = left.gres.minus(&take.gres);
+                    share.push(take);
                 }
             }
             if !share.is_empty() {
