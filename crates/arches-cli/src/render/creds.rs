@@ -1,5 +1,5 @@
 //! `mdiag -u/-g/-a` (credentials), `mdiag -c` (classes) and `mdiag -q`
-//! (QoS) in the Maui/Moab layouts of `../shared/reference/golden/mdiag-{u,a,c,q}-1.txt`.
+//! (QoS) in the Maui/Moab layouts of `data/moab-golden/mdiag-{u,a,c,q}-1.txt`.
 //!
 //! Decisions where the samples disagree or are silent (also in docs/formats.md):
 //! - `mdiag -a`'s sample was edited by hand (its QOSList column is left
