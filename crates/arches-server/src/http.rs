@@ -259,18 +259,23 @@ async fn submit(
     }
 }
 
+/// A route's query string, or the `400` answer for a malformed one.
+fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, Box<Response>> {
+    q.map(|Query(q)| q).map_err(|e| {
+        Box::new(error(
+            StatusCode::BAD_REQUEST,
+            format!("ERROR:  malformed request ({})", e.body_text()),
+        ))
+    })
+}
+
 async fn queue(
     State(app): State<AppState>,
     q: Result<Query<QueueQuery>, QueryRejection>,
 ) -> Response {
-    let q = match q {
-        Ok(Query(q)) => q,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("ERROR:  malformed request ({})", e.body_text()),
-            )
-        }
+    let q = match query(q) {
+        Ok(q) => q,
+        Err(r) => return *r,
     };
     let snap = current(&app.published);
     // Checked here so that an unknown partition is a 404, not a view.
@@ -322,14 +327,9 @@ async fn stats(
     State(app): State<AppState>,
     q: Result<Query<arches_api::StatsQuery>, QueryRejection>,
 ) -> Response {
-    let q = match q {
-        Ok(Query(q)) => q,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("ERROR:  malformed request ({})", e.body_text()),
-            )
-        }
+    let q = match query(q) {
+        Ok(q) => q,
+        Err(r) => return *r,
     };
     let snap = current(&app.published);
     match crate::profiling::stats_view(&snap, &q) {
@@ -348,14 +348,9 @@ async fn reservations(
     State(app): State<AppState>,
     q: Result<Query<RsvQuery>, QueryRejection>,
 ) -> Response {
-    let select = match q {
-        Ok(Query(q)) => q.select,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("ERROR:  malformed request ({})", e.body_text()),
-            )
-        }
+    let select = match query(q) {
+        Ok(q) => q.select,
+        Err(r) => return *r,
     };
     let mut v = views::reservations(&current(&app.published));
     if let Some(expr) = select {
@@ -430,14 +425,9 @@ async fn nodes(
     State(app): State<AppState>,
     q: Result<Query<NodeQuery>, QueryRejection>,
 ) -> Response {
-    let name = match q {
-        Ok(Query(q)) => q.name,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("ERROR:  malformed request ({})", e.body_text()),
-            )
-        }
+    let name = match query(q) {
+        Ok(q) => q.name,
+        Err(r) => return *r,
     };
     let view = views::nodes(&current(&app.published), name.as_deref());
     if let Some(n) = name.filter(|n| !n.eq_ignore_ascii_case("ALL")) {
