@@ -210,20 +210,9 @@ pub fn render_summary(view: &NodesView) -> String {
         "Opsys",
         if with_gres { "  GRes" } else { "" }
     ));
-    let (mut pa, mut pc, mut ma, mut mc) = (0u64, 0u64, 0u64, 0u64);
-    let (mut active, mut idle, mut down) = (0, 0, 0);
+    let mut t = Totals::default();
     for n in &view.nodes {
-        let avail_p = n.procs.saturating_sub(n.procs_used);
-        let avail_m = n.mem_mb.saturating_sub(n.mem_used_mb);
-        pa += avail_p as u64;
-        pc += n.procs as u64;
-        ma += avail_m;
-        mc += n.mem_mb;
-        match n.state.as_str() {
-            "Idle" => idle += 1,
-            "Down" | "Drained" => down += 1,
-            _ => active += 1,
-        }
+        let (avail_p, avail_m) = t.add(n);
         o.push_str(&format!(
             "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>9}",
             n.name,
@@ -241,12 +230,9 @@ pub fn render_summary(view: &NodesView) -> String {
     }
     o.push_str(&format!(
         "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>9}\n",
-        "-----", "---", pa, pc, ma, mc, "-----"
+        "-----", "---", t.pa, t.pc, t.ma, t.mc, "-----"
     ));
-    o.push_str(&format!(
-        "\nTotal Nodes: {}  (Active: {active}  Idle: {idle}  Down: {down})\n",
-        view.nodes.len()
-    ));
+    o.push_str(&t.footer(view.nodes.len()));
     o
 }
 
@@ -264,20 +250,9 @@ pub fn render_summary_verbose(view: &NodesView) -> String {
         "Rsv", "Classes", "Network", "Features"
     );
     o.push_str(&header);
-    let (mut pa, mut pc, mut ma, mut mc) = (0u64, 0u64, 0u64, 0u64);
-    let (mut active, mut idle, mut down) = (0, 0, 0);
+    let mut t = Totals::default();
     for n in &view.nodes {
-        let avail_p = n.procs.saturating_sub(n.procs_used);
-        let avail_m = n.mem_mb.saturating_sub(n.mem_used_mb);
-        pa += avail_p as u64;
-        pc += n.procs as u64;
-        ma += avail_m;
-        mc += n.mem_mb;
-        match n.state.as_str() {
-            "Idle" => idle += 1,
-            "Down" | "Drained" => down += 1,
-            _ => active += 1,
-        }
+        let (avail_p, avail_m) = t.add(n);
         let classes = if n.classes.is_empty() {
             "-".to_string()
         } else {
@@ -316,15 +291,50 @@ pub fn render_summary_verbose(view: &NodesView) -> String {
     }
     let total = format!(
         "{:<20} {:>8} {:>4}:{:<4} {:>6}:{:<6} {:>6}:{:<6} {:>6}:{:<6}",
-        "-----", "---", pa, pc, ma, mc, 0, 0, 0, 0
+        "-----", "---", t.pa, t.pc, t.ma, t.mc, 0, 0, 0, 0
     );
     o.push_str(total.trim_end());
     o.push('\n');
-    o.push_str(&format!(
-        "\nTotal Nodes: {}  (Active: {active}  Idle: {idle}  Down: {down})\n",
-        view.nodes.len()
-    ));
+    o.push_str(&t.footer(view.nodes.len()));
     o
+}
+
+/// The totals line and node counts of `mdiag -n` (plain and `-v`).
+#[derive(Default)]
+struct Totals {
+    /// Processors available / configured, memory available / configured.
+    pa: u64,
+    pc: u64,
+    ma: u64,
+    mc: u64,
+    active: usize,
+    idle: usize,
+    down: usize,
+}
+
+impl Totals {
+    /// Counts one node; its available processors and memory.
+    fn add(&mut self, n: &NodeInfo) -> (u32, u64) {
+        let avail_p = n.procs.saturating_sub(n.procs_used);
+        let avail_m = n.mem_mb.saturating_sub(n.mem_used_mb);
+        self.pa += avail_p as u64;
+        self.pc += n.procs as u64;
+        self.ma += avail_m;
+        self.mc += n.mem_mb;
+        match n.state.as_str() {
+            "Idle" => self.idle += 1,
+            "Down" | "Drained" => self.down += 1,
+            _ => self.active += 1,
+        }
+        (avail_p, avail_m)
+    }
+
+    fn footer(&self, nodes: usize) -> String {
+        format!(
+            "\nTotal Nodes: {nodes}  (Active: {}  Idle: {}  Down: {})\n",
+            self.active, self.idle, self.down
+        )
+    }
 }
 
 /// `<node ...></node>` as in `mdiag -n --xml` / `checknode --xml`.
