@@ -138,7 +138,7 @@ fn vsc_tools_lib_parses_our_showq_and_checkjob_text() {
     let running = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=2", "-N", "runner"]);
     d.wait_state(running, "Running", Duration::from_secs(30));
     let idle = d.submit("sleep 300\n", &["-N", "waiter"]);
-    d.wait_state(idle, "Idle", Duration::from_secs(30));
+    d.wait_considered(idle, Duration::from_secs(30));
     let showq = text(&d.run("showq", &[]).stdout);
     let checkjob = d.checkjob(held);
     let dir = d.home.path().join("vsc");

@@ -561,8 +561,7 @@ fn mjobctl_execute_honours_limits_and_reservations() {
     let first = d.submit("sleep 60\n", &["-l", "procs=1,walltime=120"]);
     d.wait_state(first, "Running", LONG);
     let second = d.submit("sleep 60\n", &["-l", "procs=1,walltime=120"]);
-    std::thread::sleep(Duration::from_millis(500));
-    d.wait_state(second, "Idle", LONG);
+    d.wait_considered(second, LONG);
     refused(
         &d,
         "mjobctl",
@@ -587,8 +586,7 @@ fn mjobctl_execute_honours_limits_and_reservations() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let third = d.submit("sleep 60\n", &["-l", "procs=1,walltime=120"]);
-    std::thread::sleep(Duration::from_millis(500));
-    d.wait_state(third, "Idle", LONG);
+    d.wait_considered(third, LONG);
     refused(
         &d,
         "mjobctl",

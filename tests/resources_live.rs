@@ -65,7 +65,7 @@ fn gpu_jobs_get_distinct_devices_and_wait_for_them() {
     assert!(d1.contains(&format!("g1-gpu{}", idx(&d1))), "{d1}");
     // No GPU left: a third GPU job waits although processors are free.
     let c = d.submit("sleep 1\n", &["-l", "gres=gpu:1,walltime=1:00"]);
-    let cj = d.wait_state(c, "Idle", T);
+    let cj = d.wait_considered(c, T);
     assert!(cj.contains("GRes: gpu:1"), "{cj}");
     assert!(
         cj.contains("Dedicated Resources Per Task: PROCS: 1  gpu: 1"),
@@ -131,7 +131,7 @@ fn node_specifications_host_lists_and_exclusive_nodes() {
         "sleep 30\n",
         &["-l", "procs=1,naccesspolicy=singlejob,walltime=1:00"],
     );
-    let cj = d.wait_state(excl, "Idle", T);
+    let cj = d.wait_considered(excl, T);
     assert!(cj.contains("NOTE:  job cannot run in partition"), "{cj}");
     assert!(d.run("canceljob", &[&named.to_string()]).status.success());
     let cj = d.wait_state(excl, "Running", T);
@@ -141,7 +141,7 @@ fn node_specifications_host_lists_and_exclusive_nodes() {
     assert!(node.contains("EffNodeAccessPolicy: SINGLEJOB"), "{node}");
     // A mixed layout of three distinct nodes cannot fit while they are busy.
     let mixed = d.submit("sleep 1\n", &["-l", "nodes=2:ppn=2+1:ppn=1,walltime=1:00"]);
-    let cj = d.wait_state(mixed, "Idle", T);
+    let cj = d.wait_considered(mixed, T);
     assert!(cj.contains("Req[1]  TaskCount: 1"), "{cj}");
 }
 

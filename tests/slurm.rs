@@ -919,7 +919,7 @@ fn gpus_host_lists_and_exclusive_nodes_through_slurm() {
     devs.sort();
     assert_eq!(devs, ["0".to_string(), "1".to_string()], "distinct devices");
     let g3 = fx.submit("g3", "gres=gpu:1,walltime=120", "sleep 1", &[]);
-    fx.d.wait_state(g3, "Idle", Duration::from_secs(20));
+    fx.d.wait_considered(g3, Duration::from_secs(20));
     assert!(
         fx.squeue("g3").is_empty(),
         "a third GPU job waits in Arches"

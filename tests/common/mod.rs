@@ -250,6 +250,29 @@ impl Daemon {
     }
 }
 
+impl Daemon {
+    /// Waits until the job is Idle *and* a scheduling iteration has ranked
+    /// it (checkjob shows `IterationJobRank`), so the job's block reason is
+    /// the scheduler's verdict, not the moment before it looked.
+    pub fn wait_considered(&self, id: u64, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let out = self.checkjob(id);
+            if out.lines().any(|l| l.trim_end() == "State: Idle")
+                && out.lines().any(|l| l.starts_with("IterationJobRank: "))
+            {
+                return out;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "job {id} never considered while Idle:\n{out}\n{}",
+                self.daemon_log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
 impl Drop for Daemon {
     fn drop(&mut self) {
         self.stop();
