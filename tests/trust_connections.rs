@@ -243,3 +243,64 @@ fn idle_half_sent_and_unread_connections_are_closed_after_clienttimeout() {
     assert_eq!(v["jobs"].as_array().map(Vec::len), Some(300));
     assert!(body.len() > 256 * 1024, "answer of {} bytes", body.len());
 }
+
+/// Point 4: clients that ask for a large answer and never read it do not
+/// make the daemon hold that answer per connection. 150 of them each start
+/// `checkjob ALL` over 1,500 jobs (about N MB each, printed); if the daemon
+/// built or buffered each answer whole, its memory would grow by their sum.
+/// Growth stays below a quarter of that sum, others are served meanwhile,
+/// `CLIENTTIMEOUT` closes them, and the memory comes back afterwards.
+#[test]
+fn never_reading_clients_do_not_make_the_daemon_hold_their_answers() {
+    const CLIENTS: usize = 150;
+    let d = Daemon::start_with_config(Some("CLIENTTIMEOUT 00:00:05\n"));
+    raw::submit_held(&d.socket, d.home.path(), 1500);
+    let detail = || raw::request("POST", "/v1/jobs/detail", Some(r#"{"ids":["ALL"]}"#));
+    // One whole answer read first: the size, and a warm baseline.
+    let mut reader = raw::send(&d.socket, &detail());
+    let (status, body) = read_response(&mut reader);
+    assert_eq!(status, 200);
+    drop(reader);
+    let answer = body.len() as u64;
+    let pid = d.pid().expect("daemon pid");
+    let base = raw::rss_kb(pid);
+    let mut unread = Vec::new();
+    for _ in 0..CLIENTS {
+        let mut s = raw::send(&d.socket, &detail());
+        let mut first = [0u8; 12];
+        std::io::Read::read_exact(&mut s, &mut first).expect("answer started");
+        assert_eq!(&first, b"HTTP/1.1 200");
+        unread.push(s);
+    }
+    // Everyone else is still served, in full, while they hang on.
+    let mut peak = raw::rss_kb(pid);
+    let out = d.run("showq", &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("1500 blocked jobs"),
+        "{}",
+        text(&out.stdout)
+    );
+    peak = peak.max(raw::rss_kb(pid));
+    for s in &unread {
+        assert!(
+            raw::wait_closed(s, LONG),
+            "an unread answer was never closed"
+        );
+        peak = peak.max(raw::rss_kb(pid));
+    }
+    let held_if_buffered = CLIENTS as u64 * answer / 1024;
+    eprintln!(
+        "answer {answer} bytes; RSS base {base} kB, peak {peak} kB; {CLIENTS} answers whole: {held_if_buffered} kB"
+    );
+    assert!(
+        peak.saturating_sub(base) < held_if_buffered / 4,
+        "the daemon grew by {} kB for {CLIENTS} unread answers of {answer} bytes",
+        peak - base
+    );
+    drop(unread);
+    // The memory comes back (the target: within 20 % of the baseline).
+    common::wait_until("the daemon's memory to come back", || {
+        raw::rss_kb(pid) <= base + base / 5
+    });
+}
