@@ -532,3 +532,34 @@ fn too_open_files_are_fixed_at_start_with_a_warning() {
         "{l}"
     );
 }
+
+/// `-W umask=` (Torque): the job's output and the files it creates get the
+/// mask the user asked for — `077` keeps them from every other user —, and
+/// checkjob -v shows it as Moab does (`UMask:          0077 `).
+#[test]
+fn a_jobs_umask_makes_its_files_private() {
+    let d = Daemon::start();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let created = dir.path().join("created");
+    let out = dir.path().join("job.out");
+    let id = d.submit(
+        &format!("touch {}\necho done\n", created.display()),
+        &["-W", "umask=077", "-o", &out.to_string_lossy(), "-j", "oe"],
+    );
+    let cj = d.wait_state(id, "Completed", LONG);
+    assert!(cj.contains("Completion Code: 0"), "{cj}");
+    let mode = |p: &Path| std::fs::metadata(p).expect("file").mode() & 0o777;
+    assert_eq!(mode(&created), 0o600, "a file the job created");
+    assert_eq!(mode(&out), 0o600, "the job's output");
+    let v = text(&d.run("checkjob", &["-v", &id.to_string()]).stdout);
+    assert!(v.lines().any(|l| l == "UMask:          0077 "), "{v}");
+    // Not a mask: refused at submission, nothing queued.
+    let script = dir.path().join("s.sh");
+    std::fs::write(&script, "true\n").expect("script");
+    let bad = d.run("msub", &["-W", "umask=0999", &script.to_string_lossy()]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(
+        text(&bad.stderr).trim_end(),
+        "ERROR:    cannot submit job - invalid umask '0999' (an octal mask such as 022 or 0077)"
+    );
+}

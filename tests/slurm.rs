@@ -710,7 +710,7 @@ fn jobs_run_as_their_user_and_admin_suspend_resume_go_through_slurm() {
     let script = fx.d.home.path().join("user-job.sh");
     std::fs::write(
         &script,
-        "#!/bin/sh\nid -un\ncat \"$PBS_NODEFILE\" | wc -l\necho \"$MOAB_NODELIST\"\nfor i in $(seq 1 100); do sleep 0.2; done\n",
+        "#!/bin/sh\nid -un\ncat \"$PBS_NODEFILE\" | wc -l\necho \"$MOAB_NODELIST\"\ntouch \"$PBS_O_WORKDIR/u.created\"\nfor i in $(seq 1 100); do sleep 0.2; done\n",
     )
     .unwrap();
     common::set_mode(&script, 0o644);
@@ -723,6 +723,8 @@ fn jobs_run_as_their_user_and_admin_suspend_resume_go_through_slurm() {
             &name,
             "-l",
             "nodes=1:ppn=3,walltime=60,flags=suspendable",
+            "-W",
+            "umask=077",
             "-o",
         ])
         .arg(&out)
@@ -754,6 +756,11 @@ fn jobs_run_as_their_user_and_admin_suspend_resume_go_through_slurm() {
         lines.len() >= 3 && lines[0] == user && lines[1].trim() == "3" && lines[2] == nodes[0],
         "job output: {text_out:?}"
     );
+    // `-W umask=077` reached the job through sbatch (SLURM_UMASK).
+    use std::os::unix::fs::MetadataExt;
+    let created = outdir.path().join("u.created");
+    let mode = std::fs::metadata(&created).map(|m| m.mode() & 0o777);
+    assert_eq!(mode.ok(), Some(0o600), "{}", created.display());
 }
 
 #[test]

@@ -19,7 +19,7 @@ complete -c msub -s t -d 'Job array: [NAME][INDEXES][%LIMIT], e.g. 1-100, myarra
 complete -c msub -s S -d 'Shell of the job: path[@host][,...]' -r
 complete -c msub -s u -d 'Users the job may run as: user[@host][,...] (passed as user_list=...)' -r
 complete -c msub -s v -d 'Variables to export: VAR[=value][,VAR...] (a bare VAR takes its current value)' -r
-complete -c msub -s W -d 'Additional attributes, e.g. x=FLAGS:RESTARTABLE or depend=afterok:12 (repeatable)' -r
+complete -c msub -s W -d 'Additional attributes, e.g. x=FLAGS:RESTARTABLE, depend=afterok:12 or umask=077 (the job\'s file-creation mask, octal) (repeatable)' -r
 complete -c msub -l format -d 'Output format; xml is the same as --xml' -r
 complete -c msub -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock if it exists, else the system service\'s /run/arches/moab.sock)' -r -F
 complete -c msub -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r

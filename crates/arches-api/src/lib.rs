@@ -468,6 +468,9 @@ pub struct JobDetail {
     /// the job runs for standard-input submissions.
     pub executable: String,
     pub shell: Option<String>,
+    /// `-W umask=`: the job's file-creation mask (absent when not given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub umask: Option<u32>,
     pub output_file: String,
     pub error_file: String,
     pub join: bool,

@@ -627,6 +627,7 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         submit_dir: "$HOME".into(),
         executable: "/usr/bin/hostname".into(),
         shell: None,
+        umask: None,
         output_file: String::new(),
         error_file: String::new(),
         join: true,

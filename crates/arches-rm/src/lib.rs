@@ -105,6 +105,9 @@ pub struct ExecSpec {
     pub class: Option<String>,
     /// Arguments the script runs with (`msub -F`, `msub script a b`).
     pub args: Vec<String>,
+    /// `-W umask=`: the job's file-creation mask; `None`: the daemon's
+    /// with group and other write removed.
+    pub umask: Option<u32>,
 }
 
 /// Something a backend saw happen.

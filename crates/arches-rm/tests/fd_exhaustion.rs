@@ -67,6 +67,7 @@ fn launch(tmp: &Path, job: JobId, script: &str) -> Launch {
             groups: vec![],
             class: None,
             args: Vec::new(),
+            umask: None,
         },
         walltime: None,
         restarted: false,
@@ -178,6 +179,26 @@ fn nothing_misread(rm: &mut LocalRm, job: JobId, when: &str) {
     drop(held);
 }
 
+/// Waits until a process whose last argument is `dir` shows in `/proc`.
+fn wait_supervisor_visible(dir: &Path) {
+    let want = dir.to_string_lossy().into_owned();
+    let deadline = Instant::now() + LONG;
+    loop {
+        let found = fs::read_dir("/proc").expect("/proc").flatten().any(|e| {
+            fs::read(e.path().join("cmdline")).is_ok_and(|raw| {
+                raw.split(|&b| b == 0)
+                    .rfind(|a| !a.is_empty())
+                    .is_some_and(|last| last == want.as_bytes())
+            })
+        });
+        if found {
+            return;
+        }
+        assert!(Instant::now() < deadline, "no supervisor for {want}");
+        sleep(Duration::from_millis(5));
+    }
+}
+
 fn finished(job: JobId, code: i32) -> Vec<Observation> {
     vec![Observation::Finished { job, at: 0, code }]
 }
@@ -207,12 +228,17 @@ fn a_job_that_ends_while_descriptors_are_exhausted_keeps_its_exit_status() {
         go.display()
     );
     rm.start(&launch(tmp.path(), 2, &script), 0).expect("start");
+    // A daemon restarts in milliseconds; this one in microseconds: wait
+    // until the new supervisor's image is in place (posix_spawn returns
+    // when the exec has begun, before /proc shows its arguments).
+    wait_supervisor_visible(&spool(tmp.path(), 2));
     let mut rm = LocalRm::new(config(tmp.path())).expect("LocalRm");
     rm.recover(&[2], 0).expect("recover");
-    assert!(matches!(
-        observe_until(&mut rm, 2).as_slice(),
-        [Observation::Running { job: 2, .. }]
-    ));
+    let seen = observe_until(&mut rm, 2);
+    assert!(
+        matches!(seen.as_slice(), [Observation::Running { job: 2, .. }]),
+        "{seen:?}"
+    );
     nothing_misread(&mut rm, 2, "while running");
     fs::write(&go, "").expect("go");
     wait_supervisor_done(&spool(tmp.path(), 2));

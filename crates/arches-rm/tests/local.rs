@@ -106,6 +106,7 @@ impl Fixture {
                 groups: vec![],
                 class: None,
                 args: Vec::new(),
+                umask: None,
             },
             walltime: None,
             restarted: false,

@@ -1113,5 +1113,6 @@ pub(crate) fn exec_spec(
         groups: rec.groups.clone(),
         class,
         args: rec.args.clone(),
+        umask: rec.umask,
     }
 }

@@ -237,6 +237,7 @@ pub fn parse(
         mail_options: req.mail_options.clone(),
         mail_list: req.mail_list.clone(),
         ttc: res.ttc.clone(),
+        umask: res.umask,
         stage_in,
         stage_out,
         templates: applied_templates,

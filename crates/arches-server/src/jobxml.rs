@@ -39,7 +39,7 @@
 //!   `Queue` (class), `ProjectId` (account), `OutputFile`, `ErrorFile`,
 //!   `ShellName`, `NotificationList` (`URI=` the `-M` list, the text the
 //!   events `JobStart`, `JobEnd`, `JobFail` or `None`), `SubmitHost`,
-//!   `UMask` (accepted, ignored), `IsInteractive` (refused when true).
+//!   `UMask` (`-W umask=`; decimal as Moab writes it, octal with a leading 0), `IsInteractive` (refused when true).
 //!   Arches elements for what msub has besides: `SubmitDir`, `Join` (`oe`,
 //!   `eo`), `Priority`, `Rerunable` (`y`/`n`), `SubmitArgs`, `MoabVariables`,
 //!   `JobArray` (`msub -t` as written: `1-100%5`).
@@ -435,7 +435,21 @@ pub fn from_xml(xml: &str, base: &SubmitRequest) -> Result<(SubmitRequest, Ident
                 }
             }
             "SubmitArgs" => req.submit_args = t,
-            "UMask" => {}
+            "UMask" => {
+                // Moab writes the mask as a decimal number (022 is `18`);
+                // a leading 0 is read as octal.
+                if !t.is_empty() {
+                    let octal = if t.starts_with('0') {
+                        t.clone()
+                    } else {
+                        let m: u32 = t
+                            .parse()
+                            .map_err(|_| format!("invalid job XML: <UMask>{t}</UMask>"))?;
+                        format!("0{m:o}")
+                    };
+                    req.extensions.push(format!("umask={octal}"));
+                }
+            }
             "IsInteractive" => {
                 if t.eq_ignore_ascii_case("true") || t == "1" {
                     return Err("interactive jobs are disabled".to_string());

@@ -439,6 +439,7 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
                     .to_string()
             }),
         shell: rec.and_then(|r| r.shell.clone()),
+        umask: rec.and_then(|r| r.umask),
         output_file: rec.map(|r| r.stdout.clone()).unwrap_or_default(),
         error_file: rec.map(|r| r.stderr.clone()).unwrap_or_default(),
         join: rec.is_some_and(|r| r.join),

@@ -73,6 +73,10 @@ pub struct ExecRecord {
     pub gres: Vec<String>,
     /// `ttc=` as written, recorded.
     pub ttc: Option<String>,
+    /// `-W umask=`: the file-creation mask the job runs with (`None`: the
+    /// daemon's, never one that lets others write).
+    #[serde(default)]
+    pub umask: Option<u32>,
     /// Notes shown by checkjob (start failures, recovery notes).
     pub messages: Vec<String>,
     /// Job variables (`mjobctl -m var=NAME:VALUE`), shown by checkjob.

@@ -124,7 +124,7 @@ pub struct Msub {
     /// Export the whole current environment.
     #[arg(short = 'V')]
     pub all_env: bool,
-    /// Additional attributes, e.g. x=FLAGS:RESTARTABLE or depend=afterok:12 (repeatable).
+    /// Additional attributes, e.g. x=FLAGS:RESTARTABLE, depend=afterok:12 or umask=077 (the job's file-creation mask, octal) (repeatable).
     #[arg(short = 'W', value_name = "ATTRIBUTES", action = ArgAction::Append)]
     pub extensions: Vec<String>,
     /// Silent: do not print the job id.

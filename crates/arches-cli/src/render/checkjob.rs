@@ -314,6 +314,9 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
     if !d.submit_dir.is_empty() {
         o.push_str(&format!("SubmitDir:      {}\n", d.submit_dir));
     }
+    if let Some(m) = d.umask.filter(|_| v) {
+        o.push_str(&format!("UMask:          {m:04o} \n"));
+    }
     // One line only: for scripts read from stdin the daemon may send the text.
     if let Some(exe) = d.executable.lines().find(|l| !l.trim().is_empty()) {
         o.push_str(&format!("Executable:     {exe}\n"));

@@ -25,6 +25,7 @@ pub(crate) struct Prepared {
     /// `None` when stderr is joined into stdout.
     stderr: Option<CString>,
     credentials: Option<Credentials>,
+    umask: Option<u32>,
 }
 
 /// What the job should run and where its output goes.
@@ -36,6 +37,8 @@ pub(crate) struct ExecPlan<'a> {
     pub stdout: &'a str,
     pub stderr: Option<&'a str>,
     pub credentials: Option<Credentials>,
+    /// The job's own file-creation mask (`-W umask=`).
+    pub umask: Option<u32>,
 }
 
 impl Prepared {
@@ -64,6 +67,7 @@ impl Prepared {
             stdout: c("stdout path", plan.stdout)?,
             stderr: plan.stderr.map(|s| c("stderr path", s)).transpose()?,
             credentials: plan.credentials,
+            umask: plan.umask,
         })
     }
 
@@ -195,11 +199,19 @@ impl Prepared {
             if libc::chdir(self.workdir.as_ptr()) == -1 {
                 fail(STAGE_CHDIR);
             }
-            // The job keeps the daemon's umask, but never one that lets
-            // other users write its files (a daemon started under umask
-            // 000 must not hand that to jobs).
-            let inherited = libc::umask(0o022);
-            libc::umask(inherited | 0o022);
+            // The job's own mask (`-W umask=`) if it gave one; else the
+            // daemon's, but never one that lets other users write its
+            // files (a daemon started under umask 000 must not hand that
+            // to jobs).
+            match self.umask {
+                Some(m) => {
+                    libc::umask(m as libc::mode_t);
+                }
+                None => {
+                    let inherited = libc::umask(0o022);
+                    libc::umask(inherited | 0o022);
+                }
+            }
             let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
             if null == -1 {
                 fail(STAGE_STDIN);

@@ -56,6 +56,10 @@ pub(crate) struct LaunchFile {
     /// Arguments the script runs with.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// The job's file-creation mask (`-W umask=`); `None`: the daemon's
+    /// with group and other write removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub umask: Option<u32>,
 }
 
 /// One allocated node in `launch.json`.
@@ -100,6 +104,7 @@ impl LaunchFile {
             restarted: launch.restarted,
             kill_grace_secs,
             args: exec.args.clone(),
+            umask: exec.umask,
         }
     }
 }

@@ -451,6 +451,7 @@ fn prepare(dir: &Path, launch: &LaunchFile) -> Result<Prepared, String> {
         // The same file twice would be truncated twice and overwritten: join.
         stderr: (!launch.join && launch.stderr != launch.stdout).then_some(launch.stderr.as_str()),
         credentials,
+        umask: launch.umask,
     })
 }
 
@@ -607,6 +608,7 @@ mod tests {
             restarted: true,
             kill_grace_secs: 5,
             args: Vec::new(),
+            umask: None,
         }
     }
 

@@ -83,7 +83,7 @@ impl Spawner {
     /// Starts `<argv...> <last>` in a new session with the supervisor
     /// signals blocked (so a request sent before it is ready stays pending
     /// instead of killing it), SIGPIPE at its default, stdin/stdout/stderr
-    /// on /dev/null. `posix_spawn` does not copy the daemon's address space
+    /// on /dev/null, in the directory `last`. `posix_spawn` does not copy the daemon's address space
     /// (glibc uses `CLONE_VM|CLONE_VFORK`), so a start costs the same with
     /// 100,000 jobs in memory as with none. Returns the pid.
     pub(crate) fn spawn(&self, last: &std::path::Path) -> io::Result<i32> {
@@ -147,6 +147,16 @@ impl Spawner {
                 ))
             })
             .and_then(|()| check(libc::posix_spawn_file_actions_adddup2(&mut actions, 1, 2)))
+            // It starts in its job directory: from its first instruction
+            // it is recognisable as that directory's supervisor (a
+            // re-adoption right after a start must not take a supervisor
+            // that has not yet changed directory for one that ended).
+            .and_then(|()| {
+                check(libc::posix_spawn_file_actions_addchdir_np(
+                    &mut actions,
+                    last.as_ptr(),
+                ))
+            })
             .and_then(|()| {
                 check(libc::posix_spawnp(
                     &mut pid,

@@ -863,7 +863,30 @@ impl Worker {
         } else if let Some(conf) = std::env::var_os("SLURM_CONF") {
             cmd.env("SLURM_CONF", conf);
         }
+        // A SLURM_UMASK in the job's environment (a submission from inside
+        // a Slurm job) would win over sbatch's own umask.
+        cmd.env_remove("SLURM_UMASK");
         cmd.args(&args);
+        // sbatch hands its own umask to the job (SLURM_UMASK): the job's
+        // `-W umask=`, else the daemon's without group and other write,
+        // as on the local backend.
+        let umask = exec.umask;
+        // SAFETY: umask(2) is async-signal-safe and cannot fail; the
+        // closure allocates nothing.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                match umask {
+                    Some(m) => {
+                        libc::umask(m as libc::mode_t);
+                    }
+                    None => {
+                        let inherited = libc::umask(0o022);
+                        libc::umask(inherited | 0o022);
+                    }
+                }
+                Ok(())
+            });
+        }
         let out = output(&mut cmd, "sbatch")?;
         let id = out.trim().split(';').next().unwrap_or("");
         id.parse()

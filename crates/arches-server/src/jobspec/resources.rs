@@ -34,6 +34,8 @@ pub(super) struct Resources {
     /// Dependencies on named jobs, arrays and sub-jobs (resolved against the state).
     pub(super) depend_named: Vec<super::depend::Named>,
     pub(super) ttc: Option<String>,
+    /// `-W umask=`: the job's file-creation mask (Torque), octal.
+    pub(super) umask: Option<u32>,
     /// Node groups, host lists, generic resources, access policy,
     /// reservation binding, task request list ([`super::nodespec`]).
     pub(super) place: Place,
@@ -234,8 +236,8 @@ impl Resources {
         Ok(())
     }
 
-    /// One `-W` attribute: `x=...` RM extensions, `depend=...`; others are
-    /// accepted and ignored (`umask=`, `group_list=`...).
+    /// One `-W` attribute: `x=...` RM extensions, `depend=...`, `umask=`;
+    /// any other is refused.
     pub(super) fn apply_extension(&mut self, ext: &str) -> Result<(), SubmitError> {
         let Some((key, value)) = ext.split_once('=') else {
             return err(format!("malformed attribute '{ext}'"));
@@ -271,8 +273,12 @@ impl Resources {
                 Ok(())
             }
             "depend" => self.depend_spec(value.trim()),
+            "umask" => {
+                self.umask = Some(parse_umask(value.trim())?);
+                Ok(())
+            }
             other => err(format!(
-                "unsupported job attribute '-W {other}=' (supported: depend, x)"
+                "unsupported job attribute '-W {other}=' (supported: depend, umask, x)"
             )),
         }
     }
@@ -356,4 +362,22 @@ pub fn parse_mem(text: &str) -> Result<u64, SubmitError> {
         _ => return Err(bad()),
     };
     Ok(kb.div_ceil(1024))
+}
+
+/// `-W umask=` as Torque takes it: an octal mask of at most four digits
+/// (`022`, `0077`, `77`), each 0–7, at most `0777`.
+pub(super) fn parse_umask(v: &str) -> Result<u32, SubmitError> {
+    let bad = || {
+        SubmitError(format!(
+            "invalid umask '{v}' (an octal mask such as 022 or 0077)"
+        ))
+    };
+    if v.is_empty() || v.len() > 4 || !v.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+        return Err(bad());
+    }
+    let m = u32::from_str_radix(v, 8).map_err(|_| bad())?;
+    if m > 0o777 {
+        return Err(bad());
+    }
+    Ok(m)
 }

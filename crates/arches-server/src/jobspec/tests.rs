@@ -464,7 +464,11 @@ fn unsupported_elements_are_refused_not_ignored() {
         (&["gres=gpu:0"], &[], "gpu"),
         (&["trl=4-2"], &[], "reversed"),
         (&[], &["x=BOGUS:1"], "BOGUS"),
-        (&[], &["umask=022"], "-W umask"),
+        (&[], &["umask=0800"], "invalid umask '0800'"),
+        (&[], &["umask=1777"], "invalid umask '1777'"),
+        (&[], &["umask=-1"], "invalid umask"),
+        (&[], &["umask="], "invalid umask"),
+        (&[], &["group_list=x"], "'-W group_list='"),
     ] {
         let e = submit(res, ext).expect_err(&format!("{res:?} {ext:?} accepted"));
         assert!(e.0.contains(why), "{res:?} {ext:?}: {e}");
@@ -493,4 +497,19 @@ fn the_engine_checks_layouts_against_the_cluster() {
         .contains("no node is named 'n9'"));
     assert!(ok(&["hostlist=n2,procs=5"]).is_err());
     assert!(ok(&["advres=nowhere"]).unwrap_err().0.contains("nowhere"));
+}
+
+#[test]
+fn umask_is_recorded_as_torque_writes_it() {
+    for (given, mask) in [
+        ("022", 0o022),
+        ("0077", 0o077),
+        ("7", 0o007),
+        ("0", 0),
+        ("777", 0o777),
+    ] {
+        let s = submit(&[], &[&format!("umask={given}")]).unwrap();
+        assert_eq!(s.exec.umask, Some(mask), "{given}");
+    }
+    assert_eq!(submit(&[], &[]).unwrap().exec.umask, None);
 }

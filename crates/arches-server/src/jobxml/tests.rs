@@ -274,3 +274,14 @@ fn node_specs_generic_resources_and_access_policies_survive_the_xml() {
     ];
     assert_eq!(back, want);
 }
+
+#[test]
+fn umask_is_decimal_as_moab_writes_it_or_octal_with_a_leading_zero() {
+    let ext = |xml: &str| from_xml(xml, &base()).map(|(r, _)| r.extensions);
+    let job = |m: &str| format!("<job><SubmitString>true</SubmitString><UMask>{m}</UMask></job>");
+    assert_eq!(ext(&job("18")).unwrap(), ["umask=022"]);
+    assert_eq!(ext(&job("63")).unwrap(), ["umask=077"]);
+    assert_eq!(ext(&job("0077")).unwrap(), ["umask=0077"]);
+    assert_eq!(ext(&job("0")).unwrap(), ["umask=0"]);
+    assert!(ext(&job("x")).unwrap_err().contains("<UMask>x</UMask>"));
+}
