@@ -208,11 +208,9 @@ fn request_time_and_record_attributes_are_modified_and_checked() {
     // Attributes Arches has no model for: refused with Moab's wording.
     for a in [
         "deadline",
-        "hostlist",
         "jobdisk",
         "jobswap",
         "loglevel",
-        "reqreservation",
         "rmxstring",
         "trig",
         "trigvar",
@@ -282,10 +280,111 @@ fn a_running_job_keeps_its_request() {
         modify(&d, "minstarttime=+1:00", id),
         (1, "job minstarttime cannot be modified".into())
     );
+    assert_eq!(
+        modify(&d, "hostlist=n1", id),
+        (
+            1,
+            format!("ERROR:  cannot modify hostlist of active job {id}")
+        )
+    );
     // What does not change the request still works on a running job.
     assert_eq!(modify(&d, "var=A:1", id).0, 0);
     assert_eq!(
         modify(&d, "state=removed", id),
         (0, format!("job {id} Removed"))
+    );
+}
+
+/// `hostlist=` and `reqreservation=` (issue 16 part 3): what `-W
+/// x=HOSTLIST:` and `-W x=FLAGS:ADVRES:` give at submission, changed on a
+/// queued job and checked by the engine's own "can it ever run" test.
+#[test]
+fn host_lists_and_required_reservations_are_modified_and_checked() {
+    let d = Daemon::start_with_config(Some(CFG));
+    let id = d.submit("#!/bin/sh\ntrue\n", &["-h", "-l", "procs=1,walltime=10:00"]);
+    let hostlist = |d: &Daemon| {
+        d.checkjob(id)
+            .lines()
+            .find(|l| l.starts_with("Required HostList:"))
+            .map(str::to_string)
+    };
+    assert_eq!(
+        modify(&d, "hostlist=n2", id),
+        (0, format!("hostlist set to 'n2' for job {id}"))
+    );
+    assert_eq!(hostlist(&d).as_deref(), Some("Required HostList: [n2]"));
+    assert_eq!(
+        modify(&d, "hostlist+=n1", id),
+        (0, format!("hostlist set to 'n2,n1' for job {id}"))
+    );
+    assert_eq!(
+        modify(&d, "hostlist-=n2", id),
+        (0, format!("hostlist set to 'n1' for job {id}"))
+    );
+    assert_eq!(
+        modify(&d, "hostlist=n9", id),
+        (
+            1,
+            "ERROR:  invalid host 'n9' in hostlist (no such node)".into()
+        )
+    );
+    // n1 is in partition red: a job of partition blue could never run there.
+    assert_eq!(modify(&d, "partition=red", id).0, 0);
+    assert_eq!(
+        modify(&d, "partition=blue", id).0,
+        1,
+        "partition blue with hostlist n1"
+    );
+    assert_eq!(
+        modify(&d, "hostlist=NONE", id),
+        (0, format!("hostlist cleared for job {id}"))
+    );
+    assert_eq!(hostlist(&d), None);
+    // A reservation the job must run in.
+    let o = d.run(
+        "mrsvctl",
+        &[
+            "-c",
+            "-h",
+            "n1",
+            "-n",
+            "maint",
+            "-a",
+            "USER==root",
+            "-d",
+            "1:00:00",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).trim(), "NOTE:  reservation maint created");
+    let rsv = "maint";
+    assert_eq!(
+        modify(&d, &format!("reqreservation={rsv}"), id),
+        (
+            0,
+            format!("required reservation set to '{rsv}' for job {id}")
+        )
+    );
+    let cj = d.checkjob(id);
+    assert!(cj.contains(&format!("ADVRES:{rsv}")), "{cj}");
+    let (c, m) = modify(&d, "reqreservation=nosuch", id);
+    assert_eq!(c, 1, "{m}");
+    assert!(
+        m.starts_with(&format!(
+            "ERROR:  cannot modify reqreservation of job {id} ("
+        )),
+        "{m}"
+    );
+    assert_eq!(
+        modify(&d, "reqreservation+=x", id).1,
+        "ERROR:  reqreservation+= not supported: a job requires one reservation (use reqreservation=)"
+    );
+    // Released, it runs inside the reservation (n1, the one node of red).
+    let o = d.run("mjobctl", &["-u", &id.to_string()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let cj = d.wait_state(id, "Completed", std::time::Duration::from_secs(30));
+    assert!(
+        cj.contains("Execution Partition:  red") && cj.contains("Flags:          ADVRES:maint"),
+        "{cj}"
     );
 }

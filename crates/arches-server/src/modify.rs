@@ -1,7 +1,8 @@
 //! `mjobctl -m` for the attributes beyond the basic ones of
 //! [`crate::actions`] (walltime, class, jobname, account, qos, priorities,
 //! flags, hold): what a queued job requests (`nodecount`, `proccount`,
-//! `features`, `partition`, `jobmem`), when it may start (`minstarttime`),
+//! `features`, `partition`, `jobmem`), where it may run (`hostlist`,
+//! `reqreservation`), when it may start (`minstarttime`),
 //! its effective queue time (`eeduration`), its `group`, notification
 //! address, variables and messages, and `state=removed`. Each value is
 //! checked as msub checks it (the same parsers, the same "can this request
@@ -29,7 +30,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
         "deadline",
         "Arches schedules no deadlines (msub refuses deadline= too)",
     ),
-    ("hostlist", "jobs cannot request a host list in Arches"),
     ("jobdisk", "Arches tracks no disk"),
     ("jobswap", "Arches tracks no swap"),
     ("loglevel", "Arches keeps one log for the daemon"),
@@ -39,10 +39,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ),
     ("trig", "Arches has no triggers"),
     ("trigvar", "Arches has no triggers"),
-    (
-        "reqreservation",
-        "jobs cannot require a reservation in Arches",
-    ),
     ("env", "the environment is fixed at submission"),
 ];
 
@@ -69,6 +65,8 @@ impl Actor {
             "features" | "feature" => self.modify_request(id, op, value, Req::Features, now),
             "partition" => self.modify_request(id, op, value, Req::Partition, now),
             "jobmem" | "mem" => self.modify_request(id, op, value, Req::Mem, now),
+            "hostlist" => self.modify_placement(id, op, value, Place::HostList, now),
+            "reqreservation" => self.modify_placement(id, op, value, Place::Reservation, now),
             "minstarttime" => self.minstarttime(id, op, value, now),
             "eeduration" => self.eeduration(caller, id, op, value, now),
             "group" => self.group(caller, id, value, now),
@@ -202,8 +200,98 @@ impl Actor {
         };
         crate::jobspec::fits_somewhere(&self.state, &r)
             .map_err(|e| format!("ERROR:  cannot modify job {id} ({e})"))?;
+        if r.layout.is_some() {
+            // Host lists, node groups, reservations: the engine's own test
+            // (a partition none of the job's hosts is in never runs).
+            let mut changed = job.clone();
+            changed.req = r.clone();
+            arches_core::placement::feasible(&self.state, &self.cfg.policy, &changed, now)
+                .map_err(|e| format!("ERROR:  cannot modify job {id} ({e})"))?;
+        }
         self.change(id, JobChange::Request(r), now)?;
         Ok(Some(line))
+    }
+
+    /// `hostlist=` (`-W x=HOSTLIST:`: the only nodes the job may use;
+    /// `+=`/`-=` add or remove hosts, an empty list or `NONE` clears it) and
+    /// `reqreservation=` (`-W x=FLAGS:ADVRES:`: the reservation it must run
+    /// in; `NONE` clears it) of a queued job, checked by the engine's own
+    /// "can this job ever run here" test as msub checks them.
+    fn modify_placement(
+        &mut self,
+        id: JobId,
+        op: char,
+        value: &str,
+        what: Place,
+        now: Time,
+    ) -> Outcome {
+        let job = self
+            .state
+            .job(id)
+            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let name = what.name();
+        if job.state.is_active() {
+            return Err(format!("ERROR:  cannot modify {name} of active job {id}"));
+        }
+        let none = value.is_empty() || value.eq_ignore_ascii_case("NONE");
+        let mut changed = job.clone();
+        let line = match what {
+            Place::HostList => {
+                let given: Vec<String> = if none {
+                    Vec::new()
+                } else {
+                    value
+                        .split([',', ':', '+'])
+                        .filter(|h| !h.is_empty())
+                        .map(String::from)
+                        .collect()
+                };
+                if let Some(h) = given
+                    .iter()
+                    .find(|h| !self.state.nodes().iter().any(|n| n.name == **h))
+                {
+                    return Err(format!(
+                        "ERROR:  invalid host '{h}' in hostlist (no such node)"
+                    ));
+                }
+                let hosts = &mut changed.req.layout_mut().hosts;
+                match op {
+                    '+' => {
+                        for h in given {
+                            if !hosts.contains(&h) {
+                                hosts.push(h);
+                            }
+                        }
+                    }
+                    '-' => hosts.retain(|h| !given.contains(h)),
+                    _ => *hosts = given,
+                }
+                if hosts.is_empty() {
+                    "hostlist cleared".to_string()
+                } else {
+                    format!("hostlist set to '{}'", hosts.join(","))
+                }
+            }
+            Place::Reservation => {
+                if op != '=' {
+                    return Err(format!(
+                        "ERROR:  reqreservation{op}= not supported: a job requires one reservation (use reqreservation=)"
+                    ));
+                }
+                let layout = changed.req.layout_mut();
+                if none {
+                    layout.advres = None;
+                    "required reservation cleared".to_string()
+                } else {
+                    layout.advres = Some(value.to_string());
+                    format!("required reservation set to '{value}'")
+                }
+            }
+        };
+        arches_core::placement::feasible(&self.state, &self.cfg.policy, &changed, now)
+            .map_err(|why| format!("ERROR:  cannot modify {name} of job {id} ({why})"))?;
+        self.change(id, JobChange::Request(changed.req), now)?;
+        Ok(Some(format!("{line} for job {id}")))
     }
 
     /// `minstarttime=`: msub -a's date (`[[[[CC]YY]MM]DD]hhmm[.SS]`),
@@ -381,6 +469,22 @@ enum Req {
     Features,
     Partition,
     Mem,
+}
+
+/// The placement attributes of [`Actor::modify_placement`].
+#[derive(Clone, Copy)]
+enum Place {
+    HostList,
+    Reservation,
+}
+
+impl Place {
+    fn name(self) -> &'static str {
+        match self {
+            Place::HostList => "hostlist",
+            Place::Reservation => "reqreservation",
+        }
+    }
 }
 
 impl Req {

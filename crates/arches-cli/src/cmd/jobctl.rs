@@ -98,10 +98,12 @@ resume (-r) or force-start (-x). -R on a completed job queues it again. -x respe
 limits and reservations unless -w flags=ignorepolicies or flags=ignorersv. \
 -m ATTR=VALUE (also += and -=) modifies: walltime/wclimit/reqawduration, class/queue, jobname, \
 account, qos, userprio, sysprio/priority, flags, hold, and for a queued job nodecount, proccount, \
-features, partition, jobmem (checked as msub checks them: the request must still fit some node), \
+features, partition, jobmem, hostlist (+= and -= add and remove hosts, NONE clears), reqreservation \
+(the reservation it must run in, as -W x=FLAGS:ADVRES:NAME; NONE clears) (checked as msub checks them: \
+the request must still fit some node), \
 minstarttime, eeduration (administrators: the queue time its priority counts), group, \
 notificationaddress, var (NAME:VALUE; var-=NAME unsets), messages, state=removed. Attributes Moab \
-lists that Arches has no model for (deadline, hostlist, jobdisk, jobswap, loglevel, reqreservation, \
+lists that Arches has no model for (deadline, jobdisk, jobswap, loglevel, \
 rmxstring, trig, trigvar, awduration, env) are refused with the reason; depend= and gres= are the \
 job-dependency and generic-resource features'. \
 -m walltime= on a running or suspended job changes the limit its resource manager enforces \
