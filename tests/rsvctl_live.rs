@@ -10,7 +10,8 @@ use common::{text, Daemon};
 
 const CFG: &str = "NODECFG[node01] PROCS=2 FEATURES=fast PARTITION=red\n\
 NODECFG[node02] PROCS=2 PARTITION=red\nNODECFG[node10] PROCS=2 PARTITION=blue\n\
-RMCFG[local] TYPE=LOCAL\nCLASSCFG[batch] PRIORITY=1\n";
+RMCFG[local] TYPE=LOCAL\nCLASSCFG[batch] PRIORITY=1\n\
+CLASSCFG[short] HOSTLIST=node02,node10\nCLASSCFG[reds] PARTITION=red\n";
 
 fn run(d: &Daemon, args: &[&str]) -> (i32, String, String) {
     let o = d.run("mrsvctl", args);
@@ -86,6 +87,12 @@ fn create_with_host_expressions_filters_and_overlaps() {
         "1:00:00",
     ]);
     assert_eq!(nodes_of(&d, "cls"), ["node10"]);
+    // A class with a host list or partition selects only its nodes.
+    ok(&["-c", "-h", "class:short", "-n", "short", "-d", "1:00:00"]);
+    assert_eq!(nodes_of(&d, "short"), ["node02", "node10"]);
+    ok(&["-c", "-h", "class:reds", "-n", "reds", "-d", "1:00:00"]);
+    assert_eq!(nodes_of(&d, "reds"), ["node01", "node02"]);
+    ok(&["-r", "short,reds"]);
     ok(&["-c", "-h", "feature:fast", "-n", "feat", "-d", "1:00:00"]);
     assert_eq!(nodes_of(&d, "feat"), ["node01"]);
     ok(&[

@@ -34,8 +34,8 @@ impl Actor {
         match req {
             ReservationRequest::Create { specs } => {
                 let id = format!("system.{}", self.rsv_next);
-                let classes: Vec<String> = self.cfg.policy.classes.keys().cloned().collect();
-                match parse_create_with(specs, &id, &caller.user, &self.state, &classes, now) {
+                let classes = &self.cfg.policy.classes;
+                match parse_create_with(specs, &id, &caller.user, &self.state, classes, now) {
                     Ok(r) => {
                         let named = r.id != id;
                         let rec = ReservationRecord::from_core(&r);
@@ -129,7 +129,7 @@ pub fn parse_create(
     state: &State,
     now: Time,
 ) -> Result<Reservation, String> {
-    parse_create_with(specs, default_id, owner, state, &[], now)
+    parse_create_with(specs, default_id, owner, state, &Default::default(), now)
 }
 
 /// [`parse_create`] with the configured classes (`class:` host selectors).
@@ -138,7 +138,7 @@ pub fn parse_create_with(
     default_id: &str,
     owner: &str,
     state: &State,
-    classes: &[String],
+    classes: &crate::rsvhosts::Classes,
     now: Time,
 ) -> Result<Reservation, String> {
     let mut r = Reservation {

@@ -5,14 +5,20 @@
 //! `-x` jobs whose nodes are left out; and reservation ids as `mrsvctl -l/-q
 //! /-r` take them (`ALL`, comma lists, regular expressions).
 
+use std::collections::BTreeMap;
+
+use arches_core::policy::ClassConfig;
 use arches_core::{Reservation, State};
+
+/// The configured classes (`CLASSCFG`), for `class:` host selectors.
+pub type Classes = BTreeMap<String, ClassConfig>;
 
 /// The nodes of a host expression, in node order. A name that is a node
 /// is that node (Moab would also match `node10` against `node101`: Arches
 /// keeps exact names exact); any other item is a regular expression
 /// matched anywhere in the node names, as Moab matches it (anchor with `^`
 /// and `$`).
-pub fn host_expr(expr: &str, state: &State, classes: &[String]) -> Result<Vec<String>, String> {
+pub fn host_expr(expr: &str, state: &State, classes: &Classes) -> Result<Vec<String>, String> {
     let nodes = state.nodes();
     if expr.trim().eq_ignore_ascii_case("ALL") {
         return Ok(nodes.iter().map(|n| n.name.clone()).collect());
@@ -20,11 +26,18 @@ pub fn host_expr(expr: &str, state: &State, classes: &[String]) -> Result<Vec<St
     let mut out: Vec<String> = Vec::new();
     for item in crate::jobexpr::split_tokens(expr) {
         let matched: Vec<String> = if let Some(c) = item.strip_prefix("class:") {
-            if !classes.iter().any(|x| x == c) {
+            let Some(class) = classes.get(c) else {
                 return Err(format!("class '{c}' is not configured"));
-            }
-            // Every node serves every configured class.
-            nodes.iter().map(|n| n.name.clone()).collect()
+            };
+            // The nodes the class's jobs may use: its HOSTLIST and
+            // PARTITION (`CLASSCFG[c] HOSTLIST= PARTITION=`), else all.
+            let limits = &class.job;
+            nodes
+                .iter()
+                .filter(|n| limits.hosts.is_empty() || limits.hosts.contains(&n.name))
+                .filter(|n| limits.partition.as_ref().is_none_or(|p| *p == n.partition))
+                .map(|n| n.name.clone())
+                .collect()
         } else if let Some(f) = item
             .strip_prefix("feature:")
             .or_else(|| item.strip_prefix("features:"))
@@ -182,7 +195,11 @@ mod tests {
     #[test]
     fn host_expressions() {
         let s = state();
-        let c = vec!["batch".to_string()];
+        let mut c = Classes::new();
+        c.insert("batch".to_string(), ClassConfig::default());
+        let mut short = ClassConfig::default();
+        short.job.hosts = vec!["node02".to_string(), "node10".to_string()];
+        c.insert("short".to_string(), short);
         let h = |e: &str| host_expr(e, &s, &c);
         assert_eq!(h("ALL").unwrap().len(), 3);
         assert_eq!(h("node01").unwrap(), ["node01"]);
@@ -192,6 +209,7 @@ mod tests {
         assert!(h("nosuch").is_err());
         assert!(h("node[").is_err());
         assert_eq!(h("class:batch").unwrap().len(), 3);
+        assert_eq!(h("class:short").unwrap(), ["node02", "node10"]);
         assert!(h("class:other").is_err());
     }
 

@@ -95,11 +95,11 @@ impl Actor {
             resp.failed = true;
             return;
         };
-        let classes: Vec<String> = self.cfg.policy.classes.keys().cloned().collect();
+        let classes = &self.cfg.policy.classes;
         let mut r = old.clone();
         let mut lines = Vec::new();
         for c in changes {
-            match apply_change(&mut r, c, &self.state, &classes, now) {
+            match apply_change(&mut r, c, &self.state, classes, now) {
                 Ok(attr) => lines.push(format!("{attr} for rsv '{id}' changed")),
                 Err(e) => {
                     resp.stderr
@@ -137,7 +137,7 @@ fn apply_change(
     r: &mut Reservation,
     change: &str,
     state: &arches_core::State,
-    classes: &[String],
+    classes: &crate::rsvhosts::Classes,
     now: Time,
 ) -> Result<&'static str, String> {
     let (lhs, value) = change

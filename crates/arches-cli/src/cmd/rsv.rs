@@ -97,7 +97,7 @@ pub fn showres(a: Showres) -> Result<u8, String> {
     name = "mrsvctl",
     about = "Create, modify, list, query or release reservations",
     long_about = "Create an administrative reservation (-c) on hosts (-h: ALL, names, regular \
-expressions matched anywhere in node names as Moab does, class:CLASS, feature:FEATURE; -f features, \
+expressions matched anywhere in node names as Moab does, class:CLASS (the nodes of its CLASSCFG HOSTLIST and PARTITION, else all), feature:FEATURE; -f features, \
 -p partition and -x jobs whose nodes are left out restrict them) or on a processor count (-t N or \
 -t ALL), from a start time for a duration or to an end time (INFINITY: no end), with an access list \
 (-a USER==a:b,GROUP==g,ACCT==x,CLASS==c,QOS==q), flags (-F), a reservation group (-g) and a name \
