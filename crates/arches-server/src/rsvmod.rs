@@ -328,7 +328,7 @@ mod tests {
     fn time_frame_changes() {
         let s = State::new(vec![Node::new("n1", 2, 0), Node::new("n2", 2, 0)]);
         let mut r = rsv();
-        let ch = |r: &mut Reservation, c: &str| apply_change(r, c, &s, &[], 500);
+        let ch = |r: &mut Reservation, c: &str| apply_change(r, c, &s, &Default::default(), 500);
         assert_eq!(ch(&mut r, "duration+=100"), Ok("duration"));
         assert_eq!(r.end, Some(2100));
         assert_eq!(ch(&mut r, "starttime+=50"), Ok("starttime"));
