@@ -231,41 +231,40 @@ impl Daemon {
 
     /// Polls checkjob until the job shows `state` (e.g. "Completed").
     pub fn wait_state(&self, id: u64, state: &str, timeout: Duration) -> String {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let out = self.checkjob(id);
-            if out
-                .lines()
-                .any(|l| l.trim_end() == format!("State: {state}"))
-            {
-                return out;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "job {id} never reached {state}:\n{out}\n{}",
-                self.daemon_log()
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let line = format!("State: {state}");
+        self.wait_checkjob(id, &format!("reached {state}"), timeout, |out| {
+            out.lines().any(|l| l.trim_end() == line)
+        })
     }
-}
 
-impl Daemon {
     /// Waits until the job is Idle *and* a scheduling iteration has ranked
     /// it (checkjob shows `IterationJobRank`), so the job's block reason is
     /// the scheduler's verdict, not the moment before it looked.
     pub fn wait_considered(&self, id: u64, timeout: Duration) -> String {
+        self.wait_checkjob(id, "considered while Idle", timeout, |out| {
+            out.lines().any(|l| l.trim_end() == "State: Idle")
+                && out.lines().any(|l| l.starts_with("IterationJobRank: "))
+        })
+    }
+
+    /// Polls checkjob until `done` holds for its output (which it returns);
+    /// fails with the output and the daemon's log after `timeout`.
+    fn wait_checkjob(
+        &self,
+        id: u64,
+        what: &str,
+        timeout: Duration,
+        done: impl Fn(&str) -> bool,
+    ) -> String {
         let deadline = Instant::now() + timeout;
         loop {
             let out = self.checkjob(id);
-            if out.lines().any(|l| l.trim_end() == "State: Idle")
-                && out.lines().any(|l| l.starts_with("IterationJobRank: "))
-            {
+            if done(&out) {
                 return out;
             }
             assert!(
                 Instant::now() < deadline,
-                "job {id} never considered while Idle:\n{out}\n{}",
+                "job {id} never {what}:\n{out}\n{}",
                 self.daemon_log()
             );
             std::thread::sleep(Duration::from_millis(100));

@@ -236,10 +236,7 @@ impl Actor {
         if !caller.admin {
             return Err("ERROR:  request not authorized".to_string());
         }
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         let shown = job.display_state();
         if shown != arches_core::JobState::Idle {
             return Err(format!(
@@ -319,10 +316,7 @@ impl Actor {
                 );
             }
         }
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         if set && job.state.is_active() {
             return Err(format!("ERROR:  cannot hold active job {id}"));
         }
@@ -362,10 +356,7 @@ impl Actor {
     /// task of a queued job (set, added or taken away); the result must be
     /// a request the cluster can ever hold.
     fn modify_gres(&mut self, id: JobId, op: char, value: &str, now: Time) -> Outcome {
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         if job.state.is_active() {
             return Err(format!(
                 "ERROR:  cannot modify generic resources of active job {id}"
@@ -424,10 +415,7 @@ impl Actor {
         if value.is_empty() {
             return Err(format!("ERROR:  no value specified for attribute '{attr}'"));
         }
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         let active = job.state.is_active();
         if active && matches!(attr_l.as_str(), "proccount" | "procs") {
             // A running job: a resize request (crate::elastic).
@@ -643,10 +631,7 @@ impl Actor {
     }
 
     fn set_sysprio(&mut self, id: JobId, value: &str, relative: bool, now: Time) -> Outcome {
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         let (sign, digits) = match value.as_bytes().first() {
             Some(b'+') => (1, &value[1..]),
             Some(b'-') => (-1, &value[1..]),

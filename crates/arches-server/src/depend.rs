@@ -67,10 +67,7 @@ impl Actor {
         value: &str,
         now: Time,
     ) -> Result<Option<String>, String> {
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         if job.state != JobState::Idle {
             return Err(format!(
                 "ERROR:  cannot modify dependencies of job {id} (job is not queued)"

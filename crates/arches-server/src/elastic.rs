@@ -107,10 +107,7 @@ impl Actor {
         value: &str,
         now: Time,
     ) -> Result<Option<String>, String> {
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         let n: u32 = value
             .trim()
             .parse()

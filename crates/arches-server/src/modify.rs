@@ -43,6 +43,13 @@ const UNSUPPORTED: &[(&str, &str)] = &[
 ];
 
 impl Actor {
+    /// The job `id`, or Moab's `invalid job specified` answer.
+    pub(crate) fn known_job(&self, id: JobId) -> Result<&arches_core::Job, String> {
+        self.state
+            .job(id)
+            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))
+    }
+
     /// The attributes of this module; `None` when `attr` is not one of them.
     pub(crate) fn modify_more(
         &mut self,
@@ -98,10 +105,7 @@ impl Actor {
         what: Req,
         now: Time,
     ) -> Outcome {
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         if job.state.is_active() {
             return Err(match what {
                 Req::Nodes => {
@@ -225,10 +229,7 @@ impl Actor {
         what: Place,
         now: Time,
     ) -> Outcome {
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         let name = what.name();
         if job.state.is_active() {
             return Err(format!("ERROR:  cannot modify {name} of active job {id}"));
@@ -298,10 +299,7 @@ impl Actor {
     /// mrsvctl's (`HH:MM[:SS][_MO/DD[/YY]]`, `+DURATION`, epoch seconds), or
     /// `0`/`NONE` to clear it.
     fn minstarttime(&mut self, id: JobId, op: char, value: &str, now: Time) -> Outcome {
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         if job.state.is_active() || op != '=' {
             return Err("job minstarttime cannot be modified".to_string());
         }
@@ -333,10 +331,7 @@ impl Actor {
         if !caller.admin {
             return Err("ERROR:  request not authorized".to_string());
         }
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         let d = parse_duration(value).map_err(|_| format!("ERROR:  invalid duration '{value}'"))?;
         let cur = (now - job.queued_since()).max(0);
         let new = match op {
@@ -355,10 +350,7 @@ impl Actor {
     /// `group=G`: a queued job's group; its owner must belong to `G`
     /// (administrators may name any existing group).
     fn group(&mut self, caller: &Caller, id: JobId, value: &str, now: Time) -> Outcome {
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         if job.state.is_active() {
             return Err(format!("ERROR:  cannot modify group of active job {id}"));
         }

@@ -87,10 +87,7 @@ impl Actor {
         requested: PreemptPolicy,
         now: Time,
     ) -> Result<Vec<String>, String> {
-        let job = self
-            .state
-            .job(id)
-            .ok_or_else(|| format!("ERROR:  invalid job specified ({id})"))?;
+        let job = self.known_job(id)?;
         if !job.state.is_active() {
             return Err("cannot preempt non-active job".to_string());
         }
