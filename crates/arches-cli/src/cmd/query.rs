@@ -636,7 +636,7 @@ pub struct Showstats {
     /// one time = from then until now).
     #[arg(short = 't', value_name = "TIMESPEC", allow_hyphen_values = true)]
     pub timeframe: Option<String>,
-    /// Job template statistics: Arches has no job templates (JOBCFG), so this reports that.
+    /// Job template statistics: not kept (templates are applied, statistics are per credential), so this says so.
     #[arg(short = 'j', value_name = "JOBTEMPLATE", num_args = 0..=1, default_missing_value = "")]
     pub templates: Option<String>,
     /// Fairshare tree statistics (FSTREE).
@@ -657,7 +657,7 @@ pub fn showstats(a: Showstats) -> Result<u8, String> {
     use crate::render::stats;
     if a.templates.is_some() {
         return Err(
-            "ERROR:    job template statistics (-j) are not available: Arches has no job templates (JOBCFG)"
+            "ERROR:    job template statistics (-j) are not kept: Arches applies job templates (JOBCFG) but records statistics per credential only"
                 .into(),
         );
     }
