@@ -80,9 +80,9 @@ fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
 fn dynamic_kind(cmd: &str) -> Option<&'static str> {
     Some(match cmd {
         "checkjob" | "canceljob" | "mdel" | "mjobctl" | "releasehold" | "sethold" | "runjob"
-        | "showstart" => "jobs",
+        | "showstart" | "setspri" => "jobs",
         "checknode" => "nodes",
-        "showres" => "reservations",
+        "showres" | "releaseres" => "reservations",
         _ => return None,
     })
 }

@@ -875,6 +875,9 @@ pub struct SchedulerView {
     pub max_iteration_ms: f64,
     pub paused: bool,
     pub messages: Vec<String>,
+    /// Process id of the daemon (showconfig's header).
+    #[serde(default)]
+    pub pid: u32,
 }
 
 /// mschedctl operations.

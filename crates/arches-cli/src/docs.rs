@@ -145,6 +145,28 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
             ),
             ("mrsvctl -r system.1", "Release reservation system.1."),
         ],
+        "setspri" => &[
+            ("setspri 10 17", "Give job 17 system priority 10 (above every job without one)."),
+            ("setspri 0 17", "Clear job 17's system priority."),
+            ("setspri -r 100000 17", "Add 100000 to job 17's system priority."),
+        ],
+        "releaseres" => &[("releaseres system.1 bob.2", "Release two reservations.")],
+        "setres" => &[
+            (
+                "setres -u john:mary -s +24:00:00 -d 8:00:00 TASKS==2",
+                "Reserve two processors for john and mary in 24 hours, for 8 hours (john.1).",
+            ),
+            (
+                "setres -s 8:00:00_06/20 -e 17:00:00_06/22 ALL",
+                "Reserve every node for maintenance (system.N).",
+            ),
+            ("setres -g staff 'node00[3-6]'", "Reserve node003-node006 for group staff."),
+        ],
+        "resetstats" => &[("resetstats", "Start the statistics afresh (as mschedctl -f all).")],
+        "showconfig" => &[
+            ("showconfig", "Major parameters and those not at their default."),
+            ("showconfig -v | grep RESERVATION", "Every parameter, filtered."),
+        ],
         _ => &[],
     }
 }

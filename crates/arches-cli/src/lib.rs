@@ -44,6 +44,11 @@ pub const COMMANDS: &[&str] = &[
     "runjob",
     "showstats",
     "mrsvctl",
+    "setspri",
+    "releaseres",
+    "setres",
+    "resetstats",
+    "showconfig",
 ];
 
 /// Every client command's clap definition (for man pages and completions).

@@ -718,6 +718,7 @@ fn task_count(alloc: Option<&[arches_core::Alloc]>, node: u32) -> u32 {
 pub fn scheduler(s: &Snapshot) -> SchedulerView {
     let st = &s.stats;
     SchedulerView {
+        pid: std::process::id(),
         now: s.now,
         host: s.host.clone(),
         socket: s.socket.clone(),

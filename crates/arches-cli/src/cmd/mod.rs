@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use clap::{CommandFactory, Parser};
 
 pub mod jobctl;
+pub mod legacy;
 pub mod mdiag;
 pub mod mschedctl;
 pub mod msub;
@@ -36,6 +37,11 @@ pub fn command(name: &str) -> Option<clap::Command> {
         "showres" => rsv::Showres::command(),
         "showstats" => query::Showstats::command(),
         "mrsvctl" => rsv::Mrsvctl::command(),
+        "setspri" => legacy::Setspri::command(),
+        "releaseres" => legacy::Releaseres::command(),
+        "setres" => legacy::Setres::command(),
+        "resetstats" => legacy::Resetstats::command(),
+        "showconfig" => legacy::Showconfig::command(),
         _ => return None,
     })
 }
@@ -95,6 +101,11 @@ pub fn dispatch(name: &str, args: Vec<OsString>) -> Result<u8, String> {
         "showres" => go!(rsv::Showres, rsv::showres),
         "showstats" => go!(query::Showstats, query::showstats),
         "mrsvctl" => go!(rsv::Mrsvctl, rsv::mrsvctl),
+        "setspri" => go!(legacy::Setspri, legacy::setspri),
+        "releaseres" => go!(legacy::Releaseres, legacy::releaseres),
+        "setres" => go!(legacy::Setres, legacy::setres),
+        "resetstats" => go!(legacy::Resetstats, legacy::resetstats),
+        "showconfig" => go!(legacy::Showconfig, legacy::showconfig),
         other => Err(format!("ERROR:    unknown command '{other}'")),
     }
 }

@@ -1,0 +1,631 @@
+//! Maui's and Moab's older single-purpose commands, kept for the scripts
+//! that still call them: setspri (`mjobctl -p`), releaseres (`mrsvctl -r`),
+//! setres (`mrsvctl -c`), resetstats (`mschedctl -f`) and showconfig
+//! (`mschedctl -l config`). Each sends the request its modern equivalent
+//! sends and prints the answer in the layout the command's own Moab page
+//! documents (data/moab-golden/setspri-1, releaseres-1, setres-1..3,
+//! resetstats-1, showconfig-1).
+
+use arches_api::{
+    ActionResponse, ConfigView, JobAction, JobActionRequest, JobSelect, ReservationRequest,
+    ReservationsView, SchedulerControl,
+};
+use clap::Parser;
+
+use crate::common::{print, print_action, Connection};
+use crate::{fmt, EXIT_ERROR, EXIT_OK};
+
+/// Prints the daemon's error lines and returns 1, or `None` when it succeeded.
+fn failed(r: &ActionResponse) -> Option<u8> {
+    if r.failed {
+        let quiet = ActionResponse {
+            stdout: Vec::new(),
+            stderr: r.stderr.clone(),
+            failed: true,
+        };
+        Some(print_action(&quiet))
+    } else {
+        None
+    }
+}
+
+// ---------------------------------------------------------------------------
+// setspri
+// ---------------------------------------------------------------------------
+
+/// Set or clear a job's system priority (deprecated: mjobctl -p).
+#[derive(Debug, Parser)]
+#[command(
+    name = "setspri",
+    about = "Set or clear a job's system priority (deprecated: use mjobctl -p)",
+    long_about = "Set the system priority of one job: a job with a system priority ranks above every \
+job without one, higher values first. PRIORITY is 1 (lowest) to 1000 (highest); 0 clears it so the \
+job's policy-computed priority counts again. With -r the value (+/- up to 1,000,000,000) is added to \
+the job's current system priority instead. For administrators. Prints `job system priority adjusted`."
+)]
+pub struct Setspri {
+    /// Relative: add PRIORITY (may be negative) to the job's current system priority.
+    #[arg(short = 'r')]
+    pub relative: bool,
+    /// System priority: 0 clears, 1 (lowest) to 1000 (highest); with -r a signed change.
+    #[arg(value_name = "PRIORITY", allow_hyphen_values = true)]
+    pub priority: String,
+    /// The job.
+    #[arg(value_name = "JOBID")]
+    pub job: String,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// The `JobAction` setspri sends (`0`, absolute, clears the system priority).
+pub fn setspri_action(a: &Setspri) -> Result<JobAction, String> {
+    let p = a.priority.trim();
+    let digits = p.strip_prefix(['+', '-']).unwrap_or(p);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("ERROR:    invalid priority '{}'", a.priority));
+    }
+    if !a.relative && p.starts_with(['+', '-']) {
+        return Err(format!(
+            "ERROR:    invalid priority '{}' (a signed change needs -r)",
+            a.priority
+        ));
+    }
+    Ok(JobAction::SystemPriority {
+        value: p.to_string(),
+        relative: a.relative,
+    })
+}
+
+/// Runs setspri.
+pub fn setspri(a: Setspri) -> Result<u8, String> {
+    let action = setspri_action(&a)?;
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let r = client
+        .job_action(&JobActionRequest {
+            jobs: vec![a.job.clone()],
+            action,
+            select: JobSelect::default(),
+        })
+        .map_err(|e| e.to_string())?;
+    if let Some(code) = failed(&r) {
+        return Ok(code);
+    }
+    print("job system priority adjusted\n");
+    Ok(EXIT_OK)
+}
+
+// ---------------------------------------------------------------------------
+// releaseres
+// ---------------------------------------------------------------------------
+
+/// Release reservations (deprecated: mrsvctl -r).
+#[derive(Debug, Parser)]
+#[command(
+    name = "releaseres",
+    about = "Release reservations (deprecated: use mrsvctl -r)",
+    long_about = "Release (delete) each reservation named, printing `released User reservation \
+'<id>'` for each. Every id is acted on or reported: an unknown id prints `ERROR:  cannot locate \
+reservation '<id>'` and the command exits 1 (the others are still released). Standing reservations \
+(SRCFG) are changed in moab.cfg, not released. For administrators."
+)]
+pub struct Releaseres {
+    /// Reservation ids.
+    #[arg(value_name = "RSVID", required = true)]
+    pub ids: Vec<String>,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Moab's releaseres lines for the daemon's `reservation <id> released`.
+pub fn releaseres_lines(r: &ActionResponse) -> Vec<String> {
+    r.stdout
+        .iter()
+        .map(|l| {
+            match l
+                .strip_prefix("reservation ")
+                .and_then(|s| s.strip_suffix(" released"))
+            {
+                Some(id) => format!("released User reservation '{id}'"),
+                None => l.clone(),
+            }
+        })
+        .collect()
+}
+
+/// `^(?:ID$)` as the daemon reads it: `ID`'s regular-expression characters
+/// escaped and anchored, so that releasing `system.1` can never take
+/// `system.10` (the daemon tries exact ids first and then expressions).
+pub fn exact_id_expr(id: &str) -> String {
+    let mut o = String::with_capacity(id.len() + 4);
+    for c in id.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            o.push('\\');
+        }
+        o.push(c);
+    }
+    o.push('$');
+    o
+}
+
+/// Runs releaseres.
+pub fn releaseres(a: Releaseres) -> Result<u8, String> {
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let known = client.reservations().map_err(|e| e.to_string())?;
+    let mut code = EXIT_OK;
+    for id in &a.ids {
+        // A name is a name (Moab's releaseres takes no expressions): an id
+        // no reservation has is an error, never widened to a pattern.
+        if !known.reservations.iter().any(|r| &r.id == id) {
+            eprintln!("ERROR:  cannot locate reservation '{id}'");
+            code = EXIT_ERROR;
+            continue;
+        }
+        let r = client
+            .reservation_control(&ReservationRequest::Release {
+                id: exact_id_expr(id),
+                group: None,
+            })
+            .map_err(|e| e.to_string())?;
+        let shown = ActionResponse {
+            stdout: releaseres_lines(&r),
+            stderr: r.stderr.clone(),
+            failed: r.failed,
+        };
+        if print_action(&shown) != EXIT_OK {
+            code = EXIT_ERROR;
+        }
+    }
+    Ok(code)
+}
+
+// ---------------------------------------------------------------------------
+// setres
+// ---------------------------------------------------------------------------
+
+/// Reserve resources (deprecated: mrsvctl -c).
+#[derive(Debug, Parser)]
+#[command(
+    name = "setres",
+    about = "Reserve resources (deprecated: use mrsvctl -c)",
+    long_about = "Create an administrative reservation on RESOURCE_EXPRESSION: ALL (every node), \
+TASKS==N or TASKS>=N (N processors wherever they are free), or a host regular expression \
+('node00[3-6]'). Access lists are colon separated: -u users, -g groups, -a accounts, -q classes, \
+-Q QoS. The reservation is named after the first user, group, account, class or QoS of its access \
+list (john.1, staff.1), system.N without one, or -n NAME. Without -d or -e it has no end. Prints \
+`reservation '<id>' created on N nodes (T tasks)` and the reserved nodes as NODE:TASKS. For \
+administrators."
+)]
+pub struct Setres {
+    /// Accounts allowed to use the reservation (colon separated).
+    #[arg(short = 'a', value_name = "ACCOUNT_LIST")]
+    pub accounts: Option<String>,
+    /// Reservation subtype: not supported by Arches.
+    #[arg(short = 'b', value_name = "SUBTYPE")]
+    pub subtype: Option<String>,
+    /// Charge credentials (ACCOUNT[,GROUP[,USER]]): not supported by Arches.
+    #[arg(short = 'c', value_name = "CHARGE_SPEC")]
+    pub charge: Option<String>,
+    /// Duration `[[[DD:]HH:]MM:]SS` or INFINITY.
+    #[arg(short = 'd', value_name = "DURATION")]
+    pub duration: Option<String>,
+    /// End time `[HH[:MM[:SS]]][_MO[/DD[/YY]]]`, `+[[[DD:]HH:]MM:]SS` or INFINITY.
+    #[arg(short = 'e', value_name = "ENDTIME")]
+    pub end: Option<String>,
+    /// Exclusive: only where no other reservation holds the same nodes at the same time.
+    #[arg(short = 'E')]
+    pub exclusive: bool,
+    /// Only nodes with these features (colon separated).
+    #[arg(short = 'f', value_name = "FEATURE_LIST")]
+    pub features: Option<String>,
+    /// Groups allowed to use the reservation (colon separated).
+    #[arg(short = 'g', value_name = "GROUP_LIST")]
+    pub groups: Option<String>,
+    /// Reservation name (id).
+    #[arg(short = 'n', value_name = "NAME")]
+    pub name: Option<String>,
+    /// Owner credential: not supported by Arches.
+    #[arg(short = 'o', value_name = "OWNER")]
+    pub owner: Option<String>,
+    /// Only nodes of this partition.
+    #[arg(short = 'p', value_name = "PARTITION")]
+    pub partition: Option<String>,
+    /// Classes (queues) allowed to use the reservation (colon separated).
+    #[arg(short = 'q', value_name = "QUEUE_LIST")]
+    pub classes: Option<String>,
+    /// QoS allowed to use the reservation (colon separated).
+    #[arg(short = 'Q', value_name = "QOSLIST")]
+    pub qos: Option<String>,
+    /// Per-task resources (PROCS=, MEM=...): not supported by Arches (whole processors are reserved).
+    #[arg(short = 'r', value_name = "RESOURCE_DESCRIPTION")]
+    pub resources: Option<String>,
+    /// Reservation profile: not supported by Arches.
+    #[arg(short = 'R', value_name = "RESERVATION_PROFILE")]
+    pub profile: Option<String>,
+    /// Start time `[HH[:MM[:SS]]][_MO[/DD[/YY]]]` or `+[[[DD:]HH:]MM:]SS` (default now).
+    #[arg(short = 's', value_name = "STARTTIME")]
+    pub start: Option<String>,
+    /// Reservation trigger: not supported by Arches.
+    #[arg(short = 'T', value_name = "TRIGGER")]
+    pub trigger: Option<String>,
+    /// Users allowed to use the reservation (colon separated).
+    #[arg(short = 'u', value_name = "USER_LIST")]
+    pub users: Option<String>,
+    /// Reservation flags (colon separated).
+    #[arg(short = 'x', value_name = "FLAGS")]
+    pub flags: Option<String>,
+    /// ALL, TASKS==N, TASKS>=N or a host regular expression.
+    #[arg(value_name = "RESOURCE_EXPRESSION")]
+    pub resources_expr: String,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// The base of the reservation's name: the first credential of its access
+/// list (users, groups, accounts, classes, QoS), or `None` (system.N).
+pub fn setres_name_base(a: &Setres) -> Option<String> {
+    [&a.users, &a.groups, &a.accounts, &a.classes, &a.qos]
+        .into_iter()
+        .flatten()
+        .find_map(|l| {
+            l.split([':', ','])
+                .map(str::trim)
+                .find(|s| !s.is_empty())
+                .map(str::to_string)
+        })
+}
+
+/// mrsvctl's `ATTR=VALUE` specs for a setres command line (without the name).
+pub fn setres_specs(a: &Setres) -> Result<Vec<String>, String> {
+    for (given, what) in [
+        (a.subtype.is_some(), "reservation subtypes (-b)"),
+        (a.charge.is_some(), "reservation charge credentials (-c)"),
+        (a.owner.is_some(), "reservation owners (-o)"),
+        (
+            a.resources.is_some(),
+            "per-task resources (-r): a reservation holds whole processors",
+        ),
+        (a.profile.is_some(), "reservation profiles (-R, RSVPROFILE)"),
+        (a.trigger.is_some(), "reservation triggers (-T)"),
+    ] {
+        if given {
+            return Err(format!("ERROR:    {what} not supported by Arches"));
+        }
+    }
+    let mut specs = Vec::new();
+    let expr = a.resources_expr.trim();
+    let upper = expr.to_ascii_uppercase();
+    if let Some(n) = upper
+        .strip_prefix("TASKS==")
+        .or_else(|| upper.strip_prefix("TASKS>="))
+    {
+        if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) || n.parse::<u64>() == Ok(0) {
+            return Err(format!(
+                "ERROR:    invalid resource expression '{expr}' (TASKS==N needs a positive count)"
+            ));
+        }
+        specs.push(format!("procs={n}"));
+    } else if upper.starts_with("TASKS") {
+        return Err(format!(
+            "ERROR:    invalid resource expression '{expr}' (expected ALL, TASKS==N, TASKS>=N or a host expression)"
+        ));
+    } else if expr.is_empty() {
+        return Err("ERROR:    no resource expression specified".into());
+    } else {
+        specs.push(format!("hostlist={expr}"));
+    }
+    if let Some(s) = &a.start {
+        specs.push(format!("starttime={s}"));
+    }
+    if let Some(d) = &a.duration {
+        specs.push(format!("duration={d}"));
+    }
+    if let Some(e) = &a.end {
+        specs.push(format!("endtime={e}"));
+    }
+    for (key, list) in [
+        ("users", &a.users),
+        ("groups", &a.groups),
+        ("accounts", &a.accounts),
+        ("classes", &a.classes),
+        ("qos", &a.qos),
+    ] {
+        if let Some(l) = list {
+            specs.push(format!("{key}={l}"));
+        }
+    }
+    if let Some(f) = &a.flags {
+        specs.push(format!("flags={f}"));
+    }
+    if a.exclusive {
+        specs.push("exclusive=true".into());
+    }
+    if let Some(f) = &a.features {
+        specs.push(format!("features={f}"));
+    }
+    if let Some(p) = &a.partition {
+        specs.push(format!("partition={p}"));
+    }
+    Ok(specs)
+}
+
+/// Maui's setres answer: `reservation 'ID' created on N nodes (T tasks)`, an
+/// empty line, then `NODE:TASKS` per reserved node.
+pub fn render_setres(v: &ReservationsView, id: &str) -> String {
+    let Some(r) = v.reservations.iter().find(|r| r.id == id) else {
+        return format!("reservation '{id}' created\n");
+    };
+    let tasks: u32 = r.nodes.iter().map(|n| n.tasks).sum();
+    let mut o = format!(
+        "reservation '{id}' created on {} node{} ({tasks} task{})\n\n",
+        r.nodes.len(),
+        fmt::plural(r.nodes.len()),
+        fmt::plural(tasks as usize)
+    );
+    for n in &r.nodes {
+        o.push_str(&format!("{}:{}\n", n.node, n.tasks));
+    }
+    o
+}
+
+/// The smallest `BASE.K` (K ≥ 1) no reservation has.
+pub fn next_name(base: &str, v: &ReservationsView) -> String {
+    (1u64..)
+        .map(|k| format!("{base}.{k}"))
+        .find(|n| !v.reservations.iter().any(|r| &r.id == n))
+        .unwrap_or_else(|| base.to_string())
+}
+
+/// Runs setres.
+pub fn setres(a: Setres) -> Result<u8, String> {
+    let mut specs = setres_specs(&a)?;
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    if let Some(n) = &a.name {
+        specs.push(format!("name={n}"));
+    } else if let Some(base) = setres_name_base(&a) {
+        let all = client.reservations().map_err(|e| e.to_string())?;
+        specs.push(format!("name={}", next_name(&base, &all)));
+    }
+    let r = client
+        .reservation_control(&ReservationRequest::Create { specs })
+        .map_err(|e| e.to_string())?;
+    if let Some(code) = failed(&r) {
+        return Ok(code);
+    }
+    // The daemon answers `NOTE:  reservation <id> created`.
+    let Some(id) = r.stdout.iter().find_map(|l| {
+        l.strip_prefix("NOTE:  reservation ")
+            .and_then(|s| s.strip_suffix(" created"))
+    }) else {
+        return Ok(print_action(&r));
+    };
+    let v = client
+        .reservations_matching(id)
+        .map_err(|e| e.to_string())?;
+    print(&render_setres(&v, id));
+    Ok(EXIT_OK)
+}
+
+// ---------------------------------------------------------------------------
+// resetstats
+// ---------------------------------------------------------------------------
+
+/// Reset the scheduler's statistics (deprecated: mschedctl -f).
+#[derive(Debug, Parser)]
+#[command(
+    name = "resetstats",
+    about = "Reset the scheduler statistics (deprecated: use mschedctl -f)",
+    long_about = "Reset every statistic the scheduler keeps (showstats, mdiag -f usage) to the \
+state of a fresh start, as `mschedctl -f all` does, and print `Statistics Reset at time <date>` \
+with the daemon's time. For level 1 administrators."
+)]
+pub struct Resetstats {
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// `Statistics Reset at time Wed Feb 25 23:24:55 2004`.
+pub fn render_resetstats(now: i64) -> String {
+    format!("Statistics Reset at time {}\n", fmt::date_with_year(now))
+}
+
+/// Runs resetstats.
+pub fn resetstats(a: Resetstats) -> Result<u8, String> {
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let r = client
+        .scheduler_control(&SchedulerControl::Flush { what: "all".into() })
+        .map_err(|e| e.to_string())?;
+    if let Some(code) = failed(&r) {
+        return Ok(code);
+    }
+    let now = client.scheduler().map_err(|e| e.to_string())?.now;
+    print(&render_resetstats(now));
+    Ok(EXIT_OK)
+}
+
+// ---------------------------------------------------------------------------
+// showconfig
+// ---------------------------------------------------------------------------
+
+/// Show the scheduler's configuration (deprecated: mschedctl -l config).
+#[derive(Debug, Parser)]
+#[command(
+    name = "showconfig",
+    about = "Show the scheduler configuration (deprecated: use mschedctl -l config)",
+    long_about = "Print the parameters in effect (moab.cfg, defaults and mschedctl -m changes) as \
+moab.cfg lines, after a `# moab scheduler version V (PID: P)` comment: the output can be saved as \
+a moab.cfg. Without -v only the major parameters and those set to a value other than their \
+default; -v prints every parameter."
+)]
+pub struct Showconfig {
+    /// Verbose: every parameter, also those at their default value.
+    #[arg(short = 'v')]
+    pub verbose: bool,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// The parameters showconfig prints without -v even at their default value.
+pub const SHOWCONFIG_MAJOR: &[&str] = &[
+    "BACKFILLPOLICY",
+    "BACKFILLMETRIC",
+    "NODEALLOCATIONPOLICY",
+    "RESERVATIONPOLICY",
+    "RESERVATIONDEPTH",
+    "RMPOLLINTERVAL",
+];
+
+/// showconfig's text: the version comment, an empty line, `PARAMETER VALUE`
+/// lines (name left-aligned in 31 columns and a space). Without `verbose`,
+/// only the [`SHOWCONFIG_MAJOR`] parameters and those whose value is not
+/// their value in `defaults`.
+pub fn render_showconfig(
+    c: &ConfigView,
+    defaults: &[(String, String)],
+    version: &str,
+    pid: u32,
+    verbose: bool,
+) -> String {
+    let mut o = format!("# moab scheduler version {version} (PID: {pid})\n\n");
+    for (k, v) in &c.parameters {
+        let default = defaults.iter().find(|(dk, _)| dk == k).map(|(_, dv)| dv);
+        let shown = verbose || SHOWCONFIG_MAJOR.contains(&k.as_str()) || default != Some(v);
+        if shown {
+            o.push_str(&format!("{k:<31} {v}\n"));
+        }
+    }
+    o
+}
+
+/// Runs showconfig.
+pub fn showconfig(a: Showconfig) -> Result<u8, String> {
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let c = client.config().map_err(|e| e.to_string())?;
+    let s = client.scheduler().map_err(|e| e.to_string())?;
+    let defaults = arches_config::Config::default().effective();
+    print(&render_showconfig(
+        &c,
+        &defaults,
+        env!("CARGO_PKG_VERSION"),
+        s.pid,
+        a.verbose,
+    ));
+    Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setspri_of(args: &[&str]) -> Result<JobAction, String> {
+        let mut v = vec!["setspri"];
+        v.extend(args);
+        setspri_action(&Setspri::try_parse_from(v).unwrap())
+    }
+
+    #[test]
+    fn setspri_forms() {
+        // 0 is sent as 0: the daemon clears the system priority.
+        assert_eq!(
+            setspri_of(&["0", "7"]),
+            Ok(JobAction::SystemPriority {
+                value: "0".into(),
+                relative: false
+            })
+        );
+        assert_eq!(
+            setspri_of(&["10", "7"]),
+            Ok(JobAction::SystemPriority {
+                value: "10".into(),
+                relative: false
+            })
+        );
+        assert_eq!(
+            setspri_of(&["-r", "-5", "7"]),
+            Ok(JobAction::SystemPriority {
+                value: "-5".into(),
+                relative: true
+            })
+        );
+        assert!(setspri_of(&["-5", "7"]).unwrap_err().contains("needs -r"));
+        assert!(setspri_of(&["ten", "7"])
+            .unwrap_err()
+            .contains("invalid priority"));
+    }
+
+    fn setres_of(args: &[&str]) -> Setres {
+        let mut v = vec!["setres"];
+        v.extend(args);
+        Setres::try_parse_from(v).unwrap()
+    }
+
+    #[test]
+    fn setres_specs_and_names() {
+        let a = setres_of(&[
+            "-u",
+            "john:mary",
+            "-s",
+            "+24:00:00",
+            "-d",
+            "8:00:00",
+            "TASKS==2",
+        ]);
+        assert_eq!(
+            setres_specs(&a).unwrap(),
+            [
+                "procs=2",
+                "starttime=+24:00:00",
+                "duration=8:00:00",
+                "users=john:mary"
+            ]
+        );
+        assert_eq!(setres_name_base(&a).as_deref(), Some("john"));
+        let a = setres_of(&["-g", "staff", "-q", "interactive", "node00[3-6]"]);
+        assert_eq!(
+            setres_specs(&a).unwrap(),
+            [
+                "hostlist=node00[3-6]",
+                "groups=staff",
+                "classes=interactive"
+            ]
+        );
+        assert_eq!(setres_name_base(&a).as_deref(), Some("staff"));
+        let a = setres_of(&["-s", "8:00:00_06/20", "-e", "17:00:00_06/22", "ALL"]);
+        assert_eq!(setres_name_base(&a), None);
+        assert_eq!(setres_specs(&a).unwrap()[0], "hostlist=ALL".to_string());
+        assert!(setres_specs(&setres_of(&["TASKS==0"])).is_err());
+        assert!(setres_specs(&setres_of(&["TASKS<2"])).is_err());
+        assert!(setres_specs(&setres_of(&["-T", "x", "ALL"]))
+            .unwrap_err()
+            .contains("not supported"));
+        assert!(Setres::try_parse_from(["setres", "-l", "x", "ALL"]).is_err());
+    }
+
+    #[test]
+    fn exact_ids_are_escaped_and_anchored() {
+        assert_eq!(exact_id_expr("system.1"), "system\\.1$");
+        assert_eq!(exact_id_expr("a-b_c"), "a\\-b_c$");
+    }
+
+    #[test]
+    fn next_free_name() {
+        let mut v = ReservationsView {
+            now: 0,
+            reservations: Vec::new(),
+        };
+        assert_eq!(next_name("john", &v), "john.1");
+        v.reservations.push(arches_api::ReservationInfo {
+            id: "john.1".into(),
+            kind: "User".into(),
+            job_state: None,
+            start: 0,
+            end: None,
+            nodes: Vec::new(),
+            procs: 0,
+            owner: None,
+            flags: Vec::new(),
+            acl: Vec::new(),
+            group: None,
+        });
+        assert_eq!(next_name("john", &v), "john.2");
+    }
+}
