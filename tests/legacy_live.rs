@@ -238,3 +238,32 @@ fn showconfig_prints_the_parameters_in_effect() {
     assert!(body.iter().all(|l| vlines.contains(l)));
     assert_eq!(run(&d, "showconfig", &["-x"]).0, 1);
 }
+
+#[test]
+fn showstate_maps_active_jobs_to_their_nodes() {
+    let d = Daemon::start_with_config(Some(CFG));
+    let id = d.submit("#!/bin/sh\nsleep 300\n", &["-l", "nodes=1:ppn=2"]);
+    d.wait_state(id, "Running", Duration::from_secs(30));
+    let queued = d.submit("#!/bin/sh\nsleep 300\n", &["-l", "nodes=1:ppn=2"]);
+    d.wait_considered(queued, Duration::from_secs(30));
+    let (c, o, e) = run(&d, "showstate", &[]);
+    assert_eq!(c, 0, "{e}");
+    let lines: Vec<&str> = o.lines().collect();
+    assert!(lines[0].starts_with("cluster state summary for "), "{o}");
+    // Only the running job is listed (not the queued one), with its letter.
+    let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with('(')).collect();
+    assert_eq!(rows.len(), 1, "{o}");
+    assert!(
+        rows[0].starts_with(&format!("(A) {id:>18} R      root     root     2 ")),
+        "{o}"
+    );
+    assert!(
+        o.contains("\nUsage Summary:  1 Active Jobs  1 Active Nodes\n"),
+        "{o}"
+    );
+    // node01 idle, node02 runs job A, the other 14 slots empty.
+    assert!(
+        lines.contains(&format!("Frame      1: [ ][A]{}", "XXX".repeat(14)).as_str()),
+        "{o}"
+    );
+}

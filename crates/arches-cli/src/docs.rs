@@ -163,6 +163,7 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
             ("setres -g staff 'node00[3-6]'", "Reserve node003-node006 for group staff."),
         ],
         "resetstats" => &[("resetstats", "Start the statistics afresh (as mschedctl -f all).")],
+        "showstate" => &[("showstate", "Active jobs and where they run, with the node problems found.")],
         "showconfig" => &[
             ("showconfig", "Major parameters and those not at their default."),
             ("showconfig -v | grep RESERVATION", "Every parameter, filtered."),

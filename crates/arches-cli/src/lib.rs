@@ -49,6 +49,7 @@ pub const COMMANDS: &[&str] = &[
     "setres",
     "resetstats",
     "showconfig",
+    "showstate",
 ];
 
 /// Every client command's clap definition (for man pages and completions).

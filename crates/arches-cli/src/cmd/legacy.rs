@@ -512,6 +512,179 @@ pub fn showconfig(a: Showconfig) -> Result<u8, String> {
     Ok(EXIT_OK)
 }
 
+// ---------------------------------------------------------------------------
+// showstate
+// ---------------------------------------------------------------------------
+
+/// Summary of the cluster's state (active jobs and a node map).
+#[derive(Debug, Parser)]
+#[command(
+    name = "showstate",
+    about = "Show the active jobs and a map of the nodes and the jobs they run",
+    long_about = "Print every active job with a letter (A, B, ...), its state, owner, processors, \
+remaining time and start, then a map of the nodes: frames (racks) of 16 slots, nodes placed in \
+name order (Arches keeps no rack/slot locations, so nodes are assigned as Moab assigns nodes without \
+one). A node shows the letter of the job it runs ([A]), a lower-case letter when it is idle with a \
+job ([a]), [ ] idle, [#] down, [*] down with a job, [!] drained, [@] busy with no job, [?] unknown; \
+XXX is an empty slot. Problems found (down nodes with jobs, busy nodes without) are listed last."
+)]
+pub struct Showstate {
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// Slots per frame of the node map (the doc sample's width; Moab's
+/// `DEFAULTRACKSIZE` for nodes without a rack/slot location).
+pub const SHOWSTATE_SLOTS: usize = 16;
+
+/// `MULToTString`: `H:MM:SS`, `D:HH:MM:SS` from one day, `-` when negative.
+fn remaining(t: i64) -> String {
+    let sign = if t < 0 { "-" } else { "" };
+    let a = t.unsigned_abs();
+    let (d, h, m, s) = (a / 86_400, (a % 86_400) / 3600, (a % 3600) / 60, a % 60);
+    if d > 0 {
+        format!("{sign}{d}:{h:02}:{m:02}:{s:02}")
+    } else {
+        format!("{sign}{h}:{m:02}:{s:02}")
+    }
+}
+
+/// The letter of the `i`-th active job: A..Z, then a..z, then again.
+fn job_letter(i: usize) -> char {
+    let i = i % 52;
+    if i < 26 {
+        (b'A' + i as u8) as char
+    } else {
+        (b'a' + (i - 26) as u8) as char
+    }
+}
+
+/// showstate's text (the layout of Moab's showstate page: job table, usage
+/// summary, node map, key, warnings).
+pub fn render_showstate(q: &arches_api::QueueView, n: &arches_api::NodesView) -> String {
+    use arches_api::Section;
+    let now = q.now;
+    let jobs: Vec<&arches_api::JobSummary> = q
+        .jobs
+        .iter()
+        .filter(|j| j.section == Section::Active)
+        .collect();
+    let mut o = format!("cluster state summary for {}\n\n", fmt::date(now));
+    o.push_str(&format!(
+        "    {:<18} {:1} {:>9} {:>8} {:>5} {:>11}  {:>19}\n",
+        "JobID", "S", "User", "Group", "Procs", "Remaining", "StartTime"
+    ));
+    o.push_str(&format!(
+        "    {} {} {} {} {} {}  {}\n\n",
+        "-".repeat(18),
+        "-",
+        "-".repeat(9),
+        "-".repeat(8),
+        "-".repeat(5),
+        "-".repeat(11),
+        "-".repeat(19)
+    ));
+    let mut active_nodes = 0usize;
+    for (i, j) in jobs.iter().enumerate() {
+        let start = j.start_time.unwrap_or(now);
+        let left = j
+            .walltime
+            .map(|w| remaining(start + w - now))
+            .unwrap_or_else(|| "INFINITY".into());
+        // The doc sample's start dates have no week day.
+        let date = fmt::date(start);
+        o.push_str(&format!(
+            "({}) {:>18} {} {:>9} {:>8} {:>5} {:>11}  {:>19}\n",
+            job_letter(i),
+            j.id,
+            j.state.chars().next().unwrap_or('?'),
+            j.user,
+            j.group,
+            j.procs,
+            left,
+            date.get(4..).unwrap_or(&date)
+        ));
+        active_nodes += n.nodes.iter().filter(|x| x.jobs.contains(&j.id)).count();
+    }
+    o.push_str(&format!(
+        "\nUsage Summary:  {} Active Jobs  {} Active Nodes\n\n",
+        jobs.len(),
+        active_nodes
+    ));
+    let tens: String = (1..=SHOWSTATE_SLOTS)
+        .map(|i| format!("[{}]", (i / 10) % 10))
+        .collect();
+    let ones: String = (1..=SHOWSTATE_SLOTS)
+        .map(|i| format!("[{}]", i % 10))
+        .collect();
+    o.push_str(&format!("{:14}{tens}\n{:14}{ones}\n\n", "", ""));
+    let mut nodes: Vec<&arches_api::NodeInfo> = n.nodes.iter().collect();
+    nodes.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut warnings = Vec::new();
+    for (f, frame) in nodes.chunks(SHOWSTATE_SLOTS).enumerate() {
+        o.push_str(&format!("Frame {:>6}: ", f + 1));
+        for slot in 0..SHOWSTATE_SLOTS {
+            let Some(node) = frame.get(slot) else {
+                o.push_str("XXX");
+                continue;
+            };
+            let job = jobs.iter().position(|j| node.jobs.contains(&j.id));
+            let c = match (job, node.state.as_str()) {
+                (Some(_), "Down") => {
+                    warnings.push(format!(
+                        "job {} requires node {} (node is down)",
+                        jobs[job.unwrap_or(0)].id,
+                        node.name
+                    ));
+                    '*'
+                }
+                (Some(i), "Idle" | "Drained") => job_letter(i).to_ascii_lowercase(),
+                (Some(_), "Unknown") | (None, "Unknown") => '?',
+                (Some(i), _) => job_letter(i),
+                (None, "Down") => {
+                    warnings.push(format!("node {} is down", node.name));
+                    '#'
+                }
+                (None, "Drained" | "Draining" | "Reserved") => '!',
+                (None, "Idle") => ' ',
+                (None, _) => {
+                    warnings.push(format!(
+                        "node {} has no job scheduled (node is {})",
+                        node.name,
+                        node.state.to_ascii_lowercase()
+                    ));
+                    '@'
+                }
+            };
+            o.push_str(&format!("[{c}]"));
+        }
+        o.push('\n');
+    }
+    o.push_str("\nKey:  XXX:Unknown [*]:Down w/Job [#]:Down [']:Idle w/Job [ ]:Idle [@]:Busy w/No Job [!]:Drained\n");
+    o.push_str(
+        "Key:  [a]:(Any lower case letter indicates an idle node that is assigned to a job)\n",
+    );
+    if !warnings.is_empty() {
+        o.push_str(" \n");
+        for w in warnings {
+            o.push_str(&w);
+            o.push('\n');
+        }
+    }
+    o
+}
+
+/// Runs showstate.
+pub fn showstate(a: Showstate) -> Result<u8, String> {
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let q = client
+        .queue(&arches_api::QueueQuery::default())
+        .map_err(|e| e.to_string())?;
+    let n = client.nodes(None).map_err(|e| e.to_string())?;
+    print(&render_showstate(&q, &n));
+    Ok(EXIT_OK)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -604,6 +777,18 @@ mod tests {
     fn exact_ids_are_escaped_and_anchored() {
         assert_eq!(exact_id_expr("system.1"), "system\\.1$");
         assert_eq!(exact_id_expr("a-b_c"), "a\\-b_c$");
+    }
+
+    #[test]
+    fn showstate_times_and_letters() {
+        assert_eq!(remaining(3 * 3600 + 5 * 60 + 17), "3:05:17");
+        assert_eq!(remaining(54 * 60 + 38), "0:54:38");
+        assert_eq!(remaining(86_400 + 61), "1:00:01:01");
+        assert_eq!(remaining(-5), "-0:00:05");
+        assert_eq!(
+            (job_letter(0), job_letter(25), job_letter(26)),
+            ('A', 'Z', 'a')
+        );
     }
 
     #[test]

@@ -42,6 +42,7 @@ pub fn command(name: &str) -> Option<clap::Command> {
         "setres" => legacy::Setres::command(),
         "resetstats" => legacy::Resetstats::command(),
         "showconfig" => legacy::Showconfig::command(),
+        "showstate" => legacy::Showstate::command(),
         _ => return None,
     })
 }
@@ -106,6 +107,7 @@ pub fn dispatch(name: &str, args: Vec<OsString>) -> Result<u8, String> {
         "setres" => go!(legacy::Setres, legacy::setres),
         "resetstats" => go!(legacy::Resetstats, legacy::resetstats),
         "showconfig" => go!(legacy::Showconfig, legacy::showconfig),
+        "showstate" => go!(legacy::Showstate, legacy::showstate),
         other => Err(format!("ERROR:    unknown command '{other}'")),
     }
 }
