@@ -1,6 +1,7 @@
-//! The older single-purpose commands (issue 16 part 5) end to end on a real
-//! daemon: setspri, releaseres, setres, resetstats and showconfig — what
-//! each one acted on, checked through the modern commands' JSON.
+//! The commands of issue 16 part 5 end to end on a real daemon: the older
+//! single-purpose ones (setspri, releaseres, setres, resetstats, showconfig,
+//! showstate) and mshow -a — what each one acted on or answered, checked
+//! through the modern commands' JSON.
 
 mod common;
 
@@ -266,4 +267,48 @@ fn showstate_maps_active_jobs_to_their_nodes() {
         lines.contains(&format!("Frame      1: [ ][A]{}", "XXX".repeat(14)).as_str()),
         "{o}"
     );
+}
+
+#[test]
+fn mshow_a_answers_from_the_schedulers_windows() {
+    let d = Daemon::start_with_config(Some(CFG));
+    // node02's two processors busy for an hour: one processor free now.
+    let id = d.submit(
+        "#!/bin/sh\nsleep 300\n",
+        &["-l", "nodes=1:ppn=2,walltime=1:00:00"],
+    );
+    d.wait_state(id, "Running", Duration::from_secs(30));
+    let (c, o, e) = run(&d, "mshow", &["-a", "-w", "minprocs=1,duration=10:00"]);
+    assert_eq!(c, 0, "{e}");
+    let rows: Vec<&str> = o.lines().skip(2).collect();
+    assert_eq!(rows.len(), 1, "{o}");
+    let f: Vec<&str> = rows[0].split_whitespace().collect();
+    assert_eq!(&f[..5], ["ALL", "1", "1", "00:00:00", "00:10:00"], "{o}");
+    // Three processors only once the job ends: nothing now, a window in
+    // about an hour with --flags=future, the same one showbf -D shows.
+    let (c, o, _) = run(&d, "mshow", &["-a", "-w", "minprocs=3,duration=10:00"]);
+    assert_eq!(c, 0);
+    assert_eq!(o.lines().count(), 2, "{o}");
+    let m = json(
+        &d,
+        "mshow",
+        &["-a", "-w", "minprocs=3,duration=10:00", "--flags=future"],
+    );
+    let b = json(&d, "showbf", &["-D", "-d", "10:00"]);
+    let bf: Vec<&serde_json::Value> = b["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["partition"] == "ALL" && w["procs"].as_u64().unwrap() >= 3)
+        .collect();
+    let ms: Vec<&serde_json::Value> = m["windows"].as_array().unwrap().iter().collect();
+    assert!(!ms.is_empty(), "{m:#}");
+    assert_eq!(ms, bf);
+    let start = ms[0]["start"].as_i64().unwrap() - m["now"].as_i64().unwrap();
+    assert!((3000..=3600).contains(&start), "{m:#}");
+    // Attributes Arches has no data for, and transaction ids, are refused.
+    let (c, _, e) = run(&d, "mshow", &["-a", "-w", "minprocs=1,os=linux"]);
+    assert!(c == 1 && e.contains("'os' is not supported"), "{e}");
+    let (c, _, e) = run(&d, "mshow", &["-a", "--flags=tid"]);
+    assert!(c == 1 && e.contains("tid"), "{e}");
 }

@@ -163,6 +163,17 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
             ("setres -g staff 'node00[3-6]'", "Reserve node003-node006 for group staff."),
         ],
         "resetstats" => &[("resetstats", "Start the statistics afresh (as mschedctl -f all).")],
+        "mshow" => &[
+            (
+                "mshow -a -w minprocs=4,duration=2:00:00",
+                "When and where 4 processors are free for two hours now.",
+            ),
+            (
+                "mshow -a -w minprocs=4,duration=2:00:00 --flags=future",
+                "The same, also windows that open later.",
+            ),
+            ("mshow -a -w gres=gpu,duration=30:00 --format=xml", "GPU windows as Moab XML."),
+        ],
         "showstate" => &[("showstate", "Active jobs and where they run, with the node problems found.")],
         "showconfig" => &[
             ("showconfig", "Major parameters and those not at their default."),

@@ -50,6 +50,7 @@ pub const COMMANDS: &[&str] = &[
     "resetstats",
     "showconfig",
     "showstate",
+    "mshow",
 ];
 
 /// Every client command's clap definition (for man pages and completions).

@@ -8,6 +8,7 @@ pub mod jobctl;
 pub mod legacy;
 pub mod mdiag;
 pub mod mschedctl;
+pub mod mshow;
 pub mod msub;
 pub mod msub_script;
 pub mod msubrc;
@@ -43,6 +44,7 @@ pub fn command(name: &str) -> Option<clap::Command> {
         "resetstats" => legacy::Resetstats::command(),
         "showconfig" => legacy::Showconfig::command(),
         "showstate" => legacy::Showstate::command(),
+        "mshow" => mshow::Mshow::command(),
         _ => return None,
     })
 }
@@ -108,6 +110,7 @@ pub fn dispatch(name: &str, args: Vec<OsString>) -> Result<u8, String> {
         "resetstats" => go!(legacy::Resetstats, legacy::resetstats),
         "showconfig" => go!(legacy::Showconfig, legacy::showconfig),
         "showstate" => go!(legacy::Showstate, legacy::showstate),
+        "mshow" => go!(mshow::Mshow, mshow::exec),
         other => Err(format!("ERROR:    unknown command '{other}'")),
     }
 }
