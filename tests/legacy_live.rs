@@ -312,3 +312,69 @@ fn mshow_a_answers_from_the_schedulers_windows() {
     let (c, _, e) = run(&d, "mshow", &["-a", "--flags=tid"]);
     assert!(c == 1 && e.contains("tid"), "{e}");
 }
+
+#[test]
+fn showhist_prints_the_record_of_a_completed_job() {
+    let d = Daemon::start_with_config(Some(CFG));
+    let done = d.submit(
+        "#!/bin/sh\nexit 3\n",
+        &["-l", "nodes=1:ppn=2", "-A", "chem"],
+    );
+    d.wait_state(done, "Completed", Duration::from_secs(30));
+    let running = d.submit("#!/bin/sh\nsleep 300\n", &[]);
+    d.wait_state(running, "Running", Duration::from_secs(30));
+    let (c, o, e) = run(&d, "showhist", &["-n", "1", &done.to_string()]);
+    assert_eq!(c, 0, "{e}");
+    let lines: Vec<&str> = o.lines().collect();
+    assert_eq!(lines.len(), 14, "{o}");
+    assert_eq!(lines[0], format!("Job Id : {done}"));
+    assert!(
+        lines[1].starts_with("Executable : /") && lines[1].ends_with(".sh"),
+        "{o}"
+    );
+    assert_eq!(lines[2], "User Name : root");
+    assert_eq!(lines[4], "Account Name : chem");
+    assert_eq!(lines[6], "Node Count : 1");
+    assert_eq!(lines[7], "Processor Count : 2");
+    assert!(lines[8].starts_with("Wallclock Duration: 00:00:"), "{o}");
+    assert_eq!(lines[12], "Exit Code : 3");
+    assert_eq!(lines[13], "Allocated Nodelist: node02");
+    // The exit code as the documented scripts read it.
+    assert_eq!(lines[12].split_whitespace().last(), Some("3"));
+    // A running job, an unknown one and an expression are not records.
+    for bad in [running.to_string(), "999".to_string(), "1.*".to_string()] {
+        let (c, o, e) = run(&d, "showhist", &[&bad]);
+        assert_eq!((c, o.as_str()), (1, ""), "{bad}: {e}");
+        assert!(e.contains(&bad), "{e}");
+    }
+}
+
+/// `showhist.moab.pl` (packaging/bin, installed beside the commands) runs showhist.
+#[test]
+fn showhist_moab_pl_runs_showhist() {
+    let d = Daemon::start_with_config(Some(CFG));
+    let id = d.submit("#!/bin/sh\ntrue\n", &[]);
+    d.wait_state(id, "Completed", Duration::from_secs(30));
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(common::bin("showhist"), dir.path().join("showhist")).unwrap();
+    let wrapper = dir.path().join("showhist.moab.pl");
+    std::fs::copy(
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/packaging/bin/showhist.moab.pl"
+        ),
+        &wrapper,
+    )
+    .unwrap();
+    let mut c = std::process::Command::new(&wrapper);
+    c.env_clear()
+        .envs(common::base_env(d.home.path(), &d.socket))
+        .arg(id.to_string());
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        text(&o.stdout),
+        text(&d.run("showhist", &[&id.to_string()]).stdout)
+    );
+    assert!(text(&o.stdout).starts_with(&format!("Job Id : {id}\n")));
+}

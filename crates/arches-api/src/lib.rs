@@ -451,6 +451,10 @@ pub struct JobDetail {
     pub bypass_count: u32,
     pub user_priority: i64,
     pub allocated: Vec<NodeShare>,
+    /// The nodes a finished job ran on (showhist's `Allocated Nodelist`);
+    /// empty for jobs that are not finished or never ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ran_on: Vec<NodeShare>,
     /// Reservation: start, end (None = no limit), nodes.
     pub reservation: Option<ReservationSpan>,
     pub priority_components: Vec<PriorityComponent>,

@@ -174,6 +174,13 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
             ),
             ("mshow -a -w gres=gpu,duration=30:00 --format=xml", "GPU windows as Moab XML."),
         ],
+        "showhist" => &[
+            ("showhist 17", "The record of completed job 17 (also as showhist.moab.pl 17)."),
+            (
+                "showhist.moab.pl -n 5 17 | grep 'Exit Code' | awk '{print $NF}'",
+                "Job 17's exit code, if it ended in the last 5 days.",
+            ),
+        ],
         "showstate" => &[("showstate", "Active jobs and where they run, with the node problems found.")],
         "showconfig" => &[
             ("showconfig", "Major parameters and those not at their default."),

@@ -51,6 +51,7 @@ pub const COMMANDS: &[&str] = &[
     "showconfig",
     "showstate",
     "mshow",
+    "showhist",
 ];
 
 /// Every client command's clap definition (for man pages and completions).

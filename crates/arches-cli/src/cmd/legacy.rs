@@ -685,6 +685,144 @@ pub fn showstate(a: Showstate) -> Result<u8, String> {
     Ok(EXIT_OK)
 }
 
+// ---------------------------------------------------------------------------
+// showhist.moab.pl
+// ---------------------------------------------------------------------------
+
+/// A completed job's record (Moab's showhist.moab.pl tool).
+#[derive(Debug, Parser)]
+#[command(
+    name = "showhist",
+    about = "Show the record of completed jobs (Moab's showhist.moab.pl tool)",
+    long_about = "Moab's showhist.moab.pl tool, installed under both names. Print the record of each completed job named: executable, credentials, queue, \
+node and processor counts, wall-clock duration, submit/start/end times, exit code and the nodes it \
+ran on, one `Field : value` line each (records separated by an empty line). The daemon keeps a \
+completed job for JOBCPURGETIME (default one day): older jobs, and jobs that have not completed, \
+are reported as not found (exit 1). -n DAYS searches only jobs that ended in the last DAYS days."
+)]
+pub struct Showhist {
+    /// Only jobs that ended in the last DAYS days.
+    #[arg(short = 'n', value_name = "DAYS")]
+    pub days: Option<u32>,
+    /// Job ids.
+    #[arg(value_name = "JOBID", required = true)]
+    pub jobs: Vec<String>,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// `HH:MM:SS` with the hours not wrapped at a day (`00:01:11`).
+fn hms(t: i64) -> String {
+    let t = t.max(0);
+    format!("{:02}:{:02}:{:02}", t / 3600, (t % 3600) / 60, t % 60)
+}
+
+/// One job's record in showhist.moab.pl's layout (the tool's documented
+/// sample: `Job Id : 180500`, ..., `Allocated Nodelist: n0893:n0894`).
+pub fn render_showhist(j: &arches_api::JobDetail) -> String {
+    let s = &j.summary;
+    let start = s.start_time.unwrap_or(s.submit_time);
+    let end = s.completion_time.unwrap_or(start);
+    let hosts = if j.ran_on.is_empty() {
+        &j.allocated
+    } else {
+        &j.ran_on
+    };
+    let nodes: Vec<&str> = hosts.iter().map(|n| n.node.as_str()).collect();
+    let mut o = String::new();
+    let mut line = |k: &str, v: String| {
+        o.push_str(k);
+        o.push_str(&v);
+        o.push('\n');
+    };
+    line("Job Id : ", s.id.to_string());
+    line("Executable : ", j.executable.clone());
+    line("User Name : ", s.user.clone());
+    line("Group Name : ", s.group.clone());
+    line("Account Name : ", s.account.clone().unwrap_or_default());
+    line("Queue Name : ", s.class.clone().unwrap_or_default());
+    line(
+        "Node Count : ",
+        s.nodes
+            .unwrap_or(nodes.len() as u32)
+            .max(nodes.len() as u32)
+            .to_string(),
+    );
+    line("Processor Count : ", s.procs.to_string());
+    line(
+        "Wallclock Duration: ",
+        hms(if s.start_time.is_some() {
+            end - start
+        } else {
+            0
+        }),
+    );
+    line("Submit Time : ", fmt::date_with_year(s.submit_time));
+    line(
+        "Start Time : ",
+        s.start_time.map(fmt::date_with_year).unwrap_or_default(),
+    );
+    line("End Time : ", fmt::date_with_year(end));
+    line(
+        "Exit Code : ",
+        s.exit_code.map(|c| c.to_string()).unwrap_or_default(),
+    );
+    line("Allocated Nodelist: ", nodes.join(":"));
+    o
+}
+
+/// A job id as showhist.moab.pl takes it: digits, optionally after a
+/// `NAME.` prefix (`Moab.17`); never an expression.
+fn is_job_id(t: &str) -> bool {
+    let digits = t.rsplit_once('.').map_or(t, |(p, d)| {
+        if p.is_empty()
+            || !p
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            ""
+        } else {
+            d
+        }
+    });
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Runs showhist (showhist.moab.pl).
+pub fn showhist(a: Showhist) -> Result<u8, String> {
+    if let Some(bad) = a.jobs.iter().find(|j| !is_job_id(j)) {
+        return Err(format!("ERROR:  invalid job id '{bad}'"));
+    }
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let view = client
+        .jobs(&arches_api::JobsRequest {
+            ids: a.jobs.clone(),
+            completed: true,
+            select: JobSelect::default(),
+        })
+        .map_err(|e| e.to_string())?;
+    let since = a.days.map(|d| view.now - i64::from(d) * 86_400);
+    let mut code = EXIT_OK;
+    let mut out = Vec::new();
+    for id in &a.jobs {
+        let found = view.jobs.iter().find(|j| {
+            let s = &j.summary;
+            id.rsplit('.').next() == Some(s.id.to_string().as_str())
+                && s.section == arches_api::Section::Completed
+                && since.is_none_or(|t| s.completion_time.is_some_and(|c| c >= t))
+        });
+        match found {
+            Some(j) => out.push(render_showhist(j)),
+            None => {
+                eprintln!("ERROR:  job '{id}' not found in the job history");
+                code = EXIT_ERROR;
+            }
+        }
+    }
+    print(&out.join("\n"));
+    Ok(code)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -789,6 +927,14 @@ mod tests {
             (job_letter(0), job_letter(25), job_letter(26)),
             ('A', 'Z', 'a')
         );
+    }
+
+    #[test]
+    fn showhist_ids_and_durations() {
+        assert!(is_job_id("180500") && is_job_id("Moab.17"));
+        assert!(!is_job_id("80.*") && !is_job_id("ALL") && !is_job_id(".5") && !is_job_id("7["));
+        assert_eq!(hms(71), "00:01:11");
+        assert_eq!(hms(90_000), "25:00:00");
     }
 
     #[test]

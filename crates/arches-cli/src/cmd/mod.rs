@@ -45,6 +45,7 @@ pub fn command(name: &str) -> Option<clap::Command> {
         "showconfig" => legacy::Showconfig::command(),
         "showstate" => legacy::Showstate::command(),
         "mshow" => mshow::Mshow::command(),
+        "showhist" => legacy::Showhist::command(),
         _ => return None,
     })
 }
@@ -111,6 +112,7 @@ pub fn dispatch(name: &str, args: Vec<OsString>) -> Result<u8, String> {
         "showconfig" => go!(legacy::Showconfig, legacy::showconfig),
         "showstate" => go!(legacy::Showstate, legacy::showstate),
         "mshow" => go!(mshow::Mshow, mshow::exec),
+        "showhist" => go!(legacy::Showhist, legacy::showhist),
         other => Err(format!("ERROR:    unknown command '{other}'")),
     }
 }
