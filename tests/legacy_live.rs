@@ -378,3 +378,70 @@ fn showhist_moab_pl_runs_showhist() {
     );
     assert!(text(&o.stdout).starts_with(&format!("Job Id : {id}\n")));
 }
+
+#[test]
+fn mcredctl_queries_configuration_and_access() {
+    let cfg = format!(
+        "{CFG}USERCFG[alice] QLIST=high\nACCOUNTCFG[chem] PRIORITY=1\nCLASSCFG[batch] PRIORITY=1\n\
+QOSCFG[high] PRIORITY=10\nQOSCFG[normal] PRIORITY=1\nGROUPCFG[staff] PRIORITY=2\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    // -q config is what mdiag shows for the credential.
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "config", "user:alice"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, text(&d.run("mdiag", &["-u", "alice"]).stdout));
+    let (c, o, _) = run(&d, "mcredctl", &["-q", "config", "class"]);
+    assert_eq!((c, o), (0, text(&d.run("mdiag", &["-c"]).stdout)));
+    // -q accessfrom: Moab's XML, read with a real parser.
+    let (c, o, e) = run(
+        &d,
+        "mcredctl",
+        &["-q", "accessfrom", "user:alice", "--format=xml"],
+    );
+    assert_eq!(c, 0, "{e}");
+    let doc = roxmltree::Document::parse(o.trim_end()).unwrap();
+    let u = doc
+        .descendants()
+        .find(|n| n.has_tag_name("user"))
+        .unwrap_or_else(|| panic!("{o}"));
+    assert_eq!(u.attribute("ID"), Some("alice"));
+    assert_eq!(u.attribute("QList"), Some("high"));
+    assert!(
+        u.attribute("AList")
+            .unwrap()
+            .split(',')
+            .any(|a| a == "chem"),
+        "{o}"
+    );
+    assert!(
+        u.attribute("CList")
+            .unwrap()
+            .split(',')
+            .any(|a| a == "batch"),
+        "{o}"
+    );
+    assert_eq!(
+        doc.descendants().filter(|n| n.has_tag_name("user")).count(),
+        1
+    );
+    // A group without QLIST may use every QoS.
+    let (_, o, _) = run(&d, "mcredctl", &["-q", "accessfrom", "group:staff"]);
+    assert!(
+        o.contains(r#"ID="staff""#) && o.contains(r#"QList="high,normal""#),
+        "{o}"
+    );
+    // Errors: unknown credential and type, unsupported queries and options.
+    let (c, _, e) = run(&d, "mcredctl", &["-q", "config", "user:nobody"]);
+    assert!(c == 1 && e.contains("cannot locate user 'nobody'"), "{e}");
+    assert_eq!(run(&d, "mcredctl", &["-q", "config", "node:n1"]).0, 1);
+    for args in [
+        &["-q", "role", "user:alice"][..],
+        &["-l", "user"],
+        &["-m", "priority=3", "user:alice"],
+        &["-r", "stats", "user:alice"],
+    ] {
+        let (c, _, e) = run(&d, "mcredctl", args);
+        assert!(c == 1 && e.contains("not supported"), "{args:?}: {e}");
+    }
+    assert_eq!(run(&d, "mcredctl", &["-Z"]).0, 1);
+}

@@ -181,6 +181,13 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
                 "Job 17's exit code, if it ended in the last 5 days.",
             ),
         ],
+        "mcredctl" => &[
+            ("mcredctl -q config user:alice", "alice's configuration and usage (as mdiag -u alice)."),
+            (
+                "mcredctl -q accessfrom user:alice --format=xml",
+                "The accounts, QoS and classes alice may use, as Moab XML.",
+            ),
+        ],
         "showstate" => &[("showstate", "Active jobs and where they run, with the node problems found.")],
         "showconfig" => &[
             ("showconfig", "Major parameters and those not at their default."),

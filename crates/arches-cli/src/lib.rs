@@ -52,6 +52,7 @@ pub const COMMANDS: &[&str] = &[
     "showstate",
     "mshow",
     "showhist",
+    "mcredctl",
 ];
 
 /// Every client command's clap definition (for man pages and completions).

@@ -6,6 +6,7 @@ use clap::{CommandFactory, Parser};
 
 pub mod jobctl;
 pub mod legacy;
+pub mod mcredctl;
 pub mod mdiag;
 pub mod mschedctl;
 pub mod mshow;
@@ -46,6 +47,7 @@ pub fn command(name: &str) -> Option<clap::Command> {
         "showstate" => legacy::Showstate::command(),
         "mshow" => mshow::Mshow::command(),
         "showhist" => legacy::Showhist::command(),
+        "mcredctl" => mcredctl::Mcredctl::command(),
         _ => return None,
     })
 }
@@ -113,6 +115,7 @@ pub fn dispatch(name: &str, args: Vec<OsString>) -> Result<u8, String> {
         "showstate" => go!(legacy::Showstate, legacy::showstate),
         "mshow" => go!(mshow::Mshow, mshow::exec),
         "showhist" => go!(legacy::Showhist, legacy::showhist),
+        "mcredctl" => go!(mcredctl::Mcredctl, mcredctl::exec),
         other => Err(format!("ERROR:    unknown command '{other}'")),
     }
 }
