@@ -2,7 +2,7 @@ complete -c mjobctl -s n -d 'Select the jobs named JOBNAME (with any operation; 
 complete -c mjobctl -s h -d 'Set a hold: user (default), system, batch or defer' -r
 complete -c mjobctl -s m -d 'Modify an attribute: ATTR=VAL, ATTR+=VAL or ATTR-=VAL (repeatable)' -r
 complete -c mjobctl -s N -d 'Send a signal: [signal=]SIGNO|SIGNAME' -r
-complete -c mjobctl -s p -d 'Set the system priority (+N adds to the maximum; with --flags=relative adds to the computed priority)' -r
+complete -c mjobctl -s p -d 'Set the system priority (0 clears it; +N adds to the maximum; with --flags=relative adds to the computed priority)' -r
 complete -c mjobctl -s q -d 'Query: diag (job details), starttime (start estimate), hostlist (allocated hosts) or wiki (each job as one line of Moab\'s WIKI protocol: <id> ATTR=VALUE;...)' -r -f -a "diag\t''
 starttime\t''
 hostlist\t''

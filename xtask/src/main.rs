@@ -80,9 +80,9 @@ fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
 fn dynamic_kind(cmd: &str) -> Option<&'static str> {
     Some(match cmd {
         "checkjob" | "canceljob" | "mdel" | "mjobctl" | "releasehold" | "sethold" | "runjob"
-        | "showstart" => "jobs",
+        | "showstart" | "setspri" => "jobs",
         "checknode" => "nodes",
-        "showres" => "reservations",
+        "showres" | "releaseres" => "reservations",
         _ => return None,
     })
 }
@@ -346,6 +346,28 @@ fn binaries(root: &Path) -> Result<Vec<String>> {
     Ok(names)
 }
 
+/// Copies every file of `root/src` into `dest` with `mode`.
+fn copy_dir_into(
+    root: &Path,
+    src: &str,
+    dest: &Path,
+    mode: u32,
+    out: &mut Vec<PathBuf>,
+) -> Result<()> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(src))
+        .with_context(|| format!("reading {src}"))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    for f in files {
+        let to = dest.join(f.file_name().expect("a file name"));
+        put(&f, &to, mode)?;
+        out.push(to);
+    }
+    Ok(())
+}
+
 /// Copies `from` to `to` (parents created) with `mode`.
 fn put(from: &Path, to: &Path, mode: u32) -> Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -365,6 +387,7 @@ fn put(from: &Path, to: &Path, mode: u32) -> Result<()> {
 ///
 /// ```text
 /// <prefix>/bin/<command>                         every command (msub, moab, ...)
+/// <prefix>/bin/showhist.moab.pl                 packaging/bin: commands under Moab tool names
 /// <prefix>/share/man/man1/<command>.1, man5/moab.cfg.5
 /// <prefix>/share/bash-completion/completions/<command>
 /// <prefix>/share/zsh/site-functions/_<command>
@@ -395,6 +418,9 @@ fn install_into(
         put(&from, &to, 0o755)?;
         out.push(to);
     }
+    // Commands under the names of Moab's tools (showhist.moab.pl), as the
+    // Debian package installs them.
+    copy_dir_into(root, "packaging/bin", &prefix.join("bin"), 0o755, &mut out)?;
     let copy_dir = |src: &str, dest: &str, mode: u32, out: &mut Vec<PathBuf>| -> Result<()> {
         let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(src))
             .with_context(|| format!("reading {src}"))?
@@ -577,6 +603,8 @@ mod tests {
         for want in [
             "bin/msub",
             "bin/moab",
+            "bin/showhist",
+            "bin/showhist.moab.pl",
             "share/man/man1/checkjob.1",
             "share/bash-completion/completions/showq",
             "share/zsh/site-functions/_mdiag",

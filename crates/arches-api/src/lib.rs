@@ -451,6 +451,10 @@ pub struct JobDetail {
     pub bypass_count: u32,
     pub user_priority: i64,
     pub allocated: Vec<NodeShare>,
+    /// The nodes a finished job ran on (showhist's `Allocated Nodelist`);
+    /// empty for jobs that are not finished or never ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ran_on: Vec<NodeShare>,
     /// Reservation: start, end (None = no limit), nodes.
     pub reservation: Option<ReservationSpan>,
     pub priority_components: Vec<PriorityComponent>,
@@ -878,6 +882,9 @@ pub struct SchedulerView {
     pub max_iteration_ms: f64,
     pub paused: bool,
     pub messages: Vec<String>,
+    /// Process id of the daemon (showconfig's header).
+    #[serde(default)]
+    pub pid: u32,
 }
 
 /// mschedctl operations.

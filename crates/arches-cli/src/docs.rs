@@ -145,6 +145,54 @@ pub fn examples(name: &str) -> &'static [(&'static str, &'static str)] {
             ),
             ("mrsvctl -r system.1", "Release reservation system.1."),
         ],
+        "setspri" => &[
+            ("setspri 10 17", "Give job 17 system priority 10 (above every job without one)."),
+            ("setspri 0 17", "Clear job 17's system priority."),
+            ("setspri -r 100000 17", "Add 100000 to job 17's system priority."),
+        ],
+        "releaseres" => &[("releaseres system.1 bob.2", "Release two reservations.")],
+        "setres" => &[
+            (
+                "setres -u john:mary -s +24:00:00 -d 8:00:00 TASKS==2",
+                "Reserve two processors for john and mary in 24 hours, for 8 hours (john.1).",
+            ),
+            (
+                "setres -s 8:00:00_06/20 -e 17:00:00_06/22 ALL",
+                "Reserve every node for maintenance (system.N).",
+            ),
+            ("setres -g staff 'node00[3-6]'", "Reserve node003-node006 for group staff."),
+        ],
+        "resetstats" => &[("resetstats", "Start the statistics afresh (as mschedctl -f all).")],
+        "mshow" => &[
+            (
+                "mshow -a -w minprocs=4,duration=2:00:00",
+                "When and where 4 processors are free for two hours now.",
+            ),
+            (
+                "mshow -a -w minprocs=4,duration=2:00:00 --flags=future",
+                "The same, also windows that open later.",
+            ),
+            ("mshow -a -w gres=gpu,duration=30:00 --format=xml", "GPU windows as Moab XML."),
+        ],
+        "showhist" => &[
+            ("showhist 17", "The record of completed job 17 (also as showhist.moab.pl 17)."),
+            (
+                "showhist.moab.pl -n 5 17 | grep 'Exit Code' | awk '{print $NF}'",
+                "Job 17's exit code, if it ended in the last 5 days.",
+            ),
+        ],
+        "mcredctl" => &[
+            ("mcredctl -q config user:alice", "alice's configuration and usage (as mdiag -u alice)."),
+            (
+                "mcredctl -q accessfrom user:alice --format=xml",
+                "The accounts, QoS and classes alice may use, as Moab XML.",
+            ),
+        ],
+        "showstate" => &[("showstate", "Active jobs and where they run, with the node problems found.")],
+        "showconfig" => &[
+            ("showconfig", "Major parameters and those not at their default."),
+            ("showconfig -v | grep RESERVATION", "Every parameter, filtered."),
+        ],
         _ => &[],
     }
 }

@@ -44,6 +44,15 @@ pub const COMMANDS: &[&str] = &[
     "runjob",
     "showstats",
     "mrsvctl",
+    "setspri",
+    "releaseres",
+    "setres",
+    "resetstats",
+    "showconfig",
+    "showstate",
+    "mshow",
+    "showhist",
+    "mcredctl",
 ];
 
 /// Every client command's clap definition (for man pages and completions).

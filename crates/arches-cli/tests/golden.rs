@@ -619,6 +619,7 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         bypass_count: 1,
         user_priority: 0,
         allocated: vec![],
+        ran_on: vec![],
         reservation: None,
         priority_components: vec![],
         priority_weights: vec![],
@@ -2135,4 +2136,39 @@ fn mdiag_n_generic_resources_column_and_xml() {
         .find(|n| n.attribute("NODEID") == Some("c01"))
         .unwrap();
     assert_eq!(c.attribute("GRES"), None);
+}
+
+// ---------------------------------------------------------------------------
+// showhist.moab.pl
+// ---------------------------------------------------------------------------
+
+/// The documented record of job 180500, rebuilt from the data it shows.
+#[test]
+fn showhist_record_from_the_documented_sample() {
+    let g = golden("showhist-1", true);
+    let mut j = tardis_job("Completed", Section::Completed);
+    let s = &mut j.summary;
+    s.id = 180500;
+    s.user = "user5".into();
+    s.group = "user5-upg".into();
+    s.account = Some("CSC000".into());
+    s.class = Some("batch".into());
+    s.nodes = Some(2);
+    s.procs = 48;
+    s.submit_time = utc(2013, 10, 15, 12, 1, 36);
+    s.start_time = Some(utc(2013, 10, 15, 12, 2, 8));
+    s.completion_time = Some(utc(2013, 10, 15, 12, 3, 19));
+    s.exit_code = Some(0);
+    j.executable = "/nopt/moab/spool/moab.job.iw15dV".into();
+    j.ran_on = vec![
+        NodeShare {
+            node: "n0893".into(),
+            tasks: 24,
+        },
+        NodeShare {
+            node: "n0894".into(),
+            tasks: 24,
+        },
+    ];
+    assert_eq!(arches_cli::cmd::legacy::render_showhist(&j), g);
 }

@@ -663,6 +663,18 @@ impl Actor {
             if !arches_core::limits::SYSTEM_PRIORITY.contains(&v) {
                 return Err("ERROR:  system priority must be in the range 0 - 1000".to_string());
             }
+            if v == 0 {
+                // Moab: "0 to clear" (setspri, mjobctl -p): the job's
+                // policy-computed priority counts again.
+                self.apply(
+                    Event::Modify {
+                        job: id,
+                        change: JobChange::SysPrio(None),
+                    },
+                    now,
+                );
+                return Ok(Some(format!("job {id} system priority modified")));
+            }
             v
         };
         self.apply(

@@ -412,6 +412,12 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             .filter(|_| j.state.is_active())
             .map(|r| shares(s, &r.alloc))
             .unwrap_or_default(),
+        ran_on: j
+            .run
+            .as_ref()
+            .filter(|_| j.state.is_finished())
+            .map(|r| shares(s, &r.alloc))
+            .unwrap_or_default(),
         reservation,
         priority_components: decision
             .map(|d| components(&d.priority.components))
@@ -719,6 +725,7 @@ fn task_count(alloc: Option<&[arches_core::Alloc]>, node: u32) -> u32 {
 pub fn scheduler(s: &Snapshot) -> SchedulerView {
     let st = &s.stats;
     SchedulerView {
+        pid: std::process::id(),
         now: s.now,
         host: s.host.clone(),
         socket: s.socket.clone(),

@@ -149,7 +149,7 @@ pub struct Mjobctl {
     /// Send a signal: [signal=]SIGNO|SIGNAME.
     #[arg(short = 'N', value_name = "SIGNAL")]
     pub signal: Option<String>,
-    /// Set the system priority (+N adds to the maximum; with --flags=relative adds to the computed priority).
+    /// Set the system priority (0 clears it; +N adds to the maximum; with --flags=relative adds to the computed priority).
     #[arg(short = 'p', value_name = "PRIORITY", allow_hyphen_values = true)]
     pub priority: Option<String>,
     /// Query: diag (job details), starttime (start estimate), hostlist (allocated hosts) or wiki

@@ -5,8 +5,11 @@ use std::ffi::OsString;
 use clap::{CommandFactory, Parser};
 
 pub mod jobctl;
+pub mod legacy;
+pub mod mcredctl;
 pub mod mdiag;
 pub mod mschedctl;
+pub mod mshow;
 pub mod msub;
 pub mod msub_script;
 pub mod msubrc;
@@ -36,6 +39,15 @@ pub fn command(name: &str) -> Option<clap::Command> {
         "showres" => rsv::Showres::command(),
         "showstats" => query::Showstats::command(),
         "mrsvctl" => rsv::Mrsvctl::command(),
+        "setspri" => legacy::Setspri::command(),
+        "releaseres" => legacy::Releaseres::command(),
+        "setres" => legacy::Setres::command(),
+        "resetstats" => legacy::Resetstats::command(),
+        "showconfig" => legacy::Showconfig::command(),
+        "showstate" => legacy::Showstate::command(),
+        "mshow" => mshow::Mshow::command(),
+        "showhist" => legacy::Showhist::command(),
+        "mcredctl" => mcredctl::Mcredctl::command(),
         _ => return None,
     })
 }
@@ -95,6 +107,15 @@ pub fn dispatch(name: &str, args: Vec<OsString>) -> Result<u8, String> {
         "showres" => go!(rsv::Showres, rsv::showres),
         "showstats" => go!(query::Showstats, query::showstats),
         "mrsvctl" => go!(rsv::Mrsvctl, rsv::mrsvctl),
+        "setspri" => go!(legacy::Setspri, legacy::setspri),
+        "releaseres" => go!(legacy::Releaseres, legacy::releaseres),
+        "setres" => go!(legacy::Setres, legacy::setres),
+        "resetstats" => go!(legacy::Resetstats, legacy::resetstats),
+        "showconfig" => go!(legacy::Showconfig, legacy::showconfig),
+        "showstate" => go!(legacy::Showstate, legacy::showstate),
+        "mshow" => go!(mshow::Mshow, mshow::exec),
+        "showhist" => go!(legacy::Showhist, legacy::showhist),
+        "mcredctl" => go!(mcredctl::Mcredctl, mcredctl::exec),
         other => Err(format!("ERROR:    unknown command '{other}'")),
     }
 }

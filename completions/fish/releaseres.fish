@@ -1,0 +1,6 @@
+complete -c releaseres -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock if it exists, else the system service\'s /run/arches/moab.sock)' -r -F
+complete -c releaseres -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
+complete -c releaseres -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
+complete -c releaseres -s h -l help -d 'Print help (see more with \'--help\')'
+# Operands: reservations known to the running daemon.
+complete -c releaseres -f -n 'not string match -q -- "-*" (commandline -ct)' -a '(releaseres --complete reservations 2>/dev/null)'

@@ -1,0 +1,7 @@
+complete -c setspri -l socket -d 'Unix socket of the moab daemon (default: $MOAB_SOCKET, else $MOABHOMEDIR/moab.sock, else ~/.arches/moab.sock if it exists, else the system service\'s /run/arches/moab.sock)' -r -F
+complete -c setspri -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
+complete -c setspri -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
+complete -c setspri -s r -d 'Relative: add PRIORITY (may be negative) to the job\'s current system priority'
+complete -c setspri -s h -l help -d 'Print help (see more with \'--help\')'
+# Operands: jobs known to the running daemon.
+complete -c setspri -f -n 'not string match -q -- "-*" (commandline -ct)' -a '(setspri --complete jobs 2>/dev/null)'

@@ -1,0 +1,279 @@
+//! mcredctl: credential queries. `-q config TYPE[:NAME]` prints what
+//! `mdiag -u/-g/-a/-c/-q` prints (Moab answers it with the same
+//! functions); `-q accessfrom TYPE:NAME` lists what a credential gives
+//! access to, as Moab's `<Data><user ID= AList= QList= CList=/></Data>`
+//! (GeBR reads it). The other queries and the modifying options need
+//! models Arches does not have and are refused by name.
+
+use arches_api::{CredentialInfo, CredentialsView};
+use clap::{ArgAction, ArgGroup, Parser};
+
+use crate::common::{print, print_json, Connection, Format, Output};
+use crate::render::creds;
+use crate::render::xml::Element;
+use crate::EXIT_OK;
+
+/// Query credentials.
+#[derive(Debug, Parser)]
+#[command(
+    disable_help_flag = true,
+    name = "mcredctl",
+    about = "Query credentials (users, groups, accounts, classes, QoS)",
+    long_about = "-q config TYPE[:NAME] shows the credentials' configuration and usage as mdiag -u/-g/-a/-c/-q \
+do (TYPE: user, group, acct, class, qos). -q accessfrom TYPE[:NAME] shows what each credential gives access \
+to, as Moab's XML (AList: accounts, QList: QoS, CList: classes; --format=xml, also the default): Arches \
+keeps no account or class access lists, so a user may use every configured account and class, and the QoS \
+of its QLIST (every QoS without one). The other queries (role, limit, profile, accessto, policies) and -d, \
+-h, -l, -m, -r are not supported and say so.",
+    group(ArgGroup::new("op").required(true).args(["query", "destroy", "hold", "list", "modify", "reset"]))
+)]
+pub struct Mcredctl {
+    /// Print help.
+    #[arg(long, action = ArgAction::Help)]
+    pub help: Option<bool>,
+    /// Query: config or accessfrom (role, limit, profile, accessto, policies: not supported).
+    #[arg(short = 'q', value_name = "ATTR")]
+    pub query: Option<String>,
+    /// Destroy a credential: not supported (credentials are moab.cfg's).
+    #[arg(short = 'd', value_name = "TYPE:NAME")]
+    pub destroy: Option<String>,
+    /// Hold a credential's jobs: not supported.
+    #[arg(short = 'h', value_name = "TYPE:NAME")]
+    pub hold: Option<String>,
+    /// List credentials of a type: not supported (use mdiag -u/-g/-a/-c/-q).
+    #[arg(short = 'l', value_name = "TYPE")]
+    pub list: Option<String>,
+    /// Modify a credential: not supported (change moab.cfg, or mschedctl -m config).
+    #[arg(short = 'm', value_name = "ATTR=VALUE")]
+    pub modify: Option<String>,
+    /// Reset statistics, credits or fairshare of a credential: not supported (resetstats resets them all).
+    #[arg(short = 'r', value_name = "WHAT")]
+    pub reset: Option<String>,
+    /// The credential: TYPE or TYPE:NAME.
+    #[arg(value_name = "TYPE[:NAME]")]
+    pub object: Option<String>,
+    #[command(flatten)]
+    pub output: Output,
+    #[command(flatten)]
+    pub conn: Connection,
+}
+
+/// `user`, `group`, `acct`/`account`, `class`, `qos` → the API's kind.
+fn kind_of(t: &str) -> Option<&'static str> {
+    Some(match t.to_ascii_lowercase().as_str() {
+        "user" => "user",
+        "group" => "group",
+        "acct" | "account" => "account",
+        "class" | "queue" => "class",
+        "qos" => "qos",
+        _ => return None,
+    })
+}
+
+/// Moab's element name of a kind (`MXO`).
+fn element_of(kind: &str) -> &'static str {
+    match kind {
+        "user" => "user",
+        "group" => "group",
+        "account" => "acct",
+        "class" => "class",
+        _ => "qos",
+    }
+}
+
+/// `TYPE[:NAME]` → (kind, name).
+pub fn parse_object(o: &str) -> Result<(&'static str, Option<String>), String> {
+    let (t, n) = match o.split_once(':') {
+        Some((t, n)) => (t, Some(n.to_string()).filter(|n| !n.is_empty())),
+        None => (o, None),
+    };
+    let kind = kind_of(t).ok_or_else(|| {
+        format!("ERROR:    invalid credential type '{t}' (user, group, acct, class or qos)")
+    })?;
+    Ok((kind, n))
+}
+
+fn names(v: &CredentialsView, kind: &str) -> Vec<String> {
+    let mut n: Vec<String> = v
+        .credentials
+        .iter()
+        .filter(|c| c.kind == kind && c.name != "DEFAULT")
+        .map(|c| c.name.clone())
+        .collect();
+    n.sort();
+    n
+}
+
+/// What credential `c` gives access to: `(AList, QList, CList)`.
+pub fn access_from(
+    v: &CredentialsView,
+    c: &CredentialInfo,
+) -> (Vec<String>, Vec<String>, Vec<String>) {
+    let user = c.kind == "user";
+    let accounts = if user {
+        names(v, "account")
+    } else {
+        Vec::new()
+    };
+    let qos = match c.kind.as_str() {
+        "qos" => Vec::new(),
+        _ if c.qlist.is_empty() => names(v, "qos"),
+        _ => {
+            let mut q = c.qlist.clone();
+            q.sort();
+            q.dedup();
+            q
+        }
+    };
+    let classes = if user { names(v, "class") } else { Vec::new() };
+    (accounts, qos, classes)
+}
+
+/// `<Data><user ID=".." AList=".." QList=".." CList=".."/>...</Data>`
+/// (empty lists are left out, as Moab does).
+pub fn render_access_xml(v: &CredentialsView, shown: &[&CredentialInfo]) -> String {
+    let mut data = Element::new("Data");
+    for c in shown {
+        let (a, q, cl) = access_from(v, c);
+        let mut e = Element::new(element_of(&c.kind)).attr("ID", &c.name);
+        for (attr, list) in [("AList", a), ("QList", q), ("CList", cl)] {
+            if !list.is_empty() {
+                e = e.attr(attr, list.join(","));
+            }
+        }
+        data.push(e);
+    }
+    data.render()
+}
+
+/// Runs mcredctl.
+pub fn exec(a: Mcredctl) -> Result<u8, String> {
+    for (given, what) in [
+        (
+            a.destroy.is_some(),
+            "destroying credentials (-d): they are moab.cfg's",
+        ),
+        (a.hold.is_some(), "credential holds (-h)"),
+        (
+            a.list.is_some(),
+            "listing credentials (-l): use mdiag -u/-g/-a/-c/-q",
+        ),
+        (
+            a.modify.is_some(),
+            "modifying credentials (-m): change moab.cfg or use mschedctl -m config",
+        ),
+        (
+            a.reset.is_some(),
+            "resetting one credential's statistics (-r): resetstats resets them all",
+        ),
+    ] {
+        if given {
+            return Err(format!("ERROR:    {what} not supported by Arches"));
+        }
+    }
+    let q = a.query.clone().unwrap_or_default().to_ascii_lowercase();
+    if !matches!(q.as_str(), "config" | "accessfrom") {
+        return Err(
+            if matches!(
+                q.as_str(),
+                "role" | "limit" | "profile" | "accessto" | "policies"
+            ) {
+                format!("ERROR:    'mcredctl -q {q}' is not supported by Arches (config and accessfrom are)")
+            } else {
+                format!("ERROR:    invalid query '{q}' (config, accessfrom, role, limit, profile, accessto or policies)")
+            },
+        );
+    }
+    let Some(obj) = a.object.as_deref() else {
+        return Err("ERROR:    no credential specified (TYPE[:NAME])".into());
+    };
+    let (kind, name) = parse_object(obj)?;
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let mut v = client.credentials().map_err(|e| e.to_string())?;
+    if let Some(n) = &name {
+        let known = v.credentials.iter().any(|c| c.kind == kind && &c.name == n);
+        let historical = v.historical.iter().any(|(k, h)| k == kind && h == n);
+        if !known && !historical {
+            return Err(format!(
+                "ERROR:    cannot locate {} '{n}'",
+                element_of(kind)
+            ));
+        }
+        if !known {
+            v.credentials.push(CredentialInfo {
+                kind: kind.to_string(),
+                name: n.clone(),
+                ..Default::default()
+            });
+        }
+    }
+    let shown: Vec<&CredentialInfo> = v
+        .credentials
+        .iter()
+        .filter(|c| c.kind == kind && name.as_ref().is_none_or(|n| n == &c.name))
+        .collect();
+    match (q.as_str(), a.output.format()) {
+        (_, Format::Json) => {
+            let mut j = v.clone();
+            j.credentials
+                .retain(|c| c.kind == kind && name.as_ref().is_none_or(|n| n == &c.name));
+            print_json(&j)?
+        }
+        ("config", Format::Xml) => print(&format!(
+            "{}\n",
+            creds::render_xml(&v.credentials, kind, name.as_deref())
+        )),
+        ("config", Format::Text) => print(&creds::render_credentials(
+            &v.credentials,
+            kind,
+            name.as_deref(),
+        )),
+        // accessfrom is Moab's XML in either format.
+        _ => print(&format!("{}\n", render_access_xml(&v, &shown))),
+    }
+    Ok(EXIT_OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cred(kind: &str, name: &str, qlist: &[&str]) -> CredentialInfo {
+        CredentialInfo {
+            kind: kind.into(),
+            name: name.into(),
+            qlist: qlist.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn access_lists() {
+        let v = CredentialsView {
+            credentials: vec![
+                cred("user", "alice", &["high", "normal", "high"]),
+                cred("user", "bob", &[]),
+                cred("account", "chem", &[]),
+                cred("account", "bio", &[]),
+                cred("class", "batch", &[]),
+                cred("qos", "high", &[]),
+                cred("qos", "normal", &[]),
+                cred("qos", "DEFAULT", &[]),
+            ],
+            historical: vec![],
+        };
+        let shown = [&v.credentials[0], &v.credentials[1]];
+        assert_eq!(
+            render_access_xml(&v, &shown),
+            // Attributes in name order, as Moab's XML writer puts them.
+            "<Data><user AList=\"bio,chem\" CList=\"batch\" ID=\"alice\" QList=\"high,normal\"/>\
+<user AList=\"bio,chem\" CList=\"batch\" ID=\"bob\" QList=\"high,normal\"/></Data>"
+        );
+        assert_eq!(
+            parse_object("acct:chem").unwrap(),
+            ("account", Some("chem".into()))
+        );
+        assert_eq!(parse_object("user").unwrap(), ("user", None));
+        assert!(parse_object("node:n1").is_err());
+    }
+}

@@ -1,0 +1,4 @@
+//! `releaseres`: see `man releaseres`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("releaseres")
+}

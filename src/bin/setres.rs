@@ -1,0 +1,4 @@
+//! `setres`: see `man setres`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("setres")
+}

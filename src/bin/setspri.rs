@@ -1,0 +1,4 @@
+//! `setspri`: see `man setspri`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("setspri")
+}

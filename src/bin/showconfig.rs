@@ -1,0 +1,4 @@
+//! `showconfig`: see `man showconfig`. The command is defined in `arches-cli`.
+fn main() -> std::process::ExitCode {
+    arches_cli::run("showconfig")
+}
