@@ -445,3 +445,35 @@ QOSCFG[high] PRIORITY=10\nQOSCFG[normal] PRIORITY=1\nGROUPCFG[staff] PRIORITY=2\
     }
     assert_eq!(run(&d, "mcredctl", &["-Z"]).0, 1);
 }
+
+/// A job purged after `JOBCPURGETIME` keeps its record in the job history:
+/// showhist prints the same record as before (also after a restart), while
+/// checkjob no longer finds it; another user gets no record.
+#[test]
+fn showhist_finds_purged_jobs_in_the_history() {
+    let mut d = Daemon::start_with_config(Some(&format!("{CFG}JOBCPURGETIME 00:00:01\n")));
+    let id = d.submit("#!/bin/sh\nexit 4\n", &["-A", "chem"]);
+    d.wait_state(id, "Completed", Duration::from_secs(30));
+    let (c, before, e) = run(&d, "showhist", &[&id.to_string()]);
+    assert_eq!(c, 0, "{e}");
+    // Purged: checkjob cannot locate it any more.
+    wait_until("the job to be purged", || {
+        !d.run("checkjob", &[&id.to_string()]).status.success()
+    });
+    let (c, after, e) = run(&d, "showhist", &[&id.to_string()]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(after, before);
+    assert!(after.contains("Exit Code : 4\n") && after.contains("Account Name : chem\n"));
+    // Durable.
+    d.stop();
+    d.spawn();
+    let (c, again, e) = run(&d, "showhist", &[&id.to_string()]);
+    assert_eq!((c, again.as_str()), (0, before.as_str()), "{e}");
+    // Not the record of another user.
+    if common::root_or_skip("showhist_finds_purged_jobs_in_the_history (other user)") {
+        let user = common::ensure_user("archesh1");
+        let o = common::run_as_user(&d, &user, "showhist", &[&id.to_string()], "", d.home.path());
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o.stdout));
+        assert_eq!(text(&o.stdout), "");
+    }
+}

@@ -392,6 +392,11 @@ pub struct JobsRequest {
     /// `-n NAME` / `-w ATTR=VALUE` selection.
     #[serde(default)]
     pub select: JobSelect,
+    /// Also look up job ids the daemon no longer holds in its job history
+    /// (showhist.moab.pl): completed jobs purged after `JOBCPURGETIME`,
+    /// kept for `PROFILEDURATION` × `PROFILECOUNT`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub history: bool,
 }
 
 /// Job selection beyond the job expressions (Moab's `-n` and `-w`): the

@@ -720,7 +720,7 @@ fn typed_body() -> impl Strategy<Value = (&'static str, Vec<u8>)> {
         2 => rsv.prop_map(move |r| (routes::RESERVATION_CONTROL, json(serde_json::to_value(r).expect("json")))),
         1 => start.prop_map(move |q| (routes::STARTTIME, json(serde_json::to_value(q).expect("json")))),
         1 => backfill.prop_map(move |q| (routes::BACKFILL, json(serde_json::to_value(q).expect("json")))),
-        1 => (job_ids(), any::<bool>(), job_select()).prop_map(move |(ids, completed, select)| (routes::JOBS_DETAIL, json(serde_json::to_value(JobsRequest { ids, completed, select }).expect("json")))),
+        1 => (job_ids(), any::<bool>(), job_select()).prop_map(move |(ids, completed, select)| (routes::JOBS_DETAIL, json(serde_json::to_value(JobsRequest { ids, completed, select, history: false }).expect("json")))),
         2 => (vec(resource(), 0..3), vec(("[A-Za-z_=]{0,6}", any_value()), 0..3), proptest::option::of(nasty_text()), proptest::option::of(any_value()), proptest::option::of(nasty_text()), any::<bool>())
             .prop_map(move |(resources, env, name, output, shell, hold)| {
                 let req = SubmitRequest {

@@ -218,7 +218,7 @@ impl Actor {
         let mut state = State::new(nodes);
         let mut exec = ExecMap::new();
         let mut active = Vec::new();
-        let db = cfg.home.join("arches.db");
+        let db = cfg.home.join(crate::STORE_FILE);
         // Unreadable records stop the start, or are set aside (--salvage).
         let mut salvage = crate::salvage::Salvage::new(cfg.salvage, &db);
         let mut intents: std::collections::BTreeMap<JobId, JobRecord> =
@@ -952,8 +952,17 @@ impl Actor {
             return Ok(());
         }
         let (rsv_upserts, rsv_deletes) = std::mem::take(&mut self.rsv_changes);
+        let deletes = std::mem::take(&mut self.purged);
+        // The job history reaches as far back as the statistics profile.
+        let reach = self
+            .cfg
+            .moab
+            .profile_duration
+            .saturating_mul(i64::try_from(self.cfg.moab.profile_count).unwrap_or(i64::MAX));
+        let history_before = (!deletes.is_empty()).then(|| now().saturating_sub(reach));
         let mut batch = Batch {
-            deletes: std::mem::take(&mut self.purged),
+            deletes,
+            history_before,
             payloads: std::mem::take(&mut self.payloads),
             next_id: Some(self.next_id),
             rsv_upserts,

@@ -315,7 +315,10 @@ async fn jobs_detail(
         current(&app.published),
         "jobs",
         move |s| {
-            let (items, shell) = views::jobs_selection(s, &req, &caller);
+            let (mut items, mut shell) = views::jobs_selection(s, &req, &caller);
+            if req.history {
+                crate::history::add(s, &caller, &mut items, &mut shell);
+            }
             (shell, items)
         },
         move |s, it| views::job_item(s, it, &pv),

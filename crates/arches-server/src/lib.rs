@@ -8,6 +8,9 @@
 //! serve until SIGTERM/SIGINT or `mschedctl -k`. Running jobs are left
 //! running; the next start re-adopts them.
 
+/// The state database in the daemon's home.
+pub const STORE_FILE: &str = "arches.db";
+
 pub mod actions;
 mod activation;
 pub mod actor;
@@ -21,6 +24,7 @@ pub mod durable;
 mod elastic;
 pub mod estimates;
 mod guard;
+mod history;
 pub mod home;
 pub mod http;
 pub mod ident;
@@ -196,8 +200,8 @@ pub fn serve(
     }
     claim_socket(&loc.socket)?;
     let cfg = Arc::new(cfg);
-    let store = arches_store::Store::open(&loc.home.join("arches.db"))
-        .with_context(|| format!("cannot open {}", loc.home.join("arches.db").display()))?;
+    let store = arches_store::Store::open(&loc.home.join(STORE_FILE))
+        .with_context(|| format!("cannot open {}", loc.home.join(STORE_FILE).display()))?;
     let (mut actor, published) = actor::Actor::recover(
         Arc::clone(&cfg),
         store,

@@ -15,6 +15,7 @@
 pub mod accounting;
 mod array;
 mod aside;
+mod history;
 mod payload;
 pub mod record;
 mod starts;
@@ -86,6 +87,9 @@ pub struct Batch {
     pub array_upserts: Vec<ArrayRecord>,
     /// Job arrays forgotten.
     pub array_deletes: Vec<u64>,
+    /// With purges: the job history keeps only jobs that ended at or after
+    /// this time ([`history`]).
+    pub history_before: Option<i64>,
 }
 
 impl Batch {
@@ -141,6 +145,7 @@ impl Store {
         conn.execute_batch(starts::SCHEMA)?;
         conn.execute_batch(array::SCHEMA)?;
         conn.execute_batch(aside::SCHEMA)?;
+        conn.execute_batch(history::SCHEMA)?;
         Ok(Store { conn })
     }
 
@@ -152,7 +157,12 @@ impl Store {
             .query_row("SELECT MAX(id) FROM jobs", [], |r| r.get(0))?;
         let after_max = max.map_or(1, |m| m as u64 + 1);
         let after_aside = self.highest_aside_job()?.map_or(1, |m| m + 1);
-        Ok(stored.unwrap_or(1).max(after_max).max(after_aside))
+        let after_history = self.highest_history_job()?.map_or(1, |m| m + 1);
+        Ok(stored
+            .unwrap_or(1)
+            .max(after_max)
+            .max(after_aside)
+            .max(after_history))
     }
 
     /// A metadata value.
@@ -276,6 +286,7 @@ impl Store {
                     text
                 ])?;
             }
+            history::record(&tx, &batch.deletes, batch.history_before)?;
             let mut del = tx.prepare_cached("DELETE FROM jobs WHERE id = ?1")?;
             for id in &batch.deletes {
                 del.execute([*id as i64])?;

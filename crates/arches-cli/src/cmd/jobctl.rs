@@ -289,6 +289,7 @@ fn query(
                     ids: jobs,
                     completed: false,
                     select,
+                    history: false,
                 })
                 .map_err(|e| e.to_string())?;
             let mut code = EXIT_OK;
@@ -324,6 +325,7 @@ fn query(
                     ids: jobs,
                     completed,
                     select,
+                    history: false,
                 })
                 .map_err(|e| e.to_string())?;
             match (q, a.output.format()) {

@@ -696,9 +696,11 @@ pub fn showstate(a: Showstate) -> Result<u8, String> {
     about = "Show the record of completed jobs (Moab's showhist.moab.pl tool)",
     long_about = "Moab's showhist.moab.pl tool, installed under both names. Print the record of each completed job named: executable, credentials, queue, \
 node and processor counts, wall-clock duration, submit/start/end times, exit code and the nodes it \
-ran on, one `Field : value` line each (records separated by an empty line). The daemon keeps a \
-completed job for JOBCPURGETIME (default one day): older jobs, and jobs that have not completed, \
-are reported as not found (exit 1). -n DAYS searches only jobs that ended in the last DAYS days."
+ran on, one `Field : value` line each (records separated by an empty line). The daemon holds a \
+completed job for JOBCPURGETIME (default one day); then its record moves to the job history in the \
+daemon's database, kept as long as the statistics profile reaches (PROFILEDURATION × PROFILECOUNT, \
+12.5 days by default). Jobs in neither, and jobs that have not completed, are reported as not found \
+(exit 1). -n DAYS searches only jobs that ended in the last DAYS days."
 )]
 pub struct Showhist {
     /// Only jobs that ended in the last DAYS days.
@@ -799,6 +801,7 @@ pub fn showhist(a: Showhist) -> Result<u8, String> {
             ids: a.jobs.clone(),
             completed: true,
             select: JobSelect::default(),
+            history: true,
         })
         .map_err(|e| e.to_string())?;
     let since = a.days.map(|d| view.now - i64::from(d) * 86_400);

@@ -421,6 +421,7 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
                     name: None,
                     constraints,
                 },
+                history: false,
             })
             .map_err(err)?;
         if let Some(ids) = partition_jobs(completed || all)? {
