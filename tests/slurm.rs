@@ -861,12 +861,14 @@ fn checkpoint_and_requeue_preemption_restart_the_jobs_as_new_slurm_jobs() {
     fx.d.wait_state(r, "Running", Duration::from_secs(10));
     let high = fx.submit("high", "procs=32,walltime=60,qos=high", "sleep 3", &[]);
     fx.wait_slurm("high", "RUNNING", 40);
+    // c wrote its checkpoint line before it was requeued; read it while
+    // high runs (c's next Slurm job, after high, truncates its output).
+    let ckpt = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(ckpt.contains("checkpoint"), "{ckpt:?}");
     fx.wait_slurm("high", "COMPLETED", 30);
     fx.d.wait_state(high, "Completed", Duration::from_secs(20));
     assert_eq!(fx.squeue("c")[0].0, "CANCELLED");
     assert_eq!(fx.squeue("r")[0].0, "CANCELLED");
-    let ckpt = std::fs::read_to_string(&log).unwrap_or_default();
-    assert!(ckpt.contains("checkpoint"), "{ckpt:?}");
     // Both start again, each as a new Slurm job.
     fx.wait_slurm("c", "RUNNING", 30);
     fx.wait_slurm("r", "RUNNING", 30);
