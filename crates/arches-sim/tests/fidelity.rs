@@ -295,6 +295,7 @@ fn assert_matches_pyss(name: &str, procs: u32, opts: SwfOptions, policy: Policy,
 const KTH: &str = "KTH-SP2-1996-2.swf.gz";
 const SDSC: &str = "SDSC-SP2-1998-4.2-cln.swf.gz";
 const CTC: &str = "CTC-SP2-1996-3.1-cln.swf.gz";
+const GAIA: &str = "UniLu-Gaia-2014-2.swf.gz";
 
 fn kth_opts(sanitize: bool) -> SwfOptions {
     SwfOptions {
@@ -451,6 +452,41 @@ fn ctc_fcfs_matches_pyss_exactly() {
         pyss: Some("101.90 / 30.29"),
     };
     assert_matches_pyss(CTC, 512, original(), fcfs(), peer);
+}
+
+/// A fourth archive log, not in `peer-results.md`: UniLu-Gaia-2014-2 on the
+/// header's 2004 processors, EASY, the trace as it is (its 127 status 2-4
+/// partial lines skipped, as by default), EASY and conservative. The figures
+/// are pyss's, measured
+/// 2026-12-01 (BENCHMARKS.md, issue 18): pyss given the same lines (the file
+/// without its status 2-4 lines), the all-jobs figures computed from pyss's
+/// own job records.
+#[test]
+fn gaia_easy_matches_pyss_exactly() {
+    let peer = Peer {
+        jobs: 51_860,
+        avg_wait_s: 185,
+        bsld: "1.61",
+        util: "0.4524",
+        makespan_s: 7_697_292,
+        max_wait_s: 28_045,
+        pyss: Some("3.11 / 1.62"),
+    };
+    assert_matches_pyss(GAIA, 2004, original(), easy(), peer);
+}
+
+#[test]
+fn gaia_conservative_matches_pyss_exactly() {
+    let peer = Peer {
+        jobs: 51_860,
+        avg_wait_s: 262,
+        bsld: "2.05",
+        util: "0.4524",
+        makespan_s: 7_697_292,
+        max_wait_s: 28_045,
+        pyss: Some("4.39 / 2.06"),
+    };
+    assert_matches_pyss(GAIA, 2004, original(), conservative(), peer);
 }
 
 #[test]
