@@ -804,6 +804,7 @@ impl Simulation {
             st.before(&mut self.state, self.last_plan.as_ref(), at)
                 .map_err(|source| SimError::Core { at, job: 0, source })?;
         }
+        self.update_fairshare();
         let lean = if self.full_plans {
             None
         } else {
@@ -958,6 +959,20 @@ impl Simulation {
     /// on (a period starting at `since`).
     pub fn enable_accounting(&mut self, since: Time, fs: arches_core::accounting::FsWindow) {
         self.accounting = Some((arches_core::accounting::Accounting::new(since), fs));
+    }
+
+    /// Fairshare: the decayed usage at `now` (completed jobs and the running
+    /// ones up to now) for the priorities and caps of this iteration, as the
+    /// daemon computes it. Needs the accounting ([`Simulation::enable_accounting`]);
+    /// nothing to do unless [`arches_core::fairshare::active`].
+    fn update_fairshare(&mut self) {
+        if !arches_core::fairshare::active(&self.policy) {
+            return;
+        }
+        if let Some((acc, fs)) = self.accounting.as_ref() {
+            let usage = acc.fairshare(self.state.active(), fs, self.now);
+            self.policy.fairshare.usage = std::sync::Arc::new(usage.decayed(fs.decay));
+        }
     }
 
     /// The accounting enabled with [`Simulation::enable_accounting`].

@@ -468,7 +468,7 @@ fn the_other_policy_parameters_fill_the_core_policy() {
     );
     assert_eq!(c.policy.weights.xfactor, 10);
     assert_eq!(c.extra_weights.get("XFACTORCAP"), Some(&1000));
-    assert_eq!(c.extra_weights.get("FSWEIGHT"), Some(&2));
+    assert_eq!(c.policy.weights.fs, 2);
     assert_eq!(c.job_purge_secs, 3600);
     assert_eq!(
         c.runtime_prediction,
