@@ -576,7 +576,8 @@ pub fn render_fairshare(f: &FairshareView) -> String {
         }
         o.push_str(&format!("\n{title}\n-------------\n"));
         for c in rows {
-            let star = if fs_violates(c.percent, c.target) {
+            // An absolute cap (`^`) is in processor-seconds, not percent.
+            let star = if c.target_kind != "^" && fs_violates(c.percent, c.target) {
                 "*"
             } else {
                 ""
