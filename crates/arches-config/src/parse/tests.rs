@@ -724,14 +724,32 @@ fn fairshare_targets_weights_and_policy() {
     assert!(c.policy.fairshare.enabled);
     let w = &c.policy.weights;
     assert_eq!(
-        (w.fs, w.fs_user, w.fs_group, w.fs_account, w.fs_qos, w.fs_class),
+        (
+            w.fs,
+            w.fs_user,
+            w.fs_group,
+            w.fs_account,
+            w.fs_qos,
+            w.fs_class
+        ),
         (10, 2, 3, 4, 5, 6)
     );
-    let t = |h, kind| Some(FsTarget { hundredths: h, kind });
+    let t = |h, kind| {
+        Some(FsTarget {
+            hundredths: h,
+            kind,
+        })
+    };
     assert_eq!(c.policy.users["a"].fs_target, t(2500, FsTargetKind::Target));
     assert_eq!(c.policy.groups["b"].fs_target, t(1250, FsTargetKind::Floor));
-    assert_eq!(c.policy.accounts["c"].fs_target, t(3000, FsTargetKind::Ceiling));
-    assert_eq!(c.policy.qos["d"].fs_target, t(4000, FsTargetKind::CapRelative));
+    assert_eq!(
+        c.policy.accounts["c"].fs_target,
+        t(3000, FsTargetKind::Ceiling)
+    );
+    assert_eq!(
+        c.policy.qos["d"].fs_target,
+        t(4000, FsTargetKind::CapRelative)
+    );
     assert_eq!(
         c.policy.classes["e"].fs_target,
         t(50_000_000, FsTargetKind::CapAbsolute)
