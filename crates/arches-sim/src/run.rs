@@ -956,7 +956,10 @@ impl Simulation {
 
 impl Simulation {
     /// Keeps showstats-style accounting of every job that finishes from now
-    /// on (a period starting at `since`).
+    /// on (a period starting at `since`). Fairshare priorities and caps
+    /// ([`arches_core::fairshare`]) use this usage: without accounting a
+    /// fairshare policy sees no usage (every factor 0). `moab simulate`
+    /// enables it with the configuration's window when fairshare is active.
     pub fn enable_accounting(&mut self, since: Time, fs: arches_core::accounting::FsWindow) {
         self.accounting = Some((arches_core::accounting::Accounting::new(since), fs));
     }
