@@ -349,8 +349,15 @@ loads Arches does not track: they allocate as FIRSTAVAILABLE (mdiag -C warns).",
         "Length of one fairshare interval.", "fairshare",
         |c, _, v| { c.fairshare.interval = v.duration()?; Ok(()) }),
     param("FSDECAY", ValueType::Float, IndexKind::None, Some("1.0"),
-        "Weight of each older fairshare interval.", "fairshare",
-        |c, _, v| { c.fairshare.decay = v.float()?; Ok(()) }),
+        "Weight of each older fairshare interval (0-1: interval i counts FSDECAY^i; 1 = no decay).", "fairshare",
+        |c, _, v| {
+            let d = v.float()?;
+            if !(0.0..=1.0).contains(&d) {
+                return Err(format!("value {d} out of range (0–1)"));
+            }
+            c.fairshare.decay = d;
+            Ok(())
+        }),
     // ---- jobs
     param("PROFILEDURATION", ValueType::Duration, IndexKind::None, Some("00:30:00"),
         "Length of one statistics profile interval (showstats -t, showstats -n). Changing it starts the kept history afresh.", "statistics",

@@ -557,6 +557,10 @@ fn node_access_match_and_fairshare_settings() {
         (None, 8, 43_200)
     );
     assert!(messages("FSDEPTH 0\n")[0].contains("FSDEPTH: value 0 out of range"));
+    assert_eq!(
+        messages("FSDECAY 1.5\n"),
+        ["moab.cfg:1: ERROR: FSDECAY: value 1.5 out of range (0–1)"]
+    );
 }
 
 #[test]
