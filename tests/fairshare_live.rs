@@ -2,12 +2,12 @@
 //! finished and running jobs per account, and an account over its
 //! `FSTARGET` loses priority (`mdiag -p`'s FS column, checkjob's priority
 //! analysis, `mdiag -f`), so a job of the account under its target starts
-//! first although it was submitted later. Accounts stand in for users so
-//! the test needs no second uid (the arithmetic is the same for every
-//! credential kind: crates/arches-core/src/fairshare.rs).
+//! first although it was submitted later: with accounts (any uid), and
+//! with two real users (root only: it creates a user).
 
 mod common;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use common::{text, Daemon};
@@ -101,4 +101,66 @@ fn an_account_over_its_target_loses_priority() {
         let _ = d.run("canceljob", &[&id.to_string()]);
     }
     let _ = wait_for(&d, jh, "not gone", |o| !o.contains("State: Idle"));
+}
+
+/// The same with users: root has used the machine, a second user has not;
+/// FSUSERWEIGHT makes root's later job wait behind the other user's.
+#[test]
+fn a_user_over_its_target_loses_priority() {
+    if !common::root_or_skip("a_user_over_its_target_loses_priority") {
+        return;
+    }
+    let user = common::ensure_user("archesfs");
+    let cfg = format!(
+        "NODECFG[n1] PROCS=2\nNODECFG[n2] PROCS=2\nRMCFG[local] TYPE=LOCAL\n\
+FSPOLICY DEDICATEDPS\nFSWEIGHT 1\nFSUSERWEIGHT 10\nQUEUETIMEWEIGHT 0\n\
+USERCFG[root] FSTARGET=50\nUSERCFG[{user}] FSTARGET=50\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let w = Duration::from_secs(30);
+    let first = d.submit("sleep 1\n", &["-l", "procs=4,walltime=60"]);
+    d.wait_state(first, "Completed", w);
+    let blocker = d.submit("sleep 300\n", &["-l", "procs=4,walltime=600"]);
+    d.wait_state(blocker, "Running", w);
+    let mine = d.submit("sleep 60\n", &["-l", "procs=4,walltime=120"]);
+    let dir = tempfile::tempdir().unwrap();
+    common::set_mode(dir.path(), 0o777);
+    let out = common::run_as_user(
+        &d,
+        &user,
+        "msub",
+        &["-l", "procs=4,walltime=120"],
+        "sleep 60\n",
+        Path::new(dir.path()),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let theirs = common::parse_id(&out);
+    d.wait_considered(mine, w);
+    d.wait_considered(theirs, w);
+    // root: 10 × (50 − 100) = −500; the other user: 10 × 50 = +500.
+    let p = text(&d.run("mdiag", &["-p"]).stdout);
+    let lines: Vec<&str> = p.lines().collect();
+    assert_eq!(
+        lines[2], "Job                    PRIORITY*     FS( User)",
+        "{p}"
+    );
+    assert_eq!(
+        lines[5],
+        format!("{theirs:<20}        500   100.0(500.0)"),
+        "{p}"
+    );
+    assert_eq!(
+        lines[6],
+        format!("{mine:<20}       -500   100.0(-500.)"),
+        "{p}"
+    );
+    let c = d.run("canceljob", &[&blocker.to_string()]);
+    assert!(c.status.success(), "{}", text(&c.stderr));
+    d.wait_state(theirs, "Running", w);
+    let h = d.wait_considered(mine, w);
+    assert!(h.contains("State: Idle"), "{h}");
+    for id in [theirs, mine] {
+        let _ = d.run("canceljob", &[&id.to_string()]);
+    }
+    let _ = wait_for(&d, mine, "not gone", |o| !o.contains("State: Idle"));
 }
