@@ -1351,8 +1351,12 @@ pub struct FairshareCred {
     /// `user`, `group`, `account`, `class` or `qos`.
     pub kind: String,
     pub name: String,
-    /// `FSTARGET=` in percent.
+    /// `FSTARGET=` in percent (processor-seconds for an absolute cap).
     pub target: Option<f64>,
+    /// The target's kind as its `FSTARGET` suffix: empty (a target), `+`
+    /// (floor), `-` (ceiling), `%` (relative cap), `^` (absolute cap).
+    #[serde(default)]
+    pub target_kind: String,
     /// Decayed share of the total usage, percent.
     pub percent: f64,
     /// Share of each interval's total usage, percent (index 0 = current;

@@ -1783,6 +1783,59 @@ fn staging_sizes_times_and_failures_use_moab_formats() {
     );
 }
 
+/// The fairshare column (Maui's `MJobGetStartPriority`): `    FS(...)`
+/// after `Cred`, the subcomponents shown weighted (FSWEIGHT × FS*WEIGHT ×
+/// factor) and signed, a user over its target negative.
+#[test]
+fn mdiag_p_fairshare_column_weighted_and_signed() {
+    let comp = |c: &str, s: &str, v: f64, contrib: f64| PriorityComponent {
+        component: c.into(),
+        sub: s.into(),
+        value: v,
+        contribution: contrib,
+    };
+    let p = PriorityView {
+        now: 0,
+        weights: vec![
+            ("Cred".into(), "User".into(), 1, 0),
+            ("FS".into(), "User".into(), 10, 2),
+            ("FS".into(), "Group".into(), 10, 0),
+            ("FS".into(), "Accnt".into(), 10, 3),
+            ("Serv".into(), "QTime".into(), 1, 1),
+        ],
+        jobs: vec![JobPriority {
+            id: 42,
+            priority: -150,
+            system: false,
+            state: "Idle".into(),
+            section: Section::Eligible,
+            components: vec![
+                comp("FS", "User", -20.0, -400.0),
+                comp("FS", "Accnt", 5.0, 150.0),
+                comp("Serv", "QTime", 100.0, 100.0),
+            ],
+        }],
+    };
+    let out = mdiag::render_priority(&p, 0);
+    // FS: 10 × (2 × −20 + 3 × 5) = −250 of |−250| + 100: 71.4 %. The
+    // footer is Maui's: each subcomponent's |factor| × weights over the
+    // summed |priority| (400 / 350: the user and account parts offset).
+    assert_eq!(
+        out,
+        "diagnosing job priority information (partition: ALL)
+
+Job                    PRIORITY*     FS( User:Accnt)  Serv(QTime)
+             Weights   --------      10(    2:    3)     1(    1)
+
+42                         -150    71.4(-400.:150.0)  28.6(100.0)
+
+Percent Contribution   --------    71.4(114.3: 42.9)  28.6( 28.6)
+
+* indicates system prio set on job
+"
+    );
+}
+
 /// Several weighted subcomponents share their component's column
 /// (`Cred( User:  QOS)`), in Moab's order; blocked and active jobs only show
 /// with `-v -v` / `-v`; the XML carries the template weights and raw values.

@@ -140,9 +140,73 @@ fn fs_cred(kind: &str, name: &str, pct: f64, target: Option<f64>, iv: &[&str]) -
         kind: kind.into(),
         name: name.into(),
         target,
+        target_kind: String::new(),
         percent: pct,
         intervals: iv.iter().map(|v| v.parse::<f64>().ok()).collect(),
     }
+}
+
+/// mdiag -f with every target kind: the value and its `FSTARGET` suffix in
+/// the Target column (Maui's `MFSTargetToString`: `15.00+`, a space after
+/// a plain target as in golden mdiag-f-1), a credential without a target
+/// `-------`; an absolute cap (processor-seconds) is never starred.
+#[test]
+fn mdiag_f_target_kinds_keep_their_suffix() {
+    let cred = |kind: &str, name: &str, pct: f64, target: Option<f64>, k: &str| FairshareCred {
+        target_kind: k.into(),
+        ..fs_cred(kind, name, pct, target, &["60.00", "-------"])
+    };
+    let view = FairshareView {
+        now: 0,
+        policy: Some("DEDICATEDPS".into()),
+        depth: 2,
+        interval: 43_200,
+        decay: 0.5,
+        total: vec![2.0, 0.0],
+        credentials: vec![
+            cred("user", "alice", 60.0, Some(50.0), ""),
+            cred("user", "bob", 40.0, None, ""),
+            cred("group", "staff", 60.0, Some(20.0), "+"),
+            cred("account", "chem", 60.0, Some(70.0), "-"),
+            cred("qos", "high", 60.0, Some(30.0), "%"),
+            cred("class", "batch", 60.0, Some(5000.0), "^"),
+        ],
+    };
+    assert_eq!(
+        mdiag::render_fairshare(&view),
+        "FairShare Information
+
+Depth: 2 intervals   Interval Length: 12:00:00   Decay Rate: 0.50
+
+FS Policy: DEDICATEDPS
+System FS Settings:  Target Usage: 0.00    Flags: 0
+
+FSInterval        %     Target       0       1
+FSWeight       ------- -------  1.0000  0.5000
+TotalUsage      100.00 -------     2.0     0.0
+
+USER
+-------------
+alice*           60.00  50.00    60.00 -------
+bob              40.00 -------   60.00 -------
+
+GROUP
+-------------
+staff*           60.00  20.00+   60.00 -------
+
+ACCT
+-------------
+chem*            60.00  70.00-   60.00 -------
+
+QOS
+-------------
+high*            60.00  30.00%   60.00 -------
+
+CLASS
+-------------
+batch            60.00 5000.00^   60.00 -------
+"
+    );
 }
 
 /// mdiag -f: the Maui/Moab doc sample rebuilt from its own numbers renders

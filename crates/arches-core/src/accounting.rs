@@ -425,6 +425,28 @@ pub struct FairshareUsage {
 }
 
 impl FairshareUsage {
+    /// The decayed usage (`Σ decay^i × usage[i]`) per credential and in
+    /// total, as the priority and the caps use it ([`crate::fairshare`]).
+    pub fn decayed(&self, decay: f64) -> crate::fairshare::FsUsage {
+        let sum = |v: &[f64]| {
+            let mut w = 1.0;
+            let mut s = 0.0;
+            for x in v {
+                s += w * x;
+                w *= decay;
+            }
+            s
+        };
+        crate::fairshare::FsUsage {
+            total: sum(&self.total),
+            creds: self
+                .creds
+                .iter()
+                .map(|(k, v)| (k.clone(), sum(v)))
+                .collect(),
+        }
+    }
+
     /// The decayed share of `usage` in `total`, in percent.
     pub fn decayed_percent(usage: &[f64], total: &[f64], decay: f64) -> f64 {
         let mut u = 0.0;
@@ -544,6 +566,32 @@ mod tests {
         // old intervals fall out of the window
         a.trim(&FS, 1000);
         assert!(a.fs_total.is_empty());
+    }
+
+    #[test]
+    fn decayed_usage_weighs_older_intervals_by_the_decay() {
+        // Maui's example: John 60, 0, 10, 50 of 110, 125, 100, 150, decay 0.5.
+        let u = FairshareUsage {
+            total: vec![110.0, 125.0, 100.0, 150.0],
+            creds: [(
+                (CredKind::User, "john".to_string()),
+                vec![60.0, 0.0, 10.0, 50.0],
+            )]
+            .into_iter()
+            .collect(),
+        };
+        let d = u.decayed(0.5);
+        assert!((d.total - (110.0 + 62.5 + 25.0 + 18.75)).abs() < 1e-9);
+        assert!((d.of(CredKind::User, "john") - (60.0 + 2.5 + 6.25)).abs() < 1e-9);
+        let pct = d.percent(CredKind::User, "john");
+        let expected = FairshareUsage::decayed_percent(
+            &u.creds[&(CredKind::User, "john".into())],
+            &u.total,
+            0.5,
+        );
+        assert!((pct - expected).abs() < 1e-9);
+        // No decay: plain sums.
+        assert_eq!(u.decayed(1.0).total, 485.0);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //!
 //! It applies when the queue order is static and no credential limit is set
 //! ([`lean_supported`]): priority is FIFO by queue time (the only non-zero
-//! priority weight is `QUEUETIMEWEIGHT`, no system priorities), no throttling
+//! priority weight is `QUEUETIMEWEIGHT`, no system priorities, fairshare
+//! neither weighted nor capped: [`crate::fairshare::active`]), no throttling
 //! limits, no preemptor, `BACKFILLPOLICY FIRSTFIT` or `NONE` without backfill depth,
 //! chunking, virtual walltime scaling or shortest-first or widest-window ordering,
 //! `RESERVATIONPOLICY CURRENTHIGHEST`, `HIGHEST` or `NEVER`, no class wall-clock
@@ -78,7 +79,8 @@ pub fn lean_supported(policy: &Policy) -> bool {
     let chunking = policy.backfill == BackfillPolicy::FirstFit
         && policy.bf_chunk_size > 0
         && policy.bf_chunk_duration > 0;
-    fifo && !has_limits(policy)
+    fifo && !crate::fairshare::active(policy)
+        && !has_limits(policy)
         && matches!(
             policy.backfill,
             BackfillPolicy::FirstFit | BackfillPolicy::None

@@ -32,6 +32,7 @@ pub mod class;
 mod context;
 pub mod defer;
 pub mod eligibility;
+pub mod fairshare;
 pub mod forced;
 pub mod gres;
 pub mod history;

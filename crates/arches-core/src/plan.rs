@@ -114,6 +114,10 @@ pub enum BlockReason {
     /// A preemptor waiting for the jobs it preempted (checkpointed or
     /// requeued) to terminate; their resources are held for it.
     Preempting(Vec<JobId>),
+    /// A credential's fairshare usage with the job would exceed its
+    /// fairshare cap (`FSTARGET=N%` or `N^`, [`crate::fairshare`]): the
+    /// message.
+    FairshareCap(String),
 }
 
 impl BlockReason {
@@ -209,6 +213,7 @@ impl fmt::Display for BlockReason {
             BlockReason::DataStaging(Some(_)) => f.write_str(
                 "job is waiting for stage-in data (data-ready time estimated)",
             ),
+            BlockReason::FairshareCap(m) => f.write_str(m),
             BlockReason::Preempting(jobs) => {
                 let ids: Vec<String> = jobs.iter().map(|j| j.to_string()).collect();
                 write!(
@@ -263,6 +268,10 @@ pub struct Plan {
     /// Running malleable and resizable jobs to grow, and why the others
     /// did not ([`crate::malleable`]).
     pub elastic: crate::malleable::ElasticPlan,
+    /// The fairshare usage the priorities were computed with (when
+    /// [`crate::fairshare::active`]), for the views that compute the
+    /// priority of running jobs.
+    pub fairshare: Option<std::sync::Arc<crate::fairshare::FsUsage>>,
 }
 
 /// Every queued job's [`Decision`], ordered by job id: a sorted vector,

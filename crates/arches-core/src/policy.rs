@@ -210,8 +210,8 @@ pub struct CredConfig {
     pub qdef: Option<String>,
     /// QoS access list (`QLIST=`).
     pub qlist: Vec<String>,
-    /// `FSTARGET=` in hundredths of a percent.
-    pub fs_target: Option<u32>,
+    /// `FSTARGET=` ([`crate::fairshare`]).
+    pub fs_target: Option<crate::fairshare::FsTarget>,
     /// How the list combines with other credentials' (`&`, `^` markers).
     pub qlist_kind: QosListKind,
 }
@@ -233,8 +233,8 @@ pub struct ClassConfig {
     pub qlist_kind: QosListKind,
     /// `JOBFLAGS=` / `FLAGS=`: flags given to every job of the class.
     pub job_flags: Vec<JobFlag>,
-    /// `FSTARGET=` in hundredths of a percent.
-    pub fs_target: Option<u32>,
+    /// `FSTARGET=` ([`crate::fairshare`]).
+    pub fs_target: Option<crate::fairshare::FsTarget>,
     /// Job defaults and per-job limits beyond the wall clock
     /// ([`crate::class`]).
     pub job: ClassJobLimits,
@@ -269,8 +269,8 @@ pub struct QosConfig {
     pub flags: Vec<QosFlag>,
     /// `JOBFLAGS=`: flags given to every job of the QoS.
     pub job_flags: Vec<JobFlag>,
-    /// `FSTARGET=` in hundredths of a percent.
-    pub fs_target: Option<u32>,
+    /// `FSTARGET=` ([`crate::fairshare`]).
+    pub fs_target: Option<crate::fairshare::FsTarget>,
 }
 
 /// Priority component and subcomponent weights (Moab §5.1).
@@ -288,6 +288,15 @@ pub struct PriorityWeights {
     pub qos: i64,
     /// Weight of the job's user priority (`msub -p`).
     pub userprio: i64,
+    /// `FSWEIGHT`: the fairshare component ([`crate::fairshare`]).
+    pub fs: i64,
+    /// `FSUSERWEIGHT`, `FSGROUPWEIGHT`, `FSACCOUNTWEIGHT`, `FSQOSWEIGHT`,
+    /// `FSCLASSWEIGHT`.
+    pub fs_user: i64,
+    pub fs_group: i64,
+    pub fs_account: i64,
+    pub fs_qos: i64,
+    pub fs_class: i64,
 }
 
 impl Default for PriorityWeights {
@@ -306,6 +315,13 @@ impl Default for PriorityWeights {
             class: 0,
             qos: 0,
             userprio: 0,
+            // Moab: every component weight 1, the subcomponents 0.
+            fs: 1,
+            fs_user: 0,
+            fs_group: 0,
+            fs_account: 0,
+            fs_qos: 0,
+            fs_class: 0,
         }
     }
 }
@@ -387,6 +403,19 @@ pub struct Policy {
     /// `MALLEABLEGROWTH`: when running malleable jobs grow
     /// ([`crate::malleable`]).
     pub growth: crate::malleable::GrowthPolicy,
+    /// Fairshare (`FSPOLICY` and the usage of this iteration).
+    pub fairshare: Fairshare,
+}
+
+/// Fairshare as the core sees it ([`crate::fairshare`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fairshare {
+    /// `FSPOLICY` is set (otherwise fairshare neither changes priorities nor
+    /// blocks jobs).
+    pub enabled: bool,
+    /// The decayed usage at the iteration's `now`, set by the driver before
+    /// each iteration when [`crate::fairshare::active`].
+    pub usage: std::sync::Arc<crate::fairshare::FsUsage>,
 }
 
 impl Default for Policy {
@@ -428,6 +457,7 @@ impl Default for Policy {
             default_class: None,
             templates: crate::templates::Templates::default(),
             growth: crate::malleable::GrowthPolicy::default(),
+            fairshare: Fairshare::default(),
         }
     }
 }

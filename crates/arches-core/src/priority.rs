@@ -6,7 +6,14 @@
 //! + CREDWEIGHT × (USERWEIGHT × user prio + GROUPWEIGHT × group prio
 //!                 + ACCOUNTWEIGHT × account prio + CLASSWEIGHT × class prio
 //!                 + QOSWEIGHT × QoS prio)
+//! + FSWEIGHT × (FSUSERWEIGHT × user fs + FSGROUPWEIGHT × group fs
+//!               + FSACCOUNTWEIGHT × account fs + FSQOSWEIGHT × QoS fs
+//!               + FSCLASSWEIGHT × class fs)
 //! ```
+//!
+//! where each `fs` factor is the credential's fairshare target minus its
+//! decayed share of the usage, in percentage points, as its target kind
+//! allows ([`crate::fairshare`]).
 //!
 //! Only components whose effective weight (component × subcomponent) is
 //! non-zero contribute and appear in the breakdown. The user priority of
@@ -25,17 +32,22 @@ use crate::Time;
 
 /// The priority subcomponents Arches computes, as `(component,
 /// subcomponent)` in Moab's display order (`mdiag -p` columns, checkjob's
-/// priority analysis): credential (user, group, account, QoS, class), then
-/// service (queue time, expansion factor, user priority, bypass). The names
-/// are Moab's column labels. [`priority`] emits its breakdown in this order
-/// and [`weights`] gives the weights in it: the one definition every
-/// report uses.
-pub const SUBCOMPONENTS: [(&str, &str); 9] = [
+/// priority analysis): credential (user, group, account, QoS, class),
+/// fairshare (the same), then service (queue time, expansion factor, user
+/// priority, bypass). The names are Moab's column labels. [`priority`]
+/// emits its breakdown in this order and [`weights`] gives the weights in
+/// it: the one definition every report uses.
+pub const SUBCOMPONENTS: [(&str, &str); 14] = [
     ("Cred", "User"),
     ("Cred", "Group"),
     ("Cred", "Accnt"),
     ("Cred", "QOS"),
     ("Cred", "Class"),
+    ("FS", "User"),
+    ("FS", "Group"),
+    ("FS", "Accnt"),
+    ("FS", "QOS"),
+    ("FS", "Class"),
     ("Serv", "QTime"),
     ("Serv", "XFctr"),
     ("Serv", "UPrio"),
@@ -45,26 +57,33 @@ pub const SUBCOMPONENTS: [(&str, &str); 9] = [
 /// `(component, subcomponent, component weight, subcomponent weight)` for
 /// every entry of [`SUBCOMPONENTS`], in that order.
 pub fn weights(policy: &Policy) -> Vec<(&'static str, &'static str, i64, i64)> {
-    let w = &policy.weights;
-    let sub = [
-        w.user,
-        w.group,
-        w.account,
-        w.qos,
-        w.class,
-        w.queuetime,
-        w.xfactor,
-        w.userprio,
-        w.bypass,
-    ];
     SUBCOMPONENTS
         .iter()
-        .zip(sub)
-        .map(|(&(c, s), sw)| {
-            let cw = if c == "Cred" { w.cred } else { w.service };
-            (c, s, cw, sw)
-        })
+        .zip(weight_pairs(policy))
+        .map(|(&(c, s), (cw, sw))| (c, s, cw, sw))
         .collect()
+}
+
+/// `(component weight, subcomponent weight)` of every entry of
+/// [`SUBCOMPONENTS`], in that order.
+fn weight_pairs(policy: &Policy) -> [(i64, i64); 14] {
+    let w = &policy.weights;
+    [
+        (w.cred, w.user),
+        (w.cred, w.group),
+        (w.cred, w.account),
+        (w.cred, w.qos),
+        (w.cred, w.class),
+        (w.fs, w.fs_user),
+        (w.fs, w.fs_group),
+        (w.fs, w.fs_account),
+        (w.fs, w.fs_qos),
+        (w.fs, w.fs_class),
+        (w.service, w.queuetime),
+        (w.service, w.xfactor),
+        (w.service, w.userprio),
+        (w.service, w.bypass),
+    ]
 }
 
 /// The raw value of subcomponent `k` of [`SUBCOMPONENTS`] for `job`.
@@ -86,9 +105,10 @@ fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
             .as_ref()
             .and_then(|k| policy.classes.get(k))
             .map_or(0, |cfg| cfg.priority) as f64,
-        5 => ((now - job.queued_since()).max(0) / 60) as f64,
-        6 => xfactor(job, policy, now),
-        7 => job.user_prio as f64,
+        5..=9 => crate::fairshare::factor(job, policy, crate::fairshare::FS_KINDS[k - 5]),
+        10 => ((now - job.queued_since()).max(0) / 60) as f64,
+        11 => xfactor(job, policy, now),
+        12 => job.user_prio as f64,
         _ => f64::from(job.bypass_count),
     }
 }
@@ -139,20 +159,8 @@ pub fn priority_total(job: &Job, policy: &Policy, now: Time) -> (bool, i64) {
     if let Some(p) = job.sys_prio {
         return (true, p);
     }
-    let w = &policy.weights;
-    let sub = [
-        (w.cred, w.user),
-        (w.cred, w.group),
-        (w.cred, w.account),
-        (w.cred, w.qos),
-        (w.cred, w.class),
-        (w.service, w.queuetime),
-        (w.service, w.xfactor),
-        (w.service, w.userprio),
-        (w.service, w.bypass),
-    ];
     let mut sum = 0.0f64;
-    for (k, (cw, sw)) in sub.into_iter().enumerate() {
+    for (k, (cw, sw)) in weight_pairs(policy).into_iter().enumerate() {
         let weight = cw.saturating_mul(sw);
         if weight != 0 {
             sum += weight as f64 * factor(k, job, policy, now);
@@ -265,6 +273,85 @@ mod tests {
         let ps = priority(&s, &p, 120);
         assert!(ps.system);
         assert_eq!(queue_order((&s, &ps), (&a, &pa)), Ordering::Less);
+    }
+
+    /// The admin guide's fairshare priority example: user 5 below its
+    /// target, group without a target, account 10 above, a QoS floor it is
+    /// above: `100 × (10×5 + 20×0 + 30×(−10) + 40×0 + 0×0)`.
+    #[test]
+    fn fairshare_component_follows_the_admin_guide_example() {
+        use crate::accounting::CredKind;
+        use crate::fairshare::{FsTarget, FsTargetKind, FsUsage};
+        let t = |pct: u64, kind| FsTarget {
+            hundredths: pct * 100,
+            kind,
+        };
+        let mut p = Policy::default();
+        p.weights.queuetime = 0;
+        p.weights.fs = 100;
+        p.weights.fs_user = 10;
+        p.weights.fs_group = 20;
+        p.weights.fs_account = 30;
+        p.weights.fs_qos = 40;
+        p.weights.fs_class = 0;
+        p.fairshare.enabled = true;
+        let cred = |target| CredConfig {
+            fs_target: Some(target),
+            ..CredConfig::default()
+        };
+        p.users
+            .insert("a".into(), cred(t(50, FsTargetKind::Target)));
+        p.accounts
+            .insert("c".into(), cred(t(25, FsTargetKind::Target)));
+        p.qos.insert(
+            "d".into(),
+            QosConfig {
+                fs_target: Some(t(10, FsTargetKind::Floor)),
+                ..QosConfig::default()
+            },
+        );
+        let usage = [
+            (CredKind::User, "a", 45.0),
+            (CredKind::Group, "b", 65.0),
+            (CredKind::Account, "c", 35.0),
+            (CredKind::Qos, "d", 25.0),
+            (CredKind::Class, "e", 20.0),
+        ];
+        p.fairshare.usage = std::sync::Arc::new(FsUsage {
+            total: 100.0,
+            creds: usage
+                .iter()
+                .map(|(k, n, v)| ((*k, n.to_string()), *v))
+                .collect(),
+        });
+        let mut j = Job::new(1, "a", Request::procs(1), Some(60), 0);
+        j.cred.group = "b".into();
+        j.cred.account = Some("c".into());
+        j.cred.qos = Some("d".into());
+        j.cred.class = Some("e".into());
+        let b = priority(&j, &p, 0);
+        assert_eq!(b.total, 100 * (10 * 5 + 30 * -10));
+        let subs: Vec<(&str, &str, f64)> = b
+            .components
+            .iter()
+            .map(|c| (c.component, c.sub, c.value))
+            .collect();
+        // Weighted subcomponents only, in Moab's order; values rounded.
+        let round = |v: f64| (v * 1e6).round() / 1e6;
+        let subs: Vec<_> = subs.into_iter().map(|(c, s, v)| (c, s, round(v))).collect();
+        assert_eq!(
+            subs,
+            vec![
+                ("FS", "User", 5.0),
+                ("FS", "Group", 0.0),
+                ("FS", "Accnt", -10.0),
+                ("FS", "QOS", 0.0)
+            ]
+        );
+        assert_eq!(priority_total(&j, &p, 0), (false, b.total));
+        // Fairshare off (no FSPOLICY): no effect whatever the weights.
+        p.fairshare.enabled = false;
+        assert_eq!(priority(&j, &p, 0).total, 0);
     }
 
     #[test]

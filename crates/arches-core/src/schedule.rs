@@ -87,7 +87,11 @@ use crate::{Secs, Time};
 /// promise. Otherwise the plan wakes up when the first reserved job
 /// reaches the guard.
 pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
-    crate::malleable::schedule(state, policy, now, schedule_rigid)
+    let mut plan = crate::malleable::schedule(state, policy, now, schedule_rigid);
+    if crate::fairshare::active(policy) {
+        plan.fairshare = Some(policy.fairshare.usage.clone());
+    }
+    plan
 }
 
 /// [`schedule`] of the jobs as they are (malleable jobs at their current
@@ -241,8 +245,16 @@ fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job], when:
             held: None,
         }
     }));
+    let fs_caps = policy.fairshare.enabled && crate::fairshare::has_caps(policy);
     for e in &mut entries {
-        if let Err(r) = check_static(state, e.job, now) {
+        let checked = check_static(state, e.job, now).and_then(|()| {
+            if fs_caps {
+                crate::fairshare::check_caps(e.job, policy)
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(r) = checked {
             e.reason = Some(r);
             e.eligible = false;
             e.handled = true;

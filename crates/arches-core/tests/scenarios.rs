@@ -27,7 +27,11 @@
 //!     PRIO user|group|account|class|qos <name> <n>      (credential PRIORITY=),
 //!     LIMIT user|group|account|class|qos <name> MAXJOB|MAXPROC|MAXNODE|MAXWC <soft>[,<hard>],
 //!     BUCKETS <depth>:<qos,...|ALL> ...                 (RESERVATIONDEPTH[i] + RESERVATIONQOSLIST[i])
-//!     NODEACCESSPOLICY <policy>
+//!     NODEACCESSPOLICY <policy>,
+//!     FAIRSHARE <interval> <depth> <decay>   (FSPOLICY DEDICATEDPS: finished jobs are charged
+//!         and the decayed usage, running jobs included, feeds every iteration),
+//!     WEIGHT <FS|FSUSER|FSGROUP|FSACCOUNT|FSQOS|FSCLASS> <n>,
+//!     FSTARGET user|group|account|class|qos <name> <N>[+|-|%|^]
 //! rm termdelay T                              checkpointed/requeued jobs take T to end (default 0)
 //! failstart ID T                              the start of ID at T fails at the resource manager
 //!     (it is started, then requeued at once)
@@ -140,6 +144,8 @@ fn acl(kv: &BTreeMap<&str, &str>) -> Acl {
 struct Scenario {
     nodes: Vec<Node>,
     policy: Policy,
+    /// `policy FAIRSHARE`: the fairshare window (accounting kept).
+    fs: Option<arches_core::accounting::FsWindow>,
     jobs: Vec<(Job, Time)>,
     rsvs: Vec<Reservation>,
     expects: Vec<(usize, Vec<String>)>,
@@ -189,6 +195,7 @@ fn parse(text: &str) -> Scenario {
     let mut sc = Scenario {
         nodes: Vec::new(),
         policy: Policy::default(),
+        fs: None,
         jobs: Vec::new(),
         rsvs: Vec::new(),
         expects: Vec::new(),
@@ -229,6 +236,14 @@ fn parse(text: &str) -> Scenario {
                     node_extras(&mut n, &kv);
                     sc.nodes.push(n);
                 }
+            }
+            "policy" if w[1] == "FAIRSHARE" => {
+                sc.policy.fairshare.enabled = true;
+                sc.fs = Some(arches_core::accounting::FsWindow {
+                    interval: time(w[2]),
+                    depth: w[3].parse().unwrap(),
+                    decay: w[4].parse().unwrap(),
+                });
             }
             "policy" => policy(&mut sc.policy, &w[1..]),
             "job" => {
@@ -497,6 +512,12 @@ fn policy(p: &mut Policy, w: &[&str]) {
                 "CLASS" => ws.class = n,
                 "QOS" => ws.qos = n,
                 "USERPRIO" => ws.userprio = n,
+                "FS" => ws.fs = n,
+                "FSUSER" => ws.fs_user = n,
+                "FSGROUP" => ws.fs_group = n,
+                "FSACCOUNT" => ws.fs_account = n,
+                "FSQOS" => ws.fs_qos = n,
+                "FSCLASS" => ws.fs_class = n,
                 other => panic!("unknown weight {other}"),
             }
         }
@@ -539,6 +560,30 @@ fn policy(p: &mut Policy, w: &[&str]) {
                     }
                     other => panic!("unknown limit {other}"),
                 }
+            }
+        }
+        "FSTARGET" => {
+            use arches_core::fairshare::{FsTarget, FsTargetKind};
+            let v = w[3];
+            let (n, kind) = match v.chars().last().unwrap() {
+                '+' => (&v[..v.len() - 1], FsTargetKind::Floor),
+                '-' => (&v[..v.len() - 1], FsTargetKind::Ceiling),
+                '%' => (&v[..v.len() - 1], FsTargetKind::CapRelative),
+                '^' => (&v[..v.len() - 1], FsTargetKind::CapAbsolute),
+                _ => (v, FsTargetKind::Target),
+            };
+            let t = Some(FsTarget {
+                hundredths: (n.parse::<f64>().unwrap() * 100.0).round() as u64,
+                kind,
+            });
+            let name = w[2].to_string();
+            match w[1] {
+                "user" => p.users.entry(name).or_default().fs_target = t,
+                "group" => p.groups.entry(name).or_default().fs_target = t,
+                "account" => p.accounts.entry(name).or_default().fs_target = t,
+                "class" => p.classes.entry(name).or_default().fs_target = t,
+                "qos" => p.qos.entry(name).or_default().fs_target = t,
+                other => panic!("unknown credential kind {other}"),
             }
         }
         "BUCKETS" => {
@@ -676,6 +721,7 @@ type Window = (u32, u32, Option<i64>);
 
 fn replay(sc: &Scenario) -> Outcome {
     let mut state = State::new(sc.nodes.clone());
+    let mut accounting = arches_core::accounting::Accounting::new(0);
     for r in &sc.rsvs {
         state.add_reservation(r.clone()).unwrap();
     }
@@ -772,6 +818,9 @@ fn replay(sc: &Scenario) -> Outcome {
             let code = CompletionCode::Exit(sc.exits.get(&id).copied().unwrap_or(0));
             state.apply(Event::Finish { job: id, code }, now).unwrap();
             out.ended.insert(id, now);
+            if let (Some(fs), Some(j)) = (sc.fs.as_ref(), state.job(id)) {
+                accounting.record(j, now, fs);
+            }
         }
         // Stage-in data that arrived: the job no longer waits.
         for (&id, _) in sc.data_ready.iter().filter(|(_, t)| **t <= now) {
@@ -820,7 +869,18 @@ fn replay(sc: &Scenario) -> Outcome {
             state.apply(Event::Requeue { job: id }, now).unwrap();
         }
         state.expand_arrays(now);
-        let plan = schedule(&state, &sc.policy, now);
+        let fs_policy;
+        let policy = match sc.fs.as_ref() {
+            Some(fs) => {
+                let mut p = sc.policy.clone();
+                let usage = accounting.fairshare(state.active(), fs, now);
+                p.fairshare.usage = std::sync::Arc::new(usage.decayed(fs.decay));
+                fs_policy = p;
+                &fs_policy
+            }
+            None => &sc.policy,
+        };
+        let plan = schedule(&state, policy, now);
         let mut again = false;
         for p in &plan.preemptions {
             let ev = match p.method {

@@ -650,7 +650,16 @@ impl Actor {
         }
         self.staging_before(now);
         self.expand_arrays(now);
-        let plan = arches_core::schedule(&self.state, &self.cfg.policy, now);
+        let usage = arches_core::fairshare::active(&self.cfg.policy).then(|| {
+            std::sync::Arc::new(crate::views::fs_usage(
+                &self.cfg,
+                &self.accounting,
+                self.state.active(),
+                now,
+            ))
+        });
+        let policy = crate::views::policy_with_usage(&self.cfg.policy, usage.as_ref());
+        let plan = arches_core::schedule(&self.state, &policy, now);
         self.apply_preemptions(&plan, now);
         // Expired virtual wall-clock limits: the real limit is back.
         for &job in &plan.restore_walltime {

@@ -801,12 +801,12 @@ pub fn priority_order(s: &Snapshot) -> Vec<arches_core::JobId> {
         })
         .collect();
     queued.sort_unstable();
-    let policy = &s.cfg.policy;
+    let policy = policy_with_usage(&s.cfg.policy, s.plan.fairshare.as_ref());
     let mut active: Vec<_> = s
         .state
         .active()
         .map(|j| {
-            let b = arches_core::priority::priority(j, policy, s.now);
+            let b = arches_core::priority::priority(j, &policy, s.now);
             (std::cmp::Reverse((b.system, b.total)), j.id)
         })
         .collect();
@@ -822,7 +822,8 @@ pub fn priority_order(s: &Snapshot) -> Vec<arches_core::JobId> {
 pub fn job_priority(s: &Snapshot, id: arches_core::JobId) -> Option<JobPriority> {
     let j = s.state.job(id)?;
     if j.state.is_active() {
-        let b = arches_core::priority::priority(j, &s.cfg.policy, s.now);
+        let policy = policy_with_usage(&s.cfg.policy, s.plan.fairshare.as_ref());
+        let b = arches_core::priority::priority(j, &policy, s.now);
         return Some(JobPriority {
             id: j.id,
             priority: b.total,
@@ -1043,17 +1044,54 @@ pub fn fs_window(cfg: &crate::config::DaemonConfig) -> FsWindow {
     }
 }
 
-/// `FSTARGET=` of a credential, in percent.
-pub fn fs_target(cfg: &crate::config::DaemonConfig, kind: CredKind, name: &str) -> Option<f64> {
+/// `FSTARGET=` of a credential as configured for it.
+pub fn fs_target_of(
+    cfg: &crate::config::DaemonConfig,
+    kind: CredKind,
+    name: &str,
+) -> Option<arches_core::fairshare::FsTarget> {
     let p = &cfg.policy;
-    let t = match kind {
+    match kind {
         CredKind::User => p.users.get(name).and_then(|c| c.fs_target),
         CredKind::Group => p.groups.get(name).and_then(|c| c.fs_target),
         CredKind::Account => p.accounts.get(name).and_then(|c| c.fs_target),
         CredKind::Class => p.classes.get(name).and_then(|c| c.fs_target),
         CredKind::Qos => p.qos.get(name).and_then(|c| c.fs_target),
-    };
-    t.map(|t| f64::from(t) / 100.0)
+    }
+}
+
+/// `FSTARGET=` of a credential: its value (percent; processor-seconds for
+/// an absolute cap).
+pub fn fs_target(cfg: &crate::config::DaemonConfig, kind: CredKind, name: &str) -> Option<f64> {
+    fs_target_of(cfg, kind, name).map(|t| t.value())
+}
+
+/// The fairshare usage at `now` as the priority uses it: completed jobs
+/// plus the running ones up to `now`, decayed (`FSDECAY`).
+pub fn fs_usage<'a>(
+    cfg: &crate::config::DaemonConfig,
+    acc: &arches_core::accounting::Accounting,
+    active: impl Iterator<Item = &'a Job>,
+    now: i64,
+) -> arches_core::fairshare::FsUsage {
+    let w = fs_window(cfg);
+    acc.fairshare(active, &w, now).decayed(w.decay)
+}
+
+/// The scheduling policy with the fairshare usage of the iteration when
+/// fairshare is active (a copy), else the configuration's.
+pub fn policy_with_usage<'a>(
+    policy: &'a arches_core::Policy,
+    usage: Option<&std::sync::Arc<arches_core::fairshare::FsUsage>>,
+) -> std::borrow::Cow<'a, arches_core::Policy> {
+    match usage {
+        Some(u) if arches_core::fairshare::active(policy) => {
+            let mut p = policy.clone();
+            p.fairshare.usage = u.clone();
+            std::borrow::Cow::Owned(p)
+        }
+        _ => std::borrow::Cow::Borrowed(policy),
+    }
 }
 
 pub(crate) fn stat_totals(t: &Totals) -> StatTotals {
@@ -1186,6 +1224,9 @@ pub fn fairshare(s: &Snapshot) -> FairshareView {
             kind: k.as_str().to_string(),
             name: n.clone(),
             target: fs_target(&s.cfg, *k, n),
+            target_kind: fs_target_of(&s.cfg, *k, n)
+                .map(|t| t.kind.suffix().to_string().trim().to_string())
+                .unwrap_or_default(),
             percent: FairshareUsage::decayed_percent(u, &usage.total, w.decay),
             intervals: u
                 .iter()
@@ -1225,7 +1266,8 @@ pub fn fairshare(s: &Snapshot) -> FairshareView {
             credentials.push(FairshareCred {
                 kind: k.as_str().to_string(),
                 name: n.clone(),
-                target: Some(f64::from(t) / 100.0),
+                target: Some(t.value()),
+                target_kind: t.kind.suffix().to_string().trim().to_string(),
                 percent: 0.0,
                 intervals: vec![None; w.depth as usize],
             });

@@ -599,6 +599,22 @@ pub fn build(
         Jobs::Trace(trace) => Simulation::from_trace(nodes, policy, trace, procs),
     };
     sim.start_at(args.start_epoch.or(unix_start).unwrap_or(0));
+    if arches_core::fairshare::active(sim.policy()) {
+        // Fairshare feeds priority: charge every finished job as the daemon
+        // does (FSINTERVAL, FSDEPTH, FSDECAY of the configuration).
+        let fs = config
+            .as_ref()
+            .map(|c| c.fairshare.clone())
+            .unwrap_or_else(|| arches_config::Config::default().fairshare);
+        sim.enable_accounting(
+            sim.now(),
+            arches_core::accounting::FsWindow {
+                interval: fs.interval.max(1),
+                depth: fs.depth.max(1),
+                decay: fs.decay,
+            },
+        );
+    }
     if let Some(st) = staging {
         sim.set_staging(st);
     }

@@ -804,6 +804,7 @@ impl Simulation {
             st.before(&mut self.state, self.last_plan.as_ref(), at)
                 .map_err(|source| SimError::Core { at, job: 0, source })?;
         }
+        self.update_fairshare();
         let lean = if self.full_plans {
             None
         } else {
@@ -955,9 +956,26 @@ impl Simulation {
 
 impl Simulation {
     /// Keeps showstats-style accounting of every job that finishes from now
-    /// on (a period starting at `since`).
+    /// on (a period starting at `since`). Fairshare priorities and caps
+    /// ([`arches_core::fairshare`]) use this usage: without accounting a
+    /// fairshare policy sees no usage (every factor 0). `moab simulate`
+    /// enables it with the configuration's window when fairshare is active.
     pub fn enable_accounting(&mut self, since: Time, fs: arches_core::accounting::FsWindow) {
         self.accounting = Some((arches_core::accounting::Accounting::new(since), fs));
+    }
+
+    /// Fairshare: the decayed usage at `now` (completed jobs and the running
+    /// ones up to now) for the priorities and caps of this iteration, as the
+    /// daemon computes it. Needs the accounting ([`Simulation::enable_accounting`]);
+    /// nothing to do unless [`arches_core::fairshare::active`].
+    fn update_fairshare(&mut self) {
+        if !arches_core::fairshare::active(&self.policy) {
+            return;
+        }
+        if let Some((acc, fs)) = self.accounting.as_ref() {
+            let usage = acc.fairshare(self.state.active(), fs, self.now);
+            self.policy.fairshare.usage = std::sync::Arc::new(usage.decayed(fs.decay));
+        }
     }
 
     /// The accounting enabled with [`Simulation::enable_accounting`].

@@ -135,10 +135,20 @@ fn priority_row(cols: &[Column<'_>], j: &JobPriority) -> (String, Vec<f64>, f64)
         } else {
             0.0
         };
+        // Moab prints the fairshare subcomponents weighted (component ×
+        // subcomponent weight × factor, signed: a credential over its
+        // target shows negative), the others raw.
         let subs: Vec<String> = c
             .subs
             .iter()
-            .map(|(s, _)| squeeze(raw(j, c.name, s)))
+            .map(|(s, sw)| {
+                let v = raw(j, c.name, s);
+                squeeze(if c.name == "FS" {
+                    c.weight as f64 * *sw as f64 * v
+                } else {
+                    v
+                })
+            })
             .collect();
         line.push_str(&format!(" {}({})", squeeze(pct), subs.join(":")));
     }
@@ -566,13 +576,20 @@ pub fn render_fairshare(f: &FairshareView) -> String {
         }
         o.push_str(&format!("\n{title}\n-------------\n"));
         for c in rows {
-            let star = if fs_violates(c.percent, c.target) {
+            // An absolute cap (`^`) is in processor-seconds, not percent.
+            let star = if c.target_kind != "^" && fs_violates(c.percent, c.target) {
                 "*"
             } else {
                 ""
             };
+            // Maui's `MFSTargetToString`: the value and its kind's
+            // suffix (a space for a plain target).
             let target = match c.target {
-                Some(t) => format!("{t:>6.2} "),
+                Some(t) => format!(
+                    "{:>6}{}",
+                    format!("{t:.2}"),
+                    c.target_kind.chars().next().unwrap_or(' ')
+                ),
                 None => "-------".to_string(),
             };
             o.push_str(&format!(

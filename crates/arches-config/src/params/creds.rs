@@ -61,15 +61,33 @@ fn qos_list(v: &Value) -> Result<(Vec<String>, Option<QosListKind>), String> {
     Ok((names, kind))
 }
 
-/// `FSTARGET=N[+|-|^]` in hundredths of a percent (the target kind marker
-/// is accepted; mdiag -f shows the number).
-fn fs_target(v: &Value) -> Result<u32, String> {
+/// `FSTARGET=N[+|-|%|^]`: a percentage 0-100 (a target, `+` floor, `-`
+/// ceiling, `%` cap relative to the total usage), or `N^` a cap in
+/// processor-seconds ([`arches_core::fairshare`]).
+fn fs_target(v: &Value) -> Result<arches_core::fairshare::FsTarget, String> {
+    use arches_core::fairshare::{FsTarget, FsTargetKind};
     let t = v.text()?.trim();
-    let n = t.trim_end_matches(['+', '-', '^', '%']);
+    let (n, kind) = match t.chars().last() {
+        Some('+') => (&t[..t.len() - 1], FsTargetKind::Floor),
+        Some('-') => (&t[..t.len() - 1], FsTargetKind::Ceiling),
+        Some('%') => (&t[..t.len() - 1], FsTargetKind::CapRelative),
+        Some('^') => (&t[..t.len() - 1], FsTargetKind::CapAbsolute),
+        _ => (t, FsTargetKind::Target),
+    };
+    let max = if kind == FsTargetKind::CapAbsolute {
+        1e15
+    } else {
+        100.0
+    };
     match n.parse::<f64>() {
-        Ok(x) if (0.0..=100.0).contains(&x) => Ok((x * 100.0).round() as u32),
+        Ok(x) if x.is_finite() && (0.0..=max).contains(&x) && !n.starts_with(['+', '-']) => {
+            Ok(FsTarget {
+                hundredths: (x * 100.0).round() as u64,
+                kind,
+            })
+        }
         _ => Err(format!(
-            "invalid fairshare target '{t}' (expected a percentage 0-100, optionally followed by +, - or ^)"
+            "invalid fairshare target '{t}' (expected a percentage 0-100, optionally followed by + (floor), - (ceiling) or % (cap), or a usage cap in processor-seconds followed by ^)"
         )),
     }
 }
@@ -106,7 +124,7 @@ macro_rules! cred_attrs {
             attr("MAXWC", ValueType::DurationLimit, None, "Outstanding wall-clock time of active jobs, SOFT[,HARD].",
                 |c, s, v| set_limit(&mut $get(c, s).limits, s, v)),
             attr("FSTARGET", ValueType::Text, None,
-                "Fairshare target in percent (`N`, or `N+`/`N-`/`N^` target kinds, shown by mdiag -f and showstats).",
+                "Fairshare target: `N` percent of the decayed usage (priority raised below it, lowered above it, times FSWEIGHT and the kind's FS*WEIGHT), `N+` a floor (only raised), `N-` a ceiling (only lowered), `N%` a cap (jobs blocked while usage with the job would exceed N percent), `N^` a cap in processor-seconds. Shown by mdiag -f.",
                 |c, s, v| { $get(c, s).fs_target = Some(fs_target(v)?); Ok(()) }),
             $($extra),*
         ]

@@ -468,7 +468,7 @@ fn the_other_policy_parameters_fill_the_core_policy() {
     );
     assert_eq!(c.policy.weights.xfactor, 10);
     assert_eq!(c.extra_weights.get("XFACTORCAP"), Some(&1000));
-    assert_eq!(c.extra_weights.get("FSWEIGHT"), Some(&2));
+    assert_eq!(c.policy.weights.fs, 2);
     assert_eq!(c.job_purge_secs, 3600);
     assert_eq!(
         c.runtime_prediction,
@@ -557,6 +557,10 @@ fn node_access_match_and_fairshare_settings() {
         (None, 8, 43_200)
     );
     assert!(messages("FSDEPTH 0\n")[0].contains("FSDEPTH: value 0 out of range"));
+    assert_eq!(
+        messages("FSDECAY 1.5\n"),
+        ["moab.cfg:1: ERROR: FSDECAY: value 1.5 out of range (0–1)"]
+    );
 }
 
 #[test]
@@ -709,5 +713,72 @@ fn generic_resources_access_policies_and_class_limits() {
         messages("RMCFG[x] TYPE=LOCAL DEFAULTCLASS=none\nCLASSCFG[batch] PRIORITY=1\n")
             .iter()
             .any(|m| m.contains("DEFAULTCLASS: class 'none' is not defined"))
+    );
+}
+
+#[test]
+fn fairshare_targets_weights_and_policy() {
+    use arches_core::fairshare::{FsTarget, FsTargetKind};
+    let c = ok(concat!(
+        "FSPOLICY DEDICATEDPS\nFSWEIGHT 10\nFSUSERWEIGHT 2\nFSGROUPWEIGHT 3\n",
+        "FSACCOUNTWEIGHT 4\nFSQOSWEIGHT 5\nFSCLASSWEIGHT 6\n",
+        "USERCFG[a] FSTARGET=25\nGROUPCFG[b] FSTARGET=12.5+\nACCOUNTCFG[c] FSTARGET=30-\n",
+        "QOSCFG[d] FSTARGET=40%\nCLASSCFG[e] FSTARGET=500000^\n",
+    ));
+    assert!(c.policy.fairshare.enabled);
+    let w = &c.policy.weights;
+    assert_eq!(
+        (
+            w.fs,
+            w.fs_user,
+            w.fs_group,
+            w.fs_account,
+            w.fs_qos,
+            w.fs_class
+        ),
+        (10, 2, 3, 4, 5, 6)
+    );
+    let t = |h, kind| {
+        Some(FsTarget {
+            hundredths: h,
+            kind,
+        })
+    };
+    assert_eq!(c.policy.users["a"].fs_target, t(2500, FsTargetKind::Target));
+    assert_eq!(c.policy.groups["b"].fs_target, t(1250, FsTargetKind::Floor));
+    assert_eq!(
+        c.policy.accounts["c"].fs_target,
+        t(3000, FsTargetKind::Ceiling)
+    );
+    assert_eq!(
+        c.policy.qos["d"].fs_target,
+        t(4000, FsTargetKind::CapRelative)
+    );
+    assert_eq!(
+        c.policy.classes["e"].fs_target,
+        t(50_000_000, FsTargetKind::CapAbsolute)
+    );
+    // Without FSPOLICY fairshare is off; FSWEIGHT defaults to 1 (Moab).
+    let c = ok("USERCFG[a] FSTARGET=25\n");
+    assert!(!c.policy.fairshare.enabled);
+    assert_eq!(c.policy.weights.fs, 1);
+}
+
+#[test]
+fn bad_fairshare_targets_are_errors_naming_file_and_line() {
+    let m = messages(concat!(
+        "USERCFG[a] FSTARGET=150\nGROUPCFG[b] FSTARGET=lots\nQOSCFG[c] FSTARGET=-5\n",
+        "CLASSCFG[d] FSTARGET=10*\nACCOUNTCFG[e] FSTARGET=\n",
+    ));
+    let expected = "(expected a percentage 0-100, optionally followed by + (floor), - (ceiling) or % (cap), or a usage cap in processor-seconds followed by ^)";
+    assert_eq!(
+        m,
+        [
+            format!("moab.cfg:1: ERROR: USERCFG[a] FSTARGET: invalid fairshare target '150' {expected}"),
+            format!("moab.cfg:2: ERROR: GROUPCFG[b] FSTARGET: invalid fairshare target 'lots' {expected}"),
+            format!("moab.cfg:3: ERROR: QOSCFG[c] FSTARGET: invalid fairshare target '-5' {expected}"),
+            format!("moab.cfg:4: ERROR: CLASSCFG[d] FSTARGET: invalid fairshare target '10*' {expected}"),
+            "moab.cfg:5: ERROR: ACCOUNTCFG[e] FSTARGET: missing value".to_string(),
+        ]
     );
 }

@@ -1,0 +1,166 @@
+//! Fairshare feeds priority, end to end: a daemon charges the usage of
+//! finished and running jobs per account, and an account over its
+//! `FSTARGET` loses priority (`mdiag -p`'s FS column, checkjob's priority
+//! analysis, `mdiag -f`), so a job of the account under its target starts
+//! first although it was submitted later: with accounts (any uid), and
+//! with two real users (root only: it creates a user).
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{text, Daemon};
+
+const CFG: &str = "NODECFG[n1] PROCS=2\nNODECFG[n2] PROCS=2\nRMCFG[local] TYPE=LOCAL\n\
+FSPOLICY DEDICATEDPS\nFSINTERVAL 1:00:00\nFSDEPTH 2\nFSDECAY 1.0\n\
+FSWEIGHT 1\nFSACCOUNTWEIGHT 100\nQUEUETIMEWEIGHT 0\n\
+ACCOUNTCFG[heavy] FSTARGET=50\nACCOUNTCFG[light] FSTARGET=50\n";
+
+fn wait_for(d: &Daemon, id: u64, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = d.checkjob(id);
+        if pred(&out) {
+            return out;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "job {id}: {what}\n{out}\n{}",
+            d.daemon_log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn an_account_over_its_target_loses_priority() {
+    let d = Daemon::start_with_config(Some(CFG));
+    let w = Duration::from_secs(30);
+    // All the usage so far is heavy's: a finished job, then a running one
+    // that holds the whole machine (and keeps heavy at 100 % of the usage).
+    let first = d.submit("sleep 1\n", &["-A", "heavy", "-l", "procs=4,walltime=60"]);
+    d.wait_state(first, "Completed", w);
+    let blocker = d.submit(
+        "sleep 300\n",
+        &["-A", "heavy", "-l", "procs=4,walltime=600"],
+    );
+    d.wait_state(blocker, "Running", w);
+    // heavy submits first, light later; FIFO would start heavy's first.
+    let jh = d.submit("sleep 60\n", &["-A", "heavy", "-l", "procs=4,walltime=120"]);
+    let jl = d.submit("sleep 60\n", &["-A", "light", "-l", "procs=4,walltime=120"]);
+    d.wait_considered(jh, w);
+    d.wait_considered(jl, w);
+
+    // heavy: 100 × (50 − 100) = −5000; light: 100 × (50 − 0) = +5000. The
+    // FS column shows the weighted subcomponent, signed.
+    let out = text(&d.run("mdiag", &["-p"]).stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[2], "Job                    PRIORITY*     FS(Accnt)",
+        "{out}"
+    );
+    assert_eq!(
+        lines[3], "             Weights   --------       1(  100)",
+        "{out}"
+    );
+    assert_eq!(
+        lines[5],
+        format!("{jl:<20}       5000   100.0(5000.)"),
+        "{out}"
+    );
+    assert_eq!(
+        lines[6],
+        format!("{jh:<20}      -5000   100.0(-5000)"),
+        "{out}"
+    );
+    let cj = text(&d.run("checkjob", &["-v", "-v", &jh.to_string()]).stdout);
+    assert!(
+        cj.contains(&format!(
+            "Priority Analysis:\nJob                    PRIORITY*     FS(Accnt)\n             Weights   --------       1(  100)\n\n{jh:<20}      -5000   100.0(-5000)\n"
+        )),
+        "{cj}"
+    );
+
+    // mdiag -f: heavy over its target, light under it with no usage yet
+    // (both more than 5 points away: starred).
+    let f = text(&d.run("mdiag", &["-f"]).stdout);
+    assert!(f.contains("\nFS Policy: DEDICATEDPS\n"), "{f}");
+    assert!(
+        f.contains("\nACCT\n-------------\nheavy*          100.00  50.00   100.00 -------\nlight*            0.00  50.00  ------- -------\n"),
+        "{f}"
+    );
+
+    // Once the machine is free, light's job starts first; heavy's waits.
+    let c = d.run("canceljob", &[&blocker.to_string()]);
+    assert!(c.status.success(), "{}", text(&c.stderr));
+    d.wait_state(jl, "Running", w);
+    let h = d.wait_considered(jh, w);
+    assert!(h.contains("State: Idle"), "{h}");
+    for id in [jl, jh] {
+        let _ = d.run("canceljob", &[&id.to_string()]);
+    }
+    let _ = wait_for(&d, jh, "not gone", |o| !o.contains("State: Idle"));
+}
+
+/// The same with users: root has used the machine, a second user has not;
+/// FSUSERWEIGHT makes root's later job wait behind the other user's.
+#[test]
+fn a_user_over_its_target_loses_priority() {
+    if !common::root_or_skip("a_user_over_its_target_loses_priority") {
+        return;
+    }
+    let user = common::ensure_user("archesfs");
+    let cfg = format!(
+        "NODECFG[n1] PROCS=2\nNODECFG[n2] PROCS=2\nRMCFG[local] TYPE=LOCAL\n\
+FSPOLICY DEDICATEDPS\nFSWEIGHT 1\nFSUSERWEIGHT 10\nQUEUETIMEWEIGHT 0\n\
+USERCFG[root] FSTARGET=50\nUSERCFG[{user}] FSTARGET=50\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let w = Duration::from_secs(30);
+    let first = d.submit("sleep 1\n", &["-l", "procs=4,walltime=60"]);
+    d.wait_state(first, "Completed", w);
+    let blocker = d.submit("sleep 300\n", &["-l", "procs=4,walltime=600"]);
+    d.wait_state(blocker, "Running", w);
+    let mine = d.submit("sleep 60\n", &["-l", "procs=4,walltime=120"]);
+    let dir = tempfile::tempdir().unwrap();
+    common::set_mode(dir.path(), 0o777);
+    let out = common::run_as_user(
+        &d,
+        &user,
+        "msub",
+        &["-l", "procs=4,walltime=120"],
+        "sleep 60\n",
+        Path::new(dir.path()),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let theirs = common::parse_id(&out);
+    d.wait_considered(mine, w);
+    d.wait_considered(theirs, w);
+    // root: 10 × (50 − 100) = −500; the other user: 10 × 50 = +500.
+    let p = text(&d.run("mdiag", &["-p"]).stdout);
+    let lines: Vec<&str> = p.lines().collect();
+    assert_eq!(
+        lines[2], "Job                    PRIORITY*     FS( User)",
+        "{p}"
+    );
+    assert_eq!(
+        lines[5],
+        format!("{theirs:<20}        500   100.0(500.0)"),
+        "{p}"
+    );
+    assert_eq!(
+        lines[6],
+        format!("{mine:<20}       -500   100.0(-500.)"),
+        "{p}"
+    );
+    let c = d.run("canceljob", &[&blocker.to_string()]);
+    assert!(c.status.success(), "{}", text(&c.stderr));
+    d.wait_state(theirs, "Running", w);
+    let h = d.wait_considered(mine, w);
+    assert!(h.contains("State: Idle"), "{h}");
+    for id in [theirs, mine] {
+        let _ = d.run("canceljob", &[&id.to_string()]);
+    }
+    let _ = wait_for(&d, mine, "not gone", |o| !o.contains("State: Idle"));
+}
