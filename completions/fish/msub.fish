@@ -26,7 +26,9 @@ complete -c msub -l host -d 'Server host. Accepted for compatibility with Moab c
 complete -c msub -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
 complete -c msub -s E -d 'Add the MOAB_* variables to the job\'s environment (accepted for compatibility: Arches always sets MOAB_JOBID, MOAB_NODELIST, ...)'
 complete -c msub -s h -d 'Submit with a user hold'
-complete -c msub -s I -d 'Interactive job (not supported: refused with Moab\'s message)'
+complete -c msub -s I -d 'Interactive job: wait for the allocation, then run a shell (or, with -x, the script) on a terminal on its first node; the job ends when the shell exits (msub exits with its status)'
+complete -c msub -s x -d 'With -I: run the script on the job\'s terminal instead of a shell (without -x an interactive job\'s script is read only for its directives)'
+complete -c msub -s X -d 'X11 forwarding (not supported: refused)'
 complete -c msub -s K -d 'Wait until the job completes, then print `Job <id> completed`'
 complete -c msub -s V -d 'Export the whole current environment'
 complete -c msub -s z -d 'Silent: do not print the job id'

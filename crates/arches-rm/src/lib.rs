@@ -105,6 +105,9 @@ pub struct ExecSpec {
     pub class: Option<String>,
     /// Arguments the script runs with (`msub -F`, `msub script a b`).
     pub args: Vec<String>,
+    /// An interactive job (`msub -I`): the script runs on a pseudo-terminal
+    /// its owner attaches to (local backend: `local::terminal`).
+    pub interactive: bool,
 }
 
 /// Something a backend saw happen.

@@ -67,6 +67,7 @@ fn launch(tmp: &Path, job: JobId, script: &str) -> Launch {
             groups: vec![],
             class: None,
             args: Vec::new(),
+            interactive: false,
         },
         walltime: None,
         restarted: false,

@@ -106,6 +106,7 @@ impl Fixture {
                 groups: vec![],
                 class: None,
                 args: Vec::new(),
+                interactive: false,
             },
             walltime: None,
             restarted: false,

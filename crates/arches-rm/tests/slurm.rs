@@ -228,6 +228,7 @@ impl Fixture {
                 groups: vec![],
                 class: None,
                 args: Vec::new(),
+                interactive: false,
             },
             walltime: Some(600),
             restarted: false,

@@ -205,6 +205,12 @@ pub fn parse(
     if let Some(c) = class_cfg {
         flags.extend(c.job_flags.iter().copied());
     }
+    // Interactive exactly when msub -I asked (a terminal needs a client
+    // waiting for it; a class or template cannot make a batch job one).
+    flags.retain(|f| *f != JobFlag::Interactive);
+    if req.interactive {
+        flags.push(JobFlag::Interactive);
+    }
     job.flags = flags.into_iter().collect();
     if req.hold {
         job.holds.insert(HoldType::User);

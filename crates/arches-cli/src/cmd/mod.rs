@@ -8,6 +8,7 @@ pub mod jobctl;
 pub mod mdiag;
 pub mod mschedctl;
 pub mod msub;
+pub mod msub_interactive;
 pub mod msub_script;
 pub mod msubrc;
 pub mod query;

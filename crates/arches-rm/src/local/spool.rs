@@ -56,7 +56,14 @@ pub(crate) struct LaunchFile {
     /// Arguments the script runs with.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// An interactive job: run on a pty relayed through [`TTY_SOCKET`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interactive: bool,
 }
+
+/// The socket an interactive job's owner attaches to (mode 0600, the
+/// owner's), in the job directory.
+pub const TTY_SOCKET: &str = "tty.sock";
 
 /// One allocated node in `launch.json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -100,6 +107,7 @@ impl LaunchFile {
             restarted: launch.restarted,
             kill_grace_secs,
             args: exec.args.clone(),
+            interactive: exec.interactive,
         }
     }
 }
