@@ -145,8 +145,11 @@ fn interactive_shell_has_the_jobs_environment_terminal_and_exit_status() {
     let id = job_id(&out);
     t.wait_for(&format!("msub: job {id} ready"));
     // The job's variables, on a terminal of the first node's size.
-    t.type_line("echo \"id=${PBS_JOBID} wd=${PBS_O_WORKDIR} nodes=$(wc -l < $PBS_NODEFILE)\"\n");
-    t.wait_for(&format!("id={id} wd={} nodes=1", cwd_path.display()));
+    t.type_line("echo \"id=${PBS_JOBID} wd=${PBS_O_WORKDIR} env=${PBS_ENVIRONMENT} nodes=$(wc -l < $PBS_NODEFILE)\"\n");
+    t.wait_for(&format!(
+        "id={id} wd={} env=PBS_INTERACTIVE nodes=1",
+        cwd_path.display()
+    ));
     t.type_line("test -t 0 && echo \"tty\"\"=yes size=$(stty size)\"\n");
     t.wait_for("tty=yes size=24 80");
     // A new window size reaches the job (SIGWINCH, stty size).

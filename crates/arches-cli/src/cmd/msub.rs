@@ -67,7 +67,7 @@ pub struct Msub {
     /// Directive prefix to look for instead of #PBS/#MSUB/#MOAB; '' disables directives.
     #[arg(short = 'C', value_name = "PREFIX")]
     pub prefix: Option<String>,
-    /// Working directory of the job (relative paths are resolved against the current directory).
+    /// Working directory of the job (relative paths are resolved against the current directory); default: the directory msub runs in (PBS_O_WORKDIR). The job sees PBS_O_INITDIR when -d is given.
     #[arg(short = 'd', value_name = "PATH")]
     pub workdir: Option<String>,
     /// Standard error path: [host:]path (file or directory).
@@ -100,7 +100,7 @@ pub struct Msub {
     /// Wait until the job completes, then print `Job <id> completed`.
     #[arg(short = 'K')]
     pub wait: bool,
-    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE); procs=MIN-MAX makes a malleable job (it starts on MIN processors and may grow to MAX).
+    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works; for the same resource the last one wins, and the command line wins over directives; nodes= and select= are one resource); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE); procs=MIN-MAX makes a malleable job (it starts on MIN processors and may grow to MAX).
     #[arg(short = 'l', value_name = "RESOURCES", action = ArgAction::Append)]
     pub resources: Vec<String>,
     /// Mail options: n, or any of a (abort), b (begin), e (end).
