@@ -239,11 +239,8 @@ async fn submit(
         }
         Err(e) => return error(StatusCode::BAD_REQUEST, e.message()),
     };
-    if req.interactive && app.cfg.compute_rm.1 != "LOCAL" {
-        return reject(format!(
-            "interactive jobs (-I) run only on the LOCAL resource manager (this one is {}); on a Slurm cluster use salloc or srun --pty",
-            app.cfg.compute_rm.1
-        ));
+    if let Err(e) = jobspec::sane::interactive_allowed(&req, &app.cfg.compute_rm.1) {
+        return error(StatusCode::BAD_REQUEST, e.message());
     }
     if app.cfg.compute_rm.1 == "LOCAL" {
         if let Err(e) = jobspec::sane::shell_exists(&req) {

@@ -264,6 +264,8 @@ impl Session {
                 return None;
             }
             let Ok((conn, _)) = listener.accept() else {
+                // Nothing after all, or out of descriptors: not a busy loop.
+                std::thread::sleep(Duration::from_millis(50));
                 continue;
             };
             match peer_uid(&conn) {
