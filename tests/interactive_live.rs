@@ -19,8 +19,19 @@ use common::{base_env, bin, ensure_user, root_or_skip, text, wait_until, Daemon}
 /// A command running on the slave side of a pty the test holds the master of.
 struct Term {
     master: File,
+    /// The test's own copy of the terminal (to read its modes).
+    slave: OwnedFd,
     child: Child,
     out: Arc<Mutex<Vec<u8>>>,
+}
+
+/// The local modes of the terminal on `fd` (ICANON, ECHO...).
+fn lflags(fd: libc::c_int) -> libc::tcflag_t {
+    // SAFETY: termios is plain data filled by tcgetattr.
+    let mut t: libc::termios = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is an open terminal; t is valid.
+    assert_eq!(unsafe { libc::tcgetattr(fd, &mut t) }, 0);
+    t.c_lflag
 }
 
 fn set_size(fd: libc::c_int, rows: u16, cols: u16) {
@@ -53,6 +64,7 @@ impl Term {
         // SAFETY: fresh descriptors from openpty.
         let (master, slave) = unsafe { (OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)) };
         set_size(m, 24, 80);
+        let probe = slave.try_clone().expect("dup");
         let child = {
             let mut cmd = Command::new(bin(prog));
             cmd.args(args)
@@ -88,7 +100,12 @@ impl Term {
                 sink.lock().unwrap().extend_from_slice(&buf[..n]);
             }
         });
-        Term { master, child, out }
+        Term {
+            master,
+            slave: probe,
+            child,
+            out,
+        }
     }
 
     fn output(&self) -> String {
@@ -326,4 +343,32 @@ fn only_the_owner_attaches_to_an_interactive_job() {
     let cj = d.wait_state(id, "Completed", Duration::from_secs(30));
     assert!(cj.contains("Completion Code: 4"), "{cj}");
     assert!(!Path::new("/tmp/pwned-by-other").exists());
+}
+
+#[test]
+fn msub_restores_the_terminal_when_it_is_ended_by_a_signal() {
+    let d = Daemon::start();
+    let cwd = tempfile::tempdir().expect("tempdir");
+    let mut t = Term::spawn(&d, "msub", &["-I", "-l", "walltime=600"], cwd.path());
+    let cooked = libc::ICANON | libc::ECHO;
+    assert_eq!(lflags(t.slave.as_raw_fd()) & cooked, cooked);
+    let out = t.wait_for("msub: job ");
+    let id = job_id(&out);
+    t.wait_for(&format!("msub: job {id} ready"));
+    assert_eq!(
+        lflags(t.slave.as_raw_fd()) & cooked,
+        0,
+        "raw while attached"
+    );
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(t.child.id() as i32, libc::SIGTERM) };
+    assert_eq!(t.exit_code(), 1);
+    t.wait_for("detached from job");
+    assert_eq!(
+        lflags(t.slave.as_raw_fd()) & cooked,
+        cooked,
+        "the user's terminal is restored"
+    );
+    // The job's terminal was hung up: the allocation ends.
+    d.wait_state(id, "Completed", Duration::from_secs(30));
 }

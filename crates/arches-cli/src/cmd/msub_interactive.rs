@@ -31,9 +31,15 @@ pub fn shell_script(shell: &str) -> String {
 }
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// SIGTERM, SIGHUP or SIGQUIT while attached: detach, restoring the terminal.
+static ENDED: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_sigint(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+extern "C" fn on_end(_: libc::c_int) {
+    ENDED.store(true, Ordering::SeqCst);
 }
 
 fn say(line: &str) {
@@ -76,6 +82,9 @@ pub fn run(client: &Client, id: u64) -> Result<u8, String> {
             say(&format!("\nmsub: job {id} completed"));
             Ok(status_byte(code))
         }
+        None if ENDED.load(Ordering::SeqCst) => Err(format!(
+            "\nmsub: detached from job {id} by a signal: its terminal is hung up (checkjob {id} shows how it ended)"
+        )),
         None => Err(format!(
             "\nmsub: lost the connection to job {id}'s terminal (checkjob {id} shows how it ended)"
         )),
@@ -230,13 +239,37 @@ fn relay(conn: UnixStream) -> Option<i32> {
         })
     };
     let mut reader = conn;
+    // Seen between reads: a signal that ends msub (the terminal is restored
+    // on the way out; the job's terminal is hung up when the socket closes).
+    let _ = reader.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut previous = Vec::new();
+    for sig in [libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        // SAFETY: the handler only stores to an atomic.
+        previous.push((sig, unsafe {
+            libc::signal(sig, on_end as *const () as libc::sighandler_t)
+        }));
+    }
     let mut decoder = tty::Decoder::default();
     let mut out = std::io::stdout();
     let mut buf = vec![0u8; 16 * 1024];
     let code = 'read: loop {
+        if ENDED.load(Ordering::SeqCst) {
+            break None;
+        }
         let n = match reader.read(&mut buf) {
-            Ok(0) | Err(_) => break None,
+            Ok(0) => break None,
             Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                continue
+            }
+            Err(_) => break None,
         };
         decoder.push(&buf[..n]);
         loop {
@@ -255,5 +288,9 @@ fn relay(conn: UnixStream) -> Option<i32> {
     stop.store(true, Ordering::SeqCst);
     let _ = reader.shutdown(std::net::Shutdown::Both);
     let _ = typing.join();
+    for (sig, handler) in previous {
+        // SAFETY: restores the dispositions saved above.
+        unsafe { libc::signal(sig, handler) };
+    }
     code
 }
