@@ -240,7 +240,7 @@ fn bad_arrays_and_dependencies_are_refused_and_nothing_is_queued() {
     );
     refused(
         &["-W", "depend=syncwith:4"],
-        "dependency type 'syncwith' is not supported (supported: after, afterok, afternotok, afterany, before, beforeok, beforenotok, beforeany, afterstartarray, afterokarray, afternotokarray, afteranyarray)",
+        "dependency type 'syncwith' is not supported (synchronized job sets, synccount/syncwith, are not co-scheduled by Arches: submit the set as one job with nodes= or procs=, or as a job array)",
     );
     refused(
         &["-W", "depend=afterok:77"],

@@ -2,12 +2,12 @@ complete -c msub -s a -d 'Job is not eligible before this time: [[[[CC]YY]MM]DD]
 complete -c msub -s A -d 'Account to charge' -r
 complete -c msub -s c -d 'Checkpoint interval: n, s, c or c=<minutes> (passed to the daemon as checkpoint=...)' -r
 complete -c msub -s C -d 'Directive prefix to look for instead of #PBS/#MSUB/#MOAB; \'\' disables directives' -r
-complete -c msub -s d -d 'Working directory of the job (relative paths are resolved against the current directory)' -r
+complete -c msub -s d -d 'Working directory of the job (relative paths are resolved against the current directory); default: the directory msub runs in (PBS_O_WORKDIR). The job sees PBS_O_INITDIR when -d is given' -r
 complete -c msub -s e -d 'Standard error path: [host:]path (file or directory)' -r
 complete -c msub -s F -d 'Arguments for the script, as one shell-quoted string: -F "a \'b c\'"' -r
 complete -c msub -s j -d 'Join streams: oe merges both into the output file, eo into the error file, n keeps them apart' -r
 complete -c msub -s k -d 'Keep streams on the execution host: e, o, eo, oe or n (passed as keep_files=...)' -r
-complete -c msub -s l -d 'Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE); procs=MIN-MAX makes a malleable job (it starts on MIN processors and may grow to MAX)' -r
+complete -c msub -s l -d 'Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works; for the same resource the last one wins, and the command line wins over directives; nodes= and select= are one resource); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE); procs=MIN-MAX makes a malleable job (it starts on MIN processors and may grow to MAX)' -r
 complete -c msub -s m -d 'Mail options: n, or any of a (abort), b (begin), e (end)' -r
 complete -c msub -s M -d 'Mail recipients: user[@host][,...]' -r
 complete -c msub -s N -d 'Job name (default: the script\'s file name, or STDIN)' -r
@@ -26,7 +26,9 @@ complete -c msub -l host -d 'Server host. Accepted for compatibility with Moab c
 complete -c msub -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
 complete -c msub -s E -d 'Add the MOAB_* variables to the job\'s environment (accepted for compatibility: Arches always sets MOAB_JOBID, MOAB_NODELIST, ...)'
 complete -c msub -s h -d 'Submit with a user hold'
-complete -c msub -s I -d 'Interactive job (not supported: refused with Moab\'s message)'
+complete -c msub -s I -d 'Interactive job: wait for the allocation, then run a shell (or, with -x, the script) on a terminal on its first node; the job ends when the shell exits (msub exits with its status)'
+complete -c msub -s x -d 'With -I: run the script on the job\'s terminal instead of a shell (without -x an interactive job\'s script is read only for its directives)'
+complete -c msub -s X -d 'X11 forwarding (not supported: refused)'
 complete -c msub -s K -d 'Wait until the job completes, then print `Job <id> completed`'
 complete -c msub -s V -d 'Export the whole current environment'
 complete -c msub -s z -d 'Silent: do not print the job id'

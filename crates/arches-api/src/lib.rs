@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod text;
+pub mod tty;
 
 /// Version prefix of every route.
 pub const API_PREFIX: &str = "/v1";
@@ -50,6 +51,10 @@ pub mod routes {
     pub const STATS: &str = "/v1/stats";
     /// `GET` → [`crate::FairshareView`] (mdiag -f).
     pub const FAIRSHARE: &str = "/v1/fairshare";
+    /// `POST` [`crate::TerminalRequest`] → [`crate::TerminalResponse`]
+    /// (`msub -I`: the running interactive job's terminal socket; its
+    /// owner only).
+    pub const TERMINAL: &str = "/v1/jobs/terminal";
 }
 
 /// Error body of every non-2xx answer.
@@ -134,6 +139,23 @@ pub struct SubmitRequest {
     /// Arguments the script runs with (`msub -F "a b" script`, `msub script a b`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub args: Vec<String>,
+    /// `-I`: an interactive job. Its script runs on a terminal (a pty) that
+    /// msub attaches to through [`routes::TERMINAL`] once it runs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interactive: bool,
+}
+
+/// `POST` body of [`routes::TERMINAL`]: the interactive job to attach to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TerminalRequest {
+    pub id: u64,
+}
+
+/// Where an interactive job's terminal is: a Unix socket on this machine
+/// that only the job's owner may connect to, speaking [`tty`]'s frames.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TerminalResponse {
+    pub socket: String,
 }
 
 /// Answer to a successful submission.

@@ -184,6 +184,15 @@ impl Client {
         &self.socket
     }
 
+    /// `POST /v1/jobs/terminal`: where a running interactive job's
+    /// terminal is (its owner only).
+    pub fn terminal(
+        &self,
+        req: &arches_api::TerminalRequest,
+    ) -> Result<arches_api::TerminalResponse, ClientError> {
+        self.post(routes::TERMINAL, req)
+    }
+
     /// `POST /v1/jobs`.
     pub fn submit(&self, req: &SubmitRequest) -> Result<SubmitResponse, ClientError> {
         self.post(routes::SUBMIT, req)

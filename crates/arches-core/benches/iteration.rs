@@ -16,7 +16,10 @@
 //!   GPUs each (`gres=gpu:4`), ~90% busy (the running jobs on GPU nodes
 //!   hold 1–4 GPUs, at most the node's 4), 100,000 idle jobs; `cpu-only`: no job requests GPUs;
 //!   `gpu-10pct`: one job in ten requests 1–2 GPUs per task (target: within
-//!   20% of `cpu-only`);
+//!   20% of `cpu-only`); `gpu-10pct-shapes-without-gpus`: the same jobs as
+//!   `gpu-10pct` without their GPU requests (what the GPU accounting itself
+//!   costs is the difference between these two); `all-gpu-nodes,...`: the
+//!   same with 4 GPUs on every node;
 //! - `scaling/...`: the same over a grid of jobs × nodes × depth;
 //! - `replay/easy-60k`: a 60,000-job synthetic workload on 128 processors
 //!   replayed event by event (schedule at every submission and completion),
@@ -308,10 +311,21 @@ fn replays(c: &mut Criterion) {
     g.finish();
 }
 
-/// [`loaded_state`] on nodes of which every fifth has 4 GPUs; the running
-/// jobs on GPU nodes hold 1–4 of them; with `gpu_jobs`, one idle job in ten
-/// requests 1–2 GPUs per task (1–4 tasks).
-fn gres_state(jobs: u64, nodes: u32, gpu_jobs: bool) -> State {
+/// The idle jobs of [`gres_state`].
+#[derive(Clone, Copy, PartialEq)]
+enum Mix {
+    /// Those of [`loaded_state`] (1–256 processors each).
+    CpuOnly,
+    /// One in ten reshaped to 1–4 tasks, without GPUs: the control of
+    /// `Gpus` (the same jobs less the GPU requests).
+    SmallTasks,
+    /// One in ten with 1–4 tasks of 1–2 GPUs each.
+    Gpus,
+}
+
+/// [`loaded_state`] on nodes of which every `every`-th has 4 GPUs; the
+/// running jobs on GPU nodes hold 1–4 of them; the idle jobs as `mix` says.
+fn gres_state(jobs: u64, nodes: u32, mix: Mix, every: u32) -> State {
     let mut rng = Lcg(4242);
     let base = loaded_state(jobs, nodes);
     let node_list: Vec<Node> = base
@@ -320,7 +334,7 @@ fn gres_state(jobs: u64, nodes: u32, gpu_jobs: bool) -> State {
         .enumerate()
         .map(|(i, n)| {
             let mut n = n.clone();
-            if i % 5 == 0 {
+            if i as u32 % every == 0 {
                 n.gres = vec![("gpu".into(), 4)];
             }
             n
@@ -335,16 +349,19 @@ fn gres_state(jobs: u64, nodes: u32, gpu_jobs: bool) -> State {
         let mut job = j.clone();
         let run = job.run.take();
         job.state = arches_core::JobState::Idle;
-        if run.is_none() && gpu_jobs && rng.below(10) == 0 {
+        if run.is_none() && mix != Mix::CpuOnly && rng.below(10) == 0 {
             job.req.tasks = 1 + rng.below(4) as u32;
-            job.req.layout_mut().gres = vec![("gpu".into(), 1 + rng.below(2) as u32)];
+            let gpus = 1 + rng.below(2) as u32;
+            if mix == Mix::Gpus {
+                job.req.layout_mut().gres = vec![("gpu".into(), gpus)];
+            }
         }
         s.apply(Event::Submit(Box::new(job)), 0).unwrap();
         if let Some(r) = run {
             let mut alloc = r.alloc;
             for a in alloc.iter_mut() {
                 let used = &mut gpus_used[a.node as usize];
-                if a.node % 5 == 0 && *used < 4 {
+                if a.node % every == 0 && *used < 4 {
                     let n = (1 + rng.below(4) as u32).min(4 - *used);
                     *used += n;
                     a.gres.set(gpu, n);
@@ -365,31 +382,35 @@ fn gres(c: &mut Criterion) {
     let mut g = c.benchmark_group("gres");
     g.sample_size(10);
     let p = policy(1);
-    let cpu = gres_state(100_000, 10_000, false);
-    g.bench_function("jobs=100000,nodes=10000,depth=1,cpu-only", |b| {
-        b.iter(|| black_box(schedule(&cpu, &p, 1_000_000)))
-    });
-    let gpu = gres_state(100_000, 10_000, true);
-    // What the iterations decide (outside the measurement).
-    for (label, st) in [("cpu-only", &cpu), ("gpu-10pct", &gpu)] {
-        let plan = schedule(st, &p, 1_000_000);
-        let with_gpus = plan
-            .starts
-            .iter()
-            .filter(|s| s.alloc.iter().any(|a| !a.gres.is_empty()))
-            .count();
-        let free: u32 = (0..st.nodes().len() as u32)
-            .map(|i| st.free_gres(i).0.iter().sum::<u32>())
-            .sum();
-        eprintln!(
-            "gres/{label}: {} starts ({with_gpus} with GPUs), {} reservations, {free} GPUs free",
-            plan.starts.len(),
-            plan.reservations.len()
-        );
+    // Every fifth node with GPUs (a mixed machine), then every node.
+    for (every, machine) in [(5u32, ""), (1, ",all-gpu-nodes")] {
+        for (mix, label) in [
+            (Mix::CpuOnly, "cpu-only"),
+            (Mix::SmallTasks, "gpu-10pct-shapes-without-gpus"),
+            (Mix::Gpus, "gpu-10pct"),
+        ] {
+            let st = gres_state(100_000, 10_000, mix, every);
+            // What the iteration decides (outside the measurement).
+            let plan = schedule(&st, &p, 1_000_000);
+            let with_gpus = plan
+                .starts
+                .iter()
+                .filter(|s| s.alloc.iter().any(|a| !a.gres.is_empty()))
+                .count();
+            let free: u32 = (0..st.nodes().len() as u32)
+                .map(|i| st.free_gres(i).0.iter().sum::<u32>())
+                .sum();
+            eprintln!(
+                "gres{machine}/{label}: {} starts ({with_gpus} with GPUs), {} reservations, {free} GPUs free",
+                plan.starts.len(),
+                plan.reservations.len()
+            );
+            g.bench_function(
+                format!("jobs=100000,nodes=10000,depth=1{machine},{label}"),
+                |b| b.iter(|| black_box(schedule(&st, &p, 1_000_000))),
+            );
+        }
     }
-    g.bench_function("jobs=100000,nodes=10000,depth=1,gpu-10pct", |b| {
-        b.iter(|| black_box(schedule(&gpu, &p, 1_000_000)))
-    });
     g.finish();
 }
 

@@ -108,6 +108,9 @@ pub struct ExecSpec {
     /// `-W umask=`: the job's file-creation mask; `None`: the daemon's
     /// with group and other write removed.
     pub umask: Option<u32>,
+    /// An interactive job (`msub -I`): the script runs on a pseudo-terminal
+    /// its owner attaches to (local backend: `local::terminal`).
+    pub interactive: bool,
 }
 
 /// Something a backend saw happen.

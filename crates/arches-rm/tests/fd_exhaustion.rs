@@ -68,6 +68,7 @@ fn launch(tmp: &Path, job: JobId, script: &str) -> Launch {
             class: None,
             args: Vec::new(),
             umask: None,
+            interactive: false,
         },
         walltime: None,
         restarted: false,

@@ -107,6 +107,7 @@ impl Fixture {
                 class: None,
                 args: Vec::new(),
                 umask: None,
+                interactive: false,
             },
             walltime: None,
             restarted: false,

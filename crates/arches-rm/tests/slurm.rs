@@ -229,6 +229,7 @@ impl Fixture {
                 class: None,
                 args: Vec::new(),
                 umask: None,
+                interactive: false,
             },
             walltime: Some(600),
             restarted: false,

@@ -792,7 +792,10 @@ impl Actor {
             job: id,
             name: job.name.clone(),
             nodes,
-            exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload),
+            exec: ExecSpec {
+                interactive: job.flags.contains(arches_core::JobFlag::Interactive),
+                ..exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload)
+            },
             walltime: job.walltime,
             // Told only after a checkpoint, not after a plain requeue.
             restarted: job.requeued == Some(arches_core::RequeueCause::Checkpoint),
@@ -885,7 +888,10 @@ impl Actor {
             job: id,
             name: job.name.clone(),
             nodes,
-            exec: exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload),
+            exec: ExecSpec {
+                interactive: job.flags.contains(arches_core::JobFlag::Interactive),
+                ..exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload)
+            },
             walltime: job.walltime,
             restarted: job.start_count > 1,
         };
@@ -1132,5 +1138,6 @@ pub(crate) fn exec_spec(
         class,
         args: rec.args.clone(),
         umask: rec.umask,
+        interactive: false,
     }
 }

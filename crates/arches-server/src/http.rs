@@ -72,6 +72,7 @@ pub fn router(app: AppState) -> Router {
             get(|s: State<AppState>| read(s, views::credentials)),
         )
         .route(routes::STATS, get(stats))
+        .route(routes::TERMINAL, post(terminal))
         .route(
             routes::FAIRSHARE,
             get(|s: State<AppState>| read(s, views::fairshare)),
@@ -238,6 +239,9 @@ async fn submit(
         }
         Err(e) => return error(StatusCode::BAD_REQUEST, e.message()),
     };
+    if let Err(e) = jobspec::sane::interactive_allowed(&req, &app.cfg.compute_rm.1) {
+        return error(StatusCode::BAD_REQUEST, e.message());
+    }
     if app.cfg.compute_rm.1 == "LOCAL" {
         if let Err(e) = jobspec::sane::shell_exists(&req) {
             return error(StatusCode::BAD_REQUEST, e.message());
@@ -473,6 +477,63 @@ async fn starttime(State(app): State<AppState>, body: Result<Bytes, BytesRejecti
         Ok(v) => ok(v),
         Err(e) => error(StatusCode::NOT_FOUND, e.0),
     }
+}
+
+/// `msub -I`: where the running interactive job's terminal socket is. Only
+/// its owner is told (the socket itself admits nobody else either).
+async fn terminal(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<PeerInfo>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let req: arches_api::TerminalRequest = match decode(body) {
+        Ok(r) => r,
+        Err(e) => return e.into_response(),
+    };
+    let caller = match caller(&app, peer) {
+        Ok(c) => c,
+        Err(e) => return e.into_response(),
+    };
+    let snap = current(&app.published);
+    let invalid = || {
+        error(
+            StatusCode::NOT_FOUND,
+            format!("ERROR:  invalid job specified ({})", req.id),
+        )
+    };
+    let Some(job) = snap.state.job(req.id) else {
+        return invalid();
+    };
+    if !caller.owns(job) {
+        return error(
+            StatusCode::FORBIDDEN,
+            format!(
+                "ERROR:  user {} is not the owner of job {}: only its owner may attach to an interactive job",
+                caller.user, req.id
+            ),
+        );
+    }
+    if !job.flags.contains(arches_core::JobFlag::Interactive) {
+        return error(
+            StatusCode::BAD_REQUEST,
+            format!("ERROR:  job {} is not an interactive job", req.id),
+        );
+    }
+    if app.cfg.compute_rm.1 != "LOCAL" {
+        return error(
+            StatusCode::BAD_REQUEST,
+            "ERROR:  interactive jobs run only on the LOCAL resource manager".into(),
+        );
+    }
+    let socket = app
+        .cfg
+        .home
+        .join(crate::rm::SPOOL_DIR)
+        .join(req.id.to_string())
+        .join(arches_rm::local::TTY_SOCKET);
+    ok(arches_api::TerminalResponse {
+        socket: socket.display().to_string(),
+    })
 }
 
 async fn reservation_control(

@@ -93,10 +93,8 @@ pub fn parse(
     }
     sane::check(req, policy)?;
     let mut res = Resources::default();
-    for list in &req.resources {
-        for item in split_top(list) {
-            res.apply(item)?;
-        }
+    for item in effective_resources(&req.resources) {
+        res.apply(item)?;
     }
     for ext in &req.extensions {
         res.apply_extension(ext)?;
@@ -205,6 +203,12 @@ pub fn parse(
     if let Some(c) = class_cfg {
         flags.extend(c.job_flags.iter().copied());
     }
+    // Interactive exactly when msub -I asked (a terminal needs a client
+    // waiting for it; a class or template cannot make a batch job one).
+    flags.retain(|f| *f != JobFlag::Interactive);
+    if req.interactive {
+        flags.push(JobFlag::Interactive);
+    }
     job.flags = flags.into_iter().collect();
     if req.hold {
         job.holds.insert(HoldType::User);
@@ -258,6 +262,37 @@ pub fn parse(
         depend_named: res.depend_named.clone(),
         befores: Vec::new(),
     })
+}
+
+/// The `-l` items that count, in order: msub sends the directives' lists
+/// first and the command line's after, and for the same resource the last
+/// one wins (Moab/Torque: the command line overrides the script, a later
+/// `-l` an earlier one). `nodes=` and `select=` are one node
+/// specification; `var=NAME:VALUE` is one resource per NAME, and lists by
+/// nature (`depend=`, `stagein=`, `stageout=`) add up.
+pub(crate) fn effective_resources(lists: &[String]) -> Vec<&str> {
+    let items: Vec<&str> = lists.iter().flat_map(|l| split_top(l)).collect();
+    let key = |item: &str| -> Option<String> {
+        let (k, v) = item.split_once('=')?;
+        let k = k.trim().to_ascii_lowercase();
+        match k.as_str() {
+            "depend" | "stagein" | "stageout" => None,
+            "select" => Some("nodes".to_string()),
+            "var" => Some(format!("var:{}", v.split(':').next().unwrap_or(v))),
+            _ => Some(k),
+        }
+    };
+    let keys: Vec<Option<String>> = items.iter().map(|i| key(i)).collect();
+    items
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            keys[*i]
+                .as_ref()
+                .is_none_or(|k| !keys[i + 1..].iter().any(|later| later.as_ref() == Some(k)))
+        })
+        .map(|(_, item)| *item)
+        .collect()
 }
 
 /// Whether the submission check is the engine's own
@@ -382,6 +417,7 @@ impl Submission {
             "MOAB_BATCH",
             "PBS_O_QUEUE",
             "PBS_ENVIRONMENT",
+            "PBS_O_INITDIR",
             "HOME",
             "USER",
             "LOGNAME",
@@ -423,9 +459,21 @@ impl Submission {
             ("MOAB_BATCH", "1".to_string()),
             // The queue asked for (Torque) and the batch marker.
             ("PBS_O_QUEUE", self.req.class.clone().unwrap_or_default()),
-            ("PBS_ENVIRONMENT", "PBS_BATCH".to_string()),
+            (
+                "PBS_ENVIRONMENT",
+                if self.req.interactive {
+                    "PBS_INTERACTIVE"
+                } else {
+                    "PBS_BATCH"
+                }
+                .to_string(),
+            ),
         ] {
             env.push((k.to_string(), v));
+        }
+        // Torque: the working directory -d gave (the job starts there).
+        if self.req.workdir.as_deref().is_some_and(|w| !w.is_empty()) {
+            env.push(("PBS_O_INITDIR".to_string(), self.exec.workdir.clone()));
         }
         let payload = Payload {
             script: std::mem::take(&mut self.req.script),

@@ -39,7 +39,8 @@
 //!   `Queue` (class), `ProjectId` (account), `OutputFile`, `ErrorFile`,
 //!   `ShellName`, `NotificationList` (`URI=` the `-M` list, the text the
 //!   events `JobStart`, `JobEnd`, `JobFail` or `None`), `SubmitHost`,
-//!   `UMask` (`-W umask=`; decimal as Moab writes it, octal with a leading 0), `IsInteractive` (refused when true).
+//!   `UMask` (`-W umask=`; decimal as Moab writes it, octal with a leading 0), `IsInteractive` (written for
+//!   `msub -I` jobs; true is refused unless the submission is one).
 //!   Arches elements for what msub has besides: `SubmitDir`, `Join` (`oe`,
 //!   `eo`), `Priority`, `Rerunable` (`y`/`n`), `SubmitArgs`, `MoabVariables`,
 //!   `JobArray` (`msub -t` as written: `1-100%5`).
@@ -158,6 +159,9 @@ pub fn to_xml(req: &SubmitRequest, user: &str, group: &str) -> String {
         el(&mut o, i, "Arguments", &args.join(" "));
     }
     el(&mut o, i, "SubmitLanguage", "PBS");
+    if req.interactive {
+        el(&mut o, i, "IsInteractive", "TRUE");
+    }
     el(&mut o, i, "SubmitString", &pack(&req.script));
     if let Some(n) = &req.name {
         el(&mut o, i, "JobName", n);
@@ -451,8 +455,12 @@ pub fn from_xml(xml: &str, base: &SubmitRequest) -> Result<(SubmitRequest, Ident
                 }
             }
             "IsInteractive" => {
-                if t.eq_ignore_ascii_case("true") || t == "1" {
-                    return Err("interactive jobs are disabled".to_string());
+                // Only msub -I makes a job interactive (its client waits
+                // for the terminal): a job XML or a filter cannot.
+                if (t.eq_ignore_ascii_case("true") || t == "1") && !base.interactive {
+                    return Err(
+                        "interactive jobs (IsInteractive) are submitted with msub -I".to_string(),
+                    );
                 }
             }
             other => return Err(format!("invalid job XML: unknown element <{other}>")),

@@ -95,6 +95,9 @@ pub async fn prepare(
     let (filtered, id) = jobxml::from_xml(&out.stdout, &req)
         .map_err(|e| SubmitError(format!("submit filter '{filter}' output refused: {e}")))?;
     check_identity(&id, &who)?;
+    // Interactive or not is msub's (-I), whatever the filter printed.
+    let mut filtered = filtered;
+    filtered.interactive = req.interactive;
     Ok(filtered)
 }
 

@@ -11,6 +11,7 @@ pub mod mdiag;
 pub mod mschedctl;
 pub mod mshow;
 pub mod msub;
+pub mod msub_interactive;
 pub mod msub_script;
 pub mod msubrc;
 pub mod query;

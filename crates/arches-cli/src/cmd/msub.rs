@@ -41,7 +41,16 @@ afternotok, afterany, before, beforeok, beforenotok, beforeany, and for a whole 
 afterstartarray, afterokarray, afternotokarray, afteranyarray. Script arguments: -F \"a b\" or the \
 words after SCRIPT (-- before arguments that start with -). \
 Site defaults: options in /etc/msubrc (or the file $MSUBRC names) apply to every script submission \
-(not to a job XML input), under the directives and the command line.",
+(not to a job XML input), under the directives and the command line. \
+Interactive jobs (-I, LOCAL resource manager only): msub prints `msub: waiting for job N to start`, \
+waits for the allocation, prints `msub: job N ready` and becomes the terminal of a shell ($SHELL, \
+or -S) running on the job's first node with the job's environment (PBS_JOBID, PBS_NODEFILE, \
+PBS_O_WORKDIR...); with -x it runs the script there instead (without -x a script gives only its \
+directives). Typed keys go to the job (Ctrl-C interrupts its foreground command), window size \
+changes follow; the allocation ends when the shell exits (or is hung up at the wall-clock limit, \
+or when msub goes away), msub prints `msub: job N completed`, restores the terminal and exits \
+with the shell's status. Ctrl-C while waiting cancels the job. Only the job's owner can attach. \
+-X (X11 forwarding) is refused.",
     disable_help_flag = true,
     args_override_self = true
 )]
@@ -58,7 +67,7 @@ pub struct Msub {
     /// Directive prefix to look for instead of #PBS/#MSUB/#MOAB; '' disables directives.
     #[arg(short = 'C', value_name = "PREFIX")]
     pub prefix: Option<String>,
-    /// Working directory of the job (relative paths are resolved against the current directory).
+    /// Working directory of the job (relative paths are resolved against the current directory); default: the directory msub runs in (PBS_O_WORKDIR). The job sees PBS_O_INITDIR when -d is given.
     #[arg(short = 'd', value_name = "PATH")]
     pub workdir: Option<String>,
     /// Standard error path: [host:]path (file or directory).
@@ -73,9 +82,15 @@ pub struct Msub {
     /// Submit with a user hold.
     #[arg(short = 'h')]
     pub hold: bool,
-    /// Interactive job (not supported: refused with Moab's message).
+    /// Interactive job: wait for the allocation, then run a shell (or, with -x, the script) on a terminal on its first node; the job ends when the shell exits (msub exits with its status).
     #[arg(short = 'I')]
     pub interactive: bool,
+    /// With -I: run the script on the job's terminal instead of a shell (without -x an interactive job's script is read only for its directives).
+    #[arg(short = 'x')]
+    pub run_script: bool,
+    /// X11 forwarding (not supported: refused).
+    #[arg(short = 'X')]
+    pub x11: bool,
     /// Join streams: oe merges both into the output file, eo into the error file, n keeps them apart.
     #[arg(short = 'j', value_name = "JOIN")]
     pub join: Option<String>,
@@ -85,7 +100,7 @@ pub struct Msub {
     /// Wait until the job completes, then print `Job <id> completed`.
     #[arg(short = 'K')]
     pub wait: bool,
-    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE); procs=MIN-MAX makes a malleable job (it starts on MIN processors and may grow to MAX).
+    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works; for the same resource the last one wins, and the command line wins over directives; nodes= and select= are one resource); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE); procs=MIN-MAX makes a malleable job (it starts on MIN processors and may grow to MAX).
     #[arg(short = 'l', value_name = "RESOURCES", action = ArgAction::Append)]
     pub resources: Vec<String>,
     /// Mail options: n, or any of a (abort), b (begin), e (end).
@@ -207,6 +222,8 @@ pub fn merge(dir: Msub, cli: Msub) -> Msub {
         moab_env: cli.moab_env || dir.moab_env,
         hold: cli.hold || dir.hold,
         interactive: cli.interactive || dir.interactive,
+        run_script: cli.run_script || dir.run_script,
+        x11: cli.x11 || dir.x11,
         join: pick(cli.join, dir.join),
         keep: pick(cli.keep, dir.keep),
         wait: cli.wait || dir.wait,
@@ -285,8 +302,23 @@ pub fn build_request(
     argv: &[String],
     host: &str,
 ) -> Result<SubmitRequest, String> {
-    if a.interactive {
-        return Err("ERROR:    interactive jobs are disabled".into());
+    if a.x11 {
+        return Err(fail(
+            "X11 forwarding (-X) is not supported: an interactive job (-I) gets a terminal only",
+        ));
+    }
+    if a.run_script && !a.interactive {
+        return Err(fail(
+            "-x runs the script of an interactive job: it needs -I",
+        ));
+    }
+    if a.run_script && a.script.is_none() {
+        return Err(fail("-x needs a script file to run (none given)"));
+    }
+    if a.interactive && a.wait {
+        return Err(fail(
+            "-K cannot be combined with -I (msub -I already waits for the job)",
+        ));
     }
     let priority = match &a.priority {
         Some(p) => Some(
@@ -409,6 +441,7 @@ pub fn build_request(
         job_xml: None,
         array: a.array.clone(),
         args,
+        interactive: a.interactive,
     })
 }
 
@@ -519,6 +552,26 @@ pub fn assemble_with(
     let site = if xml_input { Msub::default() } else { site };
     let a = merge(merge(site, dir), cli);
     let mut req = build_request(&a, script, cwd, env, argv, host)?;
+    if a.interactive && !a.run_script {
+        // Torque: the script of an interactive job gives directives only;
+        // the job runs the user's shell (-S, else $SHELL, else /bin/sh).
+        let shell = a
+            .shell
+            .as_deref()
+            .and_then(|s| s.split(',').next())
+            .map(|s| s.split('@').next().unwrap_or(s).to_string())
+            .filter(|s| !s.is_empty())
+            .or_else(|| {
+                env.iter()
+                    .find(|(k, _)| k == "SHELL")
+                    .map(|(_, v)| v.clone())
+                    .filter(|v| !v.is_empty())
+            })
+            .unwrap_or_else(|| "/bin/sh".to_string());
+        req.script = super::msub_interactive::shell_script(&shell);
+        req.shell = None;
+        req.args.clear();
+    }
     if xml_input {
         req.job_xml = Some(std::mem::take(&mut req.script));
         req.script_path = None;
@@ -530,7 +583,13 @@ pub fn assemble_with(
 /// Runs msub.
 pub fn exec(cli: Msub) -> Result<u8, String> {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    let script = read_script(cli.script.as_deref())?;
+    // An interactive job without a script file reads nothing: standard
+    // input is the user's terminal.
+    let script = if cli.interactive && cli.script.is_none() {
+        String::new()
+    } else {
+        read_script(cli.script.as_deref())?
+    };
     let site = super::msubrc::site_defaults()?;
     let cwd = std::env::current_dir()
         .map_err(|e| fail(format!("cannot determine current directory ({e})")))?;
@@ -544,6 +603,9 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
     });
     let client = conn.client().map_err(|e| e.to_string())?;
     let id = client.submit(&req).map_err(|e| e.to_string())?.id;
+    if a.interactive {
+        return super::msub_interactive::run(&client, id);
+    }
     let xml = a.xml
         || a.format
             .as_deref()
@@ -721,9 +783,19 @@ mod tests {
         let e = build_request(&bad, "x".into(), Path::new("/"), &[], &[], "h").unwrap_err();
         assert!(e.starts_with("ERROR:    cannot submit job - "), "{e}");
         let inter = p(&["-I"]);
-        assert_eq!(
-            build_request(&inter, "x".into(), Path::new("/"), &[], &[], "h").unwrap_err(),
-            "ERROR:    interactive jobs are disabled"
+        assert!(
+            build_request(&inter, "x".into(), Path::new("/"), &[], &[], "h")
+                .unwrap()
+                .interactive
         );
+        let x11 = p(&["-I", "-X"]);
+        let e = build_request(&x11, "x".into(), Path::new("/"), &[], &[], "h").unwrap_err();
+        assert!(
+            e.starts_with("ERROR:    cannot submit job - X11 forwarding (-X) is not supported"),
+            "{e}"
+        );
+        let x = p(&["-x", "job.sh"]);
+        let e = build_request(&x, "x".into(), Path::new("/"), &[], &[], "h").unwrap_err();
+        assert!(e.contains("it needs -I"), "{e}");
     }
 }

@@ -10,9 +10,11 @@
 //! play). General jobs always get per-node placement; the others take the
 //! existing paths unchanged, so a machine without any of this pays nothing.
 
+use std::cell::RefCell;
+
 use crate::access::{self, NodeAccessPolicy, Tenancy};
 use crate::gres::{Gres, GresLayer};
-use crate::job::{Alloc, Job};
+use crate::job::{Alloc, Job, Request};
 use crate::layout::{self, Demand, Free};
 use crate::node::{NodeAdminState, NodeId};
 use crate::state::State;
@@ -35,7 +37,14 @@ pub(super) struct Extra {
     released: Vec<(Alloc, Time, Option<Time>, bool)>,
     /// Who is on each node, when tenant-dependent policies are in play.
     pub tenancy: Option<Tenancy>,
+    /// [`Ctx::ever_fits_general`]'s answers this iteration for requests
+    /// without a reservation binding (it depends on the request and the
+    /// configured nodes only): a queue's general jobs have few shapes.
+    ever_fits: RefCell<Vec<(Request, Result<(), String>)>>,
 }
+
+/// Request shapes [`Extra::ever_fits`] remembers per iteration.
+const EVER_FITS_MEMO: usize = 64;
 
 impl Extra {
     pub fn new(state: &State, policy: &crate::policy::Policy, now: Time) -> Extra {
@@ -66,6 +75,7 @@ impl Extra {
             gres: None,
             released: Vec::new(),
             tenancy,
+            ever_fits: RefCell::new(Vec::new()),
         }
     }
 }
@@ -100,10 +110,8 @@ impl<'a> Ctx<'a> {
             .filter_map(move |j| Some((j, release_at(j, policy, now)?)))
             .flat_map(|(j, end)| {
                 j.run
-                    .as_ref()
-                    .map(|r| r.alloc.clone())
-                    .unwrap_or_default()
-                    .into_iter()
+                    .iter()
+                    .flat_map(|r| r.alloc.iter())
                     .filter(|a| !a.gres.is_empty())
                     .map(move |a| (a.node, end, a.gres))
             })
@@ -254,6 +262,28 @@ impl<'a> Ctx<'a> {
 
     /// Whether the general job could ever run on the configured up nodes.
     pub(super) fn ever_fits_general(&self, job: &Job) -> Result<(), String> {
+        if self.advres_scope(job).is_some() {
+            return self.ever_fits_general_inner(job);
+        }
+        let memo = self
+            .extra
+            .ever_fits
+            .borrow()
+            .iter()
+            .find(|(req, _)| *req == job.req)
+            .map(|(_, r)| r.clone());
+        if let Some(r) = memo {
+            return r;
+        }
+        let r = self.ever_fits_general_inner(job);
+        let mut memo = self.extra.ever_fits.borrow_mut();
+        if memo.len() < EVER_FITS_MEMO {
+            memo.push((job.req.clone(), r.clone()));
+        }
+        r
+    }
+
+    fn ever_fits_general_inner(&self, job: &Job) -> Result<(), String> {
         let dem = Demand::resolve(self.state, &job.req)?;
         // Feasibility is checked in index order (the cheapest: candidates
         // are read only until the job fits), contiguity kept.
@@ -376,8 +406,13 @@ impl<'a> Ctx<'a> {
                 return Box::new(h.clone().into_iter());
             }
             match (layer, kinds.as_slice()) {
+                // The smaller of the two sets a candidate must be in (the
+                // same nodes in the same order either way: `keep` checks
+                // both); on a busy machine with GPUs to spare it is the
+                // nodes with free processors.
                 (Some(l), [k]) if starts_now => match l.free_now_set(*k) {
-                    Some(s) => Box::new(s.iter().copied()),
+                    Some(s) if s.len() <= self.free_set.len() => Box::new(s.iter().copied()),
+                    Some(_) => Box::new(self.free_set.iter().copied()),
                     None => Box::new(std::iter::empty()),
                 },
                 _ if starts_now => Box::new(self.free_set.iter().copied()),

@@ -26,6 +26,10 @@ pub(crate) struct Prepared {
     stderr: Option<CString>,
     credentials: Option<Credentials>,
     umask: Option<u32>,
+    /// An interactive job's terminal (the pty's slave side): the job runs
+    /// in a new session with it as controlling terminal and standard
+    /// streams, instead of the output files.
+    tty: Option<libc::c_int>,
 }
 
 /// What the job should run and where its output goes.
@@ -39,6 +43,8 @@ pub(crate) struct ExecPlan<'a> {
     pub credentials: Option<Credentials>,
     /// The job's own file-creation mask (`-W umask=`).
     pub umask: Option<u32>,
+    /// The pty slave an interactive job runs on (see [`Prepared`]).
+    pub tty: Option<libc::c_int>,
 }
 
 impl Prepared {
@@ -68,6 +74,7 @@ impl Prepared {
             stderr: plan.stderr.map(|s| c("stderr path", s)).transpose()?,
             credentials: plan.credentials,
             umask: plan.umask,
+            tty: plan.tty,
         })
     }
 
@@ -136,6 +143,9 @@ impl Prepared {
     fn describe(&self, stage: u32) -> String {
         let creds = self.credentials.as_ref();
         match stage {
+            STAGE_PGRP if self.tty.is_some() => {
+                "cannot create a session on the job's terminal".to_string()
+            }
             STAGE_PGRP => "cannot create a process group".to_string(),
             STAGE_GROUPS => "cannot set supplementary groups".to_string(),
             STAGE_GID => format!("cannot set gid {}", creds.map_or(0, |c| c.gid)),
@@ -177,8 +187,19 @@ impl Prepared {
                 libc::write(report, msg.as_ptr().cast(), msg.len());
                 libc::_exit(127)
             };
-            if libc::setpgid(0, 0) == -1 {
-                fail(STAGE_PGRP);
+            match self.tty {
+                // A session of its own (also its process group) whose
+                // controlling terminal is the job's pty.
+                Some(tty) => {
+                    if libc::setsid() == -1 || libc::ioctl(tty, libc::TIOCSCTTY, 0) == -1 {
+                        fail(STAGE_PGRP);
+                    }
+                }
+                None => {
+                    if libc::setpgid(0, 0) == -1 {
+                        fail(STAGE_PGRP);
+                    }
+                }
             }
             if let Some(fd) = cgroup {
                 // Join the job's cgroup while still privileged ("0": the
@@ -212,27 +233,36 @@ impl Prepared {
                     libc::umask(inherited | 0o022);
                 }
             }
-            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
-            if null == -1 {
-                fail(STAGE_STDIN);
-            }
-            redirect(null, 0);
-            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
-            let out = libc::open(self.stdout.as_ptr(), flags, 0o644);
-            if out == -1 {
-                fail(STAGE_STDOUT);
-            }
-            redirect(out, 1);
-            match &self.stderr {
-                None => {
-                    libc::dup2(1, 2);
+            if let Some(tty) = self.tty {
+                for fd in 0..3 {
+                    libc::dup2(tty, fd);
                 }
-                Some(path) => {
-                    let err = libc::open(path.as_ptr(), flags, 0o644);
-                    if err == -1 {
-                        fail(STAGE_STDERR);
+                if tty > 2 {
+                    libc::close(tty);
+                }
+            } else {
+                let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY);
+                if null == -1 {
+                    fail(STAGE_STDIN);
+                }
+                redirect(null, 0);
+                let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC;
+                let out = libc::open(self.stdout.as_ptr(), flags, 0o644);
+                if out == -1 {
+                    fail(STAGE_STDOUT);
+                }
+                redirect(out, 1);
+                match &self.stderr {
+                    None => {
+                        libc::dup2(1, 2);
                     }
-                    redirect(err, 2);
+                    Some(path) => {
+                        let err = libc::open(path.as_ptr(), flags, 0o644);
+                        if err == -1 {
+                            fail(STAGE_STDERR);
+                        }
+                        redirect(err, 2);
+                    }
                 }
             }
             // Back to a clean signal state: default dispositions (std ignores

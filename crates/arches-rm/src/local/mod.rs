@@ -74,8 +74,10 @@ mod resize;
 mod spool;
 mod supervisor;
 mod sys;
+mod terminal;
 mod tracked;
 
+pub use spool::TTY_SOCKET;
 pub use supervisor::supervise_main;
 // Shared with the Slurm backend (same job environment and node file).
 pub(crate) use spool::LaunchFile;

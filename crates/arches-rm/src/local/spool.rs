@@ -60,7 +60,14 @@ pub(crate) struct LaunchFile {
     /// with group and other write removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub umask: Option<u32>,
+    /// An interactive job: run on a pty relayed through [`TTY_SOCKET`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interactive: bool,
 }
+
+/// The socket an interactive job's owner attaches to (mode 0600, the
+/// owner's), in the job directory.
+pub const TTY_SOCKET: &str = "tty.sock";
 
 /// One allocated node in `launch.json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -105,6 +112,7 @@ impl LaunchFile {
             kill_grace_secs,
             args: exec.args.clone(),
             umask: exec.umask,
+            interactive: exec.interactive,
         }
     }
 }

@@ -28,6 +28,7 @@ use super::exec::{Credentials, ExecPlan, Prepared};
 use super::freezer::Freezer;
 use super::spool::{self, Control, LaunchFile, Pids, Status};
 use super::sys::{self, SignalFd, SUPERVISOR_SIGNALS};
+use super::terminal::{self, Relay};
 
 /// Exit status of a supervisor called with bad arguments or a job directory
 /// it cannot enter (nothing is recorded then).
@@ -155,6 +156,8 @@ struct Supervisor {
     freezer: Option<Freezer>,
     /// Suspended by freezing the cgroup (not by a signal).
     frozen: bool,
+    /// An interactive job's terminal relay (`terminal`).
+    relay: Option<Relay>,
 }
 
 impl Supervisor {
@@ -166,7 +169,13 @@ impl Supervisor {
             .map_err(|e| format!("cannot read {}: {e}", dir.join(spool::LAUNCH).display()))?;
         let launch: LaunchFile =
             serde_json::from_str(&text).map_err(|e| format!("bad {}: {e}", spool::LAUNCH))?;
-        let prepared = prepare(dir, &launch)?;
+        let owner = (sys::euid() == 0).then_some((launch.uid, launch.gid));
+        let pty = if launch.interactive {
+            Some(terminal::open_pty(owner.map(|o| o.0))?)
+        } else {
+            None
+        };
+        let prepared = prepare(dir, &launch, pty.as_ref().map(|p| p.slave.as_raw_fd()))?;
         let freezer = Freezer::create(&format!("arches-job{}-{}", launch.job, std::process::id()));
         let procs = freezer.as_ref().and_then(|f| f.procs_file().ok());
         let spawned = prepared.spawn(procs.as_ref().map(|f| f.as_raw_fd()));
@@ -179,6 +188,26 @@ impl Supervisor {
                 }
                 return Err(e);
             }
+        };
+        // An interactive job: its terminal, relayed to its owner.
+        let relay = match pty {
+            Some(pty) => {
+                drop(pty.slave);
+                let relay = terminal::listen(owner)
+                    .and_then(|l| Relay::start(l, pty.master, launch.uid, pgid));
+                match relay {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        let _ = sys::kill_group(pgid, libc::SIGKILL);
+                        let _ = sys::wait(pgid);
+                        if let Some(f) = &freezer {
+                            f.remove();
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+            None => None,
         };
         // Only a cgroup the leader is in is any use.
         let freezer = match freezer {
@@ -229,6 +258,7 @@ impl Supervisor {
             ctl_offset: 0,
             freezer,
             frozen: false,
+            relay,
         })
     }
 
@@ -244,8 +274,12 @@ impl Supervisor {
                 if let Some(f) = &self.freezer {
                     f.remove();
                 }
+                let code = sys::exit_code(status);
+                if let Some(relay) = self.relay.take() {
+                    relay.finish(code);
+                }
                 return Status::Exited {
-                    code: sys::exit_code(status),
+                    code,
                     walltime_exceeded: self.walltime_exceeded,
                     at: Some(epoch_now()),
                 };
@@ -304,6 +338,10 @@ impl Supervisor {
             return;
         }
         self.thaw();
+        if self.relay.is_some() {
+            // An interactive shell ignores SIGTERM: hang up its terminal.
+            let _ = sys::kill_group(self.pgid, libc::SIGHUP);
+        }
         let _ = sys::kill_group(self.pgid, libc::SIGTERM);
         let _ = sys::kill_group(self.pgid, libc::SIGCONT);
         if let Some(f) = &self.freezer {
@@ -402,7 +440,7 @@ impl Supervisor {
 }
 
 /// Write the script and node file, check the user, build the environment.
-fn prepare(dir: &Path, launch: &LaunchFile) -> Result<Prepared, String> {
+fn prepare(dir: &Path, launch: &LaunchFile, tty: Option<i32>) -> Result<Prepared, String> {
     let euid = sys::euid();
     let credentials = if euid == 0 {
         Some(Credentials {
@@ -452,6 +490,7 @@ fn prepare(dir: &Path, launch: &LaunchFile) -> Result<Prepared, String> {
         stderr: (!launch.join && launch.stderr != launch.stdout).then_some(launch.stderr.as_str()),
         credentials,
         umask: launch.umask,
+        tty,
     })
 }
 
@@ -609,6 +648,7 @@ mod tests {
             kill_grace_secs: 5,
             args: Vec::new(),
             umask: None,
+            interactive: false,
         }
     }
 

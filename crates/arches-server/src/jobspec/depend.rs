@@ -46,6 +46,13 @@ pub fn parse(value: &str) -> Result<(Vec<Dependency>, Vec<Named>), SubmitError> 
         let mut parts = group.split(':').map(str::trim);
         let first = parts.next().unwrap_or("");
         let low = first.to_ascii_lowercase();
+        if low == "synccount" || low == "syncwith" {
+            // Torque's synchronized sets start N jobs at the same moment: a
+            // co-scheduling the engine does not do. Refused, never run apart.
+            return Err(SubmitError(format!(
+                "dependency type '{first}' is not supported (synchronized job sets, synccount/syncwith, are not co-scheduled by Arches: submit the set as one job with nodes= or procs=, or as a job array)"
+            )));
+        }
         if REFUSED.contains(&low.as_str()) {
             return Err(SubmitError(format!(
                 "dependency type '{first}' is not supported (supported: after, afterok, afternotok, afterany, before, beforeok, beforenotok, beforeany, afterstartarray, afterokarray, afternotokarray, afteranyarray)"
@@ -259,10 +266,10 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
-        assert!(parse("syncwith:4")
-            .unwrap_err()
-            .0
-            .contains("'syncwith' is not supported"));
+        for sync in ["syncwith:4", "synccount:2"] {
+            let e = parse(sync).unwrap_err().0;
+            assert!(e.contains("is not supported (synchronized job sets"), "{e}");
+        }
     }
 
     #[test]

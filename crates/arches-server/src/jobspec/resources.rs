@@ -223,6 +223,10 @@ impl Resources {
                 continue;
             }
             let flag = f.parse::<JobFlag>().map_err(SubmitError)?;
+            if flag == JobFlag::Interactive {
+                // A terminal needs a client waiting for it: msub -I.
+                return err("job flag INTERACTIVE is set by msub -I (an interactive job), not by -W x=FLAGS");
+            }
             self.flags.push(flag);
         }
         Ok(())

@@ -68,6 +68,17 @@ pub(super) fn check(req: &SubmitRequest, policy: &Policy) -> Result<(), SubmitEr
     Ok(())
 }
 
+/// An interactive job (`msub -I`) needs the LOCAL resource manager, whose
+/// supervisor relays its terminal (`rm_kind`: the compute RM's `TYPE`).
+pub fn interactive_allowed(req: &SubmitRequest, rm_kind: &str) -> Result<(), SubmitError> {
+    if req.interactive && rm_kind != "LOCAL" {
+        return err(format!(
+            "interactive jobs (-I) run only on the LOCAL resource manager (this one is {rm_kind}); on a Slurm cluster use salloc or srun --pty"
+        ));
+    }
+    Ok(())
+}
+
 /// Whether the `-S` shell exists and is executable on this host (the local
 /// resource manager runs it here; a Slurm cluster's nodes may have others).
 pub fn shell_exists(req: &SubmitRequest) -> Result<(), SubmitError> {
@@ -145,6 +156,21 @@ fn path(what: &str, p: &str) -> Result<(), SubmitError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn interactive_jobs_need_the_local_rm() {
+        let req = SubmitRequest {
+            interactive: true,
+            ..SubmitRequest::default()
+        };
+        assert!(interactive_allowed(&req, "LOCAL").is_ok());
+        let e = interactive_allowed(&req, "SLURM").unwrap_err().0;
+        assert!(
+            e.contains("run only on the LOCAL resource manager (this one is SLURM)"),
+            "{e}"
+        );
+        assert!(interactive_allowed(&SubmitRequest::default(), "SLURM").is_ok());
+    }
+
     use super::*;
 
     fn req() -> SubmitRequest {

@@ -513,3 +513,63 @@ fn umask_is_recorded_as_torque_writes_it() {
     }
     assert_eq!(submit(&[], &[]).unwrap().exec.umask, None);
 }
+
+#[test]
+fn later_resources_override_earlier_ones() {
+    // Directives first, then the command line (msub's order).
+    let s = submit(
+        &[
+            "nodes=1:ppn=2,walltime=10:00,pmem=100mb",
+            "qos=high",
+            "nodes=2:ppn=4",
+            "walltime=20:00,pmem=200mb",
+        ],
+        &[],
+    )
+    .unwrap();
+    let r = &s.job.req;
+    assert_eq!((r.nodes, r.tasks_per_node, r.tasks), (Some(2), Some(4), 8));
+    assert_eq!(s.job.walltime, Some(1200));
+    assert_eq!(r.mem_per_task_mb, 200);
+    assert_eq!(
+        effective_resources(&[
+            "var=a:1,select=1:ncpus=2".into(),
+            "var=b:2,nodes=3,var=a:3".into()
+        ]),
+        ["var=b:2", "nodes=3", "var=a:3"]
+    );
+    // Lists add up.
+    assert_eq!(
+        effective_resources(&["depend=afterok:1".into(), "depend=afterany:2".into()]).len(),
+        2
+    );
+    // Within one list too: the last nodes= is the job's.
+    let s = submit(&["nodes=1,nodes=3"], &[]).unwrap();
+    assert_eq!(s.job.req.nodes, Some(3));
+}
+
+#[test]
+fn working_directory_defaults_to_the_submission_directory() {
+    let req = SubmitRequest {
+        script: "true\n".into(),
+        submit_dir: "/tmp/sub".into(),
+        ..SubmitRequest::default()
+    };
+    let env_of = |req: &SubmitRequest| {
+        let (_, exec, payload) = parse(req, &user(), "users", &Policy::default(), 1000)
+            .unwrap()
+            .finalize(7, "h");
+        (exec.workdir, payload.env)
+    };
+    let (wd, env) = env_of(&req);
+    assert_eq!(wd, "/tmp/sub");
+    assert!(!env.iter().any(|(k, _)| k == "PBS_O_INITDIR"));
+    let with_d = SubmitRequest {
+        workdir: Some("run".into()),
+        ..req.clone()
+    };
+    let (wd, env) = env_of(&with_d);
+    assert_eq!(wd, "/tmp/sub/run");
+    assert!(env.contains(&("PBS_O_INITDIR".to_string(), "/tmp/sub/run".to_string())));
+    assert!(env.contains(&("PBS_O_WORKDIR".to_string(), "/tmp/sub".to_string())));
+}

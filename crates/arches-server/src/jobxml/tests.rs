@@ -77,6 +77,7 @@ fn full() -> SubmitRequest {
             String::new(),
             "a<b;#c".into(),
         ],
+        interactive: false,
     }
 }
 
