@@ -41,19 +41,7 @@ fn setup() -> (tempfile::TempDir, Daemon) {
 }
 
 fn wait_for(d: &Daemon, id: u64, what: &str, pred: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let out = d.checkjob(id);
-        if pred(&out) {
-            return out;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "job {id}: {what}\n{out}\n{}",
-            d.daemon_log()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    d.wait_checkjob(id, what, Duration::from_secs(30), pred)
 }
 
 fn calls(dir: &Path) -> String {

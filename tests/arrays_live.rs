@@ -112,9 +112,12 @@ fn slot_limit_collapsed_lines_and_whole_array_actions() {
     let d = Daemon::start_with_config(Some(CFG));
     // 300 sub-jobs, at most one running at a time.
     let id = d.submit("sleep 60\n", &["-t", "big[1-300]%1", "-l", "walltime=600"]);
-    let q = wait_until(&d, &["showq"], |o| o.contains(&format!("\n{id}[1] ")));
+    // Sub-jobs are made jobs in chunks: wait until an iteration has seen
+    // all of them held back by the slot limit.
+    let q = wait_until(&d, &["showq"], |o| {
+        o.contains(&format!("\n{id}[1] ")) && o.contains("299 blocked jobs   \n")
+    });
     assert!(q.contains(&format!("\n{id}[2-300] ")), "{q}");
-    assert!(q.contains("299 blocked jobs   \n"), "{q}");
     assert!(q.contains("Total jobs:  300\n"), "{q}");
     let two = text(&d.run("checkjob", &[&format!("{id}[2]")]).stdout);
     assert!(

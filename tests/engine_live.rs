@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{text, Daemon};
 
@@ -48,15 +48,7 @@ fn showres_row(out: &str, id: u64) -> Option<Vec<String>> {
 
 /// Polls checkjob until `pred` holds for its output.
 fn wait_for(d: &Daemon, id: u64, what: &str, pred: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let out = d.checkjob(id);
-        if pred(&out) {
-            return out;
-        }
-        assert!(Instant::now() < deadline, "job {id}: {what}\n{out}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    d.wait_checkjob(id, what, Duration::from_secs(30), pred)
 }
 
 #[test]

@@ -8,7 +8,7 @@
 mod common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::{text, Daemon};
 
@@ -18,19 +18,7 @@ FSWEIGHT 1\nFSACCOUNTWEIGHT 100\nQUEUETIMEWEIGHT 0\n\
 ACCOUNTCFG[heavy] FSTARGET=50\nACCOUNTCFG[light] FSTARGET=50\n";
 
 fn wait_for(d: &Daemon, id: u64, what: &str, pred: impl Fn(&str) -> bool) -> String {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let out = d.checkjob(id);
-        if pred(&out) {
-            return out;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "job {id}: {what}\n{out}\n{}",
-            d.daemon_log()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    d.wait_checkjob(id, what, Duration::from_secs(30), pred)
 }
 
 #[test]

@@ -249,7 +249,7 @@ impl Daemon {
 
     /// Polls checkjob until `done` holds for its output (which it returns);
     /// fails with the output and the daemon's log after `timeout`.
-    fn wait_checkjob(
+    pub fn wait_checkjob(
         &self,
         id: u64,
         what: &str,
