@@ -264,6 +264,13 @@ fn apply_one(config: &mut Config, text: &str, ctx: &mut Ctx<'_>) {
             if let Err(why) = set(config, site, &value) {
                 return ctx.error(format!("{shown}: {why}"));
             }
+            // Moab priority weights Arches has no factor for: accepted (a
+            // site's file loads as it is) but said, never silently dropped.
+            if config.extra_weights.get(def.name).is_some_and(|w| *w != 0) {
+                ctx.warn(format!(
+                    "{shown}: accepted but not applied (Arches computes no such priority factor; see mdiag -C)"
+                ));
+            }
             let key = display_name(def.name, (!idx.is_empty()).then_some(idx.as_str()));
             let old = config
                 .record

@@ -80,7 +80,7 @@ fn a_site_file_reads_cleanly() {
         (c.policy.weights.xfactor, c.policy.weights.qos),
         (100, 1000)
     );
-    assert_eq!(c.extra_weights.get("XFACTORCAP"), Some(&10_000));
+    assert_eq!(Some(c.policy.weights.xfactor_cap), Some(10_000));
     assert_eq!(c.policy.preempt_policy, PreemptPolicy::Suspend);
     assert!(c.policy.guaranteed_preemption);
     assert_eq!(c.policy.qos["high"].flags, [QosFlag::Preemptor]);

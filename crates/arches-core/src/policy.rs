@@ -297,6 +297,12 @@ pub struct PriorityWeights {
     pub fs_account: i64,
     pub fs_qos: i64,
     pub fs_class: i64,
+    /// `QUEUETIMECAP`, `XFACTORCAP`, `BYPASSCAP`: the most the raw
+    /// (pre-weighted) queue-time minutes, expansion factor and bypass
+    /// count contribute (0: no cap).
+    pub queuetime_cap: i64,
+    pub xfactor_cap: i64,
+    pub bypass_cap: i64,
 }
 
 impl Default for PriorityWeights {
@@ -322,6 +328,9 @@ impl Default for PriorityWeights {
             fs_account: 0,
             fs_qos: 0,
             fs_class: 0,
+            queuetime_cap: 0,
+            xfactor_cap: 0,
+            bypass_cap: 0,
         }
     }
 }

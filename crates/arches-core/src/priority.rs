@@ -106,10 +106,22 @@ fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
             .and_then(|k| policy.classes.get(k))
             .map_or(0, |cfg| cfg.priority) as f64,
         5..=9 => crate::fairshare::factor(job, policy, crate::fairshare::FS_KINDS[k - 5]),
-        10 => ((now - job.queued_since()).max(0) / 60) as f64,
-        11 => xfactor(job, policy, now),
+        10 => capped(
+            ((now - job.queued_since()).max(0) / 60) as f64,
+            policy.weights.queuetime_cap,
+        ),
+        11 => capped(xfactor(job, policy, now), policy.weights.xfactor_cap),
         12 => job.user_prio as f64,
-        _ => f64::from(job.bypass_count),
+        _ => capped(f64::from(job.bypass_count), policy.weights.bypass_cap),
+    }
+}
+
+/// A raw subcomponent value held to its `*CAP` (0: no cap).
+fn capped(v: f64, cap: i64) -> f64 {
+    if cap > 0 {
+        v.min(cap as f64)
+    } else {
+        v
     }
 }
 
@@ -365,5 +377,23 @@ mod tests {
         let pa = priority(&a, &p, 3600);
         // xfactor = (3600 + 3600) / 3600 = 2
         assert_eq!(pa.total, 200 + 7);
+    }
+
+    #[test]
+    fn service_caps_hold_the_raw_values() {
+        let mut p = Policy::default();
+        p.weights.queuetime = 1;
+        p.weights.xfactor = 100;
+        let a = job(1, 0);
+        // 60 minutes queued, xfactor 2: 60 + 200 uncapped.
+        assert_eq!(priority(&a, &p, 3600).total, 260);
+        p.weights.queuetime_cap = 30;
+        p.weights.xfactor_cap = 1;
+        assert_eq!(priority(&a, &p, 3600).total, 30 + 100);
+        let mut b = job(2, 0);
+        b.bypass_count = 9;
+        p.weights.bypass = 10;
+        p.weights.bypass_cap = 4;
+        assert_eq!(priority(&b, &p, 3600).total, 30 + 100 + 40);
     }
 }

@@ -467,7 +467,7 @@ fn the_other_policy_parameters_fill_the_core_policy() {
         (60, 100)
     );
     assert_eq!(c.policy.weights.xfactor, 10);
-    assert_eq!(c.extra_weights.get("XFACTORCAP"), Some(&1000));
+    assert_eq!(Some(c.policy.weights.xfactor_cap), Some(1000));
     assert_eq!(c.policy.weights.fs, 2);
     assert_eq!(c.job_purge_secs, 3600);
     assert_eq!(
@@ -781,4 +781,19 @@ fn bad_fairshare_targets_are_errors_naming_file_and_line() {
             "moab.cfg:5: ERROR: ACCOUNTCFG[e] FSTARGET: missing value".to_string(),
         ]
     );
+}
+
+#[test]
+fn priority_weights_without_a_factor_are_said_not_applied() {
+    let (c, warnings) = parse("PROCWEIGHT 10\nRESWEIGHT 0\nXFACTORCAP 5\n", "m")
+        .into_result()
+        .unwrap();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0]
+            .to_string()
+            .contains("PROCWEIGHT: accepted but not applied"),
+        "{warnings:?}"
+    );
+    assert_eq!(c.policy.weights.xfactor_cap, 5);
 }
