@@ -421,19 +421,8 @@ fn install_into(
     // Commands under the names of Moab's tools (showhist.moab.pl), as the
     // Debian package installs them.
     copy_dir_into(root, "packaging/bin", &prefix.join("bin"), 0o755, &mut out)?;
-    let copy_dir = |src: &str, dest: &str, mode: u32, out: &mut Vec<PathBuf>| -> Result<()> {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(root.join(src))
-            .with_context(|| format!("reading {src}"))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file())
-            .collect();
-        files.sort();
-        for f in files {
-            let to = prefix.join(dest).join(f.file_name().expect("a file name"));
-            put(&f, &to, mode)?;
-            out.push(to);
-        }
-        Ok(())
+    let copy_dir = |src: &str, dest: &str, mode: u32, out: &mut Vec<PathBuf>| {
+        copy_dir_into(root, src, &prefix.join(dest), mode, out)
     };
     copy_dir("man/man1", "share/man/man1", 0o644, &mut out)?;
     copy_dir("man/man5", "share/man/man5", 0o644, &mut out)?;

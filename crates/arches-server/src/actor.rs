@@ -140,6 +140,9 @@ pub struct Actor {
     pub(crate) stats: SchedStats,
     pub(crate) dirty: BTreeSet<JobId>,
     pub(crate) purged: Vec<JobId>,
+    /// The last record of each purged job, written (then moved to the job
+    /// history and deleted) by the same commit as its purge.
+    pub(crate) purged_records: Vec<JobRecord>,
     /// Scripts and environments of jobs submitted this turn, written with
     /// the next commit (then read back from the store when a job starts).
     pub(crate) payloads: Vec<(JobId, Payload)>,
@@ -369,6 +372,7 @@ impl Actor {
             stats,
             dirty: BTreeSet::new(),
             purged: Vec::new(),
+            purged_records: Vec::new(),
             payloads: Vec::new(),
             arrays,
             unconfirmed,
@@ -931,7 +935,15 @@ impl Actor {
             .map(|j| j.id)
             .collect();
         for job in old {
+            // Its final state may not be committed yet: the history keeps
+            // the record as it ends, not as it was last written.
+            let last = self
+                .state
+                .job(job)
+                .zip(self.exec.get(&job))
+                .map(|(j, rec)| JobRecord::new(j, (**rec).clone(), self.state.gres_table()));
             if self.state.apply(Event::Purge { job }, now).is_ok() {
+                self.purged_records.extend(last);
                 self.exec.remove(&job);
                 self.dirty.remove(&job);
                 self.purged.push(job);
@@ -968,6 +980,7 @@ impl Actor {
         }
         let (rsv_upserts, rsv_deletes) = std::mem::take(&mut self.rsv_changes);
         let deletes = std::mem::take(&mut self.purged);
+        let finals = std::mem::take(&mut self.purged_records);
         // The job history reaches as far back as the statistics profile.
         let reach = self
             .cfg
@@ -1010,11 +1023,14 @@ impl Actor {
                 ));
             }
         }
+        // Written before the purge deletes them: the history keeps these.
+        batch.upserts.extend(finals.iter().cloned());
         let t0 = Instant::now();
         if let Err(e) = self.store.commit(&batch) {
             // Owed: written by the next commit that succeeds.
             self.dirty.extend(dirty);
             self.purged = batch.deletes;
+            self.purged_records = finals;
             self.payloads = batch.payloads;
             self.rsv_changes = (batch.rsv_upserts, batch.rsv_deletes);
             self.accounting_dirty |= accounting;
