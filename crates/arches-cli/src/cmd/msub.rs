@@ -614,13 +614,7 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
     if a.wait {
         loop {
             std::thread::sleep(Duration::from_secs(QUERY_INTERVAL_SECS));
-            let v = client
-                .jobs(&JobsRequest {
-                    ids: vec![id.to_string()],
-                    completed: true,
-                    ..Default::default()
-                })
-                .map_err(|e| e.to_string())?;
+            let v = one_job(&client, id)?;
             let done = v.jobs.is_empty()
                 || v.jobs
                     .iter()
@@ -632,6 +626,21 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
         }
     }
     Ok(EXIT_OK)
+}
+
+/// The daemon's view of the job msub just submitted, completed or not
+/// (`msub -K` and `msub -I` poll it).
+pub(super) fn one_job(
+    client: &arches_client::Client,
+    id: u64,
+) -> Result<arches_api::JobsView, String> {
+    client
+        .jobs(&JobsRequest {
+            ids: vec![id.to_string()],
+            completed: true,
+            ..Default::default()
+        })
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arches_api::{tty, JobAction, JobActionRequest, JobsRequest, Section, TerminalRequest};
+use arches_api::{tty, JobAction, JobActionRequest, Section, TerminalRequest};
 use arches_client::Client;
 
 /// How often the job's state is asked while waiting for it to start.
@@ -107,13 +107,7 @@ fn wait_running(client: &Client, id: u64) -> Result<Waited, String> {
         if INTERRUPTED.load(Ordering::SeqCst) {
             return Ok(Waited::Interrupted);
         }
-        let v = client
-            .jobs(&JobsRequest {
-                ids: vec![id.to_string()],
-                completed: true,
-                ..Default::default()
-            })
-            .map_err(|e| e.to_string())?;
+        let v = super::msub::one_job(client, id)?;
         let Some(job) = v.jobs.first() else {
             return Err(format!("msub: job {id} is gone"));
         };
