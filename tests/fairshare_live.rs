@@ -152,3 +152,67 @@ USERCFG[root] FSTARGET=50\nUSERCFG[{user}] FSTARGET=50\n"
     }
     let _ = wait_for(&d, mine, "not gone", |o| !o.contains("State: Idle"));
 }
+
+/// The share (`%` column of `mdiag -f`) of account `acct`.
+fn account_share(f: &str, acct: &str) -> f64 {
+    f.lines()
+        .find(|l| l.trim_start_matches(' ').starts_with(acct))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no share of {acct} in:\n{f}"))
+}
+
+/// `FSPOLICY UTILIZEDPS` charges what the job's processes used (measured by
+/// the local resource manager when the job ends), not the processors it
+/// held: a job that sleeps costs its account nearly nothing, one that
+/// computes for as long costs its account nearly all the usage. Under
+/// `DEDICATEDPS` both would be charged alike.
+#[test]
+fn utilizedps_charges_the_processor_time_jobs_used() {
+    let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\n\
+FSPOLICY UTILIZEDPS\nFSINTERVAL 1:00:00\nFSDEPTH 2\nFSDECAY 1.0\n\
+ACCOUNTCFG[busy] FSTARGET=50\nACCOUNTCFG[idle] FSTARGET=50\n";
+    let d = Daemon::start_with_config(Some(cfg));
+    let w = Duration::from_secs(60);
+    let idle = d.submit("sleep 3\n", &["-A", "idle", "-l", "procs=1,walltime=60"]);
+    // Computes for about 3 seconds of its own processor time.
+    let busy = d.submit(
+        "end=$(($(date +%s) + 3)); while [ \"$(date +%s)\" -lt \"$end\" ]; do i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; done\n",
+        &["-A", "busy", "-l", "procs=1,walltime=60"],
+    );
+    d.wait_state(idle, "Completed", w);
+    d.wait_state(busy, "Completed", w);
+    let f = text(&d.run("mdiag", &["-f"]).stdout);
+    assert!(f.contains("\nFS Policy: UTILIZEDPS\n"), "{f}");
+    let (b, i) = (account_share(&f, "busy"), account_share(&f, "idle"));
+    assert!(b > 90.0 && i < 10.0, "busy {b} %, idle {i} %:\n{f}");
+}
+
+/// `FSPOLICY DEDICATEDPES` charges processor-equivalents: a one-processor
+/// job holding three quarters of the machine's memory is charged as three
+/// processors, so its account's share is well above the other's although
+/// both ran one processor for as long.
+#[test]
+fn dedicatedpes_charges_processor_equivalents() {
+    let cfg = "NODECFG[n1] PROCS=4 MEM=4000\nRMCFG[local] TYPE=LOCAL\n\
+FSPOLICY DEDICATEDPES\nFSINTERVAL 1:00:00\nFSDEPTH 2\nFSDECAY 1.0\n\
+ACCOUNTCFG[big] FSTARGET=50\nACCOUNTCFG[small] FSTARGET=50\n";
+    let d = Daemon::start_with_config(Some(cfg));
+    let w = Duration::from_secs(60);
+    let big = d.submit(
+        "sleep 2\n",
+        &["-A", "big", "-l", "procs=1,mem=3000mb,walltime=60"],
+    );
+    let small = d.submit("sleep 2\n", &["-A", "small", "-l", "procs=1,walltime=60"]);
+    d.wait_state(big, "Completed", w);
+    d.wait_state(small, "Completed", w);
+    let f = text(&d.run("mdiag", &["-f"]).stdout);
+    assert!(f.contains("\nFS Policy: DEDICATEDPES\n"), "{f}");
+    // 3 : 1 for equal run times; whole-second start and end times can make
+    // the runs differ by a second (2 s against 3 s at worst: 2 : 1).
+    let (b, s) = (account_share(&f, "big"), account_share(&f, "small"));
+    assert!(
+        b >= 2.0 * s - 0.01 && b > 60.0,
+        "big {b} %, small {s} %:\n{f}"
+    );
+}

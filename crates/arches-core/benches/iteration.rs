@@ -30,9 +30,8 @@
 use std::collections::BTreeMap;
 use std::hint::black_box;
 
-use arches_core::job::{Alloc, CompletionCode, Job, Request, StartKind};
+use arches_core::job::{CompletionCode, Job, Request};
 use arches_core::node::Node;
-use arches_core::policy::ReservationBucket;
 use arches_core::state::{Event, State};
 use arches_core::{schedule, Acl, Policy, Reservation, Standing, Time};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};

@@ -279,12 +279,56 @@ pub struct Accounting {
     pub profile: crate::history::StatProfile,
 }
 
-/// The fairshare window: interval length and how many intervals are kept.
+/// The fairshare window: interval length and how many intervals are kept,
+/// and what a job is charged (`FSPOLICY`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FsWindow {
     pub interval: Secs,
     pub depth: u32,
     pub decay: f64,
+    pub charge: FsCharge,
+}
+
+/// What fairshare usage measures (Moab's `FSPOLICY`), per second a job runs.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum FsCharge {
+    /// `DEDICATEDPS`: the processors dedicated to the job.
+    #[default]
+    Dedicated,
+    /// `DEDICATEDPES`: the job's processor-equivalents, Moab's
+    /// `PE = MAX(procs / total procs, memory / total memory) × total procs`
+    /// over the machine's configured processors and memory (MB).
+    ProcEquivalents { procs: u32, mem_mb: u64 },
+    /// `UTILIZEDPS`: the processor time the job's processes used, as its
+    /// resource manager measured it when it ended, spread evenly over its
+    /// run. A running job, and one whose resource manager does not measure
+    /// it, is charged its dedicated processors.
+    Utilized,
+}
+
+impl FsCharge {
+    /// The processors charged per second of `run` (dedicated or
+    /// processor-equivalents; [`FsCharge::Utilized`] charges dedicated here,
+    /// its measurement replaces it at the end).
+    pub fn rate(&self, run: &crate::job::RunInfo) -> f64 {
+        let procs = run.procs();
+        match *self {
+            FsCharge::ProcEquivalents {
+                procs: total,
+                mem_mb,
+            } if total > 0 => {
+                let by_procs = f64::from(procs) / f64::from(total);
+                let mem: u64 = run.alloc.iter().map(|a| a.mem_mb).sum();
+                let by_mem = if mem_mb > 0 {
+                    mem as f64 / mem_mb as f64
+                } else {
+                    0.0
+                };
+                by_procs.max(by_mem) * f64::from(total)
+            }
+            _ => f64::from(procs),
+        }
+    }
 }
 
 impl FsWindow {
@@ -305,15 +349,15 @@ pub fn grid_cell(procs: u32, walltime: Option<Secs>) -> usize {
     row * GRID_TIMES.len() + col
 }
 
-/// Splits `procs` processors dedicated over `[start, end)` into interval
+/// Splits `rate` processors charged over `[start, end)` into interval
 /// buckets.
-fn charge(map: &mut BTreeMap<i64, f64>, w: &FsWindow, start: Time, end: Time, procs: u32) {
+fn charge(map: &mut BTreeMap<i64, f64>, w: &FsWindow, start: Time, end: Time, rate: f64) {
     let len = w.interval.max(1);
     let mut t = start;
     while t < end {
         let idx = w.index(t);
         let stop = ((idx + 1) * len).min(end);
-        *map.entry(idx).or_default() += f64::from(procs) * (stop - t) as f64;
+        *map.entry(idx).or_default() += rate * (stop - t) as f64;
         t = stop;
     }
 }
@@ -331,6 +375,19 @@ impl Accounting {
     /// Records a job that reached a final state at `end`; jobs that never
     /// ran count nowhere. Returns whether anything changed.
     pub fn record(&mut self, j: &Job, end: Time, fs: &FsWindow) -> bool {
+        self.record_used(j, end, fs, None)
+    }
+
+    /// [`Accounting::record`] with the processor-seconds the job's processes
+    /// used, when its resource manager measured them (`FSPOLICY UTILIZEDPS`
+    /// charges those).
+    pub fn record_used(
+        &mut self,
+        j: &Job,
+        end: Time,
+        fs: &FsWindow,
+        utilized: Option<f64>,
+    ) -> bool {
         let Some(u) = JobUsage::of(j, end, self.since) else {
             return false;
         };
@@ -347,9 +404,18 @@ impl Accounting {
         self.profile.record(&creds, &u);
         self.profile.trim(end);
         if from < u.end {
-            charge(&mut self.fs_total, fs, from, u.end, u.procs);
+            let run = j.run.as_ref().expect("a job with usage ran");
+            let rate = match (fs.charge, utilized) {
+                // The measured time, over the part of the run in this period.
+                (FsCharge::Utilized, Some(cpu)) => {
+                    let ran = (u.end - u.start).max(1) as f64;
+                    cpu.max(0.0) / ran
+                }
+                _ => fs.charge.rate(run),
+            };
+            charge(&mut self.fs_total, fs, from, u.end, rate);
             for c in creds {
-                charge(self.fs.entry(c).or_default(), fs, from, u.end, u.procs);
+                charge(self.fs.entry(c).or_default(), fs, from, u.end, rate);
             }
         }
         self.trim(fs, end);
@@ -404,10 +470,10 @@ impl Accounting {
             if from >= now {
                 continue;
             }
-            let procs = r.procs();
-            charge(&mut total, fs, from, now, procs);
+            let rate = fs.charge.rate(r);
+            charge(&mut total, fs, from, now, rate);
             for c in job_creds(j) {
-                charge(creds.entry(c).or_default(), fs, from, now, procs);
+                charge(creds.entry(c).or_default(), fs, from, now, rate);
             }
         }
         FairshareUsage {
@@ -513,6 +579,7 @@ mod tests {
         interval: 100,
         depth: 3,
         decay: 0.5,
+        charge: FsCharge::Dedicated,
     };
 
     #[test]
@@ -566,6 +633,48 @@ mod tests {
         // old intervals fall out of the window
         a.trim(&FS, 1000);
         assert!(a.fs_total.is_empty());
+    }
+
+    #[test]
+    fn fspolicy_chooses_what_a_job_is_charged() {
+        // 2 processors and 3,000 MB of a 10-processor, 10,000 MB machine for
+        // 100 s (one interval), having used 50 processor-seconds.
+        let mut j = done(1, 2, Some(1000), 0, 0, 100);
+        j.run.as_mut().unwrap().alloc[0].mem_mb = 3000;
+        let charged = |j: &Job, charge: FsCharge, used: Option<f64>| {
+            let fs = FsWindow {
+                interval: 1000,
+                charge,
+                ..FS
+            };
+            let mut a = Accounting::new(0);
+            a.record_used(j, 100, &fs, used);
+            a.fs_total[&0]
+        };
+        assert_eq!(charged(&j, FsCharge::Dedicated, Some(50.0)), 200.0);
+        // PE = max(2/10, 3000/10000) × 10 = 3 processors.
+        let pe = FsCharge::ProcEquivalents {
+            procs: 10,
+            mem_mb: 10_000,
+        };
+        assert!((charged(&j, pe, None) - 300.0).abs() < 1e-9);
+        // Memory below its share: the processors decide.
+        j.run.as_mut().unwrap().alloc[0].mem_mb = 1000;
+        assert!((charged(&j, pe, None) - 200.0).abs() < 1e-9);
+        assert!((charged(&j, FsCharge::Utilized, Some(50.0)) - 50.0).abs() < 1e-9);
+        // Not measured: its dedicated processor-seconds.
+        assert_eq!(charged(&j, FsCharge::Utilized, None), 200.0);
+        // A running job is charged at its rate up to now.
+        let mut running = done(2, 2, Some(1000), 0, 0, 0);
+        running.completion = None;
+        running.run.as_mut().unwrap().alloc[0].mem_mb = 3000;
+        let fs = FsWindow {
+            interval: 1000,
+            charge: pe,
+            ..FS
+        };
+        let f = Accounting::new(0).fairshare([&running].into_iter(), &fs, 10);
+        assert!((f.total[0] - 30.0).abs() < 1e-9);
     }
 
     #[test]

@@ -243,6 +243,7 @@ fn parse(text: &str) -> Scenario {
                     interval: time(w[2]),
                     depth: w[3].parse().unwrap(),
                     decay: w[4].parse().unwrap(),
+                    charge: Default::default(),
                 });
             }
             "policy" => policy(&mut sc.policy, &w[1..]),

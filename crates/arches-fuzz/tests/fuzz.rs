@@ -191,7 +191,7 @@ fn fuzz_moab_cfg() {
         }
         let _ = arches_core::schedule(&state, &daemon.policy, NOW);
         // The fairshare report (mdiag -f) sized by the configuration.
-        let window = arches_server::views::fs_window(&daemon);
+        let window = arches_server::views::fs_window(&daemon, &state);
         let usage =
             arches_core::accounting::Accounting::default().fairshare(state.active(), &window, NOW);
         if usage.total.len() > 32 {

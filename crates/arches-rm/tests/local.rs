@@ -152,7 +152,8 @@ fn observed_job(o: &Observation) -> Option<JobId> {
         | Observation::Requeued { job, .. }
         | Observation::WalltimeRefused { job, .. }
         | Observation::OperationFailed { job, .. } => Some(*job),
-        Observation::NodeChanged { .. } => None,
+        // What a job used comes with its end: tests wait for the end.
+        Observation::NodeChanged { .. } | Observation::Used { .. } => None,
     }
 }
 
@@ -207,6 +208,41 @@ fn exit_status_propagates() {
     let mut f = Fixture::new();
     f.start(&f.launch(2, "exit 3\n"));
     assert_eq!(f.wait_for(2, LONG), finished(2, 3));
+}
+
+/// The job's processor time comes with its end (`FSPOLICY UTILIZEDPS`):
+/// what its processes computed (a child that burns half a second of its
+/// own processor time, as the child itself counts it), not the time it
+/// held its processors.
+#[test]
+fn processor_time_used_is_reported_with_the_end() {
+    let mut f = Fixture::new();
+    f.start(&f.launch(
+        30,
+        "python3 -c 'import time\nwhile time.process_time() < 0.5: pass'\nsleep 1\n",
+    ));
+    f.start(&f.launch(31, "sleep 1\n"));
+    let deadline = Instant::now() + LONG;
+    let (mut used, mut ended) = (Vec::new(), Vec::new());
+    while ended.len() < 2 {
+        for o in f.rm.observe(0) {
+            match o {
+                Observation::Used { job, cpu_ms } => used.push((job, cpu_ms)),
+                Observation::Finished { job, .. } => {
+                    // Reported before the end, in the same observation.
+                    assert!(used.iter().any(|(j, _)| *j == job), "{used:?}");
+                    ended.push(job);
+                }
+                _ => {}
+            }
+        }
+        assert!(Instant::now() < deadline, "ended {ended:?}, used {used:?}");
+        sleep(Duration::from_millis(20));
+    }
+    used.sort();
+    assert_eq!(used.len(), 2, "{used:?}");
+    assert!(used[0].1 >= 500, "{used:?}");
+    assert!(used[1].1 < 500, "{used:?}");
 }
 
 #[test]

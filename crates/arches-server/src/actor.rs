@@ -600,8 +600,13 @@ impl Actor {
             return;
         };
         let end = j.completion.map_or(0, |c| c.time);
-        let fs = crate::views::fs_window(&self.cfg);
-        if Arc::make_mut(&mut self.accounting).record(j, end, &fs) {
+        let fs = crate::views::fs_window(&self.cfg, &self.state);
+        let used = self
+            .exec
+            .get(&id)
+            .and_then(|r| r.cpu_ms)
+            .map(|ms| ms as f64 / 1000.0);
+        if Arc::make_mut(&mut self.accounting).record_used(j, end, &fs, used) {
             self.accounting_dirty = true;
         }
     }
@@ -658,7 +663,7 @@ impl Actor {
             std::sync::Arc::new(crate::views::fs_usage(
                 &self.cfg,
                 &self.accounting,
-                self.state.active(),
+                &self.state,
                 now,
             ))
         });

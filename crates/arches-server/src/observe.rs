@@ -94,6 +94,13 @@ impl Actor {
                     }
                 }
                 Observation::Note { job, message } => self.note(job, message),
+                Observation::Used { job, cpu_ms } => {
+                    // Kept with the job's execution record; its end (the
+                    // next observation) charges it to the fairshare usage.
+                    if let Some(rec) = self.exec.get_mut(&job) {
+                        Arc::make_mut(rec).cpu_ms = Some(cpu_ms);
+                    }
+                }
                 Observation::WalltimeRefused {
                     job,
                     walltime,

@@ -74,14 +74,7 @@ pub fn run(args: &SimulateArgs, prepared: arches_sim::Prepared) -> anyhow::Resul
             arches_core::history::DEFAULT_DURATION,
             arches_core::history::DEFAULT_COUNT,
         ));
-    sim.enable_accounting(
-        started,
-        arches_core::accounting::FsWindow {
-            interval: fs.interval.max(1),
-            depth: fs.depth.max(1),
-            decay: fs.decay,
-        },
-    );
+    sim.enable_accounting(started, fs.window_for(sim.state()));
     if let Some(a) = sim.accounting_mut() {
         a.profile.configure(pdur, pcount);
     }

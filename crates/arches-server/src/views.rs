@@ -1034,14 +1034,11 @@ fn limits(l: &Limits) -> Vec<(String, u64, u64)> {
     .collect()
 }
 
-/// The fairshare window of the configuration (`FSINTERVAL`, `FSDEPTH`, `FSDECAY`).
-pub fn fs_window(cfg: &crate::config::DaemonConfig) -> FsWindow {
-    let f = &cfg.moab.fairshare;
-    FsWindow {
-        interval: f.interval.max(1),
-        depth: f.depth.max(1),
-        decay: f.decay,
-    }
+/// The fairshare window of the configuration (`FSINTERVAL`, `FSDEPTH`,
+/// `FSDECAY`, `FSPOLICY`) on the machine of `state` (its processors and
+/// memory, for processor-equivalents).
+pub fn fs_window(cfg: &crate::config::DaemonConfig, state: &arches_core::State) -> FsWindow {
+    cfg.moab.fairshare.window_for(state)
 }
 
 /// `FSTARGET=` of a credential as configured for it.
@@ -1068,14 +1065,14 @@ pub fn fs_target(cfg: &crate::config::DaemonConfig, kind: CredKind, name: &str) 
 
 /// The fairshare usage at `now` as the priority uses it: completed jobs
 /// plus the running ones up to `now`, decayed (`FSDECAY`).
-pub fn fs_usage<'a>(
+pub fn fs_usage(
     cfg: &crate::config::DaemonConfig,
     acc: &arches_core::accounting::Accounting,
-    active: impl Iterator<Item = &'a Job>,
+    state: &arches_core::State,
     now: i64,
 ) -> arches_core::fairshare::FsUsage {
-    let w = fs_window(cfg);
-    acc.fairshare(active, &w, now).decayed(w.decay)
+    let w = fs_window(cfg, state);
+    acc.fairshare(state.active(), &w, now).decayed(w.decay)
 }
 
 /// The scheduling policy with the fairshare usage of the iteration when
@@ -1215,7 +1212,7 @@ pub fn stats(s: &Snapshot) -> StatsView {
 /// mdiag -f data: fairshare usage per interval, running jobs included.
 pub fn fairshare(s: &Snapshot) -> FairshareView {
     let f = &s.cfg.moab.fairshare;
-    let w = fs_window(&s.cfg);
+    let w = fs_window(&s.cfg, &s.state);
     let usage = s.accounting.fairshare(s.state.active(), &w, s.now);
     let mut credentials: Vec<FairshareCred> = usage
         .creds

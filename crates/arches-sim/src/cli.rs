@@ -606,14 +606,7 @@ pub fn build(
             .as_ref()
             .map(|c| c.fairshare.clone())
             .unwrap_or_else(|| arches_config::Config::default().fairshare);
-        sim.enable_accounting(
-            sim.now(),
-            arches_core::accounting::FsWindow {
-                interval: fs.interval.max(1),
-                depth: fs.depth.max(1),
-                decay: fs.decay,
-            },
-        );
+        sim.enable_accounting(sim.now(), fs.window_for(sim.state()));
     }
     if let Some(st) = staging {
         sim.set_staging(st);

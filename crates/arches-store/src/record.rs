@@ -84,6 +84,11 @@ pub struct ExecRecord {
     pub variables: Vec<(String, String)>,
     /// Exit status was observed as a wall-clock kill.
     pub walltime_exceeded: bool,
+    /// Processor time (ms) the job's processes used, as its resource
+    /// manager measured it when it ended (`FSPOLICY UTILIZEDPS`); `None`:
+    /// not measured (still running, or a backend that does not measure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ms: Option<u64>,
     /// `STAGEIN` files and their staging progress.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stage_in: Vec<StageRecord>,

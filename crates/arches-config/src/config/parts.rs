@@ -35,6 +35,40 @@ pub struct FairshareConfig {
     pub decay: f64,
 }
 
+impl FairshareConfig {
+    /// The fairshare window the drivers charge usage into: `FSINTERVAL`,
+    /// `FSDEPTH`, `FSDECAY`, and what `FSPOLICY` charges on a machine of
+    /// `procs` processors and `mem_mb` MB (processor-equivalents need the
+    /// totals). Nodes have no speed factor in Arches (every node's is 1), so
+    /// `SDEDICATEDPES` charges as `DEDICATEDPES` and `PDEDICATEDPS` as
+    /// `DEDICATEDPS`.
+    pub fn window(&self, procs: u32, mem_mb: u64) -> arches_core::accounting::FsWindow {
+        use arches_core::accounting::FsCharge;
+        let charge = match self.policy {
+            Some(FsPolicy::DedicatedPes | FsPolicy::SDedicatedPes) => {
+                FsCharge::ProcEquivalents { procs, mem_mb }
+            }
+            Some(FsPolicy::UtilizedPs) => FsCharge::Utilized,
+            Some(FsPolicy::DedicatedPs | FsPolicy::PDedicatedPs) | None => FsCharge::Dedicated,
+        };
+        arches_core::accounting::FsWindow {
+            interval: self.interval.max(1),
+            depth: self.depth.max(1),
+            decay: self.decay,
+            charge,
+        }
+    }
+
+    /// [`FairshareConfig::window`] on the machine of `state` (all its
+    /// nodes' processors and memory).
+    pub fn window_for(&self, state: &arches_core::State) -> arches_core::accounting::FsWindow {
+        let (procs, mem) = state.nodes().iter().fold((0u32, 0u64), |(p, m), n| {
+            (p.saturating_add(n.procs), m + n.mem_mb)
+        });
+        self.window(procs, mem)
+    }
+}
+
 /// Scheduler settings (`SCHEDCFG[name] ...` and the legacy `SERVERHOST`,
 /// `SERVERPORT`, `SERVERMODE`, `SERVERNAME`).
 #[derive(Debug, Clone, PartialEq, Eq)]

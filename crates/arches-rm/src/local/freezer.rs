@@ -117,11 +117,31 @@ impl Freezer {
         }
     }
 
+    /// Processor time (user + system, ms) the cgroup's processes used so
+    /// far: cgroup v2's `cpu.stat` `usage_usec` (always there); `None` for a
+    /// v1 freezer or an unreadable file.
+    pub(crate) fn cpu_ms(&self) -> Option<u64> {
+        if self.kind != Kind::V2 {
+            return None;
+        }
+        let text = fs::read_to_string(self.dir.join("cpu.stat")).ok()?;
+        usage_ms(&text)
+    }
+
     /// Kills what is left and removes the cgroup once empty (waits briefly
     /// for the killed processes to go).
     pub(crate) fn remove(&self) {
         remove_dir(&self.dir, self.kind);
     }
+}
+
+/// `usage_usec` of a cgroup v2 `cpu.stat`, in milliseconds.
+fn usage_ms(cpu_stat: &str) -> Option<u64> {
+    cpu_stat
+        .lines()
+        .find_map(|l| l.strip_prefix("usage_usec "))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(|us| us / 1000)
 }
 
 /// Kills whatever is left in a job's cgroup directory and removes it (used
@@ -224,6 +244,14 @@ mod tests {
 25 30 0:22 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n\
 31 25 0:27 / /sys/fs/cgroup/freezer rw - cgroup cgroup rw,freezer\n\
 35 25 0:31 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
+
+    #[test]
+    fn cpu_stat_usage_is_read_in_milliseconds() {
+        let stat = "usage_usec 2503911\nuser_usec 2400000\nsystem_usec 103911\n";
+        assert_eq!(usage_ms(stat), Some(2503));
+        assert_eq!(usage_ms("user_usec 5\n"), None);
+        assert_eq!(usage_ms("usage_usec x\n"), None);
+    }
 
     #[test]
     fn finds_both_hierarchies_from_mountinfo_and_own_cgroup() {

@@ -436,7 +436,7 @@ impl ResourceManager for LocalRm {
                 continue;
             };
             if let Some(sup) = self.jobs.remove(&job) {
-                out.push(outcome);
+                out.extend(outcome);
                 self.reported.push(sup.dir);
             }
         }
@@ -509,7 +509,7 @@ impl ResourceManager for LocalRm {
             };
             match sup.outcome("ended", now) {
                 Some(o) => {
-                    self.pending.push(o);
+                    self.pending.extend(o);
                     self.pending_dirs.push(sup.dir);
                 }
                 None => {

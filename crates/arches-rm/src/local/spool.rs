@@ -128,6 +128,9 @@ pub(crate) enum Status {
         code: i32,
         walltime_exceeded: bool,
         at: Option<Time>,
+        /// Processor time its processes used (ms); `None` in files written
+        /// before it was measured.
+        cpu_ms: Option<u64>,
     },
     /// The job could not be started.
     Failed { message: String, at: Option<Time> },
@@ -147,11 +150,18 @@ impl Status {
             Status::Exited {
                 code,
                 walltime_exceeded,
+                cpu_ms,
                 ..
-            } => format!(
-                "exit {code}\nwalltime {}\n",
-                if *walltime_exceeded { "exceeded" } else { "ok" }
-            ),
+            } => {
+                let mut t = format!(
+                    "exit {code}\nwalltime {}\n",
+                    if *walltime_exceeded { "exceeded" } else { "ok" }
+                );
+                if let Some(ms) = cpu_ms {
+                    t.push_str(&format!("cpu {ms}\n"));
+                }
+                t
+            }
             Status::Failed { message, .. } => {
                 format!("failed {}\n", message.replace(['\n', '\r'], " "))
             }
@@ -168,10 +178,18 @@ impl Status {
         let first = lines.next().ok_or("empty status file")?;
         let mut walltime_exceeded = None;
         let mut at = None;
+        let mut cpu_ms = None;
         for line in lines.map(str::trim).filter(|l| !l.is_empty()) {
             match line.split_once(' ') {
                 Some(("walltime", "exceeded")) => walltime_exceeded = Some(true),
                 Some(("walltime", "ok")) => walltime_exceeded = Some(false),
+                Some(("cpu", ms)) => {
+                    cpu_ms = Some(
+                        ms.trim()
+                            .parse::<u64>()
+                            .map_err(|_| format!("bad status line {line:?}"))?,
+                    )
+                }
                 Some(("at", t)) => {
                     at = Some(
                         t.trim()
@@ -196,6 +214,7 @@ impl Status {
             code,
             walltime_exceeded: walltime_exceeded.unwrap_or(false),
             at,
+            cpu_ms,
         })
     }
 
@@ -407,16 +426,19 @@ mod tests {
                 code: 3,
                 walltime_exceeded: false,
                 at: Some(1_700_000_000),
+                cpu_ms: Some(1234),
             },
             Status::Exited {
                 code: 143,
                 walltime_exceeded: true,
                 at: Some(1_700_000_001),
+                cpu_ms: Some(0),
             },
             Status::Exited {
                 code: 0,
                 walltime_exceeded: false,
                 at: None,
+                cpu_ms: None,
             },
             Status::Failed {
                 message: "cannot chdir to /x: No such file".into(),
@@ -435,9 +457,11 @@ mod tests {
             Ok(Status::Exited {
                 code: 7,
                 walltime_exceeded: true,
-                at: None
+                at: None,
+                cpu_ms: None,
             })
         );
+        assert!(Status::parse("exit 1\ncpu lots\n").is_err());
         assert!(Status::parse("").is_err());
         assert!(Status::parse("exit x\n").is_err());
         assert!(Status::parse("exit 1\nwalltime maybe\n").is_err());

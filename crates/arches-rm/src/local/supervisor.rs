@@ -271,6 +271,13 @@ impl Supervisor {
                 // Leftover processes of the job go with it, also those that
                 // left its process group (its cgroup).
                 let _ = sys::kill_group(self.pgid, libc::SIGKILL);
+                // What the job's processes used: its whole cgroup when it
+                // has one, else what the job waited for.
+                let cpu_ms = self
+                    .freezer
+                    .as_ref()
+                    .and_then(|f| f.cpu_ms())
+                    .or_else(sys::children_cpu_ms);
                 if let Some(f) = &self.freezer {
                     f.remove();
                 }
@@ -282,6 +289,7 @@ impl Supervisor {
                     code,
                     walltime_exceeded: self.walltime_exceeded,
                     at: Some(epoch_now()),
+                    cpu_ms,
                 };
             }
             self.check_deadlines(now);

@@ -98,7 +98,7 @@ impl Supervised {
     /// The observation for an ended launch, from its status file; `None`
     /// when the files that tell could not be read (asked again at the next
     /// observation: an I/O error is never taken for an outcome).
-    pub(crate) fn outcome(&self, exit: &str, now: Time) -> Option<Observation> {
+    pub(crate) fn outcome(&self, exit: &str, now: Time) -> Option<Vec<Observation>> {
         let job = self.job;
         let unreadable = |what: &str, e: &io::Error| {
             unknown(job, what, e);
@@ -119,7 +119,7 @@ impl Supervised {
                     Err(e) => return unreadable("whether its processes are gone", &e),
                 }
             }
-            return Some(Observation::Requeued { job, at: now });
+            return Some(vec![Observation::Requeued { job, at: now }]);
         }
         // The recorded time, when there is one: a job that ended while the
         // daemon was down ended then, not now.
@@ -128,11 +128,19 @@ impl Supervised {
             Ok(s) => s,
             Err(e) => return unreadable("its status file", &e),
         };
-        Some(match status {
+        // What its processes used, reported just before its end.
+        let used = match &status {
+            Some(Ok(Status::Exited {
+                cpu_ms: Some(ms), ..
+            })) => Some(Observation::Used { job, cpu_ms: *ms }),
+            _ => None,
+        };
+        let end = match status {
             Some(Ok(Status::Exited {
                 code,
                 walltime_exceeded: true,
                 at,
+                ..
             })) => Observation::WalltimeExceeded {
                 job,
                 at: when(at),
@@ -175,7 +183,8 @@ impl Supervised {
                     }
                 }
             }
-        })
+        };
+        Some(used.into_iter().chain([end]).collect())
     }
 }
 
