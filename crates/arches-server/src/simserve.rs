@@ -297,6 +297,7 @@ impl SimServer {
             virtual_clock: true,
             staging: None,
             accounting: Arc::new(self.accounting()),
+            profile_now: None,
         }
     }
 
