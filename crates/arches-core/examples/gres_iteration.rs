@@ -27,7 +27,8 @@ use common::{gres_state, policy, Mix};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: gres_iteration every-5th|all-gpu-nodes cpu-only|shapes-without-gpus|gpu-10pct N";
+    let usage =
+        "usage: gres_iteration every-5th|all-gpu-nodes cpu-only|shapes-without-gpus|gpu-10pct N";
     let [machine, mix, n] = args.as_slice() else {
         eprintln!("{usage}");
         return ExitCode::from(2);
