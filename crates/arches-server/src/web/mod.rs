@@ -58,8 +58,21 @@ pub struct Sample {
 /// survive a restart), oldest first, averaged; the interval in progress as
 /// the last point when the snapshot publishes it, else the live value.
 pub fn samples(s: &Snapshot) -> Vec<Sample> {
+    let mut out = kept(&s.accounting.profile, s.profile_now);
+    if out.last().is_none_or(|p| !p.current) {
+        out.push(live(s));
+    }
+    out
+}
+
+/// The kept intervals of `p`, averaged, oldest first, then the interval in
+/// progress `now` (merged with what a stop before a restart folded of it),
+/// marked current, if it has samples.
+fn kept(
+    p: &arches_core::history::StatProfile,
+    now: Option<(i64, arches_core::history::SystemSample)>,
+) -> Vec<Sample> {
     use arches_core::history::SystemSample;
-    let p = &s.accounting.profile;
     let point = |i: i64, x: &SystemSample, current: bool| Sample {
         time: p.start_of(i),
         utilization: x.avg_util(),
@@ -75,15 +88,11 @@ pub fn samples(s: &Snapshot) -> Vec<Sample> {
         .filter(|(_, x)| x.samples > 0)
         .map(|(i, x)| point(*i, x, false))
         .collect();
-    match s.profile_now {
-        Some((i, x)) if x.samples > 0 => {
-            // A part of this interval folded before a restart merges with it.
-            let mut all = p.system.get(&i).copied().unwrap_or_default();
-            all.merge(&x);
-            out.retain(|q| q.time < p.start_of(i));
-            out.push(point(i, &all, true));
-        }
-        _ => out.push(live(s)),
+    if let Some((i, x)) = now.filter(|(_, x)| x.samples > 0) {
+        let mut all = p.system.get(&i).copied().unwrap_or_default();
+        all.merge(&x);
+        out.retain(|q| q.time < p.start_of(i));
+        out.push(point(i, &all, true));
     }
     out
 }
@@ -210,5 +219,55 @@ async fn page(
     match rendered {
         Ok(html) => ([(header::CACHE_CONTROL, "no-store")], Html(html)).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arches_core::history::{StatProfile, SystemSample};
+
+    fn sample(util: f64, running: u32, queued: u32) -> SystemSample {
+        let mut s = SystemSample::default();
+        s.observe(util, running, queued);
+        s
+    }
+
+    #[test]
+    fn points_are_the_kept_intervals_then_the_one_in_progress() {
+        let mut p = StatProfile::default();
+        p.configure(60, 10);
+        let mut a = sample(0.5, 1, 2);
+        a.observe(1.0, 3, 0);
+        p.add_system(1, &a);
+        p.add_system(2, &sample(0.25, 1, 4));
+        // Nothing in progress published: only the kept intervals (the
+        // caller adds the live value).
+        let pts = kept(&p, None);
+        assert_eq!(pts.len(), 2);
+        assert_eq!(
+            (pts[0].time, pts[0].utilization, pts[0].util_max),
+            (60, 0.75, 1.0)
+        );
+        assert_eq!(
+            (pts[0].running, pts[0].queued, pts[0].queued_max),
+            (2.0, 1.0, 2)
+        );
+        assert!(!pts[0].current && !pts[1].current);
+        // The interval in progress is the last point.
+        let pts = kept(&p, Some((3, sample(1.0, 2, 0))));
+        assert_eq!(pts.len(), 3);
+        assert!(pts[2].current);
+        assert_eq!((pts[2].time, pts[2].utilization), (180, 1.0));
+        // A part of it folded before a restart merges with it.
+        let pts = kept(&p, Some((2, sample(0.75, 3, 0))));
+        assert_eq!(pts.len(), 2);
+        assert!(pts[1].current);
+        assert_eq!(
+            (pts[1].time, pts[1].utilization, pts[1].running),
+            (120, 0.5, 2.0)
+        );
+        // An interval in progress without samples yet is not a point.
+        assert_eq!(kept(&p, Some((3, SystemSample::default()))).len(), 2);
     }
 }
