@@ -83,9 +83,21 @@ fn the_filter_lets_jobs_start_defers_them_or_holds_them() {
     let slow = d.submit("true\n", &["-N", "slow"]);
     let cj = wait_for(&d, slow, "deferred", |o| o.contains("State: Deferred"));
     assert!(cj.contains("timed out after 1s; job deferred"), "{cj}");
-    // The administrator releases the deferral: the filter is asked again.
+    // The administrator releases the hold: the filter is asked again (a
+    // second call for the job in its log), says the same, and the job is
+    // held again.
+    let held_calls = |c: &str| c.lines().filter(|l| l.contains(" hold ")).count();
+    assert_eq!(held_calls(&calls(dir.path())), 1, "{}", calls(dir.path()));
     let out = d.run("releasehold", &["-a", &hold.to_string()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    common::wait_until("the filter's second call for the released job", || {
+        held_calls(&calls(dir.path())) == 2
+    });
+    let cj = wait_for(&d, hold, "held again", |o| o.contains("State: BatchHold"));
+    assert!(
+        cj.contains("activation filter: job held (batch hold) (project quota exhausted)\n"),
+        "{cj}"
+    );
     assert!(d.checkjob(ok).contains("State: Running"));
 }
 

@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{bin, text};
-use web_common::{daemon_with_listener, get, listener_addr_in};
+use web_common::{daemon_with_listener, get, listener_addr, listener_addr_in};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const PAGES: [&str; 5] = ["/", "/queue", "/nodes", "/reservations", "/plan"];
@@ -203,6 +203,80 @@ fn dashboard_shows_what_everyone_may_see_and_renders_in_chromium() {
         assert!(!dom.contains(secret), "{p}: {dom}");
     }
     let _ = d.run("canceljob", &[&running.to_string()]);
+}
+
+/// The rows of the overview's table of recent intervals: (interval start,
+/// in progress, the row's cells).
+fn interval_rows(html: &str) -> Vec<(i64, bool, String)> {
+    html.split("<tr data-start=\"")
+        .skip(1)
+        .map(|r| {
+            let (start, rest) = r.split_once('"').expect("data-start");
+            let row = rest.split("</tr>").next().unwrap_or("").to_string();
+            let current = row.starts_with(" class=\"current\"");
+            (start.parse().expect("epoch"), current, row)
+        })
+        .collect()
+}
+
+/// The average running jobs of a row (the fourth number).
+fn avg_running(row: &str) -> f64 {
+    row.split("<td class=\"n\">")
+        .nth(3)
+        .and_then(|c| c.split('<').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no AVG RUNNING in {row}"))
+}
+
+/// The utilisation and queue-length charts plot the statistics profile's
+/// kept intervals (PROFILEDURATION), stored with the accounting: after a
+/// restart the overview still shows the intervals from before it.
+#[test]
+fn charts_plot_the_kept_intervals_and_survive_a_restart() {
+    let (mut d, addr) = daemon_with_listener("PROFILEDURATION 00:00:02\nRMPOLLINTERVAL 00:00:01\n");
+    let job = d.submit("#!/bin/sh\nsleep 300\n", &["-l", "walltime=10:00"]);
+    d.wait_state(job, "Running", Duration::from_secs(30));
+    // Closed intervals in which the job ran.
+    let mut before = Vec::new();
+    common::wait_until("two closed intervals with the job running", || {
+        let html = page(addr, "/");
+        before = interval_rows(&html)
+            .into_iter()
+            .filter(|(_, current, row)| !current && avg_running(row) > 0.0)
+            .collect();
+        before.len() >= 2
+    });
+    let overview = page(addr, "/");
+    assert!(
+        overview.contains("Average per 00:00:02 interval (PROFILEDURATION)"),
+        "{overview}"
+    );
+    assert!(overview.contains("<polyline"), "{overview}");
+    let rows = interval_rows(&overview);
+    assert!(
+        rows.first().is_some_and(|r| r.1),
+        "the newest row is the interval in progress: {overview}"
+    );
+    assert!(rows.iter().filter(|r| r.1).count() == 1, "{overview}");
+
+    d.stop().expect("stopped");
+    d.spawn();
+    let addr = listener_addr(&d);
+    let after = interval_rows(&page(addr, "/"));
+    for (start, _, row) in &before {
+        assert!(
+            after.iter().any(|(s, c, r)| s == start && !c && r == row),
+            "interval {start} ({row}) lost by the restart: {after:?}"
+        );
+    }
+    // And new intervals keep being added after it.
+    let last_before = before.iter().map(|r| r.0).max().expect("an interval");
+    common::wait_until("a closed interval after the restart", || {
+        interval_rows(&page(addr, "/"))
+            .iter()
+            .any(|(s, c, _)| !c && *s > last_before + 2)
+    });
+    let _ = d.run("canceljob", &[&job.to_string()]);
 }
 
 /// A served simulation with thousands of queued jobs: the queue is paged

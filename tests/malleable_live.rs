@@ -193,6 +193,11 @@ fn bad_ranges_are_refused_at_submission() {
             "nodes=1,procs=1-4",
             "a processor range (procs=MIN-MAX) cannot be combined with nodes=, ppn= or ncpus=",
         ),
+        // A minimum the cluster (4 processors) can never give.
+        (
+            "procs=8-16",
+            "job requests 8 procs but the cluster has only 4",
+        ),
     ] {
         let out = d.run_stdin("msub", &["-l", range], "true\n");
         assert_eq!(out.status.code(), Some(1), "{range}");
@@ -204,6 +209,21 @@ fn bad_ranges_are_refused_at_submission() {
     }
     let q = text(&d.run("showq", &[]).stdout);
     assert!(q.contains("Total jobs:  0"), "{q}");
+    // A queued malleable job shows its range MIN-MAX in showq (a maximum
+    // above the cluster's size is only a ceiling: accepted).
+    let queued = d.submit("true\n", &["-h", "-l", "procs=2-8,walltime=1:00"]);
+    let q = text(&d.run("showq", &[]).stdout);
+    let row: Vec<&str> = q
+        .lines()
+        .find(|l| l.starts_with(&format!("{queued} ")))
+        .unwrap_or_else(|| panic!("no row for {queued}:\n{q}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(&row[2..4], ["UserHold", "2-8"], "{q}");
+    let cj = d.checkjob(queued);
+    assert!(cj.contains("Processor Range: 2-8"), "{cj}");
+    let out = d.run("canceljob", &[&queued.to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
     // A running job without a range is not resizable.
     let rigid = d.submit("sleep 300\n", &["-l", "procs=1,walltime=1:00"]);
     d.wait_state(rigid, "Running", Duration::from_secs(20));

@@ -166,3 +166,59 @@ fn no_listener_unless_configured_and_a_bad_address_is_an_error() {
         "{err}"
     );
 }
+
+/// `arches_jobs_backfilled_total` and `arches_jobs_preempted_total` count
+/// real events: a short job backfilled into the window before a reservation,
+/// and a low-QoS job really suspended by a high-QoS PREEMPTOR.
+#[test]
+fn backfilled_and_preempted_counters_rise_with_real_backfill_and_preemption() {
+    let (d, addr) = daemon_with_listener(
+        "NODECFG[n1] PROCS=2\nNODECFG[n2] PROCS=2\n\
+         QOSWEIGHT 1\nQOSCFG[high] QFLAGS=PREEMPTOR PRIORITY=1000\nQOSCFG[low] QFLAGS=PREEMPTEE\n\
+         PREEMPTPOLICY SUSPEND\n",
+    );
+    let counters = || {
+        let doc = get(addr, "/metrics").body;
+        let bf = sample(&doc, "arches_jobs_backfilled_total", &[]).expect("backfilled");
+        let pre = sample(&doc, "arches_jobs_preempted_total", &[]).expect("preempted");
+        (bf, pre)
+    };
+    assert_eq!(counters(), (0.0, 0.0));
+    const LONG: Duration = Duration::from_secs(30);
+
+    // a fills n1 for a minute, b one processor of n2 for two: the job
+    // needing all four processors is reserved at b's end, and a short job
+    // backfills into the processor left idle until then.
+    let a = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=2,walltime=00:01:00"]);
+    let b = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=1,walltime=00:02:00"]);
+    d.wait_state(a, "Running", LONG);
+    d.wait_state(b, "Running", LONG);
+    let big = d.submit("sleep 1\n", &["-l", "procs=4,walltime=00:01:00"]);
+    d.wait_checkjob(big, "a reservation", LONG, |o| o.contains("Reservation '"));
+    assert_eq!(counters(), (0.0, 0.0), "nothing backfilled yet");
+    let short = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=1,walltime=00:00:30"]);
+    d.wait_state(short, "Running", LONG);
+    assert_eq!(counters(), (1.0, 0.0));
+    for id in [a, b, big, short] {
+        let out = d.run("canceljob", &[&id.to_string()]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    for id in [a, b, short] {
+        d.wait_state(id, "Removed", LONG);
+    }
+
+    // A high-QoS PREEMPTOR suspends the running low-QoS PREEMPTEE.
+    let low = d.submit(
+        "sleep 300\n",
+        &["-l", "procs=4,walltime=00:05:00,qos=low,flags=suspendable"],
+    );
+    d.wait_state(low, "Running", LONG);
+    assert_eq!(counters(), (1.0, 0.0), "a plain start is not preemption");
+    let high = d.submit("sleep 300\n", &["-l", "procs=4,walltime=00:01:00,qos=high"]);
+    d.wait_state(low, "Suspended", LONG);
+    d.wait_state(high, "Running", LONG);
+    assert_eq!(counters(), (1.0, 1.0));
+    for id in [low, high] {
+        let _ = d.run("canceljob", &[&id.to_string()]);
+    }
+}

@@ -1,5 +1,7 @@
 //! A real Prometheus server scrapes the daemon's `/metrics` and its query
-//! API shows the metrics, and shows them change as jobs run.
+//! API shows the metrics, and shows them change as jobs run: jobs started,
+//! iterations, store commits, resource-manager polls, queue waits, API
+//! requests, and a job really backfilled.
 //!
 //! The Prometheus binary comes from `ARCHES_PROMETHEUS` (`.ci/run` installs
 //! the Debian package `prometheus` and sets it to /usr/bin/prometheus).
@@ -100,7 +102,8 @@ fn prometheus_scrapes_the_daemon_and_sees_jobs_run() {
     let Some(prometheus) = prometheus_binary() else {
         return;
     };
-    let (d, target) = daemon_with_listener("");
+    // Two 2-processor nodes, so that a job can be backfilled below.
+    let (d, target) = daemon_with_listener("NODECFG[n1] PROCS=2\nNODECFG[n2] PROCS=2\n");
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(
         dir.path().join("prometheus.yml"),
@@ -146,11 +149,19 @@ fn prometheus_scrapes_the_daemon_and_sees_jobs_run() {
         "arches_utilization_ratio",
         "arches_build_info",
         "sum(arches_api_requests_total{listener=\"socket\"})",
+        "arches_store_commit_duration_seconds_count",
+        "arches_store_commit_duration_seconds_sum",
+        "arches_rm_poll_duration_seconds_count",
+        "arches_rm_poll_duration_seconds_sum",
+        "arches_jobs_backfilled_total",
     ] {
         wait_for(prom, q, |_| true);
     }
     let started = wait_for(prom, "arches_jobs_started_total", |_| true);
     let iterations = wait_for(prom, "arches_iteration_duration_seconds_count", |_| true);
+    let commits = wait_for(prom, "arches_store_commit_duration_seconds_count", |_| true);
+    let polls = wait_for(prom, "arches_rm_poll_duration_seconds_count", |_| true);
+    wait_for(prom, "arches_jobs_backfilled_total", |v| v == 0.0);
 
     // Jobs run; Prometheus sees the counts move.
     let ids: Vec<u64> = (0..3)
@@ -170,4 +181,35 @@ fn prometheus_scrapes_the_daemon_and_sees_jobs_run() {
         "sum(arches_api_requests_total{listener=\"socket\",route=\"/v1/jobs\",status=\"200\"})",
         |v| v >= 3.0,
     );
+    // Submissions and completions were committed; the backend was polled.
+    wait_for(prom, "arches_store_commit_duration_seconds_count", |v| {
+        v >= commits + 3.0
+    });
+    wait_for(prom, "arches_rm_poll_duration_seconds_count", |v| v > polls);
+    // Their latency histograms have buckets Prometheus takes quantiles of.
+    for h in [
+        "arches_store_commit_duration_seconds_bucket",
+        "arches_rm_poll_duration_seconds_bucket",
+    ] {
+        wait_for(prom, &format!("histogram_quantile(0.5, {h})"), |v| {
+            v.is_finite() && v >= 0.0
+        });
+    }
+
+    // A job backfilled: a fills n1 for a minute, b one processor of n2 for
+    // two; the 4-processor job is reserved at b's end and a short job
+    // backfills into the idle processor.
+    let long = Duration::from_secs(30);
+    let a = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=2,walltime=00:01:00"]);
+    let b = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=1,walltime=00:02:00"]);
+    d.wait_state(a, "Running", long);
+    d.wait_state(b, "Running", long);
+    let big = d.submit("sleep 1\n", &["-l", "procs=4,walltime=00:01:00"]);
+    d.wait_checkjob(big, "a reservation", long, |o| o.contains("Reservation '"));
+    let short = d.submit("sleep 300\n", &["-l", "nodes=1:ppn=1,walltime=00:00:30"]);
+    d.wait_state(short, "Running", long);
+    wait_for(prom, "arches_jobs_backfilled_total", |v| v == 1.0);
+    for id in [a, b, big, short] {
+        let _ = d.run("canceljob", &[&id.to_string()]);
+    }
 }

@@ -2,8 +2,10 @@
 //! MediumJob / SmallJob templates with maximum run times of one day, one
 //! hour and one minute, requested with `msub -l template=NAME`; a site
 //! default that gives every job without a run time one, so that it can be
-//! backfilled; JMAX rejections naming the template; templates that
-//! contradict a class; what checkjob, `checkjob --xml` and `mdiag -j` show.
+//! backfilled; JMAX rejections naming the template; JSET forcing a value,
+//! JMIN rejecting a job below the template (naming it), FLAGS=BREAK
+//! stopping the evaluation; templates that contradict a class; what
+//! checkjob, `checkjob --xml` and `mdiag -j` show.
 
 mod common;
 
@@ -165,4 +167,81 @@ fn a_default_run_time_lets_a_job_backfill() {
     let cj = d.wait_state(filler, "Running", Duration::from_secs(20));
     assert_eq!(line(&cj, "TemplateSets:"), "TemplateSets:  default", "{cj}");
     assert!(d.checkjob(wide).contains("State: Idle"));
+}
+
+/// JSET forces a value over the job's own; a JMIN rule of a selectable
+/// template refuses a job too small for it, naming the template; FLAGS=BREAK
+/// stops the evaluation at the first rule that matched.
+#[test]
+fn jset_forces_jmin_refuses_and_break_stops_matching() {
+    let d = Daemon::start_with_config(Some(
+        "NODECFG[n1] PROCS=4\nRMCFG[local] TYPE=LOCAL\n\
+         CLASSCFG[batch] MAXJOB=100\nCLASSCFG[other] MAXJOB=100\n\
+         JOBCFG[wide]      SELECT=TRUE DESCRIPTION=parallel\n\
+         JOBCFG[wide.min]  PROCS=2\n\
+         JOBCFG[inbatch]   CLASS=batch\n\
+         JOBCFG[five]      WALLTIME=00:05:00\n\
+         JOBCFG[seven]     WALLTIME=00:07:00\n\
+         JOBMATCHCFG[wide]     JMIN=wide.min\n\
+         JOBMATCHCFG[batchcap] JMIN=inbatch JSET=five FLAGS=BREAK\n\
+         JOBMATCHCFG[later]    JSET=seven\n",
+    ));
+    // JMIN: a job that picked `wide` with one processor is refused, naming
+    // the template and the rule; nothing is queued.
+    let e = msub_err(&d, &["-l", "template=wide,procs=1,walltime=1:00:00"]);
+    assert_eq!(
+        e,
+        "ERROR:    cannot submit job - job does not meet template 'wide.min' (JOBMATCHCFG[wide] JMIN): procs 1 < 2\n"
+    );
+    let q = text(&d.run("showq", &[]).stdout);
+    assert!(q.contains("Total jobs:  0"), "{q}");
+    // Two processors meet it; the rules after it still apply (no BREAK).
+    let wide = msub_ok(
+        &d,
+        &["-h", "-l", "template=wide,procs=2,walltime=1:00:00"],
+        "sleep 1\n",
+    );
+    let cj = d.checkjob(wide);
+    assert_eq!(
+        line(&cj, "WallTime:"),
+        "WallTime:   00:00:00 of 00:07:00",
+        "{cj}"
+    );
+    assert_eq!(
+        line(&cj, "TemplateSets:"),
+        "TemplateSets:  wide,later",
+        "{cj}"
+    );
+
+    // JSET forces batch jobs' hour down to five minutes, and BREAK keeps
+    // the next rule (which would force seven) from applying.
+    let batch = msub_ok(
+        &d,
+        &["-h", "-q", "batch", "-l", "walltime=1:00:00"],
+        "sleep 1\n",
+    );
+    let cj = d.checkjob(batch);
+    assert_eq!(
+        line(&cj, "WallTime:"),
+        "WallTime:   00:00:00 of 00:05:00",
+        "{cj}"
+    );
+    assert_eq!(
+        line(&cj, "TemplateSets:"),
+        "TemplateSets:  batchcap",
+        "{cj}"
+    );
+    // A job the first rule does not match goes on to the next one.
+    let other = msub_ok(
+        &d,
+        &["-h", "-q", "other", "-l", "walltime=1:00:00"],
+        "sleep 1\n",
+    );
+    let cj = d.checkjob(other);
+    assert_eq!(
+        line(&cj, "WallTime:"),
+        "WallTime:   00:00:00 of 00:07:00",
+        "{cj}"
+    );
+    assert_eq!(line(&cj, "TemplateSets:"), "TemplateSets:  later", "{cj}");
 }

@@ -1,9 +1,11 @@
 //! Statistics profiles (Moab's `PROFILEDURATION` / `PROFILECOUNT`): the
 //! period's statistics cut into fixed intervals, so that `showstats -t
 //! <TIMESPEC>` can report any time frame of the kept history and `showstats
-//! -n` each node's memory and load over it. Pure data: the drivers feed it
-//! (completed jobs through [`crate::accounting::Accounting::record`], node
-//! samples once per scheduling iteration) and the store keeps it.
+//! -n` each node's memory and load over it, and the dashboard can chart the
+//! system's utilisation and queue length interval by interval. Pure data:
+//! the drivers feed it (completed jobs through
+//! [`crate::accounting::Accounting::record`], node and system samples once
+//! per scheduling iteration) and the store keeps it.
 
 use std::collections::BTreeMap;
 
@@ -84,6 +86,81 @@ impl NodeSample {
     }
 }
 
+/// The whole system's samples within an interval: utilisation (allocated
+/// over up processors, 0 to 1), running jobs and queued (eligible and
+/// blocked) jobs.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SystemSample {
+    pub samples: u64,
+    pub util_sum: f64,
+    pub util_min: f64,
+    pub util_max: f64,
+    pub running_sum: u64,
+    pub running_max: u32,
+    pub queued_sum: u64,
+    pub queued_max: u32,
+}
+
+impl SystemSample {
+    /// Adds one observation.
+    pub fn observe(&mut self, util: f64, running: u32, queued: u32) {
+        if self.samples == 0 {
+            self.util_min = util;
+        } else {
+            self.util_min = self.util_min.min(util);
+        }
+        self.samples += 1;
+        self.util_sum += util;
+        self.util_max = self.util_max.max(util);
+        self.running_sum += u64::from(running);
+        self.running_max = self.running_max.max(running);
+        self.queued_sum += u64::from(queued);
+        self.queued_max = self.queued_max.max(queued);
+    }
+
+    /// Folds another time frame's samples in.
+    pub fn merge(&mut self, o: &SystemSample) {
+        if o.samples == 0 {
+            return;
+        }
+        if self.samples == 0 {
+            *self = *o;
+            return;
+        }
+        self.samples += o.samples;
+        self.util_sum += o.util_sum;
+        self.util_min = self.util_min.min(o.util_min);
+        self.util_max = self.util_max.max(o.util_max);
+        self.running_sum += o.running_sum;
+        self.running_max = self.running_max.max(o.running_max);
+        self.queued_sum += o.queued_sum;
+        self.queued_max = self.queued_max.max(o.queued_max);
+    }
+
+    fn avg(&self, sum: f64) -> f64 {
+        if self.samples == 0 {
+            0.0
+        } else {
+            sum / self.samples as f64
+        }
+    }
+
+    /// Average utilisation (0 to 1).
+    pub fn avg_util(&self) -> f64 {
+        self.avg(self.util_sum)
+    }
+
+    /// Average number of running jobs.
+    pub fn avg_running(&self) -> f64 {
+        self.avg(self.running_sum as f64)
+    }
+
+    /// Average number of queued jobs.
+    pub fn avg_queued(&self) -> f64 {
+        self.avg(self.queued_sum as f64)
+    }
+}
+
 /// The statistics of a period cut into intervals of `duration` seconds,
 /// the last `count` kept.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,6 +172,8 @@ pub struct StatProfile {
     pub creds: BTreeMap<i64, BTreeMap<(CredKind, String), Totals>>,
     /// Per interval index: each node's samples.
     pub nodes: BTreeMap<i64, BTreeMap<String, NodeSample>>,
+    /// Per interval index: the system's samples.
+    pub system: BTreeMap<i64, SystemSample>,
 }
 
 impl Default for StatProfile {
@@ -104,6 +183,7 @@ impl Default for StatProfile {
             count: DEFAULT_COUNT,
             creds: BTreeMap::new(),
             nodes: BTreeMap::new(),
+            system: BTreeMap::new(),
         }
     }
 }
@@ -127,6 +207,7 @@ impl StatProfile {
         if duration != self.duration {
             self.creds.clear();
             self.nodes.clear();
+            self.system.clear();
         }
         self.duration = duration;
         self.count = count.max(1);
@@ -149,11 +230,17 @@ impl StatProfile {
         }
     }
 
+    /// Adds one interval's system samples.
+    pub fn add_system(&mut self, i: i64, s: &SystemSample) {
+        self.system.entry(i).or_default().merge(s);
+    }
+
     /// Drops intervals older than the last `count` before `now`'s.
     pub fn trim(&mut self, now: Time) {
         let oldest = self.index(now) - self.count as i64 + 1;
         self.creds.retain(|i, _| *i >= oldest);
         self.nodes.retain(|i, _| *i >= oldest);
+        self.system.retain(|i, _| *i >= oldest);
     }
 
     /// The intervals overlapping `[from, to)`.
@@ -188,7 +275,12 @@ impl StatProfile {
     pub fn first(&self) -> Option<Time> {
         let a = self.creds.keys().next().copied();
         let b = self.nodes.keys().next().copied();
-        a.into_iter().chain(b).min().map(|i| self.start_of(i))
+        let c = self.system.keys().next().copied();
+        a.into_iter()
+            .chain(b)
+            .chain(c)
+            .min()
+            .map(|i| self.start_of(i))
     }
 }
 
@@ -249,5 +341,33 @@ mod tests {
         // A new interval length starts afresh.
         p.configure(30, 10);
         assert!(p.nodes.is_empty());
+    }
+
+    #[test]
+    fn system_samples_give_averages_per_interval_and_are_trimmed() {
+        let mut s = SystemSample::default();
+        s.observe(0.5, 2, 4);
+        s.observe(1.0, 4, 0);
+        assert_eq!((s.util_min, s.util_max), (0.5, 1.0));
+        assert_eq!(
+            (s.avg_util(), s.avg_running(), s.avg_queued()),
+            (0.75, 3.0, 2.0)
+        );
+        assert_eq!((s.running_max, s.queued_max), (4, 4));
+        let mut p = StatProfile::default();
+        p.configure(60, 2);
+        p.add_system(0, &s);
+        let mut t = SystemSample::default();
+        t.observe(0.0, 0, 10);
+        // A part of an interval folded twice (a restart within it) merges.
+        p.add_system(1, &t);
+        p.add_system(1, &t);
+        assert_eq!(p.system[&1].samples, 2);
+        assert_eq!(p.system[&1].util_min, 0.0);
+        assert_eq!(p.first(), Some(0));
+        p.trim(150);
+        assert_eq!(p.system.keys().copied().collect::<Vec<_>>(), vec![1]);
+        p.configure(30, 2);
+        assert!(p.system.is_empty());
     }
 }

@@ -108,6 +108,10 @@ pub struct Snapshot {
     pub staging: Option<Arc<crate::staging::StagingSnapshot>>,
     /// Usage accounting of completed jobs (showstats, mdiag -f).
     pub accounting: Arc<arches_core::accounting::Accounting>,
+    /// The statistics profile's interval in progress (not in `accounting`
+    /// yet) and the system's samples in it; `None` before the first
+    /// iteration and in a served simulation.
+    pub profile_now: Option<(i64, arches_core::history::SystemSample)>,
 }
 
 /// The published snapshot, swapped after every turn.
@@ -346,6 +350,7 @@ impl Actor {
             virtual_clock: false,
             staging: None,
             accounting: Arc::clone(&accounting),
+            profile_now: None,
         };
         let published = Arc::new(RwLock::new(Arc::new(snap)));
         let mut predictor = arches_sim::predict::Predictor::new(cfg.moab.runtime_prediction);
@@ -488,6 +493,12 @@ impl Actor {
                 crate::pace::trim_heap();
             }
             if self.stop {
+                // The interval in progress is kept (a later fold of the
+                // same interval after a restart merges with it).
+                self.fold_samples(now);
+                if self.accounting_dirty {
+                    let _ = self.commit();
+                }
                 self.publish(now);
                 tracing::info!("scheduler stopped");
                 return Ok(());
@@ -1068,6 +1079,7 @@ impl Actor {
                 .as_ref()
                 .map(|d| Arc::new(d.snapshot(&self.exec, &self.state, now))),
             accounting: Arc::clone(&self.accounting),
+            profile_now: self.sampler.interval.map(|i| (i, self.sampler.system)),
         };
         match self.published.write() {
             Ok(mut g) => *g = Arc::new(snap),

@@ -1,14 +1,18 @@
 //! Statistics profiling in the daemon: once per scheduling iteration each
-//! node's memory in use and load are sampled into the current
-//! `PROFILEDURATION` interval, which is folded into the durable accounting
-//! ([`arches_core::history::StatProfile`]) when the next interval begins;
-//! the scheduler's utilization and backlog feed `showstats -v` (minimum
-//! system utilization and the iteration it happened on, average backlog).
+//! node's memory in use and load, and the system's utilisation (allocated
+//! over up processors), running jobs and queued (eligible and blocked) jobs,
+//! are sampled into the current `PROFILEDURATION` interval, which is folded
+//! into the durable accounting ([`arches_core::history::StatProfile`]) when
+//! the next interval begins (and when the daemon stops, so that a restart
+//! loses nothing of it); the scheduler's utilization and backlog feed
+//! `showstats -v` (minimum system utilization and the iteration it happened
+//! on, average backlog). The dashboard charts the kept system samples, with
+//! the interval in progress (published in the snapshot) as the last point.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use arches_core::history::NodeSample;
+use arches_core::history::{NodeSample, SystemSample};
 use arches_core::{NodeAdminState, Time};
 
 use crate::actor::Actor;
@@ -18,6 +22,8 @@ use crate::actor::Actor;
 pub struct NodeSampler {
     pub interval: Option<i64>,
     pub samples: BTreeMap<String, NodeSample>,
+    /// The system's samples of the interval.
+    pub system: SystemSample,
 }
 
 impl Actor {
@@ -37,13 +43,7 @@ impl Actor {
     pub(crate) fn sample(&mut self, now: Time) {
         let idx = self.accounting.profile.index(now);
         if self.sampler.interval != Some(idx) {
-            if let Some(prev) = self.sampler.interval {
-                let done = std::mem::take(&mut self.sampler.samples);
-                let a = Arc::make_mut(&mut self.accounting);
-                a.profile.add_nodes(prev, done);
-                a.profile.trim(now);
-                self.accounting_dirty = true;
-            }
+            self.fold_samples(now);
             self.sampler.interval = Some(idx);
         }
         let (mut up, mut used) = (0u64, 0u64);
@@ -59,8 +59,21 @@ impl Actor {
                 .or_default()
                 .observe(n.mem_mb, n.procs, u.mem_mb, f64::from(u.procs));
         }
+        let (mut running, mut queued) = (0u32, 0u32);
+        for j in self.state.jobs() {
+            if j.state.is_active() {
+                running += 1;
+            } else if !j.state.is_finished() {
+                queued += 1;
+            }
+        }
+        let util = if up == 0 {
+            0.0
+        } else {
+            used as f64 / up as f64
+        };
+        self.sampler.system.observe(util, running, queued);
         if up > 0 {
-            let util = used as f64 / up as f64;
             let it = self.stats.iterations;
             if self.stats.min_util.is_none_or(|(m, _)| util < m) {
                 self.stats.min_util = Some((util, it));
@@ -74,6 +87,26 @@ impl Actor {
             self.stats.backlog_sum += backlog;
             self.stats.backlog_samples += 1;
         }
+    }
+}
+
+impl Actor {
+    /// Folds the samples of the interval in progress into the accounting
+    /// (a later fold of the same interval merges with it).
+    pub(crate) fn fold_samples(&mut self, now: Time) {
+        let Some(i) = self.sampler.interval else {
+            return;
+        };
+        let nodes = std::mem::take(&mut self.sampler.samples);
+        let system = std::mem::take(&mut self.sampler.system);
+        if nodes.is_empty() && system.samples == 0 {
+            return;
+        }
+        let a = Arc::make_mut(&mut self.accounting);
+        a.profile.add_nodes(i, nodes);
+        a.profile.add_system(i, &system);
+        a.profile.trim(now);
+        self.accounting_dirty = true;
     }
 }
 

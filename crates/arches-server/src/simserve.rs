@@ -290,6 +290,7 @@ impl SimServer {
             virtual_clock: true,
             staging: None,
             accounting: Arc::new(self.accounting()),
+            profile_now: None,
         }
     }
 

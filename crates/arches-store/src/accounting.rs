@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use arches_core::accounting::{Accounting, CredKind, Totals};
-use arches_core::history::{NodeSample, StatProfile};
+use arches_core::history::{NodeSample, StatProfile, SystemSample};
 use serde::{Deserialize, Serialize};
 
 /// `meta` key of the accounting document.
@@ -109,6 +109,52 @@ struct ProfileRecord {
     creds: Vec<(i64, Vec<CredRecord>)>,
     /// (interval index, node samples)
     nodes: Vec<(i64, Vec<NodeSampleRecord>)>,
+    /// (interval index, system samples); absent in documents written
+    /// before the dashboard charted them.
+    #[serde(default)]
+    system: Vec<(i64, SystemSampleRecord)>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SystemSampleRecord {
+    samples: u64,
+    util_sum: f64,
+    util_min: f64,
+    util_max: f64,
+    running_sum: u64,
+    running_max: u32,
+    queued_sum: u64,
+    queued_max: u32,
+}
+
+impl From<&SystemSample> for SystemSampleRecord {
+    fn from(s: &SystemSample) -> Self {
+        SystemSampleRecord {
+            samples: s.samples,
+            util_sum: s.util_sum,
+            util_min: s.util_min,
+            util_max: s.util_max,
+            running_sum: s.running_sum,
+            running_max: s.running_max,
+            queued_sum: s.queued_sum,
+            queued_max: s.queued_max,
+        }
+    }
+}
+
+impl From<&SystemSampleRecord> for SystemSample {
+    fn from(s: &SystemSampleRecord) -> Self {
+        SystemSample {
+            samples: s.samples,
+            util_sum: s.util_sum,
+            util_min: s.util_min,
+            util_max: s.util_max,
+            running_sum: s.running_sum,
+            running_max: s.running_max,
+            queued_sum: s.queued_sum,
+            queued_max: s.queued_max,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -166,6 +212,7 @@ fn profile_record(p: &StatProfile) -> ProfileRecord {
                 (*i, v)
             })
             .collect(),
+        system: p.system.iter().map(|(i, s)| (*i, s.into())).collect(),
     }
 }
 
@@ -198,6 +245,9 @@ fn profile_from(r: &ProfileRecord) -> Result<StatProfile, String> {
                 },
             );
         }
+    }
+    for (i, s) in &r.system {
+        p.system.insert(*i, s.into());
     }
     Ok(p)
 }
@@ -279,7 +329,27 @@ mod tests {
         let mut s = NodeSample::default();
         s.observe(100, 4, 10, 2.0);
         a.profile.add_nodes(2, [("n1".to_string(), s)].into());
+        let mut sys = SystemSample::default();
+        sys.observe(0.25, 1, 3);
+        a.profile.add_system(2, &sys);
         assert_eq!(decode(&encode(&a)).unwrap(), a);
         assert!(decode("{").is_err());
+    }
+
+    #[test]
+    fn documents_without_system_samples_still_load() {
+        let mut a = Accounting::new(7);
+        a.profile.configure(600, 5);
+        let mut s = NodeSample::default();
+        s.observe(100, 4, 10, 2.0);
+        a.profile.add_nodes(2, [("n1".to_string(), s)].into());
+        let mut doc: serde_json::Value = serde_json::from_str(&encode(&a)).unwrap();
+        let removed = doc["profile"]
+            .as_object_mut()
+            .and_then(|p| p.remove("system"));
+        assert!(removed.is_some(), "{doc}");
+        let old = decode(&doc.to_string()).unwrap();
+        assert!(old.profile.system.is_empty());
+        assert_eq!(old, a);
     }
 }

@@ -11,15 +11,16 @@
 //! self-contained (inline CSS, inline SVG, one inline script that refreshes
 //! the page's content every few seconds; nothing is loaded from elsewhere).
 //!
-//! The utilisation and queue-length charts come from [`History`]: a sample
-//! of the snapshot every [`SAMPLE_SECS`] kept for the last day.
+//! The utilisation and queue-length charts come from the statistics the
+//! daemon keeps ([`samples`]): the system samples of the statistics profile
+//! (`PROFILEDURATION` intervals, `PROFILECOUNT` kept, taken once per
+//! iteration by [`crate::profiling`] and stored with the accounting, so a
+//! restart keeps them), with the interval in progress as the last point.
 
 pub mod pages;
 mod svg;
 
-use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use axum::extract::{Query, State};
@@ -31,51 +32,73 @@ use axum::Router;
 use crate::actor::{current, Published, Snapshot};
 use crate::config::DaemonConfig;
 
-/// Seconds between two samples of the history.
-pub const SAMPLE_SECS: u64 = 10;
-/// Samples kept (one day).
-pub const HISTORY_LEN: usize = 8640;
 /// Rows per page of the queue, node and reservation pages.
 pub const PAGE_ROWS: usize = 100;
 /// Seconds between two refreshes of a page's content.
 pub const REFRESH_SECS: u32 = 5;
 
-/// One sample of the history.
+/// One point of the utilisation and queue-length charts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sample {
+    /// The start of the interval (or the live value's time).
     pub time: arches_core::Time,
-    /// Allocated over up processors.
+    /// Allocated over up processors (0 to 1): the interval's average.
     pub utilization: f64,
-    pub running: u32,
+    pub util_max: f64,
+    pub running: f64,
     /// Eligible and blocked jobs.
-    pub queued: u32,
+    pub queued: f64,
+    pub queued_max: u32,
+    /// Still in progress (or the live value).
+    pub current: bool,
 }
 
-/// The samples of the last day, oldest first.
-#[derive(Debug, Default)]
-pub struct History {
-    samples: Mutex<VecDeque<Sample>>,
-}
-
-impl History {
-    /// Records `s` (the oldest falls off after [`HISTORY_LEN`]).
-    pub fn push(&self, s: Sample) {
-        let mut v = self.samples.lock().unwrap_or_else(|p| p.into_inner());
-        if v.len() == HISTORY_LEN {
-            v.pop_front();
-        }
-        v.push_back(s);
+/// The points of the charts: every kept interval of the statistics profile
+/// (`PROFILEDURATION`, `PROFILECOUNT`; stored with the accounting, so they
+/// survive a restart), oldest first, averaged; the interval in progress as
+/// the last point when the snapshot publishes it, else the live value.
+pub fn samples(s: &Snapshot) -> Vec<Sample> {
+    let mut out = kept(&s.accounting.profile, s.profile_now);
+    if out.last().is_none_or(|p| !p.current) {
+        out.push(live(s));
     }
-
-    /// A copy of the samples.
-    pub fn samples(&self) -> Vec<Sample> {
-        let v = self.samples.lock().unwrap_or_else(|p| p.into_inner());
-        v.iter().copied().collect()
-    }
+    out
 }
 
-/// The sample of a snapshot.
-pub fn sample(s: &Snapshot) -> Sample {
+/// The kept intervals of `p`, averaged, oldest first, then the interval in
+/// progress `now` (merged with what a stop before a restart folded of it),
+/// marked current, if it has samples.
+fn kept(
+    p: &arches_core::history::StatProfile,
+    now: Option<(i64, arches_core::history::SystemSample)>,
+) -> Vec<Sample> {
+    use arches_core::history::SystemSample;
+    let point = |i: i64, x: &SystemSample, current: bool| Sample {
+        time: p.start_of(i),
+        utilization: x.avg_util(),
+        util_max: x.util_max,
+        running: x.avg_running(),
+        queued: x.avg_queued(),
+        queued_max: x.queued_max,
+        current,
+    };
+    let mut out: Vec<Sample> = p
+        .system
+        .iter()
+        .filter(|(_, x)| x.samples > 0)
+        .map(|(i, x)| point(*i, x, false))
+        .collect();
+    if let Some((i, x)) = now.filter(|(_, x)| x.samples > 0) {
+        let mut all = p.system.get(&i).copied().unwrap_or_default();
+        all.merge(&x);
+        out.retain(|q| q.time < p.start_of(i));
+        out.push(point(i, &all, true));
+    }
+    out
+}
+
+/// The state of the snapshot as one point.
+fn live(s: &Snapshot) -> Sample {
     let c = crate::views::cluster(s);
     let (mut running, mut queued) = (0u32, 0u32);
     for j in s.state.jobs() {
@@ -85,15 +108,19 @@ pub fn sample(s: &Snapshot) -> Sample {
             queued += 1;
         }
     }
+    let util = if c.up_procs == 0 {
+        0.0
+    } else {
+        f64::from(c.alloc_procs) / f64::from(c.up_procs)
+    };
     Sample {
         time: s.now,
-        utilization: if c.up_procs == 0 {
-            0.0
-        } else {
-            f64::from(c.alloc_procs) / f64::from(c.up_procs)
-        },
-        running,
-        queued,
+        utilization: util,
+        util_max: util,
+        running: f64::from(running),
+        queued: f64::from(queued),
+        queued_max: queued,
+        current: true,
     }
 }
 
@@ -101,7 +128,6 @@ pub fn sample(s: &Snapshot) -> Sample {
 #[derive(Clone)]
 pub struct WebState {
     pub published: Published,
-    pub history: Arc<History>,
 }
 
 /// The address of `METRICSPORT`/`METRICSHOST`, if configured.
@@ -143,22 +169,8 @@ pub fn router(state: WebState) -> Router {
         .with_state(state)
 }
 
-/// Serves `listener` and samples the history until the runtime ends.
+/// Serves `listener` until the runtime ends.
 pub async fn serve(listener: tokio::net::TcpListener, published: Published) {
-    let history = Arc::new(History::default());
-    let sampler = {
-        let (published, history) = (published.clone(), Arc::clone(&history));
-        async move {
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(SAMPLE_SECS));
-            loop {
-                tick.tick().await;
-                let snap = current(&published);
-                let h = Arc::clone(&history);
-                let _ = tokio::task::spawn_blocking(move || h.push(sample(&snap))).await;
-            }
-        }
-    };
-    tokio::spawn(sampler);
     if let Ok(addr) = listener.local_addr() {
         let msg = format!("metrics and dashboard listening on http://{addr}/");
         // A served simulation has no log: say it on stderr.
@@ -168,7 +180,7 @@ pub async fn serve(listener: tokio::net::TcpListener, published: Published) {
             eprintln!("moab: {msg}");
         }
     }
-    let app = router(WebState { published, history });
+    let app = router(WebState { published });
     if let Err(e) = axum::serve(listener, app).await {
         tracing::error!("metrics and dashboard listener failed: {e}");
     }
@@ -200,20 +212,62 @@ async fn page(
         Err(e) => return (StatusCode::BAD_REQUEST, e.body_text()).into_response(),
     };
     let snap = current(&w.published);
-    let history = Arc::clone(&w.history);
     let rendered = tokio::task::spawn_blocking(move || {
-        let samples = history.samples();
-        pages::render(
-            which,
-            &snap,
-            &samples,
-            q.page.unwrap_or(1),
-            q.partial == Some(1),
-        )
+        pages::render(which, &snap, q.page.unwrap_or(1), q.partial == Some(1))
     })
     .await;
     match rendered {
         Ok(html) => ([(header::CACHE_CONTROL, "no-store")], Html(html)).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arches_core::history::{StatProfile, SystemSample};
+
+    fn sample(util: f64, running: u32, queued: u32) -> SystemSample {
+        let mut s = SystemSample::default();
+        s.observe(util, running, queued);
+        s
+    }
+
+    #[test]
+    fn points_are_the_kept_intervals_then_the_one_in_progress() {
+        let mut p = StatProfile::default();
+        p.configure(60, 10);
+        let mut a = sample(0.5, 1, 2);
+        a.observe(1.0, 3, 0);
+        p.add_system(1, &a);
+        p.add_system(2, &sample(0.25, 1, 4));
+        // Nothing in progress published: only the kept intervals (the
+        // caller adds the live value).
+        let pts = kept(&p, None);
+        assert_eq!(pts.len(), 2);
+        assert_eq!(
+            (pts[0].time, pts[0].utilization, pts[0].util_max),
+            (60, 0.75, 1.0)
+        );
+        assert_eq!(
+            (pts[0].running, pts[0].queued, pts[0].queued_max),
+            (2.0, 1.0, 2)
+        );
+        assert!(!pts[0].current && !pts[1].current);
+        // The interval in progress is the last point.
+        let pts = kept(&p, Some((3, sample(1.0, 2, 0))));
+        assert_eq!(pts.len(), 3);
+        assert!(pts[2].current);
+        assert_eq!((pts[2].time, pts[2].utilization), (180, 1.0));
+        // A part of it folded before a restart merges with it.
+        let pts = kept(&p, Some((2, sample(0.75, 3, 0))));
+        assert_eq!(pts.len(), 2);
+        assert!(pts[1].current);
+        assert_eq!(
+            (pts[1].time, pts[1].utilization, pts[1].running),
+            (120, 0.5, 2.0)
+        );
+        // An interval in progress without samples yet is not a point.
+        assert_eq!(kept(&p, Some((3, SystemSample::default()))).len(), 2);
     }
 }

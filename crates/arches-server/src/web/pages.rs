@@ -96,10 +96,10 @@ fn dur(secs: i64) -> String {
 }
 
 /// Renders `which`; `partial`: only the content (the live refresh swaps it).
-pub fn render(which: Page, s: &Snapshot, samples: &[Sample], page: usize, partial: bool) -> String {
+pub fn render(which: Page, s: &Snapshot, page: usize, partial: bool) -> String {
     let mut main = String::with_capacity(32 * 1024);
     match which {
-        Page::Overview => overview(&mut main, s, samples),
+        Page::Overview => overview(&mut main, s),
         Page::Queue => queue(&mut main, s, page),
         Page::Nodes => nodes(&mut main, s, page),
         Page::Reservations => reservations(&mut main, s, page),
@@ -149,7 +149,7 @@ border-radius:6px;padding:10px 14px;min-width:150px}.card b{display:block;font-s
 th,td{border-bottom:1px solid #e3e6ec;padding:4px 8px;text-align:left;white-space:nowrap}\
 th{background:#eef0f4}td.n,th.n{text-align:right}.pager{margin:8px 0;display:flex;gap:8px;\
 align-items:center}.pager a{padding:2px 8px;border:1px solid #c7ccd6;border-radius:4px;\
-background:#fff;text-decoration:none;color:#1d2330}.foot{color:#6b7486;font-size:12px;margin-top:16px}\
+background:#fff;text-decoration:none;color:#1d2330}.foot,.note{color:#6b7486;font-size:12px;margin-top:16px}\
 svg{background:#fff;border:1px solid #dde1e8;border-radius:6px}.sec{font-weight:600;\
 background:#f7f8fa}.empty{color:#6b7486;font-style:italic}";
 
@@ -171,8 +171,11 @@ fn pct(x: f64) -> String {
     format!("{:.1} %", x * 100.0)
 }
 
-/// showq's summary, the scheduler, and the charts of the history.
-fn overview(o: &mut String, s: &Snapshot, samples: &[Sample]) {
+/// Rows of the overview's table of recent intervals.
+const INTERVAL_ROWS: usize = 48;
+
+/// showq's summary, the scheduler, and the charts of the kept statistics.
+fn overview(o: &mut String, s: &Snapshot) {
     let c = crate::views::cluster(s);
     let (mut active, mut eligible, mut blocked) = (0u64, 0u64, 0u64);
     for j in s.state.jobs() {
@@ -236,12 +239,17 @@ fn overview(o: &mut String, s: &Snapshot, samples: &[Sample]) {
         ),
     );
     o.push_str("</div>");
-    // The history, with the current state as its last point.
-    let mut pts: Vec<Sample> = samples.to_vec();
-    if pts.last().is_none_or(|l| l.time < s.now) {
-        pts.push(super::sample(s));
-    }
-    o.push_str("<h2>Utilisation over time</h2>");
+    // The kept intervals of the statistics profile, with the interval in
+    // progress (or the live value) as the last point.
+    let pts: Vec<Sample> = super::samples(s);
+    let prof = &s.accounting.profile;
+    let _ = write!(
+        o,
+        "<h2>Utilisation over time</h2><p class=\"note\">Average per {} interval \
+(PROFILEDURATION), the last {} kept (PROFILECOUNT); the last point is the interval in progress.</p>",
+        dur(prof.duration),
+        prof.count
+    );
     o.push_str(&svg::line_chart(
         &[(
             "utilisation %",
@@ -258,16 +266,40 @@ fn overview(o: &mut String, s: &Snapshot, samples: &[Sample]) {
             (
                 "queued jobs",
                 "#d8572f",
-                pts.iter().map(|p| (p.time, f64::from(p.queued))).collect(),
+                pts.iter().map(|p| (p.time, p.queued)).collect(),
             ),
             (
                 "running jobs",
                 "#3a9e5a",
-                pts.iter().map(|p| (p.time, f64::from(p.running))).collect(),
+                pts.iter().map(|p| (p.time, p.running)).collect(),
             ),
         ],
         None,
     ));
+    // The most recent intervals as numbers, newest first.
+    let _ = write!(
+        o,
+        "<details><summary>Recent intervals</summary><table class=\"intervals\"><tr><th>START</th>\
+<th class=\"n\">AVG UTIL</th><th class=\"n\">MAX UTIL</th><th class=\"n\">AVG RUNNING</th>\
+<th class=\"n\">AVG QUEUED</th><th class=\"n\">MAX QUEUED</th></tr>"
+    );
+    for p in pts.iter().rev().take(INTERVAL_ROWS) {
+        let _ = write!(
+            o,
+            "<tr data-start=\"{}\"{}><td>{}{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+<td class=\"n\">{:.1}</td><td class=\"n\">{:.1}</td><td class=\"n\">{}</td></tr>",
+            p.time,
+            if p.current { " class=\"current\"" } else { "" },
+            date(p.time),
+            if p.current { " (in progress)" } else { "" },
+            pct(p.utilization),
+            pct(p.util_max),
+            p.running,
+            p.queued,
+            p.queued_max
+        );
+    }
+    o.push_str("</table></details>");
 }
 
 /// Page links: `page` of `pages` (1-based) at `path`.
