@@ -11,6 +11,7 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use common::term::{job_id, Term};
 use common::{text, Daemon};
 
 /// Holds `flock` on `<cluster dir>/.tests.lock` while alive: test runs of
@@ -1049,4 +1050,110 @@ fn array_sub_jobs_with_their_environment_and_arguments_run_in_slurm() {
             "sub-job {i}"
         );
     }
+}
+
+impl Fx {
+    /// Slurm's job id of the newest Slurm job of `name`.
+    fn slurm_id(&self, name: &str) -> u64 {
+        let name = format!("{}{name}", self.prefix);
+        let out = self.slurm("squeue", &["-h", "-t", "all", "-n", &name, "-o", "%i"]);
+        out.split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .max()
+            .unwrap_or_else(|| panic!("{name}: no Slurm job"))
+    }
+
+    /// `msub -I -N <prefix><name> args...` on a terminal of its own.
+    fn msub_interactive(&self, name: &str, args: &[&str], cwd: &Path) -> (Term, u64) {
+        self.msub_interactive_env(name, args, cwd, &[])
+    }
+
+    fn msub_interactive_env(
+        &self,
+        name: &str,
+        args: &[&str],
+        cwd: &Path,
+        env: &[(&str, &str)],
+    ) -> (Term, u64) {
+        let name = format!("{}{name}", self.prefix);
+        let mut all = vec!["-I", "-N", &name];
+        all.extend_from_slice(args);
+        let t = Term::spawn_env(&self.d, "msub", &all, cwd, env);
+        let out = t.wait_for("msub: waiting for job ");
+        let id = job_id(&out);
+        (t, id)
+    }
+}
+
+#[test]
+fn interactive_sessions_are_steps_of_their_slurm_job() {
+    let Some(fx) = fixture("it") else { return };
+    let cwd = tempfile::tempdir().expect("tempdir");
+    let cwd_path = cwd.path().canonicalize().expect("canonical");
+    let (mut t, id) = fx.msub_interactive("i", &["-l", "nodes=2:ppn=2,walltime=600"], &cwd_path);
+    t.wait_for(&format!("msub: job {id} ready"));
+    // Slurm runs the job, on the nodes Arches chose...
+    let nodes = fx.wait_slurm("i", "RUNNING", 20);
+    assert_eq!(nodes, fx.arches_nodes(id));
+    let slurm = fx.slurm_id("i");
+    // ...and the session is a step of it, on a terminal, in the job's
+    // directory, with the job's environment.
+    t.type_line("echo \"id=${PBS_JOBID} wd=$(pwd) env=${PBS_ENVIRONMENT} np=${PBS_NP} nodes=$(sort -u $PBS_NODEFILE | wc -l) step=${SLURM_JOB_ID}.${SLURM_STEP_ID}\"\n");
+    t.wait_for(&format!(
+        "id={id} wd={} env=PBS_INTERACTIVE np=4 nodes=2 step={slurm}.0",
+        cwd_path.display()
+    ));
+    t.type_line("test -t 0 && echo \"tty\"\"=yes\"\n");
+    t.wait_for("tty=yes");
+    // No output files: the session's output is the terminal.
+    t.type_line("exit 3\n");
+    assert_eq!(
+        t.exit_code(),
+        3,
+        "msub exits with the shell's status:\n{}",
+        t.output()
+    );
+    t.wait_for(&format!("msub: job {id} completed"));
+    let cj = fx.d.wait_state(id, "Completed", Duration::from_secs(30));
+    assert!(cj.contains("Completion Code: 3"), "{cj}");
+    fx.wait_slurm("i", "FAILED", 20);
+    let left: Vec<_> = std::fs::read_dir(&cwd_path).unwrap().collect();
+    assert!(left.is_empty(), "no output files: {left:?}");
+
+    // Without srun on this host: a clear error, and the job is canceled.
+    let (mut t, id) = fx.msub_interactive_env(
+        "n",
+        &["-l", "nodes=1:ppn=1,walltime=600"],
+        &cwd_path,
+        &[("PATH", "/nonexistent")],
+    );
+    assert_eq!(t.exit_code(), 1, "{}", t.output());
+    t.wait_for(&format!(
+        "msub: srun not found in PATH: job {id} runs on a Slurm cluster"
+    ));
+    t.wait_for(&format!("job {id} canceled"));
+    fx.d.wait_state(id, "Removed", Duration::from_secs(30));
+    fx.wait_slurm("n", "CANCELLED", 20);
+}
+
+#[test]
+fn canceljob_ends_an_interactive_session_in_slurm() {
+    let Some(fx) = fixture("itc") else { return };
+    let cwd = tempfile::tempdir().expect("tempdir");
+    let (mut t, id) = fx.msub_interactive("c", &["-l", "nodes=1:ppn=1,walltime=600"], cwd.path());
+    t.wait_for(&format!("msub: job {id} ready"));
+    t.type_line("echo \"sl\"\"eeping\"; sleep 1000\n");
+    t.wait_for("sleeping\r\n");
+    let out = fx.d.run("canceljob", &[&id.to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let code = t.exit_code();
+    t.wait_for(&format!("msub: job {id} completed"));
+    // The session was killed with its job: msub exits with its status.
+    assert!(
+        code >= 128,
+        "killed by a signal, got {code}: {}",
+        t.output()
+    );
+    fx.d.wait_state(id, "Removed", Duration::from_secs(30));
+    fx.wait_slurm("c", "CANCELLED", 20);
 }

@@ -100,7 +100,7 @@ fn session_run(client: &Client, id: u64, session: &SlurmSession) -> Result<u8, S
             asked = Instant::now();
             if let Some(code) = completed(client, id)? {
                 say(&format!("msub: job {id} completed"));
-                return Ok(status_byte(code));
+                return Ok(status_byte(code.unwrap_or(1)));
             }
         }
         if started.elapsed() >= SESSION_WITHIN {
@@ -161,12 +161,13 @@ fn session_run(client: &Client, id: u64, session: &SlurmSession) -> Result<u8, S
             dir.display()
         ));
     }
-    // The job's completion code: the shell's, or how a wall-clock kill or
-    // a cancel ended it.
+    // The job's completion code: the shell's, or how a wall-clock kill
+    // ended it (a canceled job has none: then the session's, as srun saw
+    // it end).
     let deadline = Instant::now() + COMPLETION_WITHIN;
     let code = loop {
         if let Some(c) = completed(client, id)? {
-            break c;
+            break c.unwrap_or(code);
         }
         if Instant::now() >= deadline {
             break code;
@@ -177,13 +178,14 @@ fn session_run(client: &Client, id: u64, session: &SlurmSession) -> Result<u8, S
     Ok(status_byte(code))
 }
 
-/// The job's completion code once the daemon shows it completed.
-fn completed(client: &Client, id: u64) -> Result<Option<i32>, String> {
+/// Once the daemon shows the job completed: its completion code (`None`:
+/// none, a canceled job).
+fn completed(client: &Client, id: u64) -> Result<Option<Option<i32>>, String> {
     let v = super::msub::one_job(client, id)?;
     let Some(job) = v.jobs.first() else {
         return Err(format!("msub: job {id} is gone"));
     };
-    Ok((job.summary.section == Section::Completed).then(|| job.summary.exit_code.unwrap_or(1)))
+    Ok((job.summary.section == Section::Completed).then_some(job.summary.exit_code))
 }
 
 /// The session's exit status, where the batch script waits for it (written
