@@ -6,12 +6,13 @@
 
 mod common;
 
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::term::{job_id, Term};
+use common::term::{job_id, lflags, Term};
 use common::{text, Daemon};
 
 /// Holds `flock` on `<cluster dir>/.tests.lock` while alive: test runs of
@@ -1156,4 +1157,50 @@ fn canceljob_ends_an_interactive_session_in_slurm() {
     );
     fx.d.wait_state(id, "Removed", Duration::from_secs(30));
     fx.wait_slurm("c", "CANCELLED", 20);
+}
+
+#[test]
+fn an_interactive_session_in_slurm_ends_with_msub_or_its_walltime() {
+    let Some(fx) = fixture("itw") else { return };
+    let cwd = tempfile::tempdir().expect("tempdir");
+    // msub ended by a signal: the session is hung up, the allocation ends
+    // (status 129), and the user's terminal is restored.
+    let (mut t, id) = fx.msub_interactive("h", &["-l", "nodes=1:ppn=1,walltime=600"], cwd.path());
+    t.wait_for(&format!("msub: job {id} ready"));
+    t.type_line("echo \"at\"\"tached\"\n");
+    t.wait_for("attached\r\n");
+    let cooked = libc::ICANON | libc::ECHO;
+    assert_eq!(
+        lflags(t.slave.as_raw_fd()) & cooked,
+        0,
+        "raw while attached"
+    );
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(t.child.id() as i32, libc::SIGTERM) };
+    assert_eq!(t.exit_code(), 1, "{}", t.output());
+    t.wait_for(&format!("detached from job {id}"));
+    assert_eq!(
+        lflags(t.slave.as_raw_fd()) & cooked,
+        cooked,
+        "the user's terminal is restored"
+    );
+    let cj = fx.d.wait_state(id, "Completed", Duration::from_secs(30));
+    assert!(cj.contains("Completion Code: 129"), "{cj}");
+    fx.wait_slurm("h", "FAILED", 20);
+    // The wall-clock limit (Slurm's, in whole minutes) ends the session.
+    let (mut t, id) = fx.msub_interactive("w", &["-l", "nodes=1:ppn=1,walltime=60"], cwd.path());
+    t.wait_for(&format!("msub: job {id} ready"));
+    let code = t.exit_code_within(Duration::from_secs(240));
+    assert!(
+        code >= 128,
+        "killed by a signal, got {code}: {}",
+        t.output()
+    );
+    t.wait_for(&format!("msub: job {id} completed"));
+    let cj = fx.d.wait_state(id, "Completed", Duration::from_secs(30));
+    assert!(
+        cj.contains(&format!("Completion Code: {code}")),
+        "msub exits with the job's status ({code}):\n{cj}"
+    );
+    fx.wait_slurm("w", "TIMEOUT", 20);
 }

@@ -147,6 +147,23 @@ impl Term {
         });
         status.and_then(|s| s.code()).expect("exit code")
     }
+
+    /// [`Term::exit_code`], waiting up to `timeout` (a job that ends at
+    /// its wall-clock limit).
+    pub fn exit_code_within(&mut self, timeout: Duration) -> i32 {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(s) = self.child.try_wait().expect("try_wait") {
+                return s.code().expect("exit code");
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "timed out waiting for the command to exit:\n{}",
+                self.output()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 /// The job id of `msub: waiting for job N to start`.
