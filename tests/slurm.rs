@@ -1138,6 +1138,84 @@ fn interactive_sessions_are_steps_of_their_slurm_job() {
 }
 
 #[test]
+fn an_interactive_job_of_a_user_runs_its_session_as_that_user_in_slurm() {
+    let Some(fx) = fixture("itu") else { return };
+    if !common::is_root() {
+        eprintln!("NOTICE: not root; the run-as-user part is skipped");
+        return;
+    }
+    let user = common::ensure_user("archese2e");
+    let cwd = tempfile::Builder::new()
+        .prefix("arches-slurm-itu")
+        .tempdir()
+        .unwrap();
+    common::set_mode(cwd.path(), 0o1777);
+    let name = format!("{}u", fx.prefix);
+    let mut t = Term::spawn_as(
+        &fx.d,
+        &user,
+        "msub",
+        &["-I", "-N", &name, "-l", "nodes=1:ppn=1,walltime=600"],
+        cwd.path(),
+    );
+    let id = job_id(&t.wait_for("msub: waiting for job "));
+    t.wait_for(&format!("msub: job {id} ready"));
+    let owner = fx.slurm("squeue", &["-h", "-t", "all", "-n", &name, "-o", "%u"]);
+    assert_eq!(owner.trim(), user, "the Slurm job belongs to the user");
+    // The session directory is the user's alone.
+    let session =
+        fx.d.home
+            .path()
+            .join("slurm-spool")
+            .join(id.to_string())
+            .join("session");
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(&session).expect("session directory");
+    assert_eq!(meta.mode() & 0o777, 0o700, "{}", session.display());
+    let uid = text(
+        &Command::new("id")
+            .args(["-u", &user])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert_eq!(meta.uid().to_string(), uid.trim());
+    t.type_line("echo \"who=$(id -un) env=${PBS_ENVIRONMENT} jid=${PBS_JOBID}\"\n");
+    t.wait_for(&format!("who={user} env=PBS_INTERACTIVE jid={id}"));
+    // Nobody else runs a step in the job (Slurm refuses), nor reads or
+    // writes its session.
+    let other = common::ensure_user("archesitty");
+    let slurm_id = fx.slurm_id("u");
+    let o = Command::new("setpriv")
+        .args(["--reuid", &other, "--regid", &other, "--init-groups", "--"])
+        .arg("srun")
+        .arg(format!("--jobid={slurm_id}"))
+        .args(["--overlap", "-N1", "-n1", "true"])
+        .env("SLURM_CONF", &fx.conf)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "srun as another user ran");
+    assert!(
+        text(&o.stderr).contains("Access/permission denied"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = Command::new("setpriv")
+        .args(["--reuid", &other, "--regid", &other, "--init-groups", "--"])
+        .args(["sh", "-c", "echo 0 > \"$1/status\" || ls \"$1\"", "-"])
+        .arg(&session)
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{}", text(&o.stdout));
+    t.type_line("exit 5\n");
+    assert_eq!(t.exit_code(), 5, "{}", t.output());
+    t.wait_for(&format!("msub: job {id} completed"));
+    let cj = fx.d.wait_state(id, "Completed", Duration::from_secs(30));
+    assert!(cj.contains("Completion Code: 5"), "{cj}");
+}
+
+#[test]
 fn canceljob_ends_an_interactive_session_in_slurm() {
     let Some(fx) = fixture("itc") else { return };
     let cwd = tempfile::tempdir().expect("tempdir");

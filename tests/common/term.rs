@@ -57,6 +57,21 @@ impl Term {
         cwd: &Path,
         env: &[(&str, &str)],
     ) -> Term {
+        let mut cmd = Command::new(bin(prog));
+        cmd.args(args);
+        Term::spawn_command(cmd, d, cwd, env)
+    }
+
+    /// [`Term::spawn`] as `user` (setpriv, with the user's groups).
+    pub fn spawn_as(d: &Daemon, user: &str, prog: &str, args: &[&str], cwd: &Path) -> Term {
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid", user, "--regid", user, "--init-groups", "--"])
+            .arg(bin(prog))
+            .args(args);
+        Term::spawn_command(cmd, d, cwd, &[])
+    }
+
+    fn spawn_command(mut cmd: Command, d: &Daemon, cwd: &Path, env: &[(&str, &str)]) -> Term {
         let (mut m, mut s) = (-1, -1);
         // SAFETY: valid out-pointers; no name, termios or size.
         let rc = unsafe {
@@ -74,9 +89,7 @@ impl Term {
         set_size(m, 24, 80);
         let probe = slave.try_clone().expect("dup");
         let child = {
-            let mut cmd = Command::new(bin(prog));
-            cmd.args(args)
-                .env_clear()
+            cmd.env_clear()
                 .envs(base_env(d.home.path(), &d.socket))
                 .env("SHELL", "/bin/sh")
                 .envs(env.iter().copied())
@@ -92,9 +105,11 @@ impl Term {
                     Ok(())
                 });
             }
-            cmd.spawn().expect("spawn on pty")
+            let child = cmd.spawn().expect("spawn on pty");
             // The command (and its copies of the slave) is dropped here: the
             // master sees the end once the child and the job are gone.
+            drop(cmd);
+            child
         };
         let master = File::from(master);
         let out = Arc::new(Mutex::new(Vec::new()));
