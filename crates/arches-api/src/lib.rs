@@ -173,8 +173,8 @@ pub struct SlurmSession {
     /// The session directory (the job's owner's, mode 0700): `env` (the
     /// batch job's environment, NUL-separated, written once it runs),
     /// `args` (the script's arguments, NUL-separated), `script` (what the
-    /// session runs) and `status` (written by msub when the session ends:
-    /// the batch script exits with it).
+    /// session runs) and `status.<job_id>` (written by msub when the
+    /// session ends: the batch script exits with it).
     pub dir: String,
     /// The `slurm.conf` the daemon uses (`SLURM_CONF` for srun), if set.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -137,7 +137,7 @@ fn session_run(client: &Client, id: u64, session: &SlurmSession) -> Result<u8, S
             // msub is going away: the session is hung up, as a closed
             // login is; the batch script exits, Slurm ends the steps.
             hung_up = true;
-            let _ = write_status(&dir, HANGUP);
+            let _ = write_status(&dir, session.job_id, HANGUP);
         }
         std::thread::sleep(Duration::from_millis(100));
     };
@@ -153,7 +153,7 @@ fn session_run(client: &Client, id: u64, session: &SlurmSession) -> Result<u8, S
             "\nmsub: detached from job {id} by a signal: its session is hung up (checkjob {id} shows how it ended)"
         ));
     }
-    if let Err(e) = write_status(&dir, code) {
+    if let Err(e) = write_status(&dir, session.job_id, code) {
         // The allocation would stay until its wall time: end it.
         cancel(client, id);
         return Err(format!(
@@ -190,10 +190,12 @@ fn completed(client: &Client, id: u64) -> Result<Option<Option<i32>>, String> {
 
 /// The session's exit status, where the batch script waits for it (written
 /// whole, then renamed).
-fn write_status(dir: &Path, code: i32) -> std::io::Result<()> {
+/// The file is named after the Slurm job (`status.<id>`): a requeued job's
+/// next Slurm job waits for its own.
+fn write_status(dir: &Path, slurm_job: u64, code: i32) -> std::io::Result<()> {
     let tmp = dir.join("status.new");
     std::fs::write(&tmp, format!("{code}\n"))?;
-    std::fs::rename(&tmp, dir.join("status"))
+    std::fs::rename(&tmp, dir.join(format!("status.{slurm_job}")))
 }
 
 /// The executable `name` in msub's `PATH`.

@@ -1631,7 +1631,9 @@ fn prepare_session(session: &Path, script: &str, owner: Option<(u32, u32)>) -> i
 /// the job's environment): records the script's arguments and its
 /// environment for the session (msub waits for `env`), then keeps the
 /// allocation until msub writes the session's exit status, and exits with
-/// it. A wall-clock kill or a cancel ends the job and with it every step.
+/// it. The status file is named after the Slurm job (`status.<id>`), so a
+/// session of an earlier Slurm job of a requeued job cannot end this one.
+/// A wall-clock kill or a cancel ends the job and with it every step.
 fn session_waiter(session: &Path) -> String {
     let dir = session.to_string_lossy().replace('\'', r"'\''");
     format!(
@@ -1644,8 +1646,9 @@ fn session_waiter(session: &Path) -> String {
          for a in \"$@\"; do printf '%s\\0' \"$a\" >> \"$s/args.new\"; done\n\
          mv -f \"$s/args.new\" \"$s/args\" || exit 1\n\
          env -0 > \"$s/env.new\" && mv -f \"$s/env.new\" \"$s/env\" || exit 1\n\
-         while [ ! -s \"$s/status\" ]; do sleep 1; done\n\
-         read -r code < \"$s/status\"\n\
+         st=\"$s/status.${{SLURM_JOB_ID:-0}}\"\n\
+         while [ ! -s \"$st\" ]; do sleep 1; done\n\
+         read -r code < \"$st\"\n\
          case \"$code\" in ''|*[!0-9]*) code=1 ;; esac\n\
          exit \"$code\"\n"
     )
@@ -1896,11 +1899,15 @@ mod tests {
         assert_eq!(mode(&session.join("script")), 0o700);
         let batch = tmp.path().join("batch");
         std::fs::write(&batch, session_waiter(&session)).unwrap();
+        // Another Slurm job's status (an earlier start of a requeued job)
+        // is not this one's.
+        std::fs::write(session.join("status.41"), "3\n").unwrap();
         let mut child = std::process::Command::new("/bin/sh")
             .arg(&batch)
             .args(["a b", "", "c"])
             .env_clear()
             .env("PBS_ENVIRONMENT", "PBS_INTERACTIVE")
+            .env("SLURM_JOB_ID", "42")
             .env("PATH", "/usr/bin:/bin")
             .spawn()
             .unwrap();
@@ -1919,7 +1926,7 @@ mod tests {
         );
         assert_eq!(std::fs::read(session.join("args")).unwrap(), b"a b\0\0c\0");
         assert_eq!(child.try_wait().unwrap(), None, "waits for the status");
-        std::fs::write(session.join("status"), "7\n").unwrap();
+        std::fs::write(session.join("status.42"), "7\n").unwrap();
         assert_eq!(child.wait().unwrap().code(), Some(7));
     }
 
