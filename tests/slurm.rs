@@ -1114,7 +1114,10 @@ fn interactive_sessions_are_steps_of_their_slurm_job() {
         "msub exits with the shell's status:\n{}",
         t.output()
     );
-    t.wait_for(&format!("msub: job {id} completed"));
+    let shown = t.wait_for(&format!("msub: job {id} completed"));
+    // The same lines as on the LOCAL backend: srun's report of the exit
+    // status is msub's own exit status.
+    assert!(!shown.contains("Exited with exit code"), "{shown}");
     let cj = fx.d.wait_state(id, "Completed", Duration::from_secs(30));
     assert!(cj.contains("Completion Code: 3"), "{cj}");
     fx.wait_slurm("i", "FAILED", 20);

@@ -12,6 +12,7 @@
 //! or a cancel ends the allocation, and Slurm kills the session with it.
 
 use std::ffi::{OsStr, OsString};
+use std::io::{BufRead, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
@@ -115,6 +116,8 @@ fn session_run(client: &Client, id: u64, session: &SlurmSession) -> Result<u8, S
     };
     let args = std::fs::read(dir.join("args")).unwrap_or_default();
     let mut cmd = session_command(&srun, session, &env, &args);
+    // srun's own messages (the session's output comes through the pty).
+    cmd.stderr(std::process::Stdio::piped());
     say(&format!("msub: job {id} ready\n"));
     let mut child = match cmd.spawn() {
         Ok(c) => c,
@@ -126,6 +129,7 @@ fn session_run(client: &Client, id: u64, session: &SlurmSession) -> Result<u8, S
             ));
         }
     };
+    let errors = child.stderr.take().map(relay_srun_errors);
     let mut hung_up = false;
     let status = loop {
         match child.try_wait() {
@@ -141,6 +145,9 @@ fn session_run(client: &Client, id: u64, session: &SlurmSession) -> Result<u8, S
         }
         std::thread::sleep(Duration::from_millis(100));
     };
+    if let Some(t) = errors {
+        let _ = t.join();
+    }
     let code = match status {
         Some(st) => st
             .code()
@@ -196,6 +203,42 @@ fn write_status(dir: &Path, slurm_job: u64, code: i32) -> std::io::Result<()> {
     let tmp = dir.join("status.new");
     std::fs::write(&tmp, format!("{code}\n"))?;
     std::fs::rename(&tmp, dir.join(format!("status.{slurm_job}")))
+}
+
+/// Copies srun's messages to msub's standard error, but for its report of
+/// the session's exit status (msub's own status says it, as on the LOCAL
+/// backend).
+fn relay_srun_errors(from: std::process::ChildStderr) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut from = std::io::BufReader::new(from);
+        let mut err = std::io::stderr();
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match from.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if !exit_report(&line) {
+                let _ = err.write_all(&line);
+                let _ = err.flush();
+            }
+        }
+    })
+}
+
+/// srun's `srun: error: NODE: task 0: Exited with exit code N` line.
+fn exit_report(line: &[u8]) -> bool {
+    let line = String::from_utf8_lossy(line);
+    line.trim_end()
+        .strip_prefix("srun: error: ")
+        .and_then(|rest| rest.split_once(": task 0: Exited with exit code "))
+        .is_some_and(|(node, code)| {
+            !node.is_empty()
+                && !node.contains(' ')
+                && !code.is_empty()
+                && code.bytes().all(|b| b.is_ascii_digit())
+        })
 }
 
 /// The executable `name` in msub's `PATH`.
@@ -272,6 +315,23 @@ fn session_command(srun: &Path, session: &SlurmSession, env: &[u8], args: &[u8])
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_sruns_report_of_the_exit_status_is_left_out() {
+        assert!(exit_report(
+            b"srun: error: n3: task 0: Exited with exit code 3\r\n"
+        ));
+        assert!(exit_report(
+            b"srun: error: n1: task 0: Exited with exit code 130"
+        ));
+        assert!(!exit_report(b"srun: error: n1: task 0: Killed\n"));
+        assert!(!exit_report(
+            b"srun: error: Unable to create step for job 58: Access/permission denied\n"
+        ));
+        assert!(!exit_report(
+            b"srun: error: n1: task 0: Exited with exit code 3 and more\n"
+        ));
+    }
 
     #[test]
     fn the_session_gets_the_batch_jobs_environment_without_slurms() {
