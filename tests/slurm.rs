@@ -1099,9 +1099,10 @@ fn interactive_sessions_are_steps_of_their_slurm_job() {
     let slurm = fx.slurm_id("i");
     // ...and the session is a step of it, on a terminal, in the job's
     // directory, with the job's environment.
-    t.type_line("echo \"id=${PBS_JOBID} wd=$(pwd) env=${PBS_ENVIRONMENT} np=${PBS_NP} nodes=$(sort -u $PBS_NODEFILE | wc -l) step=${SLURM_JOB_ID}.${SLURM_STEP_ID}\"\n");
+    t.type_line("echo \"id=${PBS_JOBID} wd=$(pwd) env=${PBS_ENVIRONMENT} np=${PBS_NP} nodes=$(sort -u $PBS_NODEFILE | wc -l) step=${SLURM_JOB_ID}.${SLURM_STEP_ID} cpus=${SLURM_CPUS_PER_TASK}\"\n");
+    // (All the job's CPUs on its first node are the session's.)
     t.wait_for(&format!(
-        "id={id} wd={} env=PBS_INTERACTIVE np=4 nodes=2 step={slurm}.0",
+        "id={id} wd={} env=PBS_INTERACTIVE np=4 nodes=2 step={slurm}.0 cpus=2",
         cwd_path.display()
     ));
     t.type_line("test -t 0 && echo \"tty\"\"=yes\"\n");

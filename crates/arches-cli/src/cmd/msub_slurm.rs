@@ -1,7 +1,8 @@
 //! `msub -I` on the SLURM backend: the session is a step of the job's Slurm
 //! allocation, which msub runs itself, as the user, the way Slurm sites do
 //! interactive work:
-//! `srun --jobid=<id> --overlap --pty --nodes=1 --ntasks=1 <session>/script`
+//! `srun --jobid=<id> --overlap --pty --nodes=1 --ntasks=1 --cpus-per-task=<the
+//! job's CPUs on its first node> <session>/script`
 //! with the batch job's environment (`PBS_*`, `MOAB_*`, the submission's
 //! variables; `PBS_ENVIRONMENT=PBS_INTERACTIVE`) and in its working
 //! directory. srun puts the user's terminal in raw mode and relays what is
@@ -282,11 +283,23 @@ fn session_env(env: &[u8]) -> Vec<(OsString, OsString)> {
 
 /// `srun` running the session's script on a terminal in the allocation.
 fn session_command(srun: &Path, session: &SlurmSession, env: &[u8], args: &[u8]) -> Command {
+    // The CPUs the job has on the batch script's node (the first), which is
+    // where the one task runs: all of them are the session's, as the
+    // first node is a Torque interactive job's (with task/cgroup a step
+    // would otherwise get one).
+    let cpus = env
+        .split(|b| *b == 0)
+        .find_map(|kv| kv.strip_prefix(b"SLURM_CPUS_ON_NODE="))
+        .and_then(|v| std::str::from_utf8(v).ok()?.parse::<u32>().ok())
+        .filter(|n| *n > 0);
     let env = session_env(env);
     let mut cmd = Command::new(srun);
     cmd.arg("--quiet")
         .arg(format!("--jobid={}", session.job_id))
         .args(["--overlap", "--pty", "--nodes=1", "--ntasks=1"]);
+    if let Some(n) = cpus {
+        cmd.arg(format!("--cpus-per-task={n}"));
+    }
     // The batch script's working directory: the job's.
     if let Some((_, pwd)) = env.iter().find(|(k, _)| k == "PWD") {
         let mut chdir = OsString::from("--chdir=");
@@ -335,7 +348,7 @@ mod tests {
 
     #[test]
     fn the_session_gets_the_batch_jobs_environment_without_slurms() {
-        let env = b"PBS_JOBID=7\0SLURM_JOB_ID=12\0SLURM_NTASKS=8\0SRUN_CPUS_PER_TASK=2\0_=/usr/bin/env\0PBS_ENVIRONMENT=PBS_BATCH\0X=a=b\nc\0PWD=/w d\0";
+        let env = b"PBS_JOBID=7\0SLURM_JOB_ID=12\0SLURM_CPUS_ON_NODE=4\0SLURM_NTASKS=8\0SRUN_CPUS_PER_TASK=2\0_=/usr/bin/env\0PBS_ENVIRONMENT=PBS_BATCH\0X=a=b\nc\0PWD=/w d\0";
         let session = SlurmSession {
             job_id: 12,
             dir: "/spool/7/session".into(),
@@ -352,6 +365,7 @@ mod tests {
                 "--pty",
                 "--nodes=1",
                 "--ntasks=1",
+                "--cpus-per-task=4",
                 "--chdir=/w d",
                 "/spool/7/session/script",
                 "a b",
