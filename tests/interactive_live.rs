@@ -4,153 +4,15 @@
 
 mod common;
 
-use std::fs::File;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 use std::time::Duration;
 
-use common::{base_env, bin, ensure_user, root_or_skip, text, wait_until, Daemon};
-
-/// A command running on the slave side of a pty the test holds the master of.
-struct Term {
-    master: File,
-    /// The test's own copy of the terminal (to read its modes).
-    slave: OwnedFd,
-    child: Child,
-    out: Arc<Mutex<Vec<u8>>>,
-}
-
-/// The local modes of the terminal on `fd` (ICANON, ECHO...).
-fn lflags(fd: libc::c_int) -> libc::tcflag_t {
-    // SAFETY: termios is plain data filled by tcgetattr.
-    let mut t: libc::termios = unsafe { std::mem::zeroed() };
-    // SAFETY: fd is an open terminal; t is valid.
-    assert_eq!(unsafe { libc::tcgetattr(fd, &mut t) }, 0);
-    t.c_lflag
-}
-
-fn set_size(fd: libc::c_int, rows: u16, cols: u16) {
-    let ws = libc::winsize {
-        ws_row: rows,
-        ws_col: cols,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: fd is an open pty descriptor; ws is valid.
-    assert_eq!(unsafe { libc::ioctl(fd, libc::TIOCSWINSZ, &ws) }, 0);
-}
-
-impl Term {
-    /// Runs `prog args` in `cwd` on a new 24x80 terminal (its controlling
-    /// terminal, in a session of its own, as a login would).
-    fn spawn(d: &Daemon, prog: &str, args: &[&str], cwd: &Path) -> Term {
-        let (mut m, mut s) = (-1, -1);
-        // SAFETY: valid out-pointers; no name, termios or size.
-        let rc = unsafe {
-            libc::openpty(
-                &mut m,
-                &mut s,
-                std::ptr::null_mut(),
-                std::ptr::null(),
-                std::ptr::null(),
-            )
-        };
-        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
-        // SAFETY: fresh descriptors from openpty.
-        let (master, slave) = unsafe { (OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)) };
-        set_size(m, 24, 80);
-        let probe = slave.try_clone().expect("dup");
-        let child = {
-            let mut cmd = Command::new(bin(prog));
-            cmd.args(args)
-                .env_clear()
-                .envs(base_env(d.home.path(), &d.socket))
-                .env("SHELL", "/bin/sh")
-                .current_dir(cwd)
-                .stdin(Stdio::from(slave.try_clone().expect("dup")))
-                .stdout(Stdio::from(slave.try_clone().expect("dup")))
-                .stderr(Stdio::from(slave));
-            // SAFETY: only async-signal-safe calls between fork and exec.
-            unsafe {
-                cmd.pre_exec(|| {
-                    libc::setsid();
-                    libc::ioctl(0, libc::TIOCSCTTY, 0);
-                    Ok(())
-                });
-            }
-            cmd.spawn().expect("spawn on pty")
-            // The command (and its copies of the slave) is dropped here: the
-            // master sees the end once the child and the job are gone.
-        };
-        let master = File::from(master);
-        let out = Arc::new(Mutex::new(Vec::new()));
-        let mut reader = master.try_clone().expect("clone master");
-        let sink = Arc::clone(&out);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock().unwrap().extend_from_slice(&buf[..n]);
-            }
-        });
-        Term {
-            master,
-            slave: probe,
-            child,
-            out,
-        }
-    }
-
-    fn output(&self) -> String {
-        String::from_utf8_lossy(&self.out.lock().unwrap()).into_owned()
-    }
-
-    fn wait_for(&self, needle: &str) -> String {
-        let deadline = std::time::Instant::now() + Duration::from_secs(40);
-        while !self.output().contains(needle) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "timed out waiting for {needle:?} on the terminal:\n{}",
-                self.output()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        self.output()
-    }
-
-    fn type_line(&mut self, line: &str) {
-        self.master.write_all(line.as_bytes()).expect("type");
-    }
-
-    /// msub's exit status once it is done.
-    fn exit_code(&mut self) -> i32 {
-        let mut status = None;
-        wait_until("msub -I to exit", || {
-            status = self.child.try_wait().expect("try_wait");
-            status.is_some()
-        });
-        status.and_then(|s| s.code()).expect("exit code")
-    }
-}
-
-/// The job id of `msub: waiting for job N to start`.
-fn job_id(out: &str) -> u64 {
-    let rest = out
-        .split("msub: waiting for job ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no waiting line in {out:?}"));
-    rest.split_whitespace()
-        .next()
-        .and_then(|w| w.parse().ok())
-        .unwrap_or_else(|| panic!("no job id in {out:?}"))
-}
+use common::term::{job_id, lflags, set_size, Term};
+use common::{ensure_user, root_or_skip, text, wait_until, Daemon};
 
 #[test]
 fn interactive_shell_has_the_jobs_environment_terminal_and_exit_status() {

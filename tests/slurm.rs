@@ -6,11 +6,13 @@
 
 mod common;
 
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use common::term::{job_id, lflags, Term};
 use common::{text, Daemon};
 
 /// Holds `flock` on `<cluster dir>/.tests.lock` while alive: test runs of
@@ -1049,4 +1051,238 @@ fn array_sub_jobs_with_their_environment_and_arguments_run_in_slurm() {
             "sub-job {i}"
         );
     }
+}
+
+impl Fx {
+    /// Slurm's job id of the newest Slurm job of `name`.
+    fn slurm_id(&self, name: &str) -> u64 {
+        let name = format!("{}{name}", self.prefix);
+        let out = self.slurm("squeue", &["-h", "-t", "all", "-n", &name, "-o", "%i"]);
+        out.split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .max()
+            .unwrap_or_else(|| panic!("{name}: no Slurm job"))
+    }
+
+    /// `msub -I -N <prefix><name> args...` on a terminal of its own.
+    fn msub_interactive(&self, name: &str, args: &[&str], cwd: &Path) -> (Term, u64) {
+        self.msub_interactive_env(name, args, cwd, &[])
+    }
+
+    fn msub_interactive_env(
+        &self,
+        name: &str,
+        args: &[&str],
+        cwd: &Path,
+        env: &[(&str, &str)],
+    ) -> (Term, u64) {
+        let name = format!("{}{name}", self.prefix);
+        let mut all = vec!["-I", "-N", &name];
+        all.extend_from_slice(args);
+        let t = Term::spawn_env(&self.d, "msub", &all, cwd, env);
+        let out = t.wait_for("msub: waiting for job ");
+        let id = job_id(&out);
+        (t, id)
+    }
+}
+
+#[test]
+fn interactive_sessions_are_steps_of_their_slurm_job() {
+    let Some(fx) = fixture("it") else { return };
+    let cwd = tempfile::tempdir().expect("tempdir");
+    let cwd_path = cwd.path().canonicalize().expect("canonical");
+    let (mut t, id) = fx.msub_interactive("i", &["-l", "nodes=2:ppn=2,walltime=600"], &cwd_path);
+    t.wait_for(&format!("msub: job {id} ready"));
+    // Slurm runs the job, on the nodes Arches chose...
+    let nodes = fx.wait_slurm("i", "RUNNING", 20);
+    assert_eq!(nodes, fx.arches_nodes(id));
+    let slurm = fx.slurm_id("i");
+    // ...and the session is a step of it, on a terminal, in the job's
+    // directory, with the job's environment.
+    t.type_line("echo \"id=${PBS_JOBID} wd=$(pwd) env=${PBS_ENVIRONMENT} np=${PBS_NP} nodes=$(sort -u $PBS_NODEFILE | wc -l) step=${SLURM_JOB_ID}.${SLURM_STEP_ID} cpus=${SLURM_CPUS_PER_TASK}\"\n");
+    // (All the job's CPUs on its first node are the session's.)
+    t.wait_for(&format!(
+        "id={id} wd={} env=PBS_INTERACTIVE np=4 nodes=2 step={slurm}.0 cpus=2",
+        cwd_path.display()
+    ));
+    t.type_line("test -t 0 && echo \"tty\"\"=yes\"\n");
+    t.wait_for("tty=yes");
+    // No output files: the session's output is the terminal.
+    t.type_line("exit 3\n");
+    assert_eq!(
+        t.exit_code(),
+        3,
+        "msub exits with the shell's status:\n{}",
+        t.output()
+    );
+    let shown = t.wait_for(&format!("msub: job {id} completed"));
+    // The same lines as on the LOCAL backend: srun's report of the exit
+    // status is msub's own exit status.
+    assert!(!shown.contains("Exited with exit code"), "{shown}");
+    let cj = fx.d.wait_state(id, "Completed", Duration::from_secs(30));
+    assert!(cj.contains("Completion Code: 3"), "{cj}");
+    fx.wait_slurm("i", "FAILED", 20);
+    let left: Vec<_> = std::fs::read_dir(&cwd_path).unwrap().collect();
+    assert!(left.is_empty(), "no output files: {left:?}");
+
+    // Without srun on this host: a clear error, and the job is canceled.
+    let (mut t, id) = fx.msub_interactive_env(
+        "n",
+        &["-l", "nodes=1:ppn=1,walltime=600"],
+        &cwd_path,
+        &[("PATH", "/nonexistent")],
+    );
+    assert_eq!(t.exit_code(), 1, "{}", t.output());
+    t.wait_for(&format!(
+        "msub: srun not found in PATH: job {id} runs on a Slurm cluster"
+    ));
+    t.wait_for(&format!("job {id} canceled"));
+    fx.d.wait_state(id, "Removed", Duration::from_secs(30));
+    fx.wait_slurm("n", "CANCELLED", 20);
+}
+
+#[test]
+fn an_interactive_job_of_a_user_runs_its_session_as_that_user_in_slurm() {
+    let Some(fx) = fixture("itu") else { return };
+    if !common::is_root() {
+        eprintln!("NOTICE: not root; the run-as-user part is skipped");
+        return;
+    }
+    let user = common::ensure_user("archese2e");
+    let cwd = tempfile::Builder::new()
+        .prefix("arches-slurm-itu")
+        .tempdir()
+        .unwrap();
+    common::set_mode(cwd.path(), 0o1777);
+    let name = format!("{}u", fx.prefix);
+    let mut t = Term::spawn_as(
+        &fx.d,
+        &user,
+        "msub",
+        &["-I", "-N", &name, "-l", "nodes=1:ppn=1,walltime=600"],
+        cwd.path(),
+    );
+    let id = job_id(&t.wait_for("msub: waiting for job "));
+    t.wait_for(&format!("msub: job {id} ready"));
+    let owner = fx.slurm("squeue", &["-h", "-t", "all", "-n", &name, "-o", "%u"]);
+    assert_eq!(owner.trim(), user, "the Slurm job belongs to the user");
+    // The session directory is the user's alone.
+    let session =
+        fx.d.home
+            .path()
+            .join("slurm-spool")
+            .join(id.to_string())
+            .join("session");
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(&session).expect("session directory");
+    assert_eq!(meta.mode() & 0o777, 0o700, "{}", session.display());
+    let uid = text(
+        &Command::new("id")
+            .args(["-u", &user])
+            .output()
+            .unwrap()
+            .stdout,
+    );
+    assert_eq!(meta.uid().to_string(), uid.trim());
+    t.type_line("echo \"who=$(id -un) env=${PBS_ENVIRONMENT} jid=${PBS_JOBID}\"\n");
+    t.wait_for(&format!("who={user} env=PBS_INTERACTIVE jid={id}"));
+    // Nobody else runs a step in the job (Slurm refuses), nor reads or
+    // writes its session.
+    let other = common::ensure_user("archesitty");
+    let slurm_id = fx.slurm_id("u");
+    let o = Command::new("setpriv")
+        .args(["--reuid", &other, "--regid", &other, "--init-groups", "--"])
+        .arg("srun")
+        .arg(format!("--jobid={slurm_id}"))
+        .args(["--overlap", "-N1", "-n1", "true"])
+        .env("SLURM_CONF", &fx.conf)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "srun as another user ran");
+    assert!(
+        text(&o.stderr).contains("Access/permission denied"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = Command::new("setpriv")
+        .args(["--reuid", &other, "--regid", &other, "--init-groups", "--"])
+        .args(["sh", "-c", "echo 0 > \"$1/status\" || ls \"$1\"", "-"])
+        .arg(&session)
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "{}", text(&o.stdout));
+    t.type_line("exit 5\n");
+    assert_eq!(t.exit_code(), 5, "{}", t.output());
+    t.wait_for(&format!("msub: job {id} completed"));
+    let cj = fx.d.wait_state(id, "Completed", Duration::from_secs(30));
+    assert!(cj.contains("Completion Code: 5"), "{cj}");
+}
+
+#[test]
+fn canceljob_ends_an_interactive_session_in_slurm() {
+    let Some(fx) = fixture("itc") else { return };
+    let cwd = tempfile::tempdir().expect("tempdir");
+    let (mut t, id) = fx.msub_interactive("c", &["-l", "nodes=1:ppn=1,walltime=600"], cwd.path());
+    t.wait_for(&format!("msub: job {id} ready"));
+    t.type_line("echo \"sl\"\"eeping\"; sleep 1000\n");
+    t.wait_for("sleeping\r\n");
+    let out = fx.d.run("canceljob", &[&id.to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let code = t.exit_code();
+    t.wait_for(&format!("msub: job {id} completed"));
+    // The session was killed with its job: msub exits with its status.
+    assert!(
+        code >= 128,
+        "killed by a signal, got {code}: {}",
+        t.output()
+    );
+    fx.d.wait_state(id, "Removed", Duration::from_secs(30));
+    fx.wait_slurm("c", "CANCELLED", 20);
+}
+
+#[test]
+fn an_interactive_session_in_slurm_ends_with_msub_or_its_walltime() {
+    let Some(fx) = fixture("itw") else { return };
+    let cwd = tempfile::tempdir().expect("tempdir");
+    // msub ended by a signal: the session is hung up, the allocation ends
+    // (status 129), and the user's terminal is restored.
+    let (mut t, id) = fx.msub_interactive("h", &["-l", "nodes=1:ppn=1,walltime=600"], cwd.path());
+    t.wait_for(&format!("msub: job {id} ready"));
+    t.type_line("echo \"at\"\"tached\"\n");
+    t.wait_for("attached\r\n");
+    let cooked = libc::ICANON | libc::ECHO;
+    assert_eq!(
+        lflags(t.slave.as_raw_fd()) & cooked,
+        0,
+        "raw while attached"
+    );
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(t.child.id() as i32, libc::SIGTERM) };
+    assert_eq!(t.exit_code(), 1, "{}", t.output());
+    t.wait_for(&format!("detached from job {id}"));
+    assert_eq!(
+        lflags(t.slave.as_raw_fd()) & cooked,
+        cooked,
+        "the user's terminal is restored"
+    );
+    let cj = fx.d.wait_state(id, "Completed", Duration::from_secs(30));
+    assert!(cj.contains("Completion Code: 129"), "{cj}");
+    fx.wait_slurm("h", "FAILED", 20);
+    // The wall-clock limit (Slurm's, in whole minutes) ends the session.
+    let (mut t, id) = fx.msub_interactive("w", &["-l", "nodes=1:ppn=1,walltime=60"], cwd.path());
+    t.wait_for(&format!("msub: job {id} ready"));
+    let code = t.exit_code_within(Duration::from_secs(240));
+    assert!(
+        code >= 128,
+        "killed by a signal, got {code}: {}",
+        t.output()
+    );
+    t.wait_for(&format!("msub: job {id} completed"));
+    let cj = fx.d.wait_state(id, "Completed", Duration::from_secs(30));
+    assert!(
+        cj.contains(&format!("Completion Code: {code}")),
+        "msub exits with the job's status ({code}):\n{cj}"
+    );
+    fx.wait_slurm("w", "TIMEOUT", 20);
 }

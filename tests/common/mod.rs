@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod raw;
+pub mod term;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -151,11 +151,34 @@ pub struct TerminalRequest {
     pub id: u64,
 }
 
-/// Where an interactive job's terminal is: a Unix socket on this machine
-/// that only the job's owner may connect to, speaking [`tty`]'s frames.
+/// Where an interactive job's terminal is. LOCAL backend: `socket`, a Unix
+/// socket on this machine that only the job's owner may connect to,
+/// speaking [`tty`]'s frames. SLURM backend: `slurm`, what msub needs to
+/// run the session as a step of the job's allocation itself
+/// (`srun --jobid --overlap --pty`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TerminalResponse {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub socket: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<SlurmSession>,
+}
+
+/// An interactive job started by the Slurm backend: its batch script only
+/// keeps the allocation until the session's status appears in `dir`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlurmSession {
+    /// Slurm's id of the job's allocation (`srun --jobid=`).
+    pub job_id: u64,
+    /// The session directory (the job's owner's, mode 0700): `env` (the
+    /// batch job's environment, NUL-separated, written once it runs),
+    /// `args` (the script's arguments, NUL-separated), `script` (what the
+    /// session runs) and `status.<job_id>` (written by msub when the
+    /// session ends: the batch script exits with it).
+    pub dir: String,
+    /// The `slurm.conf` the daemon uses (`SLURM_CONF` for srun), if set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm_conf: Option<String>,
 }
 
 /// Answer to a successful submission.

@@ -11,6 +11,7 @@
 //! | `launch.json`, `ctl`, `status`, `pid`, `cgroup` in a job directory | `0600` | the daemon's and supervisor's files |
 //! | `script` in a job directory | `0700`, owned by the job's user | the job runs it |
 //! | `nodefile` | `0644` | `PBS_NODEFILE`: host names only |
+//! | `session/` in a Slurm job directory (`msub -I`) | `0700`, owned by the job's user | the session's script, environment and status: between the job and msub |
 //! | the socket | `0666` | every user talks to the daemon |
 //!
 //! New files get these modes when they are created ([`prepare`],

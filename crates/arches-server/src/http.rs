@@ -519,11 +519,15 @@ async fn terminal(
             format!("ERROR:  job {} is not an interactive job", req.id),
         );
     }
-    if app.cfg.compute_rm.1 != "LOCAL" {
-        return error(
-            StatusCode::BAD_REQUEST,
-            "ERROR:  interactive jobs run only on the LOCAL resource manager".into(),
-        );
+    match app.cfg.compute_rm.1.as_str() {
+        "LOCAL" => {}
+        "SLURM" => return slurm_session(&app, req.id).await,
+        _ => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                "ERROR:  interactive jobs run only on the LOCAL and SLURM resource managers".into(),
+            )
+        }
     }
     let socket = app
         .cfg
@@ -533,7 +537,40 @@ async fn terminal(
         .join(arches_rm::local::TTY_SOCKET);
     ok(arches_api::TerminalResponse {
         socket: socket.display().to_string(),
+        slurm: None,
     })
+}
+
+/// The terminal answer for a job the Slurm backend started: its Slurm job
+/// (read from the spool on the blocking pool: the spool may be on a shared
+/// file system), its session directory and the `slurm.conf` in use; msub
+/// runs the session as a step of the allocation.
+async fn slurm_session(app: &AppState, id: u64) -> Response {
+    let spool = app.cfg.home.join(crate::rm::SLURM_SPOOL_DIR);
+    let slurm_conf = crate::rm::slurm_config(&app.cfg, &app.cfg.compute_rm.0)
+        .slurm_conf
+        .map(|p| p.display().to_string());
+    let dir = spool
+        .join(id.to_string())
+        .join(arches_rm::slurm::SESSION_DIR);
+    let read =
+        tokio::task::spawn_blocking(move || arches_rm::slurm::recorded_slurm_job(&spool, id)).await;
+    match read {
+        Ok(Ok(Some(job_id))) => ok(arches_api::TerminalResponse {
+            socket: String::new(),
+            slurm: Some(arches_api::SlurmSession {
+                job_id,
+                dir: dir.display().to_string(),
+                slurm_conf,
+            }),
+        }),
+        Ok(Ok(None)) => error(
+            StatusCode::CONFLICT,
+            format!("ERROR:  job {id} has no Slurm job yet"),
+        ),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, format!("ERROR:  {e}")),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, format!("ERROR:  {e}")),
+    }
 }
 
 async fn reservation_control(

@@ -13,6 +13,7 @@ pub mod mshow;
 pub mod msub;
 pub mod msub_interactive;
 pub mod msub_script;
+pub mod msub_slurm;
 pub mod msubrc;
 pub mod query;
 pub mod rsv;

@@ -42,7 +42,7 @@ afterstartarray, afterokarray, afternotokarray, afteranyarray. Script arguments:
 words after SCRIPT (-- before arguments that start with -). \
 Site defaults: options in /etc/msubrc (or the file $MSUBRC names) apply to every script submission \
 (not to a job XML input), under the directives and the command line. \
-Interactive jobs (-I, LOCAL resource manager only): msub prints `msub: waiting for job N to start`, \
+Interactive jobs (-I): msub prints `msub: waiting for job N to start`, \
 waits for the allocation, prints `msub: job N ready` and becomes the terminal of a shell ($SHELL, \
 or -S) running on the job's first node with the job's environment (PBS_JOBID, PBS_NODEFILE, \
 PBS_O_WORKDIR...); with -x it runs the script there instead (without -x a script gives only its \
@@ -50,6 +50,10 @@ directives). Typed keys go to the job (Ctrl-C interrupts its foreground command)
 changes follow; the allocation ends when the shell exits (or is hung up at the wall-clock limit, \
 or when msub goes away), msub prints `msub: job N completed`, restores the terminal and exits \
 with the shell's status. Ctrl-C while waiting cancels the job. Only the job's owner can attach. \
+On a Slurm resource manager the session is a step of the job's Slurm allocation that msub runs \
+itself (srun --jobid=ID --overlap --pty, with the job's environment): srun must be in msub's PATH \
+(else the job is canceled with an error), and a cancel or the wall-clock limit ends the session \
+(msub then exits with its status). \
 -X (X11 forwarding) is refused.",
     disable_help_flag = true,
     args_override_self = true

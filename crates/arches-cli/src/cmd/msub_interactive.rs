@@ -9,6 +9,10 @@
 //! the window size (again whenever it changes), and the job's output. msub
 //! exits with the shell's exit status. Ctrl-C while still waiting cancels
 //! the job.
+//!
+//! On the SLURM backend the daemon answers with the job's Slurm allocation
+//! instead of a socket, and msub runs the session itself as a step of it
+//! (`msub_slurm`).
 
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
@@ -17,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arches_api::{tty, JobAction, JobActionRequest, Section, TerminalRequest};
+use arches_api::{tty, JobAction, JobActionRequest, Section, SlurmSession, TerminalRequest};
 use arches_client::Client;
 
 /// How often the job's state is asked while waiting for it to start.
@@ -30,19 +34,19 @@ pub fn shell_script(shell: &str) -> String {
     format!("#!/bin/sh\nexec '{}'\n", shell.replace('\'', r"'\''"))
 }
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+pub(super) static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// SIGTERM, SIGHUP or SIGQUIT while attached: detach, restoring the terminal.
-static ENDED: AtomicBool = AtomicBool::new(false);
+pub(super) static ENDED: AtomicBool = AtomicBool::new(false);
 
-extern "C" fn on_sigint(_: libc::c_int) {
+pub(super) extern "C" fn on_sigint(_: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
-extern "C" fn on_end(_: libc::c_int) {
+pub(super) extern "C" fn on_end(_: libc::c_int) {
     ENDED.store(true, Ordering::SeqCst);
 }
 
-fn say(line: &str) {
+pub(super) fn say(line: &str) {
     let mut out = std::io::stdout();
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
@@ -60,6 +64,7 @@ pub fn run(client: &Client, id: u64) -> Result<u8, String> {
     unsafe { libc::signal(libc::SIGINT, previous) };
     let conn = match waited? {
         Waited::Attached(conn) => conn,
+        Waited::Slurm(session) => return super::msub_slurm::run(client, id, &session),
         Waited::Ended(code) => {
             say(&format!("msub: job {id} completed"));
             return Ok(status_byte(code));
@@ -91,12 +96,14 @@ pub fn run(client: &Client, id: u64) -> Result<u8, String> {
     }
 }
 
-fn status_byte(code: i32) -> u8 {
+pub(super) fn status_byte(code: i32) -> u8 {
     u8::try_from(code.clamp(0, 255)).unwrap_or(255)
 }
 
 enum Waited {
     Attached(UnixStream),
+    /// The job runs in Slurm: msub runs the session itself.
+    Slurm(SlurmSession),
     Ended(i32),
     Interrupted,
 }
@@ -118,6 +125,9 @@ fn wait_running(client: &Client, id: u64) -> Result<Waited, String> {
                 let at = client
                     .terminal(&TerminalRequest { id })
                     .map_err(|e| e.to_string())?;
+                if let Some(session) = at.slurm {
+                    return Ok(Waited::Slurm(session));
+                }
                 match UnixStream::connect(&at.socket) {
                     Ok(conn) => return Ok(Waited::Attached(conn)),
                     // The supervisor is still setting the terminal up.

@@ -47,6 +47,13 @@
 //!   `PBS_NP`, `MOAB_NODELIST`...); the node file is written in the spool
 //!   directory (which must be visible on the compute nodes). As root, the job
 //!   is submitted with `--uid/--gid` of its user.
+//! - **Interactive jobs** (`msub -I`): the batch script Slurm gets only
+//!   keeps the allocation: it writes its arguments and environment to the
+//!   job's session directory ([`SESSION_DIR`], the owner's) and waits for
+//!   the session's exit status there, then exits with it. msub (as the
+//!   user) runs the job's script on a terminal as a step of the allocation
+//!   (`srun --jobid --overlap --pty`) and writes the status when it ends; a
+//!   wall-clock kill or a cancel ends the job and Slurm kills the step.
 //! - **slurmctld unreachable** (a call fails to reach it, or `scontrol
 //!   ping` says so): polls only run `scontrol ping` (milliseconds, where a
 //!   failing `squeue` or `sbatch` takes 9 s); starts wait without `sbatch`,
@@ -58,7 +65,7 @@
 mod json;
 mod worker;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::time::{Duration, Instant};
@@ -67,6 +74,24 @@ use arches_core::{JobId, Node, Secs, Time};
 
 use crate::{Launch, Observation, ResourceManager, RmError};
 use worker::{Request, Worker};
+
+/// An interactive job's session directory inside its spool directory
+/// (`msub -I`, docs/slurm.md): the job's owner's (mode 0700), holding the
+/// script the session runs, its arguments and environment (written by the
+/// batch script) and its exit status (written by msub; the batch script
+/// exits with it).
+pub const SESSION_DIR: &str = "session";
+
+/// The Slurm job id recorded for Arches job `job` under `spool_dir`
+/// (`Ok(None)`: none yet).
+pub fn recorded_slurm_job(spool_dir: &Path, job: JobId) -> Result<Option<u64>, String> {
+    let path = spool_dir.join(job.to_string()).join(worker::RECORD);
+    match std::fs::read_to_string(&path) {
+        Ok(t) => Ok(t.split_whitespace().next().and_then(|w| w.parse().ok())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
 
 /// Configuration of a [`SlurmRm`].
 #[derive(Debug, Clone, PartialEq, Eq)]

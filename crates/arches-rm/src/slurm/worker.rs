@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -43,7 +43,7 @@ const CLOCK_SLACK: Time = 60;
 /// The file in a job's spool directory that records its Slurm job: `<slurm
 /// job id> <submit time>`. It outlives a daemon restart, so a job Slurm no
 /// longer lists can still be looked up in the completion log.
-const RECORD: &str = "slurm-job";
+pub(crate) const RECORD: &str = "slurm-job";
 
 /// One Arches job's current Slurm job.
 struct Track {
@@ -778,7 +778,21 @@ impl Worker {
         // The script is a secret of the job's owner: sbatch (run by the
         // daemon's user) reads it and hands Slurm its text.
         let script = dir.join("script");
-        crate::fsmode::write_file(&script, script_text(exec).as_bytes(), 0o600)
+        // SAFETY: geteuid cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        let batch = if exec.interactive {
+            // An interactive job: the session runs the job's script as a
+            // step of this allocation (msub's srun --pty); the batch script
+            // keeps the allocation until the session's status appears.
+            let session = dir.join(super::SESSION_DIR);
+            let owner = (euid == 0).then_some((exec.uid, exec.gid));
+            prepare_session(&session, &script_text(exec), owner)
+                .map_err(|e| io_err("cannot prepare the interactive session in", e))?;
+            session_waiter(&session)
+        } else {
+            script_text(exec)
+        };
+        crate::fsmode::write_file(&script, batch.as_bytes(), 0o600)
             .map_err(|e| io_err("cannot write the script in", e))?;
 
         let lf = crate::local::LaunchFile::new(launch, 0);
@@ -834,12 +848,16 @@ impl Worker {
             args.push(format!("--time={}", slurm_minutes(Some(w))));
         }
         args.push(format!("--chdir={}", exec.workdir));
-        args.push(format!("--output={}", exec.stdout));
-        if !exec.join && exec.stderr != exec.stdout && !exec.stderr.is_empty() {
-            args.push(format!("--error={}", exec.stderr));
+        if exec.interactive {
+            // The session's output is the user's terminal (as on the
+            // LOCAL backend: no output files).
+            args.push("--output=/dev/null".into());
+        } else {
+            args.push(format!("--output={}", exec.stdout));
+            if !exec.join && exec.stderr != exec.stdout && !exec.stderr.is_empty() {
+                args.push(format!("--error={}", exec.stderr));
+            }
         }
-        // SAFETY: geteuid cannot fail.
-        let euid = unsafe { libc::geteuid() };
         if euid == 0 {
             args.push(format!("--uid={}", exec.uid));
             args.push(format!("--gid={}", exec.gid));
@@ -1595,6 +1613,47 @@ fn script_text(exec: &crate::ExecSpec) -> String {
     }
 }
 
+/// An interactive job's session directory: its owner's (mode 0700), with
+/// the job's script (`script`, mode 0700) the session runs.
+fn prepare_session(session: &Path, script: &str, owner: Option<(u32, u32)>) -> io::Result<()> {
+    crate::fsmode::create_dir(session, 0o700, false)?;
+    let file = session.join("script");
+    crate::fsmode::write_file(&file, script.as_bytes(), 0o700)?;
+    if let Some((uid, gid)) = owner {
+        for p in [session, file.as_path()] {
+            std::os::unix::fs::chown(p, Some(uid), Some(gid))?;
+        }
+    }
+    Ok(())
+}
+
+/// The batch script of an interactive job (it runs as the job's user, in
+/// the job's environment): records the script's arguments and its
+/// environment for the session (msub waits for `env`), then keeps the
+/// allocation until msub writes the session's exit status, and exits with
+/// it. The status file is named after the Slurm job (`status.<id>`), so a
+/// session of an earlier Slurm job of a requeued job cannot end this one.
+/// A wall-clock kill or a cancel ends the job and with it every step.
+fn session_waiter(session: &Path) -> String {
+    let dir = session.to_string_lossy().replace('\'', r"'\''");
+    format!(
+        "#!/bin/sh\n\
+         # Arches: an interactive job (msub -I). The session runs as a step of this\n\
+         # allocation (srun --jobid --overlap --pty, started by msub); this script\n\
+         # keeps the allocation until the session's exit status appears.\n\
+         s='{dir}'\n\
+         : > \"$s/args.new\" || exit 1\n\
+         for a in \"$@\"; do printf '%s\\0' \"$a\" >> \"$s/args.new\"; done\n\
+         mv -f \"$s/args.new\" \"$s/args\" || exit 1\n\
+         env -0 > \"$s/env.new\" && mv -f \"$s/env.new\" \"$s/env\" || exit 1\n\
+         st=\"$s/status.${{SLURM_JOB_ID:-0}}\"\n\
+         while [ ! -s \"$st\" ]; do sleep 1; done\n\
+         read -r code < \"$st\"\n\
+         case \"$code\" in ''|*[!0-9]*) code=1 ;; esac\n\
+         exit \"$code\"\n"
+    )
+}
+
 /// `--ntasks...` options reproducing the engine's tasks and processors per
 /// node, and whether Slurm's split of the processors over the nodes is then
 /// exactly the engine's (one node, or the same tasks and processors on
@@ -1823,6 +1882,52 @@ mod tests {
         assert_eq!(script_text(&e), "#!/bin/bash\necho hi\n");
         e.shell = Some("/bin/zsh".into());
         assert_eq!(script_text(&e), "#!/bin/zsh\necho hi\n");
+    }
+
+    /// The batch script of an interactive job, run for real: it records
+    /// its arguments and environment, waits for the session's status and
+    /// exits with it (a quote in the path is no problem).
+    #[test]
+    fn interactive_batch_script_waits_for_the_sessions_status() {
+        let tmp = tempfile::tempdir().unwrap();
+        let session = tmp.path().join("it's").join(super::super::SESSION_DIR);
+        std::fs::create_dir(session.parent().unwrap()).unwrap();
+        prepare_session(&session, "#!/bin/sh\nexec /bin/sh\n", None).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode(&session), 0o700);
+        assert_eq!(mode(&session.join("script")), 0o700);
+        let batch = tmp.path().join("batch");
+        std::fs::write(&batch, session_waiter(&session)).unwrap();
+        // Another Slurm job's status (an earlier start of a requeued job)
+        // is not this one's.
+        std::fs::write(session.join("status.41"), "3\n").unwrap();
+        let mut child = std::process::Command::new("/bin/sh")
+            .arg(&batch)
+            .args(["a b", "", "c"])
+            .env_clear()
+            .env("PBS_ENVIRONMENT", "PBS_INTERACTIVE")
+            .env("SLURM_JOB_ID", "42")
+            .env("PATH", "/usr/bin:/bin")
+            .spawn()
+            .unwrap();
+        let env = session.join("env");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !env.exists() {
+            assert!(Instant::now() < deadline, "no env file");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let vars = std::fs::read(&env).unwrap();
+        assert!(
+            vars.split(|b| *b == 0)
+                .any(|v| v == b"PBS_ENVIRONMENT=PBS_INTERACTIVE"),
+            "{}",
+            String::from_utf8_lossy(&vars)
+        );
+        assert_eq!(std::fs::read(session.join("args")).unwrap(), b"a b\0\0c\0");
+        assert_eq!(child.try_wait().unwrap(), None, "waits for the status");
+        std::fs::write(session.join("status.42"), "7\n").unwrap();
+        assert_eq!(child.wait().unwrap().code(), Some(7));
     }
 
     fn ended(state: &str, exit: i64) -> SlurmJob {

@@ -68,12 +68,14 @@ pub(super) fn check(req: &SubmitRequest, policy: &Policy) -> Result<(), SubmitEr
     Ok(())
 }
 
-/// An interactive job (`msub -I`) needs the LOCAL resource manager, whose
-/// supervisor relays its terminal (`rm_kind`: the compute RM's `TYPE`).
+/// An interactive job (`msub -I`) needs a resource manager that can give
+/// its owner a terminal (`rm_kind`: the compute RM's `TYPE`): LOCAL (the
+/// job's supervisor relays its pty) or SLURM (msub runs the session as a
+/// step of the job's allocation, `srun --jobid --overlap --pty`).
 pub fn interactive_allowed(req: &SubmitRequest, rm_kind: &str) -> Result<(), SubmitError> {
-    if req.interactive && rm_kind != "LOCAL" {
+    if req.interactive && !matches!(rm_kind, "LOCAL" | "SLURM") {
         return err(format!(
-            "interactive jobs (-I) run only on the LOCAL resource manager (this one is {rm_kind}); on a Slurm cluster use salloc or srun --pty"
+            "interactive jobs (-I) run only on the LOCAL and SLURM resource managers (this one is {rm_kind})"
         ));
     }
     Ok(())
@@ -157,18 +159,19 @@ fn path(what: &str, p: &str) -> Result<(), SubmitError> {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn interactive_jobs_need_the_local_rm() {
+    fn interactive_jobs_need_a_local_or_slurm_rm() {
         let req = SubmitRequest {
             interactive: true,
             ..SubmitRequest::default()
         };
         assert!(interactive_allowed(&req, "LOCAL").is_ok());
-        let e = interactive_allowed(&req, "SLURM").unwrap_err().0;
+        assert!(interactive_allowed(&req, "SLURM").is_ok());
+        let e = interactive_allowed(&req, "PBS").unwrap_err().0;
         assert!(
-            e.contains("run only on the LOCAL resource manager (this one is SLURM)"),
+            e.contains("run only on the LOCAL and SLURM resource managers (this one is PBS)"),
             "{e}"
         );
-        assert!(interactive_allowed(&SubmitRequest::default(), "SLURM").is_ok());
+        assert!(interactive_allowed(&SubmitRequest::default(), "PBS").is_ok());
     }
 
     use super::*;
