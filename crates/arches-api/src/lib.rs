@@ -1190,6 +1190,20 @@ pub struct CredentialInfo {
     /// failing, with counts per failed condition; preemptees' states).
     #[serde(default)]
     pub preemption: Vec<String>,
+    /// The marker of the credential's QoS list: `""` (OR), `"&"` (AND) or
+    /// `"^"` (ONLY), as mdiag -q prints after a member's name.
+    #[serde(default)]
+    pub qlist_marker: String,
+    /// QoS only (mdiag -q): `QTWEIGHT`, `QTTARGET` (seconds), `XFWEIGHT`,
+    /// `XFTARGET`.
+    #[serde(default)]
+    pub qt_weight: i64,
+    #[serde(default)]
+    pub qt_target: i64,
+    #[serde(default)]
+    pub xf_weight: i64,
+    #[serde(default)]
+    pub xf_target: f64,
 }
 
 /// Answer of the credentials route.

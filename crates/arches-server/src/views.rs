@@ -956,6 +956,7 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             e.limits = limits(&c.limits);
             e.qdef = c.qdef.clone();
             e.qlist = c.qlist.clone();
+            e.qlist_marker = list_marker(c.qlist_kind);
         }
     }
     for (name, c) in &p.classes {
@@ -964,6 +965,7 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         e.limits = limits(&c.limits);
         e.qdef = c.qdef.clone();
         e.qlist = c.qlist.clone();
+        e.qlist_marker = list_marker(c.qlist_kind);
         e.job_flags = c.job_flags.iter().map(|f| f.to_string()).collect();
         if let Some(w) = c.default_wclimit {
             e.attributes.push((
@@ -984,6 +986,10 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         e.limits = limits(&q.limits);
         e.flags = q.flags.iter().map(|f| f.to_string()).collect();
         e.job_flags = q.job_flags.iter().map(|f| f.to_string()).collect();
+        e.qt_weight = q.qt_weight;
+        e.xf_weight = q.xf_weight;
+        e.qt_target = q.qt_target.unwrap_or(0);
+        e.xf_target = q.xf_target_hundredths.unwrap_or(0) as f64 / 100.0;
     }
     for j in s.state.jobs().filter(|j| !j.state.is_finished()) {
         let c = &j.cred;
@@ -1020,6 +1026,17 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         credentials,
         historical,
     }
+}
+
+/// Moab's `MQALType` suffix of a QoS list kind.
+fn list_marker(k: arches_core::policy::QosListKind) -> String {
+    use arches_core::policy::QosListKind;
+    match k {
+        QosListKind::Or => "",
+        QosListKind::And => "&",
+        QosListKind::Only => "^",
+    }
+    .to_string()
 }
 
 fn limits(l: &Limits) -> Vec<(String, u64, u64)> {
