@@ -236,6 +236,10 @@ pub struct JobSummary {
     /// pending sub-jobs (`id` is then the array's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array: Option<ArrayMember>,
+    /// Processor time (user + system, milliseconds) its processes used in
+    /// its last run, measured when it ended (local resource manager).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ms: Option<u64>,
 }
 
 /// A malleable or resizable job's processor range and pending resize.
@@ -1245,6 +1249,13 @@ pub struct StatTotals {
     /// Jobs started by backfill and their dedicated proc-seconds.
     pub backfilled: u64,
     pub ps_backfilled: f64,
+    /// Processor-seconds the jobs' processes used (user + system, measured
+    /// by the local resource manager when each job ended) and the dedicated
+    /// processor-seconds of those same jobs' runs: Effic = used / measured.
+    #[serde(default)]
+    pub ps_utilized: f64,
+    #[serde(default)]
+    pub ps_measured: f64,
 }
 
 /// One credential's statistics (showstats -u/-g/-a/-c/-q).

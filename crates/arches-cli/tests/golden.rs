@@ -125,6 +125,7 @@ fn job(id: u64, user: &str, state: &str, section: Section, procs: u32) -> JobSum
         restartable: false,
         elastic: None,
         array: None,
+        cpu_ms: None,
     }
 }
 

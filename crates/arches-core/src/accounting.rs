@@ -118,6 +118,11 @@ pub struct Totals {
     /// Jobs started by backfill and their dedicated proc-seconds.
     pub backfilled: u64,
     pub ps_backfilled: f64,
+    /// Processor-seconds the jobs' processes used (user + system, as their
+    /// backend measured), and the dedicated processor-seconds of those same
+    /// jobs' whole runs: efficiency = `ps_utilized / ps_measured`.
+    pub ps_utilized: f64,
+    pub ps_measured: f64,
 }
 
 impl Totals {
@@ -142,6 +147,8 @@ impl Totals {
         self.bypass_max = self.bypass_max.max(o.bypass_max);
         self.backfilled += o.backfilled;
         self.ps_backfilled += o.ps_backfilled;
+        self.ps_utilized += o.ps_utilized;
+        self.ps_measured += o.ps_measured;
     }
 
     fn add(&mut self, u: &JobUsage) {
@@ -166,6 +173,16 @@ impl Totals {
             self.backfilled += 1;
             self.ps_backfilled += u.ps_dedicated;
         }
+        if let Some(cpu) = u.ps_utilized {
+            self.ps_utilized += cpu;
+            self.ps_measured += f64::from(u.procs) * u.run_secs() as f64;
+        }
+    }
+
+    /// Efficiency in percent: processor time used over processor time
+    /// dedicated, for the jobs whose use was measured (`None`: none was).
+    pub fn efficiency(&self) -> Option<f64> {
+        (self.ps_measured > 0.0).then(|| 100.0 * self.ps_utilized / self.ps_measured)
     }
 
     /// Average expansion factor (0 without jobs).
@@ -207,6 +224,8 @@ pub struct JobUsage {
     pub bypass: u32,
     /// Dedicated proc-seconds after `since`.
     pub ps_dedicated: f64,
+    /// Processor-seconds the job's processes used in its run, if measured.
+    pub ps_utilized: Option<f64>,
 }
 
 impl JobUsage {
@@ -230,6 +249,7 @@ impl JobUsage {
             backfill: run.how == StartKind::Backfill,
             bypass: j.bypass_count,
             ps_dedicated: f64::from(procs) * dedicated as f64,
+            ps_utilized: j.cpu_ms.map(|ms| ms as f64 / 1000.0),
         })
     }
 
@@ -481,6 +501,32 @@ pub fn active_usage(j: &Job, since: Time, now: Time) -> Option<(u32, f64, f64)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn efficiency_counts_only_measured_jobs() {
+        let u = |procs: u32, cpu: Option<f64>| JobUsage {
+            procs,
+            start: 0,
+            end: 100,
+            qtime: 0,
+            walltime: Some(100),
+            successful: true,
+            backfill: false,
+            bypass: 0,
+            ps_dedicated: f64::from(procs) * 100.0,
+            ps_utilized: cpu,
+        };
+        let mut t = Totals::default();
+        assert_eq!(t.efficiency(), None);
+        t.add_usage(&u(2, Some(150.0)));
+        t.add_usage(&u(4, None));
+        assert_eq!(t.efficiency(), Some(75.0));
+        let mut m = Totals::default();
+        m.add_usage(&u(1, Some(100.0)));
+        t.merge(&m);
+        // (150 + 100) / (200 + 100).
+        assert!((t.efficiency().unwrap() - 250.0 / 3.0).abs() < 1e-9);
+    }
     use crate::job::{Alloc, Completion, Request, RunInfo};
 
     fn done(id: u64, procs: u32, wall: Option<Secs>, submit: Time, start: Time, end: Time) -> Job {

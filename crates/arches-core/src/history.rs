@@ -207,6 +207,7 @@ mod tests {
             backfill: false,
             bypass: 0,
             ps_dedicated: f64::from(procs) * 100.0,
+            ps_utilized: None,
         }
     }
 

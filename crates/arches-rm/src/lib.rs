@@ -138,6 +138,10 @@ pub enum Observation {
     NodeChanged { node: Node },
     /// Something to show with the job (checkjob), without a change of state.
     Note { job: JobId, message: String },
+    /// The processor time (user + system, milliseconds) the job's processes
+    /// used in the run that is ending; reported just before its
+    /// `Finished`/`WalltimeExceeded` (local backend).
+    CpuUsed { job: JobId, cpu_ms: u64 },
     /// A job terminated by `requeue` or `checkpoint` has ended (its
     /// processes are gone): it may be started again.
     Requeued { job: JobId, at: Time },

@@ -152,7 +152,8 @@ fn observed_job(o: &Observation) -> Option<JobId> {
         | Observation::Requeued { job, .. }
         | Observation::WalltimeRefused { job, .. }
         | Observation::OperationFailed { job, .. } => Some(*job),
-        Observation::NodeChanged { .. } => None,
+        // Reported with every end; checked by `cpu_use_is_reported_before_the_end`.
+        Observation::NodeChanged { .. } | Observation::CpuUsed { .. } => None,
     }
 }
 
@@ -207,6 +208,41 @@ fn exit_status_propagates() {
     let mut f = Fixture::new();
     f.start(&f.launch(2, "exit 3\n"));
     assert_eq!(f.wait_for(2, LONG), finished(2, 3));
+}
+
+/// The processor time of the job's processes (also of a child it waited
+/// for) is reported just before its end, and is no more than the wall time
+/// the job had on every processor of this machine.
+#[test]
+fn cpu_use_is_reported_before_the_end() {
+    let mut f = Fixture::new();
+    let began = Instant::now();
+    f.start(&f.launch(
+        40,
+        "sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'\n",
+    ));
+    let deadline = Instant::now() + LONG;
+    let mut seen = Vec::new();
+    while !seen
+        .iter()
+        .any(|o| matches!(o, Observation::Finished { job: 40, .. }))
+    {
+        assert!(Instant::now() < deadline, "job 40 never ended: {seen:?}");
+        seen.extend(f.rm.observe(0).into_iter().filter(|o| match o {
+            Observation::CpuUsed { job, .. } => *job == 40,
+            o => observed_job(o) == Some(40),
+        }));
+        sleep(Duration::from_millis(20));
+    }
+    let wall_ms = began.elapsed().as_millis() as u64;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    match seen.as_slice() {
+        [Observation::CpuUsed { cpu_ms, .. }, Observation::Finished { code: 0, .. }] => {
+            assert!(*cpu_ms > 0, "{seen:?}");
+            assert!(*cpu_ms <= wall_ms * cores, "{cpu_ms} ms in {wall_ms} ms");
+        }
+        other => panic!("expected the cpu use, then the end: {other:?}"),
+    }
 }
 
 #[test]

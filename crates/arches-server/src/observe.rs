@@ -94,6 +94,17 @@ impl Actor {
                     }
                 }
                 Observation::Note { job, message } => self.note(job, message),
+                Observation::CpuUsed { job, cpu_ms } => {
+                    if self.state.job(job).is_some_and(|j| j.state.is_active()) {
+                        self.apply(
+                            Event::Modify {
+                                job,
+                                change: arches_core::state::JobChange::CpuUsed(cpu_ms),
+                            },
+                            now,
+                        );
+                    }
+                }
                 Observation::WalltimeRefused {
                     job,
                     walltime,

@@ -321,6 +321,7 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
                 .map(|(_, n)| n.clone()),
         }),
         array: crate::arrays::member(&s.state, j.id),
+        cpu_ms: j.cpu_ms.filter(|_| j.state.is_finished()),
     }
 }
 
@@ -1127,6 +1128,8 @@ pub(crate) fn stat_totals(t: &Totals) -> StatTotals {
         bypass_max: t.bypass_max,
         backfilled: t.backfilled,
         ps_backfilled: t.ps_backfilled,
+        ps_utilized: t.ps_utilized,
+        ps_measured: t.ps_measured,
     }
 }
 

@@ -436,6 +436,16 @@ impl ResourceManager for LocalRm {
                 continue;
             };
             if let Some(sup) = self.jobs.remove(&job) {
+                // What the job's processes used, before its end (the
+                // accounting reads it when the end is applied).
+                if matches!(
+                    outcome,
+                    Observation::Finished { .. } | Observation::WalltimeExceeded { .. }
+                ) {
+                    if let Some(cpu_ms) = sup.cpu_ms() {
+                        out.push(Observation::CpuUsed { job, cpu_ms });
+                    }
+                }
                 out.push(outcome);
                 self.reported.push(sup.dir);
             }

@@ -128,6 +128,9 @@ pub(crate) enum Status {
         code: i32,
         walltime_exceeded: bool,
         at: Option<Time>,
+        /// Processor time (user + system, milliseconds) of the job's
+        /// processes the supervisor waited for (`getrusage(RUSAGE_CHILDREN)`).
+        cpu_ms: Option<u64>,
     },
     /// The job could not be started.
     Failed { message: String, at: Option<Time> },
@@ -159,6 +162,12 @@ impl Status {
         if let Some(at) = self.at() {
             text.push_str(&format!("at {at}\n"));
         }
+        if let Status::Exited {
+            cpu_ms: Some(ms), ..
+        } = self
+        {
+            text.push_str(&format!("cpu_ms {ms}\n"));
+        }
         text
     }
 
@@ -168,10 +177,18 @@ impl Status {
         let first = lines.next().ok_or("empty status file")?;
         let mut walltime_exceeded = None;
         let mut at = None;
+        let mut cpu_ms = None;
         for line in lines.map(str::trim).filter(|l| !l.is_empty()) {
             match line.split_once(' ') {
                 Some(("walltime", "exceeded")) => walltime_exceeded = Some(true),
                 Some(("walltime", "ok")) => walltime_exceeded = Some(false),
+                Some(("cpu_ms", t)) => {
+                    cpu_ms = Some(
+                        t.trim()
+                            .parse::<u64>()
+                            .map_err(|_| format!("bad status line {line:?}"))?,
+                    )
+                }
                 Some(("at", t)) => {
                     at = Some(
                         t.trim()
@@ -196,6 +213,7 @@ impl Status {
             code,
             walltime_exceeded: walltime_exceeded.unwrap_or(false),
             at,
+            cpu_ms,
         })
     }
 
@@ -407,16 +425,19 @@ mod tests {
                 code: 3,
                 walltime_exceeded: false,
                 at: Some(1_700_000_000),
+                cpu_ms: Some(12_345),
             },
             Status::Exited {
                 code: 143,
                 walltime_exceeded: true,
                 at: Some(1_700_000_001),
+                cpu_ms: None,
             },
             Status::Exited {
                 code: 0,
                 walltime_exceeded: false,
                 at: None,
+                cpu_ms: None,
             },
             Status::Failed {
                 message: "cannot chdir to /x: No such file".into(),
@@ -435,13 +456,15 @@ mod tests {
             Ok(Status::Exited {
                 code: 7,
                 walltime_exceeded: true,
-                at: None
+                at: None,
+                cpu_ms: None
             })
         );
         assert!(Status::parse("").is_err());
         assert!(Status::parse("exit x\n").is_err());
         assert!(Status::parse("exit 1\nwalltime maybe\n").is_err());
         assert!(Status::parse("exit 1\nat soon\n").is_err());
+        assert!(Status::parse("exit 1\ncpu_ms -3\n").is_err());
     }
 
     #[test]

@@ -282,6 +282,7 @@ impl Supervisor {
                     code,
                     walltime_exceeded: self.walltime_exceeded,
                     at: Some(epoch_now()),
+                    cpu_ms: sys::children_cpu_ms(),
                 };
             }
             self.check_deadlines(now);

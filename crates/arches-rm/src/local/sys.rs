@@ -349,6 +349,22 @@ pub(crate) fn try_wait(pid: i32) -> io::Result<Option<i32>> {
     Ok((r == pid).then_some(status))
 }
 
+/// Processor time (user + system, milliseconds) of every child of this
+/// process that was waited for, and of their waited-for descendants
+/// (`getrusage(RUSAGE_CHILDREN)`); `None` if the call fails.
+pub(crate) fn children_cpu_ms() -> Option<u64> {
+    // SAFETY: zeroed rusage is a valid out value; getrusage fills it.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: valid out pointer.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return None;
+    }
+    let ms = |t: libc::timeval| {
+        u64::try_from(t.tv_sec).unwrap_or(0) * 1000 + u64::try_from(t.tv_usec).unwrap_or(0) / 1000
+    };
+    Some(ms(ru.ru_utime) + ms(ru.ru_stime))
+}
+
 /// Blocking `waitpid` on one child.
 pub(crate) fn wait(pid: i32) -> io::Result<i32> {
     let mut status = 0;

@@ -95,6 +95,15 @@ impl Supervised {
         }
     }
 
+    /// The processor time the supervisor recorded for the ended launch
+    /// (`None`: not recorded, or the status file could not be read).
+    pub(crate) fn cpu_ms(&self) -> Option<u64> {
+        match Status::read(&self.dir) {
+            Ok(Some(Ok(Status::Exited { cpu_ms, .. }))) => cpu_ms,
+            _ => None,
+        }
+    }
+
     /// The observation for an ended launch, from its status file; `None`
     /// when the files that tell could not be read (asked again at the next
     /// observation: an I/O error is never taken for an outcome).
@@ -133,6 +142,7 @@ impl Supervised {
                 code,
                 walltime_exceeded: true,
                 at,
+                ..
             })) => Observation::WalltimeExceeded {
                 job,
                 at: when(at),
