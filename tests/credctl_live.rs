@@ -111,3 +111,104 @@ fn efficiency_is_measured_and_kept() {
         .unwrap_or_else(|| panic!("{o}"));
     assert_eq!(row.split_whitespace().nth(4), Some("------"), "{o}");
 }
+
+/// mcredctl -m config="..." changes a credential in the running daemon
+/// (mdiag -u and the scheduler see it at once), refuses a bad value or an
+/// unknown credential, is not written to moab.cfg (gone after a restart),
+/// and is for administrators only (a second uid is refused with Moab's
+/// message); -l lists a type as XML; the options Arches cannot honour say
+/// why.
+#[test]
+fn mcredctl_modifies_lists_and_refuses() {
+    if !common::root_or_skip("mcredctl_modifies_lists_and_refuses") {
+        return;
+    }
+    let other = common::ensure_user("archescred");
+    let user = me();
+    let cfg = format!(
+        "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nUSERCFG[{user}] PRIORITY=5\n\
+         USERCFG[{other}] PRIORITY=1\nQOSCFG[high] PRIORITY=10\n"
+    );
+    let mut d = Daemon::start_with_config(Some(&cfg));
+    let row = |d: &Daemon, name: &str| -> String {
+        let (c, o, e) = run(d, "mdiag", &["-u", name]);
+        assert_eq!(c, 0, "{e}");
+        o.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{o}"))
+            .to_string()
+    };
+    assert_eq!(row(&d, &user).split_whitespace().nth(1), Some("5"));
+    let target = format!("user:{user}");
+    let (c, o, e) = run(
+        &d,
+        "mcredctl",
+        &["-m", "config=PRIORITY=42 MAXJOB=3,4", &target],
+    );
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, format!("config adjusted for user {user}\n"));
+    let r = row(&d, &user);
+    assert_eq!(r.split_whitespace().nth(1), Some("42"), "{r}");
+    assert!(r.contains("MAXJOB=3,4"), "{r}");
+    // The shorthand, on a QoS; mdiag -q shows it.
+    let (c, _, e) = run(&d, "mcredctl", &["-m", "QTWEIGHT=7", "qos:high"]);
+    assert_eq!(c, 0, "{e}");
+    let (_, o, _) = run(&d, "mdiag", &["-q"]);
+    let q = o.lines().find(|l| l.starts_with("high ")).unwrap();
+    assert_eq!(q.split_whitespace().nth(2), Some("7"), "{o}");
+    // Invalid values are moab.cfg's errors; nothing changes.
+    let (c, _, e) = run(&d, "mcredctl", &["-m", "config=MAXJOB=lots", &target]);
+    assert_eq!(c, 1);
+    assert!(e.contains("MAXJOB"), "{e}");
+    assert!(row(&d, &user).contains("MAXJOB=3,4"));
+    let (c, _, e) = run(&d, "mcredctl", &["-m", "PRIORITY=1", "user:nosuchuser"]);
+    assert_eq!(c, 1);
+    assert_eq!(e, "ERROR:    cannot locate user 'nosuchuser'\n");
+    // Not an administrator: Moab's refusal, and no change.
+    let dir = tempfile::tempdir().unwrap();
+    common::set_mode(dir.path(), 0o777);
+    let out = common::run_as_user(
+        &d,
+        &other,
+        "mcredctl",
+        &["-m", "PRIORITY=99", &format!("user:{other}")],
+        "",
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!("ERROR:    user '{other}' is not authorized to modify user {other}\n")
+    );
+    assert_eq!(row(&d, &other).split_whitespace().nth(1), Some("1"));
+    // -l: the type as XML.
+    let (c, o, e) = run(&d, "mcredctl", &["-l", "user"]);
+    assert_eq!(c, 0, "{e}");
+    let doc = roxmltree::Document::parse(o.trim()).unwrap();
+    let ids: Vec<&str> = doc
+        .root_element()
+        .children()
+        .filter(|n| n.has_tag_name("user"))
+        .filter_map(|n| n.attribute("ID"))
+        .collect();
+    assert!(
+        ids.contains(&user.as_str()) && ids.contains(&other.as_str()),
+        "{o}"
+    );
+    // Refused, each with its reason.
+    for (args, says) in [
+        (&["-m", "hold=true", "user:root"][..], "mjobctl -h"),
+        (&["-m", "credits=10", "user:root"], "allocation manager"),
+        (&["-d", "user:root"], "moab.cfg"),
+        (&["-r", "stats", "user:root"], "resetstats"),
+        (&["-q", "policies", "user:root"], "not supported"),
+    ] {
+        let (c, _, e) = run(&d, "mcredctl", args);
+        assert_eq!(c, 1, "{args:?}");
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+    // Not written to moab.cfg: a restart reads the file again.
+    d.stop();
+    d.spawn();
+    assert_eq!(row(&d, &user).split_whitespace().nth(1), Some("5"));
+}

@@ -934,6 +934,16 @@ pub enum SchedulerControl {
     Stop { iteration: Option<u64> },
     /// `-m config "PARAM VALUE"`.
     ModifyConfig { line: String, evaluate_only: bool },
+    /// `mcredctl -m config="ATTR=VALUE ..." TYPE:NAME`: the credential's
+    /// configuration line (`USERCFG[NAME] ATTR=VALUE ...`, `GROUPCFG`,
+    /// `ACCOUNTCFG`, `CLASSCFG`, `QOSCFG`) applied to the running daemon as
+    /// `ModifyConfig` does (not written to moab.cfg). `kind`: `user`,
+    /// `group`, `account`, `class` or `qos`.
+    CredentialConfig {
+        kind: String,
+        name: String,
+        attributes: String,
+    },
     /// `-f all|usage|fairshare|estimates`: reset statistics.
     Flush { what: String },
     /// `-A MESSAGE` (alone): annotate the event log.
