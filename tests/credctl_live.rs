@@ -1,5 +1,6 @@
 //! Issue 16's remaining command surface end to end: measured efficiency
-//! (showstats' Effic, showq -c's EFFIC), mcredctl's queries and changes.
+//! (showstats' Effic, showq -c's EFFIC), mcredctl's queries and changes,
+//! mrsvctl's per-task resources (-R).
 //! Real binaries against a real daemon with the local resource manager.
 
 mod common;
@@ -211,4 +212,46 @@ fn mcredctl_modifies_lists_and_refuses() {
     d.stop();
     d.spawn();
     assert_eq!(row(&d, &user).split_whitespace().nth(1), Some("5"));
+}
+
+/// mrsvctl -c -t N -R PROCS=P reserves N tasks of P processors; per-task
+/// memory, disk, swap or generic resources are refused with the reason.
+#[test]
+fn mrsvctl_per_task_resources() {
+    let cfg = "NODECFG[n1] PROCS=4\nNODECFG[n2] PROCS=4\nRMCFG[local] TYPE=LOCAL\n";
+    let d = Daemon::start_with_config(Some(cfg));
+    let (c, _, e) = run(
+        &d,
+        "mrsvctl",
+        &[
+            "-c", "-t", "3", "-R", "PROCS=2", "-d", "1:00:00", "-n", "pertask",
+        ],
+    );
+    assert_eq!(c, 0, "{e}");
+    let (c, o, e) = run(&d, "mrsvctl", &["-q", "pertask", "--format=json"]);
+    assert_eq!(c, 0, "{e}");
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert_eq!(v["reservations"][0]["procs"], 6, "{o}");
+    for (args, says) in [
+        (
+            &["-c", "-t", "1", "-R", "MEM=100;PROCS=1", "-d", "1:00"][..],
+            "per-task MEM (-R) not supported by Arches",
+        ),
+        (
+            &["-c", "-R", "PROCS=2", "-d", "1:00"],
+            "-R needs the task count",
+        ),
+        (
+            &["-c", "-t", "ALL", "-R", "PROCS=2", "-d", "1:00"],
+            "positive task count",
+        ),
+    ] {
+        let (c, _, e) = run(&d, "mrsvctl", args);
+        assert_eq!(c, 1, "{args:?}");
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+    // Nothing was created by the refused requests.
+    let (_, o, _) = run(&d, "mrsvctl", &["-l", "ALL", "--format=json"]);
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert_eq!(v["reservations"].as_array().unwrap().len(), 1, "{o}");
 }
