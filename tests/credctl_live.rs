@@ -75,6 +75,18 @@ fn efficiency_is_measured_and_kept() {
             (job_effic - user_effic).abs() < 0.011,
             "{job_effic} {user_effic}"
         );
+        // The summary's line: the same jobs, three decimals.
+        let (_, o, _) = run(d, "showstats", &[]);
+        let line = o
+            .lines()
+            .find(|l| l.starts_with("Avg Job Proc Efficiency:"))
+            .unwrap_or_else(|| panic!("{o}"));
+        let all = efficiency(
+            line["Avg Job Proc Efficiency:".len()..]
+                .trim()
+                .trim_end_matches('%'),
+        );
+        assert!((all - user_effic).abs() < 0.011, "{all} {user_effic}");
         let (_, o, _) = run(d, "showstats", &["-u", "--format=json"]);
         let v: serde_json::Value = serde_json::from_str(&o).unwrap();
         let mine = v["credentials"]

@@ -140,6 +140,14 @@ pub fn render_summary(s: &StatsView, verbose: bool) -> String {
         "Avg WallClock Accuracy:",
         avg(t.wcacc_sum, t.wcacc_jobs) * 100.0
     ));
+    // Only when some completed job's processor use was measured.
+    if t.ps_measured > 0.0 {
+        o.push_str(&format!(
+            "{:<30}{:>9.3}%\n",
+            "Avg Job Proc Efficiency:",
+            100.0 * t.ps_utilized / t.ps_measured
+        ));
+    }
     if verbose {
         if let (Some(u), Some(it)) = (s.min_utilization, s.min_utilization_iteration) {
             o.push_str(&format!(
