@@ -436,8 +436,7 @@ QOSCFG[high] PRIORITY=10\nQOSCFG[normal] PRIORITY=1\nGROUPCFG[staff] PRIORITY=2\
     assert_eq!(run(&d, "mcredctl", &["-q", "config", "node:n1"]).0, 1);
     for args in [
         &["-q", "role", "user:alice"][..],
-        &["-l", "user"],
-        &["-m", "priority=3", "user:alice"],
+        &["-m", "hold=true", "user:alice"],
         &["-r", "stats", "user:alice"],
     ] {
         let (c, _, e) = run(&d, "mcredctl", args);

@@ -117,7 +117,7 @@ fn create_with_host_expressions_filters_and_overlaps() {
         &["-c", "-h", "node[", "-d", "1:00"],
         &["-c", "-h", "node01", "-p", "green"],
         &["-c", "-h", "node01", "-T", "offset=1"],
-        &["-c", "-h", "node01", "-R", "PROCS=1"],
+        &["-c", "-t", "1", "-R", "MEM=100"],
         &["-C"],
     ] {
         let (c, _, e) = run(&d, args);

@@ -1,8 +1,8 @@
 complete -c mcredctl -s q -d 'Query: config or accessfrom (role, limit, profile, accessto, policies: not supported)' -r
 complete -c mcredctl -s d -d 'Destroy a credential: not supported (credentials are moab.cfg\'s)' -r
 complete -c mcredctl -s h -d 'Hold a credential\'s jobs: not supported' -r
-complete -c mcredctl -s l -d 'List credentials of a type: not supported (use mdiag -u/-g/-a/-c/-q)' -r
-complete -c mcredctl -s m -d 'Modify a credential: not supported (change moab.cfg, or mschedctl -m config)' -r
+complete -c mcredctl -s l -d 'List the credentials of a type (user, group, acct, class, qos) as XML' -r
+complete -c mcredctl -s m -d 'Modify a credential\'s configuration: config="ATTR=VALUE ..." (or ATTR=VALUE); administrators only' -r
 complete -c mcredctl -s r -d 'Reset statistics, credits or fairshare of a credential: not supported (resetstats resets them all)' -r
 complete -c mcredctl -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'

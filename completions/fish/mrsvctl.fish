@@ -14,11 +14,11 @@ complete -c mrsvctl -s F -d 'Reservation flags (comma separated); with -m they r
 complete -c mrsvctl -s g -d 'Reservation group: with -c the group to create in; with -r every reservation of it' -r
 complete -c mrsvctl -s p -d 'Only nodes of this partition' -r
 complete -c mrsvctl -s x -d 'Leave out the nodes of these running jobs (comma separated)' -r
-complete -c mrsvctl -s b -d 'Moab options Arches has no model for (-b subtype, -D description, -I signal, -P profile, -R resources, -S set attribute, -T trigger, -V variable, -i index): each reports that' -r
+complete -c mrsvctl -s b -d 'Moab options Arches has no model for (-b subtype, -D description, -I signal, -P profile, -S set attribute, -T trigger, -V variable, -i index): each reports that' -r
 complete -c mrsvctl -s D -r
 complete -c mrsvctl -s I -r
 complete -c mrsvctl -s P -r
-complete -c mrsvctl -s R -r
+complete -c mrsvctl -s R -d 'Resources per task (with -c and a numeric -t): PROCS=N[;PROCS=N]... (separators ; , +); the reservation holds -t × PROCS processors. MEM, DISK, SWAP and GRES are refused: a reservation holds processors only' -r
 complete -c mrsvctl -s S -r
 complete -c mrsvctl -s T -r
 complete -c mrsvctl -s V -r

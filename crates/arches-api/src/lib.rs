@@ -259,6 +259,10 @@ pub struct JobSummary {
     /// pending sub-jobs (`id` is then the array's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array: Option<ArrayMember>,
+    /// Processor time (user + system, milliseconds) its processes used in
+    /// its last run, measured when it ended (local resource manager).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ms: Option<u64>,
 }
 
 /// A malleable or resizable job's processor range and pending resize.
@@ -953,6 +957,16 @@ pub enum SchedulerControl {
     Stop { iteration: Option<u64> },
     /// `-m config "PARAM VALUE"`.
     ModifyConfig { line: String, evaluate_only: bool },
+    /// `mcredctl -m config="ATTR=VALUE ..." TYPE:NAME`: the credential's
+    /// configuration line (`USERCFG[NAME] ATTR=VALUE ...`, `GROUPCFG`,
+    /// `ACCOUNTCFG`, `CLASSCFG`, `QOSCFG`) applied to the running daemon as
+    /// `ModifyConfig` does (not written to moab.cfg). `kind`: `user`,
+    /// `group`, `account`, `class` or `qos`.
+    CredentialConfig {
+        kind: String,
+        name: String,
+        attributes: String,
+    },
     /// `-f all|usage|fairshare|estimates`: reset statistics.
     Flush { what: String },
     /// `-A MESSAGE` (alone): annotate the event log.
@@ -1213,6 +1227,20 @@ pub struct CredentialInfo {
     /// failing, with counts per failed condition; preemptees' states).
     #[serde(default)]
     pub preemption: Vec<String>,
+    /// The marker of the credential's QoS list: `""` (OR), `"&"` (AND) or
+    /// `"^"` (ONLY), as mdiag -q prints after a member's name.
+    #[serde(default)]
+    pub qlist_marker: String,
+    /// QoS only (mdiag -q): `QTWEIGHT`, `QTTARGET` (seconds), `XFWEIGHT`,
+    /// `XFTARGET`.
+    #[serde(default)]
+    pub qt_weight: i64,
+    #[serde(default)]
+    pub qt_target: i64,
+    #[serde(default)]
+    pub xf_weight: i64,
+    #[serde(default)]
+    pub xf_target: f64,
 }
 
 /// Answer of the credentials route.
@@ -1254,6 +1282,13 @@ pub struct StatTotals {
     /// Jobs started by backfill and their dedicated proc-seconds.
     pub backfilled: u64,
     pub ps_backfilled: f64,
+    /// Processor-seconds the jobs' processes used (user + system, measured
+    /// by the local resource manager when each job ended) and the dedicated
+    /// processor-seconds of those same jobs' runs: Effic = used / measured.
+    #[serde(default)]
+    pub ps_utilized: f64,
+    #[serde(default)]
+    pub ps_measured: f64,
 }
 
 /// One credential's statistics (showstats -u/-g/-a/-c/-q).

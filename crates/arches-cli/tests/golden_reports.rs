@@ -296,6 +296,7 @@ fn mdiag_b_deferred_jobs_whole_output() {
         restartable: false,
         elastic: None,
         array: None,
+        cpu_ms: None,
     };
     let q = QueueView {
         now: 0,
@@ -365,6 +366,9 @@ fn showstats_user_rows_follow_the_doc_layout() {
         qtime_sum: 0.28 * 3600.0,
         wcacc_sum: 2.0,
         wcacc_jobs: 2,
+        // Measured processor use: 99.52% of the dedicated time.
+        ps_utilized: 995.2 * 3600.0,
+        ps_measured: 1000.0 * 3600.0,
         ..StatTotals::default()
     };
     let s = StatsView {
@@ -407,13 +411,14 @@ fn showstats_user_rows_follow_the_doc_layout() {
     assert_eq!(lines[0], "User Statistics Initialized Thu Jan  1 00:00:00");
     assert_eq!(lines[2], "              |----- Running ------|--------------------------------- Completed ----------------------------------|");
     assert_eq!(lines[3], " UserName  UID Jobs Procs ProcHours Jobs    %   PHReq    %    PHDed    %   FSTgt  AvgXF  MaxXF  AvgQH  Effic  WCAcc");
-    // Doc: "  moorejt 2617    1    16     58.80    2   0.34   221   0.54 1896.6  11.25 -----   1.02   1.04   0.14  99.52 100.00"
-    // (Effic is not measured by Arches: dashes).
+    // The doc's row exactly (Effic: used / dedicated processor-seconds of
+    // the completed jobs whose use was measured).
     assert_eq!(
         lines[4],
-        "  moorejt 2617    1    16     58.80    2   0.34   221   0.54 1896.6  11.25 -----   1.02   1.04   0.14 ------ 100.00"
+        "  moorejt 2617    1    16     58.80    2   0.34   221   0.54 1896.6  11.25 -----   1.02   1.04   0.14  99.52 100.00"
     );
     // Doc: "   xztang 1835    1     8     18.99 ---- ------ ----- ------  176.3   1.05  10.0 ------ ------ ------  99.62 ------"
+    // (Arches measures a job's use when it ends: no completed job, no Effic).
     assert_eq!(
         lines[5],
         "   xztang 1835    1     8     18.99 ---- ------ ----- ------  176.3   1.05  10.0 ------ ------ ------ ------ ------"
@@ -456,6 +461,7 @@ fn job_from_xml(j: roxmltree::Node, section: Section) -> JobSummary {
         restartable: false,
         elastic: None,
         array: None,
+        cpu_ms: None,
     }
 }
 

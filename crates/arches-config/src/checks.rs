@@ -23,6 +23,7 @@ mod templates;
 pub(crate) fn cross_check(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
     check_storage(config, file, out);
     check_qos_references(config, file, out);
+    check_qos_targets(config, file, out);
     check_node_sizes(config, file, out);
     check_slurm_node_sizes(config, file, out);
     check_node_allocation(config, file, out);
@@ -187,6 +188,29 @@ fn check_node_sizes(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
 }
 
 /// Warns about `QDEF=`/`QLIST=` naming a QoS no `QOSCFG[...]` defines.
+/// `QOSCFG[q] QTTARGET=`/`XFTARGET=`: shown by mdiag -q but feeding no
+/// priority factor in Arches (Moab's TARGET component): said, not dropped.
+fn check_qos_targets(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
+    for (name, q) in &config.policy.qos {
+        let key = format!("QOSCFG[{name}]");
+        for (attr, set) in [
+            ("QTTARGET", q.qt_target.is_some_and(|t| t > 0)),
+            ("XFTARGET", q.xf_target_hundredths.is_some_and(|t| t > 0)),
+        ] {
+            if set {
+                out.push(Diagnostic {
+                    file: file.to_string(),
+                    line: config.attr_line(&key, attr),
+                    severity: Severity::Warning,
+                    message: format!(
+                        "{key} {attr}: accepted but not applied (Arches computes no TARGET priority component; mdiag -q shows it)"
+                    ),
+                });
+            }
+        }
+    }
+}
+
 fn check_qos_references(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
     let p = &config.policy;
     let creds = [

@@ -118,6 +118,11 @@ pub struct Totals {
     /// Jobs started by backfill and their dedicated proc-seconds.
     pub backfilled: u64,
     pub ps_backfilled: f64,
+    /// Processor-seconds the jobs' processes used (user + system, as their
+    /// backend measured), and the dedicated processor-seconds of those same
+    /// jobs' whole runs: efficiency = `ps_utilized / ps_measured`.
+    pub ps_utilized: f64,
+    pub ps_measured: f64,
 }
 
 impl Totals {
@@ -142,6 +147,8 @@ impl Totals {
         self.bypass_max = self.bypass_max.max(o.bypass_max);
         self.backfilled += o.backfilled;
         self.ps_backfilled += o.ps_backfilled;
+        self.ps_utilized += o.ps_utilized;
+        self.ps_measured += o.ps_measured;
     }
 
     fn add(&mut self, u: &JobUsage) {
@@ -166,6 +173,16 @@ impl Totals {
             self.backfilled += 1;
             self.ps_backfilled += u.ps_dedicated;
         }
+        if let Some(cpu) = u.ps_utilized {
+            self.ps_utilized += cpu;
+            self.ps_measured += f64::from(u.procs) * u.run_secs() as f64;
+        }
+    }
+
+    /// Efficiency in percent: processor time used over processor time
+    /// dedicated, for the jobs whose use was measured (`None`: none was).
+    pub fn efficiency(&self) -> Option<f64> {
+        (self.ps_measured > 0.0).then(|| 100.0 * self.ps_utilized / self.ps_measured)
     }
 
     /// Average expansion factor (0 without jobs).
@@ -207,6 +224,8 @@ pub struct JobUsage {
     pub bypass: u32,
     /// Dedicated proc-seconds after `since`.
     pub ps_dedicated: f64,
+    /// Processor-seconds the job's processes used in its run, if measured.
+    pub ps_utilized: Option<f64>,
 }
 
 impl JobUsage {
@@ -230,6 +249,7 @@ impl JobUsage {
             backfill: run.how == StartKind::Backfill,
             bypass: j.bypass_count,
             ps_dedicated: f64::from(procs) * dedicated as f64,
+            ps_utilized: j.cpu_ms.map(|ms| ms as f64 / 1000.0),
         })
     }
 
@@ -375,19 +395,6 @@ impl Accounting {
     /// Records a job that reached a final state at `end`; jobs that never
     /// ran count nowhere. Returns whether anything changed.
     pub fn record(&mut self, j: &Job, end: Time, fs: &FsWindow) -> bool {
-        self.record_used(j, end, fs, None)
-    }
-
-    /// [`Accounting::record`] with the processor-seconds the job's processes
-    /// used, when its resource manager measured them (`FSPOLICY UTILIZEDPS`
-    /// charges those).
-    pub fn record_used(
-        &mut self,
-        j: &Job,
-        end: Time,
-        fs: &FsWindow,
-        utilized: Option<f64>,
-    ) -> bool {
         let Some(u) = JobUsage::of(j, end, self.since) else {
             return false;
         };
@@ -405,7 +412,7 @@ impl Accounting {
         self.profile.trim(end);
         if from < u.end {
             let run = j.run.as_ref().expect("a job with usage ran");
-            let rate = match (fs.charge, utilized) {
+            let rate = match (fs.charge, u.ps_utilized) {
                 // The measured time, over the part of the run in this period.
                 (FsCharge::Utilized, Some(cpu)) => {
                     let ran = (u.end - u.start).max(1) as f64;
@@ -547,6 +554,32 @@ pub fn active_usage(j: &Job, since: Time, now: Time) -> Option<(u32, f64, f64)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn efficiency_counts_only_measured_jobs() {
+        let u = |procs: u32, cpu: Option<f64>| JobUsage {
+            procs,
+            start: 0,
+            end: 100,
+            qtime: 0,
+            walltime: Some(100),
+            successful: true,
+            backfill: false,
+            bypass: 0,
+            ps_dedicated: f64::from(procs) * 100.0,
+            ps_utilized: cpu,
+        };
+        let mut t = Totals::default();
+        assert_eq!(t.efficiency(), None);
+        t.add_usage(&u(2, Some(150.0)));
+        t.add_usage(&u(4, None));
+        assert_eq!(t.efficiency(), Some(75.0));
+        let mut m = Totals::default();
+        m.add_usage(&u(1, Some(100.0)));
+        t.merge(&m);
+        // (150 + 100) / (200 + 100).
+        assert!((t.efficiency().unwrap() - 250.0 / 3.0).abs() < 1e-9);
+    }
     use crate::job::{Alloc, Completion, Request, RunInfo};
 
     fn done(id: u64, procs: u32, wall: Option<Secs>, submit: Time, start: Time, end: Time) -> Job {
@@ -647,8 +680,10 @@ mod tests {
                 charge,
                 ..FS
             };
+            let mut j = j.clone();
+            j.cpu_ms = used.map(|s| (s * 1000.0) as u64);
             let mut a = Accounting::new(0);
-            a.record_used(j, 100, &fs, used);
+            a.record(&j, 100, &fs);
             a.fs_total[&0]
         };
         assert_eq!(charged(&j, FsCharge::Dedicated, Some(50.0)), 200.0);

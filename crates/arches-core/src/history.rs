@@ -299,6 +299,7 @@ mod tests {
             backfill: false,
             bypass: 0,
             ps_dedicated: f64::from(procs) * 100.0,
+            ps_utilized: None,
         }
     }
 

@@ -664,6 +664,10 @@ pub struct Job {
     pub eligible_since: Option<Time>,
     /// A processor range (malleable, resizable job): `None` for a rigid job.
     pub elastic: Option<crate::malleable::Elastic>,
+    /// Processor time (user + system, milliseconds) the job's processes
+    /// used in its last run, as its backend measured it when it ended
+    /// (`None`: not measured). Efficiency = this / dedicated processor time.
+    pub cpu_ms: Option<u64>,
 }
 
 impl Job {
@@ -703,6 +707,7 @@ impl Job {
             requeued: None,
             eligible_since: None,
             elastic: None,
+            cpu_ms: None,
         }
     }
 

@@ -4,7 +4,7 @@
 //!
 //! It applies when the queue order is static and no credential limit is set
 //! ([`lean_supported`]): priority is FIFO by queue time (the only non-zero
-//! priority weight is `QUEUETIMEWEIGHT`, no system priorities, fairshare
+//! priority weight is `QUEUETIMEWEIGHT`, no system priorities, no QoS `QTWEIGHT`/`XFWEIGHT`, fairshare
 //! neither weighted nor capped: [`crate::fairshare::active`]), no throttling
 //! limits, no preemptor, `BACKFILLPOLICY FIRSTFIT` or `NONE` without backfill depth,
 //! chunking, virtual walltime scaling or shortest-first or widest-window ordering,
@@ -75,7 +75,11 @@ pub fn lean_supported(policy: &Policy) -> bool {
         && (zero(w.cred, w.group) || no_prio(&policy.groups))
         && (zero(w.cred, w.account) || no_prio(&policy.accounts))
         && (zero(w.cred, w.class) || policy.classes.values().all(|c| c.priority == 0))
-        && (zero(w.cred, w.qos) || policy.qos.values().all(|c| c.priority == 0));
+        && (zero(w.cred, w.qos) || policy.qos.values().all(|c| c.priority == 0))
+        && policy
+            .qos
+            .values()
+            .all(|q| q.qt_weight == 0 && q.xf_weight == 0);
     let chunking = policy.backfill == BackfillPolicy::FirstFit
         && policy.bf_chunk_size > 0
         && policy.bf_chunk_duration > 0;

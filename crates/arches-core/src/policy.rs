@@ -271,6 +271,15 @@ pub struct QosConfig {
     pub job_flags: Vec<JobFlag>,
     /// `FSTARGET=` ([`crate::fairshare`]).
     pub fs_target: Option<crate::fairshare::FsTarget>,
+    /// `QTWEIGHT=`, `XFWEIGHT=`: added to `QUEUETIMEWEIGHT` and
+    /// `XFACTORWEIGHT` for the QoS's jobs (Moab's per-QoS service weights).
+    pub qt_weight: i64,
+    pub xf_weight: i64,
+    /// `QTTARGET=` (seconds) and `XFTARGET=` (hundredths): the QoS's
+    /// service targets, shown by mdiag -q; Arches has no TARGET priority
+    /// component to apply them to (a warning says so).
+    pub qt_target: Option<Secs>,
+    pub xf_target_hundredths: Option<u64>,
 }
 
 /// Priority component and subcomponent weights (Moab §5.1).

@@ -15,6 +15,9 @@
 //! decayed share of the usage, in percentage points, as its target kind
 //! allows ([`crate::fairshare`]).
 //!
+//! A QoS's `QTWEIGHT`/`XFWEIGHT` are added to `QUEUETIMEWEIGHT` and
+//! `XFACTORWEIGHT` for its jobs (Moab's `MJobGetStartPriority`).
+//!
 //! Only components whose effective weight (component × subcomponent) is
 //! non-zero contribute and appear in the breakdown. The user priority of
 //! `msub -p` is Moab's `UPrio` service subcomponent, weighted by
@@ -116,6 +119,26 @@ fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
     }
 }
 
+/// The job's QoS `(QTWEIGHT, XFWEIGHT)`: Moab adds them to the queue-time
+/// and expansion-factor subcomponent weights for the QoS's jobs.
+fn qos_weights(job: &Job, policy: &Policy) -> (i64, i64) {
+    // A job without a QoS of its own is in the DEFAULT QoS.
+    let q = crate::qos::effective(job, policy).unwrap_or(crate::qos::DEFAULT_QOS);
+    policy
+        .qos
+        .get(q)
+        .map_or((0, 0), |q| (q.qt_weight, q.xf_weight))
+}
+
+/// What [`qos_weights`] adds to the weight of subcomponent `k`.
+fn adjustment(k: usize, (qt, xf): (i64, i64)) -> i64 {
+    match k {
+        10 => qt,
+        11 => xf,
+        _ => 0,
+    }
+}
+
 /// A raw subcomponent value held to its `*CAP` (0: no cap).
 fn capped(v: f64, cap: i64) -> f64 {
     if cap > 0 {
@@ -130,13 +153,18 @@ pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
     let ws = weights(policy);
     // Exactly as many slots as there will be components (a plan holds one
     // breakdown per queued job: no spare capacity).
+    let adj0 = qos_weights(job, policy);
     let slots = ws
         .iter()
-        .filter(|(_, _, cw, sw)| cw.saturating_mul(*sw) != 0)
+        .enumerate()
+        .filter(|(k, (_, _, cw, sw))| {
+            cw.saturating_mul(sw.saturating_add(adjustment(*k, adj0))) != 0
+        })
         .count();
     let mut comps = Vec::with_capacity(slots);
+    let adj = qos_weights(job, policy);
     for (k, (component, sub, cw, sw)) in ws.into_iter().enumerate() {
-        let weight = cw.saturating_mul(sw);
+        let weight = cw.saturating_mul(sw.saturating_add(adjustment(k, adj)));
         if weight != 0 {
             let value = factor(k, job, policy, now);
             comps.push(PriorityComponent {
@@ -172,8 +200,9 @@ pub fn priority_total(job: &Job, policy: &Policy, now: Time) -> (bool, i64) {
         return (true, p);
     }
     let mut sum = 0.0f64;
+    let adj = qos_weights(job, policy);
     for (k, (cw, sw)) in weight_pairs(policy).into_iter().enumerate() {
-        let weight = cw.saturating_mul(sw);
+        let weight = cw.saturating_mul(sw.saturating_add(adjustment(k, adj)));
         if weight != 0 {
             sum += weight as f64 * factor(k, job, policy, now);
         }
@@ -377,6 +406,31 @@ mod tests {
         let pa = priority(&a, &p, 3600);
         // xfactor = (3600 + 3600) / 3600 = 2
         assert_eq!(pa.total, 200 + 7);
+    }
+
+    #[test]
+    fn qos_service_weights_add_to_the_subcomponent_weights() {
+        let mut p = Policy::default();
+        p.weights.queuetime = 1;
+        p.weights.xfactor = 0;
+        p.qos.insert(
+            "fast".into(),
+            crate::policy::QosConfig {
+                qt_weight: 4,
+                xf_weight: 10,
+                ..Default::default()
+            },
+        );
+        let plain = job(1, 0);
+        let mut fast = job(2, 0);
+        fast.cred.qos = Some("fast".into());
+        // 60 minutes queued, xfactor 2.
+        assert_eq!(priority(&plain, &p, 3600).total, 60);
+        let b = priority(&fast, &p, 3600);
+        assert_eq!(b.total, (1 + 4) * 60 + 10 * 2);
+        assert_eq!(priority_total(&fast, &p, 3600), (false, b.total));
+        // The lean path's static order no longer holds.
+        assert!(!crate::lean::lean_supported(&p));
     }
 
     #[test]

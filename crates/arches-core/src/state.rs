@@ -148,6 +148,9 @@ pub enum Event {
 /// A modification of a job (`mjobctl -m`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum JobChange {
+    /// The processor time the backend measured for the job's run
+    /// ([`Job::cpu_ms`]); recorded before the job's end is applied.
+    CpuUsed(u64),
     Walltime(Option<Secs>),
     Name(String),
     Class(Option<String>),
@@ -1141,6 +1144,7 @@ impl State {
             JobChange::Group(g) if !active => j.cred.group = g,
             JobChange::Group(_) => return Err(EventError::ActiveJob { job, what: "group" }),
             JobChange::EligibleSince(t) => j.eligible_since = t,
+            JobChange::CpuUsed(ms) => j.cpu_ms = Some(ms),
             JobChange::Gres(g) if !active => {
                 j.req.layout_mut().gres = g;
                 if j.req.layout.as_deref() == Some(&crate::layout::Layout::default()) {

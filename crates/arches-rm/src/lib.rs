@@ -141,7 +141,7 @@ pub enum Observation {
     /// The processor time (user + system, milliseconds) the job's processes
     /// used, measured as it ended; reported just before its end (`FSPOLICY
     /// UTILIZEDPS`). Backends that do not measure it never report it.
-    Used { job: JobId, cpu_ms: u64 },
+    CpuUsed { job: JobId, cpu_ms: u64 },
     /// A job terminated by `requeue` or `checkpoint` has ended (its
     /// processes are gone): it may be started again.
     Requeued { job: JobId, at: Time },

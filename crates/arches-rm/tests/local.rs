@@ -153,7 +153,7 @@ fn observed_job(o: &Observation) -> Option<JobId> {
         | Observation::WalltimeRefused { job, .. }
         | Observation::OperationFailed { job, .. } => Some(*job),
         // What a job used comes with its end: tests wait for the end.
-        Observation::NodeChanged { .. } | Observation::Used { .. } => None,
+        Observation::NodeChanged { .. } | Observation::CpuUsed { .. } => None,
     }
 }
 
@@ -227,7 +227,7 @@ fn processor_time_used_is_reported_with_the_end() {
     while ended.len() < 2 {
         for o in f.rm.observe(0) {
             match o {
-                Observation::Used { job, cpu_ms } => used.push((job, cpu_ms)),
+                Observation::CpuUsed { job, cpu_ms } => used.push((job, cpu_ms)),
                 Observation::Finished { job, .. } => {
                     // Reported before the end, in the same observation.
                     assert!(used.iter().any(|(j, _)| *j == job), "{used:?}");

@@ -612,12 +612,7 @@ impl Actor {
         };
         let end = j.completion.map_or(0, |c| c.time);
         let fs = crate::views::fs_window(&self.cfg, &self.state);
-        let used = self
-            .exec
-            .get(&id)
-            .and_then(|r| r.cpu_ms)
-            .map(|ms| ms as f64 / 1000.0);
-        if Arc::make_mut(&mut self.accounting).record_used(j, end, &fs, used) {
+        if Arc::make_mut(&mut self.accounting).record(j, end, &fs) {
             self.accounting_dirty = true;
         }
     }

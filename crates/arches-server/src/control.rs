@@ -16,6 +16,15 @@ impl Actor {
         now: Time,
     ) -> ActionResponse {
         let mut resp = ActionResponse::default();
+        if let SchedulerControl::CredentialConfig { kind, name, .. } = req {
+            if !caller.admin {
+                return refuse(format!(
+                    "ERROR:    user '{}' is not authorized to modify {} {name}",
+                    caller.user,
+                    moab_object(kind)
+                ));
+            }
+        }
         if !caller.admin {
             resp.stderr.push(format!(
                 "ERROR:    user '{}' is not authorized to run command",
@@ -144,49 +153,89 @@ impl Actor {
                 line,
                 evaluate_only,
             } => {
-                let mut moab = self.cfg.moab.clone();
-                match moab.apply_line(line) {
-                    Ok(warnings) => {
-                        for w in warnings {
-                            resp.stderr.push(format!("WARNING:  {}", w.message));
-                        }
-                        if !*evaluate_only {
-                            let mut cfg = crate::config::from_moab(
-                                &self.cfg.home,
-                                moab,
-                                self.cfg.file.clone(),
-                                self.cfg.warnings.clone(),
-                            );
-                            // Nodes are fixed for the life of the daemon.
-                            cfg.nodes = self.cfg.nodes.clone();
-                            self.cfg = Arc::new(cfg);
-                            self.configure_profile();
-                            self.wake = true;
-                            tracing::info!(
-                                line = %arches_api::text::escape(line),
-                                "configuration modified"
-                            );
-                        }
-                        resp.stdout.push(format!(
-                            "{} '{}'",
-                            if *evaluate_only {
-                                "valid configuration line"
-                            } else {
-                                "configuration modified:"
-                            },
-                            line.trim()
-                        ));
-                    }
-                    Err(errors) => {
-                        for e in errors {
-                            resp.stderr.push(format!("ERROR:  {}", e.message));
-                        }
-                        resp.failed = true;
-                    }
+                if self.modify_config(line, *evaluate_only, &mut resp) {
+                    resp.stdout.push(format!(
+                        "{} '{}'",
+                        if *evaluate_only {
+                            "valid configuration line"
+                        } else {
+                            "configuration modified:"
+                        },
+                        line.trim()
+                    ));
+                }
+            }
+            SchedulerControl::CredentialConfig {
+                kind,
+                name,
+                attributes,
+            } => {
+                let Some(param) = cred_parameter(kind) else {
+                    return refuse(format!("ERROR:    cannot modify object type {kind}"));
+                };
+                if name.is_empty() || name.contains(|c: char| c.is_whitespace() || c == ']') {
+                    return refuse(format!(
+                        "ERROR:    invalid {} name '{name}'",
+                        moab_object(kind)
+                    ));
+                }
+                if attributes.contains(['\n', '\r']) || attributes.trim().is_empty() {
+                    return refuse(format!(
+                        "ERROR:    invalid attributes '{}' (one line of ATTR=VALUE pairs)",
+                        arches_api::text::escape(attributes)
+                    ));
+                }
+                let line = format!("{param}[{name}] {}", attributes.trim());
+                if self.modify_config(&line, false, &mut resp) {
+                    resp.stdout
+                        .push(format!("config adjusted for {} {name}", moab_object(kind)));
                 }
             }
         }
         resp
+    }
+
+    /// Applies one moab.cfg line to the running configuration (not to the
+    /// file); `false` with the errors in `resp` when it is invalid.
+    fn modify_config(
+        &mut self,
+        line: &str,
+        evaluate_only: bool,
+        resp: &mut ActionResponse,
+    ) -> bool {
+        let mut moab = self.cfg.moab.clone();
+        match moab.apply_line(line) {
+            Ok(warnings) => {
+                for w in warnings {
+                    resp.stderr.push(format!("WARNING:  {}", w.message));
+                }
+                if !evaluate_only {
+                    let mut cfg = crate::config::from_moab(
+                        &self.cfg.home,
+                        moab,
+                        self.cfg.file.clone(),
+                        self.cfg.warnings.clone(),
+                    );
+                    // Nodes are fixed for the life of the daemon.
+                    cfg.nodes = self.cfg.nodes.clone();
+                    self.cfg = Arc::new(cfg);
+                    self.configure_profile();
+                    self.wake = true;
+                    tracing::info!(
+                        line = %arches_api::text::escape(line),
+                        "configuration modified"
+                    );
+                }
+                true
+            }
+            Err(errors) => {
+                for e in errors {
+                    resp.stderr.push(format!("ERROR:  {}", e.message));
+                }
+                resp.failed = true;
+                false
+            }
+        }
     }
 
     fn stop_message(&self, n: u64) -> String {
@@ -198,6 +247,26 @@ impl Actor {
             secs / 60 % 60,
             secs % 60
         )
+    }
+}
+
+/// The moab.cfg parameter of a credential kind.
+fn cred_parameter(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "user" => "USERCFG",
+        "group" => "GROUPCFG",
+        "account" => "ACCOUNTCFG",
+        "class" => "CLASSCFG",
+        "qos" => "QOSCFG",
+        _ => return None,
+    })
+}
+
+/// Moab's object name of a credential kind (`MXO`).
+fn moab_object(kind: &str) -> &str {
+    match kind {
+        "account" => "acct",
+        k => k,
     }
 }
 

@@ -94,11 +94,15 @@ impl Actor {
                     }
                 }
                 Observation::Note { job, message } => self.note(job, message),
-                Observation::Used { job, cpu_ms } => {
-                    // Kept with the job's execution record; its end (the
-                    // next observation) charges it to the fairshare usage.
-                    if let Some(rec) = self.exec.get_mut(&job) {
-                        Arc::make_mut(rec).cpu_ms = Some(cpu_ms);
+                Observation::CpuUsed { job, cpu_ms } => {
+                    if self.state.job(job).is_some_and(|j| j.state.is_active()) {
+                        self.apply(
+                            Event::Modify {
+                                job,
+                                change: arches_core::state::JobChange::CpuUsed(cpu_ms),
+                            },
+                            now,
+                        );
                     }
                 }
                 Observation::WalltimeRefused {

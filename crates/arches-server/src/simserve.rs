@@ -249,6 +249,7 @@ impl SimServer {
             }
             SchedulerControl::Resume { .. }
             | SchedulerControl::ModifyConfig { .. }
+            | SchedulerControl::CredentialConfig { .. }
             | SchedulerControl::Flush { .. }
             | SchedulerControl::Annotate { .. }
             | SchedulerControl::LogLevel { .. } => {

@@ -321,6 +321,7 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
                 .map(|(_, n)| n.clone()),
         }),
         array: crate::arrays::member(&s.state, j.id),
+        cpu_ms: j.cpu_ms.filter(|_| j.state.is_finished()),
     }
 }
 
@@ -956,6 +957,7 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             e.limits = limits(&c.limits);
             e.qdef = c.qdef.clone();
             e.qlist = c.qlist.clone();
+            e.qlist_marker = list_marker(c.qlist_kind);
         }
     }
     for (name, c) in &p.classes {
@@ -964,6 +966,7 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         e.limits = limits(&c.limits);
         e.qdef = c.qdef.clone();
         e.qlist = c.qlist.clone();
+        e.qlist_marker = list_marker(c.qlist_kind);
         e.job_flags = c.job_flags.iter().map(|f| f.to_string()).collect();
         if let Some(w) = c.default_wclimit {
             e.attributes.push((
@@ -984,6 +987,10 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         e.limits = limits(&q.limits);
         e.flags = q.flags.iter().map(|f| f.to_string()).collect();
         e.job_flags = q.job_flags.iter().map(|f| f.to_string()).collect();
+        e.qt_weight = q.qt_weight;
+        e.xf_weight = q.xf_weight;
+        e.qt_target = q.qt_target.unwrap_or(0);
+        e.xf_target = q.xf_target_hundredths.unwrap_or(0) as f64 / 100.0;
     }
     for j in s.state.jobs().filter(|j| !j.state.is_finished()) {
         let c = &j.cred;
@@ -1020,6 +1027,17 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         credentials,
         historical,
     }
+}
+
+/// Moab's `MQALType` suffix of a QoS list kind.
+fn list_marker(k: arches_core::policy::QosListKind) -> String {
+    use arches_core::policy::QosListKind;
+    match k {
+        QosListKind::Or => "",
+        QosListKind::And => "&",
+        QosListKind::Only => "^",
+    }
+    .to_string()
 }
 
 fn limits(l: &Limits) -> Vec<(String, u64, u64)> {
@@ -1107,6 +1125,8 @@ pub(crate) fn stat_totals(t: &Totals) -> StatTotals {
         bypass_max: t.bypass_max,
         backfilled: t.backfilled,
         ps_backfilled: t.ps_backfilled,
+        ps_utilized: t.ps_utilized,
+        ps_measured: t.ps_measured,
     }
 }
 

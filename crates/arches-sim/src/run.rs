@@ -1029,7 +1029,7 @@ fn observed_job(obs: &Observation) -> JobId {
         | Observation::NodeFailed { job, .. }
         | Observation::Vanished { job, .. }
         | Observation::Note { job, .. }
-        | Observation::Used { job, .. }
+        | Observation::CpuUsed { job, .. }
         | Observation::Requeued { job, .. }
         | Observation::WalltimeRefused { job, .. }
         | Observation::OperationFailed { job, .. } => *job,

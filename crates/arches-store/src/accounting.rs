@@ -28,6 +28,10 @@ struct TotalsRecord {
     bypass_max: u32,
     backfilled: u64,
     ps_backfilled: f64,
+    #[serde(default)]
+    ps_utilized: f64,
+    #[serde(default)]
+    ps_measured: f64,
 }
 
 impl From<&Totals> for TotalsRecord {
@@ -47,6 +51,8 @@ impl From<&Totals> for TotalsRecord {
             bypass_max: t.bypass_max,
             backfilled: t.backfilled,
             ps_backfilled: t.ps_backfilled,
+            ps_utilized: t.ps_utilized,
+            ps_measured: t.ps_measured,
         }
     }
 }
@@ -68,6 +74,8 @@ impl From<&TotalsRecord> for Totals {
             bypass_max: t.bypass_max,
             backfilled: t.backfilled,
             ps_backfilled: t.ps_backfilled,
+            ps_utilized: t.ps_utilized,
+            ps_measured: t.ps_measured,
         }
     }
 }

@@ -84,11 +84,6 @@ pub struct ExecRecord {
     pub variables: Vec<(String, String)>,
     /// Exit status was observed as a wall-clock kill.
     pub walltime_exceeded: bool,
-    /// Processor time (ms) the job's processes used, as its resource
-    /// manager measured it when it ended (`FSPOLICY UTILIZEDPS`); `None`:
-    /// not measured (still running, or a backend that does not measure).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_ms: Option<u64>,
     /// `STAGEIN` files and their staging progress.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stage_in: Vec<StageRecord>,
@@ -247,6 +242,9 @@ pub struct StoredJob {
     /// A processor range (malleable, resizable job).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub elastic: Option<StoredElastic>,
+    /// Processor time its last run used, milliseconds (`Job::cpu_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ms: Option<u64>,
 }
 
 /// Serde mirror of [`arches_core::Layout`].
@@ -525,6 +523,7 @@ impl StoredJob {
             requeued: j.requeued.map(|c| c.as_str().to_string()),
             layout: j.req.layout.as_deref().map(StoredLayout::from_core),
             eligible_since: j.eligible_since,
+            cpu_ms: j.cpu_ms,
             elastic: j.elastic.map(|e| StoredElastic {
                 min: e.min,
                 max: e.max,
@@ -667,6 +666,7 @@ impl StoredJob {
             Some(c) => Some(c.parse::<RequeueCause>().map_err(bad)?),
         };
         job.eligible_since = self.eligible_since;
+        job.cpu_ms = self.cpu_ms;
         job.elastic = self
             .elastic
             .as_ref()

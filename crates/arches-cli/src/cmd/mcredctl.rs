@@ -2,8 +2,12 @@
 //! `mdiag -u/-g/-a/-c/-q` prints (Moab answers it with the same
 //! functions); `-q accessfrom TYPE:NAME` lists what a credential gives
 //! access to, as Moab's `<Data><user ID= AList= QList= CList=/></Data>`
-//! (GeBR reads it). The other queries and the modifying options need
-//! models Arches does not have and are refused by name.
+//! (GeBR reads it). `-m config="ATTR=VALUE ..." TYPE:NAME` changes a
+//! credential's configuration in the running daemon (administrators only,
+//! not written to moab.cfg, as Moab's `MSysReconfigure` without modifying
+//! the master file); `-l TYPE` lists the credentials of a type as XML. The
+//! other queries and options need models Arches does not have and are
+//! refused by name with the reason.
 
 use arches_api::{CredentialInfo, CredentialsView};
 use clap::{ArgAction, ArgGroup, Parser};
@@ -23,8 +27,12 @@ use crate::EXIT_OK;
 do (TYPE: user, group, acct, class, qos). -q accessfrom TYPE[:NAME] shows what each credential gives access \
 to, as Moab's XML (AList: accounts, QList: QoS, CList: classes; --format=xml, also the default): Arches \
 keeps no account or class access lists, so a user may use every configured account and class, and the QoS \
-of its QLIST (every QoS without one). The other queries (role, limit, profile, accessto, policies) and -d, \
--h, -l, -m, -r are not supported and say so.",
+of its QLIST (every QoS without one). -m config=\"ATTR=VALUE ...\" TYPE:NAME (or -m ATTR=VALUE TYPE:NAME) \
+changes a known credential's configuration in the running daemon, as the line USERCFG[NAME] ATTR=VALUE ... \
+(GROUPCFG, ACCOUNTCFG, CLASSCFG, QOSCFG) would: administrators only, checked like moab.cfg, not written to \
+moab.cfg (lost at restart, as Moab's mcredctl -m). -l TYPE lists the credentials of a type as XML (what \
+mdiag -u --format=xml shows). The other queries (role, limit, profile, accessto, policies), -m profile, \
+hold, message, credits and trigger, and -d, -h, -r are not supported and say why.",
     group(ArgGroup::new("op").required(true).args(["query", "destroy", "hold", "list", "modify", "reset"]))
 )]
 pub struct Mcredctl {
@@ -40,10 +48,10 @@ pub struct Mcredctl {
     /// Hold a credential's jobs: not supported.
     #[arg(short = 'h', value_name = "TYPE:NAME")]
     pub hold: Option<String>,
-    /// List credentials of a type: not supported (use mdiag -u/-g/-a/-c/-q).
+    /// List the credentials of a type (user, group, acct, class, qos) as XML.
     #[arg(short = 'l', value_name = "TYPE")]
     pub list: Option<String>,
-    /// Modify a credential: not supported (change moab.cfg, or mschedctl -m config).
+    /// Modify a credential's configuration: config="ATTR=VALUE ..." (or ATTR=VALUE); administrators only.
     #[arg(short = 'm', value_name = "ATTR=VALUE")]
     pub modify: Option<String>,
     /// Reset statistics, credits or fairshare of a credential: not supported (resetstats resets them all).
@@ -153,14 +161,9 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
             a.destroy.is_some(),
             "destroying credentials (-d): they are moab.cfg's",
         ),
-        (a.hold.is_some(), "credential holds (-h)"),
         (
-            a.list.is_some(),
-            "listing credentials (-l): use mdiag -u/-g/-a/-c/-q",
-        ),
-        (
-            a.modify.is_some(),
-            "modifying credentials (-m): change moab.cfg or use mschedctl -m config",
+            a.hold.is_some(),
+            "credential holds (-h): hold the jobs with mjobctl -h -w user=NAME",
         ),
         (
             a.reset.is_some(),
@@ -170,6 +173,12 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
         if given {
             return Err(format!("ERROR:    {what} not supported by Arches"));
         }
+    }
+    if let Some(t) = &a.list {
+        return list(&a, t);
+    }
+    if let Some(m) = &a.modify {
+        return modify(&a, m);
     }
     let q = a.query.clone().unwrap_or_default().to_ascii_lowercase();
     if !matches!(q.as_str(), "config" | "accessfrom") {
@@ -234,6 +243,89 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
     Ok(EXIT_OK)
 }
 
+/// `-l TYPE`: the credentials of a type, as mdiag's XML.
+fn list(a: &Mcredctl, t: &str) -> Result<u8, String> {
+    if a.object.is_some() {
+        return Err("ERROR:    -l takes the credential type only (-l TYPE)".into());
+    }
+    let (kind, name) = parse_object(t)?;
+    if name.is_some() {
+        return Err("ERROR:    -l takes the credential type only (-l TYPE)".into());
+    }
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let v = client.credentials().map_err(|e| e.to_string())?;
+    match a.output.format() {
+        Format::Json => {
+            let mut j = v.clone();
+            j.credentials.retain(|c| c.kind == kind);
+            print_json(&j)?
+        }
+        _ => print(&format!(
+            "{}\n",
+            creds::render_xml(&v.credentials, kind, None)
+        )),
+    }
+    Ok(EXIT_OK)
+}
+
+/// What `-m NAME=VALUE` changes: Moab's set names, or a configuration
+/// attribute (`-m PRIORITY=10` = `-m config="PRIORITY=10"`).
+pub fn modify_attributes(m: &str) -> Result<String, String> {
+    let (set, value) = m
+        .split_once('=')
+        .ok_or_else(|| format!("ERROR:    invalid modification '{m}' (expected ATTR=VALUE)"))?;
+    let value = value.trim().trim_matches('"').trim();
+    match set.trim().to_ascii_lowercase().as_str() {
+        "config" if value.is_empty() => {
+            Err("ERROR:    no configuration specified (config=\"ATTR=VALUE ...\")".into())
+        }
+        "config" => Ok(value.to_string()),
+        "profile" => Err("ERROR:    'profile' not supported by Arches: statistics profiles are kept for every credential (PROFILEDURATION, PROFILECOUNT)".into()),
+        "hold" => Err("ERROR:    'hold' not supported by Arches: hold the credential's jobs with mjobctl -h -w TYPE=NAME".into()),
+        "message" => Err("ERROR:    'message' not supported by Arches: credentials carry no messages".into()),
+        "credits" => Err("ERROR:    'credits' not supported by Arches: there is no allocation manager".into()),
+        "trigger" => Err("ERROR:    'trigger' not supported by Arches: credentials have no triggers".into()),
+        "" => Err(format!("ERROR:    invalid modification '{m}' (expected ATTR=VALUE)")),
+        _ => Ok(m.trim().to_string()),
+    }
+}
+
+/// `-m NAME=VALUE TYPE:NAME`.
+fn modify(a: &Mcredctl, m: &str) -> Result<u8, String> {
+    let attributes = modify_attributes(m)?;
+    let Some(obj) = a.object.as_deref() else {
+        return Err("ERROR:    no credential specified (TYPE:NAME)".into());
+    };
+    let (kind, name) = parse_object(obj)?;
+    let Some(name) = name else {
+        return Err(format!(
+            "ERROR:    no {} name specified (TYPE:NAME)",
+            element_of(kind)
+        ));
+    };
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let v = client.credentials().map_err(|e| e.to_string())?;
+    let known = v
+        .credentials
+        .iter()
+        .any(|c| c.kind == kind && c.name == name)
+        || v.historical.iter().any(|(k, h)| k == kind && *h == name);
+    if !known {
+        return Err(format!(
+            "ERROR:    cannot locate {} '{name}'",
+            element_of(kind)
+        ));
+    }
+    let r = client
+        .scheduler_control(&arches_api::SchedulerControl::CredentialConfig {
+            kind: kind.to_string(),
+            name,
+            attributes,
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(crate::common::print_action(&r))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -274,6 +366,14 @@ mod tests {
             ("account", Some("chem".into()))
         );
         assert_eq!(parse_object("user").unwrap(), ("user", None));
+        assert_eq!(
+            modify_attributes("config=\"PRIORITY=10 MAXJOB=4\"").unwrap(),
+            "PRIORITY=10 MAXJOB=4"
+        );
+        assert_eq!(modify_attributes("PRIORITY=10").unwrap(), "PRIORITY=10");
+        for bad in ["hold=true", "profile=true", "config=", "nothing", "=3"] {
+            assert!(modify_attributes(bad).is_err(), "{bad}");
+        }
         assert!(parse_object("node:n1").is_err());
     }
 }

@@ -99,7 +99,7 @@ pub fn showres(a: Showres) -> Result<u8, String> {
     long_about = "Create an administrative reservation (-c) on hosts (-h: ALL, names, regular \
 expressions matched anywhere in node names as Moab does, class:CLASS (the nodes of its CLASSCFG HOSTLIST and PARTITION, else all), feature:FEATURE; -f features, \
 -p partition and -x jobs whose nodes are left out restrict them) or on a processor count (-t N or \
--t ALL), from a start time for a duration or to an end time (INFINITY: no end), with an access list \
+-t ALL; with -R PROCS=P, N tasks of P processors each), from a start time for a duration or to an end time (INFINITY: no end), with an access list \
 (-a USER==a:b,GROUP==g,ACCT==x,CLASS==c,QOS==q), flags (-F), a reservation group (-g) and a name \
 (-n). Reservations may overlap (a job then needs access to each); -E creates one only where no other \
 reservation holds the same nodes at the same time. -m modifies one: duration, endtime and \
@@ -175,7 +175,7 @@ pub struct Mrsvctl {
     #[arg(short = 'x', value_name = "JOBLIST")]
     pub exclude: Option<String>,
     /// Moab options Arches has no model for (-b subtype, -D description, -I signal, -P profile,
-    /// -R resources, -S set attribute, -T trigger, -V variable, -i index): each reports that.
+    /// -S set attribute, -T trigger, -V variable, -i index): each reports that.
     #[arg(short = 'b', value_name = "SUBTYPE")]
     pub subtype: Option<String>,
     #[arg(short = 'D', value_name = "DESCRIPTION", hide = true)]
@@ -184,7 +184,10 @@ pub struct Mrsvctl {
     pub signal: Option<String>,
     #[arg(short = 'P', value_name = "PROFILE", hide = true)]
     pub profile: Option<String>,
-    #[arg(short = 'R', value_name = "RESOURCES", hide = true)]
+    /// Resources per task (with -c and a numeric -t): PROCS=N[;PROCS=N]... (separators ; , +);
+    /// the reservation holds -t × PROCS processors. MEM, DISK, SWAP and GRES are refused:
+    /// a reservation holds processors only.
+    #[arg(short = 'R', value_name = "RESOURCES")]
     pub resources: Option<String>,
     #[arg(short = 'S', value_name = "SETVALUE", hide = true)]
     pub set: Option<String>,
@@ -229,10 +232,6 @@ pub fn mrsvctl(a: Mrsvctl) -> Result<u8, String> {
         (a.description.is_some(), "reservation descriptions (-D)"),
         (a.signal.is_some(), "reservation signals (-I)"),
         (a.profile.is_some(), "reservation profiles (-P, RSVPROFILE)"),
-        (
-            a.resources.is_some(),
-            "per-task resources (-R): a reservation holds whole processors",
-        ),
         (a.set.is_some(), "reservation attributes (-S)"),
         (a.trigger.is_some(), "reservation triggers (-T)"),
         (a.variable.is_some(), "reservation variables (-V)"),
@@ -349,8 +348,13 @@ pub fn mrsvctl(a: Mrsvctl) -> Result<u8, String> {
         if let Some(h) = &a.hosts {
             specs.push(format!("hostlist={h}"));
         }
-        if let Some(t) = &a.procs {
-            specs.push(format!("procs={t}"));
+        match (&a.procs, &a.resources) {
+            (Some(t), Some(r)) => specs.push(format!("procs={}", per_task(t, r)?)),
+            (None, Some(_)) => {
+                return Err("ERROR:    -R needs the task count (-t TASKS)".into());
+            }
+            (Some(t), None) => specs.push(format!("procs={t}")),
+            (None, None) => {}
         }
         if let Some(acl) = &a.acl {
             specs.push(acl_spec(acl));
@@ -383,9 +387,77 @@ pub fn mrsvctl(a: Mrsvctl) -> Result<u8, String> {
     Ok(print_action(&r))
 }
 
+/// `-t TASKS -R RESOURCES`: the processors to reserve, TASKS × the
+/// processors per task (`PROCS=N`, default 1). Moab's other per-task
+/// resources are refused: an Arches reservation holds processors only.
+pub fn per_task(tasks: &str, resources: &str) -> Result<u64, String> {
+    let n: u64 = tasks
+        .trim()
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| {
+            format!("ERROR:    -R needs a positive task count (-t {tasks}): ALL already takes every processor")
+        })?;
+    let mut procs: Option<u64> = None;
+    for part in resources
+        .split([';', ',', '+'])
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        let (k, v) = part.split_once('=').ok_or_else(|| {
+            format!("ERROR:    invalid resource '{part}' in -R (expected RES=VALUE, e.g. PROCS=2)")
+        })?;
+        match k.trim().to_ascii_uppercase().as_str() {
+            "PROCS" => {
+                let p: u64 = v.trim().parse().ok().filter(|p| *p > 0).ok_or_else(|| {
+                    format!("ERROR:    invalid PROCS value '{v}' in -R (a positive count)")
+                })?;
+                procs = Some(p);
+            }
+            "MEM" | "DISK" | "SWAP" | "GRES" => {
+                return Err(format!(
+                    "ERROR:    per-task {} (-R) not supported by Arches: a reservation holds processors only",
+                    k.trim().to_ascii_uppercase()
+                ))
+            }
+            other => {
+                return Err(format!(
+                    "ERROR:    invalid resource '{other}' in -R (PROCS, MEM, DISK, SWAP or GRES)"
+                ))
+            }
+        }
+    }
+    let per = procs
+        .ok_or_else(|| format!("ERROR:    no resources in -R '{resources}' (expected PROCS=N)"))?;
+    n.checked_mul(per)
+        .filter(|t| *t <= u64::from(u32::MAX))
+        .ok_or_else(|| format!("ERROR:    -t {tasks} × PROCS={per} is too many processors"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn per_task_resources() {
+        assert_eq!(per_task("2", "PROCS=2"), Ok(4));
+        assert_eq!(per_task("3", "procs=1;"), Ok(3));
+        assert!(per_task("2", "MEM=100;PROCS=2")
+            .unwrap_err()
+            .contains("MEM (-R) not supported"));
+        for (t, r) in [
+            ("ALL", "PROCS=2"),
+            ("0", "PROCS=2"),
+            ("2", "PROCS=0"),
+            ("2", "FOO=1"),
+            ("2", "PROCS"),
+            ("2", ""),
+            ("4294967295", "PROCS=2"),
+        ] {
+            assert!(per_task(t, r).is_err(), "{t} {r}");
+        }
+    }
 
     #[test]
     fn acl_specs() {

@@ -138,8 +138,10 @@ fn render_classes(creds: &[&CredentialInfo]) -> String {
     o
 }
 
-/// `mdiag -q`: QoS rows, each followed by the accounts and classes that may
-/// use it (its `QLIST`/`QDEF` members).
+/// `mdiag -q`: QoS rows (Moab's `MQOSShow`: priority, the QoS's
+/// `QTWEIGHT`, `QTTARGET` in seconds, `XFWEIGHT`, `XFTARGET`, QoS flags, job
+/// flags, limits), each followed by the users, groups, accounts and classes
+/// that may use it (its `QLIST`/`QDEF` members).
 fn render_qos(creds: &[&CredentialInfo], all: &[CredentialInfo]) -> String {
     let names: Vec<&str> = all
         .iter()
@@ -157,29 +159,40 @@ fn render_qos(creds: &[&CredentialInfo], all: &[CredentialInfo]) -> String {
     const NONE: &str = "[NONE]";
     for q in creds {
         let limits = limit_text(q, false);
+        // MQOSShow's "%-20s%c %8ld %8ld %8ld %8ld %8.2lf %10s %10s %s": the
+        // character after the name is the QoS's own list marker, which a
+        // QoS never has in Arches.
         o.push_str(&format!(
-            "{:<20} {:>9} {:>8} {:>8} {:>8} {:>8.2} {:>10} {:>10} {}\n",
+            "{:<20}{} {:>8} {:>8} {:>8} {:>8} {:>8.2} {:>10} {:>10} {}\n",
             q.name,
+            ' ',
             q.priority,
-            0,
-            0,
-            0,
-            0.0,
+            q.qt_weight,
+            q.qt_target,
+            q.xf_weight,
+            q.xf_target,
             list_or(&q.flags, NONE),
             list_or(&q.job_flags, NONE),
             if limits.is_empty() { NONE } else { &limits },
         ));
-        for (kind, label) in [("account", "Accounts"), ("class", "Classes")] {
-            let members: Vec<&str> = all
+        // The credentials whose QoS access list holds it (QLIST or QDEF),
+        // each name followed by its list's marker (`&`, `^`).
+        for (kind, label) in [
+            ("user", "  Users:    "),
+            ("group", "  Groups:   "),
+            ("account", "  Accounts: "),
+            ("class", "  Classes: "),
+        ] {
+            let members: String = all
                 .iter()
                 .filter(|c| {
                     c.kind == kind
                         && (c.qlist.contains(&q.name) || c.qdef.as_deref() == Some(q.name.as_str()))
                 })
-                .map(|c| c.name.as_str())
+                .map(|c| format!(" {}{}", c.name, c.qlist_marker))
                 .collect();
             if !members.is_empty() {
-                o.push_str(&format!("  {label}:  {}\n", members.join(" ")));
+                o.push_str(&format!("{label}{members}\n"));
             }
         }
         for p in &q.preemption {
@@ -191,7 +204,8 @@ fn render_qos(creds: &[&CredentialInfo], all: &[CredentialInfo]) -> String {
 
 /// `mdiag -u/-g/-a/-c/-q --xml`: one element per credential (`<user>`,
 /// `<group>`, `<acct>`, `<class>`, `<qos>`) with `ID`, `PRIORITY`,
-/// `FSTARGET`, `QDEF`, `QLIST`, `PLIST`, `FLAGS`, `JOBFLAGS`, each limit
+/// `FSTARGET`, `QDEF`, `QLIST`, `PLIST`, `FLAGS`, `JOBFLAGS`, a QoS's
+/// `QTWEIGHT`/`QTTARGET`/`XFWEIGHT`/`XFTARGET`, each limit
 /// (`MAXJOB="SOFT,HARD"`), and the active usage (`ACTIVEJOBS`,
 /// `ACTIVEPROCS`); explicit end tags as in mdiag -n (docs/formats.md).
 pub fn render_xml(creds: &[CredentialInfo], kind: &str, name: Option<&str>) -> String {
@@ -225,6 +239,13 @@ pub fn render_xml(creds: &[CredentialInfo], kind: &str, name: Option<&str>) -> S
                 "FSTARGET",
                 (c.fs_target > 0.0).then(|| format!("{:.2}", c.fs_target)),
             );
+        if kind == "qos" {
+            e = e
+                .attr("QTWEIGHT", c.qt_weight)
+                .attr("QTTARGET", c.qt_target)
+                .attr("XFWEIGHT", c.xf_weight)
+                .attr("XFTARGET", format!("{:.2}", c.xf_target));
+        }
         for (l, soft, hard) in &c.limits {
             e = e.attr(l, format!("{soft},{hard}"));
         }

@@ -647,6 +647,7 @@ mod blocked_tests {
             restartable: false,
             elastic: None,
             array: None,
+            cpu_ms: None,
         }
     }
 

@@ -253,7 +253,7 @@ pub fn render_with(view: &QueueView, filter: &Filter, mode: Mode, d: Display) ->
                     state_letter(j),
                     completion_code(j, true),
                     if j.start_time.is_some() { par3(j) } else { "-".to_string() },
-                    "------",
+                    effic(j, wall),
                     xf,
                     q2(j),
                     j.user,
@@ -281,6 +281,17 @@ pub fn render_with(view: &QueueView, filter: &Filter, mode: Mode, d: Display) ->
         out.push('\n');
     }
     out
+}
+
+/// A completed job's EFFIC: processor time its processes used over the
+/// processor time dedicated to it (processors × run time, suspension
+/// excluded), in percent; `------` when its use was not measured.
+fn effic(j: &JobSummary, wall: i64) -> String {
+    let dedicated = f64::from(j.procs) * (wall - j.suspended_secs).max(0) as f64;
+    match j.cpu_ms {
+        Some(ms) if dedicated > 0.0 => format!("{:.2}", 100.0 * ms as f64 / 1000.0 / dedicated),
+        _ => "------".to_string(),
+    }
 }
 
 /// What the JOBID column shows.

@@ -140,6 +140,14 @@ pub fn render_summary(s: &StatsView, verbose: bool) -> String {
         "Avg WallClock Accuracy:",
         avg(t.wcacc_sum, t.wcacc_jobs) * 100.0
     ));
+    // Only when some completed job's processor use was measured.
+    if t.ps_measured > 0.0 {
+        o.push_str(&format!(
+            "{:<30}{:>9.3}%\n",
+            "Avg Job Proc Efficiency:",
+            100.0 * t.ps_utilized / t.ps_measured
+        ));
+    }
     if verbose {
         if let (Some(u), Some(it)) = (s.min_utilization, s.min_utilization_iteration) {
             o.push_str(&format!(
@@ -275,10 +283,11 @@ pub fn render_creds_v(s: &StatsView, kind: &str, name: Option<&str>, verbose: bo
         }
         if t.jobs > 0 {
             line.push_str(&format!(
-                " {:>6.2} {:>6.2} {:>6.2} ------",
+                " {:>6.2} {:>6.2} {:>6.2} {}",
                 avg(t.xf_sum, t.jobs),
                 t.xf_max,
-                avg(t.qtime_sum, t.jobs) / 3600.0
+                avg(t.qtime_sum, t.jobs) / 3600.0,
+                effic(t)
             ));
             if t.wcacc_jobs > 0 {
                 line.push_str(&format!(" {:>6.2}", avg(t.wcacc_sum, t.wcacc_jobs) * 100.0));
@@ -292,6 +301,16 @@ pub fn render_creds_v(s: &StatsView, kind: &str, name: Option<&str>, verbose: bo
         o.push('\n');
     }
     o
+}
+
+/// The Effic column: processor-seconds used over dedicated, in percent,
+/// for the completed jobs whose use was measured; `------` when none was.
+fn effic(t: &StatTotals) -> String {
+    if t.ps_measured > 0.0 {
+        format!("{:>6.2}", 100.0 * t.ps_utilized / t.ps_measured)
+    } else {
+        "------".to_string()
+    }
 }
 
 /// The statistics `showstats -f` can tabulate (Moab's names).
@@ -352,6 +371,8 @@ fn merge(a: &mut StatTotals, b: &StatTotals) {
     a.bypass_max = a.bypass_max.max(b.bypass_max);
     a.backfilled += b.backfilled;
     a.ps_backfilled += b.ps_backfilled;
+    a.ps_utilized += b.ps_utilized;
+    a.ps_measured += b.ps_measured;
 }
 
 fn fmt_cell(c: Option<(f64, Option<u64>)>) -> String {

@@ -375,6 +375,50 @@ pub(super) static QOS_ATTRS: &[AttrDef] = cred_attrs!(
             Ok(())
         }
     ),
+    attr(
+        "QTWEIGHT",
+        INT,
+        Some("0"),
+        "Added to QUEUETIMEWEIGHT for the QoS's jobs (their queue-time subcomponent weight). Shown by mdiag -q.",
+        |c, s, v| {
+            qos(c, s).qt_weight = v.integer()?;
+            Ok(())
+        }
+    ),
+    attr(
+        "XFWEIGHT",
+        INT,
+        Some("0"),
+        "Added to XFACTORWEIGHT for the QoS's jobs (their expansion-factor subcomponent weight). Shown by mdiag -q.",
+        |c, s, v| {
+            qos(c, s).xf_weight = v.integer()?;
+            Ok(())
+        }
+    ),
+    attr(
+        "QTTARGET",
+        ValueType::Duration,
+        None,
+        "Target queue time of the QoS's jobs, shown by mdiag -q. Moab feeds it to the TARGET priority component, which Arches does not compute: a non-zero value is accepted with a warning.",
+        |c, s, v| {
+            qos(c, s).qt_target = Some(v.duration()?);
+            Ok(())
+        }
+    ),
+    attr(
+        "XFTARGET",
+        ValueType::Float,
+        None,
+        "Target expansion factor of the QoS's jobs, shown by mdiag -q. Moab feeds it to the TARGET priority component, which Arches does not compute: a non-zero value is accepted with a warning.",
+        |c, s, v| {
+            let x = v.float()?;
+            if !(0.0..=1e9).contains(&x) {
+                return Err(format!("invalid expansion factor target '{x}' (0 to 1e9)"));
+            }
+            qos(c, s).xf_target_hundredths = Some((x * 100.0).round() as u64);
+            Ok(())
+        }
+    ),
 );
 
 /// QDEF and QLIST of user, group and account credentials.

@@ -797,3 +797,32 @@ fn priority_weights_without_a_factor_are_said_not_applied() {
     );
     assert_eq!(c.policy.weights.xfactor_cap, 5);
 }
+
+#[test]
+fn qos_service_weights_and_targets() {
+    let (c, warnings) = parse(
+        "QOSCFG[high] PRIORITY=10 QTWEIGHT=2 XFWEIGHT=-3 QTTARGET=1:00:00 XFTARGET=2.5\nQOSCFG[low] QTTARGET=0\n",
+        "m",
+    )
+    .into_result()
+    .unwrap();
+    let q = &c.policy.qos["high"];
+    assert_eq!((q.qt_weight, q.xf_weight), (2, -3));
+    assert_eq!(q.qt_target, Some(3600));
+    assert_eq!(q.xf_target_hundredths, Some(250));
+    // Targets feed no priority factor in Arches: said for each non-zero one.
+    let w: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].contains("m:1: WARNING: QOSCFG[high] QTTARGET: accepted but not applied"),
+        "{w:?}"
+    );
+    assert!(
+        w[1].contains("QOSCFG[high] XFTARGET: accepted but not applied"),
+        "{w:?}"
+    );
+    let bad = parse("QOSCFG[x] XFTARGET=-1\n", "m")
+        .into_result()
+        .unwrap_err();
+    assert!(bad[0].to_string().contains("QOSCFG[x] XFTARGET"), "{bad:?}");
+}

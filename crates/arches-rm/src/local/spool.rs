@@ -158,7 +158,7 @@ impl Status {
                     if *walltime_exceeded { "exceeded" } else { "ok" }
                 );
                 if let Some(ms) = cpu_ms {
-                    t.push_str(&format!("cpu {ms}\n"));
+                    t.push_str(&format!("cpu_ms {ms}\n"));
                 }
                 t
             }
@@ -183,7 +183,7 @@ impl Status {
             match line.split_once(' ') {
                 Some(("walltime", "exceeded")) => walltime_exceeded = Some(true),
                 Some(("walltime", "ok")) => walltime_exceeded = Some(false),
-                Some(("cpu", ms)) => {
+                Some(("cpu_ms", ms)) => {
                     cpu_ms = Some(
                         ms.trim()
                             .parse::<u64>()
@@ -461,7 +461,8 @@ mod tests {
                 cpu_ms: None,
             })
         );
-        assert!(Status::parse("exit 1\ncpu lots\n").is_err());
+        assert!(Status::parse("exit 1\ncpu_ms lots\n").is_err());
+        assert!(Status::parse("exit 1\ncpu_ms -3\n").is_err());
         assert!(Status::parse("").is_err());
         assert!(Status::parse("exit x\n").is_err());
         assert!(Status::parse("exit 1\nwalltime maybe\n").is_err());

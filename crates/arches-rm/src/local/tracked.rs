@@ -132,7 +132,7 @@ impl Supervised {
         let used = match &status {
             Some(Ok(Status::Exited {
                 cpu_ms: Some(ms), ..
-            })) => Some(Observation::Used { job, cpu_ms: *ms }),
+            })) => Some(Observation::CpuUsed { job, cpu_ms: *ms }),
             _ => None,
         };
         let end = match status {

@@ -1,0 +1,269 @@
+//! Issue 16's remaining command surface end to end: measured efficiency
+//! (showstats' Effic, showq -c's EFFIC), mcredctl's queries and changes,
+//! mrsvctl's per-task resources (-R).
+//! Real binaries against a real daemon with the local resource manager.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{text, Daemon};
+
+fn me() -> String {
+    text(
+        &std::process::Command::new("id")
+            .arg("-un")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .trim()
+    .to_string()
+}
+
+fn run(d: &Daemon, cmd: &str, args: &[&str]) -> (i32, String, String) {
+    let o = d.run(cmd, args);
+    (
+        o.status.code().unwrap_or(-1),
+        text(&o.stdout),
+        text(&o.stderr),
+    )
+}
+
+/// A number in `0..=100·cores` (an efficiency in percent), not dashes.
+fn efficiency(cell: &str) -> f64 {
+    let v: f64 = cell
+        .parse()
+        .unwrap_or_else(|_| panic!("not a measured efficiency: {cell:?}"));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    assert!(v > 0.0 && v <= 100.0 * cores, "{v}");
+    v
+}
+
+/// A job's processor use is measured when it ends: showq -c's EFFIC and
+/// showstats -u's Effic come from it (used / dedicated processor time),
+/// and it is kept across a restart; a job that never ran has none.
+#[test]
+fn efficiency_is_measured_and_kept() {
+    let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nRMPOLLINTERVAL 1\n";
+    let mut d = Daemon::start_with_config(Some(cfg));
+    let busy = d.submit(
+        "#!/bin/sh\ni=0; while [ $i -lt 200000 ]; do i=$((i+1)); done\n",
+        &["-l", "walltime=5:00"],
+    );
+    d.wait_state(busy, "Completed", Duration::from_secs(60));
+    let user = me();
+    let check = |d: &Daemon| {
+        let (c, o, e) = run(d, "showq", &["-c"]);
+        assert_eq!(c, 0, "{e}");
+        let row = o
+            .lines()
+            .find(|l| l.starts_with(&busy.to_string()))
+            .unwrap_or_else(|| panic!("{o}"));
+        // JOBID S CCODE PAR EFFIC ...
+        let job_effic = efficiency(row.split_whitespace().nth(4).unwrap());
+        let (c, o, e) = run(d, "showstats", &["-u"]);
+        assert_eq!(c, 0, "{e}");
+        let row = o
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(user.as_str()))
+            .unwrap_or_else(|| panic!("{o}"));
+        let cols: Vec<&str> = row.split_whitespace().collect();
+        // ... AvgQH Effic WCAcc: the one job's efficiency.
+        let user_effic = efficiency(cols[cols.len() - 2]);
+        assert!(
+            (job_effic - user_effic).abs() < 0.011,
+            "{job_effic} {user_effic}"
+        );
+        // The summary's line: the same jobs, three decimals.
+        let (_, o, _) = run(d, "showstats", &[]);
+        let line = o
+            .lines()
+            .find(|l| l.starts_with("Avg Job Proc Efficiency:"))
+            .unwrap_or_else(|| panic!("{o}"));
+        let all = efficiency(
+            line["Avg Job Proc Efficiency:".len()..]
+                .trim()
+                .trim_end_matches('%'),
+        );
+        assert!((all - user_effic).abs() < 0.011, "{all} {user_effic}");
+        let (_, o, _) = run(d, "showstats", &["-u", "--format=json"]);
+        let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+        let mine = v["credentials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["kind"] == "user" && c["name"] == user.as_str())
+            .unwrap_or_else(|| panic!("{o}"));
+        assert!(
+            mine["completed"]["ps_utilized"].as_f64().unwrap() > 0.0,
+            "{o}"
+        );
+        assert!(
+            mine["completed"]["ps_measured"].as_f64().unwrap() > 0.0,
+            "{o}"
+        );
+    };
+    check(&d);
+    d.stop();
+    d.spawn();
+    check(&d);
+    // Cancelled before it ran: no measurement, dashes.
+    let held = d.submit("#!/bin/sh\ntrue\n", &["-h"]);
+    assert_eq!(run(&d, "canceljob", &[&held.to_string()]).0, 0);
+    common::wait_until("the cancelled job in showq -c", || {
+        run(&d, "showq", &["-c"])
+            .1
+            .lines()
+            .any(|l| l.starts_with(&held.to_string()))
+    });
+    let (_, o, _) = run(&d, "showq", &["-c"]);
+    let row = o
+        .lines()
+        .find(|l| l.starts_with(&held.to_string()))
+        .unwrap_or_else(|| panic!("{o}"));
+    assert_eq!(row.split_whitespace().nth(4), Some("------"), "{o}");
+}
+
+/// mcredctl -m config="..." changes a credential in the running daemon
+/// (mdiag -u and the scheduler see it at once), refuses a bad value or an
+/// unknown credential, is not written to moab.cfg (gone after a restart),
+/// and is for administrators only (a second uid is refused with Moab's
+/// message); -l lists a type as XML; the options Arches cannot honour say
+/// why.
+#[test]
+fn mcredctl_modifies_lists_and_refuses() {
+    if !common::root_or_skip("mcredctl_modifies_lists_and_refuses") {
+        return;
+    }
+    let other = common::ensure_user("archescred");
+    let user = me();
+    let cfg = format!(
+        "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nUSERCFG[{user}] PRIORITY=5\n\
+         USERCFG[{other}] PRIORITY=1\nQOSCFG[high] PRIORITY=10\n"
+    );
+    let mut d = Daemon::start_with_config(Some(&cfg));
+    let row = |d: &Daemon, name: &str| -> String {
+        let (c, o, e) = run(d, "mdiag", &["-u", name]);
+        assert_eq!(c, 0, "{e}");
+        o.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("{o}"))
+            .to_string()
+    };
+    assert_eq!(row(&d, &user).split_whitespace().nth(1), Some("5"));
+    let target = format!("user:{user}");
+    let (c, o, e) = run(
+        &d,
+        "mcredctl",
+        &["-m", "config=PRIORITY=42 MAXJOB=3,4", &target],
+    );
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, format!("config adjusted for user {user}\n"));
+    let r = row(&d, &user);
+    assert_eq!(r.split_whitespace().nth(1), Some("42"), "{r}");
+    assert!(r.contains("MAXJOB=3,4"), "{r}");
+    // The shorthand, on a QoS; mdiag -q shows it.
+    let (c, _, e) = run(&d, "mcredctl", &["-m", "QTWEIGHT=7", "qos:high"]);
+    assert_eq!(c, 0, "{e}");
+    let (_, o, _) = run(&d, "mdiag", &["-q"]);
+    let q = o.lines().find(|l| l.starts_with("high ")).unwrap();
+    assert_eq!(q.split_whitespace().nth(2), Some("7"), "{o}");
+    // Invalid values are moab.cfg's errors; nothing changes.
+    let (c, _, e) = run(&d, "mcredctl", &["-m", "config=MAXJOB=lots", &target]);
+    assert_eq!(c, 1);
+    assert!(e.contains("MAXJOB"), "{e}");
+    assert!(row(&d, &user).contains("MAXJOB=3,4"));
+    let (c, _, e) = run(&d, "mcredctl", &["-m", "PRIORITY=1", "user:nosuchuser"]);
+    assert_eq!(c, 1);
+    assert_eq!(e, "ERROR:    cannot locate user 'nosuchuser'\n");
+    // Not an administrator: Moab's refusal, and no change.
+    let dir = tempfile::tempdir().unwrap();
+    common::set_mode(dir.path(), 0o777);
+    let out = common::run_as_user(
+        &d,
+        &other,
+        "mcredctl",
+        &["-m", "PRIORITY=99", &format!("user:{other}")],
+        "",
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!("ERROR:    user '{other}' is not authorized to modify user {other}\n")
+    );
+    assert_eq!(row(&d, &other).split_whitespace().nth(1), Some("1"));
+    // -l: the type as XML.
+    let (c, o, e) = run(&d, "mcredctl", &["-l", "user"]);
+    assert_eq!(c, 0, "{e}");
+    let doc = roxmltree::Document::parse(o.trim()).unwrap();
+    let ids: Vec<&str> = doc
+        .root_element()
+        .children()
+        .filter(|n| n.has_tag_name("user"))
+        .filter_map(|n| n.attribute("ID"))
+        .collect();
+    assert!(
+        ids.contains(&user.as_str()) && ids.contains(&other.as_str()),
+        "{o}"
+    );
+    // Refused, each with its reason.
+    for (args, says) in [
+        (&["-m", "hold=true", "user:root"][..], "mjobctl -h"),
+        (&["-m", "credits=10", "user:root"], "allocation manager"),
+        (&["-d", "user:root"], "moab.cfg"),
+        (&["-r", "stats", "user:root"], "resetstats"),
+        (&["-q", "policies", "user:root"], "not supported"),
+    ] {
+        let (c, _, e) = run(&d, "mcredctl", args);
+        assert_eq!(c, 1, "{args:?}");
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+    // Not written to moab.cfg: a restart reads the file again.
+    d.stop();
+    d.spawn();
+    assert_eq!(row(&d, &user).split_whitespace().nth(1), Some("5"));
+}
+
+/// mrsvctl -c -t N -R PROCS=P reserves N tasks of P processors; per-task
+/// memory, disk, swap or generic resources are refused with the reason.
+#[test]
+fn mrsvctl_per_task_resources() {
+    let cfg = "NODECFG[n1] PROCS=4\nNODECFG[n2] PROCS=4\nRMCFG[local] TYPE=LOCAL\n";
+    let d = Daemon::start_with_config(Some(cfg));
+    let (c, _, e) = run(
+        &d,
+        "mrsvctl",
+        &[
+            "-c", "-t", "3", "-R", "PROCS=2", "-d", "1:00:00", "-n", "pertask",
+        ],
+    );
+    assert_eq!(c, 0, "{e}");
+    let (c, o, e) = run(&d, "mrsvctl", &["-q", "pertask", "--format=json"]);
+    assert_eq!(c, 0, "{e}");
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert_eq!(v["reservations"][0]["procs"], 6, "{o}");
+    for (args, says) in [
+        (
+            &["-c", "-t", "1", "-R", "MEM=100;PROCS=1", "-d", "1:00"][..],
+            "per-task MEM (-R) not supported by Arches",
+        ),
+        (
+            &["-c", "-R", "PROCS=2", "-d", "1:00"],
+            "-R needs the task count",
+        ),
+        (
+            &["-c", "-t", "ALL", "-R", "PROCS=2", "-d", "1:00"],
+            "positive task count",
+        ),
+    ] {
+        let (c, _, e) = run(&d, "mrsvctl", args);
+        assert_eq!(c, 1, "{args:?}");
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+    // Nothing was created by the refused requests.
+    let (_, o, _) = run(&d, "mrsvctl", &["-l", "ALL", "--format=json"]);
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert_eq!(v["reservations"].as_array().unwrap().len(), 1, "{o}");
+}
