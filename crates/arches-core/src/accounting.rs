@@ -398,8 +398,15 @@ impl Accounting {
         };
         let mut creds: BTreeMap<(CredKind, String), BTreeMap<i64, f64>> = self.fs.clone();
         let mut total = self.fs_total.clone();
+        let mut users: BTreeMap<String, crate::fairshare::ActiveUse> = BTreeMap::new();
         for j in active {
             let Some(r) = j.run.as_ref() else { continue };
+            if let Some((procs, _, left)) = active_usage(j, self.since, now) {
+                let u = users.entry(j.cred.user.clone()).or_default();
+                u.jobs += 1;
+                u.procs += procs;
+                u.ps += left;
+            }
             let from = r.start_time.max(self.since);
             if from >= now {
                 continue;
@@ -413,6 +420,7 @@ impl Accounting {
         FairshareUsage {
             total: to_vec(&total),
             creds: creds.iter().map(|(k, m)| (k.clone(), to_vec(m))).collect(),
+            active: users,
         }
     }
 }
@@ -422,6 +430,8 @@ impl Accounting {
 pub struct FairshareUsage {
     pub total: Vec<f64>,
     pub creds: BTreeMap<(CredKind, String), Vec<f64>>,
+    /// Each user's active work at `now` ([`crate::fairshare::FsUsage::active`]).
+    pub active: BTreeMap<String, crate::fairshare::ActiveUse>,
 }
 
 impl FairshareUsage {
@@ -444,6 +454,7 @@ impl FairshareUsage {
                 .iter()
                 .map(|(k, v)| (k.clone(), sum(v)))
                 .collect(),
+            active: self.active.clone(),
         }
     }
 
@@ -579,6 +590,7 @@ mod tests {
             )]
             .into_iter()
             .collect(),
+            active: Default::default(),
         };
         let d = u.decayed(0.5);
         assert!((d.total - (110.0 + 62.5 + 25.0 + 18.75)).abs() < 1e-9);

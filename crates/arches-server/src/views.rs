@@ -1087,7 +1087,7 @@ pub fn policy_with_usage<'a>(
     match usage {
         Some(u) if arches_core::fairshare::active(policy) => {
             let mut p = policy.clone();
-            p.fairshare.usage = u.clone();
+            p.fairshare.set_usage(u.clone());
             std::borrow::Cow::Owned(p)
         }
         _ => std::borrow::Cow::Borrowed(policy),

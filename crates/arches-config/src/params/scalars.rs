@@ -347,7 +347,7 @@ loads Arches does not track: they allocate as FIRSTAVAILABLE (mdiag -C warns).",
         "What fairshare usage measures (unset = fairshare off: no FS priority, no fairshare caps). Arches charges dedicated processor-seconds for every policy (a job's processor-equivalents are its processors).", "fairshare",
         |c, _, v| { c.fairshare.policy = Some(v.parse_choice()?); c.policy.fairshare.enabled = true; Ok(()) }),
     param("FSDEPTH", ValueType::Integer { min: 1, max: 32 }, IndexKind::None, Some("8"), "Fairshare intervals remembered (at most 32, Moab's).", "fairshare",
-        |c, _, v| { c.fairshare.depth = v.u32()?; Ok(()) }),
+        |c, _, v| { c.fairshare.depth = v.u32()?; c.policy.fairshare.depth = c.fairshare.depth; Ok(()) }),
     param("FSINTERVAL", ValueType::Duration, IndexKind::None, Some("12:00:00"),
         "Length of one fairshare interval.", "fairshare",
         |c, _, v| { c.fairshare.interval = v.duration()?; Ok(()) }),
@@ -359,6 +359,7 @@ loads Arches does not track: they allocate as FIRSTAVAILABLE (mdiag -C warns).",
                 return Err(format!("value {d} out of range (0–1)"));
             }
             c.fairshare.decay = d;
+            c.policy.fairshare.decay = d;
             Ok(())
         }),
     // ---- jobs
