@@ -100,15 +100,12 @@ impl FsNode {
 #[derive(Debug, Clone, PartialEq)]
 pub struct FsTree {
     pub nodes: Vec<FsNode>,
-    /// `FSTREETIERMULTIPLIER`.
-    pub tier_multiplier: f64,
 }
 
 impl Default for FsTree {
     fn default() -> Self {
         FsTree {
             nodes: vec![FsNode::new("root", None, None, true)],
-            tier_multiplier: 1.0,
         }
     }
 }
@@ -345,8 +342,15 @@ impl FsTree {
     }
 
     /// The tree's state for `partition` (`None`: global) under `usage`.
-    /// `constant` is `K` of the module doc ([`tree_constant`]).
-    pub fn evaluate(&self, usage: &FsUsage, partition: Option<&str>, constant: f64) -> TreeState {
+    /// `constant` is `K` of the module doc ([`tree_constant`]), `m` the
+    /// `FSTREETIERMULTIPLIER`.
+    pub fn evaluate(
+        &self,
+        usage: &FsUsage,
+        partition: Option<&str>,
+        constant: f64,
+        m: f64,
+    ) -> TreeState {
         let n = self.nodes.len();
         let mut used = vec![0.0f64; n];
         // Post-order: children before parents.
@@ -374,7 +378,6 @@ impl FsTree {
             })
             .collect();
         let tiers = self.tiers();
-        let m = self.tier_multiplier;
         let mut used_shares = vec![0.0f64; n];
         let mut factor = vec![0.0f64; n];
         used_shares[0] = shares[0];
@@ -542,7 +545,7 @@ mod tests {
         ]);
         let k = tree_constant(2, 0.5); // 1 + 0.5 + 0.25
         assert!((k - 1.75).abs() < 1e-12);
-        let s = t.evaluate(&u, None, k);
+        let s = t.evaluate(&u, None, k, 1.0);
         let eng = t.find(None, "eng").unwrap();
         let sales = t.find(None, "sales").unwrap();
         let a = t.find(Some(CredKind::User), "a").unwrap();
@@ -562,17 +565,17 @@ mod tests {
         let b = t.find(Some(CredKind::User), "b").unwrap();
         assert!(s.factor[c] > s.factor[b] && s.factor[b] > s.factor[a]);
         // Partition p2: sales has 80 shares (eng keeps 50): child shares 130.
-        let s2 = t.evaluate(&u, Some("p2"), k);
+        let s2 = t.evaluate(&u, Some("p2"), k, 1.0);
         assert_eq!(s2.child_shares[0], 130.0);
         assert!((s2.factor[sales] - (80.0 - 32.5) * k).abs() < 1e-9);
         // No usage: every factor is distance from 0 usage (all below target).
-        let s0 = t.evaluate(&FsUsage::default(), None, k);
+        let s0 = t.evaluate(&FsUsage::default(), None, k, 1.0);
         assert!((s0.factor[eng] - 50.0 * k).abs() < 1e-9);
     }
 
     #[test]
     fn tier_multiplier_weights_tiers() {
-        let mut t = tree();
+        let t = tree();
         let u = usage(&[
             (CredKind::User, "a", 60.0),
             (CredKind::User, "b", 15.0),
@@ -580,12 +583,10 @@ mod tests {
         ]);
         let a = t.find(Some(CredKind::User), "a").unwrap();
         let eng = t.find(None, "eng").unwrap();
-        t.tier_multiplier = 0.1;
-        let s = t.evaluate(&u, None, 1.0);
+        let s = t.evaluate(&u, None, 1.0, 0.1);
         // Tier 1 × 1, tier 2 × 0.1.
         assert!((s.factor[a] - (-25.0 - 0.1 * 0.6)).abs() < 1e-9);
-        t.tier_multiplier = -10.0;
-        let s = t.evaluate(&u, None, 1.0);
+        let s = t.evaluate(&u, None, 1.0, -10.0);
         // Two tiers: tier 1 × 10², tier 2 × 10.
         assert!((s.factor[eng] + 2500.0).abs() < 1e-9);
         assert!((s.factor[a] - (-2500.0 - 6.0)).abs() < 1e-9);

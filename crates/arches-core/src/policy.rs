@@ -443,6 +443,8 @@ pub struct Fairshare {
     /// `FSDEPTH` and `FSDECAY` (the share tree's constant).
     pub depth: u32,
     pub decay: f64,
+    /// `FSTREETIERMULTIPLIER` ([`crate::fstree`]).
+    pub tier_multiplier: f64,
     /// The share tree evaluated under [`Fairshare::usage`]: the global
     /// tree (key `None`) and each partition's with its own shares.
     pub tree_states:
@@ -462,9 +464,10 @@ impl Fairshare {
         let mut states = std::collections::BTreeMap::new();
         if let Some(t) = &self.tree {
             let k = crate::fstree::tree_constant(self.depth, self.decay);
-            states.insert(None, t.evaluate(&self.usage, None, k));
+            let m = self.tier_multiplier;
+            states.insert(None, t.evaluate(&self.usage, None, k, m));
             for p in t.partitions() {
-                let s = t.evaluate(&self.usage, Some(&p), k);
+                let s = t.evaluate(&self.usage, Some(&p), k, m);
                 states.insert(Some(p), s);
             }
         }
@@ -481,6 +484,7 @@ impl Default for Fairshare {
             tree: None,
             depth: 8,
             decay: 1.0,
+            tier_multiplier: 1.0,
             tree_states: Default::default(),
         }
     }

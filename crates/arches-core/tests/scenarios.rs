@@ -585,9 +585,7 @@ fn policy(p: &mut Policy, w: &[&str]) {
             }
         }
         "FSTREETIERMULTIPLIER" => {
-            let tree =
-                std::sync::Arc::make_mut(p.fairshare.tree.get_or_insert_with(Default::default));
-            tree.tier_multiplier = w[1].parse().unwrap();
+            p.fairshare.tier_multiplier = w[1].parse().unwrap();
         }
         "FSTARGET" => {
             use arches_core::fairshare::{FsTarget, FsTargetKind};
