@@ -1399,6 +1399,41 @@ pub struct FairshareView {
     /// Total usage per interval in proc-hours (index 0 = current).
     pub total: Vec<f64>,
     pub credentials: Vec<FairshareCred>,
+    /// The share trees (`FSTREE`): the global one (partition `ALL`) and
+    /// each partition's with shares of its own; empty without a tree.
+    #[serde(default)]
+    pub trees: Vec<FairshareTree>,
+}
+
+/// One share tree of mdiag -f.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FairshareTree {
+    /// `ALL` (the global tree) or a partition.
+    pub partition: String,
+    /// Tiers below `root`.
+    pub tiers: u32,
+    /// The nodes depth first (members in configuration order).
+    pub nodes: Vec<FairshareTreeNode>,
+}
+
+/// One node of a share tree (mdiag -f, showstats -T).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FairshareTreeNode {
+    /// 0 for `root`, 1 for its members, ...
+    pub depth: u32,
+    pub name: String,
+    /// `node` (an inner node), `user`, `group`, `acct`, `class` or `qos`.
+    pub node_type: String,
+    /// The shares the node's usage amounts to (of its parent's member shares).
+    pub usage_shares: f64,
+    /// `SHARES=` in this tree.
+    pub shares: f64,
+    /// The parent's member shares (Σ SHARES of its members; root: its own).
+    pub total_shares: f64,
+    /// Decayed usage, processor-hours.
+    pub usage: f64,
+    /// The tree factor (0 for an inner node, as Moab prints it).
+    pub factor: f64,
 }
 
 // ---------------------------------------------------------------------------

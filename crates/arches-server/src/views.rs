@@ -1273,6 +1273,7 @@ pub fn fairshare(s: &Snapshot) -> FairshareView {
             });
         }
     }
+    let trees = fairshare_trees(&s.cfg.policy, &usage.decayed(w.decay));
     FairshareView {
         now: s.now,
         policy: f.policy.map(|p| p.to_string()),
@@ -1281,5 +1282,48 @@ pub fn fairshare(s: &Snapshot) -> FairshareView {
         decay: w.decay,
         total: usage.total.iter().map(|t| t / 3600.0).collect(),
         credentials,
+        trees,
     }
+}
+
+/// The share trees (`FSTREE`) evaluated under `usage` (mdiag -f,
+/// showstats -T): the global tree, then each partition's.
+pub fn fairshare_trees(
+    policy: &arches_core::Policy,
+    usage: &arches_core::fairshare::FsUsage,
+) -> Vec<arches_api::FairshareTree> {
+    let fs = &policy.fairshare;
+    let Some(tree) = fs.tree.as_ref() else {
+        return Vec::new();
+    };
+    let k = arches_core::fstree::tree_constant(fs.depth, fs.decay);
+    let order = tree.preorder();
+    let mut pars: Vec<Option<String>> = vec![None];
+    pars.extend(tree.partitions().into_iter().map(Some));
+    pars.into_iter()
+        .map(|par| {
+            let st = tree.evaluate(usage, par.as_deref(), k, fs.tier_multiplier);
+            let nodes = order
+                .iter()
+                .map(|&i| {
+                    let n = &tree.nodes[i];
+                    arches_api::FairshareTreeNode {
+                        depth: tree.depth(i) as u32,
+                        name: n.name.clone(),
+                        node_type: n.type_name().to_string(),
+                        usage_shares: st.used_shares[i],
+                        shares: st.shares[i],
+                        total_shares: n.parent.map_or(st.shares[i], |p| st.child_shares[p]),
+                        usage: st.usage[i] / 3600.0,
+                        factor: if n.cred.is_some() { st.factor[i] } else { 0.0 },
+                    }
+                })
+                .collect();
+            arches_api::FairshareTree {
+                partition: par.unwrap_or_else(|| "ALL".to_string()),
+                tiers: tree.tiers() as u32,
+                nodes,
+            }
+        })
+        .collect()
 }

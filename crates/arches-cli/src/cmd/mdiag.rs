@@ -35,10 +35,11 @@ pub struct Mdiag {
     /// With -b: the policy level shown in the header (HARD, SOFT or OFF).
     #[arg(short = 'l', value_name = "POLICYLEVEL", requires = "blocked")]
     pub policy_level: Option<String>,
-    /// Fairshare usage per credential and interval (FSPOLICY, FSDEPTH, FSINTERVAL, FSDECAY, FSTARGET).
+    /// Fairshare usage per credential and interval (FSPOLICY, FSDEPTH, FSINTERVAL, FSDECAY, FSTARGET),
+    /// then the share tree (FSTREE) when one is configured.
     #[arg(short = 'f')]
     pub fairshare: bool,
-    /// With -f: organise by object type (accepted for compatibility; Arches prints every kind flat).
+    /// With -f: organise by object type (only `user` is accepted: Arches keeps no per-account user usage to nest).
     #[arg(short = 'o', value_name = "OTYPE", requires = "fairshare")]
     pub organize: Option<String>,
     /// Power management (Arches manages no node power: says so).
@@ -279,7 +280,7 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         if let Some(o) = &a.organize {
             if !o.eq_ignore_ascii_case("user") {
                 return Err(format!(
-                    "ERROR:    'mdiag -f -o {o}' (a fairshare tree) is not supported: Arches has no FSTREE; mdiag -f lists every credential kind"
+                    "ERROR:    'mdiag -f -o {o}' is not supported: Arches keeps fairshare usage per credential, not per user within an account, so it cannot nest users under their {o}; mdiag -f lists every credential kind (and the FSTREE share tree when one is configured)"
                 ));
             }
         }

@@ -606,6 +606,39 @@ pub fn render_fairshare(f: &FairshareView) -> String {
             o.push('\n');
         }
     }
+    for t in &f.trees {
+        o.push_str(&render_fairshare_tree(t));
+    }
+    o
+}
+
+/// The share-tree block of `mdiag -f` (Moab's `MFSShowTreeWithFlags`):
+/// per node its name (indented two spaces per tier below the first, after
+/// `- `), the shares its usage amounts to, its `SHARES` `of` its parent's
+/// member shares, `(<type>: <decayed usage>)` and `(<tree factor>)` (0.00
+/// for an inner node). The name column is 4 × the tree's levels wide.
+pub fn render_fairshare_tree(t: &arches_api::FairshareTree) -> String {
+    let w = (t.tiers as usize + 1) * 4;
+    let mut o = format!("\nShare Tree Overview for partition '{}'\n", t.partition);
+    o.push_str(&format!(
+        "{:<w$.w$}      Usage    Target                (FSFACTOR)\n",
+        "Name"
+    ));
+    o.push_str(&format!(
+        "{:<w$.w$}      -----    ------              ------------\n",
+        "----"
+    ));
+    for n in &t.nodes {
+        let name = if n.depth > 0 {
+            format!("{}- {}", " ".repeat((n.depth as usize - 1) * 2), n.name)
+        } else {
+            n.name.chars().take(16).collect()
+        };
+        o.push_str(&format!(
+            "{name:<w$.w$}  {:>8.2}  {:>8.2}  of {:>8.2} ({}: {:.2}) ({:.2})\n",
+            n.usage_shares, n.shares, n.total_shares, n.node_type, n.usage, n.factor
+        ));
+    }
     o
 }
 
