@@ -215,8 +215,7 @@ FSTREE[acct:heavy] SHARES=50\nFSTREE[acct:light] SHARES=50\n";
         "{f}"
     );
     assert_eq!(
-        rows[4],
-        "- light       0.00     50.00  of   100.00 (acct: 0.00) (150.00)",
+        rows[4], "- light       0.00     50.00  of   100.00 (acct: 0.00) (150.00)",
         "{f}"
     );
 
