@@ -600,7 +600,8 @@ first started, or since the last 'mschedctl -f'; kept across restarts): -s (the 
 scheduler summary — jobs, queue time, expansion factor, dedicated versus available processor hours, \
 backfill share, utilization and wall-clock accuracy (run time / wall-clock limit, capped at 100%); \
 -u, -g, -a, -c, -q one row per user, group, account, class or QoS with running and completed work; \
--f TYPE the processors × wall-clock matrix of one statistic. Running jobs count up to now.",
+-f TYPE the processors × wall-clock matrix of one statistic; -T the fairshare share tree \
+(FSTREE), one row per node with its credential's and its members' work. Running jobs count up to now.",
     group(ArgGroup::new("view").args(["summary", "users", "groups", "accounts", "classes", "qos", "matrix", "nodes", "templates", "tree"]))
 )]
 pub struct Showstats {
