@@ -78,6 +78,26 @@ fn an_account_over_its_target_loses_priority() {
         f.contains("\nACCT\n-------------\nheavy*          100.00  50.00   100.00 -------\nlight*            0.00  50.00  ------- -------\n"),
         "{f}"
     );
+    // -o acct nests the submitting user under heavy (all of heavy's usage).
+    let me = String::from_utf8(
+        std::process::Command::new("id")
+            .arg("-un")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let o = text(
+        &d.run("mdiag", &["-f", "-o", "acct", "--flags=relative"])
+            .stdout,
+    );
+    assert!(
+        o.ends_with(&format!(
+            "\nACCOUNT\n-------------\nheavy*          100.00  50.00   100.00 -------\n{:<15} 100.00 -------  100.00 -------\nlight*            0.00  50.00  ------- -------\n",
+            format!("  {}", me.trim())
+        )),
+        "{o}"
+    );
 
     // Once the machine is free, light's job starts first; heavy's waits.
     let c = d.run("canceljob", &[&blocker.to_string()]);

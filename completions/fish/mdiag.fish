@@ -1,6 +1,7 @@
 complete -c mdiag -s a -d 'Accounts (optionally one)' -r
 complete -c mdiag -s l -d 'With -b: the policy level shown in the header (HARD, SOFT or OFF)' -r
-complete -c mdiag -s o -d 'With -f: organise by object type (only `user` is accepted: Arches keeps no per-account user usage to nest)' -r
+complete -c mdiag -s o -d 'With -f: organise by object type: `acct` nests each account\'s users under it (their share of the total usage, or with --flags=relative of the account\'s); `user` is the flat report' -r
+complete -c mdiag -l flags -d 'With -f -o acct: `relative` shows each user\'s share of its account\'s usage' -r
 complete -c mdiag -s G -d 'Power management (Arches manages no node power: says so)' -r
 complete -c mdiag -s T -d 'Triggers (Arches has no triggers: prints an empty table)' -r
 complete -c mdiag -s s -d 'Standing reservations (SRCFG), optionally one' -r

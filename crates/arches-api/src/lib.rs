@@ -1403,6 +1403,26 @@ pub struct FairshareView {
     /// each partition's with shares of its own; empty without a tree.
     #[serde(default)]
     pub trees: Vec<FairshareTree>,
+    /// Each account's users (`mdiag -f -o acct`), in account then user
+    /// order: their share of the account's usage.
+    #[serde(default)]
+    pub members: Vec<FairshareMember>,
+}
+
+/// A user's fairshare usage within an account (mdiag -f -o acct).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FairshareMember {
+    pub account: String,
+    pub user: String,
+    /// Decayed share of the account's usage, percent (`--flags=relative`).
+    pub percent: f64,
+    /// Share of each interval's account usage, percent (`None`: none).
+    pub intervals: Vec<Option<f64>>,
+    /// The same of the total usage (without `--flags=relative`).
+    #[serde(default)]
+    pub total_percent: f64,
+    #[serde(default)]
+    pub total_intervals: Vec<Option<f64>>,
 }
 
 /// One share tree of mdiag -f.

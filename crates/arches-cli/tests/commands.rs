@@ -900,6 +900,7 @@ fn case_mdiag_f_tree_and_showstats_t() {
                 node(1, "sales", "acct", 0.0, 50.0, 100.0, 0.0, 87.5),
             ],
         }],
+        members: Vec::new(),
     };
     let stats = StatsView {
         credentials: vec![CredStats {
@@ -972,9 +973,9 @@ root           1     4      4.00     2     2.0      1.0   1.50   0.50 100.00
         text(&out.stderr),
         "ERROR:    cannot locate fairshare tree node 'nobody'\n"
     );
-    let out = f.run("mdiag", &["-f", "-o", "acct"]);
+    let out = f.run("mdiag", &["-f", "-o", "qos"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("'mdiag -f -o acct' is not supported"));
+    assert!(text(&out.stderr).contains("'mdiag -f -o qos' is not supported"));
     // Without a tree, -T says so.
     let plain = FairshareView {
         trees: Vec::new(),
@@ -987,6 +988,79 @@ root           1     4      4.00     2     2.0      1.0   1.50   0.50 100.00
     let out = f.run("showstats", &["-T"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("no fairshare tree (FSTREE) is configured"));
+}
+
+/// mdiag -f -o acct --flags=relative: golden mdiag-f-2 whole, from the
+/// daemon's data (each account's row and its users' shares of its usage).
+fn case_mdiag_f_o_acct_golden() {
+    use arches_api::{FairshareCred, FairshareMember, FairshareView};
+    let g = golden("mdiag-f-2");
+    let num = |t: &str| -> Option<f64> { (t != "-------").then(|| t.parse().unwrap()) };
+    let mut view = FairshareView {
+        policy: Some("SDEDICATEDPES".into()),
+        depth: 6,
+        interval: 1200,
+        decay: 0.5,
+        ..FairshareView::default()
+    };
+    let mut in_accounts = false;
+    for l in g.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if l.starts_with("TotalUsage") {
+            view.total = w[3..].iter().map(|t| t.parse().unwrap()).collect();
+        } else if l == "-------------" {
+            in_accounts = true;
+        } else if in_accounts && w.len() == 9 {
+            let intervals: Vec<Option<f64>> = w[3..].iter().map(|t| num(t)).collect();
+            if l.starts_with("  ") {
+                let account = view.credentials.last().unwrap().name.clone();
+                view.members.push(FairshareMember {
+                    account,
+                    user: w[0].into(),
+                    percent: w[1].parse().unwrap(),
+                    intervals,
+                    total_percent: 0.0,
+                    total_intervals: vec![None; 6],
+                });
+            } else {
+                view.credentials.push(FairshareCred {
+                    kind: "account".into(),
+                    name: w[0].trim_end_matches('*').into(),
+                    target: num(w[2]),
+                    target_kind: String::new(),
+                    percent: w[1].parse().unwrap(),
+                    intervals,
+                });
+            }
+        }
+    }
+    assert_eq!(view.credentials.len(), 7);
+    assert_eq!(view.members.len(), 18);
+    let f = Fake::start(vec![(
+        "/v1/fairshare",
+        ok(&serde_json::to_string(&view).unwrap()),
+    )]);
+    let out = f.run("mdiag", &["-f", "-o", "acct", "--flags=relative"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), g);
+    // Without the flag, the users' shares of the total (none here).
+    let out = f.run("mdiag", &["-f", "-o", "acct"]);
+    assert!(
+        text(&out.stdout).contains(
+            "\n  mattp           0.00 ------- ------- ------- ------- ------- ------- -------\n"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+    // Other types and flags are refused.
+    let out = f.run("mdiag", &["-f", "-o", "class"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = f.run("mdiag", &["-f", "-o", "acct", "--flags=bogus"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "ERROR:    invalid flag 'bogus' for mdiag -f (expected relative)\n"
+    );
 }
 
 fn exec_mode(name: &str) -> ! {
@@ -1038,6 +1112,7 @@ fn main() {
             "mdiag_f_tree_and_showstats_t",
             case_mdiag_f_tree_and_showstats_t,
         ),
+        ("mdiag_f_o_acct_golden", case_mdiag_f_o_acct_golden),
     ];
     let mut failed = 0;
     for (name, f) in cases {

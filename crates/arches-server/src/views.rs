@@ -1274,6 +1274,29 @@ pub fn fairshare(s: &Snapshot) -> FairshareView {
         }
     }
     let trees = fairshare_trees(&s.cfg.policy, &usage.decayed(w.decay));
+    let members = usage
+        .pairs
+        .iter()
+        .filter_map(|((a, u), v)| {
+            let acct = usage.creds.get(&(CredKind::Account, a.clone()))?;
+            Some(arches_api::FairshareMember {
+                account: a.clone(),
+                user: u.clone(),
+                percent: FairshareUsage::decayed_percent(v, acct, w.decay),
+                intervals: v
+                    .iter()
+                    .zip(acct)
+                    .map(|(x, t)| (*t > 0.0 && *x > 0.0).then(|| x * 100.0 / t))
+                    .collect(),
+                total_percent: FairshareUsage::decayed_percent(v, &usage.total, w.decay),
+                total_intervals: v
+                    .iter()
+                    .zip(&usage.total)
+                    .map(|(x, t)| (*t > 0.0 && *x > 0.0).then(|| x * 100.0 / t))
+                    .collect(),
+            })
+        })
+        .collect();
     FairshareView {
         now: s.now,
         policy: f.policy.map(|p| p.to_string()),
@@ -1283,6 +1306,7 @@ pub fn fairshare(s: &Snapshot) -> FairshareView {
         total: usage.total.iter().map(|t| t / 3600.0).collect(),
         credentials,
         trees,
+        members,
     }
 }
 
