@@ -216,3 +216,80 @@ ACCOUNTCFG[big] FSTARGET=50\nACCOUNTCFG[small] FSTARGET=50\n";
         "big {b} %, small {s} %:\n{f}"
     );
 }
+
+/// A share tree (FSTREE) decides the order without any FSTARGET: heavy and
+/// light each have 50 of root's 100 shares; heavy has used everything, so
+/// its node is 50 shares over (factor −50 × K, K = 1 + 1 + 1 for FSDEPTH 2,
+/// FSDECAY 1.0) and light's 50 under: light's later job starts first.
+#[test]
+fn an_fstree_changes_which_job_starts_first() {
+    let cfg = "NODECFG[n1] PROCS=2\nNODECFG[n2] PROCS=2\nRMCFG[local] TYPE=LOCAL\n\
+FSPOLICY DEDICATEDPS\nFSINTERVAL 1:00:00\nFSDEPTH 2\nFSDECAY 1.0\n\
+FSWEIGHT 1\nFSACCOUNTWEIGHT 100\nQUEUETIMEWEIGHT 0\n\
+FSTREE[root] SHARES=100 MEMBERLIST=acct:heavy,acct:light\n\
+FSTREE[acct:heavy] SHARES=50\nFSTREE[acct:light] SHARES=50\n";
+    let d = Daemon::start_with_config(Some(cfg));
+    let w = Duration::from_secs(30);
+    let first = d.submit("sleep 1\n", &["-A", "heavy", "-l", "procs=4,walltime=60"]);
+    d.wait_state(first, "Completed", w);
+    let blocker = d.submit(
+        "sleep 300\n",
+        &["-A", "heavy", "-l", "procs=4,walltime=600"],
+    );
+    d.wait_state(blocker, "Running", w);
+    let jh = d.submit("sleep 60\n", &["-A", "heavy", "-l", "procs=4,walltime=120"]);
+    let jl = d.submit("sleep 60\n", &["-A", "light", "-l", "procs=4,walltime=120"]);
+    d.wait_considered(jh, w);
+    d.wait_considered(jl, w);
+
+    // FS(Accnt) = 100 × tree factor: light +150, heavy −150 (Moab prints
+    // the raw value in 5 characters: -1500).
+    let out = text(&d.run("mdiag", &["-p"]).stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[5],
+        format!("{jl:<20}      15000   100.0(15000)"),
+        "{out}"
+    );
+    assert_eq!(
+        lines[6],
+        format!("{jh:<20}     -15000   100.0(-1500)"),
+        "{out}"
+    );
+
+    // mdiag -f ends with the tree: heavy used all of root's 100 shares.
+    let f = text(&d.run("mdiag", &["-f"]).stdout);
+    let tree = f
+        .split("\nShare Tree Overview for partition 'ALL'\n")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no tree in:\n{f}"));
+    let rows: Vec<&str> = tree.lines().collect();
+    assert_eq!(rows.len(), 5, "{f}");
+    assert_eq!(
+        rows[0],
+        "Name          Usage    Target                (FSFACTOR)"
+    );
+    assert!(
+        rows[2].starts_with("root        100.00    100.00  of   100.00 (node: "),
+        "{f}"
+    );
+    assert!(
+        rows[3].starts_with("- heavy     100.00     50.00  of   100.00 (acct: ")
+            && rows[3].ends_with(") (-150.00)"),
+        "{f}"
+    );
+    assert_eq!(
+        rows[4], "- light       0.00     50.00  of   100.00 (acct: 0.00) (150.00)",
+        "{f}"
+    );
+
+    let c = d.run("canceljob", &[&blocker.to_string()]);
+    assert!(c.status.success(), "{}", text(&c.stderr));
+    d.wait_state(jl, "Running", w);
+    let h = d.wait_considered(jh, w);
+    assert!(h.contains("State: Idle"), "{h}");
+    for id in [jl, jh] {
+        let _ = d.run("canceljob", &[&id.to_string()]);
+    }
+    let _ = wait_for(&d, jh, "not gone", |o| !o.contains("State: Idle"));
+}

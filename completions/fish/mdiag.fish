@@ -1,6 +1,7 @@
 complete -c mdiag -s a -d 'Accounts (optionally one)' -r
 complete -c mdiag -s l -d 'With -b: the policy level shown in the header (HARD, SOFT or OFF)' -r
-complete -c mdiag -s o -d 'With -f: organise by object type (accepted for compatibility; Arches prints every kind flat)' -r
+complete -c mdiag -s o -d 'With -f: organise by object type: `acct` nests each account\'s users under it (their share of the total usage, or with --flags=relative of the account\'s); `user` is the flat report' -r
+complete -c mdiag -l flags -d 'With -f -o acct: `relative` shows each user\'s share of its account\'s usage' -r
 complete -c mdiag -s G -d 'Power management (Arches manages no node power: says so)' -r
 complete -c mdiag -s T -d 'Triggers (Arches has no triggers: prints an empty table)' -r
 complete -c mdiag -s s -d 'Standing reservations (SRCFG), optionally one' -r
@@ -22,7 +23,7 @@ complete -c mdiag -l socket -d 'Unix socket of the moab daemon (default: $MOAB_S
 complete -c mdiag -l host -d 'Server host. Accepted for compatibility with Moab clients (`--host=<master>`); Arches clients always talk to the local socket' -r
 complete -c mdiag -l timeout -d 'Seconds to wait for the daemon\'s answer before failing with `ERROR:  client timed out after N seconds` (Moab\'s CLIENTTIMEOUT, default 30)' -r
 complete -c mdiag -s b -d 'Jobs blocked by holds, policies or dependencies'
-complete -c mdiag -s f -d 'Fairshare usage per credential and interval (FSPOLICY, FSDEPTH, FSINTERVAL, FSDECAY, FSTARGET)'
+complete -c mdiag -s f -d 'Fairshare usage per credential and interval (FSPOLICY, FSDEPTH, FSINTERVAL, FSDECAY, FSTARGET), then the share tree (FSTREE) when one is configured'
 complete -c mdiag -s L -d 'Usage limits: every credential limit with its current usage'
 complete -c mdiag -s x -d 'Overall consistency check: job and configuration warnings'
 complete -c mdiag -s p -d 'Job priority breakdown per component of the eligible jobs (-v adds running jobs, -v -v every job; --xml)'

@@ -1457,6 +1457,61 @@ pub struct FairshareView {
     /// Total usage per interval in proc-hours (index 0 = current).
     pub total: Vec<f64>,
     pub credentials: Vec<FairshareCred>,
+    /// The share trees (`FSTREE`): the global one (partition `ALL`) and
+    /// each partition's with shares of its own; empty without a tree.
+    #[serde(default)]
+    pub trees: Vec<FairshareTree>,
+    /// Each account's users (`mdiag -f -o acct`), in account then user
+    /// order: their share of the account's usage.
+    #[serde(default)]
+    pub members: Vec<FairshareMember>,
+}
+
+/// A user's fairshare usage within an account (mdiag -f -o acct).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FairshareMember {
+    pub account: String,
+    pub user: String,
+    /// Decayed share of the account's usage, percent (`--flags=relative`).
+    pub percent: f64,
+    /// Share of each interval's account usage, percent (`None`: none).
+    pub intervals: Vec<Option<f64>>,
+    /// The same of the total usage (without `--flags=relative`).
+    #[serde(default)]
+    pub total_percent: f64,
+    #[serde(default)]
+    pub total_intervals: Vec<Option<f64>>,
+}
+
+/// One share tree of mdiag -f.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FairshareTree {
+    /// `ALL` (the global tree) or a partition.
+    pub partition: String,
+    /// Tiers below `root`.
+    pub tiers: u32,
+    /// The nodes depth first (members in configuration order).
+    pub nodes: Vec<FairshareTreeNode>,
+}
+
+/// One node of a share tree (mdiag -f, showstats -T).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct FairshareTreeNode {
+    /// 0 for `root`, 1 for its members, ...
+    pub depth: u32,
+    pub name: String,
+    /// `node` (an inner node), `user`, `group`, `acct`, `class` or `qos`.
+    pub node_type: String,
+    /// The shares the node's usage amounts to (of its parent's member shares).
+    pub usage_shares: f64,
+    /// `SHARES=` in this tree.
+    pub shares: f64,
+    /// The parent's member shares (Σ SHARES of its members; root: its own).
+    pub total_shares: f64,
+    /// Decayed usage, processor-hours.
+    pub usage: f64,
+    /// The tree factor (0 for an inner node, as Moab prints it).
+    pub factor: f64,
 }
 
 // ---------------------------------------------------------------------------

@@ -856,6 +856,213 @@ fn case_mshow_a_golden() {
     assert_eq!(f.run("mshow", &["-w", "minprocs=1"]).status.code(), Some(1));
 }
 
+/// mdiag -f with a share tree (FSTREE): the credential tables, then Moab's
+/// share-tree block (`MFSShowTreeWithFlags`'s columns: used shares, SHARES
+/// `of` the parent's member shares, `(<type>: <usage>)`, `(<factor>)`);
+/// showstats -T merges each node's members' statistics; -o acct is refused.
+fn case_mdiag_f_tree_and_showstats_t() {
+    use arches_api::{
+        CredStats, FairshareCred, FairshareTree, FairshareTreeNode, FairshareView, StatTotals,
+        StatsView,
+    };
+    let node = |depth, name: &str, ty: &str, us, sh, tot, usage, factor| FairshareTreeNode {
+        depth,
+        name: name.into(),
+        node_type: ty.into(),
+        usage_shares: us,
+        shares: sh,
+        total_shares: tot,
+        usage,
+        factor,
+    };
+    let view = FairshareView {
+        now: 0,
+        policy: Some("DEDICATEDPS".into()),
+        depth: 2,
+        interval: 3600,
+        decay: 0.5,
+        total: vec![4.0, 0.0],
+        credentials: vec![FairshareCred {
+            kind: "user".into(),
+            name: "ann".into(),
+            target: None,
+            target_kind: String::new(),
+            percent: 100.0,
+            intervals: vec![Some(100.0), None],
+        }],
+        trees: vec![FairshareTree {
+            partition: "ALL".into(),
+            tiers: 2,
+            nodes: vec![
+                node(0, "root", "node", 100.0, 100.0, 100.0, 4.0, 0.0),
+                node(1, "eng", "node", 100.0, 50.0, 100.0, 4.0, 0.0),
+                node(2, "ann", "user", 1.0, 1.0, 1.0, 4.0, -87.5),
+                node(1, "sales", "acct", 0.0, 50.0, 100.0, 0.0, 87.5),
+            ],
+        }],
+        members: Vec::new(),
+    };
+    let stats = StatsView {
+        credentials: vec![CredStats {
+            kind: "user".into(),
+            name: "ann".into(),
+            active_jobs: 1,
+            active_procs: 4,
+            active_ps_remaining: 14400.0,
+            completed: StatTotals {
+                jobs: 2,
+                ps_requested: 7200.0,
+                ps_dedicated: 3600.0,
+                xf_sum: 3.0,
+                qtime_sum: 3600.0,
+                ..StatTotals::default()
+            },
+            ..CredStats::default()
+        }],
+        ..StatsView::default()
+    };
+    let f = Fake::start(vec![
+        ("/v1/fairshare", ok(&serde_json::to_string(&view).unwrap())),
+        ("/v1/stats", ok(&serde_json::to_string(&stats).unwrap())),
+    ]);
+    let out = f.run("mdiag", &["-f"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "FairShare Information
+
+Depth: 2 intervals   Interval Length: 1:00:00   Decay Rate: 0.50
+
+FS Policy: DEDICATEDPS
+System FS Settings:  Target Usage: 0.00    Flags: 0
+
+FSInterval        %     Target       0       1
+FSWeight       ------- -------  1.0000  0.5000
+TotalUsage      100.00 -------     4.0     0.0
+
+USER
+-------------
+ann             100.00 -------  100.00 -------
+
+Share Tree Overview for partition 'ALL'
+Name              Usage    Target                (FSFACTOR)
+----              -----    ------              ------------
+root            100.00    100.00  of   100.00 (node: 4.00) (0.00)
+- eng           100.00     50.00  of   100.00 (node: 4.00) (0.00)
+  - ann           1.00      1.00  of     1.00 (user: 4.00) (-87.50)
+- sales           0.00     50.00  of   100.00 (acct: 0.00) (87.50)
+"
+    );
+    let out = f.run("showstats", &["-T"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "FairShare Tree Statistics (partition ALL) Initialized Thu Jan  1 00:00:00
+
+            |----- Running ------|---------------- Completed ----------------|
+Name        Jobs Procs ProcHours  Jobs   PHReq    PHDed  AvgXF  AvgQH Shares
+root           1     4      4.00     2     2.0      1.0   1.50   0.50 100.00
+- eng          1     4      4.00     2     2.0      1.0   1.50   0.50  50.00
+  - ann        1     4      4.00     2     2.0      1.0   1.50   0.50   1.00
+- sales        0     0      0.00 ----- -------      0.0 ------ ------  50.00
+"
+    );
+    let out = f.run("showstats", &["-T", "nobody"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "ERROR:    cannot locate fairshare tree node 'nobody'\n"
+    );
+    let out = f.run("mdiag", &["-f", "-o", "qos"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("'mdiag -f -o qos' is not supported"));
+    // Without a tree, -T says so.
+    let plain = FairshareView {
+        trees: Vec::new(),
+        ..view
+    };
+    let f = Fake::start(vec![(
+        "/v1/fairshare",
+        ok(&serde_json::to_string(&plain).unwrap()),
+    )]);
+    let out = f.run("showstats", &["-T"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no fairshare tree (FSTREE) is configured"));
+}
+
+/// mdiag -f -o acct --flags=relative: golden mdiag-f-2 whole, from the
+/// daemon's data (each account's row and its users' shares of its usage).
+fn case_mdiag_f_o_acct_golden() {
+    use arches_api::{FairshareCred, FairshareMember, FairshareView};
+    let g = golden("mdiag-f-2");
+    let num = |t: &str| -> Option<f64> { (t != "-------").then(|| t.parse().unwrap()) };
+    let mut view = FairshareView {
+        policy: Some("SDEDICATEDPES".into()),
+        depth: 6,
+        interval: 1200,
+        decay: 0.5,
+        ..FairshareView::default()
+    };
+    let mut in_accounts = false;
+    for l in g.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        if l.starts_with("TotalUsage") {
+            view.total = w[3..].iter().map(|t| t.parse().unwrap()).collect();
+        } else if l == "-------------" {
+            in_accounts = true;
+        } else if in_accounts && w.len() == 9 {
+            let intervals: Vec<Option<f64>> = w[3..].iter().map(|t| num(t)).collect();
+            if l.starts_with("  ") {
+                let account = view.credentials.last().unwrap().name.clone();
+                view.members.push(FairshareMember {
+                    account,
+                    user: w[0].into(),
+                    percent: w[1].parse().unwrap(),
+                    intervals,
+                    total_percent: 0.0,
+                    total_intervals: vec![None; 6],
+                });
+            } else {
+                view.credentials.push(FairshareCred {
+                    kind: "account".into(),
+                    name: w[0].trim_end_matches('*').into(),
+                    target: num(w[2]),
+                    target_kind: String::new(),
+                    percent: w[1].parse().unwrap(),
+                    intervals,
+                });
+            }
+        }
+    }
+    assert_eq!(view.credentials.len(), 7);
+    assert_eq!(view.members.len(), 18);
+    let f = Fake::start(vec![(
+        "/v1/fairshare",
+        ok(&serde_json::to_string(&view).unwrap()),
+    )]);
+    let out = f.run("mdiag", &["-f", "-o", "acct", "--flags=relative"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), g);
+    // Without the flag, the users' shares of the total (none here).
+    let out = f.run("mdiag", &["-f", "-o", "acct"]);
+    assert!(
+        text(&out.stdout).contains(
+            "\n  mattp           0.00 ------- ------- ------- ------- ------- ------- -------\n"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+    // Other types and flags are refused.
+    let out = f.run("mdiag", &["-f", "-o", "class"]);
+    assert_eq!(out.status.code(), Some(1));
+    let out = f.run("mdiag", &["-f", "-o", "acct", "--flags=bogus"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "ERROR:    invalid flag 'bogus' for mdiag -f (expected relative)\n"
+    );
+}
+
 fn exec_mode(name: &str) -> ! {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     args[0] = name.into();
@@ -901,6 +1108,11 @@ fn main() {
         ("showconfig_golden", case_showconfig_golden),
         ("showstate_golden", case_showstate_golden),
         ("mshow_a_golden", case_mshow_a_golden),
+        (
+            "mdiag_f_tree_and_showstats_t",
+            case_mdiag_f_tree_and_showstats_t,
+        ),
+        ("mdiag_f_o_acct_golden", case_mdiag_f_o_acct_golden),
     ];
     let mut failed = 0;
     for (name, f) in cases {

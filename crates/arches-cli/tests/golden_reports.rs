@@ -171,6 +171,8 @@ fn mdiag_f_target_kinds_keep_their_suffix() {
             cred("qos", "high", 60.0, Some(30.0), "%"),
             cred("class", "batch", 60.0, Some(5000.0), "^"),
         ],
+        trees: Vec::new(),
+        members: Vec::new(),
     };
     assert_eq!(
         mdiag::render_fairshare(&view),
@@ -254,6 +256,8 @@ fn mdiag_f_byte_exact_from_moab_doc() {
         decay: 0.5,
         total,
         credentials,
+        trees: Vec::new(),
+        members: Vec::new(),
     };
     let ours = mdiag::render_fairshare(&view);
     // The sample starts with an empty line (the doc's spacing after the command line).

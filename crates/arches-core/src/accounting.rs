@@ -295,6 +295,8 @@ pub struct Accounting {
     /// (`floor(t / FSINTERVAL)`).
     pub fs: BTreeMap<(CredKind, String), BTreeMap<i64, f64>>,
     pub fs_total: BTreeMap<i64, f64>,
+    /// Fairshare: the same per (account, user) pair (`mdiag -f -o acct`).
+    pub fs_pairs: BTreeMap<(String, String), BTreeMap<i64, f64>>,
     /// The period cut into intervals (`showstats -t`, `showstats -n`).
     pub profile: crate::history::StatProfile,
 }
@@ -424,6 +426,16 @@ impl Accounting {
             for c in creds {
                 charge(self.fs.entry(c).or_default(), fs, from, u.end, rate);
             }
+            if let Some(a) = &j.cred.account {
+                let pair = (a.clone(), j.cred.user.clone());
+                charge(
+                    self.fs_pairs.entry(pair).or_default(),
+                    fs,
+                    from,
+                    u.end,
+                    u.procs,
+                );
+            }
         }
         self.trim(fs, end);
         true
@@ -437,6 +449,10 @@ impl Accounting {
             m.retain(|k, _| *k >= oldest);
         }
         self.fs.retain(|_, m| !m.is_empty());
+        for m in self.fs_pairs.values_mut() {
+            m.retain(|k, _| *k >= oldest);
+        }
+        self.fs_pairs.retain(|_, m| !m.is_empty());
     }
 
     /// Starts a new period at `now` (`mschedctl -f all`); the profile
@@ -451,6 +467,7 @@ impl Accounting {
     pub fn reset_fairshare(&mut self) {
         self.fs.clear();
         self.fs_total.clear();
+        self.fs_pairs.clear();
     }
 
     /// Fairshare usage per interval (0 = current) including active jobs
@@ -471,8 +488,16 @@ impl Accounting {
         };
         let mut creds: BTreeMap<(CredKind, String), BTreeMap<i64, f64>> = self.fs.clone();
         let mut total = self.fs_total.clone();
+        let mut pairs = self.fs_pairs.clone();
+        let mut users: BTreeMap<String, crate::fairshare::ActiveUse> = BTreeMap::new();
         for j in active {
             let Some(r) = j.run.as_ref() else { continue };
+            if let Some((procs, _, left)) = active_usage(j, self.since, now) {
+                let u = users.entry(j.cred.user.clone()).or_default();
+                u.jobs += 1;
+                u.procs += procs;
+                u.ps += left;
+            }
             let from = r.start_time.max(self.since);
             if from >= now {
                 continue;
@@ -482,10 +507,16 @@ impl Accounting {
             for c in job_creds(j) {
                 charge(creds.entry(c).or_default(), fs, from, now, rate);
             }
+            if let Some(a) = &j.cred.account {
+                let pair = (a.clone(), j.cred.user.clone());
+                charge(pairs.entry(pair).or_default(), fs, from, now, procs);
+            }
         }
         FairshareUsage {
             total: to_vec(&total),
             creds: creds.iter().map(|(k, m)| (k.clone(), to_vec(m))).collect(),
+            active: users,
+            pairs: pairs.iter().map(|(k, m)| (k.clone(), to_vec(m))).collect(),
         }
     }
 }
@@ -495,6 +526,10 @@ impl Accounting {
 pub struct FairshareUsage {
     pub total: Vec<f64>,
     pub creds: BTreeMap<(CredKind, String), Vec<f64>>,
+    /// Each user's active work at `now` ([`crate::fairshare::FsUsage::active`]).
+    pub active: BTreeMap<String, crate::fairshare::ActiveUse>,
+    /// Per (account, user) pair, per interval (`mdiag -f -o acct`).
+    pub pairs: BTreeMap<(String, String), Vec<f64>>,
 }
 
 impl FairshareUsage {
@@ -517,6 +552,7 @@ impl FairshareUsage {
                 .iter()
                 .map(|(k, v)| (k.clone(), sum(v)))
                 .collect(),
+            active: self.active.clone(),
         }
     }
 
@@ -713,6 +749,31 @@ mod tests {
     }
 
     #[test]
+    fn fairshare_usage_is_kept_per_account_and_user_pair() {
+        let w = FsWindow {
+            interval: 100,
+            depth: 2,
+            decay: 1.0,
+            charge: FsCharge::Dedicated,
+        };
+        let mut a = Accounting::new(0);
+        let mut j = done(1, 2, Some(50), 0, 0, 50);
+        j.cred.account = Some("chem".into());
+        a.record(&j, 50, &w);
+        // A job without an account counts for no pair.
+        a.record(&done(2, 1, Some(50), 0, 0, 50), 50, &w);
+        let u = a.fairshare(std::iter::empty(), &w, 60);
+        assert_eq!(
+            u.pairs,
+            [(("chem".to_string(), "alice".to_string()), vec![100.0, 0.0])]
+                .into_iter()
+                .collect()
+        );
+        a.reset_fairshare();
+        assert!(a.fs_pairs.is_empty());
+    }
+
+    #[test]
     fn decayed_usage_weighs_older_intervals_by_the_decay() {
         // Maui's example: John 60, 0, 10, 50 of 110, 125, 100, 150, decay 0.5.
         let u = FairshareUsage {
@@ -723,6 +784,8 @@ mod tests {
             )]
             .into_iter()
             .collect(),
+            active: Default::default(),
+            pairs: Default::default(),
         };
         let d = u.decayed(0.5);
         assert!((d.total - (110.0 + 62.5 + 25.0 + 18.75)).abs() < 1e-9);

@@ -25,9 +25,13 @@
 //! | `N^` | absolute cap | none | blocked while usage + the job's processors × wall-clock limit exceeds `N` processor-seconds |
 //!
 //! A credential without a target of its own takes the `DEFAULT` entry's
-//! (`USERCFG[DEFAULT] FSTARGET=...`); no target, or no usage at all yet,
-//! makes its factor 0. Fairshare is off (factor 0, no caps) unless
-//! `FSPOLICY` is set.
+//! (`USERCFG[DEFAULT] FSTARGET=...`); without a target its factor is the
+//! job's share-tree factor when an `FSTREE` is configured
+//! ([`crate::fstree`], Moab uses the tree's factor for every fairshare
+//! subcomponent), else 0; no usage at all yet makes every factor 0.
+//! `FSJPU`, `FSPPU` and `FSPSPU` are the jobs, processors and remaining
+//! processor-seconds the job's user has running ([`active_factor`]).
+//! Fairshare is off (factor 0, no caps) unless `FSPOLICY` is set.
 
 use std::collections::BTreeMap;
 
@@ -99,6 +103,21 @@ impl FsTarget {
 pub struct FsUsage {
     pub total: f64,
     pub creds: BTreeMap<(CredKind, String), f64>,
+    /// Each user's active (running) work at that instant: the `FSJPU`,
+    /// `FSPPU` and `FSPSPU` subcomponents.
+    pub active: BTreeMap<String, ActiveUse>,
+}
+
+/// A user's active work ([`FsUsage::active`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ActiveUse {
+    /// Running jobs.
+    pub jobs: u32,
+    /// Processors allocated to them.
+    pub procs: u32,
+    /// Processor-seconds they still hold: processors × remaining
+    /// wall-clock limit.
+    pub ps: f64,
 }
 
 impl FsUsage {
@@ -172,7 +191,7 @@ pub fn factor(job: &Job, policy: &Policy, kind: CredKind) -> f64 {
         return 0.0;
     };
     let Some(t) = target(policy, kind, &name).filter(|t| t.hundredths > 0) else {
-        return 0.0;
+        return tree_factor(job, policy).unwrap_or(0.0);
     };
     let delta = t.value() - fs.usage.percent(kind, &name);
     match t.kind {
@@ -180,6 +199,44 @@ pub fn factor(job: &Job, policy: &Policy, kind: CredKind) -> f64 {
         FsTargetKind::Floor => delta.max(0.0),
         FsTargetKind::Ceiling => delta.min(0.0),
         FsTargetKind::CapRelative | FsTargetKind::CapAbsolute => 0.0,
+    }
+}
+
+/// The share-tree factor of `job` ([`crate::fstree`]): its node's factor
+/// in the tree of the partition it requests (when that partition has
+/// shares of its own), else in the global tree; `None` without a tree or
+/// when the job is on no node.
+pub fn tree_factor(job: &Job, policy: &Policy) -> Option<f64> {
+    let fs = &policy.fairshare;
+    let tree = fs.tree.as_ref()?;
+    let node = tree.job_node(job)?;
+    let par = job.req.partition.clone();
+    let state = fs
+        .tree_states
+        .get(&par)
+        .or_else(|| fs.tree_states.get(&None))?;
+    state.factor.get(node).copied()
+}
+
+/// The `FSJPU`, `FSPPU` and `FSPSPU` subcomponents (`k` 0, 1, 2): the
+/// jobs, processors and processor-seconds (processors × remaining
+/// wall-clock limit) the job's user has running, under the same
+/// conditions as the other fairshare factors (`FSPOLICY` set, some usage).
+pub fn active_factor(job: &Job, policy: &Policy, k: usize) -> f64 {
+    let fs = &policy.fairshare;
+    if !fs.enabled || fs.usage.total <= 0.0 {
+        return 0.0;
+    }
+    let a = fs
+        .usage
+        .active
+        .get(&job.cred.user)
+        .copied()
+        .unwrap_or_default();
+    match k {
+        0 => f64::from(a.jobs),
+        1 => f64::from(a.procs),
+        _ => a.ps,
     }
 }
 
@@ -198,9 +255,18 @@ pub fn has_caps(policy: &Policy) -> bool {
 pub fn active(policy: &Policy) -> bool {
     let w = &policy.weights;
     policy.fairshare.enabled
-        && ([w.fs_user, w.fs_group, w.fs_account, w.fs_qos, w.fs_class]
-            .iter()
-            .any(|sw| w.fs.saturating_mul(*sw) != 0)
+        && ([
+            w.fs_user,
+            w.fs_group,
+            w.fs_account,
+            w.fs_qos,
+            w.fs_class,
+            w.fs_jpu,
+            w.fs_ppu,
+            w.fs_pspu,
+        ]
+        .iter()
+        .any(|sw| w.fs.saturating_mul(*sw) != 0)
             || has_caps(policy))
 }
 
@@ -272,6 +338,7 @@ mod tests {
                 .iter()
                 .map(|(k, n, v)| ((*k, n.to_string()), *v))
                 .collect(),
+            active: Default::default(),
         });
         p
     }

@@ -34,6 +34,7 @@ pub mod defer;
 pub mod eligibility;
 pub mod fairshare;
 pub mod forced;
+pub mod fstree;
 pub mod gres;
 pub mod history;
 mod index;

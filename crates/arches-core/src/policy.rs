@@ -306,6 +306,14 @@ pub struct PriorityWeights {
     pub fs_account: i64,
     pub fs_qos: i64,
     pub fs_class: i64,
+    /// `FSJPUWEIGHT`, `FSPPUWEIGHT`, `FSPSPUWEIGHT`: the user's running
+    /// jobs, processors and processor-seconds.
+    pub fs_jpu: i64,
+    pub fs_ppu: i64,
+    pub fs_pspu: i64,
+    /// `FSCAP`: the most the fairshare component (Σ subcomponent weight ×
+    /// factor) counts either way before `FSWEIGHT` (0: no cap).
+    pub fs_cap: i64,
     /// `QUEUETIMECAP`, `XFACTORCAP`, `BYPASSCAP`: the most the raw
     /// (pre-weighted) queue-time minutes, expansion factor and bypass
     /// count contribute (0: no cap).
@@ -337,6 +345,10 @@ impl Default for PriorityWeights {
             fs_account: 0,
             fs_qos: 0,
             fs_class: 0,
+            fs_jpu: 0,
+            fs_ppu: 0,
+            fs_pspu: 0,
+            fs_cap: 0,
             queuetime_cap: 0,
             xfactor_cap: 0,
             bypass_cap: 0,
@@ -426,14 +438,65 @@ pub struct Policy {
 }
 
 /// Fairshare as the core sees it ([`crate::fairshare`]).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Fairshare {
     /// `FSPOLICY` is set (otherwise fairshare neither changes priorities nor
     /// blocks jobs).
     pub enabled: bool,
     /// The decayed usage at the iteration's `now`, set by the driver before
-    /// each iteration when [`crate::fairshare::active`].
+    /// each iteration when [`crate::fairshare::active`] (with
+    /// [`Fairshare::set_usage`], which also evaluates the share tree).
     pub usage: std::sync::Arc<crate::fairshare::FsUsage>,
+    /// `FSTREE` (`None`: no share tree) ([`crate::fstree`]).
+    pub tree: Option<std::sync::Arc<crate::fstree::FsTree>>,
+    /// `FSDEPTH` and `FSDECAY` (the share tree's constant).
+    pub depth: u32,
+    pub decay: f64,
+    /// `FSTREETIERMULTIPLIER` ([`crate::fstree`]).
+    pub tier_multiplier: f64,
+    /// The share tree evaluated under [`Fairshare::usage`]: the global
+    /// tree (key `None`) and each partition's with its own shares.
+    pub tree_states:
+        std::sync::Arc<std::collections::BTreeMap<Option<String>, crate::fstree::TreeState>>,
+}
+
+impl Fairshare {
+    /// Sets the usage of this iteration and evaluates the share tree
+    /// under it.
+    pub fn set_usage(&mut self, usage: std::sync::Arc<crate::fairshare::FsUsage>) {
+        self.usage = usage;
+        self.refresh_tree();
+    }
+
+    /// Re-evaluates the share tree under the current usage.
+    pub fn refresh_tree(&mut self) {
+        let mut states = std::collections::BTreeMap::new();
+        if let Some(t) = &self.tree {
+            let k = crate::fstree::tree_constant(self.depth, self.decay);
+            let m = self.tier_multiplier;
+            states.insert(None, t.evaluate(&self.usage, None, k, m));
+            for p in t.partitions() {
+                let s = t.evaluate(&self.usage, Some(&p), k, m);
+                states.insert(Some(p), s);
+            }
+        }
+        self.tree_states = std::sync::Arc::new(states);
+    }
+}
+
+impl Default for Fairshare {
+    fn default() -> Self {
+        // Moab's FSDEPTH 8 and FSDECAY 1.0.
+        Fairshare {
+            enabled: false,
+            usage: Default::default(),
+            tree: None,
+            depth: 8,
+            decay: 1.0,
+            tier_multiplier: 1.0,
+            tree_states: Default::default(),
+        }
+    }
 }
 
 impl Default for Policy {

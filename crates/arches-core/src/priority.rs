@@ -6,14 +6,20 @@
 //! + CREDWEIGHT × (USERWEIGHT × user prio + GROUPWEIGHT × group prio
 //!                 + ACCOUNTWEIGHT × account prio + CLASSWEIGHT × class prio
 //!                 + QOSWEIGHT × QoS prio)
-//! + FSWEIGHT × (FSUSERWEIGHT × user fs + FSGROUPWEIGHT × group fs
+//! + FSWEIGHT × cap_FSCAP(FSUSERWEIGHT × user fs + FSGROUPWEIGHT × group fs
 //!               + FSACCOUNTWEIGHT × account fs + FSQOSWEIGHT × QoS fs
-//!               + FSCLASSWEIGHT × class fs)
+//!               + FSCLASSWEIGHT × class fs + FSJPUWEIGHT × user's running jobs
+//!               + FSPPUWEIGHT × their processors + FSPSPUWEIGHT × their
+//!               remaining processor-seconds)
 //! ```
 //!
 //! where each `fs` factor is the credential's fairshare target minus its
 //! decayed share of the usage, in percentage points, as its target kind
-//! allows ([`crate::fairshare`]).
+//! allows — or, for a credential without a target, the job's share-tree
+//! factor when an `FSTREE` is configured ([`crate::fairshare`],
+//! [`crate::fstree`]). `cap_FSCAP` holds the sum within ±`FSCAP` (0: no
+//! cap); the breakdown's fairshare contributions are scaled to add up to
+//! the capped component.
 //!
 //! A QoS's `QTWEIGHT`/`XFWEIGHT` are added to `QUEUETIMEWEIGHT` and
 //! `XFACTORWEIGHT` for its jobs (Moab's `MJobGetStartPriority`).
@@ -40,7 +46,7 @@ use crate::Time;
 /// priority, bypass). The names are Moab's column labels. [`priority`]
 /// emits its breakdown in this order and [`weights`] gives the weights in
 /// it: the one definition every report uses.
-pub const SUBCOMPONENTS: [(&str, &str); 14] = [
+pub const SUBCOMPONENTS: [(&str, &str); 17] = [
     ("Cred", "User"),
     ("Cred", "Group"),
     ("Cred", "Accnt"),
@@ -51,6 +57,9 @@ pub const SUBCOMPONENTS: [(&str, &str); 14] = [
     ("FS", "Accnt"),
     ("FS", "QOS"),
     ("FS", "Class"),
+    ("FS", "JPU"),
+    ("FS", "PPU"),
+    ("FS", "PSPU"),
     ("Serv", "QTime"),
     ("Serv", "XFctr"),
     ("Serv", "UPrio"),
@@ -69,7 +78,7 @@ pub fn weights(policy: &Policy) -> Vec<(&'static str, &'static str, i64, i64)> {
 
 /// `(component weight, subcomponent weight)` of every entry of
 /// [`SUBCOMPONENTS`], in that order.
-fn weight_pairs(policy: &Policy) -> [(i64, i64); 14] {
+fn weight_pairs(policy: &Policy) -> [(i64, i64); 17] {
     let w = &policy.weights;
     [
         (w.cred, w.user),
@@ -82,6 +91,9 @@ fn weight_pairs(policy: &Policy) -> [(i64, i64); 14] {
         (w.fs, w.fs_account),
         (w.fs, w.fs_qos),
         (w.fs, w.fs_class),
+        (w.fs, w.fs_jpu),
+        (w.fs, w.fs_ppu),
+        (w.fs, w.fs_pspu),
         (w.service, w.queuetime),
         (w.service, w.xfactor),
         (w.service, w.userprio),
@@ -109,12 +121,13 @@ fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
             .and_then(|k| policy.classes.get(k))
             .map_or(0, |cfg| cfg.priority) as f64,
         5..=9 => crate::fairshare::factor(job, policy, crate::fairshare::FS_KINDS[k - 5]),
-        10 => capped(
+        10..=12 => crate::fairshare::active_factor(job, policy, k - 10),
+        13 => capped(
             ((now - job.queued_since()).max(0) / 60) as f64,
             policy.weights.queuetime_cap,
         ),
-        11 => capped(xfactor(job, policy, now), policy.weights.xfactor_cap),
-        12 => job.user_prio as f64,
+        14 => capped(xfactor(job, policy, now), policy.weights.xfactor_cap),
+        15 => job.user_prio as f64,
         _ => capped(f64::from(job.bypass_count), policy.weights.bypass_cap),
     }
 }
@@ -176,6 +189,19 @@ pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
         }
     }
     debug_assert_eq!(comps.len(), slots);
+    // FSCAP: the fairshare contributions scaled to the capped component.
+    let fs: f64 = comps
+        .iter()
+        .filter(|c| c.component == "FS")
+        .map(|c| c.contribution)
+        .sum();
+    let capped_fs = fs_capped(fs, policy);
+    if capped_fs != fs && fs != 0.0 {
+        let scale = capped_fs / fs;
+        for c in comps.iter_mut().filter(|c| c.component == "FS") {
+            c.contribution *= scale;
+        }
+    }
     let computed: f64 = comps.iter().map(|c| c.contribution).sum();
     let computed = computed.clamp(i64::MIN as f64, i64::MAX as f64) as i64;
     match job.sys_prio {
@@ -201,13 +227,32 @@ pub fn priority_total(job: &Job, policy: &Policy, now: Time) -> (bool, i64) {
     }
     let mut sum = 0.0f64;
     let adj = qos_weights(job, policy);
+    let mut fs = 0.0f64;
     for (k, (cw, sw)) in weight_pairs(policy).into_iter().enumerate() {
         let weight = cw.saturating_mul(sw.saturating_add(adjustment(k, adj)));
         if weight != 0 {
-            sum += weight as f64 * factor(k, job, policy, now);
+            let c = weight as f64 * factor(k, job, policy, now);
+            if SUBCOMPONENTS[k].0 == "FS" {
+                fs += c;
+            } else {
+                sum += c;
+            }
         }
     }
+    sum += fs_capped(fs, policy);
     (false, sum.clamp(i64::MIN as f64, i64::MAX as f64) as i64)
+}
+
+/// The weighted fairshare component (`FSWEIGHT × Σ FS<sub>WEIGHT ×
+/// factor`) with `FSCAP` applied: Moab caps the component's factor (the
+/// sum before `FSWEIGHT`) to ±`FSCAP`.
+fn fs_capped(weighted: f64, policy: &Policy) -> f64 {
+    let w = &policy.weights;
+    if w.fs_cap <= 0 || w.fs == 0 {
+        return weighted;
+    }
+    let cap = w.fs_cap as f64;
+    (weighted / w.fs as f64).clamp(-cap, cap) * w.fs as f64
 }
 
 /// Expansion factor: (time queued + walltime) / walltime; 1 without walltime.
@@ -364,6 +409,7 @@ mod tests {
                 .iter()
                 .map(|(k, n, v)| ((*k, n.to_string()), *v))
                 .collect(),
+            active: Default::default(),
         });
         let mut j = Job::new(1, "a", Request::procs(1), Some(60), 0);
         j.cred.group = "b".into();
@@ -390,9 +436,96 @@ mod tests {
             ]
         );
         assert_eq!(priority_total(&j, &p, 0), (false, b.total));
+        // FSCAP 100: the component (10 × 5 + 30 × −10 = −250) counts −100.
+        p.weights.fs_cap = 100;
+        let c = priority(&j, &p, 0);
+        assert_eq!(c.total, 100 * -100);
+        let sum: f64 = c.components.iter().map(|x| x.contribution).sum();
+        assert!((sum - c.total as f64).abs() < 1e-6);
+        assert_eq!(priority_total(&j, &p, 0), (false, c.total));
+        p.weights.fs_cap = 0;
         // Fairshare off (no FSPOLICY): no effect whatever the weights.
         p.fairshare.enabled = false;
         assert_eq!(priority(&j, &p, 0).total, 0);
+    }
+
+    #[test]
+    fn active_work_per_user_weights() {
+        use crate::fairshare::{ActiveUse, FsUsage};
+        let mut p = Policy::default();
+        p.weights.queuetime = 0;
+        p.fairshare.enabled = true;
+        p.weights.fs_jpu = -1000;
+        p.weights.fs_ppu = -10;
+        p.weights.fs_pspu = -1;
+        p.fairshare.usage = std::sync::Arc::new(FsUsage {
+            total: 50.0,
+            active: [(
+                "u".to_string(),
+                ActiveUse {
+                    jobs: 2,
+                    procs: 6,
+                    ps: 300.0,
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..FsUsage::default()
+        });
+        let j = job(1, 0);
+        let b = priority(&j, &p, 0);
+        assert_eq!(b.total, -2000 - 60 - 300);
+        let subs: Vec<&str> = b.components.iter().map(|c| c.sub).collect();
+        assert_eq!(subs, ["JPU", "PPU", "PSPU"]);
+        assert_eq!(priority_total(&j, &p, 0), (false, b.total));
+        // Another user runs nothing.
+        let mut k = job(2, 0);
+        k.cred.user = "v".into();
+        assert_eq!(priority(&k, &p, 0).total, 0);
+    }
+
+    #[test]
+    fn share_tree_factor_feeds_fairshare_subcomponents_without_a_target() {
+        use crate::accounting::CredKind;
+        use crate::fairshare::FsUsage;
+        let mut p = Policy::default();
+        p.weights.queuetime = 0;
+        p.weights.fs_user = 1;
+        p.fairshare.enabled = true;
+        let mut t = crate::fstree::FsTree::default();
+        t.add_members(0, "user:u,user:v").unwrap();
+        for n in ["user:u", "user:v"] {
+            let i = t.node_for_index(n).unwrap();
+            t.set_shares(i, "50").unwrap();
+        }
+        p.fairshare.tree = Some(std::sync::Arc::new(t));
+        p.fairshare.depth = 1;
+        p.fairshare.decay = 1.0; // K = 2
+        p.fairshare.set_usage(std::sync::Arc::new(FsUsage {
+            total: 100.0,
+            creds: [((CredKind::User, "u".to_string()), 100.0)]
+                .into_iter()
+                .collect(),
+            ..FsUsage::default()
+        }));
+        let j = job(1, 0);
+        // u used 100 of 100 shares against 50: −50 × 2.
+        assert_eq!(priority(&j, &p, 0).total, -100);
+        let mut k = job(2, 0);
+        k.cred.user = "v".into();
+        assert_eq!(priority(&k, &p, 0).total, 100);
+        // A target of its own wins over the tree.
+        p.users.insert(
+            "u".into(),
+            CredConfig {
+                fs_target: Some(crate::fairshare::FsTarget {
+                    hundredths: 9000,
+                    kind: crate::fairshare::FsTargetKind::Target,
+                }),
+                ..CredConfig::default()
+            },
+        );
+        assert_eq!(priority(&j, &p, 0).total, -10);
     }
 
     #[test]

@@ -32,6 +32,9 @@
 //!         and the decayed usage, running jobs included, feeds every iteration),
 //!     WEIGHT <FS|FSUSER|FSGROUP|FSACCOUNT|FSQOS|FSCLASS> <n>,
 //!     FSTARGET user|group|account|class|qos <name> <N>[+|-|%|^]
+//!     WEIGHT <FSJPU|FSPPU|FSPSPU|FSCAP> <n>,
+//!     FSTREE <node> [SHARES=N[@PAR][,..]] [MEMBERLIST=[type:]name,..]   (FSTREE[node] ...),
+//!     FSTREETIERMULTIPLIER <f>
 //! rm termdelay T                              checkpointed/requeued jobs take T to end (default 0)
 //! failstart ID T                              the start of ID at T fails at the resource manager
 //!     (it is started, then requeued at once)
@@ -245,6 +248,8 @@ fn parse(text: &str) -> Scenario {
                     decay: w[4].parse().unwrap(),
                     charge: Default::default(),
                 });
+                sc.policy.fairshare.depth = w[3].parse().unwrap();
+                sc.policy.fairshare.decay = w[4].parse().unwrap();
             }
             "policy" => policy(&mut sc.policy, &w[1..]),
             "job" => {
@@ -519,6 +524,10 @@ fn policy(p: &mut Policy, w: &[&str]) {
                 "FSACCOUNT" => ws.fs_account = n,
                 "FSQOS" => ws.fs_qos = n,
                 "FSCLASS" => ws.fs_class = n,
+                "FSJPU" => ws.fs_jpu = n,
+                "FSPPU" => ws.fs_ppu = n,
+                "FSPSPU" => ws.fs_pspu = n,
+                "FSCAP" => ws.fs_cap = n,
                 other => panic!("unknown weight {other}"),
             }
         }
@@ -562,6 +571,22 @@ fn policy(p: &mut Policy, w: &[&str]) {
                     other => panic!("unknown limit {other}"),
                 }
             }
+        }
+        "FSTREE" => {
+            // policy FSTREE <node> [SHARES=..] [MEMBERLIST=..]  (moab.cfg's FSTREE[node] ...)
+            let tree =
+                std::sync::Arc::make_mut(p.fairshare.tree.get_or_insert_with(Default::default));
+            let i = tree.node_for_index(w[1]).unwrap();
+            for a in &w[2..] {
+                match a.split_once('=').unwrap() {
+                    ("SHARES", v) => tree.set_shares(i, v).unwrap(),
+                    ("MEMBERLIST", v) => tree.add_members(i, v).unwrap(),
+                    (other, _) => panic!("unknown FSTREE attribute {other}"),
+                }
+            }
+        }
+        "FSTREETIERMULTIPLIER" => {
+            p.fairshare.tier_multiplier = w[1].parse().unwrap();
         }
         "FSTARGET" => {
             use arches_core::fairshare::{FsTarget, FsTargetKind};
@@ -875,7 +900,8 @@ fn replay(sc: &Scenario) -> Outcome {
             Some(fs) => {
                 let mut p = sc.policy.clone();
                 let usage = accounting.fairshare(state.active(), fs, now);
-                p.fairshare.usage = std::sync::Arc::new(usage.decayed(fs.decay));
+                p.fairshare
+                    .set_usage(std::sync::Arc::new(usage.decayed(fs.decay)));
                 fs_policy = p;
                 &fs_policy
             }

@@ -1102,7 +1102,7 @@ pub fn policy_with_usage<'a>(
     match usage {
         Some(u) if arches_core::fairshare::active(policy) => {
             let mut p = policy.clone();
-            p.fairshare.usage = u.clone();
+            p.fairshare.set_usage(u.clone());
             std::borrow::Cow::Owned(p)
         }
         _ => std::borrow::Cow::Borrowed(policy),
@@ -1290,6 +1290,30 @@ pub fn fairshare(s: &Snapshot) -> FairshareView {
             });
         }
     }
+    let trees = fairshare_trees(&s.cfg.policy, &usage.decayed(w.decay));
+    let members = usage
+        .pairs
+        .iter()
+        .filter_map(|((a, u), v)| {
+            let acct = usage.creds.get(&(CredKind::Account, a.clone()))?;
+            Some(arches_api::FairshareMember {
+                account: a.clone(),
+                user: u.clone(),
+                percent: FairshareUsage::decayed_percent(v, acct, w.decay),
+                intervals: v
+                    .iter()
+                    .zip(acct)
+                    .map(|(x, t)| (*t > 0.0 && *x > 0.0).then(|| x * 100.0 / t))
+                    .collect(),
+                total_percent: FairshareUsage::decayed_percent(v, &usage.total, w.decay),
+                total_intervals: v
+                    .iter()
+                    .zip(&usage.total)
+                    .map(|(x, t)| (*t > 0.0 && *x > 0.0).then(|| x * 100.0 / t))
+                    .collect(),
+            })
+        })
+        .collect();
     FairshareView {
         now: s.now,
         policy: f.policy.map(|p| p.to_string()),
@@ -1298,5 +1322,49 @@ pub fn fairshare(s: &Snapshot) -> FairshareView {
         decay: w.decay,
         total: usage.total.iter().map(|t| t / 3600.0).collect(),
         credentials,
+        trees,
+        members,
     }
+}
+
+/// The share trees (`FSTREE`) evaluated under `usage` (mdiag -f,
+/// showstats -T): the global tree, then each partition's.
+pub fn fairshare_trees(
+    policy: &arches_core::Policy,
+    usage: &arches_core::fairshare::FsUsage,
+) -> Vec<arches_api::FairshareTree> {
+    let fs = &policy.fairshare;
+    let Some(tree) = fs.tree.as_ref() else {
+        return Vec::new();
+    };
+    let k = arches_core::fstree::tree_constant(fs.depth, fs.decay);
+    let order = tree.preorder();
+    let mut pars: Vec<Option<String>> = vec![None];
+    pars.extend(tree.partitions().into_iter().map(Some));
+    pars.into_iter()
+        .map(|par| {
+            let st = tree.evaluate(usage, par.as_deref(), k, fs.tier_multiplier);
+            let nodes = order
+                .iter()
+                .map(|&i| {
+                    let n = &tree.nodes[i];
+                    arches_api::FairshareTreeNode {
+                        depth: tree.depth(i) as u32,
+                        name: n.name.clone(),
+                        node_type: n.type_name().to_string(),
+                        usage_shares: st.used_shares[i],
+                        shares: st.shares[i],
+                        total_shares: n.parent.map_or(st.shares[i], |p| st.child_shares[p]),
+                        usage: st.usage[i] / 3600.0,
+                        factor: if n.cred.is_some() { st.factor[i] } else { 0.0 },
+                    }
+                })
+                .collect();
+            arches_api::FairshareTree {
+                partition: par.unwrap_or_else(|| "ALL".to_string()),
+                tiers: tree.tiers() as u32,
+                nodes,
+            }
+        })
+        .collect()
 }

@@ -974,7 +974,9 @@ impl Simulation {
         }
         if let Some((acc, fs)) = self.accounting.as_ref() {
             let usage = acc.fairshare(self.state.active(), fs, self.now);
-            self.policy.fairshare.usage = std::sync::Arc::new(usage.decayed(fs.decay));
+            self.policy
+                .fairshare
+                .set_usage(std::sync::Arc::new(usage.decayed(fs.decay)));
         }
     }
 

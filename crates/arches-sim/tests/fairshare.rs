@@ -124,3 +124,60 @@ fn without_fspolicy_the_weights_change_nothing() {
     };
     assert_eq!(key(&same), key(&base));
 }
+
+/// A share tree (FSTREE, no FSTARGET) moves waits too: the five heaviest
+/// users of KTH share one node with 10 of root's 100 shares, everyone else
+/// a node with 90; the heavy node's users (far over their 10 shares) wait
+/// longer and the others less than under plain EASY (BENCHMARKS.md,
+/// "Fairshare").
+#[test]
+fn a_share_tree_moves_waits_between_its_nodes() {
+    let trace = read_swf(
+        &kth(),
+        &SwfOptions {
+            min_job_id: Some(15),
+            ..SwfOptions::default()
+        },
+    )
+    .unwrap();
+    let user: BTreeMap<u64, i64> = trace.records.iter().map(|r| (r.job, r.user)).collect();
+    let base = replay(None);
+    let mut ps: BTreeMap<i64, i64> = BTreeMap::new();
+    for j in &base {
+        *ps.entry(user[&j.id]).or_default() += i64::from(j.procs) * j.runtime;
+    }
+    let mut by_use: Vec<(i64, i64)> = ps.into_iter().collect();
+    by_use.sort_by_key(|(u, p)| (-p, *u));
+    let heavy: Vec<i64> = by_use[..5].iter().map(|(u, _)| *u).collect();
+    let members = |set: &mut dyn Iterator<Item = i64>| -> String {
+        set.map(|u| format!("user:user{u}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let cfg = format!(
+        "FSPOLICY DEDICATEDPS\nFSINTERVAL 24:00:00\nFSDEPTH 7\nFSDECAY 0.8\n\
+FSWEIGHT 1\nFSUSERWEIGHT 100\n\
+FSTREE[root] SHARES=100 MEMBERLIST=heavy,light\n\
+FSTREE[heavy] SHARES=10 MEMBERLIST={}\nFSTREE[light] SHARES=90 MEMBERLIST={}\n",
+        members(&mut heavy.iter().copied()),
+        members(&mut by_use[5..].iter().map(|(u, _)| *u)),
+    );
+    let tree = replay(Some(&cfg));
+    assert_eq!(tree.len(), base.len());
+    let avg_of = |r: &[JobRecord], heavy_side: bool| {
+        let js: Vec<&JobRecord> = r
+            .iter()
+            .filter(|j| heavy.contains(&user[&j.id]) == heavy_side)
+            .collect();
+        js.iter().map(|j| j.wait()).sum::<i64>() / js.len() as i64
+    };
+    let measured = (
+        (avg_of(&base, true), avg_of(&tree, true)),
+        (avg_of(&base, false), avg_of(&tree, false)),
+    );
+    eprintln!("heavy (base, tree), rest (base, tree): {measured:?}");
+    let ((hb, ht), (lb, lt)) = measured;
+    assert!(ht > hb && lt < lb, "{measured:?}");
+    // BENCHMARKS.md: heavy node 20,647 → 42,021 s, the rest 6,007 → 3,763 s.
+    assert_eq!(measured, ((20_647, 42_021), (6_007, 3_763)));
+}

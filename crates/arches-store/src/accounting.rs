@@ -106,7 +106,14 @@ struct AccountingRecord {
     /// The statistics profile (absent in documents written before it).
     #[serde(default)]
     profile: Option<ProfileRecord>,
+    /// Fairshare usage per (account, user) pair (absent in documents
+    /// written before it).
+    #[serde(default)]
+    fs_pairs: Vec<PairRecord>,
 }
+
+/// (account, user, (interval index, proc-seconds) ...).
+type PairRecord = (String, String, Vec<(i64, f64)>);
 
 /// [`arches_core::history::StatProfile`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -286,6 +293,17 @@ pub fn encode(a: &Accounting) -> String {
             .collect(),
         fs_total: a.fs_total.iter().map(|(i, v)| (*i, *v)).collect(),
         profile: Some(profile_record(&a.profile)),
+        fs_pairs: a
+            .fs_pairs
+            .iter()
+            .map(|((acct, user), m)| {
+                (
+                    acct.clone(),
+                    user.clone(),
+                    m.iter().map(|(i, v)| (*i, *v)).collect(),
+                )
+            })
+            .collect(),
     };
     serde_json::to_string(&rec).unwrap_or_default()
 }
@@ -308,6 +326,9 @@ pub fn decode(text: &str) -> Result<Accounting, String> {
         a.fs.insert((kind(&f.kind)?, f.name.clone()), m);
     }
     a.fs_total = rec.fs_total.into_iter().collect();
+    for (acct, user, m) in rec.fs_pairs {
+        a.fs_pairs.insert((acct, user), m.into_iter().collect());
+    }
     if let Some(p) = &rec.profile {
         a.profile = profile_from(p)?;
     }
@@ -328,6 +349,8 @@ mod tests {
             .insert((CredKind::Account, "chem".into()), a.total.clone());
         a.fs.insert((CredKind::User, "bob".into()), [(3, 10.0)].into());
         a.fs_total.insert(3, 10.0);
+        a.fs_pairs
+            .insert(("chem".into(), "bob".into()), [(3, 10.0)].into());
         a.profile.configure(600, 5);
         a.profile
             .creds

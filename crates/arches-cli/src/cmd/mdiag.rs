@@ -35,12 +35,17 @@ pub struct Mdiag {
     /// With -b: the policy level shown in the header (HARD, SOFT or OFF).
     #[arg(short = 'l', value_name = "POLICYLEVEL", requires = "blocked")]
     pub policy_level: Option<String>,
-    /// Fairshare usage per credential and interval (FSPOLICY, FSDEPTH, FSINTERVAL, FSDECAY, FSTARGET).
+    /// Fairshare usage per credential and interval (FSPOLICY, FSDEPTH, FSINTERVAL, FSDECAY, FSTARGET),
+    /// then the share tree (FSTREE) when one is configured.
     #[arg(short = 'f')]
     pub fairshare: bool,
-    /// With -f: organise by object type (accepted for compatibility; Arches prints every kind flat).
+    /// With -f: organise by object type: `acct` nests each account's users under it (their share of
+    /// the total usage, or with --flags=relative of the account's); `user` is the flat report.
     #[arg(short = 'o', value_name = "OTYPE", requires = "fairshare")]
     pub organize: Option<String>,
+    /// With -f -o acct: `relative` shows each user's share of its account's usage.
+    #[arg(long = "flags", value_name = "FLAGS", requires = "organize")]
+    pub fs_flags: Option<String>,
     /// Power management (Arches manages no node power: says so).
     #[arg(short = 'G', value_name = "GREEN", num_args = 0..=1, default_missing_value = "")]
     pub green: Option<String>,
@@ -276,17 +281,30 @@ pub fn exec(a: Mdiag) -> Result<u8, String> {
         }
     }
     if a.fairshare {
-        if let Some(o) = &a.organize {
-            if !o.eq_ignore_ascii_case("user") {
+        let by_account = match a.organize.as_deref() {
+            None => false,
+            Some(o) if o.eq_ignore_ascii_case("user") => false,
+            Some(o) if o.eq_ignore_ascii_case("acct") || o.eq_ignore_ascii_case("account") => true,
+            Some(o) => {
                 return Err(format!(
-                    "ERROR:    'mdiag -f -o {o}' (a fairshare tree) is not supported: Arches has no FSTREE; mdiag -f lists every credential kind"
-                ));
+                    "ERROR:    'mdiag -f -o {o}' is not supported: Arches nests users under accounts only (-o acct); mdiag -f lists every credential kind (and the FSTREE share tree when one is configured)"
+                ))
             }
-        }
+        };
+        let relative = match a.fs_flags.as_deref() {
+            None => false,
+            Some(f) if f.eq_ignore_ascii_case("relative") => true,
+            Some(f) => {
+                return Err(format!(
+                    "ERROR:    invalid flag '{f}' for mdiag -f (expected relative)"
+                ))
+            }
+        };
         let f = client.fairshare().map_err(err)?;
         match fmt {
             Format::Json => print_json(&f)?,
             Format::Xml => return Err(no_xml("mdiag -f")),
+            Format::Text if by_account => print(&mdiag::render_fairshare_by_account(&f, relative)),
             Format::Text => print(&mdiag::render_fairshare(&f)),
         }
         return Ok(EXIT_OK);

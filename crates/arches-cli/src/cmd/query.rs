@@ -600,7 +600,8 @@ first started, or since the last 'mschedctl -f'; kept across restarts): -s (the 
 scheduler summary — jobs, queue time, expansion factor, dedicated versus available processor hours, \
 backfill share, utilization and wall-clock accuracy (run time / wall-clock limit, capped at 100%); \
 -u, -g, -a, -c, -q one row per user, group, account, class or QoS with running and completed work; \
--f TYPE the processors × wall-clock matrix of one statistic. Running jobs count up to now.",
+-f TYPE the processors × wall-clock matrix of one statistic; -T the fairshare share tree \
+(FSTREE), one row per node with its credential's and its members' work. Running jobs count up to now.",
     group(ArgGroup::new("view").args(["summary", "users", "groups", "accounts", "classes", "qos", "matrix", "nodes", "templates", "tree"]))
 )]
 pub struct Showstats {
@@ -639,8 +640,10 @@ pub struct Showstats {
     /// Job template statistics: not kept (templates are applied, statistics are per credential), so this says so.
     #[arg(short = 'j', value_name = "JOBTEMPLATE", num_args = 0..=1, default_missing_value = "")]
     pub templates: Option<String>,
-    /// Fairshare tree statistics (FSTREE).
-    #[arg(short = 'T', value_name = "LEAF|LEVEL", num_args = 0..=1, default_missing_value = "")]
+    /// Fairshare tree statistics (FSTREE): per tree node the running and completed work of its
+    /// credential and its members; optionally one node's subtree (NODE or TYPE:NODE) or the nodes
+    /// down to a depth (root 0).
+    #[arg(short = 'T', value_name = "NODE|DEPTH", num_args = 0..=1, default_missing_value = "")]
     pub tree: Option<String>,
     /// Verbose: the scheduler's current time and minimum system utilization; every credential,
     /// even those with no running or completed job.
@@ -675,11 +678,30 @@ pub fn showstats(a: Showstats) -> Result<u8, String> {
         return Ok(EXIT_ERROR);
     }
     let client = a.conn.client().map_err(|e| e.to_string())?;
-    if a.tree.is_some() {
-        return Err(
-            "ERROR:    fairshare tree statistics (-T) are not available: no fairshare tree (FSTREE) is configured"
-                .into(),
-        );
+    if let Some(only) = &a.tree {
+        let f = client.fairshare().map_err(|e| e.to_string())?;
+        let Some(t) = f.trees.first() else {
+            return Err(
+                "ERROR:    fairshare tree statistics (-T) are not available: no fairshare tree (FSTREE) is configured"
+                    .into(),
+            );
+        };
+        let s = client
+            .stats_query(&arches_api::StatsQuery {
+                window: None,
+                nodes: false,
+            })
+            .map_err(|e| e.to_string())?;
+        match a.output.format() {
+            Format::Json => print_json(&f.trees)?,
+            Format::Xml => return Err("ERROR:    showstats -T has no XML form".into()),
+            Format::Text => print(&crate::render::fstree::render_tree_stats(
+                t,
+                &s,
+                Some(only.as_str()),
+            )?),
+        }
+        return Ok(EXIT_OK);
     }
     let mut s = client
         .stats_query(&arches_api::StatsQuery {

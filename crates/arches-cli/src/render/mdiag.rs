@@ -606,6 +606,106 @@ pub fn render_fairshare(f: &FairshareView) -> String {
             o.push('\n');
         }
     }
+    for t in &f.trees {
+        o.push_str(&render_fairshare_tree(t));
+    }
+    o
+}
+
+/// `mdiag -f -o acct` (golden mdiag-f-2): the header of `mdiag -f`, then
+/// one `ACCOUNT` block: each account's row (as in the `ACCT` block) and
+/// its users indented two spaces, their share of the total usage — or of
+/// the account's with `--flags=relative` — per interval.
+pub fn render_fairshare_by_account(f: &FairshareView, relative: bool) -> String {
+    let head = FairshareView {
+        credentials: Vec::new(),
+        trees: Vec::new(),
+        members: Vec::new(),
+        ..f.clone()
+    };
+    let mut o = render_fairshare(&head);
+    let depth = f.depth as usize;
+    let accounts: Vec<&FairshareCred> = f
+        .credentials
+        .iter()
+        .filter(|c| c.kind == "account")
+        .collect();
+    if accounts.is_empty() {
+        return o;
+    }
+    let intervals = |o: &mut String, v: &[Option<f64>]| {
+        for i in 0..depth {
+            match v.get(i).copied().flatten() {
+                Some(x) => o.push_str(&format!("{x:>8.2}")),
+                None => o.push_str(" -------"),
+            }
+        }
+        o.push('\n');
+    };
+    o.push_str("\nACCOUNT\n-------------\n");
+    for c in accounts {
+        let star = if c.target_kind != "^" && fs_violates(c.percent, c.target) {
+            "*"
+        } else {
+            ""
+        };
+        let target = match c.target {
+            Some(t) => format!(
+                "{:>6}{}",
+                format!("{t:.2}"),
+                c.target_kind.chars().next().unwrap_or(' ')
+            ),
+            None => "-------".to_string(),
+        };
+        o.push_str(&format!(
+            "{:<15}{:>7.2} {target}",
+            format!("{}{star}", c.name),
+            c.percent
+        ));
+        intervals(&mut o, &c.intervals);
+        for m in f.members.iter().filter(|m| m.account == c.name) {
+            let (pct, iv) = if relative {
+                (m.percent, &m.intervals)
+            } else {
+                (m.total_percent, &m.total_intervals)
+            };
+            o.push_str(&format!(
+                "{:<15}{pct:>7.2} -------",
+                format!("  {}", m.user)
+            ));
+            intervals(&mut o, iv);
+        }
+    }
+    o
+}
+
+/// The share-tree block of `mdiag -f` (Moab's `MFSShowTreeWithFlags`):
+/// per node its name (indented two spaces per tier below the first, after
+/// `- `), the shares its usage amounts to, its `SHARES` `of` its parent's
+/// member shares, `(<type>: <decayed usage>)` and `(<tree factor>)` (0.00
+/// for an inner node). The name column is 4 × the tree's levels wide.
+pub fn render_fairshare_tree(t: &arches_api::FairshareTree) -> String {
+    let w = (t.tiers as usize + 1) * 4;
+    let mut o = format!("\nShare Tree Overview for partition '{}'\n", t.partition);
+    o.push_str(&format!(
+        "{:<w$.w$}      Usage    Target                (FSFACTOR)\n",
+        "Name"
+    ));
+    o.push_str(&format!(
+        "{:<w$.w$}      -----    ------              ------------\n",
+        "----"
+    ));
+    for n in &t.nodes {
+        let name = if n.depth > 0 {
+            format!("{}- {}", " ".repeat((n.depth as usize - 1) * 2), n.name)
+        } else {
+            n.name.chars().take(16).collect()
+        };
+        o.push_str(&format!(
+            "{name:<w$.w$}  {:>8.2}  {:>8.2}  of {:>8.2} ({}: {:.2}) ({:.2})\n",
+            n.usage_shares, n.shares, n.total_shares, n.node_type, n.usage, n.factor
+        ));
+    }
     o
 }
 

@@ -6,6 +6,7 @@ pub mod checkjob;
 pub mod checknode;
 pub mod cluster;
 pub mod creds;
+pub mod fstree;
 pub mod mdiag;
 pub mod showbf;
 pub mod showq;

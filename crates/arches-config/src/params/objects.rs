@@ -384,6 +384,36 @@ static SR_ATTRS: &[AttrDef] = &[
     ),
 ];
 
+/// The share tree being configured (`FSTREE[...]` lines accumulate).
+fn fstree(c: &mut Config) -> &mut arches_core::fstree::FsTree {
+    std::sync::Arc::make_mut(c.policy.fairshare.tree.get_or_insert_with(Default::default))
+}
+
+static FSTREE_ATTRS: &[AttrDef] = &[
+    attr(
+        "SHARES",
+        ValueType::Text,
+        None,
+        "The node's shares of its parent's: `N` (the global tree), `N@PARTITION` (that partition's tree), several separated by commas. A credential member without SHARES has none (it takes its parent's factor).",
+        |c, s, v| {
+            let t = fstree(c);
+            let i = t.node_for_index(s.index)?;
+            t.set_shares(i, v.text()?)
+        },
+    ),
+    attr(
+        "MEMBERLIST",
+        ValueType::Text,
+        None,
+        "The node's members, comma-separated: `user:NAME`, `group:NAME`, `acct:NAME`, `class:NAME`, `qos:NAME` stand for that credential; an untyped NAME is an inner node (configured by its own FSTREE[NAME] line). A node in no MEMBERLIST hangs from `root`.",
+        |c, s, v| {
+            let t = fstree(c);
+            let i = t.node_for_index(s.index)?;
+            t.add_members(i, v.text()?)
+        },
+    ),
+];
+
 /// Every object parameter.
 pub(super) static OBJECTS: &[ParamDef] = &[
     object(
@@ -442,6 +472,13 @@ pub(super) static OBJECTS: &[ParamDef] = &[
         ACCOUNT_ATTRS,
         "Accounts.",
         "policy",
+    ),
+    object(
+        "FSTREE",
+        ObjectIndex::Name,
+        FSTREE_ATTRS,
+        "Hierarchical fairshare (share tree): FSTREE[<node>] SHARES=... MEMBERLIST=...; the index is a node (`root` is the tree's root) or a credential member (`user:NAME`). A job's node is its user under its account (else its user, else its deepest credential node); the node's tree factor is the FS value of every fairshare subcomponent whose credential has no FSTARGET (mdiag -f shows the tree, docs/formats.md \"Fairshare\" the arithmetic).",
+        "fairshare",
     ),
     object(
         "SRCFG",

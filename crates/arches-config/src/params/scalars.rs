@@ -294,9 +294,12 @@ loads Arches does not track: they allocate as FIRSTAVAILABLE (mdiag -C warns).",
     extra_weight("FSGUSERWEIGHT", "Weight of global user fairshare."),
     extra_weight("FSGGROUPWEIGHT", "Weight of global group fairshare."),
     extra_weight("FSGACCOUNTWEIGHT", "Weight of global account fairshare."),
-    extra_weight("FSJPUWEIGHT", "Weight of jobs per user fairshare."),
-    extra_weight("FSPPUWEIGHT", "Weight of procs per user fairshare."),
-    extra_weight("FSPSPUWEIGHT", "Weight of proc-seconds per user fairshare."),
+    param("FSJPUWEIGHT", INT, IndexKind::Partition, Some("0"), "Weight of the number of jobs the job's user has running (a fairshare subcomponent: usually negative).", "priority",
+        |c, _, v| { c.policy.weights.fs_jpu = v.integer()?; Ok(()) }),
+    param("FSPPUWEIGHT", INT, IndexKind::Partition, Some("0"), "Weight of the processors allocated to the jobs the job's user has running (a fairshare subcomponent).", "priority",
+        |c, _, v| { c.policy.weights.fs_ppu = v.integer()?; Ok(()) }),
+    param("FSPSPUWEIGHT", INT, IndexKind::Partition, Some("0"), "Weight of the processor-seconds the job's user's running jobs still hold (processors × remaining wall-clock limit; a fairshare subcomponent).", "priority",
+        |c, _, v| { c.policy.weights.fs_pspu = v.integer()?; Ok(()) }),
     extra_weight("WCACCURACYWEIGHT", "Weight of the user's wall-clock accuracy."),
     extra_weight("RESWEIGHT", "Resource component weight."),
     extra_weight("NODEWEIGHT", "Weight of requested nodes."),
@@ -332,7 +335,8 @@ loads Arches does not track: they allocate as FIRSTAVAILABLE (mdiag -C warns).",
     extra_weight("ACCOUNTCAP", "Cap of the account subcomponent (0 = none)."),
     extra_weight("CLASSCAP", "Cap of the class subcomponent (0 = none)."),
     extra_weight("QOSCAP", "Cap of the QoS subcomponent (0 = none)."),
-    extra_weight("FSCAP", "Cap of the fairshare component (0 = none)."),
+    param("FSCAP", INT, IndexKind::Partition, Some("0"), "The most the fairshare component (Σ FS subcomponent weight × factor, before FSWEIGHT) counts either way (0 = no cap).", "priority",
+        |c, _, v| { c.policy.weights.fs_cap = v.integer()?.max(0); Ok(()) }),
     extra_weight("RESCAP", "Cap of the resource component (0 = none)."),
     extra_weight("ATTRCAP", "Cap of the attribute component (0 = none)."),
     extra_weight("USAGECAP", "Cap of the usage component (0 = none)."),
@@ -346,8 +350,30 @@ loads Arches does not track: they allocate as FIRSTAVAILABLE (mdiag -C warns).",
     param("FSPOLICY", ValueType::Choice(core_choices!(FsPolicy)), IndexKind::None, None,
         "What fairshare usage measures (unset = fairshare off: no FS priority, no fairshare caps): DEDICATEDPS the processor-seconds dedicated to jobs; DEDICATEDPES processor-equivalent seconds (PE = MAX(procs / machine procs, memory / machine memory) x machine procs); UTILIZEDPS the processor time jobs' processes used, measured by the local resource manager when a job ends (running jobs, and jobs of backends that do not measure, count as dedicated). Nodes have no speed factor, so SDEDICATEDPES is DEDICATEDPES and PDEDICATEDPS is DEDICATEDPS.", "fairshare",
         |c, _, v| { c.fairshare.policy = Some(v.parse_choice()?); c.policy.fairshare.enabled = true; Ok(()) }),
+    param("FSTREETIERMULTIPLIER", ValueType::Text, IndexKind::None, Some("1.0"),
+        "Weight of each tier of the share tree (FSTREE): M > 0 weighs tier t (the root's members are tier 1) M^(t-1), M < 0 weighs it |M|^(tiers-t+1) (the upper tiers count most), 0 weighs every tier 1.", "fairshare",
+        |c, _, v| {
+            let t = v.text()?;
+            let m: f64 = t
+                .trim()
+                .parse()
+                .ok()
+                .filter(|m: &f64| m.is_finite())
+                .ok_or_else(|| format!("invalid multiplier '{t}' (expected a number)"))?;
+            c.policy.fairshare.tier_multiplier = m;
+            Ok(())
+        }),
+    param("FSTREEISPROPORTIONAL", ValueType::Boolean, IndexKind::None, Some("FALSE"),
+        "Moab's proportional share-tree priority scaling: accepted, but Arches computes the tree factor one way only (TRUE is warned as not applied).", "fairshare",
+        |c, s, v| {
+            match v.boolean()? {
+                true => c.extra_weights.insert(s.name, 1),
+                false => c.extra_weights.remove(s.name),
+            };
+            Ok(())
+        }),
     param("FSDEPTH", ValueType::Integer { min: 1, max: 32 }, IndexKind::None, Some("8"), "Fairshare intervals remembered (at most 32, Moab's).", "fairshare",
-        |c, _, v| { c.fairshare.depth = v.u32()?; Ok(()) }),
+        |c, _, v| { c.fairshare.depth = v.u32()?; c.policy.fairshare.depth = c.fairshare.depth; Ok(()) }),
     param("FSINTERVAL", ValueType::Duration, IndexKind::None, Some("12:00:00"),
         "Length of one fairshare interval.", "fairshare",
         |c, _, v| { c.fairshare.interval = v.duration()?; Ok(()) }),
@@ -359,6 +385,7 @@ loads Arches does not track: they allocate as FIRSTAVAILABLE (mdiag -C warns).",
                 return Err(format!("value {d} out of range (0–1)"));
             }
             c.fairshare.decay = d;
+            c.policy.fairshare.decay = d;
             Ok(())
         }),
     // ---- jobs

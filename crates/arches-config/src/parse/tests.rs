@@ -826,3 +826,95 @@ fn qos_service_weights_and_targets() {
         .unwrap_err();
     assert!(bad[0].to_string().contains("QOSCFG[x] XFTARGET"), "{bad:?}");
 }
+
+#[test]
+fn fairshare_tree_is_built_from_fstree_lines() {
+    use arches_core::accounting::CredKind;
+    let c = ok(concat!(
+        "FSPOLICY DEDICATEDPS\nFSUSERWEIGHT 1\nFSTREETIERMULTIPLIER -2\n",
+        // Declared before it is listed: moves below eng.
+        "FSTREE[hw] SHARES=30 MEMBERLIST=user:ann\n",
+        "FSTREE[root] SHARES=100 MEMBERLIST=eng,sales\n",
+        "FSTREE[eng] SHARES=60,10@p2 MEMBERLIST=hw,user:bob\n",
+        "FSTREE[sales] SHARES=40 MEMBERLIST=user:bob\n",
+        "FSTREE[user:ann] SHARES=5\n",
+        "FSJPUWEIGHT -7\nFSPPUWEIGHT -3\nFSPSPUWEIGHT -1\nFSCAP 500\n",
+    ));
+    let t = c.policy.fairshare.tree.as_ref().expect("a tree");
+    assert_eq!(c.policy.fairshare.tier_multiplier, -2.0);
+    let shown: Vec<String> = t
+        .preorder()
+        .into_iter()
+        .map(|i| {
+            let n = &t.nodes[i];
+            format!("{}{}:{}", "-".repeat(t.depth(i)), n.type_name(), n.name)
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "node:root",
+            "-node:eng",
+            "--node:hw",
+            "---user:ann",
+            "--user:bob",
+            "-node:sales",
+            "--user:bob"
+        ]
+    );
+    let eng = t.find(None, "eng").unwrap();
+    assert_eq!(t.nodes[eng].shares, 60.0);
+    assert_eq!(t.nodes[eng].par_shares["p2"], 10.0);
+    let ann = t.find(Some(CredKind::User), "ann").unwrap();
+    assert_eq!(t.nodes[ann].shares, 5.0);
+    let w = &c.policy.weights;
+    assert_eq!((w.fs_jpu, w.fs_ppu, w.fs_pspu, w.fs_cap), (-7, -3, -1, 500));
+    // No FSTREE line: no tree.
+    assert!(ok("FSPOLICY DEDICATEDPS\n").policy.fairshare.tree.is_none());
+}
+
+#[test]
+fn bad_fstree_lines_are_errors_naming_file_and_line() {
+    let m = messages(concat!(
+        "FSTREE[a] MEMBERLIST=b\n",
+        "FSTREE[b] MEMBERLIST=a\n",
+        "FSTREE[c] MEMBERLIST=b\n",
+        "FSTREE[d] SHARES=lots\n",
+        "FSTREE[d] MEMBERLIST=project:x\n",
+        "FSTREE[e] SHARES=5@\n",
+        "FSTREETIERMULTIPLIER big\n",
+        "FSTREE[f]\n",
+    ));
+    assert_eq!(
+        m,
+        [
+            "moab.cfg:2: ERROR: FSTREE[b] MEMBERLIST: member 'a' of 'b' would make the tree a cycle",
+            "moab.cfg:3: ERROR: FSTREE[c] MEMBERLIST: node 'b' is already a member of 'a'",
+            "moab.cfg:4: ERROR: FSTREE[d] SHARES: invalid share count 'lots' (expected a number >= 0)",
+            "moab.cfg:5: ERROR: FSTREE[d] MEMBERLIST: invalid member type 'project' in 'project:x' (expected user, group, acct, class or qos)",
+            "moab.cfg:6: ERROR: FSTREE[e] SHARES: missing partition after '@' in '5@'",
+            "moab.cfg:7: ERROR: FSTREETIERMULTIPLIER: invalid multiplier 'big' (expected a number)",
+            "moab.cfg:8: ERROR: FSTREE[f]: expected ATTR=VALUE after FSTREE[f]",
+        ]
+    );
+}
+
+#[test]
+fn applied_fairshare_weights_are_no_longer_warned() {
+    let (_, warnings) = parse(
+        "FSJPUWEIGHT 1\nFSPPUWEIGHT 1\nFSPSPUWEIGHT 1\nFSCAP 10\nFSGUSERWEIGHT 2\nFSTREEISPROPORTIONAL TRUE\n",
+        "m",
+    )
+    .into_result()
+    .unwrap();
+    let w: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(w.len(), 2, "{w:?}");
+    assert!(
+        w[0].contains("FSGUSERWEIGHT: accepted but not applied"),
+        "{w:?}"
+    );
+    assert!(
+        w[1].contains("FSTREEISPROPORTIONAL: accepted but not applied"),
+        "{w:?}"
+    );
+}
