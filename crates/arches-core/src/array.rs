@@ -419,6 +419,9 @@ impl State {
 
     /// The array a job id belongs to (as a sub-job), made a job or not.
     pub fn array_of(&self, job: JobId) -> Option<(&ArrayJob, Member)> {
+        if self.arrays.map.is_empty() {
+            return None;
+        }
         let (_, a) = self.arrays.map.range(..job).next_back()?;
         let position = a.position_of(job)?;
         let index = a.indices.nth(position)?;
@@ -522,6 +525,11 @@ impl State {
     /// iteration's starts means another iteration may start more).
     pub fn expand_arrays(&mut self, now: Time) -> Vec<JobId> {
         let mut made = Vec::new();
+        if self.arrays.pending.is_empty() {
+            // No array waits for sub-jobs (the simulator asks twice per
+            // iteration).
+            return made;
+        }
         let ids: Vec<JobId> = self.arrays.pending.iter().copied().collect();
         for id in ids {
             let Some(a) = self.arrays.map.get(&id) else {

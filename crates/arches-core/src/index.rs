@@ -137,11 +137,12 @@ impl OrderedQueue {
         if blk.items.get(pos).is_none_or(|i| i.key() != key) {
             return;
         }
-        blk.items.remove(pos);
+        let gone = blk.items.remove(pos);
         self.len -= 1;
         if blk.items.is_empty() {
             self.blocks.remove(b);
-        } else {
+        } else if gone.procs <= blk.min_procs || gone.dur <= blk.min_dur {
+            // Only a job at a bound can change it.
             blk.recompute();
         }
     }

@@ -670,6 +670,28 @@ pub struct Job {
     pub cpu_ms: Option<u64>,
 }
 
+/// `job<id>`, the name of a job given none (written without the formatting
+/// machinery: the simulator names every trace job so).
+fn default_name(id: JobId) -> String {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = id;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut name = String::with_capacity(3 + digits.len() - i);
+    name.push_str("job");
+    for &d in &digits[i..] {
+        name.push(char::from(d));
+    }
+    name
+}
+
 impl Job {
     /// A new idle job with the given basics; the rest defaults.
     pub fn new(
@@ -681,7 +703,7 @@ impl Job {
     ) -> Self {
         Job {
             id,
-            name: format!("job{id}"),
+            name: default_name(id),
             cred: Credentials {
                 user: user.to_string(),
                 group: user.to_string(),
@@ -744,5 +766,19 @@ impl Job {
         let run = self.run.as_ref()?;
         let limit = self.walltime?;
         Some(run.start_time + run.suspended_secs + limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_name_is_job_and_the_id() {
+        for id in [0, 7, 15, 100, 28_489, u64::MAX] {
+            assert_eq!(default_name(id), format!("job{id}"));
+        }
+        let j = Job::new(42, "u", Request::procs(1), None, 0);
+        assert_eq!(j.name, "job42");
     }
 }

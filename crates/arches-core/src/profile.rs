@@ -92,7 +92,10 @@ impl Profile {
         releases: impl IntoIterator<Item = (Time, Amount)>,
     ) -> Self {
         let releases = releases.into_iter();
-        let mut spans: Vec<(Time, Amount)> = Vec::with_capacity(releases.size_hint().0 + 1);
+        // Room for the breakpoints an iteration's starts and reservations
+        // add (each usage splits up to two spans), so that they rarely
+        // reallocate.
+        let mut spans: Vec<(Time, Amount)> = Vec::with_capacity(releases.size_hint().0 + 17);
         spans.push((origin, free));
         let mut prev = Time::MIN;
         for (t, amount) in releases {
@@ -296,6 +299,10 @@ impl Profile {
     }
 
     fn index_at(&self, t: Time) -> usize {
+        // Most queries are about the first span (now): no search for them.
+        if self.spans.get(1).is_none_or(|s| t < s.0) {
+            return 0;
+        }
         self.spans.partition_point(|s| s.0 <= t).saturating_sub(1)
     }
 }

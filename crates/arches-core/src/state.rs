@@ -660,19 +660,6 @@ impl State {
         ends.chain(dates).filter(|t| *t > now).min()
     }
 
-    /// Keeps [`State::timed`] right for one job after an event.
-    fn update_timed(&mut self, id: JobId) {
-        let timed = self
-            .jobs
-            .get(&id)
-            .is_some_and(|j| self.queued.contains(&id) && wakeup_date(j).is_some());
-        if timed {
-            self.timed.insert(id);
-        } else {
-            self.timed.remove(&id);
-        }
-    }
-
     /// Applies an event at time `now`. On error nothing changed.
     pub fn apply(&mut self, event: Event, now: Time) -> Result<(), EventError> {
         let frees = !matches!(
@@ -687,20 +674,28 @@ impl State {
         let event_job_none = event_job(&event).is_none();
         // Lean indexes: take the job out as it is, put it back as it is after
         // the event (also when the event is refused and nothing changed).
-        let touched = event_job(&event).filter(|_| self.idx.is_some());
-        if let Some(j) = touched.and_then(|id| self.jobs.get(&id)) {
-            if let Some(idx) = self.idx.as_mut() {
-                idx.remove(j, self.queued.contains(&j.id));
+        // (`queued` matters to the indexes for idle jobs only: the queue
+        // set is looked up for them alone.)
+        let job_id = event_job(&event);
+        if let Some(idx) = self.idx.as_mut() {
+            if let Some(j) = job_id.and_then(|id| self.jobs.get(&id)) {
+                let queued = j.state == JobState::Idle && self.queued.contains(&j.id);
+                idx.remove(j, queued);
             }
         }
-        let job_id = event_job(&event);
         let res = self.apply_inner(event, now);
         if let Some(id) = job_id {
-            self.update_timed(id);
-        }
-        if let Some(j) = touched.and_then(|id| self.jobs.get(&id)) {
-            if let Some(idx) = self.idx.as_mut() {
-                idx.add(j, self.queued.contains(&j.id));
+            // One look-up of the job after the event for both the timed set
+            // and the indexes.
+            let job = self.jobs.get(&id);
+            let queued = job.is_some() && self.queued.contains(&id);
+            if job.is_some_and(|j| queued && wakeup_date(j).is_some()) {
+                self.timed.insert(id);
+            } else if !self.timed.is_empty() {
+                self.timed.remove(&id);
+            }
+            if let (Some(idx), Some(j)) = (self.idx.as_mut(), job) {
+                idx.add(j, queued);
             }
         }
         if event_job_none {
@@ -1020,9 +1015,10 @@ impl State {
                 if !j.state.is_finished() {
                     return Err(wrong(j, "finished"));
                 }
-                let j = j.clone();
-                self.note_purged(&j);
-                self.jobs.remove(&job);
+                // The job leaves the map first (no copy of it is made).
+                if let Some(j) = self.jobs.remove(&job) {
+                    self.note_purged(&j);
+                }
                 Ok(())
             }
             Event::Grow { job, alloc } => self.grow(job, alloc),

@@ -335,11 +335,13 @@ impl ResourceManager for SimRm {
 
     fn observe(&mut self, now: Time) -> Vec<Observation> {
         let mut out = std::mem::take(&mut self.pending);
-        while let Some(&(end, seq, job)) = self.due.first() {
+        while let Some(&(end, _, _)) = self.due.first() {
             if end > now {
                 break;
             }
-            self.due.remove(&(end, seq, job));
+            let Some((_, _, job)) = self.due.pop_first() else {
+                break;
+            };
             let killed = self.running.remove(&job).is_some_and(|r| r.killed);
             out.push(if killed {
                 Observation::WalltimeExceeded {

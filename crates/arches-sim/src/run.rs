@@ -184,7 +184,9 @@ impl Names {
         } else {
             "u".to_string()
         };
-        let mut job = Job::new(t.id, &user, Request::procs(procs), Some(t.walltime), submit);
+        // The names are moved in (`Job::new` would copy the user twice).
+        let mut job = Job::new(t.id, "", Request::procs(procs), Some(t.walltime), submit);
+        job.cred.user = user;
         job.cred.group = if t.group >= 0 {
             Self::name(&mut self.group, "group", t.group)
         } else {
@@ -900,10 +902,6 @@ impl Simulation {
         };
         let at = self.now;
         let core = |source| SimError::Core { at, job, source };
-        if let Some(j) = self.state.job(job) {
-            let ran = j.run.as_ref().map_or(0, |r| at - r.start_time);
-            self.predictor.completed(job, &j.cred.user, ran);
-        }
         self.state
             .apply(
                 Event::Finish {
@@ -914,15 +912,22 @@ impl Simulation {
             )
             .map_err(core)?;
         self.rm.forget(job);
-        let (suspended, preemptor) = self.state.job(job).map_or((0, false), |j| {
-            (
-                j.run.as_ref().map_or(0, |r| r.suspended_secs),
-                arches_core::preempt::is_preemptor(j, &self.policy),
-            )
-        });
-        if let (Some((acc, fs)), Some(j)) = (self.accounting.as_mut(), self.state.job(job)) {
-            acc.record(j, at, fs);
-        }
+        // One look-up of the finished job (the end keeps its start time,
+        // credentials and suspension time).
+        let (suspended, preemptor) = match self.state.job(job) {
+            Some(j) => {
+                let ran = j.run.as_ref().map_or(0, |r| at - r.start_time);
+                self.predictor.completed(job, &j.cred.user, ran);
+                if let Some((acc, fs)) = self.accounting.as_mut() {
+                    acc.record(j, at, fs);
+                }
+                (
+                    j.run.as_ref().map_or(0, |r| r.suspended_secs),
+                    arches_core::preempt::is_preemptor(j, &self.policy),
+                )
+            }
+            None => (0, false),
+        };
         if let Some(st) = self.staging.as_mut() {
             st.ended(job);
         }
