@@ -433,7 +433,7 @@ impl Accounting {
                     fs,
                     from,
                     u.end,
-                    u.procs,
+                    rate,
                 );
             }
         }
@@ -509,7 +509,7 @@ impl Accounting {
             }
             if let Some(a) = &j.cred.account {
                 let pair = (a.clone(), j.cred.user.clone());
-                charge(pairs.entry(pair).or_default(), fs, from, now, procs);
+                charge(pairs.entry(pair).or_default(), fs, from, now, rate);
             }
         }
         FairshareUsage {
