@@ -48,7 +48,10 @@ fn efficiency_is_measured_and_kept() {
     let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nRMPOLLINTERVAL 1\n";
     let mut d = Daemon::start_with_config(Some(cfg));
     let busy = d.submit(
-        "#!/bin/sh\ni=0; while [ $i -lt 200000 ]; do i=$((i+1)); done\n",
+        // Computes for two seconds of wall time (at least one whole second
+        // between its start and end stamps: a job that starts and ends in
+        // the same second has no dedicated time to measure against).
+        "#!/bin/sh\nend=$(($(date +%s) + 2)); while [ \"$(date +%s)\" -lt \"$end\" ]; do i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; done\n",
         &["-l", "walltime=5:00"],
     );
     d.wait_state(busy, "Completed", Duration::from_secs(60));
