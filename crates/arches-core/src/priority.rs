@@ -122,11 +122,11 @@ fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
             .map_or(0, |cfg| cfg.priority) as f64,
         5..=9 => crate::fairshare::factor(job, policy, crate::fairshare::FS_KINDS[k - 5]),
         10..=12 => crate::fairshare::active_factor(job, policy, k - 10),
-        13 => capped(
+        QTIME => capped(
             ((now - job.queued_since()).max(0) / 60) as f64,
             policy.weights.queuetime_cap,
         ),
-        14 => capped(xfactor(job, policy, now), policy.weights.xfactor_cap),
+        XFCTR => capped(xfactor(job, policy, now), policy.weights.xfactor_cap),
         15 => job.user_prio as f64,
         _ => capped(f64::from(job.bypass_count), policy.weights.bypass_cap),
     }
@@ -146,11 +146,16 @@ fn qos_weights(job: &Job, policy: &Policy) -> (i64, i64) {
 /// What [`qos_weights`] adds to the weight of subcomponent `k`.
 fn adjustment(k: usize, (qt, xf): (i64, i64)) -> i64 {
     match k {
-        10 => qt,
-        11 => xf,
+        QTIME => qt,
+        XFCTR => xf,
         _ => 0,
     }
 }
+
+/// Index of `Serv:QTime` in [`SUBCOMPONENTS`] (and in [`factor`]).
+const QTIME: usize = 13;
+/// Index of `Serv:XFctr` in [`SUBCOMPONENTS`].
+const XFCTR: usize = 14;
 
 /// A raw subcomponent value held to its `*CAP` (0: no cap).
 fn capped(v: f64, cap: i64) -> f64 {
@@ -539,6 +544,12 @@ mod tests {
         let pa = priority(&a, &p, 3600);
         // xfactor = (3600 + 3600) / 3600 = 2
         assert_eq!(pa.total, 200 + 7);
+    }
+
+    #[test]
+    fn service_indices_name_their_subcomponents() {
+        assert_eq!(SUBCOMPONENTS[QTIME], ("Serv", "QTime"));
+        assert_eq!(SUBCOMPONENTS[XFCTR], ("Serv", "XFctr"));
     }
 
     #[test]

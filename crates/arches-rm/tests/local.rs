@@ -590,6 +590,15 @@ fn recovery_readopts_running_jobs_and_reports_ended_ones() {
     f.restart();
     f.rm.recover(&[16, 17, 18], 0).unwrap();
     let mut seen = f.rm.observe(0);
+    // The ended job's processor time comes with its end, as for a job
+    // that ends while the daemon watches.
+    let used = seen
+        .iter()
+        .position(|o| matches!(o, Observation::CpuUsed { job: 17, .. }))
+        .expect("job 17's processor time");
+    let end = seen.iter().position(|o| *o == finished(17, 5)).unwrap();
+    assert_eq!(used + 1, end, "{seen:?}");
+    seen.remove(used);
     seen.sort_by_key(observed_job);
     assert_eq!(
         seen,
