@@ -267,3 +267,43 @@ fn mrsvctl_per_task_resources() {
     let v: serde_json::Value = serde_json::from_str(&o).unwrap();
     assert_eq!(v["reservations"].as_array().unwrap().len(), 1, "{o}");
 }
+
+/// mcredctl -q limit shows a credential's configured active limits (hard
+/// and soft, as MAXJOB=3,4 gives them) and its usage by running jobs, as
+/// Moab's `<Data><user ID=..><limits .../></user></Data>`; a credential
+/// without limits or jobs has an empty `<limits/>`; an unknown one is
+/// Moab's error.
+#[test]
+fn mcredctl_limit_shows_limits_and_usage() {
+    let user = me();
+    let cfg = format!(
+        "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nRMPOLLINTERVAL 1\n\
+         USERCFG[{user}] MAXJOB=3,4 MAXPROC=2 MAXWC=1:00:00\nQOSCFG[high] PRIORITY=10\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let job = d.submit("#!/bin/sh\nsleep 300\n", &["-l", "walltime=10:00"]);
+    d.wait_state(job, "Running", Duration::from_secs(60));
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "limit", &format!("user:{user}")]);
+    assert_eq!(c, 0, "{e}");
+    // UPS: the processor-seconds left of the job's 10-minute limit.
+    let ups: u64 = o
+        .split("UPS=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{o}"));
+    assert!(ups > 0 && ups <= 600, "{o}");
+    assert_eq!(
+        o,
+        format!(
+            "<Data><user ID=\"{user}\"><limits HLAJobs=\"4\" HLAProcs=\"2\" SLAJobs=\"3\" \
+             SLAProcs=\"2\" UJobs=\"1\" UNodes=\"1\" UPS=\"{ups}\" UProcs=\"1\"/></user></Data>\n"
+        )
+    );
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "limit", "qos:high", "--format=xml"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, "<Data><qos ID=\"high\"><limits/></qos></Data>\n");
+    let (c, _, e) = run(&d, "mcredctl", &["-q", "limit", "user:nosuchuser"]);
+    assert_eq!(c, 1);
+    assert_eq!(e, "ERROR:    cannot locate user 'nosuchuser'\n");
+}

@@ -1208,6 +1208,14 @@ pub struct CredentialInfo {
     pub attributes: Vec<(String, String)>,
     pub active_jobs: u32,
     pub active_procs: u32,
+    /// Nodes allocated to the credential's active jobs (Moab's active
+    /// MAXNODE usage, `mcredctl -q limit`'s `UNodes`).
+    #[serde(default)]
+    pub active_nodes: u32,
+    /// Outstanding processor-seconds of the credential's active jobs
+    /// (processors × remaining wall-clock limit: Moab's MAXPS usage, `UPS`).
+    #[serde(default)]
+    pub active_ps: u64,
     /// Default QoS (`QDEF=`).
     #[serde(default)]
     pub qdef: Option<String>,

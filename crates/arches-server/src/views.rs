@@ -1007,6 +1007,10 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             if j.state.is_active() {
                 e.active_jobs += 1;
                 e.active_procs += j.procs();
+                e.active_nodes += j.run.as_ref().map_or(0, |r| r.nodes());
+                if let Some((_, _, left)) = active_usage(j, s.now, s.now) {
+                    e.active_ps += left as u64;
+                }
             }
         }
     }

@@ -5,7 +5,9 @@
 //! (GeBR reads it). `-m config="ATTR=VALUE ..." TYPE:NAME` changes a
 //! credential's configuration in the running daemon (administrators only,
 //! not written to moab.cfg, as Moab's `MSysReconfigure` without modifying
-//! the master file); `-l TYPE` lists the credentials of a type as XML. The
+//! the master file); `-l TYPE` lists the credentials of a type as XML;
+//! `-q limit TYPE[:NAME]` shows the active limits and usage as Moab's
+//! `MLimitToXML`. The
 //! other queries and options need models Arches does not have and are
 //! refused by name with the reason.
 
@@ -31,15 +33,18 @@ of its QLIST (every QoS without one). -m config=\"ATTR=VALUE ...\" TYPE:NAME (or
 changes a known credential's configuration in the running daemon, as the line USERCFG[NAME] ATTR=VALUE ... \
 (GROUPCFG, ACCOUNTCFG, CLASSCFG, QOSCFG) would: administrators only, checked like moab.cfg, not written to \
 moab.cfg (lost at restart, as Moab's mcredctl -m). -l TYPE lists the credentials of a type as XML (what \
-mdiag -u --format=xml shows). The other queries (role, limit, profile, accessto, policies), -m profile, \
-hold, message, credits and trigger, and -d, -h, -r are not supported and say why.",
+mdiag -u --format=xml shows). -q limit TYPE[:NAME] shows each credential's active limits and usage as \
+Moab's XML (<Data><user ID=..><limits .../></user></Data>, in either format): UJobs, UNodes, UProcs, UPS \
+(processor-seconds left of the active jobs), HLAJobs/SLAJobs (MAXJOB hard/soft), HLANodes/SLANodes \
+(MAXNODE), HLAProcs/SLAProcs (MAXPROC), each when positive. The other queries (role, profile, accessto, \
+policies), -m profile, hold, message, credits and trigger, and -d, -h, -r are not supported and say why.",
     group(ArgGroup::new("op").required(true).args(["query", "destroy", "hold", "list", "modify", "reset"]))
 )]
 pub struct Mcredctl {
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
-    /// Query: config or accessfrom (role, limit, profile, accessto, policies: not supported).
+    /// Query: config, accessfrom or limit (role, profile, accessto, policies: not supported).
     #[arg(short = 'q', value_name = "ATTR")]
     pub query: Option<String>,
     /// Destroy a credential: not supported (credentials are moab.cfg's).
@@ -154,6 +159,50 @@ pub fn render_access_xml(v: &CredentialsView, shown: &[&CredentialInfo]) -> Stri
     data.render()
 }
 
+/// `-q limit`: Moab's `MLimitToXML` attributes of a credential, in the
+/// order of `__MUICredCtlQuery`'s list (the writer sorts them): active
+/// usage (`UJobs`, `UNodes`, `UProcs`, `UPS`), hard (`HLA*`) and soft
+/// (`SLA*`) active limits; a value is written only when positive. Arches
+/// has no MAXPS, MAXIJOB or MAXINODE, so `HLAPS`/`SLAPS`/`*LI*` never
+/// appear; MAXWC is not one of the attributes Moab lists here.
+pub fn limit_element(c: &CredentialInfo) -> Element {
+    let limit = |name: &str| c.limits.iter().find(|(n, _, _)| n == name);
+    let mut e = Element::new("limits");
+    let mut set = |key: &str, v: u64| {
+        if v > 0 {
+            e = std::mem::take(&mut e).attr(key, v);
+        }
+    };
+    set("UJobs", u64::from(c.active_jobs));
+    set("UNodes", u64::from(c.active_nodes));
+    set("UProcs", u64::from(c.active_procs));
+    set("UPS", c.active_ps);
+    for (limit_name, suffix) in [
+        ("MAXJOB", "Jobs"),
+        ("MAXNODE", "Nodes"),
+        ("MAXPROC", "Procs"),
+    ] {
+        if let Some((_, soft, hard)) = limit(limit_name) {
+            set(&format!("HLA{suffix}"), *hard);
+            set(&format!("SLA{suffix}"), *soft);
+        }
+    }
+    e
+}
+
+/// `<Data><user ID=".."><limits .../></user>...</Data>`.
+pub fn render_limit_xml(shown: &[&CredentialInfo]) -> String {
+    let mut data = Element::new("Data");
+    for c in shown {
+        data.push(
+            Element::new(element_of(&c.kind))
+                .attr("ID", &c.name)
+                .child(limit_element(c)),
+        );
+    }
+    data.render()
+}
+
 /// Runs mcredctl.
 pub fn exec(a: Mcredctl) -> Result<u8, String> {
     for (given, what) in [
@@ -181,13 +230,10 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
         return modify(&a, m);
     }
     let q = a.query.clone().unwrap_or_default().to_ascii_lowercase();
-    if !matches!(q.as_str(), "config" | "accessfrom") {
+    if !matches!(q.as_str(), "config" | "accessfrom" | "limit") {
         return Err(
-            if matches!(
-                q.as_str(),
-                "role" | "limit" | "profile" | "accessto" | "policies"
-            ) {
-                format!("ERROR:    'mcredctl -q {q}' is not supported by Arches (config and accessfrom are)")
+            if matches!(q.as_str(), "role" | "profile" | "accessto" | "policies") {
+                format!("ERROR:    'mcredctl -q {q}' is not supported by Arches (config, accessfrom and limit are)")
             } else {
                 format!("ERROR:    invalid query '{q}' (config, accessfrom, role, limit, profile, accessto or policies)")
             },
@@ -216,11 +262,12 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
             });
         }
     }
-    let shown: Vec<&CredentialInfo> = v
+    let mut shown: Vec<&CredentialInfo> = v
         .credentials
         .iter()
         .filter(|c| c.kind == kind && name.as_ref().is_none_or(|n| n == &c.name))
         .collect();
+    shown.sort_by(|a, b| a.name.cmp(&b.name));
     match (q.as_str(), a.output.format()) {
         (_, Format::Json) => {
             let mut j = v.clone();
@@ -237,7 +284,8 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
             kind,
             name.as_deref(),
         )),
-        // accessfrom is Moab's XML in either format.
+        // limit and accessfrom are Moab's XML in either format.
+        ("limit", _) => print(&format!("{}\n", render_limit_xml(&shown))),
         _ => print(&format!("{}\n", render_access_xml(&v, &shown))),
     }
     Ok(EXIT_OK)
@@ -337,6 +385,29 @@ mod tests {
             qlist: qlist.iter().map(|s| s.to_string()).collect(),
             ..Default::default()
         }
+    }
+
+    /// `-q limit`: usage and the hard/soft active limits, zeros left out,
+    /// attributes in Moab's (ASCII) order; MAXWC is not listed.
+    #[test]
+    fn limit_xml() {
+        let mut alice = cred("user", "alice", &[]);
+        alice.limits = vec![
+            ("MAXJOB".into(), 4, 6),
+            ("MAXPROC".into(), 16, 16),
+            ("MAXWC".into(), 3600, 3600),
+        ];
+        alice.active_jobs = 2;
+        alice.active_procs = 8;
+        alice.active_nodes = 1;
+        alice.active_ps = 7200;
+        let bob = cred("user", "bob", &[]);
+        assert_eq!(
+            render_limit_xml(&[&alice, &bob]),
+            "<Data><user ID=\"alice\"><limits HLAJobs=\"6\" HLAProcs=\"16\" SLAJobs=\"4\" \
+SLAProcs=\"16\" UJobs=\"2\" UNodes=\"1\" UPS=\"7200\" UProcs=\"8\"/></user>\
+<user ID=\"bob\"><limits/></user></Data>"
+        );
     }
 
     #[test]
