@@ -48,7 +48,7 @@ fn efficiency_is_measured_and_kept() {
     let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nRMPOLLINTERVAL 1\n";
     let mut d = Daemon::start_with_config(Some(cfg));
     let busy = d.submit(
-        "#!/bin/sh\ni=0; while [ $i -lt 200000 ]; do i=$((i+1)); done\n",
+        "#!/bin/sh\ni=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done\n",
         &["-l", "walltime=5:00"],
     );
     d.wait_state(busy, "Completed", Duration::from_secs(60));
@@ -214,7 +214,7 @@ fn mcredctl_modifies_lists_and_refuses() {
         (&["-m", "credits=10", "user:root"], "allocation manager"),
         (&["-d", "user:root"], "moab.cfg"),
         (&["-r", "stats", "user:root"], "resetstats"),
-        (&["-q", "policies", "user:root"], "not supported"),
+        (&["-q", "role", "user:root"], "not supported"),
     ] {
         let (c, _, e) = run(&d, "mcredctl", args);
         assert_eq!(c, 1, "{args:?}");
@@ -304,6 +304,51 @@ fn mcredctl_limit_shows_limits_and_usage() {
     assert_eq!(c, 0, "{e}");
     assert_eq!(o, "<Data><qos ID=\"high\"><limits/></qos></Data>\n");
     let (c, _, e) = run(&d, "mcredctl", &["-q", "limit", "user:nosuchuser"]);
+    assert_eq!(c, 1);
+    assert_eq!(e, "ERROR:    cannot locate user 'nosuchuser'\n");
+}
+
+/// mcredctl -q policies shows every configured limit with its usage, in
+/// Moab's client layout (text) and XML, to any user (Moab checks no
+/// authorization for it: a second uid gets the same answer).
+#[test]
+fn mcredctl_policies_shows_every_limit() {
+    if !common::root_or_skip("mcredctl_policies_shows_every_limit") {
+        return;
+    }
+    let other = common::ensure_user("archescred");
+    let user = me();
+    let cfg = format!(
+        "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nRMPOLLINTERVAL 1\n\
+         USERCFG[{user}] MAXJOB=3,4\nCLASSCFG[batch] MAX.WCLIMIT=2:00:00 MAX.PROC=2\n\
+         QOSCFG[high] MAXPROC=8\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let job = d.submit("#!/bin/sh\nsleep 300\n", &["-l", "walltime=10:00"]);
+    d.wait_state(job, "Running", Duration::from_secs(60));
+    let want = format!(
+        "\n\npartition limits\n-----------------\nALL\n  USERCFG[{user}]\n      MAXJOB=3,4 Usage=1\n  \
+         CLASSCFG[batch] MAX.PROC=2 MAX.WCLIMIT=7200\n  QOSCFG[high]\n      MAXPROC=8\n\n"
+    );
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "policies", &format!("user:{user}")]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, want);
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "policies", "--format=xml"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        format!(
+            "<Data><policies><par ID=\"ALL\"><class MAX.PROC=\"2\" MAX.WCLIMIT=\"7200\" NAME=\"batch\"/>\
+             <qos QOS=\"high\"><limits NAME=\"MAXPROC\" SLIMIT=\"8\"/></qos><user User=\"{user}\">\
+             <limits HLIMIT=\"4\" NAME=\"MAXJOB\" SLIMIT=\"3\" USAGE=\"1\"/></user></par></policies></Data>\n"
+        )
+    );
+    let dir = tempfile::tempdir().unwrap();
+    common::set_mode(dir.path(), 0o777);
+    let out = common::run_as_user(&d, &other, "mcredctl", &["-q", "policies"], "", dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), want);
+    let (c, _, e) = run(&d, "mcredctl", &["-q", "policies", "user:nosuchuser"]);
     assert_eq!(c, 1);
     assert_eq!(e, "ERROR:    cannot locate user 'nosuchuser'\n");
 }

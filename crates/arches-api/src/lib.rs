@@ -1216,6 +1216,14 @@ pub struct CredentialInfo {
     /// (processors × remaining wall-clock limit: Moab's MAXPS usage, `UPS`).
     #[serde(default)]
     pub active_ps: u64,
+    /// Outstanding wall-clock seconds of the credential's active jobs, as
+    /// MAXWC counts them (`mcredctl -q policies`' MAXWC usage).
+    #[serde(default)]
+    pub active_wc: u64,
+    /// Class only: the per-job limits Moab keeps as job maxima/minima
+    /// (`MAX.NODE`, `MAX.PROC`, `MAX.WCLIMIT` in seconds, `MIN.PROC`), set ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_limits: Vec<(String, u64)>,
     /// Default QoS (`QDEF=`).
     #[serde(default)]
     pub qdef: Option<String>,

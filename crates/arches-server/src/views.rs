@@ -968,6 +968,15 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         e.qlist = c.qlist.clone();
         e.qlist_marker = list_marker(c.qlist_kind);
         e.job_flags = c.job_flags.iter().map(|f| f.to_string()).collect();
+        e.job_limits = [
+            ("MAX.NODE", c.job.max_nodes.map(u64::from)),
+            ("MAX.PROC", c.job.max_procs.map(u64::from)),
+            ("MAX.WCLIMIT", c.max_wclimit.map(|w| w.max(0) as u64)),
+            ("MIN.PROC", c.job.min_procs.map(u64::from)),
+        ]
+        .into_iter()
+        .filter_map(|(n, v)| v.map(|v| (n.to_string(), v)))
+        .collect();
         if let Some(w) = c.default_wclimit {
             e.attributes.push((
                 "DEFAULT.WCLIMIT".to_string(),
@@ -1007,7 +1016,6 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             if j.state.is_active() {
                 e.active_jobs += 1;
                 e.active_procs += j.procs();
-                e.active_nodes += j.run.as_ref().map_or(0, |r| r.nodes());
                 if let Some((_, _, left)) = active_usage(j, s.now, s.now) {
                     e.active_ps += left as u64;
                 }
@@ -1015,7 +1023,12 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         }
     }
     let mut credentials: Vec<CredentialInfo> = map.into_values().collect();
+    // Nodes and outstanding wall-clock seconds as the limits count them.
+    let usage = arches_core::eligibility::Usage::from_state(&s.state, p, s.now);
     for c in &mut credentials {
+        let t = usage.get(&c.kind, &c.name);
+        c.active_nodes = t.nodes as u32;
+        c.active_wc = t.wc;
         if let Some(k) = CredKind::parse(&c.kind) {
             c.fs_target = fs_target(&s.cfg, k, &c.name).unwrap_or(0.0);
         }

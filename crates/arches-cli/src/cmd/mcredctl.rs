@@ -7,7 +7,8 @@
 //! not written to moab.cfg, as Moab's `MSysReconfigure` without modifying
 //! the master file); `-l TYPE` lists the credentials of a type as XML;
 //! `-q limit TYPE[:NAME]` shows the active limits and usage as Moab's
-//! `MLimitToXML`. The
+//! `MLimitToXML`, `-q policies` every limit as Moab's `<policies>` tree
+//! (text: the client's `MDisplayCredLimits`). The
 //! other queries and options need models Arches does not have and are
 //! refused by name with the reason.
 
@@ -36,15 +37,18 @@ moab.cfg (lost at restart, as Moab's mcredctl -m). -l TYPE lists the credentials
 mdiag -u --format=xml shows). -q limit TYPE[:NAME] shows each credential's active limits and usage as \
 Moab's XML (<Data><user ID=..><limits .../></user></Data>, in either format): UJobs, UNodes, UProcs, UPS \
 (processor-seconds left of the active jobs), HLAJobs/SLAJobs (MAXJOB hard/soft), HLANodes/SLANodes \
-(MAXNODE), HLAProcs/SLAProcs (MAXPROC), each when positive. The other queries (role, profile, accessto, \
-policies), -m profile, hold, message, credits and trigger, and -d, -h, -r are not supported and say why.",
+(MAXNODE), HLAProcs/SLAProcs (MAXPROC), each when positive. -q policies [TYPE[:NAME]] shows every \
+credential limit as Moab's client does (partition ALL, then USERCFG[NAME], GROUPCFG, ACCOUNTCFG, CLASSCFG \
+with MAX.NODE/MAX.PROC/MAX.WCLIMIT/MIN.PROC, QOSCFG, each limit as MAXJOB=SOFT[,HARD][ Usage=N]; \
+--format=xml: Moab's <policies> tree); open to every user, as in Moab. The other queries (role, profile, \
+accessto), -m profile, hold, message, credits and trigger, and -d, -h, -r are not supported and say why.",
     group(ArgGroup::new("op").required(true).args(["query", "destroy", "hold", "list", "modify", "reset"]))
 )]
 pub struct Mcredctl {
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
-    /// Query: config, accessfrom or limit (role, profile, accessto, policies: not supported).
+    /// Query: config, accessfrom, limit or policies (role, profile, accessto: not supported).
     #[arg(short = 'q', value_name = "ATTR")]
     pub query: Option<String>,
     /// Destroy a credential: not supported (credentials are moab.cfg's).
@@ -203,6 +207,127 @@ pub fn render_limit_xml(shown: &[&CredentialInfo]) -> String {
     data.render()
 }
 
+/// The credential types of `-q policies`, in the order Moab's
+/// `__MUIGetLimitsXMLMString` adds them, with the attribute naming each
+/// and its moab.cfg parameter (the client's labels).
+const POLICY_KINDS: [(&str, &str, &str); 5] = [
+    ("class", "NAME", "CLASSCFG"),
+    ("qos", "QOS", "QOSCFG"),
+    ("user", "User", "USERCFG"),
+    ("group", "Group", "GROUPCFG"),
+    ("account", "Account", "ACCOUNTCFG"),
+];
+
+/// `-q policies`: Moab's `<policies>` tree. Arches's limits are not
+/// per partition, so they all sit in partition `ALL`; a credential appears
+/// when it has a per-job limit (attributes) or an active-policy limit
+/// (`<limits NAME= SLIMIT= [HLIMIT=] [USAGE=]/>` children, in Moab's
+/// policy order MAXJOB, MAXNODE, MAXPROC, MAXWC), the partition when a
+/// credential does.
+pub fn policies_element(v: &CredentialsView) -> Element {
+    let mut par = Element::new("par").attr("ID", "ALL");
+    let mut any = false;
+    for (kind, id, _) in POLICY_KINDS {
+        let mut creds: Vec<&CredentialInfo> =
+            v.credentials.iter().filter(|c| c.kind == kind).collect();
+        creds.sort_by(|a, b| a.name.cmp(&b.name));
+        for c in creds {
+            let mut e = Element::new(element_of(kind)).attr(id, &c.name);
+            let mut shown = false;
+            for (k, n) in &c.job_limits {
+                if *n > 0 {
+                    e = e.attr(k, n);
+                    shown = true;
+                }
+            }
+            for (name, usage) in [
+                ("MAXJOB", u64::from(c.active_jobs)),
+                ("MAXNODE", u64::from(c.active_nodes)),
+                ("MAXPROC", u64::from(c.active_procs)),
+                ("MAXWC", c.active_wc),
+            ] {
+                let Some((_, soft, hard)) = c.limits.iter().find(|(n, _, _)| n == name) else {
+                    continue;
+                };
+                let mut l = Element::new("limits")
+                    .attr("NAME", name)
+                    .attr("SLIMIT", soft);
+                if soft != hard {
+                    l = l.attr("HLIMIT", hard);
+                }
+                if usage != 0 {
+                    l = l.attr("USAGE", usage);
+                }
+                e.push(l);
+                shown = true;
+            }
+            if shown {
+                par.push(e);
+                any = true;
+            }
+        }
+    }
+    let policies = Element::new("policies");
+    if any {
+        policies.child(par)
+    } else {
+        policies
+    }
+}
+
+/// Moab's client text of `-q policies` (`MDisplayCredLimits`): per
+/// partition its name, then per credential (users, groups, accounts,
+/// classes, QoS) `  USERCFG[NAME]` with its per-job limits, and each
+/// limit on its own line as `      MAXJOB=SOFT[,HARD][ Usage=N]`.
+pub fn render_policies_text(v: &CredentialsView) -> String {
+    let policies = policies_element(v);
+    let mut out = String::from("\n");
+    let Some(par) = policies.children().first() else {
+        return out + "\n\n";
+    };
+    out.push_str("\npartition limits\n-----------------");
+    out.push_str(&format!("\n{}\n", par.attribute("ID").unwrap_or_default()));
+    let mut first = true;
+    for kind in ["user", "group", "account", "class", "qos"] {
+        let (_, id, cfg) = POLICY_KINDS
+            .iter()
+            .find(|k| k.0 == kind)
+            .copied()
+            .unwrap_or_default();
+        for c in par
+            .children()
+            .iter()
+            .filter(|c| c.name() == element_of(kind))
+        {
+            out.push_str(&format!(
+                "{}  {cfg}[{}]",
+                if first { "" } else { "\n" },
+                c.attribute(id).unwrap_or_default()
+            ));
+            first = false;
+            for (k, val) in c.attributes() {
+                if k != id {
+                    out.push_str(&format!(" {k}={val}"));
+                }
+            }
+            for l in c.children() {
+                out.push_str(&format!(
+                    "\n      {}={}",
+                    l.attribute("NAME").unwrap_or_default(),
+                    l.attribute("SLIMIT").unwrap_or_default()
+                ));
+                if let Some(h) = l.attribute("HLIMIT") {
+                    out.push_str(&format!(",{h}"));
+                }
+                if let Some(u) = l.attribute("USAGE") {
+                    out.push_str(&format!(" Usage={u}"));
+                }
+            }
+        }
+    }
+    out + "\n\n"
+}
+
 /// Runs mcredctl.
 pub fn exec(a: Mcredctl) -> Result<u8, String> {
     for (given, what) in [
@@ -230,14 +355,15 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
         return modify(&a, m);
     }
     let q = a.query.clone().unwrap_or_default().to_ascii_lowercase();
+    if q == "policies" {
+        return policies(&a);
+    }
     if !matches!(q.as_str(), "config" | "accessfrom" | "limit") {
-        return Err(
-            if matches!(q.as_str(), "role" | "profile" | "accessto" | "policies") {
-                format!("ERROR:    'mcredctl -q {q}' is not supported by Arches (config, accessfrom and limit are)")
-            } else {
-                format!("ERROR:    invalid query '{q}' (config, accessfrom, role, limit, profile, accessto or policies)")
-            },
-        );
+        return Err(if matches!(q.as_str(), "role" | "profile" | "accessto") {
+            format!("ERROR:    'mcredctl -q {q}' is not supported by Arches (config, accessfrom, limit and policies are)")
+        } else {
+            format!("ERROR:    invalid query '{q}' (config, accessfrom, role, limit, profile, accessto or policies)")
+        });
     }
     let Some(obj) = a.object.as_deref() else {
         return Err("ERROR:    no credential specified (TYPE[:NAME])".into());
@@ -287,6 +413,37 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
         // limit and accessfrom are Moab's XML in either format.
         ("limit", _) => print(&format!("{}\n", render_limit_xml(&shown))),
         _ => print(&format!("{}\n", render_access_xml(&v, &shown))),
+    }
+    Ok(EXIT_OK)
+}
+
+/// `-q policies [TYPE[:NAME]]`: every credential limit (Moab answers the
+/// whole tree whatever credential is named; a named one must exist). Open
+/// to every user, as Moab skips the authorization check for it.
+fn policies(a: &Mcredctl) -> Result<u8, String> {
+    let object = a.object.as_deref().map(parse_object).transpose()?;
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    let v = client.credentials().map_err(|e| e.to_string())?;
+    if let Some((kind, Some(n))) = &object {
+        let known = v
+            .credentials
+            .iter()
+            .any(|c| c.kind == *kind && &c.name == n)
+            || v.historical.iter().any(|(k, h)| k == kind && h == n);
+        if !known {
+            return Err(format!(
+                "ERROR:    cannot locate {} '{n}'",
+                element_of(kind)
+            ));
+        }
+    }
+    match a.output.format() {
+        Format::Json => print_json(&v)?,
+        Format::Xml => print(&format!(
+            "{}\n",
+            Element::new("Data").child(policies_element(&v)).render()
+        )),
+        Format::Text => print(&render_policies_text(&v)),
     }
     Ok(EXIT_OK)
 }
@@ -408,6 +565,44 @@ mod tests {
 SLAProcs=\"16\" UJobs=\"2\" UNodes=\"1\" UPS=\"7200\" UProcs=\"8\"/></user>\
 <user ID=\"bob\"><limits/></user></Data>"
         );
+    }
+
+    /// `-q policies`: Moab's tree and the client's text, whole.
+    #[test]
+    fn policies_xml_and_text() {
+        let mut alice = cred("user", "alice", &[]);
+        alice.limits = vec![("MAXJOB".into(), 3, 4), ("MAXWC".into(), 3600, 3600)];
+        alice.active_jobs = 1;
+        alice.active_wc = 600;
+        let mut batch = cred("class", "batch", &[]);
+        batch.job_limits = vec![("MAX.PROC".into(), 8), ("MAX.WCLIMIT".into(), 7200)];
+        let mut high = cred("qos", "high", &[]);
+        high.limits = vec![("MAXPROC".into(), 16, 16)];
+        let v = CredentialsView {
+            credentials: vec![alice, cred("user", "bob", &[]), batch, high],
+            historical: vec![],
+        };
+        assert_eq!(
+            Element::new("Data").child(policies_element(&v)).render(),
+            "<Data><policies><par ID=\"ALL\"><class MAX.PROC=\"8\" MAX.WCLIMIT=\"7200\" NAME=\"batch\"/>\
+<qos QOS=\"high\"><limits NAME=\"MAXPROC\" SLIMIT=\"16\"/></qos>\
+<user User=\"alice\"><limits HLIMIT=\"4\" NAME=\"MAXJOB\" SLIMIT=\"3\" USAGE=\"1\"/>\
+<limits NAME=\"MAXWC\" SLIMIT=\"3600\" USAGE=\"600\"/></user></par></policies></Data>"
+        );
+        assert_eq!(
+            render_policies_text(&v),
+            "\n\npartition limits\n-----------------\nALL\n  USERCFG[alice]\n      MAXJOB=3,4 Usage=1\n      \
+MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[high]\n      MAXPROC=16\n\n"
+        );
+        let none = CredentialsView {
+            credentials: vec![cred("user", "bob", &[])],
+            historical: vec![],
+        };
+        assert_eq!(
+            Element::new("Data").child(policies_element(&none)).render(),
+            "<Data><policies/></Data>"
+        );
+        assert_eq!(render_policies_text(&none), "\n\n\n");
     }
 
     #[test]
