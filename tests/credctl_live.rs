@@ -214,7 +214,7 @@ fn mcredctl_modifies_lists_and_refuses() {
         (&["-m", "credits=10", "user:root"], "allocation manager"),
         (&["-d", "user:root"], "moab.cfg"),
         (&["-r", "stats", "user:root"], "resetstats"),
-        (&["-q", "role", "user:root"], "not supported"),
+        (&["-q", "profile", "user:root"], "not supported"),
     ] {
         let (c, _, e) = run(&d, "mcredctl", args);
         assert_eq!(c, 1, "{args:?}");
@@ -351,4 +351,41 @@ fn mcredctl_policies_shows_every_limit() {
     let (c, _, e) = run(&d, "mcredctl", &["-q", "policies", "user:nosuchuser"]);
     assert_eq!(c, 1);
     assert_eq!(e, "ERROR:    cannot locate user 'nosuchuser'\n");
+}
+
+/// mcredctl -q role gives Moab's roles: adminN for each ADMINCFG level
+/// naming the user (root is level 1), admin5 for everybody, also for a
+/// name the daemon does not know; user:ALL lists every known user.
+#[test]
+fn mcredctl_role_shows_admin_levels() {
+    let user = me();
+    let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nADMINCFG[3] USERS=helper,nobody2\n\
+               USERCFG[helper] PRIORITY=1\n";
+    let d = Daemon::start_with_config(Some(cfg));
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "role", "user:helper"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        "<Data><user ID=\"helper\" role=\"admin3,admin5\"/></Data>\n"
+    );
+    let (c, o, e) = run(
+        &d,
+        "mcredctl",
+        &["-q", "role", "user:stranger", "--format=xml"],
+    );
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, "<Data><user ID=\"stranger\" role=\"admin5\"/></Data>\n");
+    // The daemon's own user (and root) is a level-1 administrator.
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "role", &format!("user:{user}")]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        format!("<Data><user ID=\"{user}\" role=\"admin1,admin5\"/></Data>\n")
+    );
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "role", "user:ALL"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        "<Data><user ID=\"helper\" role=\"admin3,admin5\"/></Data>\n"
+    );
 }

@@ -1268,6 +1268,11 @@ pub struct CredentialsView {
     /// active job.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub historical: Vec<(String, String)>,
+    /// The user names of `ADMINCFG[1]`..`ADMINCFG[4]` (`USERS=`; `ALL`
+    /// stands for everybody), level 1 with root and the daemon's user, as
+    /// Moab's `MSysGetAuth` reads them for `mcredctl -q role`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub admin_users: Vec<Vec<String>>,
 }
 
 /// Totals over the jobs completed in the statistics period (one

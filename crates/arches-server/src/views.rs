@@ -1040,9 +1040,21 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         }
     }
     let historical = crate::showq::historical(s, &credentials);
+    let mut admin_users: Vec<Vec<String>> = s.cfg.moab.admins[..4].to_vec();
+    // SAFETY: geteuid(2) cannot fail.
+    let daemon_uid = unsafe { libc::geteuid() };
+    let primary = ["root".to_string()]
+        .into_iter()
+        .chain(crate::ident::user_by_uid(daemon_uid).map(|u| u.name));
+    for u in primary {
+        if !admin_users[0].contains(&u) {
+            admin_users[0].insert(0, u);
+        }
+    }
     CredentialsView {
         credentials,
         historical,
+        admin_users,
     }
 }
 

@@ -40,15 +40,18 @@ Moab's XML (<Data><user ID=..><limits .../></user></Data>, in either format): UJ
 (MAXNODE), HLAProcs/SLAProcs (MAXPROC), each when positive. -q policies [TYPE[:NAME]] shows every \
 credential limit as Moab's client does (partition ALL, then USERCFG[NAME], GROUPCFG, ACCOUNTCFG, CLASSCFG \
 with MAX.NODE/MAX.PROC/MAX.WCLIMIT/MIN.PROC, QOSCFG, each limit as MAXJOB=SOFT[,HARD][ Usage=N]; \
---format=xml: Moab's <policies> tree); open to every user, as in Moab. The other queries (role, profile, \
-accessto), -m profile, hold, message, credits and trigger, and -d, -h, -r are not supported and say why.",
+--format=xml: Moab's <policies> tree); open to every user, as in Moab. -q role user:NAME (or user:ALL, \
+every known user) shows Moab's roles as <Data><user ID=.. role=\"admin1,admin5\"/></Data> (in either \
+format): adminN for each ADMINCFG[N] (1-4) whose USERS names the user or holds ALL (root and the daemon's \
+user are level 1), admin5 for everybody. The other queries (profile, accessto), -m profile, hold, \
+message, credits and trigger, and -d, -h, -r are not supported and say why.",
     group(ArgGroup::new("op").required(true).args(["query", "destroy", "hold", "list", "modify", "reset"]))
 )]
 pub struct Mcredctl {
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
-    /// Query: config, accessfrom, limit or policies (role, profile, accessto: not supported).
+    /// Query: config, accessfrom, limit, policies or role (profile, accessto: not supported).
     #[arg(short = 'q', value_name = "ATTR")]
     pub query: Option<String>,
     /// Destroy a credential: not supported (credentials are moab.cfg's).
@@ -328,6 +331,46 @@ pub fn render_policies_text(v: &CredentialsView) -> String {
     out + "\n\n"
 }
 
+/// A user's roles as Moab's `MSysGetAuth` gives them: `adminN` for each
+/// of `ADMINCFG[1]`..`[4]` whose user list names it (case-insensitively)
+/// or holds `ALL`, and `admin5`, which every user has.
+pub fn roles_of(v: &CredentialsView, user: &str) -> String {
+    let mut roles: Vec<String> = v
+        .admin_users
+        .iter()
+        .take(4)
+        .enumerate()
+        .filter(|(_, users)| {
+            users
+                .iter()
+                .any(|u| u.eq_ignore_ascii_case(user) || u.eq_ignore_ascii_case("ALL"))
+        })
+        .map(|(i, _)| format!("admin{}", i + 1))
+        .collect();
+    roles.push("admin5".into());
+    roles.join(",")
+}
+
+/// `-q role user:NAME` (or `user:ALL`): `<Data><user ID=".." role=".."/></Data>`,
+/// as Moab's `__MUICredCtlQuery` writes it (the name is taken as a user
+/// name whatever the type; `ALL` is every known user; no name, no element).
+pub fn render_role_xml(v: &CredentialsView, name: Option<&str>) -> String {
+    let mut data = Element::new("Data");
+    let users: Vec<String> = match name {
+        None => Vec::new(),
+        Some("ALL") => names(v, "user"),
+        Some(n) => vec![n.to_string()],
+    };
+    for u in users {
+        data.push(
+            Element::new("user")
+                .attr("ID", &u)
+                .attr("role", roles_of(v, &u)),
+        );
+    }
+    data.render()
+}
+
 /// Runs mcredctl.
 pub fn exec(a: Mcredctl) -> Result<u8, String> {
     for (given, what) in [
@@ -357,6 +400,19 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
     let q = a.query.clone().unwrap_or_default().to_ascii_lowercase();
     if q == "policies" {
         return policies(&a);
+    }
+    if q == "role" {
+        let name = match a.object.as_deref() {
+            Some(o) => parse_object(o)?.1,
+            None => None,
+        };
+        let client = a.conn.client().map_err(|e| e.to_string())?;
+        let v = client.credentials().map_err(|e| e.to_string())?;
+        match a.output.format() {
+            Format::Json => print_json(&v)?,
+            _ => print(&format!("{}\n", render_role_xml(&v, name.as_deref()))),
+        }
+        return Ok(EXIT_OK);
     }
     if !matches!(q.as_str(), "config" | "accessfrom" | "limit") {
         return Err(if matches!(q.as_str(), "role" | "profile" | "accessto") {
@@ -581,6 +637,7 @@ SLAProcs=\"16\" UJobs=\"2\" UNodes=\"1\" UPS=\"7200\" UProcs=\"8\"/></user>\
         let v = CredentialsView {
             credentials: vec![alice, cred("user", "bob", &[]), batch, high],
             historical: vec![],
+            admin_users: vec![],
         };
         assert_eq!(
             Element::new("Data").child(policies_element(&v)).render(),
@@ -597,12 +654,44 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
         let none = CredentialsView {
             credentials: vec![cred("user", "bob", &[])],
             historical: vec![],
+            admin_users: vec![],
         };
         assert_eq!(
             Element::new("Data").child(policies_element(&none)).render(),
             "<Data><policies/></Data>"
         );
         assert_eq!(render_policies_text(&none), "\n\n\n");
+    }
+
+    /// `-q role`: MSysGetAuth's levels, admin5 for everybody.
+    #[test]
+    fn role_xml() {
+        let v = CredentialsView {
+            credentials: vec![cred("user", "ann", &[]), cred("user", "bob", &[])],
+            historical: vec![],
+            admin_users: vec![
+                vec!["root".into(), "Ann".into()],
+                vec![],
+                vec!["ann".into()],
+                vec![],
+            ],
+        };
+        assert_eq!(
+            render_role_xml(&v, Some("ann")),
+            "<Data><user ID=\"ann\" role=\"admin1,admin3,admin5\"/></Data>"
+        );
+        assert_eq!(
+            render_role_xml(&v, Some("ALL")),
+            "<Data><user ID=\"ann\" role=\"admin1,admin3,admin5\"/>\
+<user ID=\"bob\" role=\"admin5\"/></Data>"
+        );
+        assert_eq!(render_role_xml(&v, None), "<Data/>");
+        let mut all = v.clone();
+        all.admin_users[1] = vec!["ALL".into()];
+        assert_eq!(
+            render_role_xml(&all, Some("nobody")),
+            "<Data><user ID=\"nobody\" role=\"admin2,admin5\"/></Data>"
+        );
     }
 
     #[test]
@@ -619,6 +708,7 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
                 cred("qos", "DEFAULT", &[]),
             ],
             historical: vec![],
+            admin_users: vec![],
         };
         let shown = [&v.credentials[0], &v.credentials[1]];
         assert_eq!(
