@@ -389,3 +389,34 @@ fn mcredctl_role_shows_admin_levels() {
         "<Data><user ID=\"helper\" role=\"admin3,admin5\"/></Data>\n"
     );
 }
+
+/// mcredctl -q accessto lists who may use a credential, the inverse of
+/// accessfrom: users whose QLIST names a QoS (or who have none), and the
+/// classes and accounts (which take every QoS); groups are refused with
+/// the reason.
+#[test]
+fn mcredctl_accessto_inverts_accessfrom() {
+    let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nUSERCFG[ann] QLIST=high\n\
+               USERCFG[bob] PRIORITY=1\nQOSCFG[high] PRIORITY=1\nQOSCFG[low] PRIORITY=1\n\
+               CLASSCFG[batch] PRIORITY=1\n";
+    let d = Daemon::start_with_config(Some(cfg));
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "qos:low"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        "<Data><qos CList=\"batch\" ID=\"low\" UList=\"bob\"/></Data>\n"
+    );
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "qos", "--format=xml"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        "<Data><qos CList=\"batch\" ID=\"high\" UList=\"ann,bob\"/>\
+         <qos CList=\"batch\" ID=\"low\" UList=\"bob\"/></Data>\n"
+    );
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "class:batch"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, "<Data><class ID=\"batch\" UList=\"ann,bob\"/></Data>\n");
+    let (c, _, e) = run(&d, "mcredctl", &["-q", "accessto", "group:staff"]);
+    assert_eq!(c, 1);
+    assert!(e.contains("Unix group lists"), "{e}");
+}

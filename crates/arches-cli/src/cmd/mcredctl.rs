@@ -43,15 +43,17 @@ with MAX.NODE/MAX.PROC/MAX.WCLIMIT/MIN.PROC, QOSCFG, each limit as MAXJOB=SOFT[,
 --format=xml: Moab's <policies> tree); open to every user, as in Moab. -q role user:NAME (or user:ALL, \
 every known user) shows Moab's roles as <Data><user ID=.. role=\"admin1,admin5\"/></Data> (in either \
 format): adminN for each ADMINCFG[N] (1-4) whose USERS names the user or holds ALL (root and the daemon's \
-user are level 1), admin5 for everybody. The other queries (profile, accessto), -m profile, hold, \
-message, credits and trigger, and -d, -h, -r are not supported and say why.",
+user are level 1), admin5 for everybody. -q accessto TYPE[:NAME] shows who may use each credential, \
+the inverse of accessfrom (UList, GList, AList, CList, QList; groups are refused: Moab reads the users' \
+Unix group lists for them). Without a name the access queries leave DEFAULT out, as Moab does. -q \
+profile, -m profile, hold, message, credits and trigger, and -d, -h, -r are not supported and say why.",
     group(ArgGroup::new("op").required(true).args(["query", "destroy", "hold", "list", "modify", "reset"]))
 )]
 pub struct Mcredctl {
     /// Print help.
     #[arg(long, action = ArgAction::Help)]
     pub help: Option<bool>,
-    /// Query: config, accessfrom, limit, policies or role (profile, accessto: not supported).
+    /// Query: config, accessfrom, accessto, limit, policies or role (profile: not supported).
     #[arg(short = 'q', value_name = "ATTR")]
     pub query: Option<String>,
     /// Destroy a credential: not supported (credentials are moab.cfg's).
@@ -371,6 +373,52 @@ pub fn render_role_xml(v: &CredentialsView, name: Option<&str>) -> String {
     data.render()
 }
 
+/// `-q accessto`: who may use each credential shown, the inverse of
+/// [`access_from`] (Moab's `MUIOShowAccess` with `ShowAccessTo`): every
+/// other known credential (not `DEFAULT`) whose account, QoS or class list
+/// names it, as `UList`, `GList`, `AList`, `CList`, `QList` (sorted, comma
+/// separated, empty lists left out). Nothing grants access to a user.
+pub fn render_accessto_xml(v: &CredentialsView, shown: &[&CredentialInfo]) -> String {
+    let mut data = Element::new("Data");
+    for t in shown {
+        let mut e = Element::new(element_of(&t.kind)).attr("ID", &t.name);
+        for (kind, attr) in [
+            ("user", "UList"),
+            ("group", "GList"),
+            ("account", "AList"),
+            ("class", "CList"),
+            ("qos", "QList"),
+        ] {
+            if kind == t.kind {
+                continue;
+            }
+            let mut who: Vec<&str> = v
+                .credentials
+                .iter()
+                .filter(|c| c.kind == kind && c.name != "DEFAULT")
+                .filter(|c| {
+                    let (a, q, cl) = access_from(v, c);
+                    let list = match t.kind.as_str() {
+                        "account" => a,
+                        "qos" => q,
+                        "class" => cl,
+                        _ => Vec::new(),
+                    };
+                    list.contains(&t.name)
+                })
+                .map(|c| c.name.as_str())
+                .collect();
+            who.sort_unstable();
+            who.dedup();
+            if !who.is_empty() {
+                e = e.attr(attr, who.join(","));
+            }
+        }
+        data.push(e);
+    }
+    data.render()
+}
+
 /// Runs mcredctl.
 pub fn exec(a: Mcredctl) -> Result<u8, String> {
     for (given, what) in [
@@ -414,9 +462,9 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
         }
         return Ok(EXIT_OK);
     }
-    if !matches!(q.as_str(), "config" | "accessfrom" | "limit") {
-        return Err(if matches!(q.as_str(), "role" | "profile" | "accessto") {
-            format!("ERROR:    'mcredctl -q {q}' is not supported by Arches (config, accessfrom, limit and policies are)")
+    if !matches!(q.as_str(), "config" | "accessfrom" | "accessto" | "limit") {
+        return Err(if q == "profile" {
+            format!("ERROR:    'mcredctl -q {q}' is not supported by Arches (config, accessfrom, accessto, limit, policies and role are)")
         } else {
             format!("ERROR:    invalid query '{q}' (config, accessfrom, role, limit, profile, accessto or policies)")
         });
@@ -425,6 +473,9 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
         return Err("ERROR:    no credential specified (TYPE[:NAME])".into());
     };
     let (kind, name) = parse_object(obj)?;
+    if q == "accessto" && kind == "group" {
+        return Err("ERROR:    'mcredctl -q accessto group' is not supported by Arches: Moab answers it from the users' Unix group lists, which Arches does not read".into());
+    }
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let mut v = client.credentials().map_err(|e| e.to_string())?;
     if let Some(n) = &name {
@@ -450,6 +501,11 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
         .filter(|c| c.kind == kind && name.as_ref().is_none_or(|n| n == &c.name))
         .collect();
     shown.sort_by(|a, b| a.name.cmp(&b.name));
+    // Moab's access listings of a whole type leave DEFAULT out (its limit
+    // listing keeps it).
+    if name.is_none() && q.starts_with("access") {
+        shown.retain(|c| c.name != "DEFAULT");
+    }
     match (q.as_str(), a.output.format()) {
         (_, Format::Json) => {
             let mut j = v.clone();
@@ -468,6 +524,7 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
         )),
         // limit and accessfrom are Moab's XML in either format.
         ("limit", _) => print(&format!("{}\n", render_limit_xml(&shown))),
+        ("accessto", _) => print(&format!("{}\n", render_accessto_xml(&v, &shown))),
         _ => print(&format!("{}\n", render_access_xml(&v, &shown))),
     }
     Ok(EXIT_OK)
@@ -691,6 +748,39 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
         assert_eq!(
             render_role_xml(&all, Some("nobody")),
             "<Data><user ID=\"nobody\" role=\"admin2,admin5\"/></Data>"
+        );
+    }
+
+    /// `-q accessto`: the inverse of accessfrom.
+    #[test]
+    fn accessto_lists() {
+        let v = CredentialsView {
+            credentials: vec![
+                cred("user", "alice", &["high"]),
+                cred("user", "bob", &[]),
+                cred("group", "staff", &["normal"]),
+                cred("account", "chem", &[]),
+                cred("class", "batch", &[]),
+                cred("qos", "high", &[]),
+                cred("qos", "normal", &[]),
+                cred("qos", "DEFAULT", &[]),
+            ],
+            historical: vec![],
+            admin_users: vec![],
+        };
+        let shown = [
+            &v.credentials[5],
+            &v.credentials[6],
+            &v.credentials[3],
+            &v.credentials[4],
+            &v.credentials[0],
+        ];
+        assert_eq!(
+            render_accessto_xml(&v, &shown),
+            "<Data><qos AList=\"chem\" CList=\"batch\" ID=\"high\" UList=\"alice,bob\"/>\
+<qos AList=\"chem\" CList=\"batch\" GList=\"staff\" ID=\"normal\" UList=\"bob\"/>\
+<acct ID=\"chem\" UList=\"alice,bob\"/><class ID=\"batch\" UList=\"alice,bob\"/>\
+<user ID=\"alice\"/></Data>"
         );
     }
 
