@@ -217,7 +217,7 @@ fn mcredctl_modifies_lists_and_refuses() {
         (&["-m", "credits=10", "user:root"], "allocation manager"),
         (&["-d", "user:root"], "moab.cfg"),
         (&["-r", "stats", "user:root"], "resetstats"),
-        (&["-q", "policies", "user:root"], "not supported"),
+        (&["-q", "profile", "user:root"], "not supported"),
     ] {
         let (c, _, e) = run(&d, "mcredctl", args);
         assert_eq!(c, 1, "{args:?}");
@@ -269,4 +269,157 @@ fn mrsvctl_per_task_resources() {
     let (_, o, _) = run(&d, "mrsvctl", &["-l", "ALL", "--format=json"]);
     let v: serde_json::Value = serde_json::from_str(&o).unwrap();
     assert_eq!(v["reservations"].as_array().unwrap().len(), 1, "{o}");
+}
+
+/// mcredctl -q limit shows a credential's configured active limits (hard
+/// and soft, as MAXJOB=3,4 gives them) and its usage by running jobs, as
+/// Moab's `<Data><user ID=..><limits .../></user></Data>`; a credential
+/// without limits or jobs has an empty `<limits/>`; an unknown one is
+/// Moab's error.
+#[test]
+fn mcredctl_limit_shows_limits_and_usage() {
+    let user = me();
+    let cfg = format!(
+        "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nRMPOLLINTERVAL 1\n\
+         USERCFG[{user}] MAXJOB=3,4 MAXPROC=2 MAXWC=1:00:00\nQOSCFG[high] PRIORITY=10\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let job = d.submit("#!/bin/sh\nsleep 300\n", &["-l", "walltime=10:00"]);
+    d.wait_state(job, "Running", Duration::from_secs(60));
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "limit", &format!("user:{user}")]);
+    assert_eq!(c, 0, "{e}");
+    // UPS: the processor-seconds left of the job's 10-minute limit.
+    let ups: u64 = o
+        .split("UPS=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{o}"));
+    assert!(ups > 0 && ups <= 600, "{o}");
+    assert_eq!(
+        o,
+        format!(
+            "<Data><user ID=\"{user}\"><limits HLAJobs=\"4\" HLAProcs=\"2\" SLAJobs=\"3\" \
+             SLAProcs=\"2\" UJobs=\"1\" UNodes=\"1\" UPS=\"{ups}\" UProcs=\"1\"/></user></Data>\n"
+        )
+    );
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "limit", "qos:high", "--format=xml"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, "<Data><qos ID=\"high\"><limits/></qos></Data>\n");
+    let (c, _, e) = run(&d, "mcredctl", &["-q", "limit", "user:nosuchuser"]);
+    assert_eq!(c, 1);
+    assert_eq!(e, "ERROR:    cannot locate user 'nosuchuser'\n");
+}
+
+/// mcredctl -q policies shows every configured limit with its usage, in
+/// Moab's client layout (text) and XML, to any user (Moab checks no
+/// authorization for it: a second uid gets the same answer).
+#[test]
+fn mcredctl_policies_shows_every_limit() {
+    if !common::root_or_skip("mcredctl_policies_shows_every_limit") {
+        return;
+    }
+    let other = common::ensure_user("archescred");
+    let user = me();
+    let cfg = format!(
+        "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nRMPOLLINTERVAL 1\n\
+         USERCFG[{user}] MAXJOB=3,4\nCLASSCFG[batch] MAX.WCLIMIT=2:00:00 MAX.PROC=2\n\
+         QOSCFG[high] MAXPROC=8\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let job = d.submit("#!/bin/sh\nsleep 300\n", &["-l", "walltime=10:00"]);
+    d.wait_state(job, "Running", Duration::from_secs(60));
+    let want = format!(
+        "\n\npartition limits\n-----------------\nALL\n  USERCFG[{user}]\n      MAXJOB=3,4 Usage=1\n  \
+         CLASSCFG[batch] MAX.PROC=2 MAX.WCLIMIT=7200\n  QOSCFG[high]\n      MAXPROC=8\n\n"
+    );
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "policies", &format!("user:{user}")]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, want);
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "policies", "--format=xml"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        format!(
+            "<Data><policies><par ID=\"ALL\"><class MAX.PROC=\"2\" MAX.WCLIMIT=\"7200\" NAME=\"batch\"/>\
+             <qos QOS=\"high\"><limits NAME=\"MAXPROC\" SLIMIT=\"8\"/></qos><user User=\"{user}\">\
+             <limits HLIMIT=\"4\" NAME=\"MAXJOB\" SLIMIT=\"3\" USAGE=\"1\"/></user></par></policies></Data>\n"
+        )
+    );
+    let dir = tempfile::tempdir().unwrap();
+    common::set_mode(dir.path(), 0o777);
+    let out = common::run_as_user(&d, &other, "mcredctl", &["-q", "policies"], "", dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), want);
+    let (c, _, e) = run(&d, "mcredctl", &["-q", "policies", "user:nosuchuser"]);
+    assert_eq!(c, 1);
+    assert_eq!(e, "ERROR:    cannot locate user 'nosuchuser'\n");
+}
+
+/// mcredctl -q role gives Moab's roles: adminN for each ADMINCFG level
+/// naming the user (root is level 1), admin5 for everybody, also for a
+/// name the daemon does not know; user:ALL lists every known user.
+#[test]
+fn mcredctl_role_shows_admin_levels() {
+    let user = me();
+    let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nADMINCFG[3] USERS=helper,nobody2\n\
+               USERCFG[helper] PRIORITY=1\n";
+    let d = Daemon::start_with_config(Some(cfg));
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "role", "user:helper"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        "<Data><user ID=\"helper\" role=\"admin3,admin5\"/></Data>\n"
+    );
+    let (c, o, e) = run(
+        &d,
+        "mcredctl",
+        &["-q", "role", "user:stranger", "--format=xml"],
+    );
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, "<Data><user ID=\"stranger\" role=\"admin5\"/></Data>\n");
+    // The daemon's own user (and root) is a level-1 administrator.
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "role", &format!("user:{user}")]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        format!("<Data><user ID=\"{user}\" role=\"admin1,admin5\"/></Data>\n")
+    );
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "role", "user:ALL"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        "<Data><user ID=\"helper\" role=\"admin3,admin5\"/></Data>\n"
+    );
+}
+
+/// mcredctl -q accessto lists who may use a credential, the inverse of
+/// accessfrom: users whose QLIST names a QoS (or who have none), and the
+/// classes and accounts (which take every QoS); groups are refused with
+/// the reason.
+#[test]
+fn mcredctl_accessto_inverts_accessfrom() {
+    let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nUSERCFG[ann] QLIST=high\n\
+               USERCFG[bob] PRIORITY=1\nQOSCFG[high] PRIORITY=1\nQOSCFG[low] PRIORITY=1\n\
+               CLASSCFG[batch] PRIORITY=1\n";
+    let d = Daemon::start_with_config(Some(cfg));
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "qos:low"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        "<Data><qos CList=\"batch\" ID=\"low\" UList=\"bob\"/></Data>\n"
+    );
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "qos", "--format=xml"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        "<Data><qos CList=\"batch\" ID=\"high\" UList=\"ann,bob\"/>\
+         <qos CList=\"batch\" ID=\"low\" UList=\"bob\"/></Data>\n"
+    );
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "class:batch"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, "<Data><class ID=\"batch\" UList=\"ann,bob\"/></Data>\n");
+    let (c, _, e) = run(&d, "mcredctl", &["-q", "accessto", "group:staff"]);
+    assert_eq!(c, 1);
+    assert!(e.contains("Unix group lists"), "{e}");
 }

@@ -1,4 +1,4 @@
-complete -c mcredctl -s q -d 'Query: config or accessfrom (role, limit, profile, accessto, policies: not supported)' -r
+complete -c mcredctl -s q -d 'Query: config, accessfrom, accessto, limit, policies or role (profile: not supported)' -r
 complete -c mcredctl -s d -d 'Destroy a credential: not supported (credentials are moab.cfg\'s)' -r
 complete -c mcredctl -s h -d 'Hold a credential\'s jobs: not supported' -r
 complete -c mcredctl -s l -d 'List the credentials of a type (user, group, acct, class, qos) as XML' -r

@@ -1208,6 +1208,22 @@ pub struct CredentialInfo {
     pub attributes: Vec<(String, String)>,
     pub active_jobs: u32,
     pub active_procs: u32,
+    /// Nodes allocated to the credential's active jobs (Moab's active
+    /// MAXNODE usage, `mcredctl -q limit`'s `UNodes`).
+    #[serde(default)]
+    pub active_nodes: u32,
+    /// Outstanding processor-seconds of the credential's active jobs
+    /// (processors × remaining wall-clock limit: Moab's MAXPS usage, `UPS`).
+    #[serde(default)]
+    pub active_ps: u64,
+    /// Outstanding wall-clock seconds of the credential's active jobs, as
+    /// MAXWC counts them (`mcredctl -q policies`' MAXWC usage).
+    #[serde(default)]
+    pub active_wc: u64,
+    /// Class only: the per-job limits Moab keeps as job maxima/minima
+    /// (`MAX.NODE`, `MAX.PROC`, `MAX.WCLIMIT` in seconds, `MIN.PROC`), set ones.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_limits: Vec<(String, u64)>,
     /// Default QoS (`QDEF=`).
     #[serde(default)]
     pub qdef: Option<String>,
@@ -1252,6 +1268,11 @@ pub struct CredentialsView {
     /// active job.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub historical: Vec<(String, String)>,
+    /// The user names of `ADMINCFG[1]`..`ADMINCFG[4]` (`USERS=`; `ALL`
+    /// stands for everybody), level 1 with root and the daemon's user, as
+    /// Moab's `MSysGetAuth` reads them for `mcredctl -q role`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub admin_users: Vec<Vec<String>>,
 }
 
 /// Totals over the jobs completed in the statistics period (one

@@ -968,6 +968,15 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         e.qlist = c.qlist.clone();
         e.qlist_marker = list_marker(c.qlist_kind);
         e.job_flags = c.job_flags.iter().map(|f| f.to_string()).collect();
+        e.job_limits = [
+            ("MAX.NODE", c.job.max_nodes.map(u64::from)),
+            ("MAX.PROC", c.job.max_procs.map(u64::from)),
+            ("MAX.WCLIMIT", c.max_wclimit.map(|w| w.max(0) as u64)),
+            ("MIN.PROC", c.job.min_procs.map(u64::from)),
+        ]
+        .into_iter()
+        .filter_map(|(n, v)| v.map(|v| (n.to_string(), v)))
+        .collect();
         if let Some(w) = c.default_wclimit {
             e.attributes.push((
                 "DEFAULT.WCLIMIT".to_string(),
@@ -1007,11 +1016,19 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             if j.state.is_active() {
                 e.active_jobs += 1;
                 e.active_procs += j.procs();
+                if let Some((_, _, left)) = active_usage(j, s.now, s.now) {
+                    e.active_ps += left as u64;
+                }
             }
         }
     }
     let mut credentials: Vec<CredentialInfo> = map.into_values().collect();
+    // Nodes and outstanding wall-clock seconds as the limits count them.
+    let usage = arches_core::eligibility::Usage::from_state(&s.state, p, s.now);
     for c in &mut credentials {
+        let t = usage.get(&c.kind, &c.name);
+        c.active_nodes = t.nodes as u32;
+        c.active_wc = t.wc;
         if let Some(k) = CredKind::parse(&c.kind) {
             c.fs_target = fs_target(&s.cfg, k, &c.name).unwrap_or(0.0);
         }
@@ -1023,9 +1040,21 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         }
     }
     let historical = crate::showq::historical(s, &credentials);
+    let mut admin_users: Vec<Vec<String>> = s.cfg.moab.admins[..4].to_vec();
+    // SAFETY: geteuid(2) cannot fail.
+    let daemon_uid = unsafe { libc::geteuid() };
+    let primary = ["root".to_string()]
+        .into_iter()
+        .chain(crate::ident::user_by_uid(daemon_uid).map(|u| u.name));
+    for u in primary {
+        if !admin_users[0].contains(&u) {
+            admin_users[0].insert(0, u);
+        }
+    }
     CredentialsView {
         credentials,
         historical,
+        admin_users,
     }
 }
 

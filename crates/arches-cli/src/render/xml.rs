@@ -60,6 +60,26 @@ impl Element {
         self
     }
 
+    /// The element's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// An attribute's value.
+    pub fn attribute(&self, key: &str) -> Option<&str> {
+        self.attrs.get(key).map(String::as_str)
+    }
+
+    /// The attributes, in ASCII order.
+    pub fn attributes(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.attrs.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The children, in order.
+    pub fn children(&self) -> &[Element] {
+        &self.children
+    }
+
     /// Serialises the element on one line.
     pub fn render(&self) -> String {
         let mut out = String::new();
