@@ -435,7 +435,7 @@ QOSCFG[high] PRIORITY=10\nQOSCFG[normal] PRIORITY=1\nGROUPCFG[staff] PRIORITY=2\
     assert!(c == 1 && e.contains("cannot locate user 'nobody'"), "{e}");
     assert_eq!(run(&d, "mcredctl", &["-q", "config", "node:n1"]).0, 1);
     for args in [
-        &["-q", "role", "user:alice"][..],
+        &["-q", "profile", "user:alice"][..],
         &["-m", "hold=true", "user:alice"],
         &["-r", "stats", "user:alice"],
     ] {
