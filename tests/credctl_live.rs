@@ -7,28 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{text, Daemon};
-
-fn me() -> String {
-    text(
-        &std::process::Command::new("id")
-            .arg("-un")
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .trim()
-    .to_string()
-}
-
-fn run(d: &Daemon, cmd: &str, args: &[&str]) -> (i32, String, String) {
-    let o = d.run(cmd, args);
-    (
-        o.status.code().unwrap_or(-1),
-        text(&o.stdout),
-        text(&o.stderr),
-    )
-}
+use common::{me, run, text, Daemon};
 
 /// A number in `0..=100·cores` (an efficiency in percent), not dashes.
 fn efficiency(cell: &str) -> f64 {

@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{text, wait_until, Daemon};
+use common::{run, text, wait_until, Daemon};
 
 const CFG: &str = "NODECFG[node01] PROCS=1 PARTITION=red\nNODECFG[node02] PROCS=2 PARTITION=red\n\
 RMCFG[local] TYPE=LOCAL\nRESERVATIONDEPTH 3\n";
@@ -45,15 +45,6 @@ fn rsv_ids(d: &Daemon) -> Vec<String> {
         .filter(|r| r["kind"] != "Job")
         .map(|r| r["id"].as_str().unwrap().to_string())
         .collect()
-}
-
-fn run(d: &Daemon, cmd: &str, args: &[&str]) -> (i32, String, String) {
-    let o = d.run(cmd, args);
-    (
-        o.status.code().unwrap_or(-1),
-        text(&o.stdout),
-        text(&o.stderr),
-    )
 }
 
 #[test]

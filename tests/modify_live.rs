@@ -5,19 +5,10 @@
 
 mod common;
 
-use common::{text, Daemon};
+use common::{run, text, Daemon};
 
 const CFG: &str = "NODECFG[n1] PROCS=4 FEATURES=fast PARTITION=red\n\
 NODECFG[n2] PROCS=2 PARTITION=blue\nRMCFG[local] TYPE=LOCAL\n";
-
-fn run(d: &Daemon, cmd: &str, args: &[&str]) -> (i32, String, String) {
-    let o = d.run(cmd, args);
-    (
-        o.status.code().unwrap_or(-1),
-        text(&o.stdout),
-        text(&o.stderr),
-    )
-}
 
 fn detail(d: &Daemon, id: u64) -> serde_json::Value {
     let (_, o, _) = run(d, "checkjob", &["--format=json", &id.to_string()]);

@@ -6,19 +6,7 @@
 
 mod common;
 
-use common::{text, Daemon};
-
-fn me() -> String {
-    text(
-        &std::process::Command::new("id")
-            .arg("-un")
-            .output()
-            .unwrap()
-            .stdout,
-    )
-    .trim()
-    .to_string()
-}
+use common::{me, run, text, Daemon};
 
 fn start() -> (Daemon, u64, u64, u64) {
     let cfg = format!(
@@ -35,15 +23,6 @@ fn start() -> (Daemon, u64, u64, u64) {
     let blue = d.submit("#!/bin/sh\ntrue\n", &["-h", "-l", "partition=blue"]);
     let any = d.submit("#!/bin/sh\ntrue\n", &["-h", "-q", "batch"]);
     (d, run, blue, any)
-}
-
-fn run(d: &Daemon, cmd: &str, args: &[&str]) -> (i32, String, String) {
-    let o = d.run(cmd, args);
-    (
-        o.status.code().unwrap_or(-1),
-        text(&o.stdout),
-        text(&o.stderr),
-    )
 }
 
 /// The job ids in a showq report's rows (the lines naming our user).

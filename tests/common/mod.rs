@@ -319,6 +319,30 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// Runs client `cmd` against `d`: `(exit code, stdout, stderr)`, -1 for a
+/// signal death.
+pub fn run(d: &Daemon, cmd: &str, args: &[&str]) -> (i32, String, String) {
+    let o = d.run(cmd, args);
+    (
+        o.status.code().unwrap_or(-1),
+        text(&o.stdout),
+        text(&o.stderr),
+    )
+}
+
+/// The name of the user running the tests (`id -un`).
+pub fn me() -> String {
+    text(
+        &std::process::Command::new("id")
+            .arg("-un")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .trim()
+    .to_string()
+}
+
 /// The job id msub printed (`\n<id>\n`).
 pub fn parse_id(out: &Output) -> u64 {
     let s = text(&out.stdout);

@@ -529,6 +529,32 @@ pub fn fs_violates(percent: f64, target: Option<f64>) -> bool {
     target.is_some_and(|t| (percent - t).abs() > 5.0)
 }
 
+/// The start of a credential's `mdiag -f` row: its name (starred when its
+/// share is off its target), its share and its target.
+fn fs_cred_head(c: &FairshareCred) -> String {
+    // An absolute cap (`^`) is in processor-seconds, not percent.
+    let star = if c.target_kind != "^" && fs_violates(c.percent, c.target) {
+        "*"
+    } else {
+        ""
+    };
+    // Maui's `MFSTargetToString`: the value and its kind's suffix (a space
+    // for a plain target).
+    let target = match c.target {
+        Some(t) => format!(
+            "{:>6}{}",
+            format!("{t:.2}"),
+            c.target_kind.chars().next().unwrap_or(' ')
+        ),
+        None => "-------".to_string(),
+    };
+    format!(
+        "{:<15}{:>7.2} {target}",
+        format!("{}{star}", c.name),
+        c.percent
+    )
+}
+
 /// `mdiag -f`: fairshare usage per credential and interval (Moab's
 /// `FairShare Information` report, golden mdiag-f-1).
 pub fn render_fairshare(f: &FairshareView) -> String {
@@ -576,27 +602,7 @@ pub fn render_fairshare(f: &FairshareView) -> String {
         }
         o.push_str(&format!("\n{title}\n-------------\n"));
         for c in rows {
-            // An absolute cap (`^`) is in processor-seconds, not percent.
-            let star = if c.target_kind != "^" && fs_violates(c.percent, c.target) {
-                "*"
-            } else {
-                ""
-            };
-            // Maui's `MFSTargetToString`: the value and its kind's
-            // suffix (a space for a plain target).
-            let target = match c.target {
-                Some(t) => format!(
-                    "{:>6}{}",
-                    format!("{t:.2}"),
-                    c.target_kind.chars().next().unwrap_or(' ')
-                ),
-                None => "-------".to_string(),
-            };
-            o.push_str(&format!(
-                "{:<15}{:>7.2} {target}",
-                format!("{}{star}", c.name),
-                c.percent
-            ));
+            o.push_str(&fs_cred_head(c));
             for i in 0..depth {
                 match c.intervals.get(i).copied().flatten() {
                     Some(v) => o.push_str(&format!("{v:>8.2}")),
@@ -644,24 +650,7 @@ pub fn render_fairshare_by_account(f: &FairshareView, relative: bool) -> String 
     };
     o.push_str("\nACCOUNT\n-------------\n");
     for c in accounts {
-        let star = if c.target_kind != "^" && fs_violates(c.percent, c.target) {
-            "*"
-        } else {
-            ""
-        };
-        let target = match c.target {
-            Some(t) => format!(
-                "{:>6}{}",
-                format!("{t:.2}"),
-                c.target_kind.chars().next().unwrap_or(' ')
-            ),
-            None => "-------".to_string(),
-        };
-        o.push_str(&format!(
-            "{:<15}{:>7.2} {target}",
-            format!("{}{star}", c.name),
-            c.percent
-        ));
+        o.push_str(&fs_cred_head(c));
         intervals(&mut o, &c.intervals);
         for m in f.members.iter().filter(|m| m.account == c.name) {
             let (pct, iv) = if relative {
