@@ -33,6 +33,9 @@ const SESSION_WITHIN: Duration = Duration::from_secs(30);
 /// How long msub waits, after the session, for the daemon to record the
 /// job's end (its completion code is msub's exit status).
 const COMPLETION_WITHIN: Duration = Duration::from_secs(60);
+/// How long msub waits for the daemon to record the end of a job whose
+/// session directory is gone.
+const ENDED_WITHIN: Duration = Duration::from_secs(15);
 /// Written as the session's status when msub is ended by a signal: a hang-up.
 const HANGUP: i32 = 128 + libc::SIGHUP;
 
@@ -162,12 +165,17 @@ fn session_run(client: &Client, id: u64, session: &SlurmSession) -> Result<u8, S
         ));
     }
     if let Err(e) = write_status(&dir, session.job_id, code) {
-        // The allocation would stay until its wall time: end it.
-        cancel(client, id);
-        return Err(format!(
-            "\nmsub: cannot write job {id}'s session status in {}: {e}; job {id} canceled",
-            dir.display()
-        ));
+        // A wall-clock kill or a cancel ends the batch step with the
+        // session, and the daemon removes the session directory with the
+        // job: nothing waits for the status any more.
+        if !ended_meanwhile(client, id)? {
+            // The allocation would stay until its wall time: end it.
+            cancel(client, id);
+            return Err(format!(
+                "\nmsub: cannot write job {id}'s session status in {}: {e}; job {id} canceled",
+                dir.display()
+            ));
+        }
     }
     // The job's completion code: the shell's, or how a wall-clock kill
     // ended it (a canceled job has none: then the session's, as srun saw
@@ -184,6 +192,22 @@ fn session_run(client: &Client, id: u64, session: &SlurmSession) -> Result<u8, S
     };
     say(&format!("\nmsub: job {id} completed"));
     Ok(status_byte(code))
+}
+
+/// Whether job `id` has ended (or ends within a few seconds: the daemon
+/// learns of a Slurm job's end by polling), so that its session's status is
+/// no longer awaited.
+fn ended_meanwhile(client: &Client, id: u64) -> Result<bool, String> {
+    let deadline = Instant::now() + ENDED_WITHIN;
+    loop {
+        if completed(client, id)?.is_some() {
+            return Ok(true);
+        }
+        if Instant::now() >= deadline {
+            return Ok(false);
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
 }
 
 /// Once the daemon shows the job completed: its completion code (`None`:
