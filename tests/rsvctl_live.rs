@@ -296,3 +296,89 @@ fn modified_reservations_survive_restart() {
     );
     assert!(o.contains("5:00:00"), "{o}");
 }
+
+/// `mshow -a --flags=tid` (any user) offers each window as a transaction;
+/// `mrsvctl -c -R TID` (an administrator) reserves exactly that window for
+/// the user who asked, once; unknown and spent ids are errors.
+#[test]
+fn mshow_transactions_are_committed_with_mrsvctl_r() {
+    if !common::root_or_skip("mshow_transactions_are_committed_with_mrsvctl_r") {
+        return;
+    }
+    let d = Daemon::start_with_config(Some(CFG));
+    let user = common::ensure_user("archestid");
+    let cwd = tempfile::tempdir().unwrap();
+    common::set_mode(cwd.path(), 0o755);
+    let as_user = |prog: &str, args: &[&str]| {
+        let o = common::run_as_user(&d, &user, prog, args, "", cwd.path());
+        (
+            o.status.code().unwrap_or(-1),
+            text(&o.stdout),
+            text(&o.stderr),
+        )
+    };
+    let (c, out, err) = as_user(
+        "mshow",
+        &[
+            "-a",
+            "-w",
+            "minprocs=2,duration=1:00:00,nodefeature=fast",
+            "--flags=tid",
+        ],
+    );
+    assert_eq!(c, 0, "{out}{err}");
+    let rows: Vec<&str> = out.lines().skip(2).collect();
+    assert_eq!(rows.len(), 1, "{out}");
+    assert!(rows[0].ends_with("  TID=1  ReqID=0"), "{out}");
+    // Committing is for administrators.
+    let (c, _, err) = as_user("mrsvctl", &["-c", "-R", "1"]);
+    assert_eq!(c, 1);
+    assert!(err.contains("not authorized"), "{err}");
+    // Other attributes do not go with a transaction.
+    let (c, _, err) = run(&d, &["-c", "-R", "1", "-d", "10"]);
+    assert_eq!(c, 1);
+    assert!(err.contains("no other reservation attributes"), "{err}");
+    let (c, out, err) = run(&d, &["-c", "-R", "1"]);
+    assert_eq!(c, 0, "{out}{err}");
+    assert_eq!(out.trim(), "NOTE:  reservation system.1 created");
+    let r = rsvs(&d);
+    let (_, nodes, no_end, acl) = r.iter().find(|r| r.0 == "system.1").expect("system.1");
+    assert_eq!(nodes, &["node01"], "the fast node: {r:?}");
+    assert!(!no_end, "an hour: {r:?}");
+    assert!(acl.iter().any(|a| a.contains(&user)), "{acl:?}");
+    let o = d.run("showres", &["--format=json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rsv = v["reservations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "system.1")
+        .unwrap()
+        .clone();
+    assert_eq!(rsv["procs"], 2, "{rsv}");
+    assert_eq!(rsv["owner"], user.as_str(), "{rsv}");
+    assert_eq!(
+        rsv["end"].as_i64().unwrap() - rsv["start"].as_i64().unwrap(),
+        3600,
+        "{rsv}"
+    );
+    // Spent, and never made.
+    for tid in ["1", "999"] {
+        let (c, _, err) = run(&d, &["-c", "-R", tid]);
+        assert_eq!(c, 1);
+        assert_eq!(
+            err.trim(),
+            format!("ERROR:  cannot locate transaction {tid}")
+        );
+    }
+    // The next query's ids follow on; gres and minnodes are refused.
+    let (c, out, err) = as_user(
+        "mshow",
+        &["-a", "-w", "minprocs=1,duration=10:00", "--flags=tid"],
+    );
+    assert_eq!(c, 0, "{out}{err}");
+    assert!(out.contains("  TID=2  ReqID=0"), "{out}");
+    let (c, _, err) = as_user("mshow", &["-a", "-w", "minnodes=1", "--flags=tid"]);
+    assert_eq!(c, 1);
+    assert!(err.contains("node count"), "{err}");
+}

@@ -18,7 +18,7 @@ complete -c mrsvctl -s b -d 'Moab options Arches has no model for (-b subtype, -
 complete -c mrsvctl -s D -r
 complete -c mrsvctl -s I -r
 complete -c mrsvctl -s P -r
-complete -c mrsvctl -s R -d 'Resources per task (with -c and a numeric -t): PROCS=N[;PROCS=N]... (separators ; , +); the reservation holds -t × PROCS processors. MEM, DISK, SWAP and GRES are refused: a reservation holds processors only' -r
+complete -c mrsvctl -s R -d 'Resources per task (with -c and a numeric -t): PROCS=N[;PROCS=N]... (separators ; , +); the reservation holds -t × PROCS processors. MEM, DISK, SWAP and GRES are refused: a reservation holds processors only. With -c alone, a number is the transaction id of an `mshow -a --flags=tid` row: that window is reserved' -r
 complete -c mrsvctl -s S -r
 complete -c mrsvctl -s T -r
 complete -c mrsvctl -s V -r

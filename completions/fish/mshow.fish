@@ -1,7 +1,7 @@
 complete -c mshow -s p -d 'VPC profile: not supported (Arches has no VPCs)' -r
 complete -c mshow -s q -d 'Show the job queue: not supported (use showq)' -r
 complete -c mshow -s w -d 'A requirement: ATTR=VALUE[,ATTR=VALUE]...' -r
-complete -c mshow -l flags -d 'Flags: future (also later windows); tid, policy, summary, timeflex and verbose are not supported' -r
+complete -c mshow -l flags -d 'Flags: future (also later windows), tid (a transaction id per row, for mrsvctl -c -R); policy, summary, timeflex and verbose are not supported' -r
 complete -c mshow -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
 json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"

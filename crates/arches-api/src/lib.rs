@@ -1054,6 +1054,10 @@ pub struct BackfillWindow {
     /// The window's nodes and processors on each (`showbf -v`, XML).
     #[serde(default)]
     pub hosts: Vec<NodeShare>,
+    /// `mshow -a --flags=tid`: the transaction that reserves this window
+    /// (`mrsvctl -c -R TID`); set by mshow, never by the daemon's view.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tid: Option<u64>,
 }
 
 /// showbf's answer.
@@ -1170,6 +1174,15 @@ pub enum ReservationRequest {
     /// (`=`, `+=`, `-=`), `hostexp`, `reqtaskcount`, `flags`, `rsvgroup`,
     /// `acl=USER+=x,GROUP-=y` — all or none.
     Modify { id: String, changes: Vec<String> },
+    /// `mshow -a --flags=tid`: remembers each window's reservation (its
+    /// `ATTR=VALUE` create specs) under a new transaction id, for any user;
+    /// the answer's `stdout` holds the ids, one per window, in order.
+    /// Transactions live in the daemon's memory (a restart forgets them);
+    /// the oldest are dropped beyond 1,024.
+    Transactions { windows: Vec<Vec<String>> },
+    /// `mrsvctl -c -R TID`: creates the reservation transaction `tid`
+    /// remembered (once: the transaction is then spent).
+    Commit { tid: u64 },
 }
 
 // ---------------------------------------------------------------------------

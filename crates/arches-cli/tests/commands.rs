@@ -770,9 +770,16 @@ fn case_mshow_a_golden() {
         w(1200),
         w(0).replace(r#""partition":"ALL""#, r#""partition":"loc""#)
     );
-    let f = Fake::start(vec![("/v1/backfill", ok(&view))]);
-    // The sample's own command asks for a host list and transaction ids,
-    // which Arches refuses clearly before asking the daemon.
+    let f = Fake::start(vec![
+        ("/v1/backfill", ok(&view)),
+        (
+            "/v1/reservations/control",
+            ok(r#"{"stdout":["16","17","18"],"stderr":[],"failed":false}"#),
+        ),
+    ]);
+    // The sample's own command asks for a host list and a generic
+    // resource's transactions, which Arches refuses clearly before asking
+    // the daemon.
     let sample = [
         "-a",
         "-i",
@@ -794,7 +801,11 @@ fn case_mshow_a_golden() {
         &["-a", "-w", "gres=dvd,duration=10:00", "--flags=tid,future"],
     );
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("--flags=tid is not supported"));
+    assert!(
+        text(&out.stderr).contains("--flags=tid with gres= is not supported"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(f.requests().is_empty());
     // The same query without them: the sample's table, whose rows lose the
     // ids of the transactions Arches does not make (`  TID=16  ReqID=0`).
@@ -834,6 +845,39 @@ fn case_mshow_a_golden() {
             && r[0].contains(r#""future":true"#),
         "{r:?}"
     );
+    // With transaction ids (a processor request): the sample's whole table,
+    // `  TID=N  ReqID=0` on each row, each window's reservation asked for.
+    let out = f.run(
+        "mshow",
+        &[
+            "-a",
+            "-w",
+            "minprocs=1,duration=10:00",
+            "--flags=tid,future",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let whole: String = sample
+        .split("\n\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(text(&out.stdout), whole);
+    let r = f.requests();
+    let control = r.last().unwrap();
+    assert!(
+        control.starts_with("POST /v1/reservations/control"),
+        "{r:?}"
+    );
+    for off in [0, 600, 1200] {
+        let want = format!(
+            r#"["starttime={}","duration=600","hostlist=node03","procs=1","users=test"]"#,
+            now + off
+        );
+        assert!(control.contains(&want), "{want} in {control}");
+    }
     // XML: Moab's document, the ALL partition's ranges only.
     let out = f.run("mshow", &["-a", "-w", "gres=dvd", "--format=xml"]);
     let x = text(&out.stdout);

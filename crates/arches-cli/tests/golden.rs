@@ -985,6 +985,7 @@ fn showbf_table_from_moab_doc() {
                 tasks: 1,
             })
             .collect(),
+        tid: None,
     };
     let v = BackfillView {
         now,

@@ -173,6 +173,9 @@ pub struct Actor {
     /// since the last commit ([`crate::rsvctl`]).
     pub(crate) rsv_next: u64,
     pub(crate) rsv_changes: (Vec<arches_store::ReservationRecord>, Vec<String>),
+    /// `mshow -a --flags=tid` transactions not yet committed
+    /// ([`crate::rsvctl`]; memory only).
+    pub(crate) transactions: crate::rsvctl::Transactions,
     /// Usage accounting (durable: the `accounting` meta document), and
     /// whether it changed since the last commit.
     pub(crate) accounting: Arc<arches_core::accounting::Accounting>,
@@ -395,6 +398,7 @@ impl Actor {
             }),
             rsv_next,
             rsv_changes: (Vec::new(), Vec::new()),
+            transactions: Default::default(),
             accounting,
             accounting_dirty: false,
             deferred,

@@ -324,6 +324,7 @@ pub fn backfill(
                 start: w.start,
                 duration: w.duration,
                 hosts,
+                tid: None,
             });
         }
     }

@@ -23,6 +23,10 @@ impl Actor {
         now: Time,
     ) -> ActionResponse {
         let mut resp = ActionResponse::default();
+        if let ReservationRequest::Transactions { windows } = req {
+            self.remember_transactions(caller, windows, now, &mut resp);
+            return resp;
+        }
         if !caller.admin {
             resp.stderr.push(format!(
                 "ERROR:    user '{}' is not authorized to run command",
@@ -31,11 +35,29 @@ impl Actor {
             resp.failed = true;
             return resp;
         }
+        let committed;
+        let (specs, owner) = match req {
+            ReservationRequest::Commit { tid } => match self.transactions.get(*tid) {
+                Some(t) => {
+                    committed = t;
+                    (Some(&committed.specs), committed.owner.as_str())
+                }
+                None => {
+                    resp.stderr
+                        .push(format!("ERROR:  cannot locate transaction {tid}"));
+                    resp.failed = true;
+                    return resp;
+                }
+            },
+            ReservationRequest::Create { specs } => (Some(specs), caller.user.as_str()),
+            _ => (None, caller.user.as_str()),
+        };
         match req {
-            ReservationRequest::Create { specs } => {
+            ReservationRequest::Create { .. } | ReservationRequest::Commit { .. } => {
+                let specs = specs.expect("a create or commit has specs");
                 let id = format!("system.{}", self.rsv_next);
                 let classes = &self.cfg.policy.classes;
-                match parse_create_with(specs, &id, &caller.user, &self.state, classes, now) {
+                match parse_create_with(specs, &id, owner, &self.state, classes, now) {
                     Ok(r) => {
                         let named = r.id != id;
                         let rec = ReservationRecord::from_core(&r);
@@ -44,6 +66,9 @@ impl Actor {
                             Ok(()) => {
                                 if !named {
                                     self.rsv_next += 1;
+                                }
+                                if let ReservationRequest::Commit { tid } = req {
+                                    self.transactions.take(*tid);
                                 }
                                 self.rsv_changes.0.push(rec);
                                 self.wake = true;
@@ -71,8 +96,88 @@ impl Actor {
             ReservationRequest::Modify { id, changes } => {
                 self.modify_reservation(id, changes, now, &mut resp);
             }
+            ReservationRequest::Transactions { .. } => {}
         }
         resp
+    }
+
+    /// `mshow -a --flags=tid`: each window's create specs, checked as
+    /// `mrsvctl -c` would check them now, remembered under a new id.
+    fn remember_transactions(
+        &mut self,
+        caller: &Caller,
+        windows: &[Vec<String>],
+        now: Time,
+        resp: &mut ActionResponse,
+    ) {
+        if windows.len() > MAX_TRANSACTIONS {
+            resp.stderr.push(format!(
+                "ERROR:  too many windows for transactions ({}, at most {MAX_TRANSACTIONS})",
+                windows.len()
+            ));
+            resp.failed = true;
+            return;
+        }
+        let classes = &self.cfg.policy.classes;
+        for specs in windows {
+            if let Err(e) = parse_create_with(specs, "tid", &caller.user, &self.state, classes, now)
+            {
+                resp.stderr
+                    .push(format!("ERROR:  cannot create transaction: {e}"));
+                resp.failed = true;
+                return;
+            }
+        }
+        for specs in windows {
+            let tid = self.transactions.remember(Transaction {
+                owner: caller.user.clone(),
+                specs: specs.clone(),
+            });
+            resp.stdout.push(tid.to_string());
+        }
+    }
+}
+
+/// Transactions remembered at most (the oldest are dropped first).
+const MAX_TRANSACTIONS: usize = 1024;
+
+/// A reservation `mshow -a --flags=tid` offered: `mrsvctl -c -R TID`
+/// creates it, owned by the user who asked. A commit that succeeds spends
+/// the id; one that fails (the window was taken meanwhile) leaves it, until
+/// newer transactions push it out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transaction {
+    pub owner: String,
+    pub specs: Vec<String>,
+}
+
+/// The transactions not yet committed, by id (ids are never reused while
+/// the daemon runs; they start at 1).
+#[derive(Debug, Clone, Default)]
+pub struct Transactions {
+    next: u64,
+    open: std::collections::BTreeMap<u64, Transaction>,
+}
+
+impl Transactions {
+    /// Remembers `t`; its id.
+    pub fn remember(&mut self, t: Transaction) -> u64 {
+        self.next += 1;
+        self.open.insert(self.next, t);
+        while self.open.len() > MAX_TRANSACTIONS {
+            self.open.pop_first();
+        }
+        self.next
+    }
+
+    /// The transaction `tid`.
+    pub fn get(&self, tid: u64) -> Option<Transaction> {
+        self.open.get(&tid).cloned()
+    }
+
+    /// The transaction `tid`, spent.
+    pub fn take(&mut self, tid: u64) -> Option<Transaction> {
+        self.open.remove(&tid)
     }
 }
 

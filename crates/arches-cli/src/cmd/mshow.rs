@@ -2,7 +2,7 @@
 //! this request run"), answered from the same backfill windows as showbf
 //! (the scheduler's plan, never a recomputation of its own).
 
-use arches_api::{BackfillQuery, BackfillView};
+use arches_api::{BackfillQuery, BackfillView, BackfillWindow, ReservationRequest};
 use clap::{ArgAction, Parser};
 
 use crate::common::{print, print_json, Connection, Format, Output};
@@ -23,10 +23,14 @@ access counts) and displaymode=future. Each row is a window of free resources: p
 nodes, the requested duration (the window's own length when none is requested), the offset from \
 now and the start date; --flags=future also lists windows that open later (running jobs ending, \
 reservations expiring). --format=xml prints Moab's <Data><par><range .../></par></Data> document. \
-One -w requirement per query: co-allocation of several (-w more than once, -i, -o, -x, -T as \
-combinators of several) and the transaction ids of --flags=tid (committed with mrsvctl -c -R) are \
-not supported and refused; so are attributes Arches has no data for (os, arch, hostlist, \
-jobfeature, ...)."
+--flags=tid gives each row a transaction id (`  TID=N  ReqID=0`): `mrsvctl -c -R N` (an \
+administrator) then reserves that window, minprocs/mintasks processors (default 1) on the row's \
+nodes, from its start for the requested duration, for the asking user (or the -w user=, group=, \
+account=, class=, qos=); transactions live in the daemon's memory until committed (a restart \
+forgets them), and a reservation holds processors only, so tid is refused with gres= and \
+minnodes=. One -w requirement per query: co-allocation of several (-w more than once, -i, -o, -x, \
+-T as combinators of several) is not supported and refused; so are attributes Arches has no data \
+for (os, arch, hostlist, jobfeature, ...)."
 )]
 pub struct Mshow {
     /// Show available resources.
@@ -53,8 +57,8 @@ pub struct Mshow {
     /// A requirement: ATTR=VALUE[,ATTR=VALUE]...
     #[arg(short = 'w', value_name = "ATTR=VALUE", action = ArgAction::Append)]
     pub wheres: Vec<String>,
-    /// Flags: future (also later windows); tid, policy, summary, timeflex and verbose are not
-    /// supported.
+    /// Flags: future (also later windows), tid (a transaction id per row, for mrsvctl -c -R);
+    /// policy, summary, timeflex and verbose are not supported.
     #[arg(long = "flags", value_name = "FLAGS")]
     pub flags: Option<String>,
     #[command(flatten)]
@@ -71,6 +75,8 @@ pub struct Request {
     pub min_tasks: Option<u32>,
     /// `duration`, seconds (shown in the Duration column).
     pub duration: Option<i64>,
+    /// `--flags=tid`: a transaction per window.
+    pub tid: bool,
 }
 
 /// Moab's `-w` attributes Arches has no data or model for.
@@ -200,14 +206,49 @@ pub fn parse_request(wheres: &[String], flags: Option<&str>) -> Result<Request, 
     {
         match f.as_str() {
             "future" => r.query.future = true,
-            "tid" => return Err("ERROR:    --flags=tid is not supported by Arches (no resource transactions to commit with mrsvctl -c -R): reserve a window with mrsvctl -c -h HOSTS -s START -d DURATION".into()),
+            "tid" => r.tid = true,
             "policy" | "summary" | "timeflex" | "verbose" => {
                 return Err(format!("ERROR:    --flags={f} is not supported by Arches"))
             }
             other => return Err(format!("ERROR:    unknown flag '{other}'")),
         }
     }
+    if r.tid && r.query.gres.is_some() {
+        return Err("ERROR:    --flags=tid with gres= is not supported by Arches: a reservation holds processors only, not generic resources".into());
+    }
+    if r.tid && r.query.nodes.is_some() {
+        return Err("ERROR:    --flags=tid with minnodes= is not supported by Arches: a reservation holds processors, not a node count (ask minprocs=)".into());
+    }
     Ok(r)
+}
+
+/// The `mrsvctl -c` specs of the reservation a window's transaction makes:
+/// the request's processors (default 1) on the window's nodes, from its
+/// start for the requested duration (else the window's), for the asking
+/// credentials.
+pub fn transaction_specs(view: &BackfillView, w: &BackfillWindow, r: &Request) -> Vec<String> {
+    let hosts: Vec<&str> = w.hosts.iter().map(|h| h.node.as_str()).collect();
+    let mut specs = vec![
+        format!("starttime={}", w.start.max(view.now)),
+        match r.duration.or(w.duration) {
+            Some(d) => format!("duration={d}"),
+            None => "duration=INFINITY".to_string(),
+        },
+        format!("hostlist={}", hosts.join(",")),
+        format!("procs={}", r.min_tasks.unwrap_or(1)),
+        format!("users={}", r.query.user.as_deref().unwrap_or(&view.user)),
+    ];
+    for (k, v) in [
+        ("groups", &r.query.group),
+        ("accounts", &r.query.account),
+        ("classes", &r.query.class),
+        ("qos", &r.query.qos),
+    ] {
+        if let Some(v) = v {
+            specs.push(format!("{k}={v}"));
+        }
+    }
+    specs
 }
 
 /// `[[[DD:]HH:]MM:]SS` → seconds (the CLI's own check; the daemon parses
@@ -270,6 +311,10 @@ pub fn render(view: &BackfillView, requested: Option<i64>) -> String {
             &requested.map_or_else(|| limit(w.duration), duration),
             &short_date(w.start),
         ));
+        if let Some(t) = w.tid {
+            o.pop();
+            o.push_str(&format!("  TID={t}  ReqID=0\n"));
+        }
     }
     o
 }
@@ -289,7 +334,32 @@ pub fn exec(a: Mshow) -> Result<u8, String> {
     }
     let r = parse_request(&a.wheres, a.flags.as_deref())?;
     let client = a.conn.client().map_err(|e| e.to_string())?;
-    let view = select(&client.backfill(&r.query).map_err(|e| e.to_string())?, &r);
+    let mut view = select(&client.backfill(&r.query).map_err(|e| e.to_string())?, &r);
+    if r.tid && !view.windows.is_empty() {
+        let windows = view
+            .windows
+            .iter()
+            .map(|w| transaction_specs(&view, w, &r))
+            .collect();
+        let resp = client
+            .reservation_control(&ReservationRequest::Transactions { windows })
+            .map_err(|e| e.to_string())?;
+        if resp.failed {
+            return Err(resp.stderr.join("\n"));
+        }
+        if resp.stdout.len() != view.windows.len() {
+            return Err(format!(
+                "ERROR:    the daemon answered {} transaction ids for {} windows",
+                resp.stdout.len(),
+                view.windows.len()
+            ));
+        }
+        for (w, t) in view.windows.iter_mut().zip(&resp.stdout) {
+            w.tid = Some(t.parse::<u64>().map_err(|_| {
+                format!("ERROR:    the daemon answered an invalid transaction id '{t}'")
+            })?);
+        }
+    }
     match a.output.format() {
         Format::Json => print_json(&view)?,
         Format::Xml => print(&format!("{}\n", showbf::render_backfill_xml(&view))),
@@ -332,9 +402,14 @@ mod tests {
             .contains("same requirement"));
         assert!(req("minprocs=0", None).is_err());
         assert!(req("duration=1:xx", None).is_err());
-        assert!(req("minprocs=1", Some("tid,future"))
+        let t = req("minprocs=2", Some("tid,future")).unwrap();
+        assert!(t.tid && t.query.future);
+        assert!(req("gres=dvd", Some("tid"))
             .unwrap_err()
-            .contains("tid"));
+            .contains("holds processors only"));
+        assert!(req("minnodes=2", Some("tid"))
+            .unwrap_err()
+            .contains("node count"));
         assert!(
             parse_request(&["minprocs=1".into(), "minprocs=2".into()], None)
                 .unwrap_err()

@@ -101,7 +101,7 @@ expressions matched anywhere in node names as Moab does, class:CLASS (the nodes 
 -p partition and -x jobs whose nodes are left out restrict them) or on a processor count (-t N or \
 -t ALL; with -R PROCS=P, N tasks of P processors each), from a start time for a duration or to an end time (INFINITY: no end), with an access list \
 (-a USER==a:b,GROUP==g,ACCT==x,CLASS==c,QOS==q), flags (-F), a reservation group (-g) and a name \
-(-n). Reservations may overlap (a job then needs access to each); -E creates one only where no other \
+(-n); -c -R TID reserves the window an `mshow -a --flags=tid` row offered. Reservations may overlap (a job then needs access to each); -E creates one only where no other \
 reservation holds the same nodes at the same time. -m modifies one: duration, endtime and \
 starttime with =, += or -= (also -d, -e, -s), hostexp (also -h), reqtaskcount, flags (also -F), \
 rsvgroup and the access list (-a USER+=x,GROUP-=y); all changes or none. -l lists and -q shows in \
@@ -186,7 +186,8 @@ pub struct Mrsvctl {
     pub profile: Option<String>,
     /// Resources per task (with -c and a numeric -t): PROCS=N[;PROCS=N]... (separators ; , +);
     /// the reservation holds -t × PROCS processors. MEM, DISK, SWAP and GRES are refused:
-    /// a reservation holds processors only.
+    /// a reservation holds processors only. With -c alone, a number is the transaction id of
+    /// an `mshow -a --flags=tid` row: that window is reserved.
     #[arg(short = 'R', value_name = "RESOURCES")]
     pub resources: Option<String>,
     #[arg(short = 'S', value_name = "SETVALUE", hide = true)]
@@ -331,6 +332,28 @@ pub fn mrsvctl(a: Mrsvctl) -> Result<u8, String> {
             return Err("ERROR:    -m needs at least one change".into());
         }
         ReservationRequest::Modify { id, changes }
+    } else if let Some(tid) = a.resources.as_deref().and_then(transaction_id) {
+        // `-c -R TID`: the reservation an `mshow -a --flags=tid` row offered.
+        let others = a.start.is_some()
+            || a.duration.is_some()
+            || a.end.is_some()
+            || a.name.is_some()
+            || a.hosts.is_some()
+            || a.procs.is_some()
+            || a.acl.is_some()
+            || a.flags.is_some()
+            || a.exclusive
+            || a.features.is_some()
+            || a.partition.is_some()
+            || a.exclude.is_some()
+            || a.group.is_some()
+            || !a.specs.is_empty();
+        if others {
+            return Err(format!(
+                "ERROR:    -R {tid} commits a transaction as mshow offered it: no other reservation attributes may be given with it"
+            ));
+        }
+        ReservationRequest::Commit { tid }
     } else {
         let mut specs = Vec::new();
         if let Some(s) = &a.start {
@@ -385,6 +408,15 @@ pub fn mrsvctl(a: Mrsvctl) -> Result<u8, String> {
         .reservation_control(&req)
         .map_err(|e| e.to_string())?;
     Ok(print_action(&r))
+}
+
+/// `-R TID`: a transaction id of `mshow -a --flags=tid` (digits only; per-task
+/// resources are `RES=VALUE`).
+fn transaction_id(r: &str) -> Option<u64> {
+    let r = r.trim();
+    (!r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| r.parse().ok())
+        .flatten()
 }
 
 /// `-t TASKS -R RESOURCES`: the processors to reserve, TASKS × the
