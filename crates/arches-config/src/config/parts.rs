@@ -60,11 +60,20 @@ impl FairshareConfig {
     }
 
     /// [`FairshareConfig::window`] on the machine of `state` (all its
-    /// nodes' processors and memory).
+    /// nodes' processors and memory, summed only for the policy that
+    /// charges processor-equivalents: the drivers ask at every job end).
     pub fn window_for(&self, state: &arches_core::State) -> arches_core::accounting::FsWindow {
-        let (procs, mem) = state.nodes().iter().fold((0u32, 0u64), |(p, m), n| {
-            (p.saturating_add(n.procs), m + n.mem_mb)
-        });
+        let pes = matches!(
+            self.policy,
+            Some(FsPolicy::DedicatedPes | FsPolicy::SDedicatedPes)
+        );
+        let (procs, mem) = if pes {
+            state.nodes().iter().fold((0u32, 0u64), |(p, m), n| {
+                (p.saturating_add(n.procs), m + n.mem_mb)
+            })
+        } else {
+            (0, 0)
+        };
         self.window(procs, mem)
     }
 }
