@@ -209,6 +209,8 @@ fn deadlinepolicy_acts_on_a_deadline_that_cannot_be_met() {
         ("HOLD", "SystemHold"),
         ("IGNORE", "Idle"),
         ("CANCEL", "Removed"),
+        ("RETRY", "Idle"),
+        ("ESCALATE", "Idle"),
     ] {
         let d = Daemon::start_with_config(Some(&cfg(policy)));
         blocker(&d);
@@ -231,6 +233,30 @@ fn deadlinepolicy_acts_on_a_deadline_that_cannot_be_met() {
             "CANCEL" => {
                 let out = d.wait_state(id, state, WAIT);
                 assert!(out.contains("(DEADLINEPOLICY CANCEL)"), "{out}");
+            }
+            "RETRY" | "ESCALATE" => {
+                let out = d.wait_state(id, state, WAIT);
+                assert!(
+                    out.lines()
+                        .any(|l| l.starts_with("Deadline Failed:  Expected at '")),
+                    "{policy}: {out}"
+                );
+                assert!(out.contains(&format!("(DEADLINEPOLICY {policy})")), "{out}");
+                let j = detail(&d, id);
+                assert_eq!(j["deadline_guaranteed"], true, "kept: {j}");
+                assert!(j["reservation"].is_object(), "still reserved: {j}");
+                if policy == "ESCALATE" {
+                    assert!(
+                        d.daemon_log().contains("DEADLINEPOLICY ESCALATE"),
+                        "administrators told in the log"
+                    );
+                }
+                // A deadline the plan can meet is no longer failed.
+                let (c, _, e) = run(&d, "mjobctl", &["-m", "deadline=+3:00:00", &id.to_string()]);
+                assert_eq!(c, 0, "{e}");
+                d.wait_checkjob(id, "met its new deadline", WAIT, |out| {
+                    out.contains("Deadline:  2:59:") && !out.contains("Deadline Failed:")
+                });
             }
             _ => {
                 let out = d.wait_state(id, state, WAIT);
