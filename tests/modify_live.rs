@@ -198,7 +198,6 @@ fn request_time_and_record_attributes_are_modified_and_checked() {
         .any(|m| m == "checked by ops"));
     // Attributes Arches has no model for: refused with Moab's wording.
     for a in [
-        "deadline",
         "jobdisk",
         "jobswap",
         "loglevel",

@@ -65,6 +65,65 @@ fn jsonl_workload_replays_with_backfill_and_reservation() {
     assert!(starts.contains(&("3".into(), "2".into())), "{rows}");
 }
 
+/// `(job, start)` of the per-job CSV.
+fn csv_starts(rows: &str) -> Vec<(String, String)> {
+    rows.lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f[0].to_string(), f[2].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_deadline_qos_job_is_replayed_ahead_of_higher_priority_jobs() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wl = dir.path().join("w.jsonl");
+    // 4 processors held by job 1 until 100; job 2 (first in FIFO order)
+    // would run 100-300 and job 3 after it, past its deadline (200): its
+    // DEADLINE QoS plans it first (100-150). Job 4, the same without the
+    // QoS, waits its turn. The relative-deadline QoS gives job 5 the
+    // deadline 4 + 60 + 50 = 114: planned before job 3 (deadline 200).
+    std::fs::write(
+        &wl,
+        concat!(
+            "{\"id\": 1, \"submit\": 0, \"procs\": 4, \"walltime\": 100, \"runtime\": 100}\n",
+            "{\"id\": 2, \"submit\": 1, \"procs\": 4, \"walltime\": 200, \"runtime\": 200}\n",
+            "{\"id\": 3, \"submit\": 2, \"procs\": 4, \"walltime\": 50, \"runtime\": 50, \"qos\": \"dl\", \"deadline\": 198}\n",
+            "{\"id\": 4, \"submit\": 3, \"procs\": 4, \"walltime\": 50, \"runtime\": 50, \"deadline\": 197}\n",
+            "{\"id\": 5, \"submit\": 4, \"procs\": 4, \"walltime\": 50, \"runtime\": 50, \"qos\": \"rel\"}\n",
+        ),
+    )
+    .expect("write workload");
+    let cfg = dir.path().join("moab.cfg");
+    std::fs::write(
+        &cfg,
+        "QOSCFG[dl] QFLAGS=DEADLINE\nQOSCFG[rel] QFLAGS=DEADLINE QTTARGET=60\n",
+    )
+    .expect("write cfg");
+    let csv = dir.path().join("jobs.csv");
+    let (_, err, ok) = simulate(&[
+        "--workload",
+        wl.to_str().unwrap(),
+        "--procs",
+        "4",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--jobs-csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let rows = std::fs::read_to_string(&csv).expect("csv");
+    let starts = csv_starts(&rows);
+    for (job, at) in [("5", "100"), ("3", "150"), ("2", "200"), ("4", "400")] {
+        assert!(
+            starts.contains(&(job.into(), at.into())),
+            "job {job} at {at}: {rows}"
+        );
+    }
+}
+
 #[test]
 fn real_trace_replay_is_deterministic() {
     let trace = concat!(

@@ -7,7 +7,7 @@ complete -c msub -s e -d 'Standard error path: [host:]path (file or directory)' 
 complete -c msub -s F -d 'Arguments for the script, as one shell-quoted string: -F "a \'b c\'"' -r
 complete -c msub -s j -d 'Join streams: oe merges both into the output file, eo into the error file, n keeps them apart' -r
 complete -c msub -s k -d 'Keep streams on the execution host: e, o, eo, oe or n (passed as keep_files=...)' -r
-complete -c msub -s l -d 'Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works; for the same resource the last one wins, and the command line wins over directives; nodes= and select= are one resource); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE); procs=MIN-MAX makes a malleable job (it starts on MIN processors and may grow to MAX)' -r
+complete -c msub -s l -d 'Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works; for the same resource the last one wins, and the command line wins over directives; nodes= and select= are one resource); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE); procs=MIN-MAX makes a malleable job (it starts on MIN processors and may grow to MAX); deadline=HH:MM[:SS][_MO/DD[/YY]] or deadline=+DURATION (after submission) asks the job to complete by then: guaranteed with a reservation when its QoS has QFLAGS=DEADLINE (DEADLINEPOLICY decides if it cannot be met), otherwise kept for the priority (DEADLINEWEIGHT) with a warning' -r
 complete -c msub -s m -d 'Mail options: n, or any of a (abort), b (begin), e (end)' -r
 complete -c msub -s M -d 'Mail recipients: user[@host][,...]' -r
 complete -c msub -s N -d 'Job name (default: the script\'s file name, or STDIN)' -r

@@ -186,6 +186,10 @@ pub struct SlurmSession {
 pub struct SubmitResponse {
     /// Numeric job id.
     pub id: u64,
+    /// What the daemon accepted but wants the submitter told (msub prints
+    /// each on standard error), e.g. a deadline its QoS does not guarantee.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 // ---------------------------------------------------------------------------
@@ -501,6 +505,19 @@ pub struct JobDetail {
     pub flags: Vec<String>,
     pub depend: Vec<String>,
     pub start_after: Option<i64>,
+    /// The job's completion deadline (requested, or its DEADLINE QoS's
+    /// QTTARGET-relative one): checkjob's `Deadline:` line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<i64>,
+    /// When the deadline cannot be met: the completion expected (checkjob's
+    /// `Deadline Failed:` line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_failed: Option<i64>,
+    /// Whether the scheduler guarantees the deadline (its QoS has
+    /// QFLAGS=DEADLINE and it did not fail); false: it only weighs in the
+    /// priority (DEADLINEWEIGHT).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deadline_guaranteed: bool,
     pub start_count: u32,
     pub bypass_count: u32,
     pub user_priority: i64,

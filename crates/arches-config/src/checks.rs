@@ -190,11 +190,14 @@ fn check_node_sizes(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
 /// Warns about `QDEF=`/`QLIST=` naming a QoS no `QOSCFG[...]` defines.
 /// `QOSCFG[q] QTTARGET=`/`XFTARGET=`: shown by mdiag -q but feeding no
 /// priority factor in Arches (Moab's TARGET component): said, not dropped.
+/// With `QFLAGS=DEADLINE` a `QTTARGET` sets the jobs' relative deadline
+/// ([`arches_core::deadline::relative`]): applied, no warning.
 fn check_qos_targets(config: &Config, file: &str, out: &mut Vec<Diagnostic>) {
     for (name, q) in &config.policy.qos {
         let key = format!("QOSCFG[{name}]");
+        let deadline = q.flags.contains(&arches_core::policy::QosFlag::Deadline);
         for (attr, set) in [
-            ("QTTARGET", q.qt_target.is_some_and(|t| t > 0)),
+            ("QTTARGET", q.qt_target.is_some_and(|t| t > 0) && !deadline),
             ("XFTARGET", q.xf_target_hundredths.is_some_and(|t| t > 0)),
         ] {
             if set {

@@ -668,6 +668,15 @@ pub struct Job {
     /// used in its last run, as its backend measured it when it ended
     /// (`None`: not measured). Efficiency = this / dedicated processor time.
     pub cpu_ms: Option<u64>,
+    /// The completion deadline the job requested (`msub -l deadline=`,
+    /// `mjobctl -m deadline=`): guaranteed with a reservation when its QoS
+    /// has `QFLAGS=DEADLINE`, otherwise only its priority's `DEADLINE`
+    /// subcomponent ([`crate::deadline`]).
+    pub deadline: Option<Time>,
+    /// When the scheduler found the guaranteed deadline could not be met,
+    /// the completion it expected then (`DEADLINEPOLICY` acted on it; the
+    /// deadline is no longer guaranteed). Cleared by a new deadline.
+    pub deadline_failed: Option<Time>,
 }
 
 /// `job<id>`, the name of a job given none (written without the formatting
@@ -730,6 +739,8 @@ impl Job {
             eligible_since: None,
             elastic: None,
             cpu_ms: None,
+            deadline: None,
+            deadline_failed: None,
         }
     }
 

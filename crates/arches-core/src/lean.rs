@@ -71,6 +71,7 @@ pub fn lean_supported(policy: &Policy) -> bool {
         && zero(w.service, w.xfactor)
         && zero(w.service, w.bypass)
         && zero(w.service, w.userprio)
+        && zero(w.service, w.deadline)
         && (zero(w.cred, w.user) || no_prio(&policy.users))
         && (zero(w.cred, w.group) || no_prio(&policy.groups))
         && (zero(w.cred, w.account) || no_prio(&policy.accounts))
@@ -84,6 +85,7 @@ pub fn lean_supported(policy: &Policy) -> bool {
         && policy.bf_chunk_size > 0
         && policy.bf_chunk_duration > 0;
     fifo && !crate::fairshare::active(policy)
+        && !crate::deadline::any_guaranteed(policy)
         && !has_limits(policy)
         && matches!(
             policy.backfill,

@@ -30,6 +30,7 @@ pub mod array;
 pub mod backfill;
 pub mod class;
 mod context;
+pub mod deadline;
 pub mod defer;
 pub mod eligibility;
 pub mod fairshare;

@@ -52,6 +52,10 @@ pub struct PriorityBreakdown {
     /// Whether an administrator system priority overrides the computed value.
     pub system: bool,
     pub components: Vec<PriorityComponent>,
+    /// The job's guaranteed deadline ([`crate::deadline::guaranteed`]):
+    /// such jobs are ordered before all others without a system priority,
+    /// earliest deadline first.
+    pub deadline: Option<crate::Time>,
 }
 
 /// A throttling limit a job would exceed ([`BlockReason::Policy`]).
@@ -272,6 +276,10 @@ pub struct Plan {
     /// [`crate::fairshare::active`]), for the views that compute the
     /// priority of running jobs.
     pub fairshare: Option<std::sync::Arc<crate::fairshare::FsUsage>>,
+    /// Guaranteed deadlines of queued jobs this plan cannot meet
+    /// ([`crate::deadline::misses`]); the driver applies `DEADLINEPOLICY`
+    /// ([`crate::deadline::action`]).
+    pub deadline_misses: Vec<crate::deadline::Miss>,
 }
 
 /// Every queued job's [`Decision`], ordered by job id: a sorted vector,

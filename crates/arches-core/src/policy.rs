@@ -138,6 +138,29 @@ moab_enum! {
         ReserveAlways => "RESERVEALWAYS",
         IgnAll => "IGNALL",
         RunNow => "RUNNOW",
+        /// The QoS's jobs may request a completion deadline that the
+        /// scheduler guarantees with a reservation ([`crate::deadline`]).
+        Deadline => "DEADLINE",
+    }
+}
+
+moab_enum! {
+    /// `DEADLINEPOLICY`: what happens to a job whose guaranteed deadline
+    /// cannot be met ([`crate::deadline`]).
+    DeadlinePolicy {
+        /// Moab's default: the deadline is dropped (as `IGNORE`).
+        None => "NONE",
+        /// The job is cancelled.
+        Cancel => "CANCEL",
+        /// The job gets a system hold (and its deadline is dropped).
+        Hold => "HOLD",
+        /// The deadline is kept and retried each iteration; the
+        /// administrators are told (the daemon's log, the job's message).
+        Escalate => "ESCALATE",
+        /// The deadline is dropped: the job runs as any other.
+        Ignore => "IGNORE",
+        /// The deadline is kept and retried each iteration.
+        Retry => "RETRY",
     }
 }
 
@@ -297,6 +320,9 @@ pub struct PriorityWeights {
     pub qos: i64,
     /// Weight of the job's user priority (`msub -p`).
     pub userprio: i64,
+    /// `DEADLINEWEIGHT`: weight of the deadline's proximity
+    /// ([`crate::deadline::factor`]).
+    pub deadline: i64,
     /// `FSWEIGHT`: the fairshare component ([`crate::fairshare`]).
     pub fs: i64,
     /// `FSUSERWEIGHT`, `FSGROUPWEIGHT`, `FSACCOUNTWEIGHT`, `FSQOSWEIGHT`,
@@ -338,6 +364,7 @@ impl Default for PriorityWeights {
             class: 0,
             qos: 0,
             userprio: 0,
+            deadline: 0,
             // Moab: every component weight 1, the subcomponents 0.
             fs: 1,
             fs_user: 0,
@@ -435,6 +462,8 @@ pub struct Policy {
     pub growth: crate::malleable::GrowthPolicy,
     /// Fairshare (`FSPOLICY` and the usage of this iteration).
     pub fairshare: Fairshare,
+    /// `DEADLINEPOLICY` ([`crate::deadline`]).
+    pub deadline_policy: DeadlinePolicy,
 }
 
 /// Fairshare as the core sees it ([`crate::fairshare`]).
@@ -539,6 +568,7 @@ impl Default for Policy {
             templates: crate::templates::Templates::default(),
             growth: crate::malleable::GrowthPolicy::default(),
             fairshare: Fairshare::default(),
+            deadline_policy: DeadlinePolicy::None,
         }
     }
 }

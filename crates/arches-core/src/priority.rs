@@ -46,7 +46,7 @@ use crate::Time;
 /// priority, bypass). The names are Moab's column labels. [`priority`]
 /// emits its breakdown in this order and [`weights`] gives the weights in
 /// it: the one definition every report uses.
-pub const SUBCOMPONENTS: [(&str, &str); 17] = [
+pub const SUBCOMPONENTS: [(&str, &str); 18] = [
     ("Cred", "User"),
     ("Cred", "Group"),
     ("Cred", "Accnt"),
@@ -64,6 +64,7 @@ pub const SUBCOMPONENTS: [(&str, &str); 17] = [
     ("Serv", "XFctr"),
     ("Serv", "UPrio"),
     ("Serv", "Bypas"),
+    ("Serv", "Deadl"),
 ];
 
 /// `(component, subcomponent, component weight, subcomponent weight)` for
@@ -78,7 +79,7 @@ pub fn weights(policy: &Policy) -> Vec<(&'static str, &'static str, i64, i64)> {
 
 /// `(component weight, subcomponent weight)` of every entry of
 /// [`SUBCOMPONENTS`], in that order.
-fn weight_pairs(policy: &Policy) -> [(i64, i64); 17] {
+fn weight_pairs(policy: &Policy) -> [(i64, i64); 18] {
     let w = &policy.weights;
     [
         (w.cred, w.user),
@@ -98,6 +99,7 @@ fn weight_pairs(policy: &Policy) -> [(i64, i64); 17] {
         (w.service, w.xfactor),
         (w.service, w.userprio),
         (w.service, w.bypass),
+        (w.service, w.deadline),
     ]
 }
 
@@ -128,7 +130,8 @@ fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
         ),
         XFCTR => capped(xfactor(job, policy, now), policy.weights.xfactor_cap),
         15 => job.user_prio as f64,
-        _ => capped(f64::from(job.bypass_count), policy.weights.bypass_cap),
+        16 => capped(f64::from(job.bypass_count), policy.weights.bypass_cap),
+        _ => crate::deadline::factor(job, policy, now),
     }
 }
 
@@ -214,11 +217,13 @@ pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
             total: p,
             system: true,
             components: comps,
+            deadline: crate::deadline::guaranteed(job, policy),
         },
         None => PriorityBreakdown {
             total: computed,
             system: false,
             components: comps,
+            deadline: crate::deadline::guaranteed(job, policy),
         },
     }
 }
@@ -269,13 +274,16 @@ pub fn xfactor(job: &Job, policy: &Policy, now: Time) -> f64 {
     }
 }
 
-/// Queue order: system-priority jobs first (highest first), then by total
-/// priority (highest first), then submit time, then job id.
+/// Queue order: system-priority jobs first (highest first), then guaranteed
+/// deadlines (earliest first, [`crate::deadline`]), then by total priority
+/// (highest first), then submit time, then job id.
 pub fn queue_order(a: (&Job, &PriorityBreakdown), b: (&Job, &PriorityBreakdown)) -> Ordering {
     let (ja, pa) = a;
     let (jb, pb) = b;
+    let dl = |p: &PriorityBreakdown| p.deadline.unwrap_or(Time::MAX);
     pb.system
         .cmp(&pa.system)
+        .then(dl(pa).cmp(&dl(pb)))
         .then(pb.total.cmp(&pa.total))
         .then(ja.submit_time.cmp(&jb.submit_time))
         .then(ja.id.cmp(&jb.id))

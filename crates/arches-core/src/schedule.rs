@@ -91,6 +91,7 @@ pub fn schedule(state: &State, policy: &Policy, now: Time) -> Plan {
     if crate::fairshare::active(policy) {
         plan.fairshare = Some(policy.fairshare.usage.clone());
     }
+    plan.deadline_misses = crate::deadline::misses(state, policy, &plan);
     plan
 }
 
@@ -220,20 +221,24 @@ fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job], when:
             .map(|job| (job, priority(job, policy, now))),
     );
     // Sort compact keys, then build each (large) entry once, in order.
-    let mut keys: Vec<(bool, i64, Time, u64, usize)> = jobs
+    // Guaranteed deadlines come first, earliest first ([`crate::deadline`]).
+    let mut keys: Vec<(bool, Time, i64, Time, u64, usize)> = jobs
         .iter()
         .enumerate()
-        .map(|(i, (j, p))| (!p.system, -p.total, j.submit_time, j.id, i))
+        .map(|(i, (j, p))| {
+            let d = p.deadline.unwrap_or(Time::MAX);
+            (!p.system, d, -p.total, j.submit_time, j.id, i)
+        })
         .collect();
     keys.sort_unstable();
     debug_assert!(keys.windows(2).all(|w| {
-        let (ja, pa) = &jobs[w[0].4];
-        let (jb, pb) = &jobs[w[1].4];
+        let (ja, pa) = &jobs[w[0].5];
+        let (jb, pb) = &jobs[w[1].5];
         queue_order((ja, pa), (jb, pb)).is_le()
     }));
     let mut entries: Vec<Entry> = Vec::with_capacity(jobs.len());
     entries.extend(keys.iter().map(|k| {
-        let (job, prio) = &mut jobs[k.4];
+        let (job, prio) = &mut jobs[k.5];
         Entry {
             job,
             prio: std::mem::take(prio),
@@ -300,6 +305,7 @@ fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job], when:
         // overlapped ones are rescheduled).
         no_start_top: None,
         trl: &trl,
+        deadline_job: false,
         pinned: policy.reservation_policy == ReservationPolicy::Highest
             && !state.reservations_may_compress()
             && !state.active().any(|j| {
@@ -328,7 +334,7 @@ fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job], when:
         }
     }
     // Rank -> position in the queued iteration (job id order).
-    let order: Vec<usize> = keys.iter().map(|k| k.4).collect();
+    let order: Vec<usize> = keys.iter().map(|k| k.5).collect();
     walk.finish(entries, &order)
 }
 
@@ -414,6 +420,9 @@ pub(crate) struct Walk<'a> {
     no_start_top: Option<crate::job::JobId>,
     /// The shapes of jobs with a task request list ([`crate::trl`]).
     trl: &'a std::collections::BTreeMap<crate::job::JobId, Vec<Job>>,
+    /// The job considered has a guaranteed deadline: its reservation is
+    /// beyond `RESERVATIONDEPTH` (it uses no bucket's depth).
+    deadline_job: bool,
 }
 
 impl<'a> Walk<'a> {
@@ -439,6 +448,7 @@ impl<'a> Walk<'a> {
         let job = entries[i].job;
         let policy = self.ctx.policy;
         let dur = planning_duration(job, policy);
+        self.deadline_job = entries[i].prio.deadline.is_some();
         if self.throttled {
             if let Err(r) = self.usage.check(job, tally(job, dur), policy, level) {
                 if level == PolicyLevel::Hard {
@@ -457,7 +467,7 @@ impl<'a> Walk<'a> {
                 // No job ended since: the kept reservation stays put.
                 self.blocked = true;
                 if let Some(b) = self.bucket_of(job) {
-                    self.bucket_left[b] = self.bucket_left[b].saturating_sub(1);
+                    self.take_bucket(b);
                 }
                 self.top_reservation.get_or_insert(job.id);
                 self.plan.reservations.push(PlannedReservation {
@@ -479,9 +489,14 @@ impl<'a> Walk<'a> {
         }
         let bucket = self.bucket_of(job);
         let no_rsv = qos_flag(job, policy, QosFlag::NoReservation);
-        let can_reserve = policy.reservation_policy != ReservationPolicy::Never
-            && !no_rsv
-            && bucket.is_some_and(|b| self.bucket_left[b] > 0);
+        // A guaranteed deadline always gets its reservation, whatever the
+        // depth and the reservation policy ([`crate::deadline`]).
+        let deadline = self.deadline_job;
+        let can_reserve = deadline
+            || (policy.reservation_policy != ReservationPolicy::Never
+                && !no_rsv
+                && bucket.is_some_and(|b| self.bucket_left[b] > 0));
+        let bucket = if deadline { bucket.or(Some(0)) } else { bucket };
 
         if let Some(ready) = job.data_wait.and_then(|w| w.ready_at()) {
             if ready > self.ctx.now {
@@ -725,7 +740,7 @@ impl<'a> Walk<'a> {
         if let Some((start, alloc)) = self.ctx.earliest_from(job, dur, ready) {
             let end = dur.map(|d| start + d.max(1));
             self.ctx.commit(job, start, end, &alloc);
-            self.bucket_left[b] -= 1;
+            self.take_bucket(b);
             self.plan.reservations.push(PlannedReservation {
                 job: job.id,
                 start,
@@ -751,7 +766,7 @@ impl<'a> Walk<'a> {
             Some((start, alloc)) => {
                 let end = dur.map(|d| start + d.max(1));
                 self.ctx.commit(job, start, end, &alloc);
-                self.bucket_left[b] -= 1;
+                self.take_bucket(b);
                 self.top_reservation.get_or_insert(job.id);
                 self.plan.reservations.push(PlannedReservation {
                     job: job.id,
@@ -768,7 +783,7 @@ impl<'a> Walk<'a> {
                 // on, and takes its place in the reservation depth.
                 entries[i].reason = Some(BlockReason::NoWalltimeAhead);
                 self.ctx.commit(job, self.ctx.now, None, &[]);
-                self.bucket_left[b] -= 1;
+                self.take_bucket(b);
                 self.no_start_top.get_or_insert(job.id);
             }
         }
@@ -808,6 +823,17 @@ impl<'a> Walk<'a> {
         BlockReason::Resources {
             idle_procs: self.ctx.idle_procs(),
             needed_procs: job.req.total_procs(),
+        }
+    }
+
+    /// One reservation of bucket `b` is used (a guaranteed deadline may
+    /// reserve beyond its bucket's depth: the count stays at 0).
+    fn take_bucket(&mut self, b: usize) {
+        if self.deadline_job {
+            return;
+        }
+        if let Some(left) = self.bucket_left.get_mut(b) {
+            *left = left.saturating_sub(1);
         }
     }
 

@@ -195,6 +195,12 @@ pub enum JobChange {
     /// A malleable or resizable job's range, growth ceiling and pending
     /// resize request ([`crate::malleable::Elastic`]).
     Elastic(Option<crate::malleable::Elastic>),
+    /// The requested completion deadline (`mjobctl -m deadline=`); clears
+    /// a failed deadline ([`crate::deadline`]).
+    Deadline(Option<Time>),
+    /// The guaranteed deadline was found unmeetable, the completion then
+    /// expected (`None`: clears it) ([`Job::deadline_failed`]).
+    DeadlineFailed(Option<Time>),
 }
 
 impl Event {
@@ -1113,6 +1119,11 @@ impl State {
             JobChange::UserPrio(p) => j.user_prio = p,
             JobChange::SysPrio(p) => j.sys_prio = p,
             JobChange::StartAfter(t) => j.start_after = t,
+            JobChange::Deadline(t) => {
+                j.deadline = t;
+                j.deadline_failed = None;
+            }
+            JobChange::DeadlineFailed(t) => j.deadline_failed = t,
             JobChange::Flags(f) => j.flags = f.into_iter().collect(),
             JobChange::Estimate(e) => j.estimate = e,
             JobChange::Depend(d) if !active => j.depend = d,

@@ -42,6 +42,7 @@
 //!     [nodes=N] [ppn=P] [mem=MB] [feature=F] [hold] [prio=P] [group=G] [account=A] [flags=F,G]
 //!     [after=KIND:ID] (dependency) [start=T] (msub -a) [exit=N] (exit code at the end)
 //!     [est=T] (planning estimate: a run-time prediction, `Job::estimate`)
+//!     [deadline=T] (msub -l deadline=: guaranteed in a QFLAGS=DEADLINE QoS)
 //!     [data=T] [dataunknown=T]                 stage-in data ready at T: TIGHT (the
 //!     ready time is known, `DataWait::Until`) or LOOSE/EXTERNAL (`DataWait::Unknown`)
 //!     [gres=gpu:2] (per task) [hosts=A,B] (host list) [access=POLICY] (naccesspolicy)
@@ -299,6 +300,9 @@ fn parse(text: &str) -> Scenario {
                 }
                 if let Some(p) = kv.get("prio") {
                     job.sys_prio = Some(p.parse().unwrap());
+                }
+                if let Some(t) = kv.get("deadline") {
+                    job.deadline = Some(time(t));
                 }
                 if let Some(f) = kv.get("flags") {
                     for x in f.split(',') {

@@ -566,6 +566,7 @@ impl Actor {
         let (mut job, exec, payload) = sub.finalize(id, &self.host);
         job.submit_time = now;
         job.estimate = self.predictor.predict(&job.cred.user, job.walltime);
+        let warnings = crate::deadline::submit_warnings(&job, &self.cfg.policy, now);
         self.state
             .apply(Event::Submit(Box::new(job)), now)
             .map_err(|e| SubmitError(e.to_string()))?;
@@ -582,7 +583,10 @@ impl Actor {
         self.submitted_since_trim += 1;
         self.apply_befores(id, &befores, now);
         tracing::info!(job = id, "job submitted");
-        Ok(SubmitResponse { id })
+        for w in &warnings {
+            self.note(id, w.clone());
+        }
+        Ok(SubmitResponse { id, warnings })
     }
 
     /// Applies an event to a job and marks it for persistence; logs refusals.
@@ -699,6 +703,7 @@ impl Actor {
                 tracing::warn!(job, error = %e, "start failed");
             }
         }
+        self.apply_deadline_misses(&plan.deadline_misses, now);
         self.apply_grows(&grows, now);
         if self.cfg.policy.reservation_policy == arches_core::policy::ReservationPolicy::Highest {
             // HIGHEST keeps reservations across iterations: hand them back.

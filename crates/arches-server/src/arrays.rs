@@ -347,7 +347,10 @@ impl Actor {
         self.wake = true;
         self.apply_befores(id, &befores, now);
         tracing::info!(array = id, sub_jobs = count, "job array submitted");
-        Ok(SubmitResponse { id })
+        Ok(SubmitResponse {
+            id,
+            warnings: Vec::new(),
+        })
     }
 
     /// Makes the next window of every array's sub-jobs jobs, with their

@@ -216,6 +216,9 @@ pub fn parse(
     if let Some(a) = &req.start_after {
         job.start_after = Some(parse_start_date(a, now)?);
     }
+    if let Some(d) = &res.deadline {
+        job.deadline = Some(parse_deadline(d, now)?);
+    }
     let workdir = req
         .workdir
         .clone()
@@ -618,6 +621,23 @@ pub(crate) fn fits_somewhere(state: &State, req: &Request) -> Result<(), SubmitE
 pub fn parse_job_id(text: &str) -> Option<JobId> {
     // Strict: `80.*` is a regular expression, never job 80.
     crate::jobexpr::exact_id(text)
+}
+
+/// `-l deadline=` / `mjobctl -m deadline=`: the time the job must complete
+/// by — Moab's absolute forms (`HH:MM[:SS][_MO/DD[/YY]]` in local time,
+/// e.g. `08:00:00_03/01/08`; epoch seconds) or a duration after `now` (the
+/// submission, or the modification): `+3:00:00`. A deadline that has
+/// already passed is refused.
+pub fn parse_deadline(text: &str, now: Time) -> Result<Time, SubmitError> {
+    let at = crate::rsvctl::parse_time(text, now).map_err(|_| {
+        SubmitError(format!(
+            "invalid deadline '{text}' (expected HH:MM[:SS][_MO/DD[/YY]] or +DURATION)"
+        ))
+    })?;
+    if at <= now {
+        return Err(SubmitError(format!("deadline '{text}' has already passed")));
+    }
+    Ok(at)
 }
 
 /// `msub -a [[[[CC]YY]MM]DD]hhmm[.SS]` in local time.

@@ -18,6 +18,7 @@ pub mod arrays;
 pub mod authz;
 pub mod config;
 mod control;
+mod deadline;
 mod defer;
 mod depend;
 pub mod durable;

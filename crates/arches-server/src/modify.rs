@@ -2,7 +2,8 @@
 //! [`crate::actions`] (walltime, class, jobname, account, qos, priorities,
 //! flags, hold): what a queued job requests (`nodecount`, `proccount`,
 //! `features`, `partition`, `jobmem`), where it may run (`hostlist`,
-//! `reqreservation`), when it may start (`minstarttime`),
+//! `reqreservation`), when it may start (`minstarttime`), when it must
+//! complete (`deadline`),
 //! its effective queue time (`eeduration`), its `group`, notification
 //! address, variables and messages, and `state=removed`. Each value is
 //! checked as msub checks it (the same parsers, the same "can this request
@@ -25,10 +26,6 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     (
         "awduration",
         "the active wall-clock duration is measured, not set",
-    ),
-    (
-        "deadline",
-        "Arches schedules no deadlines (msub refuses deadline= too)",
     ),
     ("jobdisk", "Arches tracks no disk"),
     ("jobswap", "Arches tracks no swap"),
@@ -75,6 +72,7 @@ impl Actor {
             "hostlist" => self.modify_placement(id, op, value, Place::HostList, now),
             "reqreservation" => self.modify_placement(id, op, value, Place::Reservation, now),
             "minstarttime" => self.minstarttime(id, op, value, now),
+            "deadline" => self.deadline(id, op, value, now),
             "eeduration" => self.eeduration(caller, id, op, value, now),
             "group" => self.group(caller, id, value, now),
             "notificationaddress" => self.exec_change(id, |r| {
@@ -315,6 +313,45 @@ impl Actor {
         };
         self.change(id, JobChange::StartAfter(t), now)?;
         Ok(Some("job minstarttime modified".to_string()))
+    }
+
+    /// `deadline=`: as msub's `-l deadline=` (`HH:MM[:SS][_MO/DD[/YY]]`,
+    /// `+DURATION` from now, epoch seconds), or `0`/`NONE` to clear it. A
+    /// new deadline is judged afresh (a failed one is forgotten); the
+    /// answer says when its QoS does not guarantee it.
+    fn deadline(&mut self, id: JobId, op: char, value: &str, now: Time) -> Outcome {
+        let job = self.known_job(id)?;
+        if job.state.is_finished() {
+            return Err(format!(
+                "ERROR:  cannot modify deadline of completed job {id}"
+            ));
+        }
+        if op != '=' {
+            return Err(format!(
+                "ERROR:  invalid operation '{op}=' for attribute 'deadline' (use deadline=)"
+            ));
+        }
+        let t = if value == "0" || value.eq_ignore_ascii_case("NONE") {
+            None
+        } else {
+            Some(
+                crate::jobspec::parse_deadline(value, now)
+                    .map_err(|e| format!("ERROR:  {}", e.0))?,
+            )
+        };
+        self.change(id, JobChange::Deadline(t), now)?;
+        let mut msg = match t {
+            Some(_) => format!("deadline modified for job {id}"),
+            None => format!("deadline removed for job {id}"),
+        };
+        if let Some(job) = self.state.job(id) {
+            let warnings = crate::deadline::submit_warnings(job, &self.cfg.policy, now);
+            for w in warnings {
+                msg.push_str(&format!("\nWARNING:  {w}"));
+                self.note(id, w);
+            }
+        }
+        Ok(Some(msg))
     }
 
     /// `eeduration=D` (administrators): the job counts as queued for `D`

@@ -404,6 +404,15 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             })
             .collect(),
         start_after: j.start_after,
+        deadline: arches_core::deadline::of(j, &s.cfg.policy),
+        deadline_failed: j.deadline_failed.or_else(|| {
+            s.plan
+                .deadline_misses
+                .iter()
+                .find(|m| m.job == j.id)
+                .map(|m| m.expected)
+        }),
+        deadline_guaranteed: arches_core::deadline::guaranteed(j, &s.cfg.policy).is_some(),
         start_count: j.start_count,
         bypass_count: j.bypass_count,
         user_priority: j.user_prio,

@@ -82,7 +82,8 @@ depend (a Moab dependency, e.g. \"afterok:12:13\" or \"afterany:4,after:5\"; a j
 for a job not in the workload never starts); stagein (s of data staging before the job is \
 eligible); stagein_size (MB, with --staging); maxprocs (a malleable job: procs is the \
 minimum it starts with, maxprocs the most it may use; its work is conserved when it grows); \
-resize (resize requests of a malleable job, [{\"after\": S, \"procs\": N}]: S seconds after it \
+deadline (s after submit the job must complete by, as msub -l deadline=+S: guaranteed with a \
+QFLAGS=DEADLINE QoS, else only its DEADLINEWEIGHT priority); resize (resize requests of a malleable job, [{\"after\": S, \"procs\": N}]: S seconds after it \
 starts its owner asks for N more processors, or releases -N). Example lines:
   {\"id\": 1, \"submit\": 0, \"procs\": 16, \"walltime\": 3600, \"runtime\": 1800, \"user\": \"alice\"}
   {\"id\": 2, \"submit\": 60, \"nodes\": 2, \"ppn\": 8, \"walltime\": 600, \"runtime\": 700, \"depend\": \"afterok:1\"}

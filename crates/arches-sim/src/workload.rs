@@ -21,6 +21,7 @@
 //! | `stagein` | no | the job's stage-in: `{"source": URL, "size": bytes}` or a list of them (with `--staging`, staged by the modelled storage); or a number of seconds: without `--staging` the job is not eligible before `submit + stagein`, with it a file that takes that long at `--stage-rate` |
 //! | `stagein_size` | no | stage-in size in MB (with `--staging`, one file of that size) |
 //! | `maxprocs` | no | a malleable job (`msub -l procs=MIN-MAX`): `procs` is the minimum it starts with, `maxprocs` the most it may use; `runtime` is its run on `procs` processors, and its work is conserved when it grows or shrinks (linear speed-up) |
+//! | `deadline` | no | completion deadline, seconds after `submit` (`msub -l deadline=+S`): guaranteed (planned first, reserved) when the job's QoS has `QFLAGS=DEADLINE` in the configuration, otherwise only the `DEADLINEWEIGHT` priority subcomponent; a `QTTARGET` on such a QoS gives every job of it one |
 //! | `resize` | no | resize requests of a malleable job, each `{"after": S, "procs": N}`: `S` seconds after it starts its owner asks for `N` more processors (`mjobctl -m proccount+=N`), or releases `-N` |
 //!
 //! Example:
@@ -72,6 +73,8 @@ pub struct SimJob {
     pub stage_files: Vec<(String, u64)>,
     /// A malleable job's maximum (`procs` is its minimum).
     pub max_procs: Option<u32>,
+    /// The completion deadline (`Job::deadline`).
+    pub deadline: Option<Time>,
     /// Resize requests: seconds after the start, processors (+ more, - fewer).
     pub resizes: Vec<(Secs, i64)>,
     /// A job array (JSONL `array`: `1-100`, `1-9:2`, `1,5,7`, with `%N`
@@ -105,6 +108,7 @@ impl SimJob {
             stage_mb: None,
             stage_files: Vec::new(),
             max_procs: None,
+            deadline: None,
             resizes: Vec::new(),
             array: None,
         }
@@ -130,6 +134,7 @@ impl SimJob {
         job.flags = self.flags.iter().copied().collect();
         job.depend = self.depend.clone();
         job.start_after = self.eligible_at;
+        job.deadline = self.deadline;
         job.elastic = self
             .max_procs
             .filter(|_| self.layout.is_none())
@@ -251,6 +256,8 @@ struct RawJob {
     array: Option<String>,
     /// A malleable job's maximum processors.
     maxprocs: Option<u32>,
+    /// Completion deadline, seconds after the submission.
+    deadline: Option<Secs>,
     #[serde(default)]
     resize: Vec<RawResize>,
 }
@@ -357,6 +364,10 @@ impl RawJob {
             return Err("stagein: a file needs a non-empty `source`".into());
         }
         job.stage_mb = self.stagein_size;
+        if let Some(d) = self.deadline {
+            check("deadline", d, 1..=MAX_TIME)?;
+            job.deadline = Some(self.submit + d);
+        }
         if let Some(max) = self.maxprocs {
             if job.layout.is_some() {
                 return Err(
@@ -431,6 +442,13 @@ mod tests {
 {"id": 1, "submit": 0, "procs": 16, "walltime": 3600, "runtime": 1800, "user": "alice", "flags": ["backfill"], "priority": 5}
 "#;
         let jobs = parse_jsonl(text.as_bytes(), "w.jsonl").unwrap();
+        assert_eq!(jobs[0].deadline, None);
+        let dl = r#"{"id": 3, "submit": 60, "procs": 1, "walltime": 60, "runtime": 60, "deadline": 600}"#;
+        let d = parse_jsonl(dl.as_bytes(), "w.jsonl").unwrap();
+        assert_eq!(d[0].to_core().deadline, Some(660));
+        let bad =
+            r#"{"id": 3, "submit": 60, "procs": 1, "walltime": 60, "runtime": 60, "deadline": 0}"#;
+        assert!(parse_jsonl(bad.as_bytes(), "w.jsonl").is_err());
         assert_eq!(jobs[0].id, 1);
         assert_eq!(jobs[0].user, "alice");
         assert_eq!(jobs[0].group, "alice");

@@ -245,6 +245,12 @@ pub struct StoredJob {
     /// Processor time its last run used, milliseconds (`Job::cpu_ms`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_ms: Option<u64>,
+    /// The requested completion deadline (`Job::deadline`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline: Option<i64>,
+    /// The completion expected when the deadline was found unmeetable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_failed: Option<i64>,
 }
 
 /// Serde mirror of [`arches_core::Layout`].
@@ -524,6 +530,8 @@ impl StoredJob {
             layout: j.req.layout.as_deref().map(StoredLayout::from_core),
             eligible_since: j.eligible_since,
             cpu_ms: j.cpu_ms,
+            deadline: j.deadline,
+            deadline_failed: j.deadline_failed,
             elastic: j.elastic.map(|e| StoredElastic {
                 min: e.min,
                 max: e.max,
@@ -667,6 +675,8 @@ impl StoredJob {
         };
         job.eligible_since = self.eligible_since;
         job.cpu_ms = self.cpu_ms;
+        job.deadline = self.deadline;
+        job.deadline_failed = self.deadline_failed;
         job.elastic = self
             .elastic
             .as_ref()

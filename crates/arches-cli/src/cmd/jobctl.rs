@@ -101,9 +101,11 @@ account, qos, userprio, sysprio/priority, flags, hold, and for a queued job node
 features, partition, jobmem, hostlist (+= and -= add and remove hosts, NONE clears), reqreservation \
 (the reservation it must run in, as -W x=FLAGS:ADVRES:NAME; NONE clears) (checked as msub checks them: \
 the request must still fit some node), \
-minstarttime, eeduration (administrators: the queue time its priority counts), group, \
+minstarttime, deadline (as msub -l deadline=: HH:MM[:SS][_MO/DD[/YY]] or +DURATION from now; NONE \
+clears; guaranteed only in a QFLAGS=DEADLINE QoS, a new deadline is judged afresh), eeduration \
+(administrators: the queue time its priority counts), group, \
 notificationaddress, var (NAME:VALUE; var-=NAME unsets), messages, state=removed. Attributes Moab \
-lists that Arches has no model for (deadline, jobdisk, jobswap, loglevel, \
+lists that Arches has no model for (jobdisk, jobswap, loglevel, \
 rmxstring, trig, trigvar, awduration, env) are refused with the reason; depend= and gres= are the \
 job-dependency and generic-resource features'. \
 -m walltime= on a running or suspended job changes the limit its resource manager enforces \

@@ -104,7 +104,7 @@ pub struct Msub {
     /// Wait until the job completes, then print `Job <id> completed`.
     #[arg(short = 'K')]
     pub wait: bool,
-    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works; for the same resource the last one wins, and the command line wins over directives; nodes= and select= are one resource); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE); procs=MIN-MAX makes a malleable job (it starts on MIN processors and may grow to MAX).
+    /// Resource list, e.g. nodes=2:ppn=4,walltime=1:00:00 (repeatable, -lname=value works; for the same resource the last one wins, and the command line wins over directives; nodes= and select= are one resource); template=NAME requests a job template (JOBCFG[NAME] SELECT=TRUE); procs=MIN-MAX makes a malleable job (it starts on MIN processors and may grow to MAX); deadline=HH:MM[:SS][_MO/DD[/YY]] or deadline=+DURATION (after submission) asks the job to complete by then: guaranteed with a reservation when its QoS has QFLAGS=DEADLINE (DEADLINEPOLICY decides if it cannot be met), otherwise kept for the priority (DEADLINEWEIGHT) with a warning.
     #[arg(short = 'l', value_name = "RESOURCES", action = ArgAction::Append)]
     pub resources: Vec<String>,
     /// Mail options: n, or any of a (abort), b (begin), e (end).
@@ -606,7 +606,11 @@ pub fn exec(cli: Msub) -> Result<u8, String> {
         timeout: arches_client::DEFAULT_TIMEOUT_SECS,
     });
     let client = conn.client().map_err(|e| e.to_string())?;
-    let id = client.submit(&req).map_err(|e| e.to_string())?.id;
+    let answer = client.submit(&req).map_err(|e| e.to_string())?;
+    let id = answer.id;
+    for w in &answer.warnings {
+        eprintln!("WARNING:  {w}");
+    }
     if a.interactive {
         return super::msub_interactive::run(&client, id);
     }

@@ -154,6 +154,20 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
             date(sa)
         ));
     }
+    if let Some(dl) = d.deadline.filter(|_| s.section != Section::Completed) {
+        o.push_str(&format!(
+            "Deadline:  {}  ({})\n",
+            duration(dl - now),
+            date(dl)
+        ));
+        if let Some(e) = d.deadline_failed {
+            o.push_str(&format!(
+                "Deadline Failed:  Expected at '{}' ({})\n",
+                date(e),
+                duration(e - now)
+            ));
+        }
+    }
     o.push_str(&format!("TemplateSets:  {}\n", template_sets(d)));
     o.push_str(&format!("Total Requested Tasks: {}\n", d.tasks));
     o.push_str(&elastic_lines(s, now));

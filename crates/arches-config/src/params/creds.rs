@@ -173,7 +173,6 @@ const QOS_FLAGS: Choices = core_choices!(
         "PREEMPTSPV",
         "IGNHOSTLIST",
         "PROVISION",
-        "DEADLINE",
         "ENABLEUSERRSV",
         "COALLOC",
         "TRIGGER",
@@ -355,7 +354,7 @@ pub(super) static QOS_ATTRS: &[AttrDef] = cred_attrs!(
         "QFLAGS",
         ValueType::ChoiceList(QOS_FLAGS),
         None,
-        "QoS flags (PREEMPTOR, PREEMPTEE, NOBF, ...).",
+        "QoS flags (PREEMPTOR, PREEMPTEE, NOBF, DEADLINE: the jobs' deadlines are guaranteed with a reservation, ...).",
         |c, s, v| {
             qos(c, s).flags = v
                 .choices()?
@@ -399,7 +398,7 @@ pub(super) static QOS_ATTRS: &[AttrDef] = cred_attrs!(
         "QTTARGET",
         ValueType::Duration,
         None,
-        "Target queue time of the QoS's jobs, shown by mdiag -q. Moab feeds it to the TARGET priority component, which Arches does not compute: a non-zero value is accepted with a warning.",
+        "Target queue time of the QoS's jobs, shown by mdiag -q. With QFLAGS=DEADLINE it sets the jobs' relative deadline: submission + QTTARGET + walltime (Moab's Job Deadlines). Moab also feeds it to the TARGET priority component, which Arches does not compute: without QFLAGS=DEADLINE a non-zero value is accepted with a warning.",
         |c, s, v| {
             qos(c, s).qt_target = Some(v.duration()?);
             Ok(())

@@ -2,8 +2,8 @@
 //! `NAME[bucket]`).
 
 use arches_core::policy::{
-    BackfillMetric, BackfillPolicy, BfPriorityPolicy, NodeAllocationPolicy, PreemptPolicy,
-    ReservationPolicy, VirtualWalltimeConflictPolicy,
+    BackfillMetric, BackfillPolicy, BfPriorityPolicy, DeadlinePolicy, NodeAllocationPolicy,
+    PreemptPolicy, ReservationPolicy, VirtualWalltimeConflictPolicy,
 };
 use arches_core::HoldType;
 
@@ -274,7 +274,11 @@ loads Arches does not track: they allocate as FIRSTAVAILABLE (mdiag -C warns).",
         |c, _, v| { c.policy.weights.qos = v.integer()?; Ok(()) }),
     // ---- other priority weights and caps (Config::extra_weights)
     extra_weight("STARTCOUNTWEIGHT", "Weight of the job's start count."),
-    extra_weight("DEADLINEWEIGHT", "Weight of deadline proximity."),
+    param("DEADLINEWEIGHT", INT, IndexKind::Partition, Some("0"), "Weight of the DEADLINE service subcomponent: how close a job with a deadline (msub -l deadline=, or its DEADLINE QoS's QTTARGET) is to it, the percentage of the time from its submission to its deadline that has passed (0 to 100, rising linearly; 100 after it). Shown by mdiag -p as Serv(Deadl).", "priority",
+        |c, _, v| { c.policy.weights.deadline = v.integer()?; Ok(()) }),
+    param("DEADLINEPOLICY", ValueType::Choice(core_choices!(DeadlinePolicy)), IndexKind::None, Some("NONE"),
+        "What happens to a job of a QFLAGS=DEADLINE QoS whose deadline the scheduler cannot meet (its reservation would end after it, or it can no longer complete by it): CANCEL cancels it; HOLD puts a system hold on it and drops the deadline; IGNORE (and NONE, Moab's default) drops the deadline, the job runs as any other; RETRY keeps the deadline and tries again each iteration; ESCALATE does as RETRY and tells the administrators (the daemon's log and the job's message). checkjob shows `Deadline Failed:`.", "scheduling",
+        |c, _, v| { c.policy.deadline_policy = v.parse_choice()?; Ok(()) }),
     extra_weight("SPVIOLATIONWEIGHT", "Weight of soft-policy violation."),
     extra_weight("TARGETWEIGHT", "Target service component weight."),
     extra_weight("TARGETQUEUETIMEWEIGHT", "Weight of distance to the target queue time."),

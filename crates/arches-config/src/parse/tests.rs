@@ -918,3 +918,29 @@ fn applied_fairshare_weights_are_no_longer_warned() {
         "{w:?}"
     );
 }
+
+#[test]
+fn deadline_qos_policy_and_weight() {
+    let (c, warnings) = parse(
+        "QOSCFG[dl] QFLAGS=DEADLINE QTTARGET=1:00:00\nDEADLINEPOLICY hold\nDEADLINEWEIGHT 7\n",
+        "m",
+    )
+    .into_result()
+    .unwrap();
+    let q = &c.policy.qos["dl"];
+    assert!(q.flags.contains(&arches_core::policy::QosFlag::Deadline));
+    assert_eq!(q.qt_target, Some(3600));
+    // With QFLAGS=DEADLINE the QTTARGET is applied (the relative deadline):
+    // no "accepted but not applied" warning.
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(
+        c.policy.deadline_policy,
+        arches_core::policy::DeadlinePolicy::Hold
+    );
+    assert_eq!(c.policy.weights.deadline, 7);
+    assert!(!c.extra_weights.contains_key("DEADLINEWEIGHT"));
+    let bad = parse("DEADLINEPOLICY SOMETIMES\n", "m")
+        .into_result()
+        .unwrap_err();
+    assert!(bad[0].to_string().contains("DEADLINEPOLICY"), "{bad:?}");
+}

@@ -1,6 +1,6 @@
 //! `-l` resource lists and `-W` attributes: `nodes=N[:ppn=P][:feature]`,
 //! `procs=`, `ncpus=`, `walltime=`, `mem`/`pmem`/`vmem` with units, `qos=`,
-//! `feature=`, `partition=`, `flags=`, `depend=`, `ttc=`, `gres=`, PBS Pro
+//! `feature=`, `partition=`, `flags=`, `depend=`, `ttc=`, `gres=`, `deadline=`, PBS Pro
 //! `select=`, and `x=` RM extensions.
 
 use arches_core::timespec::parse_duration;
@@ -49,6 +49,9 @@ pub(super) struct Resources {
     /// `procs=MIN-MAX`: the most processors a malleable job may use
     /// (`procs` holds the minimum).
     pub(super) procs_max: Option<u32>,
+    /// `deadline=`: the completion deadline as written (resolved against
+    /// the submission time by [`super::parse_deadline`]).
+    pub(super) deadline: Option<String>,
 }
 
 /// Splits `a=1,b=2` at commas.
@@ -112,6 +115,7 @@ impl Resources {
             "ttc" => self.ttc = Some(non_empty(&key, value)?),
             "select" => self.select_spec(value)?,
             "template" => self.template = Some(non_empty(&key, value)?),
+            "deadline" => self.deadline = Some(non_empty(&key, value)?),
             "cput" | "pcput" => {
                 return err(format!(
                     "resource '{key}' (a CPU-time limit) is not supported; give the wall-clock limit with walltime="

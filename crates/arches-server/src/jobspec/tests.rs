@@ -573,3 +573,24 @@ fn working_directory_defaults_to_the_submission_directory() {
     assert!(env.contains(&("PBS_O_INITDIR".to_string(), "/tmp/sub/run".to_string())));
     assert!(env.contains(&("PBS_O_WORKDIR".to_string(), "/tmp/sub".to_string())));
 }
+
+#[test]
+fn deadlines_parse_moab_forms_and_refuse_the_past() {
+    // The submission time `submit` uses (1000): +DURATION counts from it.
+    let s = submit(&["walltime=60,deadline=+3:00:00"], &[]).unwrap();
+    assert_eq!(s.job.deadline, Some(1000 + 3 * 3600));
+    let now = 1_780_000_000; // 2026
+    let abs = parse_deadline("08:00:00_03/01/27", now).unwrap();
+    assert_eq!(abs, parse_deadline("08:00_03/01/2027", now).unwrap());
+    assert_eq!(parse_deadline("1900000000", now), Ok(1_900_000_000));
+    let e = parse_deadline("08:00:00_03/01/08", now).unwrap_err().0;
+    assert_eq!(e, "deadline '08:00:00_03/01/08' has already passed");
+    let e = parse_deadline("soon", now).unwrap_err().0;
+    assert!(e.starts_with("invalid deadline 'soon'"), "{e}");
+    assert!(submit(&["deadline="], &[]).is_err());
+    assert!(
+        submit(&["deadline=+0"], &[]).is_err(),
+        "now is not a deadline"
+    );
+    assert_eq!(submit(&["walltime=60"], &[]).unwrap().job.deadline, None);
+}
