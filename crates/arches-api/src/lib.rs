@@ -1312,10 +1312,12 @@ pub struct StatTotals {
     pub ps_measured: f64,
 }
 
-/// One credential's statistics (showstats -u/-g/-a/-c/-q).
+/// One credential's statistics (showstats -u/-g/-a/-c/-q), or one statistics job
+/// template's (showstats -j).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct CredStats {
-    /// `user`, `group`, `account`, `class` or `qos`.
+    /// `user`, `group`, `account`, `class`, `qos`, or `template` (a
+    /// `JSTAT` statistics template).
     pub kind: String,
     pub name: String,
     /// uid or gid for users and groups (`None`: no passwd/group entry).
@@ -1416,6 +1418,12 @@ pub struct StatsView {
     /// `showstats -n`: each node's memory and load over the time frame.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeStats>,
+    /// Every job template the configuration defines (`JOBCFG` names and the
+    /// statistics templates `JSTAT` names), sorted: what `showstats -j NAME`
+    /// may name. The statistics templates' rows are the credentials of kind
+    /// `template`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_templates: Vec<String>,
 }
 
 /// Query of the statistics route (`showstats -t`, `-n`).

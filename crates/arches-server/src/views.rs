@@ -1101,6 +1101,7 @@ pub fn fs_target_of(
         CredKind::Account => p.accounts.get(name).and_then(|c| c.fs_target),
         CredKind::Class => p.classes.get(name).and_then(|c| c.fs_target),
         CredKind::Qos => p.qos.get(name).and_then(|c| c.fs_target),
+        CredKind::Template => None,
     }
 }
 
@@ -1186,6 +1187,22 @@ pub fn stats(s: &Snapshot) -> StatsView {
         e.completed = stat_totals(t);
         creds.insert((*k, n.clone()), e);
     }
+    // Every configured statistics template has a row (showstats -j -v),
+    // counted or not.
+    let templates = &s.cfg.policy.templates;
+    for t in templates.stat_templates() {
+        creds
+            .entry((CredKind::Template, t.clone()))
+            .or_insert_with(|| entry(CredKind::Template, &t));
+    }
+    let mut job_templates: Vec<String> = templates
+        .templates
+        .keys()
+        .cloned()
+        .chain(templates.stat_templates())
+        .collect();
+    job_templates.sort();
+    job_templates.dedup();
     let (mut active_ded, mut active_bf, mut active_bf_ded) = (0.0, 0u32, 0.0);
     for j in s.state.active() {
         let Some((procs, ded, left)) = active_usage(j, since, s.now) else {
@@ -1196,7 +1213,15 @@ pub fn stats(s: &Snapshot) -> StatsView {
             active_bf += 1;
             active_bf_ded += ded;
         }
-        for key in job_creds(j) {
+        let stats = s
+            .exec
+            .get(&j.id)
+            .map(|r| r.stat_templates.clone())
+            .unwrap_or_default();
+        let keys = job_creds(j)
+            .into_iter()
+            .chain(stats.into_iter().map(|t| (CredKind::Template, t)));
+        for key in keys {
             let e = creds
                 .entry(key.clone())
                 .or_insert_with(|| entry(key.0, &key.1));
@@ -1255,6 +1280,7 @@ pub fn stats(s: &Snapshot) -> StatsView {
             .then(|| st.backlog_sum / st.backlog_samples as f64),
         window: None,
         nodes: Vec::new(),
+        job_templates,
     }
 }
 
