@@ -195,7 +195,8 @@ fn mcredctl_modifies_lists_and_refuses() {
         (&["-m", "hold=true", "user:root"][..], "mjobctl -h"),
         (&["-m", "credits=10", "user:root"], "allocation manager"),
         (&["-d", "user:root"], "moab.cfg"),
-        (&["-r", "stats", "user:root"], "resetstats"),
+        (&["-r", "credits", "user:root"], "allocation manager"),
+        (&["-h", "user:root"], "mjobctl -h"),
         (&["-q", "profile", "user:root"], "not supported"),
     ] {
         let (c, _, e) = run(&d, "mcredctl", args);
@@ -401,4 +402,81 @@ fn mcredctl_accessto_inverts_accessfrom() {
     let (c, _, e) = run(&d, "mcredctl", &["-q", "accessto", "group:staff"]);
     assert_eq!(c, 1);
     assert!(e.contains("Unix group lists"), "{e}");
+}
+
+/// `mcredctl -r stats|fairshare|all TYPE[:NAME]`: one credential's
+/// statistics forgotten (the system's and the other credentials' kept),
+/// fairshare reset for users and accounts only, Moab's INFO lines; kept
+/// across a restart; bad input refused.
+#[test]
+fn mcredctl_reset_forgets_one_credentials_statistics() {
+    let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nRMPOLLINTERVAL 1\n\
+               ACCOUNTCFG[chem] PRIORITY=1\nCLASSCFG[batch] PRIORITY=1\n";
+    let mut d = Daemon::start_with_config(Some(cfg));
+    let user = me();
+    let id = d.submit(
+        "#!/bin/sh\ntrue\n",
+        &["-A", "chem", "-q", "batch", "-l", "walltime=1:00"],
+    );
+    d.wait_state(id, "Completed", Duration::from_secs(30));
+    let jobs = |d: &Daemon, flag: &str, name: &str| -> u64 {
+        let (c, o, e) = run(d, "showstats", &[flag, "--format=json"]);
+        assert_eq!(c, 0, "{e}");
+        let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+        v["credentials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .map_or(0, |c| c["completed"]["jobs"].as_u64().unwrap())
+    };
+    assert_eq!((jobs(&d, "-u", &user), jobs(&d, "-a", "chem")), (1, 1));
+    let (c, o, e) = run(&d, "mcredctl", &["-r", "stats", &format!("user:{user}")]);
+    assert_eq!((c, e.as_str()), (0, ""));
+    assert_eq!(
+        o,
+        format!("INFO:  profiling statistics reset for user:{user}\n")
+    );
+    assert_eq!((jobs(&d, "-u", &user), jobs(&d, "-a", "chem")), (0, 1));
+    let (_, o, _) = run(&d, "showstats", &["--format=json"]);
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert_eq!(v["completed"]["jobs"], 1, "the system keeps the job: {o}");
+    // Fairshare: accounts and users; Moab says so for the other types.
+    let (c, o, _) = run(&d, "mcredctl", &["-r", "fairshare", "acct:chem"]);
+    assert_eq!(
+        (c, o.as_str()),
+        (0, "INFO:  fairshare reset for acct:chem in partition ALL\n")
+    );
+    let (c, o, _) = run(&d, "mcredctl", &["-r", "all", "class:batch"]);
+    assert_eq!(
+        (c, o.as_str()),
+        (
+            0,
+            "INFO:  profiling statistics reset for class:batch\n\
+             INFO:  cannot reset fairshare info for class:batch in partition ALL\n"
+        )
+    );
+    assert_eq!(jobs(&d, "-c", "batch"), 0);
+    // Every account: chem is the only one.
+    let (_, o, _) = run(&d, "mcredctl", &["-r", "stats", "acct"]);
+    assert_eq!(o, "INFO:  profiling statistics reset for acct:chem\n");
+    assert_eq!(jobs(&d, "-a", "chem"), 0);
+    // Bad input.
+    for (args, says) in [
+        (&["-r", "bogus", "user:root"][..], "invalid reset 'bogus'"),
+        (&["-r", "stats"], "no credential specified"),
+        (
+            &["-r", "stats", "user:nosuchuser"],
+            "cannot locate user 'nosuchuser'",
+        ),
+        (&["-r", "stats", "node:n1"], "invalid credential type"),
+    ] {
+        let (c, o, e) = run(&d, "mcredctl", args);
+        assert_eq!((c, o.as_str()), (1, ""), "{args:?}");
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+    // Kept across a restart.
+    d.stop();
+    d.spawn();
+    assert_eq!((jobs(&d, "-u", &user), jobs(&d, "-a", "chem")), (0, 0));
 }

@@ -969,6 +969,14 @@ pub enum SchedulerControl {
     },
     /// `-f all|usage|fairshare|estimates`: reset statistics.
     Flush { what: String },
+    /// `mcredctl -r stats|fairshare|all TYPE[:NAME]`: reset the statistics
+    /// and/or the fairshare usage of one credential, or of every one of a
+    /// type (`name` absent or `ALL`).
+    CredentialReset {
+        what: String,
+        kind: String,
+        name: Option<String>,
+    },
     /// `-A MESSAGE` (alone): annotate the event log.
     Annotate { message: String },
     /// `-L [LEVEL]`: change the log level at run time (Arches keeps one log).

@@ -479,6 +479,26 @@ impl Accounting {
         self.profile.configure(d, c);
     }
 
+    /// Forgets one credential's statistics (`mcredctl -r stats`): its
+    /// totals of the period and of every profile interval. The system
+    /// totals keep its jobs.
+    pub fn reset_cred_stats(&mut self, kind: CredKind, name: &str) {
+        let key = (kind, name.to_string());
+        self.creds.remove(&key);
+        self.profile.forget(&key);
+    }
+
+    /// Forgets one credential's fairshare usage (`mcredctl -r fairshare`),
+    /// and its (account, user) pairs'.
+    pub fn reset_cred_fairshare(&mut self, kind: CredKind, name: &str) {
+        self.fs.remove(&(kind, name.to_string()));
+        match kind {
+            CredKind::User => self.fs_pairs.retain(|(_, u), _| u != name),
+            CredKind::Account => self.fs_pairs.retain(|(a, _), _| a != name),
+            _ => {}
+        }
+    }
+
     /// Clears only the fairshare usage (`mschedctl -f fairshare`).
     pub fn reset_fairshare(&mut self) {
         self.fs.clear();
@@ -703,6 +723,25 @@ mod tests {
         assert_eq!(p[&(CredKind::Template, "all".to_string())].jobs, 2);
         assert_eq!(CredKind::parse("template"), Some(CredKind::Template));
         assert!(!CredKind::ALL.contains(&CredKind::Template));
+    }
+
+    #[test]
+    fn one_credential_is_reset_alone() {
+        let mut a = Accounting::new(0);
+        let mut j = done(1, 2, Some(100), 0, 10, 60);
+        j.cred.account = Some("chem".into());
+        a.record(&j, 60, &FS);
+        let user = (CredKind::User, "alice".to_string());
+        let acct = (CredKind::Account, "chem".to_string());
+        a.reset_cred_stats(CredKind::User, "alice");
+        assert!(!a.creds.contains_key(&user));
+        assert!(!a.profile.creds_between(0, 100).contains_key(&user));
+        assert_eq!(a.creds[&acct].jobs, 1);
+        assert_eq!(a.total.jobs, 1);
+        assert!(a.fs.contains_key(&user), "statistics only");
+        a.reset_cred_fairshare(CredKind::Account, "chem");
+        assert!(!a.fs.contains_key(&acct) && a.fs_pairs.is_empty());
+        assert!(a.fs.contains_key(&user));
     }
 
     #[test]

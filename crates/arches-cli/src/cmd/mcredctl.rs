@@ -43,7 +43,10 @@ with MAX.NODE/MAX.PROC/MAX.WCLIMIT/MIN.PROC, QOSCFG, each limit as MAXJOB=SOFT[,
 --format=xml: Moab's <policies> tree); open to every user, as in Moab. -q role user:NAME (or user:ALL, \
 every known user) shows Moab's roles as <Data><user ID=.. role=\"admin1,admin5\"/></Data> (in either \
 format): adminN for each ADMINCFG[N] (1-4) whose USERS names the user or holds ALL (root and the daemon's \
-user are level 1), admin5 for everybody. -q accessto TYPE[:NAME] shows who may use each credential, \
+user are level 1), admin5 for everybody. -r stats|fairshare|all TYPE[:NAME] resets a credential's \
+statistics (showstats, its profile history) and/or fairshare usage (users and accounts; Moab resets \
+fairshare for no other type and says so), or every credential of the type without a name or with ALL: \
+administrators only, one INFO line per credential as Moab prints them. -q accessto TYPE[:NAME] shows who may use each credential, \
 the inverse of accessfrom (UList, GList, AList, CList, QList; groups are refused: Moab reads the users' \
 Unix group lists for them). Without a name the access queries leave DEFAULT out, as Moab does. -q \
 profile, -m profile, hold, message, credits and trigger, and -d, -h, -r are not supported and say why.",
@@ -68,7 +71,8 @@ pub struct Mcredctl {
     /// Modify a credential's configuration: config="ATTR=VALUE ..." (or ATTR=VALUE); administrators only.
     #[arg(short = 'm', value_name = "ATTR=VALUE")]
     pub modify: Option<String>,
-    /// Reset statistics, credits or fairshare of a credential: not supported (resetstats resets them all).
+    /// Reset a credential's statistics or fairshare usage: stats, fairshare or all (credits: not
+    /// supported); TYPE:NAME, or TYPE (TYPE:ALL) for every one of the type. Administrators only.
     #[arg(short = 'r', value_name = "WHAT")]
     pub reset: Option<String>,
     /// The credential: TYPE or TYPE:NAME.
@@ -430,10 +434,6 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
             a.hold.is_some(),
             "credential holds (-h): hold the jobs with mjobctl -h -w user=NAME",
         ),
-        (
-            a.reset.is_some(),
-            "resetting one credential's statistics (-r): resetstats resets them all",
-        ),
     ] {
         if given {
             return Err(format!("ERROR:    {what} not supported by Arches"));
@@ -441,6 +441,9 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
     }
     if let Some(t) = &a.list {
         return list(&a, t);
+    }
+    if let Some(r) = &a.reset {
+        return reset(&a, r);
     }
     if let Some(m) = &a.modify {
         return modify(&a, m);
@@ -606,6 +609,45 @@ pub fn modify_attributes(m: &str) -> Result<String, String> {
         "" => Err(format!("ERROR:    invalid modification '{m}' (expected ATTR=VALUE)")),
         _ => Ok(m.trim().to_string()),
     }
+}
+
+/// `-r stats|fairshare|all TYPE[:NAME]`: resets one credential's (or every
+/// one of a type's) statistics and/or fairshare usage; administrators only
+/// (the daemon checks). `credits` needs an allocation manager.
+fn reset(a: &Mcredctl, what: &str) -> Result<u8, String> {
+    let w = what.to_ascii_lowercase();
+    if w == "credits" {
+        return Err("ERROR:    'mcredctl -r credits' is not supported by Arches: there is no allocation manager".into());
+    }
+    if !["stats", "stat", "statistics", "fairshare", "all"].contains(&w.as_str()) {
+        return Err(format!(
+            "ERROR:    invalid reset '{what}' (stats, fairshare or all)"
+        ));
+    }
+    let Some(obj) = a.object.as_deref() else {
+        return Err("ERROR:    no credential specified (TYPE[:NAME])".into());
+    };
+    let (kind, name) = parse_object(obj)?;
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    if let Some(n) = name.as_ref().filter(|n| *n != "ALL") {
+        let v = client.credentials().map_err(|e| e.to_string())?;
+        let known = v.credentials.iter().any(|c| c.kind == kind && &c.name == n)
+            || v.historical.iter().any(|(k, h)| k == kind && h == n);
+        if !known {
+            return Err(format!(
+                "ERROR:    cannot locate {} '{n}'",
+                element_of(kind)
+            ));
+        }
+    }
+    let r = client
+        .scheduler_control(&arches_api::SchedulerControl::CredentialReset {
+            what: w,
+            kind: kind.to_string(),
+            name,
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(crate::common::print_action(&r))
 }
 
 /// `-m NAME=VALUE TYPE:NAME`.
