@@ -480,3 +480,70 @@ fn mcredctl_reset_forgets_one_credentials_statistics() {
     d.spawn();
     assert_eq!((jobs(&d, "-u", &user), jobs(&d, "-a", "chem")), (0, 0));
 }
+
+/// Who administers is not everybody's business: a user who is not an
+/// administrator of levels 1–3 reads only their own roles (the daemon
+/// narrows the ADMINCFG lists it sends them to their own name), and a
+/// role query about anyone else is refused, as Moab refuses it.
+#[test]
+fn mcredctl_role_hides_the_admin_lists_from_other_users() {
+    if !common::root_or_skip("mcredctl_role_hides_the_admin_lists_from_other_users") {
+        return;
+    }
+    let other = common::ensure_user("archesrole");
+    let cfg = format!(
+        "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nADMINCFG[3] USERS=helper\n\
+         ADMINCFG[4] USERS={other},watcher\nUSERCFG[helper] PRIORITY=1\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let dir = tempfile::tempdir().unwrap();
+    common::set_mode(dir.path(), 0o777);
+    let as_other = |args: &[&str]| {
+        let out = common::run_as_user(&d, &other, "mcredctl", args, "", dir.path());
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let me_ = format!("user:{other}");
+    assert_eq!(
+        as_other(&["-q", "role", &me_]),
+        (
+            Some(0),
+            format!("<Data><user ID=\"{other}\" role=\"admin4,admin5\"/></Data>\n"),
+            String::new()
+        )
+    );
+    for who in ["user:helper", "user:root", "user:ALL"] {
+        assert_eq!(
+            as_other(&["-q", "role", who]),
+            (
+                Some(1),
+                String::new(),
+                format!("ERROR:    user '{other}' is not authorized to run command\n")
+            ),
+            "{who}"
+        );
+    }
+    // The raw answer names nobody else.
+    let (c, o, e) = as_other(&["-q", "role", &me_, "--format=json"]);
+    assert_eq!(c, Some(0), "{e}");
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert_eq!(
+        v["admin_users"],
+        serde_json::json!([[], [], [], [other.as_str()]]),
+        "{o}"
+    );
+    assert_eq!(v["viewer"], other.as_str(), "{o}");
+    // helper is a configured user (USERCFG), listed as a credential, but
+    // nowhere as an administrator.
+    let lists = v["admin_users"].to_string();
+    assert!(
+        !lists.contains("helper") && !lists.contains("watcher") && !lists.contains("root"),
+        "{lists}"
+    );
+    // An administrator still reads the whole lists.
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "role", "user:watcher"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        "<Data><user ID=\"watcher\" role=\"admin4,admin5\"/></Data>\n"
+    );
+}

@@ -1278,9 +1278,16 @@ pub struct CredentialsView {
     pub historical: Vec<(String, String)>,
     /// The user names of `ADMINCFG[1]`..`ADMINCFG[4]` (`USERS=`; `ALL`
     /// stands for everybody), level 1 with root and the daemon's user, as
-    /// Moab's `MSysGetAuth` reads them for `mcredctl -q role`.
+    /// Moab's `MSysGetAuth` reads them for `mcredctl -q role`. Only
+    /// administrators (levels 1–3) get the lists whole; anyone else gets,
+    /// per level, only their own name and `ALL` when listed (their own
+    /// roles, nothing about other users).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub admin_users: Vec<Vec<String>>,
+    /// Set when `admin_users` was narrowed to the caller: the caller's user
+    /// name (a role query about anyone else is refused, as Moab refuses it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viewer: Option<String>,
 }
 
 /// Totals over the jobs completed in the statistics period (one

@@ -86,6 +86,30 @@ impl Caller {
 }
 
 /// What `caller` may see of `job` (see the module).
+/// The `ADMINCFG[1..4]` user lists a caller may read (`mcredctl -q role`):
+/// administrators (levels 1–3) read them whole; anyone else reads, per
+/// level, only their own name and `ALL` where listed — enough for their own
+/// roles, nothing about who else administers (Moab refuses a non-
+/// administrator's role query about another user). `None`: unchanged.
+pub fn admin_lists_for(caller: &Caller, lists: &[Vec<String>]) -> Option<Vec<Vec<String>>> {
+    if caller.sees_all {
+        return None;
+    }
+    Some(
+        lists
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .filter(|u| {
+                        u.eq_ignore_ascii_case(&caller.user) || u.eq_ignore_ascii_case("ALL")
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
 pub fn job_visibility(caller: &Caller, job: &Job) -> Visibility {
     if caller.sees_all || caller.owns(job) {
         Visibility::Detail

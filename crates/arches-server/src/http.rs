@@ -67,10 +67,7 @@ pub fn router(app: AppState) -> Router {
             routes::CONFIG,
             get(|s: State<AppState>| read(s, views::config)),
         )
-        .route(
-            routes::CREDENTIALS,
-            get(|s: State<AppState>| read(s, views::credentials)),
-        )
+        .route(routes::CREDENTIALS, get(credentials))
         .route(routes::STATS, get(stats))
         .route(routes::TERMINAL, post(terminal))
         .route(
@@ -134,6 +131,26 @@ fn caller(app: &AppState, peer: PeerInfo) -> Result<Caller, Failure> {
         )
     })?;
     Ok(Caller::identify(&app.cfg, app.daemon_uid, peer))
+}
+
+/// mcredctl, mdiag -u/-g/-a/-c/-q, showstats' credential checks: the
+/// credentials, with the administrator lists narrowed to what the caller
+/// may read ([`crate::authz::admin_lists_for`]).
+async fn credentials(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<PeerInfo>,
+) -> Response {
+    let caller = match caller(&app, peer) {
+        Ok(c) => c,
+        Err(f) => return f.into_response(),
+    };
+    let snap = current(&app.published);
+    let mut v = views::credentials(&snap);
+    if let Some(lists) = crate::authz::admin_lists_for(&caller, &v.admin_users) {
+        v.admin_users = lists;
+        v.viewer = Some(caller.user.clone());
+    }
+    ok(v)
 }
 
 async fn read<T: Serialize>(

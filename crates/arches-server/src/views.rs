@@ -1055,6 +1055,7 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         credentials,
         historical,
         admin_users,
+        viewer: None,
     }
 }
 

@@ -459,6 +459,15 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
         };
         let client = a.conn.client().map_err(|e| e.to_string())?;
         let v = client.credentials().map_err(|e| e.to_string())?;
+        // Not an administrator: only one's own roles (Moab's
+        // authorization check refuses the others).
+        if let Some(me) = &v.viewer {
+            if name.as_ref().is_some_and(|n| n != me) {
+                return Err(format!(
+                    "ERROR:    user '{me}' is not authorized to run command"
+                ));
+            }
+        }
         match a.output.format() {
             Format::Json => print_json(&v)?,
             _ => print(&format!("{}\n", render_role_xml(&v, name.as_deref()))),
@@ -737,6 +746,7 @@ SLAProcs=\"16\" UJobs=\"2\" UNodes=\"1\" UPS=\"7200\" UProcs=\"8\"/></user>\
             credentials: vec![alice, cred("user", "bob", &[]), batch, high],
             historical: vec![],
             admin_users: vec![],
+            viewer: None,
         };
         assert_eq!(
             Element::new("Data").child(policies_element(&v)).render(),
@@ -754,6 +764,7 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
             credentials: vec![cred("user", "bob", &[])],
             historical: vec![],
             admin_users: vec![],
+            viewer: None,
         };
         assert_eq!(
             Element::new("Data").child(policies_element(&none)).render(),
@@ -774,6 +785,7 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
                 vec!["ann".into()],
                 vec![],
             ],
+            viewer: None,
         };
         assert_eq!(
             render_role_xml(&v, Some("ann")),
@@ -809,6 +821,7 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
             ],
             historical: vec![],
             admin_users: vec![],
+            viewer: None,
         };
         let shown = [
             &v.credentials[5],
@@ -841,6 +854,7 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
             ],
             historical: vec![],
             admin_users: vec![],
+            viewer: None,
         };
         let shown = [&v.credentials[0], &v.credentials[1]];
         assert_eq!(
