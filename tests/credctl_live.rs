@@ -375,33 +375,66 @@ fn mcredctl_role_shows_admin_levels() {
 
 /// mcredctl -q accessto lists who may use a credential, the inverse of
 /// accessfrom: users whose QLIST names a QoS (or who have none), and the
-/// classes and accounts (which take every QoS); groups are refused with
-/// the reason.
+/// classes and accounts (which take every QoS); a group's members (the
+/// users whose Unix groups include it).
 #[test]
 fn mcredctl_accessto_inverts_accessfrom() {
-    let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nUSERCFG[ann] QLIST=high\n\
-               USERCFG[bob] PRIORITY=1\nQOSCFG[high] PRIORITY=1\nQOSCFG[low] PRIORITY=1\n\
-               CLASSCFG[batch] PRIORITY=1\n";
-    let d = Daemon::start_with_config(Some(cfg));
+    let user = me();
+    let out = std::process::Command::new("id")
+        .arg("-gn")
+        .output()
+        .unwrap();
+    let group = text(&out.stdout).trim().to_string();
+    assert!(!group.is_empty(), "id -gn");
+    let cfg = format!(
+        "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nUSERCFG[ann] QLIST=high\n\
+         USERCFG[bob] PRIORITY=1\nQOSCFG[high] PRIORITY=1\nQOSCFG[low] PRIORITY=1\n\
+         CLASSCFG[batch] PRIORITY=1\nUSERCFG[{user}] QLIST=high\nGROUPCFG[{group}] PRIORITY=1\n\
+         GROUPCFG[archesnogrp] PRIORITY=1\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let mut users = vec!["ann", "bob", user.as_str()];
+    users.sort_unstable();
+    let all = users.join(",");
+    let mut groups = vec!["archesnogrp", group.as_str()];
+    groups.sort_unstable();
+    let gall = groups.join(",");
     let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "qos:low"]);
     assert_eq!(c, 0, "{e}");
     assert_eq!(
         o,
-        "<Data><qos CList=\"batch\" ID=\"low\" UList=\"bob\"/></Data>\n"
+        format!("<Data><qos CList=\"batch\" GList=\"{gall}\" ID=\"low\" UList=\"bob\"/></Data>\n")
     );
     let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "qos", "--format=xml"]);
     assert_eq!(c, 0, "{e}");
     assert_eq!(
         o,
-        "<Data><qos CList=\"batch\" ID=\"high\" UList=\"ann,bob\"/>\
-         <qos CList=\"batch\" ID=\"low\" UList=\"bob\"/></Data>\n"
+        format!(
+            "<Data><qos CList=\"batch\" GList=\"{gall}\" ID=\"high\" UList=\"{all}\"/>\
+             <qos CList=\"batch\" GList=\"{gall}\" ID=\"low\" UList=\"bob\"/></Data>\n"
+        )
     );
     let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "class:batch"]);
     assert_eq!(c, 0, "{e}");
-    assert_eq!(o, "<Data><class ID=\"batch\" UList=\"ann,bob\"/></Data>\n");
-    let (c, _, e) = run(&d, "mcredctl", &["-q", "accessto", "group:staff"]);
-    assert_eq!(c, 1);
-    assert!(e.contains("Unix group lists"), "{e}");
+    assert_eq!(
+        o,
+        format!("<Data><class ID=\"batch\" UList=\"{all}\"/></Data>\n")
+    );
+    // The user's primary group has them as a member; a group nobody is in
+    // has nobody.
+    let (c, o, e) = run(
+        &d,
+        "mcredctl",
+        &["-q", "accessto", &format!("group:{group}")],
+    );
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        format!("<Data><group ID=\"{group}\" UList=\"{user}\"/></Data>\n")
+    );
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "group:archesnogrp"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, "<Data><group ID=\"archesnogrp\"/></Data>\n");
 }
 
 /// `mcredctl -r stats|fairshare|all TYPE[:NAME]`: one credential's

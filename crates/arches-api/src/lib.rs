@@ -1265,6 +1265,10 @@ pub struct CredentialInfo {
     pub xf_weight: i64,
     #[serde(default)]
     pub xf_target: f64,
+    /// Users only: the user's Unix groups (primary and supplementary, from
+    /// the group database), who `mcredctl -q accessto group:NAME` lists.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unix_groups: Vec<String>,
 }
 
 /// Answer of the credentials route.

@@ -1039,6 +1039,18 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             c.preemption = pv.qos_lines(s, &c.name);
         }
     }
+    // Users' Unix groups (mcredctl -q accessto group:NAME).
+    for c in credentials.iter_mut().filter(|c| c.kind == "user") {
+        if let Some(u) = crate::ident::user_by_name(&c.name) {
+            let mut g: Vec<String> = crate::ident::groups_of(&u)
+                .into_iter()
+                .map(crate::ident::group_name)
+                .collect();
+            g.sort();
+            g.dedup();
+            c.unix_groups = g;
+        }
+    }
     let historical = crate::showq::historical(s, &credentials);
     let mut admin_users: Vec<Vec<String>> = s.cfg.moab.admins[..4].to_vec();
     // SAFETY: geteuid(2) cannot fail.

@@ -8,9 +8,11 @@
 //! the master file); `-l TYPE` lists the credentials of a type as XML;
 //! `-q limit TYPE[:NAME]` shows the active limits and usage as Moab's
 //! `MLimitToXML`, `-q policies` every limit as Moab's `<policies>` tree
-//! (text: the client's `MDisplayCredLimits`). The
-//! other queries and options need models Arches does not have and are
-//! refused by name with the reason.
+//! (text: the client's `MDisplayCredLimits`); `-q role`, `-q accessto`;
+//! `-r stats|fairshare|all` resets one credential's statistics or
+//! fairshare usage. The other queries and options (`-q profile`, `-d`,
+//! `-h`) need models Arches does not have and are refused by name with
+//! the reason.
 
 use arches_api::{CredentialInfo, CredentialsView};
 use clap::{ArgAction, ArgGroup, Parser};
@@ -47,8 +49,8 @@ user are level 1), admin5 for everybody. -r stats|fairshare|all TYPE[:NAME] rese
 statistics (showstats, its profile history) and/or fairshare usage (users and accounts; Moab resets \
 fairshare for no other type and says so), or every credential of the type without a name or with ALL: \
 administrators only, one INFO line per credential as Moab prints them. -q accessto TYPE[:NAME] shows who may use each credential, \
-the inverse of accessfrom (UList, GList, AList, CList, QList; groups are refused: Moab reads the users' \
-Unix group lists for them). Without a name the access queries leave DEFAULT out, as Moab does. -q \
+the inverse of accessfrom (UList, GList, AList, CList, QList; a group's UList is the users whose Unix \
+groups include it). Without a name the access queries leave DEFAULT out, as Moab does. -q \
 profile, -m profile, hold, message, credits and trigger, and -d, -h, -r are not supported and say why.",
     group(ArgGroup::new("op").required(true).args(["query", "destroy", "hold", "list", "modify", "reset"]))
 )]
@@ -381,7 +383,8 @@ pub fn render_role_xml(v: &CredentialsView, name: Option<&str>) -> String {
 /// [`access_from`] (Moab's `MUIOShowAccess` with `ShowAccessTo`): every
 /// other known credential (not `DEFAULT`) whose account, QoS or class list
 /// names it, as `UList`, `GList`, `AList`, `CList`, `QList` (sorted, comma
-/// separated, empty lists left out). Nothing grants access to a user.
+/// separated, empty lists left out). Nothing grants access to a user; a
+/// group is accessed by its members (the users whose Unix groups include it).
 pub fn render_accessto_xml(v: &CredentialsView, shown: &[&CredentialInfo]) -> String {
     let mut data = Element::new("Data");
     for t in shown {
@@ -394,6 +397,25 @@ pub fn render_accessto_xml(v: &CredentialsView, shown: &[&CredentialInfo]) -> St
             ("qos", "QList"),
         ] {
             if kind == t.kind {
+                continue;
+            }
+            // A group is accessed by its members: the users whose Unix
+            // groups include it (Moab reads the same lists).
+            if t.kind == "group" {
+                if kind == "user" {
+                    let mut who: Vec<&str> = v
+                        .credentials
+                        .iter()
+                        .filter(|c| c.kind == "user" && c.name != "DEFAULT")
+                        .filter(|c| c.unix_groups.contains(&t.name))
+                        .map(|c| c.name.as_str())
+                        .collect();
+                    who.sort_unstable();
+                    who.dedup();
+                    if !who.is_empty() {
+                        e = e.attr(attr, who.join(","));
+                    }
+                }
                 continue;
             }
             let mut who: Vec<&str> = v
@@ -476,7 +498,7 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
     }
     if !matches!(q.as_str(), "config" | "accessfrom" | "accessto" | "limit") {
         return Err(if q == "profile" {
-            format!("ERROR:    'mcredctl -q {q}' is not supported by Arches (config, accessfrom, accessto, limit, policies and role are)")
+            format!("ERROR:    'mcredctl -q {q}' is not supported by Arches: use showstats -u/-g/-a/-c/-q -t TIMESPEC, which reads the same statistics profile (config, accessfrom, accessto, limit, policies and role are)")
         } else {
             format!("ERROR:    invalid query '{q}' (config, accessfrom, role, limit, profile, accessto or policies)")
         });
@@ -485,9 +507,6 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
         return Err("ERROR:    no credential specified (TYPE[:NAME])".into());
     };
     let (kind, name) = parse_object(obj)?;
-    if q == "accessto" && kind == "group" {
-        return Err("ERROR:    'mcredctl -q accessto group' is not supported by Arches: Moab answers it from the users' Unix group lists, which Arches does not read".into());
-    }
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let mut v = client.credentials().map_err(|e| e.to_string())?;
     if let Some(n) = &name {
@@ -830,6 +849,13 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
             &v.credentials[4],
             &v.credentials[0],
         ];
+        let mut members = v.clone();
+        members.credentials[0].unix_groups = vec!["staff".into(), "wheel".into()];
+        members.credentials[1].unix_groups = vec!["users".into()];
+        assert_eq!(
+            render_accessto_xml(&members, &[&members.credentials[2]]),
+            "<Data><group ID=\"staff\" UList=\"alice\"/></Data>"
+        );
         assert_eq!(
             render_accessto_xml(&v, &shown),
             "<Data><qos AList=\"chem\" CList=\"batch\" ID=\"high\" UList=\"alice,bob\"/>\
