@@ -1883,6 +1883,52 @@ Percent Contribution   --------    71.4(114.3: 42.9)  28.6( 28.6)
     );
 }
 
+/// `FSCAP` holds the fairshare component: the row's percentages follow
+/// the capped contribution the job's priority has (FSWEIGHT 10 × FSUSERWEIGHT
+/// 2 × 50 = 1000 capped to 10 × 20 = 200, with 100 from the queue time: 300),
+/// the subcomponent keeps its weighted raw value, and the footer adds up.
+#[test]
+fn mdiag_p_percentages_follow_fscap() {
+    let comp = |c: &str, s: &str, v: f64, contrib: f64| PriorityComponent {
+        component: c.into(),
+        sub: s.into(),
+        value: v,
+        contribution: contrib,
+    };
+    let p = PriorityView {
+        now: 0,
+        weights: vec![
+            ("FS".into(), "User".into(), 10, 2),
+            ("Serv".into(), "QTime".into(), 1, 1),
+        ],
+        jobs: vec![JobPriority {
+            id: 7,
+            priority: 300,
+            system: false,
+            state: "Idle".into(),
+            section: Section::Eligible,
+            components: vec![
+                comp("FS", "User", 50.0, 200.0),
+                comp("Serv", "QTime", 100.0, 100.0),
+            ],
+        }],
+    };
+    assert_eq!(
+        mdiag::render_priority(&p, 0),
+        "diagnosing job priority information (partition: ALL)
+
+Job                    PRIORITY*     FS( User)  Serv(QTime)
+             Weights   --------      10(    2)     1(    1)
+
+7                           300    66.7(1000.)  33.3(100.0)
+
+Percent Contribution   --------    66.7( 66.7)  33.3( 33.3)
+
+* indicates system prio set on job
+"
+    );
+}
+
 /// Several weighted subcomponents share their component's column
 /// (`Cred( User:  QOS)`), in Moab's order; blocked and active jobs only show
 /// with `-v -v` / `-v`; the XML carries the template weights and raw values.
