@@ -393,10 +393,10 @@ fn mcredctl_accessto_inverts_accessfrom() {
          GROUPCFG[archesnogrp] PRIORITY=1\n"
     );
     let d = Daemon::start_with_config(Some(&cfg));
-    let mut users = vec!["ann", "bob", user.as_str()];
+    let mut users = ["ann", "bob", user.as_str()];
     users.sort_unstable();
     let all = users.join(",");
-    let mut groups = vec!["archesnogrp", group.as_str()];
+    let mut groups = ["archesnogrp", group.as_str()];
     groups.sort_unstable();
     let gall = groups.join(",");
     let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "qos:low"]);

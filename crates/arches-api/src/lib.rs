@@ -562,6 +562,10 @@ pub struct JobDetail {
     /// `TemplateSets:`; empty: `DEFAULT`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub templates: Vec<String>,
+    /// Statistics templates (`JOBMATCHCFG[...] JSTAT=`) the job is counted
+    /// in (checkjob's `TemplateStats:`, showstats -j).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stat_templates: Vec<String>,
     /// The job array this job is, or belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array_info: Option<ArrayInfo>,

@@ -647,6 +647,7 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         gres_units: vec![],
         class_limits: vec![],
         templates: vec![],
+        stat_templates: vec![],
         array_info: None,
         args: Vec::new(),
     }
@@ -670,6 +671,32 @@ fn checkjob_idle_tardis() {
         rtrim_lines(&without(&ours, not_in_api)),
         rtrim_lines(&without(&g, not_in_api))
     );
+}
+
+/// A job counted in statistics templates (`JSTAT`): Moab's `TemplateStats:`
+/// line follows `TemplateSets:`, the names comma separated; nothing else
+/// of the TARDIS sample changes.
+#[test]
+fn checkjob_template_stats_line() {
+    let mut d = tardis_job("Idle", Section::Eligible);
+    let now = d.summary.submit_time + 26;
+    let before = checkjob::render_one(&d, now, 0);
+    d.templates = vec!["bulk".into()];
+    d.stat_templates = vec!["bigjobs".into(), "alljobs".into()];
+    let ours = checkjob::render_one(&d, now, 0);
+    assert!(
+        ours.contains(
+            "\nTemplateSets:  bulk\nTemplateStats: bigjobs,alljobs\nTotal Requested Tasks: "
+        ),
+        "{ours}"
+    );
+    let strip = |t: &str| {
+        t.lines()
+            .filter(|l| !l.starts_with("TemplateS"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&ours), strip(&before));
 }
 
 #[test]

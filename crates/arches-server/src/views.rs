@@ -489,6 +489,7 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             .unwrap_or_default(),
         class_limits: class_limits(s, j),
         templates: rec.map(|r| r.templates.clone()).unwrap_or_default(),
+        stat_templates: rec.map(|r| r.stat_templates.clone()).unwrap_or_default(),
         virtual_walltime: j
             .run
             .as_ref()
