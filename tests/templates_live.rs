@@ -269,6 +269,15 @@ JOBMATCHCFG[every]  JSTAT=alljobs
     for id in [one, two] {
         d.wait_state(id, "Completed", Duration::from_secs(30));
     }
+    // checkjob names the statistics templates (Moab's TemplateStats:).
+    assert_eq!(
+        line(&d.checkjob(two), "TemplateStats:"),
+        "TemplateStats: bigjobs,alljobs"
+    );
+    assert_eq!(
+        line(&d.checkjob(one), "TemplateStats:"),
+        "TemplateStats: alljobs"
+    );
     // Held: never runs, counts nowhere.
     msub_ok(&d, &["-h", "-l", "walltime=1:00"], "true\n");
     // Running now: counted in the Running columns of alljobs.
