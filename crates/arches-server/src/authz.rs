@@ -164,6 +164,35 @@ mod tests {
     }
 
     #[test]
+    fn admin_lists_reach_only_administrators_whole() {
+        let c = cfg("ADMINCFG[2] USERS=op\nADMINCFG[3] USERS=desk\nADMINCFG[4] USERS=ann,ALL\n");
+        let lists = vec![
+            vec!["root".to_string(), "boss".into()],
+            vec!["op".into()],
+            vec!["desk".into(), "Ann".into()],
+            vec!["ann".into(), "ALL".into()],
+        ];
+        // Levels 2 and 3 read everything.
+        for who in ["op", "desk"] {
+            assert_eq!(admin_lists_for(&caller(&c, who), &lists), None, "{who}");
+        }
+        // Anyone else: their own name (any case) and ALL, per level.
+        assert_eq!(
+            admin_lists_for(&caller(&c, "ann"), &lists),
+            Some(vec![
+                vec![],
+                vec![],
+                vec!["Ann".into()],
+                vec!["ann".into(), "ALL".into()]
+            ])
+        );
+        assert_eq!(
+            admin_lists_for(&caller(&c, "eve"), &lists),
+            Some(vec![vec![], vec![], vec![], vec!["ALL".into()]])
+        );
+    }
+
+    #[test]
     fn owners_and_admins_of_levels_one_to_three_see_details() {
         let cfg =
             cfg("ADMINCFG[1] USERS=boss\nADMINCFG[3] USERS=helpdesk\nADMINCFG[4] USERS=four\n");
