@@ -572,6 +572,24 @@ fn mcredctl_role_hides_the_admin_lists_from_other_users() {
         !lists.contains("helper") && !lists.contains("watcher") && !lists.contains("root"),
         "{lists}"
     );
+    // Nor through the configuration listings (administrators' commands).
+    for cmd in [&["showconfig"][..], &["mschedctl", "-l", "config"]] {
+        let out = common::run_as_user(&d, &other, cmd[0], &cmd[1..], "", dir.path());
+        assert_eq!(out.status.code(), Some(1), "{cmd:?}");
+        assert!(
+            text(&out.stdout).is_empty(),
+            "{cmd:?}: {}",
+            text(&out.stdout)
+        );
+        assert_eq!(
+            text(&out.stderr),
+            format!("ERROR:    user '{other}' is not authorized to run command\n"),
+            "{cmd:?}"
+        );
+    }
+    let (c, o, e) = run(&d, "showconfig", &["-v"]);
+    assert_eq!(c, 0, "{e}");
+    assert!(o.contains("watcher"), "{o}");
     // An administrator still reads the whole lists.
     let (c, o, e) = run(&d, "mcredctl", &["-q", "role", "user:watcher"]);
     assert_eq!(c, 0, "{e}");

@@ -63,10 +63,7 @@ pub fn router(app: AppState) -> Router {
         .route(routes::STARTTIME, post(starttime))
         .route(routes::RESERVATIONS, get(reservations))
         .route(routes::RESERVATION_CONTROL, post(reservation_control))
-        .route(
-            routes::CONFIG,
-            get(|s: State<AppState>| read(s, views::config)),
-        )
+        .route(routes::CONFIG, get(config))
         .route(routes::CREDENTIALS, get(credentials))
         .route(routes::STATS, get(stats))
         .route(routes::TERMINAL, post(terminal))
@@ -151,6 +148,27 @@ async fn credentials(
         v.viewer = Some(caller.user.clone());
     }
     ok(v)
+}
+
+/// showconfig, mschedctl -l config: the whole configuration, ADMINCFG's
+/// user lists included, so administrators of levels 1–3 only (Moab's
+/// showconfig and mschedctl are administrators' commands).
+async fn config(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<PeerInfo>) -> Response {
+    let caller = match caller(&app, peer) {
+        Ok(c) => c,
+        Err(f) => return f.into_response(),
+    };
+    if !caller.sees_all {
+        return error(
+            StatusCode::FORBIDDEN,
+            format!(
+                "ERROR:    user '{}' is not authorized to run command",
+                caller.user
+            ),
+        );
+    }
+    let snap = current(&app.published);
+    ok(views::config(&snap))
 }
 
 async fn read<T: Serialize>(
