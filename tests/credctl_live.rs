@@ -195,7 +195,8 @@ fn mcredctl_modifies_lists_and_refuses() {
         (&["-m", "hold=true", "user:root"][..], "mjobctl -h"),
         (&["-m", "credits=10", "user:root"], "allocation manager"),
         (&["-d", "user:root"], "moab.cfg"),
-        (&["-r", "stats", "user:root"], "resetstats"),
+        (&["-r", "credits", "user:root"], "allocation manager"),
+        (&["-h", "user:root"], "mjobctl -h"),
         (&["-q", "profile", "user:root"], "not supported"),
     ] {
         let (c, _, e) = run(&d, "mcredctl", args);
@@ -374,31 +375,226 @@ fn mcredctl_role_shows_admin_levels() {
 
 /// mcredctl -q accessto lists who may use a credential, the inverse of
 /// accessfrom: users whose QLIST names a QoS (or who have none), and the
-/// classes and accounts (which take every QoS); groups are refused with
-/// the reason.
+/// classes and accounts (which take every QoS); a group's members (the
+/// users whose Unix groups include it).
 #[test]
 fn mcredctl_accessto_inverts_accessfrom() {
-    let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nUSERCFG[ann] QLIST=high\n\
-               USERCFG[bob] PRIORITY=1\nQOSCFG[high] PRIORITY=1\nQOSCFG[low] PRIORITY=1\n\
-               CLASSCFG[batch] PRIORITY=1\n";
-    let d = Daemon::start_with_config(Some(cfg));
+    let user = me();
+    let out = std::process::Command::new("id")
+        .arg("-gn")
+        .output()
+        .unwrap();
+    let group = text(&out.stdout).trim().to_string();
+    assert!(!group.is_empty(), "id -gn");
+    let cfg = format!(
+        "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nUSERCFG[ann] QLIST=high\n\
+         USERCFG[bob] PRIORITY=1\nQOSCFG[high] PRIORITY=1\nQOSCFG[low] PRIORITY=1\n\
+         CLASSCFG[batch] PRIORITY=1\nUSERCFG[{user}] QLIST=high\nGROUPCFG[{group}] PRIORITY=1\n\
+         GROUPCFG[archesnogrp] PRIORITY=1\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let mut users = ["ann", "bob", user.as_str()];
+    users.sort_unstable();
+    let all = users.join(",");
+    let mut groups = ["archesnogrp", group.as_str()];
+    groups.sort_unstable();
+    let gall = groups.join(",");
     let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "qos:low"]);
     assert_eq!(c, 0, "{e}");
     assert_eq!(
         o,
-        "<Data><qos CList=\"batch\" ID=\"low\" UList=\"bob\"/></Data>\n"
+        format!("<Data><qos CList=\"batch\" GList=\"{gall}\" ID=\"low\" UList=\"bob\"/></Data>\n")
     );
     let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "qos", "--format=xml"]);
     assert_eq!(c, 0, "{e}");
     assert_eq!(
         o,
-        "<Data><qos CList=\"batch\" ID=\"high\" UList=\"ann,bob\"/>\
-         <qos CList=\"batch\" ID=\"low\" UList=\"bob\"/></Data>\n"
+        format!(
+            "<Data><qos CList=\"batch\" GList=\"{gall}\" ID=\"high\" UList=\"{all}\"/>\
+             <qos CList=\"batch\" GList=\"{gall}\" ID=\"low\" UList=\"bob\"/></Data>\n"
+        )
     );
     let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "class:batch"]);
     assert_eq!(c, 0, "{e}");
-    assert_eq!(o, "<Data><class ID=\"batch\" UList=\"ann,bob\"/></Data>\n");
-    let (c, _, e) = run(&d, "mcredctl", &["-q", "accessto", "group:staff"]);
-    assert_eq!(c, 1);
-    assert!(e.contains("Unix group lists"), "{e}");
+    assert_eq!(
+        o,
+        format!("<Data><class ID=\"batch\" UList=\"{all}\"/></Data>\n")
+    );
+    // The user's primary group has them as a member; a group nobody is in
+    // has nobody.
+    let (c, o, e) = run(
+        &d,
+        "mcredctl",
+        &["-q", "accessto", &format!("group:{group}")],
+    );
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        format!("<Data><group ID=\"{group}\" UList=\"{user}\"/></Data>\n")
+    );
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "accessto", "group:archesnogrp"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(o, "<Data><group ID=\"archesnogrp\"/></Data>\n");
+}
+
+/// `mcredctl -r stats|fairshare|all TYPE[:NAME]`: one credential's
+/// statistics forgotten (the system's and the other credentials' kept),
+/// fairshare reset for users and accounts only, Moab's INFO lines; kept
+/// across a restart; bad input refused.
+#[test]
+fn mcredctl_reset_forgets_one_credentials_statistics() {
+    let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nRMPOLLINTERVAL 1\n\
+               ACCOUNTCFG[chem] PRIORITY=1\nCLASSCFG[batch] PRIORITY=1\n";
+    let mut d = Daemon::start_with_config(Some(cfg));
+    let user = me();
+    let id = d.submit(
+        "#!/bin/sh\ntrue\n",
+        &["-A", "chem", "-q", "batch", "-l", "walltime=1:00"],
+    );
+    d.wait_state(id, "Completed", Duration::from_secs(30));
+    let jobs = |d: &Daemon, flag: &str, name: &str| -> u64 {
+        let (c, o, e) = run(d, "showstats", &[flag, "--format=json"]);
+        assert_eq!(c, 0, "{e}");
+        let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+        v["credentials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .map_or(0, |c| c["completed"]["jobs"].as_u64().unwrap())
+    };
+    assert_eq!((jobs(&d, "-u", &user), jobs(&d, "-a", "chem")), (1, 1));
+    let (c, o, e) = run(&d, "mcredctl", &["-r", "stats", &format!("user:{user}")]);
+    assert_eq!((c, e.as_str()), (0, ""));
+    assert_eq!(
+        o,
+        format!("INFO:  profiling statistics reset for user:{user}\n")
+    );
+    assert_eq!((jobs(&d, "-u", &user), jobs(&d, "-a", "chem")), (0, 1));
+    let (_, o, _) = run(&d, "showstats", &["--format=json"]);
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert_eq!(v["completed"]["jobs"], 1, "the system keeps the job: {o}");
+    // Fairshare: accounts and users; Moab says so for the other types.
+    let (c, o, _) = run(&d, "mcredctl", &["-r", "fairshare", "acct:chem"]);
+    assert_eq!(
+        (c, o.as_str()),
+        (0, "INFO:  fairshare reset for acct:chem in partition ALL\n")
+    );
+    let (c, o, _) = run(&d, "mcredctl", &["-r", "all", "class:batch"]);
+    assert_eq!(
+        (c, o.as_str()),
+        (
+            0,
+            "INFO:  profiling statistics reset for class:batch\n\
+             INFO:  cannot reset fairshare info for class:batch in partition ALL\n"
+        )
+    );
+    assert_eq!(jobs(&d, "-c", "batch"), 0);
+    // Every account: chem is the only one.
+    let (_, o, _) = run(&d, "mcredctl", &["-r", "stats", "acct"]);
+    assert_eq!(o, "INFO:  profiling statistics reset for acct:chem\n");
+    assert_eq!(jobs(&d, "-a", "chem"), 0);
+    // Bad input.
+    for (args, says) in [
+        (&["-r", "bogus", "user:root"][..], "invalid reset 'bogus'"),
+        (&["-r", "stats"], "no credential specified"),
+        (
+            &["-r", "stats", "user:nosuchuser"],
+            "cannot locate user 'nosuchuser'",
+        ),
+        (&["-r", "stats", "node:n1"], "invalid credential type"),
+    ] {
+        let (c, o, e) = run(&d, "mcredctl", args);
+        assert_eq!((c, o.as_str()), (1, ""), "{args:?}");
+        assert!(e.contains(says), "{args:?}: {e}");
+    }
+    // Kept across a restart.
+    d.stop();
+    d.spawn();
+    assert_eq!((jobs(&d, "-u", &user), jobs(&d, "-a", "chem")), (0, 0));
+}
+
+/// Who administers is not everybody's business: a user who is not an
+/// administrator of levels 1–3 reads only their own roles (the daemon
+/// narrows the ADMINCFG lists it sends them to their own name), and a
+/// role query about anyone else is refused, as Moab refuses it.
+#[test]
+fn mcredctl_role_hides_the_admin_lists_from_other_users() {
+    if !common::root_or_skip("mcredctl_role_hides_the_admin_lists_from_other_users") {
+        return;
+    }
+    let other = common::ensure_user("archesrole");
+    let cfg = format!(
+        "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nADMINCFG[3] USERS=helper\n\
+         ADMINCFG[4] USERS={other},watcher\nUSERCFG[helper] PRIORITY=1\n"
+    );
+    let d = Daemon::start_with_config(Some(&cfg));
+    let dir = tempfile::tempdir().unwrap();
+    common::set_mode(dir.path(), 0o777);
+    let as_other = |args: &[&str]| {
+        let out = common::run_as_user(&d, &other, "mcredctl", args, "", dir.path());
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let me_ = format!("user:{other}");
+    assert_eq!(
+        as_other(&["-q", "role", &me_]),
+        (
+            Some(0),
+            format!("<Data><user ID=\"{other}\" role=\"admin4,admin5\"/></Data>\n"),
+            String::new()
+        )
+    );
+    for who in ["user:helper", "user:root", "user:ALL"] {
+        assert_eq!(
+            as_other(&["-q", "role", who]),
+            (
+                Some(1),
+                String::new(),
+                format!("ERROR:    user '{other}' is not authorized to run command\n")
+            ),
+            "{who}"
+        );
+    }
+    // The raw answer names nobody else.
+    let (c, o, e) = as_other(&["-q", "role", &me_, "--format=json"]);
+    assert_eq!(c, Some(0), "{e}");
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert_eq!(
+        v["admin_users"],
+        serde_json::json!([[], [], [], [other.as_str()]]),
+        "{o}"
+    );
+    assert_eq!(v["viewer"], other.as_str(), "{o}");
+    // helper is a configured user (USERCFG), listed as a credential, but
+    // nowhere as an administrator.
+    let lists = v["admin_users"].to_string();
+    assert!(
+        !lists.contains("helper") && !lists.contains("watcher") && !lists.contains("root"),
+        "{lists}"
+    );
+    // Nor through the configuration listings (administrators' commands).
+    for cmd in [&["showconfig"][..], &["mschedctl", "-l", "config"]] {
+        let out = common::run_as_user(&d, &other, cmd[0], &cmd[1..], "", dir.path());
+        assert_eq!(out.status.code(), Some(1), "{cmd:?}");
+        assert!(
+            text(&out.stdout).is_empty(),
+            "{cmd:?}: {}",
+            text(&out.stdout)
+        );
+        assert_eq!(
+            text(&out.stderr),
+            format!("ERROR:    user '{other}' is not authorized to run command\n"),
+            "{cmd:?}"
+        );
+    }
+    let (c, o, e) = run(&d, "showconfig", &["-v"]);
+    assert_eq!(c, 0, "{e}");
+    assert!(o.contains("watcher"), "{o}");
+    // An administrator still reads the whole lists.
+    let (c, o, e) = run(&d, "mcredctl", &["-q", "role", "user:watcher"]);
+    assert_eq!(c, 0, "{e}");
+    assert_eq!(
+        o,
+        "<Data><user ID=\"watcher\" role=\"admin4,admin5\"/></Data>\n"
+    );
 }

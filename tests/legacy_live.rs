@@ -435,7 +435,7 @@ QOSCFG[high] PRIORITY=10\nQOSCFG[normal] PRIORITY=1\nGROUPCFG[staff] PRIORITY=2\
     for args in [
         &["-q", "profile", "user:alice"][..],
         &["-m", "hold=true", "user:alice"],
-        &["-r", "stats", "user:alice"],
+        &["-r", "credits", "user:alice"],
     ] {
         let (c, _, e) = run(&d, "mcredctl", args);
         assert!(c == 1 && e.contains("not supported"), "{args:?}: {e}");

@@ -294,7 +294,7 @@ fn mdiag_partitions_verbose_nodes_and_unknown_credentials() {
 }
 
 /// showstats -t/-n/-v from the statistics profile, kept across a restart;
-/// -j, -T and a stand-alone -t refused.
+/// a stand-alone -t, -T without a tree and -j without templates refused.
 #[test]
 fn showstats_profiles_survive_restart() {
     let cfg = "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nPROFILEDURATION 00:00:01\nRMPOLLINTERVAL 1\n";

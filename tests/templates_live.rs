@@ -245,3 +245,129 @@ fn jset_forces_jmin_refuses_and_break_stops_matching() {
     );
     assert_eq!(line(&cj, "TemplateSets:"), "TemplateSets:  later", "{cj}");
 }
+
+/// `showstats -j` (issue 16): statistics templates (`JOBMATCHCFG[...]
+/// JSTAT=NAME`) count the jobs their rule matched — completed ones and
+/// running ones (now) —, one row each in the credential table layout;
+/// kept across a restart and in the profile (`-t`); a job that never ran
+/// counts nowhere; a template without statistics has no row; unknown
+/// templates are Moab's error.
+#[test]
+fn showstats_j_reports_the_jobs_each_statistics_template_matched() {
+    let cfg = "\
+NODECFG[n1] PROCS=2
+RMCFG[local] TYPE=LOCAL
+RMPOLLINTERVAL 1
+JOBCFG[big.min]     PROCS=2
+JOBCFG[other]       WALLTIME=01:00:00
+JOBMATCHCFG[big]    JMIN=big.min JSTAT=bigjobs
+JOBMATCHCFG[every]  JSTAT=alljobs
+";
+    let mut d = Daemon::start_with_config(Some(cfg));
+    let one = msub_ok(&d, &["-l", "walltime=1:00"], "true\n");
+    let two = msub_ok(&d, &["-l", "nodes=1:ppn=2,walltime=1:00"], "true\n");
+    for id in [one, two] {
+        d.wait_state(id, "Completed", Duration::from_secs(30));
+    }
+    // checkjob names the statistics templates (Moab's TemplateStats:).
+    assert_eq!(
+        line(&d.checkjob(two), "TemplateStats:"),
+        "TemplateStats: bigjobs,alljobs"
+    );
+    assert_eq!(
+        line(&d.checkjob(one), "TemplateStats:"),
+        "TemplateStats: alljobs"
+    );
+    // Held: never runs, counts nowhere.
+    msub_ok(&d, &["-h", "-l", "walltime=1:00"], "true\n");
+    // Running now: counted in the Running columns of alljobs.
+    let running = msub_ok(&d, &["-l", "walltime=10:00"], "sleep 60\n");
+    d.wait_state(running, "Running", Duration::from_secs(30));
+    let row = |out: &str, name: &str| -> Vec<String> {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no {name} row:\n{out}"))
+            .split_whitespace()
+            .map(String::from)
+            .collect()
+    };
+    let (c, o, e) = common::run(&d, "showstats", &["-j"]);
+    assert_eq!(c, 0, "{e}");
+    let lines: Vec<&str> = o.lines().collect();
+    assert!(
+        lines[0].starts_with("Template Statistics Initialized "),
+        "{o}"
+    );
+    assert_eq!(
+        lines[3],
+        "   Template   Jobs Procs ProcHours Jobs    %   PHReq    %    PHDed    %   FSTgt  AvgXF  MaxXF  AvgQH  Effic  WCAcc",
+        "{o}"
+    );
+    // name, running jobs, procs, proc-hours, completed jobs, % of all jobs.
+    let all = row(&o, "alljobs");
+    assert_eq!(all[1..3], ["1", "1"], "{o}");
+    assert_eq!(all[4..6], ["2", "100.00"], "{o}");
+    let big = row(&o, "bigjobs");
+    assert_eq!(big[1..3], ["0", "0"], "{o}");
+    assert_eq!(big[4..6], ["1", "50.00"], "{o}");
+    assert_eq!(lines.len(), 6, "two templates, nothing else:\n{o}");
+    // One template; a template without statistics: the header only.
+    let (_, o, _) = common::run(&d, "showstats", &["-j", "bigjobs"]);
+    assert_eq!(o.lines().count(), 5, "{o}");
+    row(&o, "bigjobs");
+    let (c, o, _) = common::run(&d, "showstats", &["-j", "other"]);
+    assert_eq!((c, o.lines().count()), (0, 4), "{o}");
+    let (c, _, e) = common::run(&d, "showstats", &["-j", "nosuch"]);
+    assert_eq!(
+        (c, e.trim()),
+        (1, "ERROR:    cannot locate specified job template 'nosuch'")
+    );
+    let (c, _, e) = common::run(&d, "mjobctl", &["-c", &running.to_string()]);
+    assert_eq!(c, 0, "{e}");
+    d.wait_state(running, "Removed", Duration::from_secs(30));
+    // Kept across a restart, and in the profile history (-t).
+    d.stop();
+    d.spawn();
+    let (c, o, e) = common::run(&d, "showstats", &["-j", "--format=json"]);
+    assert_eq!(c, 0, "{e}");
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    let jobs = |v: &serde_json::Value, name: &str| {
+        v["credentials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["kind"] == "template" && c["name"] == name)
+            .unwrap_or_else(|| panic!("{name}: {v}"))["completed"]["jobs"]
+            .as_u64()
+            .unwrap()
+    };
+    // The canceled running job ran: it counts as completed now.
+    assert_eq!((jobs(&v, "alljobs"), jobs(&v, "bigjobs")), (3, 1), "{o}");
+    assert_eq!(
+        v["job_templates"],
+        serde_json::json!(["alljobs", "big.min", "bigjobs", "other"]),
+        "{o}"
+    );
+    let (c, o, e) = common::run(&d, "showstats", &["-j", "-t", "-1:00:00", "--format=json"]);
+    assert_eq!(c, 0, "{e}");
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert_eq!(jobs(&v, "alljobs"), 3, "{o}");
+    let (_, o, _) = common::run(
+        &d,
+        "showstats",
+        &["-j", "-t", "-3:00:00,-2:00:00", "--format=json"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&o).unwrap();
+    assert_eq!(jobs(&v, "alljobs"), 0, "{o}");
+}
+
+/// Without any job template, `showstats -j` is Moab's error.
+#[test]
+fn showstats_j_without_templates_is_an_error() {
+    let d = Daemon::start_with_config(Some("NODECFG[n1] PROCS=1\nRMCFG[local] TYPE=LOCAL\n"));
+    let (c, o, e) = common::run(&d, "showstats", &["-j"]);
+    assert_eq!(
+        (c, o.as_str(), e.trim()),
+        (1, "", "ERROR:    no job templates defined")
+    );
+}

@@ -3,7 +3,7 @@ complete -c mcredctl -s d -d 'Destroy a credential: not supported (credentials a
 complete -c mcredctl -s h -d 'Hold a credential\'s jobs: not supported' -r
 complete -c mcredctl -s l -d 'List the credentials of a type (user, group, acct, class, qos) as XML' -r
 complete -c mcredctl -s m -d 'Modify a credential\'s configuration: config="ATTR=VALUE ..." (or ATTR=VALUE); administrators only' -r
-complete -c mcredctl -s r -d 'Reset statistics, credits or fairshare of a credential: not supported (resetstats resets them all)' -r
+complete -c mcredctl -s r -d 'Reset a credential\'s statistics or fairshare usage: stats, fairshare or all (credits: not supported); TYPE:NAME, or TYPE (TYPE:ALL) for every one of the type. Administrators only' -r
 complete -c mcredctl -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'
 json\t'The daemon\'s answer as JSON (the arches-api type; stable schema)'"

@@ -6,7 +6,7 @@ complete -c showstats -s q -d 'Per-QoS statistics (optionally one QoS)' -r
 complete -c showstats -s f -d 'Matrix of one statistic by processors and requested wall time: AVGXFACTOR (default), MAXXFACTOR, AVGQTIME, AVGBYPASS, MAXBYPASS, JOBCOUNT, PHREQUEST, PHRUN, BFCOUNT, BFPHRUN, WCACCURACY' -r
 complete -c showstats -s n -d 'Node statistics (optionally one node): configured, minimum, maximum and average memory in use, processors and load, from the statistics profile (PROFILEDURATION intervals)' -r
 complete -c showstats -s t -d 'Time frame of the kept profile history, with -u/-g/-a/-c/-q/-n: <TIME>[,<TIME>] (HH[:MM[:SS]][_MO[/DD[/YY]]], +DURATION or -DURATION = that long ago, epoch seconds; one time = from then until now)' -r
-complete -c showstats -s j -d 'Job template statistics: not kept (templates are applied, statistics are per credential), so this says so' -r
+complete -c showstats -s j -d 'Job template statistics (optionally one template): the running and completed work of the jobs each statistics template (JOBMATCHCFG[...] JSTAT=NAME) counted, as -u shows users' -r
 complete -c showstats -s T -d 'Fairshare tree statistics (FSTREE): per tree node the running and completed work of its credential and its members; optionally one node\'s subtree (NODE or TYPE:NODE) or the nodes down to a depth (root 0)' -r
 complete -c showstats -l format -d 'Output format: text, xml or json (case-insensitive, `--format=XML` works)' -r -f -a "text\t'Moab\'s human-readable text (the default)'
 xml\t'Moab\'s one-line XML document (`<Data>...</Data>`), same as `--xml`'

@@ -579,6 +579,10 @@ pub struct JobDetail {
     /// `TemplateSets:`; empty: `DEFAULT`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub templates: Vec<String>,
+    /// Statistics templates (`JOBMATCHCFG[...] JSTAT=`) the job is counted
+    /// in (checkjob's `TemplateStats:`, showstats -j).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stat_templates: Vec<String>,
     /// The job array this job is, or belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub array_info: Option<ArrayInfo>,
@@ -986,6 +990,14 @@ pub enum SchedulerControl {
     },
     /// `-f all|usage|fairshare|estimates`: reset statistics.
     Flush { what: String },
+    /// `mcredctl -r stats|fairshare|all TYPE[:NAME]`: reset the statistics
+    /// and/or the fairshare usage of one credential, or of every one of a
+    /// type (`name` absent or `ALL`).
+    CredentialReset {
+        what: String,
+        kind: String,
+        name: Option<String>,
+    },
     /// `-A MESSAGE` (alone): annotate the event log.
     Annotate { message: String },
     /// `-L [LEVEL]`: change the log level at run time (Arches keeps one log).
@@ -1287,6 +1299,10 @@ pub struct CredentialInfo {
     pub xf_weight: i64,
     #[serde(default)]
     pub xf_target: f64,
+    /// Users only: the user's Unix groups (primary and supplementary, from
+    /// the group database), who `mcredctl -q accessto group:NAME` lists.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unix_groups: Vec<String>,
 }
 
 /// Answer of the credentials route.
@@ -1300,9 +1316,16 @@ pub struct CredentialsView {
     pub historical: Vec<(String, String)>,
     /// The user names of `ADMINCFG[1]`..`ADMINCFG[4]` (`USERS=`; `ALL`
     /// stands for everybody), level 1 with root and the daemon's user, as
-    /// Moab's `MSysGetAuth` reads them for `mcredctl -q role`.
+    /// Moab's `MSysGetAuth` reads them for `mcredctl -q role`. Only
+    /// administrators (levels 1–3) get the lists whole; anyone else gets,
+    /// per level, only their own name and `ALL` when listed (their own
+    /// roles, nothing about other users).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub admin_users: Vec<Vec<String>>,
+    /// Set when `admin_users` was narrowed to the caller: the caller's user
+    /// name (a role query about anyone else is refused, as Moab refuses it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viewer: Option<String>,
 }
 
 /// Totals over the jobs completed in the statistics period (one
@@ -1342,10 +1365,12 @@ pub struct StatTotals {
     pub ps_measured: f64,
 }
 
-/// One credential's statistics (showstats -u/-g/-a/-c/-q).
+/// One credential's statistics (showstats -u/-g/-a/-c/-q), or one statistics job
+/// template's (showstats -j).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct CredStats {
-    /// `user`, `group`, `account`, `class` or `qos`.
+    /// `user`, `group`, `account`, `class`, `qos`, or `template` (a
+    /// `JSTAT` statistics template).
     pub kind: String,
     pub name: String,
     /// uid or gid for users and groups (`None`: no passwd/group entry).
@@ -1446,6 +1471,12 @@ pub struct StatsView {
     /// `showstats -n`: each node's memory and load over the time frame.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<NodeStats>,
+    /// Every job template the configuration defines (`JOBCFG` names and the
+    /// statistics templates `JSTAT` names), sorted: what `showstats -j NAME`
+    /// may name. The statistics templates' rows are the credentials of kind
+    /// `template`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub job_templates: Vec<String>,
 }
 
 /// Query of the statistics route (`showstats -t`, `-n`).

@@ -650,6 +650,7 @@ fn tardis_job(state: &str, section: Section) -> JobDetail {
         gres_units: vec![],
         class_limits: vec![],
         templates: vec![],
+        stat_templates: vec![],
         array_info: None,
         args: Vec::new(),
     }
@@ -673,6 +674,32 @@ fn checkjob_idle_tardis() {
         rtrim_lines(&without(&ours, not_in_api)),
         rtrim_lines(&without(&g, not_in_api))
     );
+}
+
+/// A job counted in statistics templates (`JSTAT`): Moab's `TemplateStats:`
+/// line follows `TemplateSets:`, the names comma separated; nothing else
+/// of the TARDIS sample changes.
+#[test]
+fn checkjob_template_stats_line() {
+    let mut d = tardis_job("Idle", Section::Eligible);
+    let now = d.summary.submit_time + 26;
+    let before = checkjob::render_one(&d, now, 0);
+    d.templates = vec!["bulk".into()];
+    d.stat_templates = vec!["bigjobs".into(), "alljobs".into()];
+    let ours = checkjob::render_one(&d, now, 0);
+    assert!(
+        ours.contains(
+            "\nTemplateSets:  bulk\nTemplateStats: bigjobs,alljobs\nTotal Requested Tasks: "
+        ),
+        "{ours}"
+    );
+    let strip = |t: &str| {
+        t.lines()
+            .filter(|l| !l.starts_with("TemplateS"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&ours), strip(&before));
 }
 
 #[test]
@@ -1881,6 +1908,52 @@ Job                    PRIORITY*     FS( User:Accnt)  Serv(QTime)
 42                         -150    71.4(-400.:150.0)  28.6(100.0)
 
 Percent Contribution   --------    71.4(114.3: 42.9)  28.6( 28.6)
+
+* indicates system prio set on job
+"
+    );
+}
+
+/// `FSCAP` holds the fairshare component: the row's percentages follow
+/// the capped contribution the job's priority has (FSWEIGHT 10 × FSUSERWEIGHT
+/// 2 × 50 = 1000 capped to 10 × 20 = 200, with 100 from the queue time: 300),
+/// the subcomponent keeps its weighted raw value, and the footer adds up.
+#[test]
+fn mdiag_p_percentages_follow_fscap() {
+    let comp = |c: &str, s: &str, v: f64, contrib: f64| PriorityComponent {
+        component: c.into(),
+        sub: s.into(),
+        value: v,
+        contribution: contrib,
+    };
+    let p = PriorityView {
+        now: 0,
+        weights: vec![
+            ("FS".into(), "User".into(), 10, 2),
+            ("Serv".into(), "QTime".into(), 1, 1),
+        ],
+        jobs: vec![JobPriority {
+            id: 7,
+            priority: 300,
+            system: false,
+            state: "Idle".into(),
+            section: Section::Eligible,
+            components: vec![
+                comp("FS", "User", 50.0, 200.0),
+                comp("Serv", "QTime", 100.0, 100.0),
+            ],
+        }],
+    };
+    assert_eq!(
+        mdiag::render_priority(&p, 0),
+        "diagnosing job priority information (partition: ALL)
+
+Job                    PRIORITY*     FS( User)  Serv(QTime)
+             Weights   --------      10(    2)     1(    1)
+
+7                           300    66.7(1000.)  33.3(100.0)
+
+Percent Contribution   --------    66.7( 66.7)  33.3( 33.3)
 
 * indicates system prio set on job
 "

@@ -429,6 +429,89 @@ fn showstats_user_rows_follow_the_doc_layout() {
     );
 }
 
+/// showstats -j: no Moab sample shows it; its rows are the account table's
+/// (the columns of Moab's credential statistics, docs/formats.md), titled
+/// `Template`. The whole output: templates with work, most dedicated
+/// proc-hours first; one without work only with -v.
+#[test]
+fn showstats_j_rows_use_the_credential_layout() {
+    let done = StatTotals {
+        jobs: 3,
+        successful: 3,
+        ps_requested: 6.0 * 3600.0,
+        ps_dedicated: 1.5 * 3600.0,
+        xf_sum: 3.6,
+        xf_max: 1.5,
+        qtime_sum: 0.3 * 3600.0,
+        wcacc_sum: 0.75,
+        wcacc_jobs: 3,
+        ..StatTotals::default()
+    };
+    let s = StatsView {
+        since: 0,
+        proc_seconds_used: 4.0 * 3600.0,
+        completed: StatTotals {
+            jobs: 4,
+            ps_requested: 8.0 * 3600.0,
+            ..done.clone()
+        },
+        credentials: vec![
+            CredStats {
+                kind: "template".into(),
+                name: "bigjobs".into(),
+                active_jobs: 1,
+                active_procs: 4,
+                active_ps_remaining: 2.0 * 3600.0,
+                active_ps_dedicated: 1.0 * 3600.0,
+                ..CredStats::default()
+            },
+            CredStats {
+                kind: "template".into(),
+                name: "alljobs".into(),
+                completed: done,
+                active_jobs: 1,
+                active_procs: 4,
+                active_ps_remaining: 2.0 * 3600.0,
+                active_ps_dedicated: 1.0 * 3600.0,
+                ..CredStats::default()
+            },
+            CredStats {
+                kind: "template".into(),
+                name: "idle".into(),
+                ..CredStats::default()
+            },
+            CredStats {
+                kind: "user".into(),
+                name: "alice".into(),
+                active_jobs: 1,
+                ..CredStats::default()
+            },
+        ],
+        job_templates: vec!["alljobs".into(), "bigjobs".into(), "idle".into()],
+        ..StatsView::default()
+    };
+    let head = concat!(
+        "Template Statistics Initialized Thu Jan  1 00:00:00\n\n",
+        "              |----- Running ------|--------------------------------- Completed ----------------------------------|\n",
+        "   Template   Jobs Procs ProcHours Jobs    %   PHReq    %    PHDed    %   FSTgt  AvgXF  MaxXF  AvgQH  Effic  WCAcc\n",
+    );
+    let alljobs = "  alljobs        1     4      2.00    3  75.00     6  75.00    2.5  62.50 -----   1.20   1.50   0.10 ------  25.00\n";
+    let bigjobs = "  bigjobs        1     4      2.00 ---- ------ ----- ------    1.0  25.00 ----- ------ ------ ------ ------ ------\n";
+    let idle = "     idle        0     0      0.00 ---- ------ ----- ------    0.0   0.00 ----- ------ ------ ------ ------ ------\n";
+    assert_eq!(
+        stats::render_creds_v(&s, "template", None, false),
+        format!("{head}{alljobs}{bigjobs}")
+    );
+    assert_eq!(
+        stats::render_creds_v(&s, "template", None, true),
+        format!("{head}{alljobs}{bigjobs}{idle}")
+    );
+    assert_eq!(
+        stats::render_creds_v(&s, "template", Some("bigjobs"), false),
+        format!("{head}{bigjobs}")
+    );
+}
+
 /// A `JobSummary` carrying what a golden `<job>` element says.
 fn job_from_xml(j: roxmltree::Node, section: Section) -> JobSummary {
     let s = |k: &str| j.attribute(k).map(String::from);

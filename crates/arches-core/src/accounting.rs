@@ -38,6 +38,10 @@ pub enum CredKind {
     Account,
     Class,
     Qos,
+    /// A statistics job template (`JOBMATCHCFG[...] JSTAT=NAME`,
+    /// `showstats -j`): kept like a credential for statistics only — never
+    /// in [`CredKind::ALL`], fairshare or limits.
+    Template,
 }
 
 impl CredKind {
@@ -50,7 +54,8 @@ impl CredKind {
         CredKind::Class,
     ];
 
-    /// Lower-case name (`user`, `group`, `account`, `class`, `qos`).
+    /// Lower-case name (`user`, `group`, `account`, `class`, `qos`,
+    /// `template`).
     pub fn as_str(self) -> &'static str {
         match self {
             CredKind::User => "user",
@@ -58,6 +63,7 @@ impl CredKind {
             CredKind::Account => "account",
             CredKind::Class => "class",
             CredKind::Qos => "qos",
+            CredKind::Template => "template",
         }
     }
 
@@ -69,6 +75,7 @@ impl CredKind {
             "account" | "acct" => CredKind::Account,
             "class" | "queue" => CredKind::Class,
             "qos" => CredKind::Qos,
+            "template" => CredKind::Template,
             _ => return None,
         })
     }
@@ -397,6 +404,13 @@ impl Accounting {
     /// Records a job that reached a final state at `end`; jobs that never
     /// ran count nowhere. Returns whether anything changed.
     pub fn record(&mut self, j: &Job, end: Time, fs: &FsWindow) -> bool {
+        self.record_in(j, end, fs, &[])
+    }
+
+    /// [`Accounting::record`], also counting the job in the statistics
+    /// templates `stats` (`JSTAT`, [`CredKind::Template`]); they take no
+    /// part in fairshare.
+    pub fn record_in(&mut self, j: &Job, end: Time, fs: &FsWindow, stats: &[String]) -> bool {
         let Some(u) = JobUsage::of(j, end, self.since) else {
             return false;
         };
@@ -407,10 +421,12 @@ impl Accounting {
         self.grid[grid_cell(u.procs, u.walltime)].add(&u);
         let from = u.start.max(self.since);
         let creds = job_creds(j);
-        for c in &creds {
+        let mut counted = creds.clone();
+        counted.extend(stats.iter().map(|t| (CredKind::Template, t.clone())));
+        for c in &counted {
             self.creds.entry(c.clone()).or_default().add(&u);
         }
-        self.profile.record(&creds, &u);
+        self.profile.record(&counted, &u);
         self.profile.trim(end);
         if from < u.end {
             let run = j.run.as_ref().expect("a job with usage ran");
@@ -461,6 +477,26 @@ impl Accounting {
         let (d, c) = (self.profile.duration, self.profile.count);
         *self = Accounting::new(now);
         self.profile.configure(d, c);
+    }
+
+    /// Forgets one credential's statistics (`mcredctl -r stats`): its
+    /// totals of the period and of every profile interval. The system
+    /// totals keep its jobs.
+    pub fn reset_cred_stats(&mut self, kind: CredKind, name: &str) {
+        let key = (kind, name.to_string());
+        self.creds.remove(&key);
+        self.profile.forget(&key);
+    }
+
+    /// Forgets one credential's fairshare usage (`mcredctl -r fairshare`),
+    /// and its (account, user) pairs'.
+    pub fn reset_cred_fairshare(&mut self, kind: CredKind, name: &str) {
+        self.fs.remove(&(kind, name.to_string()));
+        match kind {
+            CredKind::User => self.fs_pairs.retain(|(_, u), _| u != name),
+            CredKind::Account => self.fs_pairs.retain(|(a, _), _| a != name),
+            _ => {}
+        }
     }
 
     /// Clears only the fairshare usage (`mschedctl -f fairshare`).
@@ -667,6 +703,45 @@ mod tests {
         assert_eq!(a.creds[&(CredKind::Qos, "DEFAULT".into())].jobs, 2);
         let cell = grid_cell(2, Some(100));
         assert_eq!(a.grid[cell].jobs, 1);
+    }
+
+    #[test]
+    fn statistics_templates_count_like_credentials_but_not_in_fairshare() {
+        let mut a = Accounting::new(0);
+        let stats = ["big".to_string(), "all".to_string()];
+        a.record_in(&done(1, 2, Some(100), 0, 10, 60), 60, &FS, &stats);
+        a.record_in(&done(2, 1, Some(100), 0, 0, 30), 30, &FS, &stats[1..]);
+        a.record(&done(3, 1, Some(100), 0, 0, 20), 20, &FS);
+        let t = |n: &str| a.creds[&(CredKind::Template, n.to_string())].clone();
+        assert_eq!(t("big").jobs, 1);
+        assert_eq!(t("big").ps_dedicated, 100.0);
+        assert_eq!(t("all").jobs, 2);
+        assert_eq!(t("all").ps_dedicated, 130.0);
+        assert_eq!(a.total.jobs, 3, "the system totals count each job once");
+        assert!(a.fs.keys().all(|(k, _)| *k != CredKind::Template));
+        let p = a.profile.creds_between(0, 100);
+        assert_eq!(p[&(CredKind::Template, "all".to_string())].jobs, 2);
+        assert_eq!(CredKind::parse("template"), Some(CredKind::Template));
+        assert!(!CredKind::ALL.contains(&CredKind::Template));
+    }
+
+    #[test]
+    fn one_credential_is_reset_alone() {
+        let mut a = Accounting::new(0);
+        let mut j = done(1, 2, Some(100), 0, 10, 60);
+        j.cred.account = Some("chem".into());
+        a.record(&j, 60, &FS);
+        let user = (CredKind::User, "alice".to_string());
+        let acct = (CredKind::Account, "chem".to_string());
+        a.reset_cred_stats(CredKind::User, "alice");
+        assert!(!a.creds.contains_key(&user));
+        assert!(!a.profile.creds_between(0, 100).contains_key(&user));
+        assert_eq!(a.creds[&acct].jobs, 1);
+        assert_eq!(a.total.jobs, 1);
+        assert!(a.fs.contains_key(&user), "statistics only");
+        a.reset_cred_fairshare(CredKind::Account, "chem");
+        assert!(!a.fs.contains_key(&acct) && a.fs_pairs.is_empty());
+        assert!(a.fs.contains_key(&user));
     }
 
     #[test]

@@ -163,6 +163,8 @@ pub fn cred_name(job: &Job, policy: &Policy, kind: CredKind) -> Option<String> {
                 .unwrap_or("DEFAULT")
                 .to_string(),
         ),
+        // Statistics templates are not a job credential.
+        CredKind::Template => None,
     }
 }
 
@@ -175,6 +177,7 @@ pub fn target(policy: &Policy, kind: CredKind, name: &str) -> Option<FsTarget> {
         CredKind::Account => policy.accounts.get(n).and_then(|c| c.fs_target),
         CredKind::Class => policy.classes.get(n).and_then(|c| c.fs_target),
         CredKind::Qos => policy.qos.get(n).and_then(|c| c.fs_target),
+        CredKind::Template => None,
     };
     get(name).or_else(|| get("DEFAULT"))
 }

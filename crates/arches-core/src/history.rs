@@ -222,6 +222,14 @@ impl StatProfile {
         }
     }
 
+    /// Forgets one credential in every interval.
+    pub fn forget(&mut self, key: &(CredKind, String)) {
+        for m in self.creds.values_mut() {
+            m.remove(key);
+        }
+        self.creds.retain(|_, m| !m.is_empty());
+    }
+
     /// Adds one interval's node samples.
     pub fn add_nodes(&mut self, i: i64, samples: BTreeMap<String, NodeSample>) {
         let m = self.nodes.entry(i).or_default();

@@ -23,6 +23,10 @@
 //! - An entry with neither `JDEF` nor `JSET` is a *limit*: a job it does not
 //!   match is rejected, with a message naming the entry and the template
 //!   (`JMAX` "job exceeds template ...", `JMIN` "job does not meet ...").
+//! - `JSTAT=NAME[,NAME]` names statistics templates: a job the entry
+//!   matches has its usage reported into each (`showstats -j`), whatever
+//!   else the entry does; an entry with a `JSTAT` is not a limit (its
+//!   `JMIN`/`JMAX` only choose the jobs counted).
 //! - A template with `SELECT=TRUE` may be requested at submission (`msub -l
 //!   template=NAME`); its attributes are the job's defaults (the Windows HPC
 //!   template: defaults for what the user did not specify), applied before
@@ -76,12 +80,16 @@ pub struct TemplateMatch {
     pub jset: Option<String>,
     /// `FLAGS=BREAK`.
     pub brk: bool,
+    /// `JSTAT=`: statistics templates the jobs this rule matches are
+    /// counted in (`showstats -j`); they need no `JOBCFG`.
+    pub jstat: Vec<String>,
 }
 
 impl TemplateMatch {
-    /// No `JDEF`/`JSET`: the entry only constrains (rejects what it does not match).
+    /// No `JDEF`/`JSET`/`JSTAT`: the entry only constrains (rejects what it
+    /// does not match). With a `JSTAT`, `JMIN`/`JMAX` choose the jobs counted.
     pub fn is_limit(&self) -> bool {
-        self.jdef.is_none() && self.jset.is_none()
+        self.jdef.is_none() && self.jset.is_none() && self.jstat.is_empty()
     }
 }
 
@@ -108,6 +116,18 @@ impl Templates {
             ..TemplateMatch::default()
         });
         self.matches.last_mut().expect("just pushed")
+    }
+
+    /// The statistics templates (`JSTAT=`) of every rule, sorted, once each.
+    pub fn stat_templates(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .matches
+            .iter()
+            .flat_map(|m| m.jstat.iter().cloned())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
     }
 
     /// Template names the rules refer to that no `JOBCFG` defines:
@@ -160,6 +180,9 @@ pub struct Applied {
     pub names: Vec<String>,
     /// Which template set each attribute (`"WALLTIME"` → `"default.def"`).
     pub origin: BTreeMap<&'static str, String>,
+    /// The statistics templates (`JSTAT=`) of the rules the job matched,
+    /// in order, once each: its usage is reported into them.
+    pub stats: Vec<String>,
 }
 
 /// Applies the templates to a submission: the selected template's defaults,
@@ -190,6 +213,11 @@ pub fn apply(t: &Templates, s: &mut Subject, selected: Option<&str>) -> Result<A
             Err(why) if m.is_limit() => return Err(why),
             Err(_) => continue,
         }
+        for st in &m.jstat {
+            if !applied.stats.contains(st) {
+                applied.stats.push(st.clone());
+            }
+        }
         let before = s.clone();
         for (name, force) in [(&m.jdef, false), (&m.jset, true)] {
             if let Some(tpl) = name.as_ref().and_then(|n| t.templates.get(n)) {
@@ -202,7 +230,8 @@ pub fn apply(t: &Templates, s: &mut Subject, selected: Option<&str>) -> Result<A
                 );
             }
         }
-        // A rule applied when it changed the job or constrained it.
+        // A rule applied when it changed the job or constrained it (a rule
+        // that collects statistics constrains nothing).
         let applies = m.is_limit() || *s != before;
         if applies && !applied.names.contains(&m.name) {
             applied.names.push(m.name.clone());

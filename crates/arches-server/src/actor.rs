@@ -620,7 +620,12 @@ impl Actor {
         };
         let end = j.completion.map_or(0, |c| c.time);
         let fs = crate::views::fs_window(&self.cfg, &self.state);
-        if Arc::make_mut(&mut self.accounting).record(j, end, &fs) {
+        let stats = self
+            .exec
+            .get(&id)
+            .map(|r| r.stat_templates.clone())
+            .unwrap_or_default();
+        if Arc::make_mut(&mut self.accounting).record_in(j, end, &fs, &stats) {
             self.accounting_dirty = true;
         }
     }

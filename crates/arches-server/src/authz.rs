@@ -86,6 +86,30 @@ impl Caller {
 }
 
 /// What `caller` may see of `job` (see the module).
+/// The `ADMINCFG[1..4]` user lists a caller may read (`mcredctl -q role`):
+/// administrators (levels 1–3) read them whole; anyone else reads, per
+/// level, only their own name and `ALL` where listed — enough for their own
+/// roles, nothing about who else administers (Moab refuses a non-
+/// administrator's role query about another user). `None`: unchanged.
+pub fn admin_lists_for(caller: &Caller, lists: &[Vec<String>]) -> Option<Vec<Vec<String>>> {
+    if caller.sees_all {
+        return None;
+    }
+    Some(
+        lists
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .filter(|u| {
+                        u.eq_ignore_ascii_case(&caller.user) || u.eq_ignore_ascii_case("ALL")
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
 pub fn job_visibility(caller: &Caller, job: &Job) -> Visibility {
     if caller.sees_all || caller.owns(job) {
         Visibility::Detail
@@ -137,6 +161,35 @@ mod tests {
         c.admin = cfg.admins.iter().any(|a| a == name) || level == Some(1);
         c.sees_all = c.admin || level.is_some_and(|l| l <= 3);
         c
+    }
+
+    #[test]
+    fn admin_lists_reach_only_administrators_whole() {
+        let c = cfg("ADMINCFG[2] USERS=op\nADMINCFG[3] USERS=desk\nADMINCFG[4] USERS=ann,ALL\n");
+        let lists = vec![
+            vec!["root".to_string(), "boss".into()],
+            vec!["op".into()],
+            vec!["desk".into(), "Ann".into()],
+            vec!["ann".into(), "ALL".into()],
+        ];
+        // Levels 2 and 3 read everything.
+        for who in ["op", "desk"] {
+            assert_eq!(admin_lists_for(&caller(&c, who), &lists), None, "{who}");
+        }
+        // Anyone else: their own name (any case) and ALL, per level.
+        assert_eq!(
+            admin_lists_for(&caller(&c, "ann"), &lists),
+            Some(vec![
+                vec![],
+                vec![],
+                vec!["Ann".into()],
+                vec!["ann".into(), "ALL".into()]
+            ])
+        );
+        assert_eq!(
+            admin_lists_for(&caller(&c, "eve"), &lists),
+            Some(vec![vec![], vec![], vec![], vec!["ALL".into()]])
+        );
     }
 
     #[test]

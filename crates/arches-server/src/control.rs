@@ -191,7 +191,83 @@ impl Actor {
                         .push(format!("config adjusted for {} {name}", moab_object(kind)));
                 }
             }
+            SchedulerControl::CredentialReset { what, kind, name } => {
+                return self.credential_reset(what, kind, name.as_deref());
+            }
         }
+        resp
+    }
+
+    /// `mcredctl -r stats|fairshare|all TYPE[:NAME]`, with Moab's messages
+    /// (`MUICredCtl`'s reset): per credential `INFO:  profiling statistics
+    /// reset for TYPE:NAME`, `INFO:  fairshare reset for TYPE:NAME in
+    /// partition ALL` (users and accounts: Moab resets fairshare only for
+    /// them), `INFO:  cannot reset fairshare info for ...` (the others).
+    /// The credentials of the type are the configured ones and those with
+    /// statistics or usage; `DEFAULT` is left out, as Moab does.
+    fn credential_reset(&mut self, what: &str, kind: &str, name: Option<&str>) -> ActionResponse {
+        use arches_core::accounting::CredKind;
+        let w = what.to_ascii_lowercase();
+        let (stats, fairshare) = if w.contains("stat") {
+            (true, false)
+        } else if w.contains("fairshare") {
+            (false, true)
+        } else if w.contains("all") {
+            (true, true)
+        } else {
+            return refuse(format!(
+                "ERROR:    invalid reset '{}' (stats, fairshare or all)",
+                arches_api::text::escape(what)
+            ));
+        };
+        let Some(k) = CredKind::parse(kind).filter(|k| *k != CredKind::Template) else {
+            return refuse(format!("ERROR:    cannot reset object type {kind}"));
+        };
+        let name = name.filter(|n| !n.is_empty() && *n != "ALL");
+        let p = &self.cfg.policy;
+        let mut names: std::collections::BTreeSet<String> = match k {
+            CredKind::User => p.users.keys().cloned().collect(),
+            CredKind::Group => p.groups.keys().cloned().collect(),
+            CredKind::Account => p.accounts.keys().cloned().collect(),
+            CredKind::Class => p.classes.keys().cloned().collect(),
+            CredKind::Qos => p.qos.keys().cloned().collect(),
+            CredKind::Template => Default::default(),
+        };
+        let acc = &self.accounting;
+        names.extend(
+            acc.creds
+                .keys()
+                .chain(acc.fs.keys())
+                .filter(|(kk, _)| *kk == k)
+                .map(|(_, n)| n.clone()),
+        );
+        names.retain(|n| n != "DEFAULT" && n != "ALL" && name.is_none_or(|x| x == n));
+        if let Some(n) = name {
+            names.insert(n.to_string());
+        }
+        let obj = moab_object(kind);
+        let mut resp = ActionResponse::default();
+        let a = Arc::make_mut(&mut self.accounting);
+        for n in &names {
+            if stats {
+                a.reset_cred_stats(k, n);
+                resp.stdout
+                    .push(format!("INFO:  profiling statistics reset for {obj}:{n}"));
+            }
+            if fairshare {
+                if matches!(k, CredKind::User | CredKind::Account) {
+                    a.reset_cred_fairshare(k, n);
+                    resp.stdout.push(format!(
+                        "INFO:  fairshare reset for {obj}:{n} in partition ALL"
+                    ));
+                } else {
+                    resp.stdout.push(format!(
+                        "INFO:  cannot reset fairshare info for {obj}:{n} in partition ALL"
+                    ));
+                }
+            }
+        }
+        self.accounting_dirty = true;
         resp
     }
 

@@ -63,14 +63,8 @@ pub fn router(app: AppState) -> Router {
         .route(routes::STARTTIME, post(starttime))
         .route(routes::RESERVATIONS, get(reservations))
         .route(routes::RESERVATION_CONTROL, post(reservation_control))
-        .route(
-            routes::CONFIG,
-            get(|s: State<AppState>| read(s, views::config)),
-        )
-        .route(
-            routes::CREDENTIALS,
-            get(|s: State<AppState>| read(s, views::credentials)),
-        )
+        .route(routes::CONFIG, get(config))
+        .route(routes::CREDENTIALS, get(credentials))
         .route(routes::STATS, get(stats))
         .route(routes::TERMINAL, post(terminal))
         .route(
@@ -134,6 +128,47 @@ fn caller(app: &AppState, peer: PeerInfo) -> Result<Caller, Failure> {
         )
     })?;
     Ok(Caller::identify(&app.cfg, app.daemon_uid, peer))
+}
+
+/// mcredctl, mdiag -u/-g/-a/-c/-q, showstats' credential checks: the
+/// credentials, with the administrator lists narrowed to what the caller
+/// may read ([`crate::authz::admin_lists_for`]).
+async fn credentials(
+    State(app): State<AppState>,
+    ConnectInfo(peer): ConnectInfo<PeerInfo>,
+) -> Response {
+    let caller = match caller(&app, peer) {
+        Ok(c) => c,
+        Err(f) => return f.into_response(),
+    };
+    let snap = current(&app.published);
+    let mut v = views::credentials(&snap);
+    if let Some(lists) = crate::authz::admin_lists_for(&caller, &v.admin_users) {
+        v.admin_users = lists;
+        v.viewer = Some(caller.user.clone());
+    }
+    ok(v)
+}
+
+/// showconfig, mschedctl -l config: the whole configuration, ADMINCFG's
+/// user lists included, so administrators of levels 1–3 only (Moab's
+/// showconfig and mschedctl are administrators' commands).
+async fn config(State(app): State<AppState>, ConnectInfo(peer): ConnectInfo<PeerInfo>) -> Response {
+    let caller = match caller(&app, peer) {
+        Ok(c) => c,
+        Err(f) => return f.into_response(),
+    };
+    if !caller.sees_all {
+        return error(
+            StatusCode::FORBIDDEN,
+            format!(
+                "ERROR:    user '{}' is not authorized to run command",
+                caller.user
+            ),
+        );
+    }
+    let snap = current(&app.published);
+    ok(views::config(&snap))
 }
 
 async fn read<T: Serialize>(

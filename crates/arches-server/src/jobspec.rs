@@ -103,7 +103,7 @@ pub fn parse(
     // may set the class.
     let mut class = req.class.clone().filter(|c| !c.is_empty());
     let mut account = req.account.clone().filter(|a| !a.is_empty());
-    let applied_templates = templates::apply(
+    let (applied_templates, stat_templates) = templates::apply(
         policy,
         &mut res,
         templates::Creds {
@@ -248,6 +248,7 @@ pub fn parse(
         stage_in,
         stage_out,
         templates: applied_templates,
+        stat_templates,
         args: script_args(&req.args)?,
         ..ExecRecord::default()
     };

@@ -159,7 +159,10 @@ pub fn historical(s: &Snapshot, listed: &[arches_api::CredentialInfo]) -> Vec<(S
         }
     }
     for (kind, name) in s.accounting.creds.keys() {
-        add(kind.as_str(), name);
+        // Statistics templates (showstats -j) are not credentials.
+        if *kind != arches_core::accounting::CredKind::Template {
+            add(kind.as_str(), name);
+        }
     }
     out.into_iter().collect()
 }
@@ -237,6 +240,7 @@ pub fn headroom(s: &Snapshot, cred: &arches_core::Credentials) -> Headroom {
         CredKind::Account => j.cred.account.as_deref() == Some(n),
         CredKind::Class => j.cred.class.as_deref() == Some(n),
         CredKind::Qos => j.cred.qos.as_deref() == Some(n),
+        CredKind::Template => false,
     };
     let mut h = Headroom {
         procs: None,

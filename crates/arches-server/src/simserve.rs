@@ -250,6 +250,7 @@ impl SimServer {
             SchedulerControl::Resume { .. }
             | SchedulerControl::ModifyConfig { .. }
             | SchedulerControl::CredentialConfig { .. }
+            | SchedulerControl::CredentialReset { .. }
             | SchedulerControl::Flush { .. }
             | SchedulerControl::Annotate { .. }
             | SchedulerControl::LogLevel { .. } => {

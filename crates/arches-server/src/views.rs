@@ -498,6 +498,7 @@ pub fn detail_with(s: &Snapshot, j: &Job, pv: &crate::preempt::PreemptView) -> J
             .unwrap_or_default(),
         class_limits: class_limits(s, j),
         templates: rec.map(|r| r.templates.clone()).unwrap_or_default(),
+        stat_templates: rec.map(|r| r.stat_templates.clone()).unwrap_or_default(),
         virtual_walltime: j
             .run
             .as_ref()
@@ -1048,6 +1049,18 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
             c.preemption = pv.qos_lines(s, &c.name);
         }
     }
+    // Users' Unix groups (mcredctl -q accessto group:NAME).
+    for c in credentials.iter_mut().filter(|c| c.kind == "user") {
+        if let Some(u) = crate::ident::user_by_name(&c.name) {
+            let mut g: Vec<String> = crate::ident::groups_of(&u)
+                .into_iter()
+                .map(crate::ident::group_name)
+                .collect();
+            g.sort();
+            g.dedup();
+            c.unix_groups = g;
+        }
+    }
     let historical = crate::showq::historical(s, &credentials);
     let mut admin_users: Vec<Vec<String>> = s.cfg.moab.admins[..4].to_vec();
     // SAFETY: geteuid(2) cannot fail.
@@ -1064,6 +1077,7 @@ pub fn credentials(s: &Snapshot) -> CredentialsView {
         credentials,
         historical,
         admin_users,
+        viewer: None,
     }
 }
 
@@ -1110,6 +1124,7 @@ pub fn fs_target_of(
         CredKind::Account => p.accounts.get(name).and_then(|c| c.fs_target),
         CredKind::Class => p.classes.get(name).and_then(|c| c.fs_target),
         CredKind::Qos => p.qos.get(name).and_then(|c| c.fs_target),
+        CredKind::Template => None,
     }
 }
 
@@ -1195,6 +1210,22 @@ pub fn stats(s: &Snapshot) -> StatsView {
         e.completed = stat_totals(t);
         creds.insert((*k, n.clone()), e);
     }
+    // Every configured statistics template has a row (showstats -j -v),
+    // counted or not.
+    let templates = &s.cfg.policy.templates;
+    for t in templates.stat_templates() {
+        creds
+            .entry((CredKind::Template, t.clone()))
+            .or_insert_with(|| entry(CredKind::Template, &t));
+    }
+    let mut job_templates: Vec<String> = templates
+        .templates
+        .keys()
+        .cloned()
+        .chain(templates.stat_templates())
+        .collect();
+    job_templates.sort();
+    job_templates.dedup();
     let (mut active_ded, mut active_bf, mut active_bf_ded) = (0.0, 0u32, 0.0);
     for j in s.state.active() {
         let Some((procs, ded, left)) = active_usage(j, since, s.now) else {
@@ -1205,7 +1236,15 @@ pub fn stats(s: &Snapshot) -> StatsView {
             active_bf += 1;
             active_bf_ded += ded;
         }
-        for key in job_creds(j) {
+        let stats = s
+            .exec
+            .get(&j.id)
+            .map(|r| r.stat_templates.clone())
+            .unwrap_or_default();
+        let keys = job_creds(j)
+            .into_iter()
+            .chain(stats.into_iter().map(|t| (CredKind::Template, t)));
+        for key in keys {
             let e = creds
                 .entry(key.clone())
                 .or_insert_with(|| entry(key.0, &key.1));
@@ -1264,6 +1303,7 @@ pub fn stats(s: &Snapshot) -> StatsView {
             .then(|| st.backlog_sum / st.backlog_samples as f64),
         window: None,
         nodes: Vec::new(),
+        job_templates,
     }
 }
 

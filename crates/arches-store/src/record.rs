@@ -98,6 +98,10 @@ pub struct ExecRecord {
     /// `msub -l template=`), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub templates: Vec<String>,
+    /// Statistics templates (`JOBMATCHCFG[...] JSTAT=`) of the rules the job
+    /// matched at submission: its usage is reported into them (`showstats -j`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stat_templates: Vec<String>,
     /// The script of a record written before payloads had their own table
     /// ([`crate::Store::load_jobs`] moves it there). `None` in memory.
     #[serde(default, rename = "script", skip_serializing_if = "Option::is_none")]

@@ -454,7 +454,8 @@ pub fn resetstats(a: Resetstats) -> Result<u8, String> {
     long_about = "Print the parameters in effect (moab.cfg, defaults and mschedctl -m changes) as \
 moab.cfg lines, after a `# moab scheduler version V (PID: P)` comment: the output can be saved as \
 a moab.cfg. Without -v only the major parameters and those set to a value other than their \
-default; -v prints every parameter."
+default; -v prints every parameter. For administrators of levels 1-3 (the configuration names \
+the administrators)."
 )]
 pub struct Showconfig {
     /// Verbose: every parameter, also those at their default value.

@@ -8,9 +8,11 @@
 //! the master file); `-l TYPE` lists the credentials of a type as XML;
 //! `-q limit TYPE[:NAME]` shows the active limits and usage as Moab's
 //! `MLimitToXML`, `-q policies` every limit as Moab's `<policies>` tree
-//! (text: the client's `MDisplayCredLimits`). The
-//! other queries and options need models Arches does not have and are
-//! refused by name with the reason.
+//! (text: the client's `MDisplayCredLimits`); `-q role`, `-q accessto`;
+//! `-r stats|fairshare|all` resets one credential's statistics or
+//! fairshare usage. The other queries and options (`-q profile`, `-d`,
+//! `-h`) need models Arches does not have and are refused by name with
+//! the reason.
 
 use arches_api::{CredentialInfo, CredentialsView};
 use clap::{ArgAction, ArgGroup, Parser};
@@ -43,9 +45,12 @@ with MAX.NODE/MAX.PROC/MAX.WCLIMIT/MIN.PROC, QOSCFG, each limit as MAXJOB=SOFT[,
 --format=xml: Moab's <policies> tree); open to every user, as in Moab. -q role user:NAME (or user:ALL, \
 every known user) shows Moab's roles as <Data><user ID=.. role=\"admin1,admin5\"/></Data> (in either \
 format): adminN for each ADMINCFG[N] (1-4) whose USERS names the user or holds ALL (root and the daemon's \
-user are level 1), admin5 for everybody. -q accessto TYPE[:NAME] shows who may use each credential, \
-the inverse of accessfrom (UList, GList, AList, CList, QList; groups are refused: Moab reads the users' \
-Unix group lists for them). Without a name the access queries leave DEFAULT out, as Moab does. -q \
+user are level 1), admin5 for everybody. -r stats|fairshare|all TYPE[:NAME] resets a credential's \
+statistics (showstats, its profile history) and/or fairshare usage (users and accounts; Moab resets \
+fairshare for no other type and says so), or every credential of the type without a name or with ALL: \
+administrators only, one INFO line per credential as Moab prints them. -q accessto TYPE[:NAME] shows who may use each credential, \
+the inverse of accessfrom (UList, GList, AList, CList, QList; a group's UList is the users whose Unix \
+groups include it). Without a name the access queries leave DEFAULT out, as Moab does. -q \
 profile, -m profile, hold, message, credits and trigger, and -d, -h, -r are not supported and say why.",
     group(ArgGroup::new("op").required(true).args(["query", "destroy", "hold", "list", "modify", "reset"]))
 )]
@@ -68,7 +73,8 @@ pub struct Mcredctl {
     /// Modify a credential's configuration: config="ATTR=VALUE ..." (or ATTR=VALUE); administrators only.
     #[arg(short = 'm', value_name = "ATTR=VALUE")]
     pub modify: Option<String>,
-    /// Reset statistics, credits or fairshare of a credential: not supported (resetstats resets them all).
+    /// Reset a credential's statistics or fairshare usage: stats, fairshare or all (credits: not
+    /// supported); TYPE:NAME, or TYPE (TYPE:ALL) for every one of the type. Administrators only.
     #[arg(short = 'r', value_name = "WHAT")]
     pub reset: Option<String>,
     /// The credential: TYPE or TYPE:NAME.
@@ -377,7 +383,8 @@ pub fn render_role_xml(v: &CredentialsView, name: Option<&str>) -> String {
 /// [`access_from`] (Moab's `MUIOShowAccess` with `ShowAccessTo`): every
 /// other known credential (not `DEFAULT`) whose account, QoS or class list
 /// names it, as `UList`, `GList`, `AList`, `CList`, `QList` (sorted, comma
-/// separated, empty lists left out). Nothing grants access to a user.
+/// separated, empty lists left out). Nothing grants access to a user; a
+/// group is accessed by its members (the users whose Unix groups include it).
 pub fn render_accessto_xml(v: &CredentialsView, shown: &[&CredentialInfo]) -> String {
     let mut data = Element::new("Data");
     for t in shown {
@@ -390,6 +397,25 @@ pub fn render_accessto_xml(v: &CredentialsView, shown: &[&CredentialInfo]) -> St
             ("qos", "QList"),
         ] {
             if kind == t.kind {
+                continue;
+            }
+            // A group is accessed by its members: the users whose Unix
+            // groups include it (Moab reads the same lists).
+            if t.kind == "group" {
+                if kind == "user" {
+                    let mut who: Vec<&str> = v
+                        .credentials
+                        .iter()
+                        .filter(|c| c.kind == "user" && c.name != "DEFAULT")
+                        .filter(|c| c.unix_groups.contains(&t.name))
+                        .map(|c| c.name.as_str())
+                        .collect();
+                    who.sort_unstable();
+                    who.dedup();
+                    if !who.is_empty() {
+                        e = e.attr(attr, who.join(","));
+                    }
+                }
                 continue;
             }
             let mut who: Vec<&str> = v
@@ -430,10 +456,6 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
             a.hold.is_some(),
             "credential holds (-h): hold the jobs with mjobctl -h -w user=NAME",
         ),
-        (
-            a.reset.is_some(),
-            "resetting one credential's statistics (-r): resetstats resets them all",
-        ),
     ] {
         if given {
             return Err(format!("ERROR:    {what} not supported by Arches"));
@@ -441,6 +463,9 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
     }
     if let Some(t) = &a.list {
         return list(&a, t);
+    }
+    if let Some(r) = &a.reset {
+        return reset(&a, r);
     }
     if let Some(m) = &a.modify {
         return modify(&a, m);
@@ -456,6 +481,15 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
         };
         let client = a.conn.client().map_err(|e| e.to_string())?;
         let v = client.credentials().map_err(|e| e.to_string())?;
+        // Not an administrator: only one's own roles (Moab's
+        // authorization check refuses the others).
+        if let Some(me) = &v.viewer {
+            if name.as_ref().is_some_and(|n| n != me) {
+                return Err(format!(
+                    "ERROR:    user '{me}' is not authorized to run command"
+                ));
+            }
+        }
         match a.output.format() {
             Format::Json => print_json(&v)?,
             _ => print(&format!("{}\n", render_role_xml(&v, name.as_deref()))),
@@ -464,7 +498,7 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
     }
     if !matches!(q.as_str(), "config" | "accessfrom" | "accessto" | "limit") {
         return Err(if q == "profile" {
-            format!("ERROR:    'mcredctl -q {q}' is not supported by Arches (config, accessfrom, accessto, limit, policies and role are)")
+            format!("ERROR:    'mcredctl -q {q}' is not supported by Arches: use showstats -u/-g/-a/-c/-q -t TIMESPEC, which reads the same statistics profile (config, accessfrom, accessto, limit, policies and role are)")
         } else {
             format!("ERROR:    invalid query '{q}' (config, accessfrom, role, limit, profile, accessto or policies)")
         });
@@ -473,9 +507,6 @@ pub fn exec(a: Mcredctl) -> Result<u8, String> {
         return Err("ERROR:    no credential specified (TYPE[:NAME])".into());
     };
     let (kind, name) = parse_object(obj)?;
-    if q == "accessto" && kind == "group" {
-        return Err("ERROR:    'mcredctl -q accessto group' is not supported by Arches: Moab answers it from the users' Unix group lists, which Arches does not read".into());
-    }
     let client = a.conn.client().map_err(|e| e.to_string())?;
     let mut v = client.credentials().map_err(|e| e.to_string())?;
     if let Some(n) = &name {
@@ -608,6 +639,45 @@ pub fn modify_attributes(m: &str) -> Result<String, String> {
     }
 }
 
+/// `-r stats|fairshare|all TYPE[:NAME]`: resets one credential's (or every
+/// one of a type's) statistics and/or fairshare usage; administrators only
+/// (the daemon checks). `credits` needs an allocation manager.
+fn reset(a: &Mcredctl, what: &str) -> Result<u8, String> {
+    let w = what.to_ascii_lowercase();
+    if w == "credits" {
+        return Err("ERROR:    'mcredctl -r credits' is not supported by Arches: there is no allocation manager".into());
+    }
+    if !["stats", "stat", "statistics", "fairshare", "all"].contains(&w.as_str()) {
+        return Err(format!(
+            "ERROR:    invalid reset '{what}' (stats, fairshare or all)"
+        ));
+    }
+    let Some(obj) = a.object.as_deref() else {
+        return Err("ERROR:    no credential specified (TYPE[:NAME])".into());
+    };
+    let (kind, name) = parse_object(obj)?;
+    let client = a.conn.client().map_err(|e| e.to_string())?;
+    if let Some(n) = name.as_ref().filter(|n| *n != "ALL") {
+        let v = client.credentials().map_err(|e| e.to_string())?;
+        let known = v.credentials.iter().any(|c| c.kind == kind && &c.name == n)
+            || v.historical.iter().any(|(k, h)| k == kind && h == n);
+        if !known {
+            return Err(format!(
+                "ERROR:    cannot locate {} '{n}'",
+                element_of(kind)
+            ));
+        }
+    }
+    let r = client
+        .scheduler_control(&arches_api::SchedulerControl::CredentialReset {
+            what: w,
+            kind: kind.to_string(),
+            name,
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(crate::common::print_action(&r))
+}
+
 /// `-m NAME=VALUE TYPE:NAME`.
 fn modify(a: &Mcredctl, m: &str) -> Result<u8, String> {
     let attributes = modify_attributes(m)?;
@@ -695,6 +765,7 @@ SLAProcs=\"16\" UJobs=\"2\" UNodes=\"1\" UPS=\"7200\" UProcs=\"8\"/></user>\
             credentials: vec![alice, cred("user", "bob", &[]), batch, high],
             historical: vec![],
             admin_users: vec![],
+            viewer: None,
         };
         assert_eq!(
             Element::new("Data").child(policies_element(&v)).render(),
@@ -712,6 +783,7 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
             credentials: vec![cred("user", "bob", &[])],
             historical: vec![],
             admin_users: vec![],
+            viewer: None,
         };
         assert_eq!(
             Element::new("Data").child(policies_element(&none)).render(),
@@ -732,6 +804,7 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
                 vec!["ann".into()],
                 vec![],
             ],
+            viewer: None,
         };
         assert_eq!(
             render_role_xml(&v, Some("ann")),
@@ -767,6 +840,7 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
             ],
             historical: vec![],
             admin_users: vec![],
+            viewer: None,
         };
         let shown = [
             &v.credentials[5],
@@ -775,6 +849,13 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
             &v.credentials[4],
             &v.credentials[0],
         ];
+        let mut members = v.clone();
+        members.credentials[0].unix_groups = vec!["staff".into(), "wheel".into()];
+        members.credentials[1].unix_groups = vec!["users".into()];
+        assert_eq!(
+            render_accessto_xml(&members, &[&members.credentials[2]]),
+            "<Data><group ID=\"staff\" UList=\"alice\"/></Data>"
+        );
         assert_eq!(
             render_accessto_xml(&v, &shown),
             "<Data><qos AList=\"chem\" CList=\"batch\" ID=\"high\" UList=\"alice,bob\"/>\
@@ -799,6 +880,7 @@ MAXWC=3600 Usage=600\n  CLASSCFG[batch] MAX.PROC=8 MAX.WCLIMIT=7200\n  QOSCFG[hi
             ],
             historical: vec![],
             admin_users: vec![],
+            viewer: None,
         };
         let shown = [&v.credentials[0], &v.credentials[1]];
         assert_eq!(

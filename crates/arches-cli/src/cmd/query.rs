@@ -600,7 +600,9 @@ first started, or since the last 'mschedctl -f'; kept across restarts): -s (the 
 scheduler summary — jobs, queue time, expansion factor, dedicated versus available processor hours, \
 backfill share, utilization and wall-clock accuracy (run time / wall-clock limit, capped at 100%); \
 -u, -g, -a, -c, -q one row per user, group, account, class or QoS with running and completed work; \
--f TYPE the processors × wall-clock matrix of one statistic; -T the fairshare share tree \
+-f TYPE the processors × wall-clock matrix of one statistic; -j the job template statistics, one row \
+per statistics template (JOBMATCHCFG[...] JSTAT=NAME) with the running and completed work of the jobs \
+its rules matched, in the columns of -u; -T the fairshare share tree \
 (FSTREE), one row per node with its credential's and its members' work. Running jobs count up to now.",
     group(ArgGroup::new("view").args(["summary", "users", "groups", "accounts", "classes", "qos", "matrix", "nodes", "templates", "tree"]))
 )]
@@ -637,7 +639,8 @@ pub struct Showstats {
     /// one time = from then until now).
     #[arg(short = 't', value_name = "TIMESPEC", allow_hyphen_values = true)]
     pub timeframe: Option<String>,
-    /// Job template statistics: not kept (templates are applied, statistics are per credential), so this says so.
+    /// Job template statistics (optionally one template): the running and completed work of the
+    /// jobs each statistics template (JOBMATCHCFG[...] JSTAT=NAME) counted, as -u shows users.
     #[arg(short = 'j', value_name = "JOBTEMPLATE", num_args = 0..=1, default_missing_value = "")]
     pub templates: Option<String>,
     /// Fairshare tree statistics (FSTREE): per tree node the running and completed work of its
@@ -658,21 +661,22 @@ pub struct Showstats {
 /// Runs showstats.
 pub fn showstats(a: Showstats) -> Result<u8, String> {
     use crate::render::stats;
-    if a.templates.is_some() {
-        return Err(
-            "ERROR:    job template statistics (-j) are not kept: Arches applies job templates (JOBCFG) but records statistics per credential only"
-                .into(),
-        );
-    }
-    let cred_view = [&a.users, &a.groups, &a.accounts, &a.classes, &a.qos]
-        .iter()
-        .any(|o| o.is_some());
+    let cred_view = [
+        &a.users,
+        &a.groups,
+        &a.accounts,
+        &a.classes,
+        &a.qos,
+        &a.templates,
+    ]
+    .iter()
+    .any(|o| o.is_some());
     if a.timeframe.is_some() && !cred_view && a.nodes.is_none() {
         let mut cmd = <Showstats as clap::CommandFactory>::command();
         let _ = cmd
             .error(
                 clap::error::ErrorKind::MissingRequiredArgument,
-                "-t is not a stand-alone option: use it with -a, -c, -g, -n, -q or -u",
+                "-t is not a stand-alone option: use it with -a, -c, -g, -j, -n, -q or -u",
             )
             .print();
         return Ok(EXIT_ERROR);
@@ -716,11 +720,23 @@ pub fn showstats(a: Showstats) -> Result<u8, String> {
         ("account", &a.accounts),
         ("class", &a.classes),
         ("qos", &a.qos),
+        ("template", &a.templates),
     ]
     .into_iter()
     .find(|(_, o)| o.is_some())
     .map(|(k, o)| (k, some(o)));
-    if let Some((kind, Some(name))) = &cred {
+    // Moab's answers (MUIShowStats): no template at all, or an unknown one.
+    if let Some(("template", name)) = &cred {
+        if s.job_templates.is_empty() {
+            return Err("ERROR:    no job templates defined".into());
+        }
+        if let Some(n) = name.as_ref().filter(|n| !s.job_templates.contains(n)) {
+            return Err(format!(
+                "ERROR:    cannot locate specified job template '{n}'"
+            ));
+        }
+    }
+    if let Some((kind, Some(name))) = cred.as_ref().filter(|(k, _)| *k != "template") {
         let obj = if *kind == "account" { "acct" } else { kind };
         let known = client.credentials().map_err(|e| e.to_string())?;
         let found = s

@@ -169,6 +169,10 @@ pub fn render_one(d: &JobDetail, now: i64, verbose: u8) -> String {
         }
     }
     o.push_str(&format!("TemplateSets:  {}\n", template_sets(d)));
+    // Moab's MUICheckJob: the statistics templates after the sets.
+    if !d.stat_templates.is_empty() {
+        o.push_str(&format!("TemplateStats: {}\n", d.stat_templates.join(",")));
+    }
     o.push_str(&format!("Total Requested Tasks: {}\n", d.tasks));
     o.push_str(&elastic_lines(s, now));
     if v {

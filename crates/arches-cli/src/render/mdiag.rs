@@ -89,6 +89,33 @@ fn raw(j: &JobPriority, comp: &str, sub: &str) -> f64 {
         .map_or(0.0, |c| c.value)
 }
 
+/// What `FSCAP` left of the fairshare component: the ratio of the job's
+/// fairshare contributions (capped by the engine, `FSWEIGHT ×
+/// clamp(Σ FS<sub>WEIGHT × factor, ±FSCAP)`) to the uncapped weighted
+/// factors; 1 for the other components and without a cap, so that the
+/// row's percentages add up to the priority the job really has.
+fn cap_scale(j: &JobPriority, c: &Column<'_>) -> f64 {
+    if c.name != "FS" || c.weight == 0 {
+        return 1.0;
+    }
+    let uncapped: f64 = c
+        .subs
+        .iter()
+        .map(|(s, sw)| c.weight as f64 * *sw as f64 * raw(j, c.name, s))
+        .sum();
+    let capped: f64 = j
+        .components
+        .iter()
+        .filter(|x| x.component == "FS")
+        .map(|x| x.contribution)
+        .sum();
+    if uncapped == 0.0 {
+        1.0
+    } else {
+        capped / uncapped
+    }
+}
+
 /// Moab's header and weights lines of the priority table.
 fn priority_header(cols: &[Column<'_>]) -> String {
     let mut head = String::new();
@@ -116,6 +143,7 @@ fn priority_row(cols: &[Column<'_>], j: &JobPriority) -> (String, Vec<f64>, f64)
                 .iter()
                 .map(|(s, sw)| *sw as f64 * raw(j, c.name, s))
                 .sum::<f64>()
+                * cap_scale(j, c)
         })
         .collect();
     let abs_prio: f64 = cols
@@ -199,8 +227,9 @@ pub fn render_priority_in(p: &PriorityView, verbose: u8, partition: &str) -> Str
         prio_total += abs_prio;
         for (i, c) in cols.iter().enumerate() {
             comp_total[i] += factors[i].abs();
+            let scale = cap_scale(j, c);
             for (k, (s, _)) in c.subs.iter().enumerate() {
-                sub_total[i][k] += raw(j, c.name, s).abs();
+                sub_total[i][k] += (raw(j, c.name, s) * scale).abs();
             }
         }
     }

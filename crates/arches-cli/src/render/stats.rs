@@ -211,6 +211,8 @@ fn kind_titles(kind: &str) -> (&'static str, &'static str) {
         "group" => ("Group", "GroupName  GID"),
         "account" => ("Account", "  Account     "),
         "class" => ("Class", "    Class     "),
+        // showstats -j: Arches' choice, no Moab sample shows it (docs/formats.md).
+        "template" => ("Template", "   Template   "),
         _ => ("QOS", "      QOS     "),
     }
 }

@@ -1,6 +1,6 @@
 //! Cross-checks of the job templates (`JOBCFG`, `JOBMATCHCFG`) after the
 //! whole file: rules naming templates that do not exist, templates that
-//! contradict the class they put jobs in, attributes Arches ignores.
+//! contradict the class they put jobs in.
 
 use crate::config::Config;
 use crate::parse::{Diagnostic, Severity};
@@ -29,19 +29,9 @@ pub(super) fn check_templates(config: &Config, file: &str, out: &mut Vec<Diagnos
             push(
                 config.object_line(&key),
                 Severity::Warning,
-                format!("{key}: names no template (JMIN, JMAX, JDEF or JSET); it has no effect"),
-            );
-        }
-    }
-    for (key, attrs) in &config.record.objects {
-        if !key.starts_with("JOBMATCHCFG[") {
-            continue;
-        }
-        if let Some((_, _, line)) = attrs.iter().find(|(a, _, _)| a == "JSTAT") {
-            push(
-                *line,
-                Severity::Warning,
-                format!("{key} JSTAT: ignored (Arches keeps no per-template statistics)"),
+                format!(
+                    "{key}: names no template (JMIN, JMAX, JDEF, JSET or JSTAT); it has no effect"
+                ),
             );
         }
     }

@@ -231,8 +231,20 @@ pub(super) static MATCH_ATTRS: &[AttrDef] = &[
         "JSTAT",
         ValueType::Text,
         None,
-        "Template collecting matching jobs' statistics: accepted and ignored (Arches keeps no per-template statistics).",
-        |_, _, _| Ok(()),
+        "Statistics templates (NAME[,NAME]...) the jobs this rule matches are counted in (showstats -j); they need no JOBCFG. A rule with a JSTAT is not a limit: its JMIN/JMAX only choose the jobs counted.",
+        |c, s, v| {
+            let mut names = Vec::new();
+            for n in v.text()?.split(',').map(str::trim) {
+                if n.is_empty() || n.contains(char::is_whitespace) {
+                    return Err(format!("invalid template name '{n}'"));
+                }
+                if !names.iter().any(|x: &String| x == n) {
+                    names.push(n.to_string());
+                }
+            }
+            c.policy.templates.match_mut(s.index).jstat = names;
+            Ok(())
+        },
     ),
     attr(
         "FLAGS",

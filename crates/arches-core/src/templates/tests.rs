@@ -263,3 +263,36 @@ fn undefined_references_are_listed() {
     t.match_mut("s").brk = true;
     assert_eq!(t.matches.len(), 2);
 }
+
+#[test]
+fn jstat_collects_the_jobs_its_rule_matches_without_rejecting_others() {
+    let mut t = Templates::default();
+    t.templates
+        .insert("big.min".into(), tpl(|x| x.procs = Some(4)));
+    t.templates
+        .insert("long.set".into(), tpl(|x| x.qos = vec!["bulk".into()]));
+    t.matches.push(rule("big", |m| {
+        m.jmin = Some("big.min".into());
+        m.jstat = vec!["bigstats".into(), "all".into()];
+    }));
+    t.matches
+        .push(rule("every", |m| m.jstat = vec!["all".into()]));
+    t.matches.push(rule("bulk", |m| {
+        m.jset = Some("long.set".into());
+        m.jstat = vec!["bulkstats".into()];
+    }));
+    assert_eq!(t.stat_templates(), ["all", "bigstats", "bulkstats"]);
+    // 8 procs meets big.min: counted in bigstats and all (once), bulkstats.
+    let mut s = Subject {
+        procs: Some(8),
+        ..subject()
+    };
+    let a = apply(&t, &mut s, None).unwrap();
+    assert_eq!(a.stats, ["bigstats", "all", "bulkstats"]);
+    assert_eq!(a.names, ["bulk"], "statistics rules change nothing");
+    // 1 proc does not meet big.min: not rejected (JSTAT makes it a filter).
+    let mut s = subject();
+    let a = apply(&t, &mut s, None).unwrap();
+    assert_eq!(a.stats, ["all", "bulkstats"]);
+    assert_eq!(s.qos.as_deref(), Some("bulk"));
+}

@@ -18,18 +18,19 @@ pub(super) struct Creds<'a> {
     pub account: &'a mut Option<String>,
 }
 
-/// Applies the templates to a parsed submission; the names of those that
-/// applied (for checkjob's `TemplateSets:`), or the rejection.
+/// Applies the templates to a parsed submission: the names of those that
+/// applied (for checkjob's `TemplateSets:`) and the statistics templates
+/// (`JSTAT`) the job is counted in, or the rejection.
 pub(super) fn apply(
     policy: &Policy,
     res: &mut Resources,
     creds: Creds<'_>,
-) -> Result<Vec<String>, SubmitError> {
+) -> Result<(Vec<String>, Vec<String>), SubmitError> {
     let t = &policy.templates;
     if t.is_empty() {
         return match &res.template {
             Some(name) => Err(SubmitError(format!("job template '{name}' does not exist"))),
-            None => Ok(Vec::new()),
+            None => Ok((Vec::new(), Vec::new())),
         };
     }
     // Node groups and task request lists count as a size too.
@@ -80,5 +81,5 @@ pub(super) fn apply(
     res.features = s.features;
     *creds.class = s.class;
     *creds.account = s.account;
-    Ok(applied.names)
+    Ok((applied.names, applied.stats))
 }

@@ -86,7 +86,13 @@ JOBMATCHCFG[e]  JDEF=z
         has("7:ERROR: JOBMATCHCFG[c]: expected ATTR=VALUE"),
         "{msgs:#?}"
     );
-    assert!(has("8:WARNING: JOBMATCHCFG[d] JSTAT: ignored"), "{msgs:#?}");
+    // JSTAT collects statistics (showstats -j): no diagnostic.
+    assert!(!msgs.iter().any(|m| m.starts_with("8:")), "{msgs:#?}");
+    assert_eq!(
+        p.config.policy.templates.stat_templates(),
+        ["long"],
+        "{msgs:#?}"
+    );
     assert!(
         has("9:WARNING: JOBCFG[z] CLASS=nosuch: no CLASSCFG[nosuch] is configured"),
         "{msgs:#?}"
