@@ -65,6 +65,16 @@ pub(crate) struct Ctx<'a> {
     extra: layers::Extra,
 }
 
+/// The storage of a spent context, kept for the next one by a driver that
+/// plans many iterations ([`crate::lean::LeanScratch`]): contents are
+/// dropped, allocations reused.
+#[derive(Debug, Default)]
+pub(crate) struct Buffers {
+    spans: Vec<(Time, Amount)>,
+    free: Vec<(u32, u64)>,
+    planned: Vec<(Vec<Alloc>, Time, Option<Time>)>,
+}
+
 /// One preemptor's lock as usage: what it holds now (idle resources it was
 /// planned on) and, from each terminating victim's expected release, what
 /// that victim frees.
@@ -105,8 +115,28 @@ impl<'a> Ctx<'a> {
         now: Time,
         base: impl FnOnce(Amount) -> Profile,
     ) -> Self {
+        Self::with_profile_in(state, policy, now, Buffers::default(), |free, _| base(free))
+    }
+
+    /// [`Ctx::with_profile`] in the storage of a spent context
+    /// ([`Ctx::into_buffers`]): `base` gets the aggregate profile's storage
+    /// with the processors free now.
+    pub fn with_profile_in(
+        state: &'a State,
+        policy: &'a Policy,
+        now: Time,
+        buffers: Buffers,
+        base: impl FnOnce(Amount, Vec<(Time, Amount)>) -> Profile,
+    ) -> Self {
+        let Buffers {
+            spans,
+            mut free,
+            mut planned,
+        } = buffers;
         let n = state.nodes().len();
-        let mut free = Vec::with_capacity(n);
+        free.clear();
+        free.reserve(n);
+        planned.clear();
         let mut free_set = BTreeSet::new();
         let mut total = 0i64;
         let mut capacity = 0i64;
@@ -122,7 +152,7 @@ impl<'a> Ctx<'a> {
                 capacity += i64::from(node.procs);
             }
         }
-        let mut agg = base(Amount::procs(total));
+        let mut agg = base(Amount::procs(total), spans);
         let list = crate::resv::in_force(state, &policy.standing, now);
         let rsv = if list.is_empty() {
             Holds::default()
@@ -139,7 +169,7 @@ impl<'a> Ctx<'a> {
             free,
             free_set,
             nodes: None,
-            planned: Vec::new(),
+            planned,
             capacity,
             rsv,
             locks: Vec::new(),
@@ -148,6 +178,16 @@ impl<'a> Ctx<'a> {
         };
         ctx.hold_locks();
         ctx
+    }
+
+    /// The storage of this spent context, for the next one
+    /// ([`Ctx::with_profile_in`]).
+    pub fn into_buffers(self) -> Buffers {
+        Buffers {
+            spans: self.agg.into_spans(),
+            free: self.free,
+            planned: self.planned,
+        }
     }
 
     /// Holds every preemptor lock in force out of the profiles.

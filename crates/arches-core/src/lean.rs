@@ -118,13 +118,43 @@ pub fn lean_supported(policy: &Policy) -> bool {
             .all(|c| c.default_wclimit.is_none() && c.max_wclimit.is_none())
 }
 
+/// Storage a driver that runs many lean iterations keeps between them
+/// ([`schedule_lean_in`]): the planning context's profile and per-node
+/// buffers, the reservation buckets, the held reservations. It carries no
+/// information from one iteration to the next, only allocations.
+#[derive(Debug, Default)]
+pub struct LeanScratch {
+    ctx: crate::context::Buffers,
+    bucket_left: Vec<u32>,
+    held: Vec<Held>,
+    steps: Vec<(Time, i64)>,
+}
+
 /// One lean iteration, or `None` when the policy or the state needs the full
 /// [`crate::schedule()`]. Pure: equal inputs give equal plans, and the starts,
 /// reservations and `next_wakeup` equal `schedule()`'s.
 pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPlan> {
+    if !lean_supported(policy) {
+        return None;
+    }
+    schedule_lean_in(state, policy, now, &mut LeanScratch::default())
+}
+
+/// [`schedule_lean`] for a policy the caller has checked with
+/// [`lean_supported`] (which depends on the policy alone: a driver checks
+/// it once per policy, not every iteration), in the storage `scratch` of
+/// earlier iterations. The same plan as [`schedule_lean`] whenever
+/// `lean_supported(policy)` holds; `None` when the state needs the full
+/// iteration.
+pub fn schedule_lean_in(
+    state: &State,
+    policy: &Policy,
+    now: Time,
+    scratch: &mut LeanScratch,
+) -> Option<LeanPlan> {
     let idx = state.indexes()?;
-    if !lean_supported(policy)
-        || idx.sys_prio > 0
+    debug_assert!(lean_supported(policy), "schedule_lean_in: unchecked policy");
+    if idx.sys_prio > 0
         || idx.suspended > 0
         || idx.data_wait > 0
         || idx.preemptors > 0
@@ -145,20 +175,32 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         .releases
         .iter()
         .map(|(&(end, _), &procs)| (end.max(now + 1), Amount::procs(i64::from(procs))));
-    let mut ctx = Ctx::with_profile(state, policy, now, |free| {
-        crate::profile::Profile::from_sorted_releases(now, free, releases)
+    let buffers = std::mem::take(&mut scratch.ctx);
+    let mut ctx = Ctx::with_profile_in(state, policy, now, buffers, |free, spans| {
+        crate::profile::Profile::from_sorted_releases_in(spans, now, free, releases)
     });
     let highest = policy.reservation_policy == ReservationPolicy::Highest;
-    let held = if highest {
-        hold_remembered(&mut ctx, state, policy, now, idx)
-    } else {
-        Vec::new()
-    };
+    let mut held = std::mem::take(&mut scratch.held);
+    held.clear();
+    if highest {
+        hold_remembered(
+            &mut ctx,
+            state,
+            policy,
+            now,
+            idx,
+            &mut held,
+            &mut scratch.steps,
+        );
+    }
+    let mut bucket_left = std::mem::take(&mut scratch.bucket_left);
+    bucket_left.clear();
+    bucket_left.extend(policy.reservation_buckets.iter().map(|b| b.depth));
     let mut walk = Lean {
         ctx,
         starts: Vec::new(),
         reservations: Vec::with_capacity(held.len() + 4),
-        bucket_left: policy.reservation_buckets.iter().map(|b| b.depth).collect(),
+        bucket_left,
         blocked: false,
         pinned: highest && !state.reservations_may_compress(),
         held,
@@ -198,10 +240,17 @@ pub fn schedule_lean(state: &State, policy: &Policy, now: Time) -> Option<LeanPl
         }
     }
     let Lean {
+        ctx,
         starts,
         reservations,
+        bucket_left,
+        held,
         ..
     } = walk;
+    // The storage back for the next iteration.
+    scratch.ctx = ctx.into_buffers();
+    scratch.bucket_left = bucket_left;
+    scratch.held = held;
     // Time alone changes: a running job's limit, a start date, a reservation.
     let after = (now + 1, 0);
     let end = idx.ends.range(after..).next().map(|k| k.0);
@@ -253,20 +302,23 @@ struct Held {
 /// a schedulable queued job in the aggregate profile (what
 /// [`crate::schedule()`] does entry by entry, in one merge pass); each job
 /// takes its own out again when the walk reaches it ([`Lean::kept`]).
-/// Returns what it held, in queue order. A job with nothing but resources
-/// to wait for is read from the queue index alone.
+/// Pushes what it held onto `held` (empty), in queue order; `steps` is
+/// storage. A job with nothing but resources to wait for is read from the
+/// queue index alone.
 fn hold_remembered(
     ctx: &mut Ctx<'_>,
     state: &State,
     policy: &Policy,
     now: Time,
     idx: &crate::index::Indexes,
-) -> Vec<Held> {
+    held: &mut Vec<Held>,
+    steps: &mut Vec<(Time, i64)>,
+) {
     let kept = state.remembered_in_plan_order();
     if kept.is_empty() {
-        return Vec::new();
+        return;
     }
-    let mut held = Vec::with_capacity(kept.len());
+    held.reserve(kept.len());
     // A plan's reservations are in queue order: walk both together (a
     // queued job that is not the next kept one is looked up: a job
     // submitted since, or kept out of order).
@@ -301,15 +353,15 @@ fn hold_remembered(
             });
         }
     }
-    let mut steps: Vec<(Time, i64)> = Vec::with_capacity(2 * held.len());
-    for h in &held {
+    steps.clear();
+    steps.reserve(2 * held.len());
+    for h in held.iter() {
         steps.push((h.start, -i64::from(h.procs)));
         steps.push((h.end, i64::from(h.procs)));
     }
     // Steps at one time add up in any order.
     steps.sort_unstable_by_key(|s| s.0);
-    ctx.agg.add_steps(&steps);
-    held
+    ctx.agg.add_steps(steps);
 }
 
 /// Where a remembered reservation starting at `t` is held, if its job is

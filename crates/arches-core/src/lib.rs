@@ -72,7 +72,7 @@ pub use job::{
     Termination,
 };
 pub use layout::{Layout, NodeGroup, TaskOption};
-pub use lean::{schedule_lean, LeanPlan};
+pub use lean::{schedule_lean, schedule_lean_in, LeanPlan, LeanScratch};
 pub use node::{Node, NodeAdminState, NodeId, NodeState};
 pub use plan::{
     BlockReason, Decision, Decisions, Plan, PlannedReservation, PolicyBlock, PriorityBreakdown,

@@ -91,11 +91,25 @@ impl Profile {
         free: Amount,
         releases: impl IntoIterator<Item = (Time, Amount)>,
     ) -> Self {
+        Self::from_sorted_releases_in(Vec::new(), origin, free, releases)
+    }
+
+    /// [`Profile::from_sorted_releases`] in the storage of `spans` (its
+    /// contents are dropped; what [`Profile::into_spans`] gave back of a
+    /// spent profile, so that a driver planning many iterations does not
+    /// allocate one per iteration).
+    pub fn from_sorted_releases_in(
+        mut spans: Vec<(Time, Amount)>,
+        origin: Time,
+        free: Amount,
+        releases: impl IntoIterator<Item = (Time, Amount)>,
+    ) -> Self {
         let releases = releases.into_iter();
         // Room for the breakpoints an iteration's starts and reservations
         // add (each usage splits up to two spans), so that they rarely
         // reallocate.
-        let mut spans: Vec<(Time, Amount)> = Vec::with_capacity(releases.size_hint().0 + 17);
+        spans.clear();
+        spans.reserve(releases.size_hint().0 + 17);
         spans.push((origin, free));
         let mut prev = Time::MIN;
         for (t, amount) in releases {
@@ -113,6 +127,11 @@ impl Profile {
         // Adjacent equal amounts (releases of nothing) merge.
         spans.dedup_by(|b, a| a.1 == b.1);
         Profile { spans }
+    }
+
+    /// The profile's storage, for [`Profile::from_sorted_releases_in`].
+    pub fn into_spans(self) -> Vec<(Time, Amount)> {
+        self.spans
     }
 
     /// The first time of the profile.

@@ -15,7 +15,7 @@ use arches_core::policy::{
     BackfillPolicy, NodeAllocationPolicy, QosConfig, QosFlag, ReservationBucket, ReservationPolicy,
 };
 use arches_core::state::{Event, JobChange, State};
-use arches_core::{schedule, schedule_lean, Policy, Time};
+use arches_core::{schedule, schedule_lean, schedule_lean_in, LeanScratch, Policy, Time};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -177,6 +177,8 @@ proptest! {
             .flatten()
             .collect();
         let mut lean_used = 0usize;
+        // Storage kept across the iterations, as the simulator keeps it.
+        let mut scratch = LeanScratch::default();
         loop {
             times.sort_unstable();
             times.dedup();
@@ -224,7 +226,12 @@ proptest! {
                 enabled = true;
             }
             let plan = schedule(&state, &policy, now);
-            match schedule_lean(&state, &policy, now) {
+            let lean = schedule_lean(&state, &policy, now);
+            if lean_supported(&policy) {
+                let kept = schedule_lean_in(&state, &policy, now, &mut scratch);
+                prop_assert_eq!(&kept, &lean, "plan in kept storage at {}", now);
+            }
+            match lean {
                 Some(lean) => {
                     lean_used += 1;
                     prop_assert_eq!(&lean.starts, &plan.starts, "starts at {}", now);

@@ -24,7 +24,7 @@ use arches_config::RuntimePrediction;
 use arches_core::policy::ReservationPolicy;
 use arches_core::state::JobChange;
 use arches_core::{
-    schedule, schedule_lean, CompletionCode, Event, EventError, Job, JobId, Node, Plan, Policy,
+    schedule, schedule_lean_in, CompletionCode, Event, EventError, Job, JobId, Node, Plan, Policy,
     Request, Secs, StartKind, State, Time,
 };
 use arches_rm::sim::SimRm;
@@ -106,6 +106,11 @@ pub struct Simulation {
     /// Always run the full iteration (plans with every job's decision, for
     /// `--serve`); otherwise the lean one where the policy allows it.
     full_plans: bool,
+    /// [`arches_core::lean::lean_supported`] of `policy` (checked when the
+    /// policy changes, not every iteration).
+    lean_ok: bool,
+    /// The lean iterations' storage, kept from one to the next.
+    lean: arches_core::LeanScratch,
     /// Preemption statistics ([`crate::preempt`]).
     pub(crate) preempt: crate::preempt::PreemptStats,
     /// Consecutive wake-ups at reservation edges with nothing else
@@ -285,6 +290,7 @@ impl Simulation {
         let total_jobs = pending.len();
         let mut state = State::new(nodes.clone());
         state.set_lean_indexes(true);
+        let lean_ok = arches_core::lean::lean_supported(&policy);
         Simulation {
             state,
             policy,
@@ -304,6 +310,8 @@ impl Simulation {
             dirty: false,
             predictor: Predictor::default(),
             full_plans: false,
+            lean_ok,
+            lean: arches_core::LeanScratch::default(),
             preempt: crate::preempt::PreemptStats::default(),
             rsv_idle_wakes: 0,
             staging: None,
@@ -807,10 +815,10 @@ impl Simulation {
                 .map_err(|source| SimError::Core { at, job: 0, source })?;
         }
         self.update_fairshare();
-        let lean = if self.full_plans {
+        let lean = if self.full_plans || !self.lean_ok {
             None
         } else {
-            schedule_lean(&self.state, &self.policy, self.now)
+            schedule_lean_in(&self.state, &self.policy, self.now, &mut self.lean)
         };
         let plan = match lean {
             Some(lean) => lean.into_plan(),
@@ -982,6 +990,7 @@ impl Simulation {
             self.policy
                 .fairshare
                 .set_usage(std::sync::Arc::new(usage.decayed(fs.decay)));
+            self.lean_ok = arches_core::lean::lean_supported(&self.policy);
         }
     }
 
