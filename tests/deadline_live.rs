@@ -141,6 +141,30 @@ fn deadlines_are_accepted_reported_modified_and_shown() {
         j["deadline"].as_i64().unwrap() - now >= 5 * 3600 - 60,
         "{j}"
     );
+    // Another user may not move it.
+    if common::root_or_skip("deadlines_are_accepted_reported_modified_and_shown (second uid)") {
+        let other = common::ensure_user("archesdl");
+        let cwd = tempfile::tempdir().unwrap();
+        common::set_mode(cwd.path(), 0o755);
+        let o = common::run_as_user(
+            &d,
+            &other,
+            "mjobctl",
+            &["-m", "deadline=+1:00:00", &a.to_string()],
+            "",
+            cwd.path(),
+        );
+        assert_eq!(o.status.code(), Some(1), "{}", common::text(&o.stdout));
+        assert!(
+            common::text(&o.stderr).contains("not authorized"),
+            "{}",
+            common::text(&o.stderr)
+        );
+        assert!(
+            detail(&d, a)["deadline"].as_i64().unwrap() - now >= 5 * 3600 - 60,
+            "unchanged"
+        );
+    }
     let (c, _, e) = run(&d, "mjobctl", &["-m", "deadline=nonsense", &a.to_string()]);
     assert_eq!(c, 1);
     assert!(e.contains("invalid deadline 'nonsense'"), "{e}");
