@@ -615,8 +615,18 @@ impl Accounting {
             };
             if take_kept {
                 let (k, m) = kept.next().expect("peeked");
-                let mut v = (0..depth).map(|i| m.get(&(cur - i as i64)).copied().unwrap_or(0.0));
-                merged.push((k.clone(), sum(&mut v)));
+                // The same sum over the kept intervals only: a missing
+                // interval adds `w × 0.0`, which leaves the (non-negative)
+                // sum unchanged; `w` still steps once per interval.
+                let (mut s, mut w, mut i) = (0.0, 1.0, 0);
+                for (idx, x) in m.range(oldest..=cur).rev() {
+                    while i < cur - idx {
+                        w *= fs.decay;
+                        i += 1;
+                    }
+                    s += w * x;
+                }
+                merged.push((k.clone(), s));
             } else {
                 let (k, v) = charged.next().expect("peeked");
                 if kept.peek().is_some_and(|(a, _)| **a == k) {
