@@ -453,7 +453,14 @@ impl Accounting {
                 );
             }
         }
-        self.trim(fs, end);
+        // Every interval a credential or pair is charged is charged to the
+        // total too, so while the total holds nothing older than the window
+        // neither does any other map: the full walk is needed only when the
+        // window has moved past the oldest kept interval (once per interval).
+        let oldest = fs.index(end) - i64::from(fs.depth.max(1)) + 1;
+        if self.fs_total.keys().next().is_some_and(|k| *k < oldest) {
+            self.trim(fs, end);
+        }
         true
     }
 
@@ -553,6 +560,122 @@ impl Accounting {
             creds: creds.iter().map(|(k, m)| (k.clone(), to_vec(m))).collect(),
             active: users,
             pairs: pairs.iter().map(|(k, m)| (k.clone(), to_vec(m))).collect(),
+        }
+    }
+}
+
+impl Accounting {
+    /// The decayed usage at `now` that the priorities and caps read: the same
+    /// numbers, bit for bit, as `self.fairshare(active, fs, now).decayed(fs.decay)`,
+    /// without cloning the per-credential interval maps or building the
+    /// per-interval vectors and the (account, user) pairs. The scheduler asks
+    /// for it every iteration (`moab simulate`).
+    pub fn decayed_usage<'a>(
+        &self,
+        active: impl Iterator<Item = &'a Job>,
+        fs: &FsWindow,
+        now: Time,
+    ) -> crate::fairshare::FsUsage {
+        let depth = fs.depth.max(1) as usize;
+        let cur = fs.index(now);
+        let oldest = cur - depth as i64 + 1;
+        let window = |m: Option<&BTreeMap<i64, f64>>| -> Vec<f64> {
+            (0..depth)
+                .map(|i| {
+                    m.and_then(|m| m.get(&(cur - i as i64)).copied())
+                        .unwrap_or(0.0)
+                })
+                .collect()
+        };
+        // The running jobs' charges up to now, added to the kept intervals in
+        // the order `fairshare` adds them (job by job, oldest interval first).
+        let charge_window = |v: &mut [f64], from: Time, rate: f64| {
+            let len = fs.interval.max(1);
+            let mut t = from.max(oldest * len);
+            while t < now {
+                let idx = fs.index(t);
+                let stop = ((idx + 1) * len).min(now);
+                v[(cur - idx) as usize] += rate * (stop - t) as f64;
+                t = stop;
+            }
+        };
+        let mut total = window(Some(&self.fs_total));
+        let mut touched: BTreeMap<(CredKind, String), Vec<f64>> = BTreeMap::new();
+        let mut users: BTreeMap<String, crate::fairshare::ActiveUse> = BTreeMap::new();
+        for j in active {
+            let Some(r) = j.run.as_ref() else { continue };
+            if let Some((procs, _, left)) = active_usage(j, self.since, now) {
+                let u = users.entry(j.cred.user.clone()).or_default();
+                u.jobs += 1;
+                u.procs += procs;
+                u.ps += left;
+            }
+            let from = r.start_time.max(self.since);
+            if from >= now {
+                continue;
+            }
+            let rate = fs.charge.rate(r);
+            charge_window(&mut total, from, rate);
+            for c in job_creds(j) {
+                let v = match touched.entry(c) {
+                    std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::btree_map::Entry::Vacant(e) => {
+                        let w = window(self.fs.get(e.key()));
+                        e.insert(w)
+                    }
+                };
+                charge_window(v, from, rate);
+            }
+        }
+        let sum = |v: &mut dyn Iterator<Item = f64>| {
+            let mut w = 1.0;
+            let mut s = 0.0;
+            for x in v {
+                s += w * x;
+                w *= fs.decay;
+            }
+            s
+        };
+        // Both maps are sorted by the same key: merge them into one sorted
+        // list, which the map is then built from in one pass.
+        let mut merged: Vec<((CredKind, String), f64)> =
+            Vec::with_capacity(self.fs.len() + touched.len());
+        let mut kept = self.fs.iter().peekable();
+        let mut charged = touched.into_iter().peekable();
+        loop {
+            let take_kept = match (kept.peek(), charged.peek()) {
+                (None, None) => break,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (Some((a, _)), Some((b, _))) => *a < b,
+            };
+            if take_kept {
+                let (k, m) = kept.next().expect("peeked");
+                // The same sum over the kept intervals only: a missing
+                // interval adds `w × 0.0`, which leaves the (non-negative)
+                // sum unchanged; `w` still steps once per interval.
+                let (mut s, mut w, mut i) = (0.0, 1.0, 0);
+                for (idx, x) in m.range(oldest..=cur).rev() {
+                    while i < cur - idx {
+                        w *= fs.decay;
+                        i += 1;
+                    }
+                    s += w * x;
+                }
+                merged.push((k.clone(), s));
+            } else {
+                let (k, v) = charged.next().expect("peeked");
+                if kept.peek().is_some_and(|(a, _)| **a == k) {
+                    kept.next();
+                }
+                merged.push((k, sum(&mut v.into_iter())));
+            }
+        }
+        let creds: BTreeMap<(CredKind, String), f64> = merged.into_iter().collect();
+        crate::fairshare::FsUsage {
+            total: sum(&mut total.iter().copied()),
+            creds,
+            active: users,
         }
     }
 }
@@ -777,6 +900,59 @@ mod tests {
         // old intervals fall out of the window
         a.trim(&FS, 1000);
         assert!(a.fs_total.is_empty());
+    }
+
+    #[test]
+    fn decayed_usage_equals_the_decayed_interval_usage_bit_for_bit() {
+        let mut a = Accounting::new(0);
+        let w = FsWindow {
+            interval: 100,
+            depth: 4,
+            decay: 0.7,
+            charge: FsCharge::Dedicated,
+        };
+        let user = |mut j: Job, u: &str, acct: Option<&str>| {
+            j.cred.user = u.to_string();
+            j.cred.account = acct.map(str::to_string);
+            j
+        };
+        // Completed jobs of three users, one long before the window.
+        a.record(&user(done(1, 3, Some(500), 0, 10, 40), "old", None), 40, &w);
+        a.record(
+            &user(done(2, 1, Some(900), 120, 130, 777), "bob", Some("p")),
+            777,
+            &w,
+        );
+        a.record(
+            &user(done(3, 5, Some(900), 300, 333, 801), "alice", None),
+            801,
+            &w,
+        );
+        // Running: one from before the window, one inside, one not started yet.
+        let running = |id, procs, start, u: &str| {
+            let mut j = user(done(id, procs, Some(10_000), 0, start, 0), u, Some("q"));
+            j.completion = None;
+            j
+        };
+        let jobs = [
+            running(4, 7, 37, "alice"),
+            running(5, 2, 815, "carol"),
+            running(6, 4, 1000, "bob"),
+        ];
+        for now in [820, 899, 900, 950, 1333] {
+            let slow = a.fairshare(jobs.iter(), &w, now).decayed(w.decay);
+            let fast = a.decayed_usage(jobs.iter(), &w, now);
+            assert_eq!(fast.total.to_bits(), slow.total.to_bits(), "{now}");
+            assert_eq!(
+                fast.creds.keys().collect::<Vec<_>>(),
+                slow.creds.keys().collect::<Vec<_>>()
+            );
+            for (k, v) in &slow.creds {
+                assert_eq!(fast.creds[k].to_bits(), v.to_bits(), "{k:?} at {now}");
+            }
+            assert_eq!(fast.active, slow.active);
+            assert!(fast.total > 0.0);
+        }
     }
 
     #[test]

@@ -1078,9 +1078,9 @@ fn running_releases<'s>(
         .flat_map(move |(j, end)| {
             j.run
                 .as_ref()
-                .map(|r| r.alloc.clone())
-                .unwrap_or_default()
-                .into_iter()
+                .map_or(&[][..], |r| r.alloc.as_slice())
+                .iter()
+                .copied()
                 .filter(move |a| {
                     state
                         .node(a.node)

@@ -108,6 +108,51 @@ pub struct FsUsage {
     pub active: BTreeMap<String, ActiveUse>,
 }
 
+/// A `(kind, name)` credential key that a `(CredKind, String)` map key
+/// borrows as, so [`FsUsage::of`] can look up a `&str` name without
+/// allocating. Ordered exactly as the tuple (kind first, then name).
+trait CredKey {
+    fn key(&self) -> (CredKind, &str);
+}
+
+impl CredKey for (CredKind, String) {
+    fn key(&self) -> (CredKind, &str) {
+        (self.0, self.1.as_str())
+    }
+}
+
+impl CredKey for (CredKind, &str) {
+    fn key(&self) -> (CredKind, &str) {
+        (self.0, self.1)
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn CredKey + 'a> for (CredKind, String) {
+    fn borrow(&self) -> &(dyn CredKey + 'a) {
+        self
+    }
+}
+
+impl PartialEq for dyn CredKey + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for dyn CredKey + '_ {}
+
+impl PartialOrd for dyn CredKey + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for dyn CredKey + '_ {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
 /// A user's active work ([`FsUsage::active`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ActiveUse {
@@ -123,8 +168,10 @@ pub struct ActiveUse {
 impl FsUsage {
     /// A credential's decayed usage (0 if it used nothing).
     pub fn of(&self, kind: CredKind, name: &str) -> f64 {
+        // Looked up by borrowed key: the priority asks this for every queued
+        // job and credential kind each iteration, so no `String` is built.
         self.creds
-            .get(&(kind, name.to_string()))
+            .get(&(kind, name) as &dyn CredKey)
             .copied()
             .unwrap_or(0.0)
     }
@@ -152,17 +199,18 @@ pub const FS_KINDS: [CredKind; 5] = [
 /// The job's credential of `kind` (QoS: the effective one, `DEFAULT`
 /// without one, as the accounting charges it).
 pub fn cred_name(job: &Job, policy: &Policy, kind: CredKind) -> Option<String> {
+    cred_str(job, policy, kind).map(str::to_string)
+}
+
+/// [`cred_name`] borrowed (the priority asks it per queued job and kind).
+fn cred_str<'a>(job: &'a Job, policy: &'a Policy, kind: CredKind) -> Option<&'a str> {
     let c = &job.cred;
     match kind {
-        CredKind::User => Some(c.user.clone()),
-        CredKind::Group => Some(c.group.clone()),
-        CredKind::Account => c.account.clone(),
-        CredKind::Class => c.class.clone(),
-        CredKind::Qos => Some(
-            crate::qos::effective(job, policy)
-                .unwrap_or("DEFAULT")
-                .to_string(),
-        ),
+        CredKind::User => Some(c.user.as_str()),
+        CredKind::Group => Some(c.group.as_str()),
+        CredKind::Account => c.account.as_deref(),
+        CredKind::Class => c.class.as_deref(),
+        CredKind::Qos => Some(crate::qos::effective(job, policy).unwrap_or("DEFAULT")),
         // Statistics templates are not a job credential.
         CredKind::Template => None,
     }
@@ -190,13 +238,13 @@ pub fn factor(job: &Job, policy: &Policy, kind: CredKind) -> f64 {
     if !fs.enabled || fs.usage.total <= 0.0 {
         return 0.0;
     }
-    let Some(name) = cred_name(job, policy, kind) else {
+    let Some(name) = cred_str(job, policy, kind) else {
         return 0.0;
     };
-    let Some(t) = target(policy, kind, &name).filter(|t| t.hundredths > 0) else {
+    let Some(t) = target(policy, kind, name).filter(|t| t.hundredths > 0) else {
         return tree_factor(job, policy).unwrap_or(0.0);
     };
-    let delta = t.value() - fs.usage.percent(kind, &name);
+    let delta = t.value() - fs.usage.percent(kind, name);
     match t.kind {
         FsTargetKind::Target => delta,
         FsTargetKind::Floor => delta.max(0.0),
@@ -290,13 +338,13 @@ pub fn check_caps(job: &Job, policy: &Policy) -> Result<(), BlockReason> {
         CredKind::Class,
         CredKind::Qos,
     ] {
-        let Some(name) = cred_name(job, policy, kind) else {
+        let Some(name) = cred_str(job, policy, kind) else {
             continue;
         };
-        let Some(t) = target(policy, kind, &name).filter(|t| t.kind.is_cap()) else {
+        let Some(t) = target(policy, kind, name).filter(|t| t.kind.is_cap()) else {
             continue;
         };
-        let used = fs.usage.of(kind, &name) + request;
+        let used = fs.usage.of(kind, name) + request;
         let over = match t.kind {
             FsTargetKind::CapAbsolute => used > t.value(),
             _ => fs.usage.total > 0.0 && used * 100.0 / fs.usage.total > t.value(),

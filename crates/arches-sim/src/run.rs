@@ -986,10 +986,8 @@ impl Simulation {
             return;
         }
         if let Some((acc, fs)) = self.accounting.as_ref() {
-            let usage = acc.fairshare(self.state.active(), fs, self.now);
-            self.policy
-                .fairshare
-                .set_usage(std::sync::Arc::new(usage.decayed(fs.decay)));
+            let usage = acc.decayed_usage(self.state.active(), fs, self.now);
+            self.policy.fairshare.set_usage(std::sync::Arc::new(usage));
             self.lean_ok = arches_core::lean::lean_supported(&self.policy);
         }
     }
