@@ -81,6 +81,21 @@ impl CredKind {
     }
 }
 
+/// Adds running job `j` to its user's running work (`FSJPU`/`FSPPU`/`FSPSPU`).
+fn count_active_user(
+    users: &mut BTreeMap<String, crate::fairshare::ActiveUse>,
+    j: &Job,
+    since: Time,
+    now: Time,
+) {
+    if let Some((procs, _, left)) = active_usage(j, since, now) {
+        let u = users.entry(j.cred.user.clone()).or_default();
+        u.jobs += 1;
+        u.procs += procs;
+        u.ps += left;
+    }
+}
+
 /// The credentials of a job that statistics are kept for.
 pub fn job_creds(j: &Job) -> Vec<(CredKind, String)> {
     let c = &j.cred;
@@ -535,12 +550,7 @@ impl Accounting {
         let mut users: BTreeMap<String, crate::fairshare::ActiveUse> = BTreeMap::new();
         for j in active {
             let Some(r) = j.run.as_ref() else { continue };
-            if let Some((procs, _, left)) = active_usage(j, self.since, now) {
-                let u = users.entry(j.cred.user.clone()).or_default();
-                u.jobs += 1;
-                u.procs += procs;
-                u.ps += left;
-            }
+            count_active_user(&mut users, j, self.since, now);
             let from = r.start_time.max(self.since);
             if from >= now {
                 continue;
@@ -604,12 +614,7 @@ impl Accounting {
         let mut users: BTreeMap<String, crate::fairshare::ActiveUse> = BTreeMap::new();
         for j in active {
             let Some(r) = j.run.as_ref() else { continue };
-            if let Some((procs, _, left)) = active_usage(j, self.since, now) {
-                let u = users.entry(j.cred.user.clone()).or_default();
-                u.jobs += 1;
-                u.procs += procs;
-                u.ps += left;
-            }
+            count_active_user(&mut users, j, self.since, now);
             let from = r.start_time.max(self.since);
             if from >= now {
                 continue;
