@@ -96,6 +96,36 @@ fn count_active_user(
     }
 }
 
+/// The decayed sum of one credential's kept intervals in the window that
+/// ends with interval `cur`: a missing interval adds `w × 0.0`, which leaves
+/// the (non-negative) sum unchanged; `w` still steps once per interval.
+fn kept_sum(m: &BTreeMap<i64, f64>, cur: i64, depth: usize, decay: f64) -> f64 {
+    let oldest = cur - depth as i64 + 1;
+    let (mut s, mut w, mut i) = (0.0, 1.0, 0);
+    for (idx, x) in m.range(oldest..=cur).rev() {
+        while i < cur - idx {
+            w *= decay;
+            i += 1;
+        }
+        s += w * x;
+    }
+    s
+}
+
+/// [`job_creds`] borrowed from the job.
+fn job_cred_names(j: &Job) -> impl Iterator<Item = (CredKind, &str)> {
+    let c = &j.cred;
+    [
+        Some((CredKind::User, c.user.as_str())),
+        Some((CredKind::Group, c.group.as_str())),
+        c.account.as_deref().map(|a| (CredKind::Account, a)),
+        c.class.as_deref().map(|x| (CredKind::Class, x)),
+        Some((CredKind::Qos, c.qos.as_deref().unwrap_or("DEFAULT"))),
+    ]
+    .into_iter()
+    .flatten()
+}
+
 /// The credentials of a job that statistics are kept for.
 pub fn job_creds(j: &Job) -> Vec<(CredKind, String)> {
     let c = &j.cred;
@@ -578,17 +608,130 @@ impl Accounting {
     /// The decayed usage at `now` that the priorities and caps read: the same
     /// numbers, bit for bit, as `self.fairshare(active, fs, now).decayed(fs.decay)`,
     /// without cloning the per-credential interval maps or building the
-    /// per-interval vectors and the (account, user) pairs. The scheduler asks
-    /// for it every iteration (`moab simulate`).
+    /// per-interval vectors and the (account, user) pairs. A driver that asks
+    /// every iteration keeps a [`DecayedUsage`] instead, which recomputes only
+    /// the credentials running jobs charge.
     pub fn decayed_usage<'a>(
         &self,
         active: impl Iterator<Item = &'a Job>,
         fs: &FsWindow,
         now: Time,
     ) -> crate::fairshare::FsUsage {
+        let mut d = DecayedUsage::default();
+        d.update(self, active, fs, now);
+        std::sync::Arc::unwrap_or_clone(d.usage)
+    }
+}
+
+/// [`Accounting::decayed_usage`] kept from one call to the next: `moab
+/// simulate` asks for it every iteration, and between two job ends only the
+/// credentials of running jobs change (until the window moves on). Each
+/// update restores the credentials the running jobs charged last time to
+/// their value from the kept intervals alone, then charges the running jobs
+/// of now, so the usage equals a fresh [`Accounting::decayed_usage`] bit for
+/// bit — provided [`DecayedUsage::invalidate`] is called whenever the
+/// accounting's fairshare maps change (a job recorded, a trim, a reset).
+#[derive(Debug, Clone, Default)]
+pub struct DecayedUsage {
+    /// The interval index the kept credentials' sums are for (`None`:
+    /// compute every credential afresh at the next update).
+    at: Option<i64>,
+    /// The credentials running jobs charged at the last update, with their
+    /// value from the kept intervals alone (`None`: no kept interval).
+    charged: Vec<((CredKind, String), Option<f64>)>,
+    usage: std::sync::Arc<crate::fairshare::FsUsage>,
+}
+
+impl DecayedUsage {
+    /// The accounting's fairshare maps changed: the next update computes
+    /// every credential afresh.
+    pub fn invalidate(&mut self) {
+        self.at = None;
+    }
+
+    /// The usage of the last update (shared: a policy holds it; the next
+    /// update copies it only if somebody still does).
+    pub fn usage(&self) -> &std::sync::Arc<crate::fairshare::FsUsage> {
+        &self.usage
+    }
+
+    /// [`Accounting::record`] of a job that ended, keeping this usage valid:
+    /// only the ended job's credentials are summed again (everything, at the
+    /// next update, if the record dropped a credential out of the window).
+    pub fn record(&mut self, acc: &mut Accounting, j: &Job, end: Time, fs: &FsWindow) -> bool {
+        let Some(cur) = self.at.filter(|at| *at == fs.index(end)) else {
+            self.at = None;
+            return acc.record(j, end, fs);
+        };
+        let names: Vec<(CredKind, &str)> = job_cred_names(j).collect();
+        let new_keys = names
+            .iter()
+            .filter(|c| !acc.fs.contains_key(*c as &dyn crate::fairshare::CredKey))
+            .count();
+        let before = acc.fs.len();
+        let counted = acc.record(j, end, fs);
+        if acc.fs.len() != before + new_keys {
+            // The window was trimmed: credentials left it.
+            self.at = None;
+            return counted;
+        }
+        let depth = fs.depth.max(1) as usize;
+        let usage = std::sync::Arc::make_mut(&mut self.usage);
+        for c in names {
+            let Some(m) = acc.fs.get(&c as &dyn crate::fairshare::CredKey) else {
+                continue;
+            };
+            let v = kept_sum(m, cur, depth, fs.decay);
+            if let Some(saved) = self
+                .charged
+                .iter_mut()
+                .find(|(k, _)| k.0 == c.0 && k.1 == c.1)
+            {
+                saved.1 = Some(v);
+            } else if let Some(x) = usage.creds.get_mut(&c as &dyn crate::fairshare::CredKey) {
+                *x = v;
+            } else {
+                usage.creds.insert((c.0, c.1.to_string()), v);
+            }
+        }
+        counted
+    }
+
+    /// Brings the usage to `now` with these running jobs.
+    pub fn update<'a>(
+        &mut self,
+        acc: &Accounting,
+        active: impl Iterator<Item = &'a Job>,
+        fs: &FsWindow,
+        now: Time,
+    ) {
         let depth = fs.depth.max(1) as usize;
         let cur = fs.index(now);
         let oldest = cur - depth as i64 + 1;
+        let decay = fs.decay;
+        let usage = std::sync::Arc::make_mut(&mut self.usage);
+        if self.at == Some(cur) {
+            for (k, kept) in self.charged.drain(..) {
+                match kept {
+                    Some(v) => {
+                        if let Some(x) = usage.creds.get_mut(&k) {
+                            *x = v;
+                        }
+                    }
+                    None => {
+                        usage.creds.remove(&k);
+                    }
+                }
+            }
+        } else {
+            self.charged.clear();
+            usage.creds = acc
+                .fs
+                .iter()
+                .map(|(k, m)| (k.clone(), kept_sum(m, cur, depth, decay)))
+                .collect();
+            self.at = Some(cur);
+        }
         let window = |m: Option<&BTreeMap<i64, f64>>| -> Vec<f64> {
             (0..depth)
                 .map(|i| {
@@ -609,78 +752,48 @@ impl Accounting {
                 t = stop;
             }
         };
-        let mut total = window(Some(&self.fs_total));
-        let mut touched: BTreeMap<(CredKind, String), Vec<f64>> = BTreeMap::new();
-        let mut users: BTreeMap<String, crate::fairshare::ActiveUse> = BTreeMap::new();
+        let sum = |v: &[f64]| {
+            let mut w = 1.0;
+            let mut s = 0.0;
+            for x in v {
+                s += w * x;
+                w *= decay;
+            }
+            s
+        };
+        let mut total = window(Some(&acc.fs_total));
+        let mut touched: BTreeMap<(CredKind, &str), Vec<f64>> = BTreeMap::new();
+        usage.active.clear();
         for j in active {
             let Some(r) = j.run.as_ref() else { continue };
-            count_active_user(&mut users, j, self.since, now);
-            let from = r.start_time.max(self.since);
+            count_active_user(&mut usage.active, j, acc.since, now);
+            let from = r.start_time.max(acc.since);
             if from >= now {
                 continue;
             }
             let rate = fs.charge.rate(r);
             charge_window(&mut total, from, rate);
-            for c in job_creds(j) {
-                let v = match touched.entry(c) {
-                    std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                    std::collections::btree_map::Entry::Vacant(e) => {
-                        let w = window(self.fs.get(e.key()));
-                        e.insert(w)
-                    }
-                };
+            for c in job_cred_names(j) {
+                let v = touched.entry(c).or_insert_with(|| {
+                    window(acc.fs.get(&c as &dyn crate::fairshare::CredKey))
+                });
                 charge_window(v, from, rate);
             }
         }
-        let sum = |v: &mut dyn Iterator<Item = f64>| {
-            let mut w = 1.0;
-            let mut s = 0.0;
-            for x in v {
-                s += w * x;
-                w *= fs.decay;
-            }
-            s
-        };
-        // Both maps are sorted by the same key: merge them into one sorted
-        // list, which the map is then built from in one pass.
-        let mut merged: Vec<((CredKind, String), f64)> =
-            Vec::with_capacity(self.fs.len() + touched.len());
-        let mut kept = self.fs.iter().peekable();
-        let mut charged = touched.into_iter().peekable();
-        loop {
-            let take_kept = match (kept.peek(), charged.peek()) {
-                (None, None) => break,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (Some((a, _)), Some((b, _))) => *a < b,
-            };
-            if take_kept {
-                let (k, m) = kept.next().expect("peeked");
-                // The same sum over the kept intervals only: a missing
-                // interval adds `w × 0.0`, which leaves the (non-negative)
-                // sum unchanged; `w` still steps once per interval.
-                let (mut s, mut w, mut i) = (0.0, 1.0, 0);
-                for (idx, x) in m.range(oldest..=cur).rev() {
-                    while i < cur - idx {
-                        w *= fs.decay;
-                        i += 1;
-                    }
-                    s += w * x;
+        usage.total = sum(&total);
+        for ((kind, name), v) in touched {
+            let s = sum(&v);
+            let key = (kind, name.to_string());
+            match usage.creds.get_mut(&key) {
+                Some(x) => {
+                    self.charged.push((key, Some(*x)));
+                    *x = s;
                 }
-                merged.push((k.clone(), s));
-            } else {
-                let (k, v) = charged.next().expect("peeked");
-                if kept.peek().is_some_and(|(a, _)| **a == k) {
-                    kept.next();
+                None => {
+                    usage.creds.insert(key.clone(), s);
+                    self.charged.push((key, None));
                 }
-                merged.push((k, sum(&mut v.into_iter())));
             }
-        }
-        let creds: BTreeMap<(CredKind, String), f64> = merged.into_iter().collect();
-        crate::fairshare::FsUsage {
-            total: sum(&mut total.iter().copied()),
-            creds,
-            active: users,
         }
     }
 }
@@ -905,6 +1018,76 @@ mod tests {
         // old intervals fall out of the window
         a.trim(&FS, 1000);
         assert!(a.fs_total.is_empty());
+    }
+
+    #[test]
+    fn decayed_usage_kept_between_updates_equals_a_fresh_one_bit_for_bit() {
+        let w = FsWindow {
+            interval: 100,
+            depth: 3,
+            decay: 0.6,
+            charge: FsCharge::Dedicated,
+        };
+        let job = |id: u64, procs, start, end, u: &str, acct: Option<&str>| {
+            let mut j = done(id, procs, Some(10_000), 0, start, end);
+            j.cred.user = u.to_string();
+            j.cred.account = acct.map(str::to_string);
+            j
+        };
+        let mut a = Accounting::new(0);
+        let mut kept = DecayedUsage::default();
+        // (start, end, user, account): jobs that run and then end, some
+        // across interval boundaries, users sharing accounts and coming back.
+        let plan = [
+            (0, 150, "alice", Some("p")),
+            (20, 90, "bob", None),
+            (95, 420, "carol", Some("p")),
+            (130, 260, "alice", None),
+            (250, 255, "dave", Some("q")),
+            (300, 640, "bob", Some("q")),
+            (410, 700, "erin", None),
+            (650, 990, "alice", Some("p")),
+        ];
+        let mut t = 0;
+        while t <= 1000 {
+            let running: Vec<Job> = plan
+                .iter()
+                .enumerate()
+                .filter(|(_, (s, e, _, _))| *s <= t && t < *e)
+                .map(|(i, (s, e, u, acct))| {
+                    let mut j = job(i as u64 + 1, i as u32 % 3 + 1, *s, *e, u, *acct);
+                    j.completion = None;
+                    j
+                })
+                .collect();
+            kept.update(&a, running.iter(), &w, t);
+            let fresh = a.decayed_usage(running.iter(), &w, t);
+            let got = kept.usage();
+            assert_eq!(got.total.to_bits(), fresh.total.to_bits(), "at {t}");
+            assert_eq!(
+                got.creds.keys().collect::<Vec<_>>(),
+                fresh.creds.keys().collect::<Vec<_>>(),
+                "at {t}"
+            );
+            for (k, v) in &fresh.creds {
+                assert_eq!(got.creds[k].to_bits(), v.to_bits(), "{k:?} at {t}");
+            }
+            assert_eq!(got.active, fresh.active, "at {t}");
+            // Jobs ending at the next step are recorded, as a driver does.
+            t += 5;
+            for (i, (s, e, u, acct)) in plan.iter().enumerate() {
+                if *e > t - 5 && *e <= t {
+                    let j = job(i as u64 + 1, i as u32 % 3 + 1, *s, *e, u, *acct);
+                    if i % 4 == 3 {
+                        a.record(&j, *e, &w);
+                        kept.invalidate();
+                    } else {
+                        kept.record(&mut a, &j, *e, &w);
+                    }
+                }
+            }
+        }
+        assert!(kept.usage().total > 0.0);
     }
 
     #[test]

@@ -111,7 +111,7 @@ pub struct FsUsage {
 /// A `(kind, name)` credential key that a `(CredKind, String)` map key
 /// borrows as, so [`FsUsage::of`] can look up a `&str` name without
 /// allocating. Ordered exactly as the tuple (kind first, then name).
-trait CredKey {
+pub(crate) trait CredKey {
     fn key(&self) -> (CredKind, &str);
 }
 

@@ -95,6 +95,9 @@ pub struct Simulation {
         arches_core::accounting::Accounting,
         arches_core::accounting::FsWindow,
     )>,
+    /// The fairshare usage kept from one iteration to the next (invalidated
+    /// whenever the accounting records a job or is handed out mutably).
+    decayed: arches_core::accounting::DecayedUsage,
     pub(crate) meta: std::collections::HashMap<JobId, Meta, IdHash>,
     last_plan: Option<Plan>,
     records: Vec<JobRecord>,
@@ -302,6 +305,7 @@ impl Simulation {
             max_node_procs,
             keep,
             accounting: None,
+            decayed: arches_core::accounting::DecayedUsage::default(),
             meta: std::collections::HashMap::default(),
             last_plan: None,
             records: Vec::with_capacity(total_jobs),
@@ -927,7 +931,7 @@ impl Simulation {
                 let ran = j.run.as_ref().map_or(0, |r| at - r.start_time);
                 self.predictor.completed(job, &j.cred.user, ran);
                 if let Some((acc, fs)) = self.accounting.as_mut() {
-                    acc.record(j, at, fs);
+                    self.decayed.record(acc, j, at, fs);
                 }
                 (
                     j.run.as_ref().map_or(0, |r| r.suspended_secs),
@@ -975,6 +979,7 @@ impl Simulation {
     /// enables it with the configuration's window when fairshare is active.
     pub fn enable_accounting(&mut self, since: Time, fs: arches_core::accounting::FsWindow) {
         self.accounting = Some((arches_core::accounting::Accounting::new(since), fs));
+        self.decayed.invalidate();
     }
 
     /// Fairshare: the decayed usage at `now` (completed jobs and the running
@@ -986,8 +991,17 @@ impl Simulation {
             return;
         }
         if let Some((acc, fs)) = self.accounting.as_ref() {
-            let usage = acc.decayed_usage(self.state.active(), fs, self.now);
-            self.policy.fairshare.set_usage(std::sync::Arc::new(usage));
+            // Drop the references the policy and the last plan hold, so the
+            // update changes the usage in place instead of copying it (the
+            // last plan is replaced by this iteration's).
+            self.policy.fairshare.usage = Default::default();
+            if let Some(p) = self.last_plan.as_mut() {
+                p.fairshare = None;
+            }
+            self.decayed
+                .update(acc, self.state.active(), fs, self.now);
+            let usage = self.decayed.usage().clone();
+            self.policy.fairshare.set_usage(usage);
             self.lean_ok = arches_core::lean::lean_supported(&self.policy);
         }
     }
@@ -999,6 +1013,7 @@ impl Simulation {
 
     /// The same, to configure it (the statistics profile).
     pub fn accounting_mut(&mut self) -> Option<&mut arches_core::accounting::Accounting> {
+        self.decayed.invalidate();
         self.accounting.as_mut().map(|a| &mut a.0)
     }
 
