@@ -89,7 +89,10 @@ fn count_active_user(
     now: Time,
 ) {
     if let Some((procs, _, left)) = active_usage(j, since, now) {
-        let u = users.entry(j.cred.user.clone()).or_default();
+        let u = match users.get_mut(&j.cred.user) {
+            Some(u) => u,
+            None => users.entry(j.cred.user.clone()).or_default(),
+        };
         u.jobs += 1;
         u.procs += procs;
         u.ps += left;
@@ -682,12 +685,11 @@ impl DecayedUsage {
                 continue;
             };
             let v = kept_sum(m, cur, depth, fs.decay);
-            if let Some(saved) = self
+            if let Ok(i) = self
                 .charged
-                .iter_mut()
-                .find(|(k, _)| k.0 == c.0 && k.1 == c.1)
+                .binary_search_by(|(k, _)| (k.0, k.1.as_str()).cmp(&c))
             {
-                saved.1 = Some(v);
+                self.charged[i].1 = Some(v);
             } else if let Some(x) = usage.creds.get_mut(&c as &dyn crate::fairshare::CredKey) {
                 *x = v;
             } else {
@@ -710,20 +712,7 @@ impl DecayedUsage {
         let oldest = cur - depth as i64 + 1;
         let decay = fs.decay;
         let usage = std::sync::Arc::make_mut(&mut self.usage);
-        if self.at == Some(cur) {
-            for (k, kept) in self.charged.drain(..) {
-                match kept {
-                    Some(v) => {
-                        if let Some(x) = usage.creds.get_mut(&k) {
-                            *x = v;
-                        }
-                    }
-                    None => {
-                        usage.creds.remove(&k);
-                    }
-                }
-            }
-        } else {
+        if self.at != Some(cur) {
             self.charged.clear();
             usage.creds = acc
                 .fs
@@ -763,7 +752,11 @@ impl DecayedUsage {
         };
         let mut total = window(Some(&acc.fs_total));
         let mut touched: BTreeMap<(CredKind, &str), Vec<f64>> = BTreeMap::new();
-        usage.active.clear();
+        // Users keep their entry (and its name) from one update to the
+        // next; those no longer running anything are dropped after counting.
+        for u in usage.active.values_mut() {
+            *u = crate::fairshare::ActiveUse::default();
+        }
         for j in active {
             let Some(r) = j.run.as_ref() else { continue };
             count_active_user(&mut usage.active, j, acc.since, now);
@@ -774,27 +767,63 @@ impl DecayedUsage {
             let rate = fs.charge.rate(r);
             charge_window(&mut total, from, rate);
             for c in job_cred_names(j) {
-                let v = touched.entry(c).or_insert_with(|| {
-                    window(acc.fs.get(&c as &dyn crate::fairshare::CredKey))
-                });
+                let v = touched
+                    .entry(c)
+                    .or_insert_with(|| window(acc.fs.get(&c as &dyn crate::fairshare::CredKey)));
                 charge_window(v, from, rate);
             }
         }
+        usage.active.retain(|_, u| u.jobs > 0);
         usage.total = sum(&total);
-        for ((kind, name), v) in touched {
+        // Both lists are sorted by credential: the credentials charged last
+        // time and not now get their kept value back, those charged both
+        // times keep their saved kept value (and their name), new ones save
+        // theirs.
+        let restore = |creds: &mut BTreeMap<(CredKind, String), f64>,
+                       (k, kept): ((CredKind, String), Option<f64>)| {
+            match kept {
+                Some(v) => {
+                    if let Some(x) = creds.get_mut(&k) {
+                        *x = v;
+                    }
+                }
+                None => {
+                    creds.remove(&k);
+                }
+            }
+        };
+        let mut before = std::mem::take(&mut self.charged).into_iter().peekable();
+        let mut charged = Vec::with_capacity(touched.len());
+        for (c, v) in touched {
             let s = sum(&v);
-            let key = (kind, name.to_string());
+            while let Some(old) = before.next_if(|(k, _)| (k.0, k.1.as_str()) < c) {
+                restore(&mut usage.creds, old);
+            }
+            if let Some((k, kept)) = before.next_if(|(k, _)| (k.0, k.1.as_str()) == c) {
+                if let Some(x) = usage.creds.get_mut(&k) {
+                    *x = s;
+                } else {
+                    usage.creds.insert(k.clone(), s);
+                }
+                charged.push((k, kept));
+                continue;
+            }
+            let key = (c.0, c.1.to_string());
             match usage.creds.get_mut(&key) {
                 Some(x) => {
-                    self.charged.push((key, Some(*x)));
+                    charged.push((key, Some(*x)));
                     *x = s;
                 }
                 None => {
                     usage.creds.insert(key.clone(), s);
-                    self.charged.push((key, None));
+                    charged.push((key, None));
                 }
             }
         }
+        for old in before {
+            restore(&mut usage.creds, old);
+        }
+        self.charged = charged;
     }
 }
 

@@ -171,22 +171,20 @@ fn capped(v: f64, cap: i64) -> f64 {
 
 /// Computes a job's priority breakdown at time `now`.
 pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
-    let ws = weights(policy);
-    // Exactly as many slots as there will be components (a plan holds one
-    // breakdown per queued job: no spare capacity).
-    let adj0 = qos_weights(job, policy);
-    let slots = ws
-        .iter()
-        .enumerate()
-        .filter(|(k, (_, _, cw, sw))| {
-            cw.saturating_mul(sw.saturating_add(adjustment(*k, adj0))) != 0
-        })
-        .count();
-    let mut comps = Vec::with_capacity(slots);
+    // The effective weights once (no allocation); exactly as many slots as
+    // there will be components (a plan holds one breakdown per queued job:
+    // no spare capacity).
     let adj = qos_weights(job, policy);
-    for (k, (component, sub, cw, sw)) in ws.into_iter().enumerate() {
-        let weight = cw.saturating_mul(sw.saturating_add(adjustment(k, adj)));
+    let mut ws = weight_pairs(policy).map(|(cw, sw)| (cw, sw, 0i64));
+    let mut slots = 0;
+    for (k, w) in ws.iter_mut().enumerate() {
+        w.2 = w.0.saturating_mul(w.1.saturating_add(adjustment(k, adj)));
+        slots += usize::from(w.2 != 0);
+    }
+    let mut comps = Vec::with_capacity(slots);
+    for (k, (_, _, weight)) in ws.into_iter().enumerate() {
         if weight != 0 {
+            let (component, sub) = SUBCOMPONENTS[k];
             let value = factor(k, job, policy, now);
             comps.push(PriorityComponent {
                 component,

@@ -998,8 +998,7 @@ impl Simulation {
             if let Some(p) = self.last_plan.as_mut() {
                 p.fairshare = None;
             }
-            self.decayed
-                .update(acc, self.state.active(), fs, self.now);
+            self.decayed.update(acc, self.state.active(), fs, self.now);
             let usage = self.decayed.usage().clone();
             self.policy.fairshare.set_usage(usage);
             self.lean_ok = arches_core::lean::lean_supported(&self.policy);
