@@ -26,7 +26,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use arches_config::{PredictionCorrection, RuntimePrediction};
-use arches_core::{JobId, JobState, Secs, State, Time};
+use arches_core::{Job, JobId, JobState, Secs, State, Time};
 
 /// The stepwise extensions of an expired prediction, in seconds.
 pub const EXTENSIONS: [Secs; 11] = [
@@ -121,9 +121,15 @@ impl Predictor {
         if !self.enabled {
             return;
         }
-        self.changed.insert(user.to_string());
+        // The user's name is copied only the first time it is seen.
+        if !self.changed.contains(user) {
+            self.changed.insert(user.to_string());
+        }
         self.unsaved = true;
-        let h = self.history.entry(user.to_string()).or_default();
+        let h = match self.history.get_mut(user) {
+            Some(h) => h,
+            None => self.history.entry(user.to_string()).or_default(),
+        };
         h.push(runtime.max(0));
         if h.len() > 2 {
             h.remove(0);
@@ -225,38 +231,53 @@ impl Predictor {
         if !self.enabled {
             return Vec::new();
         }
-        let mut out = self.expired(state, now);
-        if !self.changed.is_empty() {
-            let changed = std::mem::take(&mut self.changed);
-            for j in state.jobs() {
-                if j.run.is_some() || j.state.is_active() || j.state.is_finished() {
-                    continue;
-                }
-                if !changed.contains(j.cred.user.as_str()) {
-                    continue;
-                }
-                if let Some(p) = self.predict(&j.cred.user, j.walltime) {
-                    if j.estimate != Some(p) {
-                        out.push((j.id, p));
-                    }
+        if self.changed.is_empty() {
+            let expired: Vec<_> = state.jobs().filter_map(|j| Self::expired(j, now)).collect();
+            return self.corrected(expired, now);
+        }
+        // One pass over the jobs for both lists (each in job order).
+        let changed = std::mem::take(&mut self.changed);
+        let mut expired = Vec::new();
+        let mut refreshed = Vec::new();
+        for j in state.jobs() {
+            if let Some(e) = Self::expired(j, now) {
+                expired.push(e);
+            }
+            if j.run.is_some() || j.state.is_active() || j.state.is_finished() {
+                continue;
+            }
+            if !changed.contains(j.cred.user.as_str()) {
+                continue;
+            }
+            if let Some(p) = self.predict(&j.cred.user, j.walltime) {
+                if j.estimate != Some(p) {
+                    refreshed.push((j.id, p));
                 }
             }
         }
+        let mut out = self.corrected(expired, now);
+        out.append(&mut refreshed);
         out
     }
 
+    /// A running job whose prediction expired at `now`: (id, start, estimate,
+    /// walltime).
+    fn expired(j: &Job, now: Time) -> Option<(JobId, Time, Option<Secs>, Option<Secs>)> {
+        if j.state != JobState::Running {
+            return None;
+        }
+        let run = j.run.as_ref()?;
+        let start = run.start_time + run.suspended_secs;
+        let est = j.estimate?;
+        (start + est <= now).then_some((j.id, start, j.estimate, j.walltime))
+    }
+
     /// Corrections of running jobs whose prediction expired at `now`.
-    fn expired(&mut self, state: &State, now: Time) -> Vec<(JobId, Secs)> {
-        let expired: Vec<(JobId, Time, Option<Secs>, Option<Secs>)> = state
-            .jobs()
-            .filter(|j| j.state == JobState::Running)
-            .filter_map(|j| {
-                let run = j.run.as_ref()?;
-                let start = run.start_time + run.suspended_secs;
-                let est = j.estimate?;
-                (start + est <= now).then_some((j.id, start, j.estimate, j.walltime))
-            })
-            .collect();
+    fn corrected(
+        &mut self,
+        expired: Vec<(JobId, Time, Option<Secs>, Option<Secs>)>,
+        now: Time,
+    ) -> Vec<(JobId, Secs)> {
         expired
             .into_iter()
             .filter_map(|(job, start, est, wall)| {

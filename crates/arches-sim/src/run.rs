@@ -28,7 +28,7 @@ use arches_core::{
     Request, Secs, StartKind, State, Time,
 };
 use arches_rm::sim::SimRm;
-use arches_rm::{Observation, ResourceManager, RmError};
+use arches_rm::{Observation, RmError};
 
 use crate::metrics::{summarize, JobRecord, SkippedEntry, Summary};
 use crate::predict::Predictor;
@@ -122,6 +122,34 @@ pub struct Simulation {
     origin: Time,
     /// Malleable jobs and resize requests ([`crate::elastic`]).
     pub(crate) elastic: crate::elastic::ElasticSim,
+    /// Whether the policy can make a job a preemptor through its class or
+    /// QoS (a QoS flag or `JOBFLAGS=PREEMPTOR`): when not, only a job's own
+    /// flag can ([`arches_core::preempt::is_preemptor`] is not asked at
+    /// every end). The policy's QoS and classes never change during a run.
+    preemptor_config: bool,
+    /// [`arches_core::qos::access_configured`] of the policy: when not, a
+    /// job submitted without a QoS gets none (no `qos::assign` per job).
+    qos_access: bool,
+    /// The observations of an instant and which of them were handled
+    /// first (kept from one instant to the next: no vectors per instant).
+    ended_buf: Vec<Observation>,
+    released_buf: Vec<bool>,
+}
+
+/// Whether some class or QoS of `policy` gives its jobs the PREEMPTOR
+/// attribute (what [`arches_core::preempt::is_preemptor`] reads besides the
+/// job's own flags).
+fn preemptor_config(policy: &Policy) -> bool {
+    use arches_core::policy::QosFlag;
+    use arches_core::JobFlag;
+    policy
+        .qos
+        .values()
+        .any(|q| q.flags.contains(&QosFlag::Preemptor) || q.job_flags.contains(&JobFlag::Preemptor))
+        || policy
+            .classes
+            .values()
+            .any(|c| c.job_flags.contains(&JobFlag::Preemptor))
 }
 
 /// The jobs a simulation replays, in submission order.
@@ -183,14 +211,21 @@ impl Names {
 
     /// The core job of a trace job submitted at `submit` (what
     /// [`SimJob::to_core`] of [`TraceJob::to_sim_job`] gives).
-    fn core_job(&mut self, t: &TraceJob, procs: u32, submit: Time) -> Job {
+    fn core_job(&mut self, t: &TraceJob, procs: u32, submit: Time) -> Box<Job> {
         let user = if t.user >= 0 {
             Self::name(&mut self.user, "user", t.user)
         } else {
             "u".to_string()
         };
-        // The names are moved in (`Job::new` would copy the user twice).
-        let mut job = Job::new(t.id, "", Request::procs(procs), Some(t.walltime), submit);
+        // The names are moved in (`Job::new` would copy the user twice);
+        // boxed at once, as the core's submission takes it (one move).
+        let mut job = Box::new(Job::new(
+            t.id,
+            "",
+            Request::procs(procs),
+            Some(t.walltime),
+            submit,
+        ));
         job.cred.user = user;
         job.cred.group = if t.group >= 0 {
             Self::name(&mut self.group, "group", t.group)
@@ -205,32 +240,8 @@ impl Names {
 }
 
 /// Hashing of job ids for the simulator's own per-job tables (looked up
-/// several times per job, never iterated): one multiplication.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct IdHash;
-
-impl std::hash::BuildHasher for IdHash {
-    type Hasher = IdHasher;
-    fn build_hasher(&self) -> IdHasher {
-        IdHasher(0)
-    }
-}
-
-pub(crate) struct IdHasher(u64);
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
+/// several times per job, never iterated): the backend's one multiplication.
+pub(crate) use arches_rm::sim::IdHash;
 
 /// What the simulator records of a job at submission.
 struct Incoming {
@@ -291,6 +302,8 @@ impl Simulation {
         let mut state = State::new(nodes.clone());
         state.set_lean_indexes(true);
         let lean_ok = arches_core::lean::lean_supported(&policy);
+        let preemptor_config = preemptor_config(&policy);
+        let qos_access = arches_core::qos::access_configured(&policy);
         Simulation {
             state,
             policy,
@@ -317,6 +330,10 @@ impl Simulation {
             staging: None,
             origin: 0,
             elastic: crate::elastic::ElasticSim::default(),
+            preemptor_config,
+            qos_access,
+            ended_buf: Vec::new(),
+            released_buf: Vec::new(),
         }
     }
 
@@ -573,14 +590,18 @@ impl Simulation {
     /// Handles every event at instant `t` (see the module doc for the order).
     fn advance_to(&mut self, t: Time) -> Result<(), SimError> {
         self.now = t;
-        let ended = self.rm.observe(t);
+        let mut ended = std::mem::take(&mut self.ended_buf);
+        ended.clear();
+        self.rm.observe_into(t, &mut ended);
         let submitting = self.submit_time(self.next) == Some(t);
         if ended.is_empty() && !submitting && self.rm.next_completion().is_none() {
             self.rsv_idle_wakes += 1;
         } else {
             self.rsv_idle_wakes = 0;
         }
-        let mut released = vec![false; ended.len()];
+        let mut released = std::mem::take(&mut self.released_buf);
+        released.clear();
+        released.resize(ended.len(), false);
         for (i, obs) in ended.iter().enumerate() {
             let job = observed_job(obs);
             let planned_end = self
@@ -609,6 +630,8 @@ impl Simulation {
         if ended.is_empty() && (self.dirty || self.next_is_wakeup(t)) {
             self.iterate()?;
         }
+        self.ended_buf = ended;
+        self.released_buf = released;
         // A transfer ended or is due to begin: the data waits change.
         if self.staging.as_ref().is_some_and(|s| s.due(t)) {
             self.rsv_idle_wakes = 0;
@@ -678,7 +701,7 @@ impl Simulation {
         if job.array.is_some() {
             return self.submit_array(job, &incoming);
         }
-        self.submit_core(job.to_core(), &incoming)?;
+        self.submit_core(Box::new(job.to_core()), &incoming)?;
         self.elastic.submitted(job);
         if let Some(st) = self.staging.as_mut() {
             let at = self.now;
@@ -693,8 +716,13 @@ impl Simulation {
     }
 
     /// Submits a job to the core and the simulated backend.
-    fn submit_core(&mut self, mut core: Job, job: &Incoming) -> Result<(), SimError> {
+    fn submit_core(&mut self, mut core: Box<Job>, job: &Incoming) -> Result<(), SimError> {
         core.estimate = self.predictor.predict(&core.cred.user, core.walltime);
+        if core.cred.qos.is_none() && !self.qos_access {
+            // What `qos::assign` gives a job asking for none when no
+            // credential has a QoS default or list: none.
+            return self.submit_assigned(core, job);
+        }
         // The QoS as msub assigns it (arches_core::qos): the requested one
         // if the credentials grant it, else their default (QDEF). A trace
         // job asking for a QoS it may not use runs under its default, as
@@ -708,8 +736,13 @@ impl Simulation {
                 let _ = arches_core::qos::assign(&mut core.cred, &self.policy, None);
             }
         }
+        self.submit_assigned(core, job)
+    }
+
+    /// Submits a job whose QoS is assigned.
+    fn submit_assigned(&mut self, core: Box<Job>, job: &Incoming) -> Result<(), SimError> {
         self.state
-            .apply(Event::Submit(Box::new(core)), self.now)
+            .apply(Event::Submit(core), self.now)
             .map_err(|source| SimError::Core {
                 at: self.now,
                 job: job.id,
@@ -931,7 +964,8 @@ impl Simulation {
                 }
                 (
                     j.run.as_ref().map_or(0, |r| r.suspended_secs),
-                    arches_core::preempt::is_preemptor(j, &self.policy),
+                    (self.preemptor_config || j.flags.contains(arches_core::JobFlag::Preemptor))
+                        && arches_core::preempt::is_preemptor(j, &self.policy),
                 )
             }
             None => (0, false),
