@@ -24,8 +24,8 @@ use arches_config::RuntimePrediction;
 use arches_core::policy::ReservationPolicy;
 use arches_core::state::JobChange;
 use arches_core::{
-    schedule, schedule_lean_in, CompletionCode, Event, EventError, Job, JobId, Node, Plan, Policy,
-    Request, Secs, StartKind, State, Time,
+    schedule, schedule_lean_in, CompletionCode, Event, EventError, Job, JobId, LeanPlan, Node,
+    Plan, PlannedReservation, Policy, Request, Secs, Start, StartKind, State, Time,
 };
 use arches_rm::sim::SimRm;
 use arches_rm::{Observation, RmError};
@@ -96,7 +96,7 @@ pub struct Simulation {
         arches_core::accounting::FsWindow,
     )>,
     pub(crate) meta: std::collections::HashMap<JobId, Meta, IdHash>,
-    last_plan: Option<Plan>,
+    last_plan: LastPlan,
     records: Vec<JobRecord>,
     skipped: Vec<SkippedJob>,
     iterations: u64,
@@ -150,6 +150,36 @@ fn preemptor_config(policy: &Policy) -> bool {
             .classes
             .values()
             .any(|c| c.job_flags.contains(&JobFlag::Preemptor))
+}
+
+/// The plan of the last scheduling iteration. A lean iteration's plan is
+/// kept as such: its [`Plan`] form (no decisions) is made only when asked
+/// for ([`Simulation::last_plan`]), not once per iteration.
+#[derive(Debug, Default)]
+enum LastPlan {
+    #[default]
+    None,
+    Full(Plan),
+    Lean(LeanPlan, std::sync::OnceLock<Plan>),
+}
+
+impl LastPlan {
+    fn plan(&self) -> Option<&Plan> {
+        match self {
+            LastPlan::None => None,
+            LastPlan::Full(p) => Some(p),
+            LastPlan::Lean(l, full) => Some(full.get_or_init(|| l.clone().into_plan())),
+        }
+    }
+
+    /// The plan's `(now, next_wakeup)`.
+    fn wakeup(&self) -> Option<(Time, Option<Time>)> {
+        match self {
+            LastPlan::None => None,
+            LastPlan::Full(p) => Some((p.now, p.next_wakeup)),
+            LastPlan::Lean(l, _) => Some((l.now, l.next_wakeup)),
+        }
+    }
 }
 
 /// The jobs a simulation replays, in submission order.
@@ -316,7 +346,7 @@ impl Simulation {
             keep,
             accounting: None,
             meta: std::collections::HashMap::default(),
-            last_plan: None,
+            last_plan: LastPlan::None,
             records: Vec::with_capacity(total_jobs),
             skipped: Vec::new(),
             iterations: 0,
@@ -406,7 +436,7 @@ impl Simulation {
 
     /// The plan of the last scheduling iteration.
     pub fn last_plan(&self) -> Option<&Plan> {
-        self.last_plan.as_ref()
+        self.last_plan.plan()
     }
 
     /// The virtual clock.
@@ -500,8 +530,8 @@ impl Simulation {
         let done = self.rm.next_completion();
         let wake = self
             .last_plan
-            .as_ref()
-            .and_then(|p| p.next_wakeup)
+            .wakeup()
+            .and_then(|(_, w)| w)
             .filter(|t| *t > self.now && self.state.queued_count() > 0)
             .filter(|_| {
                 submit.is_some()
@@ -647,42 +677,48 @@ impl Simulation {
 
     fn next_is_wakeup(&self, t: Time) -> bool {
         self.last_plan
-            .as_ref()
-            .is_some_and(|p| p.next_wakeup == Some(t) && p.now < t)
+            .wakeup()
+            .is_some_and(|(now, wake)| wake == Some(t) && now < t)
     }
 
     /// Submits pending job `i`.
     fn submit_pending(&mut self, i: usize) -> Result<(), SimError> {
         let at = self.now;
-        // Out of `self` while it is read (put back below, also on error).
-        let mut pending = std::mem::replace(&mut self.pending, Pending::Jobs(Vec::new()));
-        let r = match &mut pending {
-            Pending::Jobs(jobs) => self.submit(&jobs[i]),
-            Pending::Trace { trace, cap, names } => {
-                let t = &trace.jobs[i];
-                let procs = t.procs_on(*cap);
-                let incoming = Incoming {
-                    id: t.id,
-                    submit: at,
-                    procs,
-                    layout: None,
-                    walltime: t.walltime,
-                    runtime: t.runtime,
+        let (t, procs) = match &self.pending {
+            Pending::Jobs(_) => {
+                // Out of `self` while it is read (put back below, also on
+                // error).
+                let pending = std::mem::replace(&mut self.pending, Pending::Jobs(Vec::new()));
+                let r = match &pending {
+                    Pending::Jobs(jobs) => self.submit(&jobs[i]),
+                    Pending::Trace { .. } => Ok(()),
                 };
-                match self.too_big(&incoming) {
-                    Some(reason) => {
-                        self.skipped.push(SkippedJob { id: t.id, reason });
-                        Ok(())
-                    }
-                    None => {
-                        let core = names.core_job(t, procs, at);
-                        self.submit_core(core, &incoming)
-                    }
-                }
+                self.pending = pending;
+                return r;
+            }
+            // A trace job is a copy (only the names are borrowed below).
+            Pending::Trace { trace, cap, .. } => {
+                let t = trace.jobs[i];
+                (t, t.procs_on(*cap))
             }
         };
-        self.pending = pending;
-        r
+        let incoming = Incoming {
+            id: t.id,
+            submit: at,
+            procs,
+            layout: None,
+            walltime: t.walltime,
+            runtime: t.runtime,
+        };
+        if let Some(reason) = self.too_big(&incoming) {
+            self.skipped.push(SkippedJob { id: t.id, reason });
+            return Ok(());
+        }
+        let core = match &mut self.pending {
+            Pending::Trace { names, .. } => names.core_job(&t, procs, at),
+            Pending::Jobs(_) => return Ok(()),
+        };
+        self.submit_core(core, &incoming)
     }
 
     fn submit(&mut self, job: &SimJob) -> Result<(), SimError> {
@@ -844,7 +880,7 @@ impl Simulation {
         self.correct_predictions()?;
         if let Some(st) = self.staging.as_mut() {
             let at = self.now;
-            st.before(&mut self.state, self.last_plan.as_ref(), at)
+            st.before(&mut self.state, self.last_plan.plan(), at)
                 .map_err(|source| SimError::Core { at, job: 0, source })?;
         }
         self.update_fairshare();
@@ -853,11 +889,20 @@ impl Simulation {
         } else {
             schedule_lean_in(&self.state, &self.policy, self.now, &mut self.lean)
         };
+        self.iterations += 1;
         let plan = match lean {
+            // A lean plan has only starts and reservations (no preemption,
+            // resume, lock, walltime restore or grow): applied as it is.
+            Some(lean) if self.staging.is_none() => {
+                self.take_requeues()?;
+                self.apply_starts(&lean.starts)?;
+                self.remember(&lean.reservations)?;
+                self.last_plan = LastPlan::Lean(lean, std::sync::OnceLock::new());
+                return Ok(false);
+            }
             Some(lean) => lean.into_plan(),
             None => schedule(&self.state, &self.policy, self.now),
         };
-        self.iterations += 1;
         let requeued = self.apply_preemptions(&plan)?;
         // Expired virtual wall-clock limits: the real limit is back.
         for &job in &plan.restore_walltime {
@@ -867,7 +912,19 @@ impl Simulation {
                 .apply(Event::Modify { job, change }, at)
                 .map_err(|source| SimError::Core { at, job, source })?;
         }
-        for start in &plan.starts {
+        self.apply_starts(&plan.starts)?;
+        self.apply_grows(&plan.elastic.grows)?;
+        self.remember(&plan.reservations)?;
+        if let Some(st) = self.staging.as_mut() {
+            st.after(&plan, self.now);
+        }
+        self.last_plan = LastPlan::Full(plan);
+        Ok(requeued)
+    }
+
+    /// Starts a plan's jobs now.
+    fn apply_starts(&mut self, starts: &[Start]) -> Result<(), SimError> {
+        for start in starts {
             // The simulated backend needs only the limit and the processors
             // of a launch (the processors scale a resized run).
             let walltime = self.meta.get(&start.job).map(|m| m.walltime);
@@ -918,21 +975,20 @@ impl Simulation {
                 st.started(start.job, start.alloc.len() as u32, at);
             }
         }
-        self.apply_grows(&plan.elastic.grows)?;
+        Ok(())
+    }
+
+    /// HIGHEST keeps reservations across iterations (pyss's conservative
+    /// backfill): a plan's reservations are handed back to the state.
+    fn remember(&mut self, reservations: &[PlannedReservation]) -> Result<(), SimError> {
         if self.policy.reservation_policy == ReservationPolicy::Highest {
-            // HIGHEST keeps reservations across iterations (pyss's
-            // conservative backfill): hand them back to the state.
-            let kept = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
+            let kept = reservations.iter().map(|r| (r.job, r.start)).collect();
             let at = self.now;
             self.state
                 .remember_reservations(kept)
                 .map_err(|source| SimError::Core { at, job: 0, source })?;
         }
-        if let Some(st) = self.staging.as_mut() {
-            st.after(&plan, self.now);
-        }
-        self.last_plan = Some(plan);
-        Ok(requeued)
+        Ok(())
     }
 
     fn finish(&mut self, obs: &Observation) -> Result<(), SimError> {
