@@ -68,6 +68,9 @@ pub struct SimRm {
     /// ([`SimRm::is_due`] is false): it is dropped when it comes to the
     /// top, and the top is always a live completion ([`SimRm::drop_stale`]).
     due: BinaryHeap<Reverse<(Time, u64, JobId)>>,
+    /// How many entries of `due` are stale (one per stop of a running job;
+    /// none in a run without preemption or resizing).
+    stale: usize,
     /// Observations produced outside the completion queue (cancellations...).
     pending: Vec<Observation>,
     next_seq: u64,
@@ -106,6 +109,7 @@ impl SimRm {
             running: HashMap::default(),
             suspended: BTreeMap::new(),
             due: BinaryHeap::new(),
+            stale: 0,
             pending: Vec::new(),
             next_seq: 0,
         }
@@ -188,6 +192,7 @@ impl SimRm {
     fn stop(&mut self, job: JobId) -> Result<Running, RmError> {
         let r = self.running.remove(&job).ok_or(RmError::UnknownJob(job))?;
         // Its completion entry is stale now.
+        self.stale += 1;
         self.drop_stale();
         Ok(r)
     }
@@ -203,11 +208,15 @@ impl SimRm {
     /// Drops stale completion entries from the top of the queue (so that
     /// the top, if any, is a live completion).
     fn drop_stale(&mut self) {
-        while let Some(&Reverse(top)) = self.due.peek() {
+        while self.stale > 0 {
+            let Some(&Reverse(top)) = self.due.peek() else {
+                break;
+            };
             if self.is_due(top) {
                 break;
             }
             self.due.pop();
+            self.stale -= 1;
         }
     }
 
@@ -220,13 +229,20 @@ impl SimRm {
                 break;
             }
             self.due.pop();
-            // A live entry: the top always is (stale ones left below it
+            // The top is live unless stale entries are left below it (they
             // are dropped as they surface).
-            let killed = match self.running.get(&job) {
+            let killed = match self.running.remove(&job) {
                 Some(r) if r.end == end && r.seq == seq => r.killed,
-                _ => continue,
+                Some(r) => {
+                    self.running.insert(job, r);
+                    self.stale -= 1;
+                    continue;
+                }
+                None => {
+                    self.stale -= 1;
+                    continue;
+                }
             };
-            self.running.remove(&job);
             out.push(if killed {
                 Observation::WalltimeExceeded {
                     job,

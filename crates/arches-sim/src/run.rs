@@ -421,6 +421,9 @@ impl Simulation {
     /// [`crate::predict`]) instead of the requested walltimes.
     pub fn set_runtime_prediction(&mut self, kind: RuntimePrediction) {
         self.predictor = Predictor::new(kind);
+        // The replay reports every start: the predictor looks at the
+        // running jobs only when a prediction may have expired.
+        self.predictor.track_starts();
     }
 
     /// What an expired prediction becomes (`PREDICTIONCORRECTION`); after
@@ -545,10 +548,8 @@ impl Simulation {
             .and_then(|s| s.next_event(self.now))
             .filter(|_| self.state.queued_count() > 0);
         let resize = self.elastic.due.first().map(|d| d.0);
-        [submit, done, wake, staging, resize]
-            .into_iter()
-            .flatten()
-            .min()
+        let next = earliest(earliest(submit, done), wake);
+        earliest(earliest(next, staging), resize)
     }
 
     /// Whether a queued job waits for a start date: with nothing running and
@@ -669,6 +670,7 @@ impl Simulation {
         }
         // Resize requests and releases of malleable jobs.
         if self.resize_due()? {
+            self.predictor.forget_expiry_bound();
             self.rsv_idle_wakes = 0;
             self.iterate()?;
         }
@@ -904,6 +906,16 @@ impl Simulation {
             None => schedule(&self.state, &self.policy, self.now),
         };
         let requeued = self.apply_preemptions(&plan)?;
+        if !(plan.preemptions.is_empty()
+            && plan.resumes.is_empty()
+            && plan.locks.is_empty()
+            && plan.restore_walltime.is_empty()
+            && plan.elastic.grows.is_empty())
+        {
+            // Running jobs' expiries or limits may change otherwise than
+            // by a start: the predictor looks at them all next time.
+            self.predictor.forget_expiry_bound();
+        }
         // Expired virtual wall-clock limits: the real limit is back.
         for &job in &plan.restore_walltime {
             let change = arches_core::state::JobChange::VirtualWalltime(None);
@@ -966,6 +978,15 @@ impl Simulation {
                         job: start.job,
                         source,
                     })?;
+            }
+            if self.predictor.enabled() {
+                let job = self.state.job(start.job);
+                let run = job.and_then(|j| j.run.as_ref());
+                let began = run.map_or(at, |r| r.start_time + r.suspended_secs);
+                self.predictor.started(began, job.and_then(|j| j.estimate));
+                if start.virtual_walltime.is_some() {
+                    self.predictor.forget_expiry_bound();
+                }
             }
             if let Some(m) = self.meta.get_mut(&start.job) {
                 m.start = Some((at, start.kind));
@@ -1122,6 +1143,15 @@ pub(crate) struct Meta {
     walltime: Secs,
     runtime: Secs,
     pub(crate) start: Option<(Time, StartKind)>,
+}
+
+/// The earlier of two optional times.
+fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
 }
 
 fn observed_job(obs: &Observation) -> JobId {
