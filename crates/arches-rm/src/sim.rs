@@ -8,7 +8,8 @@
 //! same instant are reported in the order the jobs were started, which is the
 //! order a trace simulator such as pyss handles its termination events.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 
 use arches_core::{JobId, Node, Secs, Time};
 
@@ -21,19 +22,55 @@ pub const WALLTIME_EXIT: i32 = 128 + 9;
 /// SIGKILL, SIGTERM: signals that end a simulated job.
 const TERMINATING_SIGNALS: [i32; 2] = [9, 15];
 
+/// Hashing of job ids for the backend's tables (one multiplication; ids
+/// are never iterated in hash order).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IdHash;
+
+impl std::hash::BuildHasher for IdHash {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+/// The hasher of [`IdHash`].
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
 /// A simulated resource manager.
 #[derive(Debug, Clone)]
 pub struct SimRm {
     name: String,
     nodes: Vec<Node>,
-    /// True run time of every job the driver announced.
-    runtimes: BTreeMap<JobId, Secs>,
-    /// Running jobs.
-    running: BTreeMap<JobId, Running>,
+    /// True run time of every job the driver announced (looked up by id,
+    /// never iterated: hashed).
+    runtimes: HashMap<JobId, Secs, IdHash>,
+    /// Running jobs (hashed by id; [`SimRm::running`] sorts).
+    running: HashMap<JobId, Running, IdHash>,
     /// Suspended jobs: their run so far.
     suspended: BTreeMap<JobId, Segment>,
-    /// Pending completions ordered by (end time, start sequence).
-    due: BTreeSet<(Time, u64, JobId)>,
+    /// Pending completions, earliest (end time, start sequence) first. An
+    /// entry whose job stopped or was relaunched with another end is stale
+    /// ([`SimRm::is_due`] is false): it is dropped when it comes to the
+    /// top, and the top is always a live completion ([`SimRm::drop_stale`]).
+    due: BinaryHeap<Reverse<(Time, u64, JobId)>>,
+    /// How many entries of `due` are stale (one per stop of a running job;
+    /// none in a run without preemption or resizing).
+    stale: usize,
     /// Observations produced outside the completion queue (cancellations...).
     pending: Vec<Observation>,
     next_seq: u64,
@@ -68,10 +105,11 @@ impl SimRm {
         SimRm {
             name: name.to_string(),
             nodes,
-            runtimes: BTreeMap::new(),
-            running: BTreeMap::new(),
+            runtimes: HashMap::default(),
+            running: HashMap::default(),
             suspended: BTreeMap::new(),
-            due: BTreeSet::new(),
+            due: BinaryHeap::new(),
+            stale: 0,
             pending: Vec::new(),
             next_seq: 0,
         }
@@ -115,7 +153,7 @@ impl SimRm {
 
     /// When the next completion is due, if any job is running.
     pub fn next_completion(&self) -> Option<Time> {
-        self.due.first().map(|(t, _, _)| *t)
+        self.due.peek().map(|Reverse((t, _, _))| *t)
     }
 
     /// Whether anything is still to be reported.
@@ -129,9 +167,11 @@ impl SimRm {
         self.running.contains_key(&job) || self.suspended.contains_key(&job)
     }
 
-    /// Running jobs and when each will end.
+    /// Running jobs and when each will end, by job id.
     pub fn running(&self) -> impl Iterator<Item = (JobId, Time)> + '_ {
-        self.running.iter().map(|(j, r)| (*j, r.end))
+        let mut all: Vec<(JobId, Time)> = self.running.iter().map(|(j, r)| (*j, r.end)).collect();
+        all.sort_unstable();
+        all.into_iter()
     }
 
     /// Observations waiting outside the completion queue (cancellations,
@@ -151,8 +191,73 @@ impl SimRm {
 
     fn stop(&mut self, job: JobId) -> Result<Running, RmError> {
         let r = self.running.remove(&job).ok_or(RmError::UnknownJob(job))?;
-        self.due.remove(&(r.end, r.seq, job));
+        // Its completion entry is stale now.
+        self.stale += 1;
+        self.drop_stale();
         Ok(r)
+    }
+
+    /// Whether the completion entry `(end, seq, job)` is live: the job runs
+    /// with that end and start sequence.
+    fn is_due(&self, (end, seq, job): (Time, u64, JobId)) -> bool {
+        self.running
+            .get(&job)
+            .is_some_and(|r| r.end == end && r.seq == seq)
+    }
+
+    /// Drops stale completion entries from the top of the queue (so that
+    /// the top, if any, is a live completion).
+    fn drop_stale(&mut self) {
+        while self.stale > 0 {
+            let Some(&Reverse(top)) = self.due.peek() else {
+                break;
+            };
+            if self.is_due(top) {
+                break;
+            }
+            self.due.pop();
+            self.stale -= 1;
+        }
+    }
+
+    /// [`ResourceManager::observe`] into `out` (appended; a driver keeps
+    /// one buffer instead of a new vector per call).
+    pub fn observe_into(&mut self, now: Time, out: &mut Vec<Observation>) {
+        out.append(&mut self.pending);
+        while let Some(&Reverse((end, seq, job))) = self.due.peek() {
+            if end > now {
+                break;
+            }
+            self.due.pop();
+            // The top is live unless stale entries are left below it (they
+            // are dropped as they surface).
+            let killed = match self.running.remove(&job) {
+                Some(r) if r.end == end && r.seq == seq => r.killed,
+                Some(r) => {
+                    self.running.insert(job, r);
+                    self.stale -= 1;
+                    continue;
+                }
+                None => {
+                    self.stale -= 1;
+                    continue;
+                }
+            };
+            out.push(if killed {
+                Observation::WalltimeExceeded {
+                    job,
+                    at: end,
+                    code: WALLTIME_EXIT,
+                }
+            } else {
+                Observation::Finished {
+                    job,
+                    at: end,
+                    code: 0,
+                }
+            });
+        }
+        self.drop_stale();
     }
 
     /// Runs (or goes on running) a job from `now`; `seq` keeps the order
@@ -178,7 +283,7 @@ impl SimRm {
                 run,
             },
         );
-        self.due.insert((end, seq, job));
+        self.due.push(Reverse((end, seq, job)));
     }
 
     /// A running job's run so far, at `now`.
@@ -334,29 +439,8 @@ impl ResourceManager for SimRm {
     }
 
     fn observe(&mut self, now: Time) -> Vec<Observation> {
-        let mut out = std::mem::take(&mut self.pending);
-        while let Some(&(end, _, _)) = self.due.first() {
-            if end > now {
-                break;
-            }
-            let Some((_, _, job)) = self.due.pop_first() else {
-                break;
-            };
-            let killed = self.running.remove(&job).is_some_and(|r| r.killed);
-            out.push(if killed {
-                Observation::WalltimeExceeded {
-                    job,
-                    at: end,
-                    code: WALLTIME_EXIT,
-                }
-            } else {
-                Observation::Finished {
-                    job,
-                    at: end,
-                    code: 0,
-                }
-            });
-        }
+        let mut out = Vec::new();
+        self.observe_into(now, &mut out);
         out
     }
 

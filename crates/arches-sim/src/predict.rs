@@ -26,7 +26,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use arches_config::{PredictionCorrection, RuntimePrediction};
-use arches_core::{JobId, JobState, Secs, State, Time};
+use arches_core::{Job, JobId, JobState, Secs, State, Time};
 
 /// The stepwise extensions of an expired prediction, in seconds.
 pub const EXTENSIONS: [Secs; 11] = [
@@ -57,6 +57,12 @@ pub struct Predictor {
     changed: BTreeSet<String>,
     /// The history changed since the last [`Predictor::history_update`].
     unsaved: bool,
+    /// The caller reports every start ([`Predictor::track_starts`]).
+    tracks_starts: bool,
+    /// With `tracks_starts`: no running job's prediction expires before
+    /// this time (from the last pass over the jobs, lowered by each
+    /// [`Predictor::started`]); `None`: unknown (the next call looks).
+    expiry_bound: Option<Time>,
 }
 
 /// What an expired prediction becomes.
@@ -98,6 +104,30 @@ impl Predictor {
         };
     }
 
+    /// The caller reports every start ([`Predictor::started`]) and calls
+    /// [`Predictor::forget_expiry_bound`] whenever a running job's
+    /// expiry may move earlier otherwise (a resume, a resize): then
+    /// [`Predictor::corrections`] passes over the jobs only when a
+    /// prediction may have expired or a user's history changed (the
+    /// simulator; the daemon does not).
+    pub fn track_starts(&mut self) {
+        self.tracks_starts = true;
+        self.expiry_bound = None;
+    }
+
+    /// A job started at `start` with estimate `estimate`
+    /// ([`Predictor::track_starts`]).
+    pub fn started(&mut self, start: Time, estimate: Option<Secs>) {
+        if let (Some(b), Some(e)) = (self.expiry_bound.as_mut(), estimate) {
+            *b = (*b).min(start + e);
+        }
+    }
+
+    /// The next [`Predictor::corrections`] looks at every running job.
+    pub fn forget_expiry_bound(&mut self) {
+        self.expiry_bound = None;
+    }
+
     /// Whether predictions are made at all (`USERMEAN2`).
     pub fn enabled(&self) -> bool {
         self.enabled
@@ -121,9 +151,15 @@ impl Predictor {
         if !self.enabled {
             return;
         }
-        self.changed.insert(user.to_string());
+        // The user's name is copied only the first time it is seen.
+        if !self.changed.contains(user) {
+            self.changed.insert(user.to_string());
+        }
         self.unsaved = true;
-        let h = self.history.entry(user.to_string()).or_default();
+        let h = match self.history.get_mut(user) {
+            Some(h) => h,
+            None => self.history.entry(user.to_string()).or_default(),
+        };
         h.push(runtime.max(0));
         if h.len() > 2 {
             h.remove(0);
@@ -225,45 +261,86 @@ impl Predictor {
         if !self.enabled {
             return Vec::new();
         }
-        let mut out = self.expired(state, now);
-        if !self.changed.is_empty() {
-            let changed = std::mem::take(&mut self.changed);
+        if self.changed.is_empty() {
+            if self.expiry_bound.is_some_and(|b| now < b) {
+                // No prediction can have expired (nothing else to refresh).
+                return Vec::new();
+            }
+            let mut bound = Time::MAX;
+            let mut expired = Vec::new();
             for j in state.jobs() {
-                if j.run.is_some() || j.state.is_active() || j.state.is_finished() {
-                    continue;
-                }
-                if !changed.contains(j.cred.user.as_str()) {
-                    continue;
-                }
-                if let Some(p) = self.predict(&j.cred.user, j.walltime) {
-                    if j.estimate != Some(p) {
-                        out.push((j.id, p));
-                    }
+                Self::expiry(j, now, &mut expired, &mut bound);
+            }
+            return self.corrected(expired, now, bound);
+        }
+        // One pass over the jobs for both lists (each in job order).
+        let changed = std::mem::take(&mut self.changed);
+        let mut expired = Vec::new();
+        let mut refreshed = Vec::new();
+        let mut bound = Time::MAX;
+        for j in state.jobs() {
+            Self::expiry(j, now, &mut expired, &mut bound);
+            if j.run.is_some() || j.state.is_active() || j.state.is_finished() {
+                continue;
+            }
+            if !changed.contains(j.cred.user.as_str()) {
+                continue;
+            }
+            if let Some(p) = self.predict(&j.cred.user, j.walltime) {
+                if j.estimate != Some(p) {
+                    refreshed.push((j.id, p));
                 }
             }
         }
+        let mut out = self.corrected(expired, now, bound);
+        out.append(&mut refreshed);
         out
     }
 
-    /// Corrections of running jobs whose prediction expired at `now`.
-    fn expired(&mut self, state: &State, now: Time) -> Vec<(JobId, Secs)> {
-        let expired: Vec<(JobId, Time, Option<Secs>, Option<Secs>)> = state
-            .jobs()
-            .filter(|j| j.state == JobState::Running)
-            .filter_map(|j| {
-                let run = j.run.as_ref()?;
-                let start = run.start_time + run.suspended_secs;
-                let est = j.estimate?;
-                (start + est <= now).then_some((j.id, start, j.estimate, j.walltime))
-            })
-            .collect();
-        expired
+    /// A running job whose prediction expired at `now` goes to `expired`
+    /// (id, start, estimate, walltime); one that has not lowers `bound` to
+    /// its expiry.
+    fn expiry(
+        j: &Job,
+        now: Time,
+        expired: &mut Vec<(JobId, Time, Option<Secs>, Option<Secs>)>,
+        bound: &mut Time,
+    ) {
+        if j.state != JobState::Running {
+            return;
+        }
+        let (Some(run), Some(est)) = (j.run.as_ref(), j.estimate) else {
+            return;
+        };
+        let start = run.start_time + run.suspended_secs;
+        if start + est <= now {
+            expired.push((j.id, start, j.estimate, j.walltime));
+        } else {
+            *bound = (*bound).min(start + est);
+        }
+    }
+
+    /// Corrections of running jobs whose prediction expired at `now`; the
+    /// corrected expiries lower `bound`, which becomes the expiry bound
+    /// ([`Predictor::track_starts`]).
+    fn corrected(
+        &mut self,
+        expired: Vec<(JobId, Time, Option<Secs>, Option<Secs>)>,
+        now: Time,
+        mut bound: Time,
+    ) -> Vec<(JobId, Secs)> {
+        let out = expired
             .into_iter()
             .filter_map(|(job, start, est, wall)| {
-                self.correction(job, start, est, wall, now)
-                    .map(|s| (job, s))
+                let s = self.correction(job, start, est, wall, now)?;
+                bound = bound.min(start + s);
+                Some((job, s))
             })
-            .collect()
+            .collect();
+        if self.tracks_starts {
+            self.expiry_bound = Some(bound);
+        }
+        out
     }
 }
 
@@ -391,6 +468,62 @@ mod tests {
         // Another user's history does not touch it.
         p.completed(10, "v", 7);
         assert_eq!(idle_ones(p.corrections(&state, 180)), vec![]);
+    }
+
+    /// A predictor told of every start gives the same corrections as one
+    /// that looks at every running job each time (it skips the look only
+    /// while no prediction can have expired).
+    #[test]
+    fn tracked_starts_give_the_same_corrections() {
+        use arches_core::state::JobChange;
+        use arches_core::{Event, Job, Node, Request, StartKind};
+        let start = |state: &mut State, id: JobId, est: Secs, at: Time| {
+            let mut j = Job::new(id, "u", Request::procs(1), Some(5000), at);
+            j.estimate = Some(est);
+            state.apply(Event::Submit(Box::new(j)), at).unwrap();
+            let alloc = vec![arches_core::Alloc {
+                node: 0,
+                tasks: 1,
+                procs: 1,
+                mem_mb: 0,
+                gres: Default::default(),
+            }];
+            let kind = StartKind::Priority;
+            state
+                .apply(
+                    Event::Start {
+                        job: id,
+                        alloc,
+                        kind,
+                    },
+                    at,
+                )
+                .unwrap();
+        };
+        let mut state = State::new(vec![Node::new("n1", 8, 0)]);
+        let mut tracked = Predictor::new(RuntimePrediction::UserMean2);
+        tracked.track_starts();
+        let mut every = Predictor::new(RuntimePrediction::UserMean2);
+        for (id, est) in [(1, 100), (2, 1000)] {
+            start(&mut state, id, est, 0);
+            tracked.started(0, Some(est));
+        }
+        let mut all = Vec::new();
+        for now in (0..400).step_by(5) {
+            if now == 200 {
+                // A later start with a short prediction lowers the bound.
+                start(&mut state, 4, 5, now);
+                tracked.started(now, Some(5));
+            }
+            let c = tracked.corrections(&state, now);
+            assert_eq!(c, every.corrections(&state, now), "at {now}");
+            for &(job, secs) in &c {
+                let change = JobChange::Estimate(Some(secs));
+                state.apply(Event::Modify { job, change }, now).unwrap();
+            }
+            all.extend(c);
+        }
+        assert_eq!(all, vec![(1, 160), (1, 460), (4, 65), (4, 365)]);
     }
 
     /// A state with finished jobs (id, user, start, end, exited) and one

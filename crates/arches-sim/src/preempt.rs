@@ -131,12 +131,7 @@ impl Simulation {
             };
             self.apply_event(ev, l.job)?;
         }
-        // The simulated backend ends terminated jobs at once.
-        for o in self.rm.take_pending() {
-            if let Observation::Requeued { job, .. } = o {
-                self.apply_event(Event::Requeue { job }, job)?;
-            }
-        }
+        self.take_requeues()?;
         for &id in &plan.resumes {
             self.rm.resume(id, at).map_err(|source| SimError::Backend {
                 at,
@@ -147,6 +142,17 @@ impl Simulation {
             self.preempt.suspended = self.preempt.suspended.saturating_sub(1);
         }
         Ok(requeued)
+    }
+
+    /// The simulated backend ends terminated jobs at once: their requeues
+    /// (the backend's other pending reports are not the simulator's).
+    pub(crate) fn take_requeues(&mut self) -> Result<(), SimError> {
+        for o in self.rm.take_pending() {
+            if let Observation::Requeued { job, .. } = o {
+                self.apply_event(Event::Requeue { job }, job)?;
+            }
+        }
+        Ok(())
     }
 
     fn apply_event(&mut self, ev: Event, job: JobId) -> Result<(), SimError> {

@@ -24,11 +24,11 @@ use arches_config::RuntimePrediction;
 use arches_core::policy::ReservationPolicy;
 use arches_core::state::JobChange;
 use arches_core::{
-    schedule, schedule_lean_in, CompletionCode, Event, EventError, Job, JobId, Node, Plan, Policy,
-    Request, Secs, StartKind, State, Time,
+    schedule, schedule_lean_in, CompletionCode, Event, EventError, Job, JobId, LeanPlan, Node,
+    Plan, PlannedReservation, Policy, Request, Secs, Start, StartKind, State, Time,
 };
 use arches_rm::sim::SimRm;
-use arches_rm::{Observation, ResourceManager, RmError};
+use arches_rm::{Observation, RmError};
 
 use crate::metrics::{summarize, JobRecord, SkippedEntry, Summary};
 use crate::predict::Predictor;
@@ -99,7 +99,7 @@ pub struct Simulation {
     /// whenever the accounting records a job or is handed out mutably).
     decayed: arches_core::accounting::DecayedUsage,
     pub(crate) meta: std::collections::HashMap<JobId, Meta, IdHash>,
-    last_plan: Option<Plan>,
+    last_plan: LastPlan,
     records: Vec<JobRecord>,
     skipped: Vec<SkippedJob>,
     iterations: u64,
@@ -125,6 +125,64 @@ pub struct Simulation {
     origin: Time,
     /// Malleable jobs and resize requests ([`crate::elastic`]).
     pub(crate) elastic: crate::elastic::ElasticSim,
+    /// Whether the policy can make a job a preemptor through its class or
+    /// QoS (a QoS flag or `JOBFLAGS=PREEMPTOR`): when not, only a job's own
+    /// flag can ([`arches_core::preempt::is_preemptor`] is not asked at
+    /// every end). The policy's QoS and classes never change during a run.
+    preemptor_config: bool,
+    /// [`arches_core::qos::access_configured`] of the policy: when not, a
+    /// job submitted without a QoS gets none (no `qos::assign` per job).
+    qos_access: bool,
+    /// The observations of an instant and which of them were handled
+    /// first (kept from one instant to the next: no vectors per instant).
+    ended_buf: Vec<Observation>,
+    released_buf: Vec<bool>,
+}
+
+/// Whether some class or QoS of `policy` gives its jobs the PREEMPTOR
+/// attribute (what [`arches_core::preempt::is_preemptor`] reads besides the
+/// job's own flags).
+fn preemptor_config(policy: &Policy) -> bool {
+    use arches_core::policy::QosFlag;
+    use arches_core::JobFlag;
+    policy
+        .qos
+        .values()
+        .any(|q| q.flags.contains(&QosFlag::Preemptor) || q.job_flags.contains(&JobFlag::Preemptor))
+        || policy
+            .classes
+            .values()
+            .any(|c| c.job_flags.contains(&JobFlag::Preemptor))
+}
+
+/// The plan of the last scheduling iteration. A lean iteration's plan is
+/// kept as such: its [`Plan`] form (no decisions) is made only when asked
+/// for ([`Simulation::last_plan`]), not once per iteration.
+#[derive(Debug, Default)]
+enum LastPlan {
+    #[default]
+    None,
+    Full(Plan),
+    Lean(LeanPlan, std::sync::OnceLock<Plan>),
+}
+
+impl LastPlan {
+    fn plan(&self) -> Option<&Plan> {
+        match self {
+            LastPlan::None => None,
+            LastPlan::Full(p) => Some(p),
+            LastPlan::Lean(l, full) => Some(full.get_or_init(|| l.clone().into_plan())),
+        }
+    }
+
+    /// The plan's `(now, next_wakeup)`.
+    fn wakeup(&self) -> Option<(Time, Option<Time>)> {
+        match self {
+            LastPlan::None => None,
+            LastPlan::Full(p) => Some((p.now, p.next_wakeup)),
+            LastPlan::Lean(l, _) => Some((l.now, l.next_wakeup)),
+        }
+    }
 }
 
 /// The jobs a simulation replays, in submission order.
@@ -186,14 +244,21 @@ impl Names {
 
     /// The core job of a trace job submitted at `submit` (what
     /// [`SimJob::to_core`] of [`TraceJob::to_sim_job`] gives).
-    fn core_job(&mut self, t: &TraceJob, procs: u32, submit: Time) -> Job {
+    fn core_job(&mut self, t: &TraceJob, procs: u32, submit: Time) -> Box<Job> {
         let user = if t.user >= 0 {
             Self::name(&mut self.user, "user", t.user)
         } else {
             "u".to_string()
         };
-        // The names are moved in (`Job::new` would copy the user twice).
-        let mut job = Job::new(t.id, "", Request::procs(procs), Some(t.walltime), submit);
+        // The names are moved in (`Job::new` would copy the user twice);
+        // boxed at once, as the core's submission takes it (one move).
+        let mut job = Box::new(Job::new(
+            t.id,
+            "",
+            Request::procs(procs),
+            Some(t.walltime),
+            submit,
+        ));
         job.cred.user = user;
         job.cred.group = if t.group >= 0 {
             Self::name(&mut self.group, "group", t.group)
@@ -208,32 +273,8 @@ impl Names {
 }
 
 /// Hashing of job ids for the simulator's own per-job tables (looked up
-/// several times per job, never iterated): one multiplication.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct IdHash;
-
-impl std::hash::BuildHasher for IdHash {
-    type Hasher = IdHasher;
-    fn build_hasher(&self) -> IdHasher {
-        IdHasher(0)
-    }
-}
-
-pub(crate) struct IdHasher(u64);
-
-impl std::hash::Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-}
+/// several times per job, never iterated): the backend's one multiplication.
+pub(crate) use arches_rm::sim::IdHash;
 
 /// What the simulator records of a job at submission.
 struct Incoming {
@@ -294,6 +335,8 @@ impl Simulation {
         let mut state = State::new(nodes.clone());
         state.set_lean_indexes(true);
         let lean_ok = arches_core::lean::lean_supported(&policy);
+        let preemptor_config = preemptor_config(&policy);
+        let qos_access = arches_core::qos::access_configured(&policy);
         Simulation {
             state,
             policy,
@@ -307,7 +350,7 @@ impl Simulation {
             accounting: None,
             decayed: arches_core::accounting::DecayedUsage::default(),
             meta: std::collections::HashMap::default(),
-            last_plan: None,
+            last_plan: LastPlan::None,
             records: Vec::with_capacity(total_jobs),
             skipped: Vec::new(),
             iterations: 0,
@@ -321,6 +364,10 @@ impl Simulation {
             staging: None,
             origin: 0,
             elastic: crate::elastic::ElasticSim::default(),
+            preemptor_config,
+            qos_access,
+            ended_buf: Vec::new(),
+            released_buf: Vec::new(),
         }
     }
 
@@ -378,6 +425,9 @@ impl Simulation {
     /// [`crate::predict`]) instead of the requested walltimes.
     pub fn set_runtime_prediction(&mut self, kind: RuntimePrediction) {
         self.predictor = Predictor::new(kind);
+        // The replay reports every start: the predictor looks at the
+        // running jobs only when a prediction may have expired.
+        self.predictor.track_starts();
     }
 
     /// What an expired prediction becomes (`PREDICTIONCORRECTION`); after
@@ -393,7 +443,7 @@ impl Simulation {
 
     /// The plan of the last scheduling iteration.
     pub fn last_plan(&self) -> Option<&Plan> {
-        self.last_plan.as_ref()
+        self.last_plan.plan()
     }
 
     /// The virtual clock.
@@ -487,8 +537,8 @@ impl Simulation {
         let done = self.rm.next_completion();
         let wake = self
             .last_plan
-            .as_ref()
-            .and_then(|p| p.next_wakeup)
+            .wakeup()
+            .and_then(|(_, w)| w)
             .filter(|t| *t > self.now && self.state.queued_count() > 0)
             .filter(|_| {
                 submit.is_some()
@@ -502,10 +552,8 @@ impl Simulation {
             .and_then(|s| s.next_event(self.now))
             .filter(|_| self.state.queued_count() > 0);
         let resize = self.elastic.due.first().map(|d| d.0);
-        [submit, done, wake, staging, resize]
-            .into_iter()
-            .flatten()
-            .min()
+        let next = earliest(earliest(submit, done), wake);
+        earliest(earliest(next, staging), resize)
     }
 
     /// Whether a queued job waits for a start date: with nothing running and
@@ -577,14 +625,18 @@ impl Simulation {
     /// Handles every event at instant `t` (see the module doc for the order).
     fn advance_to(&mut self, t: Time) -> Result<(), SimError> {
         self.now = t;
-        let ended = self.rm.observe(t);
+        let mut ended = std::mem::take(&mut self.ended_buf);
+        ended.clear();
+        self.rm.observe_into(t, &mut ended);
         let submitting = self.submit_time(self.next) == Some(t);
         if ended.is_empty() && !submitting && self.rm.next_completion().is_none() {
             self.rsv_idle_wakes += 1;
         } else {
             self.rsv_idle_wakes = 0;
         }
-        let mut released = vec![false; ended.len()];
+        let mut released = std::mem::take(&mut self.released_buf);
+        released.clear();
+        released.resize(ended.len(), false);
         for (i, obs) in ended.iter().enumerate() {
             let job = observed_job(obs);
             let planned_end = self
@@ -613,6 +665,8 @@ impl Simulation {
         if ended.is_empty() && (self.dirty || self.next_is_wakeup(t)) {
             self.iterate()?;
         }
+        self.ended_buf = ended;
+        self.released_buf = released;
         // A transfer ended or is due to begin: the data waits change.
         if self.staging.as_ref().is_some_and(|s| s.due(t)) {
             self.rsv_idle_wakes = 0;
@@ -620,6 +674,7 @@ impl Simulation {
         }
         // Resize requests and releases of malleable jobs.
         if self.resize_due()? {
+            self.predictor.forget_expiry_bound();
             self.rsv_idle_wakes = 0;
             self.iterate()?;
         }
@@ -628,42 +683,48 @@ impl Simulation {
 
     fn next_is_wakeup(&self, t: Time) -> bool {
         self.last_plan
-            .as_ref()
-            .is_some_and(|p| p.next_wakeup == Some(t) && p.now < t)
+            .wakeup()
+            .is_some_and(|(now, wake)| wake == Some(t) && now < t)
     }
 
     /// Submits pending job `i`.
     fn submit_pending(&mut self, i: usize) -> Result<(), SimError> {
         let at = self.now;
-        // Out of `self` while it is read (put back below, also on error).
-        let mut pending = std::mem::replace(&mut self.pending, Pending::Jobs(Vec::new()));
-        let r = match &mut pending {
-            Pending::Jobs(jobs) => self.submit(&jobs[i]),
-            Pending::Trace { trace, cap, names } => {
-                let t = &trace.jobs[i];
-                let procs = t.procs_on(*cap);
-                let incoming = Incoming {
-                    id: t.id,
-                    submit: at,
-                    procs,
-                    layout: None,
-                    walltime: t.walltime,
-                    runtime: t.runtime,
+        let (t, procs) = match &self.pending {
+            Pending::Jobs(_) => {
+                // Out of `self` while it is read (put back below, also on
+                // error).
+                let pending = std::mem::replace(&mut self.pending, Pending::Jobs(Vec::new()));
+                let r = match &pending {
+                    Pending::Jobs(jobs) => self.submit(&jobs[i]),
+                    Pending::Trace { .. } => Ok(()),
                 };
-                match self.too_big(&incoming) {
-                    Some(reason) => {
-                        self.skipped.push(SkippedJob { id: t.id, reason });
-                        Ok(())
-                    }
-                    None => {
-                        let core = names.core_job(t, procs, at);
-                        self.submit_core(core, &incoming)
-                    }
-                }
+                self.pending = pending;
+                return r;
+            }
+            // A trace job is a copy (only the names are borrowed below).
+            Pending::Trace { trace, cap, .. } => {
+                let t = trace.jobs[i];
+                (t, t.procs_on(*cap))
             }
         };
-        self.pending = pending;
-        r
+        let incoming = Incoming {
+            id: t.id,
+            submit: at,
+            procs,
+            layout: None,
+            walltime: t.walltime,
+            runtime: t.runtime,
+        };
+        if let Some(reason) = self.too_big(&incoming) {
+            self.skipped.push(SkippedJob { id: t.id, reason });
+            return Ok(());
+        }
+        let core = match &mut self.pending {
+            Pending::Trace { names, .. } => names.core_job(&t, procs, at),
+            Pending::Jobs(_) => return Ok(()),
+        };
+        self.submit_core(core, &incoming)
     }
 
     fn submit(&mut self, job: &SimJob) -> Result<(), SimError> {
@@ -682,7 +743,7 @@ impl Simulation {
         if job.array.is_some() {
             return self.submit_array(job, &incoming);
         }
-        self.submit_core(job.to_core(), &incoming)?;
+        self.submit_core(Box::new(job.to_core()), &incoming)?;
         self.elastic.submitted(job);
         if let Some(st) = self.staging.as_mut() {
             let at = self.now;
@@ -697,8 +758,13 @@ impl Simulation {
     }
 
     /// Submits a job to the core and the simulated backend.
-    fn submit_core(&mut self, mut core: Job, job: &Incoming) -> Result<(), SimError> {
+    fn submit_core(&mut self, mut core: Box<Job>, job: &Incoming) -> Result<(), SimError> {
         core.estimate = self.predictor.predict(&core.cred.user, core.walltime);
+        if core.cred.qos.is_none() && !self.qos_access {
+            // What `qos::assign` gives a job asking for none when no
+            // credential has a QoS default or list: none.
+            return self.submit_assigned(core, job);
+        }
         // The QoS as msub assigns it (arches_core::qos): the requested one
         // if the credentials grant it, else their default (QDEF). A trace
         // job asking for a QoS it may not use runs under its default, as
@@ -712,8 +778,13 @@ impl Simulation {
                 let _ = arches_core::qos::assign(&mut core.cred, &self.policy, None);
             }
         }
+        self.submit_assigned(core, job)
+    }
+
+    /// Submits a job whose QoS is assigned.
+    fn submit_assigned(&mut self, core: Box<Job>, job: &Incoming) -> Result<(), SimError> {
         self.state
-            .apply(Event::Submit(Box::new(core)), self.now)
+            .apply(Event::Submit(core), self.now)
             .map_err(|source| SimError::Core {
                 at: self.now,
                 job: job.id,
@@ -815,7 +886,7 @@ impl Simulation {
         self.correct_predictions()?;
         if let Some(st) = self.staging.as_mut() {
             let at = self.now;
-            st.before(&mut self.state, self.last_plan.as_ref(), at)
+            st.before(&mut self.state, self.last_plan.plan(), at)
                 .map_err(|source| SimError::Core { at, job: 0, source })?;
         }
         self.update_fairshare();
@@ -824,12 +895,31 @@ impl Simulation {
         } else {
             schedule_lean_in(&self.state, &self.policy, self.now, &mut self.lean)
         };
+        self.iterations += 1;
         let plan = match lean {
+            // A lean plan has only starts and reservations (no preemption,
+            // resume, lock, walltime restore or grow): applied as it is.
+            Some(lean) if self.staging.is_none() => {
+                self.take_requeues()?;
+                self.apply_starts(&lean.starts)?;
+                self.remember(&lean.reservations)?;
+                self.last_plan = LastPlan::Lean(lean, std::sync::OnceLock::new());
+                return Ok(false);
+            }
             Some(lean) => lean.into_plan(),
             None => schedule(&self.state, &self.policy, self.now),
         };
-        self.iterations += 1;
         let requeued = self.apply_preemptions(&plan)?;
+        if !(plan.preemptions.is_empty()
+            && plan.resumes.is_empty()
+            && plan.locks.is_empty()
+            && plan.restore_walltime.is_empty()
+            && plan.elastic.grows.is_empty())
+        {
+            // Running jobs' expiries or limits may change otherwise than
+            // by a start: the predictor looks at them all next time.
+            self.predictor.forget_expiry_bound();
+        }
         // Expired virtual wall-clock limits: the real limit is back.
         for &job in &plan.restore_walltime {
             let change = arches_core::state::JobChange::VirtualWalltime(None);
@@ -838,7 +928,19 @@ impl Simulation {
                 .apply(Event::Modify { job, change }, at)
                 .map_err(|source| SimError::Core { at, job, source })?;
         }
-        for start in &plan.starts {
+        self.apply_starts(&plan.starts)?;
+        self.apply_grows(&plan.elastic.grows)?;
+        self.remember(&plan.reservations)?;
+        if let Some(st) = self.staging.as_mut() {
+            st.after(&plan, self.now);
+        }
+        self.last_plan = LastPlan::Full(plan);
+        Ok(requeued)
+    }
+
+    /// Starts a plan's jobs now.
+    fn apply_starts(&mut self, starts: &[Start]) -> Result<(), SimError> {
+        for start in starts {
             // The simulated backend needs only the limit and the processors
             // of a launch (the processors scale a resized run).
             let walltime = self.meta.get(&start.job).map(|m| m.walltime);
@@ -881,6 +983,15 @@ impl Simulation {
                         source,
                     })?;
             }
+            if self.predictor.enabled() {
+                let job = self.state.job(start.job);
+                let run = job.and_then(|j| j.run.as_ref());
+                let began = run.map_or(at, |r| r.start_time + r.suspended_secs);
+                self.predictor.started(began, job.and_then(|j| j.estimate));
+                if start.virtual_walltime.is_some() {
+                    self.predictor.forget_expiry_bound();
+                }
+            }
             if let Some(m) = self.meta.get_mut(&start.job) {
                 m.start = Some((at, start.kind));
                 self.elastic.started(start.job, procs, at, at - m.submit);
@@ -889,21 +1000,20 @@ impl Simulation {
                 st.started(start.job, start.alloc.len() as u32, at);
             }
         }
-        self.apply_grows(&plan.elastic.grows)?;
+        Ok(())
+    }
+
+    /// HIGHEST keeps reservations across iterations (pyss's conservative
+    /// backfill): a plan's reservations are handed back to the state.
+    fn remember(&mut self, reservations: &[PlannedReservation]) -> Result<(), SimError> {
         if self.policy.reservation_policy == ReservationPolicy::Highest {
-            // HIGHEST keeps reservations across iterations (pyss's
-            // conservative backfill): hand them back to the state.
-            let kept = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
+            let kept = reservations.iter().map(|r| (r.job, r.start)).collect();
             let at = self.now;
             self.state
                 .remember_reservations(kept)
                 .map_err(|source| SimError::Core { at, job: 0, source })?;
         }
-        if let Some(st) = self.staging.as_mut() {
-            st.after(&plan, self.now);
-        }
-        self.last_plan = Some(plan);
-        Ok(requeued)
+        Ok(())
     }
 
     fn finish(&mut self, obs: &Observation) -> Result<(), SimError> {
@@ -935,7 +1045,8 @@ impl Simulation {
                 }
                 (
                     j.run.as_ref().map_or(0, |r| r.suspended_secs),
-                    arches_core::preempt::is_preemptor(j, &self.policy),
+                    (self.preemptor_config || j.flags.contains(arches_core::JobFlag::Preemptor))
+                        && arches_core::preempt::is_preemptor(j, &self.policy),
                 )
             }
             None => (0, false),
@@ -1046,6 +1157,15 @@ pub(crate) struct Meta {
     walltime: Secs,
     runtime: Secs,
     pub(crate) start: Option<(Time, StartKind)>,
+}
+
+/// The earlier of two optional times.
+fn earliest(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
 }
 
 fn observed_job(obs: &Observation) -> JobId {
