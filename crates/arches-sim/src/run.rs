@@ -1106,7 +1106,7 @@ impl Simulation {
             // update changes the usage in place instead of copying it (the
             // last plan is replaced by this iteration's).
             self.policy.fairshare.usage = Default::default();
-            if let Some(p) = self.last_plan.as_mut() {
+            if let LastPlan::Full(p) = &mut self.last_plan {
                 p.fairshare = None;
             }
             self.decayed.update(acc, self.state.active(), fs, self.now);
