@@ -138,6 +138,9 @@ fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
 /// The job's QoS `(QTWEIGHT, XFWEIGHT)`: Moab adds them to the queue-time
 /// and expansion-factor subcomponent weights for the QoS's jobs.
 fn qos_weights(job: &Job, policy: &Policy) -> (i64, i64) {
+    if policy.qos.is_empty() {
+        return (0, 0);
+    }
     // A job without a QoS of its own is in the DEFAULT QoS.
     let q = crate::qos::effective(job, policy).unwrap_or(crate::qos::DEFAULT_QOS);
     policy
