@@ -295,21 +295,22 @@ const PAD: usize = WINDOW + 16;
 const WINDOW: usize = 128;
 
 /// The fast path of [`scan`]: the line starting at `lo` if it is a data
-/// line of exactly [`SWF_FIELDS`] plain integers (an optional `-` and at
-/// most 16 digits) separated by ASCII whitespace, whose line feed is within
-/// [`WINDOW`] bytes and before `hi`. Its fields go to `f`; the result is
-/// the position of the line feed. Anything else (a header, a blank line, a
-/// decimal number, a `+` sign, more digits, non-ASCII text, a wrong number
-/// of fields, a line not read whole yet) is `None` and goes the general
-/// way, which gives exactly these values for the lines taken here.
+/// line of exactly [`SWF_FIELDS`] numbers separated by ASCII whitespace,
+/// whose line feed is within [`WINDOW`] bytes and before `hi`: plain
+/// integers (an optional `-` and at most 16 digits) or short decimals
+/// ([`rounded_digits`]). Its fields go to `f`; the result is the position of
+/// the line feed. Anything else (a header, a blank line, an exponent, a `+`
+/// sign, more digits, non-ASCII text, a wrong number of fields, a line not
+/// read whole yet) is `None` and goes the general way, which gives exactly
+/// these values for the lines taken here.
 ///
 /// The bytes are classified 16 at a time into bit masks (blank, line feed,
-/// digit, minus); the fields are then found from the masks and each read
-/// with one 8-byte load (two beyond 8 digits). `buf` has [`PAD`] readable
-/// bytes after `hi`.
+/// digit, minus, dot); the fields are then found from the masks and each
+/// read with one 8-byte load (two beyond 8 digits). `buf` has [`PAD`]
+/// readable bytes after `hi`.
 fn fast_line(buf: &[u8], lo: usize, hi: usize, f: &mut [i64; SWF_FIELDS]) -> Option<usize> {
     let w: &[u8; PAD] = buf.get(lo..lo + PAD)?.try_into().ok()?;
-    let (mut blank, mut nl, mut digit, mut minus) = (0u128, 0u128, 0u128, 0u128);
+    let (mut blank, mut nl, mut digit, mut minus, mut dot) = (0u128, 0u128, 0u128, 0u128, 0u128);
     for k in 0..WINDOW / 16 {
         let chunk: &[u8; 16] = w[16 * k..16 * k + 16].try_into().ok()?;
         let c = classes16(chunk);
@@ -318,6 +319,7 @@ fn fast_line(buf: &[u8], lo: usize, hi: usize, f: &mut [i64; SWF_FIELDS]) -> Opt
         nl |= u128::from(c.nl) << at;
         digit |= u128::from(c.digit) << at;
         minus |= u128::from(c.minus) << at;
+        dot |= u128::from(c.dot) << at;
         if c.nl != 0 {
             break;
         }
@@ -334,11 +336,19 @@ fn fast_line(buf: &[u8], lo: usize, hi: usize, f: &mut [i64; SWF_FIELDS]) -> Opt
     let line = (1u128 << len) - 1;
     let token = !blank & line;
     let minus = minus & line;
+    let dot = dot & line;
     let starts = token & !(token << 1);
-    // Every field is digits, after a minus sign that starts it.
-    if token & !(digit | minus) != 0 || minus & !starts != 0 || (minus << 1) & !digit != 0 {
+    // Every field is digits, after a minus sign that starts it; a dot is
+    // between digits.
+    if token & !(digit | minus | dot) != 0
+        || minus & !starts != 0
+        || (minus << 1) & !digit != 0
+        || dot & starts != 0
+        || (dot >> 1 | dot << 1) & !digit != 0
+    {
         return None;
     }
+    let decimals = dot != 0;
     let mut n = 0;
     for (mut m, base) in [(starts as u64, 0), ((starts >> 64) as u64, 64)] {
         while m != 0 {
@@ -348,7 +358,12 @@ fn fast_line(buf: &[u8], lo: usize, hi: usize, f: &mut [i64; SWF_FIELDS]) -> Opt
             let s = base + m.trailing_zeros() as usize;
             m &= m - 1;
             let neg = w[s] == b'-';
-            let v = plain_digits(w, s + usize::from(neg))? as i64;
+            let at = s + usize::from(neg);
+            let v = if decimals {
+                rounded_digits(w, at)?
+            } else {
+                plain_digits(w, at)?.0
+            } as i64;
             f[n] = if neg { -v } else { v };
             n += 1;
         }
@@ -356,10 +371,35 @@ fn fast_line(buf: &[u8], lo: usize, hi: usize, f: &mut [i64; SWF_FIELDS]) -> Opt
     (n == SWF_FIELDS).then_some(lo + len)
 }
 
+/// A number at `s` that is digits, a dot, digits (`7.38`), rounded as the
+/// general way does (parsed as an `f64`, rounded half away from zero), or
+/// plain digits. Only a whole part below 10^9 and at most 6 decimals are
+/// taken (`None` otherwise): the `f64` is then within 2^-24 of the number,
+/// less than its distance to a half unless it is one, so the rounding of
+/// the decimal is exact.
+fn rounded_digits(w: &[u8; PAD], s: usize) -> Option<u64> {
+    let (whole, len) = plain_digits(w, s)?;
+    let dot = s + len;
+    if w[dot] != b'.' {
+        return Some(whole);
+    }
+    if whole >= 1_000_000_000 {
+        return None;
+    }
+    let d = load8(w, dot + 1).wrapping_sub(BYTES_30);
+    let stop = non_digit_bytes(d);
+    let decimals = (stop.trailing_zeros() / 8) as usize;
+    if decimals == 0 || decimals > 6 || w[dot + 1 + decimals] == b'.' {
+        return None;
+    }
+    let fraction = eight_digits(d << (8 * (8 - decimals)));
+    Some(whole + u64::from(2 * fraction >= POW10[decimals]))
+}
+
 /// The 1 to 16 decimal digits from `s` up to the first byte that is not a
-/// digit (`None`: more than 16).
+/// digit, and their count (`None`: more than 16).
 #[inline(always)]
-fn plain_digits(w: &[u8; PAD], s: usize) -> Option<u64> {
+fn plain_digits(w: &[u8; PAD], s: usize) -> Option<(u64, usize)> {
     let d = load8(w, s).wrapping_sub(BYTES_30);
     let stop = non_digit_bytes(d);
     if stop != 0 {
@@ -368,9 +408,9 @@ fn plain_digits(w: &[u8; PAD], s: usize) -> Option<u64> {
         let t = d << (8 * (8 - len));
         if len <= 2 {
             // Most fields are short (-1, counts, ids).
-            return Some(((t >> 48) & 0xff) * 10 + (t >> 56));
+            return Some((((t >> 48) & 0xff) * 10 + (t >> 56), len));
         }
-        return Some(eight_digits(t));
+        return Some((eight_digits(t), len));
     }
     let d2 = load8(w, s + 8).wrapping_sub(BYTES_30);
     let stop = non_digit_bytes(d2);
@@ -379,13 +419,16 @@ fn plain_digits(w: &[u8; PAD], s: usize) -> Option<u64> {
         if w[s + 16].is_ascii_digit() {
             return None;
         }
-        return Some(high * 100_000_000 + eight_digits(d2));
+        return Some((high * 100_000_000 + eight_digits(d2), 16));
     }
     let len = (stop.trailing_zeros() / 8) as usize;
     if len == 0 {
-        return Some(high);
+        return Some((high, 8));
     }
-    Some(high * POW10[len] + eight_digits(d2 << (8 * (8 - len))))
+    Some((
+        high * POW10[len] + eight_digits(d2 << (8 * (8 - len))),
+        8 + len,
+    ))
 }
 
 /// Which of 16 bytes are what, a bit per byte (the first byte lowest).
@@ -397,6 +440,7 @@ struct Classes {
     nl: u16,
     digit: u16,
     minus: u16,
+    dot: u16,
 }
 
 /// [`Classes`] with SSE2 (always there on x86-64).
@@ -426,6 +470,7 @@ fn classes16(c: &[u8; 16]) -> Classes {
             nl,
             digit: range(b'0', 10),
             minus: eq(b'-'),
+            dot: eq(b'.'),
         }
     }
 }
@@ -438,12 +483,14 @@ fn classes16_bytes(c: &[u8; 16]) -> Classes {
         nl: 0,
         digit: 0,
         minus: 0,
+        dot: 0,
     };
     for (k, &b) in c.iter().enumerate() {
         out.blank |= u16::from(b != b'\n' && is_ws(b)) << k;
         out.nl |= u16::from(b == b'\n') << k;
         out.digit |= u16::from(b.is_ascii_digit()) << k;
         out.minus |= u16::from(b == b'-') << k;
+        out.dot |= u16::from(b == b'.') << k;
     }
     out
 }
@@ -1188,9 +1235,15 @@ mod tests {
     fn fast_path_leaves_the_rest_to_the_general_way() {
         let rest = ["-1"; 17].join(" ");
         for first in [
-            "1.5",
             "1e3",
-            "-1.0",
+            "1.",
+            ".5",
+            "-.5",
+            "1.2.3",
+            "1.1234567",
+            "1000000000.5",
+            "1..2",
+            "1.-2",
             "+4",
             "12345678901234567",
             "123456789012345678",
@@ -1329,6 +1382,7 @@ mod tests {
     /// `fast`), and most well-formed lines are taken.
     #[test]
     fn fast_path_agrees_with_the_general_way_on_random_lines() {
+        // (Dots too: `fast` checks the values against the general way's.)
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = move |n: u64| {
             seed ^= seed << 13;
@@ -1411,10 +1465,49 @@ mod tests {
         ] {
             let s = v.to_string();
             w[3..3 + s.len()].copy_from_slice(s.as_bytes());
-            assert_eq!(plain_digits(&w, 3), Some(v), "{s}");
+            assert_eq!(plain_digits(&w, 3), Some((v, s.len())), "{s}");
             w[3..3 + s.len()].fill(b' ');
         }
         w[3..20].fill(b'1');
         assert_eq!(plain_digits(&w, 3), None, "17 digits");
+    }
+
+    /// Decimals (SDSC and CTC write one in field 6 on half their lines)
+    /// round exactly as `f64` parsing and rounding does.
+    #[test]
+    fn fast_path_rounds_short_decimals_as_the_general_way() {
+        let rest = ["-1"; 17].join(" ");
+        for (tok, want) in [
+            ("7.38", 7),
+            ("259.00", 259),
+            ("0.5", 1),
+            ("-0.5", -1),
+            ("-0.4", 0),
+            ("2.5", 3),
+            ("-2.5", -3),
+            ("2.4999", 2),
+            ("2.500001", 3),
+            ("999999999.999999", 1_000_000_000),
+            ("999999999.499999", 999_999_999),
+            ("12345678.5", 12_345_679),
+            ("1234567890123456", 1_234_567_890_123_456),
+        ] {
+            let text = format!("{rest} {tok}\n");
+            let f = fast(text.as_bytes()).unwrap_or_else(|| panic!("{tok} not taken"));
+            assert_eq!(f[17], want, "{tok}");
+            let text = format!("{tok} {rest}\n");
+            assert_eq!(fast(text.as_bytes()).map(|f| f[0]), Some(want), "{tok}");
+        }
+        // Every whole part and decimal count taken, against f64 rounding.
+        for whole in ["0", "1", "99", "12345", "99999999", "999999999"] {
+            for decimals in [
+                "0", "4", "5", "49", "50", "51", "499", "500", "999999", "500000",
+            ] {
+                let tok = format!("{whole}.{decimals}");
+                let text = format!("{tok} {rest}\n");
+                let want = tok.parse::<f64>().unwrap().round() as i64;
+                assert_eq!(fast(text.as_bytes()).map(|f| f[0]), Some(want), "{tok}");
+            }
+        }
     }
 }
