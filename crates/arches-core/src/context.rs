@@ -246,7 +246,9 @@ impl<'a> Ctx<'a> {
     /// with the processors free now. `plain`: the caller has checked that
     /// no administrative or standing reservation is in force at `now` and
     /// no preemptor holds a lock (the lean path's conditions), so neither
-    /// is looked for.
+    /// is looked for. Inlined: the context is built where the caller keeps
+    /// it (a large struct, not copied out).
+    #[inline(always)]
     pub fn with_profile_in(
         state: &'a State,
         policy: &'a Policy,

@@ -110,22 +110,29 @@ impl Profile {
         // reallocate.
         spans.clear();
         spans.reserve(releases.size_hint().0 + 17);
-        spans.push((origin, free));
+        // The breakpoint being summed (`time`, `cur`), and the amount of
+        // the one before it (`None` while it is the origin's).
+        let (mut time, mut cur) = (origin, free);
+        let mut before: Option<Amount> = None;
         let mut prev = Time::MIN;
         for (t, amount) in releases {
             debug_assert!(t >= prev, "releases out of order");
             prev = t;
-            let last = spans.len() - 1;
-            if t <= spans[last].0 {
-                // At or before the origin, or at the last breakpoint's time.
-                spans[last].1 = spans[last].1.plus(amount);
-            } else {
-                let cur = spans[last].1.plus(amount);
-                spans.push((t, cur));
+            if t > time {
+                // The summed breakpoint is complete: kept unless it changes
+                // nothing (adjacent equal amounts merge).
+                if before != Some(cur) {
+                    spans.push((time, cur));
+                    before = Some(cur);
+                }
+                time = t;
             }
+            // At or before the origin, or at the summed breakpoint's time.
+            cur = cur.plus(amount);
         }
-        // Adjacent equal amounts (releases of nothing) merge.
-        spans.dedup_by(|b, a| a.1 == b.1);
+        if before != Some(cur) {
+            spans.push((time, cur));
+        }
         Profile { spans }
     }
 
