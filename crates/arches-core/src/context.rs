@@ -12,11 +12,10 @@
 //!   jobs must fit both layers, and every usage is recorded in both, so the
 //!   aggregate stays the sum of the nodes.
 //!
-//! Concrete placement of a start uses per-node free processors now (kept in an
-//! ordered set of nodes with free processors, so a start costs only the nodes
-//! it touches), or the per-node profiles once they exist.
-
-use std::collections::BTreeSet;
+//! Concrete placement of a start uses per-node free processors now (kept in a
+//! bitmap of nodes with free processors, walked in node order, so a start
+//! costs only the nodes it touches), or the per-node profiles once they
+//! exist.
 
 use crate::eligibility::planned_end;
 use crate::job::{Alloc, Job};
@@ -43,11 +42,14 @@ pub(crate) struct Ctx<'a> {
     /// Free processors and memory per node right now.
     free: Vec<(u32, u64)>,
     /// Up nodes with free processors now.
-    free_set: BTreeSet<NodeId>,
+    free_set: NodeSet,
     /// Per-node profiles, once a constrained job needed them.
     nodes: Option<Vec<Profile>>,
-    /// Every concrete usage planned so far (to replay into node profiles).
-    planned: Vec<(Vec<Alloc>, Time, Option<Time>)>,
+    /// Every concrete usage planned so far (to replay into node profiles):
+    /// `(its allocations in planned_allocs, start, end)`.
+    planned: Vec<(std::ops::Range<usize>, Time, Option<Time>)>,
+    /// The allocations of `planned`, one after the other.
+    planned_allocs: Vec<Alloc>,
     /// Total configured processors of up nodes.
     pub capacity: i64,
     /// Administrative and standing reservations held out of the profiles
@@ -72,7 +74,126 @@ pub(crate) struct Ctx<'a> {
 pub(crate) struct Buffers {
     spans: Vec<(Time, Amount)>,
     free: Vec<(u32, u64)>,
-    planned: Vec<(Vec<Alloc>, Time, Option<Time>)>,
+    free_set: NodeSet,
+    planned: Vec<(std::ops::Range<usize>, Time, Option<Time>)>,
+    planned_allocs: Vec<Alloc>,
+}
+
+/// A set of node ids as a bitmap: O(1) insertion, removal and membership,
+/// iteration in ascending (or descending) id order.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct NodeSet {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl NodeSet {
+    /// Empties the set, with room for ids below `n`.
+    fn reset(&mut self, n: usize) {
+        self.words.clear();
+        self.words.resize(n.div_ceil(64), 0);
+        self.len = 0;
+    }
+
+    pub fn insert(&mut self, id: NodeId) -> bool {
+        let (w, m) = ((id / 64) as usize, 1u64 << (id % 64));
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        let word = &mut self.words[w];
+        if *word & m != 0 {
+            return false;
+        }
+        *word |= m;
+        self.len += 1;
+        true
+    }
+
+    pub fn remove(&mut self, id: &NodeId) -> bool {
+        let (w, m) = ((*id / 64) as usize, 1u64 << (*id % 64));
+        match self.words.get_mut(w) {
+            Some(word) if *word & m != 0 => {
+                *word &= !m;
+                self.len -= 1;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    pub fn contains(&self, id: &NodeId) -> bool {
+        let (w, m) = ((*id / 64) as usize, 1u64 << (*id % 64));
+        self.words.get(w).is_some_and(|word| word & m != 0)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The ids in ascending order.
+    pub fn iter(&self) -> NodeSetIter<'_> {
+        NodeSetIter {
+            rest: self.words.iter().enumerate(),
+            front: (0, 0),
+            back: (0, 0),
+        }
+    }
+}
+
+/// [`NodeSet::iter`]: words not yet reached from either end, and the bits
+/// left of the word each end is in (with its first id).
+pub(crate) struct NodeSetIter<'s> {
+    rest: std::iter::Enumerate<std::slice::Iter<'s, u64>>,
+    front: (u64, NodeId),
+    back: (u64, NodeId),
+}
+
+impl Iterator for NodeSetIter<'_> {
+    type Item = NodeId;
+
+    fn next(&mut self) -> Option<NodeId> {
+        loop {
+            if self.front.0 != 0 {
+                let b = self.front.0.trailing_zeros();
+                self.front.0 &= self.front.0 - 1;
+                return Some(self.front.1 + b);
+            }
+            match self.rest.next() {
+                Some((i, w)) => self.front = (*w, (i * 64) as NodeId),
+                None => {
+                    if self.back.0 == 0 {
+                        return None;
+                    }
+                    let b = self.back.0.trailing_zeros();
+                    self.back.0 &= self.back.0 - 1;
+                    return Some(self.back.1 + b);
+                }
+            }
+        }
+    }
+}
+
+impl DoubleEndedIterator for NodeSetIter<'_> {
+    fn next_back(&mut self) -> Option<NodeId> {
+        loop {
+            if self.back.0 != 0 {
+                let b = 63 - self.back.0.leading_zeros();
+                self.back.0 &= !(1u64 << b);
+                return Some(self.back.1 + b);
+            }
+            match self.rest.next_back() {
+                Some((i, w)) => self.back = (*w, (i * 64) as NodeId),
+                None => {
+                    if self.front.0 == 0 {
+                        return None;
+                    }
+                    let b = 63 - self.front.0.leading_zeros();
+                    self.front.0 &= !(1u64 << b);
+                    return Some(self.front.1 + b);
+                }
+            }
+        }
+    }
 }
 
 /// One preemptor's lock as usage: what it holds now (idle resources it was
@@ -115,29 +236,40 @@ impl<'a> Ctx<'a> {
         now: Time,
         base: impl FnOnce(Amount) -> Profile,
     ) -> Self {
-        Self::with_profile_in(state, policy, now, Buffers::default(), |free, _| base(free))
+        Self::with_profile_in(state, policy, now, Buffers::default(), false, |free, _| {
+            base(free)
+        })
     }
 
     /// [`Ctx::with_profile`] in the storage of a spent context
-    /// ([`Ctx::into_buffers`]): `base` gets the aggregate profile's storage
-    /// with the processors free now.
+    /// ([`Ctx::take_buffers`]): `base` gets the aggregate profile's storage
+    /// with the processors free now. `plain`: the caller has checked that
+    /// no administrative or standing reservation is in force at `now` and
+    /// no preemptor holds a lock (the lean path's conditions), so neither
+    /// is looked for. Inlined: the context is built where the caller keeps
+    /// it (a large struct, not copied out).
+    #[inline(always)]
     pub fn with_profile_in(
         state: &'a State,
         policy: &'a Policy,
         now: Time,
         buffers: Buffers,
+        plain: bool,
         base: impl FnOnce(Amount, Vec<(Time, Amount)>) -> Profile,
     ) -> Self {
         let Buffers {
             spans,
             mut free,
+            mut free_set,
             mut planned,
+            mut planned_allocs,
         } = buffers;
         let n = state.nodes().len();
         free.clear();
         free.reserve(n);
         planned.clear();
-        let mut free_set = BTreeSet::new();
+        planned_allocs.clear();
+        free_set.reset(n);
         let mut total = 0i64;
         let mut capacity = 0i64;
         for (i, node) in state.nodes().iter().enumerate() {
@@ -153,7 +285,12 @@ impl<'a> Ctx<'a> {
             }
         }
         let mut agg = base(Amount::procs(total), spans);
-        let list = crate::resv::in_force(state, &policy.standing, now);
+        debug_assert!(!plain || crate::resv::in_force(state, &policy.standing, now).is_empty());
+        let list = if plain {
+            Vec::new()
+        } else {
+            crate::resv::in_force(state, &policy.standing, now)
+        };
         let rsv = if list.is_empty() {
             Holds::default()
         } else {
@@ -170,24 +307,45 @@ impl<'a> Ctx<'a> {
             free_set,
             nodes: None,
             planned,
+            planned_allocs,
             capacity,
             rsv,
             locks: Vec::new(),
             released: Vec::new(),
             extra: layers::Extra::new(state, policy, now),
         };
-        ctx.hold_locks();
+        if !plain {
+            ctx.hold_locks();
+        }
         ctx
     }
 
-    /// The storage of this spent context, for the next one
-    /// ([`Ctx::with_profile_in`]).
-    pub fn into_buffers(self) -> Buffers {
+    /// The storage of this context, for the next one
+    /// ([`Ctx::with_profile_in`]): the context is spent (its aggregate
+    /// profile left empty), only to be dropped.
+    pub fn take_buffers(&mut self) -> Buffers {
         Buffers {
-            spans: self.agg.into_spans(),
-            free: self.free,
-            planned: self.planned,
+            spans: self.agg.take_spans(),
+            free: std::mem::take(&mut self.free),
+            free_set: std::mem::take(&mut self.free_set),
+            planned: std::mem::take(&mut self.planned),
+            planned_allocs: std::mem::take(&mut self.planned_allocs),
         }
+    }
+
+    /// Every usage planned so far, with the preemptor locks held: what the
+    /// per-node layers built late replay.
+    fn planned_usage(&self) -> impl Iterator<Item = (&[Alloc], Time, Option<Time>)> {
+        let locked = self
+            .locks
+            .iter()
+            .filter(|l| l.on)
+            .flat_map(|l| l.parts.iter())
+            .map(|(a, s, e)| (&a[..], *s, *e));
+        self.planned
+            .iter()
+            .map(|(r, s, e)| (&self.planned_allocs[r.clone()], *s, *e))
+            .chain(locked)
     }
 
     /// Holds every preemptor lock in force out of the profiles.
@@ -704,7 +862,10 @@ impl<'a> Ctx<'a> {
             }
         }
         if !alloc.is_empty() {
-            self.planned.push((alloc.to_vec(), start, end));
+            let from = self.planned_allocs.len();
+            self.planned_allocs.extend_from_slice(alloc);
+            let to = self.planned_allocs.len();
+            self.planned.push((from..to, start, end));
         }
     }
 
@@ -952,7 +1113,7 @@ impl<'a> Ctx<'a> {
                 }
                 if t <= self.now {
                     // Nodes without a free processor now hold no task now.
-                    return place(nodes, &job.req, pol, self.free_set.iter().copied(), avail);
+                    return place(nodes, &job.req, pol, self.free_set.iter(), avail);
                 }
                 place(nodes, &job.req, pol, 0..nodes.len() as NodeId, avail)
             }
@@ -973,11 +1134,11 @@ impl<'a> Ctx<'a> {
                         return first;
                     }
                 }
-                place(nodes, &job.req, pol, self.free_set.iter().copied(), avail)
+                place(nodes, &job.req, pol, self.free_set.iter(), avail)
             }
             None => {
                 let avail = |id: NodeId| self.free[id as usize];
-                place(nodes, &job.req, pol, self.free_set.iter().copied(), avail)
+                place(nodes, &job.req, pol, self.free_set.iter(), avail)
             }
         }
     }
@@ -987,14 +1148,9 @@ impl<'a> Ctx<'a> {
             return;
         }
         let mut profiles = node_profiles(self.state, self.policy, self.now);
-        let locked = self
-            .locks
-            .iter()
-            .filter(|l| l.on)
-            .flat_map(|l| l.parts.iter());
-        for (alloc, start, end) in self.planned.iter().chain(locked) {
+        for (alloc, start, end) in self.planned_usage() {
             for a in alloc {
-                profiles[a.node as usize].force_usage(*start, *end, alloc_amount(a));
+                profiles[a.node as usize].force_usage(start, end, alloc_amount(a));
             }
         }
         for (a, start, end, freed) in std::mem::take(&mut self.released) {

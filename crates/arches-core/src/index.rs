@@ -148,13 +148,45 @@ impl OrderedQueue {
     }
 }
 
+/// Planned releases `(end, job, processors)` sorted by `(end, job)`: a
+/// sorted vector (a few hundred running jobs at most on the traces; an
+/// iteration reads them all in one pass, contiguous).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Releases(Vec<(Time, JobId, u32)>);
+
+impl Releases {
+    /// Adds (or replaces) the release of `job` at `end`.
+    pub fn insert(&mut self, end: Time, job: JobId, procs: u32) {
+        let key = (end, job);
+        let pos = self.0.partition_point(|r| (r.0, r.1) < key);
+        match self.0.get_mut(pos) {
+            Some(r) if (r.0, r.1) == key => r.2 = procs,
+            _ => self.0.insert(pos, (end, job, procs)),
+        }
+    }
+
+    /// Removes the release of `job` at `end`, if any.
+    pub fn remove(&mut self, end: Time, job: JobId) {
+        let key = (end, job);
+        let pos = self.0.partition_point(|r| (r.0, r.1) < key);
+        if self.0.get(pos).is_some_and(|r| (r.0, r.1) == key) {
+            self.0.remove(pos);
+        }
+    }
+
+    /// Every release, by `(end, job)`.
+    pub fn as_slice(&self) -> &[(Time, JobId, u32)] {
+        &self.0
+    }
+}
+
 /// Everything the lean path reads instead of scanning jobs.
 #[derive(Debug, Clone, Default)]
 pub struct Indexes {
     pub queue: OrderedQueue,
-    /// `(planned end, job) -> processors` of running (not suspended) jobs
+    /// `(planned end, job, processors)` of running (not suspended) jobs
     /// with a planning duration (start + estimate, else walltime).
-    pub releases: std::collections::BTreeMap<(Time, JobId), u32>,
+    pub releases: Releases,
     /// Running jobs without any planning duration (never release).
     pub open_running: usize,
     /// `(expected end by walltime, job)` of running jobs.
@@ -236,11 +268,10 @@ impl Indexes {
                 let base = run.start_time + run.suspended_secs;
                 match job.planning_walltime() {
                     Some(d) => {
-                        let key = (base + d, job.id);
                         if add {
-                            self.releases.insert(key, run.procs());
+                            self.releases.insert(base + d, job.id, run.procs());
                         } else {
-                            self.releases.remove(&key);
+                            self.releases.remove(base + d, job.id);
                         }
                     }
                     None => count(&mut self.open_running, add),
@@ -277,6 +308,25 @@ fn count(c: &mut usize, add: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn releases_stay_sorted_like_a_map() {
+        let mut r = Releases::default();
+        let mut m = std::collections::BTreeMap::new();
+        for i in 0..500u64 {
+            let end = ((i * 7919) % 97) as Time;
+            let job = (i * 31) % 50;
+            if i % 3 == 0 {
+                r.remove(end, job);
+                m.remove(&(end, job));
+            } else {
+                r.insert(end, job, i as u32);
+                m.insert((end, job), i as u32);
+            }
+        }
+        let want: Vec<(Time, JobId, u32)> = m.iter().map(|(k, v)| (k.0, k.1, *v)).collect();
+        assert_eq!(r.as_slice(), &want[..]);
+    }
 
     #[test]
     fn ordered_queue_keeps_order_and_bounds() {

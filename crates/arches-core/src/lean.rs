@@ -173,10 +173,13 @@ pub fn schedule_lean_in(
     // Sorted by end already (and `max` keeps the order).
     let releases = idx
         .releases
+        .as_slice()
         .iter()
-        .map(|(&(end, _), &procs)| (end.max(now + 1), Amount::procs(i64::from(procs))));
+        .map(|&(end, _, procs)| (end.max(now + 1), Amount::procs(i64::from(procs))));
     let buffers = std::mem::take(&mut scratch.ctx);
-    let mut ctx = Ctx::with_profile_in(state, policy, now, buffers, |free, spans| {
+    // No reservation in force, no standing reservation, no lock (checked
+    // above): the context need not look for them.
+    let mut ctx = Ctx::with_profile_in(state, policy, now, buffers, true, |free, spans| {
         crate::profile::Profile::from_sorted_releases_in(spans, now, free, releases)
     });
     let highest = policy.reservation_policy == ReservationPolicy::Highest;
@@ -197,7 +200,7 @@ pub fn schedule_lean_in(
     bucket_left.clear();
     bucket_left.extend(policy.reservation_buckets.iter().map(|b| b.depth));
     let mut walk = Lean {
-        ctx,
+        ctx: &mut ctx,
         starts: Vec::new(),
         reservations: Vec::with_capacity(held.len() + 4),
         bucket_left,
@@ -210,24 +213,32 @@ pub fn schedule_lean_in(
         plain_buckets: policy.reservation_buckets.iter().all(|b| b.qos.is_none()),
     };
     let never = policy.reservation_policy == ReservationPolicy::Never;
+    // Once blocked with no reservation left to place, only backfill can
+    // start anything (under HIGHEST a job beyond the depth may still hold a
+    // remembered reservation: every job is visited). It changes only when a
+    // job is considered, and then stays.
+    let only_backfill = |w: &Lean<'_, '_>| {
+        w.blocked && !highest && (never || w.bucket_left.iter().all(|b| *b == 0))
+    };
+    let mut backfill_only = only_backfill(&walk);
+    // Processors free now: only a considered job changes them. A job
+    // needing more cannot backfill (the first test of `Lean::may_fit`).
+    let mut free_now = walk.free_now();
     'blocks: for block in idx.queue.blocks() {
-        // Once blocked with no reservation left to place, only backfill can
-        // start anything (under HIGHEST a job beyond the depth may still
-        // hold a remembered reservation: every job is visited).
-        let only_backfill =
-            walk.blocked && !highest && (never || walk.bucket_left.iter().all(|b| *b == 0));
-        if only_backfill {
+        if backfill_only {
             if policy.backfill == BackfillPolicy::None {
                 break 'blocks;
             }
-            if !walk.may_fit(block.min_procs, block.min_dur) {
+            if i64::from(block.min_procs) > free_now
+                || !walk.may_fit(block.min_procs, block.min_dur)
+            {
                 continue;
             }
         }
         for item in &block.items {
-            let only_backfill =
-                walk.blocked && !highest && (never || walk.bucket_left.iter().all(|b| *b == 0));
-            if only_backfill && !walk.may_fit(item.procs, item.dur) {
+            if backfill_only
+                && (i64::from(item.procs) > free_now || !walk.may_fit(item.procs, item.dur))
+            {
                 continue;
             }
             if highest && walk.kept(item) {
@@ -237,10 +248,11 @@ pub fn schedule_lean_in(
                 continue;
             };
             walk.consider(job);
+            backfill_only = only_backfill(&walk);
+            free_now = walk.free_now();
         }
     }
     let Lean {
-        ctx,
         starts,
         reservations,
         bucket_left,
@@ -248,7 +260,7 @@ pub fn schedule_lean_in(
         ..
     } = walk;
     // The storage back for the next iteration.
-    scratch.ctx = ctx.into_buffers();
+    scratch.ctx = ctx.take_buffers();
     scratch.bucket_left = bucket_left;
     scratch.held = held;
     // Time alone changes: a running job's limit, a start date, a reservation.
@@ -273,8 +285,8 @@ pub fn schedule_lean_in(
     })
 }
 
-struct Lean<'a> {
-    ctx: Ctx<'a>,
+struct Lean<'c, 'a> {
+    ctx: &'c mut Ctx<'a>,
     starts: Vec<Start>,
     reservations: Vec<PlannedReservation>,
     bucket_left: Vec<u32>,
@@ -381,7 +393,12 @@ fn held_window(
     Some((start, start + d.max(1)))
 }
 
-impl<'a> Lean<'a> {
+impl Lean<'_, '_> {
+    /// Processors free now (what the walk has not taken yet).
+    fn free_now(&self) -> i64 {
+        self.ctx.agg.free_at(self.ctx.now).procs
+    }
+
     /// Whether a job of at least `procs` processors for at least `dur`
     /// seconds could start now (a necessary condition of `fit_now`).
     fn may_fit(&self, procs: u32, dur: Secs) -> bool {

@@ -110,28 +110,41 @@ impl Profile {
         // reallocate.
         spans.clear();
         spans.reserve(releases.size_hint().0 + 17);
-        spans.push((origin, free));
+        // The breakpoint being summed (`time`, `cur`), and the amount of
+        // the one before it (`None` while it is the origin's).
+        let (mut time, mut cur) = (origin, free);
+        let mut before: Option<Amount> = None;
         let mut prev = Time::MIN;
         for (t, amount) in releases {
             debug_assert!(t >= prev, "releases out of order");
             prev = t;
-            let last = spans.len() - 1;
-            if t <= spans[last].0 {
-                // At or before the origin, or at the last breakpoint's time.
-                spans[last].1 = spans[last].1.plus(amount);
-            } else {
-                let cur = spans[last].1.plus(amount);
-                spans.push((t, cur));
+            if t > time {
+                // The summed breakpoint is complete: kept unless it changes
+                // nothing (adjacent equal amounts merge).
+                if before != Some(cur) {
+                    spans.push((time, cur));
+                    before = Some(cur);
+                }
+                time = t;
             }
+            // At or before the origin, or at the summed breakpoint's time.
+            cur = cur.plus(amount);
         }
-        // Adjacent equal amounts (releases of nothing) merge.
-        spans.dedup_by(|b, a| a.1 == b.1);
+        if before != Some(cur) {
+            spans.push((time, cur));
+        }
         Profile { spans }
     }
 
     /// The profile's storage, for [`Profile::from_sorted_releases_in`].
     pub fn into_spans(self) -> Vec<(Time, Amount)> {
         self.spans
+    }
+
+    /// [`Profile::into_spans`] of a profile not needed any more: it is left
+    /// without breakpoints (only to be dropped).
+    pub(crate) fn take_spans(&mut self) -> Vec<(Time, Amount)> {
+        std::mem::take(&mut self.spans)
     }
 
     /// The first time of the profile.
@@ -246,19 +259,20 @@ impl Profile {
         for sp in &mut self.spans[s..e] {
             sp.1 = f(sp.1);
         }
-        // Merge equal neighbours around the changed range.
-        let lo = s.saturating_sub(1);
-        let hi = (e + 1).min(self.spans.len());
-        let mut k = hi;
-        while k > lo + 1 {
-            k -= 1;
-            if self.spans[k].1 == self.spans[k - 1].1 {
-                self.spans.remove(k);
-            }
+        // Merge equal neighbours around the changed range. Every amount
+        // in it moved by the same change (adjacent amounts differed before,
+        // so they still differ inside): only its two ends can now equal
+        // their neighbours outside.
+        if e > 0 && e < self.spans.len() && self.spans[e].1 == self.spans[e - 1].1 {
+            self.spans.remove(e);
+        }
+        if s > 0 && s < self.spans.len() && self.spans[s].1 == self.spans[s - 1].1 {
+            self.spans.remove(s);
         }
     }
 
-    /// Ensures a breakpoint at `t` (>= origin); returns its index.
+    /// Ensures a breakpoint at `t` (>= origin); returns its index. Leaves
+    /// two equal neighbours when it adds one: only for [`Profile::shift`].
     fn split(&mut self, t: Time) -> usize {
         let i = self.index_at(t);
         if self.spans[i].0 == t {
@@ -482,27 +496,67 @@ mod tests {
             let releases: Vec<(Time, Amount)> = rel.iter().map(|&(t, a)| (t, p(a))).collect();
             let mut sorted = releases.clone();
             sorted.sort_by_key(|r| r.0);
-            prop_assert_eq!(
-                Profile::from_sorted_releases(origin, p(free), sorted),
-                Profile::from_releases(origin, p(free), releases)
-            );
+            let prof = Profile::from_sorted_releases(origin, p(free), sorted);
+            prop_assert_eq!(&prof, &Profile::from_releases(origin, p(free), releases.clone()));
+            // The model: what is free at t is the free amount plus every
+            // release at or before t (or the origin).
+            for t in origin..110 {
+                let want: i64 = free
+                    + releases.iter().filter(|r| r.0 <= t).map(|r| r.1.procs).sum::<i64>();
+                prop_assert_eq!(prof.free_at(t).procs, want);
+            }
+            prop_assert_eq!(prof.origin(), origin);
+            for w in prof.spans().windows(2) {
+                prop_assert!(w[0].0 < w[1].0);
+                prop_assert!(w[0].1 != w[1].1);
+            }
         }
 
         #[test]
         fn split_then_merge_keeps_amounts(
             cap in 1i64..16,
-            cuts in prop::collection::vec(0i64..200, 0..30),
+            cut in 0i64..200,
+            len in 0i64..50,
             probe in 0i64..250,
         ) {
             let mut prof = Profile::new(0, p(cap));
             let before = prof.free_at(probe);
-            for c in &cuts {
-                prof.split(*c);
-            }
+            prof.split(cut);
             prop_assert_eq!(prof.free_at(probe), before);
-            // A zero shift merges every split away again.
-            prof.shift(0, None, |a| a);
+            // A zero shift over a range merges the split away again.
+            prof.shift(cut, Some(cut + len), |a| a);
             prop_assert_eq!(prof.spans().len(), 1);
+            prop_assert_eq!(prof.free_at(probe), before);
+        }
+
+        #[test]
+        fn usage_keeps_breakpoints_minimal(
+            cap in 1i64..32,
+            rel in prop::collection::vec((1i64..100, 0i64..4), 0..10),
+            ops in prop::collection::vec((0i64..120, 1i64..60, 1i64..8, any::<bool>(), any::<bool>()), 1..40)
+        ) {
+            // Releases, then usage added and given back in any order: the
+            // profile equals one built from scratch with the same amounts
+            // (no two adjacent breakpoints with equal amounts).
+            let releases: Vec<(Time, Amount)> = rel.iter().map(|&(t, a)| (t, p(a))).collect();
+            let mut prof = Profile::from_releases(0, p(cap), releases);
+            for (start, len, amt, open, give) in ops {
+                let end = if open { None } else { Some(start + len) };
+                if give {
+                    prof.remove_usage(start, end, p(amt)).unwrap();
+                } else {
+                    prof.force_usage(start, end, p(amt));
+                }
+                let rebuilt = Profile::from_sorted_releases(
+                    0,
+                    prof.spans()[0].1,
+                    prof.spans()
+                        .windows(2)
+                        .map(|w| (w[1].0, w[1].1.minus(w[0].1)))
+                        .collect::<Vec<_>>(),
+                );
+                prop_assert_eq!(&prof, &rebuilt);
+            }
         }
     }
 }

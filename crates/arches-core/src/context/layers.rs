@@ -121,14 +121,9 @@ impl<'a> Ctx<'a> {
                     .is_some_and(|x| x.admin == NodeAdminState::Up)
             });
         let mut layer = GresLayer::new(now, state.gres_table().len(), free, &cap, releases);
-        let locked = self
-            .locks
-            .iter()
-            .filter(|l| l.on)
-            .flat_map(|l| l.parts.iter());
-        for (alloc, start, end) in self.planned.iter().chain(locked) {
+        for (alloc, start, end) in self.planned_usage() {
             for a in alloc {
-                layer.apply(a.node, &a.gres, *start, *end, 1);
+                layer.apply(a.node, &a.gres, start, end, 1);
             }
         }
         for (a, start, end, freed) in std::mem::take(&mut self.extra.released) {
@@ -412,10 +407,10 @@ impl<'a> Ctx<'a> {
                 // nodes with free processors.
                 (Some(l), [k]) if starts_now => match l.free_now_set(*k) {
                     Some(s) if s.len() <= self.free_set.len() => Box::new(s.iter().copied()),
-                    Some(_) => Box::new(self.free_set.iter().copied()),
+                    Some(_) => Box::new(self.free_set.iter()),
                     None => Box::new(std::iter::empty()),
                 },
-                _ if starts_now => Box::new(self.free_set.iter().copied()),
+                _ if starts_now => Box::new(self.free_set.iter()),
                 _ => Box::new(0..state.nodes().len() as NodeId),
             }
         };
