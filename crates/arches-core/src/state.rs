@@ -801,11 +801,7 @@ impl State {
                 Ok(())
             }
             Event::Finish { job, code } => {
-                let j = self.get(job)?;
-                if !j.state.is_active() {
-                    return Err(wrong(j, "active"));
-                }
-                self.end_active(job, now, code, JobState::Completed);
+                self.end_active(job, now, code, JobState::Completed)?;
                 self.locks.remove(&job);
                 Ok(())
             }
@@ -817,7 +813,7 @@ impl State {
                 let active = j.state.is_active();
                 self.locks.remove(&job);
                 if active {
-                    self.end_active(job, now, CompletionCode::Cancelled, JobState::Removed);
+                    self.end_active(job, now, CompletionCode::Cancelled, JobState::Removed)?;
                 } else {
                     self.queued.remove(&job);
                     self.remembered.remove(job);
@@ -1055,27 +1051,31 @@ impl State {
         state: JobState,
         now: Time,
     ) -> Result<(), EventError> {
-        let j = self.get(job)?;
-        if j.state != JobState::Idle {
-            return Err(wrong(j, "Idle"));
+        // One look-up of the job (the nodes are read through their fields
+        // meanwhile); it is changed (copied if shared) once the start is
+        // accepted.
+        let slot = self.jobs.get_mut(&job).ok_or(EventError::UnknownJob(job))?;
+        if slot.state != JobState::Idle {
+            return Err(wrong(slot, "Idle"));
         }
         for a in &alloc {
-            let n = self.node(a.node).ok_or(EventError::UnknownNode(a.node))?;
-            let u = self.usage(a.node);
+            let n = self
+                .nodes
+                .get(a.node as usize)
+                .ok_or(EventError::UnknownNode(a.node))?;
+            let u = self.usage.get(a.node as usize).copied().unwrap_or_default();
+            let cap = self.node_gres.get(a.node as usize).copied();
             if u.procs + a.procs > n.procs
                 || (n.mem_mb > 0 && u.mem_mb + a.mem_mb > n.mem_mb)
-                || !self.node_gres(a.node).covers(&u.gres.plus(&a.gres))
+                || !cap.unwrap_or_default().covers(&u.gres.plus(&a.gres))
             {
                 return Err(EventError::Overallocated { job, node: a.node });
             }
         }
-        let units = self.take_units(&alloc);
+        let units = units_for(&self.node_gres, &self.gres_used_units, &alloc);
+        take_units(&mut self.gres_used_units, &units);
         add_usage(&mut self.usage, &alloc, true, true);
-        let j = self
-            .jobs
-            .get_mut(&job)
-            .map(Arc::make_mut)
-            .expect("checked above");
+        let j = Arc::make_mut(slot);
         if let Some(idx) = self.idx.as_deref_mut() {
             idx.remove(j);
         }
@@ -1294,13 +1294,20 @@ impl State {
     }
 
     /// An active job ends (finished or cancelled), in `state`; keeps the
-    /// indexes (a finished job has no place in them).
-    fn end_active(&mut self, job: JobId, now: Time, code: CompletionCode, state: JobState) {
-        let j = self
-            .jobs
-            .get_mut(&job)
-            .map(Arc::make_mut)
-            .expect("caller checked");
+    /// indexes (a finished job has no place in them). Refused for a job
+    /// not active.
+    fn end_active(
+        &mut self,
+        job: JobId,
+        now: Time,
+        code: CompletionCode,
+        state: JobState,
+    ) -> Result<(), EventError> {
+        let slot = self.jobs.get_mut(&job).ok_or(EventError::UnknownJob(job))?;
+        if !slot.state.is_active() {
+            return Err(wrong(slot, "active"));
+        }
+        let j = Arc::make_mut(slot);
         if let Some(idx) = self.idx.as_deref_mut() {
             idx.remove(j);
         }
@@ -1325,63 +1332,17 @@ impl State {
         if !suspended {
             self.last_freed = Some(now);
         }
-    }
-
-    /// Gives out the units of every kind each allocation takes (lowest free
-    /// first); kinds with more than [`crate::gres::MAX_UNITS`] units on a
-    /// node are counted only. The caller checked the counts.
-    fn take_units(&mut self, alloc: &[Alloc]) -> Vec<crate::gres::GresUnits> {
-        let out = self.units_for(alloc);
-        for u in &out {
-            if let Some(used) = self
-                .gres_used_units
-                .get_mut(u.node as usize)
-                .and_then(|x| x.get_mut(usize::from(u.kind)))
-            {
-                *used |= u.units;
-            }
-        }
-        out
+        Ok(())
     }
 
     /// The generic-resource units a start on `alloc` would be given now
     /// (what [`Event::Start`] assigns, lowest free first): a driver tells
     /// its backend which devices a job gets before it applies the start.
     pub fn units_for(&self, alloc: &[Alloc]) -> Vec<crate::gres::GresUnits> {
-        let mut out = Vec::new();
-        let mut taken: Vec<(NodeId, crate::gres::GresId, u64)> = Vec::new();
-        for a in alloc {
-            let cap = self.node_gres(a.node);
-            for (kind, n) in a.gres.iter() {
-                let c = cap.get(kind);
-                if c > crate::gres::MAX_UNITS {
-                    continue;
-                }
-                let Some(used) = self
-                    .gres_used_units
-                    .get(a.node as usize)
-                    .and_then(|u| u.get(usize::from(kind)))
-                else {
-                    continue;
-                };
-                let mut used = *used;
-                for t in taken.iter().filter(|t| t.0 == a.node && t.1 == kind) {
-                    used |= t.2;
-                }
-                if let Some(units) = crate::gres::pick_units(used, c, n) {
-                    taken.push((a.node, kind, units));
-                    out.push(crate::gres::GresUnits {
-                        node: a.node,
-                        kind,
-                        units,
-                    });
-                }
-            }
-        }
-        out
+        units_for(&self.node_gres, &self.gres_used_units, alloc)
     }
 
-    /// Takes back units given out by [`State::take_units`].
+    /// Takes back units given out by a start ([`State::units_for`]).
     fn give_units(&mut self, units: &[crate::gres::GresUnits]) {
         give_units(&mut self.gres_used_units, units);
     }
@@ -1403,6 +1364,60 @@ impl State {
             .get_mut(&job)
             .map(Arc::make_mut)
             .ok_or(EventError::UnknownJob(job))
+    }
+}
+
+/// [`State::units_for`] on the state's fields: `cap` the generic resources
+/// of each node, `used` the units in use per node and kind. The units of
+/// every kind each allocation takes (lowest free first); kinds with more
+/// than [`crate::gres::MAX_UNITS`] units on a node are counted only.
+fn units_for(
+    cap: &[crate::gres::Gres],
+    used: &[[u64; crate::gres::MAX_GRES]],
+    alloc: &[Alloc],
+) -> Vec<crate::gres::GresUnits> {
+    let mut out = Vec::new();
+    let mut taken: Vec<(NodeId, crate::gres::GresId, u64)> = Vec::new();
+    for a in alloc {
+        let cap = cap.get(a.node as usize).copied().unwrap_or_default();
+        for (kind, n) in a.gres.iter() {
+            let c = cap.get(kind);
+            if c > crate::gres::MAX_UNITS {
+                continue;
+            }
+            let Some(used) = used
+                .get(a.node as usize)
+                .and_then(|u| u.get(usize::from(kind)))
+            else {
+                continue;
+            };
+            let mut used = *used;
+            for t in taken.iter().filter(|t| t.0 == a.node && t.1 == kind) {
+                used |= t.2;
+            }
+            if let Some(units) = crate::gres::pick_units(used, c, n) {
+                taken.push((a.node, kind, units));
+                out.push(crate::gres::GresUnits {
+                    node: a.node,
+                    kind,
+                    units,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Marks generic-resource units given out (what [`units_for`] picked) as
+/// in use.
+fn take_units(used: &mut [[u64; crate::gres::MAX_GRES]], units: &[crate::gres::GresUnits]) {
+    for u in units {
+        if let Some(x) = used
+            .get_mut(u.node as usize)
+            .and_then(|x| x.get_mut(usize::from(u.kind)))
+        {
+            *x |= u.units;
+        }
     }
 }
 
