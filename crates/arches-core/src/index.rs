@@ -211,20 +211,20 @@ pub struct Indexes {
 }
 
 impl Indexes {
-    /// Adds `job` (as it is now) to the indexes; `queued` says whether it is
-    /// in the state's queue.
-    pub fn add(&mut self, job: &Job, queued: bool) {
-        self.update(job, queued, true);
+    /// Adds `job` (as it is now) to the indexes (an `Idle` job is in the
+    /// state's queue; a finished one has no place in them).
+    pub fn add(&mut self, job: &Job) {
+        self.update(job, true);
     }
 
     /// Removes `job` (as it was when added).
-    pub fn remove(&mut self, job: &Job, queued: bool) {
-        self.update(job, queued, false);
+    pub fn remove(&mut self, job: &Job) {
+        self.update(job, false);
     }
 
-    fn update(&mut self, job: &Job, queued: bool, add: bool) {
+    fn update(&mut self, job: &Job, add: bool) {
         match job.state {
-            JobState::Idle if queued => {
+            JobState::Idle => {
                 if add {
                     self.queue.insert(QueueItem {
                         submit: job.submit_time,

@@ -678,30 +678,30 @@ impl State {
                 | Event::Grow { .. }
         );
         let event_job_none = event_job(&event).is_none();
-        // Lean indexes: take the job out as it is, put it back as it is after
-        // the event (also when the event is refused and nothing changed).
-        // (`queued` matters to the indexes for idle jobs only: the queue
-        // set is looked up for them alone.)
-        let job_id = event_job(&event);
-        if let Some(idx) = self.idx.as_mut() {
+        // The events of every job's life (submit, start, end, purge) keep
+        // the lean indexes and the timed set themselves, with the one
+        // look-up of the job they make anyway. For any other event about a
+        // job: take the job out of the indexes as it is, put it back as it
+        // is after the event (also when the event is refused and nothing
+        // changed).
+        let job_id = event_job(&event).filter(|_| !keeps_indexes(&event));
+        if let Some(idx) = self.idx.as_deref_mut() {
             if let Some(j) = job_id.and_then(|id| self.jobs.get(&id)) {
-                let queued = j.state == JobState::Idle && self.queued.contains(&j.id);
-                idx.remove(j, queued);
+                idx.remove(j);
             }
         }
         let res = self.apply_inner(event, now);
         if let Some(id) = job_id {
             // One look-up of the job after the event for both the timed set
-            // and the indexes.
+            // and the indexes (queued jobs are the Idle ones).
             let job = self.jobs.get(&id);
-            let queued = job.is_some() && self.queued.contains(&id);
-            if job.is_some_and(|j| queued && wakeup_date(j).is_some()) {
+            if job.is_some_and(|j| j.state == JobState::Idle && wakeup_date(j).is_some()) {
                 self.timed.insert(id);
             } else if !self.timed.is_empty() {
                 self.timed.remove(&id);
             }
-            if let (Some(idx), Some(j)) = (self.idx.as_mut(), job) {
-                idx.add(j, queued);
+            if let (Some(idx), Some(j)) = (self.idx.as_deref_mut(), job) {
+                idx.add(j);
             }
         }
         if event_job_none {
@@ -737,7 +737,8 @@ impl State {
         }
         let mut idx = crate::index::Indexes::default();
         for j in self.jobs.values() {
-            idx.add(j, self.queued.contains(&j.id));
+            debug_assert_eq!(j.state == JobState::Idle, self.queued.contains(&j.id));
+            idx.add(j);
         }
         self.idx = Some(Box::new(idx));
     }
@@ -762,9 +763,15 @@ impl State {
                 let id = job.id;
                 if job.state == JobState::Idle {
                     self.queued.insert(id);
+                    if wakeup_date(&job).is_some() {
+                        self.timed.insert(id);
+                    }
                 }
                 if !job.state.is_finished() && scoped(&job) {
                     self.scoped_jobs += 1;
+                }
+                if let Some(idx) = self.idx.as_deref_mut() {
+                    idx.add(&job);
                 }
                 self.jobs.insert(id, Arc::new(*job));
                 Ok(())
@@ -794,11 +801,7 @@ impl State {
                 Ok(())
             }
             Event::Finish { job, code } => {
-                let j = self.get(job)?;
-                if !j.state.is_active() {
-                    return Err(wrong(j, "active"));
-                }
-                self.end_active(job, now, code, JobState::Completed);
+                self.end_active(job, now, code, JobState::Completed)?;
                 self.locks.remove(&job);
                 Ok(())
             }
@@ -810,15 +813,21 @@ impl State {
                 let active = j.state.is_active();
                 self.locks.remove(&job);
                 if active {
-                    self.end_active(job, now, CompletionCode::Cancelled, JobState::Removed);
+                    self.end_active(job, now, CompletionCode::Cancelled, JobState::Removed)?;
                 } else {
                     self.queued.remove(&job);
                     self.remembered.remove(job);
+                    if !self.timed.is_empty() {
+                        self.timed.remove(&job);
+                    }
                     let j = self
                         .jobs
                         .get_mut(&job)
                         .map(Arc::make_mut)
                         .expect("checked above");
+                    if let Some(idx) = self.idx.as_deref_mut() {
+                        idx.remove(j);
+                    }
                     if scoped(j) {
                         self.scoped_jobs = self.scoped_jobs.saturating_sub(1);
                     }
@@ -850,7 +859,7 @@ impl State {
                     return Err(wrong(j, "Running"));
                 }
                 let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
-                self.remove_usage(&alloc, true, false);
+                remove_usage(&mut self.usage, &alloc, true, false);
                 self.last_freed = Some(now);
                 let j = self
                     .jobs
@@ -871,7 +880,7 @@ impl State {
                     .as_ref()
                     .map(|r| r.alloc.clone())
                     .unwrap_or_default();
-                self.add_usage(&alloc, true, false);
+                add_usage(&mut self.usage, &alloc, true, false);
                 let j = self
                     .jobs
                     .get_mut(&job)
@@ -926,7 +935,7 @@ impl State {
                 }
                 let suspended = j.state == JobState::Suspended;
                 let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
-                self.remove_usage(&alloc, !suspended, true);
+                remove_usage(&mut self.usage, &alloc, !suspended, true);
                 if !suspended {
                     self.last_freed = Some(now);
                 }
@@ -1021,7 +1030,8 @@ impl State {
                 if !j.state.is_finished() {
                     return Err(wrong(j, "finished"));
                 }
-                // The job leaves the map first (no copy of it is made).
+                // The job leaves the map first (no copy of it is made). A
+                // finished job has no place in the indexes or the timed set.
                 if let Some(j) = self.jobs.remove(&job) {
                     self.note_purged(&j);
                 }
@@ -1041,27 +1051,34 @@ impl State {
         state: JobState,
         now: Time,
     ) -> Result<(), EventError> {
-        let j = self.get(job)?;
-        if j.state != JobState::Idle {
-            return Err(wrong(j, "Idle"));
+        // One look-up of the job (the nodes are read through their fields
+        // meanwhile); it is changed (copied if shared) once the start is
+        // accepted.
+        let slot = self.jobs.get_mut(&job).ok_or(EventError::UnknownJob(job))?;
+        if slot.state != JobState::Idle {
+            return Err(wrong(slot, "Idle"));
         }
         for a in &alloc {
-            let n = self.node(a.node).ok_or(EventError::UnknownNode(a.node))?;
-            let u = self.usage(a.node);
+            let n = self
+                .nodes
+                .get(a.node as usize)
+                .ok_or(EventError::UnknownNode(a.node))?;
+            let u = self.usage.get(a.node as usize).copied().unwrap_or_default();
+            let cap = self.node_gres.get(a.node as usize).copied();
             if u.procs + a.procs > n.procs
                 || (n.mem_mb > 0 && u.mem_mb + a.mem_mb > n.mem_mb)
-                || !self.node_gres(a.node).covers(&u.gres.plus(&a.gres))
+                || !cap.unwrap_or_default().covers(&u.gres.plus(&a.gres))
             {
                 return Err(EventError::Overallocated { job, node: a.node });
             }
         }
-        let units = self.take_units(&alloc);
-        self.add_usage(&alloc, true, true);
-        let j = self
-            .jobs
-            .get_mut(&job)
-            .map(Arc::make_mut)
-            .expect("checked above");
+        let units = units_for(&self.node_gres, &self.gres_used_units, &alloc);
+        take_units(&mut self.gres_used_units, &units);
+        add_usage(&mut self.usage, &alloc, true, true);
+        let j = Arc::make_mut(slot);
+        if let Some(idx) = self.idx.as_deref_mut() {
+            idx.remove(j);
+        }
         if !j.req.trl().is_empty() {
             // The shape it starts in (crate::trl).
             crate::trl::apply_start(j, alloc.iter().map(|a| a.tasks).sum());
@@ -1079,7 +1096,13 @@ impl State {
             virtual_walltime: None,
             gres_units: units,
         });
+        if let Some(idx) = self.idx.as_deref_mut() {
+            idx.add(j);
+        }
         self.queued.remove(&job);
+        if !self.timed.is_empty() {
+            self.timed.remove(&job);
+        }
         self.remembered.remove(job);
         self.active.insert(job);
         // A GUARANTEEDPREEMPTION lock outlives a start that may still fail;
@@ -1270,31 +1293,38 @@ impl State {
         }
     }
 
-    fn end_active(&mut self, job: JobId, now: Time, code: CompletionCode, state: JobState) {
-        let j = self
-            .jobs
-            .get_mut(&job)
-            .map(Arc::make_mut)
-            .expect("caller checked");
-        let term = j.run.as_ref().and_then(|r| r.terminating);
+    /// An active job ends (finished or cancelled), in `state`; keeps the
+    /// indexes (a finished job has no place in them). Refused for a job
+    /// not active.
+    fn end_active(
+        &mut self,
+        job: JobId,
+        now: Time,
+        code: CompletionCode,
+        state: JobState,
+    ) -> Result<(), EventError> {
+        let slot = self.jobs.get_mut(&job).ok_or(EventError::UnknownJob(job))?;
+        if !slot.state.is_active() {
+            return Err(wrong(slot, "active"));
+        }
+        let j = Arc::make_mut(slot);
+        if let Some(idx) = self.idx.as_deref_mut() {
+            idx.remove(j);
+        }
         let suspended = j.state == JobState::Suspended;
-        let alloc = j.run.as_ref().map(|r| r.alloc.clone()).unwrap_or_default();
         j.state = state;
         j.completion = Some(Completion { time: now, code });
+        let mut term = None;
         if let Some(r) = j.run.as_mut() {
+            term = r.terminating;
             if let Some(at) = r.suspended_at.take() {
                 r.suspended_secs += (now - at).max(0);
             }
+            remove_usage(&mut self.usage, &r.alloc, !suspended, true);
+            give_units(&mut self.gres_used_units, &r.gres_units);
         }
-        let units = j
-            .run
-            .as_ref()
-            .map(|r| r.gres_units.clone())
-            .unwrap_or_default();
         let scoped = scoped(j);
         self.active.remove(&job);
-        self.remove_usage(&alloc, !suspended, true);
-        self.give_units(&units);
         if scoped {
             self.scoped_jobs = self.scoped_jobs.saturating_sub(1);
         }
@@ -1302,73 +1332,19 @@ impl State {
         if !suspended {
             self.last_freed = Some(now);
         }
-    }
-
-    /// Gives out the units of every kind each allocation takes (lowest free
-    /// first); kinds with more than [`crate::gres::MAX_UNITS`] units on a
-    /// node are counted only. The caller checked the counts.
-    fn take_units(&mut self, alloc: &[Alloc]) -> Vec<crate::gres::GresUnits> {
-        let out = self.units_for(alloc);
-        for u in &out {
-            if let Some(used) = self
-                .gres_used_units
-                .get_mut(u.node as usize)
-                .and_then(|x| x.get_mut(usize::from(u.kind)))
-            {
-                *used |= u.units;
-            }
-        }
-        out
+        Ok(())
     }
 
     /// The generic-resource units a start on `alloc` would be given now
     /// (what [`Event::Start`] assigns, lowest free first): a driver tells
     /// its backend which devices a job gets before it applies the start.
     pub fn units_for(&self, alloc: &[Alloc]) -> Vec<crate::gres::GresUnits> {
-        let mut out = Vec::new();
-        let mut taken: Vec<(NodeId, crate::gres::GresId, u64)> = Vec::new();
-        for a in alloc {
-            let cap = self.node_gres(a.node);
-            for (kind, n) in a.gres.iter() {
-                let c = cap.get(kind);
-                if c > crate::gres::MAX_UNITS {
-                    continue;
-                }
-                let Some(used) = self
-                    .gres_used_units
-                    .get(a.node as usize)
-                    .and_then(|u| u.get(usize::from(kind)))
-                else {
-                    continue;
-                };
-                let mut used = *used;
-                for t in taken.iter().filter(|t| t.0 == a.node && t.1 == kind) {
-                    used |= t.2;
-                }
-                if let Some(units) = crate::gres::pick_units(used, c, n) {
-                    taken.push((a.node, kind, units));
-                    out.push(crate::gres::GresUnits {
-                        node: a.node,
-                        kind,
-                        units,
-                    });
-                }
-            }
-        }
-        out
+        units_for(&self.node_gres, &self.gres_used_units, alloc)
     }
 
-    /// Takes back units given out by [`State::take_units`].
+    /// Takes back units given out by a start ([`State::units_for`]).
     fn give_units(&mut self, units: &[crate::gres::GresUnits]) {
-        for u in units {
-            if let Some(used) = self
-                .gres_used_units
-                .get_mut(u.node as usize)
-                .and_then(|x| x.get_mut(usize::from(u.kind)))
-            {
-                *used &= !u.units;
-            }
-        }
+        give_units(&mut self.gres_used_units, units);
     }
 
     /// The units of generic resources in use on a node, per kind.
@@ -1377,34 +1353,6 @@ impl State {
             .get(id as usize)
             .copied()
             .unwrap_or([0; crate::gres::MAX_GRES])
-    }
-
-    fn add_usage(&mut self, alloc: &[Alloc], procs: bool, mem_and_jobs: bool) {
-        for a in alloc {
-            let u = &mut self.usage[a.node as usize];
-            if procs {
-                u.procs += a.procs;
-            }
-            if mem_and_jobs {
-                u.mem_mb += a.mem_mb;
-                u.jobs += 1;
-                u.gres = u.gres.plus(&a.gres);
-            }
-        }
-    }
-
-    fn remove_usage(&mut self, alloc: &[Alloc], procs: bool, mem_and_jobs: bool) {
-        for a in alloc {
-            let u = &mut self.usage[a.node as usize];
-            if procs {
-                u.procs = u.procs.saturating_sub(a.procs);
-            }
-            if mem_and_jobs {
-                u.mem_mb = u.mem_mb.saturating_sub(a.mem_mb);
-                u.jobs = u.jobs.saturating_sub(1);
-                u.gres = u.gres.minus(&a.gres);
-            }
-        }
     }
 
     fn get(&self, job: JobId) -> Result<&Job, EventError> {
@@ -1419,7 +1367,117 @@ impl State {
     }
 }
 
-/// The job an event changes, if any.
+/// [`State::units_for`] on the state's fields: `cap` the generic resources
+/// of each node, `used` the units in use per node and kind. The units of
+/// every kind each allocation takes (lowest free first); kinds with more
+/// than [`crate::gres::MAX_UNITS`] units on a node are counted only.
+fn units_for(
+    cap: &[crate::gres::Gres],
+    used: &[[u64; crate::gres::MAX_GRES]],
+    alloc: &[Alloc],
+) -> Vec<crate::gres::GresUnits> {
+    let mut out = Vec::new();
+    let mut taken: Vec<(NodeId, crate::gres::GresId, u64)> = Vec::new();
+    for a in alloc {
+        let cap = cap.get(a.node as usize).copied().unwrap_or_default();
+        for (kind, n) in a.gres.iter() {
+            let c = cap.get(kind);
+            if c > crate::gres::MAX_UNITS {
+                continue;
+            }
+            let Some(used) = used
+                .get(a.node as usize)
+                .and_then(|u| u.get(usize::from(kind)))
+            else {
+                continue;
+            };
+            let mut used = *used;
+            for t in taken.iter().filter(|t| t.0 == a.node && t.1 == kind) {
+                used |= t.2;
+            }
+            if let Some(units) = crate::gres::pick_units(used, c, n) {
+                taken.push((a.node, kind, units));
+                out.push(crate::gres::GresUnits {
+                    node: a.node,
+                    kind,
+                    units,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Marks generic-resource units given out (what [`units_for`] picked) as
+/// in use.
+fn take_units(used: &mut [[u64; crate::gres::MAX_GRES]], units: &[crate::gres::GresUnits]) {
+    for u in units {
+        if let Some(x) = used
+            .get_mut(u.node as usize)
+            .and_then(|x| x.get_mut(usize::from(u.kind)))
+        {
+            *x |= u.units;
+        }
+    }
+}
+
+/// Takes back generic-resource units (per node and kind, in `used`).
+fn give_units(used: &mut [[u64; crate::gres::MAX_GRES]], units: &[crate::gres::GresUnits]) {
+    for u in units {
+        if let Some(x) = used
+            .get_mut(u.node as usize)
+            .and_then(|x| x.get_mut(usize::from(u.kind)))
+        {
+            *x &= !u.units;
+        }
+    }
+}
+
+/// Counts `alloc` in the per-node usage: its processors (`procs`), its
+/// memory, generic resources and one more job (`mem_and_jobs`).
+fn add_usage(usage: &mut [NodeUsage], alloc: &[Alloc], procs: bool, mem_and_jobs: bool) {
+    for a in alloc {
+        let u = &mut usage[a.node as usize];
+        if procs {
+            u.procs += a.procs;
+        }
+        if mem_and_jobs {
+            u.mem_mb += a.mem_mb;
+            u.jobs += 1;
+            u.gres = u.gres.plus(&a.gres);
+        }
+    }
+}
+
+/// The inverse of [`add_usage`].
+fn remove_usage(usage: &mut [NodeUsage], alloc: &[Alloc], procs: bool, mem_and_jobs: bool) {
+    for a in alloc {
+        let u = &mut usage[a.node as usize];
+        if procs {
+            u.procs = u.procs.saturating_sub(a.procs);
+        }
+        if mem_and_jobs {
+            u.mem_mb = u.mem_mb.saturating_sub(a.mem_mb);
+            u.jobs = u.jobs.saturating_sub(1);
+            u.gres = u.gres.minus(&a.gres);
+        }
+    }
+}
+
+/// Whether `apply_inner` keeps the lean indexes and the timed set itself
+/// for this event (the events every job goes through).
+fn keeps_indexes(e: &Event) -> bool {
+    matches!(
+        e,
+        Event::Submit(_)
+            | Event::Start { .. }
+            | Event::Launch { .. }
+            | Event::Finish { .. }
+            | Event::Cancel { .. }
+            | Event::Purge { .. }
+    )
+}
+
 /// When time alone makes a queued job eligible: its start date or its
 /// data-ready time, whichever is earlier.
 fn wakeup_date(j: &Job) -> Option<Time> {
@@ -1427,6 +1485,7 @@ fn wakeup_date(j: &Job) -> Option<Time> {
     j.start_after.into_iter().chain(data).min()
 }
 
+/// The job an event changes, if any.
 fn event_job(e: &Event) -> Option<JobId> {
     match e {
         Event::Submit(j) => Some(j.id),
@@ -1516,6 +1575,125 @@ mod tests {
         s.apply(Event::Requeue { job: 19 }, 3).unwrap();
         assert_eq!(ids(&s), vec![19, 20]);
         assert_eq!(ids(&s), expected(&s));
+    }
+
+    /// The lean indexes, the timed set and the queue kept by `apply` are
+    /// the ones built from scratch after every kind of job event, refused
+    /// ones included.
+    #[test]
+    fn incremental_indexes_match_a_rebuild() {
+        let mut s = two_nodes();
+        s.set_lean_indexes(true);
+        let check = |s: &State, what: &str| {
+            let mut fresh = s.clone();
+            fresh.set_lean_indexes(false);
+            fresh.set_lean_indexes(true);
+            assert_eq!(
+                format!("{:?}", s.indexes()),
+                format!("{:?}", fresh.indexes()),
+                "{what}"
+            );
+            for b in s.indexes().unwrap().queue.blocks() {
+                assert_eq!(b.min_procs, b.items.iter().map(|i| i.procs).min().unwrap());
+                assert_eq!(b.min_dur, b.items.iter().map(|i| i.dur).min().unwrap());
+            }
+            let idle = |f: fn(&Job) -> bool| {
+                s.jobs()
+                    .filter(|j| j.state == JobState::Idle && f(j))
+                    .map(|j| j.id)
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(s.queued.iter().copied().collect::<Vec<_>>(), idle(|_| true));
+            let timed = idle(|j| wakeup_date(j).is_some());
+            assert_eq!(s.timed.iter().copied().collect::<Vec<_>>(), timed, "{what}");
+        };
+        let on = |node: NodeId, procs: u32| {
+            vec![Alloc {
+                node,
+                tasks: procs,
+                procs,
+                mem_mb: 0,
+                gres: Default::default(),
+            }]
+        };
+        let job = |id: JobId, procs: u32, wall: Option<Secs>| {
+            Box::new(Job::new(id, "u", Request::procs(procs), wall, id as Time))
+        };
+        let mut dated = job(2, 2, Some(20));
+        dated.start_after = Some(50);
+        let mut estimated = job(4, 1, Some(30));
+        estimated.estimate = Some(5);
+        let start = |job: JobId, alloc: Vec<Alloc>| Event::Start {
+            job,
+            alloc,
+            kind: StartKind::Priority,
+        };
+        let events = vec![
+            Event::Submit(job(1, 1, Some(10))),
+            Event::Submit(dated),
+            Event::Submit(job(3, 1, None)),
+            Event::Submit(estimated),
+            Event::Submit(job(5, 1, Some(40))),
+            Event::Submit(job(1, 1, Some(10))),
+            start(1, on(0, 1)),
+            start(1, on(0, 1)),
+            Event::Launch {
+                job: 3,
+                alloc: on(1, 1),
+                kind: StartKind::Backfill,
+            },
+            Event::Started { job: 3, at: 12 },
+            Event::Modify {
+                job: 1,
+                change: JobChange::Estimate(Some(4)),
+            },
+            Event::Suspend { job: 1 },
+            Event::Resume { job: 1 },
+            Event::Finish {
+                job: 2,
+                code: CompletionCode::Exit(0),
+            },
+            Event::Finish {
+                job: 3,
+                code: CompletionCode::Exit(0),
+            },
+            Event::Purge { job: 1 },
+            Event::Requeue { job: 1 },
+            Event::SetHold {
+                job: 1,
+                hold: HoldType::User,
+            },
+            Event::Modify {
+                job: 2,
+                change: JobChange::StartAfter(Some(60)),
+            },
+            Event::Cancel { job: 2 },
+            start(4, on(0, 1)),
+            Event::Cancel { job: 4 },
+            Event::ReleaseHold {
+                job: 1,
+                hold: HoldType::User,
+            },
+            Event::Resubmit { job: 3 },
+            start(5, on(1, 1)),
+            Event::Finish {
+                job: 5,
+                code: CompletionCode::Exit(1),
+            },
+            Event::Purge { job: 2 },
+            Event::Purge { job: 4 },
+            Event::Purge { job: 5 },
+        ];
+        for (i, e) in events.into_iter().enumerate() {
+            let what = format!("event {i}: {e:?}");
+            let _ = s.apply(e, 20 + i as Time);
+            check(&s, &what);
+        }
+        assert_eq!(
+            s.jobs().map(|j| j.id).collect::<Vec<_>>(),
+            vec![1, 3],
+            "refused and applied events as expected"
+        );
     }
 
     #[test]
