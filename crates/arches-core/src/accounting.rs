@@ -99,6 +99,18 @@ fn count_active_user(
     }
 }
 
+/// `Σ decay^i × v[i]` (index 0 = the current interval), summed from the
+/// current interval back.
+fn decayed_sum(v: &[f64], decay: f64) -> f64 {
+    let mut w = 1.0;
+    let mut s = 0.0;
+    for x in v {
+        s += w * x;
+        w *= decay;
+    }
+    s
+}
+
 /// The decayed sum of one credential's kept intervals in the window that
 /// ends with interval `cur`: a missing interval adds `w × 0.0`, which leaves
 /// the (non-negative) sum unchanged; `w` still steps once per interval.
@@ -741,15 +753,7 @@ impl DecayedUsage {
                 t = stop;
             }
         };
-        let sum = |v: &[f64]| {
-            let mut w = 1.0;
-            let mut s = 0.0;
-            for x in v {
-                s += w * x;
-                w *= decay;
-            }
-            s
-        };
+        let sum = |v: &[f64]| decayed_sum(v, decay);
         let mut total = window(Some(&acc.fs_total));
         let mut touched: BTreeMap<(CredKind, &str), Vec<f64>> = BTreeMap::new();
         // Users keep their entry (and its name) from one update to the
@@ -842,15 +846,7 @@ impl FairshareUsage {
     /// The decayed usage (`Σ decay^i × usage[i]`) per credential and in
     /// total, as the priority and the caps use it ([`crate::fairshare`]).
     pub fn decayed(&self, decay: f64) -> crate::fairshare::FsUsage {
-        let sum = |v: &[f64]| {
-            let mut w = 1.0;
-            let mut s = 0.0;
-            for x in v {
-                s += w * x;
-                w *= decay;
-            }
-            s
-        };
+        let sum = |v: &[f64]| decayed_sum(v, decay);
         crate::fairshare::FsUsage {
             total: sum(&self.total),
             creds: self

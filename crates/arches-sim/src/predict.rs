@@ -476,29 +476,11 @@ mod tests {
     #[test]
     fn tracked_starts_give_the_same_corrections() {
         use arches_core::state::JobChange;
-        use arches_core::{Event, Job, Node, Request, StartKind};
+        use arches_core::{Event, Job, Node, Request};
         let start = |state: &mut State, id: JobId, est: Secs, at: Time| {
             let mut j = Job::new(id, "u", Request::procs(1), Some(5000), at);
             j.estimate = Some(est);
-            state.apply(Event::Submit(Box::new(j)), at).unwrap();
-            let alloc = vec![arches_core::Alloc {
-                node: 0,
-                tasks: 1,
-                procs: 1,
-                mem_mb: 0,
-                gres: Default::default(),
-            }];
-            let kind = StartKind::Priority;
-            state
-                .apply(
-                    Event::Start {
-                        job: id,
-                        alloc,
-                        kind,
-                    },
-                    at,
-                )
-                .unwrap();
+            submit_and_start(state, j, at, at);
         };
         let mut state = State::new(vec![Node::new("n1", 8, 0)]);
         let mut tracked = Predictor::new(RuntimePrediction::UserMean2);
@@ -526,32 +508,31 @@ mod tests {
         assert_eq!(all, vec![(1, 160), (1, 460), (4, 65), (4, 365)]);
     }
 
+    /// Submits `j` at `submit` and starts it at `at` on one processor of
+    /// node 0.
+    fn submit_and_start(state: &mut State, j: arches_core::Job, submit: Time, at: Time) {
+        use arches_core::{Alloc, Event, StartKind};
+        let job = j.id;
+        state.apply(Event::Submit(Box::new(j)), submit).unwrap();
+        let alloc = vec![Alloc {
+            node: 0,
+            tasks: 1,
+            procs: 1,
+            mem_mb: 0,
+            gres: Default::default(),
+        }];
+        let kind = StartKind::Priority;
+        state.apply(Event::Start { job, alloc, kind }, at).unwrap();
+    }
+
     /// A state with finished jobs (id, user, start, end, exited) and one
     /// queued job of alice.
     fn finished_state(jobs: &[(JobId, &str, Time, Time, bool)]) -> State {
-        use arches_core::{Alloc, CompletionCode, Event, Job, Node, Request, StartKind};
+        use arches_core::{CompletionCode, Event, Job, Node, Request};
         let mut state = State::new(vec![Node::new("n1", 4, 0)]);
         for &(id, user, start, end, exited) in jobs {
             let j = Job::new(id, user, Request::procs(1), Some(5000), 0);
-            state.apply(Event::Submit(Box::new(j)), 0).unwrap();
-            let alloc = vec![Alloc {
-                node: 0,
-                tasks: 1,
-                procs: 1,
-                mem_mb: 0,
-                gres: Default::default(),
-            }];
-            let kind = StartKind::Priority;
-            state
-                .apply(
-                    Event::Start {
-                        job: id,
-                        alloc,
-                        kind,
-                    },
-                    start,
-                )
-                .unwrap();
+            submit_and_start(&mut state, j, 0, start);
             let code = if exited {
                 CompletionCode::Exit(0)
             } else {
