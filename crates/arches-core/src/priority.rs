@@ -137,6 +137,18 @@ fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
 
 /// The job's QoS `(QTWEIGHT, XFWEIGHT)`: Moab adds them to the queue-time
 /// and expansion-factor subcomponent weights for the QoS's jobs.
+/// Each subcomponent's effective weight for `job` (component ×
+/// subcomponent weight, the QoS's `QTWEIGHT`/`XFWEIGHT` added), in
+/// [`SUBCOMPONENTS`] order.
+fn effective_weights(job: &Job, policy: &Policy) -> [i64; 18] {
+    let adj = qos_weights(job, policy);
+    let mut out = [0i64; 18];
+    for (k, (cw, sw)) in weight_pairs(policy).into_iter().enumerate() {
+        out[k] = cw.saturating_mul(sw.saturating_add(adjustment(k, adj)));
+    }
+    out
+}
+
 fn qos_weights(job: &Job, policy: &Policy) -> (i64, i64) {
     if policy.qos.is_empty() {
         return (0, 0);
@@ -174,18 +186,12 @@ fn capped(v: f64, cap: i64) -> f64 {
 
 /// Computes a job's priority breakdown at time `now`.
 pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
-    // The effective weights once (no allocation); exactly as many slots as
-    // there will be components (a plan holds one breakdown per queued job:
-    // no spare capacity).
-    let adj = qos_weights(job, policy);
-    let mut ws = weight_pairs(policy).map(|(cw, sw)| (cw, sw, 0i64));
-    let mut slots = 0;
-    for (k, w) in ws.iter_mut().enumerate() {
-        w.2 = w.0.saturating_mul(w.1.saturating_add(adjustment(k, adj)));
-        slots += usize::from(w.2 != 0);
-    }
+    // Exactly as many slots as there will be components (a plan holds one
+    // breakdown per queued job: no spare capacity).
+    let ws = effective_weights(job, policy);
+    let slots = ws.iter().filter(|w| **w != 0).count();
     let mut comps = Vec::with_capacity(slots);
-    for (k, (_, _, weight)) in ws.into_iter().enumerate() {
+    for (k, weight) in ws.into_iter().enumerate() {
         if weight != 0 {
             let (component, sub) = SUBCOMPONENTS[k];
             let value = factor(k, job, policy, now);
@@ -237,10 +243,8 @@ pub fn priority_total(job: &Job, policy: &Policy, now: Time) -> (bool, i64) {
         return (true, p);
     }
     let mut sum = 0.0f64;
-    let adj = qos_weights(job, policy);
     let mut fs = 0.0f64;
-    for (k, (cw, sw)) in weight_pairs(policy).into_iter().enumerate() {
-        let weight = cw.saturating_mul(sw.saturating_add(adjustment(k, adj)));
+    for (k, weight) in effective_weights(job, policy).into_iter().enumerate() {
         if weight != 0 {
             let c = weight as f64 * factor(k, job, policy, now);
             if SUBCOMPONENTS[k].0 == "FS" {
