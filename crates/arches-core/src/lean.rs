@@ -6,7 +6,7 @@
 //! ([`lean_supported`]): priority is FIFO by queue time (the only non-zero
 //! priority weight is `QUEUETIMEWEIGHT`, no system priorities, no QoS `QTWEIGHT`/`XFWEIGHT`, fairshare
 //! neither weighted nor capped: [`crate::fairshare::active`]), no throttling
-//! limits, no preemptor, `BACKFILLPOLICY FIRSTFIT` or `NONE` without backfill depth,
+//! limits, no preemptor, `BACKFILLPOLICY FIRSTFIT`, `BESTFIT` or `NONE` without backfill depth,
 //! chunking, virtual walltime scaling or shortest-first or widest-window ordering,
 //! `RESERVATIONPOLICY CURRENTHIGHEST`, `HIGHEST` or `NEVER`, no class wall-clock
 //! defaults, every node up, no suspended job, no job waiting for stage-in
@@ -19,7 +19,12 @@
 //! availability profile from the release index. Once every reservation is
 //! placed, the rest of the queue can only backfill: blocks of the index whose
 //! smallest job cannot fit for its shortest duration are skipped whole, and
-//! with `BACKFILLPOLICY NONE` the walk stops. Under `HIGHEST` (pyss's
+//! with `BACKFILLPOLICY NONE` the walk stops. `BESTFIT` collects the
+//! backfill candidates the walk reaches and starts them after it, best
+//! `BACKFILLMETRIC` first (ties in queue order), as
+//! [`crate::backfill`] does: capacity only shrinks during an iteration, so
+//! a candidate skipped because it cannot fit when the walk reaches it would
+//! not fit then either. Under `HIGHEST` (pyss's
 //! conservative backfill with every job reserved) the remembered
 //! reservations ([`State::remember_reservations`]) are held in the profile
 //! in one merge pass, and every queued job is visited (a kept reservation
@@ -89,7 +94,7 @@ pub fn lean_supported(policy: &Policy) -> bool {
         && !has_limits(policy)
         && matches!(
             policy.backfill,
-            BackfillPolicy::FirstFit | BackfillPolicy::None
+            BackfillPolicy::FirstFit | BackfillPolicy::BestFit | BackfillPolicy::None
         )
         && !policy.qos.values().any(|q| {
             q.flags.contains(&QosFlag::Preemptor) || q.job_flags.contains(&JobFlag::Preemptor)
@@ -211,6 +216,7 @@ pub fn schedule_lean_in(
         // Which bucket a job reserves in depends on the job only with
         // per-QoS buckets.
         plain_buckets: policy.reservation_buckets.iter().all(|b| b.qos.is_none()),
+        candidates: Vec::new(),
     };
     let never = policy.reservation_policy == ReservationPolicy::Never;
     // Once blocked with no reservation left to place, only backfill can
@@ -252,6 +258,7 @@ pub fn schedule_lean_in(
             free_now = walk.free_now();
         }
     }
+    walk.start_candidates();
     let Lean {
         starts,
         reservations,
@@ -299,6 +306,9 @@ struct Lean<'c, 'a> {
     next_held: usize,
     /// No reservation bucket is restricted to QoS.
     plain_buckets: bool,
+    /// BESTFIT: the backfill candidates in queue order, with their metric
+    /// and planning duration, started after the walk.
+    candidates: Vec<(u64, &'a Job, Option<Secs>)>,
 }
 
 /// A remembered reservation held in the profile (HIGHEST).
@@ -393,7 +403,7 @@ fn held_window(
     Some((start, start + d.max(1)))
 }
 
-impl Lean<'_, '_> {
+impl<'a> Lean<'_, 'a> {
     /// Processors free now (what the walk has not taken yet).
     fn free_now(&self) -> i64 {
         self.ctx.agg.free_at(self.ctx.now).procs
@@ -418,7 +428,7 @@ impl Lean<'_, '_> {
     }
 
     /// [`crate::schedule`]'s `Walk::consider` for the supported policies.
-    fn consider(&mut self, job: &Job) {
+    fn consider(&mut self, job: &'a Job) {
         let policy = self.ctx.policy;
         let now = self.ctx.now;
         if check_static(self.ctx.state, job, now).is_err() {
@@ -461,8 +471,34 @@ impl Lean<'_, '_> {
         if bf == BackfillPolicy::None || no_bf {
             return;
         }
+        if bf == BackfillPolicy::BestFit {
+            let value = crate::backfill::metric(
+                policy.backfill_metric,
+                job.req.total_procs(),
+                job.req.nodes,
+                dur.unwrap_or(0),
+            );
+            self.candidates.push((value, job, dur));
+            return;
+        }
         if let Some(alloc) = self.ctx.fit_now(job, dur) {
             self.start(job, alloc, dur, StartKind::Backfill);
+        }
+    }
+
+    /// BESTFIT after the walk: each candidate in descending metric order
+    /// (a stable sort: ties stay in queue order) starts if it fits now
+    /// ([`crate::backfill`]'s selection).
+    fn start_candidates(&mut self) {
+        if self.candidates.is_empty() {
+            return;
+        }
+        let mut cands = std::mem::take(&mut self.candidates);
+        cands.sort_by(|a, b| b.0.cmp(&a.0));
+        for (_, job, dur) in cands {
+            if let Some(alloc) = self.ctx.fit_now(job, dur) {
+                self.start(job, alloc, dur, StartKind::Backfill);
+            }
         }
     }
 

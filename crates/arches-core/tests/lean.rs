@@ -12,7 +12,8 @@ use arches_core::job::{CompletionCode, HoldType, Job, JobId, Request};
 use arches_core::lean::lean_supported;
 use arches_core::node::Node;
 use arches_core::policy::{
-    BackfillPolicy, NodeAllocationPolicy, QosConfig, QosFlag, ReservationBucket, ReservationPolicy,
+    BackfillMetric, BackfillPolicy, NodeAllocationPolicy, QosConfig, QosFlag, ReservationBucket,
+    ReservationPolicy,
 };
 use arches_core::state::{Event, JobChange, State};
 use arches_core::{schedule, schedule_lean, schedule_lean_in, LeanScratch, Policy, Time};
@@ -88,10 +89,17 @@ fn policy() -> impl Strategy<Value = Policy> {
         prop::sample::select(NodeAllocationPolicy::ALL.to_vec()),
         0u8..4,
         0i64..3,
+        prop::sample::select(vec![
+            BackfillMetric::Procs,
+            BackfillMetric::Nodes,
+            BackfillMetric::Seconds,
+            BackfillMetric::ProcSeconds,
+        ]),
     )
-        .prop_map(|(bf, depth, rp, na, qos_mode, qtw)| {
+        .prop_map(|(bf, depth, rp, na, qos_mode, qtw, metric)| {
             let mut p = Policy {
                 backfill: bf,
+                backfill_metric: metric,
                 reservation_buckets: vec![ReservationBucket { depth, qos: None }],
                 reservation_policy: rp,
                 node_allocation: na,
