@@ -494,7 +494,7 @@ impl<'a> Lean<'_, 'a> {
             return;
         }
         let mut cands = std::mem::take(&mut self.candidates);
-        cands.sort_by(|a, b| b.0.cmp(&a.0));
+        cands.sort_by_key(|c| std::cmp::Reverse(c.0));
         for (_, job, dur) in cands {
             if let Some(alloc) = self.ctx.fit_now(job, dur) {
                 self.start(job, alloc, dur, StartKind::Backfill);
