@@ -176,17 +176,53 @@ fn greedy<'a>(
     cands: &[Candidate],
     value: impl Fn(&Candidate) -> u64,
 ) -> Vec<usize> {
-    let now = walk.ctx.now;
-    let prof = &walk.ctx.agg;
+    greedy_choice(
+        &walk.ctx.agg,
+        walk.ctx.now,
+        cands.iter().map(|c| {
+            let job = entries[c.index].job;
+            GreedyItem {
+                key: c.index,
+                constrained: is_constrained(&job.req),
+                procs: job.req.total_procs(),
+                dur: c.dur,
+                value: value(c),
+            }
+        }),
+    )
+}
+
+/// A GREEDY candidate as the combination search sees it.
+pub(crate) struct GreedyItem {
+    /// What the caller knows the candidate by (returned when chosen).
+    pub key: usize,
+    /// Node constraints keep a job out of the search (tried first-fit after).
+    pub constrained: bool,
+    pub procs: u32,
+    pub dur: Option<Secs>,
+    /// Its `BACKFILLMETRIC` value.
+    pub value: u64,
+}
+
+/// GREEDY's bounded search on the aggregate profile `prof` at `now`: among
+/// the first [`GREEDY_CANDIDATES`] unconstrained candidates (in priority
+/// order) that fit on their own, the combination with the largest total
+/// value found within [`GREEDY_BUDGET`] search nodes. Returns the chosen
+/// keys in priority order. Shared by [`mod@crate::schedule`] and
+/// [`crate::lean`].
+pub(crate) fn greedy_choice(
+    prof: &crate::profile::Profile,
+    now: crate::Time,
+    cands: impl Iterator<Item = GreedyItem>,
+) -> Vec<usize> {
     let items: Vec<(usize, i64, Option<i64>, u64)> = cands
-        .iter()
-        .filter(|c| !is_constrained(&entries[c.index].job.req))
+        .filter(|c| !c.constrained)
         .filter_map(|c| {
-            let procs = i64::from(entries[c.index].job.req.total_procs());
+            let procs = i64::from(c.procs);
             let end = c.dur.map(|d| now + d.max(1));
             prof.free_over(now, end)
                 .covers(Amount::procs(procs))
-                .then_some((c.index, procs, end, value(c)))
+                .then_some((c.key, procs, end, c.value))
         })
         .take(GREEDY_CANDIDATES)
         .collect();

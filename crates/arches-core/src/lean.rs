@@ -6,7 +6,7 @@
 //! ([`lean_supported`]): priority is FIFO by queue time (the only non-zero
 //! priority weight is `QUEUETIMEWEIGHT`, no system priorities, no QoS `QTWEIGHT`/`XFWEIGHT`, fairshare
 //! neither weighted nor capped: [`crate::fairshare::active`]), no throttling
-//! limits, no preemptor, `BACKFILLPOLICY FIRSTFIT`, `BESTFIT` or `NONE` without backfill depth,
+//! limits, no preemptor, `BACKFILLPOLICY FIRSTFIT`, `BESTFIT`, `GREEDY` or `NONE` without backfill depth,
 //! chunking, virtual walltime scaling or shortest-first or widest-window ordering,
 //! `RESERVATIONPOLICY CURRENTHIGHEST`, `HIGHEST` or `NEVER`, no class wall-clock
 //! defaults, every node up, no suspended job, no job waiting for stage-in
@@ -19,10 +19,10 @@
 //! availability profile from the release index. Once every reservation is
 //! placed, the rest of the queue can only backfill: blocks of the index whose
 //! smallest job cannot fit for its shortest duration are skipped whole, and
-//! with `BACKFILLPOLICY NONE` the walk stops. `BESTFIT` collects the
-//! backfill candidates the walk reaches and starts them after it, best
-//! `BACKFILLMETRIC` first (ties in queue order), as
-//! [`crate::backfill`] does: capacity only shrinks during an iteration, so
+//! with `BACKFILLPOLICY NONE` the walk stops. `BESTFIT` and `GREEDY` collect the
+//! backfill candidates the walk reaches and start them after it, best
+//! `BACKFILLMETRIC` first (ties in queue order), or the best combination
+//! first, as [`crate::backfill`] does: capacity only shrinks during an iteration, so
 //! a candidate skipped because it cannot fit when the walk reaches it would
 //! not fit then either. Under `HIGHEST` (pyss's
 //! conservative backfill with every job reserved) the remembered
@@ -94,7 +94,10 @@ pub fn lean_supported(policy: &Policy) -> bool {
         && !has_limits(policy)
         && matches!(
             policy.backfill,
-            BackfillPolicy::FirstFit | BackfillPolicy::BestFit | BackfillPolicy::None
+            BackfillPolicy::FirstFit
+                | BackfillPolicy::BestFit
+                | BackfillPolicy::Greedy
+                | BackfillPolicy::None
         )
         && !policy.qos.values().any(|q| {
             q.flags.contains(&QosFlag::Preemptor) || q.job_flags.contains(&JobFlag::Preemptor)
@@ -306,8 +309,8 @@ struct Lean<'c, 'a> {
     next_held: usize,
     /// No reservation bucket is restricted to QoS.
     plain_buckets: bool,
-    /// BESTFIT: the backfill candidates in queue order, with their metric
-    /// and planning duration, started after the walk.
+    /// BESTFIT and GREEDY: the backfill candidates in queue order, with
+    /// their metric and planning duration, started after the walk.
     candidates: Vec<(u64, &'a Job, Option<Secs>)>,
 }
 
@@ -471,7 +474,7 @@ impl<'a> Lean<'_, 'a> {
         if bf == BackfillPolicy::None || no_bf {
             return;
         }
-        if bf == BackfillPolicy::BestFit {
+        if matches!(bf, BackfillPolicy::BestFit | BackfillPolicy::Greedy) {
             let value = crate::backfill::metric(
                 policy.backfill_metric,
                 job.req.total_procs(),
@@ -486,15 +489,39 @@ impl<'a> Lean<'_, 'a> {
         }
     }
 
-    /// BESTFIT after the walk: each candidate in descending metric order
-    /// (a stable sort: ties stay in queue order) starts if it fits now
-    /// ([`crate::backfill`]'s selection).
+    /// After the walk, [`crate::backfill`]'s selection: BESTFIT tries each
+    /// candidate in descending metric order (a stable sort: ties stay in
+    /// queue order); GREEDY the best combination's members first, then the
+    /// others, each in queue order. A candidate starts if it fits now.
     fn start_candidates(&mut self) {
         if self.candidates.is_empty() {
             return;
         }
         let mut cands = std::mem::take(&mut self.candidates);
-        cands.sort_by_key(|c| std::cmp::Reverse(c.0));
+        if self.ctx.policy.backfill == BackfillPolicy::Greedy {
+            let chosen = crate::backfill::greedy_choice(
+                &self.ctx.agg,
+                self.ctx.now,
+                cands.iter().enumerate().map(|(k, &(value, job, dur))| {
+                    crate::backfill::GreedyItem {
+                        key: k,
+                        constrained: crate::placement::is_constrained(&job.req),
+                        procs: job.req.total_procs(),
+                        dur,
+                        value,
+                    }
+                }),
+            );
+            let first = cands.iter().enumerate().filter(|(k, _)| chosen.contains(k));
+            let rest = cands
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| !chosen.contains(k));
+            let order: Vec<_> = first.chain(rest).map(|(_, c)| *c).collect();
+            cands = order;
+        } else {
+            cands.sort_by_key(|c| std::cmp::Reverse(c.0));
+        }
         for (_, job, dur) in cands {
             if let Some(alloc) = self.ctx.fit_now(job, dur) {
                 self.start(job, alloc, dur, StartKind::Backfill);

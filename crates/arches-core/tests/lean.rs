@@ -78,6 +78,7 @@ fn policy() -> impl Strategy<Value = Policy> {
             BackfillPolicy::FirstFit,
             BackfillPolicy::None,
             BackfillPolicy::BestFit,
+            BackfillPolicy::Greedy,
         ]),
         prop::sample::select(vec![0u32, 1, 2, 5, 100]),
         prop::sample::select(vec![
