@@ -192,8 +192,6 @@ pub fn schedule_lean_in(
         hold_remembered(
             &mut ctx,
             state,
-            policy,
-            now,
             idx,
             &mut held,
             &mut scratch.steps,
@@ -325,18 +323,18 @@ struct Held {
 /// [`crate::schedule()`] does entry by entry, in one merge pass); each job
 /// takes its own out again when the walk reaches it ([`Lean::kept`]).
 /// Pushes what it held onto `held` (empty), in queue order; `steps` and
-/// `spare` are storage. A job with nothing but resources to wait for is read from the
-/// queue index alone.
+/// `spare` are storage. A job with nothing but resources to wait for is
+/// read from the queue index alone.
 fn hold_remembered(
     ctx: &mut Ctx<'_>,
     state: &State,
-    policy: &Policy,
-    now: Time,
     idx: &crate::index::Indexes,
     held: &mut Vec<Held>,
     steps: &mut Vec<(Time, i64)>,
     spare: &mut Vec<(Time, Amount)>,
 ) {
+    // The context's policy and time (same as the caller's).
+    let (policy, now) = (ctx.policy, ctx.now);
     let kept = state.remembered_in_plan_order();
     if kept.is_empty() {
         return;
