@@ -931,6 +931,16 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Whether the earliest start of a job without node constraints is the
+    /// aggregate profile's alone, and its reservation holds nothing but
+    /// the aggregate: plain node access (no general placement) and no
+    /// administrative or standing reservation held ([`Ctx::earliest`]
+    /// then returns no allocation, and [`Ctx::commit`] of it changes the
+    /// aggregate profile only).
+    pub fn plain_reservations(&self) -> bool {
+        self.extra.access_plain && self.rsv.is_empty() && self.locks.is_empty()
+    }
+
     /// Whether [`Ctx::fit_now`] for `job` is decided by the aggregate profile
     /// alone (no node constraints, no reservations, no per-node profiles
     /// built, a node allocation policy that takes any free processors):

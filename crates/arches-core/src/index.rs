@@ -34,6 +34,9 @@ pub struct QueueItem {
     /// No hold, start date, data wait or dependency: nothing but resources
     /// keeps the job from starting (`eligibility::check_static` passes).
     pub simple: bool,
+    /// No node constraint ([`crate::placement::is_constrained`]): with
+    /// plain node access the aggregate profile alone places it.
+    pub plain: bool,
 }
 
 impl QueueItem {
@@ -235,6 +238,7 @@ impl Indexes {
                             && job.start_after.is_none()
                             && job.data_wait.is_none()
                             && job.depend.is_empty(),
+                        plain: !crate::placement::is_constrained(&job.req),
                     });
                 } else {
                     self.queue.remove(job.submit_time, job.id);
@@ -340,6 +344,7 @@ mod tests {
                 procs: (id % 50 + 1) as u32,
                 dur: (id % 17 + 1) as Secs,
                 simple: true,
+                plain: true,
             });
         }
         assert_eq!(q.len(), n as usize);

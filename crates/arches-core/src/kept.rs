@@ -43,6 +43,29 @@ impl Kept {
         }
     }
 
+    /// Replaces the pairs with `list` ([`Kept::from_list`]). A list in
+    /// increasing job order (a plan's reservations in queue order usually
+    /// are: job numbers follow submission) is taken as it is, without
+    /// sorting, into the storage of the lists replaced when no clone
+    /// shares it.
+    pub fn replace(&mut self, list: Vec<(JobId, Time)>) {
+        if !list.windows(2).all(|w| w[0].0 < w[1].0) {
+            *self = Self::from_list(list);
+            return;
+        }
+        match Arc::get_mut(&mut self.by_job) {
+            Some(v) => {
+                v.clear();
+                v.extend_from_slice(&list);
+            }
+            None => self.by_job = Arc::new(list.clone()),
+        }
+        match Arc::get_mut(&mut self.given) {
+            Some(v) => *v = list,
+            None => self.given = Arc::new(list),
+        }
+    }
+
     pub fn get(&self, job: JobId) -> Option<Time> {
         let i = self.by_job.binary_search_by_key(&job, |e| e.0).ok()?;
         Some(self.by_job[i].1)
@@ -90,5 +113,32 @@ mod tests {
         assert_eq!(k.iter().collect::<Vec<_>>(), vec![(2, 20), (9, 90)]);
         assert_eq!(k.in_given_order(), &[(2, 20), (9, 90)]);
         assert_eq!(snapshot.get(5), Some(55), "a clone keeps its own list");
+    }
+
+    #[test]
+    fn replace_equals_from_list() {
+        let lists: [&[(JobId, Time)]; 4] = [
+            &[(2, 20), (5, 55), (9, 90)],
+            &[(5, 50), (2, 20), (5, 55), (9, 90)],
+            &[],
+            &[(7, 1), (3, 2)],
+        ];
+        let mut k = Kept::from_list(vec![(1, 1), (4, 4)]);
+        for list in lists {
+            let shared = k.clone();
+            let before: Vec<(JobId, Time)> = k.iter().collect();
+            let given = k.in_given_order().to_vec();
+            k.replace(list.to_vec());
+            assert_eq!(k, Kept::from_list(list.to_vec()));
+            assert_eq!(
+                shared.iter().collect::<Vec<_>>(),
+                before,
+                "a clone keeps its own list"
+            );
+            assert_eq!(shared.in_given_order(), &given[..]);
+            // Unshared now: replaced in place.
+            k.replace(list.to_vec());
+            assert_eq!(k, Kept::from_list(list.to_vec()));
+        }
     }
 }

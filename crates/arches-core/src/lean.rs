@@ -136,6 +136,9 @@ pub struct LeanScratch {
     bucket_left: Vec<u32>,
     held: Vec<Held>,
     steps: Vec<(Time, i64)>,
+    /// Storage for the profile's breakpoints when the held reservations
+    /// are merged in ([`crate::profile::Profile::add_steps_in`]).
+    spare: Vec<(Time, Amount)>,
 }
 
 /// One lean iteration, or `None` when the policy or the state needs the full
@@ -197,11 +200,10 @@ pub fn schedule_lean_in(
         hold_remembered(
             &mut ctx,
             state,
-            policy,
-            now,
             idx,
             &mut held,
             &mut scratch.steps,
+            &mut scratch.spare,
         );
     }
     let mut bucket_left = std::mem::take(&mut scratch.bucket_left);
@@ -214,6 +216,7 @@ pub fn schedule_lean_in(
         bucket_left,
         blocked: false,
         pinned: highest && !state.reservations_may_compress(),
+        quick_keep: false,
         held,
         next_held: 0,
         // Which bucket a job reserves in depends on the job only with
@@ -221,6 +224,7 @@ pub fn schedule_lean_in(
         plain_buckets: policy.reservation_buckets.iter().all(|b| b.qos.is_none()),
         candidates: Vec::new(),
     };
+    walk.quick_keep = highest && !walk.pinned && walk.may_keep_in_place();
     let never = policy.reservation_policy == ReservationPolicy::Never;
     // Once blocked with no reservation left to place, only backfill can
     // start anything (under HIGHEST a job beyond the depth may still hold a
@@ -303,6 +307,10 @@ struct Lean<'c, 'a> {
     blocked: bool,
     /// HIGHEST with no job ended since: remembered reservations stay put.
     pinned: bool,
+    /// HIGHEST, not pinned: a held reservation of a job that needs nothing
+    /// but processors may be kept in place when it would land there again
+    /// ([`Lean::kept`], [`Lean::may_keep_in_place`]).
+    quick_keep: bool,
     /// HIGHEST: the remembered reservations held in the profile, in queue
     /// order; `next_held` is the next one the walk will reach.
     held: Vec<Held>,
@@ -327,18 +335,19 @@ struct Held {
 /// a schedulable queued job in the aggregate profile (what
 /// [`crate::schedule()`] does entry by entry, in one merge pass); each job
 /// takes its own out again when the walk reaches it ([`Lean::kept`]).
-/// Pushes what it held onto `held` (empty), in queue order; `steps` is
-/// storage. A job with nothing but resources to wait for is read from the
-/// queue index alone.
+/// Pushes what it held onto `held` (empty), in queue order; `steps` and
+/// `spare` are storage. A job with nothing but resources to wait for is
+/// read from the queue index alone.
 fn hold_remembered(
     ctx: &mut Ctx<'_>,
     state: &State,
-    policy: &Policy,
-    now: Time,
     idx: &crate::index::Indexes,
     held: &mut Vec<Held>,
     steps: &mut Vec<(Time, i64)>,
+    spare: &mut Vec<(Time, Amount)>,
 ) {
+    // The context's policy and time (same as the caller's).
+    let (policy, now) = (ctx.policy, ctx.now);
     let kept = state.remembered_in_plan_order();
     if kept.is_empty() {
         return;
@@ -378,15 +387,44 @@ fn hold_remembered(
             });
         }
     }
+    // The starts, then the ends, each sorted by time (steps at one time
+    // add up in any order), merged into the profile in one pass. A plan's
+    // starts in queue order are nearly sorted already: a sort that finds
+    // runs (the stable one) takes them almost as they are.
     steps.clear();
     steps.reserve(2 * held.len());
-    for h in held.iter() {
-        steps.push((h.start, -i64::from(h.procs)));
-        steps.push((h.end, i64::from(h.procs)));
-    }
-    // Steps at one time add up in any order.
-    steps.sort_unstable_by_key(|s| s.0);
-    ctx.agg.add_steps(steps);
+    steps.extend(held.iter().map(|h| (h.start, -i64::from(h.procs))));
+    steps.extend(held.iter().map(|h| (h.end, i64::from(h.procs))));
+    let (starts, ends) = steps.split_at_mut(held.len());
+    starts.sort_by_key(|s| s.0);
+    ends.sort_by_key(|s| s.0);
+    ctx.agg.add_steps_in(merged(starts, ends), spare);
+}
+
+/// The steps of two runs sorted by time, in time order.
+fn merged<'s>(
+    a: &'s [(Time, i64)],
+    b: &'s [(Time, i64)],
+) -> impl Iterator<Item = (Time, i64)> + 's {
+    let (mut i, mut j) = (0, 0);
+    std::iter::from_fn(move || {
+        let x = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) if y.0 < x.0 => {
+                j += 1;
+                *y
+            }
+            (Some(x), _) => {
+                i += 1;
+                *x
+            }
+            (None, Some(y)) => {
+                j += 1;
+                *y
+            }
+            (None, None) => return None,
+        };
+        Some(x)
+    })
 }
 
 /// Where a remembered reservation starting at `t` is held, if its job is
@@ -532,7 +570,10 @@ impl<'a> Lean<'_, 'a> {
     /// HIGHEST, when the walk reaches a queued job: its remembered
     /// reservation held by [`hold_remembered`] stays where it is when no job
     /// ended since (`pinned`; then `true`: the job is decided), else it is
-    /// taken out of the profile so the job can only move earlier.
+    /// taken out of the profile so the job can only move earlier — unless
+    /// [`Lean::lands_in_place`] shows `consider` would reserve it where it
+    /// is (most of the time): then it stays, decided (`true`), as
+    /// `consider` would have left it, without the two profile edits.
     fn kept(&mut self, item: &crate::index::QueueItem) -> bool {
         let Some(h) = self
             .held
@@ -565,8 +606,69 @@ impl<'a> Lean<'_, 'a> {
             return true;
         }
         let procs = Amount::procs(i64::from(h.procs));
+        if self.lands_in_place(item, &h) {
+            // What `consider` would do, without taking the reservation out
+            // and putting it back: no start now (it would not fit before
+            // its held start), a reservation where it was.
+            self.blocked = true;
+            self.bucket_left[0] -= 1;
+            self.reservations.push(PlannedReservation {
+                job: h.job,
+                start: h.start,
+                end: Some(h.end),
+                alloc: Vec::new(),
+            });
+            return true;
+        }
         let _ = self.ctx.agg.remove_usage(h.start, Some(h.end), procs);
         false
+    }
+
+    /// Whether no job of the walk can be refused a reservation, or be given
+    /// an allocation, by anything but its processors, duration and the
+    /// aggregate profile: no class shape check, no QoS with
+    /// `NORESERVATION`, one reservation bucket open to every job, plain
+    /// node access and no reservation held ([`Ctx::plain_reservations`]).
+    /// Then [`Lean::lands_in_place`] may decide a held job from its queue
+    /// item alone.
+    fn may_keep_in_place(&self) -> bool {
+        let policy = self.ctx.policy;
+        self.plain_buckets
+            && !policy.reservation_buckets.is_empty()
+            && policy.classes.is_empty()
+            && !policy
+                .qos
+                .values()
+                .any(|q| q.flags.contains(&QosFlag::NoReservation))
+            && self.ctx.plain_reservations()
+    }
+
+    /// With [`Lean::quick_keep`], whether `consider` of the job holding `h`
+    /// (taken out of the profile) would reserve it exactly where it is held:
+    /// the job is simple (`check_static` passes), has no node constraint
+    /// and a planning duration (`h` spans it), fits the machine, the
+    /// bucket has room, and the aggregate profile with `h` given back has
+    /// its earliest start at `h.start`, later than now (so it cannot start
+    /// now either). Decided from the queue item, without the job.
+    fn lands_in_place(&self, item: &crate::index::QueueItem, h: &Held) -> bool {
+        if !(self.quick_keep
+            && item.simple
+            && item.plain
+            && item.dur != Secs::MAX
+            && h.start > self.ctx.now
+            && i64::from(item.procs) <= self.ctx.capacity
+            && self.bucket_left[0] > 0)
+        {
+            return false;
+        }
+        debug_assert_eq!((h.procs, h.end), (item.procs, h.start + item.dur.max(1)));
+        let demand = Amount::procs(i64::from(h.procs));
+        self.ctx.agg.fits_again_at(
+            self.ctx.now,
+            demand,
+            Some(item.dur.max(1)),
+            (h.start, h.end, demand),
+        )
     }
 
     fn reserve(&mut self, job: &Job, bucket: Option<usize>, dur: Option<Secs>) {

@@ -205,6 +205,91 @@ impl Profile {
         }
     }
 
+    /// Whether [`Profile::earliest_fit`] from `from` (at or after the
+    /// origin) would answer `hs` if `extra` more were free over `[hs, he)`,
+    /// without changing the profile: whether a usage rectangle held there
+    /// would be placed in the same place again once given back (the lean
+    /// conservative walk then keeps it, instead of `remove_usage` and
+    /// `add_usage` again). `false` when `hs < from`.
+    ///
+    /// Why two scans answer it: `hs` is the earliest fit iff the demand
+    /// fits from `hs` for the duration with the extra, and no start `t` in
+    /// `[from, hs)` fits. Such a start's window ends before `hs +
+    /// duration`, so past `hs` it lies in the first window (where the
+    /// demand fits), and before `hs` the extra is not there: `t` fits iff
+    /// the demand fits over its window cut at `hs`, in the profile as it is.
+    /// O(spans up to the end of the window).
+    pub fn fits_again_at(
+        &self,
+        from: Time,
+        demand: Amount,
+        duration: Option<Secs>,
+        (hs, he, extra): (Time, Time, Amount),
+    ) -> bool {
+        if hs < from || from < self.origin() {
+            return false;
+        }
+        // The span where `hs` falls, and the end of the spans starting
+        // before it.
+        let k = self.index_at(hs);
+        let before_hs = if self.spans[k].0 < hs { k + 1 } else { k };
+        if hs > from {
+            // No earlier start: `earliest_fit`'s scan with windows cut at
+            // `hs`.
+            let mut i = self.index_at(from);
+            loop {
+                while i < before_hs && !self.spans[i].1.covers(demand) {
+                    i += 1;
+                }
+                if i == before_hs {
+                    break;
+                }
+                let start = self.spans[i].0.max(from);
+                let end = duration.map_or(hs, |d| (start + d.max(0)).min(hs));
+                let mut j = i + 1;
+                while j < before_hs && self.spans[j].0 < end && self.spans[j].1.covers(demand) {
+                    j += 1;
+                }
+                if j == before_hs || self.spans[j].0 >= end {
+                    return false;
+                }
+                i = j + 1;
+            }
+        }
+        let end = duration.map(|d| hs + d.max(0));
+        if end == Some(he) {
+            // The window is the rectangle (the lean walk's case): the
+            // demand less the extra fits over it.
+            let need = demand.minus(extra);
+            return self.spans[k].1.covers(need)
+                && self.spans[k + 1..]
+                    .iter()
+                    .take_while(|s| s.0 < he)
+                    .all(|s| s.1.covers(need));
+        }
+        // The window from `hs`: with the extra before `he`, without from
+        // `he` on (at least its first instant, as `earliest_fit` checks
+        // the span it starts in).
+        for (j, &(t, free)) in self.spans.iter().enumerate().skip(k) {
+            let a = t.max(hs);
+            if j > k && end.is_some_and(|e| a >= e) {
+                break;
+            }
+            if a < he && !free.plus(extra).covers(demand) {
+                return false;
+            }
+            let lo = a.max(he);
+            let hi = match (self.spans.get(j + 1).map(|s| s.0), end) {
+                (Some(b), Some(e)) => Some(b.min(e)),
+                (b, e) => b.or(e),
+            };
+            if hi.is_none_or(|hi| lo < hi) && !free.covers(demand) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// The times at or after `from` where the free amount changes (candidate
     /// start times), `from` first.
     pub fn change_points(&self, from: Time) -> impl Iterator<Item = Time> + '_ {
@@ -290,26 +375,43 @@ impl Profile {
     /// the origin). Many usage rectangles at once (a reservation over many
     /// nodes) cost one pass instead of one per rectangle.
     pub fn add_steps(&mut self, steps: &[(Time, i64)]) {
-        if steps.is_empty() {
+        self.add_steps_in(steps.iter().copied(), &mut Vec::new());
+    }
+
+    /// [`Profile::add_steps`] of steps given in time order by an iterator,
+    /// the new breakpoints built in the storage of `spare` (whose contents
+    /// are dropped); `spare` is left with the old breakpoints' storage, for
+    /// the next call.
+    pub fn add_steps_in(
+        &mut self,
+        steps: impl Iterator<Item = (Time, i64)>,
+        spare: &mut Vec<(Time, Amount)>,
+    ) {
+        let mut steps = steps.peekable();
+        if steps.peek().is_none() {
             return;
         }
         let origin = self.origin();
         let mut acc = 0i64;
-        let mut j = 0;
-        while j < steps.len() && steps[j].0 <= origin {
-            acc += steps[j].1;
-            j += 1;
+        while let Some(&(t, d)) = steps.peek() {
+            if t > origin {
+                break;
+            }
+            acc += d;
+            steps.next();
         }
         let with = |a: Amount, acc: i64| Amount {
             procs: a.procs + acc,
             mem: a.mem,
         };
-        let mut out: Vec<(Time, Amount)> = Vec::with_capacity(self.spans.len() + steps.len() - j);
+        let out = spare;
+        out.clear();
+        out.reserve(self.spans.len() + steps.size_hint().0);
         let mut base = self.spans[0].1;
         out.push((origin, with(base, acc)));
         let mut i = 1;
         loop {
-            let t = match (self.spans.get(i), steps.get(j)) {
+            let t = match (self.spans.get(i), steps.peek()) {
                 (Some(a), Some(b)) => a.0.min(b.0),
                 (Some(a), None) => a.0,
                 (None, Some(b)) => b.0,
@@ -319,16 +421,19 @@ impl Profile {
                 base = self.spans[i].1;
                 i += 1;
             }
-            while j < steps.len() && steps[j].0 == t {
-                acc += steps[j].1;
-                j += 1;
+            while let Some(&(st, d)) = steps.peek() {
+                if st != t {
+                    break;
+                }
+                acc += d;
+                steps.next();
             }
             let amt = with(base, acc);
             if out.last().is_some_and(|l| l.1 != amt) {
                 out.push((t, amt));
             }
         }
-        self.spans = out;
+        std::mem::swap(&mut self.spans, out);
     }
 
     fn index_at(&self, t: Time) -> usize {
@@ -484,6 +589,36 @@ mod tests {
                     prop_assert!(after.add_usage(t, Some(t + dur), p(demand)).is_ok());
                 }
                 None => prop_assert!(demand > cap),
+            }
+        }
+
+        #[test]
+        fn fits_again_at_equals_giving_back_first(
+            cap in 1i64..32,
+            used in prop::collection::vec((0i64..100, 1i64..50, 1i64..32), 0..20),
+            hole in (0i64..120, 1i64..60, 1i64..32),
+            from in 0i64..130,
+            demand in 1i64..40,
+            dur in prop::option::of(0i64..80),
+            whole in any::<bool>(),
+        ) {
+            // A profile with a rectangle held in it: it answers what giving
+            // the rectangle back and asking `earliest_fit` answers.
+            let mut prof = Profile::new(0, p(cap));
+            for (start, len, amt) in used {
+                let _ = prof.add_usage(start, Some(start + len), p(amt));
+            }
+            let (hs, len, amt) = hole;
+            // The lean walk's case: the window is the rectangle.
+            let dur = if whole { Some(len) } else { dur };
+            prof.force_usage(hs, Some(hs + len), p(amt));
+            let mut given = prof.clone();
+            given.remove_usage(hs, Some(hs + len), p(amt)).unwrap();
+            let got = prof.fits_again_at(from, p(demand), dur, (hs, hs + len, p(amt)));
+            if hs >= from {
+                prop_assert_eq!(got, given.earliest_fit(from, p(demand), dur) == Some(hs));
+            } else {
+                prop_assert!(!got);
             }
         }
 

@@ -476,12 +476,18 @@ impl State {
     /// job must be queued (`Idle`); on error nothing changes.
     pub fn remember_reservations(&mut self, list: Vec<(JobId, Time)>) -> Result<(), EventError> {
         for (id, _) in &list {
+            // A job remembered now is queued (a start or a cancel forgets
+            // it): no need to look it up.
+            if self.remembered.get(*id).is_some() {
+                debug_assert!(self.job(*id).is_some_and(|j| j.state == JobState::Idle));
+                continue;
+            }
             let j = self.get(*id)?;
             if j.state != JobState::Idle {
                 return Err(wrong(j, "Idle"));
             }
         }
-        self.remembered = crate::kept::Kept::from_list(list);
+        self.remembered.replace(list);
         self.released_early = false;
         Ok(())
     }
