@@ -654,6 +654,10 @@ pub struct DecayedUsage {
     /// The credentials running jobs charged at the last update, with their
     /// value from the kept intervals alone (`None`: no kept interval).
     charged: Vec<((CredKind, String), Option<f64>)>,
+    /// The credentials of the jobs recorded since the last update
+    /// ([`DecayedUsage::record`]): their kept sums are computed again at the
+    /// next update, rather than at once in a usage the policy still shares.
+    recorded: Vec<(CredKind, String)>,
     usage: std::sync::Arc<crate::fairshare::FsUsage>,
 }
 
@@ -670,18 +674,19 @@ impl DecayedUsage {
         &self.usage
     }
 
-    /// [`Accounting::record`] of a job that ended, keeping this usage valid:
-    /// only the ended job's credentials are summed again (everything, at the
-    /// next update, if the record dropped a credential out of the window).
+    /// [`Accounting::record`] of a job that ended, keeping this usage valid
+    /// for the next [`DecayedUsage::update`]: only the ended job's
+    /// credentials are summed again there (everything, if the record dropped
+    /// a credential out of the window). The sums wait for the update, which
+    /// changes the usage in place once the policy no longer shares it (made
+    /// here, the change would copy the whole usage at every job end).
     pub fn record(&mut self, acc: &mut Accounting, j: &Job, end: Time, fs: &FsWindow) -> bool {
-        let Some(cur) = self.at.filter(|at| *at == fs.index(end)) else {
+        if self.at.is_none_or(|at| at != fs.index(end)) {
             self.at = None;
             return acc.record(j, end, fs);
-        };
-        let names: Vec<(CredKind, &str)> = job_cred_names(j).collect();
-        let new_keys = names
-            .iter()
-            .filter(|c| !acc.fs.contains_key(*c as &dyn crate::fairshare::CredKey))
+        }
+        let new_keys = job_cred_names(j)
+            .filter(|c| !acc.fs.contains_key(c as &dyn crate::fairshare::CredKey))
             .count();
         let before = acc.fs.len();
         let counted = acc.record(j, end, fs);
@@ -690,9 +695,22 @@ impl DecayedUsage {
             self.at = None;
             return counted;
         }
+        self.recorded
+            .extend(job_cred_names(j).map(|(k, n)| (k, n.to_string())));
+        counted
+    }
+
+    /// The kept sums of the credentials recorded since the last update, in
+    /// the interval `cur` the kept sums are for: a credential charged by a
+    /// running job at the last update has its saved kept value replaced,
+    /// any other its value in the usage. Each sum is of the credential's
+    /// intervals as they are now, after all the records: what summing them
+    /// at each record would have left.
+    fn apply_recorded(&mut self, acc: &Accounting, fs: &FsWindow, cur: i64) {
         let depth = fs.depth.max(1) as usize;
         let usage = std::sync::Arc::make_mut(&mut self.usage);
-        for c in names {
+        for (kind, name) in self.recorded.drain(..) {
+            let c = (kind, name.as_str());
             let Some(m) = acc.fs.get(&c as &dyn crate::fairshare::CredKey) else {
                 continue;
             };
@@ -705,10 +723,9 @@ impl DecayedUsage {
             } else if let Some(x) = usage.creds.get_mut(&c as &dyn crate::fairshare::CredKey) {
                 *x = v;
             } else {
-                usage.creds.insert((c.0, c.1.to_string()), v);
+                usage.creds.insert((kind, name), v);
             }
         }
-        counted
     }
 
     /// Brings the usage to `now` with these running jobs.
@@ -723,6 +740,10 @@ impl DecayedUsage {
         let cur = fs.index(now);
         let oldest = cur - depth as i64 + 1;
         let decay = fs.decay;
+        if self.at == Some(cur) {
+            self.apply_recorded(acc, fs, cur);
+        }
+        self.recorded.clear();
         let usage = std::sync::Arc::make_mut(&mut self.usage);
         if self.at != Some(cur) {
             self.charged.clear();
@@ -733,29 +754,46 @@ impl DecayedUsage {
                 .collect();
             self.at = Some(cur);
         }
-        let window = |m: Option<&BTreeMap<i64, f64>>| -> Vec<f64> {
-            (0..depth)
-                .map(|i| {
-                    m.and_then(|m| m.get(&(cur - i as i64)).copied())
-                        .unwrap_or(0.0)
-                })
-                .collect()
+        // A credential's kept intervals of the window, newest first, into
+        // `out` (0 where nothing is kept).
+        let window = |m: Option<&BTreeMap<i64, f64>>, out: &mut Vec<f64>| {
+            let at = out.len();
+            out.resize(at + depth, 0.0);
+            if let Some(m) = m {
+                for (idx, x) in m.range(oldest..=cur) {
+                    out[at + (cur - idx) as usize] = *x;
+                }
+            }
         };
-        // The running jobs' charges up to now, added to the kept intervals in
-        // the order `fairshare` adds them (job by job, oldest interval first).
-        let charge_window = |v: &mut [f64], from: Time, rate: f64| {
+        // A running job's charges up to now, per interval of the window
+        // (`(index from the current interval, charge)`, oldest interval
+        // first): the same for each of its credentials and the total, added
+        // to each in the order `fairshare` adds them (job by job, oldest
+        // interval first).
+        let mut charges: Vec<(usize, f64)> = Vec::with_capacity(depth);
+        let charge_window = |out: &mut Vec<(usize, f64)>, from: Time, rate: f64| {
+            out.clear();
             let len = fs.interval.max(1);
             let mut t = from.max(oldest * len);
             while t < now {
                 let idx = fs.index(t);
                 let stop = ((idx + 1) * len).min(now);
-                v[(cur - idx) as usize] += rate * (stop - t) as f64;
+                out.push(((cur - idx) as usize, rate * (stop - t) as f64));
                 t = stop;
             }
         };
+        let add = |v: &mut [f64], charges: &[(usize, f64)]| {
+            for &(i, x) in charges {
+                v[i] += x;
+            }
+        };
         let sum = |v: &[f64]| decayed_sum(v, decay);
-        let mut total = window(Some(&acc.fs_total));
-        let mut touched: BTreeMap<(CredKind, &str), Vec<f64>> = BTreeMap::new();
+        let mut total = Vec::with_capacity(depth);
+        window(Some(&acc.fs_total), &mut total);
+        // Each touched credential's window is `depth` values of `windows`
+        // from its offset.
+        let mut touched: BTreeMap<(CredKind, &str), usize> = BTreeMap::new();
+        let mut windows: Vec<f64> = Vec::new();
         // Users keep their entry (and its name) from one update to the
         // next; those no longer running anything are dropped after counting.
         for u in usage.active.values_mut() {
@@ -769,12 +807,18 @@ impl DecayedUsage {
                 continue;
             }
             let rate = fs.charge.rate(r);
-            charge_window(&mut total, from, rate);
+            charge_window(&mut charges, from, rate);
+            add(&mut total, &charges);
             for c in job_cred_names(j) {
-                let v = touched
-                    .entry(c)
-                    .or_insert_with(|| window(acc.fs.get(&c as &dyn crate::fairshare::CredKey)));
-                charge_window(v, from, rate);
+                let at = *touched.entry(c).or_insert_with(|| {
+                    let at = windows.len();
+                    window(
+                        acc.fs.get(&c as &dyn crate::fairshare::CredKey),
+                        &mut windows,
+                    );
+                    at
+                });
+                add(&mut windows[at..at + depth], &charges);
             }
         }
         usage.active.retain(|_, u| u.jobs > 0);
@@ -798,8 +842,8 @@ impl DecayedUsage {
         };
         let mut before = std::mem::take(&mut self.charged).into_iter().peekable();
         let mut charged = Vec::with_capacity(touched.len());
-        for (c, v) in touched {
-            let s = sum(&v);
+        for (c, at) in touched {
+            let s = sum(&windows[at..at + depth]);
             while let Some(old) = before.next_if(|(k, _)| (k.0, k.1.as_str()) < c) {
                 restore(&mut usage.creds, old);
             }

@@ -152,9 +152,9 @@ pub(crate) fn select<'a>(
                 }
             } else if policy.bf_shortest_first {
                 // SJBF: shortest predicted (else planned) duration first,
-                // then priority.
+                // then priority (each key computed once).
                 let policy = walk.ctx.policy;
-                order.sort_by_key(|(_, k, c)| {
+                order.sort_by_cached_key(|(_, k, c)| {
                     let job = entries[c.index].job;
                     let d = crate::eligibility::ordering_duration(job, policy).or(c.dur);
                     (d.unwrap_or(Secs::MAX), *k)

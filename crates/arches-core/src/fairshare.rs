@@ -204,13 +204,27 @@ pub fn cred_name(job: &Job, policy: &Policy, kind: CredKind) -> Option<String> {
 
 /// [`cred_name`] borrowed (the priority asks it per queued job and kind).
 fn cred_str<'a>(job: &'a Job, policy: &'a Policy, kind: CredKind) -> Option<&'a str> {
+    let access = kind == CredKind::Qos && crate::qos::access_configured(policy);
+    cred_str_known(job, policy, kind, access)
+}
+
+/// [`cred_str`] with [`crate::qos::access_configured`] known (`access`; a
+/// caller asking for a whole queue checks it once).
+pub(crate) fn cred_str_known<'a>(
+    job: &'a Job,
+    policy: &'a Policy,
+    kind: CredKind,
+    access: bool,
+) -> Option<&'a str> {
     let c = &job.cred;
     match kind {
         CredKind::User => Some(c.user.as_str()),
         CredKind::Group => Some(c.group.as_str()),
         CredKind::Account => c.account.as_deref(),
         CredKind::Class => c.class.as_deref(),
-        CredKind::Qos => Some(crate::qos::effective(job, policy).unwrap_or("DEFAULT")),
+        CredKind::Qos => {
+            Some(crate::qos::effective_known(job, policy, access).unwrap_or("DEFAULT"))
+        }
         // Statistics templates are not a job credential.
         CredKind::Template => None,
     }
@@ -241,16 +255,27 @@ pub fn factor(job: &Job, policy: &Policy, kind: CredKind) -> f64 {
     let Some(name) = cred_str(job, policy, kind) else {
         return 0.0;
     };
-    let Some(t) = target(policy, kind, name).filter(|t| t.hundredths > 0) else {
-        return tree_factor(job, policy).unwrap_or(0.0);
-    };
-    let delta = t.value() - fs.usage.percent(kind, name);
-    match t.kind {
+    match cred_factor(policy, kind, name) {
+        Some(f) => f,
+        None => tree_factor(job, policy).unwrap_or(0.0),
+    }
+}
+
+/// The part of [`factor`] that depends on the credential alone (while
+/// fairshare is on and there is usage): the factor of credential `name` of
+/// `kind` from its target, or `None` when it has none (the job's share-tree
+/// factor applies). The same for every job of the credential, so a whole
+/// queue's priorities look it up once per credential
+/// ([`crate::priority::QueuePriority`]).
+pub fn cred_factor(policy: &Policy, kind: CredKind, name: &str) -> Option<f64> {
+    let t = target(policy, kind, name).filter(|t| t.hundredths > 0)?;
+    let delta = t.value() - policy.fairshare.usage.percent(kind, name);
+    Some(match t.kind {
         FsTargetKind::Target => delta,
         FsTargetKind::Floor => delta.max(0.0),
         FsTargetKind::Ceiling => delta.min(0.0),
         FsTargetKind::CapRelative | FsTargetKind::CapAbsolute => 0.0,
-    }
+    })
 }
 
 /// The share-tree factor of `job` ([`crate::fstree`]): its node's factor

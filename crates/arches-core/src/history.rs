@@ -246,9 +246,16 @@ impl StatProfile {
     /// Drops intervals older than the last `count` before `now`'s.
     pub fn trim(&mut self, now: Time) {
         let oldest = self.index(now) - self.count as i64 + 1;
-        self.creds.retain(|i, _| *i >= oldest);
-        self.nodes.retain(|i, _| *i >= oldest);
-        self.system.retain(|i, _| *i >= oldest);
+        // Keyed by interval: only the first entries can be too old (no walk
+        // over every kept interval at each job end).
+        fn drop_before<V>(m: &mut BTreeMap<i64, V>, oldest: i64) {
+            while m.first_key_value().is_some_and(|(i, _)| *i < oldest) {
+                m.pop_first();
+            }
+        }
+        drop_before(&mut self.creds, oldest);
+        drop_before(&mut self.nodes, oldest);
+        drop_before(&mut self.system, oldest);
     }
 
     /// The intervals overlapping `[from, to)`.

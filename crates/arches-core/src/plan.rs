@@ -311,6 +311,11 @@ impl Decisions {
         self.0.len()
     }
 
+    /// The decisions by ascending job id, taken out.
+    pub(crate) fn into_vec(self) -> Vec<(JobId, Decision)> {
+        self.0
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -214,9 +214,11 @@ pub fn has_flag(job: &Job, policy: &Policy, flag: JobFlag) -> bool {
             .as_ref()
             .and_then(|c| policy.classes.get(c))
             .is_some_and(|c| c.job_flags.contains(&flag))
-        || effective_qos(job, policy)
-            .and_then(|q| policy.qos.get(q))
-            .is_some_and(|q| q.job_flags.contains(&flag))
+        // No QoS configured: no QoS flag (and no default QoS to look up).
+        || (!policy.qos.is_empty()
+            && effective_qos(job, policy)
+                .and_then(|q| policy.qos.get(q))
+                .is_some_and(|q| q.job_flags.contains(&flag)))
 }
 
 /// The job's QoS: [`crate::qos::effective`] (the one assigned at
@@ -226,9 +228,11 @@ pub fn effective_qos<'j>(job: &'j Job, policy: &'j Policy) -> Option<&'j str> {
 }
 
 fn qos_has(job: &Job, policy: &Policy, flag: QosFlag) -> bool {
-    effective_qos(job, policy)
-        .and_then(|q| policy.qos.get(q))
-        .is_some_and(|q| q.flags.contains(&flag))
+    // No QoS configured: no QoS flag (and no default QoS to look up).
+    !policy.qos.is_empty()
+        && effective_qos(job, policy)
+            .and_then(|q| policy.qos.get(q))
+            .is_some_and(|q| q.flags.contains(&flag))
 }
 
 /// The PREEMPTOR attribute (QoS flag or job flag).

@@ -135,13 +135,15 @@ fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
     }
 }
 
-/// The job's QoS `(QTWEIGHT, XFWEIGHT)`: Moab adds them to the queue-time
-/// and expansion-factor subcomponent weights for the QoS's jobs.
 /// Each subcomponent's effective weight for `job` (component ×
 /// subcomponent weight, the QoS's `QTWEIGHT`/`XFWEIGHT` added), in
 /// [`SUBCOMPONENTS`] order.
 fn effective_weights(job: &Job, policy: &Policy) -> [i64; 18] {
-    let adj = qos_weights(job, policy);
+    weights_adjusted(policy, qos_weights(job, policy))
+}
+
+/// The effective weights with the QoS adjustment `adj` ([`qos_weights`]).
+fn weights_adjusted(policy: &Policy, adj: (i64, i64)) -> [i64; 18] {
     let mut out = [0i64; 18];
     for (k, (cw, sw)) in weight_pairs(policy).into_iter().enumerate() {
         out[k] = cw.saturating_mul(sw.saturating_add(adjustment(k, adj)));
@@ -149,6 +151,8 @@ fn effective_weights(job: &Job, policy: &Policy) -> [i64; 18] {
     out
 }
 
+/// The job's QoS `(QTWEIGHT, XFWEIGHT)`: Moab adds them to the queue-time
+/// and expansion-factor subcomponent weights for the QoS's jobs.
 fn qos_weights(job: &Job, policy: &Policy) -> (i64, i64) {
     if policy.qos.is_empty() {
         return (0, 0);
@@ -186,15 +190,29 @@ fn capped(v: f64, cap: i64) -> f64 {
 
 /// Computes a job's priority breakdown at time `now`.
 pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
+    breakdown_with(job, policy, effective_weights(job, policy), |k| {
+        factor(k, job, policy, now)
+    })
+}
+
+/// The breakdown of [`priority`] from the job's effective weights `ws` and
+/// its raw subcomponent values (`value(k)`, asked only for non-zero
+/// weights, in [`SUBCOMPONENTS`] order): the one definition [`priority`]
+/// and [`QueuePriority`] share.
+fn breakdown_with(
+    job: &Job,
+    policy: &Policy,
+    ws: [i64; 18],
+    mut value: impl FnMut(usize) -> f64,
+) -> PriorityBreakdown {
     // Exactly as many slots as there will be components (a plan holds one
     // breakdown per queued job: no spare capacity).
-    let ws = effective_weights(job, policy);
     let slots = ws.iter().filter(|w| **w != 0).count();
     let mut comps = Vec::with_capacity(slots);
     for (k, weight) in ws.into_iter().enumerate() {
         if weight != 0 {
             let (component, sub) = SUBCOMPONENTS[k];
-            let value = factor(k, job, policy, now);
+            let value = value(k);
             comps.push(PriorityComponent {
                 component,
                 sub,
@@ -232,6 +250,83 @@ pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
             components: comps,
             deadline: crate::deadline::guaranteed(job, policy),
         },
+    }
+}
+
+/// [`priority`] of the many queued jobs of one iteration (one policy, one
+/// `now`), with what does not depend on the job worked out once instead of
+/// once per job: the subcomponent weights (the same for every job unless a
+/// QoS is configured: a QoS's `QTWEIGHT`/`XFWEIGHT` are their only per-job
+/// part), whether any QoS access list exists (a job's default QoS), and each
+/// credential's fairshare factor (one target and usage look-up per
+/// credential, [`crate::fairshare::cred_factor`]). Gives exactly
+/// [`priority`]'s breakdowns.
+pub struct QueuePriority<'a> {
+    policy: &'a Policy,
+    now: Time,
+    /// Every job's effective weights when no QoS is configured.
+    weights: Option<[i64; 18]>,
+    /// [`crate::qos::access_configured`].
+    qos_access: bool,
+    /// Fairshare factor per credential name, per [`crate::fairshare::FS_KINDS`]
+    /// entry (`None`: no target, the job's share-tree factor applies).
+    fs: [std::collections::BTreeMap<&'a str, Option<f64>>; 5],
+}
+
+impl<'a> QueuePriority<'a> {
+    pub fn new(policy: &'a Policy, now: Time) -> Self {
+        // No QoS configured: no job has a QoS adjustment ([`qos_weights`]).
+        let weights = policy
+            .qos
+            .is_empty()
+            .then(|| weights_adjusted(policy, (0, 0)));
+        QueuePriority {
+            policy,
+            now,
+            weights,
+            qos_access: crate::qos::access_configured(policy),
+            fs: Default::default(),
+        }
+    }
+
+    /// [`priority`] of `job` at this instant.
+    pub fn of(&mut self, job: &'a Job) -> PriorityBreakdown {
+        let policy = self.policy;
+        let ws = match self.weights {
+            Some(ws) => ws,
+            None => effective_weights(job, policy),
+        };
+        breakdown_with(job, policy, ws, |k| self.factor(k, job))
+    }
+
+    /// [`factor`], the QoS and fairshare ones from what is known.
+    fn factor(&mut self, k: usize, job: &'a Job) -> f64 {
+        let policy = self.policy;
+        match k {
+            3 => crate::qos::effective_known(job, policy, self.qos_access)
+                .and_then(|q| policy.qos.get(q))
+                .map_or(0, |cfg| cfg.priority) as f64,
+            5..=9 => {
+                let fs = &policy.fairshare;
+                if !fs.enabled || fs.usage.total <= 0.0 {
+                    return 0.0;
+                }
+                let kind = crate::fairshare::FS_KINDS[k - 5];
+                let Some(name) =
+                    crate::fairshare::cred_str_known(job, policy, kind, self.qos_access)
+                else {
+                    return 0.0;
+                };
+                let f = *self.fs[k - 5]
+                    .entry(name)
+                    .or_insert_with(|| crate::fairshare::cred_factor(policy, kind, name));
+                match f {
+                    Some(f) => f,
+                    None => crate::fairshare::tree_factor(job, policy).unwrap_or(0.0),
+                }
+            }
+            _ => factor(k, job, policy, self.now),
+        }
     }
 }
 
@@ -326,6 +421,69 @@ mod tests {
             assert_eq!(priority_total(&j, &p, 9_999), (b.system, b.total));
             j.sys_prio = Some(5);
             assert_eq!(priority_total(&j, &p, 9_999), (true, 5));
+        }
+    }
+
+    /// A whole queue's priorities ([`QueuePriority`]) are [`priority`]'s,
+    /// with and without a QoS configured, for jobs sharing credentials.
+    #[test]
+    fn queue_priority_matches_priority() {
+        use crate::accounting::CredKind;
+        use crate::fairshare::{FsTarget, FsTargetKind, FsUsage};
+        let mut p = Policy::default();
+        p.weights.xfactor = 30;
+        p.weights.fs_user = 10;
+        p.weights.fs_qos = 3;
+        p.fairshare.enabled = true;
+        p.users.insert(
+            "DEFAULT".into(),
+            CredConfig {
+                fs_target: Some(FsTarget {
+                    hundredths: 500,
+                    kind: FsTargetKind::Target,
+                }),
+                ..CredConfig::default()
+            },
+        );
+        p.fairshare.usage = std::sync::Arc::new(FsUsage {
+            total: 1000.0,
+            creds: [
+                ((CredKind::User, "a".to_string()), 300.0),
+                ((CredKind::User, "b".to_string()), 7.0),
+            ]
+            .into_iter()
+            .collect(),
+            ..FsUsage::default()
+        });
+        let jobs: Vec<Job> = [(1, "a"), (2, "b"), (3, "a"), (4, "c")]
+            .into_iter()
+            .map(|(id, u)| {
+                let mut j = Job::new(id, u, Request::procs(1), Some(600 * id as i64), 10);
+                j.cred.qos = (id == 3).then(|| "q".to_string());
+                j
+            })
+            .collect();
+        for with_qos in [false, true] {
+            if with_qos {
+                p.qos.insert(
+                    "q".into(),
+                    QosConfig {
+                        priority: 9,
+                        qt_weight: 2,
+                        xf_weight: 5,
+                        fs_target: Some(FsTarget {
+                            hundredths: 1000,
+                            kind: FsTargetKind::Floor,
+                        }),
+                        ..QosConfig::default()
+                    },
+                );
+                p.weights.qos = 4;
+            }
+            let mut q = QueuePriority::new(&p, 5_000);
+            for j in &jobs {
+                assert_eq!(q.of(j), priority(j, &p, 5_000), "job {}", j.id);
+            }
         }
     }
 

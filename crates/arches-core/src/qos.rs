@@ -317,6 +317,16 @@ pub fn effective<'a>(job: &'a Job, policy: &'a Policy) -> Option<&'a str> {
     }
 }
 
+/// [`effective`] with `access` = [`access_configured`] known: a caller
+/// asking for every queued job checks the configuration once (without an
+/// access list no job has a default QoS).
+pub fn effective_known<'a>(job: &'a Job, policy: &'a Policy, access: bool) -> Option<&'a str> {
+    match job.cred.qos.as_deref() {
+        None if !access => None,
+        _ => effective(job, policy),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,7 +58,7 @@ use crate::policy::{
     BackfillPolicy, Policy, PolicyLevel, PreemptPolicy, QosFlag, ReservationPolicy,
     VirtualWalltimeConflictPolicy,
 };
-use crate::priority::{priority, queue_order};
+use crate::priority::{queue_order, QueuePriority};
 use crate::profile::Amount;
 use crate::state::State;
 use crate::{Secs, Time};
@@ -102,9 +102,9 @@ fn schedule_rigid(state: &State, policy: &Policy, now: Time) -> Plan {
         .prediction_guard
         .filter(|_| !policy.estimates_ignored)
     else {
-        return schedule_with(state, policy, now);
+        return schedule_with(state, policy, now, None);
     };
-    let mut plan = schedule_with(state, policy, now);
+    let mut plan = schedule_with(state, policy, now, None);
     let reached: Vec<Time> = plan
         .reservations
         .iter()
@@ -116,14 +116,24 @@ fn schedule_rigid(state: &State, policy: &Policy, now: Time) -> Plan {
             estimates_ignored: true,
             ..policy.clone()
         };
-        return schedule_with(state, &walltimes, now);
+        // Priorities do not depend on planning durations: the queue is
+        // ordered as it was, with the priorities the plan computed.
+        let queue = Queue::from_plan(state, plan);
+        return schedule_with(state, &walltimes, now, queue);
     }
     plan.next_wakeup = plan.next_wakeup.into_iter().chain(reached).min();
     plan
 }
 
-/// [`schedule`] without the prediction guard.
-fn schedule_with(state: &State, policy: &Policy, now: Time) -> Plan {
+/// [`schedule`] without the prediction guard; `queue`, when given, is the
+/// queue [`Queue::of`] would order.
+fn schedule_with<'a>(
+    state: &'a State,
+    policy: &'a Policy,
+    now: Time,
+    queue: Option<Queue<'a>>,
+) -> Plan {
+    let queue = queue.unwrap_or_else(|| Queue::of(state, policy, now));
     let expired: Vec<&Job> = state
         .active()
         .filter(|j| j.state != JobState::Suspended)
@@ -135,9 +145,9 @@ fn schedule_with(state: &State, policy: &Policy, now: Time) -> Plan {
         })
         .collect();
     if expired.is_empty() {
-        return plan_with(state, policy, now, &[], Release::Now);
+        return plan_queue(state, policy, now, &[], Release::Now, queue);
     }
-    let mut plan = plan_with(state, policy, now, &[], Release::Now);
+    let mut plan = plan_queue(state, policy, now, &[], Release::Now, queue);
     let mut requeued: Vec<(crate::job::JobId, crate::job::JobId)> = Vec::new();
     if policy.bf_virtual_walltime_conflict == VirtualWalltimeConflictPolicy::Preempt {
         // The plan as the scaled jobs' virtual limits promised it: without
@@ -210,32 +220,95 @@ enum Release {
     AfterNow,
 }
 
+/// The idle queued jobs in priority order ([`queue_order`]).
+struct Queue<'a> {
+    /// Each job with its priority, in the state's (job id) order.
+    jobs: Vec<(&'a Job, PriorityBreakdown)>,
+    /// Compact sort keys in queue order; the last field indexes `jobs`.
+    keys: Vec<(bool, Time, i64, Time, u64, usize)>,
+}
+
+impl<'a> Queue<'a> {
+    /// The queue at `now`: one priority computation for the whole queue
+    /// (what is the same for every job is worked out once).
+    fn of(state: &'a State, policy: &'a Policy, now: Time) -> Self {
+        let mut jobs: Vec<(&Job, PriorityBreakdown)> = Vec::with_capacity(state.queued_count());
+        let mut prio = QueuePriority::new(policy, now);
+        jobs.extend(
+            state
+                .queued()
+                .filter(|j| j.state == JobState::Idle)
+                .map(|job| (job, prio.of(job))),
+        );
+        Self::sorted(jobs)
+    }
+
+    /// The queue of `plan`, made by [`plan_queue`] from `state` at the same
+    /// instant under a policy that differs only in the durations planning
+    /// assumes (estimates or walltimes), which no priority depends on: its
+    /// priorities taken back from the plan's decisions (one per queued job,
+    /// by job id). `None` if they do not match the queue.
+    fn from_plan(state: &'a State, plan: Plan) -> Option<Self> {
+        let mut decisions = plan.decisions.into_vec().into_iter();
+        let mut jobs: Vec<(&Job, PriorityBreakdown)> = Vec::with_capacity(state.queued_count());
+        for job in state.queued().filter(|j| j.state == JobState::Idle) {
+            let (id, d) = decisions.next()?;
+            if id != job.id {
+                return None;
+            }
+            jobs.push((job, d.priority));
+        }
+        if decisions.next().is_some() {
+            return None;
+        }
+        Some(Self::sorted(jobs))
+    }
+
+    /// Orders `jobs`: sorts compact keys (the large entries are built once,
+    /// in order, by [`plan_queue`]). Guaranteed deadlines come first,
+    /// earliest first ([`crate::deadline`]).
+    fn sorted(jobs: Vec<(&'a Job, PriorityBreakdown)>) -> Self {
+        let mut keys: Vec<(bool, Time, i64, Time, u64, usize)> = jobs
+            .iter()
+            .enumerate()
+            .map(|(i, (j, p))| {
+                let d = p.deadline.unwrap_or(Time::MAX);
+                (!p.system, d, -p.total, j.submit_time, j.id, i)
+            })
+            .collect();
+        keys.sort_unstable();
+        debug_assert!(keys.windows(2).all(|w| {
+            let (ja, pa) = &jobs[w[0].5];
+            let (jb, pb) = &jobs[w[1].5];
+            queue_order((ja, pa), (jb, pb)).is_le()
+        }));
+        Queue { jobs, keys }
+    }
+}
+
 /// One iteration with the jobs of `released` taken off their resources
 /// (as if requeued, see [`Release`]).
 fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job], when: Release) -> Plan {
-    let mut jobs: Vec<(&Job, PriorityBreakdown)> = Vec::with_capacity(state.queued_count());
-    jobs.extend(
-        state
-            .queued()
-            .filter(|j| j.state == JobState::Idle)
-            .map(|job| (job, priority(job, policy, now))),
-    );
-    // Sort compact keys, then build each (large) entry once, in order.
-    // Guaranteed deadlines come first, earliest first ([`crate::deadline`]).
-    let mut keys: Vec<(bool, Time, i64, Time, u64, usize)> = jobs
-        .iter()
-        .enumerate()
-        .map(|(i, (j, p))| {
-            let d = p.deadline.unwrap_or(Time::MAX);
-            (!p.system, d, -p.total, j.submit_time, j.id, i)
-        })
-        .collect();
-    keys.sort_unstable();
-    debug_assert!(keys.windows(2).all(|w| {
-        let (ja, pa) = &jobs[w[0].5];
-        let (jb, pb) = &jobs[w[1].5];
-        queue_order((ja, pa), (jb, pb)).is_le()
-    }));
+    plan_queue(
+        state,
+        policy,
+        now,
+        released,
+        when,
+        Queue::of(state, policy, now),
+    )
+}
+
+/// [`plan_with`] of the ordered `queue` ([`Queue::of`]).
+fn plan_queue<'a>(
+    state: &'a State,
+    policy: &'a Policy,
+    now: Time,
+    released: &[&Job],
+    when: Release,
+    queue: Queue<'a>,
+) -> Plan {
+    let Queue { mut jobs, keys } = queue;
     let mut entries: Vec<Entry> = Vec::with_capacity(jobs.len());
     entries.extend(keys.iter().map(|k| {
         let (job, prio) = &mut jobs[k.5];
@@ -838,13 +911,16 @@ impl<'a> Walk<'a> {
     }
 
     fn bucket_of(&self, job: &Job) -> Option<usize> {
-        self.ctx.policy.reservation_buckets.iter().position(|b| {
-            match (&b.qos, crate::qos::effective(job, self.ctx.policy)) {
-                (None, _) => true,
-                (Some(list), Some(q)) => list.iter().any(|x| x == q),
-                (Some(_), None) => false,
-            }
-        })
+        // The job's QoS is looked up only for a bucket with a QoS list.
+        self.ctx
+            .policy
+            .reservation_buckets
+            .iter()
+            .position(|b| match &b.qos {
+                None => true,
+                Some(list) => crate::qos::effective(job, self.ctx.policy)
+                    .is_some_and(|q| list.iter().any(|x| x == q)),
+            })
     }
 
     fn finish(mut self, entries: Vec<Entry<'a>>, order: &[usize]) -> Plan {
