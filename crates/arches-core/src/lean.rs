@@ -712,14 +712,6 @@ impl<'a> Lean<'_, 'a> {
     }
 
     fn bucket_of(&self, job: &Job) -> Option<usize> {
-        self.ctx
-            .policy
-            .reservation_buckets
-            .iter()
-            .position(|b| match &b.qos {
-                None => true,
-                Some(list) => crate::qos::effective(job, self.ctx.policy)
-                    .is_some_and(|q| list.iter().any(|x| x == q)),
-            })
+        crate::schedule::bucket_of(job, self.ctx.policy)
     }
 }

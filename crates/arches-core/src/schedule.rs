@@ -911,16 +911,7 @@ impl<'a> Walk<'a> {
     }
 
     fn bucket_of(&self, job: &Job) -> Option<usize> {
-        // The job's QoS is looked up only for a bucket with a QoS list.
-        self.ctx
-            .policy
-            .reservation_buckets
-            .iter()
-            .position(|b| match &b.qos {
-                None => true,
-                Some(list) => crate::qos::effective(job, self.ctx.policy)
-                    .is_some_and(|q| list.iter().any(|x| x == q)),
-            })
+        bucket_of(job, self.ctx.policy)
     }
 
     fn finish(mut self, entries: Vec<Entry<'a>>, order: &[usize]) -> Plan {
@@ -1002,6 +993,20 @@ pub(crate) fn qos_flag(job: &Job, policy: &Policy, flag: QosFlag) -> bool {
     crate::qos::effective(job, policy)
         .and_then(|q| policy.qos.get(q))
         .is_some_and(|q| q.flags.contains(&flag))
+}
+
+/// The reservation bucket `job` reserves in: the first whose QoS list
+/// admits it (the job's QoS is looked up only for a bucket with a list).
+pub(crate) fn bucket_of(job: &Job, policy: &Policy) -> Option<usize> {
+    policy
+        .reservation_buckets
+        .iter()
+        .position(|b| match &b.qos {
+            None => true,
+            Some(list) => {
+                crate::qos::effective(job, policy).is_some_and(|q| list.iter().any(|x| x == q))
+            }
+        })
 }
 
 #[cfg(test)]
