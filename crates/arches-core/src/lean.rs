@@ -594,15 +594,7 @@ impl<'a> Lean<'_, 'a> {
                     .job(h.job)
                     .and_then(|job| self.bucket_of(job))
             };
-            if let Some(b) = bucket {
-                self.bucket_left[b] = self.bucket_left[b].saturating_sub(1);
-            }
-            self.reservations.push(PlannedReservation {
-                job: h.job,
-                start: h.start,
-                end: Some(h.end),
-                alloc: Vec::new(),
-            });
+            self.stay(&h, bucket);
             return true;
         }
         let procs = Amount::procs(i64::from(h.procs));
@@ -611,17 +603,25 @@ impl<'a> Lean<'_, 'a> {
             // and putting it back: no start now (it would not fit before
             // its held start), a reservation where it was.
             self.blocked = true;
-            self.bucket_left[0] -= 1;
-            self.reservations.push(PlannedReservation {
-                job: h.job,
-                start: h.start,
-                end: Some(h.end),
-                alloc: Vec::new(),
-            });
+            self.stay(&h, Some(0));
             return true;
         }
         let _ = self.ctx.agg.remove_usage(h.start, Some(h.end), procs);
         false
+    }
+
+    /// A held reservation stays where it is: it counts in its bucket and
+    /// is part of the plan (its usage is already in the profile).
+    fn stay(&mut self, h: &Held, bucket: Option<usize>) {
+        if let Some(b) = bucket {
+            self.bucket_left[b] = self.bucket_left[b].saturating_sub(1);
+        }
+        self.reservations.push(PlannedReservation {
+            job: h.job,
+            start: h.start,
+            end: Some(h.end),
+            alloc: Vec::new(),
+        });
     }
 
     /// Whether no job of the walk can be refused a reservation, or be given
