@@ -50,6 +50,16 @@ pub struct LeanPlan {
     pub starts: Vec<Start>,
     pub reservations: Vec<PlannedReservation>,
     pub next_wakeup: Option<Time>,
+    /// The earliest time at which time alone may let a job of this state
+    /// start: `next_wakeup` without the reservation starts no job can reach
+    /// before something else happens. Under `BACKFILLPOLICY NONE` (and
+    /// `CURRENTHIGHEST`) nothing starts behind the first blocked job, so of
+    /// the reservation starts only that job's counts: waking at a later
+    /// job's start (the end of a reservation of a job that fits now but may
+    /// not start) would plan the same again. A driver that iterates only
+    /// when a decision can change (the simulator) wakes at this;
+    /// `next_wakeup` stays [`crate::schedule()`]'s.
+    pub next_change: Option<Time>,
 }
 
 impl LeanPlan {
@@ -215,6 +225,7 @@ pub fn schedule_lean_in(
         reservations: Vec::with_capacity(held.len() + 4),
         bucket_left,
         blocked: false,
+        first_blocked: None,
         pinned: highest && !state.reservations_may_compress(),
         quick_keep: false,
         held,
@@ -271,6 +282,7 @@ pub fn schedule_lean_in(
         reservations,
         bucket_left,
         held,
+        first_blocked,
         ..
     } = walk;
     // The storage back for the next iteration.
@@ -291,11 +303,22 @@ pub fn schedule_lean_in(
         .filter(|t| *t > now)
         .min();
     let next_wakeup = [end, date, rsv].into_iter().flatten().min();
+    let next_change = if policy.backfill == BackfillPolicy::None && !highest {
+        let first = reservations
+            .iter()
+            .filter(|r| Some(r.job) == first_blocked && r.start > now)
+            .map(|r| r.start)
+            .min();
+        [end, date, first].into_iter().flatten().min()
+    } else {
+        next_wakeup
+    };
     Some(LeanPlan {
         now,
         starts,
         reservations,
         next_wakeup,
+        next_change,
     })
 }
 
@@ -305,6 +328,8 @@ struct Lean<'c, 'a> {
     reservations: Vec<PlannedReservation>,
     bucket_left: Vec<u32>,
     blocked: bool,
+    /// The job whose failure to start now blocked the walk.
+    first_blocked: Option<JobId>,
     /// HIGHEST with no job ended since: remembered reservations stay put.
     pinned: bool,
     /// HIGHEST, not pinned: a held reservation of a job that needs nothing
@@ -490,6 +515,7 @@ impl<'a> Lean<'_, 'a> {
                 return;
             }
             self.blocked = true;
+            self.first_blocked = Some(job.id);
             if can_reserve {
                 self.reserve(job, bucket, dur);
             }

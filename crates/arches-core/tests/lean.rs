@@ -188,13 +188,17 @@ proptest! {
         let mut lean_used = 0usize;
         // Storage kept across the iterations, as the simulator keeps it.
         let mut scratch = LeanScratch::default();
+        // The last lean plan's time, `next_wakeup` and `next_change`.
+        let mut quiet: Option<(Time, Option<Time>, Option<Time>)> = None;
         loop {
             times.sort_unstable();
             times.dedup();
             let Some(now) = times.first().copied() else { break };
             times.remove(0);
+            let mut happened = false;
             for id in ends.remove(&now).unwrap_or_default() {
                 if state.job(id).is_some_and(|j| j.state.is_active()) {
+                    happened = true;
                     let code = CompletionCode::Exit(0);
                     state.apply(Event::Finish { job: id, code }, now).unwrap();
                     if id % 3 == 0 {
@@ -204,6 +208,7 @@ proptest! {
             }
             for i in submits.remove(&now).unwrap_or_default() {
                 let id = i as JobId + 1;
+                happened = true;
                 state.apply(Event::Submit(Box::new(make_job(id, &specs[i]))), now).unwrap();
             }
             for (i, s) in specs.iter().enumerate() {
@@ -211,10 +216,12 @@ proptest! {
                 let Some(j) = state.job(id) else { continue };
                 let held = !j.holds.is_empty();
                 if s.hold_until == Some(now) && held {
+                    happened = true;
                     state.apply(Event::ReleaseHold { job: id, hold: HoldType::User }, now).unwrap();
                 }
                 let finished = state.job(id).is_some_and(|j| j.state.is_finished());
                 if s.cancel_at == Some(now) && !finished {
+                    happened = true;
                     state.apply(Event::Cancel { job: id }, now).unwrap();
                 }
                 // A running job that outlived its estimate gets a longer one.
@@ -224,6 +231,7 @@ proptest! {
                         && j.run.as_ref().is_some_and(|r| r.start_time + j.estimate.unwrap_or(0) <= now)
                 });
                 if overdue && id % 2 == 0 {
+                    happened = true;
                     let next = state.job(id).and_then(|j| j.estimate).unwrap_or(0) * 2;
                     let change = JobChange::Estimate(Some(next));
                     state.apply(Event::Modify { job: id, change }, now).unwrap();
@@ -240,12 +248,29 @@ proptest! {
                 let kept = schedule_lean_in(&state, &policy, now, &mut scratch);
                 prop_assert_eq!(&kept, &lean, "plan in kept storage at {}", now);
             }
+            // The wake-ups `next_change` skips (from the last plan's
+            // `next_wakeup` on) start nothing when nothing happened since.
+            if let Some((at, wake, change)) = quiet.filter(|_| !happened) {
+                if wake.is_some_and(|w| w <= now) && change.is_none_or(|c| now < c) {
+                    prop_assert!(
+                        plan.starts.is_empty(),
+                        "a job started at {} with nothing happened since {} and no change due before {:?}",
+                        now, at, change
+                    );
+                }
+            }
+            quiet = lean.as_ref().map(|l| (now, l.next_wakeup, l.next_change));
             match lean {
                 Some(lean) => {
                     lean_used += 1;
                     prop_assert_eq!(&lean.starts, &plan.starts, "starts at {}", now);
                     prop_assert_eq!(&lean.reservations, &plan.reservations, "reservations at {}", now);
                     prop_assert_eq!(lean.next_wakeup, plan.next_wakeup, "next wake-up at {}", now);
+                    prop_assert!(
+                        lean.next_wakeup.is_none_or(|w| lean.next_change.is_none_or(|c| c >= w))
+                            && lean.next_change.is_none_or(|t| t > now),
+                        "next change at {}", now
+                    );
                 }
                 None => prop_assert!(
                     !enabled || !lean_supported(&policy),

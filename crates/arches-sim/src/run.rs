@@ -180,7 +180,8 @@ impl LastPlan {
         match self {
             LastPlan::None => None,
             LastPlan::Full(p) => Some((p.now, p.next_wakeup)),
-            LastPlan::Lean(l, _) => Some((l.now, l.next_wakeup)),
+            // Only where time alone can change a decision (LeanPlan::next_change).
+            LastPlan::Lean(l, _) => Some((l.now, l.next_change)),
         }
     }
 }
