@@ -248,9 +248,11 @@ pub fn schedule_lean_in(
     // Processors free now: only a considered job changes them. A job
     // needing more cannot backfill (the first test of `Lean::may_fit`).
     let mut free_now = walk.free_now();
+    // Without backfill nothing is left to do then (also inside a block).
+    let no_backfill = policy.backfill == BackfillPolicy::None;
     'blocks: for block in idx.queue.blocks() {
         if backfill_only {
-            if policy.backfill == BackfillPolicy::None {
+            if no_backfill {
                 break 'blocks;
             }
             if i64::from(block.min_procs) > free_now
@@ -260,6 +262,9 @@ pub fn schedule_lean_in(
             }
         }
         for item in &block.items {
+            if backfill_only && no_backfill {
+                break 'blocks;
+            }
             if backfill_only
                 && (i64::from(item.procs) > free_now || !walk.may_fit(item.procs, item.dur))
             {
