@@ -646,19 +646,138 @@ impl Accounting {
 /// of now, so the usage equals a fresh [`Accounting::decayed_usage`] bit for
 /// bit — provided [`DecayedUsage::invalidate`] is called whenever the
 /// accounting's fairshare maps change (a job recorded, a trim, a reset).
+///
+/// Every update charges every running job (about a hundred at a time on
+/// the larger logs), so nothing in that loop looks a credential up by name:
+/// credentials are interned as slots ([`CredSlot`]) that keep the
+/// credential's kept intervals of the window, each running job keeps its
+/// credentials' slots from one update to the next ([`JobSlots`], checked
+/// against the job's credentials by comparing names), and a user's running
+/// work is counted in its user slot. Each credential's window is the kept
+/// intervals plus the running jobs' charges added in the same order, job by
+/// job, as [`Accounting::fairshare`] adds them, so every sum is the same
+/// floating-point computation as a fresh one.
 #[derive(Debug, Clone, Default)]
 pub struct DecayedUsage {
     /// The interval index the kept credentials' sums are for (`None`:
     /// compute every credential afresh at the next update).
     at: Option<i64>,
-    /// The credentials running jobs charged at the last update, with their
-    /// value from the kept intervals alone (`None`: no kept interval).
-    charged: Vec<((CredKind, String), Option<f64>)>,
+    /// The window the kept sums are for: another one computes afresh.
+    window: Option<FsWindow>,
+    /// Bumped whenever every kept sum is computed afresh: a slot's kept
+    /// intervals are current while its `kept_gen` equals it.
+    generation: u64,
+    /// Bumped at every update: the slots running jobs charge in an update
+    /// carry its epoch.
+    epoch: u64,
+    /// The interned credentials, and their index by name.
+    slots: Vec<CredSlot>,
+    ids: BTreeMap<(CredKind, String), u32>,
+    /// The running jobs' slots at the last update, in the order they came.
+    jobs: Vec<JobSlots>,
+    /// The slots running jobs charged at the last update.
+    charged: Vec<u32>,
+    /// The user slots that had running work at the last update.
+    users: Vec<u32>,
     /// The credentials of the jobs recorded since the last update
     /// ([`DecayedUsage::record`]): their kept sums are computed again at the
     /// next update, rather than at once in a usage the policy still shares.
     recorded: Vec<(CredKind, String)>,
     usage: std::sync::Arc<crate::fairshare::FsUsage>,
+}
+
+/// One interned credential of a [`DecayedUsage`].
+#[derive(Debug, Clone)]
+struct CredSlot {
+    key: (CredKind, String),
+    /// The credential's kept intervals of the window, newest first (0 where
+    /// nothing is kept); current while `kept_gen` is the usage's generation.
+    kept: Vec<f64>,
+    /// Their decayed sum ([`kept_sum`]); `None` when nothing is kept for it.
+    kept_sum: Option<f64>,
+    kept_gen: u64,
+    /// The kept intervals plus the charges of the running jobs, at the
+    /// update whose epoch `epoch` is.
+    win: Vec<f64>,
+    epoch: u64,
+    /// A user's running work ([`crate::fairshare::FsUsage::active`]), at the
+    /// update whose epoch `user_epoch` is.
+    active: crate::fairshare::ActiveUse,
+    user_epoch: u64,
+}
+
+/// The slots of a running job's credentials, in [`job_cred_names`] order
+/// (the user's first).
+#[derive(Debug, Clone, Copy)]
+struct JobSlots {
+    id: crate::job::JobId,
+    n: u8,
+    slots: [u32; 5],
+}
+
+impl JobSlots {
+    fn slots(&self) -> &[u32] {
+        &self.slots[..usize::from(self.n)]
+    }
+
+    /// Whether these are still the slots of `j`'s credentials.
+    fn fits(&self, slots: &[CredSlot], j: &Job) -> bool {
+        let mut n = 0;
+        for (kind, name) in job_cred_names(j) {
+            match self.slots().get(n) {
+                Some(&s) if slots[s as usize].key.0 == kind && slots[s as usize].key.1 == name => {
+                    n += 1
+                }
+                _ => return false,
+            }
+        }
+        n == self.slots().len()
+    }
+}
+
+/// The slot of credential `(kind, name)`, made if it has none yet.
+fn intern(
+    slots: &mut Vec<CredSlot>,
+    ids: &mut BTreeMap<(CredKind, String), u32>,
+    kind: CredKind,
+    name: &str,
+) -> u32 {
+    if let Some(&s) = ids.get(&(kind, name) as &dyn crate::fairshare::CredKey) {
+        return s;
+    }
+    let s = slots.len() as u32;
+    slots.push(CredSlot {
+        key: (kind, name.to_string()),
+        kept: Vec::new(),
+        kept_sum: None,
+        kept_gen: 0,
+        win: Vec::new(),
+        epoch: 0,
+        active: Default::default(),
+        user_epoch: 0,
+    });
+    ids.insert((kind, name.to_string()), s);
+    s
+}
+
+impl CredSlot {
+    /// Makes the kept intervals those of `acc` in the window of `depth`
+    /// intervals ending with `cur`, unless they already are (`generation`).
+    fn load(&mut self, acc: &Accounting, generation: u64, cur: i64, depth: usize, decay: f64) {
+        if self.kept_gen == generation {
+            return;
+        }
+        self.kept.clear();
+        self.kept.resize(depth, 0.0);
+        let m = acc.fs.get(&self.key);
+        if let Some(m) = m {
+            for (idx, x) in m.range(cur - depth as i64 + 1..=cur) {
+                self.kept[(cur - idx) as usize] = *x;
+            }
+        }
+        self.kept_sum = m.map(|m| kept_sum(m, cur, depth, decay));
+        self.kept_gen = generation;
+    }
 }
 
 impl DecayedUsage {
@@ -700,27 +819,30 @@ impl DecayedUsage {
         counted
     }
 
-    /// The kept sums of the credentials recorded since the last update, in
-    /// the interval `cur` the kept sums are for: a credential charged by a
-    /// running job at the last update has its saved kept value replaced,
-    /// any other its value in the usage. Each sum is of the credential's
-    /// intervals as they are now, after all the records: what summing them
-    /// at each record would have left.
+    /// The credentials recorded since the last update, in the interval
+    /// `cur` the kept sums are for: a slot's kept intervals are loaded
+    /// again when next needed; a credential running jobs charged at the last
+    /// update gets its value at this update (charged again or restored),
+    /// any other gets its kept sum in the usage now. Each sum is of the
+    /// credential's intervals as they are now, after all the records: what
+    /// summing them at each record would have left.
     fn apply_recorded(&mut self, acc: &Accounting, fs: &FsWindow, cur: i64) {
         let depth = fs.depth.max(1) as usize;
         let usage = std::sync::Arc::make_mut(&mut self.usage);
         for (kind, name) in self.recorded.drain(..) {
             let c = (kind, name.as_str());
+            if let Some(&s) = self.ids.get(&c as &dyn crate::fairshare::CredKey) {
+                let slot = &mut self.slots[s as usize];
+                slot.kept_gen = 0;
+                if slot.epoch == self.epoch {
+                    continue;
+                }
+            }
             let Some(m) = acc.fs.get(&c as &dyn crate::fairshare::CredKey) else {
                 continue;
             };
             let v = kept_sum(m, cur, depth, fs.decay);
-            if let Ok(i) = self
-                .charged
-                .binary_search_by(|(k, _)| (k.0, k.1.as_str()).cmp(&c))
-            {
-                self.charged[i].1 = Some(v);
-            } else if let Some(x) = usage.creds.get_mut(&c as &dyn crate::fairshare::CredKey) {
+            if let Some(x) = usage.creds.get_mut(&c as &dyn crate::fairshare::CredKey) {
                 *x = v;
             } else {
                 usage.creds.insert((kind, name), v);
@@ -740,31 +862,28 @@ impl DecayedUsage {
         let cur = fs.index(now);
         let oldest = cur - depth as i64 + 1;
         let decay = fs.decay;
+        if self.window != Some(*fs) {
+            self.window = Some(*fs);
+            self.at = None;
+        }
         if self.at == Some(cur) {
             self.apply_recorded(acc, fs, cur);
         }
         self.recorded.clear();
-        let usage = std::sync::Arc::make_mut(&mut self.usage);
         if self.at != Some(cur) {
-            self.charged.clear();
+            let usage = std::sync::Arc::make_mut(&mut self.usage);
             usage.creds = acc
                 .fs
                 .iter()
                 .map(|(k, m)| (k.clone(), kept_sum(m, cur, depth, decay)))
                 .collect();
             self.at = Some(cur);
+            self.generation += 1;
+            // Every credential has its kept value: nothing to restore.
+            self.charged.clear();
         }
-        // A credential's kept intervals of the window, newest first, into
-        // `out` (0 where nothing is kept).
-        let window = |m: Option<&BTreeMap<i64, f64>>, out: &mut Vec<f64>| {
-            let at = out.len();
-            out.resize(at + depth, 0.0);
-            if let Some(m) = m {
-                for (idx, x) in m.range(oldest..=cur) {
-                    out[at + (cur - idx) as usize] = *x;
-                }
-            }
-        };
+        self.epoch += 1;
+        let (generation, epoch) = (self.generation, self.epoch);
         // A running job's charges up to now, per interval of the window
         // (`(index from the current interval, charge)`, oldest interval
         // first): the same for each of its credentials and the total, added
@@ -788,20 +907,60 @@ impl DecayedUsage {
             }
         };
         let sum = |v: &[f64]| decayed_sum(v, decay);
-        let mut total = Vec::with_capacity(depth);
-        window(Some(&acc.fs_total), &mut total);
-        // Each touched credential's window is `depth` values of `windows`
-        // from its offset.
-        let mut touched: BTreeMap<(CredKind, &str), usize> = BTreeMap::new();
-        let mut windows: Vec<f64> = Vec::new();
-        // Users keep their entry (and its name) from one update to the
-        // next; those no longer running anything are dropped after counting.
-        for u in usage.active.values_mut() {
-            *u = crate::fairshare::ActiveUse::default();
+        let mut total = vec![0.0; depth];
+        for (idx, x) in acc.fs_total.range(oldest..=cur) {
+            total[(cur - idx) as usize] = *x;
         }
+        let before = std::mem::take(&mut self.jobs);
+        let mut jobs = Vec::with_capacity(before.len() + 1);
+        let mut charged = Vec::with_capacity(self.charged.len() + 1);
+        let mut users = Vec::with_capacity(self.users.len() + 1);
+        // The drivers pass the running jobs in the same (id) order every
+        // time: the job's slots of the last update are usually the next
+        // ones.
+        let mut next = 0;
         for j in active {
             let Some(r) = j.run.as_ref() else { continue };
-            count_active_user(&mut usage.active, j, acc.since, now);
+            let kept = match before.get(next) {
+                Some(c) if c.id == j.id => {
+                    next += 1;
+                    Some(c)
+                }
+                _ => before
+                    .binary_search_by_key(&j.id, |c| c.id)
+                    .ok()
+                    .map(|i| &before[i]),
+            };
+            let js = match kept.filter(|c| c.fits(&self.slots, j)) {
+                Some(c) => *c,
+                None => {
+                    let mut c = JobSlots {
+                        id: j.id,
+                        n: 0,
+                        slots: [0; 5],
+                    };
+                    for (kind, name) in job_cred_names(j) {
+                        c.slots[usize::from(c.n)] =
+                            intern(&mut self.slots, &mut self.ids, kind, name);
+                        c.n += 1;
+                    }
+                    c
+                }
+            };
+            jobs.push(js);
+            // The user's running work (`count_active_user`), in its slot.
+            if let Some((procs, _, left)) = active_usage(j, acc.since, now) {
+                let s = js.slots[0];
+                let u = &mut self.slots[s as usize];
+                if u.user_epoch != epoch {
+                    u.user_epoch = epoch;
+                    u.active = Default::default();
+                    users.push(s);
+                }
+                u.active.jobs += 1;
+                u.active.procs += procs;
+                u.active.ps += left;
+            }
             let from = r.start_time.max(acc.since);
             if from >= now {
                 continue;
@@ -809,67 +968,67 @@ impl DecayedUsage {
             let rate = fs.charge.rate(r);
             charge_window(&mut charges, from, rate);
             add(&mut total, &charges);
-            for c in job_cred_names(j) {
-                let at = *touched.entry(c).or_insert_with(|| {
-                    let at = windows.len();
-                    window(
-                        acc.fs.get(&c as &dyn crate::fairshare::CredKey),
-                        &mut windows,
-                    );
-                    at
-                });
-                add(&mut windows[at..at + depth], &charges);
+            for &s in js.slots() {
+                let slot = &mut self.slots[s as usize];
+                if slot.epoch != epoch {
+                    slot.load(acc, generation, cur, depth, decay);
+                    slot.win.clear();
+                    slot.win.extend_from_slice(&slot.kept);
+                    slot.epoch = epoch;
+                    charged.push(s);
+                }
+                add(&mut slot.win, &charges);
             }
         }
-        usage.active.retain(|_, u| u.jobs > 0);
+        self.jobs = jobs;
+        let usage = std::sync::Arc::make_mut(&mut self.usage);
         usage.total = sum(&total);
-        // Both lists are sorted by credential: the credentials charged last
-        // time and not now get their kept value back, those charged both
-        // times keep their saved kept value (and their name), new ones save
-        // theirs.
-        let restore = |creds: &mut BTreeMap<(CredKind, String), f64>,
-                       (k, kept): ((CredKind, String), Option<f64>)| {
-            match kept {
+        // Users no longer running anything leave; the others keep their
+        // entry (and its name).
+        for &s in &self.users {
+            let u = &self.slots[s as usize];
+            if u.user_epoch != epoch {
+                usage.active.remove(&u.key.1);
+            }
+        }
+        for &s in &users {
+            let u = &self.slots[s as usize];
+            match usage.active.get_mut(&u.key.1) {
+                Some(x) => *x = u.active,
+                None => {
+                    usage.active.insert(u.key.1.clone(), u.active);
+                }
+            }
+        }
+        self.users = users;
+        for &s in &charged {
+            let slot = &self.slots[s as usize];
+            let v = sum(&slot.win);
+            match usage.creds.get_mut(&slot.key) {
+                Some(x) => *x = v,
+                None => {
+                    usage.creds.insert(slot.key.clone(), v);
+                }
+            }
+        }
+        // The credentials charged last time and not now get their kept
+        // value back (or leave, when nothing is kept for them).
+        for &s in &self.charged {
+            let slot = &mut self.slots[s as usize];
+            if slot.epoch == epoch {
+                continue;
+            }
+            slot.load(acc, generation, cur, depth, decay);
+            match slot.kept_sum {
                 Some(v) => {
-                    if let Some(x) = creds.get_mut(&k) {
+                    if let Some(x) = usage.creds.get_mut(&slot.key) {
                         *x = v;
                     }
                 }
                 None => {
-                    creds.remove(&k);
+                    usage.creds.remove(&slot.key);
                 }
             }
-        };
-        let mut before = std::mem::take(&mut self.charged).into_iter().peekable();
-        let mut charged = Vec::with_capacity(touched.len());
-        for (c, at) in touched {
-            let s = sum(&windows[at..at + depth]);
-            while let Some(old) = before.next_if(|(k, _)| (k.0, k.1.as_str()) < c) {
-                restore(&mut usage.creds, old);
-            }
-            if let Some((k, kept)) = before.next_if(|(k, _)| (k.0, k.1.as_str()) == c) {
-                if let Some(x) = usage.creds.get_mut(&k) {
-                    *x = s;
-                } else {
-                    usage.creds.insert(k.clone(), s);
-                }
-                charged.push((k, kept));
-                continue;
-            }
-            let key = (c.0, c.1.to_string());
-            match usage.creds.get_mut(&key) {
-                Some(x) => {
-                    charged.push((key, Some(*x)));
-                    *x = s;
-                }
-                None => {
-                    usage.creds.insert(key.clone(), s);
-                    charged.push((key, None));
-                }
-            }
-        }
-        for old in before {
-            restore(&mut usage.creds, old);
         }
         self.charged = charged;
     }
@@ -1132,6 +1291,13 @@ mod tests {
             kept.update(&a, running.iter(), &w, t);
             let fresh = a.decayed_usage(running.iter(), &w, t);
             let got = kept.usage();
+            // The fresh usage also equals the per-interval one decayed.
+            let slow = a.fairshare(running.iter(), &w, t).decayed(w.decay);
+            assert_eq!(fresh.total.to_bits(), slow.total.to_bits(), "at {t}");
+            assert_eq!(fresh.creds.len(), slow.creds.len(), "at {t}");
+            for (k, v) in &slow.creds {
+                assert_eq!(fresh.creds[k].to_bits(), v.to_bits(), "{k:?} at {t}");
+            }
             assert_eq!(got.total.to_bits(), fresh.total.to_bits(), "at {t}");
             assert_eq!(
                 got.creds.keys().collect::<Vec<_>>(),
@@ -1157,6 +1323,83 @@ mod tests {
             }
         }
         assert!(kept.usage().total > 0.0);
+    }
+
+    /// The kept usage with running jobs that come in any order, change
+    /// credentials under the same id, share credentials across kinds, and
+    /// are charged fractional rates (processor-equivalents): still the
+    /// per-interval usage decayed, bit for bit, at every step.
+    #[test]
+    fn decayed_usage_kept_with_changing_jobs_equals_the_interval_usage_bit_for_bit() {
+        for charge in [
+            FsCharge::Dedicated,
+            FsCharge::ProcEquivalents {
+                procs: 7,
+                mem_mb: 0,
+            },
+        ] {
+            let w = FsWindow {
+                interval: 60,
+                depth: 4,
+                decay: 0.7,
+                charge,
+            };
+            let mut a = Accounting::new(5);
+            let mut kept = DecayedUsage::default();
+            // (start, end): each job runs for a while, then is recorded.
+            let spans: Vec<(Time, Time)> = (0..24)
+                .map(|i| (i * 13 % 170, i * 13 % 170 + 7 + i * 29 % 150))
+                .collect();
+            let users = ["u1", "u2", "g1", "u3"];
+            let job = |i: usize, t: Time| {
+                let (s, e) = spans[i];
+                let mut j = done(i as u64 + 1, (i % 5) as u32 + 1, Some(10_000), 0, s, e);
+                // A job's user changes half-way through its run; a group is
+                // also a user's name; some jobs have a QoS or a class.
+                let late = t >= (s + e) / 2;
+                j.cred.user = users[(i + usize::from(late)) % users.len()].to_string();
+                j.cred.group = if i % 3 == 0 { "u1" } else { "g1" }.to_string();
+                j.cred.qos = (i % 4 == 1).then(|| "high".to_string());
+                j.cred.class = (i % 5 == 2).then(|| "batch".to_string());
+                j.cred.account = (i % 2 == 0).then(|| "p".to_string());
+                j
+            };
+            let mut t = 0;
+            while t <= 400 {
+                let mut running: Vec<Job> = (0..spans.len())
+                    .filter(|&i| spans[i].0 <= t && t < spans[i].1)
+                    .map(|i| {
+                        let mut j = job(i, t);
+                        j.completion = None;
+                        j
+                    })
+                    .collect();
+                if t % 30 == 0 {
+                    running.reverse();
+                }
+                kept.update(&a, running.iter(), &w, t);
+                let slow = a.fairshare(running.iter(), &w, t).decayed(w.decay);
+                let got = kept.usage();
+                assert_eq!(got.total.to_bits(), slow.total.to_bits(), "at {t}");
+                assert_eq!(
+                    got.creds.keys().collect::<Vec<_>>(),
+                    slow.creds.keys().collect::<Vec<_>>(),
+                    "at {t}"
+                );
+                for (k, v) in &slow.creds {
+                    assert_eq!(got.creds[k].to_bits(), v.to_bits(), "{k:?} at {t}");
+                }
+                assert_eq!(got.active, slow.active, "at {t}");
+                t += 3;
+                for (i, (s, e)) in spans.iter().enumerate() {
+                    if *e > t - 3 && *e <= t {
+                        let _ = s;
+                        kept.record(&mut a, &job(i, *e), *e, &w);
+                    }
+                }
+            }
+            assert!(kept.usage().total > 0.0);
+        }
     }
 
     #[test]
