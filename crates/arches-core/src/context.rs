@@ -79,6 +79,15 @@ pub(crate) struct Buffers {
     planned_allocs: Vec<Alloc>,
 }
 
+impl Buffers {
+    /// Exchanges the profile's breakpoint storage with `other`: the lean
+    /// walk keeps an iteration's final profile this way, without a copy
+    /// ([`crate::lean`]'s reuse of the last reservations).
+    pub(crate) fn swap_spans(&mut self, other: &mut Vec<(Time, Amount)>) {
+        std::mem::swap(&mut self.spans, other);
+    }
+}
+
 /// A set of node ids as a bitmap: O(1) insertion, removal and membership,
 /// iteration in ascending (or descending) id order.
 #[derive(Debug, Default, Clone)]

@@ -138,8 +138,12 @@ pub fn lean_supported(policy: &Policy) -> bool {
 
 /// Storage a driver that runs many lean iterations keeps between them
 /// ([`schedule_lean_in`]): the planning context's profile and per-node
-/// buffers, the reservation buckets, the held reservations. It carries no
-/// information from one iteration to the next, only allocations.
+/// buffers, the reservation buckets, the held reservations. Under
+/// `RESERVATIONPOLICY CURRENTHIGHEST` it also keeps the last iteration's
+/// reservations and final profile, which the next iteration takes over
+/// when it can prove they would be placed again ([`reuse_last`]): a plan
+/// in kept storage is the plan without it (the property tests in
+/// `tests/lean.rs` check it).
 #[derive(Debug, Default)]
 pub struct LeanScratch {
     ctx: crate::context::Buffers,
@@ -149,7 +153,27 @@ pub struct LeanScratch {
     /// Storage for the profile's breakpoints when the held reservations
     /// are merged in ([`crate::profile::Profile::add_steps_in`]).
     spare: Vec<(Time, Amount)>,
+    /// CURRENTHIGHEST: the last iteration's reservations in plan order
+    /// (empty when it cannot be reused), its time and its final profile's
+    /// breakpoints.
+    last: Vec<Held>,
+    last_now: Time,
+    last_spans: Vec<(Time, Amount)>,
+    /// How many iterations took the last reservations over (for tests).
+    reused: u64,
 }
+
+impl LeanScratch {
+    /// How many iterations in this storage took the previous iteration's
+    /// reservations over instead of placing them again ([`reuse_last`]).
+    pub fn reused(&self) -> u64 {
+        self.reused
+    }
+}
+
+/// Below this many reservations, placing them again costs less than the
+/// merge and comparison passes of [`reuse_last`].
+const REUSE_MIN: usize = 2;
 
 /// One lean iteration, or `None` when the policy or the state needs the full
 /// [`crate::schedule()`]. Pure: equal inputs give equal plans, and the starts,
@@ -219,10 +243,14 @@ pub fn schedule_lean_in(
     let mut bucket_left = std::mem::take(&mut scratch.bucket_left);
     bucket_left.clear();
     bucket_left.extend(policy.reservation_buckets.iter().map(|b| b.depth));
+    // Room for the reservations the buckets allow (capped: `all` is
+    // unbounded), so that the plan's list rarely grows.
+    let depth: usize = bucket_left.iter().map(|&b| b as usize).sum();
+    let mut placed = std::mem::take(&mut scratch.last);
     let mut walk = Lean {
         ctx: &mut ctx,
         starts: Vec::new(),
-        reservations: Vec::with_capacity(held.len() + 4),
+        reservations: Vec::with_capacity(held.len() + depth.min(64)),
         bucket_left,
         blocked: false,
         first_blocked: None,
@@ -234,8 +262,34 @@ pub fn schedule_lean_in(
         // per-QoS buckets.
         plain_buckets: policy.reservation_buckets.iter().all(|b| b.qos.is_none()),
         candidates: Vec::new(),
+        placed: Vec::new(),
+        reusable: false,
     };
     walk.quick_keep = highest && !walk.pinned && walk.may_keep_in_place();
+    let current = policy.reservation_policy == ReservationPolicy::CurrentHighest;
+    // CURRENTHIGHEST: the first queued jobs' reservations taken over from
+    // the last iteration (the queue items they are for skipped by the walk).
+    let mut to_skip = 0;
+    if current && depth >= REUSE_MIN {
+        walk.reusable = true;
+        to_skip = reuse_last(
+            &mut walk,
+            idx,
+            &placed,
+            scratch.last_now,
+            &scratch.last_spans,
+            &mut scratch.steps,
+            &mut scratch.spare,
+        );
+        if to_skip > 0 {
+            scratch.reused += 1;
+        } else {
+            placed.clear();
+        }
+    } else {
+        placed.clear();
+    }
+    walk.placed = placed;
     let never = policy.reservation_policy == ReservationPolicy::Never;
     // Once blocked with no reservation left to place, only backfill can
     // start anything (under HIGHEST a job beyond the depth may still hold a
@@ -250,7 +304,17 @@ pub fn schedule_lean_in(
     let mut free_now = walk.free_now();
     // Without backfill nothing is left to do then (also inside a block).
     let no_backfill = policy.backfill == BackfillPolicy::None;
-    'blocks: for block in idx.queue.blocks() {
+    // The walk starts after the jobs whose reservations were taken over:
+    // at block `first`, item `skip` (a block's lower bounds still hold for
+    // its tail).
+    let blocks = idx.queue.blocks();
+    let (mut first, mut skip) = (0, to_skip);
+    while first < blocks.len() && skip >= blocks[first].items.len() {
+        skip -= blocks[first].items.len();
+        first += 1;
+    }
+    'blocks: for block in &blocks[first.min(blocks.len())..] {
+        let items = &block.items[std::mem::take(&mut skip).min(block.items.len())..];
         if backfill_only {
             if no_backfill {
                 break 'blocks;
@@ -261,7 +325,7 @@ pub fn schedule_lean_in(
                 continue;
             }
         }
-        for item in &block.items {
+        for item in items {
             if backfill_only && no_backfill {
                 break 'blocks;
             }
@@ -282,18 +346,31 @@ pub fn schedule_lean_in(
         }
     }
     walk.start_candidates();
+    let keep =
+        current && walk.reusable && walk.placed.len() >= REUSE_MIN && walk.may_keep_in_place();
     let Lean {
         starts,
         reservations,
         bucket_left,
         held,
         first_blocked,
+        mut placed,
         ..
     } = walk;
     // The storage back for the next iteration.
     scratch.ctx = ctx.take_buffers();
     scratch.bucket_left = bucket_left;
     scratch.held = held;
+    if keep {
+        // This iteration's final profile kept for the next (its storage
+        // exchanged with the last one's, no copy).
+        debug_assert_eq!(placed.len(), reservations.len());
+        scratch.ctx.swap_spans(&mut scratch.last_spans);
+        scratch.last_now = now;
+    } else {
+        placed.clear();
+    }
+    scratch.last = placed;
     // Time alone changes: a running job's limit, a start date, a reservation.
     let after = (now + 1, 0);
     let end = idx.ends.range(after..).next().map(|k| k.0);
@@ -350,6 +427,12 @@ struct Lean<'c, 'a> {
     /// BESTFIT and GREEDY: the backfill candidates in queue order, with
     /// their metric and planning duration, started after the walk.
     candidates: Vec<(u64, &'a Job, Option<Secs>)>,
+    /// CURRENTHIGHEST: every reservation of the plan so far, as the next
+    /// iteration may take it over ([`reuse_last`]), while `reusable`: every
+    /// reservation so far is of a job the aggregate profile alone places,
+    /// for its planning duration.
+    placed: Vec<Held>,
+    reusable: bool,
 }
 
 /// A remembered reservation held in the profile (HIGHEST).
@@ -472,6 +555,102 @@ fn held_window(
     let d = planning_duration(job, policy)?;
     let start = t.max(now);
     Some((start, start + d.max(1)))
+}
+
+/// `RESERVATIONPOLICY CURRENTHIGHEST`: takes the last iteration's
+/// reservations `last` (made at `last_now`, leaving the final profile
+/// `last_spans`) over when the walk would place every one of them again,
+/// exactly where it was: puts them in the profile in one merge pass, in
+/// the plan, and in their bucket, and returns how many queue items (the
+/// first ones) the walk skips; else changes nothing and returns 0.
+///
+/// When the walk would place them again. At `last_now` = t0 the walk gave
+/// the job J_i the earliest start s_i in the profile Q_i it saw (the
+/// releases of t0, the starts the walk made before J_i, the reservations
+/// R_1..R_{i-1}); it went on with more starts (each placed where it fits
+/// with the reservations before it), ending with the profile S0. Now (t1)
+/// suppose t0 <= t1 < every s_i, the first queued jobs are J_1..J_d in that
+/// order (every job t0 walked past before J_d was started, or is gone), each
+/// still needs nothing but its processors for the same duration, any job
+/// may reserve (one plain bucket with room for d more, no QoS refusing
+/// reservations, plain node access), and the profile of releases P1 plus
+/// R_1..R_d equals S0 from t1 on — that is, P1 is the releases of t0 with
+/// every start of t0 in them, nothing else. Then the walk of t1 sees J_1
+/// first, in P1 <= Q_1 from t1 on (starts only take), so no start in
+/// [t1, s_1) fits (none in [t0, s_1) did in Q_1): J_1 cannot start now and
+/// is blocked, and s_1 fits, as the usage of S0 (>= 0 over R_1, each later
+/// start having fitted) is P1 + R_1 + more; its earliest start is s_1 again.
+/// The same holds for each J_i in P1 + R_1..R_{i-1} <= Q_i, with no start
+/// between them. So the walk reaches the (d+1)-th queued job blocked, with
+/// the profile P1 + R_1..R_d and those reservations: what this gives it.
+fn reuse_last(
+    walk: &mut Lean<'_, '_>,
+    idx: &crate::index::Indexes,
+    last: &[Held],
+    last_now: Time,
+    last_spans: &[(Time, Amount)],
+    steps: &mut Vec<(Time, i64)>,
+    spare: &mut Vec<(Time, Amount)>,
+) -> usize {
+    let now = walk.ctx.now;
+    let d = last.len();
+    if d == 0
+        || last_now > now
+        || walk.ctx.policy.reservation_buckets.len() != 1
+        || (walk.bucket_left[0] as usize) < d
+        || !walk.may_keep_in_place()
+    {
+        return 0;
+    }
+    let capacity = walk.ctx.capacity;
+    let mut items = idx.queue.blocks().iter().flat_map(|b| &b.items);
+    for h in last {
+        let same = items.next().is_some_and(|item| {
+            item.id == h.job
+                && item.simple
+                && item.plain
+                && item.dur != Secs::MAX
+                && item.procs == h.procs
+                && h.start + item.dur.max(1) == h.end
+                && i64::from(item.procs) <= capacity
+        });
+        if !same || h.start <= now {
+            return 0;
+        }
+    }
+    // Every reservation starts after now: P1 + R_1..R_d is P1 now, and the
+    // last profile there is S0 (a cheap refusal after a job ended).
+    let agg = &mut walk.ctx.agg;
+    let k = last_spans.partition_point(|s| s.0 <= now);
+    if k == 0 || last_spans[k - 1].1 != agg.free_at(now) {
+        return 0;
+    }
+    // The reservations' starts, then their ends, each sorted by time,
+    // merged into the profile in one pass (as `hold_remembered`).
+    steps.clear();
+    steps.extend(last.iter().map(|h| (h.start, -i64::from(h.procs))));
+    steps.extend(last.iter().map(|h| (h.end, i64::from(h.procs))));
+    let (starts, ends) = steps.split_at_mut(d);
+    starts.sort_by_key(|s| s.0);
+    ends.sort_by_key(|s| s.0);
+    agg.add_steps_in(merged(starts, ends), spare);
+    if !agg.same_from_origin(last_spans) {
+        // Something else changed: the profile of releases back.
+        let undo = merged(starts, ends).map(|(t, p)| (t, -p));
+        agg.add_steps_in(undo, spare);
+        return 0;
+    }
+    walk.blocked = true;
+    walk.first_blocked = Some(last[0].job);
+    walk.bucket_left[0] -= d as u32;
+    walk.reservations
+        .extend(last.iter().map(|h| PlannedReservation {
+            job: h.job,
+            start: h.start,
+            end: Some(h.end),
+            alloc: Vec::new(),
+        }));
+    d
 }
 
 impl<'a> Lean<'_, 'a> {
@@ -710,6 +889,22 @@ impl<'a> Lean<'_, 'a> {
             let end = dur.map(|d| start + d.max(1));
             self.ctx.commit(job, start, end, &alloc);
             self.bucket_left[b] -= 1;
+            match end {
+                _ if !self.reusable => {}
+                Some(end)
+                    if alloc.is_empty()
+                        && !crate::placement::is_constrained(&job.req)
+                        && !self.ctx.is_general(job) =>
+                {
+                    self.placed.push(Held {
+                        job: job.id,
+                        start,
+                        end,
+                        procs: job.req.total_procs(),
+                    });
+                }
+                _ => self.reusable = false,
+            }
             self.reservations.push(PlannedReservation {
                 job: job.id,
                 start,
@@ -721,6 +916,7 @@ impl<'a> Lean<'_, 'a> {
             let now = self.ctx.now;
             self.ctx.commit(job, now, None, &[]);
             self.bucket_left[b] -= 1;
+            self.reusable = false;
         }
     }
 

@@ -290,6 +290,20 @@ impl Profile {
         true
     }
 
+    /// Whether this profile, from its origin on, is the same timeline as
+    /// the profile of breakpoints `other` ([`Profile::spans`]) from that time
+    /// on (`other` may start earlier). Both keep
+    /// adjacent amounts different, so equal timelines have equal
+    /// breakpoints: one comparison of the slices.
+    pub fn same_from_origin(&self, other: &[(Time, Amount)]) -> bool {
+        let t = self.origin();
+        if other.first().is_none_or(|o| t < o.0) {
+            return false;
+        }
+        let k = other.partition_point(|s| s.0 <= t) - 1;
+        other[k].1 == self.spans[0].1 && other[k + 1..] == self.spans[1..]
+    }
+
     /// The times at or after `from` where the free amount changes (candidate
     /// start times), `from` first.
     pub fn change_points(&self, from: Time) -> impl Iterator<Item = Time> + '_ {
@@ -455,6 +469,30 @@ fn check_interval(start: Time, end: Option<Time>) -> Result<(), ProfileError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_from_origin_compares_the_common_timeline() {
+        let a = Profile::from_releases(
+            10,
+            Amount::procs(4),
+            vec![(20, Amount::procs(2)), (40, Amount::procs(2))],
+        );
+        // The same timeline seen from 15 and from 20.
+        let b = Profile::from_releases(
+            15,
+            Amount::procs(4),
+            vec![(20, Amount::procs(2)), (40, Amount::procs(2))],
+        );
+        assert!(b.same_from_origin(a.spans()));
+        let c = Profile::from_releases(20, Amount::procs(6), vec![(40, Amount::procs(2))]);
+        assert!(c.same_from_origin(a.spans()));
+        // A different amount later, or an origin before the other's.
+        let d = Profile::from_releases(20, Amount::procs(6), vec![(41, Amount::procs(2))]);
+        assert!(!d.same_from_origin(a.spans()));
+        assert!(!a.same_from_origin(c.spans()));
+        let e = Profile::from_releases(20, Amount::procs(5), vec![(40, Amount::procs(3))]);
+        assert!(!e.same_from_origin(a.spans()));
+    }
 
     #[test]
     fn add_steps_equals_rectangles() {

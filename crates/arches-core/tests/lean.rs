@@ -301,3 +301,58 @@ proptest! {
         }
     }
 }
+
+/// CURRENTHIGHEST in kept storage takes the last iteration's reservations
+/// over when only submissions and the plan's starts happened since (here:
+/// every iteration after the first blocked one), and plans exactly as the
+/// full iteration does.
+#[test]
+fn kept_storage_reuses_reservations_between_submissions() {
+    let nodes = vec![Node::new("n0", 8, 0)];
+    let mut state = State::new(nodes);
+    state.set_lean_indexes(true);
+    let policy = Policy {
+        reservation_buckets: vec![ReservationBucket {
+            depth: 4,
+            qos: None,
+        }],
+        ..Policy::default()
+    };
+    let mut scratch = LeanScratch::default();
+    for id in 1..=12u64 {
+        let now = id as Time * 10;
+        let procs = [8, 3, 6, 2, 5, 7][(id % 6) as usize];
+        let job = Job::new(
+            id as JobId,
+            "u",
+            Request::procs(procs),
+            Some(1000 + id as i64 * 37),
+            now,
+        );
+        state.apply(Event::Submit(Box::new(job)), now).unwrap();
+        let plan = schedule(&state, &policy, now);
+        let kept = schedule_lean_in(&state, &policy, now, &mut scratch).unwrap();
+        assert_eq!(kept.starts, plan.starts, "starts at {now}");
+        assert_eq!(
+            kept.reservations, plan.reservations,
+            "reservations at {now}"
+        );
+        assert_eq!(kept.next_wakeup, plan.next_wakeup, "next wake-up at {now}");
+        for st in &plan.starts {
+            state
+                .apply(
+                    Event::Start {
+                        job: st.job,
+                        alloc: st.alloc.clone(),
+                        kind: st.kind,
+                    },
+                    now,
+                )
+                .unwrap();
+        }
+    }
+    assert!(
+        scratch.reused() > 0,
+        "no iteration took the reservations over"
+    );
+}
