@@ -1096,6 +1096,21 @@ pub fn active_usage(j: &Job, since: Time, now: Time) -> Option<(u32, f64, f64)> 
 mod tests {
     use super::*;
 
+    /// `got` equals `want` bit for bit: the total, every credential's
+    /// value (the same credentials, in order) and the users' running work.
+    fn same_bits(got: &crate::fairshare::FsUsage, want: &crate::fairshare::FsUsage, t: Time) {
+        assert_eq!(got.total.to_bits(), want.total.to_bits(), "at {t}");
+        assert_eq!(
+            got.creds.keys().collect::<Vec<_>>(),
+            want.creds.keys().collect::<Vec<_>>(),
+            "at {t}"
+        );
+        for (k, v) in &want.creds {
+            assert_eq!(got.creds[k].to_bits(), v.to_bits(), "{k:?} at {t}");
+        }
+        assert_eq!(got.active, want.active, "at {t}");
+    }
+
     #[test]
     fn efficiency_counts_only_measured_jobs() {
         let u = |procs: u32, cpu: Option<f64>| JobUsage {
@@ -1293,21 +1308,8 @@ mod tests {
             let got = kept.usage();
             // The fresh usage also equals the per-interval one decayed.
             let slow = a.fairshare(running.iter(), &w, t).decayed(w.decay);
-            assert_eq!(fresh.total.to_bits(), slow.total.to_bits(), "at {t}");
-            assert_eq!(fresh.creds.len(), slow.creds.len(), "at {t}");
-            for (k, v) in &slow.creds {
-                assert_eq!(fresh.creds[k].to_bits(), v.to_bits(), "{k:?} at {t}");
-            }
-            assert_eq!(got.total.to_bits(), fresh.total.to_bits(), "at {t}");
-            assert_eq!(
-                got.creds.keys().collect::<Vec<_>>(),
-                fresh.creds.keys().collect::<Vec<_>>(),
-                "at {t}"
-            );
-            for (k, v) in &fresh.creds {
-                assert_eq!(got.creds[k].to_bits(), v.to_bits(), "{k:?} at {t}");
-            }
-            assert_eq!(got.active, fresh.active, "at {t}");
+            same_bits(&fresh, &slow, t);
+            same_bits(got, &fresh, t);
             // Jobs ending at the next step are recorded, as a driver does.
             t += 5;
             for (i, (s, e, u, acct)) in plan.iter().enumerate() {
@@ -1380,16 +1382,7 @@ mod tests {
                 kept.update(&a, running.iter(), &w, t);
                 let slow = a.fairshare(running.iter(), &w, t).decayed(w.decay);
                 let got = kept.usage();
-                assert_eq!(got.total.to_bits(), slow.total.to_bits(), "at {t}");
-                assert_eq!(
-                    got.creds.keys().collect::<Vec<_>>(),
-                    slow.creds.keys().collect::<Vec<_>>(),
-                    "at {t}"
-                );
-                for (k, v) in &slow.creds {
-                    assert_eq!(got.creds[k].to_bits(), v.to_bits(), "{k:?} at {t}");
-                }
-                assert_eq!(got.active, slow.active, "at {t}");
+                same_bits(got, &slow, t);
                 t += 3;
                 for (i, (s, e)) in spans.iter().enumerate() {
                     if *e > t - 3 && *e <= t {
@@ -1442,15 +1435,7 @@ mod tests {
         for now in [820, 899, 900, 950, 1333] {
             let slow = a.fairshare(jobs.iter(), &w, now).decayed(w.decay);
             let fast = a.decayed_usage(jobs.iter(), &w, now);
-            assert_eq!(fast.total.to_bits(), slow.total.to_bits(), "{now}");
-            assert_eq!(
-                fast.creds.keys().collect::<Vec<_>>(),
-                slow.creds.keys().collect::<Vec<_>>()
-            );
-            for (k, v) in &slow.creds {
-                assert_eq!(fast.creds[k].to_bits(), v.to_bits(), "{k:?} at {now}");
-            }
-            assert_eq!(fast.active, slow.active);
+            same_bits(&fast, &slow, now);
             assert!(fast.total > 0.0);
         }
     }
