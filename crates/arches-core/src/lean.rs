@@ -302,7 +302,8 @@ pub fn schedule_lean_in(
     // Processors free now: only a considered job changes them. A job
     // needing more cannot backfill (the first test of `Lean::may_fit`).
     let mut free_now = walk.free_now();
-    // Without backfill nothing is left to do then (also inside a block).
+    // Without backfill nothing is left to do then: the walk ends (at once,
+    // or as soon as a considered job makes it so, inside its block).
     let no_backfill = policy.backfill == BackfillPolicy::None;
     // The walk starts after the jobs whose reservations were taken over:
     // at block `first`, item `skip` (a block's lower bounds still hold for
@@ -326,9 +327,6 @@ pub fn schedule_lean_in(
             }
         }
         for item in items {
-            if backfill_only && no_backfill {
-                break 'blocks;
-            }
             if backfill_only
                 && (i64::from(item.procs) > free_now || !walk.may_fit(item.procs, item.dur))
             {
@@ -342,6 +340,9 @@ pub fn schedule_lean_in(
             };
             walk.consider(job);
             backfill_only = only_backfill(&walk);
+            if backfill_only && no_backfill {
+                break 'blocks;
+            }
             free_now = walk.free_now();
         }
     }
