@@ -481,12 +481,26 @@ impl Accounting {
         self.grid[grid_cell(u.procs, u.walltime)].add(&u);
         let from = u.start.max(self.since);
         let creds = job_creds(j);
-        let mut counted = creds.clone();
-        counted.extend(stats.iter().map(|t| (CredKind::Template, t.clone())));
-        for c in &counted {
-            self.creds.entry(c.clone()).or_default().add(&u);
+        // The credentials and the statistics templates (no copy of the
+        // credentials when there are none, as on most jobs).
+        let with_stats;
+        let counted: &[(CredKind, String)] = if stats.is_empty() {
+            &creds
+        } else {
+            with_stats = creds
+                .iter()
+                .cloned()
+                .chain(stats.iter().map(|t| (CredKind::Template, t.clone())))
+                .collect::<Vec<_>>();
+            &with_stats
+        };
+        for c in counted {
+            match self.creds.get_mut(c) {
+                Some(t) => t.add(&u),
+                None => self.creds.entry(c.clone()).or_default().add(&u),
+            }
         }
-        self.profile.record(&counted, &u);
+        self.profile.record(counted, &u);
         self.profile.trim(end);
         if from < u.end {
             let run = j.run.as_ref().expect("a job with usage ran");

@@ -131,6 +131,25 @@ pub(crate) fn select<'a>(
                 walk.try_backfill(entries, c.index, c.dur, level);
             }
         }
+        // SJBF (not under PREEMPT, whose BFPRIORITYPOLICY orders): shortest
+        // predicted (else planned) duration first, then priority. Each key
+        // is computed once; the keys are distinct (the position breaks
+        // ties), so an unstable sort gives the stable order.
+        _ if policy.bf_shortest_first && policy.backfill != BackfillPolicy::Preempt => {
+            let mut order: Vec<((Secs, usize), Candidate)> = cands
+                .iter()
+                .enumerate()
+                .map(|(k, c)| {
+                    let job = entries[c.index].job;
+                    let d = crate::eligibility::ordering_duration(job, policy).or(c.dur);
+                    ((d.unwrap_or(Secs::MAX), k), *c)
+                })
+                .collect();
+            order.sort_unstable_by_key(|(key, _)| *key);
+            for (_, c) in order {
+                walk.try_backfill(entries, c.index, c.dur, level);
+            }
+        }
         _ => {
             let mut order: Vec<(u64, usize, Candidate)> = cands
                 .iter()
@@ -150,15 +169,6 @@ pub(crate) fn select<'a>(
                     }),
                     BfPriorityPolicy::None => order.sort_by_key(|(_, k, _)| *k),
                 }
-            } else if policy.bf_shortest_first {
-                // SJBF: shortest predicted (else planned) duration first,
-                // then priority (each key computed once).
-                let policy = walk.ctx.policy;
-                order.sort_by_cached_key(|(_, k, c)| {
-                    let job = entries[c.index].job;
-                    let d = crate::eligibility::ordering_duration(job, policy).or(c.dur);
-                    (d.unwrap_or(Secs::MAX), *k)
-                });
             } else {
                 order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             }
