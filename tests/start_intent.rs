@@ -13,16 +13,20 @@ const LONG: Duration = Duration::from_secs(60);
 
 fn crash_at(point: &str) {
     let mut d = Daemon::start();
-    d.kill9();
-    d.spawn_env(&[("ARCHES_FAILPOINT", point)]);
     let runs = d.home.path().join("runs.txt");
     let script = format!(
         "#!/bin/sh\necho ran >> {}\nsleep 1\nexit 3\n",
         runs.display()
     );
-    // Acknowledged (durable) before the scheduling iteration that starts it
-    // reaches the failpoint.
-    let id = d.submit(&script, &["-N", "once"]);
+    // Submitted held to a daemon without the failpoint, so the reply to msub
+    // cannot race the kill; the daemon is then restarted with the failpoint
+    // armed and the release lets the next iteration start the job. The
+    // release is durable before that iteration, but its reply may be cut off
+    // by the kill, so its outcome is not asserted.
+    let id = d.submit(&script, &["-h", "-N", "once"]);
+    d.kill9();
+    d.spawn_env(&[("ARCHES_FAILPOINT", point)]);
+    let _ = d.run("releasehold", &[&id.to_string()]);
     let status = d.wait_exit(LONG).expect("the failpoint kills the daemon");
     assert!(!status.success(), "{point}: killed, not a clean stop");
     d.spawn();
