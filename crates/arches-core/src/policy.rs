@@ -420,6 +420,11 @@ pub struct Policy {
     /// Every job is planned with its walltime, its `estimate` only orders
     /// backfill candidates (set by the prediction guard for one iteration).
     pub estimates_ignored: bool,
+    /// Whether plans carry each queued job's priority components (what
+    /// `checkjob` and `mdiag -p` show). Off, a breakdown holds the total
+    /// alone, the same number: the simulator orders by it and shows no
+    /// breakdown. Not a `moab.cfg` parameter; on by default.
+    pub priority_components: bool,
     /// `BFORDER WIDESTWINDOWFIRST` (Arches): FIRSTFIT traverses the backfill
     /// windows widest first (Moab §8.2.2) instead of the queue in order.
     pub bf_widest_window_first: bool,
@@ -541,6 +546,7 @@ impl Default for Policy {
             estimates_running_only: false,
             prediction_guard: None,
             estimates_ignored: false,
+            priority_components: true,
             bf_widest_window_first: false,
             bf_virtual_walltime_factor: None,
             bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy::None,

@@ -190,9 +190,36 @@ fn capped(v: f64, cap: i64) -> f64 {
 
 /// Computes a job's priority breakdown at time `now`.
 pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
-    breakdown_with(job, policy, effective_weights(job, policy), |k| {
+    let ws = effective_weights(job, policy);
+    breakdown_with(job, policy, ws, &Active::of(&ws), |k| {
         factor(k, job, policy, now)
     })
+}
+
+/// The subcomponents with a non-zero weight, in [`SUBCOMPONENTS`] order.
+#[derive(Debug, Clone, Copy)]
+struct Active {
+    k: [u8; 18],
+    n: u8,
+}
+
+impl Active {
+    fn of(ws: &[i64; 18]) -> Self {
+        let mut a = Active { k: [0; 18], n: 0 };
+        for (k, w) in ws.iter().enumerate() {
+            if *w != 0 {
+                a.k[usize::from(a.n)] = k as u8;
+                a.n += 1;
+            }
+        }
+        a
+    }
+
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.k[..usize::from(self.n)]
+            .iter()
+            .map(|&k| usize::from(k))
+    }
 }
 
 /// The breakdown of [`priority`] from the job's effective weights `ws` and
@@ -203,39 +230,41 @@ fn breakdown_with(
     job: &Job,
     policy: &Policy,
     ws: [i64; 18],
+    active: &Active,
     mut value: impl FnMut(usize) -> f64,
 ) -> PriorityBreakdown {
-    // Exactly as many slots as there will be components (a plan holds one
-    // breakdown per queued job: no spare capacity).
-    let slots = ws.iter().filter(|w| **w != 0).count();
-    let mut comps = Vec::with_capacity(slots);
-    for (k, weight) in ws.into_iter().enumerate() {
-        if weight != 0 {
-            let (component, sub) = SUBCOMPONENTS[k];
-            let value = value(k);
-            comps.push(PriorityComponent {
-                component,
-                sub,
-                value,
-                contribution: weight as f64 * value,
-            });
-        }
+    // The contributions, in SUBCOMPONENTS order (non-zero weights only:
+    // `active`).
+    let mut contrib = [0.0f64; 18];
+    let mut values = [0.0f64; 18];
+    for k in active.iter() {
+        values[k] = value(k);
+        contrib[k] = ws[k] as f64 * values[k];
     }
-    debug_assert_eq!(comps.len(), slots);
+    let is_fs = |k: &usize| SUBCOMPONENTS[*k].0 == "FS";
     // FSCAP: the fairshare contributions scaled to the capped component.
-    let fs: f64 = comps
-        .iter()
-        .filter(|c| c.component == "FS")
-        .map(|c| c.contribution)
-        .sum();
+    let fs: f64 = active.iter().filter(is_fs).map(|k| contrib[k]).sum();
     let capped_fs = fs_capped(fs, policy);
     if capped_fs != fs && fs != 0.0 {
         let scale = capped_fs / fs;
-        for c in comps.iter_mut().filter(|c| c.component == "FS") {
-            c.contribution *= scale;
+        for k in active.iter().filter(is_fs) {
+            contrib[k] *= scale;
         }
     }
-    let computed: f64 = comps.iter().map(|c| c.contribution).sum();
+    let computed: f64 = active.iter().map(|k| contrib[k]).sum();
+    // The components, unless the policy orders by totals only. Exactly as
+    // many slots as there are components (a plan holds one breakdown per
+    // queued job: no spare capacity).
+    let mut comps = Vec::new();
+    if policy.priority_components {
+        comps.reserve_exact(usize::from(active.n));
+        comps.extend(active.iter().map(|k| PriorityComponent {
+            component: SUBCOMPONENTS[k].0,
+            sub: SUBCOMPONENTS[k].1,
+            value: values[k],
+            contribution: contrib[k],
+        }));
+    }
     let computed = computed.clamp(i64::MIN as f64, i64::MAX as f64) as i64;
     match job.sys_prio {
         Some(p) => PriorityBreakdown {
@@ -264,8 +293,9 @@ fn breakdown_with(
 pub struct QueuePriority<'a> {
     policy: &'a Policy,
     now: Time,
-    /// Every job's effective weights when no QoS is configured.
-    weights: Option<[i64; 18]>,
+    /// Every job's effective weights when no QoS is configured, and which
+    /// are not zero.
+    weights: Option<([i64; 18], Active)>,
     /// [`crate::qos::access_configured`].
     qos_access: bool,
     /// Fairshare factor per credential name, per [`crate::fairshare::FS_KINDS`]
@@ -279,7 +309,8 @@ impl<'a> QueuePriority<'a> {
         let weights = policy
             .qos
             .is_empty()
-            .then(|| weights_adjusted(policy, (0, 0)));
+            .then(|| weights_adjusted(policy, (0, 0)))
+            .map(|ws| (ws, Active::of(&ws)));
         QueuePriority {
             policy,
             now,
@@ -292,11 +323,14 @@ impl<'a> QueuePriority<'a> {
     /// [`priority`] of `job` at this instant.
     pub fn of(&mut self, job: &'a Job) -> PriorityBreakdown {
         let policy = self.policy;
-        let ws = match self.weights {
-            Some(ws) => ws,
-            None => effective_weights(job, policy),
+        let (ws, active) = match self.weights {
+            Some(w) => w,
+            None => {
+                let ws = effective_weights(job, policy);
+                (ws, Active::of(&ws))
+            }
         };
-        breakdown_with(job, policy, ws, |k| self.factor(k, job))
+        breakdown_with(job, policy, ws, &active, |k| self.factor(k, job))
     }
 
     /// [`factor`], the QoS and fairshare ones from what is known.
@@ -483,6 +517,28 @@ mod tests {
             let mut q = QueuePriority::new(&p, 5_000);
             for j in &jobs {
                 assert_eq!(q.of(j), priority(j, &p, 5_000), "job {}", j.id);
+            }
+            // Totals only: the same totals (FSCAP scaling included), no
+            // components.
+            for cap in [0, 2] {
+                let mut full = p.clone();
+                full.weights.fs_cap = cap;
+                let totals = Policy {
+                    priority_components: false,
+                    ..full.clone()
+                };
+                let mut q = QueuePriority::new(&totals, 5_000);
+                for j in &jobs {
+                    let want = priority(j, &full, 5_000);
+                    assert!(!want.components.is_empty());
+                    let got = q.of(j);
+                    assert_eq!(
+                        (got.total, got.system, got.deadline, got.components.len()),
+                        (want.total, want.system, want.deadline, 0),
+                        "job {} cap {cap}",
+                        j.id
+                    );
+                }
             }
         }
     }

@@ -104,7 +104,25 @@ fn schedule_rigid(state: &State, policy: &Policy, now: Time) -> Plan {
     else {
         return schedule_with(state, policy, now, None);
     };
-    let mut plan = schedule_with(state, policy, now, None);
+    let walltimes = || Policy {
+        estimates_ignored: true,
+        ..policy.clone()
+    };
+    // Priorities do not depend on planning durations: a plan made again
+    // with walltimes orders the queue as the first one did, with its
+    // priorities.
+    let queue = Queue::of(state, policy, now);
+    let mut plan = if expired(state, now).is_empty() {
+        // The walk stops at the first reservation of a job that waited the
+        // guard (reservations are only ever added, so the finished plan
+        // would hold it): its queue is planned again at once.
+        match plan_queue(state, policy, now, &[], Release::Now, queue, Some(guard)) {
+            Ok(plan) => plan,
+            Err(queue) => return schedule_with(state, &walltimes(), now, Some(queue)),
+        }
+    } else {
+        schedule_with(state, policy, now, Some(queue))
+    };
     let reached: Vec<Time> = plan
         .reservations
         .iter()
@@ -112,14 +130,8 @@ fn schedule_rigid(state: &State, policy: &Policy, now: Time) -> Plan {
         .map(|j| j.submit_time.saturating_add(guard.max(0)))
         .collect();
     if reached.iter().any(|t| *t <= now) {
-        let walltimes = Policy {
-            estimates_ignored: true,
-            ..policy.clone()
-        };
-        // Priorities do not depend on planning durations: the queue is
-        // ordered as it was, with the priorities the plan computed.
         let queue = Queue::from_plan(state, plan);
-        return schedule_with(state, &walltimes, now, queue);
+        return schedule_with(state, &walltimes(), now, queue);
     }
     plan.next_wakeup = plan.next_wakeup.into_iter().chain(reached).min();
     plan
@@ -134,20 +146,11 @@ fn schedule_with<'a>(
     queue: Option<Queue<'a>>,
 ) -> Plan {
     let queue = queue.unwrap_or_else(|| Queue::of(state, policy, now));
-    let expired: Vec<&Job> = state
-        .active()
-        .filter(|j| j.state != JobState::Suspended)
-        .filter(|j| {
-            j.run
-                .as_ref()
-                .and_then(|r| r.virtual_end())
-                .is_some_and(|v| v <= now)
-        })
-        .collect();
+    let expired = expired(state, now);
+    let mut plan = plan_unguarded(state, policy, now, &[], Release::Now, queue);
     if expired.is_empty() {
-        return plan_queue(state, policy, now, &[], Release::Now, queue);
+        return plan;
     }
-    let mut plan = plan_queue(state, policy, now, &[], Release::Now, queue);
     let mut requeued: Vec<(crate::job::JobId, crate::job::JobId)> = Vec::new();
     if policy.bf_virtual_walltime_conflict == VirtualWalltimeConflictPolicy::Preempt {
         // The plan as the scaled jobs' virtual limits promised it: without
@@ -208,6 +211,34 @@ fn schedule_with<'a>(
         .filter(|id| !requeued.iter().any(|(j, _)| j == id))
         .collect();
     plan
+}
+
+/// The running jobs whose virtual wall-clock limit
+/// (`BFVIRTUALWALLTIMESCALINGFACTOR`) has expired by `now`.
+fn expired(state: &State, now: Time) -> Vec<&Job> {
+    state
+        .active()
+        .filter(|j| j.state != JobState::Suspended)
+        .filter(|j| {
+            j.run
+                .as_ref()
+                .and_then(|r| r.virtual_end())
+                .is_some_and(|v| v <= now)
+        })
+        .collect()
+}
+
+/// The queue of a walk stopped at a guarded reservation ([`plan_queue`]):
+/// its entries' priorities go back to their jobs.
+fn give_back<'a>(
+    entries: Vec<Entry<'_>>,
+    mut jobs: Vec<(&'a Job, PriorityBreakdown)>,
+    keys: Vec<(bool, Time, i64, Time, u64, usize)>,
+) -> Queue<'a> {
+    for (e, k) in entries.into_iter().zip(&keys) {
+        jobs[k.5].1 = e.prio;
+    }
+    Queue { jobs, keys }
 }
 
 /// When [`plan_with`] takes its `released` jobs off their resources.
@@ -289,7 +320,7 @@ impl<'a> Queue<'a> {
 /// One iteration with the jobs of `released` taken off their resources
 /// (as if requeued, see [`Release`]).
 fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job], when: Release) -> Plan {
-    plan_queue(
+    plan_unguarded(
         state,
         policy,
         now,
@@ -299,8 +330,8 @@ fn plan_with(state: &State, policy: &Policy, now: Time, released: &[&Job], when:
     )
 }
 
-/// [`plan_with`] of the ordered `queue` ([`Queue::of`]).
-fn plan_queue<'a>(
+/// [`plan_queue`] without a prediction guard: it always plans.
+fn plan_unguarded<'a>(
     state: &'a State,
     policy: &'a Policy,
     now: Time,
@@ -308,6 +339,26 @@ fn plan_queue<'a>(
     when: Release,
     queue: Queue<'a>,
 ) -> Plan {
+    match plan_queue(state, policy, now, released, when, queue, None) {
+        Ok(plan) => plan,
+        // Never taken: without a guard the walk does not stop early.
+        Err(queue) => plan_unguarded(state, policy, now, released, when, queue),
+    }
+}
+
+/// [`plan_with`] of the ordered `queue` ([`Queue::of`]). With a prediction
+/// `guard`, the walk stops as soon as it reserves for a job that has waited
+/// the guard since its submission, and gives the queue back (`Err`) to be
+/// planned with walltimes ([`schedule`]).
+fn plan_queue<'a>(
+    state: &'a State,
+    policy: &'a Policy,
+    now: Time,
+    released: &[&Job],
+    when: Release,
+    queue: Queue<'a>,
+    guard: Option<Secs>,
+) -> Result<Plan, Queue<'a>> {
     let Queue { mut jobs, keys } = queue;
     let mut entries: Vec<Entry> = Vec::with_capacity(jobs.len());
     entries.extend(keys.iter().map(|k| {
@@ -379,6 +430,8 @@ fn plan_queue<'a>(
         no_start_top: None,
         trl: &trl,
         deadline_job: false,
+        guard,
+        guarded: false,
         pinned: policy.reservation_policy == ReservationPolicy::Highest
             && !state.reservations_may_compress()
             && !state.active().any(|j| {
@@ -397,6 +450,9 @@ fn plan_queue<'a>(
     for &level in levels {
         for i in 0..entries.len() {
             walk.consider(&mut entries, i, level);
+            if walk.guarded {
+                return Err(give_back(entries, jobs, keys));
+            }
         }
         // BESTFIT/GREEDY choose among this pass's candidates, under this
         // pass's limits: the soft pass's starts come before any job that
@@ -404,11 +460,14 @@ fn plan_queue<'a>(
         if !walk.candidates.is_empty() {
             let cands = std::mem::take(&mut walk.candidates);
             backfill::select(&mut walk, &mut entries, cands, level);
+            if walk.guarded {
+                return Err(give_back(entries, jobs, keys));
+            }
         }
     }
     // Rank -> position in the queued iteration (job id order).
     let order: Vec<usize> = keys.iter().map(|k| k.5).collect();
-    walk.finish(entries, &order)
+    Ok(walk.finish(entries, &order))
 }
 
 /// Queued jobs the driver may count as bypassed: eligible jobs that did not
@@ -496,9 +555,30 @@ pub(crate) struct Walk<'a> {
     /// The job considered has a guaranteed deadline: its reservation is
     /// beyond `RESERVATIONDEPTH` (it uses no bucket's depth).
     deadline_job: bool,
+    /// `PREDICTIONGUARD` of the plan made with estimates: a reservation for
+    /// a job submitted at least this long ago sets `guarded` and stops the
+    /// walk ([`plan_queue`]).
+    guard: Option<Secs>,
+    guarded: bool,
 }
 
 impl<'a> Walk<'a> {
+    /// Adds a reservation to the plan; under a prediction guard, one for a
+    /// job that has waited the guard marks the walk `guarded`.
+    fn reserve(&mut self, r: PlannedReservation) {
+        if let Some(g) = self.guard {
+            let now = self.ctx.now;
+            let state = self.ctx.state;
+            if state
+                .job(r.job)
+                .is_some_and(|j| j.submit_time.saturating_add(g.max(0)) <= now)
+            {
+                self.guarded = true;
+            }
+        }
+        self.plan.reservations.push(r);
+    }
+
     fn consider(&mut self, entries: &mut [Entry<'a>], i: usize, level: PolicyLevel) {
         if entries[i].handled || entries[i].started {
             return;
@@ -543,7 +623,7 @@ impl<'a> Walk<'a> {
                     self.take_bucket(b);
                 }
                 self.top_reservation.get_or_insert(job.id);
-                self.plan.reservations.push(PlannedReservation {
+                self.reserve(PlannedReservation {
                     job: job.id,
                     start,
                     end,
@@ -814,7 +894,7 @@ impl<'a> Walk<'a> {
             let end = dur.map(|d| start + d.max(1));
             self.ctx.commit(job, start, end, &alloc);
             self.take_bucket(b);
-            self.plan.reservations.push(PlannedReservation {
+            self.reserve(PlannedReservation {
                 job: job.id,
                 start,
                 end,
@@ -841,7 +921,7 @@ impl<'a> Walk<'a> {
                 self.ctx.commit(job, start, end, &alloc);
                 self.take_bucket(b);
                 self.top_reservation.get_or_insert(job.id);
-                self.plan.reservations.push(PlannedReservation {
+                self.reserve(PlannedReservation {
                     job: job.id,
                     start,
                     end,

@@ -325,10 +325,13 @@ impl Simulation {
 
     fn with_pending(
         nodes: Vec<Node>,
-        policy: Policy,
+        mut policy: Policy,
         pending: Pending,
         keep: BTreeSet<JobId>,
     ) -> Self {
+        // Nothing shows a replay's priority breakdowns unless it is served
+        // ([`Simulation::set_full_plans`]): the queue is ordered by totals.
+        policy.priority_components = false;
         let total_procs = nodes.iter().map(|n| n.procs).sum();
         let max_node_procs = nodes.iter().map(|n| n.procs).max().unwrap_or(0);
         let now = pending.submit(0).unwrap_or(0);
@@ -411,9 +414,12 @@ impl Simulation {
     /// the last plan carries every queued job's decision (what `--serve`
     /// shows). By default the simulation runs the lean iteration
     /// ([`arches_core::schedule_lean`]) where the policy allows it: the same
-    /// starts and reservations, without per-job decisions.
+    /// starts and reservations, without per-job decisions; the full
+    /// iteration's decisions then carry priority totals without their
+    /// components ([`Policy::priority_components`]).
     pub fn set_full_plans(&mut self, full: bool) {
         self.full_plans = full;
+        self.policy.priority_components = full;
         self.state.set_lean_indexes(!full);
     }
 
