@@ -282,8 +282,12 @@ pub struct State {
     pub(crate) queued: OrdSet<JobId>,
     /// Job arrays ([`crate::array`]).
     pub(crate) arrays: crate::array::Arrays,
-    /// Running, starting or suspended jobs.
-    active: OrdSet<JobId>,
+    /// Running, starting or suspended jobs, sharing the jobs' `Arc`s with
+    /// `jobs`: the drivers walk them several times per iteration, without
+    /// a look-up each. An event takes its job out of this map before it
+    /// changes it (so that `Arc::make_mut` does not copy it) and puts the
+    /// changed job back while it is active.
+    active: OrdMap<JobId, Arc<Job>>,
     /// Reservation starts remembered from the last plan (queued jobs only).
     remembered: crate::kept::Kept,
     /// A job ended (or the machine or a job changed) since reservations were
@@ -463,7 +467,7 @@ impl State {
 
     /// Active jobs by id.
     pub fn active(&self) -> impl Iterator<Item = &Job> {
-        self.active.iter().filter_map(|id| self.job(*id))
+        self.active.values().map(|j| &**j)
     }
 
     /// Remembers the priority reservations of the last plan (`(job, start)`),
@@ -696,7 +700,26 @@ impl State {
                 idx.remove(j);
             }
         }
+        // The job's copy in the active map leaves it for the event (only
+        // starts make a job active, and they put it there themselves).
+        #[cfg(debug_assertions)]
+        let event_id = event_job(&event);
+        let active_id = event_job(&event)
+            .filter(|_| !starts_or_purges(&event))
+            .filter(|id| self.active.remove(id).is_some());
         let res = self.apply_inner(event, now);
+        if let Some(id) = active_id {
+            if let Some(j) = self.jobs.get(&id).filter(|j| j.state.is_active()) {
+                self.active.insert(id, Arc::clone(j));
+            }
+        }
+        #[cfg(debug_assertions)]
+        if let Some(id) = event_id {
+            if let Some(a) = self.active.get(&id) {
+                debug_assert!(a.state.is_active());
+                debug_assert!(self.jobs.get(&id).is_some_and(|j| Arc::ptr_eq(a, j)));
+            }
+        }
         if let Some(id) = job_id {
             // One look-up of the job after the event for both the timed set
             // and the indexes (queued jobs are the Idle ones).
@@ -961,7 +984,7 @@ impl State {
                 j.admin_suspended = false;
                 j.requeued = Some(term.map_or(RequeueCause::Failure, |t| t.cause));
                 self.give_units(&units);
-                self.active.remove(&job);
+                // Out of the active map already (State::apply).
                 self.queued.insert(job);
                 self.termination_over(term, now);
                 Ok(())
@@ -1110,7 +1133,7 @@ impl State {
             self.timed.remove(&job);
         }
         self.remembered.remove(job);
-        self.active.insert(job);
+        self.active.insert(job, Arc::clone(slot));
         // A GUARANTEEDPREEMPTION lock outlives a start that may still fail;
         // any other lock has done its work.
         if self.locks.get(&job).is_some_and(|l| l.retry == 0) {
@@ -1330,7 +1353,7 @@ impl State {
             give_units(&mut self.gres_used_units, &r.gres_units);
         }
         let scoped = scoped(j);
-        self.active.remove(&job);
+        // Out of the active map already (State::apply).
         if scoped {
             self.scoped_jobs = self.scoped_jobs.saturating_sub(1);
         }
@@ -1472,6 +1495,13 @@ fn remove_usage(usage: &mut [NodeUsage], alloc: &[Alloc], procs: bool, mem_and_j
 
 /// Whether `apply_inner` keeps the lean indexes and the timed set itself
 /// for this event (the events every job goes through).
+fn starts_or_purges(e: &Event) -> bool {
+    matches!(
+        e,
+        Event::Submit(_) | Event::Start { .. } | Event::Launch { .. } | Event::Purge { .. }
+    )
+}
+
 fn keeps_indexes(e: &Event) -> bool {
     matches!(
         e,
