@@ -26,6 +26,7 @@
 //! `FSDEPTH` are kept, and interval *i* (0 = current) weighs `FSDECAY^i`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::job::{CompletionCode, Job, StartKind};
 use crate::{Secs, Time};
@@ -642,7 +643,7 @@ impl Accounting {
     /// the credentials running jobs charge.
     pub fn decayed_usage<'a>(
         &self,
-        active: impl Iterator<Item = &'a Job>,
+        active: impl Iterator<Item = &'a Arc<Job>>,
         fs: &FsWindow,
         now: Time,
     ) -> crate::fairshare::FsUsage {
@@ -721,12 +722,16 @@ struct CredSlot {
 }
 
 /// The slots of a running job's credentials, in [`job_cred_names`] order
-/// (the user's first).
-#[derive(Debug, Clone, Copy)]
+/// (the user's first), and the job they were found for: while the driver
+/// passes that same `Arc` (a job is copied when it changes while shared),
+/// the credentials are the same without comparing their names.
+#[derive(Debug, Clone)]
 struct JobSlots {
     id: crate::job::JobId,
     n: u8,
     slots: [u32; 5],
+    /// Taken by the next update (`None` once taken).
+    job: Option<Arc<Job>>,
 }
 
 impl JobSlots {
@@ -735,7 +740,10 @@ impl JobSlots {
     }
 
     /// Whether these are still the slots of `j`'s credentials.
-    fn fits(&self, slots: &[CredSlot], j: &Job) -> bool {
+    fn fits(&self, slots: &[CredSlot], j: &Arc<Job>) -> bool {
+        if self.job.as_ref().is_some_and(|k| Arc::ptr_eq(k, j)) {
+            return true;
+        }
         let mut n = 0;
         for (kind, name) in job_cred_names(j) {
             match self.slots().get(n) {
@@ -868,7 +876,7 @@ impl DecayedUsage {
     pub fn update<'a>(
         &mut self,
         acc: &Accounting,
-        active: impl Iterator<Item = &'a Job>,
+        active: impl Iterator<Item = &'a Arc<Job>>,
         fs: &FsWindow,
         now: Time,
     ) {
@@ -925,7 +933,7 @@ impl DecayedUsage {
         for (idx, x) in acc.fs_total.range(oldest..=cur) {
             total[(cur - idx) as usize] = *x;
         }
-        let before = std::mem::take(&mut self.jobs);
+        let mut before = std::mem::take(&mut self.jobs);
         let mut jobs = Vec::with_capacity(before.len() + 1);
         let mut charged = Vec::with_capacity(self.charged.len() + 1);
         let mut users = Vec::with_capacity(self.users.len() + 1);
@@ -938,20 +946,32 @@ impl DecayedUsage {
             let kept = match before.get(next) {
                 Some(c) if c.id == j.id => {
                     next += 1;
-                    Some(c)
+                    Some(next - 1)
                 }
-                _ => before
-                    .binary_search_by_key(&j.id, |c| c.id)
-                    .ok()
-                    .map(|i| &before[i]),
+                _ => before.binary_search_by_key(&j.id, |c| c.id).ok(),
             };
-            let js = match kept.filter(|c| c.fits(&self.slots, j)) {
-                Some(c) => *c,
+            let js = match kept.filter(|&i| before[i].fits(&self.slots, j)) {
+                Some(i) => {
+                    let c = &mut before[i];
+                    JobSlots {
+                        id: c.id,
+                        n: c.n,
+                        slots: c.slots,
+                        // The same job keeps its reference (no count
+                        // change); a changed one is referred to anew.
+                        job: c
+                            .job
+                            .take()
+                            .filter(|k| Arc::ptr_eq(k, j))
+                            .or_else(|| Some(Arc::clone(j))),
+                    }
+                }
                 None => {
                     let mut c = JobSlots {
                         id: j.id,
                         n: 0,
                         slots: [0; 5],
+                        job: Some(Arc::clone(j)),
                     };
                     for (kind, name) in job_cred_names(j) {
                         c.slots[usize::from(c.n)] =
@@ -961,10 +981,11 @@ impl DecayedUsage {
                     c
                 }
             };
+            let (js_slots, js_n) = (js.slots, usize::from(js.n));
             jobs.push(js);
             // The user's running work (`count_active_user`), in its slot.
             if let Some((procs, _, left)) = active_usage(j, acc.since, now) {
-                let s = js.slots[0];
+                let s = js_slots[0];
                 let u = &mut self.slots[s as usize];
                 if u.user_epoch != epoch {
                     u.user_epoch = epoch;
@@ -982,7 +1003,7 @@ impl DecayedUsage {
             let rate = fs.charge.rate(r);
             charge_window(&mut charges, from, rate);
             add(&mut total, &charges);
-            for &s in js.slots() {
+            for &s in &js_slots[..js_n] {
                 let slot = &mut self.slots[s as usize];
                 if slot.epoch != epoch {
                     slot.load(acc, generation, cur, depth, decay);
@@ -1109,6 +1130,25 @@ pub fn active_usage(j: &Job, since: Time, now: Time) -> Option<(u32, f64, f64)> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The jobs as the state shares them: a job equal to the one passed
+    /// last time keeps its `Arc` when `reuse` (a changed job gets a new one).
+    fn share(
+        jobs: Vec<Job>,
+        kept: &mut BTreeMap<crate::job::JobId, Arc<Job>>,
+        reuse: bool,
+    ) -> Vec<Arc<Job>> {
+        jobs.into_iter()
+            .map(|j| match kept.get(&j.id) {
+                Some(k) if reuse && **k == j => Arc::clone(k),
+                _ => {
+                    let j = Arc::new(j);
+                    kept.insert(j.id, Arc::clone(&j));
+                    j
+                }
+            })
+            .collect()
+    }
 
     /// `got` equals `want` bit for bit: the total, every credential's
     /// value (the same credentials, in order) and the users' running work.
@@ -1305,6 +1345,7 @@ mod tests {
             (410, 700, "erin", None),
             (650, 990, "alice", Some("p")),
         ];
+        let mut shared = BTreeMap::new();
         let mut t = 0;
         while t <= 1000 {
             let running: Vec<Job> = plan
@@ -1317,11 +1358,15 @@ mod tests {
                     j
                 })
                 .collect();
+            // Every other update sees new copies of unchanged jobs.
+            let running = share(running, &mut shared, t % 2 == 0);
             kept.update(&a, running.iter(), &w, t);
             let fresh = a.decayed_usage(running.iter(), &w, t);
             let got = kept.usage();
             // The fresh usage also equals the per-interval one decayed.
-            let slow = a.fairshare(running.iter(), &w, t).decayed(w.decay);
+            let slow = a
+                .fairshare(running.iter().map(|j| &**j), &w, t)
+                .decayed(w.decay);
             same_bits(&fresh, &slow, t);
             same_bits(got, &fresh, t);
             // Jobs ending at the next step are recorded, as a driver does.
@@ -1380,9 +1425,10 @@ mod tests {
                 j.cred.account = (i % 2 == 0).then(|| "p".to_string());
                 j
             };
+            let mut shared = BTreeMap::new();
             let mut t = 0;
             while t <= 400 {
-                let mut running: Vec<Job> = (0..spans.len())
+                let running: Vec<Job> = (0..spans.len())
                     .filter(|&i| spans[i].0 <= t && t < spans[i].1)
                     .map(|i| {
                         let mut j = job(i, t);
@@ -1390,11 +1436,14 @@ mod tests {
                         j
                     })
                     .collect();
+                let mut running = share(running, &mut shared, true);
                 if t % 30 == 0 {
                     running.reverse();
                 }
                 kept.update(&a, running.iter(), &w, t);
-                let slow = a.fairshare(running.iter(), &w, t).decayed(w.decay);
+                let slow = a
+                    .fairshare(running.iter().map(|j| &**j), &w, t)
+                    .decayed(w.decay);
                 let got = kept.usage();
                 same_bits(got, &slow, t);
                 t += 3;
@@ -1445,9 +1494,12 @@ mod tests {
             running(4, 7, 37, "alice"),
             running(5, 2, 815, "carol"),
             running(6, 4, 1000, "bob"),
-        ];
+        ]
+        .map(Arc::new);
         for now in [820, 899, 900, 950, 1333] {
-            let slow = a.fairshare(jobs.iter(), &w, now).decayed(w.decay);
+            let slow = a
+                .fairshare(jobs.iter().map(|j| &**j), &w, now)
+                .decayed(w.decay);
             let fast = a.decayed_usage(jobs.iter(), &w, now);
             same_bits(&fast, &slow, now);
             assert!(fast.total > 0.0);

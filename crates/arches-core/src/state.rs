@@ -470,6 +470,12 @@ impl State {
         self.active.values().map(|j| &**j)
     }
 
+    /// The same jobs, as the shared references the state holds: the same
+    /// `Arc` from one call to the next means the job has not changed.
+    pub fn active_shared(&self) -> impl Iterator<Item = &Arc<Job>> {
+        self.active.values()
+    }
+
     /// Remembers the priority reservations of the last plan (`(job, start)`),
     /// replacing any remembered before. Only `RESERVATIONPOLICY HIGHEST` uses
     /// them: a remembered reservation is never moved later, only compressed

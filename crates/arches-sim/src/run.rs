@@ -1116,7 +1116,8 @@ impl Simulation {
             if let LastPlan::Full(p) = &mut self.last_plan {
                 p.fairshare = None;
             }
-            self.decayed.update(acc, self.state.active(), fs, self.now);
+            self.decayed
+                .update(acc, self.state.active_shared(), fs, self.now);
             let usage = self.decayed.usage().clone();
             self.policy.fairshare.set_usage(usage);
             self.lean_ok = arches_core::lean::lean_supported(&self.policy);
