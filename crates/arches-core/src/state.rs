@@ -288,6 +288,11 @@ pub struct State {
     /// changes it (so that `Arc::make_mut` does not copy it) and puts the
     /// changed job back while it is active.
     active: OrdMap<JobId, Arc<Job>>,
+    /// The same jobs in a slice, made at the first walk after the map
+    /// changed (a map cursor step costs about ten slice steps, and an
+    /// iteration walks the active jobs several times); dropped before an
+    /// event changes an active job, so that it does not share it.
+    active_list: std::sync::OnceLock<Arc<[Arc<Job>]>>,
     /// Reservation starts remembered from the last plan (queued jobs only).
     remembered: crate::kept::Kept,
     /// A job ended (or the machine or a job changed) since reservations were
@@ -467,13 +472,15 @@ impl State {
 
     /// Active jobs by id.
     pub fn active(&self) -> impl Iterator<Item = &Job> {
-        self.active.values().map(|j| &**j)
+        self.active_shared().map(|j| &**j)
     }
 
     /// The same jobs, as the shared references the state holds: the same
     /// `Arc` from one call to the next means the job has not changed.
     pub fn active_shared(&self) -> impl Iterator<Item = &Arc<Job>> {
-        self.active.values()
+        self.active_list
+            .get_or_init(|| self.active.values().cloned().collect())
+            .iter()
     }
 
     /// Remembers the priority reservations of the last plan (`(job, start)`),
@@ -713,11 +720,15 @@ impl State {
         let active_id = event_job(&event)
             .filter(|_| !starts_or_purges(&event))
             .filter(|id| self.active.remove(id).is_some());
+        if active_id.is_some() {
+            self.active_list = Default::default();
+        }
         let res = self.apply_inner(event, now);
         if let Some(id) = active_id {
             if let Some(j) = self.jobs.get(&id).filter(|j| j.state.is_active()) {
                 self.active.insert(id, Arc::clone(j));
             }
+            self.active_list = Default::default();
         }
         #[cfg(debug_assertions)]
         if let Some(id) = event_id {
@@ -1140,6 +1151,7 @@ impl State {
         }
         self.remembered.remove(job);
         self.active.insert(job, Arc::clone(slot));
+        self.active_list = Default::default();
         // A GUARANTEEDPREEMPTION lock outlives a start that may still fail;
         // any other lock has done its work.
         if self.locks.get(&job).is_some_and(|l| l.retry == 0) {
