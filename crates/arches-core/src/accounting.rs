@@ -699,6 +699,9 @@ pub struct DecayedUsage {
     /// next update, rather than at once in a usage the policy still shares.
     recorded: Vec<(CredKind, String)>,
     usage: std::sync::Arc<crate::fairshare::FsUsage>,
+    /// The users' running work ([`crate::fairshare::FsUsage::active`]) is
+    /// left out: nothing reads it ([`DecayedUsage::count_active_work`]).
+    no_active_work: bool,
 }
 
 /// One interned credential of a [`DecayedUsage`].
@@ -807,6 +810,14 @@ impl DecayedUsage {
     /// every credential afresh.
     pub fn invalidate(&mut self) {
         self.at = None;
+    }
+
+    /// Whether updates count each user's running work
+    /// ([`crate::fairshare::FsUsage::active`], on by default): a driver
+    /// turns it off when nothing reads it
+    /// ([`crate::fairshare::uses_active_work`]); off, the usage has none.
+    pub fn count_active_work(&mut self, on: bool) {
+        self.no_active_work = !on;
     }
 
     /// The usage of the last update (shared: a policy holds it; the next
@@ -984,7 +995,9 @@ impl DecayedUsage {
             let (js_slots, js_n) = (js.slots, usize::from(js.n));
             jobs.push(js);
             // The user's running work (`count_active_user`), in its slot.
-            if let Some((procs, _, left)) = active_usage(j, acc.since, now) {
+            if let Some((procs, _, left)) =
+                active_usage(j, acc.since, now).filter(|_| !self.no_active_work)
+            {
                 let s = js_slots[0];
                 let u = &mut self.slots[s as usize];
                 if u.user_epoch != epoch {
@@ -1503,6 +1516,14 @@ mod tests {
             let fast = a.decayed_usage(jobs.iter(), &w, now);
             same_bits(&fast, &slow, now);
             assert!(fast.total > 0.0);
+            // Without the users' running work: the same sums, no work.
+            let mut d = DecayedUsage::default();
+            d.count_active_work(false);
+            d.update(&a, jobs.iter(), &w, now);
+            let mut want = slow.clone();
+            want.active.clear();
+            assert!(!slow.active.is_empty());
+            same_bits(d.usage(), &want, now);
         }
     }
 

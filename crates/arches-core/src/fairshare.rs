@@ -316,6 +316,13 @@ pub fn active_factor(job: &Job, policy: &Policy, k: usize) -> f64 {
     }
 }
 
+/// Whether a priority reads the users' running work ([`active_factor`]):
+/// a weighted `FSJPU`, `FSPPU` or `FSPSPU` subcomponent.
+pub fn uses_active_work(policy: &Policy) -> bool {
+    let w = &policy.weights;
+    w.fs != 0 && (w.fs_jpu != 0 || w.fs_ppu != 0 || w.fs_pspu != 0)
+}
+
 /// Whether any credential configuration has a fairshare cap.
 pub fn has_caps(policy: &Policy) -> bool {
     let cap = |t: &Option<FsTarget>| t.is_some_and(|t| t.kind.is_cap());

@@ -299,8 +299,10 @@ pub struct QueuePriority<'a> {
     /// [`crate::qos::access_configured`].
     qos_access: bool,
     /// Fairshare factor per credential name, per [`crate::fairshare::FS_KINDS`]
-    /// entry (`None`: no target, the job's share-tree factor applies).
-    fs: [std::collections::BTreeMap<&'a str, Option<f64>>; 5],
+    /// entry (`None`: no target, the job's share-tree factor applies). Hashed
+    /// (a fixed seed: nothing depends on the order), since every queued job
+    /// looks its names up at every iteration.
+    fs: [std::collections::HashMap<&'a str, Option<f64>, foldhash::fast::FixedState>; 5],
 }
 
 impl<'a> QueuePriority<'a> {

@@ -1117,6 +1117,8 @@ impl Simulation {
                 p.fairshare = None;
             }
             self.decayed
+                .count_active_work(arches_core::fairshare::uses_active_work(&self.policy));
+            self.decayed
                 .update(acc, self.state.active_shared(), fs, self.now);
             let usage = self.decayed.usage().clone();
             self.policy.fairshare.set_usage(usage);
