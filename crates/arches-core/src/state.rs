@@ -723,8 +723,13 @@ impl State {
         if active_id.is_some() {
             self.active_list = Default::default();
         }
+        // A job these events accept is no longer active (no look-up needed).
+        let ends = matches!(
+            event,
+            Event::Finish { .. } | Event::Cancel { .. } | Event::Requeue { .. }
+        );
         let res = self.apply_inner(event, now);
-        if let Some(id) = active_id {
+        if let Some(id) = active_id.filter(|_| !(ends && res.is_ok())) {
             if let Some(j) = self.jobs.get(&id).filter(|j| j.state.is_active()) {
                 self.active.insert(id, Arc::clone(j));
             }
