@@ -700,14 +700,16 @@ impl State {
                 | Event::Purge { .. }
                 | Event::Grow { .. }
         );
-        let event_job_none = event_job(&event).is_none();
+        // The one job the event is about (every event changes that job
+        // alone), if any.
+        let event_id = event_job(&event);
         // The events of every job's life (submit, start, end, purge) keep
         // the lean indexes and the timed set themselves, with the one
         // look-up of the job they make anyway. For any other event about a
         // job: take the job out of the indexes as it is, put it back as it
         // is after the event (also when the event is refused and nothing
         // changed).
-        let job_id = event_job(&event).filter(|_| !keeps_indexes(&event));
+        let job_id = event_id.filter(|_| !keeps_indexes(&event));
         if let Some(idx) = self.idx.as_deref_mut() {
             if let Some(j) = job_id.and_then(|id| self.jobs.get(&id)) {
                 idx.remove(j);
@@ -715,9 +717,7 @@ impl State {
         }
         // The job's copy in the active map leaves it for the event (only
         // starts make a job active, and they put it there themselves).
-        #[cfg(debug_assertions)]
-        let event_id = event_job(&event);
-        let active_id = event_job(&event)
+        let active_id = event_id
             .filter(|_| !starts_or_purges(&event))
             .filter(|id| self.active.remove(id).is_some());
         if active_id.is_some() {
@@ -755,7 +755,7 @@ impl State {
                 idx.add(j);
             }
         }
-        if event_job_none {
+        if event_id.is_none() {
             self.nodes_not_up = self
                 .nodes
                 .iter()
