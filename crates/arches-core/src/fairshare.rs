@@ -102,15 +102,22 @@ impl FsTarget {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FsUsage {
     pub total: f64,
-    pub creds: BTreeMap<(CredKind, String), f64>,
+    /// Hashed (a fixed seed: nothing reads it in order), since the priority
+    /// looks a name up for every queued job's credentials each iteration and
+    /// a trace replay rewrites the running jobs' credentials each iteration.
+    pub creds: CredValues,
     /// Each user's active (running) work at that instant: the `FSJPU`,
     /// `FSPPU` and `FSPSPU` subcomponents.
     pub active: BTreeMap<String, ActiveUse>,
 }
 
+/// Per-credential values ([`FsUsage::creds`]).
+pub type CredValues = std::collections::HashMap<(CredKind, String), f64, foldhash::fast::FixedState>;
+
 /// A `(kind, name)` credential key that a `(CredKind, String)` map key
 /// borrows as, so [`FsUsage::of`] can look up a `&str` name without
-/// allocating. Ordered exactly as the tuple (kind first, then name).
+/// allocating. Ordered, compared and hashed exactly as the tuple (kind
+/// first, then name).
 pub(crate) trait CredKey {
     fn key(&self) -> (CredKind, &str);
 }
@@ -140,6 +147,14 @@ impl PartialEq for dyn CredKey + '_ {
 }
 
 impl Eq for dyn CredKey + '_ {}
+
+impl std::hash::Hash for dyn CredKey + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // `(CredKind, &str)` hashes as `(CredKind, String)`: a `String`
+        // hashes as its `str`.
+        self.key().hash(state)
+    }
+}
 
 impl PartialOrd for dyn CredKey + '_ {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {

@@ -353,7 +353,12 @@ impl<'a> QueuePriority<'a> {
                 else {
                     return 0.0;
                 };
-                let f = *self.fs[k - 5]
+                let cache = &mut self.fs[k - 5];
+                if cache.capacity() == 0 {
+                    // Room for the usual number of names in a queue at once.
+                    cache.reserve(32);
+                }
+                let f = *cache
                     .entry(name)
                     .or_insert_with(|| crate::fairshare::cred_factor(policy, kind, name));
                 match f {

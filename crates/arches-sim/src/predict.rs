@@ -23,7 +23,7 @@
 //! [`Predictor::rebuild`] restores it and folds in the stored completed jobs
 //! that ended after it was saved (or all of them, when nothing was saved).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use arches_config::{PredictionCorrection, RuntimePrediction};
 use arches_core::{Job, JobId, JobState, Secs, State, Time};
@@ -53,8 +53,10 @@ pub struct Predictor {
     history: BTreeMap<String, Vec<Secs>>,
     /// How many times a job's prediction was extended.
     extended: BTreeMap<JobId, usize>,
-    /// Users whose history changed since the last [`Predictor::corrections`].
-    changed: BTreeSet<String>,
+    /// Users whose history changed since the last [`Predictor::corrections`]
+    /// (hashed, a fixed seed: only asked whether it holds each queued job's
+    /// user).
+    changed: std::collections::HashSet<String, foldhash::fast::FixedState>,
     /// The history changed since the last [`Predictor::history_update`].
     unsaved: bool,
     /// The caller reports every start ([`Predictor::track_starts`]).
