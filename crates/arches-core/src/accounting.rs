@@ -367,6 +367,8 @@ pub struct Accounting {
     pub fs_pairs: BTreeMap<(String, String), BTreeMap<i64, f64>>,
     /// The period cut into intervals (`showstats -t`, `showstats -n`).
     pub profile: crate::history::StatProfile,
+    /// Only the fairshare intervals are kept ([`Accounting::fairshare_only`]).
+    pub fairshare_only: bool,
 }
 
 /// The fairshare window: interval length and how many intervals are kept,
@@ -462,6 +464,17 @@ impl Accounting {
         }
     }
 
+    /// An accounting that keeps only what fairshare reads (`fs`,
+    /// `fs_total`, `fs_pairs`): a trace replay that shows no statistics
+    /// records its jobs without the totals, the grid and the profile.
+    pub fn fairshare_only(since: Time) -> Accounting {
+        Accounting {
+            since,
+            fairshare_only: true,
+            ..Accounting::default()
+        }
+    }
+
     /// Records a job that reached a final state at `end`; jobs that never
     /// ran count nowhere. Returns whether anything changed.
     pub fn record(&mut self, j: &Job, end: Time, fs: &FsWindow) -> bool {
@@ -475,34 +488,10 @@ impl Accounting {
         let Some(u) = JobUsage::of(j, end, self.since) else {
             return false;
         };
-        if self.grid.len() != GRID_PROCS.len() * GRID_TIMES.len() {
-            self.grid = vec![Totals::default(); GRID_PROCS.len() * GRID_TIMES.len()];
+        if !self.fairshare_only {
+            self.record_statistics(j, &u, end, stats);
         }
-        self.total.add(&u);
-        self.grid[grid_cell(u.procs, u.walltime)].add(&u);
         let from = u.start.max(self.since);
-        let creds = job_creds(j);
-        // The credentials and the statistics templates (no copy of the
-        // credentials when there are none, as on most jobs).
-        let with_stats;
-        let counted: &[(CredKind, String)] = if stats.is_empty() {
-            &creds
-        } else {
-            with_stats = creds
-                .iter()
-                .cloned()
-                .chain(stats.iter().map(|t| (CredKind::Template, t.clone())))
-                .collect::<Vec<_>>();
-            &with_stats
-        };
-        for c in counted {
-            match self.creds.get_mut(c) {
-                Some(t) => t.add(&u),
-                None => self.creds.entry(c.clone()).or_default().add(&u),
-            }
-        }
-        self.profile.record(counted, &u);
-        self.profile.trim(end);
         if from < u.end {
             let run = j.run.as_ref().expect("a job with usage ran");
             let rate = match (fs.charge, u.ps_utilized) {
@@ -514,8 +503,13 @@ impl Accounting {
                 _ => fs.charge.rate(run),
             };
             charge(&mut self.fs_total, fs, from, u.end, rate);
-            for c in creds {
-                charge(self.fs.entry(c).or_default(), fs, from, u.end, rate);
+            for (kind, name) in job_cred_names(j) {
+                // The name is copied only the first time it is charged.
+                let m = match self.fs.get_mut(&(kind, name) as &dyn crate::fairshare::CredKey) {
+                    Some(m) => m,
+                    None => self.fs.entry((kind, name.to_string())).or_default(),
+                };
+                charge(m, fs, from, u.end, rate);
             }
             if let Some(a) = &j.cred.account {
                 let pair = (a.clone(), j.cred.user.clone());
@@ -537,6 +531,38 @@ impl Accounting {
             self.trim(fs, end);
         }
         true
+    }
+
+    /// The statistics part of [`Accounting::record_in`]: the totals, the
+    /// grid, each credential's and template's totals and the profile.
+    fn record_statistics(&mut self, j: &Job, u: &JobUsage, end: Time, stats: &[String]) {
+        if self.grid.len() != GRID_PROCS.len() * GRID_TIMES.len() {
+            self.grid = vec![Totals::default(); GRID_PROCS.len() * GRID_TIMES.len()];
+        }
+        self.total.add(u);
+        self.grid[grid_cell(u.procs, u.walltime)].add(u);
+        let creds = job_creds(j);
+        // The credentials and the statistics templates (no copy of the
+        // credentials when there are none, as on most jobs).
+        let with_stats;
+        let counted: &[(CredKind, String)] = if stats.is_empty() {
+            &creds
+        } else {
+            with_stats = creds
+                .iter()
+                .cloned()
+                .chain(stats.iter().map(|t| (CredKind::Template, t.clone())))
+                .collect::<Vec<_>>();
+            &with_stats
+        };
+        for c in counted {
+            match self.creds.get_mut(c) {
+                Some(t) => t.add(u),
+                None => self.creds.entry(c.clone()).or_default().add(u),
+            }
+        }
+        self.profile.record(counted, u);
+        self.profile.trim(end);
     }
 
     /// Drops fairshare intervals older than the window.
@@ -1348,6 +1374,8 @@ mod tests {
             j
         };
         let mut a = Accounting::new(0);
+        // The same jobs recorded in an accounting for fairshare alone.
+        let mut lean = Accounting::fairshare_only(0);
         let mut kept = DecayedUsage::default();
         // (start, end, user, account): jobs that run and then end, some
         // across interval boundaries, users sharing accounts and coming back.
@@ -1390,6 +1418,7 @@ mod tests {
             for (i, (s, e, u, acct)) in plan.iter().enumerate() {
                 if *e > t - 5 && *e <= t {
                     let j = job(i as u64 + 1, i as u32 % 3 + 1, *s, *e, u, *acct);
+                    assert!(lean.record(&j, *e, &w));
                     if i % 4 == 3 {
                         a.record(&j, *e, &w);
                         kept.invalidate();
@@ -1400,6 +1429,13 @@ mod tests {
             }
         }
         assert!(kept.usage().total > 0.0);
+        // The fairshare-only accounting keeps the same fairshare intervals,
+        // bit for bit, and no statistics.
+        assert_eq!(lean.fs_total, a.fs_total);
+        assert_eq!(lean.fs, a.fs);
+        assert_eq!(lean.fs_pairs, a.fs_pairs);
+        assert!(!a.creds.is_empty() && a.total.jobs > 0);
+        assert!(lean.creds.is_empty() && lean.total.jobs == 0 && lean.profile.creds.is_empty());
     }
 
     /// The kept usage with running jobs that come in any order, change

@@ -607,7 +607,13 @@ pub fn build(
             .as_ref()
             .map(|c| c.fairshare.clone())
             .unwrap_or_else(|| arches_config::Config::default().fairshare);
-        sim.enable_accounting(sim.now(), fs.window_for(sim.state()));
+        let window = fs.window_for(sim.state());
+        if args.serve {
+            // Served, the statistics are shown (showstats, mdiag -f).
+            sim.enable_accounting(sim.now(), window);
+        } else {
+            sim.enable_fairshare_accounting(sim.now(), window);
+        }
     }
     if let Some(st) = staging {
         sim.set_staging(st);

@@ -1100,6 +1100,22 @@ impl Simulation {
         self.decayed.invalidate();
     }
 
+    /// [`Simulation::enable_accounting`] for fairshare alone: the finished
+    /// jobs are charged to their credentials' fairshare intervals, with no
+    /// statistics (totals, grid, profile) that nobody will read
+    /// ([`arches_core::accounting::Accounting::fairshare_only`]).
+    pub fn enable_fairshare_accounting(
+        &mut self,
+        since: Time,
+        fs: arches_core::accounting::FsWindow,
+    ) {
+        self.accounting = Some((
+            arches_core::accounting::Accounting::fairshare_only(since),
+            fs,
+        ));
+        self.decayed.invalidate();
+    }
+
     /// Fairshare: the decayed usage at `now` (completed jobs and the running
     /// ones up to now) for the priorities and caps of this iteration, as the
     /// daemon computes it. Needs the accounting ([`Simulation::enable_accounting`]);
