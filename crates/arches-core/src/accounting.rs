@@ -505,7 +505,10 @@ impl Accounting {
             charge(&mut self.fs_total, fs, from, u.end, rate);
             for (kind, name) in job_cred_names(j) {
                 // The name is copied only the first time it is charged.
-                let m = match self.fs.get_mut(&(kind, name) as &dyn crate::fairshare::CredKey) {
+                let m = match self
+                    .fs
+                    .get_mut(&(kind, name) as &dyn crate::fairshare::CredKey)
+                {
                     Some(m) => m,
                     None => self.fs.entry((kind, name.to_string())).or_default(),
                 };
@@ -815,12 +818,7 @@ impl JobSlots {
 }
 
 /// The slot of credential `(kind, name)`, made if it has none yet.
-fn intern(
-    slots: &mut Vec<CredSlot>,
-    ids: &mut CredIds,
-    kind: CredKind,
-    name: &str,
-) -> u32 {
+fn intern(slots: &mut Vec<CredSlot>, ids: &mut CredIds, kind: CredKind, name: &str) -> u32 {
     if let Some(&s) = ids.get(&(kind, name) as &dyn crate::fairshare::CredKey) {
         return s;
     }
@@ -1436,7 +1434,10 @@ mod tests {
     fn same_bits(got: &crate::fairshare::FsUsage, want: &crate::fairshare::FsUsage, t: Time) {
         assert_eq!(got.total.to_bits(), want.total.to_bits(), "at {t}");
         let sorted = |u: &crate::fairshare::FsUsage| {
-            u.creds.keys().cloned().collect::<std::collections::BTreeSet<_>>()
+            u.creds
+                .keys()
+                .cloned()
+                .collect::<std::collections::BTreeSet<_>>()
         };
         assert_eq!(sorted(got), sorted(want), "at {t}");
         for (k, v) in &want.creds {
@@ -1763,8 +1764,7 @@ mod tests {
         };
         let mut a = Accounting::new(0);
         // A fractional kept interval (as `UTILIZEDPS` leaves) for alice.
-        a.fs
-            .entry((CredKind::User, "alice".to_string()))
+        a.fs.entry((CredKind::User, "alice".to_string()))
             .or_default()
             .insert(0, 1.0 / 3.0);
         a.fs_total.insert(0, 1.0 / 3.0);

@@ -112,7 +112,8 @@ pub struct FsUsage {
 }
 
 /// Per-credential values ([`FsUsage::creds`]).
-pub type CredValues = std::collections::HashMap<(CredKind, String), f64, foldhash::fast::FixedState>;
+pub type CredValues =
+    std::collections::HashMap<(CredKind, String), f64, foldhash::fast::FixedState>;
 
 /// A `(kind, name)` credential key that a `(CredKind, String)` map key
 /// borrows as, so [`FsUsage::of`] can look up a `&str` name without
