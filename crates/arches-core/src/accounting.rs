@@ -701,15 +701,6 @@ impl Accounting {
 /// intervals plus the running jobs' charges added in the same order, job by
 /// job, as [`Accounting::fairshare`] adds them, so every sum is the same
 /// floating-point computation as a fresh one.
-///
-/// Under `FSPOLICY DEDICATEDPS` every charge is a whole number of
-/// processor-seconds, and whole numbers below 2^53 add exactly in any order.
-/// There the running jobs' charges are kept as integer sums per credential
-/// ([`Agg`]: past intervals, and the current one as `rate × now − start`),
-/// changed only when a job starts, ends or changes, so an update costs the
-/// credentials charged rather than the jobs times their credentials; each
-/// window is still the same `f64` values. A fractional kept interval or
-/// rate falls back to charging job by job.
 #[derive(Debug, Clone, Default)]
 pub struct DecayedUsage {
     /// The interval index the kept credentials' sums are for (`None`:
@@ -740,14 +731,6 @@ pub struct DecayedUsage {
     /// The users' running work ([`crate::fairshare::FsUsage::active`]) is
     /// left out: nothing reads it ([`DecayedUsage::count_active_work`]).
     no_active_work: bool,
-    /// The interval the integer sums of the running jobs' charges are for
-    /// (`None`: made afresh at the next update that can use them).
-    agg_at: Option<i64>,
-    /// Their sum over every running job, and the slots with a job added.
-    total_agg: Agg,
-    agg_slots: Vec<u32>,
-    /// The time of the last update.
-    agg_now: Time,
 }
 
 /// The slots of a [`DecayedUsage`]'s credentials by name.
@@ -771,8 +754,6 @@ struct CredSlot {
     /// update whose epoch `user_epoch` is.
     active: crate::fairshare::ActiveUse,
     user_epoch: u64,
-    /// The integer sums of the charges of the running jobs added to it.
-    agg: Agg,
 }
 
 /// The slots of a running job's credentials, in [`job_cred_names`] order
@@ -786,12 +767,6 @@ struct JobSlots {
     slots: [u32; 5],
     /// Taken by the next update (`None` once taken).
     job: Option<Arc<Job>>,
-    /// The start of its charges (its start, or the accounting's), and its
-    /// rate ([`FsCharge::rate`]).
-    from: Time,
-    rate: f64,
-    /// Its charges are in the integer sums ([`Agg`]).
-    added: bool,
 }
 
 impl JobSlots {
@@ -832,7 +807,6 @@ fn intern(slots: &mut Vec<CredSlot>, ids: &mut CredIds, kind: CredKind, name: &s
         epoch: 0,
         active: Default::default(),
         user_epoch: 0,
-        agg: Agg::default(),
     });
     ids.insert((kind, name.to_string()), s);
     s
@@ -863,7 +837,6 @@ impl DecayedUsage {
     /// every credential afresh.
     pub fn invalidate(&mut self) {
         self.at = None;
-        self.agg_at = None;
     }
 
     /// Whether updates count each user's running work
@@ -947,11 +920,11 @@ impl DecayedUsage {
     ) {
         let depth = fs.depth.max(1) as usize;
         let cur = fs.index(now);
+        let oldest = cur - depth as i64 + 1;
         let decay = fs.decay;
         if self.window != Some(*fs) {
             self.window = Some(*fs);
             self.at = None;
-            self.agg_at = None;
         }
         if self.at == Some(cur) {
             self.apply_recorded(acc, fs, cur);
@@ -970,305 +943,6 @@ impl DecayedUsage {
             self.charged.clear();
         }
         self.epoch += 1;
-        let epoch = self.epoch;
-        // Charges in whole processor-seconds (`DEDICATEDPS`) are kept as
-        // integer sums; otherwise every job is charged at every update.
-        let exact = matches!(fs.charge, FsCharge::Dedicated);
-        if !exact || self.agg_at != Some(cur) || now < self.agg_now {
-            // (A job added before is charged from its start: time only
-            // moves on.)
-            self.agg_at = None;
-        }
-        self.agg_now = now;
-        let live = self.agg_at.is_some();
-        let len = fs.interval.max(1);
-        let mut before = std::mem::take(&mut self.jobs);
-        let mut jobs = Vec::with_capacity(before.len() + 1);
-        let mut users = Vec::with_capacity(self.users.len() + 1);
-        // The drivers pass the running jobs in the same (id) order every
-        // time: the job's slots of the last update are usually the next
-        // ones.
-        let mut next = 0;
-        for j in active {
-            let Some(r) = j.run.as_ref() else { continue };
-            let from = r.start_time.max(acc.since);
-            let rate = fs.charge.rate(r);
-            let kept = match before.get(next) {
-                Some(c) if c.id == j.id => {
-                    next += 1;
-                    Some(next - 1)
-                }
-                _ => before.binary_search_by_key(&j.id, |c| c.id).ok(),
-            };
-            let js = match kept.filter(|&i| before[i].fits(&self.slots, j)) {
-                Some(i) => {
-                    let c = &mut before[i];
-                    let same = c.from == from && c.rate.to_bits() == rate.to_bits();
-                    if live && c.added && !same {
-                        // Its charges change: out with the old ones.
-                        self.agg_apply(cur, len, depth, c, -1);
-                    }
-                    JobSlots {
-                        id: c.id,
-                        n: c.n,
-                        slots: c.slots,
-                        // The same job keeps its reference (no count
-                        // change); a changed one is referred to anew.
-                        job: c
-                            .job
-                            .take()
-                            .filter(|k| Arc::ptr_eq(k, j))
-                            .or_else(|| Some(Arc::clone(j))),
-                        from,
-                        rate,
-                        added: c.added && same,
-                    }
-                }
-                None => {
-                    if let Some(i) = kept {
-                        // The same job with other credentials.
-                        let c = &mut before[i];
-                        if live && c.added {
-                            self.agg_apply(cur, len, depth, c, -1);
-                        }
-                        c.job = None;
-                    }
-                    let mut c = JobSlots {
-                        id: j.id,
-                        n: 0,
-                        slots: [0; 5],
-                        job: Some(Arc::clone(j)),
-                        from,
-                        rate,
-                        added: false,
-                    };
-                    for (kind, name) in job_cred_names(j) {
-                        c.slots[usize::from(c.n)] =
-                            intern(&mut self.slots, &mut self.ids, kind, name);
-                        c.n += 1;
-                    }
-                    c
-                }
-            };
-            // The user's running work (`count_active_user`), in its slot.
-            if let Some((procs, _, left)) = (!self.no_active_work)
-                .then(|| active_usage(j, acc.since, now))
-                .flatten()
-            {
-                let s = js.slots[0];
-                let u = &mut self.slots[s as usize];
-                if u.user_epoch != epoch {
-                    u.user_epoch = epoch;
-                    u.active = Default::default();
-                    users.push(s);
-                }
-                u.active.jobs += 1;
-                u.active.procs += procs;
-                u.active.ps += left;
-            }
-            jobs.push(js);
-        }
-        if live {
-            // The jobs no longer running take their charges with them.
-            for c in before.iter().filter(|c| c.job.is_some() && c.added) {
-                self.agg_apply(cur, len, depth, c, -1);
-            }
-        }
-        drop(before);
-        let charged = match exact
-            .then(|| self.values_exact(acc, &mut jobs, fs, now))
-            .flatten()
-        {
-            Some(charged) => charged,
-            None => self.values_charged(acc, &jobs, fs, now),
-        };
-        self.jobs = jobs;
-        let usage = std::sync::Arc::make_mut(&mut self.usage);
-        // Users no longer running anything leave; the others keep their
-        // entry (and its name).
-        for &s in &self.users {
-            let u = &self.slots[s as usize];
-            if u.user_epoch != epoch {
-                usage.active.remove(&u.key.1);
-            }
-        }
-        for &s in &users {
-            let u = &self.slots[s as usize];
-            match usage.active.get_mut(&u.key.1) {
-                Some(x) => *x = u.active,
-                None => {
-                    usage.active.insert(u.key.1.clone(), u.active);
-                }
-            }
-        }
-        self.users = users;
-        for &s in &charged {
-            let slot = &self.slots[s as usize];
-            let v = decayed_sum(&slot.win, decay);
-            match usage.creds.get_mut(&slot.key) {
-                Some(x) => *x = v,
-                None => {
-                    usage.creds.insert(slot.key.clone(), v);
-                }
-            }
-        }
-        // The credentials charged last time and not now get their kept
-        // value back (or leave, when nothing is kept for them).
-        let generation = self.generation;
-        for &s in &self.charged {
-            let slot = &mut self.slots[s as usize];
-            if slot.epoch == epoch {
-                continue;
-            }
-            slot.load(acc, generation, cur, depth, decay);
-            match slot.kept_sum {
-                Some(v) => {
-                    if let Some(x) = usage.creds.get_mut(&slot.key) {
-                        *x = v;
-                    }
-                }
-                None => {
-                    usage.creds.remove(&slot.key);
-                }
-            }
-        }
-        self.charged = charged;
-    }
-
-    /// Adds (`sign` 1) or takes out (-1) a running job's charges of the
-    /// window ending with interval `cur` to the integer sums of its
-    /// credentials and of the total ([`Agg`]).
-    fn agg_apply(&mut self, cur: i64, len: Secs, depth: usize, c: &JobSlots, sign: i64) {
-        let rate = c.rate as i128 * i128::from(sign);
-        let oldest = cur - depth as i64 + 1;
-        let first = c.from.div_euclid(len).max(oldest);
-        let start = i128::from(c.from.max(cur * len));
-        let add = |a: &mut Agg| {
-            if a.past.len() != depth {
-                a.past.clear();
-                a.past.resize(depth, 0);
-            }
-            for k in first..cur {
-                let secs = (k + 1) * len - c.from.max(k * len);
-                a.past[(cur - k) as usize] += rate * i128::from(secs);
-            }
-            a.rate += rate;
-            a.start += rate * start;
-            a.jobs += sign;
-        };
-        add(&mut self.total_agg);
-        for &s in c.slots() {
-            let slot = &mut self.slots[s as usize];
-            if slot.agg.jobs == 0 && sign > 0 {
-                self.agg_slots.push(s);
-            }
-            add(&mut slot.agg);
-        }
-    }
-
-    /// The charged credentials' windows (`win`) and the total from the
-    /// integer sums of the running jobs' charges ([`Agg`]): the same values,
-    /// bit for bit, as charging job by job ([`DecayedUsage::values_charged`])
-    /// while every kept interval and every sum is a whole number below
-    /// 2^52, since every addition is then exact. `None` (the caller charges
-    /// job by job) otherwise: a fractional rate or kept interval.
-    fn values_exact(
-        &mut self,
-        acc: &Accounting,
-        jobs: &mut [JobSlots],
-        fs: &FsWindow,
-        now: Time,
-    ) -> Option<Vec<u32>> {
-        let depth = fs.depth.max(1) as usize;
-        let cur = fs.index(now);
-        let len = fs.interval.max(1);
-        let decay = fs.decay;
-        if jobs
-            .iter()
-            .any(|js| js.rate.fract() != 0.0 || js.rate.abs() >= EXACT)
-        {
-            self.agg_at = None;
-            return None;
-        }
-        if self.agg_at != Some(cur) {
-            // Made afresh: every job is added again.
-            for s in std::mem::take(&mut self.agg_slots) {
-                self.slots[s as usize].agg = Agg::default();
-            }
-            self.total_agg = Agg::default();
-            for js in jobs.iter_mut() {
-                js.added = false;
-            }
-            self.agg_at = Some(cur);
-        }
-        for js in jobs.iter_mut() {
-            // A job is charged once it has run (`from` before now).
-            if !js.added && js.from < now {
-                self.agg_apply(cur, len, depth, js, 1);
-                js.added = true;
-            }
-        }
-        // Credentials no job charges any more leave the list.
-        let slots = &self.slots;
-        self.agg_slots.retain(|&s| slots[s as usize].agg.jobs > 0);
-        let window = |kept: &[f64], a: &Agg, out: &mut Vec<f64>| -> bool {
-            out.clear();
-            for (i, &k) in kept.iter().enumerate() {
-                let c = if i == 0 {
-                    a.rate * i128::from(now) - a.start
-                } else {
-                    a.past.get(i).copied().unwrap_or(0)
-                };
-                if k.fract() != 0.0 || k.abs() >= EXACT || c.unsigned_abs() >= EXACT as u128 {
-                    return false;
-                }
-                out.push(k + c as f64);
-            }
-            true
-        };
-        let mut total = vec![0.0; depth];
-        for (idx, x) in acc.fs_total.range(cur - depth as i64 + 1..=cur) {
-            total[(cur - idx) as usize] = *x;
-        }
-        let mut win = Vec::with_capacity(depth);
-        if !window(&total, &self.total_agg, &mut win) {
-            return None;
-        }
-        std::sync::Arc::make_mut(&mut self.usage).total = decayed_sum(&win, decay);
-        let (generation, epoch) = (self.generation, self.epoch);
-        let mut charged = Vec::with_capacity(self.charged.len() + 1);
-        for js in jobs.iter().filter(|js| js.added) {
-            for &s in js.slots() {
-                let slot = &mut self.slots[s as usize];
-                if slot.epoch == epoch {
-                    continue;
-                }
-                slot.load(acc, generation, cur, depth, decay);
-                let CredSlot { kept, agg, win, .. } = slot;
-                if !window(kept, agg, win) {
-                    return None;
-                }
-                slot.epoch = epoch;
-                charged.push(s);
-            }
-        }
-        Some(charged)
-    }
-
-    /// The charged credentials' windows (`win`) and the total, each running
-    /// job's charges added job by job, in the order [`Accounting::fairshare`]
-    /// adds them.
-    fn values_charged(
-        &mut self,
-        acc: &Accounting,
-        jobs: &[JobSlots],
-        fs: &FsWindow,
-        now: Time,
-    ) -> Vec<u32> {
-        let depth = fs.depth.max(1) as usize;
-        let cur = fs.index(now);
-        let oldest = cur - depth as i64 + 1;
-        let decay = fs.decay;
         let (generation, epoch) = (self.generation, self.epoch);
         // A running job's charges up to now, per interval of the window
         // (`(index from the current interval, charge)`, oldest interval
@@ -1292,26 +966,85 @@ impl DecayedUsage {
                 v[i] += x;
             }
         };
+        let sum = |v: &[f64]| decayed_sum(v, decay);
         let mut total = vec![0.0; depth];
         for (idx, x) in acc.fs_total.range(oldest..=cur) {
             total[(cur - idx) as usize] = *x;
         }
-        // Slots an abandoned exact pass marked charged start again.
-        for js in jobs {
-            for &s in js.slots() {
-                if self.slots[s as usize].epoch == epoch {
-                    self.slots[s as usize].epoch = 0;
-                }
-            }
-        }
+        let mut before = std::mem::take(&mut self.jobs);
+        let mut jobs = Vec::with_capacity(before.len() + 1);
         let mut charged = Vec::with_capacity(self.charged.len() + 1);
-        for js in jobs {
-            if js.from >= now {
+        let mut users = Vec::with_capacity(self.users.len() + 1);
+        // The drivers pass the running jobs in the same (id) order every
+        // time: the job's slots of the last update are usually the next
+        // ones.
+        let mut next = 0;
+        for j in active {
+            let Some(r) = j.run.as_ref() else { continue };
+            let kept = match before.get(next) {
+                Some(c) if c.id == j.id => {
+                    next += 1;
+                    Some(next - 1)
+                }
+                _ => before.binary_search_by_key(&j.id, |c| c.id).ok(),
+            };
+            let js = match kept.filter(|&i| before[i].fits(&self.slots, j)) {
+                Some(i) => {
+                    let c = &mut before[i];
+                    JobSlots {
+                        id: c.id,
+                        n: c.n,
+                        slots: c.slots,
+                        // The same job keeps its reference (no count
+                        // change); a changed one is referred to anew.
+                        job: c
+                            .job
+                            .take()
+                            .filter(|k| Arc::ptr_eq(k, j))
+                            .or_else(|| Some(Arc::clone(j))),
+                    }
+                }
+                None => {
+                    let mut c = JobSlots {
+                        id: j.id,
+                        n: 0,
+                        slots: [0; 5],
+                        job: Some(Arc::clone(j)),
+                    };
+                    for (kind, name) in job_cred_names(j) {
+                        c.slots[usize::from(c.n)] =
+                            intern(&mut self.slots, &mut self.ids, kind, name);
+                        c.n += 1;
+                    }
+                    c
+                }
+            };
+            let (js_slots, js_n) = (js.slots, usize::from(js.n));
+            jobs.push(js);
+            // The user's running work (`count_active_user`), in its slot.
+            if let Some((procs, _, left)) = (!self.no_active_work)
+                .then(|| active_usage(j, acc.since, now))
+                .flatten()
+            {
+                let s = js_slots[0];
+                let u = &mut self.slots[s as usize];
+                if u.user_epoch != epoch {
+                    u.user_epoch = epoch;
+                    u.active = Default::default();
+                    users.push(s);
+                }
+                u.active.jobs += 1;
+                u.active.procs += procs;
+                u.active.ps += left;
+            }
+            let from = r.start_time.max(acc.since);
+            if from >= now {
                 continue;
             }
-            charge_window(&mut charges, js.from, js.rate);
+            let rate = fs.charge.rate(r);
+            charge_window(&mut charges, from, rate);
             add(&mut total, &charges);
-            for &s in js.slots() {
+            for &s in &js_slots[..js_n] {
                 let slot = &mut self.slots[s as usize];
                 if slot.epoch != epoch {
                     slot.load(acc, generation, cur, depth, decay);
@@ -1323,29 +1056,58 @@ impl DecayedUsage {
                 add(&mut slot.win, &charges);
             }
         }
-        std::sync::Arc::make_mut(&mut self.usage).total = decayed_sum(&total, decay);
-        charged
+        self.jobs = jobs;
+        let usage = std::sync::Arc::make_mut(&mut self.usage);
+        usage.total = sum(&total);
+        // Users no longer running anything leave; the others keep their
+        // entry (and its name).
+        for &s in &self.users {
+            let u = &self.slots[s as usize];
+            if u.user_epoch != epoch {
+                usage.active.remove(&u.key.1);
+            }
+        }
+        for &s in &users {
+            let u = &self.slots[s as usize];
+            match usage.active.get_mut(&u.key.1) {
+                Some(x) => *x = u.active,
+                None => {
+                    usage.active.insert(u.key.1.clone(), u.active);
+                }
+            }
+        }
+        self.users = users;
+        for &s in &charged {
+            let slot = &self.slots[s as usize];
+            let v = sum(&slot.win);
+            match usage.creds.get_mut(&slot.key) {
+                Some(x) => *x = v,
+                None => {
+                    usage.creds.insert(slot.key.clone(), v);
+                }
+            }
+        }
+        // The credentials charged last time and not now get their kept
+        // value back (or leave, when nothing is kept for them).
+        for &s in &self.charged {
+            let slot = &mut self.slots[s as usize];
+            if slot.epoch == epoch {
+                continue;
+            }
+            slot.load(acc, generation, cur, depth, decay);
+            match slot.kept_sum {
+                Some(v) => {
+                    if let Some(x) = usage.creds.get_mut(&slot.key) {
+                        *x = v;
+                    }
+                }
+                None => {
+                    usage.creds.remove(&slot.key);
+                }
+            }
+        }
+        self.charged = charged;
     }
-}
-
-/// Magnitude below which whole numbers add exactly in `f64` (with room
-/// for one more addition of the same size).
-const EXACT: f64 = (1u64 << 52) as f64;
-
-/// The running jobs' charges of a [`DecayedUsage`] window as exact integer
-/// sums (processor-seconds), kept from one update to the next and changed
-/// only when a job starts, ends or changes: past intervals per index from
-/// the current one, the current interval as `rate × now − start`.
-#[derive(Debug, Clone, Default)]
-struct Agg {
-    /// The jobs added.
-    jobs: i64,
-    /// Index 0 unused.
-    past: Vec<i128>,
-    /// Σ rate, and Σ rate × the start of the job's charge in the current
-    /// interval.
-    rate: i128,
-    start: i128,
 }
 
 /// Per-interval fairshare usage (index 0 = the current interval).
@@ -1749,11 +1511,10 @@ mod tests {
         }
     }
 
-    /// Under `DEDICATEDPS` the kept usage sums the running jobs' charges as
-    /// integers: still bit for bit the per-interval usage when a kept
-    /// interval is fractional (charged job by job instead), when a credential
-    /// stops being fractional, when a job starts exactly now and when time
-    /// steps back.
+    /// The kept usage is bit for bit the per-interval usage with a
+    /// fractional kept interval (where the order of the additions shows),
+    /// when it leaves, when a job starts exactly now and when time steps
+    /// back.
     #[test]
     fn decayed_usage_exact_sums_fall_back_and_start_again_bit_for_bit() {
         let w = FsWindow {
@@ -1806,7 +1567,6 @@ mod tests {
         for t in [160, 170, 171, 230] {
             check(&a, &mut kept, t);
         }
-        assert!(kept.agg_at.is_some());
         assert!(kept.usage().total > 0.0);
     }
 
