@@ -1516,7 +1516,7 @@ mod tests {
     /// when it leaves, when a job starts exactly now and when time steps
     /// back.
     #[test]
-    fn decayed_usage_exact_sums_fall_back_and_start_again_bit_for_bit() {
+    fn decayed_usage_kept_with_a_fractional_interval_equals_the_interval_usage_bit_for_bit() {
         let w = FsWindow {
             interval: 50,
             depth: 3,
