@@ -1560,7 +1560,7 @@ mod tests {
         for t in [0, 3, 7, 10, 20, 40, 41, 90, 60, 140, 151] {
             check(&a, &mut kept, t);
         }
-        // The fractional interval leaves the window: exact sums again.
+        // The fractional interval is gone: whole numbers again.
         a.fs.clear();
         a.fs_total.clear();
         kept.invalidate();

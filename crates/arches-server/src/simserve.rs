@@ -74,7 +74,10 @@ pub fn run(args: &SimulateArgs, prepared: arches_sim::Prepared) -> anyhow::Resul
             arches_core::history::DEFAULT_DURATION,
             arches_core::history::DEFAULT_COUNT,
         ));
-    sim.enable_accounting(started, fs.window_for(sim.state()));
+    sim.enable_accounting(
+        arches_core::accounting::Accounting::new(started),
+        fs.window_for(sim.state()),
+    );
     if let Some(a) = sim.accounting_mut() {
         a.profile.configure(pdur, pcount);
     }

@@ -607,13 +607,10 @@ pub fn build(
             .as_ref()
             .map(|c| c.fairshare.clone())
             .unwrap_or_else(|| arches_config::Config::default().fairshare);
-        let window = fs.window_for(sim.state());
-        if args.serve {
-            // Served, the statistics are shown (showstats, mdiag -f).
-            sim.enable_accounting(sim.now(), window);
-        } else {
-            sim.enable_fairshare_accounting(sim.now(), window);
-        }
+        // The fairshare intervals alone: nothing here shows statistics
+        // (`--serve` keeps a whole accounting of its own).
+        let acc = arches_core::accounting::Accounting::fairshare_only(sim.now());
+        sim.enable_accounting(acc, fs.window_for(sim.state()));
     }
     if let Some(st) = staging {
         sim.set_staging(st);

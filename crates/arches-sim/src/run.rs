@@ -1090,29 +1090,21 @@ impl Simulation {
 }
 
 impl Simulation {
-    /// Keeps showstats-style accounting of every job that finishes from now
-    /// on (a period starting at `since`). Fairshare priorities and caps
-    /// ([`arches_core::fairshare`]) use this usage: without accounting a
-    /// fairshare policy sees no usage (every factor 0). `moab simulate`
-    /// enables it with the configuration's window when fairshare is active.
-    pub fn enable_accounting(&mut self, since: Time, fs: arches_core::accounting::FsWindow) {
-        self.accounting = Some((arches_core::accounting::Accounting::new(since), fs));
-        self.decayed.invalidate();
-    }
-
-    /// [`Simulation::enable_accounting`] for fairshare alone: the finished
-    /// jobs are charged to their credentials' fairshare intervals, with no
-    /// statistics (totals, grid, profile) that nobody will read
-    /// ([`arches_core::accounting::Accounting::fairshare_only`]).
-    pub fn enable_fairshare_accounting(
+    /// Keeps `acc` as the accounting of every job that finishes from now
+    /// on: showstats-style ([`arches_core::accounting::Accounting::new`], a
+    /// period starting at its `since`), or the fairshare intervals alone
+    /// ([`arches_core::accounting::Accounting::fairshare_only`]). Fairshare
+    /// priorities and caps ([`arches_core::fairshare`]) use this usage:
+    /// without accounting a fairshare policy sees no usage (every factor 0).
+    /// `moab simulate` enables it for fairshare alone with the
+    /// configuration's window when fairshare is active; `--serve` replaces
+    /// it with a whole one, which showstats and mdiag -f show.
+    pub fn enable_accounting(
         &mut self,
-        since: Time,
+        acc: arches_core::accounting::Accounting,
         fs: arches_core::accounting::FsWindow,
     ) {
-        self.accounting = Some((
-            arches_core::accounting::Accounting::fairshare_only(since),
-            fs,
-        ));
+        self.accounting = Some((acc, fs));
         self.decayed.invalidate();
     }
 
