@@ -26,8 +26,9 @@
 //! - GREEDY looks for the combination of candidates with the largest total
 //!   metric. The search is bounded: it considers the first
 //!   [`GREEDY_CANDIDATES`] candidates that fit on their own, explores
-//!   include/exclude choices depth-first on a copy of the aggregate profile
-//!   for at most [`GREEDY_BUDGET`] nodes, starts the best combination found
+//!   include/exclude choices depth-first on the free processors of the
+//!   aggregate profile's spans from now on for at most [`GREEDY_BUDGET`]
+//!   nodes, starts the best combination found
 //!   in priority order, then fills what is left first-fit.
 //! - PREEMPT is today FIRSTFIT; preemption of backfilled jobs will plug in
 //!   here (choose preemptible candidates, mark their starts).
@@ -236,54 +237,92 @@ pub(crate) fn greedy_choice(
         })
         .take(GREEDY_CANDIDATES)
         .collect();
-    let mut best = (0u64, Vec::new());
-    let mut budget = GREEDY_BUDGET;
-    let mut stack = Vec::new();
-    let mut work = prof.clone();
-    dfs(
-        &items,
-        0,
-        &mut work,
-        now,
-        0,
-        &mut stack,
-        &mut best,
-        &mut budget,
-    );
-    best.1
+    // The search runs on the free processors of the profile's spans from
+    // `now` on (`slack`), each item covering the spans that begin before
+    // its end: adding an item is "every covered span keeps at least its
+    // processors", then subtracting them there, which is what
+    // `Profile::add_usage` checks and does on these spans (the items' memory
+    // demand is zero and the filter above saw it free), without splitting
+    // and merging breakpoints or copying the profile.
+    let spans = prof.spans();
+    let first = spans.partition_point(|s| s.0 <= now).saturating_sub(1);
+    let spans = &spans[first..];
+    let mut slack: Vec<i64> = spans.iter().map(|s| s.1.procs).collect();
+    let items: Vec<Item> = items
+        .into_iter()
+        .map(|(key, procs, end, value)| Item {
+            key,
+            procs,
+            covers: match end {
+                Some(e) => 1 + spans[1..].partition_point(|s| s.0 < e),
+                None => spans.len(),
+            },
+            value,
+        })
+        .collect();
+    // `rest[k]`: the value of items `k..` (the search's upper bound).
+    let mut rest = vec![0u64; items.len() + 1];
+    for k in (0..items.len()).rev() {
+        rest[k] = rest[k + 1] + items[k].value;
+    }
+    let mut search = Search {
+        items: &items,
+        rest: &rest,
+        slack: &mut slack,
+        stack: Vec::with_capacity(items.len()),
+        best: (0, Vec::new()),
+        budget: GREEDY_BUDGET,
+    };
+    search.dfs(0, 0);
+    search.best.1
 }
 
-#[allow(clippy::too_many_arguments)]
-fn dfs(
-    items: &[(usize, i64, Option<i64>, u64)],
-    k: usize,
-    prof: &mut crate::profile::Profile,
-    now: i64,
-    total: u64,
-    stack: &mut Vec<usize>,
-    best: &mut (u64, Vec<usize>),
-    budget: &mut usize,
-) {
-    if total > best.0 {
-        *best = (total, stack.clone());
+/// A GREEDY search item: its key, processors, the number of spans (from
+/// `now`) it covers, and its value.
+struct Item {
+    key: usize,
+    procs: i64,
+    covers: usize,
+    value: u64,
+}
+
+/// The state of GREEDY's depth-first search.
+struct Search<'a> {
+    items: &'a [Item],
+    rest: &'a [u64],
+    /// Free processors of each span from `now`, less the chosen items'.
+    slack: &'a mut [i64],
+    stack: Vec<usize>,
+    best: (u64, Vec<usize>),
+    budget: usize,
+}
+
+impl Search<'_> {
+    /// Include/exclude item `k` and on, the chosen so far worth `total`.
+    fn dfs(&mut self, k: usize, total: u64) {
+        if total > self.best.0 {
+            self.best = (total, self.stack.clone());
+        }
+        if k == self.items.len() || self.budget == 0 {
+            return;
+        }
+        self.budget -= 1;
+        // Upper bound: everything left fits.
+        if total + self.rest[k] <= self.best.0 {
+            return;
+        }
+        let item = &self.items[k];
+        let covered = &mut self.slack[..item.covers];
+        if covered.iter().all(|&s| s >= item.procs) {
+            covered.iter_mut().for_each(|s| *s -= item.procs);
+            self.stack.push(item.key);
+            self.dfs(k + 1, total + item.value);
+            self.stack.pop();
+            let covered = &mut self.slack[..item.covers];
+            covered.iter_mut().for_each(|s| *s += item.procs);
+        }
+        self.dfs(k + 1, total);
     }
-    if k == items.len() || *budget == 0 {
-        return;
-    }
-    *budget -= 1;
-    // Upper bound: everything left fits.
-    let rest: u64 = items[k..].iter().map(|i| i.3).sum();
-    if total + rest <= best.0 {
-        return;
-    }
-    let (idx, procs, end, v) = items[k];
-    if prof.add_usage(now, end, Amount::procs(procs)).is_ok() {
-        stack.push(idx);
-        dfs(items, k + 1, prof, now, total + v, stack, best, budget);
-        stack.pop();
-        let _ = prof.remove_usage(now, end, Amount::procs(procs));
-    }
-    dfs(items, k + 1, prof, now, total, stack, best, budget);
 }
 
 #[cfg(test)]
@@ -296,5 +335,108 @@ mod tests {
         assert_eq!(metric(BackfillMetric::Nodes, 4, Some(2), 100), 2);
         assert_eq!(metric(BackfillMetric::Seconds, 4, None, 100), 100);
         assert_eq!(metric(BackfillMetric::ProcSeconds, 4, None, 100), 400);
+    }
+
+    /// The search as it was written first, on a copy of the profile with
+    /// `Profile::add_usage`/`remove_usage`: what [`greedy_choice`] must
+    /// still choose.
+    fn reference_choice(
+        prof: &crate::profile::Profile,
+        now: crate::Time,
+        cands: &[GreedyItem],
+    ) -> Vec<usize> {
+        type Items = [(usize, i64, Option<i64>, u64)];
+        #[allow(clippy::too_many_arguments)]
+        fn dfs(
+            items: &Items,
+            k: usize,
+            prof: &mut crate::profile::Profile,
+            now: i64,
+            total: u64,
+            stack: &mut Vec<usize>,
+            best: &mut (u64, Vec<usize>),
+            budget: &mut usize,
+        ) {
+            if total > best.0 {
+                *best = (total, stack.clone());
+            }
+            if k == items.len() || *budget == 0 {
+                return;
+            }
+            *budget -= 1;
+            let rest: u64 = items[k..].iter().map(|i| i.3).sum();
+            if total + rest <= best.0 {
+                return;
+            }
+            let (idx, procs, end, v) = items[k];
+            if prof.add_usage(now, end, Amount::procs(procs)).is_ok() {
+                stack.push(idx);
+                dfs(items, k + 1, prof, now, total + v, stack, best, budget);
+                stack.pop();
+                let _ = prof.remove_usage(now, end, Amount::procs(procs));
+            }
+            dfs(items, k + 1, prof, now, total, stack, best, budget);
+        }
+        let items: Vec<(usize, i64, Option<i64>, u64)> = cands
+            .iter()
+            .filter(|c| !c.constrained)
+            .filter_map(|c| {
+                let procs = i64::from(c.procs);
+                let end = c.dur.map(|d| now + d.max(1));
+                prof.free_over(now, end)
+                    .covers(Amount::procs(procs))
+                    .then_some((c.key, procs, end, c.value))
+            })
+            .take(GREEDY_CANDIDATES)
+            .collect();
+        let mut best = (0u64, Vec::new());
+        let (mut budget, mut stack, mut work) = (GREEDY_BUDGET, Vec::new(), prof.clone());
+        dfs(
+            &items,
+            0,
+            &mut work,
+            now,
+            0,
+            &mut stack,
+            &mut best,
+            &mut budget,
+        );
+        best.1
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// The search on the spans' free processors chooses exactly what the
+        /// search on a copied profile chose: random profiles (releases and
+        /// reservations, so free capacity rises and falls), candidates that
+        /// fit or not, open-ended ones, zero values, more than
+        /// [`GREEDY_CANDIDATES`] of them, `now` at or after the origin.
+        #[test]
+        fn greedy_choice_equals_the_profile_search(
+            cap in 1i64..64,
+            releases in proptest::collection::vec((1i64..200, 1i64..16), 0..12),
+            held in proptest::collection::vec((0i64..200, 1i64..100, 1i64..32), 0..6),
+            now in 0i64..60,
+            cands in proptest::collection::vec(
+                (1u32..48, proptest::option::weighted(0.9, 0i64..150), 0u64..20, proptest::bool::weighted(0.1)),
+                0..24,
+            ),
+        ) {
+            let used: i64 = releases.iter().map(|r| r.1).sum();
+            let rel = releases.iter().map(|&(t, a)| (t, Amount::procs(a))).collect();
+            let mut prof = crate::profile::Profile::from_releases(0, Amount::procs((cap - used).max(0)), rel);
+            for &(start, len, procs) in &held {
+                let _ = prof.add_usage(start, Some(start + len), Amount::procs(procs));
+            }
+            let items: Vec<GreedyItem> = cands
+                .iter()
+                .enumerate()
+                .map(|(key, &(procs, dur, value, constrained))| GreedyItem { key, constrained, procs, dur, value })
+                .collect();
+            let expected = reference_choice(&prof, now, &items);
+            let chosen = greedy_choice(&prof, now, items.into_iter());
+            proptest::prop_assert_eq!(chosen, expected);
+        }
     }
 }
