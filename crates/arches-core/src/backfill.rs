@@ -226,40 +226,35 @@ pub(crate) fn greedy_choice(
     now: crate::Time,
     cands: impl Iterator<Item = GreedyItem>,
 ) -> Vec<usize> {
-    let items: Vec<(usize, i64, Option<i64>, u64)> = cands
+    // The search runs on the free processors of the profile's spans from
+    // `now` on (`slack`), each item covering the spans that begin before
+    // its end: adding an item is "every covered span keeps at least its
+    // processors", then subtracting them there, which is what
+    // `Profile::add_usage` checks and does on these spans (the items' memory
+    // demand is zero and the filter below saw it free), without splitting
+    // and merging breakpoints or copying the profile.
+    let spans = prof.spans();
+    let spans = &spans[spans.partition_point(|s| s.0 <= now).saturating_sub(1)..];
+    let items: Vec<Item> = cands
         .filter(|c| !c.constrained)
         .filter_map(|c| {
             let procs = i64::from(c.procs);
             let end = c.dur.map(|d| now + d.max(1));
             prof.free_over(now, end)
                 .covers(Amount::procs(procs))
-                .then_some((c.key, procs, end, c.value))
+                .then(|| Item {
+                    key: c.key,
+                    procs,
+                    covers: match end {
+                        Some(e) => 1 + spans[1..].partition_point(|s| s.0 < e),
+                        None => spans.len(),
+                    },
+                    value: c.value,
+                })
         })
         .take(GREEDY_CANDIDATES)
         .collect();
-    // The search runs on the free processors of the profile's spans from
-    // `now` on (`slack`), each item covering the spans that begin before
-    // its end: adding an item is "every covered span keeps at least its
-    // processors", then subtracting them there, which is what
-    // `Profile::add_usage` checks and does on these spans (the items' memory
-    // demand is zero and the filter above saw it free), without splitting
-    // and merging breakpoints or copying the profile.
-    let spans = prof.spans();
-    let first = spans.partition_point(|s| s.0 <= now).saturating_sub(1);
-    let spans = &spans[first..];
     let mut slack: Vec<i64> = spans.iter().map(|s| s.1.procs).collect();
-    let items: Vec<Item> = items
-        .into_iter()
-        .map(|(key, procs, end, value)| Item {
-            key,
-            procs,
-            covers: match end {
-                Some(e) => 1 + spans[1..].partition_point(|s| s.0 < e),
-                None => spans.len(),
-            },
-            value,
-        })
-        .collect();
     // `rest[k]`: the value of items `k..` (the search's upper bound).
     let mut rest = vec![0u64; items.len() + 1];
     for k in (0..items.len()).rev() {
