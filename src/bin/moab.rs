@@ -3,9 +3,6 @@
 //! `moab __supervise <job dir>` is the per-job supervisor of the local
 //! resource manager (`arches_rm::local`): the daemon starts one for every job
 //! so that jobs outlive the daemon. It is not meant to be run by hand.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("__supervise") {
