@@ -699,22 +699,22 @@ impl<'a> Ctx<'a> {
 
     /// Tries to place `job` now for `dur` without delaying anything planned.
     pub fn fit_now(&mut self, job: &Job, dur: Option<Secs>) -> Option<Vec<Alloc>> {
-        if !self.rsv.is_empty() {
-            // Cheap refusal before lifting: not enough processors now even
-            // with the reservations the job may use.
-            let demand = i64::from(job.req.total_procs());
-            let free = self.agg.free_at(self.now).procs;
-            if free < demand
-                && free
+        // Cheap refusal before lifting: not enough processors now even
+        // with the reservations the job may use (none: the first test of
+        // `fit_now_lifted`, without the calls).
+        let demand = i64::from(job.req.total_procs());
+        let free = self.agg.free_at(self.now).procs;
+        if free < demand
+            && (self.rsv.is_empty()
+                || free
                     + self.rsv.admitted_at(
                         &job.cred,
                         crate::qos::effective(job, self.policy),
                         self.now,
                     )
-                    < demand
-            {
-                return None;
-            }
+                    < demand)
+        {
+            return None;
         }
         self.lift(job);
         let r = self.fit_now_lifted(job, dur);

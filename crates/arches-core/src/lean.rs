@@ -772,11 +772,6 @@ impl<'a> Lean<'_, 'a> {
             cands.sort_by_key(|c| std::cmp::Reverse(c.0));
         }
         for (_, job, dur) in cands {
-            // More processors than are free now: `fit_now` would refuse it
-            // (the first test of `Lean::may_fit`), without the look.
-            if i64::from(job.req.total_procs()) > self.free_now() {
-                continue;
-            }
             if let Some(alloc) = self.ctx.fit_now(job, dur) {
                 self.start(job, alloc, dur, StartKind::Backfill);
             }
