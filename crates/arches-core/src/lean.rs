@@ -161,6 +161,9 @@ pub struct LeanScratch {
     last_spans: Vec<(Time, Amount)>,
     /// How many iterations took the last reservations over (for tests).
     reused: u64,
+    /// The caller reads only the starts and `next_change` of the plans made
+    /// in this storage ([`LeanScratch::set_decisions_only`]).
+    decisions_only: bool,
 }
 
 impl LeanScratch {
@@ -168,6 +171,19 @@ impl LeanScratch {
     /// reservations over instead of placing them again ([`reuse_last`]).
     pub fn reused(&self) -> u64 {
         self.reused
+    }
+
+    /// Whether the caller reads only the plans' starts and `next_change`
+    /// (off by default: the plans are complete). On, under `BACKFILLPOLICY
+    /// NONE` without `HIGHEST` the walk ends at the first job that cannot
+    /// start: nothing starts behind it, and of the reservations only its own
+    /// counts for `next_change`, so the deeper ones it would place are left
+    /// out of the plan (its `reservations` and `next_wakeup` are then not
+    /// [`crate::schedule()`]'s). The simulator turns it on when nothing
+    /// reads its plans' reservations (no data staging; a served replay runs
+    /// the full iteration).
+    pub fn set_decisions_only(&mut self, on: bool) {
+        self.decisions_only = on;
     }
 }
 
@@ -305,6 +321,9 @@ pub fn schedule_lean_in(
     // Without backfill nothing is left to do then: the walk ends (at once,
     // or as soon as a considered job makes it so, inside its block).
     let no_backfill = policy.backfill == BackfillPolicy::None;
+    // ... and when only decisions are read, nothing is left to do once a
+    // job is blocked ([`LeanScratch::set_decisions_only`]).
+    let stop_when_blocked = no_backfill && !highest && scratch.decisions_only;
     // The walk starts after the jobs whose reservations were taken over:
     // at block `first`, item `skip` (a block's lower bounds still hold for
     // its tail).
@@ -340,7 +359,7 @@ pub fn schedule_lean_in(
             };
             walk.consider(job);
             backfill_only = only_backfill(&walk);
-            if backfill_only && no_backfill {
+            if (backfill_only && no_backfill) || (stop_when_blocked && walk.blocked) {
                 break 'blocks;
             }
             free_now = walk.free_now();

@@ -188,6 +188,9 @@ proptest! {
         let mut lean_used = 0usize;
         // Storage kept across the iterations, as the simulator keeps it.
         let mut scratch = LeanScratch::default();
+        // Storage whose caller reads only starts and `next_change`.
+        let mut decisions = LeanScratch::default();
+        decisions.set_decisions_only(true);
         // The last lean plan's time, `next_wakeup` and `next_change`.
         let mut quiet: Option<(Time, Option<Time>, Option<Time>)> = None;
         loop {
@@ -247,6 +250,26 @@ proptest! {
             if lean_supported(&policy) {
                 let kept = schedule_lean_in(&state, &policy, now, &mut scratch);
                 prop_assert_eq!(&kept, &lean, "plan in kept storage at {}", now);
+                // Decisions only: the same starts and next change; under
+                // NONE without HIGHEST the reservations may stop at the
+                // first blocked job's, otherwise the plan is the same.
+                let only = schedule_lean_in(&state, &policy, now, &mut decisions);
+                match (&only, &lean) {
+                    (Some(o), Some(l)) => {
+                        prop_assert_eq!(&o.starts, &l.starts, "decisions-only starts at {}", now);
+                        prop_assert_eq!(o.next_change, l.next_change, "decisions-only next change at {}", now);
+                        prop_assert!(
+                            l.reservations.starts_with(&o.reservations),
+                            "decisions-only reservations at {} are not a prefix", now
+                        );
+                        if policy.backfill != BackfillPolicy::None
+                            || policy.reservation_policy == ReservationPolicy::Highest
+                        {
+                            prop_assert_eq!(o, l, "decisions-only plan at {}", now);
+                        }
+                    }
+                    (o, l) => prop_assert_eq!(o.is_none(), l.is_none()),
+                }
             }
             // The wake-ups `next_change` skips (from the last plan's
             // `next_wakeup` on) start nothing when nothing happened since.
@@ -355,4 +378,56 @@ fn kept_storage_reuses_reservations_between_submissions() {
         scratch.reused() > 0,
         "no iteration took the reservations over"
     );
+}
+
+/// `BACKFILLPOLICY NONE` with storage whose caller reads only decisions: the
+/// walk ends at the first job that cannot start, so only its reservation is
+/// placed; the starts and `next_change` are the complete plan's.
+#[test]
+fn decisions_only_under_none_stops_at_the_first_blocked_job() {
+    let mut state = State::new(vec![Node::new("n0", 8, 0)]);
+    state.set_lean_indexes(true);
+    let policy = Policy {
+        backfill: BackfillPolicy::None,
+        reservation_buckets: vec![ReservationBucket {
+            depth: 5,
+            qos: None,
+        }],
+        ..Policy::default()
+    };
+    // 1 runs on 6 of 8 processors; 2 (4 processors) is blocked behind it;
+    // 3 and 4 would fit now but NONE starts nothing behind 2.
+    for (id, procs) in [(1u64, 6u32), (2, 4), (3, 1), (4, 2)] {
+        let job = Job::new(
+            id as JobId,
+            "u",
+            Request::procs(procs),
+            Some(100 * id as i64),
+            0,
+        );
+        state.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        if id == 1 {
+            let plan = schedule(&state, &policy, 0);
+            for st in &plan.starts {
+                let start = Event::Start {
+                    job: st.job,
+                    alloc: st.alloc.clone(),
+                    kind: st.kind,
+                };
+                state.apply(start, 0).unwrap();
+            }
+        }
+    }
+    let full = schedule(&state, &policy, 0);
+    let complete = schedule_lean_in(&state, &policy, 0, &mut LeanScratch::default()).unwrap();
+    let mut storage = LeanScratch::default();
+    storage.set_decisions_only(true);
+    let only = schedule_lean_in(&state, &policy, 0, &mut storage).unwrap();
+    assert_eq!(complete.reservations, full.reservations);
+    assert_eq!(full.reservations.len(), 3, "{:?}", full.reservations);
+    assert!(full.starts.is_empty() && only.starts.is_empty());
+    assert_eq!(only.reservations, full.reservations[..1]);
+    assert_eq!(only.reservations[0].job, 2);
+    assert_eq!(only.next_change, complete.next_change);
+    assert_eq!(only.next_change, Some(100));
 }

@@ -448,7 +448,10 @@ impl Simulation {
         &self.policy
     }
 
-    /// The plan of the last scheduling iteration.
+    /// The plan of the last scheduling iteration. Made by the lean
+    /// iteration (not served, no data staging), under `BACKFILLPOLICY NONE`
+    /// with `CURRENTHIGHEST` it holds no reservation beyond the first job
+    /// that could not start ([`arches_core::LeanScratch::set_decisions_only`]).
     pub fn last_plan(&self) -> Option<&Plan> {
         self.last_plan.plan()
     }
@@ -900,6 +903,8 @@ impl Simulation {
         let lean = if self.full_plans || !self.lean_ok {
             None
         } else {
+            // Data staging reads the reservations of the last plan.
+            self.lean.set_decisions_only(self.staging.is_none());
             schedule_lean_in(&self.state, &self.policy, self.now, &mut self.lean)
         };
         self.iterations += 1;
