@@ -265,7 +265,7 @@ pub(crate) fn greedy_choice(
         rest: &rest,
         slack: &mut slack,
         stack: Vec::with_capacity(items.len()),
-        best: (0, Vec::new()),
+        best: (0, Vec::with_capacity(items.len())),
         budget: GREEDY_BUDGET,
     };
     search.dfs(0, 0);
@@ -296,7 +296,9 @@ impl Search<'_> {
     /// Include/exclude item `k` and on, the chosen so far worth `total`.
     fn dfs(&mut self, k: usize, total: u64) {
         if total > self.best.0 {
-            self.best = (total, self.stack.clone());
+            // In place: the best so far changes often early on.
+            self.best.0 = total;
+            self.best.1.clone_from(&self.stack);
         }
         if k == self.items.len() || self.budget == 0 {
             return;

@@ -164,6 +164,10 @@ pub struct LeanScratch {
     /// The caller reads only the starts and `next_change` of the plans made
     /// in this storage ([`LeanScratch::set_decisions_only`]).
     decisions_only: bool,
+    /// Storage of a plan the caller is done with ([`LeanScratch::recycle`]),
+    /// empty: the next plan's lists.
+    spare_starts: Vec<Start>,
+    spare_reservations: Vec<PlannedReservation>,
 }
 
 impl LeanScratch {
@@ -184,6 +188,21 @@ impl LeanScratch {
     /// the full iteration).
     pub fn set_decisions_only(&mut self, on: bool) {
         self.decisions_only = on;
+    }
+
+    /// Takes back the storage of a plan made in this storage that the
+    /// caller no longer needs: the next plan's lists reuse it instead of
+    /// being allocated and grown again.
+    pub fn recycle(&mut self, plan: LeanPlan) {
+        let LeanPlan {
+            mut starts,
+            mut reservations,
+            ..
+        } = plan;
+        starts.clear();
+        reservations.clear();
+        self.spare_starts = starts;
+        self.spare_reservations = reservations;
     }
 }
 
@@ -265,8 +284,12 @@ pub fn schedule_lean_in(
     let mut placed = std::mem::take(&mut scratch.last);
     let mut walk = Lean {
         ctx: &mut ctx,
-        starts: Vec::new(),
-        reservations: Vec::with_capacity(held.len() + depth.min(64)),
+        starts: std::mem::take(&mut scratch.spare_starts),
+        reservations: {
+            let mut r = std::mem::take(&mut scratch.spare_reservations);
+            r.reserve(held.len() + depth.min(64));
+            r
+        },
         bucket_left,
         blocked: false,
         first_blocked: None,

@@ -915,7 +915,10 @@ impl Simulation {
                 self.take_requeues()?;
                 self.apply_starts(&lean.starts)?;
                 self.remember(&lean.reservations)?;
-                self.last_plan = LastPlan::Lean(lean, std::sync::OnceLock::new());
+                let last = LastPlan::Lean(lean, std::sync::OnceLock::new());
+                if let LastPlan::Lean(old, _) = std::mem::replace(&mut self.last_plan, last) {
+                    self.lean.recycle(old);
+                }
                 return Ok(false);
             }
             Some(lean) => lean.into_plan(),
