@@ -412,6 +412,111 @@ fn sweep_configurations_equal_their_single_replays() {
     }
 }
 
+/// Under BACKFILLPOLICY NONE with CURRENTHIGHEST the reservation depth
+/// (at least 1) decides nothing a replay reports: a grid replays such
+/// configurations once and says so, and each still equals its own single
+/// replay. When the replay cannot prove it (here a priority weight the lean
+/// iteration does not take makes every iteration a full one), each is
+/// replayed.
+#[test]
+fn sweep_replays_twins_under_none_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let swf = dir.path().join("t.swf");
+    std::fs::write(&swf, synthetic_swf(300)).unwrap();
+    let trace = swf.to_str().unwrap();
+    let csv = dir.path().join("sweep.csv");
+    let (out, err, ok) = simulate(&[
+        "--trace",
+        trace,
+        "--sweep",
+        "RESERVATIONDEPTH=0,1,3,6 BACKFILLPOLICY=NONE,FIRSTFIT",
+        "--sweep-json",
+        "-",
+        "--sweep-csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let configs = report["configurations"].as_array().expect("configurations");
+    assert_eq!(configs.len(), 8);
+    let mut twins = Vec::new();
+    for (i, c) in configs.iter().enumerate() {
+        let (depth, bf) = (["0", "1", "3", "6"][i / 2], ["NONE", "FIRSTFIT"][i % 2]);
+        let cfg = dir.path().join(format!("c{i}.cfg"));
+        std::fs::write(
+            &cfg,
+            format!("RESERVATIONDEPTH {depth}\nBACKFILLPOLICY {bf}\n"),
+        )
+        .unwrap();
+        assert_eq!(
+            figures(c["summary"].clone()),
+            single(trace, &cfg),
+            "{}",
+            c["name"]
+        );
+        if let Some(same) = c.get("same_as") {
+            twins.push((c["name"].clone(), same.clone()));
+            assert_eq!(c["summary"]["sim_wall_s"], 0.0);
+        }
+    }
+    let rep = serde_json::json!("RESERVATIONDEPTH=1 BACKFILLPOLICY=NONE");
+    assert_eq!(
+        twins,
+        vec![
+            (
+                serde_json::json!("RESERVATIONDEPTH=3 BACKFILLPOLICY=NONE"),
+                rep.clone()
+            ),
+            (
+                serde_json::json!("RESERVATIONDEPTH=6 BACKFILLPOLICY=NONE"),
+                rep
+            ),
+        ]
+    );
+    // The table shows which replay a twin shares; the CSV names it.
+    let row = err
+        .lines()
+        .find(|l| l.contains("RESERVATIONDEPTH=6 BACKFILLPOLICY=NONE"))
+        .expect("table row");
+    assert!(row.contains("= #3"), "{row}");
+    let rows = std::fs::read_to_string(&csv).unwrap();
+    assert!(rows.lines().next().unwrap().ends_with(",same_as"), "{rows}");
+    assert!(
+        rows.lines()
+            .any(|l| l.starts_with("RESERVATIONDEPTH=3 BACKFILLPOLICY=NONE,")
+                && l.ends_with(",RESERVATIONDEPTH=1 BACKFILLPOLICY=NONE")),
+        "{rows}"
+    );
+
+    // Not provable: every configuration replayed.
+    let base = dir.path().join("base.cfg");
+    std::fs::write(&base, "XFACTORWEIGHT 5\n").unwrap();
+    let (out, err, ok) = simulate(&[
+        "--trace",
+        trace,
+        "--config",
+        base.to_str().unwrap(),
+        "--sweep",
+        "RESERVATIONDEPTH=1,4 BACKFILLPOLICY=NONE",
+        "--sweep-json",
+        "-",
+    ]);
+    assert!(ok, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let configs = report["configurations"].as_array().expect("configurations");
+    assert_eq!(configs.len(), 2);
+    for (c, depth) in configs.iter().zip(["1", "4"]) {
+        assert!(c.get("same_as").is_none(), "{c}");
+        let cfg = dir.path().join(format!("x{depth}.cfg"));
+        std::fs::write(
+            &cfg,
+            format!("XFACTORWEIGHT 5\nRESERVATIONDEPTH {depth}\nBACKFILLPOLICY NONE\n"),
+        )
+        .unwrap();
+        assert_eq!(figures(c["summary"].clone()), single(trace, &cfg));
+    }
+}
+
 #[test]
 fn sweep_refuses_what_it_cannot_do() {
     let dir = tempfile::tempdir().expect("tempdir");

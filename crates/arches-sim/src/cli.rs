@@ -123,7 +123,12 @@ moab.cfg parameters (--sweep RESERVATIONDEPTH=1,2,4 BACKFILLPOLICY=FIRSTFIT,BEST
 combination, the first parameter varying slowest, added to --config or the defaults). The \
 policy options (--backfill, --reservation-depth, ...) apply to every configuration and may \
 not fix a swept parameter. Each configuration gives exactly the summary its single replay \
-gives. One comparison table goes to standard output (jobs, average and maximum wait, average \
+gives. Grid configurations that differ only in RESERVATIONDEPTH (1 or more) under BACKFILLPOLICY \
+NONE and RESERVATIONPOLICY CURRENTHIGHEST start the same jobs at the same times (nothing starts \
+behind the first job that cannot): the first is replayed and the others take its summary when \
+its replay proves it (every iteration a lean one, which places only that job's reservation), \
+else they are replayed too; the table shows '= #N' as their replay time, the CSV and JSON name \
+the configuration in same_as. One comparison table goes to standard output (jobs, average and maximum wait, average \
 bounded slowdown, utilisation, makespan, backfilled jobs, the pyss figures, iterations, replay \
 time, and the bounded slowdown against the first configuration); --sweep-csv writes the same \
 figures at full precision, --sweep-json every configuration's whole summary. On a terminal a \

@@ -103,6 +103,9 @@ pub struct Simulation {
     records: Vec<JobRecord>,
     skipped: Vec<SkippedJob>,
     iterations: u64,
+    /// Iterations that were not lean ones reading only decisions (the full
+    /// iteration, or a lean plan with every reservation for data staging).
+    complete_plans: u64,
     dirty: bool,
     /// Run-time prediction (`RUNTIMEPREDICTION`; off by default).
     predictor: Predictor,
@@ -358,6 +361,7 @@ impl Simulation {
             records: Vec::with_capacity(total_jobs),
             skipped: Vec::new(),
             iterations: 0,
+            complete_plans: 0,
             dirty: false,
             predictor: Predictor::default(),
             full_plans: false,
@@ -469,6 +473,14 @@ impl Simulation {
     /// Scheduling iterations run so far.
     pub fn iterations(&self) -> u64 {
         self.iterations
+    }
+
+    /// How many of the iterations so far planned completely: the full
+    /// iteration, or a lean one for data staging. The others were lean
+    /// iterations whose plans hold only what decides the replay
+    /// ([`arches_core::LeanScratch::set_decisions_only`]).
+    pub fn complete_plans(&self) -> u64 {
+        self.complete_plans
     }
 
     /// Finished jobs, in finish order.
@@ -921,8 +933,14 @@ impl Simulation {
                 }
                 return Ok(false);
             }
-            Some(lean) => lean.into_plan(),
-            None => schedule(&self.state, &self.policy, self.now),
+            Some(lean) => {
+                self.complete_plans += 1;
+                lean.into_plan()
+            }
+            None => {
+                self.complete_plans += 1;
+                schedule(&self.state, &self.policy, self.now)
+            }
         };
         let requeued = self.apply_preemptions(&plan)?;
         if !(plan.preemptions.is_empty()

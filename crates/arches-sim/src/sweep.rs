@@ -233,6 +233,10 @@ pub struct SweepResult {
     pub file: Option<PathBuf>,
     /// The policy as the report titles it.
     pub policy: String,
+    /// The configuration whose replay gave these results, when this one was
+    /// not replayed on its own because it must replay alike ([`twins`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub same_as: Option<String>,
     pub summary: Summary,
 }
 
@@ -272,9 +276,21 @@ pub fn run(args: &SimulateArgs) -> CliResult<()> {
         input_notes(&p.info);
     }
     let input_jobs = prepared.first().map_or(0, |(_, p)| p.sim.total_jobs());
-    let submitted: Vec<AtomicUsize> = prepared.iter().map(|_| AtomicUsize::new(0)).collect();
+    // The configurations that must replay as an earlier one are set aside:
+    // they take its results if its replay proves it (every iteration lean,
+    // reading only decisions), else they are replayed after all.
+    let twin_of = twins(&prepared);
+    let mut set_aside: Vec<(usize, SweepConfig, Prepared)> = Vec::new();
+    let mut replayed: Vec<(usize, SweepConfig, Prepared)> = Vec::new();
+    for (i, (c, p)) in prepared.into_iter().enumerate() {
+        match twin_of[i] {
+            Some(_) => set_aside.push((i, c, p)),
+            None => replayed.push((i, c, p)),
+        }
+    }
+    let total = replayed.len() + set_aside.len();
+    let submitted: Vec<AtomicUsize> = replayed.iter().map(|_| AtomicUsize::new(0)).collect();
     let finished = AtomicUsize::new(0);
-    let total = prepared.len();
     let started = Instant::now();
     let done = AtomicUsize::new(0);
     let results: Vec<CliResult<SweepResult>> = std::thread::scope(|scope| {
@@ -286,20 +302,66 @@ pub fn run(args: &SimulateArgs) -> CliResult<()> {
                     let configs = finished.load(Ordering::Relaxed);
                     eprint!(
                         "\r{}",
-                        progress_bar(configs, total, jobs, input_jobs * total)
+                        progress_bar(configs, total, jobs, input_jobs * submitted.len())
                     );
                     std::thread::sleep(Duration::from_millis(200));
                 }
             })
         });
-        let out = prepared
+        let mut out: Vec<(usize, CliResult<(SweepResult, bool)>)> = replayed
             .into_par_iter()
             .zip(submitted.par_iter())
-            .map(|((c, p), progress)| {
+            .map(|((i, c, p), progress)| {
                 let r = replay(c, p, progress);
                 finished.fetch_add(1, Ordering::Relaxed);
-                r
+                (i, r)
             })
+            .collect();
+        // A twin takes the results of the configuration it must replay as
+        // when that replay read only decisions; otherwise it replays.
+        let proven = |j: usize, out: &[(usize, CliResult<(SweepResult, bool)>)]| {
+            out.iter().find_map(|(k, r)| match r {
+                Ok((res, true)) if *k == j => Some(res.clone()),
+                _ => None,
+            })
+        };
+        let mut again = Vec::new();
+        for (i, c, p) in set_aside {
+            let rep = twin_of[i].expect("set aside as a twin");
+            match proven(rep, &out) {
+                Some(res) => {
+                    finished.fetch_add(1, Ordering::Relaxed);
+                    let mut summary = res.summary;
+                    // Not replayed: no time of its own.
+                    summary.sim_wall_s = 0.0;
+                    let twin = SweepResult {
+                        same_as: Some(res.name.clone()),
+                        name: c.name,
+                        parameters: c.parameters,
+                        file: c.file,
+                        policy: p.info.title_policy,
+                        summary,
+                    };
+                    out.push((i, Ok((twin, true))));
+                }
+                None => again.push((i, c, p)),
+            }
+        }
+        let unused = AtomicUsize::new(0);
+        out.extend(
+            again
+                .into_par_iter()
+                .map(|(i, c, p)| {
+                    let r = replay(c, p, &unused);
+                    finished.fetch_add(1, Ordering::Relaxed);
+                    (i, r)
+                })
+                .collect::<Vec<_>>(),
+        );
+        out.sort_by_key(|(i, _)| *i);
+        let out: Vec<CliResult<SweepResult>> = out
+            .into_iter()
+            .map(|(_, r)| r.map(|(res, _)| res))
             .collect();
         done.store(1, Ordering::Relaxed);
         if let Some(b) = bar {
@@ -329,9 +391,67 @@ pub fn run(args: &SimulateArgs) -> CliResult<()> {
     write_report(args, &report)
 }
 
+/// For each configuration, the earlier one it must replay exactly as, if
+/// any. Two grid configurations are twins when they differ only in
+/// `RESERVATIONDEPTH`, both under `BACKFILLPOLICY NONE` with
+/// `RESERVATIONPOLICY CURRENTHIGHEST` and one reservation bucket (no
+/// per-QoS depth) of depth at least 1, and their policies are otherwise
+/// equal: nothing starts behind the first job that cannot start, and a lean
+/// iteration reading only decisions places that job's reservation alone
+/// ([`arches_core::LeanScratch::set_decisions_only`]), so every plan is the
+/// same. Whether every iteration of the replay was such a lean one is known
+/// only after it ([`crate::run::Simulation::complete_plans`]): the caller
+/// checks.
+pub fn twins(prepared: &[(SweepConfig, Prepared)]) -> Vec<Option<usize>> {
+    use arches_core::policy::{BackfillPolicy, ReservationPolicy};
+    // The policy with the depth as what matters of it here, or `None` if
+    // the depth may matter otherwise.
+    let normal = |p: &Prepared| {
+        let mut policy = p.sim.policy().clone();
+        let [bucket] = policy.reservation_buckets.as_mut_slice() else {
+            return None;
+        };
+        if policy.backfill != BackfillPolicy::None
+            || policy.reservation_policy != ReservationPolicy::CurrentHighest
+            || bucket.qos.is_some()
+            || bucket.depth == 0
+        {
+            return None;
+        }
+        bucket.depth = 1;
+        Some(policy)
+    };
+    let depth = |n: &str| n.eq_ignore_ascii_case("RESERVATIONDEPTH");
+    let others = |c: &SweepConfig| -> Vec<(String, String)> {
+        c.parameters
+            .iter()
+            .filter(|(n, _)| !depth(n))
+            .map(|(n, v)| (n.to_ascii_uppercase(), v.clone()))
+            .collect()
+    };
+    // The other parameters and the policy with the depth made 1.
+    type Key = (Vec<(String, String)>, arches_core::Policy);
+    let keys: Vec<Option<Key>> = prepared
+        .iter()
+        .map(|(c, p)| {
+            let grid = c.file.is_none() && c.parameters.iter().any(|(n, _)| depth(n));
+            grid.then(|| normal(p).map(|policy| (others(c), policy)))
+                .flatten()
+        })
+        .collect();
+    (0..prepared.len())
+        .map(|i| {
+            let key = keys[i].as_ref()?;
+            // The first with the key (itself replayed).
+            (0..i).find(|&j| keys[j].as_ref() == Some(key))
+        })
+        .collect()
+}
+
 /// Replays one configuration to the end, publishing how many jobs it
-/// submitted so far in `progress`.
-fn replay(c: SweepConfig, p: Prepared, progress: &AtomicUsize) -> CliResult<SweepResult> {
+/// submitted so far in `progress`; with whether every iteration was a lean
+/// one reading only decisions.
+fn replay(c: SweepConfig, p: Prepared, progress: &AtomicUsize) -> CliResult<(SweepResult, bool)> {
     let Prepared { mut sim, info, .. } = p;
     let started = Instant::now();
     loop {
@@ -344,13 +464,18 @@ fn replay(c: SweepConfig, p: Prepared, progress: &AtomicUsize) -> CliResult<Swee
         }
     }
     let summary = summary_of(&info, &sim, started.elapsed().as_secs_f64());
-    Ok(SweepResult {
-        name: c.name,
-        parameters: c.parameters,
-        file: c.file,
-        policy: info.title_policy,
-        summary,
-    })
+    let decisions_only = sim.complete_plans() == 0;
+    Ok((
+        SweepResult {
+            name: c.name,
+            parameters: c.parameters,
+            file: c.file,
+            policy: info.title_policy,
+            same_as: None,
+            summary,
+        },
+        decisions_only,
+    ))
 }
 
 /// `[#########...........]  3/16 configurations  41.2% of jobs submitted`.
@@ -452,6 +577,13 @@ pub fn table(report: &SweepReport) -> comfy_table::Table {
     for (i, r) in report.configurations.iter().enumerate() {
         let mut row = vec![(i + 1).to_string(), r.name.clone()];
         row.extend(COLUMNS.iter().map(|c| (c.2)(&r.summary)));
+        // A twin was not replayed: its replay time is the one it shares.
+        if let Some(same) = &r.same_as {
+            let k = report.configurations.iter().position(|o| &o.name == same);
+            if let (Some(k), Some(cell)) = (k, row.get_mut(1 + COLUMNS.len())) {
+                *cell = format!("= #{}", k + 1);
+            }
+        }
         row.push(match first {
             Some(f) if f > 0.0 && i > 0 => {
                 format!("{:+.1}%", 100.0 * (r.summary.avg_bsld10 / f - 1.0))
@@ -478,7 +610,7 @@ pub fn csv(report: &SweepReport) -> String {
         out.push(',');
         out.push_str(c.1);
     }
-    out.push('\n');
+    out.push_str(",same_as\n");
     for r in &report.configurations {
         out.push_str(&csv_field(&r.name));
         let s = &r.summary;
@@ -500,6 +632,8 @@ pub fn csv(report: &SweepReport) -> String {
             out.push(',');
             out.push_str(&v);
         }
+        out.push(',');
+        out.push_str(&csv_field(r.same_as.as_deref().unwrap_or("")));
         out.push('\n');
     }
     out
