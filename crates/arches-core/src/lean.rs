@@ -347,6 +347,19 @@ pub fn schedule_lean_in(
     // ... and when only decisions are read, nothing is left to do once a
     // job is blocked ([`LeanScratch::set_decisions_only`]).
     let stop_when_blocked = no_backfill && !highest && scratch.decisions_only;
+    // BESTFIT and GREEDY, once only backfill is left: a queue item whose job
+    // `consider` would surely push as a candidate (nothing but resources
+    // keeps it, no node constraint, within the machine; no class, QoS or
+    // estimate rule that could say otherwise; plain node access and no
+    // reservation in force) is pushed from the item ([`Lean::push_item`]).
+    let items_push = matches!(
+        policy.backfill,
+        BackfillPolicy::BestFit | BackfillPolicy::Greedy
+    ) && policy.qos.is_empty()
+        && policy.classes.is_empty()
+        && !policy.estimates_ignored
+        && !policy.estimates_running_only
+        && walk.ctx.plain_reservations();
     // The walk starts after the jobs whose reservations were taken over:
     // at block `first`, item `skip` (a block's lower bounds still hold for
     // its tail).
@@ -375,6 +388,17 @@ pub fn schedule_lean_in(
                 continue;
             }
             if highest && walk.kept(item) {
+                continue;
+            }
+            if backfill_only
+                && items_push
+                && item.simple
+                && item.plain
+                && i64::from(item.procs) <= walk.ctx.capacity
+            {
+                // Pushing a candidate changes neither what is free nor
+                // whether only backfill is left.
+                walk.push_item(item);
                 continue;
             }
             let Some(job) = state.job(item.id) else {
@@ -447,6 +471,33 @@ pub fn schedule_lean_in(
     })
 }
 
+/// A BESTFIT/GREEDY backfill candidate: a job `consider` pushed, or a queue
+/// item the walk knew it would push without looking the job up
+/// ([`Lean::push_item`]); the job is looked up only if it may still fit when
+/// its turn comes.
+#[derive(Clone, Copy)]
+enum Candidate<'a> {
+    Job(&'a Job),
+    Item { id: JobId, procs: u32 },
+}
+
+impl Candidate<'_> {
+    fn procs(&self) -> u32 {
+        match self {
+            Candidate::Job(j) => j.req.total_procs(),
+            Candidate::Item { procs, .. } => *procs,
+        }
+    }
+
+    /// An item is unconstrained (`QueueItem::plain`).
+    fn constrained(&self) -> bool {
+        match self {
+            Candidate::Job(j) => crate::placement::is_constrained(&j.req),
+            Candidate::Item { .. } => false,
+        }
+    }
+}
+
 struct Lean<'c, 'a> {
     ctx: &'c mut Ctx<'a>,
     starts: Vec<Start>,
@@ -469,7 +520,7 @@ struct Lean<'c, 'a> {
     plain_buckets: bool,
     /// BESTFIT and GREEDY: the backfill candidates in queue order, with
     /// their metric and planning duration, started after the walk.
-    candidates: Vec<(u64, &'a Job, Option<Secs>)>,
+    candidates: Vec<(u64, Candidate<'a>, Option<Secs>)>,
     /// CURRENTHIGHEST: every reservation of the plan so far, as the next
     /// iteration may take it over ([`reuse_last`]), while `reusable`: every
     /// reservation so far is of a job the aggregate profile alone places,
@@ -772,7 +823,7 @@ impl<'a> Lean<'_, 'a> {
                 job.req.nodes,
                 dur.unwrap_or(0),
             );
-            self.candidates.push((value, job, dur));
+            self.candidates.push((value, Candidate::Job(job), dur));
             return;
         }
         if let Some(alloc) = self.ctx.fit_now(job, dur) {
@@ -784,6 +835,23 @@ impl<'a> Lean<'_, 'a> {
     /// candidate in descending metric order (a stable sort: ties stay in
     /// queue order); GREEDY the best combination's members first, then the
     /// others, each in queue order. A candidate starts if it fits now.
+    /// What [`Lean::consider`] does with the job of `item` once only
+    /// backfill is left, under the conditions of `items_push` in
+    /// [`schedule_lean_in`]: `check_static` passes (`simple`), the planning
+    /// duration is the item's, `ever_fits` holds (no class, unconstrained,
+    /// within the machine), no bucket is left and no QoS flag exists, so the
+    /// job becomes a candidate.
+    fn push_item(&mut self, item: &crate::index::QueueItem) {
+        debug_assert!(item.dur != Secs::MAX, "the walk's may_fit passed");
+        let value =
+            crate::backfill::metric(self.ctx.policy.backfill_metric, item.procs, None, item.dur);
+        let c = Candidate::Item {
+            id: item.id,
+            procs: item.procs,
+        };
+        self.candidates.push((value, c, Some(item.dur)));
+    }
+
     fn start_candidates(&mut self) {
         if self.candidates.is_empty() {
             return;
@@ -793,15 +861,16 @@ impl<'a> Lean<'_, 'a> {
             let chosen = crate::backfill::greedy_choice(
                 &self.ctx.agg,
                 self.ctx.now,
-                cands.iter().enumerate().map(|(k, &(value, job, dur))| {
-                    crate::backfill::GreedyItem {
+                cands
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &(value, c, dur))| crate::backfill::GreedyItem {
                         key: k,
-                        constrained: crate::placement::is_constrained(&job.req),
-                        procs: job.req.total_procs(),
+                        constrained: c.constrained(),
+                        procs: c.procs(),
                         dur,
                         value,
-                    }
-                }),
+                    }),
             );
             let first = cands.iter().enumerate().filter(|(k, _)| chosen.contains(k));
             let rest = cands
@@ -813,7 +882,21 @@ impl<'a> Lean<'_, 'a> {
         } else {
             cands.sort_by_key(|c| std::cmp::Reverse(c.0));
         }
-        for (_, job, dur) in cands {
+        for (_, c, dur) in cands {
+            let job = match c {
+                Candidate::Job(job) => job,
+                Candidate::Item { id, procs } => {
+                    // `fit_now`'s first refusal (no reservation in force),
+                    // before the look-up.
+                    if i64::from(procs) > self.free_now() {
+                        continue;
+                    }
+                    match self.ctx.state.job(id) {
+                        Some(job) => job,
+                        None => continue,
+                    }
+                }
+            };
             if let Some(alloc) = self.ctx.fit_now(job, dur) {
                 self.start(job, alloc, dur, StartKind::Backfill);
             }
