@@ -323,6 +323,37 @@ fn single(trace: &str, cfg: &std::path::Path) -> serde_json::Value {
     figures(serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}")))
 }
 
+/// A sweep's JSON report (`--sweep-json -` added to `args`) and its table
+/// (standard error).
+fn sweep_report(args: &[&str]) -> (serde_json::Value, String) {
+    let mut all = args.to_vec();
+    all.extend(["--sweep-json", "-"]);
+    let (out, err, ok) = simulate(&all);
+    assert!(ok, "{err}");
+    let report = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    (report, err)
+}
+
+/// Asserts that sweep configuration `c` has the summary of a single replay
+/// of `trace` under a moab.cfg of `lines` (written into `dir`); returns it.
+fn assert_single_replay(
+    dir: &std::path::Path,
+    trace: &str,
+    c: &serde_json::Value,
+    lines: &str,
+) -> serde_json::Value {
+    // A new name each time: the count of what `dir` holds.
+    let cfg = dir.join(format!("single-{}.cfg", dir_entries(dir)));
+    std::fs::write(&cfg, lines).unwrap();
+    let summary = figures(c["summary"].clone());
+    assert_eq!(summary, single(trace, &cfg), "{}", c["name"]);
+    summary
+}
+
+fn dir_entries(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir).map_or(0, |d| d.count())
+}
+
 #[test]
 fn sweep_configurations_equal_their_single_replays() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -331,24 +362,19 @@ fn sweep_configurations_equal_their_single_replays() {
     let trace = swf.to_str().unwrap();
     let csv = dir.path().join("sweep.csv");
     // A grid: 3 x 2 configurations, the first parameter varying slowest.
-    let (out, err, ok) = simulate(&[
+    let (report, err) = sweep_report(&[
         "--trace",
         trace,
         "--sweep",
         "RESERVATIONDEPTH=1,2,4",
         "BACKFILLPOLICY=FIRSTFIT,BESTFIT",
-        "--sweep-json",
-        "-",
         "--sweep-csv",
         csv.to_str().unwrap(),
     ]);
-    assert!(ok, "{err}");
     assert!(
         err.contains("RESERVATIONDEPTH=4 BACKFILLPOLICY=BESTFIT"),
         "table: {err}"
     );
-    let report: serde_json::Value =
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     let configs = report["configurations"].as_array().expect("configurations");
     assert_eq!(configs.len(), 6);
     assert_eq!(report["input_jobs"], 400);
@@ -359,14 +385,8 @@ fn sweep_configurations_equal_their_single_replays() {
             c["name"],
             format!("RESERVATIONDEPTH={depth} BACKFILLPOLICY={bf}")
         );
-        let cfg = dir.path().join(format!("grid{i}.cfg"));
-        std::fs::write(
-            &cfg,
-            format!("RESERVATIONDEPTH {depth}\nBACKFILLPOLICY {bf}\n"),
-        )
-        .unwrap();
-        let summary = figures(c["summary"].clone());
-        assert_eq!(summary, single(trace, &cfg), "{}", c["name"]);
+        let lines = format!("RESERVATIONDEPTH {depth}\nBACKFILLPOLICY {bf}\n");
+        let summary = assert_single_replay(dir.path(), trace, c, &lines);
         distinct.insert(summary["avg_bsld10"].to_string());
     }
     assert!(
@@ -390,16 +410,7 @@ fn sweep_configurations_equal_their_single_replays() {
     )
     .unwrap();
     std::fs::write(cfgs.join("notes.txt"), "not a configuration\n").unwrap();
-    let (out, err, ok) = simulate(&[
-        "--trace",
-        trace,
-        "--sweep",
-        cfgs.to_str().unwrap(),
-        "--sweep-json",
-        "-",
-    ]);
-    assert!(ok, "{err}");
-    let report: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let (report, _) = sweep_report(&["--trace", trace, "--sweep", cfgs.to_str().unwrap()]);
     let configs = report["configurations"].as_array().expect("configurations");
     assert_eq!(configs.len(), 2);
     for (c, file) in configs.iter().zip(["a-easy.cfg", "b-conservative.cfg"]) {
@@ -425,35 +436,21 @@ fn sweep_replays_twins_under_none_once() {
     std::fs::write(&swf, synthetic_swf(300)).unwrap();
     let trace = swf.to_str().unwrap();
     let csv = dir.path().join("sweep.csv");
-    let (out, err, ok) = simulate(&[
+    let (report, err) = sweep_report(&[
         "--trace",
         trace,
         "--sweep",
         "RESERVATIONDEPTH=0,1,3,6 BACKFILLPOLICY=NONE,FIRSTFIT",
-        "--sweep-json",
-        "-",
         "--sweep-csv",
         csv.to_str().unwrap(),
     ]);
-    assert!(ok, "{err}");
-    let report: serde_json::Value = serde_json::from_str(&out).expect("json");
     let configs = report["configurations"].as_array().expect("configurations");
     assert_eq!(configs.len(), 8);
     let mut twins = Vec::new();
     for (i, c) in configs.iter().enumerate() {
         let (depth, bf) = (["0", "1", "3", "6"][i / 2], ["NONE", "FIRSTFIT"][i % 2]);
-        let cfg = dir.path().join(format!("c{i}.cfg"));
-        std::fs::write(
-            &cfg,
-            format!("RESERVATIONDEPTH {depth}\nBACKFILLPOLICY {bf}\n"),
-        )
-        .unwrap();
-        assert_eq!(
-            figures(c["summary"].clone()),
-            single(trace, &cfg),
-            "{}",
-            c["name"]
-        );
+        let lines = format!("RESERVATIONDEPTH {depth}\nBACKFILLPOLICY {bf}\n");
+        assert_single_replay(dir.path(), trace, c, &lines);
         if let Some(same) = c.get("same_as") {
             twins.push((c["name"].clone(), same.clone()));
             assert_eq!(c["summary"]["sim_wall_s"], 0.0);
@@ -491,29 +488,20 @@ fn sweep_replays_twins_under_none_once() {
     // Not provable: every configuration replayed.
     let base = dir.path().join("base.cfg");
     std::fs::write(&base, "XFACTORWEIGHT 5\n").unwrap();
-    let (out, err, ok) = simulate(&[
+    let (report, _) = sweep_report(&[
         "--trace",
         trace,
         "--config",
         base.to_str().unwrap(),
         "--sweep",
         "RESERVATIONDEPTH=1,4 BACKFILLPOLICY=NONE",
-        "--sweep-json",
-        "-",
     ]);
-    assert!(ok, "{err}");
-    let report: serde_json::Value = serde_json::from_str(&out).expect("json");
     let configs = report["configurations"].as_array().expect("configurations");
     assert_eq!(configs.len(), 2);
     for (c, depth) in configs.iter().zip(["1", "4"]) {
         assert!(c.get("same_as").is_none(), "{c}");
-        let cfg = dir.path().join(format!("x{depth}.cfg"));
-        std::fs::write(
-            &cfg,
-            format!("XFACTORWEIGHT 5\nRESERVATIONDEPTH {depth}\nBACKFILLPOLICY NONE\n"),
-        )
-        .unwrap();
-        assert_eq!(figures(c["summary"].clone()), single(trace, &cfg));
+        let lines = format!("XFACTORWEIGHT 5\nRESERVATIONDEPTH {depth}\nBACKFILLPOLICY NONE\n");
+        assert_single_replay(dir.path(), trace, c, &lines);
     }
 }
 

@@ -206,6 +206,27 @@ impl LeanScratch {
     }
 }
 
+/// `policy` as far as the plans of lean iterations reading only decisions
+/// ([`LeanScratch::set_decisions_only`]) depend on it: under
+/// `BACKFILLPOLICY NONE` with `CURRENTHIGHEST` and one reservation bucket
+/// without QoS, a depth of 1 or more places the first blocked job's
+/// reservation alone, so such a depth is made 1. Policies with equal
+/// `decisions_policy` make equal decisions-only lean plans from equal
+/// states (the sweep replays such configurations once).
+pub fn decisions_policy(policy: &Policy) -> Policy {
+    let mut p = policy.clone();
+    if p.backfill == BackfillPolicy::None
+        && p.reservation_policy == ReservationPolicy::CurrentHighest
+    {
+        if let [bucket] = p.reservation_buckets.as_mut_slice() {
+            if bucket.qos.is_none() && bucket.depth > 1 {
+                bucket.depth = 1;
+            }
+        }
+    }
+    p
+}
+
 /// Below this many reservations, placing them again costs less than the
 /// merge and comparison passes of [`reuse_last`].
 const REUSE_MIN: usize = 2;

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use arches_core::job::{CompletionCode, HoldType, Job, JobId, Request};
-use arches_core::lean::lean_supported;
+use arches_core::lean::{decisions_policy, lean_supported};
 use arches_core::node::Node;
 use arches_core::policy::{
     BackfillMetric, BackfillPolicy, NodeAllocationPolicy, QosConfig, QosFlag, ReservationBucket,
@@ -191,6 +191,10 @@ proptest! {
         // Storage whose caller reads only starts and `next_change`.
         let mut decisions = LeanScratch::default();
         decisions.set_decisions_only(true);
+        // The same, under the policy as decisions see it.
+        let decisive = decisions_policy(&policy);
+        let mut decisions_norm = LeanScratch::default();
+        decisions_norm.set_decisions_only(true);
         // The last lean plan's time, `next_wakeup` and `next_change`.
         let mut quiet: Option<(Time, Option<Time>, Option<Time>)> = None;
         loop {
@@ -254,6 +258,9 @@ proptest! {
                 // NONE without HIGHEST the reservations may stop at the
                 // first blocked job's, otherwise the plan is the same.
                 let only = schedule_lean_in(&state, &policy, now, &mut decisions);
+                prop_assert_eq!(lean_supported(&decisive), true);
+                let only_norm = schedule_lean_in(&state, &decisive, now, &mut decisions_norm);
+                prop_assert_eq!(&only_norm, &only, "plan under decisions_policy at {}", now);
                 match (&only, &lean) {
                     (Some(o), Some(l)) => {
                         prop_assert_eq!(&o.starts, &l.starts, "decisions-only starts at {}", now);

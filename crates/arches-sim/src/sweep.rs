@@ -392,51 +392,29 @@ pub fn run(args: &SimulateArgs) -> CliResult<()> {
 }
 
 /// For each configuration, the earlier one it must replay exactly as, if
-/// any. Two grid configurations are twins when they differ only in
-/// `RESERVATIONDEPTH`, both under `BACKFILLPOLICY NONE` with
-/// `RESERVATIONPOLICY CURRENTHIGHEST` and one reservation bucket (no
-/// per-QoS depth) of depth at least 1, and their policies are otherwise
-/// equal: nothing starts behind the first job that cannot start, and a lean
-/// iteration reading only decisions places that job's reservation alone
-/// ([`arches_core::LeanScratch::set_decisions_only`]), so every plan is the
-/// same. Whether every iteration of the replay was such a lean one is known
-/// only after it ([`crate::run::Simulation::complete_plans`]): the caller
-/// checks.
+/// any: grid configurations that differ only in `RESERVATIONDEPTH` and whose
+/// policies are equal as far as decisions-only lean iterations go
+/// ([`arches_core::lean::decisions_policy`]: under `BACKFILLPOLICY NONE`
+/// with `CURRENTHIGHEST` any depth of 1 or more). Their replays are the same
+/// when every iteration was such a lean one, which is known only after it
+/// ([`crate::run::Simulation::complete_plans`]): the caller checks.
 pub fn twins(prepared: &[(SweepConfig, Prepared)]) -> Vec<Option<usize>> {
-    use arches_core::policy::{BackfillPolicy, ReservationPolicy};
-    // The policy with the depth as what matters of it here, or `None` if
-    // the depth may matter otherwise.
-    let normal = |p: &Prepared| {
-        let mut policy = p.sim.policy().clone();
-        let [bucket] = policy.reservation_buckets.as_mut_slice() else {
-            return None;
-        };
-        if policy.backfill != BackfillPolicy::None
-            || policy.reservation_policy != ReservationPolicy::CurrentHighest
-            || bucket.qos.is_some()
-            || bucket.depth == 0
-        {
-            return None;
-        }
-        bucket.depth = 1;
-        Some(policy)
-    };
     let depth = |n: &str| n.eq_ignore_ascii_case("RESERVATIONDEPTH");
-    let others = |c: &SweepConfig| -> Vec<(String, String)> {
-        c.parameters
-            .iter()
-            .filter(|(n, _)| !depth(n))
-            .map(|(n, v)| (n.to_ascii_uppercase(), v.clone()))
-            .collect()
-    };
-    // The other parameters and the policy with the depth made 1.
+    // The other parameters and the policy as decisions see it.
     type Key = (Vec<(String, String)>, arches_core::Policy);
     let keys: Vec<Option<Key>> = prepared
         .iter()
         .map(|(c, p)| {
             let grid = c.file.is_none() && c.parameters.iter().any(|(n, _)| depth(n));
-            grid.then(|| normal(p).map(|policy| (others(c), policy)))
-                .flatten()
+            grid.then(|| {
+                let others = c
+                    .parameters
+                    .iter()
+                    .filter(|(n, _)| !depth(n))
+                    .map(|(n, v)| (n.to_ascii_uppercase(), v.clone()))
+                    .collect();
+                (others, arches_core::lean::decisions_policy(p.sim.policy()))
+            })
         })
         .collect();
     (0..prepared.len())
