@@ -276,6 +276,14 @@ fn progress_bar_shows_on_a_terminal_also_with_until() {
     assert!(ok && err.is_empty(), "{err}");
 }
 
+/// A temporary directory holding `t.swf`, [`synthetic_swf`] of `n` jobs.
+fn synthetic_trace(n: u64) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let swf = dir.path().join("t.swf");
+    std::fs::write(&swf, synthetic_swf(n)).unwrap();
+    (dir, swf)
+}
+
 /// A small deterministic SWF trace: `n` jobs on a 64-processor machine,
 /// busy enough that reservation depth and backfill policy matter.
 fn synthetic_swf(n: u64) -> String {
@@ -356,9 +364,7 @@ fn dir_entries(dir: &std::path::Path) -> usize {
 
 #[test]
 fn sweep_configurations_equal_their_single_replays() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let swf = dir.path().join("t.swf");
-    std::fs::write(&swf, synthetic_swf(400)).unwrap();
+    let (dir, swf) = synthetic_trace(400);
     let trace = swf.to_str().unwrap();
     let csv = dir.path().join("sweep.csv");
     // A grid: 3 x 2 configurations, the first parameter varying slowest.
@@ -431,9 +437,7 @@ fn sweep_configurations_equal_their_single_replays() {
 /// replayed.
 #[test]
 fn sweep_replays_twins_under_none_once() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let swf = dir.path().join("t.swf");
-    std::fs::write(&swf, synthetic_swf(300)).unwrap();
+    let (dir, swf) = synthetic_trace(300);
     let trace = swf.to_str().unwrap();
     let csv = dir.path().join("sweep.csv");
     let (report, err) = sweep_report(&[
@@ -507,9 +511,7 @@ fn sweep_replays_twins_under_none_once() {
 
 #[test]
 fn sweep_refuses_what_it_cannot_do() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let swf = dir.path().join("t.swf");
-    std::fs::write(&swf, synthetic_swf(10)).unwrap();
+    let (_dir, swf) = synthetic_trace(10);
     let trace = swf.to_str().unwrap();
     for (args, want) in [
         (

@@ -852,10 +852,6 @@ impl<'a> Lean<'_, 'a> {
         }
     }
 
-    /// After the walk, [`crate::backfill`]'s selection: BESTFIT tries each
-    /// candidate in descending metric order (a stable sort: ties stay in
-    /// queue order); GREEDY the best combination's members first, then the
-    /// others, each in queue order. A candidate starts if it fits now.
     /// What [`Lean::consider`] does with the job of `item` once only
     /// backfill is left, under the conditions of `items_push` in
     /// [`schedule_lean_in`]: `check_static` passes (`simple`), the planning
@@ -873,6 +869,10 @@ impl<'a> Lean<'_, 'a> {
         self.candidates.push((value, c, Some(item.dur)));
     }
 
+    /// After the walk, [`crate::backfill`]'s selection: BESTFIT tries each
+    /// candidate in descending metric order (a stable sort: ties stay in
+    /// queue order); GREEDY the best combination's members first, then the
+    /// others, each in queue order. A candidate starts if it fits now.
     fn start_candidates(&mut self) {
         if self.candidates.is_empty() {
             return;

@@ -128,8 +128,8 @@ NONE and RESERVATIONPOLICY CURRENTHIGHEST start the same jobs at the same times 
 behind the first job that cannot): the first is replayed and the others take its summary when \
 its replay proves it (every iteration a lean one, which places only that job's reservation), \
 else they are replayed too; the table shows '= #N' as their replay time, the CSV and JSON name \
-the configuration in same_as. One comparison table goes to standard output (jobs, average and maximum wait, average \
-bounded slowdown, utilisation, makespan, backfilled jobs, the pyss figures, iterations, replay \
+the configuration in same_as. One comparison table goes to standard output (jobs, average and \
+maximum wait, average bounded slowdown, utilisation, makespan, backfilled jobs, the pyss figures, iterations, replay \
 time, and the bounded slowdown against the first configuration); --sweep-csv writes the same \
 figures at full precision, --sweep-json every configuration's whole summary. On a terminal a \
 progress bar shows the configurations done and the share of jobs submitted. --jobs-csv, \

@@ -280,16 +280,8 @@ pub fn run(args: &SimulateArgs) -> CliResult<()> {
     // they take its results if its replay proves it (every iteration lean,
     // reading only decisions), else they are replayed after all.
     let twin_of = twins(&prepared);
-    let mut set_aside: Vec<(usize, SweepConfig, Prepared)> = Vec::new();
-    let mut replayed: Vec<(usize, SweepConfig, Prepared)> = Vec::new();
-    for (i, (c, p)) in prepared.into_iter().enumerate() {
-        match twin_of[i] {
-            Some(_) => set_aside.push((i, c, p)),
-            None => replayed.push((i, c, p)),
-        }
-    }
-    let total = replayed.len() + set_aside.len();
-    let submitted: Vec<AtomicUsize> = replayed.iter().map(|_| AtomicUsize::new(0)).collect();
+    let total = prepared.len();
+    let submitted: Vec<AtomicUsize> = (0..total).map(|_| AtomicUsize::new(0)).collect();
     let finished = AtomicUsize::new(0);
     let started = Instant::now();
     let done = AtomicUsize::new(0);
@@ -302,66 +294,65 @@ pub fn run(args: &SimulateArgs) -> CliResult<()> {
                     let configs = finished.load(Ordering::Relaxed);
                     eprint!(
                         "\r{}",
-                        progress_bar(configs, total, jobs, input_jobs * submitted.len())
+                        progress_bar(configs, total, jobs, input_jobs * total)
                     );
                     std::thread::sleep(Duration::from_millis(200));
                 }
             })
         });
-        let mut out: Vec<(usize, CliResult<(SweepResult, bool)>)> = replayed
-            .into_par_iter()
-            .zip(submitted.par_iter())
-            .map(|((i, c, p), progress)| {
-                let r = replay(c, p, progress);
-                finished.fetch_add(1, Ordering::Relaxed);
-                (i, r)
-            })
-            .collect();
-        // A twin takes the results of the configuration it must replay as
-        // when that replay read only decisions; otherwise it replays.
-        let proven = |j: usize, out: &[(usize, CliResult<(SweepResult, bool)>)]| {
-            out.iter().find_map(|(k, r)| match r {
-                Ok((res, true)) if *k == j => Some(res.clone()),
-                _ => None,
-            })
-        };
-        let mut again = Vec::new();
-        for (i, c, p) in set_aside {
-            let rep = twin_of[i].expect("set aside as a twin");
-            match proven(rep, &out) {
-                Some(res) => {
-                    finished.fetch_add(1, Ordering::Relaxed);
-                    let mut summary = res.summary;
-                    // Not replayed: no time of its own.
-                    summary.sim_wall_s = 0.0;
-                    let twin = SweepResult {
-                        same_as: Some(res.name.clone()),
-                        name: c.name,
-                        parameters: c.parameters,
-                        file: c.file,
-                        policy: p.info.title_policy,
-                        summary,
-                    };
-                    out.push((i, Ok((twin, true))));
+        // Replays a batch in parallel, each result at its configuration's
+        // position.
+        let mut results: Vec<Option<CliResult<(SweepResult, bool)>>> =
+            (0..total).map(|_| None).collect();
+        let run_batch =
+            |batch: Vec<(usize, (SweepConfig, Prepared))>,
+             results: &mut [Option<CliResult<(SweepResult, bool)>>]| {
+                let out: Vec<_> = batch
+                    .into_par_iter()
+                    .map(|(i, (c, p))| {
+                        let r = replay(c, p, &submitted[i]);
+                        finished.fetch_add(1, Ordering::Relaxed);
+                        (i, r)
+                    })
+                    .collect();
+                for (i, r) in out {
+                    results[i] = Some(r);
                 }
-                None => again.push((i, c, p)),
-            }
-        }
-        let unused = AtomicUsize::new(0);
-        out.extend(
-            again
-                .into_par_iter()
-                .map(|(i, c, p)| {
-                    let r = replay(c, p, &unused);
-                    finished.fetch_add(1, Ordering::Relaxed);
-                    (i, r)
-                })
-                .collect::<Vec<_>>(),
-        );
-        out.sort_by_key(|(i, _)| *i);
-        let out: Vec<CliResult<SweepResult>> = out
+            };
+        let (first, set_aside): (Vec<_>, Vec<_>) = prepared
             .into_iter()
-            .map(|(_, r)| r.map(|(res, _)| res))
+            .enumerate()
+            .partition(|(i, _)| twin_of[*i].is_none());
+        run_batch(first, &mut results);
+        let mut again = Vec::new();
+        for (i, (c, p)) in set_aside {
+            let rep = twin_of[i].expect("set aside as a twin");
+            let Some(Ok((res, true))) = &results[rep] else {
+                again.push((i, (c, p)));
+                continue;
+            };
+            let mut summary = res.summary.clone();
+            // Not replayed: no time of its own.
+            summary.sim_wall_s = 0.0;
+            let twin = SweepResult {
+                same_as: Some(res.name.clone()),
+                name: c.name,
+                parameters: c.parameters,
+                file: c.file,
+                policy: p.info.title_policy,
+                summary,
+            };
+            results[i] = Some(Ok((twin, true)));
+            submitted[i].store(input_jobs, Ordering::Relaxed);
+            finished.fetch_add(1, Ordering::Relaxed);
+        }
+        run_batch(again, &mut results);
+        let out = results
+            .into_iter()
+            .map(|r| {
+                r.expect("every configuration has a result")
+                    .map(|(res, _)| res)
+            })
             .collect();
         done.store(1, Ordering::Relaxed);
         if let Some(b) = bar {
@@ -558,7 +549,8 @@ pub fn table(report: &SweepReport) -> comfy_table::Table {
         // A twin was not replayed: its replay time is the one it shares.
         if let Some(same) = &r.same_as {
             let k = report.configurations.iter().position(|o| &o.name == same);
-            if let (Some(k), Some(cell)) = (k, row.get_mut(1 + COLUMNS.len())) {
+            let replay = COLUMNS.iter().position(|c| c.1 == "sim_wall_s");
+            if let (Some(k), Some(cell)) = (k, replay.and_then(|c| row.get_mut(2 + c))) {
                 *cell = format!("= #{}", k + 1);
             }
         }
