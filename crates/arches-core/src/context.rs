@@ -69,7 +69,8 @@ pub(crate) struct Ctx<'a> {
 
 /// The storage of a spent context, kept for the next one by a driver that
 /// plans many iterations ([`crate::lean::LeanScratch`]): contents are
-/// dropped, allocations reused.
+/// dropped, allocations reused (but the profile's breakpoints, which a
+/// resumed lean walk starts from).
 #[derive(Debug, Default)]
 pub(crate) struct Buffers {
     spans: Vec<(Time, Amount)>,
@@ -85,6 +86,11 @@ impl Buffers {
     /// ([`crate::lean`]'s reuse of the last reservations).
     pub(crate) fn swap_spans(&mut self, other: &mut Vec<(Time, Amount)>) {
         std::mem::swap(&mut self.spans, other);
+    }
+
+    /// The breakpoints of the profile last stored.
+    pub(crate) fn spans(&self) -> &[(Time, Amount)] {
+        &self.spans
     }
 }
 

@@ -16,6 +16,7 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::job::{Job, JobId, JobState};
 use crate::{Secs, Time};
@@ -40,7 +41,7 @@ pub struct QueueItem {
 }
 
 impl QueueItem {
-    fn key(&self) -> (Time, JobId) {
+    pub(crate) fn key(&self) -> (Time, JobId) {
         (self.submit, self.id)
     }
 }
@@ -96,6 +97,18 @@ impl OrderedQueue {
             .blocks
             .partition_point(|b| b.items.last().is_some_and(|l| l.key() < key));
         b.min(self.blocks.len().saturating_sub(1))
+    }
+
+    /// Where the jobs queued after `key` begin: block, and item in it.
+    pub(crate) fn after(&self, key: (Time, JobId)) -> (usize, usize) {
+        let b = self
+            .blocks
+            .partition_point(|b| b.items.last().is_some_and(|l| l.key() <= key));
+        let i = self
+            .blocks
+            .get(b)
+            .map_or(0, |blk| blk.items.partition_point(|i| i.key() <= key));
+        (b, i)
     }
 
     pub fn insert(&mut self, item: QueueItem) {
@@ -211,9 +224,41 @@ pub struct Indexes {
     pub trl: usize,
     /// Queued and running malleable or resizable jobs ([`crate::malleable`]).
     pub elastic: usize,
+    /// Queued jobs with dependencies.
+    pub dependent: usize,
+    /// What changed since a lean walk ([`crate::lean`] resumes one).
+    pub stamp: Stamp,
 }
 
+/// What changed since a lean walk: `epoch` is renewed (a value no other
+/// state has had, so that a state and its clone part ways) by every change
+/// but a tail submission (an idle job after every job queued so far, by
+/// `(submit, id)`) and a start, which `starts` counts; `tail` is the
+/// largest `(submit, id)` ever queued (every queued job's is at most
+/// `tail`). History, not content: indexes rebuilt from the same jobs have
+/// another.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stamp {
+    pub epoch: u64,
+    pub starts: u64,
+    pub tail: (Time, JobId),
+}
+
+/// The source of [`Indexes::epoch`] values.
+static EPOCH: AtomicU64 = AtomicU64::new(1);
+
 impl Indexes {
+    /// A new epoch: something other than a tail submission or a start
+    /// changed the state.
+    pub fn renew(&mut self) {
+        self.stamp.epoch = EPOCH.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether a job queued with `key` now would be a tail submission.
+    pub fn at_tail(&self, key: (Time, JobId)) -> bool {
+        key > self.stamp.tail
+    }
+
     /// Adds `job` (as it is now) to the indexes (an `Idle` job is in the
     /// state's queue; a finished one has no place in them).
     pub fn add(&mut self, job: &Job) {
@@ -229,6 +274,7 @@ impl Indexes {
         match job.state {
             JobState::Idle => {
                 if add {
+                    self.stamp.tail = self.stamp.tail.max((job.submit_time, job.id));
                     self.queue.insert(QueueItem {
                         submit: job.submit_time,
                         id: job.id,
@@ -260,6 +306,9 @@ impl Indexes {
                 }
                 if job.elastic.is_some() {
                     count(&mut self.elastic, add);
+                }
+                if !job.depend.is_empty() {
+                    count(&mut self.dependent, add);
                 }
             }
             JobState::Running | JobState::Starting | JobState::Staging | JobState::Staged => {

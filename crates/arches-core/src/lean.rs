@@ -141,9 +141,12 @@ pub fn lean_supported(policy: &Policy) -> bool {
 /// buffers, the reservation buckets, the held reservations. Under
 /// `RESERVATIONPOLICY CURRENTHIGHEST` it also keeps the last iteration's
 /// reservations and final profile, which the next iteration takes over
-/// when it can prove they would be placed again ([`reuse_last`]): a plan
-/// in kept storage is the plan without it (the property tests in
-/// `tests/lean.rs` check it).
+/// when it can prove they would be placed again ([`reuse_last`]), and
+/// under `FIRSTFIT` or `NONE` where the last walk ended, to go on from
+/// there when only submissions and its starts happened since ([`Resume`]).
+/// A plan in kept storage is the plan without it (the property tests in
+/// `tests/lean.rs` check it). One storage serves one state and one policy:
+/// a driver that changes the policy starts with new storage.
 #[derive(Debug, Default)]
 pub struct LeanScratch {
     ctx: crate::context::Buffers,
@@ -168,6 +171,89 @@ pub struct LeanScratch {
     /// empty: the next plan's lists.
     spare_starts: Vec<Start>,
     spare_reservations: Vec<PlannedReservation>,
+    /// The last walk, when the next one may resume it ([`Resume`]).
+    resume: Resume,
+    /// How many iterations resumed the last walk (for tests).
+    resumed: u64,
+}
+
+/// Where a lean walk ended, kept so that the next iteration can go on from
+/// there instead of walking the queue again.
+///
+/// When that is the same walk. The walk of t0 visited the queued jobs up to
+/// `tail` (every job queued then) and started `starts`; suppose that since
+/// then the state changed only by those starts, applied at t0 as planned,
+/// and by tail submissions (the index's `epoch` and `starts` say so), that
+/// t1 >= t0 comes before every release (start + planning duration of a
+/// running job, the starts of t0 among them), start date of a queued job
+/// after t0 and reservation of the walk, and that no queued job depends on
+/// another (a start may satisfy a dependency, a submission make one on a
+/// job unknown so far wait). The
+/// walk of t1 visits the same jobs first, minus those started at t0. Its
+/// profile from t1 on is t0's final one without the reservations (the
+/// releases are t0's with every start of t0 in them; nothing releases in
+/// between), never more than what each job saw at t0. So, job by job, what
+/// did not start at t0 cannot start at t1; each reservation lands where it
+/// was (the argument of [`reuse_last`], with every reservation placed by
+/// the aggregate profile alone); and the walk reaches the new jobs blocked
+/// or not as t0's ended, with the same reservations, the buckets' room and
+/// t0's final profile (shifted to begin at t1): what it resumes with.
+/// Kept for FIRSTFIT and NONE (BESTFIT and GREEDY start their candidates
+/// after the walk, in an order new jobs change) under CURRENTHIGHEST or
+/// NEVER (HIGHEST holds remembered reservations differently each time).
+#[derive(Debug, Default)]
+struct Resume {
+    valid: bool,
+    epoch: u64,
+    /// The index's start count before the walk's starts were applied.
+    starts_seen: u64,
+    tail: (Time, JobId),
+    now: Time,
+    /// The walk's starts and their allocations (`allocs[range]`).
+    starts: Vec<(JobId, std::ops::Range<usize>)>,
+    allocs: Vec<crate::job::Alloc>,
+    reservations: Vec<PlannedReservation>,
+    placed: Vec<Held>,
+    blocked: bool,
+    first_blocked: Option<JobId>,
+    bucket_left: Vec<u32>,
+    /// The final profile is `last_spans` (kept for [`reuse_last`]), not
+    /// the context's buffers.
+    spans_in_last: bool,
+}
+
+impl Resume {
+    /// Whether the walk of `now` is this one resumed (the conditions in
+    /// the type's doc).
+    fn holds(&self, state: &State, idx: &crate::index::Indexes, now: Time) -> bool {
+        if !self.valid
+            || self.epoch != idx.stamp.epoch
+            || now < self.now
+            || idx.stamp.starts != self.starts_seen + self.starts.len() as u64
+            || idx.dependent > 0
+            || self.reservations.iter().any(|r| r.start <= now)
+        {
+            return false;
+        }
+        if now > self.now
+            && (idx.releases.as_slice().first().is_some_and(|r| r.0 <= now)
+                || idx
+                    .dated
+                    .range((self.now + 1, 0)..)
+                    .next()
+                    .is_some_and(|d| d.0 <= now))
+        {
+            return false;
+        }
+        self.starts.iter().all(|(id, range)| {
+            state.job(*id).is_some_and(|j| {
+                j.state.is_active()
+                    && j.run.as_ref().is_some_and(|r| {
+                        r.start_time == self.now && r.alloc[..] == self.allocs[range.clone()]
+                    })
+            })
+        })
+    }
 }
 
 impl LeanScratch {
@@ -175,6 +261,13 @@ impl LeanScratch {
     /// reservations over instead of placing them again ([`reuse_last`]).
     pub fn reused(&self) -> u64 {
         self.reused
+    }
+
+    /// How many iterations in this storage went on from where the last
+    /// walk ended instead of walking the queue again (a walk is resumed
+    /// when only tail submissions and its starts happened since).
+    pub fn resumed(&self) -> u64 {
+        self.resumed
     }
 
     /// Whether the caller reads only the plans' starts and `next_change`
@@ -277,12 +370,49 @@ pub fn schedule_lean_in(
         .as_slice()
         .iter()
         .map(|&(end, _, procs)| (end.max(now + 1), Amount::procs(i64::from(procs))));
-    let buffers = std::mem::take(&mut scratch.ctx);
+    // The last walk goes on from where it ended, with its final profile.
+    let resume = scratch.resume.holds(state, idx, now);
+    scratch.resume.valid = false;
+    if resume {
+        if let Some(plan) = resume_unchanged(state, idx, policy, now, scratch) {
+            return Some(plan);
+        }
+    }
+    let mut buffers = std::mem::take(&mut scratch.ctx);
+    if resume && scratch.resume.spans_in_last {
+        buffers.swap_spans(&mut scratch.last_spans);
+    }
     // No reservation in force, no standing reservation, no lock (checked
     // above): the context need not look for them.
     let mut ctx = Ctx::with_profile_in(state, policy, now, buffers, true, |free, spans| {
-        crate::profile::Profile::from_sorted_releases_in(spans, now, free, releases)
+        if resume {
+            crate::profile::Profile::resumed(spans, now, free)
+        } else {
+            crate::profile::Profile::from_sorted_releases_in(spans, now, free, releases)
+        }
     });
+    #[cfg(debug_assertions)]
+    if resume {
+        // The resumed profile is the releases' with the reservations.
+        let free: i64 = (0..state.nodes().len())
+            .map(|n| i64::from(state.free_procs(n as crate::node::NodeId)))
+            .sum();
+        let releases = idx
+            .releases
+            .as_slice()
+            .iter()
+            .map(|&(end, _, procs)| (end.max(now + 1), Amount::procs(i64::from(procs))));
+        let mut fresh = crate::profile::Profile::from_sorted_releases_in(
+            Vec::new(),
+            now,
+            Amount::procs(free),
+            releases,
+        );
+        for h in &scratch.resume.placed {
+            fresh.force_usage(h.start, Some(h.end), Amount::procs(i64::from(h.procs)));
+        }
+        debug_assert_eq!(fresh.spans(), ctx.agg.spans(), "resumed profile at {now}");
+    }
     let highest = policy.reservation_policy == ReservationPolicy::Highest;
     let mut held = std::mem::take(&mut scratch.held);
     held.clear();
@@ -327,11 +457,23 @@ pub fn schedule_lean_in(
     };
     walk.quick_keep = highest && !walk.pinned && walk.may_keep_in_place();
     let current = policy.reservation_policy == ReservationPolicy::CurrentHighest;
+    let never = policy.reservation_policy == ReservationPolicy::Never;
+    // Which reservations a later walk may take over or resume with.
+    walk.reusable = current || never;
     // CURRENTHIGHEST: the first queued jobs' reservations taken over from
     // the last iteration (the queue items they are for skipped by the walk).
     let mut to_skip = 0;
-    if current && depth >= REUSE_MIN {
-        walk.reusable = true;
+    if resume {
+        let r = &scratch.resume;
+        walk.blocked = r.blocked;
+        walk.first_blocked = r.first_blocked;
+        walk.bucket_left.clear();
+        walk.bucket_left.extend_from_slice(&r.bucket_left);
+        walk.reservations.extend_from_slice(&r.reservations);
+        placed.clear();
+        placed.extend_from_slice(&r.placed);
+        scratch.resumed += 1;
+    } else if current && depth >= REUSE_MIN {
         to_skip = reuse_last(
             &mut walk,
             idx,
@@ -350,7 +492,6 @@ pub fn schedule_lean_in(
         placed.clear();
     }
     walk.placed = placed;
-    let never = policy.reservation_policy == ReservationPolicy::Never;
     // Once blocked with no reservation left to place, only backfill can
     // start anything (under HIGHEST a job beyond the depth may still hold a
     // remembered reservation: every job is visited). It changes only when a
@@ -386,9 +527,18 @@ pub fn schedule_lean_in(
     // its tail).
     let blocks = idx.queue.blocks();
     let (mut first, mut skip) = (0, to_skip);
+    if resume {
+        // The jobs queued since the last walk, after every job it visited.
+        (first, skip) = idx.queue.after(scratch.resume.tail);
+    }
     while first < blocks.len() && skip >= blocks[first].items.len() {
         skip -= blocks[first].items.len();
         first += 1;
+    }
+    // A resumed walk that had stopped at its first blocked job stays
+    // stopped.
+    if resume && stop_when_blocked && walk.blocked {
+        first = blocks.len();
     }
     'blocks: for block in &blocks[first.min(blocks.len())..] {
         let items = &block.items[std::mem::take(&mut skip).min(block.items.len())..];
@@ -436,15 +586,48 @@ pub fn schedule_lean_in(
     walk.start_candidates();
     let keep =
         current && walk.reusable && walk.placed.len() >= REUSE_MIN && walk.may_keep_in_place();
+    // Where this walk ended may be resumed ([`Resume`]).
+    let resumable = matches!(
+        policy.backfill,
+        BackfillPolicy::FirstFit | BackfillPolicy::None
+    ) && (current || never)
+        && walk.reusable
+        && walk.placed.len() == walk.reservations.len()
+        && walk.may_keep_in_place();
     let Lean {
         starts,
         reservations,
         bucket_left,
         held,
+        blocked,
         first_blocked,
         mut placed,
         ..
     } = walk;
+    if resumable {
+        let r = &mut scratch.resume;
+        r.valid = true;
+        r.epoch = idx.stamp.epoch;
+        r.starts_seen = idx.stamp.starts;
+        r.tail = idx.stamp.tail;
+        r.now = now;
+        r.starts.clear();
+        r.allocs.clear();
+        for st in &starts {
+            let from = r.allocs.len();
+            r.allocs.extend_from_slice(&st.alloc);
+            r.starts.push((st.job, from..r.allocs.len()));
+        }
+        r.reservations.clear();
+        r.reservations.extend_from_slice(&reservations);
+        r.placed.clear();
+        r.placed.extend_from_slice(&placed);
+        r.blocked = blocked;
+        r.first_blocked = first_blocked;
+        r.bucket_left.clear();
+        r.bucket_left.extend_from_slice(&bucket_left);
+        r.spans_in_last = keep;
+    }
     // The storage back for the next iteration.
     scratch.ctx = ctx.take_buffers();
     scratch.bucket_left = bucket_left;
@@ -459,7 +642,30 @@ pub fn schedule_lean_in(
         placed.clear();
     }
     scratch.last = placed;
-    // Time alone changes: a running job's limit, a start date, a reservation.
+    Some(finish_plan(
+        state,
+        idx,
+        policy,
+        now,
+        starts,
+        reservations,
+        first_blocked,
+    ))
+}
+
+/// The plan of a walk that made `starts` and `reservations`, blocked first
+/// at `first_blocked`: with the times at which time alone changes
+/// something (a running job's limit, a start date, a reservation).
+fn finish_plan(
+    state: &State,
+    idx: &crate::index::Indexes,
+    policy: &Policy,
+    now: Time,
+    starts: Vec<Start>,
+    reservations: Vec<PlannedReservation>,
+    first_blocked: Option<JobId>,
+) -> LeanPlan {
+    let highest = policy.reservation_policy == ReservationPolicy::Highest;
     let after = (now + 1, 0);
     let end = idx.ends.range(after..).next().map(|k| k.0);
     let date = idx
@@ -483,13 +689,77 @@ pub fn schedule_lean_in(
     } else {
         next_wakeup
     };
-    Some(LeanPlan {
+    LeanPlan {
         now,
         starts,
         reservations,
         next_wakeup,
         next_change,
-    })
+    }
+}
+
+/// A resumed walk ([`Resume`]) that would visit its new jobs in vain: it
+/// was left with only backfill to do (or, deciding only, stopped at its
+/// first blocked job), and no job queued since can backfill (more
+/// processors than are free, or not for its duration before the
+/// reservations' usage). Its plan then is the last one's reservations,
+/// without a start, and the walk stays resumable as it is, from `now`.
+fn resume_unchanged(
+    state: &State,
+    idx: &crate::index::Indexes,
+    policy: &Policy,
+    now: Time,
+    scratch: &mut LeanScratch,
+) -> Option<LeanPlan> {
+    let r = &scratch.resume;
+    let never = policy.reservation_policy == ReservationPolicy::Never;
+    let none = policy.backfill == BackfillPolicy::None;
+    let backfill_only = r.blocked && (never || r.bucket_left.iter().all(|b| *b == 0));
+    // The walk's own stops: without backfill once only backfill is left;
+    // deciding only, under NONE, at the first blocked job.
+    if !(backfill_only || (none && scratch.decisions_only && r.blocked)) {
+        return None;
+    }
+    if !none {
+        // The final profile, from `now` on (nothing changes before).
+        let spans = if r.spans_in_last {
+            &scratch.last_spans[..]
+        } else {
+            scratch.ctx.spans()
+        };
+        let (first, skip) = idx.queue.after(r.tail);
+        let blocks = idx.queue.blocks();
+        let mut items = blocks
+            .get(first..)
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+            .flat_map(|(k, b)| &b.items[if k == 0 { skip } else { 0 }..]);
+        if items.any(|i| crate::profile::may_fit_in(spans, now, i.procs, i.dur)) {
+            return None;
+        }
+    }
+    let mut reservations = std::mem::take(&mut scratch.spare_reservations);
+    reservations.extend_from_slice(&r.reservations);
+    let first_blocked = r.first_blocked;
+    let starts = std::mem::take(&mut scratch.spare_starts);
+    let r = &mut scratch.resume;
+    r.valid = true;
+    r.now = now;
+    r.starts_seen = idx.stamp.starts;
+    r.tail = idx.stamp.tail;
+    r.starts.clear();
+    r.allocs.clear();
+    scratch.resumed += 1;
+    Some(finish_plan(
+        state,
+        idx,
+        policy,
+        now,
+        starts,
+        reservations,
+        first_blocked,
+    ))
 }
 
 /// A BESTFIT/GREEDY backfill candidate: a job `consider` pushed, or a queue

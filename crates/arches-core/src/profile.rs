@@ -68,6 +68,26 @@ pub struct Profile {
     spans: Vec<(Time, Amount)>,
 }
 
+/// [`crate::lean`]'s `may_fit` on the breakpoints of a profile resumed at
+/// `now` ([`Profile::resumed`]: its first span taken to begin at `now`, no
+/// other at or before it): whether `procs` processors are free from `now`
+/// for `dur` seconds (never without a duration, `Secs::MAX`).
+pub(crate) fn may_fit_in(
+    spans: &[(Time, Amount)],
+    now: Time,
+    procs: u32,
+    dur: crate::Secs,
+) -> bool {
+    if dur == crate::Secs::MAX {
+        return false;
+    }
+    let demand = Amount::procs(i64::from(procs));
+    let end = now.saturating_add(dur.max(1));
+    let mut it = spans.iter();
+    it.next().is_some_and(|s| s.1.covers(demand))
+        && it.take_while(|s| s.0 < end).all(|s| s.1.covers(demand))
+}
+
 impl Profile {
     /// A profile with `free` available from `origin` on.
     pub fn new(origin: Time, free: Amount) -> Self {
@@ -137,6 +157,18 @@ impl Profile {
     }
 
     /// The profile's storage, for [`Profile::from_sorted_releases_in`].
+    /// The final profile of a lean walk (its breakpoints `spans`) resumed
+    /// at `origin` ([`crate::lean`]): no breakpoint after its origin comes
+    /// at or before `origin`, and `free` is free then.
+    pub(crate) fn resumed(mut spans: Vec<(Time, Amount)>, origin: Time, free: Amount) -> Self {
+        debug_assert!(spans.first().is_some_and(|s| s.0 <= origin && s.1 == free));
+        debug_assert!(spans.get(1).is_none_or(|s| s.0 > origin));
+        if let Some(first) = spans.first_mut() {
+            first.0 = origin;
+        }
+        Profile { spans }
+    }
+
     pub fn into_spans(self) -> Vec<(Time, Amount)> {
         self.spans
     }

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use arches_core::job::{CompletionCode, HoldType, Job, JobId, Request};
+use arches_core::job::{CompletionCode, Dependency, DependencyKind, HoldType, Job, JobId, Request};
 use arches_core::lean::{decisions_policy, lean_supported};
 use arches_core::node::Node;
 use arches_core::policy::{
@@ -31,6 +31,9 @@ struct Spec {
     start_after: Option<Time>,
     qos: u8,
     cancel_at: Option<Time>,
+    /// Depends on the job this many ids before (`after`, `afterok` or
+    /// `afterany`).
+    after: Option<(u64, u8)>,
 }
 
 fn spec() -> impl Strategy<Value = Spec> {
@@ -68,8 +71,35 @@ fn spec() -> impl Strategy<Value = Spec> {
                 start_after,
                 qos,
                 cancel_at,
+                after: None,
             },
         )
+}
+
+/// Jobs submitted close together, with long runs and rarely anything but
+/// a submission: the queue grows at its tail between iterations.
+fn burst_spec() -> impl Strategy<Value = Spec> {
+    (
+        spec(),
+        0i64..120,
+        100i64..600,
+        0u8..20,
+        prop::option::weighted(0.15, (1u64..4, 0u8..3)),
+    )
+        .prop_map(|(mut s, submit, run, rare, after)| {
+            s.submit = submit;
+            s.run = run;
+            s.after = after;
+            if rare > 0 {
+                s.hold_until = None;
+                s.cancel_at = None;
+                s.start_after = None;
+                // Runs end within their planning duration (none overdue).
+                s.wall = s.wall.map(|w| run + w);
+                s.estimate = s.estimate.map(|e| run + e);
+            }
+            s
+        })
 }
 
 fn policy() -> impl Strategy<Value = Policy> {
@@ -148,6 +178,17 @@ fn make_job(id: JobId, s: &Spec) -> Job {
     if s.hold_until.is_some() {
         j.holds.insert(HoldType::User);
     }
+    if let Some((back, kind)) = s.after.filter(|a| a.0 < id) {
+        let kind = [
+            DependencyKind::After,
+            DependencyKind::AfterOk,
+            DependencyKind::AfterAny,
+        ][usize::from(kind % 3)];
+        j.depend.push(Dependency {
+            kind,
+            job: id - back,
+        });
+    }
     j.cred.qos = match s.qos {
         1 => Some("q1".into()),
         2 => Some("q2".into()),
@@ -165,183 +206,265 @@ proptest! {
         specs in prop::collection::vec(spec(), 1..30),
         policy in policy(),
     ) {
-        let nodes: Vec<Node> = sizes
-            .iter()
-            .enumerate()
-            .map(|(i, p)| Node::new(&format!("n{i}"), *p, 0))
-            .collect();
-        let mut state = State::new(nodes);
-        // Enabled part-way for some replays: built from the jobs present.
-        let enable_at = specs[0].submit % 3 * 50;
-        let mut enabled = false;
-        // time -> what happens then
-        let mut submits: BTreeMap<Time, Vec<usize>> = BTreeMap::new();
-        for (i, s) in specs.iter().enumerate() {
-            submits.entry(s.submit).or_default().push(i);
-        }
-        let mut ends: BTreeMap<Time, Vec<JobId>> = BTreeMap::new();
-        let mut times: Vec<Time> = specs
-            .iter()
-            .flat_map(|s| [Some(s.submit), s.hold_until, s.start_after, s.cancel_at])
-            .flatten()
-            .collect();
-        let mut lean_used = 0usize;
-        // Storage kept across the iterations, as the simulator keeps it.
-        let mut scratch = LeanScratch::default();
-        // Storage whose caller reads only starts and `next_change`.
-        let mut decisions = LeanScratch::default();
-        decisions.set_decisions_only(true);
-        // The same, under the policy as decisions see it.
-        let decisive = decisions_policy(&policy);
-        let mut decisions_norm = LeanScratch::default();
-        decisions_norm.set_decisions_only(true);
-        // The last lean plan's time, `next_wakeup` and `next_change`.
-        let mut quiet: Option<(Time, Option<Time>, Option<Time>)> = None;
-        loop {
-            times.sort_unstable();
-            times.dedup();
-            let Some(now) = times.first().copied() else { break };
-            times.remove(0);
-            let mut happened = false;
-            for id in ends.remove(&now).unwrap_or_default() {
-                if state.job(id).is_some_and(|j| j.state.is_active()) {
-                    happened = true;
-                    let code = CompletionCode::Exit(0);
-                    state.apply(Event::Finish { job: id, code }, now).unwrap();
-                    if id % 3 == 0 {
-                        state.apply(Event::Purge { job: id }, now).unwrap();
-                    }
-                }
-            }
-            for i in submits.remove(&now).unwrap_or_default() {
-                let id = i as JobId + 1;
-                happened = true;
-                state.apply(Event::Submit(Box::new(make_job(id, &specs[i]))), now).unwrap();
-            }
-            for (i, s) in specs.iter().enumerate() {
-                let id = i as JobId + 1;
-                let Some(j) = state.job(id) else { continue };
-                let held = !j.holds.is_empty();
-                if s.hold_until == Some(now) && held {
-                    happened = true;
-                    state.apply(Event::ReleaseHold { job: id, hold: HoldType::User }, now).unwrap();
-                }
-                let finished = state.job(id).is_some_and(|j| j.state.is_finished());
-                if s.cancel_at == Some(now) && !finished {
-                    happened = true;
-                    state.apply(Event::Cancel { job: id }, now).unwrap();
-                }
-                // A running job that outlived its estimate gets a longer one.
-                let overdue = state.job(id).is_some_and(|j| {
-                    j.state.is_active()
-                        && j.estimate.is_some()
-                        && j.run.as_ref().is_some_and(|r| r.start_time + j.estimate.unwrap_or(0) <= now)
-                });
-                if overdue && id % 2 == 0 {
-                    happened = true;
-                    let next = state.job(id).and_then(|j| j.estimate).unwrap_or(0) * 2;
-                    let change = JobChange::Estimate(Some(next));
-                    state.apply(Event::Modify { job: id, change }, now).unwrap();
-                }
-            }
-            if !enabled && now >= enable_at {
-                prop_assert!(schedule_lean(&state, &policy, now).is_none());
-                state.set_lean_indexes(true);
-                enabled = true;
-            }
-            let plan = schedule(&state, &policy, now);
-            let lean = schedule_lean(&state, &policy, now);
-            if lean_supported(&policy) {
-                let kept = schedule_lean_in(&state, &policy, now, &mut scratch);
-                prop_assert_eq!(&kept, &lean, "plan in kept storage at {}", now);
-                // Decisions only: the same starts and next change; under
-                // NONE without HIGHEST the reservations may stop at the
-                // first blocked job's, otherwise the plan is the same.
-                let only = schedule_lean_in(&state, &policy, now, &mut decisions);
-                prop_assert_eq!(lean_supported(&decisive), true);
-                let only_norm = schedule_lean_in(&state, &decisive, now, &mut decisions_norm);
-                prop_assert_eq!(&only_norm, &only, "plan under decisions_policy at {}", now);
-                match (&only, &lean) {
-                    (Some(o), Some(l)) => {
-                        prop_assert_eq!(&o.starts, &l.starts, "decisions-only starts at {}", now);
-                        prop_assert_eq!(o.next_change, l.next_change, "decisions-only next change at {}", now);
-                        prop_assert!(
-                            l.reservations.starts_with(&o.reservations),
-                            "decisions-only reservations at {} are not a prefix", now
-                        );
-                        if policy.backfill != BackfillPolicy::None
-                            || policy.reservation_policy == ReservationPolicy::Highest
-                        {
-                            prop_assert_eq!(o, l, "decisions-only plan at {}", now);
-                        }
-                    }
-                    (o, l) => prop_assert_eq!(o.is_none(), l.is_none()),
-                }
-            }
-            // The wake-ups `next_change` skips (from the last plan's
-            // `next_wakeup` on) start nothing when nothing happened since.
-            if let Some((at, wake, change)) = quiet.filter(|_| !happened) {
-                if wake.is_some_and(|w| w <= now) && change.is_none_or(|c| now < c) {
-                    prop_assert!(
-                        plan.starts.is_empty(),
-                        "a job started at {} with nothing happened since {} and no change due before {:?}",
-                        now, at, change
-                    );
-                }
-            }
-            quiet = lean.as_ref().map(|l| (now, l.next_wakeup, l.next_change));
-            match lean {
-                Some(lean) => {
-                    lean_used += 1;
-                    prop_assert_eq!(&lean.starts, &plan.starts, "starts at {}", now);
-                    prop_assert_eq!(&lean.reservations, &plan.reservations, "reservations at {}", now);
-                    prop_assert_eq!(lean.next_wakeup, plan.next_wakeup, "next wake-up at {}", now);
-                    prop_assert!(
-                        lean.next_wakeup.is_none_or(|w| lean.next_change.is_none_or(|c| c >= w))
-                            && lean.next_change.is_none_or(|t| t > now),
-                        "next change at {}", now
-                    );
-                }
-                None => prop_assert!(
-                    !enabled || !lean_supported(&policy),
-                    "lean refused a supported policy"
-                ),
-            }
-            for st in &plan.starts {
-                state
-                    .apply(Event::Start { job: st.job, alloc: st.alloc.clone(), kind: st.kind }, now)
-                    .unwrap();
-                let s = &specs[(st.job - 1) as usize];
-                let end = now + s.run;
-                ends.entry(end).or_default().push(st.job);
-                times.push(end);
-            }
-            if policy.reservation_policy == ReservationPolicy::Highest {
-                // HIGHEST keeps reservations across iterations (what the
-                // simulator and the daemon hand back after each plan).
-                let kept = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
-                state.remember_reservations(kept).unwrap();
-            }
-            if let Some(w) = plan.next_wakeup.filter(|w| *w > now && *w < 5000) {
-                times.push(w);
-            }
-        }
-        if lean_supported(&policy) && enabled {
-            prop_assert!(lean_used > 0);
-        }
+        replay(&sizes, &specs, &policy)?;
+    }
+
+    /// Many submissions between the other events, FIRSTFIT or NONE: most
+    /// iterations resume the last walk in kept storage.
+    #[test]
+    fn lean_equals_full_on_submission_bursts(
+        sizes in prop::collection::vec(1u32..9, 1..4),
+        specs in prop::collection::vec(burst_spec(), 20..60),
+        policy in policy().prop_filter("resumable", |p| matches!(
+            p.backfill,
+            BackfillPolicy::FirstFit | BackfillPolicy::None
+        ) && p.reservation_policy != ReservationPolicy::Highest),
+    ) {
+        replay(&sizes, &specs, &policy)?;
     }
 }
 
+/// Replays `specs` on nodes of `sizes` processors under `policy`: at every
+/// instant with an event, the lean iteration (fresh, in kept storage, and
+/// deciding only) against the full one.
+fn replay(sizes: &[u32], specs: &[Spec], policy: &Policy) -> Result<(), TestCaseError> {
+    let policy = policy.clone();
+    let nodes: Vec<Node> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| Node::new(&format!("n{i}"), *p, 0))
+        .collect();
+    let mut state = State::new(nodes);
+    // Enabled part-way for some replays: built from the jobs present.
+    let enable_at = specs[0].submit % 3 * 50;
+    let mut enabled = false;
+    // time -> what happens then
+    let mut submits: BTreeMap<Time, Vec<usize>> = BTreeMap::new();
+    for (i, s) in specs.iter().enumerate() {
+        submits.entry(s.submit).or_default().push(i);
+    }
+    let mut ends: BTreeMap<Time, Vec<JobId>> = BTreeMap::new();
+    let mut times: Vec<Time> = specs
+        .iter()
+        .flat_map(|s| [Some(s.submit), s.hold_until, s.start_after, s.cancel_at])
+        .flatten()
+        .collect();
+    let mut lean_used = 0usize;
+    // Storage kept across the iterations, as the simulator keeps it.
+    let mut scratch = LeanScratch::default();
+    // Storage whose caller reads only starts and `next_change`.
+    let mut decisions = LeanScratch::default();
+    decisions.set_decisions_only(true);
+    // The same, under the policy as decisions see it.
+    let decisive = decisions_policy(&policy);
+    let mut decisions_norm = LeanScratch::default();
+    decisions_norm.set_decisions_only(true);
+    // The last lean plan's time, `next_wakeup` and `next_change`.
+    let mut quiet: Option<(Time, Option<Time>, Option<Time>)> = None;
+    loop {
+        times.sort_unstable();
+        times.dedup();
+        let Some(now) = times.first().copied() else {
+            break;
+        };
+        times.remove(0);
+        let mut happened = false;
+        for id in ends.remove(&now).unwrap_or_default() {
+            if state.job(id).is_some_and(|j| j.state.is_active()) {
+                happened = true;
+                let code = CompletionCode::Exit(0);
+                state.apply(Event::Finish { job: id, code }, now).unwrap();
+                if id % 3 == 0 {
+                    state.apply(Event::Purge { job: id }, now).unwrap();
+                }
+            }
+        }
+        for i in submits.remove(&now).unwrap_or_default() {
+            let id = i as JobId + 1;
+            happened = true;
+            state
+                .apply(Event::Submit(Box::new(make_job(id, &specs[i]))), now)
+                .unwrap();
+        }
+        for (i, s) in specs.iter().enumerate() {
+            let id = i as JobId + 1;
+            let Some(j) = state.job(id) else { continue };
+            let held = !j.holds.is_empty();
+            if s.hold_until == Some(now) && held {
+                happened = true;
+                state
+                    .apply(
+                        Event::ReleaseHold {
+                            job: id,
+                            hold: HoldType::User,
+                        },
+                        now,
+                    )
+                    .unwrap();
+            }
+            let finished = state.job(id).is_some_and(|j| j.state.is_finished());
+            if s.cancel_at == Some(now) && !finished {
+                happened = true;
+                state.apply(Event::Cancel { job: id }, now).unwrap();
+            }
+            // A running job that outlived its estimate gets a longer one.
+            let overdue = state.job(id).is_some_and(|j| {
+                j.state.is_active()
+                    && j.estimate.is_some()
+                    && j.run
+                        .as_ref()
+                        .is_some_and(|r| r.start_time + j.estimate.unwrap_or(0) <= now)
+            });
+            if overdue && id % 2 == 0 {
+                happened = true;
+                let next = state.job(id).and_then(|j| j.estimate).unwrap_or(0) * 2;
+                let change = JobChange::Estimate(Some(next));
+                state.apply(Event::Modify { job: id, change }, now).unwrap();
+            }
+        }
+        if !enabled && now >= enable_at {
+            prop_assert!(schedule_lean(&state, &policy, now).is_none());
+            state.set_lean_indexes(true);
+            enabled = true;
+        }
+        let plan = schedule(&state, &policy, now);
+        let lean = schedule_lean(&state, &policy, now);
+        if lean_supported(&policy) {
+            let kept = schedule_lean_in(&state, &policy, now, &mut scratch);
+            prop_assert_eq!(&kept, &lean, "plan in kept storage at {}", now);
+            // Decisions only: the same starts and next change; under
+            // NONE without HIGHEST the reservations may stop at the
+            // first blocked job's, otherwise the plan is the same.
+            let only = schedule_lean_in(&state, &policy, now, &mut decisions);
+            prop_assert_eq!(lean_supported(&decisive), true);
+            let only_norm = schedule_lean_in(&state, &decisive, now, &mut decisions_norm);
+            prop_assert_eq!(&only_norm, &only, "plan under decisions_policy at {}", now);
+            match (&only, &lean) {
+                (Some(o), Some(l)) => {
+                    prop_assert_eq!(&o.starts, &l.starts, "decisions-only starts at {}", now);
+                    prop_assert_eq!(
+                        o.next_change,
+                        l.next_change,
+                        "decisions-only next change at {}",
+                        now
+                    );
+                    prop_assert!(
+                        l.reservations.starts_with(&o.reservations),
+                        "decisions-only reservations at {} are not a prefix",
+                        now
+                    );
+                    if policy.backfill != BackfillPolicy::None
+                        || policy.reservation_policy == ReservationPolicy::Highest
+                    {
+                        prop_assert_eq!(o, l, "decisions-only plan at {}", now);
+                    }
+                }
+                (o, l) => prop_assert_eq!(o.is_none(), l.is_none()),
+            }
+        }
+        // The wake-ups `next_change` skips (from the last plan's
+        // `next_wakeup` on) start nothing when nothing happened since.
+        // (A start may satisfy an `after` dependency: with dependent jobs
+        // queued, the last plan's starts are something that happened.)
+        let dependent = state.queued().any(|j| !j.depend.is_empty());
+        if let Some((at, wake, change)) = quiet.filter(|_| !happened && !dependent) {
+            if wake.is_some_and(|w| w <= now) && change.is_none_or(|c| now < c) {
+                prop_assert!(
+                    plan.starts.is_empty(),
+                    "a job started at {} with nothing happened since {} and no change due before {:?}",
+                    now, at, change
+                );
+            }
+        }
+        quiet = lean.as_ref().map(|l| (now, l.next_wakeup, l.next_change));
+        match lean {
+            Some(lean) => {
+                lean_used += 1;
+                prop_assert_eq!(&lean.starts, &plan.starts, "starts at {}", now);
+                prop_assert_eq!(
+                    &lean.reservations,
+                    &plan.reservations,
+                    "reservations at {}",
+                    now
+                );
+                prop_assert_eq!(
+                    lean.next_wakeup,
+                    plan.next_wakeup,
+                    "next wake-up at {}",
+                    now
+                );
+                prop_assert!(
+                    lean.next_wakeup
+                        .is_none_or(|w| lean.next_change.is_none_or(|c| c >= w))
+                        && lean.next_change.is_none_or(|t| t > now),
+                    "next change at {}",
+                    now
+                );
+            }
+            None => prop_assert!(
+                !enabled || !lean_supported(&policy),
+                "lean refused a supported policy"
+            ),
+        }
+        for st in &plan.starts {
+            state
+                .apply(
+                    Event::Start {
+                        job: st.job,
+                        alloc: st.alloc.clone(),
+                        kind: st.kind,
+                    },
+                    now,
+                )
+                .unwrap();
+            let s = &specs[(st.job - 1) as usize];
+            let end = now + s.run;
+            ends.entry(end).or_default().push(st.job);
+            times.push(end);
+        }
+        if policy.reservation_policy == ReservationPolicy::Highest {
+            // HIGHEST keeps reservations across iterations (what the
+            // simulator and the daemon hand back after each plan).
+            let kept = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
+            state.remember_reservations(kept).unwrap();
+        }
+        if let Some(w) = plan.next_wakeup.filter(|w| *w > now && *w < 5000) {
+            times.push(w);
+        }
+    }
+    if lean_supported(&policy) && enabled {
+        prop_assert!(lean_used > 0);
+    }
+    Ok(())
+}
+
 /// CURRENTHIGHEST in kept storage takes the last iteration's reservations
-/// over when only submissions and the plan's starts happened since (here:
-/// every iteration after the first blocked one), and plans exactly as the
-/// full iteration does.
+/// over (BESTFIT), or resumes the last walk (FIRSTFIT), when only
+/// submissions and the plan's starts happened since (here: every iteration
+/// after the first blocked one), and plans exactly as the full iteration
+/// does.
 #[test]
 fn kept_storage_reuses_reservations_between_submissions() {
+    // BESTFIT: the walk is not resumed, its reservations are taken over.
+    let scratch = replay_submissions(BackfillPolicy::BestFit);
+    assert!(
+        scratch.reused() > 0,
+        "no iteration took the reservations over"
+    );
+    assert_eq!(scratch.resumed(), 0);
+    // FIRSTFIT: the walk goes on from where the last one ended.
+    let scratch = replay_submissions(BackfillPolicy::FirstFit);
+    assert!(scratch.resumed() > 0, "no iteration resumed the last walk");
+}
+
+/// Twelve submissions, each followed by an iteration in kept storage whose
+/// plan must be the full iteration's (its starts applied as planned).
+fn replay_submissions(backfill: BackfillPolicy) -> LeanScratch {
     let nodes = vec![Node::new("n0", 8, 0)];
     let mut state = State::new(nodes);
     state.set_lean_indexes(true);
     let policy = Policy {
+        backfill,
         reservation_buckets: vec![ReservationBucket {
             depth: 4,
             qos: None,
@@ -381,10 +504,7 @@ fn kept_storage_reuses_reservations_between_submissions() {
                 .unwrap();
         }
     }
-    assert!(
-        scratch.reused() > 0,
-        "no iteration took the reservations over"
-    );
+    scratch
 }
 
 /// `BACKFILLPOLICY NONE` with storage whose caller reads only decisions: the
