@@ -230,28 +230,49 @@ pub struct Indexes {
     pub stamp: Stamp,
 }
 
-/// What changed since a lean walk: `epoch` is renewed (a value no other
-/// state has had, so that a state and its clone part ways) by every change
-/// but a tail submission (an idle job after every job queued so far, by
+/// What changed since a lean walk: `changes` counts every change but a
+/// tail submission (an idle job after every job queued so far, by
 /// `(submit, id)`) and a start, which `starts` counts; `tail` is the
 /// largest `(submit, id)` ever queued (every queued job's is at most
-/// `tail`). History, not content: indexes rebuilt from the same jobs have
-/// another.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// `tail`). `owner` tells states apart: a clone gets an owner no other
+/// state has had, so that a state and its clone part ways. History, not
+/// content: indexes rebuilt from the same jobs have another.
+#[derive(Debug, PartialEq, Eq)]
 pub struct Stamp {
-    pub epoch: u64,
+    pub owner: u64,
+    pub changes: u64,
     pub starts: u64,
     pub tail: (Time, JobId),
 }
 
-/// The source of [`Indexes::epoch`] values.
-static EPOCH: AtomicU64 = AtomicU64::new(1);
+impl Default for Stamp {
+    fn default() -> Self {
+        Stamp {
+            owner: OWNER.fetch_add(1, Ordering::Relaxed),
+            changes: 0,
+            starts: 0,
+            tail: (Time::MIN, 0),
+        }
+    }
+}
+
+impl Clone for Stamp {
+    fn clone(&self) -> Self {
+        Stamp {
+            owner: OWNER.fetch_add(1, Ordering::Relaxed),
+            ..*self
+        }
+    }
+}
+
+/// The source of [`Stamp::owner`] values.
+static OWNER: AtomicU64 = AtomicU64::new(1);
 
 impl Indexes {
-    /// A new epoch: something other than a tail submission or a start
-    /// changed the state.
+    /// Something other than a tail submission or a start changed the
+    /// state.
     pub fn renew(&mut self) {
-        self.stamp.epoch = EPOCH.fetch_add(1, Ordering::Relaxed);
+        self.stamp.changes += 1;
     }
 
     /// Whether a job queued with `key` now would be a tail submission.

@@ -183,7 +183,7 @@ pub struct LeanScratch {
 /// When that is the same walk. The walk of t0 visited the queued jobs up to
 /// `tail` (every job queued then) and started `starts`; suppose that since
 /// then the state changed only by those starts, applied at t0 as planned,
-/// and by tail submissions (the index's `epoch` and `starts` say so), that
+/// and by tail submissions (the index's stamp says so), that
 /// t1 >= t0 comes before every release (start + planning duration of a
 /// running job, the starts of t0 among them), start date of a queued job
 /// after t0 and reservation of the walk, and that no queued job depends on
@@ -204,7 +204,8 @@ pub struct LeanScratch {
 #[derive(Debug, Default)]
 struct Resume {
     valid: bool,
-    epoch: u64,
+    owner: u64,
+    changes: u64,
     /// The index's start count before the walk's starts were applied.
     starts_seen: u64,
     tail: (Time, JobId),
@@ -227,7 +228,7 @@ impl Resume {
     /// the type's doc).
     fn holds(&self, state: &State, idx: &crate::index::Indexes, now: Time) -> bool {
         if !self.valid
-            || self.epoch != idx.stamp.epoch
+            || (self.owner, self.changes) != (idx.stamp.owner, idx.stamp.changes)
             || now < self.now
             || idx.stamp.starts != self.starts_seen + self.starts.len() as u64
             || idx.dependent > 0
@@ -607,7 +608,8 @@ pub fn schedule_lean_in(
     if resumable {
         let r = &mut scratch.resume;
         r.valid = true;
-        r.epoch = idx.stamp.epoch;
+        r.owner = idx.stamp.owner;
+        r.changes = idx.stamp.changes;
         r.starts_seen = idx.stamp.starts;
         r.tail = idx.stamp.tail;
         r.now = now;

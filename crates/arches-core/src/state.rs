@@ -1670,7 +1670,10 @@ mod tests {
             // The stamp is history (the lean walk's resumption), not content.
             let content = |s: &State| {
                 s.indexes().cloned().map(|mut i| {
-                    i.stamp = Default::default();
+                    i.stamp.owner = 0;
+                    i.stamp.changes = 0;
+                    i.stamp.starts = 0;
+                    i.stamp.tail = (0, 0);
                     i
                 })
             };

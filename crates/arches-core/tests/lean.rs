@@ -558,3 +558,35 @@ fn decisions_only_under_none_stops_at_the_first_blocked_job() {
     assert_eq!(only.next_change, complete.next_change);
     assert_eq!(only.next_change, Some(100));
 }
+
+/// A walk kept in storage resumes only on the state it was made on: after
+/// a tail submission its own state resumes it, a clone of that state (whose
+/// history may have parted from it) walks the queue again.
+#[test]
+fn resumes_only_on_its_own_state() {
+    let mut state = State::new(vec![Node::new("n0", 4, 0)]);
+    state.set_lean_indexes(true);
+    let policy = Policy::default();
+    let submit = |state: &mut State, id: JobId, procs: u32, now: Time| {
+        let job = Job::new(id, "u", Request::procs(procs), Some(100), now);
+        state.apply(Event::Submit(Box::new(job)), now).unwrap();
+    };
+    submit(&mut state, 1, 4, 0);
+    let mut scratch = LeanScratch::default();
+    let plan = schedule_lean_in(&state, &policy, 0, &mut scratch).unwrap();
+    for st in &plan.starts {
+        let (job, alloc, kind) = (st.job, st.alloc.clone(), st.kind);
+        state.apply(Event::Start { job, alloc, kind }, 0).unwrap();
+    }
+    submit(&mut state, 2, 4, 1);
+    let clone = state.clone();
+    let on_clone = schedule_lean_in(&clone, &policy, 1, &mut scratch).unwrap();
+    assert_eq!(scratch.resumed(), 0, "resumed on a clone");
+    assert_eq!(Some(&on_clone), schedule_lean(&clone, &policy, 1).as_ref());
+    // Kept from the clone's walk, resumed on the clone after a submission.
+    let mut clone = clone;
+    submit(&mut clone, 3, 1, 2);
+    let resumed = schedule_lean_in(&clone, &policy, 2, &mut scratch).unwrap();
+    assert_eq!(scratch.resumed(), 1);
+    assert_eq!(Some(&resumed), schedule_lean(&clone, &policy, 2).as_ref());
+}
