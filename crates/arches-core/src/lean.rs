@@ -142,7 +142,7 @@ pub fn lean_supported(policy: &Policy) -> bool {
 /// `RESERVATIONPOLICY CURRENTHIGHEST` it also keeps the last iteration's
 /// reservations and final profile, which the next iteration takes over
 /// when it can prove they would be placed again ([`reuse_last`]), and
-/// under `FIRSTFIT` or `NONE` where the last walk ended, to go on from
+/// under `FIRSTFIT`, `BESTFIT` or `NONE` where the last walk ended, to go on from
 /// there when only submissions and its starts happened since ([`Resume`]).
 /// A plan in kept storage is the plan without it (the property tests in
 /// `tests/lean.rs` check it). One storage serves one state and one policy:
@@ -198,9 +198,14 @@ pub struct LeanScratch {
 /// the aggregate profile alone); and the walk reaches the new jobs blocked
 /// or not as t0's ended, with the same reservations, the buckets' room and
 /// t0's final profile (shifted to begin at t1): what it resumes with.
-/// Kept for FIRSTFIT and NONE (BESTFIT and GREEDY start their candidates
-/// after the walk, in an order new jobs change) under CURRENTHIGHEST or
-/// NEVER (HIGHEST holds remembered reservations differently each time).
+/// BESTFIT starts its candidates after the walk, best first: a candidate of
+/// t0 that did not start failed in a profile holding at least what t0's
+/// final one holds, so in any order at t1 it fails again, and only the
+/// new jobs' candidates, tried best first, can start. GREEDY is not
+/// resumed (its bounded search over all candidates may choose otherwise
+/// with more of them). Kept for FIRSTFIT, BESTFIT and NONE under
+/// CURRENTHIGHEST or NEVER (HIGHEST holds remembered reservations
+/// differently each time).
 #[derive(Debug, Default)]
 struct Resume {
     valid: bool,
@@ -590,7 +595,7 @@ pub fn schedule_lean_in(
     // Where this walk ended may be resumed ([`Resume`]).
     let resumable = matches!(
         policy.backfill,
-        BackfillPolicy::FirstFit | BackfillPolicy::None
+        BackfillPolicy::FirstFit | BackfillPolicy::BestFit | BackfillPolicy::None
     ) && (current || never)
         && walk.reusable
         && walk.placed.len() == walk.reservations.len()

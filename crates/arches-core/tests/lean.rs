@@ -209,15 +209,15 @@ proptest! {
         replay(&sizes, &specs, &policy)?;
     }
 
-    /// Many submissions between the other events, FIRSTFIT or NONE: most
-    /// iterations resume the last walk in kept storage.
+    /// Many submissions between the other events, FIRSTFIT, BESTFIT or
+    /// NONE: most iterations resume the last walk in kept storage.
     #[test]
     fn lean_equals_full_on_submission_bursts(
         sizes in prop::collection::vec(1u32..9, 1..4),
         specs in prop::collection::vec(burst_spec(), 20..60),
         policy in policy().prop_filter("resumable", |p| matches!(
             p.backfill,
-            BackfillPolicy::FirstFit | BackfillPolicy::None
+            BackfillPolicy::FirstFit | BackfillPolicy::BestFit | BackfillPolicy::None
         ) && p.reservation_policy != ReservationPolicy::Highest),
     ) {
         replay(&sizes, &specs, &policy)?;
@@ -439,22 +439,24 @@ fn replay(sizes: &[u32], specs: &[Spec], policy: &Policy) -> Result<(), TestCase
 }
 
 /// CURRENTHIGHEST in kept storage takes the last iteration's reservations
-/// over (BESTFIT), or resumes the last walk (FIRSTFIT), when only
+/// over (GREEDY), or resumes the last walk (FIRSTFIT, BESTFIT), when only
 /// submissions and the plan's starts happened since (here: every iteration
 /// after the first blocked one), and plans exactly as the full iteration
 /// does.
 #[test]
 fn kept_storage_reuses_reservations_between_submissions() {
-    // BESTFIT: the walk is not resumed, its reservations are taken over.
-    let scratch = replay_submissions(BackfillPolicy::BestFit);
+    // GREEDY: the walk is not resumed, its reservations are taken over.
+    let scratch = replay_submissions(BackfillPolicy::Greedy);
     assert!(
         scratch.reused() > 0,
         "no iteration took the reservations over"
     );
     assert_eq!(scratch.resumed(), 0);
-    // FIRSTFIT: the walk goes on from where the last one ended.
-    let scratch = replay_submissions(BackfillPolicy::FirstFit);
-    assert!(scratch.resumed() > 0, "no iteration resumed the last walk");
+    // FIRSTFIT and BESTFIT: the walk goes on from where the last one ended.
+    for backfill in [BackfillPolicy::FirstFit, BackfillPolicy::BestFit] {
+        let scratch = replay_submissions(backfill);
+        assert!(scratch.resumed() > 0, "no iteration resumed the last walk");
+    }
 }
 
 /// Twelve submissions, each followed by an iteration in kept storage whose
