@@ -406,17 +406,8 @@ fn replay(sizes: &[u32], specs: &[Spec], policy: &Policy) -> Result<(), TestCase
                 "lean refused a supported policy"
             ),
         }
+        start_all(&mut state, &plan.starts, now);
         for st in &plan.starts {
-            state
-                .apply(
-                    Event::Start {
-                        job: st.job,
-                        alloc: st.alloc.clone(),
-                        kind: st.kind,
-                    },
-                    now,
-                )
-                .unwrap();
             let s = &specs[(st.job - 1) as usize];
             let end = now + s.run;
             ends.entry(end).or_default().push(st.job);
@@ -493,18 +484,7 @@ fn replay_submissions(backfill: BackfillPolicy) -> LeanScratch {
             "reservations at {now}"
         );
         assert_eq!(kept.next_wakeup, plan.next_wakeup, "next wake-up at {now}");
-        for st in &plan.starts {
-            state
-                .apply(
-                    Event::Start {
-                        job: st.job,
-                        alloc: st.alloc.clone(),
-                        kind: st.kind,
-                    },
-                    now,
-                )
-                .unwrap();
-        }
+        start_all(&mut state, &plan.starts, now);
     }
     scratch
 }
@@ -537,14 +517,7 @@ fn decisions_only_under_none_stops_at_the_first_blocked_job() {
         state.apply(Event::Submit(Box::new(job)), 0).unwrap();
         if id == 1 {
             let plan = schedule(&state, &policy, 0);
-            for st in &plan.starts {
-                let start = Event::Start {
-                    job: st.job,
-                    alloc: st.alloc.clone(),
-                    kind: st.kind,
-                };
-                state.apply(start, 0).unwrap();
-            }
+            start_all(&mut state, &plan.starts, 0);
         }
     }
     let full = schedule(&state, &policy, 0);
@@ -576,10 +549,7 @@ fn resumes_only_on_its_own_state() {
     submit(&mut state, 1, 4, 0);
     let mut scratch = LeanScratch::default();
     let plan = schedule_lean_in(&state, &policy, 0, &mut scratch).unwrap();
-    for st in &plan.starts {
-        let (job, alloc, kind) = (st.job, st.alloc.clone(), st.kind);
-        state.apply(Event::Start { job, alloc, kind }, 0).unwrap();
-    }
+    start_all(&mut state, &plan.starts, 0);
     submit(&mut state, 2, 4, 1);
     let clone = state.clone();
     let on_clone = schedule_lean_in(&clone, &policy, 1, &mut scratch).unwrap();
@@ -591,4 +561,12 @@ fn resumes_only_on_its_own_state() {
     let resumed = schedule_lean_in(&clone, &policy, 2, &mut scratch).unwrap();
     assert_eq!(scratch.resumed(), 1);
     assert_eq!(Some(&resumed), schedule_lean(&clone, &policy, 2).as_ref());
+}
+
+/// Applies a plan's starts at `now`, as planned.
+fn start_all(state: &mut State, starts: &[arches_core::plan::Start], now: Time) {
+    for st in starts {
+        let (job, alloc, kind) = (st.job, st.alloc.clone(), st.kind);
+        state.apply(Event::Start { job, alloc, kind }, now).unwrap();
+    }
 }
