@@ -410,13 +410,50 @@ impl<W: std::io::Write> std::io::Write for EscapeLog<W> {
             Some(l) => (l, "\n"),
             None => (&*text, ""),
         };
-        let line = arches_api::text::escape(line);
-        self.0.write_all(line.as_bytes())?;
-        self.0.write_all(end.as_bytes())?;
+        // One write of the whole record: stderr is locked per write, and a
+        // newline written apart let another thread's record in between.
+        let mut record = arches_api::text::escape(line).into_owned();
+        record.push_str(end);
+        self.0.write_all(record.as_bytes())?;
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.0.flush()
+    }
+}
+
+#[cfg(test)]
+mod escape_log_tests {
+    use std::io::Write;
+
+    /// Counts the writes reaching the inner writer.
+    struct Calls(Vec<Vec<u8>>);
+
+    impl Write for Calls {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.push(buf.to_vec());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A record and its newline reach the writer in one write (two let a
+    /// concurrent record in between), its control characters escaped.
+    #[test]
+    fn a_record_is_one_write() {
+        let mut log = super::EscapeLog(Calls(Vec::new()));
+        log.write_all(b"listening on http://127.0.0.1:1/\n")
+            .unwrap();
+        log.write_all(b"a\x1bb\n").unwrap();
+        let calls = &log.0 .0;
+        assert_eq!(calls.len(), 2, "{calls:?}");
+        assert_eq!(calls[0], b"listening on http://127.0.0.1:1/\n");
+        assert!(
+            calls[1].ends_with(b"\n") && !calls[1].contains(&0x1b),
+            "{calls:?}"
+        );
     }
 }
