@@ -66,6 +66,27 @@ impl Kept {
         }
     }
 
+    /// The jobs of `list` that hold no pair here, in `list`'s order. A
+    /// list in increasing job order (as [`Kept::replace`] takes it) is
+    /// walked together with the pairs, one step each; any other is looked
+    /// up job by job.
+    pub fn not_kept<'a>(
+        &'a self,
+        list: &'a [(JobId, Time)],
+    ) -> impl Iterator<Item = JobId> + 'a {
+        let sorted = list.windows(2).all(|w| w[0].0 < w[1].0);
+        let mut k = 0;
+        list.iter().map(|e| e.0).filter(move |&job| {
+            if !sorted {
+                return self.get(job).is_none();
+            }
+            while self.by_job.get(k).is_some_and(|e| e.0 < job) {
+                k += 1;
+            }
+            self.by_job.get(k).is_none_or(|e| e.0 != job)
+        })
+    }
+
     pub fn get(&self, job: JobId) -> Option<Time> {
         let i = self.by_job.binary_search_by_key(&job, |e| e.0).ok()?;
         Some(self.by_job[i].1)
@@ -113,6 +134,17 @@ mod tests {
         assert_eq!(k.iter().collect::<Vec<_>>(), vec![(2, 20), (9, 90)]);
         assert_eq!(k.in_given_order(), &[(2, 20), (9, 90)]);
         assert_eq!(snapshot.get(5), Some(55), "a clone keeps its own list");
+    }
+
+    #[test]
+    fn not_kept_names_the_jobs_without_a_pair_in_either_order() {
+        let k = Kept::from_list(vec![(2, 20), (5, 50), (9, 90)]);
+        let sorted = [(1, 0), (2, 0), (3, 0), (5, 0), (10, 0)];
+        assert_eq!(k.not_kept(&sorted).collect::<Vec<_>>(), [1, 3, 10]);
+        let unsorted = [(10, 0), (2, 0), (3, 0), (9, 0), (1, 0)];
+        assert_eq!(k.not_kept(&unsorted).collect::<Vec<_>>(), [10, 3, 1]);
+        assert_eq!(k.not_kept(&[]).count(), 0);
+        assert_eq!(Kept::default().not_kept(&sorted).count(), 5);
     }
 
     #[test]

@@ -893,16 +893,15 @@ fn hold_remembered(
         }
     }
     // The starts, then the ends, each sorted by time (steps at one time
-    // add up in any order), merged into the profile in one pass. A plan's
-    // starts in queue order are nearly sorted already: a sort that finds
-    // runs (the stable one) takes them almost as they are.
+    // add up in any order, so the sort need not be stable: the unstable
+    // one costs a third less here), merged into the profile in one pass.
     steps.clear();
     steps.reserve(2 * held.len());
     steps.extend(held.iter().map(|h| (h.start, -i64::from(h.procs))));
     steps.extend(held.iter().map(|h| (h.end, i64::from(h.procs))));
     let (starts, ends) = steps.split_at_mut(held.len());
-    starts.sort_by_key(|s| s.0);
-    ends.sort_by_key(|s| s.0);
+    starts.sort_unstable_by_key(|s| s.0);
+    ends.sort_unstable_by_key(|s| s.0);
     ctx.agg.add_steps_in(merged(starts, ends), spare);
 }
 
@@ -1023,8 +1022,8 @@ fn reuse_last(
     steps.extend(last.iter().map(|h| (h.start, -i64::from(h.procs))));
     steps.extend(last.iter().map(|h| (h.end, i64::from(h.procs))));
     let (starts, ends) = steps.split_at_mut(d);
-    starts.sort_by_key(|s| s.0);
-    ends.sort_by_key(|s| s.0);
+    starts.sort_unstable_by_key(|s| s.0);
+    ends.sort_unstable_by_key(|s| s.0);
     agg.add_steps_in(merged(starts, ends), spare);
     if !agg.same_from_origin(last_spans) {
         // Something else changed: the profile of releases back.
@@ -1366,3 +1365,4 @@ impl<'a> Lean<'_, 'a> {
         crate::schedule::bucket_of(job, self.ctx.policy)
     }
 }
+

@@ -492,14 +492,16 @@ impl State {
     /// means the next iteration recomputes reservations from scratch. Every
     /// job must be queued (`Idle`); on error nothing changes.
     pub fn remember_reservations(&mut self, list: Vec<(JobId, Time)>) -> Result<(), EventError> {
+        // A job remembered now is queued (a start or a cancel forgets it):
+        // only the others are looked up.
+        #[cfg(debug_assertions)]
         for (id, _) in &list {
-            // A job remembered now is queued (a start or a cancel forgets
-            // it): no need to look it up.
             if self.remembered.get(*id).is_some() {
                 debug_assert!(self.job(*id).is_some_and(|j| j.state == JobState::Idle));
-                continue;
             }
-            let j = self.get(*id)?;
+        }
+        for id in self.remembered.not_kept(&list) {
+            let j = self.get(id)?;
             if j.state != JobState::Idle {
                 return Err(wrong(j, "Idle"));
             }
