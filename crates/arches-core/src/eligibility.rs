@@ -157,6 +157,36 @@ pub fn dependency_status(state: &State, dep: Dependency) -> DepStatus {
     }
 }
 
+/// Whether a job that started at `now` lets a queued job go: some queued
+/// job has an `after` dependency (or `afterstartarray`, or a `before` kind
+/// given to it) on a job that started at `now`, now satisfied. A plan
+/// decides every job against the state as the iteration began, so such a
+/// job waits for the next iteration; Moab's comes at once, as the start is
+/// reported. An event-driven replay iterates again at `now` when this
+/// holds, instead of leaving the job until the next event.
+pub fn start_releases_dependents(state: &State, now: Time) -> bool {
+    if state.indexes().is_some_and(|idx| idx.dependent == 0) {
+        return false;
+    }
+    let started_now = |id| {
+        state.job(id).is_some_and(|o| {
+            o.state.is_active() && o.run.as_ref().is_some_and(|r| r.start_time == now)
+        })
+    };
+    state.queued().any(|job| {
+        job.depend.iter().any(|&dep| {
+            let on_start = matches!(
+                dep.kind,
+                DependencyKind::After | DependencyKind::AfterStartArray
+            );
+            // An array's start is any of its sub-jobs' (the status says
+            // whether one did); a job's, its own at `now`.
+            let now_started = state.job(dep.job).is_none() || started_now(dep.job);
+            on_start && now_started && dependency_status(state, dep) == DepStatus::Satisfied
+        })
+    })
+}
+
 /// Resources counted against a credential's limits.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tally {

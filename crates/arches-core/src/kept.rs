@@ -70,10 +70,7 @@ impl Kept {
     /// list in increasing job order (as [`Kept::replace`] takes it) is
     /// walked together with the pairs, one step each; any other is looked
     /// up job by job.
-    pub fn not_kept<'a>(
-        &'a self,
-        list: &'a [(JobId, Time)],
-    ) -> impl Iterator<Item = JobId> + 'a {
+    pub fn not_kept<'a>(&'a self, list: &'a [(JobId, Time)]) -> impl Iterator<Item = JobId> + 'a {
         let sorted = list.windows(2).all(|w| w[0].0 < w[1].0);
         let mut k = 0;
         list.iter().map(|e| e.0).filter(move |&job| {

@@ -1365,4 +1365,3 @@ impl<'a> Lean<'_, 'a> {
         crate::schedule::bucket_of(job, self.ctx.policy)
     }
 }
-

@@ -728,9 +728,12 @@ impl Actor {
             }
         }
         // A failing start must not spin: the next attempt waits for the next
-        // event or poll. Array sub-jobs made after starts may start at once:
-        // they need another iteration.
-        self.wake = !plan.starts.is_empty() && self.expand_arrays(now) > 0;
+        // event or poll. Array sub-jobs made after starts, and jobs waiting
+        // for these starts (`after`), may start at once: they need another
+        // iteration.
+        self.wake = !plan.starts.is_empty()
+            && (self.expand_arrays(now) > 0
+                || arches_core::eligibility::start_releases_dependents(&self.state, now));
         self.plan = Arc::new(plan);
         // Transfers are initiated against the reservations just planned.
         self.staging_after(now);

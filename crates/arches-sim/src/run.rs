@@ -24,8 +24,8 @@ use arches_config::RuntimePrediction;
 use arches_core::policy::ReservationPolicy;
 use arches_core::state::JobChange;
 use arches_core::{
-    schedule, schedule_lean_in, CompletionCode, Event, EventError, Job, JobId, LeanPlan, Node,
-    Plan, PlannedReservation, Policy, Request, Secs, Start, StartKind, State, Time,
+    schedule, schedule_lean_in, CompletionCode, DependencyKind, Event, EventError, Job, JobId,
+    LeanPlan, Node, Plan, PlannedReservation, Policy, Request, Secs, Start, StartKind, State, Time,
 };
 use arches_rm::sim::SimRm;
 use arches_rm::{Observation, RmError};
@@ -300,9 +300,20 @@ impl Simulation {
     /// A simulation of `jobs` (any order) on `nodes` under `policy`.
     pub fn new(nodes: Vec<Node>, policy: Policy, mut jobs: Vec<SimJob>) -> Self {
         jobs.sort_by_key(|j| (j.submit, j.id));
+        // Jobs others depend on stay in the state once finished (a purged
+        // job fails every dependency but `afterany`); a `before` carrier is
+        // one: the job it names will wait for it.
         let keep = jobs
             .iter()
-            .flat_map(|j| j.depend.iter().map(|d| d.job))
+            .flat_map(|j| {
+                j.depend.iter().map(move |d| {
+                    if d.kind.reverse().is_some() {
+                        j.id
+                    } else {
+                        d.job
+                    }
+                })
+            })
             .collect();
         Self::with_pending(nodes, policy, Pending::Jobs(jobs), keep)
     }
@@ -762,10 +773,38 @@ impl Simulation {
             self.skipped.push(SkippedJob { id: job.id, reason });
             return Ok(());
         }
+        let befores = match self.befores(job) {
+            Ok(b) => b,
+            Err(reason) => {
+                self.skipped.push(SkippedJob { id: job.id, reason });
+                return Ok(());
+            }
+        };
         if job.array.is_some() {
             return self.submit_array(job, &incoming);
         }
         self.submit_core(Box::new(job.to_core()), &incoming)?;
+        // `before:X` makes X wait for this job (as msub does).
+        for (target, kind) in befores {
+            let Some(mut depend) = self.state.job(target).map(|j| j.depend.clone()) else {
+                continue;
+            };
+            depend.push(arches_core::Dependency { kind, job: job.id });
+            let (at, change) = (self.now, JobChange::Depend(depend));
+            self.state
+                .apply(
+                    Event::Modify {
+                        job: target,
+                        change,
+                    },
+                    at,
+                )
+                .map_err(|source| SimError::Core {
+                    at,
+                    job: target,
+                    source,
+                })?;
+        }
         self.elastic.submitted(job);
         if let Some(st) = self.staging.as_mut() {
             let at = self.now;
@@ -855,6 +894,37 @@ impl Simulation {
         );
     }
 
+    /// The jobs a workload job's `before` dependencies make wait, with the
+    /// dependency each gets; as msub, refused (the reason) when such a job
+    /// is not queued. On an array, refused: not replayed.
+    fn befores(&self, job: &SimJob) -> Result<Vec<(JobId, DependencyKind)>, String> {
+        let mut out = Vec::new();
+        for d in &job.depend {
+            let Some(kind) = d.kind.reverse() else {
+                continue;
+            };
+            let refuse = |why: &str| {
+                Err(format!(
+                    "cannot make job {} wait for it ({}): {why}",
+                    d.job,
+                    d.kind.as_str()
+                ))
+            };
+            if job.array.is_some() || self.state.array(d.job).is_some() {
+                return refuse("before dependencies of or on arrays are not replayed");
+            }
+            if self
+                .state
+                .job(d.job)
+                .is_none_or(|j| j.state != arches_core::JobState::Idle)
+            {
+                return refuse("it is not queued");
+            }
+            out.push((d.job, kind));
+        }
+        Ok(out)
+    }
+
     fn too_big(&self, job: &Incoming) -> Option<String> {
         if job.procs > self.total_procs {
             return Some(format!(
@@ -885,7 +955,12 @@ impl Simulation {
             // at once (each such pass started jobs: it ends).
             let made = self.state.expand_arrays(self.now);
             let started = self.state.active_count() > active;
-            if !made.is_empty() && started {
+            // A start may also let a job that depends on it go
+            // (`after`): the next iteration, as Moab's, sees it now.
+            if started
+                && (!made.is_empty()
+                    || arches_core::eligibility::start_releases_dependents(&self.state, self.now))
+            {
                 continue;
             }
             requeues += 1;
