@@ -213,6 +213,27 @@ fn dependencies_in_moab_forms() {
     );
 }
 
+/// A job waiting for another's start (`after`) starts once that one
+/// started, in the iteration right after, not at the next poll (ten
+/// minutes here) or the other job's end.
+#[test]
+fn a_job_after_another_starts_right_after_it() {
+    let d = Daemon::start_with_config(Some(
+        "NODECFG[n1] PROCS=2\nRMCFG[local] TYPE=LOCAL\nRMPOLLINTERVAL 00:10:00\n",
+    ));
+    let a = d.submit("sleep 300\n", &["-h", "-l", "walltime=600"]);
+    let b = d.submit(
+        "true\n",
+        &["-W", &format!("depend=after:{a}"), "-l", "walltime=60"],
+    );
+    let out = d.run("releasehold", &[&a.to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    d.wait_state(b, "Completed", Duration::from_secs(30));
+    d.wait_state(a, "Running", Duration::from_secs(5));
+    let out = d.run("canceljob", &[&a.to_string()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
 #[test]
 fn bad_arrays_and_dependencies_are_refused_and_nothing_is_queued() {
     let d = Daemon::start_with_config(Some(CFG));
