@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::job::{CompletionCode, Dependency, DependencyKind, Job, JobFlag, JobState};
+use crate::job::{CompletionCode, Dependency, DependencyKind, Job, JobFlag, JobId, JobState};
 use crate::plan::BlockReason;
 use crate::policy::{Limits, Policy, PolicyLevel};
 use crate::state::State;
@@ -185,6 +185,43 @@ pub fn start_releases_dependents(state: &State, now: Time) -> bool {
             on_start && now_started && dependency_status(state, dep) == DepStatus::Satisfied
         })
     })
+}
+
+/// The jobs a submission's `before` dependencies make wait, with the
+/// `after` kind each gets (`beforeok` gives `afterok`...): each must be
+/// queued (an array: not cancelled) and `user`'s, else the reason, as
+/// msub words it. Every driver gives them at submission.
+pub fn before_targets(
+    state: &State,
+    user: &str,
+    deps: &[Dependency],
+) -> Result<Vec<(JobId, DependencyKind)>, String> {
+    let mut out = Vec::new();
+    for d in deps {
+        let Some(kind) = d.kind.reverse() else {
+            continue;
+        };
+        let (owner, queued) = match (state.job(d.job), state.array(d.job)) {
+            (Some(j), _) => (j.cred.user.as_str(), j.state == JobState::Idle),
+            (None, Some(a)) => (a.template.cred.user.as_str(), a.cancelled.is_none()),
+            (None, None) => ("", false),
+        };
+        let refuse = |why: &str| {
+            Err(format!(
+                "cannot make job {} wait for this one ({}): {why}",
+                d.job,
+                d.kind.as_str()
+            ))
+        };
+        if owner != user {
+            return refuse("it is not your job");
+        }
+        if !queued {
+            return refuse("it is not queued");
+        }
+        out.push((d.job, kind));
+    }
+    Ok(out)
 }
 
 /// Resources counted against a credential's limits.

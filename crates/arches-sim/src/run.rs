@@ -895,34 +895,21 @@ impl Simulation {
     }
 
     /// The jobs a workload job's `before` dependencies make wait, with the
-    /// dependency each gets; as msub, refused (the reason) when such a job
-    /// is not queued. On an array, refused: not replayed.
+    /// dependency each gets, or why msub would refuse the job
+    /// ([`arches_core::eligibility::before_targets`]); `before` kinds of
+    /// or on arrays are not replayed (refused too).
     fn befores(&self, job: &SimJob) -> Result<Vec<(JobId, DependencyKind)>, String> {
-        let mut out = Vec::new();
-        for d in &job.depend {
-            let Some(kind) = d.kind.reverse() else {
-                continue;
-            };
-            let refuse = |why: &str| {
-                Err(format!(
-                    "cannot make job {} wait for it ({}): {why}",
-                    d.job,
-                    d.kind.as_str()
-                ))
-            };
-            if job.array.is_some() || self.state.array(d.job).is_some() {
-                return refuse("before dependencies of or on arrays are not replayed");
-            }
-            if self
-                .state
-                .job(d.job)
-                .is_none_or(|j| j.state != arches_core::JobState::Idle)
-            {
-                return refuse("it is not queued");
-            }
-            out.push((d.job, kind));
+        let befores =
+            arches_core::eligibility::before_targets(&self.state, &job.user, &job.depend)?;
+        if let Some((target, _)) = befores
+            .iter()
+            .find(|(t, _)| job.array.is_some() || self.state.array(*t).is_some())
+        {
+            return Err(format!(
+                "cannot make job {target} wait for this one: before dependencies of or on arrays are not replayed"
+            ));
         }
-        Ok(out)
+        Ok(befores)
     }
 
     fn too_big(&self, job: &Incoming) -> Option<String> {

@@ -17,7 +17,7 @@
 //! | `user`, `group`, `account`, `class`, `qos` | no | credentials (user and group default to `user<id>`-style `u`) |
 //! | `priority` | no | user priority (`msub -p`, -1024..1023) |
 //! | `flags` | no | list of Moab job flags, e.g. `["BACKFILL", "PREEMPTEE"]` |
-//! | `depend` | no | Moab dependency, e.g. `"afterok:12:13"` or `"afterany:4,after:5"`; a job waiting for another's start (`after`) starts in the same second when it fits; `before:N` makes the queued job N wait for this one, as msub does (a job whose `before` names a job not queued, or an array, is skipped with the reason) |
+//! | `depend` | no | Moab dependency, e.g. `"afterok:12:13"` or `"afterany:4,after:5"`; a job waiting for another's start (`after`) starts in the same second when it fits; `before:N` makes the queued job N wait for this one, as msub does (a job whose `before` names a job not queued, another user's, or an array, is skipped with the reason) |
 //! | `stagein` | no | the job's stage-in: `{"source": URL, "size": bytes}` or a list of them (with `--staging`, staged by the modelled storage); or a number of seconds: without `--staging` the job is not eligible before `submit + stagein`, with it a file that takes that long at `--stage-rate` |
 //! | `stagein_size` | no | stage-in size in MB (with `--staging`, one file of that size) |
 //! | `maxprocs` | no | a malleable job (`msub -l procs=MIN-MAX`): `procs` is the minimum it starts with, `maxprocs` the most it may use; `runtime` is its run on `procs` processors, and its work is conserved when it grows or shrinks (linear speed-up) |

@@ -80,7 +80,31 @@ fn a_before_dependency_on_a_job_not_queued_is_refused_with_the_reason() {
         skipped,
         [(
             3,
-            "cannot make job 2 wait for it (before): it is not queued"
+            "cannot make job 2 wait for this one (before): it is not queued"
+        )]
+    );
+}
+
+#[test]
+fn a_before_dependency_on_another_users_job_is_refused() {
+    // Job 2 is queued behind job 1 but is alice's: bob may not make it wait.
+    let trace = r#"{"id": 1, "submit": 0, "procs": 4, "walltime": 100, "runtime": 100}
+{"id": 2, "submit": 5, "procs": 1, "walltime": 100, "runtime": 100, "user": "alice"}
+{"id": 3, "submit": 10, "procs": 1, "walltime": 100, "runtime": 100, "user": "bob", "depend": "before:2"}
+"#;
+    let jobs = parse_jsonl(trace.as_bytes(), "t.jsonl").unwrap();
+    let mut sim = Simulation::new(machine(4, 4), Policy::default(), jobs);
+    sim.run().unwrap();
+    let skipped: Vec<(u64, &str)> = sim
+        .skipped()
+        .iter()
+        .map(|s| (s.id, s.reason.as_str()))
+        .collect();
+    assert_eq!(
+        skipped,
+        [(
+            3,
+            "cannot make job 2 wait for this one (before): it is not your job"
         )]
     );
 }

@@ -9,7 +9,7 @@
 //! `before...array` kinds are refused. How dependencies are evaluated is
 //! the core's (`arches_core::eligibility::dependency_status`).
 
-use arches_core::{Dependency, DependencyKind, JobId, JobState, State};
+use arches_core::{Dependency, DependencyKind, JobId, State};
 
 use super::{parse_job_id, SubmitError};
 
@@ -170,39 +170,14 @@ pub fn resolve(
 }
 
 /// The jobs a `before` dependency changes must be queued and `user`'s:
-/// `(target, the after-dependency it gets)`.
+/// `(target, the after-dependency it gets)`
+/// ([`arches_core::eligibility::before_targets`]).
 pub fn befores(
     state: &State,
     user: &str,
     deps: &[Dependency],
 ) -> Result<Vec<(JobId, DependencyKind)>, SubmitError> {
-    let mut out = Vec::new();
-    for d in deps {
-        let Some(kind) = d.kind.reverse() else {
-            continue;
-        };
-        let (owner, queued) = match (state.job(d.job), state.array(d.job)) {
-            (Some(j), _) => (j.cred.user.clone(), j.state == JobState::Idle),
-            (None, Some(a)) => (a.template.cred.user.clone(), a.cancelled.is_none()),
-            (None, None) => (String::new(), false),
-        };
-        if owner != user {
-            return Err(SubmitError(format!(
-                "cannot make job {} wait for this one ({}): it is not your job",
-                d.job,
-                d.kind.as_str()
-            )));
-        }
-        if !queued {
-            return Err(SubmitError(format!(
-                "cannot make job {} wait for this one ({}): it is not queued",
-                d.job,
-                d.kind.as_str()
-            )));
-        }
-        out.push((d.job, kind));
-    }
-    Ok(out)
+    arches_core::eligibility::before_targets(state, user, deps).map_err(SubmitError)
 }
 
 #[cfg(test)]
