@@ -6,14 +6,27 @@ use arches_core::Policy;
 use arches_sim::workload::parse_jsonl;
 use arches_sim::{machine, Simulation};
 
-/// Starts by job id after a replay of `jsonl` on `procs` processors.
-fn starts(jsonl: &str, procs: u32) -> Vec<(u64, i64)> {
+/// Starts `(job, time)` by job id, or skipped jobs `(job, reason)`.
+type Pairs<T> = Vec<(u64, T)>;
+
+/// A replay of `jsonl` on one node of `procs` processors: the starts by
+/// job id, and the jobs skipped with their reasons.
+fn replay(jsonl: &str, procs: u32) -> (Pairs<i64>, Pairs<String>) {
     let jobs = parse_jsonl(jsonl.as_bytes(), "t.jsonl").unwrap();
     let mut sim = Simulation::new(machine(procs, procs), Policy::default(), jobs);
     sim.run().unwrap();
-    let mut s: Vec<(u64, i64)> = sim.records().iter().map(|r| (r.id, r.start)).collect();
-    s.sort_unstable();
-    s
+    let mut starts: Vec<(u64, i64)> = sim.records().iter().map(|r| (r.id, r.start)).collect();
+    starts.sort_unstable();
+    let skipped = sim
+        .skipped()
+        .iter()
+        .map(|s| (s.id, s.reason.clone()))
+        .collect();
+    (starts, skipped)
+}
+
+fn starts(jsonl: &str, procs: u32) -> Vec<(u64, i64)> {
+    replay(jsonl, procs).0
 }
 
 #[test]
@@ -66,23 +79,10 @@ fn a_before_dependency_on_a_job_not_queued_is_refused_with_the_reason() {
     let trace = r#"{"id": 2, "submit": 0, "procs": 1, "walltime": 100, "runtime": 100}
 {"id": 3, "submit": 10, "procs": 1, "walltime": 100, "runtime": 100, "depend": "before:2"}
 "#;
-    let jobs = parse_jsonl(trace.as_bytes(), "t.jsonl").unwrap();
-    let mut sim = Simulation::new(machine(4, 4), Policy::default(), jobs);
-    sim.run().unwrap();
-    let ids: Vec<u64> = sim.records().iter().map(|r| r.id).collect();
-    assert_eq!(ids, [2]);
-    let skipped: Vec<(u64, &str)> = sim
-        .skipped()
-        .iter()
-        .map(|s| (s.id, s.reason.as_str()))
-        .collect();
-    assert_eq!(
-        skipped,
-        [(
-            3,
-            "cannot make job 2 wait for this one (before): it is not queued"
-        )]
-    );
+    let (starts, skipped) = replay(trace, 4);
+    assert_eq!(starts, [(2, 0)]);
+    let why = "cannot make job 2 wait for this one (before): it is not queued";
+    assert_eq!(skipped, [(3, why.to_string())]);
 }
 
 #[test]
@@ -92,19 +92,8 @@ fn a_before_dependency_on_another_users_job_is_refused() {
 {"id": 2, "submit": 5, "procs": 1, "walltime": 100, "runtime": 100, "user": "alice"}
 {"id": 3, "submit": 10, "procs": 1, "walltime": 100, "runtime": 100, "user": "bob", "depend": "before:2"}
 "#;
-    let jobs = parse_jsonl(trace.as_bytes(), "t.jsonl").unwrap();
-    let mut sim = Simulation::new(machine(4, 4), Policy::default(), jobs);
-    sim.run().unwrap();
-    let skipped: Vec<(u64, &str)> = sim
-        .skipped()
-        .iter()
-        .map(|s| (s.id, s.reason.as_str()))
-        .collect();
-    assert_eq!(
-        skipped,
-        [(
-            3,
-            "cannot make job 2 wait for this one (before): it is not your job"
-        )]
-    );
+    let (starts, skipped) = replay(trace, 4);
+    assert_eq!(starts, [(1, 0), (2, 100)]);
+    let why = "cannot make job 2 wait for this one (before): it is not your job";
+    assert_eq!(skipped, [(3, why.to_string())]);
 }
