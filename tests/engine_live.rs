@@ -370,6 +370,11 @@ fn reasons_lsf_rule_and_start_dates_live() {
         "{su}"
     );
 
+    // The dated job was submitted last: wait until a plan has considered
+    // it (mdiag -b reads the same plan as checkjob).
+    wait_for(&d, dated, "no start date block", |o| {
+        o.contains("BLOCK MSG: job has not reached its start date (")
+    });
     let b = text(&d.run("mdiag", &["-b"]).stdout);
     let line = b
         .lines()
