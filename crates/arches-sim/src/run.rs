@@ -789,7 +789,13 @@ impl Simulation {
             let Some(mut depend) = self.state.job(target).map(|j| j.depend.clone()) else {
                 continue;
             };
-            depend.push(arches_core::Dependency { kind, job: job.id });
+            // Once only, as the daemon's `apply_befores` (a line may name
+            // the same job twice).
+            let d = arches_core::Dependency { kind, job: job.id };
+            if depend.contains(&d) {
+                continue;
+            }
+            depend.push(d);
             let (at, change) = (self.now, JobChange::Depend(depend));
             self.state
                 .apply(

@@ -59,6 +59,9 @@ fn a_before_dependency_makes_the_other_job_wait_for_this_ones_start() {
         r#""procs": 2, "walltime": 1000"#,
     );
     assert_eq!(starts(&roomy, 4), [(1, 0), (3, 500), (4, 500)]);
+    // Named twice, the dependency is given once (the replay is the same).
+    let twice = trace.replace(r#""before:4""#, r#""before:4,before:4""#);
+    assert_eq!(starts(&twice, 4), [(1, 0), (3, 500), (4, 1500)]);
 }
 
 #[test]
