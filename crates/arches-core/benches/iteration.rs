@@ -94,7 +94,7 @@ fn with_policies(jobs: u64, nodes: u32, mut p: Policy) -> (State, Policy) {
             }
             job.cred.qos = Some(if job.id % 2 == 0 { "hi" } else { "lo" }.into());
         }
-        s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        s.apply(Event::submit(job), 0).unwrap();
         if let Some(r) = run {
             let ev = Event::Start {
                 job: j.id,
@@ -205,7 +205,7 @@ fn replay(jobs: u64, procs: u32, policy: &Policy) -> i64 {
         while next < subs.len() && subs[next].0 == now {
             let (_, job, run) = subs[next].clone();
             runtime.insert(job.id, run);
-            s.apply(Event::Submit(Box::new(job)), now).unwrap();
+            s.apply(Event::submit(job), now).unwrap();
             next += 1;
         }
         if let Some(ids) = ends.remove(&now) {

@@ -70,13 +70,13 @@ fn state(n: u32) -> State {
         let id = u64::from(k) + 1;
         let start = rng.below(3_000) as i64;
         let mut j = Job::new(id, "u", Request::procs(1), Some(86_400), start);
-        j.cred.qos = Some(format!("low{}", rng.below(10)));
+        j.cred.qos = Some(format!("low{}", rng.below(10)).into());
         if rng.below(2) == 0 {
             j.flags.insert(JobFlag::Suspendable);
         } else {
             j.flags.insert(JobFlag::Restartable);
         }
-        s.apply(Event::Submit(Box::new(j)), start).unwrap();
+        s.apply(Event::submit(j), start).unwrap();
         let alloc = vec![Alloc {
             node: k / 16,
             tasks: 1,
@@ -96,7 +96,7 @@ fn state(n: u32) -> State {
     }
     let mut p = Job::new(1_000_000, "v", Request::procs(24), Some(3_600), 3_600);
     p.cred.qos = Some("high".into());
-    s.apply(Event::Submit(Box::new(p)), 3_600).unwrap();
+    s.apply(Event::submit(p), 3_600).unwrap();
     s
 }
 

@@ -90,9 +90,9 @@ fn count_active_user(
     now: Time,
 ) {
     if let Some((procs, _, left)) = active_usage(j, since, now) {
-        let u = match users.get_mut(&j.cred.user) {
+        let u = match users.get_mut(j.cred.user.as_str()) {
             Some(u) => u,
-            None => users.entry(j.cred.user.clone()).or_default(),
+            None => users.entry(j.cred.user.to_string()).or_default(),
         };
         u.jobs += 1;
         u.procs += procs;
@@ -146,18 +146,18 @@ fn job_cred_names(j: &Job) -> impl Iterator<Item = (CredKind, &str)> {
 pub fn job_creds(j: &Job) -> Vec<(CredKind, String)> {
     let c = &j.cred;
     let mut v = vec![
-        (CredKind::User, c.user.clone()),
-        (CredKind::Group, c.group.clone()),
+        (CredKind::User, c.user.to_string()),
+        (CredKind::Group, c.group.to_string()),
     ];
     if let Some(a) = &c.account {
-        v.push((CredKind::Account, a.clone()));
+        v.push((CredKind::Account, a.to_string()));
     }
     if let Some(x) = &c.class {
-        v.push((CredKind::Class, x.clone()));
+        v.push((CredKind::Class, x.to_string()));
     }
     v.push((
         CredKind::Qos,
-        c.qos.clone().unwrap_or_else(|| "DEFAULT".to_string()),
+        c.qos.as_deref().unwrap_or("DEFAULT").to_string(),
     ));
     v
 }
@@ -515,7 +515,7 @@ impl Accounting {
                 charge(m, fs, from, u.end, rate);
             }
             if let Some(a) = &j.cred.account {
-                let pair = (a.clone(), j.cred.user.clone());
+                let pair = (a.to_string(), j.cred.user.to_string());
                 charge(
                     self.fs_pairs.entry(pair).or_default(),
                     fs,
@@ -650,7 +650,7 @@ impl Accounting {
                 charge(creds.entry(c).or_default(), fs, from, now, rate);
             }
             if let Some(a) = &j.cred.account {
-                let pair = (a.clone(), j.cred.user.clone());
+                let pair = (a.to_string(), j.cred.user.to_string());
                 charge(pairs.entry(pair).or_default(), fs, from, now, rate);
             }
         }
@@ -1370,8 +1370,8 @@ mod tests {
         };
         let job = |id: u64, procs, start, end, u: &str, acct: Option<&str>| {
             let mut j = done(id, procs, Some(10_000), 0, start, end);
-            j.cred.user = u.to_string();
-            j.cred.account = acct.map(str::to_string);
+            j.cred.user = u.into();
+            j.cred.account = acct.map(Into::into);
             j
         };
         let mut a = Accounting::new(0);
@@ -1471,11 +1471,11 @@ mod tests {
                 // A job's user changes half-way through its run; a group is
                 // also a user's name; some jobs have a QoS or a class.
                 let late = t >= (s + e) / 2;
-                j.cred.user = users[(i + usize::from(late)) % users.len()].to_string();
-                j.cred.group = if i % 3 == 0 { "u1" } else { "g1" }.to_string();
-                j.cred.qos = (i % 4 == 1).then(|| "high".to_string());
-                j.cred.class = (i % 5 == 2).then(|| "batch".to_string());
-                j.cred.account = (i % 2 == 0).then(|| "p".to_string());
+                j.cred.user = users[(i + usize::from(late)) % users.len()].into();
+                j.cred.group = if i % 3 == 0 { "u1" } else { "g1" }.into();
+                j.cred.qos = (i % 4 == 1).then(|| "high".into());
+                j.cred.class = (i % 5 == 2).then(|| "batch".into());
+                j.cred.account = (i % 2 == 0).then(|| "p".into());
                 j
             };
             let mut shared = BTreeMap::new();
@@ -1532,7 +1532,7 @@ mod tests {
         let run = |id: u64, procs: u32, start: Time, user: &str| {
             let mut j = done(id, procs, Some(10_000), 0, start, start + 1);
             j.completion = None;
-            j.cred.user = user.to_string();
+            j.cred.user = user.into();
             Arc::new(j)
         };
         // At 10 alice's window is 1/3 + 30 + 1 + 1 job by job, which is not
@@ -1580,8 +1580,8 @@ mod tests {
             charge: FsCharge::Dedicated,
         };
         let user = |mut j: Job, u: &str, acct: Option<&str>| {
-            j.cred.user = u.to_string();
-            j.cred.account = acct.map(str::to_string);
+            j.cred.user = u.into();
+            j.cred.account = acct.map(Into::into);
             j
         };
         // Completed jobs of three users, one long before the window.

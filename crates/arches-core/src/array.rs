@@ -515,7 +515,7 @@ impl State {
         if a.pending() == 0 {
             self.arrays.pending.remove(&array);
         }
-        self.apply(crate::Event::Submit(Box::new(job)), now)?;
+        self.apply(crate::Event::submit(job), now)?;
         Ok(id)
     }
 
@@ -637,10 +637,10 @@ impl State {
                 let t = Arc::make_mut(&mut a.template);
                 match change {
                     JobChange::Walltime(w) => t.walltime = w,
-                    JobChange::Name(n) => t.name = n,
-                    JobChange::Class(c) => t.cred.class = c,
-                    JobChange::Account(x) => t.cred.account = x,
-                    JobChange::Qos(q) => t.cred.qos = q,
+                    JobChange::Name(n) => t.name = n.into(),
+                    JobChange::Class(c) => t.cred.class = c.map(Into::into),
+                    JobChange::Account(x) => t.cred.account = x.map(Into::into),
+                    JobChange::Qos(q) => t.cred.qos = q.map(Into::into),
                     JobChange::UserPrio(p) => t.user_prio = p,
                     JobChange::SysPrio(p) => t.sys_prio = p,
                     JobChange::StartAfter(s) => t.start_after = s,

@@ -200,7 +200,7 @@ mod tests {
 
     fn job(id: u64, procs: u32, wall: i64, qos: &str, deadline: Option<Time>) -> Job {
         let mut j = Job::new(id, "u", Request::procs(procs), Some(wall), 0);
-        j.cred.qos = Some(qos.to_string());
+        j.cred.qos = Some(qos.into());
         j.deadline = deadline;
         j
     }
@@ -270,7 +270,7 @@ mod tests {
         let mut s = State::new(vec![Node::new("n1", 4, 0)]);
         let mut j1 = job(1, 4, 1000, "plain", None);
         j1.submit_time = 0;
-        s.apply(Event::Submit(Box::new(j1)), 0).unwrap();
+        s.apply(Event::submit(j1), 0).unwrap();
         let alloc = vec![crate::job::Alloc {
             node: 0,
             tasks: 4,
@@ -289,9 +289,9 @@ mod tests {
         let mut j2 = job(2, 4, 2000, "plain", None);
         j2.sys_prio = None;
         j2.user_prio = 1000;
-        s.apply(Event::Submit(Box::new(j2)), 0).unwrap();
+        s.apply(Event::submit(j2), 0).unwrap();
         let j3 = job(3, 2, 500, qos3, Some(1600));
-        s.apply(Event::Submit(Box::new(j3)), 10).unwrap();
+        s.apply(Event::submit(j3), 10).unwrap();
         let plan = crate::schedule(&s, p, 100);
         (s, plan)
     }
@@ -323,7 +323,7 @@ mod tests {
         let mut s = State::new(vec![Node::new("n1", 4, 0)]);
         let mut j1 = job(1, 4, 1000, "plain", None);
         j1.submit_time = 0;
-        s.apply(Event::Submit(Box::new(j1)), 0).unwrap();
+        s.apply(Event::submit(j1), 0).unwrap();
         s.apply(
             Event::Start {
                 job: 1,
@@ -339,11 +339,8 @@ mod tests {
         )
         .unwrap();
         // Needs 500 s from 1000 at the earliest: cannot complete by 1200.
-        s.apply(
-            Event::Submit(Box::new(job(2, 2, 500, "special", Some(1200)))),
-            10,
-        )
-        .unwrap();
+        s.apply(Event::submit(job(2, 2, 500, "special", Some(1200))), 10)
+            .unwrap();
         let plan = crate::schedule(&s, &p, 100);
         assert_eq!(
             plan.deadline_misses,

@@ -19,7 +19,11 @@ use crate::{Secs, Time};
 /// `DEFAULT.WCLIMIT`, in both cases bounded by the class's `MAX.WCLIMIT`.
 /// `None` when neither the job nor its class gives one.
 pub fn effective_walltime(job: &Job, policy: &Policy) -> Option<Secs> {
-    let class = job.cred.class.as_ref().and_then(|c| policy.classes.get(c));
+    let class = job
+        .cred
+        .class
+        .as_deref()
+        .and_then(|c| policy.classes.get(c));
     let w = job
         .walltime
         .or_else(|| class.and_then(|c| c.default_wclimit))?;
@@ -423,7 +427,7 @@ mod tests {
     fn state_with(jobs: Vec<Job>) -> State {
         let mut s = State::new(vec![Node::new("n1", 8, 0)]);
         for j in jobs {
-            s.apply(Event::Submit(Box::new(j)), 0).unwrap();
+            s.apply(Event::submit(j), 0).unwrap();
         }
         s
     }
@@ -566,7 +570,7 @@ mod tests {
         assert_eq!(planned_end(j, &p, 100), Some(200));
         // Only an active job has a virtual limit.
         let q = Job::new(2, "u", Request::procs(1), Some(200), 0);
-        s.apply(Event::Submit(Box::new(q)), 0).unwrap();
+        s.apply(Event::submit(q), 0).unwrap();
         let change = crate::state::JobChange::VirtualWalltime(Some(100));
         assert!(s.apply(Event::Modify { job: 2, change }, 0).is_err());
     }

@@ -322,7 +322,7 @@ pub fn active_factor(job: &Job, policy: &Policy, k: usize) -> f64 {
     let a = fs
         .usage
         .active
-        .get(&job.cred.user)
+        .get(job.cred.user.as_str())
         .copied()
         .unwrap_or_default();
     match k {

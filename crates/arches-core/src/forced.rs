@@ -110,7 +110,7 @@ mod tests {
         let mut s = State::new(vec![Node::new("n1", 4, 0)]);
         for id in [1, 2] {
             let j = Job::new(id, "u", Request::procs(2), Some(60), 0);
-            s.apply(Event::Submit(Box::new(j)), 0).unwrap();
+            s.apply(Event::submit(j), 0).unwrap();
         }
         let alloc = vec![Alloc {
             node: 0,

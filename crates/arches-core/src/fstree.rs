@@ -478,7 +478,7 @@ mod tests {
 
     fn job(user: &str, account: Option<&str>) -> Job {
         let mut j = Job::new(1, user, Request::procs(1), Some(60), 0);
-        j.cred.account = account.map(str::to_string);
+        j.cred.account = account.map(Into::into);
         j
     }
 

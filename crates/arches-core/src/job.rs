@@ -15,16 +15,22 @@ use crate::{Secs, Time};
 /// Numeric job id. Ids are never reused.
 pub type JobId = u64;
 
+/// A job's name and credential names: a string kept inline up to 24 bytes
+/// (`user12`, `job4711`), so that making, copying and dropping a job's
+/// names allocates nothing in the common case (a trace replay makes one job
+/// per line).
+pub type Name = compact_str::CompactString;
+
 /// The credentials a job runs under (Moab's user, group, account, class, QoS).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Credentials {
-    pub user: String,
-    pub group: String,
-    pub account: Option<String>,
+    pub user: Name,
+    pub group: Name,
+    pub account: Option<Name>,
     /// Class (queue).
-    pub class: Option<String>,
+    pub class: Option<Name>,
     /// Quality of service.
-    pub qos: Option<String>,
+    pub qos: Option<Name>,
 }
 
 /// What a job asks for. Moab's model: `tasks` tasks of `procs_per_task`
@@ -620,7 +626,7 @@ pub struct Completion {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Job {
     pub id: JobId,
-    pub name: String,
+    pub name: Name,
     pub cred: Credentials,
     pub req: Request,
     /// Requested wall-clock limit; `None` means none was given (and no class
@@ -679,26 +685,25 @@ pub struct Job {
     pub deadline_failed: Option<Time>,
 }
 
-/// `job<id>`, the name of a job given none (written without the formatting
-/// machinery: the simulator names every trace job so).
-fn default_name(id: JobId) -> String {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
+/// `job<id>`, the name of a job given none (inline: the simulator names
+/// every trace job so).
+fn default_name(id: JobId) -> Name {
+    // "job" and at most 20 digits: written backwards into one buffer,
+    // made a name once (inline: at most 23 bytes).
+    let mut buf = [0u8; 23];
+    let mut i = buf.len();
     let mut n = id;
     loop {
         i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
+        buf[i] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    let mut name = String::with_capacity(3 + digits.len() - i);
-    name.push_str("job");
-    for &d in &digits[i..] {
-        name.push(char::from(d));
-    }
-    name
+    i -= 3;
+    buf[i..i + 3].copy_from_slice(b"job");
+    Name::from(std::str::from_utf8(&buf[i..]).unwrap_or("job"))
 }
 
 impl Job {
@@ -714,8 +719,8 @@ impl Job {
             id,
             name: default_name(id),
             cred: Credentials {
-                user: user.to_string(),
-                group: user.to_string(),
+                user: Name::from(user),
+                group: Name::from(user),
                 ..Credentials::default()
             },
             req,

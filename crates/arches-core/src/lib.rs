@@ -68,7 +68,7 @@ pub use eligibility::effective_walltime;
 pub use gres::{Gres, GresTable, GresUnits};
 pub use job::{
     Alloc, Completion, CompletionCode, Credentials, Dependency, DependencyKind, HoldType, Holds,
-    Job, JobFlag, JobFlags, JobId, JobState, Request, RequeueCause, RunInfo, StartKind,
+    Job, JobFlag, JobFlags, JobId, JobState, Name, Request, RequeueCause, RunInfo, StartKind,
     Termination,
 };
 pub use layout::{Layout, NodeGroup, TaskOption};

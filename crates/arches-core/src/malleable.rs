@@ -349,7 +349,7 @@ fn shadow(job: &Job, policy: &Policy, now: Time) -> Option<Job> {
     s.data_wait = None;
     s.elastic = None;
     s.flags.remove(JobFlag::Preemptor);
-    s.cred.qos = Some(format!(
+    s.cred.qos = Some(compact_str::format_compact!(
         "{SHADOW_QOS}{}",
         crate::qos::effective(job, policy).unwrap_or("")
     ));
@@ -364,7 +364,7 @@ fn with_shadows(state: &State, policy: &Policy, now: Time, jobs: &[&Job]) -> (St
         let Some(s) = shadow(j, policy, now) else {
             continue;
         };
-        let q = s.cred.qos.clone().unwrap_or_default();
+        let q = s.cred.qos.as_deref().unwrap_or_default().to_string();
         pol.qos.entry(q).or_insert_with(|| {
             let base = crate::qos::effective(j, policy)
                 .and_then(|name| policy.qos.get(name))
@@ -377,7 +377,7 @@ fn with_shadows(state: &State, policy: &Policy, now: Time, jobs: &[&Job]) -> (St
             }
         });
         // A shadow id is never a real job's: the submit cannot clash.
-        let _ = st.apply(Event::Submit(Box::new(s)), now);
+        let _ = st.apply(Event::submit(s), now);
     }
     (st, pol)
 }

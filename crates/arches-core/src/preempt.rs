@@ -211,7 +211,7 @@ pub fn has_flag(job: &Job, policy: &Policy, flag: JobFlag) -> bool {
         || job
             .cred
             .class
-            .as_ref()
+            .as_deref()
             .and_then(|c| policy.classes.get(c))
             .is_some_and(|c| c.job_flags.contains(&flag))
         // No QoS configured: no QoS flag (and no default QoS to look up).
@@ -378,7 +378,7 @@ impl<'a> CredMemo<'a> {
         }
         let mut bare = Job::new(0, "", crate::job::Request::procs(1), None, 0);
         bare.cred.class = job.cred.class.clone();
-        bare.cred.qos = Some(qos.unwrap_or(crate::qos::DEFAULT_QOS).to_string());
+        bare.cred.qos = Some(qos.unwrap_or(crate::qos::DEFAULT_QOS).into());
         let info = CredInfo {
             preemptee: is_preemptee(&bare, policy),
             suspendable: has_flag(&bare, policy, JobFlag::Suspendable),

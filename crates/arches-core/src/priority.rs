@@ -119,7 +119,7 @@ fn factor(k: usize, job: &Job, policy: &Policy, now: Time) -> f64 {
             .map_or(0, |cfg| cfg.priority) as f64,
         4 => c
             .class
-            .as_ref()
+            .as_deref()
             .and_then(|k| policy.classes.get(k))
             .map_or(0, |cfg| cfg.priority) as f64,
         5..=9 => crate::fairshare::factor(job, policy, crate::fairshare::FS_KINDS[k - 5]),
@@ -456,7 +456,7 @@ mod tests {
         );
         for (k, t) in [(1u64, 0i64), (2, 500), (3, 7_000)] {
             let mut j = job(k, t);
-            j.cred.qos = (k != 2).then(|| "q".to_string());
+            j.cred.qos = (k != 2).then(|| "q".into());
             j.user_prio = k as i64 * 7 - 10;
             let b = priority(&j, &p, 9_999);
             assert_eq!(priority_total(&j, &p, 9_999), (b.system, b.total));
@@ -500,7 +500,7 @@ mod tests {
             .into_iter()
             .map(|(id, u)| {
                 let mut j = Job::new(id, u, Request::procs(1), Some(600 * id as i64), 10);
-                j.cred.qos = (id == 3).then(|| "q".to_string());
+                j.cred.qos = (id == 3).then(|| "q".into());
                 j
             })
             .collect();

@@ -29,7 +29,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use crate::job::{Credentials, Job};
+use crate::job::{Credentials, Job, Name};
 use crate::policy::{ClassConfig, CredConfig, Policy, QosListKind};
 
 /// Moab's name for "no particular QoS".
@@ -268,11 +268,11 @@ pub fn assign(
         .map(str::trim)
         .filter(|q| !q.is_empty() && !q.eq_ignore_ascii_case(DEFAULT_QOS));
     let Some(q) = requested else {
-        cred.qos = default_qos(cred, policy).map(str::to_string);
+        cred.qos = default_qos(cred, policy).map(Name::from);
         return Ok(());
     };
     check_access(cred, policy, q)?;
-    cred.qos = Some(q.to_string());
+    cred.qos = Some(Name::from(q));
     Ok(())
 }
 
@@ -337,7 +337,7 @@ mod tests {
             user: user.into(),
             group: user.into(),
             account: None,
-            class: class.map(String::from),
+            class: class.map(Into::into),
             qos: None,
         }
     }

@@ -1098,7 +1098,7 @@ mod tests {
 
     fn submit(s: &mut State, id: u64, procs: u32, wall: Option<i64>, t: Time) {
         let j = Job::new(id, "u", Request::procs(procs), wall, t);
-        s.apply(Event::Submit(Box::new(j)), t).unwrap();
+        s.apply(Event::submit(j), t).unwrap();
     }
 
     #[test]

@@ -21,8 +21,9 @@ use crate::{Secs, Time};
 /// Something that happened, fed to [`State::apply`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    /// A new job was accepted.
-    Submit(Box<Job>),
+    /// A new job was accepted: shared as it is kept (the state's job map
+    /// holds this `Arc`; [`Event::submit`] makes one).
+    Submit(Arc<Job>),
     /// A new job array was accepted ([`crate::array`]): its sub-jobs become
     /// jobs a window at a time ([`State::expand_arrays`]).
     SubmitArray(Box<crate::array::ArrayJob>),
@@ -204,6 +205,11 @@ pub enum JobChange {
 }
 
 impl Event {
+    /// The submission of a new job.
+    pub fn submit(job: Job) -> Event {
+        Event::Submit(Arc::new(job))
+    }
+
     /// The start of `job` on `alloc`: [`Event::Launch`] when its backend
     /// confirms starts later (`Starting` until then), else [`Event::Start`].
     pub fn start(job: JobId, alloc: Vec<Alloc>, kind: StartKind, confirmed_later: bool) -> Event {
@@ -846,7 +852,7 @@ impl State {
                 if let Some(idx) = self.idx.as_deref_mut() {
                     idx.add(&job);
                 }
-                self.jobs.insert(id, Arc::new(*job));
+                self.jobs.insert(id, job);
                 Ok(())
             }
             Event::SubmitArray(a) => self.submit_array(*a),
@@ -1098,21 +1104,33 @@ impl State {
                 self.refresh_node_gres(node as usize);
                 Ok(())
             }
-            Event::Purge { job } => {
-                let j = self.get(job)?;
-                if !j.state.is_finished() {
-                    return Err(wrong(j, "finished"));
-                }
-                // The job leaves the map first (no copy of it is made). A
-                // finished job has no place in the indexes or the timed set.
-                if let Some(j) = self.jobs.remove(&job) {
-                    self.note_purged(&j);
-                }
-                Ok(())
-            }
+            Event::Purge { job } => self.purge_inner(job).map(drop),
             Event::Grow { job, alloc } => self.grow(job, alloc),
             Event::Shrink { job, alloc } => self.shrink(job, alloc, now),
         }
+    }
+
+    /// [`Event::Purge`], handing the purged job back: a driver reads what
+    /// it records of the job's end from it, without another look-up.
+    pub fn purge(&mut self, job: JobId) -> Result<Arc<Job>, EventError> {
+        if let Some(idx) = self.idx.as_deref_mut() {
+            idx.renew();
+        }
+        self.purge_inner(job)
+    }
+
+    /// The job leaves the map as it is (no copy of it is made); refused
+    /// (and put back) unless it is finished. A finished job has no place in
+    /// the indexes or the timed set.
+    fn purge_inner(&mut self, job: JobId) -> Result<Arc<Job>, EventError> {
+        let j = self.jobs.remove(&job).ok_or(EventError::UnknownJob(job))?;
+        if !j.state.is_finished() {
+            let err = wrong(&j, "finished");
+            self.jobs.insert(job, j);
+            return Err(err);
+        }
+        self.note_purged(&j);
+        Ok(j)
     }
 
     /// `Start`/`Launch`: the job takes its allocation, in `state`.
@@ -1201,10 +1219,10 @@ impl State {
         let active = j.state.is_active();
         match change {
             JobChange::Walltime(w) => j.walltime = w,
-            JobChange::Name(n) => j.name = n,
-            JobChange::Class(c) if !active => j.cred.class = c,
-            JobChange::Account(a) if !active => j.cred.account = a,
-            JobChange::Qos(q) if !active => j.cred.qos = q,
+            JobChange::Name(n) => j.name = n.into(),
+            JobChange::Class(c) if !active => j.cred.class = c.map(Into::into),
+            JobChange::Account(a) if !active => j.cred.account = a.map(Into::into),
+            JobChange::Qos(q) if !active => j.cred.qos = q.map(Into::into),
             JobChange::Class(_) => return Err(EventError::ActiveJob { job, what: "class" }),
             JobChange::Account(_) => {
                 return Err(EventError::ActiveJob {
@@ -1245,7 +1263,7 @@ impl State {
                     what: "request",
                 })
             }
-            JobChange::Group(g) if !active => j.cred.group = g,
+            JobChange::Group(g) if !active => j.cred.group = g.into(),
             JobChange::Group(_) => return Err(EventError::ActiveJob { job, what: "group" }),
             JobChange::EligibleSince(t) => j.eligible_since = t,
             JobChange::CpuUsed(ms) => j.cpu_ms = Some(ms),
@@ -1623,7 +1641,7 @@ mod tests {
         let mut s = two_nodes();
         for id in 1..=20 {
             s.apply(
-                Event::Submit(Box::new(Job::new(id, "u", Request::procs(1), Some(10), 0))),
+                Event::submit(Job::new(id, "u", Request::procs(1), Some(10), 0)),
                 0,
             )
             .unwrap();
@@ -1708,7 +1726,7 @@ mod tests {
             }]
         };
         let job = |id: JobId, procs: u32, wall: Option<Secs>| {
-            Box::new(Job::new(id, "u", Request::procs(procs), wall, id as Time))
+            Job::new(id, "u", Request::procs(procs), wall, id as Time)
         };
         let mut dated = job(2, 2, Some(20));
         dated.start_after = Some(50);
@@ -1720,12 +1738,12 @@ mod tests {
             kind: StartKind::Priority,
         };
         let events = vec![
-            Event::Submit(job(1, 1, Some(10))),
-            Event::Submit(dated),
-            Event::Submit(job(3, 1, None)),
-            Event::Submit(estimated),
-            Event::Submit(job(5, 1, Some(40))),
-            Event::Submit(job(1, 1, Some(10))),
+            Event::submit(job(1, 1, Some(10))),
+            Event::submit(dated),
+            Event::submit(job(3, 1, None)),
+            Event::submit(estimated),
+            Event::submit(job(5, 1, Some(40))),
+            Event::submit(job(1, 1, Some(10))),
             start(1, on(0, 1)),
             start(1, on(0, 1)),
             Event::Launch {
@@ -1792,9 +1810,9 @@ mod tests {
         let mut s = two_nodes();
         let mut dated = Job::new(1, "u", Request::procs(1), Some(50), 0);
         dated.start_after = Some(100);
-        s.apply(Event::Submit(Box::new(dated)), 0).unwrap();
+        s.apply(Event::submit(dated), 0).unwrap();
         s.apply(
-            Event::Submit(Box::new(Job::new(2, "u", Request::procs(1), Some(30), 0))),
+            Event::submit(Job::new(2, "u", Request::procs(1), Some(30), 0)),
             0,
         )
         .unwrap();
@@ -1850,7 +1868,7 @@ mod tests {
     fn start_finish_tracks_usage() {
         let mut s = two_nodes();
         s.apply(
-            Event::Submit(Box::new(Job::new(1, "u", Request::procs(2), Some(60), 0))),
+            Event::submit(Job::new(1, "u", Request::procs(2), Some(60), 0)),
             0,
         )
         .unwrap();
@@ -1889,7 +1907,7 @@ mod tests {
     fn a_launched_job_is_starting_until_the_backend_confirms_it() {
         let mut s = two_nodes();
         s.apply(
-            Event::Submit(Box::new(Job::new(1, "u", Request::procs(2), Some(60), 0))),
+            Event::submit(Job::new(1, "u", Request::procs(2), Some(60), 0)),
             0,
         )
         .unwrap();
@@ -1931,7 +1949,7 @@ mod tests {
         for (at, want) in [(3, 10), (50, 20), (15, 15)] {
             let mut s = two_nodes();
             s.apply(
-                Event::Submit(Box::new(Job::new(1, "u", Request::procs(1), Some(60), 0))),
+                Event::submit(Job::new(1, "u", Request::procs(1), Some(60), 0)),
                 0,
             )
             .unwrap();
@@ -1962,7 +1980,7 @@ mod tests {
         let mut s = two_nodes();
         for id in [1, 2] {
             s.apply(
-                Event::Submit(Box::new(Job::new(id, "u", Request::procs(1), Some(60), 0))),
+                Event::submit(Job::new(id, "u", Request::procs(1), Some(60), 0)),
                 0,
             )
             .unwrap();
@@ -2002,7 +2020,7 @@ mod tests {
     fn node_updates_change_resources_and_keep_allocations() {
         let mut s = two_nodes();
         s.apply(
-            Event::Submit(Box::new(Job::new(1, "u", Request::procs(2), Some(60), 0))),
+            Event::submit(Job::new(1, "u", Request::procs(2), Some(60), 0)),
             0,
         )
         .unwrap();
@@ -2070,7 +2088,7 @@ mod tests {
     fn refused_event_changes_nothing() {
         let mut s = two_nodes();
         s.apply(
-            Event::Submit(Box::new(Job::new(1, "u", Request::procs(3), Some(60), 0))),
+            Event::submit(Job::new(1, "u", Request::procs(3), Some(60), 0)),
             0,
         )
         .unwrap();
@@ -2101,7 +2119,7 @@ mod tests {
     fn remembered_reservations_are_validated_and_dropped_on_start() {
         let mut s = two_nodes();
         s.apply(
-            Event::Submit(Box::new(Job::new(1, "u", Request::procs(1), Some(60), 0))),
+            Event::submit(Job::new(1, "u", Request::procs(1), Some(60), 0)),
             0,
         )
         .unwrap();
@@ -2129,7 +2147,7 @@ mod tests {
         // Submissions keep reservations in place; any end lets them move.
         s.remember_reservations(Vec::new()).unwrap();
         s.apply(
-            Event::Submit(Box::new(Job::new(2, "u", Request::procs(1), Some(60), 0))),
+            Event::submit(Job::new(2, "u", Request::procs(1), Some(60), 0)),
             20,
         )
         .unwrap();
@@ -2144,7 +2162,7 @@ mod tests {
         let mut s = two_nodes();
         let mut job = Job::new(1, "u", Request::procs(2), Some(100), 0);
         job.req.mem_per_task_mb = 100;
-        s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        s.apply(Event::submit(job), 0).unwrap();
         let alloc = vec![Alloc {
             node: 0,
             tasks: 2,

@@ -339,7 +339,7 @@ pub fn priority_estimate(
             j.submit_time = now;
             j.state = crate::job::JobState::Idle;
             let id = j.id;
-            s.apply(crate::state::Event::Submit(Box::new(j)), now)
+            s.apply(crate::state::Event::submit(j), now)
                 .map_err(|e| NoEstimate::Blocked(e.to_string()))?;
             owned = s;
             (&owned, id)
@@ -482,7 +482,7 @@ mod tests {
 
     fn run_on(s: &mut State, id: u64, nodes: &[u32], wall: Secs) {
         let job = Job::new(id, "u", Request::procs(nodes.len() as u32), Some(wall), 0);
-        s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        s.apply(Event::submit(job), 0).unwrap();
         let alloc = nodes
             .iter()
             .map(|n| Alloc {
@@ -514,7 +514,7 @@ mod tests {
         run_on(&mut s, 1, &[0, 1, 2], 3600);
         run_on(&mut s, 2, &[3], 36_000);
         let c = Job::new(3, "u", Request::procs(6), Some(7200), 0);
-        s.apply(Event::Submit(Box::new(c)), 0).unwrap();
+        s.apply(Event::submit(c), 0).unwrap();
         let p = Policy::default();
         let w = backfill_windows(&s, &p, 0, &WindowQuery::default());
         let shape: Vec<(u32, Option<Secs>)> = w.iter().map(|w| (w.nodes, w.duration)).collect();
@@ -552,7 +552,7 @@ mod tests {
         run_on(&mut s, 1, &[0, 1], 600);
         for (id, procs, wall) in [(2, 8, 1200), (3, 2, 300)] {
             let job = Job::new(id, "u", Request::procs(procs), Some(wall), 0);
-            s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+            s.apply(Event::submit(job), 0).unwrap();
         }
         let p = Policy::default();
         let q = WindowQuery::default();
@@ -586,7 +586,7 @@ mod tests {
         run_on(&mut s, 1, &[0, 0, 0, 0], 100);
         for (id, wall, t) in [(2, 100, 1), (3, 50, 2)] {
             let j = Job::new(id, "u", Request::procs(4), Some(wall), t);
-            s.apply(Event::Submit(Box::new(j)), t).unwrap();
+            s.apply(Event::submit(j), t).unwrap();
         }
         let p = Policy::default();
         let j3 = s.job(3).unwrap().clone();

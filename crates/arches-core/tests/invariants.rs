@@ -125,7 +125,7 @@ proptest! {
             prop_assert!(steps < 10_000, "no progress");
             while submitted < order.len() && specs[order[submitted]].submit <= now {
                 let k = order[submitted];
-                state.apply(Event::Submit(Box::new(make_job(k as JobId + 1, &specs[k]))), now).unwrap();
+                state.apply(Event::submit(make_job(k as JobId + 1, &specs[k])), now).unwrap();
                 submitted += 1;
             }
             for id in events.remove(&now).unwrap_or_default() {
@@ -199,7 +199,7 @@ fn guarantee_replay(
                 Some(wall),
                 submit,
             );
-            state.apply(Event::Submit(Box::new(job)), now).unwrap();
+            state.apply(Event::submit(job), now).unwrap();
             next += 1;
         }
         for id in ends.remove(&now).unwrap_or_default() {

@@ -283,7 +283,7 @@ fn replay(sizes: &[u32], specs: &[Spec], policy: &Policy) -> Result<(), TestCase
             let id = i as JobId + 1;
             happened = true;
             state
-                .apply(Event::Submit(Box::new(make_job(id, &specs[i]))), now)
+                .apply(Event::submit(make_job(id, &specs[i])), now)
                 .unwrap();
         }
         for (i, s) in specs.iter().enumerate() {
@@ -475,7 +475,7 @@ fn replay_submissions(backfill: BackfillPolicy) -> LeanScratch {
             Some(1000 + id as i64 * 37),
             now,
         );
-        state.apply(Event::Submit(Box::new(job)), now).unwrap();
+        state.apply(Event::submit(job), now).unwrap();
         let plan = schedule(&state, &policy, now);
         let kept = schedule_lean_in(&state, &policy, now, &mut scratch).unwrap();
         assert_eq!(kept.starts, plan.starts, "starts at {now}");
@@ -514,7 +514,7 @@ fn decisions_only_under_none_stops_at_the_first_blocked_job() {
             Some(100 * id as i64),
             0,
         );
-        state.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        state.apply(Event::submit(job), 0).unwrap();
         if id == 1 {
             let plan = schedule(&state, &policy, 0);
             start_all(&mut state, &plan.starts, 0);
@@ -544,7 +544,7 @@ fn resumes_only_on_its_own_state() {
     let policy = Policy::default();
     let submit = |state: &mut State, id: JobId, procs: u32, now: Time| {
         let job = Job::new(id, "u", Request::procs(procs), Some(100), now);
-        state.apply(Event::Submit(Box::new(job)), now).unwrap();
+        state.apply(Event::submit(job), now).unwrap();
     };
     submit(&mut state, 1, 4, 0);
     let mut scratch = LeanScratch::default();

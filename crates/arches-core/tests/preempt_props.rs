@@ -73,7 +73,7 @@ proptest! {
         for (k, (procs, q, flags, t)) in jobs.iter().enumerate() {
             let id = k as JobId + 1;
             let mut j = Job::new(id, "u", Request::procs(*procs), Some(10_000), 0);
-            j.cred.qos = Some(format!("low{q}"));
+            j.cred.qos = Some(format!("low{q}").into());
             for (bit, f) in [JobFlag::Suspendable, JobFlag::Checkpointable, JobFlag::Restartable]
                 .into_iter()
                 .enumerate()
@@ -82,7 +82,7 @@ proptest! {
                     j.flags.insert(f);
                 }
             }
-            state.apply(Event::Submit(Box::new(j)), *t).unwrap();
+            state.apply(Event::submit(j), *t).unwrap();
             let plan = schedule(&state, &pol, *t);
             for s in &plan.starts {
                 state
@@ -99,7 +99,7 @@ proptest! {
         let pid: JobId = 1000;
         let mut p = Job::new(pid, "u", Request::procs(need), Some(100), now);
         p.cred.qos = Some("high".into());
-        state.apply(Event::Submit(Box::new(p)), now).unwrap();
+        state.apply(Event::submit(p), now).unwrap();
         let plan = schedule(&state, &pol, now);
         prop_assert!(plan.preemptions.len() <= MAX_PREEMPTEES);
         let started = plan.starts.iter().any(|s| s.job == pid);
@@ -246,7 +246,7 @@ proptest! {
         for (k, (procs, q, flags, t)) in jobs.iter().enumerate() {
             let id = k as JobId + 1;
             let mut j = Job::new(id, "u", Request::procs(*procs), Some(10_000), 0);
-            j.cred.qos = Some(format!("low{q}"));
+            j.cred.qos = Some(format!("low{q}").into());
             for (bit, f) in [JobFlag::Suspendable, JobFlag::Checkpointable, JobFlag::Restartable]
                 .into_iter()
                 .enumerate()
@@ -255,7 +255,7 @@ proptest! {
                     j.flags.insert(f);
                 }
             }
-            state.apply(Event::Submit(Box::new(j)), *t).unwrap();
+            state.apply(Event::submit(j), *t).unwrap();
             let plan = schedule(&state, &pol, *t);
             for s in &plan.starts {
                 state
@@ -286,7 +286,7 @@ proptest! {
         let mut p = Job::new(pid, "u", req.clone(), Some(100), now);
         p.cred.qos = Some("high".into());
         let mut after = state.clone();
-        after.apply(Event::Submit(Box::new(p)), now).unwrap();
+        after.apply(Event::submit(p), now).unwrap();
         let plan = schedule(&after, &pol, now);
         let chosen: Vec<&Job> = plan
             .preemptions

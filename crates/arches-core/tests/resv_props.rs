@@ -126,7 +126,7 @@ proptest! {
             while submitted < order.len() && specs[order[submitted]].submit <= now {
                 let k = order[submitted];
                 let job = make_job(k as JobId + 1, &specs[k]);
-                state.apply(Event::Submit(Box::new(job)), now).unwrap();
+                state.apply(Event::submit(job), now).unwrap();
                 submitted += 1;
             }
             for id in ends.remove(&now).unwrap_or_default() {

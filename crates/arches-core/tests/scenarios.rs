@@ -289,11 +289,11 @@ fn parse(text: &str) -> Scenario {
                     (wall >= 0).then_some(wall),
                     time(kv["submit"]),
                 );
-                job.cred.qos = kv.get("qos").map(|s| s.to_string());
-                job.cred.class = kv.get("class").map(|s| s.to_string());
-                job.cred.account = kv.get("account").map(|s| s.to_string());
+                job.cred.qos = kv.get("qos").map(|s| (*s).into());
+                job.cred.class = kv.get("class").map(|s| (*s).into());
+                job.cred.account = kv.get("account").map(|s| (*s).into());
                 if let Some(g) = kv.get("group") {
-                    job.cred.group = g.to_string();
+                    job.cred.group = (*g).into();
                 }
                 if kv.contains_key("hold") {
                     job.holds.insert(arches_core::HoldType::User);
@@ -822,7 +822,8 @@ fn replay(sc: &Scenario) -> Outcome {
                     continue;
                 }
             }
-            out.qos.insert(j.id, j.cred.qos.clone());
+            out.qos
+                .insert(j.id, j.cred.qos.as_deref().map(str::to_string));
             if let Some(a) = sc.arrays.get(&j.id) {
                 let array = arches_core::ArrayJob::new(j.id, j, a.indices.clone(), a.slot_limit);
                 state
@@ -830,7 +831,7 @@ fn replay(sc: &Scenario) -> Outcome {
                     .unwrap();
                 continue;
             }
-            state.apply(Event::Submit(Box::new(j)), now).unwrap();
+            state.apply(Event::submit(j), now).unwrap();
         }
         for &(id, _) in sc.releases.iter().filter(|r| r.1 == now) {
             let hold = arches_core::HoldType::User;

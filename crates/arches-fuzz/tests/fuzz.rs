@@ -186,8 +186,13 @@ fn fuzz_moab_cfg() {
                 Some(60),
                 NOW,
             );
-            job.cred.class = daemon.policy.classes.keys().next().cloned();
-            let _ = state.apply(arches_core::Event::Submit(Box::new(job)), NOW);
+            job.cred.class = daemon
+                .policy
+                .classes
+                .keys()
+                .next()
+                .map(|k| k.as_str().into());
+            let _ = state.apply(arches_core::Event::submit(job), NOW);
         }
         let _ = arches_core::schedule(&state, &daemon.policy, NOW);
         // The fairshare report (mdiag -f) sized by the configuration.
@@ -347,7 +352,7 @@ fn fuzz_msub() {
                 return Err("an environment variable execve cannot pass".into());
             }
             state
-                .apply(arches_core::Event::Submit(Box::new(job)), NOW)
+                .apply(arches_core::Event::submit(job), NOW)
                 .map_err(|e| format!("accepted job refused by the core: {e}"))?;
             let _ = arches_core::schedule(&state, &policy, NOW);
         }

@@ -90,7 +90,7 @@ fn fill(home: &Path, queued: u64) {
     let mut batch = Batch::default();
     for id in 1..=queued {
         let mut job = Job::new(id, "bench", Request::procs(600), Some(3600), 0);
-        job.name = format!("job{id}");
+        job.name = format!("job{id}").into();
         let (exec, payload) = typical_exec(id);
         batch
             .upserts

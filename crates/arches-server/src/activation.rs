@@ -125,20 +125,20 @@ impl Actor {
             let wall = j
                 .walltime
                 .map_or_else(|| "-1".to_string(), |w| w.to_string());
-            let opt = |o: &Option<String>| o.clone().unwrap_or_default();
+            let opt = |o: &Option<arches_core::Name>| o.as_deref().unwrap_or_default().to_string();
             let call = Call {
                 job: s.job,
                 args: vec![
                     s.job.to_string(),
-                    j.cred.user.clone(),
+                    j.cred.user.to_string(),
                     procs.to_string(),
                     wall,
                 ],
                 env: vec![
                     ("MOAB_JOBID".into(), s.job.to_string()),
-                    ("MOAB_JOBNAME".into(), j.name.clone()),
-                    ("MOAB_USER".into(), j.cred.user.clone()),
-                    ("MOAB_GROUP".into(), j.cred.group.clone()),
+                    ("MOAB_JOBNAME".into(), j.name.to_string()),
+                    ("MOAB_USER".into(), j.cred.user.to_string()),
+                    ("MOAB_GROUP".into(), j.cred.group.to_string()),
                     ("MOAB_CLASS".into(), opt(&j.cred.class)),
                     ("MOAB_ACCOUNT".into(), opt(&j.cred.account)),
                     ("MOAB_QOS".into(), opt(&j.cred.qos)),

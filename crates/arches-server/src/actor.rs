@@ -568,7 +568,7 @@ impl Actor {
         job.estimate = self.predictor.predict(&job.cred.user, job.walltime);
         let warnings = crate::deadline::submit_warnings(&job, &self.cfg.policy, now);
         self.state
-            .apply(Event::Submit(Box::new(job)), now)
+            .apply(Event::submit(job), now)
             .map_err(|e| SubmitError(e.to_string()))?;
         self.next_id += 1;
         if let Some(d) = self.staging.as_mut() {
@@ -822,11 +822,16 @@ impl Actor {
         let nodes = arches_rm::launch_nodes(&self.state, &alloc, &units);
         let mut launch = Launch {
             job: id,
-            name: job.name.clone(),
+            name: job.name.to_string(),
             nodes,
             exec: ExecSpec {
                 interactive: job.flags.contains(arches_core::JobFlag::Interactive),
-                ..exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload)
+                ..exec_spec(
+                    &job.cred.user,
+                    job.cred.class.as_deref().map(str::to_string),
+                    rec,
+                    payload,
+                )
             },
             walltime: job.walltime,
             // Told only after a checkpoint, not after a plain requeue.
@@ -918,11 +923,16 @@ impl Actor {
         let nodes = arches_rm::launch_nodes(&self.state, &run.alloc, &run.gres_units);
         let mut launch = Launch {
             job: id,
-            name: job.name.clone(),
+            name: job.name.to_string(),
             nodes,
             exec: ExecSpec {
                 interactive: job.flags.contains(arches_core::JobFlag::Interactive),
-                ..exec_spec(&job.cred.user, job.cred.class.clone(), rec, payload)
+                ..exec_spec(
+                    &job.cred.user,
+                    job.cred.class.as_deref().map(str::to_string),
+                    rec,
+                    payload,
+                )
             },
             walltime: job.walltime,
             restarted: job.start_count > 1,

@@ -177,7 +177,7 @@ pub fn array_info(s: &Snapshot, a: &ArrayJob, members: bool) -> ArrayInfo {
         };
         if members {
             let idx = a.index_of(j.id).unwrap_or(0);
-            list.push((idx, j.name.clone(), state));
+            list.push((idx, j.name.to_string(), state));
         }
     }
     for pos in a.pending_positions() {
@@ -188,7 +188,7 @@ pub fn array_info(s: &Snapshot, a: &ArrayJob, members: bool) -> ArrayInfo {
             queued_state(&j).to_string()
         };
         if members {
-            list.push((a.indices.nth(pos).unwrap_or(0), j.name.clone(), state));
+            list.push((a.indices.nth(pos).unwrap_or(0), j.name.to_string(), state));
         } else if a.cancelled.is_none() {
             // The rest are alike: count them without building them.
             let n = a.pending() - 1;
@@ -496,10 +496,13 @@ impl Actor {
         }
         let changes = [
             (t.walltime != q.walltime).then_some(JobChange::Walltime(q.walltime)),
-            (t.name != q.name).then(|| JobChange::Name(q.name.clone())),
-            (t.cred.class != q.cred.class).then(|| JobChange::Class(q.cred.class.clone())),
-            (t.cred.account != q.cred.account).then(|| JobChange::Account(q.cred.account.clone())),
-            (t.cred.qos != q.cred.qos).then(|| JobChange::Qos(q.cred.qos.clone())),
+            (t.name != q.name).then(|| JobChange::Name(q.name.to_string())),
+            (t.cred.class != q.cred.class)
+                .then(|| JobChange::Class(q.cred.class.as_deref().map(str::to_string))),
+            (t.cred.account != q.cred.account)
+                .then(|| JobChange::Account(q.cred.account.as_deref().map(str::to_string))),
+            (t.cred.qos != q.cred.qos)
+                .then(|| JobChange::Qos(q.cred.qos.as_deref().map(str::to_string))),
             (t.user_prio != q.user_prio).then_some(JobChange::UserPrio(q.user_prio)),
             (t.sys_prio != q.sys_prio).then_some(JobChange::SysPrio(q.sys_prio)),
             (t.start_after != q.start_after).then_some(JobChange::StartAfter(q.start_after)),

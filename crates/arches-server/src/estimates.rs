@@ -130,7 +130,7 @@ pub fn start_estimate(s: &Snapshot, q: &StartQuery) -> Result<StartEstimate, Est
                 )));
             }
             let mut job = Job::new(0, "", Request::procs(*procs), Some(secs), s.now);
-            job.cred.qos = qos.clone();
+            job.cred.qos = qos.as_deref().map(Into::into);
             let partition = best_partition(s, &job);
             let rsv = arches_core::windows::start_estimate(&s.state, policy, s.now, &job);
             let prio = arches_core::windows::priority_estimate(&s.state, policy, s.now, &job);
@@ -249,11 +249,11 @@ pub fn backfill(
     // -u/-g/-a/-c/-q, else the caller's own user and group; -A: anyone's).
     wq.any_credential = q.all;
     wq.cred = Some(arches_core::Credentials {
-        user: q.user.clone().unwrap_or_else(|| user.clone()),
-        group: q.group.clone().unwrap_or_else(|| group.clone()),
-        account: q.account.clone(),
-        class: q.class.clone(),
-        qos: q.qos.clone(),
+        user: q.user.as_deref().unwrap_or(&user).into(),
+        group: q.group.as_deref().unwrap_or(&group).into(),
+        account: q.account.as_deref().map(Into::into),
+        class: q.class.as_deref().map(Into::into),
+        qos: q.qos.as_deref().map(Into::into),
     });
     let mut parts: Vec<String> = s
         .state

@@ -24,7 +24,11 @@ pub fn at_start(state: &State, rm: &str, id: JobId, env: &mut Vec<(String, Strin
     if let Some(w) = j.walltime {
         set(env, "PBS_WALLTIME", w.to_string());
     }
-    set(env, "MOAB_QOS", j.cred.qos.clone().unwrap_or_default());
+    set(
+        env,
+        "MOAB_QOS",
+        j.cred.qos.as_deref().unwrap_or_default().into(),
+    );
     let partition = j
         .run
         .as_ref()

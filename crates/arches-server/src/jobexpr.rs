@@ -383,13 +383,13 @@ impl Filters {
 
 fn attr_value(state: &State, j: &Job, a: Attr) -> Option<String> {
     match a {
-        Attr::User => Some(j.cred.user.clone()),
-        Attr::Group => Some(j.cred.group.clone()),
-        Attr::Account => j.cred.account.clone(),
-        Attr::Class => j.cred.class.clone(),
-        Attr::Qos => j.cred.qos.clone(),
+        Attr::User => Some(j.cred.user.to_string()),
+        Attr::Group => Some(j.cred.group.to_string()),
+        Attr::Account => j.cred.account.as_deref().map(str::to_string),
+        Attr::Class => j.cred.class.as_deref().map(str::to_string),
+        Attr::Qos => j.cred.qos.as_deref().map(str::to_string),
         Attr::State => Some(j.display_state().as_str().to_string()),
-        Attr::JobName => Some(j.name.clone()),
+        Attr::JobName => Some(j.name.to_string()),
         Attr::Partition => j
             .run
             .as_ref()
@@ -467,8 +467,8 @@ mod tests {
         let mut s = State::new(vec![Node::new("n1", 4, 1000)]);
         for (id, user, name) in ids {
             let mut j = Job::new(*id, user, Request::procs(1), Some(60), 0);
-            j.name = name.to_string();
-            s.apply(Event::Submit(Box::new(j)), 0).unwrap();
+            j.name = (*name).into();
+            s.apply(Event::submit(j), 0).unwrap();
         }
         s
     }

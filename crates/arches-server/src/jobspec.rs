@@ -176,10 +176,10 @@ pub fn parse(
     };
     let mut job = Job::new(0, &user.name, request, walltime, now);
     job.elastic = elastic;
-    job.name = name;
-    job.cred.group = group.to_string();
-    job.cred.account = account;
-    job.cred.class = class;
+    job.name = name.into();
+    job.cred.group = group.into();
+    job.cred.account = account.map(Into::into);
+    job.cred.class = class.map(Into::into);
     if let (Some(c), Some(cfg)) = (job.cred.class.as_deref(), class_cfg) {
         // Beyond a class limit: refused, never clamped (Moab's words).
         arches_core::class::check(&job, c, cfg)
@@ -450,16 +450,16 @@ impl Submission {
                 path.unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".to_string()),
             ),
             ("PBS_JOBID", sid.clone()),
-            ("PBS_JOBNAME", name.clone()),
+            ("PBS_JOBNAME", name.to_string()),
             ("PBS_O_WORKDIR", sdir.clone()),
             ("PBS_O_HOST", o_host),
-            ("PBS_QUEUE", class.clone()),
+            ("PBS_QUEUE", class.to_string()),
             ("MOAB_JOBID", sid),
-            ("MOAB_JOBNAME", name),
-            ("MOAB_CLASS", class),
+            ("MOAB_JOBNAME", name.to_string()),
+            ("MOAB_CLASS", class.to_string()),
             ("MOAB_USER", self.user.name.clone()),
             ("MOAB_GROUP", self.group.clone()),
-            ("MOAB_ACCOUNT", account),
+            ("MOAB_ACCOUNT", account.to_string()),
             ("MOAB_BATCH", "1".to_string()),
             // The queue asked for (Torque) and the batch marker.
             ("PBS_O_QUEUE", self.req.class.clone().unwrap_or_default()),

@@ -269,7 +269,7 @@ impl Actor {
                     event.as_str().to_string(),
                     "job".to_string(),
                     job.to_string(),
-                    user.clone(),
+                    user.to_string(),
                     summary(event, exit, &why),
                 ],
                 stdin: None,
@@ -291,7 +291,7 @@ impl Actor {
                 .map(|a| a.trim().to_string())
                 .filter(|a| !a.is_empty())
                 .collect(),
-            None => vec![user],
+            None => vec![user.to_string()],
         };
         // Checked at submission; never pass an option-like argument.
         if to.is_empty() || to.iter().any(|a| check_mail(None, Some(a)).is_err()) {

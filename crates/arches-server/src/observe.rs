@@ -213,17 +213,17 @@ pub(crate) fn restore_job(state: &mut State, mut job: arches_core::Job) -> anyho
         if target.is_finished() {
             job.run = run;
         }
-        state.apply(Event::Submit(Box::new(job)), 0)?;
+        state.apply(Event::submit(job), 0)?;
         return Ok(());
     }
     let Some(run) = run else {
         job.state = JobState::Idle;
-        state.apply(Event::Submit(Box::new(job)), 0)?;
+        state.apply(Event::submit(job), 0)?;
         return Ok(());
     };
     job.state = JobState::Idle;
     job.start_count = job.start_count.saturating_sub(1);
-    state.apply(Event::Submit(Box::new(job)), 0)?;
+    state.apply(Event::submit(job), 0)?;
     let known = run.alloc.iter().all(|a| state.node(a.node).is_some());
     let (alloc, kind) = (run.alloc.clone(), run.how);
     // `Starting`: still waiting for its backend to run it.

@@ -211,27 +211,31 @@ pub fn headroom(s: &Snapshot, cred: &arches_core::Credentials) -> Headroom {
     use arches_core::accounting::CredKind;
     let p = &s.cfg.policy;
     let mut limits: Vec<(&arches_core::policy::Limits, CredKind, &str)> = Vec::new();
-    if let Some(c) = p.users.get(&cred.user) {
+    if let Some(c) = p.users.get(cred.user.as_str()) {
         limits.push((&c.limits, CredKind::User, &cred.user));
     }
-    if let Some(c) = p.groups.get(&cred.group) {
+    if let Some(c) = p.groups.get(cred.group.as_str()) {
         limits.push((&c.limits, CredKind::Group, &cred.group));
     }
     if let Some(c) = cred
         .account
-        .as_ref()
+        .as_deref()
         .and_then(|a| p.accounts.get(a).map(|c| (c, a)))
     {
         limits.push((&c.0.limits, CredKind::Account, c.1));
     }
     if let Some(c) = cred
         .class
-        .as_ref()
+        .as_deref()
         .and_then(|a| p.classes.get(a).map(|c| (c, a)))
     {
         limits.push((&c.0.limits, CredKind::Class, c.1));
     }
-    if let Some(c) = cred.qos.as_ref().and_then(|a| p.qos.get(a).map(|c| (c, a))) {
+    if let Some(c) = cred
+        .qos
+        .as_deref()
+        .and_then(|a| p.qos.get(a).map(|c| (c, a)))
+    {
         limits.push((&c.0.limits, CredKind::Qos, c.1));
     }
     let mine = |j: &Job, k: CredKind, n: &str| match k {

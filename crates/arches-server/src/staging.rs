@@ -635,7 +635,7 @@ impl Actor {
             name: self
                 .state
                 .job(job)
-                .map(|j| j.cred.user.clone())
+                .map(|j| j.cred.user.to_string())
                 .or_else(|| info.as_ref().map(|u| u.name.clone()))
                 .unwrap_or_default(),
             uid: rec.uid,

@@ -248,12 +248,12 @@ pub fn summary(s: &Snapshot, j: &Job) -> JobSummary {
         .unwrap_or_else(|| j.start_after.unwrap_or(j.submit_time).max(j.submit_time));
     JobSummary {
         id: j.id,
-        name: j.name.clone(),
-        user: j.cred.user.clone(),
-        group: j.cred.group.clone(),
-        account: j.cred.account.clone(),
-        class: j.cred.class.clone(),
-        qos: j.cred.qos.clone(),
+        name: j.name.to_string(),
+        user: j.cred.user.to_string(),
+        group: j.cred.group.to_string(),
+        account: j.cred.account.as_deref().map(str::to_string),
+        class: j.cred.class.as_deref().map(str::to_string),
+        qos: j.cred.qos.as_deref().map(str::to_string),
         state: j.display_state().as_str().to_string(),
         section,
         procs: j.procs(),
@@ -876,7 +876,7 @@ pub fn reservations(s: &Snapshot) -> ReservationsView {
             end: j.expected_end(),
             nodes: shares(s, &r.alloc),
             procs: r.procs(),
-            owner: Some(j.cred.user.clone()),
+            owner: Some(j.cred.user.to_string()),
             flags: Vec::new(),
             acl: Vec::new(),
             group: None,
@@ -898,7 +898,7 @@ pub fn reservations(s: &Snapshot) -> ReservationsView {
             } else {
                 r.alloc.iter().map(|a| a.procs).sum()
             },
-            owner: Some(j.cred.user.clone()),
+            owner: Some(j.cred.user.to_string()),
             flags: Vec::new(),
             acl: Vec::new(),
             group: None,

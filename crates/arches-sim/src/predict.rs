@@ -430,7 +430,7 @@ mod tests {
         for (id, est) in [(1, 100), (2, 1000)] {
             let mut j = Job::new(id, "u", Request::procs(1), Some(5000), 0);
             j.estimate = Some(est);
-            state.apply(Event::Submit(Box::new(j)), 0).unwrap();
+            state.apply(Event::submit(j), 0).unwrap();
             state
                 .apply(
                     Event::Start {
@@ -450,7 +450,7 @@ mod tests {
         }
         let mut idle = Job::new(3, "u", Request::procs(1), Some(5000), 0);
         idle.estimate = Some(1);
-        state.apply(Event::Submit(Box::new(idle)), 0).unwrap();
+        state.apply(Event::submit(idle), 0).unwrap();
         let mut p = Predictor::new(RuntimePrediction::UserMean2);
         assert_eq!(p.corrections(&state, 150), vec![(1, 210)]);
         assert!(Predictor::new(RuntimePrediction::None)
@@ -515,7 +515,7 @@ mod tests {
     fn submit_and_start(state: &mut State, j: arches_core::Job, submit: Time, at: Time) {
         use arches_core::{Alloc, Event, StartKind};
         let job = j.id;
-        state.apply(Event::Submit(Box::new(j)), submit).unwrap();
+        state.apply(Event::submit(j), submit).unwrap();
         let alloc = vec![Alloc {
             node: 0,
             tasks: 1,
@@ -543,7 +543,7 @@ mod tests {
             state.apply(Event::Finish { job: id, code }, end).unwrap();
         }
         let queued = Job::new(100, "alice", Request::procs(1), Some(5000), 0);
-        state.apply(Event::Submit(Box::new(queued)), 0).unwrap();
+        state.apply(Event::submit(queued), 0).unwrap();
         state
     }
 

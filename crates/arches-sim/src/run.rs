@@ -19,13 +19,15 @@
 //! state for inspection (the daemon serves it).
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use arches_config::RuntimePrediction;
 use arches_core::policy::ReservationPolicy;
 use arches_core::state::JobChange;
 use arches_core::{
     schedule, schedule_lean_in, CompletionCode, DependencyKind, Event, EventError, Job, JobId,
-    LeanPlan, Node, Plan, PlannedReservation, Policy, Request, Secs, Start, StartKind, State, Time,
+    LeanPlan, Name, Node, Plan, PlannedReservation, Policy, Request, Secs, Start, StartKind, State,
+    Time,
 };
 use arches_rm::sim::SimRm;
 use arches_rm::{Observation, RmError};
@@ -227,52 +229,47 @@ impl Pending {
 /// once per number.
 #[derive(Debug, Default)]
 struct Names {
-    user: Vec<String>,
-    group: Vec<String>,
-    queue: Vec<String>,
+    user: Vec<Name>,
+    group: Vec<Name>,
+    queue: Vec<Name>,
 }
 
 impl Names {
-    fn name(cache: &mut Vec<String>, prefix: &str, n: i64) -> String {
+    /// A copy of the cached name (inline up to 24 bytes: no allocation).
+    fn name(cache: &mut Vec<Name>, prefix: &str, n: i64) -> Name {
         let Some(i) = usize::try_from(n).ok().filter(|i| *i < 1 << 20) else {
-            return format!("{prefix}{n}");
+            return Name::from(format!("{prefix}{n}"));
         };
         if i >= cache.len() {
-            cache.resize(i + 1, String::new());
+            cache.resize(i + 1, Name::default());
         }
         if cache[i].is_empty() {
-            cache[i] = format!("{prefix}{n}");
+            cache[i] = Name::from(format!("{prefix}{n}"));
         }
         cache[i].clone()
     }
 
     /// The core job of a trace job submitted at `submit` (what
     /// [`SimJob::to_core`] of [`TraceJob::to_sim_job`] gives).
-    fn core_job(&mut self, t: &TraceJob, procs: u32, submit: Time) -> Box<Job> {
+    fn core_job(&mut self, t: &TraceJob, procs: u32, submit: Time) -> Arc<Job> {
         let user = if t.user >= 0 {
             Self::name(&mut self.user, "user", t.user)
         } else {
-            "u".to_string()
+            Name::const_new("u")
         };
-        // The names are moved in (`Job::new` would copy the user twice);
-        // boxed at once, as the core's submission takes it (one move).
-        let mut job = Box::new(Job::new(
-            t.id,
-            "",
-            Request::procs(procs),
-            Some(t.walltime),
-            submit,
-        ));
+        // The names are moved in (`Job::new` would copy the user twice).
+        let mut job = Job::new(t.id, "", Request::procs(procs), Some(t.walltime), submit);
         job.cred.user = user;
         job.cred.group = if t.group >= 0 {
             Self::name(&mut self.group, "group", t.group)
         } else {
-            "g".to_string()
+            Name::const_new("g")
         };
         if t.queue >= 0 {
             job.cred.class = Some(Self::name(&mut self.queue, "queue", t.queue));
         }
-        job
+        // Shared at once, as the state keeps it (one move into place).
+        Arc::new(job)
     }
 }
 
@@ -783,7 +780,7 @@ impl Simulation {
         if job.array.is_some() {
             return self.submit_array(job, &incoming);
         }
-        self.submit_core(Box::new(job.to_core()), &incoming)?;
+        self.submit_core(Arc::new(job.to_core()), &incoming)?;
         // `before:X` makes X wait for this job (as msub does).
         for (target, kind) in befores {
             let Some(mut depend) = self.state.job(target).map(|j| j.depend.clone()) else {
@@ -825,9 +822,11 @@ impl Simulation {
     }
 
     /// Submits a job to the core and the simulated backend.
-    fn submit_core(&mut self, mut core: Box<Job>, job: &Incoming) -> Result<(), SimError> {
-        core.estimate = self.predictor.predict(&core.cred.user, core.walltime);
-        if core.cred.qos.is_none() && !self.qos_access {
+    fn submit_core(&mut self, mut core: Arc<Job>, job: &Incoming) -> Result<(), SimError> {
+        // Not shared yet: changed in place.
+        let j = Arc::make_mut(&mut core);
+        j.estimate = self.predictor.predict(&j.cred.user, j.walltime);
+        if j.cred.qos.is_none() && !self.qos_access {
             // What `qos::assign` gives a job asking for none when no
             // credential has a QoS default or list: none.
             return self.submit_assigned(core, job);
@@ -837,19 +836,19 @@ impl Simulation {
         // job asking for a QoS it may not use runs under its default, as
         // Moab does for jobs it learns from a resource manager; a name no
         // configuration knows is kept (it has no effect).
-        let requested = core.cred.qos.take();
-        match arches_core::qos::assign(&mut core.cred, &self.policy, requested.as_deref()) {
+        let requested = j.cred.qos.take();
+        match arches_core::qos::assign(&mut j.cred, &self.policy, requested.as_deref()) {
             Ok(()) => {}
-            Err(arches_core::qos::QosError::Unknown(_)) => core.cred.qos = requested,
+            Err(arches_core::qos::QosError::Unknown(_)) => j.cred.qos = requested,
             Err(arches_core::qos::QosError::Denied { .. }) => {
-                let _ = arches_core::qos::assign(&mut core.cred, &self.policy, None);
+                let _ = arches_core::qos::assign(&mut j.cred, &self.policy, None);
             }
         }
         self.submit_assigned(core, job)
     }
 
     /// Submits a job whose QoS is assigned.
-    fn submit_assigned(&mut self, core: Box<Job>, job: &Incoming) -> Result<(), SimError> {
+    fn submit_assigned(&mut self, core: Arc<Job>, job: &Incoming) -> Result<(), SimError> {
         self.state
             .apply(Event::Submit(core), self.now)
             .map_err(|source| SimError::Core {
@@ -1135,9 +1134,15 @@ impl Simulation {
             )
             .map_err(core)?;
         self.rm.forget(job);
-        // One look-up of the finished job (the end keeps its start time,
-        // credentials and suspension time).
-        let (suspended, preemptor) = match self.state.job(job) {
+        // The finished job leaves the state now, unless a dependency needs
+        // it (its end keeps its start time, credentials and suspension
+        // time): read from what the purge hands back, else looked up.
+        let purged = if self.keep.contains(&job) {
+            None
+        } else {
+            Some(self.state.purge(job).map_err(core)?)
+        };
+        let (suspended, preemptor) = match purged.as_deref().or_else(|| self.state.job(job)) {
             Some(j) => {
                 let ran = j.run.as_ref().map_or(0, |r| at - r.start_time);
                 self.predictor.completed(job, &j.cred.user, ran);
@@ -1174,9 +1179,6 @@ impl Simulation {
             if preemptor {
                 self.preempt.preemptor_waits.push(start - m.submit);
             }
-        }
-        if !self.keep.contains(&job) {
-            self.state.apply(Event::Purge { job }, at).map_err(core)?;
         }
         self.dirty = true;
         Ok(())

@@ -34,7 +34,7 @@
 use std::io::BufRead;
 use std::path::Path;
 
-use arches_core::{Dependency, DependencyKind, Job, JobFlag, JobId, Request, Secs, Time};
+use arches_core::{Dependency, DependencyKind, Job, JobFlag, JobId, Name, Request, Secs, Time};
 use serde::Deserialize;
 
 use crate::swf::open_maybe_gz;
@@ -126,10 +126,10 @@ impl SimJob {
             None => Request::procs(self.procs),
         };
         let mut job = Job::new(self.id, &self.user, req, Some(self.walltime), self.submit);
-        job.cred.group = self.group.clone();
-        job.cred.account = self.account.clone();
-        job.cred.class = self.class.clone();
-        job.cred.qos = self.qos.clone();
+        job.cred.group = Name::from(self.group.as_str());
+        job.cred.account = self.account.as_deref().map(Name::from);
+        job.cred.class = self.class.as_deref().map(Name::from);
+        job.cred.qos = self.qos.as_deref().map(Name::from);
         job.user_prio = self.priority;
         job.flags = self.flags.iter().copied().collect();
         job.depend = self.depend.clone();

@@ -458,12 +458,12 @@ impl StoredJob {
     pub fn from_job(j: &Job, table: &GresTable) -> Self {
         StoredJob {
             id: j.id,
-            name: j.name.clone(),
-            user: j.cred.user.clone(),
-            group: j.cred.group.clone(),
-            account: j.cred.account.clone(),
-            class: j.cred.class.clone(),
-            qos: j.cred.qos.clone(),
+            name: j.name.to_string(),
+            user: j.cred.user.to_string(),
+            group: j.cred.group.to_string(),
+            account: j.cred.account.as_ref().map(ToString::to_string),
+            class: j.cred.class.as_ref().map(ToString::to_string),
+            qos: j.cred.qos.as_ref().map(ToString::to_string),
             tasks: j.req.tasks,
             procs_per_task: j.req.procs_per_task,
             nodes: j.req.nodes,
@@ -647,13 +647,13 @@ impl StoredJob {
             self.walltime,
             self.submit_time,
         );
-        job.name = self.name.clone();
+        job.name = self.name.as_str().into();
         job.cred = Credentials {
-            user: self.user.clone(),
-            group: self.group.clone(),
-            account: self.account.clone(),
-            class: self.class.clone(),
-            qos: self.qos.clone(),
+            user: self.user.as_str().into(),
+            group: self.group.as_str().into(),
+            account: self.account.as_deref().map(Into::into),
+            class: self.class.as_deref().map(Into::into),
+            qos: self.qos.as_deref().map(Into::into),
         };
         job.estimate = self.estimate;
         job.start_after = self.start_after;

@@ -40,7 +40,7 @@ pub fn loaded_state(jobs: u64, nodes: u32) -> State {
         }
         let wall = 600 + rng.below(86_400) as i64;
         let job = Job::new(id, "r", Request::procs(8), Some(wall), 0);
-        s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        s.apply(Event::submit(job), 0).unwrap();
         let alloc = vec![Alloc {
             node: n,
             tasks: 8,
@@ -65,7 +65,7 @@ pub fn loaded_state(jobs: u64, nodes: u32) -> State {
         let wall = 60 + rng.below(86_400) as i64;
         let user = format!("u{}", rng.below(50));
         let job = Job::new(id, &user, Request::procs(procs), Some(wall), k as Time);
-        s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        s.apply(Event::submit(job), 0).unwrap();
         id += 1;
     }
     s
@@ -124,7 +124,7 @@ pub fn gres_state(jobs: u64, nodes: u32, mix: Mix, every: u32) -> State {
                 job.req.layout_mut().gres = vec![("gpu".into(), gpus)];
             }
         }
-        s.apply(Event::Submit(Box::new(job)), 0).unwrap();
+        s.apply(Event::submit(job), 0).unwrap();
         if let Some(r) = run {
             let mut alloc = r.alloc;
             for a in alloc.iter_mut() {

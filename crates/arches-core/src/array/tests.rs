@@ -96,7 +96,7 @@ fn sub_jobs_become_jobs_a_window_at_a_time() {
     assert_eq!((c.total, c.active, c.idle, c.completed), (1000, 1, 999, 0));
     // Ids of the array's range cannot be taken by other jobs.
     let other = Job::new(600, "u", Request::procs(1), Some(1), 0);
-    assert!(s.apply(Event::Submit(Box::new(other)), 0).is_err());
+    assert!(s.apply(Event::submit(other), 0).is_err());
 }
 
 #[test]

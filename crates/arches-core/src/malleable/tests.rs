@@ -5,7 +5,7 @@ use crate::state::JobChange;
 fn running(state: &mut State, id: JobId, range: (u32, u32), wall: i64, now: Time) {
     let mut j = Job::new(id, "u", Request::procs(range.0), Some(wall), now);
     j.elastic = Some(check_range(range.0, range.1, 1).unwrap());
-    state.apply(Event::Submit(Box::new(j)), now).unwrap();
+    state.apply(Event::submit(j), now).unwrap();
     let plan = crate::schedule(
         state,
         &Policy {
@@ -144,7 +144,7 @@ fn shadows_never_show_as_queued_jobs() {
     running(&mut s, 1, (2, 4), 3600, 0);
     // Another job takes the rest; a request cannot be granted.
     let other = Job::new(2, "u", Request::procs(2), Some(7200), 0);
-    s.apply(Event::Submit(Box::new(other)), 0).unwrap();
+    s.apply(Event::submit(other), 0).unwrap();
     let none = Policy {
         growth: GrowthPolicy::None,
         ..Policy::default()

@@ -548,7 +548,7 @@ mod scheduling {
         for &(id, procs, wall, prio) in jobs {
             let mut j = Job::new(id, "u", Request::procs(procs), Some(wall), 0);
             j.user_prio = prio;
-            s.apply(Event::Submit(Box::new(j)), 0).unwrap();
+            s.apply(Event::submit(j), 0).unwrap();
         }
         s
     }

@@ -252,7 +252,7 @@ mod tests {
         let mut s = State::new(vec![Node::new("n1", 4, 0)]);
         let mut j = Job::new(1, "u", Request::procs(1), Some(60), 0);
         j.name = "prep".into();
-        s.apply(Event::Submit(Box::new(j)), 0).unwrap();
+        s.apply(Event::submit(j), 0).unwrap();
         let t = Job::new(0, "u", Request::procs(1), Some(60), 0);
         let a = arches_core::ArrayJob::new(5, t, arches_core::Indices::parse("1-3").unwrap(), None);
         s.apply(Event::SubmitArray(Box::new(a)), 0).unwrap();
