@@ -196,6 +196,37 @@ impl Releases {
     }
 }
 
+/// Expected ends `(end, job)` of running jobs by their wall-clock limits,
+/// sorted: a sorted vector, as [`Releases`] (as many entries; inserting
+/// and removing one costs a search and a short move, and the earliest end
+/// after a time is one search).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Ends(Vec<(Time, JobId)>);
+
+impl Ends {
+    /// Adds `key` (once).
+    pub fn insert(&mut self, key: (Time, JobId)) {
+        let pos = self.0.partition_point(|k| *k < key);
+        if self.0.get(pos) != Some(&key) {
+            self.0.insert(pos, key);
+        }
+    }
+
+    /// Removes `key`, if there.
+    pub fn remove(&mut self, key: (Time, JobId)) {
+        let pos = self.0.partition_point(|k| *k < key);
+        if self.0.get(pos) == Some(&key) {
+            self.0.remove(pos);
+        }
+    }
+
+    /// The earliest end at or after `t`.
+    pub fn first_from(&self, t: Time) -> Option<Time> {
+        let pos = self.0.partition_point(|k| k.0 < t);
+        self.0.get(pos).map(|k| k.0)
+    }
+}
+
 /// Everything the lean path reads instead of scanning jobs.
 #[derive(Debug, Clone, Default)]
 pub struct Indexes {
@@ -206,7 +237,7 @@ pub struct Indexes {
     /// Running jobs without any planning duration (never release).
     pub open_running: usize,
     /// `(expected end by walltime, job)` of running jobs.
-    pub ends: BTreeSet<(Time, JobId)>,
+    pub ends: Ends,
     /// `(start date, job)` of queued jobs with one.
     pub dated: BTreeSet<(Time, JobId)>,
     /// Queued jobs with an administrator system priority.
@@ -351,7 +382,11 @@ impl Indexes {
                     None => count(&mut self.open_running, add),
                 }
                 if let Some(w) = job.walltime {
-                    set(&mut self.ends, (base + w, job.id), add);
+                    if add {
+                        self.ends.insert((base + w, job.id));
+                    } else {
+                        self.ends.remove((base + w, job.id));
+                    }
                 }
                 if run.virtual_walltime.is_some() {
                     count(&mut self.virtual_running, add);
@@ -400,6 +435,26 @@ mod tests {
         }
         let want: Vec<(Time, JobId, u32)> = m.iter().map(|(k, v)| (k.0, k.1, *v)).collect();
         assert_eq!(r.as_slice(), &want[..]);
+    }
+
+    #[test]
+    fn ends_stay_sorted_like_a_set() {
+        let mut e = Ends::default();
+        let mut s = BTreeSet::new();
+        for i in 0..500u64 {
+            let key = (((i * 7919) % 97) as Time, (i * 31) % 50);
+            if i % 3 == 0 {
+                e.remove(key);
+                s.remove(&key);
+            } else {
+                e.insert(key);
+                s.insert(key);
+            }
+            for t in [0, 13, 50, 96, 97] {
+                assert_eq!(e.first_from(t), s.range((t, 0)..).next().map(|k| k.0));
+            }
+        }
+        assert_eq!(e.0, s.into_iter().collect::<Vec<_>>());
     }
 
     #[test]
