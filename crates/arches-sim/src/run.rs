@@ -994,9 +994,17 @@ impl Simulation {
                 self.take_requeues()?;
                 self.apply_starts(&lean.starts)?;
                 self.remember(&lean.reservations)?;
-                let last = LastPlan::Lean(lean, std::sync::OnceLock::new());
-                if let LastPlan::Lean(old, _) = std::mem::replace(&mut self.last_plan, last) {
-                    self.lean.recycle(old);
+                // Replaced in place when the last plan was lean too (the
+                // enum, with room for a full plan, is not moved).
+                match &mut self.last_plan {
+                    LastPlan::Lean(old, full) => {
+                        let old = std::mem::replace(old, lean);
+                        if full.get().is_some() {
+                            *full = std::sync::OnceLock::new();
+                        }
+                        self.lean.recycle(old);
+                    }
+                    last => *last = LastPlan::Lean(lean, std::sync::OnceLock::new()),
                 }
                 return Ok(false);
             }
