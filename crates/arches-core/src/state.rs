@@ -1904,6 +1904,55 @@ mod tests {
     }
 
     #[test]
+    fn purge_hands_a_finished_job_back_and_refuses_any_other() {
+        for indexed in [false, true] {
+            let mut s = two_nodes();
+            s.set_lean_indexes(indexed);
+            s.apply(
+                Event::submit(Job::new(1, "u", Request::procs(2), Some(60), 0)),
+                0,
+            )
+            .unwrap();
+            // Queued: refused, and the job stays as it was (queue included).
+            let before = s.job(1).cloned();
+            assert!(matches!(
+                s.purge(1),
+                Err(EventError::WrongState { job: 1, .. })
+            ));
+            assert_eq!(s.job(1).cloned(), before);
+            assert_eq!(s.queued_count(), 1);
+            let alloc = vec![Alloc {
+                node: 0,
+                tasks: 2,
+                procs: 2,
+                mem_mb: 0,
+                gres: Default::default(),
+            }];
+            let start = Event::Start {
+                job: 1,
+                alloc,
+                kind: StartKind::Priority,
+            };
+            s.apply(start, 5).unwrap();
+            let finish = Event::Finish {
+                job: 1,
+                code: CompletionCode::Exit(0),
+            };
+            s.apply(finish, 30).unwrap();
+            // Finished: handed back as it ended, and gone.
+            let j = s.purge(1).unwrap();
+            assert_eq!(j.state, JobState::Completed);
+            assert_eq!(j.run.as_ref().map(|r| r.start_time), Some(5));
+            assert!(s.job(1).is_none());
+            assert!(matches!(s.purge(1), Err(EventError::UnknownJob(1))));
+            assert!(matches!(
+                s.apply(Event::Purge { job: 1 }, 30),
+                Err(EventError::UnknownJob(1))
+            ));
+        }
+    }
+
+    #[test]
     fn a_launched_job_is_starting_until_the_backend_confirms_it() {
         let mut s = two_nodes();
         s.apply(
