@@ -142,7 +142,13 @@ pub struct Simulation {
     /// first (kept from one instant to the next: no vectors per instant).
     ended_buf: Vec<Observation>,
     released_buf: Vec<bool>,
+    /// Purged jobs no one else holds, whose allocations the next trace jobs
+    /// take (at most [`SPARE_JOBS`]).
+    spare: Vec<Arc<Job>>,
 }
+
+/// Most purged jobs kept for their allocations.
+const SPARE_JOBS: usize = 16;
 
 /// Whether some class or QoS of `policy` gives its jobs the PREEMPTOR
 /// attribute (what [`arches_core::preempt::is_preemptor`] reads besides the
@@ -251,7 +257,13 @@ impl Names {
 
     /// The core job of a trace job submitted at `submit` (what
     /// [`SimJob::to_core`] of [`TraceJob::to_sim_job`] gives).
-    fn core_job(&mut self, t: &TraceJob, procs: u32, submit: Time) -> Arc<Job> {
+    fn core_job(
+        &mut self,
+        t: &TraceJob,
+        procs: u32,
+        submit: Time,
+        spare: Option<Arc<Job>>,
+    ) -> Arc<Job> {
         let user = if t.user >= 0 {
             Self::name(&mut self.user, "user", t.user)
         } else {
@@ -268,7 +280,14 @@ impl Names {
         if t.queue >= 0 {
             job.cred.class = Some(Self::name(&mut self.queue, "queue", t.queue));
         }
-        // Shared at once, as the state keeps it (one move into place).
+        // Shared at once, as the state keeps it: in a purged job's
+        // allocation when one is free (no allocation, one move into place).
+        if let Some(mut a) = spare {
+            if let Some(slot) = Arc::get_mut(&mut a) {
+                *slot = job;
+                return a;
+            }
+        }
         Arc::new(job)
     }
 }
@@ -384,6 +403,7 @@ impl Simulation {
             qos_access,
             ended_buf: Vec::new(),
             released_buf: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -751,7 +771,7 @@ impl Simulation {
             return Ok(());
         }
         let core = match &mut self.pending {
-            Pending::Trace { names, .. } => names.core_job(&t, procs, at),
+            Pending::Trace { names, .. } => names.core_job(&t, procs, at, self.spare.pop()),
             Pending::Jobs(_) => return Ok(()),
         };
         self.submit_core(core, &incoming)
@@ -1186,6 +1206,13 @@ impl Simulation {
             });
             if preemptor {
                 self.preempt.preemptor_waits.push(start - m.submit);
+            }
+        }
+        // A trace job may take its allocation (a workload job is built
+        // otherwise).
+        if let (Some(j), Pending::Trace { .. }) = (purged, &self.pending) {
+            if self.spare.len() < SPARE_JOBS && Arc::strong_count(&j) == 1 {
+                self.spare.push(j);
             }
         }
         self.dirty = true;
