@@ -1636,6 +1636,17 @@ mod tests {
         State::new(vec![Node::new("n1", 2, 1000), Node::new("n2", 2, 1000)])
     }
 
+    /// `procs` processors (one task each) on `node`.
+    fn on(node: NodeId, procs: u32) -> Vec<Alloc> {
+        vec![Alloc {
+            node,
+            tasks: procs,
+            procs,
+            mem_mb: 0,
+            gres: Default::default(),
+        }]
+    }
+
     #[test]
     fn queued_reads_the_same_jobs_dense_or_sparse() {
         let mut s = two_nodes();
@@ -1655,13 +1666,7 @@ mod tests {
         }
         assert_eq!(ids(&s), vec![19, 20], "sparse");
         assert_eq!(ids(&s), expected(&s));
-        let alloc = vec![Alloc {
-            node: 0,
-            tasks: 1,
-            procs: 1,
-            mem_mb: 0,
-            gres: Default::default(),
-        }];
+        let alloc = on(0, 1);
         s.apply(
             Event::Start {
                 job: 19,
@@ -1715,15 +1720,6 @@ mod tests {
             assert_eq!(s.queued.iter().copied().collect::<Vec<_>>(), idle(|_| true));
             let timed = idle(|j| wakeup_date(j).is_some());
             assert_eq!(s.timed.iter().copied().collect::<Vec<_>>(), timed, "{what}");
-        };
-        let on = |node: NodeId, procs: u32| {
-            vec![Alloc {
-                node,
-                tasks: procs,
-                procs,
-                mem_mb: 0,
-                gres: Default::default(),
-            }]
         };
         let job = |id: JobId, procs: u32, wall: Option<Secs>| {
             Job::new(id, "u", Request::procs(procs), wall, id as Time)
@@ -1818,15 +1814,7 @@ mod tests {
         .unwrap();
         assert_eq!(s.next_wakeup(0), Some(100));
         assert_eq!(s.next_wakeup(100), None, "only later times");
-        let alloc = |n| {
-            vec![Alloc {
-                node: n,
-                tasks: 1,
-                procs: 1,
-                mem_mb: 0,
-                gres: Default::default(),
-            }]
-        };
+        let alloc = |n| on(n, 1);
         s.apply(
             Event::Start {
                 job: 2,
@@ -1872,13 +1860,7 @@ mod tests {
             0,
         )
         .unwrap();
-        let alloc = vec![Alloc {
-            node: 0,
-            tasks: 2,
-            procs: 2,
-            mem_mb: 0,
-            gres: Default::default(),
-        }];
+        let alloc = on(0, 2);
         s.apply(
             Event::Start {
                 job: 1,
@@ -1921,13 +1903,7 @@ mod tests {
             ));
             assert_eq!(s.job(1).cloned(), before);
             assert_eq!(s.queued_count(), 1);
-            let alloc = vec![Alloc {
-                node: 0,
-                tasks: 2,
-                procs: 2,
-                mem_mb: 0,
-                gres: Default::default(),
-            }];
+            let alloc = on(0, 2);
             let start = Event::Start {
                 job: 1,
                 alloc,
@@ -2002,13 +1978,7 @@ mod tests {
                 0,
             )
             .unwrap();
-            let alloc = vec![Alloc {
-                node: 0,
-                tasks: 1,
-                procs: 1,
-                mem_mb: 0,
-                gres: Default::default(),
-            }];
+            let alloc = on(0, 1);
             s.apply(
                 Event::Launch {
                     job: 1,
@@ -2033,13 +2003,7 @@ mod tests {
                 0,
             )
             .unwrap();
-            let alloc = vec![Alloc {
-                node: 0,
-                tasks: 1,
-                procs: 1,
-                mem_mb: 0,
-                gres: Default::default(),
-            }];
+            let alloc = on(0, 1);
             s.apply(
                 Event::Launch {
                     job: id,
@@ -2073,13 +2037,7 @@ mod tests {
             0,
         )
         .unwrap();
-        let alloc = vec![Alloc {
-            node: 0,
-            tasks: 2,
-            procs: 2,
-            mem_mb: 0,
-            gres: Default::default(),
-        }];
+        let alloc = on(0, 2);
         s.apply(
             Event::Start {
                 job: 1,
@@ -2142,13 +2100,7 @@ mod tests {
         )
         .unwrap();
         let before = format!("{s:?}");
-        let alloc = vec![Alloc {
-            node: 0,
-            tasks: 3,
-            procs: 3,
-            mem_mb: 0,
-            gres: Default::default(),
-        }];
+        let alloc = on(0, 3);
         let err = s
             .apply(
                 Event::Start {
@@ -2175,13 +2127,7 @@ mod tests {
         assert!(s.remember_reservations(vec![(9, 10)]).is_err());
         s.remember_reservations(vec![(1, 10)]).unwrap();
         assert_eq!(s.remembered_reservation(1), Some(10));
-        let alloc = vec![Alloc {
-            node: 0,
-            tasks: 1,
-            procs: 1,
-            mem_mb: 0,
-            gres: Default::default(),
-        }];
+        let alloc = on(0, 1);
         s.apply(
             Event::Start {
                 job: 1,
