@@ -1019,9 +1019,7 @@ impl Simulation {
                 match &mut self.last_plan {
                     LastPlan::Lean(old, full) => {
                         let old = std::mem::replace(old, lean);
-                        if full.get().is_some() {
-                            *full = std::sync::OnceLock::new();
-                        }
+                        *full = std::sync::OnceLock::new();
                         self.lean.recycle(old);
                     }
                     last => *last = LastPlan::Lean(lean, std::sync::OnceLock::new()),
