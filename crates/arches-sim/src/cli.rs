@@ -388,8 +388,14 @@ fn parse_malleable(s: &str) -> Result<(f64, f64), String> {
     Ok((share, factor))
 }
 
+/// How far `moab simulate` grows its heap ahead, in huge pages
+/// ([`crate::heap`]): the public traces replay within it.
+const HEAP_PAD: usize = 64 << 20;
+
 /// Runs `moab simulate`.
 pub fn main(args: SimulateArgs) -> ExitCode {
+    // One process, one replay (or sweep): its memory in huge pages.
+    crate::heap::prefer_huge_pages(HEAP_PAD);
     match run(&args) {
         Ok(()) => ExitCode::from(EXIT_OK),
         Err((code, msg)) => {

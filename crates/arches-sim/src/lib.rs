@@ -10,6 +10,7 @@
 //! - [`sweep`]: `moab simulate --sweep`, one replay per configuration on
 //!   every core;
 //! - [`elastic`]: malleable jobs and resize requests (`--malleable`, JSONL `maxprocs`/`resize`);
+//! - [`heap`]: a replay's heap in huge pages (fewer page faults);
 //! - [`cli`]: `moab simulate`.
 //!
 //! The simulator calls exactly the same scheduling code as the daemon: it is
@@ -18,6 +19,7 @@
 pub mod cli;
 pub mod elastic;
 pub mod generate;
+pub mod heap;
 pub mod human;
 pub mod metrics;
 pub mod predict;
