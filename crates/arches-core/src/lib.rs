@@ -38,6 +38,7 @@ pub mod forced;
 pub mod fstree;
 pub mod gres;
 pub mod history;
+mod idmap;
 mod index;
 pub mod job;
 mod kept;

@@ -7,7 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use imbl::{OrdMap, OrdSet};
+use imbl::OrdSet;
+
+use crate::idmap::{IdMap, IdSet};
 
 mod elastic;
 
@@ -278,14 +280,17 @@ pub struct NodeUsage {
 /// The job containers are persistent (structurally shared) maps: cloning a
 /// `State` is O(1) and a clone shares every job with the original until one
 /// of them changes it (a changed job is copied once, `Arc::make_mut`). The
-/// daemon publishes a clone after every turn for its readers.
+/// daemon publishes a clone after every turn for its readers. With the lean
+/// indexes on ([`State::set_lean_indexes`], the simulator) they are flat
+/// sorted vectors instead ([`crate::idmap`]): cheaper to change, O(n) to
+/// clone (the jobs themselves are still shared).
 #[derive(Debug, Clone, Default)]
 pub struct State {
     nodes: Vec<Node>,
     usage: Vec<NodeUsage>,
-    pub(crate) jobs: OrdMap<JobId, Arc<Job>>,
+    pub(crate) jobs: IdMap<Arc<Job>>,
     /// Queued jobs (state Idle, held or not).
-    pub(crate) queued: OrdSet<JobId>,
+    pub(crate) queued: IdSet,
     /// Job arrays ([`crate::array`]).
     pub(crate) arrays: crate::array::Arrays,
     /// Running, starting or suspended jobs, sharing the jobs' `Arc`s with
@@ -293,7 +298,7 @@ pub struct State {
     /// a look-up each. An event takes its job out of this map before it
     /// changes it (so that `Arc::make_mut` does not copy it) and puts the
     /// changed job back while it is active.
-    active: OrdMap<JobId, Arc<Job>>,
+    active: IdMap<Arc<Job>>,
     /// The same jobs in a slice, made at the first walk after the map
     /// changed (a map cursor step costs about ten slice steps, and an
     /// iteration walks the active jobs several times); dropped before an
@@ -470,7 +475,7 @@ impl State {
                 .filter(|j| j.state == JobState::Idle)
                 .map(|j| &**j)
         });
-        let lookups = (!dense).then(|| self.queued.iter().filter_map(|id| self.job(*id)));
+        let lookups = (!dense).then(|| self.queued.keys().filter_map(|id| self.job(*id)));
         scan.into_iter()
             .flatten()
             .chain(lookups.into_iter().flatten())
@@ -806,6 +811,11 @@ impl State {
     /// it always declines. Off by default: they cost memory and make clones
     /// O(queue). The simulator enables them.
     pub fn set_lean_indexes(&mut self, on: bool) {
+        // The job containers are flat while the indexes are on
+        // ([`crate::idmap`]): clones are O(queue) then anyway.
+        self.jobs.set_flat(on);
+        self.queued.set_flat(on);
+        self.active.set_flat(on);
         if !on {
             self.idx = None;
             return;
@@ -816,7 +826,7 @@ impl State {
         let mut idx = crate::index::Indexes::default();
         idx.renew();
         for j in self.jobs.values() {
-            debug_assert_eq!(j.state == JobState::Idle, self.queued.contains(&j.id));
+            debug_assert_eq!(j.state == JobState::Idle, self.queued.contains_key(&j.id));
             idx.add(j);
         }
         self.idx = Some(Box::new(idx));
@@ -841,7 +851,7 @@ impl State {
                 }
                 let id = job.id;
                 if job.state == JobState::Idle {
-                    self.queued.insert(id);
+                    self.queued.insert(id, ());
                     if wakeup_date(&job).is_some() {
                         self.timed.insert(id);
                     }
@@ -1035,7 +1045,7 @@ impl State {
                 j.requeued = Some(term.map_or(RequeueCause::Failure, |t| t.cause));
                 self.give_units(&units);
                 // Out of the active map already (State::apply).
-                self.queued.insert(job);
+                self.queued.insert(job, ());
                 self.termination_over(term, now);
                 Ok(())
             }
@@ -1057,7 +1067,7 @@ impl State {
                 if scoped(j) {
                     self.scoped_jobs += 1;
                 }
-                self.queued.insert(job);
+                self.queued.insert(job, ());
                 Ok(())
             }
             Event::Lock { job, alloc, retry } => {
@@ -1658,7 +1668,7 @@ mod tests {
             .unwrap();
         }
         let ids = |s: &State| s.queued().map(|j| j.id).collect::<Vec<_>>();
-        let expected = |s: &State| s.queued.iter().copied().collect::<Vec<_>>();
+        let expected = |s: &State| s.queued.keys().copied().collect::<Vec<_>>();
         assert_eq!(ids(&s), (1..=20).collect::<Vec<_>>(), "dense");
         // Cancel most: the queue becomes sparse among the remembered jobs.
         for id in 1..=18 {
@@ -1717,7 +1727,7 @@ mod tests {
                     .map(|j| j.id)
                     .collect::<Vec<_>>()
             };
-            assert_eq!(s.queued.iter().copied().collect::<Vec<_>>(), idle(|_| true));
+            assert_eq!(s.queued.keys().copied().collect::<Vec<_>>(), idle(|_| true));
             let timed = idle(|j| wakeup_date(j).is_some());
             assert_eq!(s.timed.iter().copied().collect::<Vec<_>>(), timed, "{what}");
         };

@@ -1,7 +1,8 @@
 //! `heap::prefer_huge_pages` on the process's first thread (no test harness:
 //! the harness runs tests on other threads, which allocate from heaps of
 //! their own): the heap grows by the pad, the grown range is advised
-//! (`hg` in the mapping's `VmFlags`), and allocation goes on as before.
+//! (`hg` in the mapping's `VmFlags`), and a block of several MiB comes from
+//! that heap (not mapped apart) and is usable.
 
 fn main() {
     let pad = 16 << 20;
@@ -12,19 +13,19 @@ fn main() {
         "advised {range:x?}"
     );
     let smaps = std::fs::read_to_string("/proc/self/smaps").expect("/proc/self/smaps");
-    let flags = mapping_flags(&smaps, range.start).expect("a mapping holds the advised range");
+    let (name, flags) = mapping(&smaps, range.start).expect("a mapping holds the advised range");
+    assert_eq!(name, "[heap]", "the advised range is the heap's");
     assert!(
         flags.split_whitespace().any(|f| f == "hg"),
         "VmFlags of the heap: {flags}"
     );
-    // Blocks up to 32 MiB come from the grown heap now (not mapped apart;
-    // the advised range begins at the first huge page boundary in it), and
-    // are usable.
     let v: Vec<u64> = (0..1_000_000).collect();
+    let smaps = std::fs::read_to_string("/proc/self/smaps").expect("/proc/self/smaps");
     let at = v.as_ptr() as usize;
-    assert!(
-        (range.start - (2 << 20)..range.end).contains(&at),
-        "{at:x} outside the grown heap {range:x?}"
+    let (name, _) = mapping(&smaps, at).expect("a mapping holds the block");
+    assert_eq!(
+        name, "[heap]",
+        "an 8 MB block at {at:#x} comes from the heap"
     );
     assert_eq!(v.iter().sum::<u64>(), 999_999 * 1_000_000 / 2);
     println!(
@@ -33,12 +34,13 @@ fn main() {
     );
 }
 
-/// The `VmFlags` line of the mapping that contains `addr`.
-fn mapping_flags(smaps: &str, addr: usize) -> Option<String> {
-    let mut inside = false;
+/// The name (`[heap]`, a path, or empty) and the `VmFlags` line of the
+/// mapping that contains `addr`.
+fn mapping(smaps: &str, addr: usize) -> Option<(String, String)> {
+    let mut inside: Option<String> = None;
     for line in smaps.lines() {
-        if let Some((lo, hi)) = line
-            .split_whitespace()
+        let mut words = line.split_whitespace();
+        let range = words
             .next()
             .and_then(|r| r.split_once('-'))
             .and_then(|(lo, hi)| {
@@ -46,13 +48,13 @@ fn mapping_flags(smaps: &str, addr: usize) -> Option<String> {
                     usize::from_str_radix(lo, 16).ok()?,
                     usize::from_str_radix(hi, 16).ok()?,
                 ))
-            })
-        {
-            inside = (lo..hi).contains(&addr);
-        } else if inside {
-            if let Some(flags) = line.strip_prefix("VmFlags:") {
-                return Some(flags.trim().to_string());
-            }
+            });
+        if let Some((lo, hi)) = range {
+            // address perms offset dev inode [name]
+            let name = words.nth(4).unwrap_or("").to_string();
+            inside = (lo..hi).contains(&addr).then_some(name);
+        } else if let (Some(name), Some(flags)) = (&inside, line.strip_prefix("VmFlags:")) {
+            return Some((name.clone(), flags.trim().to_string()));
         }
     }
     None
