@@ -273,6 +273,9 @@ pub struct Stamp {
     pub owner: u64,
     pub changes: u64,
     pub starts: u64,
+    /// Calls of [`crate::State::remember_reservations`] (what a walk
+    /// under HIGHEST reads; no other walk reads remembered reservations).
+    pub remembers: u64,
     pub tail: (Time, JobId),
 }
 
@@ -282,6 +285,7 @@ impl Default for Stamp {
             owner: OWNER.fetch_add(1, Ordering::Relaxed),
             changes: 0,
             starts: 0,
+            remembers: 0,
             tail: (Time::MIN, 0),
         }
     }

@@ -204,8 +204,12 @@ pub struct LeanScratch {
 /// new jobs' candidates, tried best first, can start. GREEDY is not
 /// resumed (its bounded search over all candidates may choose otherwise
 /// with more of them). Kept for FIRSTFIT, BESTFIT and NONE under
-/// CURRENTHIGHEST or NEVER (HIGHEST holds remembered reservations
-/// differently each time).
+/// CURRENTHIGHEST or NEVER, and under HIGHEST once the driver remembered
+/// the walk's reservations and nothing else happened since (no job ended:
+/// every remembered reservation stays where it is, `pinned`, so the walk
+/// of t1 holds them all again in the profile and keeps them, and reaches
+/// the new jobs with t0's final profile; resumed only after that very
+/// list was remembered, the index's `remembers` one more).
 #[derive(Debug, Default)]
 struct Resume {
     valid: bool,
@@ -213,6 +217,11 @@ struct Resume {
     changes: u64,
     /// The index's start count before the walk's starts were applied.
     starts_seen: u64,
+    /// A walk under HIGHEST, and the index's count of remembered
+    /// reservation lists then: it is resumed only once the driver
+    /// remembered its reservations, and nothing since.
+    highest: bool,
+    remembers: u64,
     tail: (Time, JobId),
     now: Time,
     /// The walk's starts and their allocations (`allocs[range]`).
@@ -238,6 +247,17 @@ impl Resume {
             || idx.stamp.starts != self.starts_seen + self.starts.len() as u64
             || idx.dependent > 0
             || self.reservations.iter().any(|r| r.start <= now)
+        {
+            return false;
+        }
+        if self.highest
+            && (idx.stamp.remembers != self.remembers + 1
+                || state.reservations_may_compress()
+                || !state
+                    .remembered_in_plan_order()
+                    .iter()
+                    .copied()
+                    .eq(self.reservations.iter().map(|r| (r.job, r.start))))
         {
             return false;
         }
@@ -422,7 +442,9 @@ pub fn schedule_lean_in(
     let highest = policy.reservation_policy == ReservationPolicy::Highest;
     let mut held = std::mem::take(&mut scratch.held);
     held.clear();
-    if highest {
+    // A resumed walk's profile holds them already (they all stay: no job
+    // ended since they were remembered, none starts by now).
+    if highest && !resume {
         hold_remembered(
             &mut ctx,
             state,
@@ -465,7 +487,7 @@ pub fn schedule_lean_in(
     let current = policy.reservation_policy == ReservationPolicy::CurrentHighest;
     let never = policy.reservation_policy == ReservationPolicy::Never;
     // Which reservations a later walk may take over or resume with.
-    walk.reusable = current || never;
+    walk.reusable = current || never || highest;
     // CURRENTHIGHEST: the first queued jobs' reservations taken over from
     // the last iteration (the queue items they are for skipped by the walk).
     let mut to_skip = 0;
@@ -596,7 +618,7 @@ pub fn schedule_lean_in(
     let resumable = matches!(
         policy.backfill,
         BackfillPolicy::FirstFit | BackfillPolicy::BestFit | BackfillPolicy::None
-    ) && (current || never)
+    ) && (current || never || highest)
         && walk.reusable
         && walk.placed.len() == walk.reservations.len()
         && walk.may_keep_in_place();
@@ -616,6 +638,8 @@ pub fn schedule_lean_in(
         r.owner = idx.stamp.owner;
         r.changes = idx.stamp.changes;
         r.starts_seen = idx.stamp.starts;
+        r.highest = highest;
+        r.remembers = idx.stamp.remembers;
         r.tail = idx.stamp.tail;
         r.now = now;
         r.starts.clear();
@@ -719,6 +743,10 @@ fn resume_unchanged(
     scratch: &mut LeanScratch,
 ) -> Option<LeanPlan> {
     let r = &scratch.resume;
+    if r.highest {
+        // Every job is visited under HIGHEST (beyond the depth too).
+        return None;
+    }
     let never = policy.reservation_policy == ReservationPolicy::Never;
     let none = policy.backfill == BackfillPolicy::None;
     let backfill_only = r.blocked && (never || r.bucket_left.iter().all(|b| *b == 0));
@@ -1227,7 +1255,7 @@ impl<'a> Lean<'_, 'a> {
                     .job(h.job)
                     .and_then(|job| self.bucket_of(job))
             };
-            self.stay(&h, bucket);
+            self.stay(item, &h, bucket);
             return true;
         }
         let procs = Amount::procs(i64::from(h.procs));
@@ -1236,7 +1264,7 @@ impl<'a> Lean<'_, 'a> {
             // and putting it back: no start now (it would not fit before
             // its held start), a reservation where it was.
             self.blocked = true;
-            self.stay(&h, Some(0));
+            self.stay(item, &h, Some(0));
             return true;
         }
         let _ = self.ctx.agg.remove_usage(h.start, Some(h.end), procs);
@@ -1244,10 +1272,19 @@ impl<'a> Lean<'_, 'a> {
     }
 
     /// A held reservation stays where it is: it counts in its bucket and
-    /// is part of the plan (its usage is already in the profile).
-    fn stay(&mut self, h: &Held, bucket: Option<usize>) {
+    /// is part of the plan (its usage is already in the profile); while
+    /// every reservation is of a job the aggregate profile alone places
+    /// (`reusable`), it is one of them if its job is.
+    fn stay(&mut self, item: &crate::index::QueueItem, h: &Held, bucket: Option<usize>) {
         if let Some(b) = bucket {
             self.bucket_left[b] = self.bucket_left[b].saturating_sub(1);
+        }
+        if self.reusable {
+            if item.simple && item.plain && item.dur != Secs::MAX {
+                self.placed.push(*h);
+            } else {
+                self.reusable = false;
+            }
         }
         self.reservations.push(PlannedReservation {
             job: h.job,

@@ -519,7 +519,12 @@ impl State {
         }
         self.remembered.replace(list);
         self.released_early = false;
-        self.renew_lean();
+        // Only walks under HIGHEST read remembered reservations: counted
+        // apart from the other changes (a HIGHEST walk is resumed only
+        // after the remembering of its own reservations, `crate::lean`).
+        if let Some(idx) = self.idx.as_deref_mut() {
+            idx.stamp.remembers += 1;
+        }
         Ok(())
     }
 
@@ -1708,6 +1713,7 @@ mod tests {
                     i.stamp.owner = 0;
                     i.stamp.changes = 0;
                     i.stamp.starts = 0;
+                    i.stamp.remembers = 0;
                     i.stamp.tail = (0, 0);
                     i
                 })

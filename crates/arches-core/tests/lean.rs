@@ -437,7 +437,7 @@ fn replay(sizes: &[u32], specs: &[Spec], policy: &Policy) -> Result<(), TestCase
 #[test]
 fn kept_storage_reuses_reservations_between_submissions() {
     // GREEDY: the walk is not resumed, its reservations are taken over.
-    let scratch = replay_submissions(BackfillPolicy::Greedy);
+    let scratch = replay_submissions(BackfillPolicy::Greedy, ReservationPolicy::CurrentHighest);
     assert!(
         scratch.reused() > 0,
         "no iteration took the reservations over"
@@ -445,19 +445,104 @@ fn kept_storage_reuses_reservations_between_submissions() {
     assert_eq!(scratch.resumed(), 0);
     // FIRSTFIT and BESTFIT: the walk goes on from where the last one ended.
     for backfill in [BackfillPolicy::FirstFit, BackfillPolicy::BestFit] {
-        let scratch = replay_submissions(backfill);
+        let scratch = replay_submissions(backfill, ReservationPolicy::CurrentHighest);
         assert!(scratch.resumed() > 0, "no iteration resumed the last walk");
     }
 }
 
+/// HIGHEST in kept storage resumes the last walk too once the driver
+/// remembered its reservations, when only submissions and the plan's
+/// starts happened since (every remembered reservation stays where it is
+/// then), and plans exactly as the full iteration does.
+#[test]
+fn kept_storage_resumes_highest_walks_between_submissions() {
+    for backfill in [BackfillPolicy::FirstFit, BackfillPolicy::BestFit] {
+        let scratch = replay_submissions(backfill, ReservationPolicy::Highest);
+        assert!(
+            scratch.resumed() > 0,
+            "no HIGHEST iteration resumed the last walk"
+        );
+    }
+}
+
+/// A HIGHEST walk is not resumed when its reservations were not remembered
+/// (the state's remembered list is another), nor after a job ended.
+#[test]
+fn highest_walks_resume_only_after_their_own_reservations_and_no_end() {
+    let policy = Policy {
+        reservation_policy: ReservationPolicy::Highest,
+        reservation_buckets: vec![ReservationBucket {
+            depth: u32::MAX,
+            qos: None,
+        }],
+        ..Policy::default()
+    };
+    let mut state = State::new(vec![Node::new("n0", 8, 0)]);
+    state.set_lean_indexes(true);
+    let submit = |state: &mut State, id: u64, procs: u32, now: Time| {
+        let job = Job::new(id as JobId, "u", Request::procs(procs), Some(100), now);
+        state.apply(Event::submit(job), now).unwrap();
+    };
+    let mut scratch = LeanScratch::default();
+    // 1 runs on 6 of 8 processors, 2 (4) waits for it.
+    submit(&mut state, 1, 6, 0);
+    let plan = schedule_lean_in(&state, &policy, 0, &mut scratch).unwrap();
+    start_all(&mut state, &plan.starts, 0);
+    submit(&mut state, 2, 4, 0);
+    let plan = schedule_lean_in(&state, &policy, 0, &mut scratch).unwrap();
+    assert_eq!(plan.reservations.len(), 1);
+    // Not remembered: 3 is planned by walking the queue again.
+    submit(&mut state, 3, 4, 1);
+    let plan = schedule_lean_in(&state, &policy, 1, &mut scratch).unwrap();
+    assert_eq!(
+        scratch.resumed(),
+        0,
+        "resumed without the remembered reservations"
+    );
+    assert_eq!(plan, schedule_lean(&state, &policy, 1).unwrap());
+    // Remembered: 4 resumes the walk, with the same plan as a fresh one.
+    let kept = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
+    state.remember_reservations(kept).unwrap();
+    submit(&mut state, 4, 1, 2);
+    let plan = schedule_lean_in(&state, &policy, 2, &mut scratch).unwrap();
+    assert_eq!(scratch.resumed(), 1);
+    assert_eq!(plan, schedule_lean(&state, &policy, 2).unwrap());
+    let full = schedule(&state, &policy, 2);
+    assert_eq!(
+        (&plan.starts, &plan.reservations),
+        (&full.starts, &full.reservations)
+    );
+    start_all(&mut state, &plan.starts, 2);
+    let kept = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
+    state.remember_reservations(kept).unwrap();
+    // 1 ends early: the reservations may move up, the queue is walked again.
+    state
+        .apply(
+            Event::Finish {
+                job: 1,
+                code: CompletionCode::Exit(0),
+            },
+            3,
+        )
+        .unwrap();
+    submit(&mut state, 5, 1, 3);
+    let plan = schedule_lean_in(&state, &policy, 3, &mut scratch).unwrap();
+    assert_eq!(scratch.resumed(), 1, "resumed after a job ended");
+    assert_eq!(plan, schedule_lean(&state, &policy, 3).unwrap());
+}
+
 /// Twelve submissions, each followed by an iteration in kept storage whose
 /// plan must be the full iteration's (its starts applied as planned).
-fn replay_submissions(backfill: BackfillPolicy) -> LeanScratch {
+fn replay_submissions(
+    backfill: BackfillPolicy,
+    reservation_policy: ReservationPolicy,
+) -> LeanScratch {
     let nodes = vec![Node::new("n0", 8, 0)];
     let mut state = State::new(nodes);
     state.set_lean_indexes(true);
     let policy = Policy {
         backfill,
+        reservation_policy,
         reservation_buckets: vec![ReservationBucket {
             depth: 4,
             qos: None,
@@ -485,6 +570,10 @@ fn replay_submissions(backfill: BackfillPolicy) -> LeanScratch {
         );
         assert_eq!(kept.next_wakeup, plan.next_wakeup, "next wake-up at {now}");
         start_all(&mut state, &plan.starts, now);
+        if reservation_policy == ReservationPolicy::Highest {
+            let kept = plan.reservations.iter().map(|r| (r.job, r.start)).collect();
+            state.remember_reservations(kept).unwrap();
+        }
     }
     scratch
 }
