@@ -227,7 +227,9 @@ struct Resume {
     /// The walk's starts and their allocations (`allocs[range]`).
     starts: Vec<(JobId, std::ops::Range<usize>)>,
     allocs: Vec<crate::job::Alloc>,
-    reservations: Vec<PlannedReservation>,
+    /// The walk's reservations, in plan order: every one of a job the
+    /// aggregate profile alone places (a resumable walk's), so each is
+    /// its `Held` ([`Held::planned`]).
     placed: Vec<Held>,
     blocked: bool,
     first_blocked: Option<JobId>,
@@ -246,7 +248,7 @@ impl Resume {
             || now < self.now
             || idx.stamp.starts != self.starts_seen + self.starts.len() as u64
             || idx.dependent > 0
-            || self.reservations.iter().any(|r| r.start <= now)
+            || self.placed.iter().any(|r| r.start <= now)
         {
             return false;
         }
@@ -257,7 +259,7 @@ impl Resume {
                     .remembered_in_plan_order()
                     .iter()
                     .copied()
-                    .eq(self.reservations.iter().map(|r| (r.job, r.start))))
+                    .eq(self.placed.iter().map(|r| (r.job, r.start))))
         {
             return false;
         }
@@ -497,7 +499,7 @@ pub fn schedule_lean_in(
         walk.first_blocked = r.first_blocked;
         walk.bucket_left.clear();
         walk.bucket_left.extend_from_slice(&r.bucket_left);
-        walk.reservations.extend_from_slice(&r.reservations);
+        walk.reservations.extend(r.placed.iter().map(Held::planned));
         placed.clear();
         placed.extend_from_slice(&r.placed);
         scratch.resumed += 1;
@@ -649,8 +651,10 @@ pub fn schedule_lean_in(
             r.allocs.extend_from_slice(&st.alloc);
             r.starts.push((st.job, from..r.allocs.len()));
         }
-        r.reservations.clear();
-        r.reservations.extend_from_slice(&reservations);
+        debug_assert!(placed
+            .iter()
+            .map(Held::planned)
+            .eq(reservations.iter().cloned()));
         r.placed.clear();
         r.placed.extend_from_slice(&placed);
         r.blocked = blocked;
@@ -775,7 +779,7 @@ fn resume_unchanged(
         }
     }
     let mut reservations = std::mem::take(&mut scratch.spare_reservations);
-    reservations.extend_from_slice(&r.reservations);
+    reservations.extend(r.placed.iter().map(Held::planned));
     let first_blocked = r.first_blocked;
     let starts = std::mem::take(&mut scratch.spare_starts);
     let r = &mut scratch.resume;
@@ -855,13 +859,26 @@ struct Lean<'c, 'a> {
     reusable: bool,
 }
 
-/// A remembered reservation held in the profile (HIGHEST).
+/// A remembered reservation held in the profile (HIGHEST), or a placed
+/// reservation of a job the aggregate profile alone places.
 #[derive(Debug, Clone, Copy)]
 struct Held {
     job: JobId,
     start: Time,
     end: Time,
     procs: u32,
+}
+
+impl Held {
+    /// The plan's reservation (no per-node allocation).
+    fn planned(&self) -> PlannedReservation {
+        PlannedReservation {
+            job: self.job,
+            start: self.start,
+            end: Some(self.end),
+            alloc: Vec::new(),
+        }
+    }
 }
 
 /// Under `RESERVATIONPOLICY HIGHEST`, holds every remembered reservation of
