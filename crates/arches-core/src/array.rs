@@ -523,13 +523,18 @@ impl State {
     /// of pending positions, in index order, where fewer are queued. Returns
     /// the ids made (the drivers persist them; a non-empty answer after an
     /// iteration's starts means another iteration may start more).
+    #[inline]
     pub fn expand_arrays(&mut self, now: Time) -> Vec<JobId> {
-        let mut made = Vec::new();
         if self.arrays.pending.is_empty() {
             // No array waits for sub-jobs (the simulator asks twice per
-            // iteration).
-            return made;
+            // iteration): decided at the call site, without a call.
+            return Vec::new();
         }
+        self.expand_pending_arrays(now)
+    }
+
+    fn expand_pending_arrays(&mut self, now: Time) -> Vec<JobId> {
+        let mut made = Vec::new();
         let ids: Vec<JobId> = self.arrays.pending.iter().copied().collect();
         for id in ids {
             let Some(a) = self.arrays.map.get(&id) else {
