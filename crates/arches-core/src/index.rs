@@ -21,6 +21,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::job::{Job, JobId, JobState};
 use crate::{Secs, Time};
 
+/// `a < b` for `(time, job)` keys, without a branch: the binary searches
+/// of the indexes compare keys whose order is unpredictable, and the
+/// lexicographic `<` of a tuple branches on the first field's equality.
+#[inline(always)]
+fn before(a: (Time, JobId), b: (Time, JobId)) -> bool {
+    (a.0 < b.0) | ((a.0 == b.0) & (a.1 < b.1))
+}
+
 /// Jobs per block of the ordered queue (split at twice this).
 const BLOCK: usize = 64;
 
@@ -95,7 +103,7 @@ impl OrderedQueue {
     fn block_of(&self, key: (Time, JobId)) -> usize {
         let b = self
             .blocks
-            .partition_point(|b| b.items.last().is_some_and(|l| l.key() < key));
+            .partition_point(|b| b.items.last().is_some_and(|l| before(l.key(), key)));
         b.min(self.blocks.len().saturating_sub(1))
     }
 
@@ -103,11 +111,10 @@ impl OrderedQueue {
     pub(crate) fn after(&self, key: (Time, JobId)) -> (usize, usize) {
         let b = self
             .blocks
-            .partition_point(|b| b.items.last().is_some_and(|l| l.key() <= key));
-        let i = self
-            .blocks
-            .get(b)
-            .map_or(0, |blk| blk.items.partition_point(|i| i.key() <= key));
+            .partition_point(|b| b.items.last().is_some_and(|l| !before(key, l.key())));
+        let i = self.blocks.get(b).map_or(0, |blk| {
+            blk.items.partition_point(|i| !before(key, i.key()))
+        });
         (b, i)
     }
 
@@ -117,7 +124,7 @@ impl OrderedQueue {
         }
         let b = self.block_of(item.key());
         let blk = &mut self.blocks[b];
-        let pos = blk.items.partition_point(|i| i.key() < item.key());
+        let pos = blk.items.partition_point(|i| before(i.key(), item.key()));
         if blk.items.get(pos).is_some_and(|i| i.key() == item.key()) {
             blk.items[pos] = item;
             blk.recompute();
@@ -149,7 +156,7 @@ impl OrderedQueue {
         let key = (submit, id);
         let b = self.block_of(key);
         let blk = &mut self.blocks[b];
-        let pos = blk.items.partition_point(|i| i.key() < key);
+        let pos = blk.items.partition_point(|i| before(i.key(), key));
         if blk.items.get(pos).is_none_or(|i| i.key() != key) {
             return;
         }
@@ -174,7 +181,7 @@ impl Releases {
     /// Adds (or replaces) the release of `job` at `end`.
     pub fn insert(&mut self, end: Time, job: JobId, procs: u32) {
         let key = (end, job);
-        let pos = self.0.partition_point(|r| (r.0, r.1) < key);
+        let pos = self.0.partition_point(|r| before((r.0, r.1), key));
         match self.0.get_mut(pos) {
             Some(r) if (r.0, r.1) == key => r.2 = procs,
             _ => self.0.insert(pos, (end, job, procs)),
@@ -184,7 +191,7 @@ impl Releases {
     /// Removes the release of `job` at `end`, if any.
     pub fn remove(&mut self, end: Time, job: JobId) {
         let key = (end, job);
-        let pos = self.0.partition_point(|r| (r.0, r.1) < key);
+        let pos = self.0.partition_point(|r| before((r.0, r.1), key));
         if self.0.get(pos).is_some_and(|r| (r.0, r.1) == key) {
             self.0.remove(pos);
         }
@@ -206,7 +213,7 @@ pub struct Ends(Vec<(Time, JobId)>);
 impl Ends {
     /// Adds `key` (once).
     pub fn insert(&mut self, key: (Time, JobId)) {
-        let pos = self.0.partition_point(|k| *k < key);
+        let pos = self.0.partition_point(|k| before(*k, key));
         if self.0.get(pos) != Some(&key) {
             self.0.insert(pos, key);
         }
@@ -214,7 +221,7 @@ impl Ends {
 
     /// Removes `key`, if there.
     pub fn remove(&mut self, key: (Time, JobId)) {
-        let pos = self.0.partition_point(|k| *k < key);
+        let pos = self.0.partition_point(|k| before(*k, key));
         if self.0.get(pos) == Some(&key) {
             self.0.remove(pos);
         }
