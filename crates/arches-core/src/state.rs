@@ -281,9 +281,9 @@ pub struct NodeUsage {
 /// `State` is O(1) and a clone shares every job with the original until one
 /// of them changes it (a changed job is copied once, `Arc::make_mut`). The
 /// daemon publishes a clone after every turn for its readers. With the lean
-/// indexes on ([`State::set_lean_indexes`], the simulator) they are flat
-/// sorted vectors instead ([`crate::idmap`]): cheaper to change, O(n) to
-/// clone (the jobs themselves are still shared).
+/// indexes on ([`State::set_lean_indexes`], the simulator) they are sorted
+/// vectors in blocks instead ([`crate::idmap`]): cheaper to change, O(n)
+/// to clone (the jobs themselves are still shared).
 #[derive(Debug, Clone, Default)]
 pub struct State {
     nodes: Vec<Node>,

@@ -12,7 +12,7 @@
 //! memory back until 256 MiB lie free, and asks the kernel to back the
 //! grown heap with transparent huge pages (`madvise(MADV_HUGEPAGE)`, which
 //! the kernel honours in its default `madvise` mode and ignores when huge
-//! pages are off). The same replay then takes 345 faults. What glibc's own
+//! pages are off). The same replay then takes 345 to 900 faults. What glibc's own
 //! `glibc.malloc.hugetlb=1` tunable does, from inside the process (a tunable
 //! is read from the environment at start-up only).
 //!
