@@ -282,7 +282,7 @@ pub struct NodeUsage {
 /// of them changes it (a changed job is copied once, `Arc::make_mut`). The
 /// daemon publishes a clone after every turn for its readers. With the lean
 /// indexes on ([`State::set_lean_indexes`], the simulator) they are sorted
-/// vectors in blocks instead ([`crate::idmap`]): cheaper to change, O(n)
+/// vectors in blocks instead (`idmap.rs`): cheaper to change, O(n)
 /// to clone (the jobs themselves are still shared).
 #[derive(Debug, Clone, Default)]
 pub struct State {
