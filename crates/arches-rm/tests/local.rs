@@ -41,6 +41,14 @@ impl Fixture {
         Fixture::with_grace(1)
     }
 
+    /// [`Fixture::new`] for a test of the jobs' cgroups, which need root.
+    fn with_cgroups() -> Fixture {
+        // SAFETY: plain getter.
+        let root = unsafe { libc::geteuid() } == 0;
+        assert!(root, "this test needs root for cgroups (CI runs as root)");
+        Fixture::new()
+    }
+
     fn with_grace(kill_grace_secs: u64) -> Fixture {
         let tmp = tempfile::tempdir().expect("tempdir");
         let rm = LocalRm::new(Fixture::config(tmp.path(), kill_grace_secs)).expect("LocalRm");
@@ -396,10 +404,7 @@ fn suspend_stops_progress_and_resume_continues() {
 
 #[test]
 fn suspension_and_the_end_reach_processes_that_left_the_process_group() {
-    // SAFETY: plain getter.
-    let root = unsafe { libc::geteuid() } == 0;
-    assert!(root, "this test needs root for cgroups (CI runs as root)");
-    let mut f = Fixture::new();
+    let mut f = Fixture::with_cgroups();
     // A helper that leaves the job's process group and session (as daemons
     // do), counting; the job itself just waits.
     f.start(&f.launch(
@@ -446,6 +451,44 @@ fn suspension_and_the_end_reach_processes_that_left_the_process_group() {
         assert!(Instant::now() < deadline, "cgroup {dir} left behind");
         sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn a_cancelled_job_is_sent_sigterm_once() {
+    let mut f = Fixture::with_cgroups();
+    // The job's leader is in its process group and in its cgroup: the
+    // cgroup's stragglers are signalled one by one, the group's members are
+    // not. The leader spins on a processor, so each SIGTERM is delivered as
+    // it is sent, and counts the deliveries (one wake-up byte each: a shell
+    // trap would miss a second one that comes while the first is pending).
+    f.start(&f.launch(
+        18,
+        r#"cat > count.py <<'EOF'
+import os, signal, time
+r, w = os.pipe()
+os.set_blocking(r, False)
+os.set_blocking(w, False)
+signal.set_wakeup_fd(w)
+signal.signal(signal.SIGTERM, lambda *a: None)
+open("up", "w").write("up\n")
+n, end = 0, None
+while end is None or time.monotonic() < end:
+    try:
+        n += len(os.read(r, 64))
+        end = end or time.monotonic() + 0.5
+    except BlockingIOError:
+        pass
+open("terms", "w").write(str(n))
+EOF
+exec python3 count.py
+"#,
+    ));
+    wait_file(&f.rm.job_dir(18).join("cgroup"), LONG);
+    wait_file(&f.path("up"), LONG);
+    f.rm.cancel(18, 0).unwrap();
+    f.wait_for(18, LONG);
+    let terms = fs::read_to_string(f.path("terms")).unwrap();
+    assert_eq!(terms, "1", "SIGTERM delivered more than once");
 }
 
 #[test]

@@ -91,6 +91,16 @@ impl Freezer {
             .collect()
     }
 
+    /// The processes in the cgroup that are not in process group `pgid`
+    /// (left it with `setsid` and the like): a signal to the group misses
+    /// them, and a second copy to a member would run its handler twice.
+    pub(crate) fn outside_group(&self, pgid: i32) -> Vec<i32> {
+        self.pids()
+            .into_iter()
+            .filter(|&pid| super::sys::process_group(pid).ok().flatten() != Some(pgid))
+            .collect()
+    }
+
     /// Freezes (`true`) or thaws every process of the job.
     pub(crate) fn freeze(&self, on: bool) -> io::Result<()> {
         match self.kind {
@@ -244,6 +254,49 @@ mod tests {
 25 30 0:22 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n\
 31 25 0:27 / /sys/fs/cgroup/freezer rw - cgroup cgroup rw,freezer\n\
 35 25 0:31 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
+
+    #[test]
+    fn outside_group_leaves_out_the_members_of_the_group() {
+        // SAFETY: plain getter.
+        assert_eq!(unsafe { libc::geteuid() }, 0, "needs root for cgroups");
+        let name = format!("arches-job-test-{}", std::process::id());
+        let f = Freezer::create(&name).expect("a cgroup (CI runs as root)");
+        // Killed, and the cgroup removed, even when an assertion fails.
+        struct Procs<'f>(Vec<std::process::Child>, &'f Freezer);
+        impl Drop for Procs<'_> {
+            fn drop(&mut self) {
+                for c in &mut self.0 {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                self.1.remove();
+            }
+        }
+        let spawn = |group: i32| {
+            use std::os::unix::process::CommandExt;
+            std::process::Command::new("sleep")
+                .arg("30")
+                .process_group(group)
+                .spawn()
+                .unwrap()
+        };
+        // Two group leaders, and a member of the first's group.
+        let mut procs = Procs(vec![spawn(0), spawn(0)], &f);
+        let pid = |c: &std::process::Child| i32::try_from(c.id()).unwrap();
+        let pgid = pid(&procs.0[0]);
+        procs.0.push(spawn(pgid));
+        for c in &procs.0 {
+            fs::write(f.dir.join("cgroup.procs"), c.id().to_string()).unwrap();
+        }
+        let mut all = f.pids();
+        all.sort_unstable();
+        let mut want: Vec<i32> = procs.0.iter().map(pid).collect();
+        want.sort_unstable();
+        assert_eq!(all, want);
+        assert_eq!(f.outside_group(pgid), vec![pid(&procs.0[1])]);
+        drop(procs);
+        assert!(!f.dir.exists());
+    }
 
     #[test]
     fn cpu_stat_usage_is_read_in_milliseconds() {

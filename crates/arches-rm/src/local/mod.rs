@@ -34,7 +34,9 @@
 //! - A successful `start` is the confirmation of the start; `Running` is
 //!   reported only for jobs re-adopted by `recover`.
 //! - Cancel and walltime kills are signal deaths: code 128+SIGTERM (143), or
-//!   128+SIGKILL (137) when the job outlived the grace period.
+//!   128+SIGKILL (137) when the job outlived the grace period. Each process
+//!   is sent SIGTERM once: the process group, then the cgroup's processes
+//!   outside it (a second copy would run a job's TERM handler twice).
 //! - The directory of a job reported as ended is removed at the next
 //!   `observe` (the daemon has handled the previous batch by then); `recover`
 //!   removes the directories of jobs that are neither active nor supervised.

@@ -353,8 +353,9 @@ impl Supervisor {
         let _ = sys::kill_group(self.pgid, libc::SIGTERM);
         let _ = sys::kill_group(self.pgid, libc::SIGCONT);
         if let Some(f) = &self.freezer {
-            // Processes that left the process group are told too.
-            for pid in f.pids() {
+            // Processes that left the process group are told too (only
+            // they: a member told twice may run its handler twice).
+            for pid in f.outside_group(self.pgid) {
                 let _ = sys::kill(pid, libc::SIGTERM);
             }
         }
