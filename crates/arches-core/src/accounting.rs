@@ -986,7 +986,12 @@ impl DecayedUsage {
                     next += 1;
                     Some(next - 1)
                 }
-                _ => before.binary_search_by_key(&j.id, |c| c.id).ok(),
+                // A job that ended since is skipped: the ones after it
+                // follow on from where it is found.
+                _ => before
+                    .binary_search_by_key(&j.id, |c| c.id)
+                    .ok()
+                    .inspect(|&i| next = i + 1),
             };
             let js = match kept.filter(|&i| before[i].fits(&self.slots, j)) {
                 Some(i) => {

@@ -223,6 +223,16 @@ struct LockHold {
 
 impl<'a> Ctx<'a> {
     pub fn new(state: &'a State, policy: &'a Policy, now: Time) -> Self {
+        if let Some(index) = indexed_releases(state, policy) {
+            // In time order already: no collection, no sort.
+            let releases = index
+                .as_slice()
+                .iter()
+                .map(|&(end, _, procs)| (end.max(now + 1), Amount::procs(i64::from(procs))));
+            return Self::with_profile(state, policy, now, |free| {
+                Profile::from_sorted_releases(now, free, releases)
+            });
+        }
         let releases = running_releases(state, policy, now)
             .map(|(_, end, procs, _)| (end, Amount::procs(procs)))
             .collect();
@@ -1240,6 +1250,31 @@ pub(crate) fn release_at(j: &Job, policy: &Policy, now: Time) -> Option<Time> {
         (t, e) => t.or(e)?,
     };
     Some(end.max(now + 1))
+}
+
+/// The state's index of the releases [`running_releases`] gives under
+/// `policy` (before `max(now + 1)`), when there is one: the planned ends
+/// (estimate, else walltime) or, planning with walltimes, the walltime
+/// ends. Only while every planned end is the job's own (no class default or
+/// maximum wall-clock limit, no virtual limit running), every node is up
+/// and no job is terminating.
+fn indexed_releases<'s>(state: &'s State, policy: &Policy) -> Option<&'s crate::index::Releases> {
+    let idx = state.indexes()?;
+    if idx.virtual_running > 0
+        || state.terminating_count() > 0
+        || !state.all_nodes_up()
+        || policy
+            .classes
+            .values()
+            .any(|c| c.default_wclimit.is_some() || c.max_wclimit.is_some())
+    {
+        return None;
+    }
+    Some(if policy.estimates_ignored {
+        idx.ends()
+    } else {
+        &idx.releases
+    })
 }
 
 /// `(alloc on an up node, planned end, procs, job)` for every running

@@ -122,9 +122,24 @@ impl OrderedQueue {
         if self.blocks.is_empty() {
             self.blocks.push(Block::default());
         }
-        let b = self.block_of(item.key());
+        // A job queued after every other (a submission, usually) goes at
+        // the end without a search.
+        let last = self.blocks.len() - 1;
+        let tail = self.blocks[last]
+            .items
+            .last()
+            .is_none_or(|l| before(l.key(), item.key()));
+        let b = if tail {
+            last
+        } else {
+            self.block_of(item.key())
+        };
         let blk = &mut self.blocks[b];
-        let pos = blk.items.partition_point(|i| before(i.key(), item.key()));
+        let pos = if tail {
+            blk.items.len()
+        } else {
+            blk.items.partition_point(|i| before(i.key(), item.key()))
+        };
         if blk.items.get(pos).is_some_and(|i| i.key() == item.key()) {
             blk.items[pos] = item;
             blk.recompute();
@@ -154,9 +169,20 @@ impl OrderedQueue {
             return;
         }
         let key = (submit, id);
-        let b = self.block_of(key);
+        // The first queued job (a start in queue order, usually) is found
+        // without a search.
+        let (b, pos) = if self.blocks[0].items.first().is_some_and(|i| i.key() == key) {
+            (0, 0)
+        } else {
+            let b = self.block_of(key);
+            (
+                b,
+                self.blocks[b]
+                    .items
+                    .partition_point(|i| before(i.key(), key)),
+            )
+        };
         let blk = &mut self.blocks[b];
-        let pos = blk.items.partition_point(|i| before(i.key(), key));
         if blk.items.get(pos).is_none_or(|i| i.key() != key) {
             return;
         }
@@ -201,36 +227,11 @@ impl Releases {
     pub fn as_slice(&self) -> &[(Time, JobId, u32)] {
         &self.0
     }
-}
-
-/// Expected ends `(end, job)` of running jobs by their wall-clock limits,
-/// sorted: a sorted vector, as [`Releases`] (as many entries; inserting
-/// and removing one costs a search and a short move, and the earliest end
-/// after a time is one search).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Ends(Vec<(Time, JobId)>);
-
-impl Ends {
-    /// Adds `key` (once).
-    pub fn insert(&mut self, key: (Time, JobId)) {
-        let pos = self.0.partition_point(|k| before(*k, key));
-        if self.0.get(pos) != Some(&key) {
-            self.0.insert(pos, key);
-        }
-    }
-
-    /// Removes `key`, if there.
-    pub fn remove(&mut self, key: (Time, JobId)) {
-        let pos = self.0.partition_point(|k| before(*k, key));
-        if self.0.get(pos) == Some(&key) {
-            self.0.remove(pos);
-        }
-    }
 
     /// The earliest end at or after `t`.
     pub fn first_from(&self, t: Time) -> Option<Time> {
-        let pos = self.0.partition_point(|k| k.0 < t);
-        self.0.get(pos).map(|k| k.0)
+        let pos = self.0.partition_point(|r| r.0 < t);
+        self.0.get(pos).map(|r| r.0)
     }
 }
 
@@ -243,8 +244,14 @@ pub struct Indexes {
     pub releases: Releases,
     /// Running jobs without any planning duration (never release).
     pub open_running: usize,
-    /// `(expected end by walltime, job)` of running jobs.
-    pub ends: Ends,
+    /// `(expected end by walltime, job, processors)` of running jobs (what
+    /// the full iteration's profile releases when it plans with walltimes),
+    /// kept only while some running job's differs from its planned release
+    /// (`ends_differ`); else empty, and [`Indexes::ends`] is `releases`.
+    ends: Releases,
+    /// Running (not suspended) jobs whose walltime end is not their planned
+    /// release (an estimate shorter than the walltime).
+    ends_differ: usize,
     /// `(start date, job)` of queued jobs with one.
     pub dated: BTreeSet<(Time, JobId)>,
     /// Queued jobs with an administrator system priority.
@@ -311,6 +318,18 @@ impl Clone for Stamp {
 static OWNER: AtomicU64 = AtomicU64::new(1);
 
 impl Indexes {
+    /// `(expected end by walltime, job, processors)` of running (not
+    /// suspended) jobs with a walltime, by `(end, job)`: the planned
+    /// releases themselves while every planning duration is the walltime
+    /// (no estimates), as in most trace replays.
+    pub fn ends(&self) -> &Releases {
+        if self.ends_differ == 0 {
+            &self.releases
+        } else {
+            &self.ends
+        }
+    }
+
     /// Something other than a tail submission or a start changed the
     /// state.
     pub fn renew(&mut self) {
@@ -382,7 +401,16 @@ impl Indexes {
                     return;
                 };
                 let base = run.start_time + run.suspended_secs;
-                match job.planning_walltime() {
+                let planned = job.planning_walltime();
+                let differs = planned != job.walltime;
+                if add && differs {
+                    if self.ends_differ == 0 {
+                        // The walltime ends part from the releases now.
+                        self.ends = self.releases.clone();
+                    }
+                    self.ends_differ += 1;
+                }
+                match planned {
                     Some(d) => {
                         if add {
                             self.releases.insert(base + d, job.id, run.procs());
@@ -392,11 +420,18 @@ impl Indexes {
                     }
                     None => count(&mut self.open_running, add),
                 }
-                if let Some(w) = job.walltime {
+                if let Some(w) = job.walltime.filter(|_| self.ends_differ > 0) {
                     if add {
-                        self.ends.insert((base + w, job.id));
+                        self.ends.insert(base + w, job.id, run.procs());
                     } else {
-                        self.ends.remove((base + w, job.id));
+                        self.ends.remove(base + w, job.id);
+                    }
+                }
+                if !add && differs {
+                    self.ends_differ -= 1;
+                    if self.ends_differ == 0 {
+                        // Every walltime end is a planned release again.
+                        self.ends = Releases::default();
                     }
                 }
                 if run.virtual_walltime.is_some() {
@@ -446,26 +481,9 @@ mod tests {
         }
         let want: Vec<(Time, JobId, u32)> = m.iter().map(|(k, v)| (k.0, k.1, *v)).collect();
         assert_eq!(r.as_slice(), &want[..]);
-    }
-
-    #[test]
-    fn ends_stay_sorted_like_a_set() {
-        let mut e = Ends::default();
-        let mut s = BTreeSet::new();
-        for i in 0..500u64 {
-            let key = (((i * 7919) % 97) as Time, (i * 31) % 50);
-            if i % 3 == 0 {
-                e.remove(key);
-                s.remove(&key);
-            } else {
-                e.insert(key);
-                s.insert(key);
-            }
-            for t in [0, 13, 50, 96, 97] {
-                assert_eq!(e.first_from(t), s.range((t, 0)..).next().map(|k| k.0));
-            }
+        for t in [0, 13, 50, 96, 97] {
+            assert_eq!(r.first_from(t), m.range((t, 0)..).next().map(|(k, _)| k.0));
         }
-        assert_eq!(e.0, s.into_iter().collect::<Vec<_>>());
     }
 
     #[test]

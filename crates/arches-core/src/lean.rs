@@ -702,7 +702,7 @@ fn finish_plan(
 ) -> LeanPlan {
     let highest = policy.reservation_policy == ReservationPolicy::Highest;
     let after = (now + 1, 0);
-    let end = idx.ends.first_from(now + 1);
+    let end = idx.ends().first_from(now + 1);
     let date = idx
         .dated
         .range(after..)

@@ -399,11 +399,13 @@ pub(crate) fn schedule(
     if asking.is_empty() && growing.is_empty() && !starting {
         return inner(state, policy, now);
     }
-    let (st, pol) = if asking.is_empty() {
+    let (st, mut pol) = if asking.is_empty() {
         (state.clone(), policy.clone())
     } else {
         with_shadows(state, policy, now, &asking)
     };
+    // Growth reads the plans' decisions (the shadow jobs' reasons).
+    pol.plan_decisions = true;
     let mut plan = match policy.growth {
         GrowthPolicy::BeforeBackfill => {
             // Priority starts and reservations first, without backfill.

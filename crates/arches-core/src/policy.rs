@@ -425,6 +425,13 @@ pub struct Policy {
     /// alone, the same number: the simulator orders by it and shows no
     /// breakdown. Not a `moab.cfg` parameter; on by default.
     pub priority_components: bool,
+    /// Whether plans carry a decision for every queued job (rank, priority,
+    /// reason: what `checkjob`, `showq` and `mdiag` read). Off, a plan's
+    /// decisions stay empty unless the iteration itself needs them (elastic
+    /// jobs, `BFVIRTUALWALLTIMECONFLICTPOLICY PREEMPT`): the simulator reads
+    /// none unless it is served or stages data. Not a `moab.cfg` parameter;
+    /// on by default.
+    pub plan_decisions: bool,
     /// `BFORDER WIDESTWINDOWFIRST` (Arches): FIRSTFIT traverses the backfill
     /// windows widest first (Moab §8.2.2) instead of the queue in order.
     pub bf_widest_window_first: bool,
@@ -547,6 +554,7 @@ impl Default for Policy {
             prediction_guard: None,
             estimates_ignored: false,
             priority_components: true,
+            plan_decisions: true,
             bf_widest_window_first: false,
             bf_virtual_walltime_factor: None,
             bf_virtual_walltime_conflict: VirtualWalltimeConflictPolicy::None,

@@ -67,6 +67,13 @@ pub const SUBCOMPONENTS: [(&str, &str); 18] = [
     ("Serv", "Deadl"),
 ];
 
+/// Whether [`SUBCOMPONENTS`] entry `k` is a fairshare one (`FS`): an index
+/// test, not a string comparison (every queued job's priority asks it).
+#[inline]
+fn is_fs(k: usize) -> bool {
+    (5..=12).contains(&k)
+}
+
 /// `(component, subcomponent, component weight, subcomponent weight)` for
 /// every entry of [`SUBCOMPONENTS`], in that order.
 pub fn weights(policy: &Policy) -> Vec<(&'static str, &'static str, i64, i64)> {
@@ -191,7 +198,7 @@ fn capped(v: f64, cap: i64) -> f64 {
 /// Computes a job's priority breakdown at time `now`.
 pub fn priority(job: &Job, policy: &Policy, now: Time) -> PriorityBreakdown {
     let ws = effective_weights(job, policy);
-    breakdown_with(job, policy, ws, &Active::of(&ws), |k| {
+    breakdown_with(job, policy, &ws, &Active::of(&ws), |k| {
         factor(k, job, policy, now)
     })
 }
@@ -229,7 +236,7 @@ impl Active {
 fn breakdown_with(
     job: &Job,
     policy: &Policy,
-    ws: [i64; 18],
+    ws: &[i64; 18],
     active: &Active,
     mut value: impl FnMut(usize) -> f64,
 ) -> PriorityBreakdown {
@@ -241,13 +248,16 @@ fn breakdown_with(
         values[k] = value(k);
         contrib[k] = ws[k] as f64 * values[k];
     }
-    let is_fs = |k: &usize| SUBCOMPONENTS[*k].0 == "FS";
     // FSCAP: the fairshare contributions scaled to the capped component.
-    let fs: f64 = active.iter().filter(is_fs).map(|k| contrib[k]).sum();
+    let fs: f64 = active
+        .iter()
+        .filter(|&k| is_fs(k))
+        .map(|k| contrib[k])
+        .sum();
     let capped_fs = fs_capped(fs, policy);
     if capped_fs != fs && fs != 0.0 {
         let scale = capped_fs / fs;
-        for k in active.iter().filter(is_fs) {
+        for k in active.iter().filter(|&k| is_fs(k)) {
             contrib[k] *= scale;
         }
     }
@@ -302,7 +312,7 @@ pub struct QueuePriority<'a> {
     /// entry (`None`: no target, the job's share-tree factor applies). Hashed
     /// (a fixed seed: nothing depends on the order), since every queued job
     /// looks its names up at every iteration.
-    fs: [std::collections::HashMap<&'a str, Option<f64>, foldhash::fast::FixedState>; 5],
+    fs: [FsCache<'a>; 5],
 }
 
 impl<'a> QueuePriority<'a> {
@@ -324,22 +334,41 @@ impl<'a> QueuePriority<'a> {
 
     /// [`priority`] of `job` at this instant.
     pub fn of(&mut self, job: &'a Job) -> PriorityBreakdown {
-        let policy = self.policy;
-        let (ws, active) = match self.weights {
-            Some(w) => w,
+        let QueuePriority {
+            policy,
+            now,
+            weights,
+            qos_access,
+            fs,
+        } = self;
+        let (policy, now, qos_access) = (*policy, *now, *qos_access);
+        // The shared weights are read where they are (not copied per job).
+        let own;
+        let (ws, active) = match weights {
+            Some((ws, active)) => (&*ws, &*active),
             None => {
                 let ws = effective_weights(job, policy);
-                (ws, Active::of(&ws))
+                own = (ws, Active::of(&ws));
+                (&own.0, &own.1)
             }
         };
-        breakdown_with(job, policy, ws, &active, |k| self.factor(k, job))
+        breakdown_with(job, policy, ws, active, |k| {
+            Self::factor(policy, now, qos_access, fs, k, job)
+        })
     }
 
-    /// [`factor`], the QoS and fairshare ones from what is known.
-    fn factor(&mut self, k: usize, job: &'a Job) -> f64 {
-        let policy = self.policy;
+    /// [`factor`], the QoS and fairshare ones from what is known (`fs`:
+    /// the per-name fairshare factors of this instant).
+    fn factor(
+        policy: &'a Policy,
+        now: Time,
+        qos_access: bool,
+        cache: &mut [FsCache<'a>; 5],
+        k: usize,
+        job: &'a Job,
+    ) -> f64 {
         match k {
-            3 => crate::qos::effective_known(job, policy, self.qos_access)
+            3 => crate::qos::effective_known(job, policy, qos_access)
                 .and_then(|q| policy.qos.get(q))
                 .map_or(0, |cfg| cfg.priority) as f64,
             5..=9 => {
@@ -348,12 +377,11 @@ impl<'a> QueuePriority<'a> {
                     return 0.0;
                 }
                 let kind = crate::fairshare::FS_KINDS[k - 5];
-                let Some(name) =
-                    crate::fairshare::cred_str_known(job, policy, kind, self.qos_access)
+                let Some(name) = crate::fairshare::cred_str_known(job, policy, kind, qos_access)
                 else {
                     return 0.0;
                 };
-                let cache = &mut self.fs[k - 5];
+                let cache = &mut cache[k - 5];
                 if cache.capacity() == 0 {
                     // Room for the usual number of names in a queue at once.
                     cache.reserve(32);
@@ -366,10 +394,13 @@ impl<'a> QueuePriority<'a> {
                     None => crate::fairshare::tree_factor(job, policy).unwrap_or(0.0),
                 }
             }
-            _ => factor(k, job, policy, self.now),
+            _ => factor(k, job, policy, now),
         }
     }
 }
+
+/// Fairshare factors by credential name ([`QueuePriority`]).
+type FsCache<'a> = std::collections::HashMap<&'a str, Option<f64>, foldhash::fast::FixedState>;
 
 /// `(system, total)` of [`priority`] without building the breakdown: the
 /// same terms summed in the same order, skipping zero weights (used for the
@@ -383,7 +414,7 @@ pub fn priority_total(job: &Job, policy: &Policy, now: Time) -> (bool, i64) {
     for (k, weight) in effective_weights(job, policy).into_iter().enumerate() {
         if weight != 0 {
             let c = weight as f64 * factor(k, job, policy, now);
-            if SUBCOMPONENTS[k].0 == "FS" {
+            if is_fs(k) {
                 fs += c;
             } else {
                 sum += c;
@@ -435,6 +466,13 @@ mod tests {
     use super::*;
     use crate::job::Request;
     use crate::policy::{CredConfig, QosConfig};
+
+    #[test]
+    fn the_fairshare_subcomponents_are_the_fs_ones() {
+        for (k, (component, _)) in SUBCOMPONENTS.iter().enumerate() {
+            assert_eq!(is_fs(k), *component == "FS", "{k}");
+        }
+    }
 
     fn job(id: u64, submit: Time) -> Job {
         Job::new(id, "u", Request::procs(1), Some(3600), submit)

@@ -233,12 +233,12 @@ fn expired(state: &State, now: Time) -> Vec<&Job> {
 fn give_back<'a>(
     entries: Vec<Entry<'_>>,
     mut jobs: Vec<(&'a Job, PriorityBreakdown)>,
-    keys: Vec<(bool, Time, i64, Time, u64, usize)>,
+    order: Vec<u32>,
 ) -> Queue<'a> {
-    for (e, k) in entries.into_iter().zip(&keys) {
-        jobs[k.5].1 = e.prio;
+    for (e, &i) in entries.into_iter().zip(&order) {
+        jobs[i as usize].1 = e.prio;
     }
-    Queue { jobs, keys }
+    Queue { jobs, order }
 }
 
 /// When [`plan_with`] takes its `released` jobs off their resources.
@@ -255,8 +255,8 @@ enum Release {
 struct Queue<'a> {
     /// Each job with its priority, in the state's (job id) order.
     jobs: Vec<(&'a Job, PriorityBreakdown)>,
-    /// Compact sort keys in queue order; the last field indexes `jobs`.
-    keys: Vec<(bool, Time, i64, Time, u64, usize)>,
+    /// Indexes into `jobs`, in queue order.
+    order: Vec<u32>,
 }
 
 impl<'a> Queue<'a> {
@@ -295,25 +295,51 @@ impl<'a> Queue<'a> {
         Some(Self::sorted(jobs))
     }
 
-    /// Orders `jobs`: sorts compact keys (the large entries are built once,
-    /// in order, by [`plan_queue`]). Guaranteed deadlines come first,
-    /// earliest first ([`crate::deadline`]).
+    /// Orders `jobs` (given in job id order): sorts compact keys (the
+    /// large entries are built once, in order, by [`plan_queue`]).
+    /// Guaranteed deadlines come first, earliest first
+    /// ([`crate::deadline`]). The usual queue (no system priority, no
+    /// deadline, submission times in job id order, totals within 2^32 of
+    /// each other) sorts one `u64` per job: the total's distance below the
+    /// highest, then the position, which is then the `(submit, id)` order.
     fn sorted(jobs: Vec<(&'a Job, PriorityBreakdown)>) -> Self {
-        let mut keys: Vec<(bool, Time, i64, Time, u64, usize)> = jobs
-            .iter()
-            .enumerate()
-            .map(|(i, (j, p))| {
-                let d = p.deadline.unwrap_or(Time::MAX);
-                (!p.system, d, -p.total, j.submit_time, j.id, i)
-            })
-            .collect();
-        keys.sort_unstable();
-        debug_assert!(keys.windows(2).all(|w| {
-            let (ja, pa) = &jobs[w[0].5];
-            let (jb, pb) = &jobs[w[1].5];
-            queue_order((ja, pa), (jb, pb)).is_le()
+        let n = jobs.len();
+        let plain = u32::try_from(n).is_ok()
+            && jobs.iter().all(|(_, p)| !p.system && p.deadline.is_none())
+            && jobs
+                .windows(2)
+                .all(|w| w[0].0.submit_time <= w[1].0.submit_time);
+        let top = jobs.iter().map(|(_, p)| p.total).max().unwrap_or(0);
+        let low = jobs.iter().map(|(_, p)| p.total).min().unwrap_or(0);
+        let order: Vec<u32> = match u32::try_from(i128::from(top) - i128::from(low)) {
+            Ok(_) if plain => {
+                let mut keys: Vec<u64> = jobs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (_, p))| (top.abs_diff(p.total) << 32) | i as u64)
+                    .collect();
+                keys.sort_unstable();
+                keys.into_iter().map(|k| k as u32).collect()
+            }
+            _ => {
+                let mut keys: Vec<(bool, Time, i64, Time, u64, usize)> = jobs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (j, p))| {
+                        let d = p.deadline.unwrap_or(Time::MAX);
+                        (!p.system, d, -p.total, j.submit_time, j.id, i)
+                    })
+                    .collect();
+                keys.sort_unstable();
+                keys.into_iter().map(|k| k.5 as u32).collect()
+            }
+        };
+        debug_assert!(order.windows(2).all(|w| {
+            let (ja, pa) = &jobs[w[0] as usize];
+            let (jb, pb) = &jobs[w[1] as usize];
+            queue_order((ja, pa), (jb, pb)).is_lt()
         }));
-        Queue { jobs, keys }
+        Queue { jobs, order }
     }
 }
 
@@ -359,10 +385,10 @@ fn plan_queue<'a>(
     queue: Queue<'a>,
     guard: Option<Secs>,
 ) -> Result<Plan, Queue<'a>> {
-    let Queue { mut jobs, keys } = queue;
+    let Queue { mut jobs, order } = queue;
     let mut entries: Vec<Entry> = Vec::with_capacity(jobs.len());
-    entries.extend(keys.iter().map(|k| {
-        let (job, prio) = &mut jobs[k.5];
+    entries.extend(order.iter().map(|&i| {
+        let (job, prio) = &mut jobs[i as usize];
         Entry {
             job,
             prio: std::mem::take(prio),
@@ -451,7 +477,7 @@ fn plan_queue<'a>(
         for i in 0..entries.len() {
             walk.consider(&mut entries, i, level);
             if walk.guarded {
-                return Err(give_back(entries, jobs, keys));
+                return Err(give_back(entries, jobs, order));
             }
         }
         // BESTFIT/GREEDY choose among this pass's candidates, under this
@@ -461,12 +487,11 @@ fn plan_queue<'a>(
             let cands = std::mem::take(&mut walk.candidates);
             backfill::select(&mut walk, &mut entries, cands, level);
             if walk.guarded {
-                return Err(give_back(entries, jobs, keys));
+                return Err(give_back(entries, jobs, order));
             }
         }
     }
     // Rank -> position in the queued iteration (job id order).
-    let order: Vec<usize> = keys.iter().map(|k| k.5).collect();
     Ok(walk.finish(entries, &order))
 }
 
@@ -994,7 +1019,7 @@ impl<'a> Walk<'a> {
         bucket_of(job, self.ctx.policy)
     }
 
-    fn finish(mut self, entries: Vec<Entry<'a>>, order: &[usize]) -> Plan {
+    fn finish(mut self, entries: Vec<Entry<'a>>, order: &[u32]) -> Plan {
         let now = self.ctx.now;
         // Time alone changes: a running job's limit, a start date, a reservation.
         let ends = self.ctx.state.active().flat_map(|j| {
@@ -1031,6 +1056,14 @@ impl<'a> Walk<'a> {
             .chain(self.chunk_until)
             .filter(|t| *t > now)
             .min();
+        // The virtual limits' preemption ranks the reservations it delays
+        // by the decisions ([`schedule_with`]).
+        let policy = self.ctx.policy;
+        if !policy.plan_decisions
+            && policy.bf_virtual_walltime_conflict != VirtualWalltimeConflictPolicy::Preempt
+        {
+            return self.plan;
+        }
         // Decisions are placed at their job's position in id order (`order`
         // maps rank to it) instead of sorting the large values by id; sorted
         // input makes the map a bulk build.
@@ -1043,7 +1076,7 @@ impl<'a> Walk<'a> {
                 reason: if e.started { None } else { e.reason },
                 eligible: e.eligible,
             };
-            if let Some(slot) = order.get(rank).and_then(|&i| slots.get_mut(i)) {
+            if let Some(slot) = order.get(rank).and_then(|&i| slots.get_mut(i as usize)) {
                 *slot = Some((e.job.id, d));
             }
         }
@@ -1161,6 +1194,101 @@ mod tests {
         // Without the guard the estimate plans it however long it waited.
         let easy_pp = schedule(&s, &Policy::default(), 100);
         assert_eq!(easy_pp.reservation(2).map(|r| r.start), Some(600));
+    }
+
+    #[test]
+    fn indexed_releases_plan_as_the_running_jobs_do() {
+        // Running jobs with estimates (some shorter, some expired), with
+        // and without walltimes; planned with estimates and with walltimes,
+        // with the state's release indexes and without them.
+        let mut s = State::new(vec![Node::new("n1", 16, 0), Node::new("n2", 16, 0)]);
+        let runs = [
+            (1, 6, Some(3600), Some(600)),
+            (2, 8, Some(7200), None),
+            (3, 4, None, Some(300)),
+            (4, 5, Some(900), Some(50)),
+            (5, 3, Some(60), Some(900)),
+        ];
+        for &(id, procs, wall, _) in &runs {
+            let j = Job::new(id, "u", Request::procs(procs), wall, 0);
+            s.apply(Event::submit(j), 0).unwrap();
+        }
+        for &(id, _, _, est) in &runs {
+            let alloc = schedule(&s, &Policy::default(), 0)
+                .starts
+                .into_iter()
+                .find(|st| st.job == id)
+                .map(|st| st.alloc)
+                .expect("room for every running job");
+            let kind = StartKind::Priority;
+            s.apply(
+                Event::Start {
+                    job: id,
+                    alloc,
+                    kind,
+                },
+                0,
+            )
+            .unwrap();
+            let change = crate::state::JobChange::Estimate(est);
+            s.apply(Event::Modify { job: id, change }, 0).unwrap();
+        }
+        for (id, procs, wall) in [(10, 20, 600), (11, 4, 100), (12, 30, 3600), (13, 2, 5000)] {
+            submit(&mut s, id, procs, Some(wall), 1);
+        }
+        let mut indexed = s.clone();
+        indexed.set_lean_indexes(true);
+        for estimates_ignored in [false, true] {
+            let p = Policy {
+                estimates_ignored,
+                reservation_buckets: vec![crate::policy::ReservationBucket {
+                    depth: 3,
+                    qos: None,
+                }],
+                ..Policy::default()
+            };
+            for now in [10, 100, 700, 1000] {
+                assert_eq!(
+                    schedule(&indexed, &p, now),
+                    schedule(&s, &p, now),
+                    "at {now}, estimates ignored: {estimates_ignored}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn plans_without_decisions_start_and_reserve_the_same() {
+        let mut s = State::new(vec![Node::new("n1", 8, 0)]);
+        for (id, procs, wall) in [
+            (1, 6, 3600),
+            (2, 8, 7200),
+            (3, 2, 600),
+            (4, 1, 60),
+            (5, 3, 900),
+        ] {
+            submit(&mut s, id, procs, Some(wall), id as i64);
+        }
+        let weighted = Policy {
+            weights: crate::policy::PriorityWeights {
+                xfactor: 30,
+                ..Default::default()
+            },
+            prediction_guard: Some(100),
+            ..Policy::default()
+        };
+        let lean = Policy {
+            plan_decisions: false,
+            ..weighted.clone()
+        };
+        for now in [10, 50, 200] {
+            let mut full = schedule(&s, &weighted, now);
+            let bare = schedule(&s, &lean, now);
+            assert_eq!(full.decisions.len(), 5);
+            assert_eq!(bare.decisions.len(), 0);
+            full.decisions = Default::default();
+            assert_eq!(full, bare, "at {now}");
+        }
     }
 
     #[test]

@@ -1723,6 +1723,18 @@ mod tests {
                 format!("{:?}", content(&fresh)),
                 "{what}"
             );
+            // The walltime ends, shared with the releases or kept apart.
+            let mut ends: Vec<(Time, JobId, u32)> = s
+                .active()
+                .filter(|j| j.state != JobState::Suspended)
+                .filter_map(|j| {
+                    let run = j.run.as_ref()?;
+                    let end = run.start_time + run.suspended_secs + j.walltime?;
+                    Some((end, j.id, run.procs()))
+                })
+                .collect();
+            ends.sort_unstable();
+            assert_eq!(s.indexes().unwrap().ends().as_slice(), ends, "{what}");
             for b in s.indexes().unwrap().queue.blocks() {
                 assert_eq!(b.min_procs, b.items.iter().map(|i| i.procs).min().unwrap());
                 assert_eq!(b.min_dur, b.items.iter().map(|i| i.dur).min().unwrap());

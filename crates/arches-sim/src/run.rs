@@ -362,6 +362,8 @@ impl Simulation {
         // Nothing shows a replay's priority breakdowns unless it is served
         // ([`Simulation::set_full_plans`]): the queue is ordered by totals.
         policy.priority_components = false;
+        // Nor reads any plan's decisions (unless served or staging data).
+        policy.plan_decisions = false;
         let total_procs = nodes.iter().map(|n| n.procs).sum();
         let max_node_procs = nodes.iter().map(|n| n.procs).max().unwrap_or(0);
         let now = pending.submit(0).unwrap_or(0);
@@ -410,6 +412,8 @@ impl Simulation {
     /// Stages the jobs' input data ([`crate::staging`]).
     pub fn set_staging(&mut self, staging: crate::staging::SimStaging) {
         self.staging = Some(staging);
+        // The staging driver reads the last plan's decisions.
+        self.policy.plan_decisions = true;
     }
 
     /// What staging did so far (with `--staging`).
@@ -452,6 +456,7 @@ impl Simulation {
     pub fn set_full_plans(&mut self, full: bool) {
         self.full_plans = full;
         self.policy.priority_components = full;
+        self.policy.plan_decisions = full || self.staging.is_some();
         self.state.set_lean_indexes(!full);
     }
 
