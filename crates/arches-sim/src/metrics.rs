@@ -81,18 +81,44 @@ pub struct Averages {
 
 impl Averages {
     fn of<'a>(jobs: impl Iterator<Item = &'a JobRecord>) -> Self {
-        let mut a = Averages::default();
-        let (mut wait, mut bsld) = (0f64, 0f64);
+        let mut acc = Sums::default();
         for j in jobs {
-            a.jobs += 1;
-            wait += j.wait() as f64;
-            bsld += j.bsld();
-            a.max_wait_s = a.max_wait_s.max(j.wait());
-            a.backfilled_jobs += usize::from(j.backfilled);
+            acc.add(j);
         }
+        acc.averages()
+    }
+}
+
+/// The running sums behind [`Averages`], jobs added in order (the float
+/// sums are those of the jobs in that order).
+#[derive(Debug, Clone, Copy, Default)]
+struct Sums {
+    jobs: usize,
+    wait: f64,
+    bsld: f64,
+    max_wait_s: Secs,
+    backfilled_jobs: usize,
+}
+
+impl Sums {
+    fn add(&mut self, j: &JobRecord) {
+        self.jobs += 1;
+        self.wait += j.wait() as f64;
+        self.bsld += j.bsld();
+        self.max_wait_s = self.max_wait_s.max(j.wait());
+        self.backfilled_jobs += usize::from(j.backfilled);
+    }
+
+    fn averages(&self) -> Averages {
+        let mut a = Averages {
+            jobs: self.jobs,
+            max_wait_s: self.max_wait_s,
+            backfilled_jobs: self.backfilled_jobs,
+            ..Averages::default()
+        };
         if a.jobs > 0 {
-            a.avg_wait_s = wait / a.jobs as f64;
-            a.avg_bsld10 = bsld / a.jobs as f64;
+            a.avg_wait_s = self.wait / a.jobs as f64;
+            a.avg_bsld10 = self.bsld / a.jobs as f64;
         }
         a
     }
@@ -297,49 +323,53 @@ fn breakdown(records: &[JobRecord], machine_procs: u32) -> Breakdown {
         (12 * 3600, "4h-12h"),
         (Secs::MAX, ">12h"),
     ];
-    let bucket = |label: &str, rs: Vec<&JobRecord>| {
-        let stats = Averages::of(rs.into_iter());
-        Bucket {
-            label: label.to_string(),
-            backfilled_share: share(stats.backfilled_jobs, stats.jobs),
-            stats,
-        }
-    };
-    let mut by_size = Vec::new();
-    let mut lo = 0;
-    for (hi, label) in sizes {
-        let rs: Vec<&JobRecord> = records
-            .iter()
-            .filter(|r| r.procs > lo && r.procs <= hi)
-            .collect();
-        if !rs.is_empty() {
-            by_size.push(bucket(label, rs));
-        }
-        lo = hi;
-    }
-    let mut by_length = Vec::new();
-    let mut lo = -1;
-    for (hi, label) in lengths {
-        let rs: Vec<&JobRecord> = records
-            .iter()
-            .filter(|r| r.run() > lo && r.run() <= hi)
-            .collect();
-        if !rs.is_empty() {
-            by_length.push(bucket(label, rs));
-        }
-        lo = hi;
-    }
+    // One pass: every job adds to its size bucket and its length bucket
+    // (in record order, as a pass per bucket would).
+    let mut by_size_sums = [Sums::default(); 6];
+    let mut by_length_sums = [Sums::default(); 5];
     let small = (machine_procs / SMALL_JOB_DIVISOR).max(1);
-    let ss: Vec<&JobRecord> = records
-        .iter()
-        .filter(|r| r.procs <= small && r.run() <= SHORT_JOB_SECS)
-        .collect();
-    Breakdown {
-        by_size,
-        by_length,
-        small_short_backfilled_share: share(ss.iter().filter(|r| r.backfilled).count(), ss.len()),
-        small_short_jobs: ss.len(),
+    let (mut ss_jobs, mut ss_backfilled) = (0, 0);
+    for r in records {
+        // Buckets `(lo, hi]`, the first from 0 (sizes) or -1 (lengths).
+        if r.procs > 0 {
+            if let Some(i) = sizes.iter().position(|&(hi, _)| r.procs <= hi) {
+                by_size_sums[i].add(r);
+            }
+        }
+        let run = r.run();
+        if run > -1 {
+            if let Some(i) = lengths.iter().position(|&(hi, _)| run <= hi) {
+                by_length_sums[i].add(r);
+            }
+        }
+        if r.procs <= small && run <= SHORT_JOB_SECS {
+            ss_jobs += 1;
+            ss_backfilled += usize::from(r.backfilled);
+        }
     }
+    Breakdown {
+        by_size: buckets(&sizes, &by_size_sums),
+        by_length: buckets(&lengths, &by_length_sums),
+        small_short_backfilled_share: share(ss_backfilled, ss_jobs),
+        small_short_jobs: ss_jobs,
+    }
+}
+
+/// The rows of the buckets `(upper bound, label)` that hold jobs.
+fn buckets<T>(bounds: &[(T, &str)], sums: &[Sums]) -> Vec<Bucket> {
+    bounds
+        .iter()
+        .zip(sums)
+        .filter(|(_, s)| s.jobs > 0)
+        .map(|((_, label), s)| {
+            let stats = s.averages();
+            Bucket {
+                label: label.to_string(),
+                backfilled_share: share(stats.backfilled_jobs, stats.jobs),
+                stats,
+            }
+        })
+        .collect()
 }
 
 fn share(part: usize, whole: usize) -> f64 {
