@@ -15,6 +15,7 @@ use anyhow::{bail, Context, Result};
 use clap_complete::Shell;
 
 mod man;
+mod pgo;
 
 /// Every generated file: path relative to the workspace root → contents.
 fn artefacts() -> Result<BTreeMap<PathBuf, Vec<u8>>> {
@@ -552,9 +553,10 @@ fn main() -> ExitCode {
         Some("generate") => generate(),
         Some("check") => check(),
         Some("install") => install(&args[1..]),
+        Some("pgo") => pgo::pgo(&root()),
         _ => {
             eprintln!(
-                "usage: cargo run -p xtask -- generate|check|install [--prefix DIR] [--sysconfdir DIR] [--profile NAME] [--no-build]"
+                "usage: cargo run -p xtask -- generate|check|pgo|install [--prefix DIR] [--sysconfdir DIR] [--profile NAME] [--no-build]"
             );
             return ExitCode::from(2);
         }
