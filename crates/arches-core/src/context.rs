@@ -225,12 +225,8 @@ impl<'a> Ctx<'a> {
     pub fn new(state: &'a State, policy: &'a Policy, now: Time) -> Self {
         if let Some(index) = indexed_releases(state, policy) {
             // In time order already: no collection, no sort.
-            let releases = index
-                .as_slice()
-                .iter()
-                .map(|&(end, _, procs)| (end.max(now + 1), Amount::procs(i64::from(procs))));
             return Self::with_profile(state, policy, now, |free| {
-                Profile::from_sorted_releases(now, free, releases)
+                Profile::from_sorted_releases(now, free, index.released_from(now))
             });
         }
         let releases = running_releases(state, policy, now)

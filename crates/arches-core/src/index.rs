@@ -228,6 +228,21 @@ impl Releases {
         &self.0
     }
 
+    /// The releases as a profile from `now` takes them ([`crate::profile::
+    /// Profile::from_sorted_releases`]): each at its end, one already due at
+    /// `now + 1`; still in time order (`max` keeps it).
+    pub(crate) fn released_from(
+        &self,
+        now: Time,
+    ) -> impl Iterator<Item = (Time, crate::profile::Amount)> + '_ {
+        self.0.iter().map(move |&(end, _, procs)| {
+            (
+                end.max(now + 1),
+                crate::profile::Amount::procs(i64::from(procs)),
+            )
+        })
+    }
+
     /// The earliest end at or after `t`.
     pub fn first_from(&self, t: Time) -> Option<Time> {
         let pos = self.0.partition_point(|r| r.0 < t);

@@ -392,12 +392,8 @@ pub fn schedule_lean_in(
     {
         return None;
     }
-    // Sorted by end already (and `max` keeps the order).
-    let releases = idx
-        .releases
-        .as_slice()
-        .iter()
-        .map(|&(end, _, procs)| (end.max(now + 1), Amount::procs(i64::from(procs))));
+    // Sorted by end already.
+    let releases = idx.releases.released_from(now);
     // The last walk goes on from where it ended, with its final profile.
     let resume = scratch.resume.holds(state, idx, now);
     scratch.resume.valid = false;
@@ -425,16 +421,11 @@ pub fn schedule_lean_in(
         let free: i64 = (0..state.nodes().len())
             .map(|n| i64::from(state.free_procs(n as crate::node::NodeId)))
             .sum();
-        let releases = idx
-            .releases
-            .as_slice()
-            .iter()
-            .map(|&(end, _, procs)| (end.max(now + 1), Amount::procs(i64::from(procs))));
         let mut fresh = crate::profile::Profile::from_sorted_releases_in(
             Vec::new(),
             now,
             Amount::procs(free),
-            releases,
+            idx.releases.released_from(now),
         );
         for h in &scratch.resume.placed {
             fresh.force_usage(h.start, Some(h.end), Amount::procs(i64::from(h.procs)));

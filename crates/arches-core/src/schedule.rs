@@ -278,7 +278,9 @@ impl<'a> Queue<'a> {
     /// instant under a policy that differs only in the durations planning
     /// assumes (estimates or walltimes), which no priority depends on: its
     /// priorities taken back from the plan's decisions (one per queued job,
-    /// by job id). `None` if they do not match the queue.
+    /// by job id). `None` if they do not match the queue, as when the plan
+    /// carries no decisions ([`Policy::plan_decisions`] off: the simulator):
+    /// the queue is then ordered again.
     fn from_plan(state: &'a State, plan: Plan) -> Option<Self> {
         let mut decisions = plan.decisions.into_vec().into_iter();
         let mut jobs: Vec<(&Job, PriorityBreakdown)> = Vec::with_capacity(state.queued_count());
@@ -302,15 +304,17 @@ impl<'a> Queue<'a> {
     /// deadline, submission times in job id order, totals within 2^32 of
     /// each other) sorts one `u64` per job: the total's distance below the
     /// highest, then the position, which is then the `(submit, id)` order.
+    /// (A queue holds fewer than 2^32 jobs: positions are `u32`.)
     fn sorted(jobs: Vec<(&'a Job, PriorityBreakdown)>) -> Self {
-        let n = jobs.len();
-        let plain = u32::try_from(n).is_ok()
-            && jobs.iter().all(|(_, p)| !p.system && p.deadline.is_none())
-            && jobs
-                .windows(2)
-                .all(|w| w[0].0.submit_time <= w[1].0.submit_time);
-        let top = jobs.iter().map(|(_, p)| p.total).max().unwrap_or(0);
-        let low = jobs.iter().map(|(_, p)| p.total).min().unwrap_or(0);
+        // One pass: whether the queue is the usual one, and its totals' range.
+        let (mut plain, mut top, mut low) = (true, i64::MIN, i64::MAX);
+        let mut submit = Time::MIN;
+        for (j, p) in &jobs {
+            plain &= !p.system && p.deadline.is_none() && j.submit_time >= submit;
+            submit = j.submit_time;
+            top = top.max(p.total);
+            low = low.min(p.total);
+        }
         let order: Vec<u32> = match u32::try_from(i128::from(top) - i128::from(low)) {
             Ok(_) if plain => {
                 let mut keys: Vec<u64> = jobs

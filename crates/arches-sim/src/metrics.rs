@@ -325,8 +325,8 @@ fn breakdown(records: &[JobRecord], machine_procs: u32) -> Breakdown {
     ];
     // One pass: every job adds to its size bucket and its length bucket
     // (in record order, as a pass per bucket would).
-    let mut by_size_sums = [Sums::default(); 6];
-    let mut by_length_sums = [Sums::default(); 5];
+    let mut by_size_sums = sizes.map(|_| Sums::default());
+    let mut by_length_sums = lengths.map(|_| Sums::default());
     let small = (machine_procs / SMALL_JOB_DIVISOR).max(1);
     let (mut ss_jobs, mut ss_backfilled) = (0, 0);
     for r in records {
