@@ -95,6 +95,16 @@ fn record_ran() {
 
 fn fixture(name: &str) -> Option<Fixture> {
     let conf = cluster()?;
+    // The backend's log, shown with a failing test's output (the worker
+    // thread inherits the test's capture).
+    let _ = tracing_subscriber::fmt()
+        .with_test_writer()
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "arches_rm=debug".into()),
+        )
+        .try_init();
     let guard = CLUSTER.lock().unwrap_or_else(|e| e.into_inner());
     let lock = lock_cluster(&conf);
     record_ran();
@@ -297,13 +307,18 @@ impl Drop for CtldBack<'_> {
 
 fn wait_obs(rm: &mut SlurmRm, pred: impl Fn(&Observation) -> bool) -> Observation {
     let deadline = Instant::now() + Duration::from_secs(60);
+    let mut seen = Vec::new();
     loop {
         for o in rm.observe(0) {
             if pred(&o) {
                 return o;
             }
+            seen.push(o);
         }
-        assert!(Instant::now() < deadline, "observation not seen");
+        assert!(
+            Instant::now() < deadline,
+            "observation not seen in 60 s; seen instead: {seen:?}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
