@@ -1138,6 +1138,24 @@ mod tests {
         s.apply(Event::submit(j), t).unwrap();
     }
 
+    /// Starts `job` where the default policy's plan at `now` places it.
+    fn start_as_planned(s: &mut State, job: u64, now: Time) {
+        let alloc = schedule(s, &Policy::default(), now)
+            .starts
+            .into_iter()
+            .find(|st| st.job == job)
+            .map(|st| st.alloc)
+            .expect("room for the job");
+        let kind = StartKind::Priority;
+        s.apply(Event::Start { job, alloc, kind }, now).unwrap();
+    }
+
+    /// Sets the run-time estimate of `job`.
+    fn set_estimate(s: &mut State, job: u64, secs: Option<Secs>) {
+        let change = crate::state::JobChange::Estimate(secs);
+        s.apply(Event::Modify { job, change }, 0).unwrap();
+    }
+
     #[test]
     fn fifo_starts_what_fits_in_order() {
         let mut s = State::new(vec![Node::new("n1", 4, 0)]);
@@ -1162,22 +1180,8 @@ mod tests {
     fn prediction_guard_replans_with_walltimes_once_a_reserved_job_waited_it() {
         let mut s = State::new(vec![Node::new("n1", 4, 0)]);
         submit(&mut s, 1, 3, Some(3600), 0);
-        let plan = schedule(&s, &Policy::default(), 0);
-        let alloc = plan.starts[0].alloc.clone();
-        s.apply(
-            Event::Start {
-                job: 1,
-                alloc,
-                kind: StartKind::Priority,
-            },
-            0,
-        )
-        .unwrap();
-        let estimate = |s: &mut State, job, secs| {
-            let change = crate::state::JobChange::Estimate(Some(secs));
-            s.apply(Event::Modify { job, change }, 0).unwrap();
-        };
-        estimate(&mut s, 1, 600);
+        start_as_planned(&mut s, 1, 0);
+        set_estimate(&mut s, 1, Some(600));
         submit(&mut s, 2, 4, Some(3600), 0);
         let guarded = Policy {
             prediction_guard: Some(100),
@@ -1214,28 +1218,11 @@ mod tests {
             (5, 3, Some(60), Some(900)),
         ];
         for &(id, procs, wall, _) in &runs {
-            let j = Job::new(id, "u", Request::procs(procs), wall, 0);
-            s.apply(Event::submit(j), 0).unwrap();
+            submit(&mut s, id, procs, wall, 0);
         }
         for &(id, _, _, est) in &runs {
-            let alloc = schedule(&s, &Policy::default(), 0)
-                .starts
-                .into_iter()
-                .find(|st| st.job == id)
-                .map(|st| st.alloc)
-                .expect("room for every running job");
-            let kind = StartKind::Priority;
-            s.apply(
-                Event::Start {
-                    job: id,
-                    alloc,
-                    kind,
-                },
-                0,
-            )
-            .unwrap();
-            let change = crate::state::JobChange::Estimate(est);
-            s.apply(Event::Modify { job: id, change }, 0).unwrap();
+            start_as_planned(&mut s, id, 0);
+            set_estimate(&mut s, id, est);
         }
         for (id, procs, wall) in [(10, 20, 600), (11, 4, 100), (12, 30, 3600), (13, 2, 5000)] {
             submit(&mut s, id, procs, Some(wall), 1);
