@@ -25,9 +25,9 @@ use arches_config::RuntimePrediction;
 use arches_core::policy::ReservationPolicy;
 use arches_core::state::JobChange;
 use arches_core::{
-    schedule, schedule_lean_in, CompletionCode, DependencyKind, Event, EventError, Job, JobId,
-    LeanPlan, Name, Node, Plan, PlannedReservation, Policy, Request, Secs, Start, StartKind, State,
-    Time,
+    schedule, schedule_lean_in, Alloc, CompletionCode, DependencyKind, Event, EventError, Job,
+    JobId, LeanPlan, Name, Node, Plan, PlannedReservation, Policy, Request, Secs, Start, StartKind,
+    State, Time,
 };
 use arches_rm::sim::SimRm;
 use arches_rm::{Observation, RmError};
@@ -168,13 +168,15 @@ fn preemptor_config(policy: &Policy) -> bool {
 
 /// The plan of the last scheduling iteration. A lean iteration's plan is
 /// kept as such: its [`Plan`] form (no decisions) is made only when asked
-/// for ([`Simulation::last_plan`]), not once per iteration.
+/// for ([`Simulation::last_plan`]), not once per iteration. Its starts'
+/// allocations were moved into the state's start events; they are kept
+/// here in one reused buffer ([`Moved`]) and put back in the plan form.
 #[derive(Debug, Default)]
 enum LastPlan {
     #[default]
     None,
     Full(Plan),
-    Lean(LeanPlan, std::sync::OnceLock<Plan>),
+    Lean(LeanPlan, Moved, std::sync::OnceLock<Plan>),
 }
 
 impl LastPlan {
@@ -182,8 +184,23 @@ impl LastPlan {
         match self {
             LastPlan::None => None,
             LastPlan::Full(p) => Some(p),
-            LastPlan::Lean(l, full) => Some(full.get_or_init(|| l.clone().into_plan())),
+            LastPlan::Lean(l, moved, full) => Some(full.get_or_init(|| {
+                let mut plan = l.clone().into_plan();
+                moved.restore(&mut plan.starts);
+                plan
+            })),
         }
+    }
+
+    /// The buffer of the moved allocations, empty, for the next lean plan.
+    fn take_moved(&mut self) -> Moved {
+        let mut moved = match self {
+            LastPlan::Lean(_, m, _) => std::mem::take(m),
+            _ => Moved::default(),
+        };
+        moved.allocs.clear();
+        moved.ends.clear();
+        moved
     }
 
     /// The plan's `(now, next_wakeup)`.
@@ -192,7 +209,34 @@ impl LastPlan {
             LastPlan::None => None,
             LastPlan::Full(p) => Some((p.now, p.next_wakeup)),
             // Only where time alone can change a decision (LeanPlan::next_change).
-            LastPlan::Lean(l, _) => Some((l.now, l.next_change)),
+            LastPlan::Lean(l, ..) => Some((l.now, l.next_change)),
+        }
+    }
+}
+
+/// The allocations of a lean plan's starts, moved out of the plan into
+/// the state's start events (no copy, no allocation per start), one after
+/// the other: start `i`'s are `allocs[ends[i - 1]..ends[i]]`.
+#[derive(Debug, Default)]
+struct Moved {
+    allocs: Vec<Alloc>,
+    ends: Vec<usize>,
+}
+
+impl Moved {
+    /// Records `alloc` as the next start's.
+    fn push(&mut self, alloc: &[Alloc]) {
+        self.allocs.extend_from_slice(alloc);
+        self.ends.push(self.allocs.len());
+    }
+
+    /// Puts the recorded allocations back into `starts` (the plan's, in
+    /// the order they were recorded).
+    fn restore(&self, starts: &mut [Start]) {
+        let mut from = 0;
+        for (start, &end) in starts.iter_mut().zip(&self.ends) {
+            start.alloc = self.allocs[from..end].to_vec();
+            from = end;
         }
     }
 }
@@ -1012,22 +1056,24 @@ impl Simulation {
             schedule_lean_in(&self.state, &self.policy, self.now, &mut self.lean)
         };
         self.iterations += 1;
-        let plan = match lean {
+        let mut plan = match lean {
             // A lean plan has only starts and reservations (no preemption,
             // resume, lock, walltime restore or grow): applied as it is.
-            Some(lean) if self.staging.is_none() => {
+            Some(mut lean) if self.staging.is_none() => {
                 self.take_requeues()?;
-                self.apply_starts(&lean.starts)?;
+                let mut moved = self.last_plan.take_moved();
+                self.apply_starts(&mut lean.starts, Some(&mut moved))?;
                 self.remember(&lean.reservations)?;
                 // Replaced in place when the last plan was lean too (the
                 // enum, with room for a full plan, is not moved).
                 match &mut self.last_plan {
-                    LastPlan::Lean(old, full) => {
+                    LastPlan::Lean(old, old_moved, full) => {
                         let old = std::mem::replace(old, lean);
+                        *old_moved = moved;
                         *full = std::sync::OnceLock::new();
                         self.lean.recycle(old);
                     }
-                    last => *last = LastPlan::Lean(lean, std::sync::OnceLock::new()),
+                    last => *last = LastPlan::Lean(lean, moved, std::sync::OnceLock::new()),
                 }
                 return Ok(false);
             }
@@ -1059,7 +1105,7 @@ impl Simulation {
                 .apply(Event::Modify { job, change }, at)
                 .map_err(|source| SimError::Core { at, job, source })?;
         }
-        self.apply_starts(&plan.starts)?;
+        self.apply_starts(&mut plan.starts, None)?;
         self.apply_grows(&plan.elastic.grows)?;
         self.remember(&plan.reservations)?;
         if let Some(st) = self.staging.as_mut() {
@@ -1069,8 +1115,14 @@ impl Simulation {
         Ok(requeued)
     }
 
-    /// Starts a plan's jobs now.
-    fn apply_starts(&mut self, starts: &[Start]) -> Result<(), SimError> {
+    /// Starts a plan's jobs now. With `moved`, each start's allocation is
+    /// moved into its start event and recorded there (the plan keeps
+    /// none); without, it is copied.
+    fn apply_starts(
+        &mut self,
+        starts: &mut [Start],
+        mut moved: Option<&mut Moved>,
+    ) -> Result<(), SimError> {
         for start in starts {
             // The simulated backend needs only the limit and the processors
             // of a launch (the processors scale a resized run).
@@ -1084,11 +1136,19 @@ impl Simulation {
                     job: start.job,
                     source,
                 })?;
+            let nodes = start.alloc.len() as u32;
+            let alloc = match moved.as_deref_mut() {
+                Some(m) => {
+                    m.push(&start.alloc);
+                    std::mem::take(&mut start.alloc)
+                }
+                None => start.alloc.clone(),
+            };
             self.state
                 .apply(
                     Event::Start {
                         job: start.job,
-                        alloc: start.alloc.clone(),
+                        alloc,
                         kind: start.kind,
                     },
                     at,
@@ -1128,7 +1188,7 @@ impl Simulation {
                 self.elastic.started(start.job, procs, at, at - m.submit);
             }
             if let Some(st) = self.staging.as_mut() {
-                st.started(start.job, start.alloc.len() as u32, at);
+                st.started(start.job, nodes, at);
             }
         }
         Ok(())

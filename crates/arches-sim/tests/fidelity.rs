@@ -150,6 +150,43 @@ fn a_job_larger_than_the_machine_is_skipped_not_hung() {
     assert!(summary.iterations >= 1 && summary.never_started.is_empty());
 }
 
+/// A lean iteration's starts hand their allocations to the state's start
+/// events; the last plan still shows them, each equal to the started job's.
+#[test]
+fn the_last_plan_shows_its_starts_allocations() {
+    let jobs: Vec<SimJob> = (1..=40)
+        .map(|i| {
+            SimJob::new(
+                i,
+                (i as i64) * 7,
+                1 + (i as u32 * 5) % 4,
+                90,
+                20 + (i as i64 * 13) % 70,
+            )
+        })
+        .collect();
+    let mut sim = Simulation::new(machine(4, 4), policy(BackfillPolicy::FirstFit, 1), jobs);
+    let mut checked = 0;
+    while sim.step(1).unwrap() == 1 {
+        let Some(plan) = sim.last_plan() else {
+            continue;
+        };
+        for start in &plan.starts {
+            assert!(!start.alloc.is_empty(), "job {} at {}", start.job, plan.now);
+            let run = sim.state().job(start.job).and_then(|j| j.run.as_ref());
+            if let Some(run) = run.filter(|r| r.start_time == plan.now) {
+                assert_eq!(run.alloc, start.alloc, "job {} at {}", start.job, plan.now);
+                checked += 1;
+            }
+        }
+    }
+    assert!(
+        sim.complete_plans() == 0,
+        "the replay ran the lean iteration"
+    );
+    assert!(checked >= 20, "{checked} starts checked");
+}
+
 #[test]
 fn until_stops_the_clock_and_resuming_gives_the_same_schedule() {
     let jobs: Vec<SimJob> = (1..=40)

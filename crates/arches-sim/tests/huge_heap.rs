@@ -2,7 +2,8 @@
 //! the harness runs tests on other threads, which allocate from heaps of
 //! their own): the heap grows by the pad, the grown range is advised
 //! (`hg` in the mapping's `VmFlags`), and a block of several MiB comes from
-//! that heap (not mapped apart) and is usable.
+//! that heap (not mapped apart), from the advised range itself, and is
+//! usable.
 
 fn main() {
     let pad = 16 << 20;
@@ -26,6 +27,12 @@ fn main() {
     assert_eq!(
         name, "[heap]",
         "an 8 MB block at {at:#x} comes from the heap"
+    );
+    // Not from the small pages below the advised range: the gap up to it is
+    // taken out of use.
+    assert!(
+        range.contains(&at),
+        "the 8 MB block at {at:#x} lies in the advised {range:x?}"
     );
     assert_eq!(v.iter().sum::<u64>(), 999_999 * 1_000_000 / 2);
     println!(
