@@ -14,7 +14,7 @@
 //! the kernel honours in its default `madvise` mode and ignores when huge
 //! pages are off), from its first huge page that nothing touched yet, and
 //! takes the heap below that page out of use so that allocations start in
-//! it. The same replay then takes 256 to 264 faults (345 to 1,009 while
+//! it. A replay of the public logs then takes 256 to 279 faults (345 to 1,031 while
 //! the gap below the advised range, up to 2 MiB after address
 //! randomisation, was filled first in small pages). What glibc's own
 //! `glibc.malloc.hugetlb=1` tunable does, from inside the process (a tunable
@@ -88,7 +88,7 @@ const GAP_MIN: usize = 16 << 10;
 /// elsewhere (a free chunk that fits), it is given back and nothing
 /// changes.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-unsafe fn fill_gap(block: usize, start: usize) {
+fn fill_gap(block: usize, start: usize) {
     let word = std::mem::size_of::<usize>();
     let chunk = block - 2 * word;
     if start < chunk + GAP_MIN || (start - chunk) % 16 != 0 {

@@ -1062,8 +1062,14 @@ impl Simulation {
             Some(mut lean) if self.staging.is_none() => {
                 self.take_requeues()?;
                 let mut moved = self.last_plan.take_moved();
-                self.apply_starts(&mut lean.starts, Some(&mut moved))?;
-                self.remember(&lean.reservations)?;
+                let applied = self
+                    .apply_starts(&mut lean.starts, Some(&mut moved))
+                    .and_then(|()| self.remember(&lean.reservations));
+                if let Err(e) = applied {
+                    // Its allocations' buffer was taken: no last plan.
+                    self.last_plan = LastPlan::None;
+                    return Err(e);
+                }
                 // Replaced in place when the last plan was lean too (the
                 // enum, with room for a full plan, is not moved).
                 match &mut self.last_plan {
