@@ -130,10 +130,11 @@ impl Profile {
         // reallocate.
         spans.clear();
         spans.reserve(releases.size_hint().0 + 17);
-        // The breakpoint being summed (`time`, `cur`), and the amount of
-        // the one before it (`None` while it is the origin's).
+        // The breakpoint being summed (`time`, `cur`), and whether it is
+        // the origin's (always kept) or else the amount of the one before.
         let (mut time, mut cur) = (origin, free);
-        let mut before: Option<Amount> = None;
+        let mut first = true;
+        let mut before = free;
         let mut prev = Time::MIN;
         for (t, amount) in releases {
             debug_assert!(t >= prev, "releases out of order");
@@ -141,16 +142,17 @@ impl Profile {
             if t > time {
                 // The summed breakpoint is complete: kept unless it changes
                 // nothing (adjacent equal amounts merge).
-                if before != Some(cur) {
+                if first || before != cur {
                     spans.push((time, cur));
-                    before = Some(cur);
+                    before = cur;
+                    first = false;
                 }
                 time = t;
             }
             // At or before the origin, or at the summed breakpoint's time.
             cur = cur.plus(amount);
         }
-        if before != Some(cur) {
+        if first || before != cur {
             spans.push((time, cur));
         }
         Profile { spans }
