@@ -150,11 +150,10 @@ fn a_job_larger_than_the_machine_is_skipped_not_hung() {
     assert!(summary.iterations >= 1 && summary.never_started.is_empty());
 }
 
-/// A lean iteration's starts hand their allocations to the state's start
-/// events; the last plan still shows them, each equal to the started job's.
-#[test]
-fn the_last_plan_shows_its_starts_allocations() {
-    let jobs: Vec<SimJob> = (1..=40)
+/// Forty jobs of 1 to 4 processors for 4 processors, submitted 7 s apart,
+/// each running 20 to 89 s of a 90 s limit.
+fn forty_jobs() -> Vec<SimJob> {
+    (1..=40)
         .map(|i| {
             SimJob::new(
                 i,
@@ -164,7 +163,14 @@ fn the_last_plan_shows_its_starts_allocations() {
                 20 + (i as i64 * 13) % 70,
             )
         })
-        .collect();
+        .collect()
+}
+
+/// A lean iteration's starts hand their allocations to the state's start
+/// events; the last plan still shows them, each equal to the started job's.
+#[test]
+fn the_last_plan_shows_its_starts_allocations() {
+    let jobs = forty_jobs();
     let mut sim = Simulation::new(machine(4, 4), policy(BackfillPolicy::FirstFit, 1), jobs);
     let mut checked = 0;
     while sim.step(1).unwrap() == 1 {
@@ -189,17 +195,7 @@ fn the_last_plan_shows_its_starts_allocations() {
 
 #[test]
 fn until_stops_the_clock_and_resuming_gives_the_same_schedule() {
-    let jobs: Vec<SimJob> = (1..=40)
-        .map(|i| {
-            SimJob::new(
-                i,
-                (i as i64) * 7,
-                1 + (i as u32 * 5) % 4,
-                90,
-                20 + (i as i64 * 13) % 70,
-            )
-        })
-        .collect();
+    let jobs = forty_jobs();
     let straight = schedule_of(4, fcfs(), jobs.clone());
     let mut sim = Simulation::new(machine(4, 4), fcfs(), jobs);
     sim.run_until(100).unwrap();
