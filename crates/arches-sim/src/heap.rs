@@ -14,7 +14,7 @@
 //! the kernel honours in its default `madvise` mode and ignores when huge
 //! pages are off), from its first huge page that nothing touched yet, and
 //! takes the heap below that page out of use so that allocations start in
-//! it. A replay of the public logs then takes 256 to 279 faults (345 to 1,031 while
+//! it. A replay of the public logs then takes 256 to 294 faults (345 to 1,031 while
 //! the gap below the advised range, up to 2 MiB after address
 //! randomisation, was filled first in small pages). What glibc's own
 //! `glibc.malloc.hugetlb=1` tunable does, from inside the process (a tunable
@@ -53,18 +53,19 @@ pub fn prefer_huge_pages(pad: usize) -> Option<std::ops::Range<usize>> {
         // the allocator wrote its free top's header right after the block,
         // before the advice, and a range with a small page in it is never
         // made a huge page at a fault.
-        let start = before
-            .max(block as usize + PROBE + 16)
-            .next_multiple_of(HUGE);
-        let advised = before != usize::MAX
-            && !block.is_null()
-            && start < end
-            && libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) == 0;
+        // None when sbrk failed (all ones) or the block did not come.
+        let start = (before != usize::MAX && !block.is_null())
+            .then(|| before.max(block as usize + PROBE + 16))
+            .and_then(|b| b.checked_next_multiple_of(HUGE));
+        let advised = start.filter(|&start| {
+            start < end
+                && libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) == 0
+        });
         libc::free(block);
-        if advised {
+        if let Some(start) = advised {
             fill_gap(block as usize, start);
         }
-        advised.then_some(start..end)
+        advised.map(|start| start..end)
     }
 }
 
