@@ -1444,6 +1444,71 @@ mod tests {
         assert!(lean.creds.is_empty() && lean.total.jobs == 0 && lean.profile.creds.is_empty());
     }
 
+    /// A driver may skip updates (the simulator does while one job is
+    /// queued, or none can start): the kept usage after several records,
+    /// interval changes and job starts without an update is still a fresh
+    /// one, bit for bit.
+    #[test]
+    fn decayed_usage_updated_now_and_then_equals_a_fresh_one_bit_for_bit() {
+        let w = FsWindow {
+            interval: 100,
+            depth: 3,
+            decay: 0.6,
+            charge: FsCharge::Dedicated,
+        };
+        let job = |id: u64, start, end, u: &str| {
+            let mut j = done(id, id as u32 % 3 + 1, Some(10_000), 0, start, end);
+            j.cred.user = u.into();
+            j.cred.account = (id % 2 == 0).then(|| "p".into());
+            j
+        };
+        let spans: Vec<(Time, Time, &str)> = (0..30)
+            .map(|i| {
+                let s = i * 37 % 900;
+                (
+                    s,
+                    s + 5 + i * 53 % 240,
+                    ["ann", "bo", "cy", "di"][i as usize % 4],
+                )
+            })
+            .collect();
+        for skip in [2, 3, 7] {
+            let mut a = Accounting::new(0);
+            let mut kept = DecayedUsage::default();
+            let mut shared = BTreeMap::new();
+            let mut updates = 0;
+            let mut t = 0;
+            while t <= 1200 {
+                let running: Vec<Job> = spans
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (s, e, _))| *s <= t && t < *e)
+                    .map(|(i, (s, e, u))| {
+                        let mut j = job(i as u64 + 1, *s, *e, u);
+                        j.completion = None;
+                        j
+                    })
+                    .collect();
+                let running = share(running, &mut shared, true);
+                // Updated at some steps only (a pseudo-random pattern).
+                if (t / 5) % skip == 0 || (t / 5) % 11 == 4 {
+                    kept.update(&a, running.iter(), &w, t);
+                    updates += 1;
+                    let fresh = a.decayed_usage(running.iter(), &w, t);
+                    same_bits(kept.usage(), &fresh, t);
+                }
+                t += 5;
+                for (i, (s, e, u)) in spans.iter().enumerate() {
+                    if *e > t - 5 && *e <= t {
+                        kept.record(&mut a, &job(i as u64 + 1, *s, *e, u), *e, &w);
+                    }
+                }
+            }
+            assert!(updates > 20 && updates < 200, "{updates}");
+            assert!(kept.usage().total > 0.0);
+        }
+    }
+
     /// The kept usage with running jobs that come in any order, change
     /// credentials under the same id, share credentials across kinds, and
     /// are charged fractional rates (processor-equivalents): still the

@@ -34,7 +34,7 @@
 
 use crate::context::Ctx;
 use crate::eligibility::{check_static, has_limits, planning_duration};
-use crate::job::{Job, JobFlag, JobId, StartKind};
+use crate::job::{Job, JobId, StartKind};
 use crate::plan::{Plan, PlannedReservation, Start};
 use crate::policy::{BackfillPolicy, Policy, QosFlag, ReservationPolicy};
 use crate::profile::Amount;
@@ -109,13 +109,7 @@ pub fn lean_supported(policy: &Policy) -> bool {
                 | BackfillPolicy::Greedy
                 | BackfillPolicy::None
         )
-        && !policy.qos.values().any(|q| {
-            q.flags.contains(&QosFlag::Preemptor) || q.job_flags.contains(&JobFlag::Preemptor)
-        })
-        && !policy
-            .classes
-            .values()
-            .any(|c| c.job_flags.contains(&JobFlag::Preemptor))
+        && !crate::preempt::preemptor_configured(policy)
         && policy.backfill_depth == 0
         && !chunking
         && !policy.bf_shortest_first

@@ -54,6 +54,7 @@ pub mod preempt;
 pub mod priority;
 pub mod profile;
 pub mod qos;
+pub mod quiet;
 pub mod resv;
 pub mod schedule;
 pub mod staging;

@@ -340,6 +340,19 @@ impl FromIterator<(JobId, Decision)> for Decisions {
 }
 
 impl Plan {
+    /// Whether applying this plan changes more than the reservations: it
+    /// starts, preempts, resumes, locks, grows or restores a limit, or
+    /// reports a missed deadline ([`crate::quiet`] answers when none can).
+    pub fn acts(&self) -> bool {
+        !(self.starts.is_empty()
+            && self.preemptions.is_empty()
+            && self.resumes.is_empty()
+            && self.locks.is_empty()
+            && self.restore_walltime.is_empty()
+            && self.elastic.grows.is_empty()
+            && self.deadline_misses.is_empty())
+    }
+
     /// The preemption of a job by this plan, if any.
     pub fn preemption(&self, job: JobId) -> Option<&crate::preempt::Preemption> {
         self.preemptions.iter().find(|p| p.job == job)

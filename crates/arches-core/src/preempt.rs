@@ -240,6 +240,20 @@ pub fn is_preemptor(job: &Job, policy: &Policy) -> bool {
     qos_has(job, policy, QosFlag::Preemptor) || has_flag(job, policy, JobFlag::Preemptor)
 }
 
+/// Whether the policy can make a job a preemptor through its class or QoS
+/// (a QoS flag or `JOBFLAGS=PREEMPTOR`); when not, only a job's own flag
+/// can.
+pub fn preemptor_configured(policy: &Policy) -> bool {
+    policy
+        .qos
+        .values()
+        .any(|q| q.flags.contains(&QosFlag::Preemptor) || q.job_flags.contains(&JobFlag::Preemptor))
+        || policy
+            .classes
+            .values()
+            .any(|c| c.job_flags.contains(&JobFlag::Preemptor))
+}
+
 /// The PREEMPTOR attribute from the job's class or QoS alone (what a user
 /// may not give a job by flag: see the daemon's submission checks).
 pub fn preemptor_by_credential(job: &Job, policy: &Policy) -> bool {

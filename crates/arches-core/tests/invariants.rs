@@ -132,6 +132,7 @@ proptest! {
                 state.apply(Event::Finish { job: id, code: CompletionCode::Exit(0) }, now).unwrap();
             }
             let plan = schedule(&state, &policy, now);
+            prop_assert!(!plan.acts() || !arches_core::quiet::nothing_can_start(&state, &policy));
             prop_assert_eq!(&plan, &schedule(&state, &policy, now));
             // PREEMPT backfill requeues optimistic backfill jobs.
             for p in &plan.preemptions {
@@ -207,6 +208,7 @@ fn guarantee_replay(
             state.apply(Event::Finish { job: id, code }, now).unwrap();
         }
         let plan = schedule(&state, policy, now);
+        assert!(!plan.acts() || !arches_core::quiet::nothing_can_start(&state, policy));
         for s in &plan.starts {
             state
                 .apply(

@@ -328,6 +328,7 @@ fn replay(sizes: &[u32], specs: &[Spec], policy: &Policy) -> Result<(), TestCase
             enabled = true;
         }
         let plan = schedule(&state, &policy, now);
+        prop_assert!(!plan.acts() || !arches_core::quiet::nothing_can_start(&state, &policy));
         let lean = schedule_lean(&state, &policy, now);
         if lean_supported(&policy) {
             let kept = schedule_lean_in(&state, &policy, now, &mut scratch);
@@ -562,6 +563,7 @@ fn replay_submissions(
         );
         state.apply(Event::submit(job), now).unwrap();
         let plan = schedule(&state, &policy, now);
+        assert!(!plan.acts() || !arches_core::quiet::nothing_can_start(&state, &policy));
         let kept = schedule_lean_in(&state, &policy, now, &mut scratch).unwrap();
         assert_eq!(kept.starts, plan.starts, "starts at {now}");
         assert_eq!(

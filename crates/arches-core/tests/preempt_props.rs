@@ -84,6 +84,7 @@ proptest! {
             }
             state.apply(Event::submit(j), *t).unwrap();
             let plan = schedule(&state, &pol, *t);
+            prop_assert!(!plan.acts() || !arches_core::quiet::nothing_can_start(&state, &pol));
             for s in &plan.starts {
                 state
                     .apply(Event::Start { job: s.job, alloc: s.alloc.clone(), kind: s.kind }, *t)
@@ -101,6 +102,7 @@ proptest! {
         p.cred.qos = Some("high".into());
         state.apply(Event::submit(p), now).unwrap();
         let plan = schedule(&state, &pol, now);
+        prop_assert!(!plan.acts() || !arches_core::quiet::nothing_can_start(&state, &pol));
         prop_assert!(plan.preemptions.len() <= MAX_PREEMPTEES);
         let started = plan.starts.iter().any(|s| s.job == pid);
         let mut freed = 0u32;
@@ -257,6 +259,7 @@ proptest! {
             }
             state.apply(Event::submit(j), *t).unwrap();
             let plan = schedule(&state, &pol, *t);
+            prop_assert!(!plan.acts() || !arches_core::quiet::nothing_can_start(&state, &pol));
             for s in &plan.starts {
                 state
                     .apply(Event::Start { job: s.job, alloc: s.alloc.clone(), kind: s.kind }, *t)
@@ -288,6 +291,7 @@ proptest! {
         let mut after = state.clone();
         after.apply(Event::submit(p), now).unwrap();
         let plan = schedule(&after, &pol, now);
+        prop_assert!(!plan.acts() || !arches_core::quiet::nothing_can_start(&after, &pol));
         let chosen: Vec<&Job> = plan
             .preemptions
             .iter()

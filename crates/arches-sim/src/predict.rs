@@ -135,6 +135,21 @@ impl Predictor {
         self.enabled
     }
 
+    /// Whether [`Predictor::corrections`] at any later time gives what it
+    /// gives now, for the running jobs of `state`: prediction is off, or
+    /// every expired prediction becomes its job's walltime
+    /// (`PREDICTIONCORRECTION WALLTIME`, every running job with a
+    /// prediction having a limit). A stepwise extension depends on when it
+    /// is made. A driver may then skip the instants between two events at
+    /// which nothing can start ([`arches_core::quiet`]).
+    pub fn corrections_timeless(&self, state: &State) -> bool {
+        !self.enabled
+            || (self.correction == Correction::Walltime
+                && state
+                    .active()
+                    .all(|j| j.estimate.is_none() || j.walltime.is_some()))
+    }
+
     /// The estimate for a new job of `user` with limit `walltime`: `None`
     /// when prediction is off or nothing is known (plan with the walltime).
     pub fn predict(&self, user: &str, walltime: Option<Secs>) -> Option<Secs> {

@@ -121,6 +121,13 @@ pub struct Simulation {
     lean: arches_core::LeanScratch,
     /// Preemption statistics ([`crate::preempt`]).
     pub(crate) preempt: crate::preempt::PreemptStats,
+    /// Iterations skipped because nothing could start
+    /// ([`Simulation::quiet_allowed`]; counted in `iterations` too).
+    quiet_iterations: u64,
+    /// The fairshare usage only orders the queue: no fairshare caps, no
+    /// preemptor by QoS or class, no `BACKFILLPOLICY PREEMPT` (the policy
+    /// never changes during a run).
+    fairshare_orders_only: bool,
     /// Consecutive wake-ups at reservation edges with nothing else
     /// happening (bounded by [`MAX_RSV_WAKES`]).
     rsv_idle_wakes: u32,
@@ -149,22 +156,6 @@ pub struct Simulation {
 
 /// Most purged jobs kept for their allocations.
 const SPARE_JOBS: usize = 16;
-
-/// Whether some class or QoS of `policy` gives its jobs the PREEMPTOR
-/// attribute (what [`arches_core::preempt::is_preemptor`] reads besides the
-/// job's own flags).
-fn preemptor_config(policy: &Policy) -> bool {
-    use arches_core::policy::QosFlag;
-    use arches_core::JobFlag;
-    policy
-        .qos
-        .values()
-        .any(|q| q.flags.contains(&QosFlag::Preemptor) || q.job_flags.contains(&JobFlag::Preemptor))
-        || policy
-            .classes
-            .values()
-            .any(|c| c.job_flags.contains(&JobFlag::Preemptor))
-}
 
 /// The plan of the last scheduling iteration. A lean iteration's plan is
 /// kept as such: its [`Plan`] form (no decisions) is made only when asked
@@ -415,7 +406,10 @@ impl Simulation {
         let mut state = State::new(nodes.clone());
         state.set_lean_indexes(true);
         let lean_ok = arches_core::lean::lean_supported(&policy);
-        let preemptor_config = preemptor_config(&policy);
+        let preemptor_config = arches_core::preempt::preemptor_configured(&policy);
+        let fairshare_orders_only = !preemptor_config
+            && !arches_core::fairshare::has_caps(&policy)
+            && policy.backfill != arches_core::policy::BackfillPolicy::Preempt;
         let qos_access = arches_core::qos::access_configured(&policy);
         Simulation {
             state,
@@ -446,6 +440,8 @@ impl Simulation {
             origin: 0,
             elastic: crate::elastic::ElasticSim::default(),
             preemptor_config,
+            fairshare_orders_only,
+            quiet_iterations: 0,
             qos_access,
             ended_buf: Vec::new(),
             released_buf: Vec::new(),
@@ -550,6 +546,13 @@ impl Simulation {
     /// Scheduling iterations run so far.
     pub fn iterations(&self) -> u64 {
         self.iterations
+    }
+
+    /// How many of the iterations so far found that nothing could start
+    /// and made no plan ([`arches_core::quiet`]; not with
+    /// [`Simulation::set_full_plans`]).
+    pub fn quiet_iterations(&self) -> u64 {
+        self.quiet_iterations
     }
 
     /// How many of the iterations so far planned completely: the full
@@ -1042,6 +1045,20 @@ impl Simulation {
             return Ok(false);
         }
         self.correct_predictions()?;
+        if self.quiet_allowed() && arches_core::quiet::nothing_can_start(&self.state, &self.policy)
+        {
+            // No plan could start or change anything now, nor at any instant
+            // before the next event (the free processors and the queue stay
+            // as they are, and the corrections made then would be the ones
+            // the next iteration makes): no plan, no wake-up.
+            self.iterations += 1;
+            self.quiet_iterations += 1;
+            self.last_plan = LastPlan::Full(Plan {
+                now: self.now,
+                ..Plan::default()
+            });
+            return Ok(false);
+        }
         if let Some(st) = self.staging.as_mut() {
             let at = self.now;
             st.before(&mut self.state, self.last_plan.plan(), at)
@@ -1312,9 +1329,35 @@ impl Simulation {
     /// ones up to now) for the priorities and caps of this iteration, as the
     /// daemon computes it. Needs the accounting ([`Simulation::enable_accounting`]);
     /// nothing to do unless [`arches_core::fairshare::active`].
+    /// Whether an iteration that can start nothing may be skipped
+    /// ([`arches_core::quiet`]): only its starts are read (no served views,
+    /// no data staging reading its reservations), it is a full one (a lean
+    /// one costs less than the test), `RESERVATIONPOLICY HIGHEST` does not
+    /// remember its reservations, and the predictions' corrections do not
+    /// depend on the instants a plan would have woken at.
+    fn quiet_allowed(&self) -> bool {
+        !self.full_plans
+            && !self.lean_ok
+            && self.staging.is_none()
+            && self.policy.reservation_policy != ReservationPolicy::Highest
+            && self.predictor.corrections_timeless(&self.state)
+    }
+
     fn update_fairshare(&mut self) {
         if !arches_core::fairshare::active(&self.policy) {
             return;
+        }
+        if !self.full_plans && self.state.queued_count() <= 1 && self.fairshare_orders_only {
+            // With one job queued the usage decides nothing: it only orders
+            // the queue (no caps, no preemptor comparing priorities). The
+            // next update computes it for its own instant all the same.
+            let preemptor = self
+                .state
+                .queued()
+                .any(|j| j.flags.contains(arches_core::JobFlag::Preemptor));
+            if !preemptor {
+                return;
+            }
         }
         if let Some((acc, fs)) = self.accounting.as_ref() {
             // Drop the references the policy and the last plan hold, so the
