@@ -1347,10 +1347,15 @@ impl Simulation {
         if !arches_core::fairshare::active(&self.policy) {
             return;
         }
-        if !self.full_plans && self.state.queued_count() <= 1 && self.fairshare_orders_only {
+        if !self.full_plans
+            && self.state.queued_count() <= 1
+            && self.fairshare_orders_only
+            && self.preempt.suspended == 0
+        {
             // With one job queued the usage decides nothing: it only orders
-            // the queue (no caps, no preemptor comparing priorities). The
-            // next update computes it for its own instant all the same.
+            // the queue (no caps, no preemptor comparing priorities, no
+            // suspended job to resume in priority order). The next update
+            // computes it for its own instant all the same.
             let preemptor = self
                 .state
                 .queued()
