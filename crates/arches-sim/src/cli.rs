@@ -99,7 +99,8 @@ submit), avg_bsld10 (bounded slowdown with a 10 s threshold: max(1, (wait + run)
 10))), max_wait_s, utilization (sum of run x processors / (machine processors x makespan)), \
 makespan_s (last end - first submit), backfilled_jobs, preemption counts (preempted_jobs, \
 preempt_cancelled, preempt_lost_proc_s, preemptor_jobs, preemptor_avg_wait_s), iterations \
-(scheduling iterations run), sim_wall_s (wall-clock seconds of the replay), pyss (the 2007 \
+(scheduling iterations run, counting those that found no queued job could start and so made no \
+plan), sim_wall_s (wall-clock seconds of the replay), pyss (the 2007 \
 paper's statistics as pyss computes them: jobs with a 1-second estimate on 1 processor, the \
 first 1 % of jobs by finish time and every job from the first one ending after the last \
 submission are left out; avg_wait_min in minutes, avg_bsld10), breakdown (by size and by \
