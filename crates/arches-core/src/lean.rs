@@ -641,7 +641,12 @@ pub fn schedule_lean_in(
             .map(Held::planned)
             .eq(reservations.iter().cloned()));
         r.placed.clear();
-        r.placed.extend_from_slice(&placed);
+        if keep {
+            r.placed.extend_from_slice(&placed);
+        } else {
+            // `placed` is cleared below: its list moves instead of a copy.
+            std::mem::swap(&mut r.placed, &mut placed);
+        }
         r.blocked = blocked;
         r.first_blocked = first_blocked;
         r.bucket_left.clear();
