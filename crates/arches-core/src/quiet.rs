@@ -33,6 +33,7 @@ use crate::state::State;
 /// nothing but reservations and wake-ups: see the module doc.
 pub fn nothing_can_start(state: &State, policy: &Policy) -> bool {
     if crate::deadline::any_guaranteed(policy)
+        || crate::preempt::preemptor_configured(policy)
         || policy.backfill == BackfillPolicy::Preempt
         || policy.bf_virtual_walltime_factor.is_some_and(|f| f > 0.0)
     {
@@ -47,10 +48,9 @@ pub fn nothing_can_start(state: &State, policy: &Policy) -> bool {
     let free: u64 = (0..state.nodes().len())
         .map(|i| u64::from(state.free_procs(i as NodeId)))
         .sum();
-    let preemptors = crate::preempt::preemptor_configured(policy);
     state
         .queued()
-        .all(|j| least_procs(j) > free && !(preemptors || j.flags.contains(JobFlag::Preemptor)))
+        .all(|j| least_procs(j) > free && !j.flags.contains(JobFlag::Preemptor))
 }
 
 /// The fewest processors `job` can start with: its request, or nothing
