@@ -339,6 +339,25 @@ pub fn uses_active_work(policy: &Policy) -> bool {
     w.fs != 0 && (w.fs_jpu != 0 || w.fs_ppu != 0 || w.fs_pspu != 0)
 }
 
+/// Whether the fairshare usage of this instant can change no decision of
+/// an iteration at `state`: at most one job is queued, so the usage has
+/// nothing to order, and it does nothing else (no fairshare cap blocks a
+/// job, no preemptor or `BACKFILLPOLICY PREEMPT` compares priorities, no
+/// suspended job waits to be resumed in priority order). A driver may then
+/// leave the usage of an earlier instant in the policy.
+pub fn usage_decides_nothing(state: &crate::state::State, policy: &Policy) -> bool {
+    state.queued_count() <= 1
+        && policy.backfill != crate::policy::BackfillPolicy::Preempt
+        && !crate::preempt::preemptor_configured(policy)
+        && !state
+            .queued()
+            .any(|j| j.flags.contains(crate::job::JobFlag::Preemptor))
+        && state
+            .active()
+            .all(|j| j.state != crate::job::JobState::Suspended)
+        && !has_caps(policy)
+}
+
 /// Whether any credential configuration has a fairshare cap.
 pub fn has_caps(policy: &Policy) -> bool {
     let cap = |t: &Option<FsTarget>| t.is_some_and(|t| t.kind.is_cap());
@@ -440,6 +459,28 @@ mod tests {
             active: Default::default(),
         });
         p
+    }
+
+    #[test]
+    fn the_usage_decides_nothing_with_one_job_queued_and_nothing_else_reading_it() {
+        use crate::state::{Event, State};
+        let target = policy(t(5.0, FsTargetKind::Target), &[], 1.0);
+        let mut s = State::new(vec![crate::node::Node::new("n", 4, 0)]);
+        assert!(usage_decides_nothing(&s, &target));
+        let job = |id| Job::new(id, "u", Request::procs(8), Some(100), 0);
+        s.apply(Event::submit(job(1)), 0).unwrap();
+        assert!(usage_decides_nothing(&s, &target));
+        // A cap blocks a job by the usage; a preemptor compares priorities.
+        let cap = policy(t(5.0, FsTargetKind::CapRelative), &[], 1.0);
+        assert!(!usage_decides_nothing(&s, &cap));
+        let mut flagged = State::new(vec![crate::node::Node::new("n", 4, 0)]);
+        let mut j = job(2);
+        j.flags.insert(crate::job::JobFlag::Preemptor);
+        flagged.apply(Event::submit(j), 0).unwrap();
+        assert!(!usage_decides_nothing(&flagged, &target));
+        // Two queued jobs: the usage orders them.
+        s.apply(Event::submit(job(3)), 0).unwrap();
+        assert!(!usage_decides_nothing(&s, &target));
     }
 
     fn t(pct: f64, kind: FsTargetKind) -> FsTarget {

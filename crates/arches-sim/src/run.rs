@@ -124,10 +124,6 @@ pub struct Simulation {
     /// Iterations skipped because nothing could start
     /// ([`Simulation::quiet_allowed`]; counted in `iterations` too).
     quiet_iterations: u64,
-    /// The fairshare usage only orders the queue: no fairshare caps, no
-    /// preemptor by QoS or class, no `BACKFILLPOLICY PREEMPT` (the policy
-    /// never changes during a run).
-    fairshare_orders_only: bool,
     /// Consecutive wake-ups at reservation edges with nothing else
     /// happening (bounded by [`MAX_RSV_WAKES`]).
     rsv_idle_wakes: u32,
@@ -407,9 +403,6 @@ impl Simulation {
         state.set_lean_indexes(true);
         let lean_ok = arches_core::lean::lean_supported(&policy);
         let preemptor_config = arches_core::preempt::preemptor_configured(&policy);
-        let fairshare_orders_only = !preemptor_config
-            && !arches_core::fairshare::has_caps(&policy)
-            && policy.backfill != arches_core::policy::BackfillPolicy::Preempt;
         let qos_access = arches_core::qos::access_configured(&policy);
         Simulation {
             state,
@@ -440,7 +433,6 @@ impl Simulation {
             origin: 0,
             elastic: crate::elastic::ElasticSim::default(),
             preemptor_config,
-            fairshare_orders_only,
             quiet_iterations: 0,
             qos_access,
             ended_buf: Vec::new(),
@@ -1325,10 +1317,6 @@ impl Simulation {
         self.decayed.invalidate();
     }
 
-    /// Fairshare: the decayed usage at `now` (completed jobs and the running
-    /// ones up to now) for the priorities and caps of this iteration, as the
-    /// daemon computes it. Needs the accounting ([`Simulation::enable_accounting`]);
-    /// nothing to do unless [`arches_core::fairshare::active`].
     /// Whether an iteration that can start nothing may be skipped
     /// ([`arches_core::quiet`]): only its starts are read (no served views,
     /// no data staging reading its reservations), it is a full one (a lean
@@ -1343,26 +1331,20 @@ impl Simulation {
             && self.predictor.corrections_timeless(&self.state)
     }
 
+    /// Fairshare: the decayed usage at `now` (completed jobs and the running
+    /// ones up to now) for the priorities and caps of this iteration, as the
+    /// daemon computes it. Needs the accounting ([`Simulation::enable_accounting`]);
+    /// nothing to do unless [`arches_core::fairshare::active`].
     fn update_fairshare(&mut self) {
         if !arches_core::fairshare::active(&self.policy) {
             return;
         }
         if !self.full_plans
-            && self.state.queued_count() <= 1
-            && self.fairshare_orders_only
-            && self.preempt.suspended == 0
+            && arches_core::fairshare::usage_decides_nothing(&self.state, &self.policy)
         {
-            // With one job queued the usage decides nothing: it only orders
-            // the queue (no caps, no preemptor comparing priorities, no
-            // suspended job to resume in priority order). The next update
-            // computes it for its own instant all the same.
-            let preemptor = self
-                .state
-                .queued()
-                .any(|j| j.flags.contains(arches_core::JobFlag::Preemptor));
-            if !preemptor {
-                return;
-            }
+            // The next update computes the usage for its own instant all
+            // the same (nothing is carried from one update to the next).
+            return;
         }
         if let Some((acc, fs)) = self.accounting.as_ref() {
             // Drop the references the policy and the last plan hold, so the
